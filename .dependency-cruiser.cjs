@@ -1,0 +1,95 @@
+/** SPEC §1 dependency rules, checked in `npm test` (`npm run lint:deps`). */
+const PURE = '^src/core/(tools|serialization|internal/assembly|internal/stopping|internal/recovery)\\.ts$';
+module.exports = {
+  forbidden: [
+    {
+      name: 'core-web-standard-only',
+      comment: 'Rule 1: src/core imports no node:*, no cloudflare:*, nothing from platforms or adapters.',
+      severity: 'error',
+      from: { path: '^src/core/' },
+      to: { path: '^(node:|cloudflare:)|^src/(platform-|adapters/|zod/|testing/)', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'core-no-node-builtins',
+      comment: 'Rule 1: Node core modules imported without the node: prefix count too.',
+      severity: 'error',
+      from: { path: '^src/core/' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'core-no-platform-types',
+      comment: 'Rule 1 also for type-only imports.',
+      severity: 'error',
+      from: { path: '^src/core/' },
+      to: { path: '^src/(platform-|adapters/|zod/|testing/)' },
+    },
+    {
+      name: 'types-imports-nothing',
+      comment: 'Rule 2: types.ts imports nothing.',
+      severity: 'error',
+      from: { path: '^src/core/types\\.ts$' },
+      to: {},
+    },
+    {
+      name: 'ports-imports-types-only',
+      comment: 'Rule 2: ports.ts imports only types.ts.',
+      severity: 'error',
+      from: { path: '^src/core/ports\\.ts$' },
+      to: { pathNot: '^src/core/types\\.ts$' },
+    },
+    {
+      name: 'no-third-party-in-public-types',
+      comment: 'Rule 2: types.ts and ports.ts (the public signatures) name no third-party type.',
+      severity: 'error',
+      from: { path: '^src/core/(types|ports)\\.ts$' },
+      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'] },
+    },
+    {
+      name: 'pure-modules-meet-only-in-session',
+      comment: 'Rule 3: tools, serialization and internal/* do not import each other.',
+      severity: 'error',
+      from: { path: PURE },
+      to: { path: PURE },
+    },
+    {
+      name: 'internal-is-leaf',
+      comment: 'Rule 4 (structural half): internal/* import only types and each other never; purity is checked in test/node/core/purity.test.ts.',
+      severity: 'error',
+      from: { path: '^src/core/internal/' },
+      to: { pathNot: '^src/core/(types|errors)\\.ts$' },
+    },
+    {
+      name: 'platforms-independent',
+      comment: 'Rule 5: platform-* never import each other.',
+      severity: 'error',
+      from: { path: '^src/platform-([^/]+)/' },
+      to: { path: '^src/platform-', pathNot: '^src/platform-$1/' },
+    },
+    {
+      name: 'adapters-no-platform',
+      comment: 'Rule 5: adapters never import a platform.',
+      severity: 'error',
+      from: { path: '^src/adapters/' },
+      to: { path: '^src/platform-' },
+    },
+    {
+      name: 'platforms-use-core-entry',
+      comment: 'STYLE: platforms, adapters, zod and testing import core only through src/core/index.ts.',
+      severity: 'error',
+      from: { path: '^src/(platform-[^/]+|adapters|zod|testing)/' },
+      to: { path: '^src/core/', pathNot: '^src/core/index\\.ts$' },
+    },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
+  },
+};

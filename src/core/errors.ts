@@ -1,0 +1,150 @@
+/**
+ * Error classes. Expected outcomes (budget spent, tool failed, model refused) are values in
+ * `RunResult`; these are for programmer and infrastructure faults only.
+ * @module
+ */
+
+/** Machine-readable error codes, one per class. */
+export type PolyLoopErrorCode =
+  | 'run_exists'
+  | 'run_not_found'
+  | 'run_identity_mismatch'
+  | 'schema_version'
+  | 'store_error'
+  | 'tool_environment'
+  | 'invalid_request'
+  | 'corrupt_log'
+  | 'run_locked';
+
+/** Base of every error the library throws. Check with {@link isPolyLoopError}, not `instanceof`. */
+export class PolyLoopError extends Error {
+  override readonly name: string = 'PolyLoopError';
+  readonly code: PolyLoopErrorCode;
+  constructor(code: PolyLoopErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+const CODES: ReadonlySet<string> = new Set<PolyLoopErrorCode>([
+  'run_exists',
+  'run_not_found',
+  'run_identity_mismatch',
+  'schema_version',
+  'store_error',
+  'tool_environment',
+  'invalid_request',
+  'corrupt_log',
+  'run_locked',
+]);
+
+/**
+ * True for any PolyLoop error, also across realms and duplicated bundles (Durable Objects,
+ * iframes) where `instanceof` fails. Pass `code` to check for one kind.
+ */
+export function isPolyLoopError(e: unknown, code?: PolyLoopErrorCode): e is PolyLoopError {
+  if (typeof e !== 'object' || e === null) return false;
+  const { name, code: c } = e as { name?: unknown; code?: unknown };
+  if (typeof name !== 'string' || !name.endsWith('Error') || typeof c !== 'string' || !CODES.has(c)) return false;
+  return code === undefined || c === code;
+}
+
+/** `run` was called on a runId whose log is not empty. */
+export class RunExistsError extends PolyLoopError {
+  override readonly name = 'RunExistsError';
+  readonly runId: string;
+  constructor(runId: string) {
+    super('run_exists', `run ${JSON.stringify(runId)} already has a log; use resume() to continue it`);
+    this.runId = runId;
+  }
+}
+
+/** `resume` was called on a runId with an empty log. */
+export class RunNotFoundError extends PolyLoopError {
+  override readonly name = 'RunNotFoundError';
+  readonly runId: string;
+  constructor(runId: string) {
+    super('run_not_found', `run ${JSON.stringify(runId)} has no log; use run() to start it`);
+    this.runId = runId;
+  }
+}
+
+/** The stored parameter snapshot differs from the current definition + request. */
+export class RunIdentityMismatchError extends PolyLoopError {
+  override readonly name = 'RunIdentityMismatchError';
+  readonly runId: string;
+  /** Dotted paths of the snapshot keys that differ, sorted. */
+  readonly differingKeys: readonly string[];
+  constructor(runId: string, differingKeys: readonly string[]) {
+    super(
+      'run_identity_mismatch',
+      `run ${JSON.stringify(runId)} was started with different parameters; differing keys: ${differingKeys.join(', ')}`,
+    );
+    this.runId = runId;
+    this.differingKeys = differingKeys;
+  }
+}
+
+/** A record carries a schema major this library cannot read. */
+export class SchemaVersionError extends PolyLoopError {
+  override readonly name = 'SchemaVersionError';
+  readonly found: unknown;
+  constructor(found: unknown, supportedMajor: number) {
+    super('schema_version', `record schema version ${JSON.stringify(found)} is not supported (this library reads ${supportedMajor}.x)`);
+    this.found = found;
+  }
+}
+
+/** The store failed; `cause` is the store's own error. Nothing more was written. */
+export class StoreError extends PolyLoopError {
+  override readonly name = 'StoreError';
+  readonly runId: string;
+  readonly operation: string;
+  constructor(runId: string, operation: string, cause: unknown) {
+    const detail = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+    super('store_error', `store ${operation} failed for run ${JSON.stringify(runId)}: ${detail}`, { cause });
+    this.runId = runId;
+    this.operation = operation;
+  }
+}
+
+/** Thrown by a tool handler to say "the environment is broken" (outcome `env_error`). */
+export class ToolEnvironmentError extends PolyLoopError {
+  override readonly name = 'ToolEnvironmentError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('tool_environment', message, options);
+  }
+}
+
+/** A definition or request is malformed (missing field, non-positive budget, …). */
+export class InvalidRequestError extends PolyLoopError {
+  override readonly name = 'InvalidRequestError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('invalid_request', message, options);
+  }
+}
+
+/** A log line in the middle of a log cannot be decoded. */
+export class CorruptLogError extends PolyLoopError {
+  override readonly name = 'CorruptLogError';
+  /** 1-based line (or record) number. */
+  readonly line: number;
+  /** Where the log lives, when the store knows (a file path, a database name). */
+  readonly source: string | null;
+  constructor(line: number, reason: string, options?: { cause?: unknown; source?: string }) {
+    const where = options?.source ? `${options.source}:${line}` : `line ${line}`;
+    super('corrupt_log', `corrupt run log at ${where}: ${reason}`, options);
+    this.line = line;
+    this.source = options?.source ?? null;
+  }
+}
+
+/** Another driver holds the run's lease. */
+export class RunLockedError extends PolyLoopError {
+  override readonly name = 'RunLockedError';
+  readonly runId: string;
+  constructor(runId: string, detail?: string) {
+    super('run_locked', `run ${JSON.stringify(runId)} is being driven by another process or tab${detail ? ` (${detail})` : ''}`);
+    this.runId = runId;
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * PolyLoop core — the `polyloop` entry. Web-standard APIs only; loads no store or adapter code.
+ * @module
+ */
+export {
+  CorruptLogError,
+  InvalidRequestError,
+  isPolyLoopError,
+  PolyLoopError,
+  RunExistsError,
+  RunIdentityMismatchError,
+  RunLockedError,
+  RunNotFoundError,
+  SchemaVersionError,
+  StoreError,
+  ToolEnvironmentError,
+} from './errors.ts';
+export type { PolyLoopErrorCode } from './errors.ts';
+export { InMemoryStore } from './memory-store.ts';
+export type { ActionExecutor, DecisionInterpreter, EventSink, ExecuteContext, ModelCall, ModelCaller, ReleaseLease, RunStore } from './ports.ts';
+export { canonicalJson, decodeLog, decodeRecord, encodeRecord, RECORD_MAJOR } from './serialization.ts';
+export type { DecodedLog } from './serialization.ts';
+export { RegistryExecutor, ToolRegistry } from './tools.ts';
+export type { ToolHandler, ToolSpec } from './tools.ts';
+export { RECORD_KINDS, RECORD_VERSION, STOP_REASONS } from './types.ts';
+export type {
+  Action,
+  ActionDecision,
+  ActionIntentRecord,
+  ActionOutcome,
+  ActionStatus,
+  Budget,
+  ContentBlock,
+  Decision,
+  IntentRecord,
+  JsonObject,
+  JsonValue,
+  LogRecord,
+  Message,
+  ModelCallIntentRecord,
+  ModelReply,
+  ModelToolSchema,
+  ParamSnapshot,
+  ReasoningBlock,
+  ReplayPolicy,
+  ResultRecord,
+  Role,
+  RunEndedRecord,
+  RunEvent,
+  RunEventType,
+  RunResult,
+  RunStartedRecord,
+  SeamParams,
+  SkillEntry,
+  StepDecisionKind,
+  StepRecord,
+  StepWriteRecord,
+  StopReason,
+  TextBlock,
+  ToolCallBlock,
+  ToolCallRequest,
+  ToolCatalog,
+  ToolDescriptor,
+  ToolRenderStyle,
+  ToolResultBlock,
+  ValidationResult,
+} from './types.ts';

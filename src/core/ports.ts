@@ -1,0 +1,167 @@
+/**
+ * The five seams of the loop: model, interpreter, executor, store, events.
+ * This module imports only `types.ts` (SPEC §1 rule 2).
+ * @module
+ */
+import type {
+  Action,
+  ActionOutcome,
+  Decision,
+  IntentRecord,
+  LogRecord,
+  Message,
+  ModelReply,
+  ModelToolSchema,
+  ReplayPolicy,
+  ResultRecord,
+  RunEndedRecord,
+  RunEvent,
+  RunStartedRecord,
+  SeamParams,
+  StepWriteRecord,
+  ToolCatalog,
+} from './types.ts';
+
+/** One model call, as the library assembled it. */
+export type ModelCall = {
+  /** The assembled context: run context, tools, injections, goal, history. */
+  readonly messages: readonly Message[];
+  /** 0, 1, 2 … within this run. */
+  readonly callSeq: number;
+  readonly runId: string;
+  /** Pre-assigned and deterministic (`s{stepIndex}.model`): the same on a re-issued call. */
+  readonly resultId: string;
+  /** `RunRequest.modelBinding`, untouched. */
+  readonly binding: Readonly<Record<string, string>>;
+  /** `RunRequest.tools.modelSchemas()`; `[]` when the registry is empty. Text protocols ignore it. */
+  readonly tools: readonly ModelToolSchema[];
+  readonly signal: AbortSignal;
+  /** Streaming callers may report token deltas here; they become `model_delta` events. */
+  readonly onDelta?: (delta: string) => void;
+};
+
+/** Calls a model. */
+export interface ModelCaller {
+  /** Must contain `model: string`: which model this is goes into the run's identity. */
+  readonly params: SeamParams;
+  /**
+   * Make one call.
+   *
+   * Contract: rejects on any model failure (the library records a `model_error` step and stops);
+   * rejects with `call.signal.reason` when aborted; is not retried by the library — retries,
+   * backoff and rate limits belong to the client behind this seam. `callId` must not be `''`.
+   */
+  call(call: ModelCall): Promise<ModelReply>;
+}
+
+/** Reads a model reply into a decision. */
+export interface DecisionInterpreter {
+  readonly params: SeamParams;
+  /**
+   * Interpret one reply.
+   *
+   * Contract: synchronous and pure — the same reply and tools give the same decision; it is
+   * called at most once per completed step (completed steps are never re-interpreted). A throw
+   * ends the run with `interpreter_error`.
+   */
+  interpret(reply: ModelReply, ctx: { readonly tools: ToolCatalog }): Decision;
+}
+
+/** What an executor is told besides the action. */
+export type ExecuteContext = {
+  readonly runId: string;
+  readonly stepIndex: number;
+  /** Pre-assigned and deterministic (`s{stepIndex}.action`): the same on a replayed action. */
+  readonly resultId: string;
+  readonly signal: AbortSignal;
+};
+
+/** Runs actions in an environment. */
+export interface ActionExecutor {
+  /** Optional: goes into the run's identity when present. */
+  readonly params?: SeamParams;
+  /** Used when the action names no registry tool; defaults to `'never'`. */
+  readonly replayPolicy?: ReplayPolicy;
+  /**
+   * Execute one action.
+   *
+   * Contract: resolves with an outcome for every action, including ones it cannot run
+   * (`not_executed`) and a broken environment (`env_error`); rejects with `ctx.signal.reason`
+   * when aborted. Any other rejection is recorded as `env_error`. Idempotent only if its
+   * replay policy says `safe`: a `safe` action may be executed again with the same `resultId`.
+   */
+  execute(action: Action, ctx: ExecuteContext): Promise<ActionOutcome>;
+}
+
+/** Releases a run lease taken by {@link RunStore.acquire}. */
+export type ReleaseLease = () => Promise<void>;
+
+/**
+ * Durable storage for run logs. Every method takes the runId; there is no hidden current run.
+ * Stores have no `params`: where a log lives is not part of a run's identity.
+ */
+export interface RunStore {
+  /**
+   * Write the first record of a run.
+   *
+   * Contract: resolves when the record landed (durability at the store's discretion, documented
+   * per store); rejects on I/O failure. Not idempotent: call once per run.
+   */
+  runStarted(runId: string, rec: RunStartedRecord): Promise<void>;
+  /**
+   * Write a model-call or action intent. A barrier.
+   *
+   * Contract: resolves only when the record is durable (survives a process crash); rejects on I/O
+   * failure, after which the record may or may not have landed.
+   */
+  intent(runId: string, rec: IntentRecord): Promise<void>;
+  /**
+   * Write a model-call result under its pre-assigned `resultId`.
+   *
+   * Contract: lands on its own; need not be durable when it resolves (a lost result makes the
+   * model call in flight again, which recovery handles by its replay policy).
+   */
+  result(runId: string, resultId: string, rec: ResultRecord): Promise<void>;
+  /**
+   * Write the action result (if any) and the step record as one atomic write.
+   *
+   * Contract: all-or-nothing — after a crash either both are in the log or neither is.
+   */
+  step(runId: string, rec: StepWriteRecord): Promise<void>;
+  /**
+   * Read a run's records in write order; `[]` for a run never written.
+   *
+   * Contract: never takes the lease; returns decoded records that the caller may not mutate;
+   * a torn last record is dropped, a corrupt one elsewhere rejects with `CorruptLogError`;
+   * other failures reject (the library wraps them in `StoreError`).
+   */
+  readLog(runId: string): Promise<readonly LogRecord[]>;
+  /**
+   * Write the last record of a run.
+   *
+   * Contract: resolves when the record landed; rejects on I/O failure.
+   */
+  runEnded(runId: string, rec: RunEndedRecord): Promise<void>;
+  /**
+   * Optional single-driver lease, for stores several processes or tabs can open.
+   *
+   * Contract: resolves with a release function once this caller is the only driver of the run;
+   * rejects with `RunLockedError` when another driver holds it (or waits, where the store is
+   * configured to); rejects with `opts.signal.reason` when aborted while waiting. Release is
+   * idempotent.
+   */
+  acquire?(runId: string, opts: { readonly signal?: AbortSignal }): Promise<ReleaseLease>;
+}
+
+/** Receives run events. */
+export interface EventSink {
+  readonly params: SeamParams;
+  /**
+   * Deliver one event.
+   *
+   * Contract: events arrive in order and each delivery is awaited before the next; a throw or
+   * rejection is caught and counted in `RunResult.eventDeliveryFailures`, never re-emitted, and
+   * the run goes on.
+   */
+  deliver(event: RunEvent): void | Promise<void>;
+}

@@ -1,0 +1,175 @@
+/**
+ * Record encoding and decoding, public so downstream code can read logs without running the
+ * library. One record = one line of JSON. Decoding checks the schema major (SPEC §5, §7).
+ * @module
+ */
+import { CorruptLogError, SchemaVersionError } from './errors.ts';
+import { RECORD_KINDS, STOP_REASONS } from './types.ts';
+import type { JsonValue, LogRecord } from './types.ts';
+
+/** The record schema major this library reads and writes (see `RECORD_VERSION` for history). */
+export const RECORD_MAJOR = 1;
+
+/** Encode one record as a single line of JSON (no trailing newline). */
+export function encodeRecord(rec: LogRecord): string {
+  return JSON.stringify(rec);
+}
+
+/** JSON with object keys sorted at every level: equal values give equal strings. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) {
+    const v = (value as Record<string, unknown>)[key];
+    if (v !== undefined) out[key] = sortKeys(v);
+  }
+  return out;
+}
+
+type Obj = Record<string, unknown>;
+const KINDS: ReadonlySet<string> = new Set(RECORD_KINDS);
+const REASONS: ReadonlySet<string> = new Set(STOP_REASONS);
+const VERSION = /^(\d+)\.(\d+)$/;
+
+class Shape extends Error {}
+
+function need(ok: boolean, what: string): void {
+  if (!ok) throw new Shape(what);
+}
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isInt = (v: unknown): boolean => Number.isInteger(v) && (v as number) >= 0;
+const isStrOrNull = (v: unknown): boolean => v === null || typeof v === 'string';
+
+const STEP_DEFAULTS = {
+  modelCallId: null,
+  modelText: null,
+  reasoning: null,
+  actionRepr: null,
+  historyText: null,
+  historyContent: null,
+  observation: null,
+  observationIsSynthetic: false,
+  actionStatus: null,
+  envReportedCompletion: false,
+  observationTruncatedChars: 0,
+  finalAnswer: null,
+  explanation: null,
+  startedAt: '',
+  endedAt: '',
+} as const;
+
+function checkBody(r: Obj): Obj {
+  switch (r['kind']) {
+    case 'run_started':
+      need(typeof r['runId'] === 'string', 'run_started.runId must be a string');
+      need(isObj(r['snapshot']), 'run_started.snapshot must be an object');
+      need(typeof r['snapshotHash'] === 'string', 'run_started.snapshotHash must be a string');
+      return r;
+    case 'intent':
+      need(r['intent'] === 'model_call' || r['intent'] === 'action', 'intent.intent must be "model_call" or "action"');
+      need(isInt(r['stepIndex']), 'intent.stepIndex must be a non-negative integer');
+      need(typeof r['resultId'] === 'string', 'intent.resultId must be a string');
+      need(r['replayPolicy'] === 'safe' || r['replayPolicy'] === 'never', 'intent.replayPolicy must be "safe" or "never"');
+      if (r['intent'] === 'action') need(isObj(r['decision']) && r['decision']['kind'] === 'action', 'action intent must hold an action decision');
+      else need(isInt(r['callSeq']), 'intent.callSeq must be a non-negative integer');
+      return r;
+    case 'result': {
+      need(typeof r['resultId'] === 'string', 'result.resultId must be a string');
+      need(isInt(r['stepIndex']) && isInt(r['callSeq']), 'result.stepIndex and callSeq must be non-negative integers');
+      const reply = r['reply'];
+      need(isObj(reply) && typeof reply['text'] === 'string' && isStrOrNull(reply['callId']), 'result.reply must hold text and callId');
+      const rp = reply as Obj;
+      return { ...r, reply: { reasoning: null, toolCalls: [], content: null, ...rp } };
+    }
+    case 'step': {
+      const step = r['step'];
+      need(isObj(step) && isInt((step as Obj)['stepIndex']) && typeof (step as Obj)['decision'] === 'string', 'step.step must hold stepIndex and decision');
+      const ar = r['actionResult'] ?? null;
+      need(ar === null || (isObj(ar) && typeof ar['resultId'] === 'string' && isObj(ar['outcome'])), 'step.actionResult must be null or hold resultId and outcome');
+      const s = step as Obj;
+      return { ...r, actionResult: ar, step: { ...STEP_DEFAULTS, callSeq: s['stepIndex'], ...s } };
+    }
+    case 'run_ended':
+      need(typeof r['stopReason'] === 'string' && REASONS.has(r['stopReason']), 'run_ended.stopReason is not a known stop reason');
+      need(isInt(r['steps']) && isInt(r['validActions']), 'run_ended.steps and validActions must be non-negative integers');
+      return { finalAnswer: null, eventDeliveryFailures: 0, endedAt: '', ...r };
+    default:
+      throw new Shape('unknown kind');
+  }
+}
+
+/**
+ * Decode one record. Throws `SchemaVersionError` for a missing or foreign `v` major and
+ * `CorruptLogError` (line 1) for text that is not a record. Unknown extra fields are kept;
+ * missing optional fields take their defaults.
+ */
+export function decodeRecord(text: string): LogRecord {
+  return decodeAt(text, 1, undefined);
+}
+
+function decodeAt(text: string, line: number, source: string | undefined): LogRecord {
+  const opts = source === undefined ? {} : { source };
+  let parsed: JsonValue;
+  try {
+    parsed = JSON.parse(text) as JsonValue;
+  } catch (cause) {
+    throw new CorruptLogError(line, 'not valid JSON', { ...opts, cause });
+  }
+  if (!isObj(parsed)) throw new CorruptLogError(line, 'a record must be a JSON object', opts);
+  const v = parsed['v'];
+  const m = typeof v === 'string' ? VERSION.exec(v) : null;
+  if (!m || Number(m[1]) !== RECORD_MAJOR) throw new SchemaVersionError(v ?? null, RECORD_MAJOR);
+  if (typeof parsed['kind'] !== 'string' || !KINDS.has(parsed['kind'])) {
+    throw new CorruptLogError(line, `unknown record kind ${JSON.stringify(parsed['kind'] ?? null)}`, opts);
+  }
+  try {
+    return checkBody(parsed) as LogRecord;
+  } catch (e) {
+    if (e instanceof Shape) throw new CorruptLogError(line, e.message, opts);
+    throw e;
+  }
+}
+
+/** What {@link decodeLog} found. */
+export type DecodedLog = {
+  readonly records: readonly LogRecord[];
+  /** 1-based number of a torn last line that was dropped, or null. */
+  readonly tornLine: number | null;
+};
+
+/**
+ * Decode a whole log (JSONL text or its lines). A last line that is not valid JSON is a torn
+ * write (the process died mid-append): it is dropped and reported in `tornLine`. A bad line
+ * anywhere else throws `CorruptLogError` with its line number. Blank lines are not allowed
+ * except a trailing newline.
+ */
+export function decodeLog(input: string | readonly string[], opts?: { readonly source?: string }): DecodedLog {
+  const lines = typeof input === 'string' ? input.split('\n') : [...input];
+  if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+  const records: LogRecord[] = [];
+  let tornLine: number | null = null;
+  for (let i = 0; i < lines.length; i++) {
+    const text = lines[i] as string;
+    const isLast = i === lines.length - 1;
+    if (isLast && !isCompleteJson(text)) {
+      tornLine = i + 1;
+      break;
+    }
+    records.push(decodeAt(text, i + 1, opts?.source));
+  }
+  return { records, tornLine };
+}
+
+function isCompleteJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
