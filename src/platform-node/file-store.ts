@@ -1,0 +1,258 @@
+/**
+ * FileStore: one append-only JSONL file per run, fsync at barriers, a torn last line ignored
+ * and reported, a lock file per run for a single driver. See docs/reliability.md.
+ * @module
+ */
+import { mkdir, open, readFile, truncate } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { decodeLog, encodeRecord } from '../core/index.ts';
+import type {
+  IntentRecord,
+  LogRecord,
+  ReleaseLease,
+  ResultRecord,
+  RunEndedRecord,
+  RunStartedRecord,
+  RunStore,
+  StepWriteRecord,
+} from '../core/index.ts';
+import { acquireLock, errCode } from './lock.ts';
+import { runIdStem, LOG_EXTENSION } from './run-id.ts';
+
+/** Something a FileStore noticed and repaired or skipped, never fatal. */
+export type FileStoreWarning = {
+  /**
+   * `torn_tail`: a read found a torn last line (a write cut short by a crash) and ignored it.
+   * `tail_truncated`: before appending, that torn line was cut off so new lines never glue onto it.
+   * `tail_newline_added`: the last record was complete but lacked its newline; one was added.
+   */
+  readonly code: 'torn_tail' | 'tail_truncated' | 'tail_newline_added';
+  readonly runId: string;
+  /** The log file. */
+  readonly file: string;
+  /** 1-based line number of the affected line. */
+  readonly line: number;
+  readonly message: string;
+};
+
+/** Options of {@link FileStore}. */
+export type FileStoreOptions = {
+  /** Directory of the run logs; created on the first write. */
+  readonly dir: string;
+  /**
+   * Receives warnings (torn tails). Default: `process.emitWarning` with code `POLYLOOP_FILE_STORE`,
+   * so they show on stderr without ending anything. Must not throw.
+   */
+  readonly onWarning?: (warning: FileStoreWarning) => void;
+};
+
+type Durability = 'fsync' | 'none';
+
+/**
+ * A durable {@link RunStore} on the local file system.
+ *
+ * Durability: `intent` (the barrier), `step` and `runEnded` resolve after `fsync`; `runStarted`
+ * and `result` do not fsync on their own — the next barrier fsyncs the same file, which makes
+ * them durable too, and losing them to a power cut before that is harmless (see
+ * docs/reliability.md). The directory is fsynced once after a log file is created.
+ *
+ * @example
+ * const store = new FileStore({ dir: './runs' });
+ * const agent = defineAgent({ model, interpreter, store, events, syntheticObservations });
+ */
+export class FileStore implements RunStore {
+  /** Absolute path of the log directory. */
+  readonly dir: string;
+  readonly #onWarning: (w: FileStoreWarning) => void;
+  readonly #queues = new Map<string, Promise<void>>();
+  /** Runs whose file tail this instance has checked (and repaired) since its last failed write. */
+  readonly #tailChecked = new Set<string>();
+  /** Runs whose file this instance created and whose directory entry is not yet fsynced. */
+  readonly #dirSyncPending = new Set<string>();
+
+  constructor(opts: FileStoreOptions) {
+    if (typeof opts?.dir !== 'string' || opts.dir === '') throw new TypeError('FileStore: `dir` must be a non-empty path');
+    this.dir = resolve(opts.dir);
+    this.#onWarning = opts.onWarning ?? defaultWarning;
+  }
+
+  /** The log file of a run (whether or not it exists). */
+  logPath(runId: string): string {
+    return join(this.dir, runIdStem(runId) + LOG_EXTENSION);
+  }
+
+  /** The lock file of a run. */
+  lockPath(runId: string): string {
+    return join(this.dir, runIdStem(runId) + '.lock');
+  }
+
+  /** Contract: see {@link RunStore.runStarted}; not fsynced on its own (the first barrier covers it). */
+  runStarted(runId: string, rec: RunStartedRecord): Promise<void> {
+    return this.#append(runId, rec, 'none');
+  }
+
+  /** Contract: see {@link RunStore.intent}; resolves after `fsync` of the log (and its directory entry). */
+  intent(runId: string, rec: IntentRecord): Promise<void> {
+    return this.#append(runId, rec, 'fsync');
+  }
+
+  /** Contract: see {@link RunStore.result}; not fsynced on its own (the next barrier covers it). */
+  result(runId: string, _resultId: string, rec: ResultRecord): Promise<void> {
+    return this.#append(runId, rec, 'none');
+  }
+
+  /** Contract: see {@link RunStore.step}; one line, so all-or-nothing; resolves after `fsync`. */
+  step(runId: string, rec: StepWriteRecord): Promise<void> {
+    return this.#append(runId, rec, 'fsync');
+  }
+
+  /** Contract: see {@link RunStore.runEnded}; resolves after `fsync`. */
+  runEnded(runId: string, rec: RunEndedRecord): Promise<void> {
+    return this.#append(runId, rec, 'fsync');
+  }
+
+  /**
+   * Contract: see {@link RunStore.readLog}. Waits for this instance's pending writes to the run;
+   * a torn last line is dropped and reported to `onWarning` (code `torn_tail`); a bad line
+   * elsewhere rejects with `CorruptLogError` naming the file and line.
+   */
+  readLog(runId: string): Promise<readonly LogRecord[]> {
+    return this.#serial(runId, async () => {
+      const path = this.logPath(runId);
+      let text: string;
+      try {
+        text = await readFile(path, 'utf8');
+      } catch (e) {
+        if (errCode(e) === 'ENOENT') return [];
+        throw e;
+      }
+      const { records, tornLine } = decodeLog(text, { source: path });
+      if (tornLine !== null) {
+        this.#warn({ code: 'torn_tail', runId, file: path, line: tornLine, message: `ignored a torn last line (line ${tornLine}) of ${path}: a write cut short by a crash` });
+      }
+      return records;
+    });
+  }
+
+  /**
+   * Contract: see {@link RunStore.acquire}. Creates `<log>.lock` with `O_EXCL`; rejects with
+   * `RunLockedError` (naming pid, host and lock file) while a live process holds it — this one
+   * included; removes a lock whose owner pid is dead on this host. Never waits.
+   */
+  async acquire(runId: string, opts: { readonly signal?: AbortSignal } = {}): Promise<ReleaseLease> {
+    opts.signal?.throwIfAborted();
+    await mkdir(this.dir, { recursive: true });
+    return acquireLock(this.lockPath(runId), runId);
+  }
+
+  /** Run `fn` after every earlier operation on this run (in this instance) has settled. */
+  #serial<T>(runId: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.#queues.get(runId) ?? Promise.resolve();
+    const result = prev.then(fn);
+    const settled = result.then(noop, noop);
+    this.#queues.set(runId, settled);
+    void settled.then(() => {
+      if (this.#queues.get(runId) === settled) this.#queues.delete(runId);
+    });
+    return result;
+  }
+
+  #append(runId: string, rec: LogRecord, durability: Durability): Promise<void> {
+    const line = encodeRecord(rec) + '\n';
+    return this.#serial(runId, async () => {
+      const path = this.logPath(runId);
+      await mkdir(this.dir, { recursive: true });
+      if (!this.#tailChecked.has(runId)) await this.#checkTail(runId, path);
+      const fh = await open(path, 'a');
+      try {
+        await fh.appendFile(line, 'utf8');
+        if (durability === 'fsync') await fh.sync();
+      } catch (e) {
+        // The write may have landed in part: look at the tail again before the next append.
+        this.#tailChecked.delete(runId);
+        throw e;
+      } finally {
+        await fh.close();
+      }
+      if (durability === 'fsync' && this.#dirSyncPending.has(runId)) {
+        await fsyncDir(this.dir);
+        this.#dirSyncPending.delete(runId);
+      }
+    });
+  }
+
+  /** Make sure the file ends at a line boundary, so the next line never glues onto garbage. */
+  async #checkTail(runId: string, path: string): Promise<void> {
+    let buf: Buffer;
+    try {
+      buf = await readFile(path);
+    } catch (e) {
+      if (errCode(e) !== 'ENOENT') throw e;
+      this.#dirSyncPending.add(runId);
+      this.#tailChecked.add(runId);
+      return;
+    }
+    if (buf.length > 0 && buf[buf.length - 1] !== NEWLINE) {
+      const cut = buf.lastIndexOf(NEWLINE) + 1;
+      const line = countLines(buf, cut) + 1;
+      if (isCompleteJson(buf.subarray(cut).toString('utf8'))) {
+        await appendRaw(path, '\n');
+        this.#warn({ code: 'tail_newline_added', runId, file: path, line, message: `added the missing newline after the complete last record (line ${line}) of ${path}` });
+      } else {
+        await truncate(path, cut);
+        this.#warn({ code: 'tail_truncated', runId, file: path, line, message: `cut off a torn last line (line ${line}, ${buf.length - cut} bytes) of ${path} before appending` });
+      }
+    }
+    this.#tailChecked.add(runId);
+  }
+
+  #warn(w: FileStoreWarning): void {
+    try {
+      this.#onWarning(w);
+    } catch {
+      // A warning hook must not turn a repaired log into a failed write.
+    }
+  }
+}
+
+const NEWLINE = 0x0a;
+
+function noop(): void {}
+
+function defaultWarning(w: FileStoreWarning): void {
+  process.emitWarning(w.message, { code: 'POLYLOOP_FILE_STORE' });
+}
+
+function countLines(buf: Buffer, end: number): number {
+  let n = 0;
+  for (let i = buf.indexOf(NEWLINE); i !== -1 && i < end; i = buf.indexOf(NEWLINE, i + 1)) n++;
+  return n;
+}
+
+function isCompleteJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function appendRaw(path: string, text: string): Promise<void> {
+  const fh = await open(path, 'a');
+  try {
+    await fh.appendFile(text, 'utf8');
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * One-writer lock per run: a lock file created with `O_EXCL`, holding the owner's pid, host and
+ * start time, with recovery of a stale lock left by a dead process on this host.
+ * See docs/decisions/0103-file-store-lock.md.
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import { open, readFile, stat, unlink } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { RunLockedError } from '../core/index.ts';
+import type { ReleaseLease } from '../core/index.ts';
+
+/** What a lock file holds. */
+export type LockOwner = {
+  readonly pid: number;
+  readonly hostname: string;
+  readonly acquiredAt: string;
+  /** Unique per acquisition, so a release never removes someone else's lock. */
+  readonly token: string;
+  readonly runId: string;
+};
+
+/** A lock file that is empty or unreadable is only treated as stale once it is this old (ms). */
+export const UNREADABLE_LOCK_GRACE_MS = 2_000;
+
+type Inspection = { readonly state: 'held'; readonly detail: string } | { readonly state: 'stale'; readonly raw: string } | { readonly state: 'gone' };
+
+/**
+ * Take the lock at `lockPath` for `runId`, recovering a stale one. Rejects with `RunLockedError`
+ * when a live process (or one on another host, which cannot be checked) holds it.
+ */
+export async function acquireLock(lockPath: string, runId: string): Promise<ReleaseLease> {
+  const owner: LockOwner = { pid: process.pid, hostname: hostname(), acquiredAt: new Date().toISOString(), token: randomUUID(), runId };
+  // A retry follows each stale-lock removal (ours or a concurrent recoverer's); a lock that
+  // keeps coming back after that is someone else's live lock racing us.
+  for (let round = 0; round < 3; round++) {
+    if (await tryCreate(lockPath, owner)) return releaser(lockPath, owner.token);
+    const seen = await inspect(lockPath);
+    if (seen.state === 'held') throw new RunLockedError(runId, seen.detail);
+    if (seen.state === 'stale') await breakStale(lockPath, seen.raw, runId);
+  }
+  throw new RunLockedError(runId, `lock file ${lockPath} keeps reappearing`);
+}
+
+async function tryCreate(lockPath: string, owner: LockOwner): Promise<boolean> {
+  let fh;
+  try {
+    fh = await open(lockPath, 'wx');
+  } catch (e) {
+    if (errCode(e) === 'EEXIST') return false;
+    throw e;
+  }
+  try {
+    await fh.writeFile(JSON.stringify(owner) + '\n');
+  } finally {
+    await fh.close();
+  }
+  return true;
+}
+
+async function inspect(lockPath: string): Promise<Inspection> {
+  let raw: string;
+  try {
+    raw = await readFile(lockPath, 'utf8');
+  } catch (e) {
+    if (errCode(e) === 'ENOENT') return { state: 'gone' };
+    throw e;
+  }
+  const owner = parseOwner(raw);
+  if (owner === null) {
+    // Its writer may be between create and write, or died there: wait out a grace period.
+    const age = await ageMs(lockPath);
+    if (age === null) return { state: 'gone' };
+    return age >= UNREADABLE_LOCK_GRACE_MS ? { state: 'stale', raw } : { state: 'held', detail: `lock file ${lockPath} is being written` };
+  }
+  const who = `pid ${owner.pid} on ${owner.hostname} since ${owner.acquiredAt}; lock file ${lockPath}`;
+  if (owner.hostname !== hostname()) return { state: 'held', detail: `${who}; another host, so its liveness cannot be checked — delete the lock file if that process is gone` };
+  if (isAlive(owner.pid)) return { state: 'held', detail: who };
+  return { state: 'stale', raw };
+}
+
+/**
+ * Remove a stale lock, at most once per stale owner: a second lock file (`.break`, `O_EXCL`)
+ * serializes recoverers, and the lock is removed only if it still holds the stale content, so
+ * a fresh lock taken meanwhile by another recoverer survives.
+ */
+async function breakStale(lockPath: string, staleRaw: string, runId: string): Promise<void> {
+  const breakPath = `${lockPath}.break`;
+  const breaker: LockOwner = { pid: process.pid, hostname: hostname(), acquiredAt: new Date().toISOString(), token: randomUUID(), runId };
+  if (!(await tryCreate(breakPath, breaker))) {
+    const other = await inspect(breakPath);
+    if (other.state === 'held') throw new RunLockedError(runId, `another process is recovering its stale lock (${other.detail})`);
+    if (other.state === 'stale') await removeIfUnchanged(breakPath, other.raw);
+    return;
+  }
+  try {
+    await removeIfUnchanged(lockPath, staleRaw);
+  } finally {
+    await unlinkQuiet(breakPath);
+  }
+}
+
+async function removeIfUnchanged(path: string, raw: string): Promise<void> {
+  const now = await readFile(path, 'utf8').catch((e: unknown) => {
+    if (errCode(e) === 'ENOENT') return null;
+    throw e;
+  });
+  if (now === raw) await unlinkQuiet(path);
+}
+
+function releaser(lockPath: string, token: string): ReleaseLease {
+  let released: Promise<void> | null = null;
+  return () => {
+    released ??= (async () => {
+      const raw = await readFile(lockPath, 'utf8').catch(() => null);
+      if (raw !== null && parseOwner(raw)?.token === token) await unlinkQuiet(lockPath);
+    })();
+    return released;
+  };
+}
+
+/** Parse a lock file's content; null when it is not a complete owner record. */
+export function parseOwner(raw: string): LockOwner | null {
+  try {
+    const o = JSON.parse(raw) as Partial<LockOwner> | null;
+    if (o && Number.isInteger(o.pid) && typeof o.hostname === 'string' && typeof o.token === 'string' && typeof o.acquiredAt === 'string') {
+      return o as LockOwner;
+    }
+  } catch {
+    // fall through: not (yet) a complete record
+  }
+  return null;
+}
+
+/** Whether a process with this pid exists on this host (EPERM: it exists, owned by another user). */
+export function isAlive(pid: number): boolean {
+  if (pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return errCode(e) === 'EPERM';
+  }
+}
+
+async function ageMs(path: string): Promise<number | null> {
+  try {
+    return Date.now() - (await stat(path)).mtimeMs;
+  } catch (e) {
+    if (errCode(e) === 'ENOENT') return null;
+    throw e;
+  }
+}
+
+async function unlinkQuiet(path: string): Promise<void> {
+  try {
+    await unlink(path);
+  } catch (e) {
+    if (errCode(e) !== 'ENOENT') throw e;
+  }
+}
+
+/** The `code` of a Node system error, or undefined. */
+export function errCode(e: unknown): string | undefined {
+  if (typeof e !== 'object' || e === null) return undefined;
+  const c = (e as { code?: unknown }).code;
+  return typeof c === 'string' ? c : undefined;
+}

@@ -1,0 +1,47 @@
+/** Helpers for the Node platform tests: temp dirs and real child processes. */
+import { spawn } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** A fresh temp directory; remove it with the returned function. */
+export async function tempDir(prefix = 'polyloop-node-'): Promise<{ readonly dir: string; readonly cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** Start a TypeScript file in a real Node process (`node --import tsx`: the pid is the program's own). */
+export function spawnTs(file: string, args: readonly string[], opts: { readonly cwd?: string; readonly env?: NodeJS.ProcessEnv } = {}): ChildProcessWithoutNullStreams {
+  return spawn(process.execPath, ['--import', 'tsx', file, ...args], { cwd: opts.cwd ?? process.cwd(), env: opts.env ?? process.env, stdio: 'pipe' });
+}
+
+/** Resolves with the first stdout line matching `re` (rejects if the child exits first). */
+export function waitForLine(child: ChildProcessWithoutNullStreams, re: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    let err = '';
+    const onData = (chunk: Buffer): void => {
+      buf += chunk.toString('utf8');
+      for (const line of buf.split('\n')) {
+        if (re.test(line)) {
+          child.stdout.off('data', onData);
+          resolve(line);
+          return;
+        }
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
+    child.once('exit', (code, signal) => reject(new Error(`child exited (${code ?? signal}) before printing ${re}; stdout: ${buf} stderr: ${err}`)));
+  });
+}
+
+/** Resolves with the exit code/signal of a child, and everything it printed. */
+export function finished(child: ChildProcessWithoutNullStreams): Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null; readonly stdout: string; readonly stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+  return new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+}
