@@ -59,6 +59,8 @@ const STEP_DEFAULTS = {
   observationTruncatedChars: 0,
   finalAnswer: null,
   explanation: null,
+  toolCallId: null,
+  toolCompletedRun: false,
   startedAt: '',
   endedAt: '',
 } as const;

@@ -162,20 +162,32 @@ export class RegistryExecutor implements ActionExecutor {
 
   /** Contract: see {@link ActionExecutor.execute}; the outcome table is SPEC §2. */
   async execute(action: Action, ctx: ExecuteContext): Promise<ActionOutcome> {
+    return (await this.executeTracked(action, ctx)).outcome;
+  }
+
+  /**
+   * `execute`, also telling whether the action completed the run: a `completesRun` tool whose
+   * handler returned normally (a handler that threw is `executed` but completes nothing, §7).
+   */
+  async executeTracked(action: Action, ctx: ExecuteContext): Promise<{ readonly outcome: ActionOutcome; readonly completedRun: boolean }> {
     ctx.signal.throwIfAborted();
-    if (action.kind !== 'tool_call') return notExecuted('Not executed: this executor runs tool calls only, and the action is not a tool call.');
+    if (action.kind !== 'tool_call') {
+      return { outcome: notExecuted('Not executed: this executor runs tool calls only, and the action is not a tool call.'), completedRun: false };
+    }
     const valid = this.registry.validate(action);
-    if (!valid.ok) return notExecuted(`Not executed: ${valid.message}.`);
+    if (!valid.ok) return { outcome: notExecuted(`Not executed: ${valid.message}.`), completedRun: false };
     const handler = this.#handlerOf(action.name) as ToolHandler;
     try {
       const text = await handler(action.arguments as JsonObject, { signal: ctx.signal });
       ctx.signal.throwIfAborted();
-      return outcome('executed', typeof text === 'string' ? text : String(text));
+      const completedRun = this.registry.get(action.name)?.completesRun === true;
+      return { outcome: outcome('executed', typeof text === 'string' ? text : String(text)), completedRun };
     } catch (e) {
       ctx.signal.throwIfAborted();
       // By code, not instanceof: a handler may come from another bundle of this library.
-      if (isPolyLoopError(e, 'tool_environment')) return outcome('env_error', e.message);
-      return outcome('executed', e instanceof Error ? `${e.name}: ${e.message}` : `Error: ${String(e)}`);
+      if (isPolyLoopError(e, 'tool_environment')) return { outcome: outcome('env_error', e.message), completedRun: false };
+      const text = e instanceof Error ? `${e.name}: ${e.message}` : `Error: ${String(e)}`;
+      return { outcome: outcome('executed', text), completedRun: false };
     }
   }
 }

@@ -147,6 +147,10 @@ export type StepRecord = {
   readonly observationTruncatedChars: number;
   readonly finalAnswer: string | null;
   readonly explanation: string | null;
+  /** The provider's tool-call id of the action that ran (SPEC §8), or null. Added in 1.0; default null. */
+  readonly toolCallId: string | null;
+  /** A `completesRun` tool ran and its handler returned normally (stop reason `tool_completed`). Default false. */
+  readonly toolCompletedRun: boolean;
   readonly startedAt: string;
   readonly endedAt: string;
 };

@@ -68,6 +68,8 @@ export function stepRecord(stepIndex: number, observation = 'hi'): StepRecord {
     observationTruncatedChars: 0,
     finalAnswer: null,
     explanation: null,
+    toolCallId: null,
+    toolCompletedRun: false,
     startedAt: '2026-01-01T00:00:00.000Z',
     endedAt: '2026-01-01T00:00:01.000Z',
   };

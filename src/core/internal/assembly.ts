@@ -1,0 +1,112 @@
+/**
+ * Context assembly (pure, sync): segment order, tool section, injection slots, history messages
+ * of a completed step, and the size metric. SPEC §2 "Assembly", §7 "Rendering", §8.
+ * The session keeps the prefix and the history as it grows and adds sizes incrementally, so
+ * nothing here is ever called over the whole history per step.
+ * @module
+ */
+import type { ContentBlock, Message, ModelToolSchema, SkillEntry, StepRecord, ToolRenderStyle } from '../types.ts';
+
+/** The texts the library puts into history for actions that did not (properly) run. */
+export type SyntheticTexts = { readonly notExecuted: string; readonly envError: string };
+
+/** Size of one block (SPEC §2, §8). */
+export function blockSize(block: ContentBlock): number {
+  switch (block.type) {
+    case 'text':
+    case 'tool_result':
+    case 'reasoning':
+      return block.text.length;
+    case 'tool_call':
+      return block.name.length + (JSON.stringify(block.arguments) ?? '').length;
+  }
+}
+
+/** Size of messages: the sum of their blocks' sizes. */
+export function messagesSize(messages: readonly Message[]): number {
+  let total = 0;
+  for (const m of messages) for (const b of m.content) total += blockSize(b);
+  return total;
+}
+
+/** What the model-call `tools` field adds to the context size: its JSON length, 0 when empty. */
+export function toolsSize(tools: readonly ModelToolSchema[]): number {
+  return tools.length === 0 ? 0 : JSON.stringify(tools).length;
+}
+
+const system = (text: string): Message => ({ role: 'system', content: [{ type: 'text', text }] });
+
+/** The tool section: one system message, or null for style `none` or no tools. */
+export function renderToolSection(tools: readonly ModelToolSchema[], style: ToolRenderStyle): Message | null {
+  if (style === 'none' || tools.length === 0) return null;
+  if (style === 'json') return system(JSON.stringify(tools));
+  const parts = tools.map((t) => `### ${t.name}\n${t.description}\n\n\`\`\`json\n${JSON.stringify(t.parameters, null, 2)}\n\`\`\``);
+  return system(`## Tools\n\n${parts.join('\n\n')}`);
+}
+
+/** One system message per non-empty channel, channels in sorted key order, entries in given order. */
+export function renderInjections(injections: Readonly<Record<string, readonly SkillEntry[]>>): Message[] {
+  const out: Message[] = [];
+  for (const channel of Object.keys(injections).sort()) {
+    const entries = injections[channel] ?? [];
+    if (entries.length === 0) continue;
+    out.push(system(entries.map((e) => `${e.name}\n${e.text}`).join('\n\n')));
+  }
+  return out;
+}
+
+/** Everything before history: run context → tool section → injection slots → goal context. */
+export function assemblePrefix(input: {
+  readonly runContext: readonly Message[];
+  readonly tools: readonly ModelToolSchema[];
+  readonly toolRenderStyle: ToolRenderStyle;
+  readonly injections: Readonly<Record<string, readonly SkillEntry[]>>;
+  readonly goalContext: readonly Message[];
+}): Message[] {
+  const toolSection = renderToolSection(input.tools, input.toolRenderStyle);
+  return [
+    ...input.runContext,
+    ...(toolSection ? [toolSection] : []),
+    ...renderInjections(input.injections),
+    ...input.goalContext,
+  ];
+}
+
+/** Replace every `{observation}` in the template. */
+export function wrapObservation(template: string, observation: string): string {
+  return template.split('{observation}').join(observation);
+}
+
+/** The observation text history shows for a step's action: synthetic for not_executed / env_error. */
+export function historyObservation(step: StepRecord, synthetic: SyntheticTexts): string {
+  if (step.actionStatus === 'not_executed') return synthetic.notExecuted;
+  if (step.actionStatus === 'env_error') return synthetic.envError;
+  return step.observation ?? '';
+}
+
+/**
+ * The messages a completed step adds to history: the assistant turn, then the user turn with the
+ * wrapped observation (action) or the explanation verbatim (invalid). Native tool calls in the
+ * assistant turn are each answered, in order, by a `tool_result` (SPEC §8). Steps that end a run
+ * (final answer, model or interpreter error) add nothing: no model call ever follows them.
+ */
+export function stepHistory(step: StepRecord, template: string, synthetic: SyntheticTexts): Message[] {
+  if (step.decision !== 'action' && step.decision !== 'invalid') return [];
+  const assistantContent: readonly ContentBlock[] = step.historyContent ?? [{ type: 'text', text: step.historyText ?? '' }];
+  const answer =
+    step.decision === 'action' ? wrapObservation(template, historyObservation(step, synthetic)) : (step.explanation ?? '');
+  const calls = assistantContent.filter((b): b is Extract<ContentBlock, { type: 'tool_call' }> => b.type === 'tool_call');
+  let userContent: ContentBlock[];
+  if (calls.length === 0) {
+    userContent = [{ type: 'text', text: answer }];
+  } else if (step.decision === 'invalid') {
+    userContent = calls.map((c) => ({ type: 'tool_result', toolCallId: c.id, text: answer }));
+  } else {
+    const ran = step.toolCallId ?? (calls.length === 1 ? calls[0]?.id : undefined);
+    userContent = calls.map((c) => ({ type: 'tool_result', toolCallId: c.id, text: c.id === ran ? answer : synthetic.notExecuted }));
+  }
+  return [
+    { role: 'assistant', content: assistantContent },
+    { role: 'user', content: userContent },
+  ];
+}

@@ -1,0 +1,54 @@
+/**
+ * The stop decision (pure, sync): the fixed order of SPEC §4, and the counters it settles.
+ * Everything it reads after a step is in the step record, so a resumed run at a step boundary
+ * reaches the same decision as the process that wrote the step.
+ * @module
+ */
+import type { Budget, StepRecord, StopReason } from '../types.ts';
+
+/** Steps and valid actions so far. */
+export type Counters = { readonly steps: number; readonly validActions: number };
+
+/** Counters after one more step: every step counts; only `executed` outcomes are valid actions. */
+export function countStep(counters: Counters, step: StepRecord): Counters {
+  return {
+    steps: counters.steps + 1,
+    validActions: counters.validActions + (step.actionStatus === 'executed' ? 1 : 0),
+  };
+}
+
+/** Counters of a whole trajectory (used once, when a run is resumed). */
+export function countSteps(steps: readonly StepRecord[]): Counters {
+  return steps.reduce(countStep, { steps: 0, validActions: 0 });
+}
+
+/**
+ * The stop reason after a step, or null to go on. Order (SPEC §4 with §7's `interpreter_error`):
+ * cancelled, model_error, interpreter_error, final_answer, env_error, env_completed,
+ * tool_completed, max_valid_actions, max_steps.
+ */
+export function stopAfterStep(input: {
+  readonly cancelled: boolean;
+  readonly step: StepRecord | null;
+  readonly counters: Counters;
+  readonly budget: Budget;
+}): StopReason | null {
+  const { cancelled, step, counters, budget } = input;
+  if (cancelled) return 'cancelled';
+  if (step?.decision === 'model_error') return 'model_error';
+  if (step?.decision === 'interpreter_error') return 'interpreter_error';
+  if (step?.decision === 'final') return 'final_answer';
+  if (step?.actionStatus === 'env_error') return 'env_error';
+  if (step?.envReportedCompletion === true) return 'env_completed';
+  if (step?.toolCompletedRun === true) return 'tool_completed';
+  if (counters.validActions >= budget.maxValidActions) return 'max_valid_actions';
+  if (counters.steps >= budget.maxSteps) return 'max_steps';
+  return null;
+}
+
+/** The stop reason before a model call, or null: cancellation first, then the context limit. */
+export function stopBeforeModelCall(input: { readonly cancelled: boolean; readonly contextSize: number; readonly budget: Budget }): StopReason | null {
+  if (input.cancelled) return 'cancelled';
+  if (input.contextSize > input.budget.maxContextChars) return 'context_limit';
+  return null;
+}
