@@ -1,3 +1,4 @@
+import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
 import { defineConfig } from 'vitest/config';
 
 // One config, one project per runtime (see ../shared/TOOLCHAIN.md). The `workers` and `browser`
@@ -12,6 +13,10 @@ export default defineConfig({
           environment: 'node',
           testTimeout: 30_000,
         },
+      },
+      {
+        plugins: [cloudflareTest({ wrangler: { configPath: './wrangler.toml' }, main: './src/platform-workers/worker.ts' })],
+        test: { name: 'workers', include: ['test/workers/**/*.test.ts'], testTimeout: 30_000 },
       },
     ],
   },

@@ -1,0 +1,170 @@
+/**
+ * DurableObjectStore: a run log in a Durable Object's SQLite-backed storage.
+ * @module
+ */
+import { CorruptLogError, decodeLog, encodeRecord, PolyLoopError } from '../core/index.ts';
+import type { IntentRecord, LogRecord, ResultRecord, RunEndedRecord, RunStartedRecord, RunStore, StepWriteRecord } from '../core/index.ts';
+
+/** The part of `ctx.storage` the store uses (SQLite-backed Durable Object storage). */
+export type DurableObjectSqlStorage = Pick<DurableObjectStorage, 'sql' | 'transactionSync' | 'sync'>;
+
+/** One stored record: its per-run sequence number (0, 1, 2 … in write order) and its JSON line. */
+export type StoredLine = { readonly seq: number; readonly line: string };
+
+/** Options of {@link DurableObjectStore}. */
+export type DurableObjectStoreOptions = {
+  /**
+   * Largest encoded record accepted, in UTF-16 code units (default 16 Mi). A bigger record is
+   * refused with {@link RecordTooLargeError} before anything is written — never truncated.
+   */
+  readonly maxRecordChars?: number;
+  /** Called synchronously after each record is committed, in write order (live SSE feeds on it). */
+  readonly onAppend?: (runId: string, entry: StoredLine) => void;
+};
+
+/**
+ * A row holds at most this many UTF-16 code units of a record (≤ 768 KiB as UTF-8), well under
+ * the platform's 2 MB limit for one SQLite string or row; bigger records span several rows.
+ */
+const PART_CHARS = 256 * 1024;
+const DEFAULT_MAX_RECORD_CHARS = 16 * 1024 * 1024;
+const TABLE = 'polyloop_log';
+
+/** A record was bigger than the store accepts; nothing was written. Code `store_error`. */
+export class RecordTooLargeError extends PolyLoopError {
+  override readonly name = 'RecordTooLargeError';
+  readonly runId: string;
+  readonly recordChars: number;
+  readonly maxRecordChars: number;
+  constructor(runId: string, recordChars: number, maxRecordChars: number) {
+    super(
+      'store_error',
+      `record of ${recordChars} characters for run ${JSON.stringify(runId.slice(0, 200))} exceeds DurableObjectStore's limit of ${maxRecordChars}; nothing was written (raise maxRecordChars or truncate the observation in the executor)`,
+    );
+    this.runId = runId;
+    this.recordChars = recordChars;
+    this.maxRecordChars = maxRecordChars;
+  }
+}
+
+/** Split a line into parts of at most `size` code units, never between a surrogate pair. */
+function splitLine(line: string, size: number): string[] {
+  const parts: string[] = [];
+  let start = 0;
+  while (start < line.length) {
+    let end = Math.min(start + size, line.length);
+    const last = line.charCodeAt(end - 1);
+    if (end < line.length && last >= 0xd800 && last <= 0xdbff) end -= 1;
+    parts.push(line.slice(start, end));
+    start = end;
+  }
+  return parts;
+}
+
+/**
+ * A {@link RunStore} over a Durable Object's SQLite-backed storage (`ctx.storage`). One table,
+ * one row per record part, keyed by (runId, sequence, part); several runs may share one object.
+ *
+ * Durability: every write is one `transactionSync` (all parts of a record, so the `step` write —
+ * action result and step record — is atomic, and a chunked record lands whole or not at all).
+ * Intents (barriers) and the first and last records also await `storage.sync()`, which resolves
+ * only once the write is durable. Other writes resolve at commit; the Durable Object output gate
+ * still holds every outgoing message (response, fetch to a model or tool) until they are durable.
+ *
+ * @example
+ * export class MyObject extends DurableObject {
+ *   store = new DurableObjectStore(this.ctx.storage);
+ * }
+ */
+export class DurableObjectStore implements RunStore {
+  readonly #storage: DurableObjectSqlStorage;
+  readonly #maxRecordChars: number;
+  readonly #onAppend: ((runId: string, entry: StoredLine) => void) | undefined;
+
+  constructor(storage: DurableObjectSqlStorage, opts: DurableObjectStoreOptions = {}) {
+    this.#storage = storage;
+    this.#maxRecordChars = opts.maxRecordChars ?? DEFAULT_MAX_RECORD_CHARS;
+    this.#onAppend = opts.onAppend;
+    storage.sql.exec(
+      `CREATE TABLE IF NOT EXISTS ${TABLE} (run_id TEXT NOT NULL, seq INTEGER NOT NULL, part INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (run_id, seq, part))`,
+    );
+  }
+
+  #append(runId: string, rec: LogRecord): StoredLine {
+    const line = encodeRecord(rec);
+    if (line.length > this.#maxRecordChars) throw new RecordTooLargeError(runId, line.length, this.#maxRecordChars);
+    const parts = splitLine(line, PART_CHARS);
+    const { sql } = this.#storage;
+    const seq = this.#storage.transactionSync(() => {
+      const top = sql.exec<{ m: number | null }>(`SELECT MAX(seq) AS m FROM ${TABLE} WHERE run_id = ?`, runId).one();
+      const next = top.m === null ? 0 : top.m + 1;
+      parts.forEach((part, i) => sql.exec(`INSERT INTO ${TABLE} (run_id, seq, part, body) VALUES (?, ?, ?, ?)`, runId, next, i, part));
+      return next;
+    });
+    const entry = { seq, line };
+    this.#onAppend?.(runId, entry);
+    return entry;
+  }
+
+  async #appendDurable(runId: string, rec: LogRecord): Promise<void> {
+    this.#append(runId, rec);
+    await this.#storage.sync();
+  }
+
+  /** Contract: resolves once the record is durable; rejects on storage failure or {@link RecordTooLargeError}. */
+  runStarted(runId: string, rec: RunStartedRecord): Promise<void> {
+    return this.#appendDurable(runId, rec);
+  }
+
+  /** Contract: a barrier — resolves only once the intent is durable (`storage.sync()`). */
+  intent(runId: string, rec: IntentRecord): Promise<void> {
+    return this.#appendDurable(runId, rec);
+  }
+
+  /** Contract: resolves at commit (output-gated, durable before anything leaves the object). */
+  async result(runId: string, _resultId: string, rec: ResultRecord): Promise<void> {
+    this.#append(runId, rec);
+  }
+
+  /** Contract: one transaction — the action result and the step record land together or not at all. */
+  async step(runId: string, rec: StepWriteRecord): Promise<void> {
+    this.#append(runId, rec);
+  }
+
+  /** Contract: resolves once the record is durable. */
+  runEnded(runId: string, rec: RunEndedRecord): Promise<void> {
+    return this.#appendDurable(runId, rec);
+  }
+
+  /** Contract: decoded records in write order, `[]` for a run never written; fresh objects each call. */
+  async readLog(runId: string): Promise<readonly LogRecord[]> {
+    const lines = this.readLines(runId);
+    const decoded = decodeLog(lines.map((l) => l.line), { source: `durable-object:${runId.slice(0, 200)}` });
+    if (decoded.tornLine !== null) throw new CorruptLogError(decoded.tornLine, 'a committed record is not valid JSON');
+    return decoded.records;
+  }
+
+  /**
+   * The encoded records of a run with a sequence number above `afterSeq` (default: all), in write
+   * order. Synchronous, so a reader can register for live appends in the same turn with no gap.
+   */
+  readLines(runId: string, afterSeq = -1): StoredLine[] {
+    const rows = this.#storage.sql.exec<{ seq: number; body: string }>(
+      `SELECT seq, body FROM ${TABLE} WHERE run_id = ? AND seq > ? ORDER BY seq, part`,
+      runId,
+      afterSeq,
+    );
+    const out: { seq: number; line: string }[] = [];
+    for (const row of rows) {
+      const last = out[out.length - 1];
+      if (last && last.seq === row.seq) last.line += row.body;
+      else out.push({ seq: row.seq, line: row.body });
+    }
+    return out;
+  }
+
+  /** True when the run has at least one record. */
+  hasLog(runId: string): boolean {
+    return this.#storage.sql.exec(`SELECT 1 AS x FROM ${TABLE} WHERE run_id = ? LIMIT 1`, runId).toArray().length > 0;
+  }
+}

@@ -1,0 +1,20 @@
+import { env } from 'cloudflare:workers';
+import { runInDurableObject } from 'cloudflare:test';
+import { DurableObjectStore } from '../../src/platform-workers/durable-object-store.ts';
+import { runStoreContract } from '../contract/run-store.contract.ts';
+import type { RunStore } from '../../src/core/index.ts';
+
+function storeIn(stub: DurableObjectStub): RunStore {
+  const inObject = <R>(fn: (s: DurableObjectStore) => R | Promise<R>): Promise<R> =>
+    runInDurableObject(stub, (_instance, state) => fn(new DurableObjectStore(state.storage)));
+  return {
+    runStarted: (id, rec) => inObject((s) => s.runStarted(id, rec)),
+    intent: (id, rec) => inObject((s) => s.intent(id, rec)),
+    result: (id, rid, rec) => inObject((s) => s.result(id, rid, rec)),
+    step: (id, rec) => inObject((s) => s.step(id, rec)),
+    runEnded: (id, rec) => inObject((s) => s.runEnded(id, rec)),
+    readLog: (id) => inObject((s) => s.readLog(id)),
+  };
+}
+
+runStoreContract('DurableObjectStore', () => storeIn(env.RUNS.get(env.RUNS.newUniqueId())), { lease: 'none', largeObservationChars: 3 * 1024 * 1024 });

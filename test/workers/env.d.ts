@@ -1,0 +1,6 @@
+declare namespace Cloudflare {
+  interface Env {
+    RUNS: DurableObjectNamespace;
+    POLYLOOP_TOKEN: string;
+  }
+}
