@@ -1,0 +1,177 @@
+/**
+ * `polyloop/adapters/anthropic` — a {@link ModelCaller} for the Anthropic Messages API over
+ * `fetch`, with native tool use, signed thinking sent back verbatim, optional SSE streaming, and
+ * the matching {@link anthropicToolInterpreter}.
+ * @module
+ */
+import { canonicalJson } from '../core/index.ts';
+import type { DecisionInterpreter, JsonObject, JsonValue, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
+import { replyBlock, replyFromBlocks, replyFromMessage, toAnthropicMessages, toAnthropicTools } from './anthropic-wire.ts';
+import type { AnthropicRequest, ReplyBlock } from './anthropic-wire.ts';
+import { eventJSON, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamError } from './http.ts';
+import type { FetchLike, PostedResponse } from './http.ts';
+import { nativeToolInterpreter, parseArguments } from './tool-interpreter.ts';
+
+export { toAnthropicMessages } from './anthropic-wire.ts';
+export type {
+  AnthropicContentBlock,
+  AnthropicMessage,
+  AnthropicRequest,
+  AnthropicTextBlock,
+  AnthropicThinkingBlock,
+  AnthropicTool,
+  AnthropicToolResultBlock,
+  AnthropicToolUseBlock,
+} from './anthropic-wire.ts';
+export { isModelCallError, ModelCallError } from './http.ts';
+export type { FetchLike, ModelCallErrorKind, ModelProvider } from './http.ts';
+
+/** Anthropic's own endpoint; the path ends before `/messages`. */
+export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com/v1';
+
+/** The `anthropic-version` header the wire shapes here follow. */
+export const ANTHROPIC_VERSION = '2023-06-01';
+
+/** Options of {@link anthropicModel}. */
+export type AnthropicModelOptions = {
+  /** The model id, e.g. `claude-sonnet-4-5`; reported in `params.model`. */
+  readonly model: string;
+  /** Sent as `x-api-key`; never reported in `params`. */
+  readonly apiKey?: string;
+  /** Ends before `/messages`. Default {@link ANTHROPIC_BASE_URL}. */
+  readonly baseURL?: string;
+  /** `max_tokens` of every call (required by the API). */
+  readonly maxTokens: number;
+  /** Default: the global `fetch`. Wrap it to add retries, logging or a proxy (the adapter never retries). */
+  readonly fetch?: FetchLike;
+  /** Extra headers, e.g. `anthropic-beta` or, in a browser, `anthropic-dangerous-direct-browser-access`. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Stream the reply over SSE and report text deltas via `ModelCall.onDelta`. Default false. */
+  readonly stream?: boolean;
+  /**
+   * Where `modelBinding` goes: `'metadata'` (default: `binding.user_id` → `metadata.user_id`, the
+   * only metadata field the API accepts; other keys are not sent) or `'none'`. Never into the prompt.
+   */
+  readonly binding?: 'metadata' | 'none';
+  /**
+   * Extra request fields (`temperature`, `thinking`, `stop_sequences`, …), merged under the
+   * adapter's own fields; reported in `params.body` as canonical JSON.
+   */
+  readonly body?: JsonObject;
+};
+
+/**
+ * Build the Messages request body for one call (without `options.body` extras). Exported so
+ * tests can check it against the provider's schema and the official SDK's types.
+ */
+export function anthropicRequestBody(call: ModelCall, options: Pick<AnthropicModelOptions, 'model' | 'maxTokens' | 'stream' | 'binding'>): AnthropicRequest {
+  const { system, messages } = toAnthropicMessages(call.messages);
+  const body: AnthropicRequest = { model: options.model, max_tokens: options.maxTokens, messages };
+  if (system.length > 0) body.system = system;
+  if (call.tools.length > 0) {
+    body.tools = toAnthropicTools(call.tools);
+    // One call per step (SPEC §8).
+    body.tool_choice = { type: 'auto', disable_parallel_tool_use: true };
+  }
+  const userId = call.binding['user_id'];
+  if ((options.binding ?? 'metadata') === 'metadata' && userId !== undefined) body.metadata = { user_id: userId };
+  if (options.stream) body.stream = true;
+  return body;
+}
+
+/**
+ * A model caller for the Anthropic Messages API. `params` reports
+ * `{ provider, model, endpoint, maxTokens, stream, binding, body }` — never the key or headers.
+ * Failures reject with {@link ModelCallError}; abort rejects with `signal.reason`; no retries.
+ *
+ * @example
+ * const model = anthropicModel({ model: 'claude-sonnet-4-5', maxTokens: 1024, apiKey: process.env.ANTHROPIC_API_KEY });
+ * const agent = defineAgent({ model, interpreter: anthropicToolInterpreter(), store, events, syntheticObservations });
+ */
+export function anthropicModel(options: AnthropicModelOptions): ModelCaller {
+  const endpoint = joinURL(options.baseURL ?? ANTHROPIC_BASE_URL, 'messages');
+  const doFetch: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
+  const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION, ...options.headers };
+  if (options.apiKey !== undefined) headers['x-api-key'] = options.apiKey;
+  if (options.stream) headers['accept'] = 'text/event-stream';
+  const params = Object.freeze({
+    provider: 'anthropic',
+    model: options.model,
+    endpoint,
+    maxTokens: options.maxTokens,
+    stream: options.stream ?? false,
+    binding: options.binding ?? 'metadata',
+    body: options.body === undefined ? null : canonicalJson(options.body),
+  });
+  return {
+    params,
+    async call(call: ModelCall): Promise<ModelReply> {
+      const body = { ...options.body, ...anthropicRequestBody(call, options) };
+      const posted = await postJSON({ provider: 'anthropic', fetch: doFetch, url: endpoint, headers, body, signal: call.signal, requestIdHeader: 'request-id' });
+      if (options.stream) return readStream(posted, call);
+      const reply = replyFromMessage(await readJSON(posted, 'anthropic', call.signal));
+      if (typeof reply === 'string') throw malformed('anthropic', posted, reply);
+      return reply;
+    },
+  };
+}
+
+type Building =
+  | { type: 'text'; text: string }
+  | { type: 'thinking'; thinking: string; signature: string | null }
+  | { type: 'tool_use'; id: string; name: string; json: string; input: JsonValue }
+  | { type: 'other' };
+
+function startBlock(raw: unknown): Building | null {
+  const b = replyBlock(raw);
+  if (b === null) return null;
+  // Streamed tool input arrives as `input_json_delta` fragments; the start carries `{}`.
+  return b.type === 'tool_use' ? { type: 'tool_use', id: b.id, name: b.name, json: '', input: b.input } : { ...b };
+}
+
+function applyDelta(block: Building, delta: Record<string, unknown>, onDelta: ((d: string) => void) | undefined): void {
+  const d = (key: string): string => (typeof delta[key] === 'string' ? delta[key] : '');
+  if (block.type === 'text' && delta['type'] === 'text_delta') {
+    block.text += d('text');
+    if (d('text') !== '') onDelta?.(d('text'));
+  } else if (block.type === 'thinking' && delta['type'] === 'thinking_delta') block.thinking += d('thinking');
+  else if (block.type === 'thinking' && delta['type'] === 'signature_delta') block.signature = (block.signature ?? '') + d('signature');
+  else if (block.type === 'tool_use' && delta['type'] === 'input_json_delta') block.json += d('partial_json');
+}
+
+function finish(block: Building): ReplyBlock {
+  if (block.type !== 'tool_use') return block;
+  return { type: 'tool_use', id: block.id, name: block.name, input: block.json === '' ? block.input : parseArguments(block.json) };
+}
+
+async function readStream(posted: PostedResponse, call: ModelCall): Promise<ModelReply> {
+  let id: string | null = null;
+  const blocks: Building[] = [];
+  for await (const event of readEvents(posted, 'anthropic', call.signal)) {
+    const data = eventJSON(posted, 'anthropic', event.data);
+    const type = data['type'] ?? event.event;
+    if (type === 'error') throw streamError(posted, 'anthropic', isRecord(data['error']) ? data['error'] : {});
+    if (type === 'message_start' && isRecord(data['message']) && typeof data['message']['id'] === 'string') id = data['message']['id'];
+    if (type === 'message_stop') break;
+    const index = typeof data['index'] === 'number' ? data['index'] : -1;
+    if (type === 'content_block_start') {
+      const block = startBlock(data['content_block']);
+      if (block === null) throw malformed('anthropic', posted, `malformed content_block_start: ${event.data.slice(0, 200)}`);
+      blocks[index] = block;
+    } else if (type === 'content_block_delta') {
+      const block = blocks[index];
+      if (block === undefined || !isRecord(data['delta'])) throw malformed('anthropic', posted, `content_block_delta for unknown block ${index}`);
+      applyDelta(block, data['delta'], call.onDelta);
+    }
+  }
+  return replyFromBlocks(id, blocks.filter((b): b is Building => b !== undefined).map(finish));
+}
+
+/**
+ * The interpreter matching {@link anthropicModel}: one `tool_use` → `action` (with its id); text
+ * only → `final`; several calls or an empty reply → `invalid` with a corrective explanation.
+ * Decisions carry `historyContent`, so each `tool_use` is answered by a `tool_result` next turn.
+ */
+export function anthropicToolInterpreter(): DecisionInterpreter {
+  return nativeToolInterpreter('anthropic-tools');
+}

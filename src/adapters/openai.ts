@@ -1,0 +1,149 @@
+/**
+ * `polyloop/adapters/openai` — a {@link ModelCaller} for OpenAI-compatible Chat Completions over
+ * `fetch` (OpenAI, vLLM, llama.cpp server, Ollama, LM Studio via `baseURL`), with native tool
+ * calling, optional SSE streaming, and the matching {@link openAIToolInterpreter}.
+ * @module
+ */
+import { canonicalJson } from '../core/index.ts';
+import type { DecisionInterpreter, JsonObject, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
+import { eventJSON, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamError } from './http.ts';
+import type { FetchLike, PostedResponse } from './http.ts';
+import { partsFromCompletion, reasoningOf, replyFromParts, toOpenAIMessages, toOpenAITools } from './openai-wire.ts';
+import type { OpenAIChatRequest, TurnParts } from './openai-wire.ts';
+import { nativeToolInterpreter } from './tool-interpreter.ts';
+
+export { isModelCallError, ModelCallError } from './http.ts';
+export type { FetchLike, ModelCallErrorKind, ModelProvider } from './http.ts';
+export { toOpenAIMessages } from './openai-wire.ts';
+export type { OpenAIChatMessage, OpenAIChatRequest, OpenAIFunctionTool, OpenAIToolCall } from './openai-wire.ts';
+
+/** OpenAI's own endpoint; the path ends before `/chat/completions`. */
+export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+
+/** Options of {@link openAIModel}. */
+export type OpenAIModelOptions = {
+  /** The model id, e.g. `gpt-4.1-mini`; reported in `params.model`. */
+  readonly model: string;
+  /** Sent as `Authorization: Bearer …`; never reported in `params`. Local servers may need none. */
+  readonly apiKey?: string;
+  /** Ends before `/chat/completions`, e.g. `http://127.0.0.1:8080/v1`. Default {@link OPENAI_BASE_URL}. */
+  readonly baseURL?: string;
+  /** Default: the global `fetch`. Wrap it to add retries, logging or a proxy (the adapter never retries). */
+  readonly fetch?: FetchLike;
+  /** Extra request headers (not reported in `params`: they may hold secrets). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Stream the reply over SSE and report text deltas via `ModelCall.onDelta`. Default false. */
+  readonly stream?: boolean;
+  /**
+   * Where `modelBinding` goes: `'metadata'` (default; the request's `metadata` map, only when the
+   * binding is non-empty — api.openai.com accepts it only with `store: true`, see `body`) or
+   * `'none'`. Never into the prompt.
+   */
+  readonly binding?: 'metadata' | 'none';
+  /**
+   * Extra request fields (`temperature`, `max_completion_tokens`, `seed`, `store`, …), merged under
+   * the adapter's own fields; reported in `params.body` as canonical JSON since they change the model's behaviour.
+   */
+  readonly body?: JsonObject;
+};
+
+/**
+ * Build the Chat Completions request body for one call (without `options.body` extras). Exported
+ * so tests can check it against the provider's schema and the official SDK's types.
+ */
+export function openAIRequestBody(call: ModelCall, options: Pick<OpenAIModelOptions, 'model' | 'stream' | 'binding'>): OpenAIChatRequest {
+  const body: OpenAIChatRequest = { model: options.model, messages: toOpenAIMessages(call.messages) };
+  if (call.tools.length > 0) {
+    body.tools = toOpenAITools(call.tools);
+    // One call per step (SPEC §8). Only valid together with `tools`.
+    body.parallel_tool_calls = false;
+  }
+  if ((options.binding ?? 'metadata') === 'metadata' && Object.keys(call.binding).length > 0) body.metadata = { ...call.binding };
+  if (options.stream) body.stream = true;
+  return body;
+}
+
+/**
+ * A model caller for an OpenAI-compatible Chat Completions endpoint. `params` reports
+ * `{ provider, model, endpoint, stream, binding, body }` — never the API key or headers.
+ * Failures reject with {@link ModelCallError}; abort rejects with `signal.reason`; no retries.
+ *
+ * @example
+ * const model = openAIModel({ model: 'gpt-4.1-mini', apiKey: process.env.OPENAI_API_KEY });
+ * const agent = defineAgent({ model, interpreter: openAIToolInterpreter(), store, events, syntheticObservations });
+ */
+export function openAIModel(options: OpenAIModelOptions): ModelCaller {
+  const endpoint = joinURL(options.baseURL ?? OPENAI_BASE_URL, 'chat/completions');
+  const doFetch: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.apiKey !== undefined) headers['authorization'] = `Bearer ${options.apiKey}`;
+  if (options.stream) headers['accept'] = 'text/event-stream';
+  const params = Object.freeze({
+    provider: 'openai',
+    model: options.model,
+    endpoint,
+    stream: options.stream ?? false,
+    binding: options.binding ?? 'metadata',
+    body: options.body === undefined ? null : canonicalJson(options.body),
+  });
+  return {
+    params,
+    async call(call: ModelCall): Promise<ModelReply> {
+      const body = { ...options.body, ...openAIRequestBody(call, options) };
+      const posted = await postJSON({ provider: 'openai', fetch: doFetch, url: endpoint, headers, body, signal: call.signal, requestIdHeader: 'x-request-id' });
+      if (options.stream) return replyFromParts(await readStream(posted, call));
+      const parts = partsFromCompletion(await readJSON(posted, 'openai', call.signal));
+      if (typeof parts === 'string') throw malformed('openai', posted, parts);
+      return replyFromParts(parts);
+    },
+  };
+}
+
+type Accum = { id: string | null; text: string; reasoning: string; calls: Map<number, { id: string; name: string; arguments: string }> };
+
+function applyChunk(acc: Accum, chunk: Record<string, unknown>, onDelta: ((d: string) => void) | undefined): void {
+  if (acc.id === null && typeof chunk['id'] === 'string' && chunk['id'] !== '') acc.id = chunk['id'];
+  const choices = Array.isArray(chunk['choices']) ? (chunk['choices'] as unknown[]) : [];
+  for (const choice of choices) {
+    if (!isRecord(choice) || (choice['index'] ?? 0) !== 0 || !isRecord(choice['delta'])) continue;
+    const delta = choice['delta'];
+    if (typeof delta['content'] === 'string' && delta['content'] !== '') {
+      acc.text += delta['content'];
+      onDelta?.(delta['content']);
+    }
+    acc.reasoning += reasoningOf(delta);
+    const calls = Array.isArray(delta['tool_calls']) ? (delta['tool_calls'] as unknown[]) : [];
+    for (const c of calls) {
+      if (!isRecord(c)) continue;
+      const index = typeof c['index'] === 'number' ? c['index'] : acc.calls.size;
+      const entry = acc.calls.get(index) ?? { id: '', name: '', arguments: '' };
+      const fn = isRecord(c['function']) ? c['function'] : {};
+      if (typeof c['id'] === 'string' && c['id'] !== '') entry.id = c['id'];
+      if (typeof fn['name'] === 'string') entry.name += fn['name'];
+      if (typeof fn['arguments'] === 'string') entry.arguments += fn['arguments'];
+      acc.calls.set(index, entry);
+    }
+  }
+}
+
+async function readStream(posted: PostedResponse, call: ModelCall): Promise<TurnParts> {
+  const acc: Accum = { id: null, text: '', reasoning: '', calls: new Map() };
+  for await (const event of readEvents(posted, 'openai', call.signal)) {
+    if (event.data === '[DONE]') break;
+    const chunk = eventJSON(posted, 'openai', event.data);
+    if (isRecord(chunk['error'])) throw streamError(posted, 'openai', chunk['error']);
+    applyChunk(acc, chunk, call.onDelta);
+  }
+  const toolCalls = [...acc.calls.entries()].sort(([a], [b]) => a - b).map(([, c]) => c);
+  return { id: acc.id, text: acc.text, reasoning: acc.reasoning, toolCalls };
+}
+
+/**
+ * The interpreter matching {@link openAIModel}: one tool call → `action` (with the call's id);
+ * text only → `final`; several calls, arguments that are not a JSON object, or an empty reply →
+ * `invalid` with a corrective explanation. Decisions carry `historyContent`, so the calls are
+ * answered as `role: "tool"` messages on the next turn.
+ */
+export function openAIToolInterpreter(): DecisionInterpreter {
+  return nativeToolInterpreter('openai-tools');
+}

@@ -1,0 +1,98 @@
+/**
+ * The native-tool-call interpreter both adapters ship (SPEC §8). Provider differences end in the
+ * adapter: by the time a reply gets here it is `text` + `toolCalls` + `content`, the same shape
+ * for every provider. An adapter that could not parse a call's arguments as JSON passes the raw
+ * string on as `arguments`, so the interpreter can say exactly what was wrong.
+ * @module
+ */
+import type { ContentBlock, Decision, DecisionInterpreter, JsonValue, ModelReply, ToolCallRequest, ToolCatalog } from '../core/index.ts';
+
+const RAW_PREVIEW_CHARS = 200;
+
+/** Parse a call's JSON `arguments`; `''` means no arguments; unparsable text is kept raw for the interpreter. */
+export function parseArguments(raw: string): JsonValue {
+  if (raw.trim() === '') return {};
+  try {
+    return JSON.parse(raw) as JsonValue;
+  } catch {
+    return raw;
+  }
+}
+
+/** A `tool_call` action's one-line trajectory form: `name({"a":1})`. */
+export function toolCallRepr(call: ToolCallRequest): string {
+  return `${call.name}(${typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments)})`;
+}
+
+/**
+ * The assistant turn as history blocks: the provider's own `content` when the adapter gave it,
+ * otherwise rebuilt from `reasoning`, `text` and `toolCalls` (for replies from other callers).
+ */
+function assistantContent(reply: ModelReply): readonly ContentBlock[] {
+  if (reply.content) return reply.content;
+  const blocks: ContentBlock[] = [];
+  if (reply.reasoning) blocks.push({ type: 'reasoning', text: reply.reasoning });
+  if (reply.text !== '') blocks.push({ type: 'text', text: reply.text });
+  for (const c of reply.toolCalls ?? []) blocks.push({ type: 'tool_call', id: c.id, name: c.name, arguments: c.arguments });
+  return blocks;
+}
+
+function isObject(v: JsonValue): boolean {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function preview(v: JsonValue): string {
+  const s = typeof v === 'string' ? v : JSON.stringify(v);
+  return s.length > RAW_PREVIEW_CHARS ? `${s.slice(0, RAW_PREVIEW_CHARS)}…` : s;
+}
+
+function argumentsProblem(call: ToolCallRequest): string | null {
+  if (isObject(call.arguments)) return null;
+  const what =
+    typeof call.arguments === 'string'
+      ? `are not valid JSON (received: ${preview(call.arguments)}); the reply may have been cut off by the output token limit`
+      : `must be a JSON object, not ${Array.isArray(call.arguments) ? 'an array' : call.arguments === null ? 'null' : typeof call.arguments} (received: ${preview(call.arguments)})`;
+  return `The arguments of your call to tool "${call.name}" ${what}. The tool did not run. Call it again with a single JSON object that matches its parameters schema.`;
+}
+
+function interpretReply(reply: ModelReply, tools: ToolCatalog): Decision {
+  const calls = reply.toolCalls ?? [];
+  const historyContent = assistantContent(reply);
+  const historyText = [reply.text, ...calls.map(toolCallRepr)].filter((s) => s !== '').join('\n');
+  if (calls.length > 1) {
+    const names = calls.map((c) => `"${c.name}"`).join(', ');
+    const explanation = `You called ${calls.length} tools at once (${names}), but exactly one tool call per turn is allowed. None of them ran. Call the one you need first; you will see its result before your next call.`;
+    return { kind: 'invalid', explanation, historyText, historyContent };
+  }
+  const [call] = calls;
+  if (call) {
+    const problem = argumentsProblem(call);
+    if (problem) return { kind: 'invalid', explanation: problem, historyText, historyContent };
+    return {
+      kind: 'action',
+      action: { kind: 'tool_call', id: call.id, name: call.name, arguments: call.arguments },
+      trajectoryRepr: toolCallRepr(call),
+      historyText,
+      historyContent,
+    };
+  }
+  if (reply.text.trim() !== '') return { kind: 'final', answer: reply.text, historyText, historyContent };
+  const available = tools.names();
+  const hint = available.length > 0 ? `call one of the tools (${available.join(', ')})` : 'give your answer as text';
+  const explanation = `Your reply was empty: it had no text and no tool call. Either ${hint}, or reply with your final answer as text.`;
+  return { kind: 'invalid', explanation, historyText, historyContent };
+}
+
+/**
+ * The interpreter for native tool calls: one tool call → an `action` carrying the call's id; text
+ * only → `final`; several calls, arguments that are not a JSON object, or an empty reply →
+ * `invalid`, with an explanation that tells the model what to do instead. Every decision carries
+ * `historyContent` (the assistant turn as the provider returned it), so each tool call in it is
+ * answered in the next user message.
+ */
+export function nativeToolInterpreter(name: string): DecisionInterpreter {
+  return {
+    params: Object.freeze({ interpreter: name, version: 1 }),
+    interpret: (reply, ctx) => interpretReply(reply, ctx.tools),
+  };
+}
