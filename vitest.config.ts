@@ -1,5 +1,8 @@
 import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
+import { playwright } from '@vitest/browser-playwright';
 import { defineConfig } from 'vitest/config';
+
+const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 
 // One config, one project per runtime (see ../shared/TOOLCHAIN.md). The `workers` and `browser`
 // projects join this list as their platforms land.
@@ -17,6 +20,26 @@ export default defineConfig({
       {
         plugins: [cloudflareTest({ wrangler: { configPath: './wrangler.toml' }, main: './src/platform-workers/worker.ts' })],
         test: { name: 'workers', include: ['test/workers/**/*.test.ts'], testTimeout: 30_000 },
+      },
+      {
+        // Real Chromium (Debian's), real IndexedDB and Web Locks: the proof for polyloop/web.
+        test: {
+          name: 'browser',
+          include: ['test/browser/**/*.test.ts'],
+          testTimeout: 30_000,
+          browser: {
+            enabled: true,
+            headless: true,
+            screenshotFailures: false,
+            instances: [{ browser: 'chromium' }],
+            provider: playwright({
+              launchOptions: {
+                executablePath: CHROMIUM,
+                args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+              },
+            }),
+          },
+        },
       },
     ],
   },

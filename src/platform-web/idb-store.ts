@@ -1,0 +1,207 @@
+/**
+ * IndexedDBStore: run logs in the browser's IndexedDB (via `idb`), one transaction per write,
+ * with a Web Locks run lease.
+ * @module
+ */
+import { openDB } from 'idb';
+import type { IDBPDatabase } from 'idb';
+import { CorruptLogError, decodeLog, encodeRecord, isPolyLoopError, StoreError } from '../core/index.ts';
+import type {
+  IntentRecord,
+  LogRecord,
+  ReleaseLease,
+  ResultRecord,
+  RunEndedRecord,
+  RunStartedRecord,
+  RunStore,
+  StepWriteRecord,
+} from '../core/index.ts';
+import { acquireLocalLease, acquireWebLock, leaseName, webLocks } from './lease.ts';
+import type { LeaseMode } from './lease.ts';
+import { DB_VERSION, upgradeSchema } from './schema.ts';
+import type { PolyLoopDB } from './schema.ts';
+
+/** Options of {@link IndexedDBStore}. */
+export type IndexedDBStoreOptions = {
+  /** The IndexedDB database name; one database holds any number of runs. */
+  readonly dbName: string;
+  /**
+   * What a second driver of a run gets from `acquire`: `'wait'` (default: a reloading page frees
+   * its lock a moment late, so the new page waits for it) or `'refuse'` (`RunLockedError` at once).
+   */
+  readonly lease?: LeaseMode;
+  /**
+   * Told about degraded operation: Web Locks missing (the lease then only excludes drivers in
+   * this page) or an upgrade blocked by an old tab that does not close. Default `console.warn`.
+   */
+  readonly onWarning?: (message: string) => void;
+};
+
+/** One run as the store knows it, for a page that lists runs on reopen. */
+export type StoredRunInfo = {
+  readonly runId: string;
+  /** Number of records in its log. */
+  readonly records: number;
+  /** True once its `run_ended` record landed. */
+  readonly ended: boolean;
+};
+
+type Durability = 'strict' | 'relaxed';
+type WriteOp = 'runStarted' | 'intent' | 'result' | 'step' | 'runEnded';
+
+/**
+ * A {@link RunStore} over IndexedDB, for agents that run in a browser tab (or a worker) and must
+ * survive a reload. Every write is one readwrite transaction that resolves on `complete`; the
+ * barrier writes (`intent`) and the `run_started`, `step` and `run_ended` writes use
+ * `{ durability: 'strict' }`, the model-call result `'relaxed'` (the contract lets it be lost).
+ * Records are stored as `encodeRecord` text and decoded with the core decoder, so a record of a
+ * foreign schema major is refused with `SchemaVersionError`. Write failures (a full quota among
+ * them) reject with `StoreError` whose `cause` is the browser's error; the aborted transaction
+ * leaves nothing half-written. The open connection closes itself when another tab upgrades or
+ * deletes the database, and reopens on the next call.
+ *
+ * @example
+ * const store = new IndexedDBStore({ dbName: 'my-agent' });
+ * const agent = defineAgent({ model, interpreter, store, events, syntheticObservations });
+ * const result = await resume(agent, request); // after a reload: continues where the tab left off
+ */
+export class IndexedDBStore implements RunStore {
+  readonly dbName: string;
+  readonly #mode: LeaseMode;
+  readonly #warn: (message: string) => void;
+  #conn: Promise<IDBPDatabase<PolyLoopDB>> | null = null;
+  #warnedNoLocks = false;
+
+  constructor(options: IndexedDBStoreOptions) {
+    if (typeof options?.dbName !== 'string' || options.dbName === '') {
+      throw new TypeError('IndexedDBStore needs a non-empty dbName');
+    }
+    if (options.lease !== undefined && options.lease !== 'wait' && options.lease !== 'refuse') {
+      throw new TypeError(`IndexedDBStore lease must be 'wait' or 'refuse', got ${JSON.stringify(options.lease)}`);
+    }
+    this.dbName = options.dbName;
+    this.#mode = options.lease ?? 'wait';
+    this.#warn = options.onWarning ?? ((m) => console.warn(m));
+  }
+
+  /** Contract: durable (`strict`) when it resolves; rejects with `StoreError` on failure. */
+  runStarted(runId: string, rec: RunStartedRecord): Promise<void> {
+    return this.#append(runId, rec, 'runStarted', 'strict');
+  }
+
+  /** Contract: a barrier — durable (`strict`, transaction `complete`) before it resolves; rejects with `StoreError`. */
+  intent(runId: string, rec: IntentRecord): Promise<void> {
+    return this.#append(runId, rec, 'intent', 'strict');
+  }
+
+  /** Contract: lands on its own (`relaxed`: may be lost in an OS crash); rejects with `StoreError`. */
+  result(runId: string, _resultId: string, rec: ResultRecord): Promise<void> {
+    return this.#append(runId, rec, 'result', 'relaxed');
+  }
+
+  /** Contract: action result and step record in one record, one transaction: all or nothing. */
+  step(runId: string, rec: StepWriteRecord): Promise<void> {
+    return this.#append(runId, rec, 'step', 'strict');
+  }
+
+  /** Contract: durable (`strict`) when it resolves; rejects with `StoreError` on failure. */
+  runEnded(runId: string, rec: RunEndedRecord): Promise<void> {
+    return this.#append(runId, rec, 'runEnded', 'strict');
+  }
+
+  /**
+   * Contract: never takes the lease; fresh decoded objects in write order; `[]` for an unknown
+   * run; `CorruptLogError`/`SchemaVersionError` for a bad record, `StoreError` for other failures.
+   */
+  async readLog(runId: string): Promise<readonly LogRecord[]> {
+    let texts: string[];
+    try {
+      const db = await this.#db();
+      const rows = await db.getAll('records', IDBKeyRange.bound([runId, 0], [runId, Infinity]));
+      texts = rows.map((r) => r.text);
+    } catch (e) {
+      throw isPolyLoopError(e) ? e : new StoreError(runId, 'readLog', e);
+    }
+    const source = `indexeddb:${this.dbName}/${runId}`;
+    const { records, tornLine } = decodeLog(texts, { source });
+    // A transaction lands whole, so a record that is not JSON was damaged, never torn.
+    if (tornLine !== null) throw new CorruptLogError(tornLine, 'not valid JSON', { source });
+    return records;
+  }
+
+  /**
+   * Take the single-driver lease of a run (Web Locks, per origin: tabs and workers).
+   *
+   * Contract: resolves with an idempotent release once this caller is the only driver; in
+   * `'refuse'` mode rejects with `RunLockedError` when another driver holds it, in `'wait'` mode
+   * waits; rejects with `opts.signal.reason` when aborted while waiting. Without Web Locks the
+   * lease only excludes drivers in this page, and `onWarning` is told once.
+   */
+  acquire(runId: string, opts: { readonly signal?: AbortSignal } = {}): Promise<ReleaseLease> {
+    const req = { name: leaseName(this.dbName, runId), runId, mode: this.#mode, signal: opts.signal };
+    const locks = webLocks();
+    if (locks) return acquireWebLock(locks, req);
+    if (!this.#warnedNoLocks) {
+      this.#warnedNoLocks = true;
+      this.#warn(`polyloop: Web Locks (navigator.locks) is not available here; the run lease of IndexedDBStore ${JSON.stringify(this.dbName)} excludes other drivers in this page only, not other tabs`);
+    }
+    return acquireLocalLease(req);
+  }
+
+  /** Runs with a log in this database, sorted by runId. */
+  async listRuns(): Promise<readonly StoredRunInfo[]> {
+    try {
+      const db = await this.#db();
+      const runs = await db.getAll('runs');
+      return runs.map((r) => ({ runId: r.runId, records: r.nextSeq, ended: r.ended }));
+    } catch (e) {
+      throw new StoreError('', 'listRuns', e);
+    }
+  }
+
+  /** Close the connection (a later call reopens it). Call before deleting the database. */
+  async close(): Promise<void> {
+    const conn = this.#conn;
+    this.#conn = null;
+    if (conn) (await conn.catch(() => null))?.close();
+  }
+
+  async #append(runId: string, rec: LogRecord, op: WriteOp, durability: Durability): Promise<void> {
+    try {
+      const text = encodeRecord(rec);
+      const db = await this.#db();
+      const tx = db.transaction(['records', 'runs'], 'readwrite', { durability });
+      const runs = tx.objectStore('runs');
+      const meta = await runs.get(runId);
+      const seq = meta?.nextSeq ?? 0;
+      await Promise.all([
+        tx.objectStore('records').add({ runId, seq, text }),
+        runs.put({ runId, nextSeq: seq + 1, ended: (meta?.ended ?? false) || rec.kind === 'run_ended' }),
+        tx.done,
+      ]);
+    } catch (e) {
+      throw new StoreError(runId, op, e);
+    }
+  }
+
+  #db(): Promise<IDBPDatabase<PolyLoopDB>> {
+    if (this.#conn) return this.#conn;
+    const conn = openDB<PolyLoopDB>(this.dbName, DB_VERSION, {
+      upgrade: (db, oldVersion, _newVersion, tx) => upgradeSchema(db, oldVersion, tx),
+      blocked: (current) => {
+        this.#warn(`polyloop: upgrading IndexedDB ${JSON.stringify(this.dbName)} from version ${current} waits for another tab to close it`);
+      },
+      // Another tab upgrades or deletes the database: let it, and reopen on our next call.
+      blocking: () => this.#drop(conn, true),
+      terminated: () => this.#drop(conn, false),
+    });
+    this.#conn = conn;
+    conn.catch(() => this.#drop(conn, false));
+    return conn;
+  }
+
+  #drop(conn: Promise<IDBPDatabase<PolyLoopDB>>, close: boolean): void {
+    if (this.#conn === conn) this.#conn = null;
+    if (close) void conn.then((db) => db.close(), () => undefined);
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * IndexedDBStore cases beyond the shared contract: schema upgrade, versionchange, decoding
+ * checks, options. Web APIs only, so real Chromium (test/browser) and fake-indexeddb
+ * (test/node/platform-web) run the same cases.
+ */
+import { deleteDB, openDB } from 'idb';
+import { describe, expect, it } from 'vitest';
+import { encodeRecord, isPolyLoopError } from '../../src/core/index.ts';
+import type { LogRecord } from '../../src/core/index.ts';
+import { DB_VERSION, IndexedDBStore } from '../../src/platform-web/index.ts';
+import { ended, modelIntent, modelResult, started, stepWrite } from '../contract/run-store.contract.ts';
+
+let counter = 0;
+/** A database name no other case uses. */
+export function freshDbName(prefix: string): string {
+  counter += 1;
+  return `${prefix}-${Date.now().toString(36)}-${counter}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** Write raw rows the way version 1 of the schema stored them. */
+async function createVersion1(dbName: string, rows: readonly { runId: string; seq: number; text: string }[]): Promise<void> {
+  const db = await openDB(dbName, 1, {
+    upgrade(d) {
+      d.createObjectStore('records', { keyPath: ['runId', 'seq'] });
+    },
+  });
+  const tx = db.transaction('records', 'readwrite');
+  await Promise.all([...rows.map((r) => tx.store.put(r)), tx.done]);
+  db.close();
+}
+
+function rowsOf(runId: string, recs: readonly LogRecord[]): { runId: string; seq: number; text: string }[] {
+  return recs.map((rec, seq) => ({ runId, seq, text: encodeRecord(rec) }));
+}
+
+export function indexedDbStoreCases(label: string): void {
+  describe(`IndexedDBStore (${label})`, () => {
+    it('upgrades a version-1 database in place, keeping every log and continuing its sequence', async () => {
+      const dbName = freshDbName('upgrade');
+      const open = [started('open'), modelIntent(0)];
+      const done = [started('done'), stepWrite(0), ended(1)];
+      await createVersion1(dbName, [...rowsOf('open', open), ...rowsOf('done', done)]);
+      const store = new IndexedDBStore({ dbName });
+      expect(await store.readLog('open')).toEqual(open);
+      expect(await store.listRuns()).toEqual([
+        { runId: 'done', records: 3, ended: true },
+        { runId: 'open', records: 2, ended: false },
+      ]);
+      await store.result('open', 's0.model', modelResult(0));
+      expect(await store.readLog('open')).toEqual([...open, modelResult(0)]);
+      await store.close();
+      const raw = await openDB(dbName);
+      expect(raw.version).toBe(DB_VERSION);
+      raw.close();
+      await deleteDB(dbName);
+    });
+
+    it('closes its connection when another tab deletes the database, instead of blocking it, and reopens after', async () => {
+      const dbName = freshDbName('versionchange');
+      const store = new IndexedDBStore({ dbName, onWarning: () => undefined });
+      await store.runStarted('r', started('r'));
+      let blocked = false;
+      await deleteDB(dbName, { blocked: () => (blocked = true) });
+      expect(blocked).toBe(false);
+      expect(await store.readLog('r')).toEqual([]);
+      await store.runStarted('r', started('r'));
+      expect(await store.readLog('r')).toHaveLength(1);
+      await store.close();
+      await deleteDB(dbName);
+    });
+
+    it('lets another tab upgrade to a newer version, then refuses that database with a StoreError', async () => {
+      const dbName = freshDbName('newer');
+      const store = new IndexedDBStore({ dbName });
+      await store.runStarted('r', started('r'));
+      const newer = await openDB(dbName, DB_VERSION + 1);
+      newer.close();
+      const err = await store.readLog('r').then(() => null, (e: unknown) => e);
+      expect(isPolyLoopError(err, 'store_error')).toBe(true);
+      expect((err as Error & { cause?: { name?: string } }).cause?.name).toBe('VersionError');
+      await deleteDB(dbName);
+    });
+
+    it('refuses a record written by a future schema major with SchemaVersionError', async () => {
+      const dbName = freshDbName('major');
+      await createVersion1(dbName, [{ runId: 'r', seq: 0, text: JSON.stringify({ ...started('r'), v: '2.0' }) }]);
+      const store = new IndexedDBStore({ dbName });
+      const err = await store.readLog('r').then(() => null, (e: unknown) => e);
+      expect(isPolyLoopError(err, 'schema_version')).toBe(true);
+      await store.close();
+      await deleteDB(dbName);
+    });
+
+    it('reports a damaged record with CorruptLogError naming its position, wherever it sits', async () => {
+      const dbName = freshDbName('corrupt');
+      const good = rowsOf('r', [started('r'), modelIntent(0)]);
+      await createVersion1(dbName, [good[0]!, { runId: 'r', seq: 1, text: '{"kind":"intent",' }, { ...good[1]!, seq: 2 }]);
+      const store = new IndexedDBStore({ dbName });
+      const err = await store.readLog('r').then(() => null, (e: unknown) => e);
+      expect(isPolyLoopError(err, 'corrupt_log')).toBe(true);
+      expect((err as { line?: number }).line).toBe(2);
+      await store.close();
+      await deleteDB(dbName);
+    });
+
+    it('refuses options without a database name or with an unknown lease mode', () => {
+      expect(() => new IndexedDBStore({ dbName: '' })).toThrow(/dbName/);
+      expect(() => new IndexedDBStore({ dbName: 'x', lease: 'maybe' as 'wait' })).toThrow(/lease/);
+    });
+
+    it('lists runs with their record counts and whether they ended', async () => {
+      const dbName = freshDbName('list');
+      const store = new IndexedDBStore({ dbName });
+      await store.runStarted('b', started('b'));
+      await store.runStarted('a', started('a'));
+      await store.runEnded('a', ended(0));
+      expect(await store.listRuns()).toEqual([
+        { runId: 'a', records: 2, ended: true },
+        { runId: 'b', records: 1, ended: false },
+      ]);
+      await store.close();
+      await deleteDB(dbName);
+    });
+  });
+}
