@@ -1,0 +1,20 @@
+#!/usr/bin/env node
+// Launcher of the `polyloop` CLI: the compiled build when present (an installed package),
+// otherwise the TypeScript source through tsx (a checkout without `npm run build`).
+import { existsSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const built = fileURLToPath(new URL('../dist/platform-node/cli.js', import.meta.url));
+let cli;
+if (existsSync(built)) {
+  cli = await import(pathToFileURL(built).href);
+} else {
+  const { tsImport } = await import('tsx/esm/api');
+  cli = await tsImport('../src/platform-node/cli.ts', import.meta.url);
+}
+try {
+  process.exitCode = await cli.runCli(process.argv.slice(2), { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
+} catch (e) {
+  process.stderr.write(`polyloop: unexpected error: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exitCode = 70;
+}

@@ -1,0 +1,143 @@
+/**
+ * Read-only inspection of a FileStore directory: what runs are there and where each one stands.
+ * Used by the `polyloop` CLI; never takes a lease and never writes.
+ * @module
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { decodeLog, decodeRecord, isPolyLoopError } from '../core/index.ts';
+import type { LogRecord, StepRecord, StopReason } from '../core/index.ts';
+import { FileStore } from './file-store.ts';
+import { errCode } from './lock.ts';
+import { parseRunFileName } from './run-id.ts';
+
+/** What a run's intent is waiting for, when the log ends inside a step. */
+export type InFlight = {
+  readonly intent: 'model_call' | 'action';
+  readonly stepIndex: number;
+  readonly resultId: string;
+  readonly replayPolicy: 'safe' | 'never';
+};
+
+/** Where a run stands according to its log. */
+export type RunStatus =
+  | { readonly state: 'ended'; readonly stopReason: StopReason }
+  | { readonly state: 'in_flight'; readonly inFlight: InFlight }
+  | { readonly state: 'running' };
+
+/** A run's log, summarized. */
+export type RunSummary = {
+  readonly status: RunStatus;
+  readonly steps: number;
+  readonly validActions: number;
+  readonly finalAnswer: string | null;
+  readonly startedAt: string | null;
+  readonly trajectory: readonly StepRecord[];
+};
+
+/** Summarize decoded records (pure). */
+export function summarizeLog(records: readonly LogRecord[]): RunSummary {
+  const trajectory: StepRecord[] = [];
+  const resolved = new Set<string>();
+  let validActions = 0;
+  let pending: InFlight | null = null;
+  let startedAt: string | null = null;
+  for (const rec of records) {
+    if (rec.kind === 'run_started') startedAt = rec.startedAt;
+    else if (rec.kind === 'intent') pending = { intent: rec.intent, stepIndex: rec.stepIndex, resultId: rec.resultId, replayPolicy: rec.replayPolicy };
+    else if (rec.kind === 'result') resolved.add(rec.resultId);
+    else if (rec.kind === 'step') {
+      trajectory.push(rec.step);
+      if (rec.actionResult) resolved.add(rec.actionResult.resultId);
+      if (rec.actionResult?.outcome.status === 'executed') validActions++;
+      if (pending && pending.stepIndex === rec.step.stepIndex) pending = null;
+    }
+  }
+  const last = records[records.length - 1];
+  if (last?.kind === 'run_ended') {
+    return { status: { state: 'ended', stopReason: last.stopReason }, steps: last.steps, validActions: last.validActions, finalAnswer: last.finalAnswer, startedAt, trajectory };
+  }
+  const inFlight = pending && !resolved.has(pending.resultId) ? pending : null;
+  const status: RunStatus = inFlight ? { state: 'in_flight', inFlight } : { state: 'running' };
+  return { status, steps: trajectory.length, validActions, finalAnswer: null, startedAt, trajectory };
+}
+
+/** One status as a short phrase: `running`, `ended: final_answer`, `in flight: action s2.action (never)`. */
+export function describeStatus(status: RunStatus): string {
+  if (status.state === 'ended') return `ended: ${status.stopReason}`;
+  if (status.state === 'running') return 'running';
+  const f = status.inFlight;
+  return `in flight: ${f.intent === 'action' ? 'action' : 'model call'} ${f.resultId} (${f.replayPolicy})`;
+}
+
+/** A run found in a directory. */
+export type RunListing = {
+  /** The run id; null when the id was hashed and the log has no `run_started` record. */
+  readonly runId: string | null;
+  readonly file: string;
+  readonly lastWriteAt: string;
+  /** Null when the log is corrupt (see `error`). */
+  readonly summary: RunSummary | null;
+  readonly error: string | null;
+  /** Repairs a reader should know about (a torn last line). */
+  readonly warnings: readonly string[];
+};
+
+/** Thrown for a directory that does not exist or is not a directory. */
+export class MissingDirectoryError extends Error {
+  override readonly name = 'MissingDirectoryError';
+}
+
+/** Every run log in `dir`, sorted by last write (oldest first). Corrupt logs are listed with `error`. */
+export async function listRuns(dir: string): Promise<readonly RunListing[]> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (e) {
+    const code = errCode(e);
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new MissingDirectoryError(`no such directory: ${dir}`);
+    throw e;
+  }
+  const out: RunListing[] = [];
+  for (const name of names.sort()) {
+    const parsed = parseRunFileName(name);
+    if (parsed === null) continue;
+    const file = join(dir, name);
+    const runId = parsed.form === 'reversible' ? parsed.runId : await hashedRunId(file);
+    out.push(await inspectFile(file, runId));
+  }
+  return out.sort((a, b) => a.lastWriteAt.localeCompare(b.lastWriteAt));
+}
+
+/** Inspect one run by id; null when it has no log in `dir`. */
+export async function inspectRun(dir: string, runId: string): Promise<RunListing | null> {
+  const s = await stat(dir).catch(() => null);
+  if (!s?.isDirectory()) throw new MissingDirectoryError(`no such directory: ${dir}`);
+  const file = new FileStore({ dir }).logPath(runId);
+  if (!(await stat(file).catch(() => null))) return null;
+  return inspectFile(file, runId);
+}
+
+async function inspectFile(file: string, runId: string | null): Promise<RunListing> {
+  const lastWriteAt = (await stat(file)).mtime.toISOString();
+  const base = { runId, file, lastWriteAt };
+  try {
+    const { records, tornLine } = decodeLog(await readFile(file, 'utf8'), { source: file });
+    const warnings = tornLine === null ? [] : [`ignored a torn last line (line ${tornLine}): a write cut short by a crash`];
+    return { ...base, warnings, summary: summarizeLog(records), error: null };
+  } catch (e) {
+    if (isPolyLoopError(e, 'corrupt_log') || isPolyLoopError(e, 'schema_version')) return { ...base, warnings: [], summary: null, error: e.message };
+    throw e;
+  }
+}
+
+async function hashedRunId(file: string): Promise<string | null> {
+  const text = await readFile(file, 'utf8');
+  const first = text.slice(0, text.indexOf('\n') === -1 ? text.length : text.indexOf('\n'));
+  try {
+    const rec = decodeRecord(first);
+    return rec.kind === 'run_started' ? rec.runId : null;
+  } catch {
+    return null;
+  }
+}
