@@ -1,11 +1,33 @@
 /**
  * IndexedDBStore in real Chromium: real IndexedDB, real Web Locks. The shared contract suite in
- * both lease modes, the IndexedDB cases, and what only a real browser can show.
+ * both lease modes, the IndexedDB cases, and a lock held by another context (a worker).
+ * A full quota is proven in test/e2e-web (it needs a CDP quota override on a real page).
  */
+import { describe, expect, it } from 'vitest';
+import { isPolyLoopError } from '../../src/core/index.ts';
+import { IndexedDBStore, leaseName } from '../../src/platform-web/index.ts';
 import { runStoreContract } from '../contract/run-store.contract.ts';
-import { IndexedDBStore } from '../../src/platform-web/index.ts';
 import { freshDbName, indexedDbStoreCases } from './idb-store.cases.ts';
 
 runStoreContract('IndexedDBStore (Chromium, waiting lease)', () => new IndexedDBStore({ dbName: freshDbName('contract') }), { lease: 'waits' });
 runStoreContract('IndexedDBStore (Chromium, refusing lease)', () => new IndexedDBStore({ dbName: freshDbName('contract'), lease: 'refuse' }), { lease: 'refuses' });
 indexedDbStoreCases('Chromium');
+
+describe('IndexedDBStore in a real browser', () => {
+  it('refuses a run whose Web Lock a worker holds, and gets it once that worker is gone', async () => {
+    const dbName = freshDbName('worker');
+    const name = leaseName(dbName, 'r');
+    const source = `navigator.locks.request(${JSON.stringify(name)}, () => { postMessage('held'); return new Promise(() => {}); });`;
+    const url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
+    const worker = new Worker(url);
+    await new Promise((resolve) => worker.addEventListener('message', resolve, { once: true }));
+    const refusing = new IndexedDBStore({ dbName, lease: 'refuse' });
+    const err = await refusing.acquire('r').then(() => null, (e: unknown) => e);
+    expect(isPolyLoopError(err, 'run_locked')).toBe(true);
+    const waiting = new IndexedDBStore({ dbName }).acquire('r');
+    worker.terminate();
+    URL.revokeObjectURL(url);
+    const release = await waiting;
+    await release();
+  });
+});
