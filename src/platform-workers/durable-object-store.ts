@@ -2,7 +2,7 @@
  * DurableObjectStore: a run log in a Durable Object's SQLite-backed storage.
  * @module
  */
-import { CorruptLogError, decodeLog, encodeRecord, PolyLoopError } from '../core/index.ts';
+import { CorruptLogError, decodeLog, decodeRecord, encodeRecord, PolyLoopError } from '../core/index.ts';
 import type { IntentRecord, LogRecord, ResultRecord, RunEndedRecord, RunStartedRecord, RunStore, StepWriteRecord } from '../core/index.ts';
 
 /** The part of `ctx.storage` the store uses (SQLite-backed Durable Object storage). */
@@ -161,6 +161,14 @@ export class DurableObjectStore implements RunStore {
       else out.push({ seq: row.seq, line: row.body });
     }
     return out;
+  }
+
+  /** The run's last record, decoded, or null for a run never written. */
+  lastRecord(runId: string): LogRecord | null {
+    const rows = this.#storage.sql
+      .exec<{ body: string }>(`SELECT body FROM ${TABLE} WHERE run_id = ?1 AND seq = (SELECT MAX(seq) FROM ${TABLE} WHERE run_id = ?1) ORDER BY part`, runId)
+      .toArray();
+    return rows.length === 0 ? null : decodeRecord(rows.map((r) => r.body).join(''));
   }
 
   /** True when the run has at least one record. */

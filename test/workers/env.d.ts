@@ -1,6 +1,10 @@
+// Bindings of the demo Worker as the workerd tests see them (wrangler.toml + vitest.config.ts).
 declare namespace Cloudflare {
   interface Env {
-    RUNS: DurableObjectNamespace;
+    RUNS: DurableObjectNamespace<import('../../src/platform-workers/run-object.ts').RunObjectBase<Env>>;
     POLYLOOP_TOKEN: string;
+  }
+  interface Exports {
+    default: Fetcher;
   }
 }

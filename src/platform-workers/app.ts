@@ -1,0 +1,182 @@
+/**
+ * The HTTP surface of SPEC §6, as a `hono` app that routes each run to its own Durable Object.
+ * @module
+ */
+import { Hono } from 'hono';
+import type { Context } from 'hono';
+import { z } from 'zod';
+import type { RunObjectBase, StartOutcome } from './run-object.ts';
+import type { RunStatus, RunTrajectory } from './run-status.ts';
+
+/** Error codes of the HTTP surface; every error body is `{ error: { code, message } }`. */
+export type HttpErrorCode = 'unauthorized' | 'payload_too_large' | 'bad_request' | 'not_found' | 'conflict' | 'internal';
+
+/** Options of {@link createApp}. */
+export type AppOptions<Env> = {
+  /** The Durable Object namespace whose class came from `createRunObject`. */
+  readonly runs: (env: Env) => DurableObjectNamespace<RunObjectBase<Env>>;
+  /** The bearer token (default: `env.POLYLOOP_TOKEN`). Missing or empty: every request is refused. */
+  readonly token?: (env: Env) => string | undefined;
+};
+
+/** Largest accepted request body: 1 MiB. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** The run id rule: 1–200 characters of `[A-Za-z0-9._:-]`. */
+export const RUN_ID_PATTERN = /^[A-Za-z0-9._:-]{1,200}$/;
+
+const StartBody = z.strictObject({
+  runId: z.string().regex(RUN_ID_PATTERN, 'runId must be 1-200 characters of [A-Za-z0-9._:-]').optional(),
+  input: z.unknown(),
+});
+
+class TooLarge extends Error {}
+
+/** The run object's RPC methods as the app calls them (spelled out: the inferred RPC types of a stream are too deep for tsc). */
+type RunObjectRpc = {
+  start(runId: string, input: unknown): Promise<StartOutcome>;
+  status(): Promise<RunStatus | null>;
+  trajectory(): Promise<RunTrajectory | null>;
+  cancel(): Promise<boolean>;
+  events(afterSeq: number): Promise<ReadableStream<Uint8Array> | null>;
+};
+
+function fail(c: Context, status: 400 | 401 | 404 | 409 | 413 | 500, code: HttpErrorCode, message: string): Response {
+  const headers: Record<string, string> = status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {};
+  return c.json({ error: { code, message } }, status, headers);
+}
+
+async function digest(text: string): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
+}
+
+/** Compare two secrets in time independent of where they differ (both hashed first). */
+async function sameSecret(given: string, expected: string): Promise<boolean> {
+  const [a, b] = await Promise.all([digest(given), digest(expected)]);
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= (a[i] ?? 0) ^ (b[i] ?? 0);
+  return diff === 0;
+}
+
+/** Read a body as text, refusing more than `max` bytes whatever Content-Length claims. */
+async function readBody(req: Request, max: number): Promise<string> {
+  const declared = Number(req.headers.get('content-length') ?? '0');
+  if (declared > max) throw new TooLarge();
+  if (req.body === null) return '';
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => undefined);
+      throw new TooLarge();
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(all);
+}
+
+function schemaMessage(error: z.ZodError): string {
+  return error.issues.map((i) => (i.path.length > 0 ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
+}
+
+/**
+ * The PolyLoop HTTP app: `POST /runs`, `GET /runs/:id`, `GET /runs/:id/trajectory`,
+ * `GET /runs/:id/events` (SSE, `id:` = record sequence, honours `Last-Event-ID`),
+ * `POST /runs/:id/cancel`. Checks run in this order: auth, size, parse, schema. Errors never
+ * carry a stack trace.
+ *
+ * @example
+ * export class RunObject extends createRunObject<Env>({ setup }) {}
+ * export default createApp<Env>({ runs: (env) => env.RUNS });
+ */
+export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ Bindings: Env }> {
+  const app = new Hono<{ Bindings: Env }>();
+  const tokenOf = options.token ?? ((env: Env) => (env as { POLYLOOP_TOKEN?: unknown }).POLYLOOP_TOKEN as string | undefined);
+  const stubFor = (c: Context<{ Bindings: Env }>, runId: string): RunObjectRpc => {
+    const ns = options.runs(c.env);
+    return ns.get(ns.idFromName(runId)) as unknown as RunObjectRpc;
+  };
+
+  app.use('*', async (c, next) => {
+    const expected = tokenOf(c.env);
+    if (typeof expected !== 'string' || expected === '') {
+      return fail(c, 401, 'unauthorized', 'this server has no POLYLOOP_TOKEN configured, so every request is refused');
+    }
+    const header = c.req.header('authorization') ?? '';
+    const match = /^Bearer ([^\s]+)$/i.exec(header.trim());
+    if (!match || !(await sameSecret(match[1] ?? '', expected))) return fail(c, 401, 'unauthorized', 'missing or wrong bearer token');
+    await next();
+  });
+
+  app.post('/runs', async (c) => {
+    let text: string;
+    try {
+      text = await readBody(c.req.raw, MAX_BODY_BYTES);
+    } catch (e) {
+      if (e instanceof TooLarge) return fail(c, 413, 'payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`);
+      return fail(c, 400, 'bad_request', 'request body is not valid UTF-8');
+    }
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch {
+      return fail(c, 400, 'bad_request', 'request body is not valid JSON');
+    }
+    const parsed = StartBody.safeParse(raw);
+    if (!parsed.success) return fail(c, 400, 'bad_request', schemaMessage(parsed.error));
+    if (!Object.hasOwn(raw as object, 'input')) return fail(c, 400, 'bad_request', 'input: required');
+    const runId = parsed.data.runId ?? crypto.randomUUID();
+    const outcome = await stubFor(c, runId).start(runId, parsed.data.input);
+    if (outcome.ok) return c.json({ runId }, 201);
+    return outcome.code === 'conflict' ? fail(c, 409, 'conflict', outcome.message) : fail(c, 400, 'bad_request', outcome.message);
+  });
+
+  app.get('/runs/:id', async (c) => {
+    const runId = c.req.param('id');
+    const status = RUN_ID_PATTERN.test(runId) ? await stubFor(c, runId).status() : null;
+    return status === null ? unknownRun(c, runId) : c.json(status);
+  });
+
+  app.get('/runs/:id/trajectory', async (c) => {
+    const runId = c.req.param('id');
+    const trajectory = RUN_ID_PATTERN.test(runId) ? await stubFor(c, runId).trajectory() : null;
+    return trajectory === null ? unknownRun(c, runId) : c.json(trajectory);
+  });
+
+  app.get('/runs/:id/events', async (c) => {
+    const runId = c.req.param('id');
+    const last = c.req.header('last-event-id');
+    if (last !== undefined && !/^\d{1,15}$/.test(last.trim())) return fail(c, 400, 'bad_request', 'Last-Event-ID must be a record sequence number');
+    if (!RUN_ID_PATTERN.test(runId)) return unknownRun(c, runId);
+    const stream = await stubFor(c, runId).events(last === undefined ? -1 : Number(last.trim()));
+    if (stream === null) return unknownRun(c, runId);
+    return new Response(stream, { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } });
+  });
+
+  app.post('/runs/:id/cancel', async (c) => {
+    const runId = c.req.param('id');
+    const known = RUN_ID_PATTERN.test(runId) ? await stubFor(c, runId).cancel() : false;
+    return known ? c.json({ runId }, 202) : unknownRun(c, runId);
+  });
+
+  app.notFound((c) => fail(c, 404, 'not_found', `no route ${c.req.method} ${new URL(c.req.url).pathname}`));
+  app.onError((err, c) => {
+    console.error('polyloop: request failed:', err);
+    return fail(c, 500, 'internal', 'internal error');
+  });
+  return app;
+}
+
+function unknownRun(c: Context, runId: string): Response {
+  return fail(c, 404, 'not_found', `no run ${JSON.stringify(runId.slice(0, 200))}`);
+}

@@ -1,0 +1,88 @@
+/**
+ * The demo agent served by `npm run dev` (and used by the workerd tests): a small local policy
+ * model that reverses each word of the goal with a tool, one word per step, then answers with
+ * what the tool observed. Deterministic, offline, no API key.
+ * @module
+ */
+import { z } from 'zod';
+import { ToolRegistry } from '../core/index.ts';
+import type { Message, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
+import { jsonActionInterpreter, sleep } from '../testing/index.ts';
+import type { RunSetup, RunSetupContext } from './run-object.ts';
+
+const MAX_WORDS = 12;
+const OBSERVATION = 'Observation: ';
+
+/** `input` of `POST /runs` for the demo: a goal string, or `{ goal, pauseMs }` to slow every model call and tool call down. */
+const DemoInput = z.union([
+  z.string().trim().min(1, 'the goal must not be empty').max(2000),
+  z.strictObject({ goal: z.string().trim().min(1, 'the goal must not be empty').max(2000), pauseMs: z.number().int().min(0).max(10_000).optional() }),
+]);
+
+function textOf(messages: readonly Message[], role: Message['role']): string[] {
+  return messages.filter((m) => m.role === role).map((m) => m.content.map((b) => (b.type === 'text' ? b.text : '')).join(''));
+}
+
+/** The policy: reverse the goal's words one by one, then answer with the observations joined. */
+function demoModel(): ModelCaller {
+  return {
+    params: Object.freeze({ model: 'polyloop-demo-policy', version: 1 }),
+    async call(call: ModelCall): Promise<ModelReply> {
+      const pauseMs = Number(call.binding['pauseMs'] ?? '0');
+      if (pauseMs > 0) await sleep(pauseMs, call.signal);
+      call.signal.throwIfAborted();
+      const users = textOf(call.messages, 'user');
+      const words = (users[0] ?? '').split(/\s+/).filter(Boolean).slice(0, MAX_WORDS);
+      const observed = users.filter((t) => t.startsWith(OBSERVATION)).map((t) => t.slice(OBSERVATION.length));
+      const next = words[observed.length];
+      const text = next === undefined ? JSON.stringify({ final: observed.join(' ') }) : JSON.stringify({ tool: 'reverse_word', args: { word: next } });
+      return { callId: `demo-${call.callSeq}`, text, reasoning: null };
+    },
+  };
+}
+
+function demoTools(pauseMs: number): ToolRegistry {
+  return ToolRegistry.of([
+    {
+      name: 'reverse_word',
+      description: 'Reverse the characters of one word.',
+      parameters: { type: 'object', properties: { word: { type: 'string', minLength: 1 } }, required: ['word'], additionalProperties: false },
+      replayPolicy: 'safe',
+      handler: async (args, { signal }) => {
+        if (pauseMs > 0) await sleep(pauseMs, signal);
+        return [...String(args['word'])].reverse().join('');
+      },
+    },
+  ]);
+}
+
+/**
+ * The demo's run factory: validates `input` (a goal string, or `{ goal, pauseMs }`), then builds
+ * the agent's seams and request. A rejected input throws, which the app answers with 400.
+ */
+export function demoSetup(ctx: RunSetupContext<unknown>): RunSetup {
+  const parsed = DemoInput.safeParse(ctx.input);
+  if (!parsed.success) throw new Error('the demo agent takes a goal string, or { "goal": string, "pauseMs"?: integer 0-10000 }');
+  const { goal, pauseMs } = typeof parsed.data === 'string' ? { goal: parsed.data, pauseMs: 0 } : { goal: parsed.data.goal, pauseMs: parsed.data.pauseMs ?? 0 };
+  const tools = demoTools(pauseMs);
+  return {
+    model: demoModel(),
+    interpreter: jsonActionInterpreter(),
+    syntheticObservations: { notExecuted: 'The action was not executed.', envError: 'The environment failed.' },
+    request: {
+      budget: { maxSteps: MAX_WORDS + 2, maxValidActions: MAX_WORDS, maxContextChars: 200_000 },
+      executor: tools.executor(),
+      tools,
+      context: {
+        run: [{ role: 'system', content: [{ type: 'text', text: 'Reverse every word of the goal with reverse_word, one call per step, then give the final answer. Reply with JSON.' }] }],
+        goal: [{ role: 'user', content: [{ type: 'text', text: goal }] }],
+      },
+      injections: {},
+      modelBinding: { pauseMs: String(pauseMs) },
+      modelReplayPolicy: 'safe',
+      observationTemplate: `${OBSERVATION}{observation}`,
+      toolRenderStyle: 'json',
+      cancelGraceMs: 5_000,
+    },
+  };
+}

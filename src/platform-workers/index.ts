@@ -1,0 +1,18 @@
+/**
+ * `polyloop/workers` — PolyLoop on Cloudflare Workers: `DurableObjectStore` (a run log in
+ * SQLite-backed Durable Object storage), the run Durable Object (`createRunObject`: one object
+ * per run, resumed by its alarm after eviction), and the `hono` app (`createApp`) serving the
+ * HTTP surface of SPEC §6. The demo agent and Worker entry (`demo-agent.ts`, `worker.ts`) are
+ * examples for `npm run dev`, left out of this entry on purpose.
+ * @module
+ */
+export { createApp, MAX_BODY_BYTES, RUN_ID_PATTERN } from './app.ts';
+export type { AppOptions, HttpErrorCode } from './app.ts';
+export { DurableObjectStore, RecordTooLargeError } from './durable-object-store.ts';
+export type { DurableObjectSqlStorage, DurableObjectStoreOptions, StoredLine } from './durable-object-store.ts';
+export { createRunObject, RunObjectBase } from './run-object.ts';
+export type { RunObjectOptions, RunSetup, RunSetupContext, StartOutcome } from './run-object.ts';
+export { statusFromLog, trajectoryFromLog } from './run-status.ts';
+export type { RunStatus, RunTrajectory } from './run-status.ts';
+export { formatLogEvent, logEventStream } from './sse.ts';
+export type { LogEventStreamOptions, LogFeed } from './sse.ts';

@@ -1,0 +1,247 @@
+/**
+ * The run Durable Object: one object owns one run — its log, its driver, its alarm, its live
+ * event stream.
+ * @module
+ */
+import { DurableObject } from 'cloudflare:workers';
+import { defineAgent, isPolyLoopError, resume, run } from '../core/index.ts';
+import type { DecisionInterpreter, EventSink, ModelCaller, RunEvent, RunRequest, SyntheticObservations } from '../core/index.ts';
+import { DurableObjectStore } from './durable-object-store.ts';
+import type { StoredLine } from './durable-object-store.ts';
+import { statusFromLog, trajectoryFromLog } from './run-status.ts';
+import type { RunStatus, RunTrajectory } from './run-status.ts';
+import { logEventStream } from './sse.ts';
+
+/** What the user's factory returns for one run: the agent's seams and the request (the run id is the object's). */
+export type RunSetup = {
+  readonly model: ModelCaller;
+  readonly interpreter: DecisionInterpreter;
+  readonly syntheticObservations: SyntheticObservations;
+  readonly request: Omit<RunRequest, 'runId'>;
+  /** Optional extra sink that receives every event too (logging, metrics). Not part of the run's identity. */
+  readonly events?: EventSink;
+};
+
+/** What the factory is given: the Worker's env, the run id and the `input` of `POST /runs`. */
+export type RunSetupContext<Env> = { readonly env: Env; readonly runId: string; readonly input: unknown };
+
+/** Options of {@link createRunObject}. */
+export type RunObjectOptions<Env> = {
+  /**
+   * Build the run from its input. Called when the run starts (a throw rejects the input: HTTP 400,
+   * nothing is stored) and again, with the same stored input, whenever the run is resumed after
+   * eviction — so it must be deterministic: the same input gives the same agent and request.
+   */
+  readonly setup: (ctx: RunSetupContext<Env>) => RunSetup | Promise<RunSetup>;
+  /**
+   * Alarm period (default 30 s). The alarm is set before the run starts and re-armed at every
+   * firing while the run lives; when it fires and no driver is running in this instance (the
+   * object was evicted, crashed or redeployed), it resumes the run. Cleared when the run ends.
+   */
+  readonly resumeAfterMs?: number;
+  /** SSE keep-alive comment period (default 20 s; 0 = never). */
+  readonly keepAliveMs?: number;
+};
+
+/** The outcome of {@link RunObjectBase.start}: ok, or why not (a value, since errors lose their class over RPC). */
+export type StartOutcome = { readonly ok: true } | { readonly ok: false; readonly code: 'conflict' | 'bad_request'; readonly message: string };
+
+type Meta = { readonly runId: string; readonly input: string; readonly cancelRequested: boolean; readonly halted: string | null };
+
+const META = 'polyloop_run';
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+function cancelReason(): Error {
+  return new DOMException('run cancelled by request', 'AbortError');
+}
+
+/**
+ * The run Durable Object. Do not instantiate or subclass it directly: export the class returned
+ * by {@link createRunObject} under the `class_name` of your `wrangler.toml` binding. Its public
+ * methods are called over RPC by {@link createApp}.
+ */
+export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
+  readonly #options: RunObjectOptions<Env>;
+  readonly #store: DurableObjectStore;
+  readonly #listeners = new Set<(entry: StoredLine) => void>();
+  #driving: Promise<void> | null = null;
+  #controller: AbortController | null = null;
+  #launched = false;
+
+  constructor(ctx: DurableObjectState, env: Env, options: RunObjectOptions<Env>) {
+    super(ctx, env);
+    this.#options = options;
+    this.#store = new DurableObjectStore(ctx.storage, { onAppend: (_runId, entry) => this.#listeners.forEach((l) => l(entry)) });
+    ctx.storage.sql.exec(
+      `CREATE TABLE IF NOT EXISTS ${META} (id INTEGER PRIMARY KEY CHECK (id = 1), run_id TEXT NOT NULL, input TEXT NOT NULL, cancel_requested INTEGER NOT NULL DEFAULT 0, halted TEXT)`,
+    );
+  }
+
+  /** Start the run: validate the input with the factory, store it, arm the alarm, then drive. */
+  async start(runId: string, input: unknown): Promise<StartOutcome> {
+    const conflict: StartOutcome = { ok: false, code: 'conflict', message: `run ${JSON.stringify(runId)} already exists` };
+    if (this.#meta() !== null) return conflict;
+    let setup: RunSetup;
+    try {
+      setup = await this.#options.setup({ env: this.env, runId, input });
+    } catch (e) {
+      return { ok: false, code: 'bad_request', message: `input rejected: ${messageOf(e)}` };
+    }
+    if (this.#meta() !== null) return conflict; // another start won while the factory ran
+    this.ctx.storage.sql.exec(`INSERT INTO ${META} (id, run_id, input) VALUES (1, ?, ?)`, runId, JSON.stringify(input ?? null));
+    // The alarm goes in before any work: if this instance dies from here on, the alarm resumes the run.
+    await this.ctx.storage.setAlarm(Date.now() + this.#resumeAfterMs());
+    void this.#launch(setup);
+    return { ok: true };
+  }
+
+  /** The run's status, or null when this object holds no run. */
+  async status(): Promise<RunStatus | null> {
+    const meta = this.#meta();
+    return meta === null ? null : statusFromLog(meta.runId, await this.#store.readLog(meta.runId));
+  }
+
+  /** The run's step records, or null when this object holds no run. */
+  async trajectory(): Promise<RunTrajectory | null> {
+    const meta = this.#meta();
+    return meta === null ? null : trajectoryFromLog(meta.runId, await this.#store.readLog(meta.runId));
+  }
+
+  /**
+   * Ask the run to stop: the library writes `run_ended` (`cancelled`). Idempotent; a no-op on an
+   * ended run. Returns false when this object holds no run.
+   */
+  async cancel(): Promise<boolean> {
+    const meta = this.#meta();
+    if (meta === null) return false;
+    if (this.#ended(meta.runId)) return true;
+    this.ctx.storage.sql.exec(`UPDATE ${META} SET cancel_requested = 1 WHERE id = 1`);
+    if (this.#driving !== null) {
+      // Before the library has been called the sink aborts at `run_started` instead (see #sink).
+      if (this.#launched) this.#controller?.abort(cancelReason());
+    } else if (meta.halted === null) {
+      void this.#launch(null);
+    }
+    return true;
+  }
+
+  /** SSE bytes: every record after `afterSeq`, then live ones until `run_ended`; null when no run. */
+  events(afterSeq: number): ReadableStream<Uint8Array> | null {
+    const meta = this.#meta();
+    if (meta === null) return null;
+    const feed = {
+      readLines: (after: number) => this.#store.readLines(meta.runId, after),
+      subscribe: (listener: (entry: StoredLine) => void) => {
+        this.#listeners.add(listener);
+        return () => void this.#listeners.delete(listener);
+      },
+    };
+    return logEventStream(feed, afterSeq, this.#options.keepAliveMs === undefined ? {} : { keepAliveMs: this.#options.keepAliveMs });
+  }
+
+  /** Heartbeat and recovery: re-arm while the run lives; resume it when no driver runs here. */
+  override async alarm(): Promise<void> {
+    const meta = this.#meta();
+    if (meta === null || meta.halted !== null || this.#ended(meta.runId)) return;
+    await this.ctx.storage.setAlarm(Date.now() + this.#resumeAfterMs());
+    if (this.#driving === null) void this.#launch(null);
+  }
+
+  #resumeAfterMs(): number {
+    return this.#options.resumeAfterMs ?? 30_000;
+  }
+
+  #meta(): Meta | null {
+    const rows = this.ctx.storage.sql
+      .exec<{ run_id: string; input: string; cancel_requested: number; halted: string | null }>(`SELECT run_id, input, cancel_requested, halted FROM ${META} WHERE id = 1`)
+      .toArray();
+    const row = rows[0];
+    return row === undefined ? null : { runId: row.run_id, input: row.input, cancelRequested: row.cancel_requested === 1, halted: row.halted };
+  }
+
+  #ended(runId: string): boolean {
+    return this.#store.lastRecord(runId)?.kind === 'run_ended';
+  }
+
+  #launch(given: RunSetup | null): Promise<void> {
+    if (this.#driving !== null) return this.#driving;
+    const controller = new AbortController();
+    this.#controller = controller;
+    this.#launched = false;
+    const driving = this.#drive(given, controller).finally(() => {
+      this.#driving = null;
+      this.#controller = null;
+      this.#launched = false;
+    });
+    this.#driving = driving;
+    this.ctx.waitUntil(driving);
+    return driving;
+  }
+
+  async #drive(given: RunSetup | null, controller: AbortController): Promise<void> {
+    const meta = this.#meta();
+    if (meta === null) return;
+    try {
+      const setup = given ?? (await this.#options.setup({ env: this.env, runId: meta.runId, input: JSON.parse(meta.input) as unknown }));
+      const agent = defineAgent({
+        model: setup.model,
+        interpreter: setup.interpreter,
+        store: this.#store,
+        events: this.#sink(setup.events, controller),
+        syntheticObservations: setup.syntheticObservations,
+      });
+      const request: RunRequest = { ...setup.request, runId: meta.runId };
+      const drive = this.#store.hasLog(meta.runId) ? resume : run;
+      this.#launched = true;
+      await drive(agent, request, { signal: controller.signal });
+    } catch (e) {
+      if (!this.#ended(meta.runId)) return this.#failed(meta.runId, e);
+    }
+    await this.ctx.storage.deleteAlarm();
+  }
+
+  /**
+   * A drive that failed before the run ended. Store failures and other non-library errors may be
+   * transient: the alarm stays armed and retries. A library refusal (identity mismatch, invalid
+   * request, corrupt log …) will not heal by retrying: the run is halted and the alarm cleared.
+   */
+  async #failed(runId: string, e: unknown): Promise<void> {
+    if (!isPolyLoopError(e) || e.code === 'store_error') {
+      console.error(`polyloop: run ${JSON.stringify(runId)} interrupted, the alarm will resume it: ${messageOf(e)}`);
+      return;
+    }
+    console.error(`polyloop: run ${JSON.stringify(runId)} halted: ${e.name}: ${e.message}`);
+    this.ctx.storage.sql.exec(`UPDATE ${META} SET halted = ? WHERE id = 1`, `${e.name}: ${e.message}`);
+    await this.ctx.storage.deleteAlarm();
+  }
+
+  #sink(extra: EventSink | undefined, controller: AbortController): EventSink {
+    return {
+      params: extra?.params ?? { sink: 'run-object' },
+      deliver: async (event: RunEvent) => {
+        if (event.type === 'run_started' && this.#meta()?.cancelRequested) controller.abort(cancelReason());
+        await extra?.deliver(event);
+      },
+    };
+  }
+}
+
+/**
+ * Make the run Durable Object class for your agent. Export it under the `class_name` your
+ * `wrangler.toml` binds (with a `new_sqlite_classes` migration).
+ *
+ * @example
+ * export class RunObject extends createRunObject<Env>({
+ *   setup: ({ env, input }) => ({ model, interpreter, syntheticObservations, request: buildRequest(input) }),
+ * }) {}
+ */
+export function createRunObject<Env = unknown>(options: RunObjectOptions<Env>): new (ctx: DurableObjectState, env: Env) => RunObjectBase<Env> {
+  return class RunObject extends RunObjectBase<Env> {
+    constructor(ctx: DurableObjectState, env: Env) {
+      super(ctx, env, options);
+    }
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * Server-sent events over a run log: replay what a client missed, then follow live appends.
+ * @module
+ */
+import type { StoredLine } from './durable-object-store.ts';
+
+/** Where a log stream reads from and subscribes to. All calls happen inside one Durable Object. */
+export type LogFeed = {
+  /** Committed records with a sequence number above `afterSeq`, in write order (synchronous). */
+  readonly readLines: (afterSeq: number) => readonly StoredLine[];
+  /** Register for every later append; returns the unsubscribe function. */
+  readonly subscribe: (listener: (entry: StoredLine) => void) => () => void;
+};
+
+/** Options of {@link logEventStream}. */
+export type LogEventStreamOptions = {
+  /** Send a comment line this often so proxies keep an idle stream open (default 20 s; 0 = never). */
+  readonly keepAliveMs?: number;
+};
+
+const encoder = new TextEncoder();
+
+function kindOf(line: string): string {
+  const parsed: unknown = JSON.parse(line);
+  const kind = typeof parsed === 'object' && parsed !== null ? (parsed as { kind?: unknown }).kind : undefined;
+  return typeof kind === 'string' ? kind : 'record';
+}
+
+/**
+ * Format one record as an SSE event: `id:` is the record's sequence number, `event:` its kind,
+ * `data:` the record's JSON (one line: JSON never contains a raw newline).
+ */
+export function formatLogEvent(entry: StoredLine): string {
+  return `id: ${entry.seq}\nevent: ${kindOf(entry.line)}\ndata: ${entry.line}\n\n`;
+}
+
+/**
+ * A byte stream of SSE events: every record after `afterSeq` (the client's `Last-Event-ID`), then
+ * each new record as it is committed; it closes after `run_ended`. The replay is read and the
+ * subscription registered in the same synchronous turn, so no record is missed or sent twice.
+ */
+export function logEventStream(feed: LogFeed, afterSeq: number, opts: LogEventStreamOptions = {}): ReadableStream<Uint8Array> {
+  let unsubscribe: (() => void) | null = null;
+  let timer: ReturnType<typeof setInterval> | null = null;
+  const stop = (): void => {
+    unsubscribe?.();
+    unsubscribe = null;
+    if (timer !== null) clearInterval(timer);
+    timer = null;
+  };
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      let last = afterSeq;
+      let closed = false;
+      const send = (entry: StoredLine): void => {
+        if (closed || entry.seq <= last) return;
+        last = entry.seq;
+        const text = formatLogEvent(entry);
+        controller.enqueue(encoder.encode(text));
+        if (text.includes('\nevent: run_ended\n')) {
+          closed = true;
+          stop();
+          controller.close();
+        }
+      };
+      for (const entry of feed.readLines(afterSeq)) send(entry);
+      if (closed) return;
+      unsubscribe = feed.subscribe(send);
+      const every = opts.keepAliveMs ?? 20_000;
+      if (every > 0) timer = setInterval(() => controller.enqueue(encoder.encode(': keep-alive\n\n')), every);
+    },
+    cancel() {
+      stop();
+    },
+  });
+}

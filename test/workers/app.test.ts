@@ -1,0 +1,123 @@
+import { env } from 'cloudflare:workers';
+import { describe, expect, it } from 'vitest';
+import { createApp, MAX_BODY_BYTES } from '../../src/platform-workers/index.ts';
+import { call, startRun, status, waitFor } from './http.ts';
+
+type ErrorBody = { error: { code: string; message: string } };
+const uid = (p: string): string => `${p}-${crypto.randomUUID()}`;
+
+async function expectError(res: Response, statusCode: number, code: string): Promise<string> {
+  expect(res.status).toBe(statusCode);
+  const text = await res.text();
+  const body = JSON.parse(text) as ErrorBody;
+  expect(Object.keys(body)).toEqual(['error']);
+  expect(body.error.code).toBe(code);
+  expect(text).not.toMatch(/\n\s+at |\.ts:\d+/);
+  return body.error.message;
+}
+
+describe('the HTTP app in workerd', () => {
+  it('runs the demo agent to its final answer through the app, with status and trajectory', async () => {
+    const runId = await startRun('hello brave new world');
+    const done = await waitFor(runId, (s) => s.status === 'ended');
+    expect(done).toEqual({ runId, status: 'ended', stopReason: 'final_answer', finalAnswer: 'olleh evarb wen dlrow', steps: 5, validActions: 4 });
+    const res = await call(`/runs/${runId}/trajectory`);
+    expect(res.status).toBe(200);
+    const traj = (await res.json()) as { runId: string; steps: { stepIndex: number; decision: string; observation: string | null }[] };
+    expect(traj.runId).toBe(runId);
+    expect(traj.steps.map((s) => s.decision)).toEqual(['action', 'action', 'action', 'action', 'final']);
+    expect(traj.steps.map((s) => s.observation).slice(0, 4)).toEqual(['olleh', 'evarb', 'wen', 'dlrow']);
+  });
+
+  it('uses the caller\'s runId, and answers 409 when that run already exists', async () => {
+    const runId = uid('mine');
+    expect(await startRun('one two', runId)).toBe(runId);
+    const again = await call('/runs', { method: 'POST', body: JSON.stringify({ runId, input: 'other' }) });
+    await expectError(again, 409, 'conflict');
+    await waitFor(runId, (s) => s.status === 'ended');
+  });
+
+  it('makes a UUID when runId is absent', async () => {
+    const runId = await startRun('one');
+    expect(runId).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('refuses every route without a token, or with a wrong one, with 401', async () => {
+    for (const [path, method] of [['/runs', 'POST'], ['/runs/x', 'GET'], ['/runs/x/trajectory', 'GET'], ['/runs/x/events', 'GET'], ['/runs/x/cancel', 'POST'], ['/nope', 'GET']] as const) {
+      const message = await expectError(await call(path, { method, token: null }), 401, 'unauthorized');
+      expect(message).toMatch(/bearer token/);
+      await expectError(await call(path, { method, token: 'wrong-token' }), 401, 'unauthorized');
+    }
+  });
+
+  it('refuses every request when no token is configured', async () => {
+    const app = createApp<{ RUNS: typeof env.RUNS }>({ runs: (e) => e.RUNS });
+    const res = await app.fetch(new Request('http://x/runs/abc', { headers: { authorization: 'Bearer ' } }), { RUNS: env.RUNS });
+    expect(await expectError(res, 401, 'unauthorized')).toMatch(/no POLYLOOP_TOKEN configured/);
+    const withAny = await app.fetch(new Request('http://x/runs', { method: 'POST', body: '{"input":"x"}', headers: { authorization: 'Bearer anything' } }), { RUNS: env.RUNS });
+    await expectError(withAny, 401, 'unauthorized');
+  });
+
+  it('answers 400 for malformed JSON and for bodies that break the schema', async () => {
+    const post = (body: string): Promise<Response> => call('/runs', { method: 'POST', body });
+    expect(await expectError(await post('{"input": '), 400, 'bad_request')).toMatch(/not valid JSON/);
+    expect(await expectError(await post('[1,2]'), 400, 'bad_request')).toBeTruthy();
+    expect(await expectError(await post('{"runId":"x"}'), 400, 'bad_request')).toMatch(/input/);
+    expect(await expectError(await post('{"runId":"a/b","input":"x"}'), 400, 'bad_request')).toMatch(/runId/);
+    expect(await expectError(await post(JSON.stringify({ runId: 'r'.repeat(201), input: 'x' })), 400, 'bad_request')).toMatch(/runId/);
+    expect(await expectError(await post('{"input":"x","extra":1}'), 400, 'bad_request')).toMatch(/extra/);
+  });
+
+  it('answers 400 when the agent factory rejects the input, and stores nothing', async () => {
+    const runId = uid('rejected');
+    const res = await call('/runs', { method: 'POST', body: JSON.stringify({ runId, input: { goal: 42 } }) });
+    expect(await expectError(res, 400, 'bad_request')).toMatch(/demo agent takes a goal string/);
+    await expectError(await call(`/runs/${runId}`), 404, 'not_found');
+  });
+
+  it('answers 413 for a body over 1 MiB, after auth and before parsing', async () => {
+    const big = JSON.stringify({ input: 'x'.repeat(MAX_BODY_BYTES) });
+    await expectError(await call('/runs', { method: 'POST', body: big }), 413, 'payload_too_large');
+    await expectError(await call('/runs', { method: 'POST', body: `{${'x'.repeat(MAX_BODY_BYTES)}` }), 413, 'payload_too_large');
+    await expectError(await call('/runs', { method: 'POST', body: big, token: null }), 401, 'unauthorized');
+    const streamed = new Blob([big]).stream();
+    await expectError(await call('/runs', { method: 'POST', body: streamed, duplex: 'half' } as RequestInit), 413, 'payload_too_large');
+  });
+
+  it('accepts a body of exactly 1 MiB', async () => {
+    const prefix = '{"input":{"goal":"a","pauseMs":0},"runId":"exact-';
+    const id = crypto.randomUUID();
+    const body = `${prefix}${id}"${' '.repeat(MAX_BODY_BYTES - prefix.length - id.length - 2)}}`;
+    expect(new TextEncoder().encode(body).byteLength).toBe(MAX_BODY_BYTES);
+    const res = await call('/runs', { method: 'POST', body });
+    expect(res.status).toBe(201);
+  });
+
+  it('answers 404 for unknown runs on every run route', async () => {
+    const id = uid('unknown');
+    await expectError(await call(`/runs/${id}`), 404, 'not_found');
+    await expectError(await call(`/runs/${id}/trajectory`), 404, 'not_found');
+    await expectError(await call(`/runs/${id}/events`), 404, 'not_found');
+    await expectError(await call(`/runs/${id}/cancel`, { method: 'POST' }), 404, 'not_found');
+  });
+
+  it('reports a started run as running with zero steps and null outcome before it ends', async () => {
+    const runId = await startRun({ goal: 'slow words here', pauseMs: 300 });
+    const s = await status(runId);
+    expect(s).toMatchObject({ runId, status: 'running', stopReason: null, finalAnswer: null });
+    await call(`/runs/${runId}/cancel`, { method: 'POST' });
+    await waitFor(runId, (x) => x.status === 'ended');
+  });
+
+  it('cancels a run mid-way: 202, then the run ends cancelled with its finished steps kept', async () => {
+    const runId = await startRun({ goal: 'a b c d e f g h i j', pauseMs: 100 });
+    await waitFor(runId, (s) => s.steps >= 2);
+    const res = await call(`/runs/${runId}/cancel`, { method: 'POST' });
+    expect(res.status).toBe(202);
+    const done = await waitFor(runId, (s) => s.status === 'ended');
+    expect(done.stopReason).toBe('cancelled');
+    expect(done.steps).toBeGreaterThanOrEqual(2);
+    expect(done.steps).toBeLessThan(11);
+    expect((await call(`/runs/${runId}/cancel`, { method: 'POST' })).status).toBe(202);
+  });
+});
