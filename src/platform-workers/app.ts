@@ -38,7 +38,7 @@ type RunObjectRpc = {
   status(): Promise<RunStatus | null>;
   trajectory(): Promise<RunTrajectory | null>;
   cancel(): Promise<boolean>;
-  events(afterSeq: number): Promise<ReadableStream<Uint8Array> | null>;
+  fetch(request: Request): Promise<Response>;
 };
 
 function fail(c: Context, status: 400 | 401 | 404 | 409 | 413 | 500, code: HttpErrorCode, message: string): Response {
@@ -158,9 +158,9 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
     const last = c.req.header('last-event-id');
     if (last !== undefined && !/^\d{1,15}$/.test(last.trim())) return fail(c, 400, 'bad_request', 'Last-Event-ID must be a record sequence number');
     if (!RUN_ID_PATTERN.test(runId)) return unknownRun(c, runId);
-    const stream = await stubFor(c, runId).events(last === undefined ? -1 : Number(last.trim()));
-    if (stream === null) return unknownRun(c, runId);
-    return new Response(stream, { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } });
+    const headers: Record<string, string> = last === undefined ? {} : { 'last-event-id': last.trim() };
+    const res = await stubFor(c, runId).fetch(new Request('https://run-object/events', { headers, signal: c.req.raw.signal }));
+    return res.status === 404 ? unknownRun(c, runId) : res;
   });
 
   app.post('/runs/:id/cancel', async (c) => {

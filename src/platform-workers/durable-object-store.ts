@@ -18,7 +18,7 @@ export type DurableObjectStoreOptions = {
    * refused with {@link RecordTooLargeError} before anything is written — never truncated.
    */
   readonly maxRecordChars?: number;
-  /** Called synchronously after each record is committed, in write order (live SSE feeds on it). */
+  /** Called synchronously after each record is committed, in write order (live SSE feeds on it). A throw is logged, never fails the write. */
   readonly onAppend?: (runId: string, entry: StoredLine) => void;
 };
 
@@ -102,7 +102,12 @@ export class DurableObjectStore implements RunStore {
       return next;
     });
     const entry = { seq, line };
-    this.#onAppend?.(runId, entry);
+    try {
+      this.#onAppend?.(runId, entry);
+    } catch (e) {
+      // The record is committed; a failing observer must not turn that into a failed write.
+      console.error('polyloop: DurableObjectStore onAppend listener threw:', e);
+    }
     return entry;
   }
 

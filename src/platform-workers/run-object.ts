@@ -128,8 +128,19 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     return true;
   }
 
-  /** SSE bytes: every record after `afterSeq`, then live ones until `run_ended`; null when no run. */
-  events(afterSeq: number): ReadableStream<Uint8Array> | null {
+  /**
+   * The object's own HTTP face, used by the app for the event stream only (`GET /events`,
+   * `Last-Event-ID`): SSE of every record after that sequence, then live ones until `run_ended`;
+   * 404 when this object holds no run. A plain fetch, so a client disconnect cancels the stream.
+   */
+  override async fetch(request: Request): Promise<Response> {
+    const after = request.headers.get('last-event-id');
+    const stream = this.#events(after === null ? -1 : Number(after));
+    if (stream === null) return new Response(null, { status: 404 });
+    return new Response(stream, { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } });
+  }
+
+  #events(afterSeq: number): ReadableStream<Uint8Array> | null {
     const meta = this.#meta();
     if (meta === null) return null;
     const feed = {

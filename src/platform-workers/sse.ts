@@ -56,18 +56,33 @@ export function logEventStream(feed: LogFeed, afterSeq: number, opts: LogEventSt
         if (closed || entry.seq <= last) return;
         last = entry.seq;
         const text = formatLogEvent(entry);
-        controller.enqueue(encoder.encode(text));
-        if (text.includes('\nevent: run_ended\n')) {
+        try {
+          controller.enqueue(encoder.encode(text));
+          if (text.includes('\nevent: run_ended\n')) {
+            closed = true;
+            stop();
+            controller.close();
+          }
+        } catch {
+          // The reader went away between two records: stop following the log.
           closed = true;
           stop();
-          controller.close();
         }
       };
       for (const entry of feed.readLines(afterSeq)) send(entry);
       if (closed) return;
       unsubscribe = feed.subscribe(send);
       const every = opts.keepAliveMs ?? 20_000;
-      if (every > 0) timer = setInterval(() => controller.enqueue(encoder.encode(': keep-alive\n\n')), every);
+      if (every > 0) {
+        timer = setInterval(() => {
+          try {
+            controller.enqueue(encoder.encode(': keep-alive\n\n'));
+          } catch {
+            closed = true;
+            stop();
+          }
+        }, every);
+      }
     },
     cancel() {
       stop();

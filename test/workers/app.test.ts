@@ -51,11 +51,14 @@ describe('the HTTP app in workerd', () => {
   });
 
   it('refuses every request when no token is configured', async () => {
-    const app = createApp<{ RUNS: typeof env.RUNS }>({ runs: (e) => e.RUNS });
-    const res = await app.fetch(new Request('http://x/runs/abc', { headers: { authorization: 'Bearer ' } }), { RUNS: env.RUNS });
+    const app = createApp<Cloudflare.Env>({ runs: (e) => e.RUNS });
+    const unset = { RUNS: env.RUNS } as Cloudflare.Env;
+    const res = await app.fetch(new Request('http://x/runs/abc', { headers: { authorization: 'Bearer ' } }), unset);
     expect(await expectError(res, 401, 'unauthorized')).toMatch(/no POLYLOOP_TOKEN configured/);
-    const withAny = await app.fetch(new Request('http://x/runs', { method: 'POST', body: '{"input":"x"}', headers: { authorization: 'Bearer anything' } }), { RUNS: env.RUNS });
-    await expectError(withAny, 401, 'unauthorized');
+    const post = new Request('http://x/runs', { method: 'POST', body: '{"input":"x"}', headers: { authorization: 'Bearer anything' } });
+    await expectError(await app.fetch(post, { RUNS: env.RUNS, POLYLOOP_TOKEN: '' }), 401, 'unauthorized');
+    const custom = createApp<Cloudflare.Env>({ runs: (e) => e.RUNS, token: () => undefined });
+    await expectError(await custom.fetch(new Request('http://x/runs/abc', { headers: { authorization: 'Bearer test-token' } }), env), 401, 'unauthorized');
   });
 
   it('answers 400 for malformed JSON and for bodies that break the schema', async () => {
