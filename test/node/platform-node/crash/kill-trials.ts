@@ -1,0 +1,225 @@
+/**
+ * SIGKILL trials: run the crash agent in a real child process, kill it at a chosen write,
+ * resume it in a fresh process, and check the recovery properties against an uninterrupted
+ * reference run. Shared by the test (`kill.test.ts`) and `npm run fuzz:kill`.
+ */
+import { spawn } from 'node:child_process';
+import { build } from 'esbuild';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { canonicalJson } from '../../../../src/core/index.ts';
+import type { RunResult, StepRecord } from '../../../../src/core/index.ts';
+
+const AGENT_SOURCE = resolve(import.meta.dirname, 'crash-agent.ts');
+
+/** Writes of one uninterrupted crash-agent run (indices 0 … WRITES-1). */
+export const WRITES = 32;
+
+/** How a trial kills the agent: itself before/after write k, mid-write (torn line), or the parent on seeing write k. */
+export type KillHow = 'before' | 'after' | 'torn' | 'parent';
+export const KILL_HOWS: readonly KillHow[] = ['before', 'after', 'torn', 'parent'];
+
+type ChildRun = { readonly code: number | null; readonly signal: string | null; readonly stdout: string; readonly stderr: string; readonly killedByParent: boolean };
+
+/**
+ * Bundle the crash agent into one plain .mjs (esbuild), so each trial starts `node <bundle>`:
+ * the pid that gets SIGKILLed is the agent's own process (no runner shim that could survive as
+ * an orphan), and a start costs ~0.1 s of CPU instead of a TypeScript transform.
+ */
+export async function bundleAgent(): Promise<{ readonly path: string; readonly cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'polyloop-agent-'));
+  const path = join(dir, 'crash-agent.mjs');
+  await build({ entryPoints: [AGENT_SOURCE], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile: path, logLevel: 'warning' });
+  return { path, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+function runAgent(agent: string, args: readonly string[], killOnWrite: number | null = null): Promise<ChildRun> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [agent, ...args], { stdio: 'pipe' });
+    let stdout = '';
+    let stderr = '';
+    let killedByParent = false;
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString('utf8');
+      if (killOnWrite !== null && !killedByParent && new RegExp(`^W ${killOnWrite} `, 'm').test(stdout)) {
+        killedByParent = child.kill('SIGKILL');
+      }
+    });
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    child.on('error', fail);
+    child.on('close', (code, signal) => done({ code, signal, stdout, stderr, killedByParent }));
+  });
+}
+
+/** What an uninterrupted run produced. */
+export type Reference = { readonly agent: string; readonly result: RunResult; readonly side: readonly string[]; readonly calls: ReadonlyMap<number, string> };
+
+/** A step without its timestamps (the only fields allowed to differ). */
+export function stripTimes(step: StepRecord): Omit<StepRecord, 'startedAt' | 'endedAt'> {
+  const { startedAt: _s, endedAt: _e, ...rest } = step;
+  return rest;
+}
+
+function parseResult(out: string): RunResult | null {
+  const line = out.split('\n').find((l) => l.startsWith('RESULT '));
+  return line ? (JSON.parse(line.slice('RESULT '.length)) as RunResult) : null;
+}
+
+function parseCalls(out: string): Map<number, string> {
+  const calls = new Map<number, string>();
+  for (const m of out.matchAll(/^CALL (\d+) ([0-9a-f]+)$/gm)) calls.set(Number(m[1]), m[2] as string);
+  return calls;
+}
+
+async function sideLines(file: string): Promise<string[]> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  return text.split('\n').filter((l) => l !== '');
+}
+
+/** Run the agent once without a crash. */
+export async function referenceRun(agent: string): Promise<Reference> {
+  const dir = await mkdtemp(join(tmpdir(), 'polyloop-ref-'));
+  try {
+    const r = await runAgent(agent, [dir, 'reference', join(dir, 'side.txt'), 'run']);
+    const result = parseResult(r.stdout);
+    if (r.code !== 0 || !result) throw new Error(`reference run failed (${r.code}): ${r.stderr}`);
+    return { agent, result, side: await sideLines(join(dir, 'side.txt')), calls: parseCalls(r.stdout) };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** One trial's plan and what happened. */
+export type TrialOutcome = {
+  readonly killAt: number;
+  readonly how: KillHow;
+  /** The crashed process died by SIGKILL (false: it finished before the kill landed). */
+  readonly killed: boolean;
+  /** Last write the crashed process reported as landed (-1: none). */
+  readonly lastLandedWrite: number;
+  /** Stop reason of the resumed run, or null when resume failed. */
+  readonly resumedStopReason: string | null;
+  /** The resume found an empty log and started the run. */
+  readonly startedFresh: boolean;
+  /** FileStore warnings (torn tails) the resuming process reported. */
+  readonly repairs: number;
+  /** Property violations; empty when the trial passed. */
+  readonly problems: readonly string[];
+};
+
+/** Kill the agent at write `killAt` by `how`, resume in a fresh process, check every property. */
+export async function runTrial(ref: Reference, killAt: number, how: KillHow): Promise<TrialOutcome> {
+  const dir = await mkdtemp(join(tmpdir(), 'polyloop-kill-'));
+  const side = join(dir, 'side.txt');
+  const problems: string[] = [];
+  try {
+    const crashed = how === 'parent' ? await runAgent(ref.agent, [dir, 'trial', side, 'run'], killAt) : await runAgent(ref.agent, [dir, 'trial', side, 'run', String(killAt), how]);
+    const killed = crashed.signal === 'SIGKILL';
+    if (!killed && crashed.code !== 0) problems.push(`crashed process failed on its own (${crashed.code}): ${crashed.stderr.slice(0, 500)}`);
+    const landed = [...crashed.stdout.matchAll(/^W (\d+) /gm)].map((m) => Number(m[1]));
+    const resumed = await runAgent(ref.agent, [dir, 'trial', side, 'auto']);
+    const result = parseResult(resumed.stdout);
+    if (resumed.code !== 0 || !result) problems.push(`resume failed (${resumed.code ?? resumed.signal}): ${resumed.stderr.slice(0, 500)}`);
+    const lines = await sideLines(side);
+    if (new Set(lines).size !== lines.length) problems.push(`a never-replay action ran twice: ${JSON.stringify(lines)}`);
+    for (const [seq, hash] of [...parseCalls(crashed.stdout), ...parseCalls(resumed.stdout)]) {
+      if (ref.calls.get(seq) !== hash) problems.push(`model call ${seq} saw different messages than in the reference run`);
+    }
+    if (result) problems.push(...checkResult(ref, result, lines));
+    return {
+      killAt,
+      how,
+      killed,
+      lastLandedWrite: landed.at(-1) ?? -1,
+      resumedStopReason: result?.stopReason ?? null,
+      startedFresh: resumed.stdout.includes('NOTE log empty'),
+      repairs: (resumed.stderr.match(/^WARN /gm) ?? []).length,
+      problems,
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function checkResult(ref: Reference, result: RunResult, side: readonly string[]): string[] {
+  const problems: string[] = [];
+  // Key order differs between a step built live and one decoded from the log; compare canonically.
+  const got = result.trajectory.map((s) => canonicalJson(stripTimes(s)));
+  const want = ref.result.trajectory.map((s) => canonicalJson(stripTimes(s)));
+  if (result.stopReason === 'in_flight_unknown') {
+    got.forEach((step, i) => {
+      if (step !== want[i]) problems.push(`step ${i} differs from the reference`);
+    });
+    const unknown = ref.result.trajectory[got.length];
+    if (!unknown?.actionRepr?.startsWith('record(')) problems.push(`in_flight_unknown at step ${got.length}, which is not a never-replay action`);
+    if (!side.every((l) => ref.side.includes(l))) problems.push(`side-effect lines not in the reference: ${JSON.stringify(side)}`);
+  } else {
+    if (JSON.stringify(got) !== JSON.stringify(want)) problems.push('the resumed trajectory differs from the uninterrupted one');
+    if (result.stopReason !== ref.result.stopReason || result.finalAnswer !== ref.result.finalAnswer) problems.push(`ended ${result.stopReason} / ${result.finalAnswer}, reference ${ref.result.stopReason} / ${ref.result.finalAnswer}`);
+    if (JSON.stringify(side) !== JSON.stringify(ref.side)) problems.push(`side effects ${JSON.stringify(side)} differ from the reference ${JSON.stringify(ref.side)}`);
+  }
+  return problems;
+}
+
+/** A seeded PRNG (mulberry32), so a failing plan can be replayed from its seed. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * `count` trial plans: every (write index, kill method) pair once in a shuffled order, then
+ * again, so that any 128 consecutive plans hit every point of the write protocol by every method.
+ */
+export function planTrials(count: number, seed: number): Array<{ readonly killAt: number; readonly how: KillHow }> {
+  const rand = prng(seed);
+  const plans: Array<{ killAt: number; how: KillHow }> = [];
+  while (plans.length < count) {
+    const round = KILL_HOWS.flatMap((how) => Array.from({ length: WRITES }, (_, killAt) => ({ killAt, how })));
+    for (let i = round.length - 1; i > 0; i--) {
+      const j = Math.floor(rand() * (i + 1));
+      [round[i], round[j]] = [round[j] as (typeof round)[number], round[i] as (typeof round)[number]];
+    }
+    plans.push(...round);
+  }
+  return plans.slice(0, count);
+}
+
+/** Run plans with `concurrency` trials at a time; `onTrial` sees each outcome as it lands. */
+export async function runTrials(ref: Reference, plans: ReturnType<typeof planTrials>, opts: { readonly concurrency: number; readonly onTrial?: (o: TrialOutcome, i: number) => void }): Promise<TrialOutcome[]> {
+  const outcomes: TrialOutcome[] = new Array<TrialOutcome>(plans.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < plans.length) {
+      const i = next++;
+      const plan = plans[i] as (typeof plans)[number];
+      const o = await runTrial(ref, plan.killAt, plan.how);
+      outcomes[i] = o;
+      opts.onTrial?.(o, i);
+    }
+  };
+  await Promise.all(Array.from({ length: opts.concurrency }, worker));
+  return outcomes;
+}
+
+/** Counts for a report. */
+export function tally(outcomes: readonly TrialOutcome[]): Record<string, number> {
+  const count = (f: (o: TrialOutcome) => boolean): number => outcomes.filter(f).length;
+  return {
+    trials: outcomes.length,
+    killedBySigkill: count((o) => o.killed),
+    finishedBeforeKill: count((o) => !o.killed),
+    resumedToFinalAnswer: count((o) => o.resumedStopReason === 'final_answer'),
+    resumedInFlightUnknown: count((o) => o.resumedStopReason === 'in_flight_unknown'),
+    resumeStartedFresh: count((o) => o.startedFresh),
+    tornTailsRepaired: count((o) => o.repairs > 0),
+    failed: count((o) => o.problems.length > 0),
+  };
+}
