@@ -4,6 +4,17 @@
  * @module
  */
 
+/**
+ * `"<ErrorClass>: <message>"` without a stack — what the model and records see of a thrown error.
+ * A subclass that does not set its own `name` is named by its constructor.
+ */
+export function describeError(e: unknown): string {
+  if (!(e instanceof Error)) return `Error: ${String(e)}`;
+  const ctor = (e as { constructor?: { name?: unknown } }).constructor?.name;
+  const name = e.name === 'Error' && typeof ctor === 'string' && ctor !== '' ? ctor : e.name;
+  return `${name}: ${e.message}`;
+}
+
 /** Machine-readable error codes, one per class. */
 export type PolyLoopErrorCode =
   | 'run_exists'
@@ -101,7 +112,7 @@ export class StoreError extends PolyLoopError {
   readonly runId: string;
   readonly operation: string;
   constructor(runId: string, operation: string, cause: unknown) {
-    const detail = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+    const detail = describeError(cause);
     super('store_error', `store ${operation} failed for run ${JSON.stringify(runId)}: ${detail}`, { cause });
     this.runId = runId;
     this.operation = operation;

@@ -5,6 +5,7 @@
  */
 import { InvalidRequestError } from './errors.ts';
 import type { ActionExecutor, DecisionInterpreter, EventSink, ModelCaller, RunStore } from './ports.ts';
+import { canonicalJson } from './serialization.ts';
 import { RegistryExecutor, ToolRegistry } from './tools.ts';
 import type { Budget, JsonValue, Message, ReplayPolicy, SeamParams, SkillEntry, ToolRenderStyle } from './types.ts';
 
@@ -114,10 +115,13 @@ function checkMessages(messages: readonly Message[]): void {
 }
 
 /**
- * A registry executor must run exactly the tools the model sees: one derived from a wider
- * registry would run tools hidden from this run; one from a narrower one would refuse visible ones.
+ * A registry executor must run exactly the tools the model sees (decision 0003): one derived from
+ * a wider registry would run tools hidden from this run, a narrower one would refuse visible
+ * ones, and one with other schemas or replay policies would enforce what the model was not told
+ * and the run's identity does not record.
  */
 function checkExecutorMatches(executor: RegistryExecutor, tools: ToolRegistry): void {
+  if (executor.registry === tools) return;
   const own = new Set(executor.registry.names());
   const visible = new Set(tools.names());
   const extra = [...own].filter((n) => !visible.has(n));
@@ -125,6 +129,12 @@ function checkExecutorMatches(executor: RegistryExecutor, tools: ToolRegistry): 
   if (extra.length + missing.length > 0) {
     fail(`request.executor was derived from a different registry than request.tools (only in executor: ${extra.join(', ') || '-'}; only in tools: ${missing.join(', ') || '-'})`);
   }
+  const differing = [...visible].filter((n) => {
+    const a = executor.registry.get(n);
+    const b = tools.get(n);
+    return a !== b && canonicalJson(a) !== canonicalJson(b);
+  });
+  if (differing.length > 0) fail(`request.executor's registry describes tools differently from request.tools: ${differing.join(', ')}`);
 }
 
 /**

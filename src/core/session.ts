@@ -3,7 +3,7 @@
  * loop. Writes follow SPEC §3 (four writes, two barriers), stops follow §4, recovery §5.
  * @module
  */
-import { isPolyLoopError, RunExistsError, RunIdentityMismatchError, RunNotFoundError, StoreError } from './errors.ts';
+import { describeError, isPolyLoopError, RunExistsError, RunIdentityMismatchError, RunNotFoundError, StoreError } from './errors.ts';
 import { assemblePrefix, messagesSize, stepHistory, toolsSize } from './internal/assembly.ts';
 import { countStep, countSteps, stopAfterStep, stopBeforeModelCall } from './internal/stopping.ts';
 import type { Counters } from './internal/stopping.ts';
@@ -204,8 +204,8 @@ class RunDriver {
       try {
         decision = this.#agent.interpreter.interpret(toModelReply(reply), { tools: req.tools });
       } catch (e) {
-        await this.#emit({ type: 'decision', runId: this.#runId, stepIndex, decision: 'interpreter_error', summary: errorText(e) });
-        return this.#finishStep(stepIndex, startedAt, { ...base, decision: 'interpreter_error', observation: errorText(e) }, null);
+        await this.#emit({ type: 'decision', runId: this.#runId, stepIndex, decision: 'interpreter_error', summary: describeError(e) });
+        return this.#finishStep(stepIndex, startedAt, { ...base, decision: 'interpreter_error', observation: describeError(e) }, null);
       }
       await this.#emit({ type: 'decision', runId: this.#runId, stepIndex, decision: decision.kind, summary: summarize(decision) });
     }
@@ -263,7 +263,7 @@ class RunDriver {
     } catch (e) {
       await deltas;
       this.#signal.throwIfAborted();
-      const failure = errorText(e);
+      const failure = describeError(e);
       await this.#emit({ type: 'model_call_finished', runId: this.#runId, stepIndex, callSeq, callId: null, error: failure });
       return { failure };
     }
@@ -290,7 +290,7 @@ class RunDriver {
       return { outcome, completedRun: outcome.status === 'executed' && tool?.completesRun === true };
     } catch (e) {
       this.#signal.throwIfAborted();
-      const outcome: ActionOutcome = { status: 'env_error', observation: errorText(e), observationIsSynthetic: false, envReportedCompletion: false, observationTruncatedChars: 0 };
+      const outcome: ActionOutcome = { status: 'env_error', observation: describeError(e), observationIsSynthetic: false, envReportedCompletion: false, observationTruncatedChars: 0 };
       return { outcome, completedRun: false };
     }
   }
@@ -384,9 +384,6 @@ function summarize(decision: Decision): string {
   return decision.explanation;
 }
 
-function errorText(e: unknown): string {
-  return e instanceof Error ? `${e.name}: ${e.message}` : `Error: ${String(e)}`;
-}
 
 function now(): string {
   return new Date().toISOString();

@@ -5,7 +5,7 @@
  * @module
  */
 import { Validator } from '@cfworker/json-schema';
-import { InvalidRequestError, isPolyLoopError } from './errors.ts';
+import { describeError, InvalidRequestError, isPolyLoopError } from './errors.ts';
 import type { ActionExecutor, ExecuteContext } from './ports.ts';
 import type {
   Action,
@@ -68,11 +68,12 @@ export class ToolRegistry implements ToolCatalog {
       const descriptor: ToolDescriptor = Object.freeze({
         name: spec.name,
         description: spec.description,
-        parameters: structuredClone(spec.parameters),
+        parameters: deepFreeze(structuredClone(spec.parameters)),
         replayPolicy: spec.replayPolicy ?? 'never',
         completesRun: spec.completesRun ?? false,
       });
-      const validator = new Validator(descriptor.parameters as object, '2020-12', false);
+      // The validator gets its own copy: it annotates the schema object it is given.
+      const validator = new Validator(structuredClone(spec.parameters) as object, '2020-12', false);
       entries.set(spec.name, { descriptor, handler: spec.handler, validator });
     }
     return new ToolRegistry(entries);
@@ -132,6 +133,14 @@ export class ToolRegistry implements ToolCatalog {
   }
 }
 
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 function notExecuted(observation: string): ActionOutcome {
   return { status: 'not_executed', observation, observationIsSynthetic: true, envReportedCompletion: false, observationTruncatedChars: 0 };
 }
@@ -186,8 +195,7 @@ export class RegistryExecutor implements ActionExecutor {
       ctx.signal.throwIfAborted();
       // By code, not instanceof: a handler may come from another bundle of this library.
       if (isPolyLoopError(e, 'tool_environment')) return { outcome: outcome('env_error', e.message), completedRun: false };
-      const text = e instanceof Error ? `${e.name}: ${e.message}` : `Error: ${String(e)}`;
-      return { outcome: outcome('executed', text), completedRun: false };
+      return { outcome: outcome('executed', describeError(e)), completedRun: false };
     }
   }
 }
