@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { anthropicToolInterpreter } from '../../../src/adapters/anthropic.ts';
+import { openAIToolInterpreter } from '../../../src/adapters/openai.ts';
+import { ToolRegistry } from '../../../src/core/index.ts';
+import type { ModelReply } from '../../../src/core/index.ts';
+import { ADD_TOOL } from './helpers.ts';
+
+const tools = ToolRegistry.of([{ ...ADD_TOOL }]);
+const reply = (over: Partial<ModelReply>): ModelReply => ({ callId: 'r', text: '', reasoning: null, toolCalls: [], ...over });
+const call = (id: string, args: ModelReply['text'] | object = { a: 1, b: 2 }) => ({ id, name: 'add', arguments: args as never });
+
+describe.each([
+  ['openAIToolInterpreter', openAIToolInterpreter()],
+  ['anthropicToolInterpreter', anthropicToolInterpreter()],
+])('%s', (_name, interpreter) => {
+  it('reads one tool call as an action carrying the call id and the assistant turn as history', () => {
+    const content = [{ type: 'text' as const, text: 'Adding.' }, { type: 'tool_call' as const, ...call('c1') }];
+    const d = interpreter.interpret(reply({ text: 'Adding.', toolCalls: [call('c1')], content }), { tools });
+    expect(d).toEqual({
+      kind: 'action',
+      action: { kind: 'tool_call', id: 'c1', name: 'add', arguments: { a: 1, b: 2 } },
+      trajectoryRepr: 'add({"a":1,"b":2})',
+      historyText: 'Adding.\nadd({"a":1,"b":2})',
+      historyContent: content,
+    });
+  });
+
+  it('reads text without tool calls as the final answer', () => {
+    const content = [{ type: 'text' as const, text: 'It is 3.' }];
+    expect(interpreter.interpret(reply({ text: 'It is 3.', content }), { tools })).toEqual({ kind: 'final', answer: 'It is 3.', historyText: 'It is 3.', historyContent: content });
+  });
+
+  it.each([
+    ['several tool calls', reply({ toolCalls: [call('c1'), call('c2')] }), 'You called 2 tools at once ("add", "add")'],
+    ['arguments that are not JSON', reply({ toolCalls: [call('c1', '{"a":1,')] }), 'are not valid JSON (received: {"a":1,)'],
+    ['arguments that are an array', reply({ toolCalls: [call('c1', [1, 2])] }), 'must be a JSON object, not an array'],
+    ['arguments that are null', reply({ toolCalls: [call('c1', null as never)] }), 'must be a JSON object, not null'],
+    ['an empty reply', reply({}), 'Your reply was empty: it had no text and no tool call. Either call one of the tools (add)'],
+    ['a whitespace-only reply', reply({ text: '  \n' }), 'Your reply was empty'],
+  ])('reads %s as invalid with a corrective explanation', (_case, r, expected) => {
+    const d = interpreter.interpret(r, { tools });
+    expect(d.kind).toBe('invalid');
+    expect(d.kind === 'invalid' && d.explanation).toContain(expected);
+  });
+
+  it('keeps every tool call in historyContent of an invalid decision, so each gets answered', () => {
+    const d = interpreter.interpret(reply({ toolCalls: [call('c1'), call('c2')] }), { tools });
+    expect(d.historyContent?.filter((b) => b.type === 'tool_call').map((b) => (b.type === 'tool_call' ? b.id : ''))).toEqual(['c1', 'c2']);
+  });
+
+  it('rebuilds history content from text and tool calls when the reply has no content', () => {
+    const { content: _omit, ...bare } = reply({ text: 'Hm.', reasoning: 'think', toolCalls: [call('c9')] });
+    const d = interpreter.interpret(bare, { tools });
+    expect(d.historyContent).toEqual([{ type: 'reasoning', text: 'think' }, { type: 'text', text: 'Hm.' }, { type: 'tool_call', ...call('c9') }]);
+  });
+
+  it('is pure: the same reply gives the same decision', () => {
+    const r = reply({ toolCalls: [call('c1')] });
+    expect(interpreter.interpret(r, { tools })).toEqual(interpreter.interpret(r, { tools }));
+  });
+});
