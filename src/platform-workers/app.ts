@@ -4,7 +4,7 @@
  */
 import { Hono } from 'hono';
 import type { Context } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import type { RunObjectBase, StartOutcome } from './run-object.ts';
 import type { RunStatus, RunTrajectory } from './run-status.ts';
 
@@ -26,7 +26,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export const RUN_ID_PATTERN = /^[A-Za-z0-9._:-]{1,200}$/;
 
 const StartBody = z.strictObject({
-  runId: z.string().regex(RUN_ID_PATTERN, 'runId must be 1-200 characters of [A-Za-z0-9._:-]').optional(),
+  runId: z.optional(z.string().check(z.regex(RUN_ID_PATTERN, 'must be 1-200 characters of [A-Za-z0-9._:-]'))),
   input: z.unknown(),
 });
 
@@ -85,8 +85,16 @@ async function readBody(req: Request, max: number): Promise<string> {
   return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(all);
 }
 
-function schemaMessage(error: z.ZodError): string {
-  return error.issues.map((i) => (i.path.length > 0 ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
+/** Our own wording of schema issues (zod/mini ships no messages, and we set no global locale). */
+function schemaMessage(issues: readonly z.core.$ZodIssue[]): string {
+  return issues
+    .map((i) => {
+      const where = i.path.length > 0 ? i.path.map(String).join('.') : 'body';
+      if (i.code === 'unrecognized_keys') return `unknown field(s): ${i.keys.join(', ')}`;
+      if (i.code === 'invalid_type') return `${where}: expected ${i.expected}`;
+      return `${where}: ${i.message}`;
+    })
+    .join('; ');
 }
 
 /**
@@ -133,7 +141,7 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
       return fail(c, 400, 'bad_request', 'request body is not valid JSON');
     }
     const parsed = StartBody.safeParse(raw);
-    if (!parsed.success) return fail(c, 400, 'bad_request', schemaMessage(parsed.error));
+    if (!parsed.success) return fail(c, 400, 'bad_request', schemaMessage(parsed.error.issues));
     if (!Object.hasOwn(raw as object, 'input')) return fail(c, 400, 'bad_request', 'input: required');
     const runId = parsed.data.runId ?? crypto.randomUUID();
     const outcome = await stubFor(c, runId).start(runId, parsed.data.input);

@@ -4,7 +4,7 @@
  * what the tool observed. Deterministic, offline, no API key.
  * @module
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { ToolRegistry } from '../core/index.ts';
 import type { Message, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
 import { jsonActionInterpreter, sleep } from '../testing/index.ts';
@@ -14,10 +14,8 @@ const MAX_WORDS = 12;
 const OBSERVATION = 'Observation: ';
 
 /** `input` of `POST /runs` for the demo: a goal string, or `{ goal, pauseMs }` to slow every model call and tool call down. */
-const DemoInput = z.union([
-  z.string().trim().min(1, 'the goal must not be empty').max(2000),
-  z.strictObject({ goal: z.string().trim().min(1, 'the goal must not be empty').max(2000), pauseMs: z.number().int().min(0).max(10_000).optional() }),
-]);
+const Goal = z.string().check(z.trim(), z.minLength(1), z.maxLength(2000));
+const DemoInput = z.union([Goal, z.strictObject({ goal: Goal, pauseMs: z.optional(z.int().check(z.minimum(0), z.maximum(10_000))) })]);
 
 function textOf(messages: readonly Message[], role: Message['role']): string[] {
   return messages.filter((m) => m.role === role).map((m) => m.content.map((b) => (b.type === 'text' ? b.text : '')).join(''));
