@@ -210,8 +210,12 @@ export type OpenAIFake = {
   close(): Promise<void>;
 };
 
-/** Start the fake; `turns` is consumed one per request, in order. */
-export async function startOpenAIFake(turns: OpenAITurn[] = []): Promise<OpenAIFake> {
+/**
+ * Start the fake; `turns` is consumed one per request, in order. `deterministic`: instead, the
+ * turn is picked by the number of assistant messages in the request, like a deterministic
+ * model that answers the same conversation the same way (a re-issued call gets the same reply).
+ */
+export async function startOpenAIFake(turns: OpenAITurn[] = [], opts: { readonly deterministic?: boolean } = {}): Promise<OpenAIFake> {
   const requests: Recorded[] = [];
   let n = 0;
   const app = new Hono();
@@ -228,7 +232,7 @@ export async function startOpenAIFake(turns: OpenAITurn[] = []): Promise<OpenAIF
     requests.push({ headers, body });
     const problem = openAIRequestProblem(body);
     if (problem) return errorResponse(400, 'invalid_request_error', problem, requestId);
-    const turn = turns.shift();
+    const turn = opts.deterministic ? turns[(body['messages'] as { role: string }[]).filter((m) => m.role === 'assistant').length] : turns.shift();
     if (!turn) return errorResponse(500, 'server_error', 'the fake has no scripted turn left', requestId);
     const model = String(body['model']);
     if (turn.kind === 'error') return errorResponse(turn.status, turn.type, turn.message, requestId, turn.code ?? null);

@@ -1,0 +1,198 @@
+/**
+ * Full agent runs (`run()`) through each adapter against its loopback fake: native tool calls
+ * round-trip over several steps, and the bodies the server received on later calls carry the
+ * assistant's tool calls and their results in the provider's own shapes.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { anthropicModel, anthropicToolInterpreter } from '../../../src/adapters/anthropic.ts';
+import { openAIModel, openAIToolInterpreter } from '../../../src/adapters/openai.ts';
+import { defineAgent, InMemoryStore, resume, run, ToolRegistry } from '../../../src/core/index.ts';
+import type { DecisionInterpreter, ModelCaller, RunRequest, RunStore } from '../../../src/core/index.ts';
+import { collectingSink, faultyStore } from '../../../src/testing/index.ts';
+import { defineTool } from '../../../src/zod/index.ts';
+import { startAnthropicFake } from './anthropic-server.ts';
+import type { AnthropicFake, AnthropicTurn } from './anthropic-server.ts';
+import { txt } from './helpers.ts';
+import { startOpenAIFake } from './openai-server.ts';
+import type { OpenAIFake, OpenAITurn } from './openai-server.ts';
+
+const SYNTHETIC = { notExecuted: 'The action was not executed.', envError: 'The environment failed.' };
+const MULTI = 'You called 2 tools at once ("add", "add"), but exactly one tool call per turn is allowed. None of them ran. Call the one you need first; you will see its result before your next call.';
+
+function request(runId: string): RunRequest {
+  const add = defineTool({
+    name: 'add',
+    description: 'Add two integers.',
+    schema: z.object({ a: z.number().int(), b: z.number().int() }),
+    replayPolicy: 'safe',
+    handler: async ({ a, b }) => String(a + b),
+  });
+  const tools = ToolRegistry.of([add]);
+  return {
+    runId,
+    budget: { maxSteps: 10, maxValidActions: 10, maxContextChars: 100_000 },
+    executor: tools.executor(),
+    tools,
+    context: { run: [txt('system', 'You are a calculator. Use the add tool.')], goal: [txt('user', 'What is (1+2)+4?')] },
+    injections: { skills: [{ name: 'brevity', text: 'Answer briefly.' }] },
+    modelBinding: { user_id: 'u-1' },
+    modelReplayPolicy: 'safe',
+    observationTemplate: 'Observation: {observation}',
+    toolRenderStyle: 'none',
+    cancelGraceMs: 1000,
+  };
+}
+
+async function runAgent(model: ModelCaller, interpreter: DecisionInterpreter, store: RunStore = new InMemoryStore(), runId = 'r1') {
+  const events = collectingSink();
+  const agent = defineAgent({ model, interpreter, store, events, syntheticObservations: SYNTHETIC });
+  const result = await run(agent, request(runId));
+  return { result, events: events.events, agent };
+}
+
+const OPENAI_SCRIPT: OpenAITurn[] = [
+  { kind: 'reply', id: 'chatcmpl-0', text: null, reasoning: 'first add', toolCalls: [{ id: 'call_0', name: 'add', arguments: '{"a":1,"b":2}' }] },
+  { kind: 'reply', id: 'chatcmpl-1', text: null, toolCalls: [{ id: 'call_1a', name: 'add', arguments: '{"a":3,"b":4}' }, { id: 'call_1b', name: 'add', arguments: '{"a":0,"b":0}' }] },
+  { kind: 'reply', id: 'chatcmpl-2', text: 'Adding 3 and 4.', toolCalls: [{ id: 'call_2', name: 'add', arguments: '{"a":3,"b":4}' }] },
+  { kind: 'reply', id: 'chatcmpl-3', text: 'The answer is 7.' },
+];
+
+describe.each([false, true])('a run through openAIModel (stream: %s)', (stream) => {
+  let fake: OpenAIFake;
+  beforeAll(async () => {
+    fake = await startOpenAIFake([...OPENAI_SCRIPT]);
+  });
+  afterAll(() => fake.close());
+
+  it('round-trips native tool calls over four steps and ends with the final answer', async () => {
+    const model = openAIModel({ model: 'gpt-test', baseURL: fake.baseURL, stream, body: { store: true } });
+    const { result, events } = await runAgent(model, openAIToolInterpreter());
+    expect(result).toMatchObject({ stopReason: 'final_answer', finalAnswer: 'The answer is 7.', steps: 4, validActions: 2 });
+    expect(result.trajectory.map((s) => [s.decision, s.modelCallId, s.observation ?? s.explanation])).toEqual([
+      ['action', 'chatcmpl-0', '3'],
+      ['invalid', 'chatcmpl-1', MULTI],
+      ['action', 'chatcmpl-2', '7'],
+      ['final', 'chatcmpl-3', null],
+    ]);
+    expect(result.trajectory[0]!.reasoning).toBe('first add');
+    const bodies = fake.requests.map((r) => r.body as { messages: unknown[]; metadata?: unknown });
+    expect(bodies).toHaveLength(4);
+    expect(bodies[0]!.metadata).toEqual({ user_id: 'u-1' });
+    // 2nd call: the first tool call and its observation, as assistant tool_calls + a tool message.
+    expect(bodies[1]!.messages.slice(3)).toEqual([
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'add', arguments: '{"a":1,"b":2}' } }] },
+      { role: 'tool', tool_call_id: 'call_0', content: 'Observation: 3' },
+    ]);
+    // 3rd call: both calls of the invalid turn answered with the explanation, in order.
+    expect(bodies[2]!.messages.slice(5)).toEqual([
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'call_1a', type: 'function', function: { name: 'add', arguments: '{"a":3,"b":4}' } },
+          { id: 'call_1b', type: 'function', function: { name: 'add', arguments: '{"a":0,"b":0}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_1a', content: MULTI },
+      { role: 'tool', tool_call_id: 'call_1b', content: MULTI },
+    ]);
+    expect(bodies[3]!.messages.slice(8)).toEqual([
+      { role: 'assistant', content: 'Adding 3 and 4.', tool_calls: [{ id: 'call_2', type: 'function', function: { name: 'add', arguments: '{"a":3,"b":4}' } }] },
+      { role: 'tool', tool_call_id: 'call_2', content: 'Observation: 7' },
+    ]);
+    expect(bodies[0]!.messages.slice(0, 3)).toEqual([
+      { role: 'system', content: 'You are a calculator. Use the add tool.' },
+      { role: 'system', content: expect.stringContaining('Answer briefly.') },
+      { role: 'user', content: 'What is (1+2)+4?' },
+    ]);
+    const deltas = events.flatMap((e) => (e.type === 'model_delta' ? [e.delta] : []));
+    if (stream) expect(deltas.join('')).toBe('Adding 3 and 4.The answer is 7.');
+    else expect(deltas).toEqual([]);
+  });
+});
+
+const ANTHROPIC_SCRIPT: AnthropicTurn[] = [
+  {
+    kind: 'reply',
+    id: 'msg_0',
+    content: [
+      { type: 'thinking', thinking: 'First add 1 and 2.', signature: 'sig-0' },
+      { type: 'tool_use', id: 'toolu_0', name: 'add', input: { a: 1, b: 2 } },
+    ],
+  },
+  { kind: 'reply', id: 'msg_1', content: [{ type: 'text', text: '' }] },
+  { kind: 'reply', id: 'msg_2', content: [{ type: 'text', text: 'Now 3+4.' }, { type: 'tool_use', id: 'toolu_2', name: 'add', input: { a: 3, b: 4 } }] },
+  { kind: 'reply', id: 'msg_3', content: [{ type: 'text', text: 'The answer is 7.' }] },
+];
+const EMPTY = 'Your reply was empty: it had no text and no tool call. Either call one of the tools (add), or reply with your final answer as text.';
+
+describe.each([false, true])('a run through anthropicModel (stream: %s)', (stream) => {
+  let fake: AnthropicFake;
+  beforeAll(async () => {
+    fake = await startAnthropicFake([...ANTHROPIC_SCRIPT]);
+  });
+  afterAll(() => fake.close());
+
+  it('round-trips tool_use, tool_result and signed thinking over four steps', async () => {
+    const model = anthropicModel({ model: 'claude-test', baseURL: fake.baseURL, maxTokens: 512, stream });
+    const { result } = await runAgent(model, anthropicToolInterpreter());
+    expect(result).toMatchObject({ stopReason: 'final_answer', finalAnswer: 'The answer is 7.', steps: 4, validActions: 2 });
+    expect(result.trajectory.map((s) => [s.decision, s.modelCallId])).toEqual([
+      ['action', 'msg_0'],
+      ['invalid', 'msg_1'],
+      ['action', 'msg_2'],
+      ['final', 'msg_3'],
+    ]);
+    const bodies = fake.requests.map((r) => r.body as { system: unknown; messages: unknown[]; metadata?: unknown });
+    expect(bodies[0]!.metadata).toEqual({ user_id: 'u-1' });
+    expect(bodies[0]!.system).toEqual([
+      { type: 'text', text: 'You are a calculator. Use the add tool.' },
+      { type: 'text', text: expect.stringContaining('Answer briefly.') },
+    ]);
+    // 2nd call: thinking sent back verbatim with its signature, tool_use, then the tool_result.
+    expect(bodies[1]!.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'What is (1+2)+4?' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', thinking: 'First add 1 and 2.', signature: 'sig-0' },
+          { type: 'tool_use', id: 'toolu_0', name: 'add', input: { a: 1, b: 2 } },
+        ],
+      },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_0', content: 'Observation: 3' }] },
+    ]);
+    // 3rd call: the empty assistant turn is dropped (the API refuses empty content) and the
+    // explanation joins the user turn.
+    expect(bodies[2]!.messages.slice(2)).toEqual([
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_0', content: 'Observation: 3' }, { type: 'text', text: EMPTY }] },
+    ]);
+    expect(bodies[3]!.messages.slice(3)).toEqual([
+      { role: 'assistant', content: [{ type: 'text', text: 'Now 3+4.' }, { type: 'tool_use', id: 'toolu_2', name: 'add', input: { a: 3, b: 4 } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_2', content: 'Observation: 7' }] },
+    ]);
+  });
+});
+
+describe('a crashed run through an adapter', () => {
+  it.each([2, 3, 5, 6, 8, 10])('resumes after a crash at write %i and sends the provider byte-identical requests', async (crashAfterWrites) => {
+    const reference = await startOpenAIFake([...OPENAI_SCRIPT]);
+    const crashed = await startOpenAIFake([...OPENAI_SCRIPT], { deterministic: true });
+    try {
+      const model = (baseURL: string) => openAIModel({ model: 'gpt-test', baseURL, body: { store: true } });
+      const uninterrupted = await runAgent(model(reference.baseURL), openAIToolInterpreter());
+      const inner = new InMemoryStore();
+      await expect(runAgent(model(crashed.baseURL), openAIToolInterpreter(), faultyStore(inner, { crashAfterWrites }))).rejects.toThrow();
+      const agent = defineAgent({ model: model(crashed.baseURL), interpreter: openAIToolInterpreter(), store: inner, events: collectingSink(), syntheticObservations: SYNTHETIC });
+      const resumed = await resume(agent, request('r1'));
+      const strip = (steps: typeof resumed.trajectory) => steps.map(({ startedAt: _s, endedAt: _e, ...rest }) => rest);
+      expect(strip(resumed.trajectory)).toEqual(strip(uninterrupted.result.trajectory));
+      // A re-issued call repeats a request; every request matches the uninterrupted run's at its callSeq.
+      const expected = reference.requests.map((r) => JSON.stringify(r.body));
+      const seen = crashed.requests.map((r) => JSON.stringify(r.body));
+      expect([...new Set(seen)]).toEqual(expected);
+    } finally {
+      await Promise.all([reference.close(), crashed.close()]);
+    }
+  });
+});
