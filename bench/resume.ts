@@ -1,0 +1,103 @@
+/**
+ * Section 3: resume of a run crashed at step N — time until the model is called again, next to
+ * the floor of reading and parsing the same JSONL log — and the log's size.
+ * @module
+ */
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { InMemoryStore, resume, run } from '../src/core/index.ts';
+import type { LogRecord, RunStore } from '../src/core/index.ts';
+import { FileStore } from '../src/platform-node/index.ts';
+import { faultyStore } from '../src/testing/index.ts';
+import { benchAgent, benchRequest } from './fixtures.ts';
+import type { CallHook } from './fixtures.ts';
+import { freshId, row, samplePair } from './kernel.ts';
+import type { Plan, Row } from './kernel.ts';
+
+/** Replay decoded records into a store through its write methods (to copy a crashed log). */
+async function replay(store: RunStore, runId: string, records: readonly LogRecord[]): Promise<void> {
+  for (const rec of records) {
+    if (rec.kind === 'run_started') await store.runStarted(runId, rec);
+    else if (rec.kind === 'intent') await store.intent(runId, rec);
+    else if (rec.kind === 'result') await store.result(runId, rec.resultId, rec);
+    else if (rec.kind === 'step') await store.step(runId, rec);
+    else await store.runEnded(runId, rec);
+  }
+}
+
+/** A run crashed at step `n`: its model-call intent landed, then the process "died". */
+async function crashedLog(n: number): Promise<readonly LogRecord[]> {
+  const inner = new InMemoryStore();
+  const store = faultyStore(inner, { crashAfterWrites: 1 + 4 * n + 1 });
+  await run(benchAgent(store, n + 2), benchRequest('crashed', n + 2)).then(
+    () => {
+      throw new Error('the crashing run did not crash');
+    },
+    () => undefined,
+  );
+  return inner.readLog('crashed');
+}
+
+/**
+ * Time from calling `resume` on a run crashed at step `n` until the model is called for step
+ * `n` (the re-issued call: `modelReplayPolicy: 'safe'`). `prepare` builds a fresh copy of the
+ * crashed log for each sample, outside the timing.
+ */
+async function resumeMs(prepare: () => Promise<RunStore>, n: number): Promise<number> {
+  const store = await prepare();
+  let called = -1;
+  const hook: CallHook = (call) => {
+    if (called < 0 && call.callSeq === n) called = performance.now();
+  };
+  const agent = benchAgent(store, n + 2, hook);
+  const t0 = performance.now();
+  const result = await resume(agent, benchRequest('crashed', n + 2));
+  if (called < 0 || result.stopReason !== 'final_answer') throw new Error(`resume did not re-issue call ${n} (${result.stopReason})`);
+  return called - t0;
+}
+
+/** The floor of a resume: read the JSONL file and `JSON.parse` every line, nothing else. */
+async function readFloorMs(path: string): Promise<number> {
+  const t0 = performance.now();
+  const text = await readFile(path, 'utf8');
+  let count = 0;
+  for (const line of text.split('\n')) if (line !== '') count += JSON.parse(line) === null ? 0 : 1;
+  if (count === 0) throw new Error('empty floor log');
+  return performance.now() - t0;
+}
+
+/** Section 3: resume of a crashed run on InMemoryStore and FileStore; log size in bytes. */
+export async function resumeTimes(plan: Plan, sizes: readonly number[]): Promise<Row[]> {
+  const rows: Row[] = [];
+  const dir = await mkdtemp(join(tmpdir(), 'polyloop-bench-resume-'));
+  try {
+    for (const n of sizes) {
+      const records = await crashedLog(n);
+      const fileSource = new FileStore({ dir: join(dir, `source-${n}`) });
+      await replay(fileSource, 'crashed', records);
+      const path = fileSource.logPath('crashed');
+      const bytes = (await stat(path)).size;
+      const memory = async (): Promise<RunStore> => {
+        const s = new InMemoryStore();
+        await replay(s, 'crashed', records);
+        return s;
+      };
+      const file = async (): Promise<RunStore> => {
+        const d = join(dir, freshId('copy'));
+        await mkdir(d);
+        const s = new FileStore({ dir: d });
+        await writeFile(s.logPath('crashed'), await readFile(path));
+        return s;
+      };
+      const floor = (): Promise<number> => readFloorMs(path);
+      const size = `${records.length} records, ${bytes.toLocaleString('en-US')} bytes`;
+      rows.push(row('resume', `resume at step ${n.toLocaleString('en-US')}, InMemoryStore`, 'ms', await samplePair(() => resumeMs(memory, n), floor, plan), `log: ${size}; floor: read + JSON.parse the JSONL`));
+      rows.push(row('resume', `resume at step ${n.toLocaleString('en-US')}, FileStore`, 'ms', await samplePair(() => resumeMs(file, n), floor, plan), `log: ${size}; floor: read + JSON.parse the JSONL`));
+      rows.push({ section: 'resume', name: `log size at step ${n.toLocaleString('en-US')}`, unit: 'bytes', value: bytes, floor: null, samples: [bytes], floorSamples: [], note: `${(bytes / n).toFixed(0)} bytes/step` });
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  return rows;
+}

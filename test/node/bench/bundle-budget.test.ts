@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { BUNDLES, measureBundles, overBudget, readBudgets } from '../../../bench/bundle.ts';
+import type { BundleSize } from '../../../bench/bundle.ts';
+
+// Sizes are deterministic (same sources, same esbuild), so unlike timings they may gate npm test.
+const sizes = await measureBundles();
+const budgets = await readBudgets();
+
+describe('bundle size budgets (bench/budgets.json)', () => {
+  it('gives every bundle a positive budget', () => {
+    for (const name of BUNDLES) expect(budgets.gzipBytes[name], name).toBeGreaterThan(0);
+  });
+
+  it.each(sizes.map((s) => [s.name, s] as const))('keeps the %s bundle within its gzipped budget', (_name, size: BundleSize) => {
+    expect(size.gzipped).toBeGreaterThan(0);
+    expect(overBudget([size], budgets)).toEqual([]);
+  });
+
+  it('measures the core browser bundle without storage, network or Node code in it', () => {
+    const core = sizes.find((s) => s.name === 'polyloop');
+    expect(core).toBeDefined();
+    const own = (core?.inputs ?? []).filter((p) => !p.includes('node_modules/'));
+    expect(own.length).toBeGreaterThan(0);
+    expect(own.every((p) => p.startsWith('src/core/'))).toBe(true);
+  });
+
+  it('reports a bundle over its budget as a failure naming the bundle and both sizes', () => {
+    const size: BundleSize = { name: 'polyloop', minified: 10, gzipped: budgets.gzipBytes.polyloop + 1, thirdParty: 0, inputs: [] };
+    expect(overBudget([size], budgets)).toEqual([`polyloop: ${budgets.gzipBytes.polyloop + 1} bytes gzipped exceeds its budget of ${budgets.gzipBytes.polyloop} bytes (bench/budgets.json)`]);
+  });
+});
