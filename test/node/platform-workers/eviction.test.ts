@@ -1,0 +1,115 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Miniflare } from 'miniflare';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, bundleWorker, follow, ROOT, startWorker } from './miniflare-harness.ts';
+import type { LogEvent } from './miniflare-harness.ts';
+
+type Status = { runId: string; status: string; stopReason: string | null; finalAnswer: string | null; steps: number; validActions: number };
+type Steps = { runId: string; steps: Record<string, unknown>[] };
+
+let script = '';
+const dirs: string[] = [];
+const live: Miniflare[] = [];
+
+beforeAll(async () => {
+  script = await bundleWorker(join(ROOT, 'test/workers/fixtures/eviction-worker.ts'));
+});
+
+afterAll(async () => {
+  await Promise.all(live.map((mf) => mf.dispose().catch(() => undefined)));
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+async function generation(dir: string): Promise<Miniflare> {
+  const mf = await startWorker(script, dir);
+  live.push(mf);
+  return mf;
+}
+
+async function kill(mf: Miniflare): Promise<void> {
+  live.splice(live.indexOf(mf), 1);
+  await mf.dispose();
+}
+
+function storageDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'polyloop-evict-'));
+  dirs.push(dir);
+  return dir;
+}
+
+const withoutTimes = (steps: Record<string, unknown>[]): Record<string, unknown>[] => steps.map(({ startedAt: _s, endedAt: _e, ...rest }) => rest);
+const isIntent = (kind: 'model_call' | 'action') => (e: LogEvent): boolean => e.event === 'intent' && e.record['intent'] === kind;
+
+describe('the run Durable Object after eviction (real workerd, persisted storage)', () => {
+  it('is resumed by its alarm after being killed mid-model-call, mid-action and at a step boundary, to the trajectory of an uninterrupted run', async () => {
+    const dir = storageDir();
+    const input = { steps: 4, modelPauseMs: 400, toolPauseMs: 400, replayPolicy: 'safe' };
+    const seen: LogEvent[] = [];
+    const lastId = (): number => seen.at(-1)?.id ?? -1;
+
+    const restartedAt: number[] = [];
+    const inFlightStep: number[] = [];
+    const killWhen = async (mf: Miniflare, stop: (e: LogEvent) => boolean): Promise<void> => {
+      const events = await follow(mf, 'evicted', lastId(), stop);
+      seen.push(...events);
+      inFlightStep.push(Number((events.at(-1)?.record['stepIndex'] ?? (events.at(-1)?.record['step'] as Record<string, unknown>)['stepIndex']) as number));
+      await kill(mf);
+      restartedAt.push(Date.now());
+    };
+
+    // Generation 1: start the run, kill the process while the first model call is in flight.
+    let mf = await generation(dir);
+    expect((await api(mf, '/runs', { method: 'POST', body: { runId: 'evicted', input } })).status).toBe(201);
+    await killWhen(mf, isIntent('model_call'));
+
+    // Generation 2: nobody calls the run; its alarm resumes it. Kill while an action is in flight.
+    mf = await generation(dir);
+    await killWhen(mf, isIntent('action'));
+
+    // Generation 3: kill right after a step record (at a step boundary).
+    mf = await generation(dir);
+    await killWhen(mf, (e) => e.event === 'step');
+
+    // Generation 4: the alarm resumes it once more, and it runs to its end.
+    mf = await generation(dir);
+    seen.push(...(await follow(mf, 'evicted', lastId(), (e) => e.event === 'run_ended')));
+    expect(seen.map((e) => e.id)).toEqual(seen.map((_, i) => i));
+    expect(seen.at(-1)?.event).toBe('run_ended');
+
+    // The uninterrupted reference, in the same workerd.
+    expect((await api(mf, '/runs', { method: 'POST', body: { runId: 'reference', input } })).status).toBe(201);
+    await follow(mf, 'reference', -1, (e) => e.event === 'run_ended');
+
+    const [evicted, reference] = await Promise.all([api<Status>(mf, '/runs/evicted'), api<Status>(mf, '/runs/reference')]);
+    expect(evicted.body).toEqual({ ...reference.body, runId: 'evicted' });
+    expect(evicted.body).toMatchObject({ status: 'ended', stopReason: 'final_answer', steps: 5, validActions: 4, finalAnswer: 'item 0 done | item 1 done | item 2 done | item 3 done' });
+    const [a, b] = await Promise.all([api<Steps>(mf, '/runs/evicted/trajectory'), api<Steps>(mf, '/runs/reference/trajectory')]);
+    expect(withoutTimes(a.body.steps)).toEqual(withoutTimes(b.body.steps));
+
+    // The first two kills landed mid-operation: the step in flight was finished only after the restart.
+    const endedAt = (stepIndex: number): number => Date.parse(String(a.body.steps[stepIndex]?.['endedAt']));
+    expect(endedAt(inFlightStep[0] ?? -1)).toBeGreaterThanOrEqual(restartedAt[0] ?? Infinity);
+    expect(endedAt(inFlightStep[1] ?? -1)).toBeGreaterThanOrEqual(restartedAt[1] ?? Infinity);
+    await kill(mf);
+  }, 180_000);
+
+  it('ends a run killed while a never-replay action was in flight as in_flight_unknown, without running the action again', async () => {
+    const dir = storageDir();
+    let mf = await generation(dir);
+    const input = { steps: 2, modelPauseMs: 0, toolPauseMs: 60_000, replayPolicy: 'never' };
+    expect((await api(mf, '/runs', { method: 'POST', body: { runId: 'unknowable', input } })).status).toBe(201);
+    const before = await follow(mf, 'unknowable', -1, isIntent('action'));
+    await kill(mf);
+
+    mf = await generation(dir);
+    const after = await follow(mf, 'unknowable', before.at(-1)?.id ?? -1, (e) => e.event === 'run_ended');
+    expect(after.map((e) => e.event)).toEqual(['run_ended']);
+    expect(after[0]?.record['stopReason']).toBe('in_flight_unknown');
+    const status = await api<Status>(mf, '/runs/unknowable');
+    expect(status.body).toMatchObject({ status: 'ended', stopReason: 'in_flight_unknown', steps: 0, validActions: 0 });
+    expect((await api<Steps>(mf, '/runs/unknowable/trajectory')).body.steps).toEqual([]);
+    await kill(mf);
+  }, 120_000);
+});

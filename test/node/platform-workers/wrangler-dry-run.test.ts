@@ -1,0 +1,31 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { gzipSync } from 'node:zlib';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT } from './miniflare-harness.ts';
+
+const run = promisify(execFile);
+const outdir = mkdtempSync(join(tmpdir(), 'polyloop-dry-run-'));
+
+afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+
+describe('wrangler deploy --dry-run', () => {
+  it('bundles the Worker from wrangler.toml offline, with the run Durable Object bound', async () => {
+    const { stdout } = await run(process.execPath, [join(ROOT, 'node_modules/wrangler/bin/wrangler.js'), 'deploy', '--dry-run', '--outdir', outdir], {
+      cwd: ROOT,
+      env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: '1', NO_COLOR: '1' },
+      timeout: 120_000,
+    });
+    expect(stdout).toMatch(/--dry-run: exiting now/);
+    expect(stdout).toMatch(/env\.RUNS \(RunObject\)\s+Durable Object/);
+    const bundle = join(outdir, 'worker.js');
+    const bytes = statSync(bundle).size;
+    const gzip = gzipSync(readFileSync(bundle)).byteLength;
+    console.log(`polyloop Worker bundle (wrangler --dry-run): ${bytes} bytes, ${gzip} bytes gzipped`);
+    expect(bytes).toBeGreaterThan(10_000);
+    expect(readFileSync(bundle, 'utf8')).toMatch(/class RunObject/);
+  }, 120_000);
+});
