@@ -104,7 +104,8 @@ async function showCommand(dir: string, runId: string, json: boolean, io: CliIo)
   for (const w of run.warnings) lines.push(`note         ${w}`);
   lines.push('');
   for (const step of s.trajectory) lines.push(...renderStep(step));
-  if (s.status.state === 'in_flight') lines.push(`#${s.status.inFlight.stepIndex}  … ${describeStatus(s.status)}`);
+  const inFlight = s.status.state === 'in_flight' || s.status.state === 'running' ? s.status.inFlight : null;
+  if (inFlight) lines.push(`#${inFlight.stepIndex}  … ${inFlight.intent === 'action' ? 'action' : 'model call'} ${inFlight.resultId} in flight (${inFlight.replayPolicy})`);
   io.out(lines.join('\n') + '\n');
   return EXIT.ok;
 }
@@ -135,7 +136,8 @@ function listingJson(r: RunListing): Record<string, unknown> {
     lastWriteAt: r.lastWriteAt,
     status: s ? s.status.state : 'corrupt',
     stopReason: s?.status.state === 'ended' ? s.status.stopReason : null,
-    inFlight: s?.status.state === 'in_flight' ? s.status.inFlight : null,
+    inFlight: s?.status.state === 'in_flight' || s?.status.state === 'running' ? s.status.inFlight : null,
+    driverPid: s?.status.state === 'running' ? s.status.pid : null,
     steps: s?.steps ?? null,
     validActions: s?.validActions ?? null,
     finalAnswer: s?.finalAnswer ?? null,

@@ -4,12 +4,13 @@
  * @module
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { decodeLog, decodeRecord, isPolyLoopError } from '../core/index.ts';
 import type { LogRecord, StepRecord, StopReason } from '../core/index.ts';
 import { FileStore } from './file-store.ts';
-import { errCode } from './lock.ts';
-import { parseRunFileName } from './run-id.ts';
+import { errCode, isAlive, parseOwner } from './lock.ts';
+import { LOG_EXTENSION, parseRunFileName } from './run-id.ts';
 
 /** What a run's intent is waiting for, when the log ends inside a step. */
 export type InFlight = {
@@ -19,11 +20,16 @@ export type InFlight = {
   readonly replayPolicy: 'safe' | 'never';
 };
 
-/** Where a run stands according to its log. */
+/**
+ * Where a run stands according to its log (and its lock file): `ended`; `running` while a live
+ * process on this host holds its lock; otherwise `in_flight` (the log ends inside a step) or
+ * `interrupted` (at a step boundary) — both resumable.
+ */
 export type RunStatus =
   | { readonly state: 'ended'; readonly stopReason: StopReason }
+  | { readonly state: 'running'; readonly pid: number; readonly inFlight: InFlight | null }
   | { readonly state: 'in_flight'; readonly inFlight: InFlight }
-  | { readonly state: 'running' };
+  | { readonly state: 'interrupted' };
 
 /** A run's log, summarized. */
 export type RunSummary = {
@@ -35,8 +41,8 @@ export type RunSummary = {
   readonly trajectory: readonly StepRecord[];
 };
 
-/** Summarize decoded records (pure). */
-export function summarizeLog(records: readonly LogRecord[]): RunSummary {
+/** Summarize decoded records (pure); `driverPid` is the pid of a live lock holder, if any. */
+export function summarizeLog(records: readonly LogRecord[], driverPid: number | null = null): RunSummary {
   const trajectory: StepRecord[] = [];
   const resolved = new Set<string>();
   let validActions = 0;
@@ -58,16 +64,25 @@ export function summarizeLog(records: readonly LogRecord[]): RunSummary {
     return { status: { state: 'ended', stopReason: last.stopReason }, steps: last.steps, validActions: last.validActions, finalAnswer: last.finalAnswer, startedAt, trajectory };
   }
   const inFlight = pending && !resolved.has(pending.resultId) ? pending : null;
-  const status: RunStatus = inFlight ? { state: 'in_flight', inFlight } : { state: 'running' };
+  const status: RunStatus =
+    driverPid !== null ? { state: 'running', pid: driverPid, inFlight } : inFlight ? { state: 'in_flight', inFlight } : { state: 'interrupted' };
   return { status, steps: trajectory.length, validActions, finalAnswer: null, startedAt, trajectory };
 }
 
-/** One status as a short phrase: `running`, `ended: final_answer`, `in flight: action s2.action (never)`. */
+/** One status as a short phrase: `running (pid 7)`, `ended: final_answer`, `in flight: action s2.action (never)`. */
 export function describeStatus(status: RunStatus): string {
   if (status.state === 'ended') return `ended: ${status.stopReason}`;
-  if (status.state === 'running') return 'running';
+  if (status.state === 'running') return `running (pid ${status.pid})`;
+  if (status.state === 'interrupted') return 'interrupted (resumable)';
   const f = status.inFlight;
   return `in flight: ${f.intent === 'action' ? 'action' : 'model call'} ${f.resultId} (${f.replayPolicy})`;
+}
+
+/** The pid of a live process on this host holding the run's lock, or null. */
+async function livePid(logFile: string): Promise<number | null> {
+  const raw = await readFile(logFile.slice(0, -LOG_EXTENSION.length) + '.lock', 'utf8').catch(() => null);
+  const owner = raw === null ? null : parseOwner(raw);
+  return owner && owner.hostname === hostname() && isAlive(owner.pid) ? owner.pid : null;
 }
 
 /** A run found in a directory. */
@@ -124,7 +139,7 @@ async function inspectFile(file: string, runId: string | null): Promise<RunListi
   try {
     const { records, tornLine } = decodeLog(await readFile(file, 'utf8'), { source: file });
     const warnings = tornLine === null ? [] : [`ignored a torn last line (line ${tornLine}): a write cut short by a crash`];
-    return { ...base, warnings, summary: summarizeLog(records), error: null };
+    return { ...base, warnings, summary: summarizeLog(records, await livePid(file)), error: null };
   } catch (e) {
     if (isPolyLoopError(e, 'corrupt_log') || isPolyLoopError(e, 'schema_version')) return { ...base, warnings: [], summary: null, error: e.message };
     throw e;

@@ -22,6 +22,7 @@ function polyloop(...args: string[]): Promise<{ code: number | null; stdout: str
 }
 
 let dir = '';
+let release = async (): Promise<void> => undefined;
 let corruptDir = '';
 const cleanups: Array<() => Promise<void>> = [];
 
@@ -40,12 +41,15 @@ beforeAll(async () => {
   await store.runStarted('torn', started('torn'));
   await store.step('torn', stepWrite(0, `first line\nsecond line ${'y'.repeat(400)}`));
   await appendFile(store.logPath('torn'), '{"kind":"intent","v":"1');
+  await store.runStarted('driven', started('driven'));
+  release = await store.acquire('driven', {});
   const bad = new FileStore({ dir: corruptDir });
   await writeFullRun(bad, 'fine');
   await writeFile(bad.logPath('broken'), [encodeRecord(started('broken')), 'not json at all', encodeRecord(modelIntent(0)), ''].join('\n'));
 });
 
 afterAll(async () => {
+  await release();
   for (const c of cleanups) await c();
 });
 
@@ -55,10 +59,11 @@ describe.concurrent('polyloop runs', () => {
     expect(r.code).toBe(0);
     const lines = r.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^RUN ID\s+STATUS\s+STEPS\s+VALID ACTIONS\s+LAST WRITE$/);
-    expect(lines).toHaveLength(4);
+    expect(lines).toHaveLength(5);
     expect(r.stdout).toMatch(/finished-run\s+ended: final_answer\s+1\s+1\s+\d{4}-\d\d-\d\dT/);
     expect(r.stdout).toMatch(/flying\s+in flight: action s0\.action \(never\)\s+0\s+0/);
-    expect(r.stdout).toMatch(/torn\s+running \(torn tail ignored\)\s+1\s+1/);
+    expect(r.stdout).toMatch(/torn\s+interrupted \(resumable\) \(torn tail ignored\)\s+1\s+1/);
+    expect(r.stdout).toMatch(new RegExp(`driven\\s+running \\(pid ${process.pid}\\)\\s+0\\s+0`));
   });
 
   it('prints machine-readable rows with --json', async () => {
@@ -66,9 +71,10 @@ describe.concurrent('polyloop runs', () => {
     expect(r.code).toBe(0);
     const rows = JSON.parse(r.stdout) as Array<{ runId: string; status: string; stopReason: string | null; steps: number }>;
     expect(rows.map((x) => [x.runId, x.status, x.stopReason, x.steps]).sort()).toEqual([
+      ['driven', 'running', null, 0],
       ['finished-run', 'ended', 'final_answer', 1],
       ['flying', 'in_flight', null, 0],
-      ['torn', 'running', null, 1],
+      ['torn', 'interrupted', null, 1],
     ]);
   });
 
@@ -90,7 +96,7 @@ describe.concurrent('polyloop show', () => {
   it('shows the trajectory step by step, with the observation on one line and truncated', async () => {
     const r = await polyloop('show', dir, 'torn');
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('status       running');
+    expect(r.stdout).toContain('status       interrupted (resumable)');
     expect(r.stdout).toContain('#0  action   echo(hi)  [executed]');
     expect(r.stdout).toMatch(/observation: first line ⏎ second line y+… \(\+\d+ chars\)/);
     expect(r.stdout).toContain('note         ignored a torn last line (line 3)');
