@@ -9,7 +9,6 @@ import { Validator } from '@cfworker/json-schema';
 import { Hono } from 'hono';
 import { pieces } from './openai-server.ts';
 import type { Recorded } from './openai-server.ts';
-import { serve } from './serve.ts';
 
 export type AnthropicBlockScript =
   | { readonly type: 'text'; readonly text: string }
@@ -194,10 +193,14 @@ function sse(lines: readonly string[], requestId: string): Response {
   return new Response(body, { headers: { 'content-type': 'text/event-stream', 'request-id': requestId } });
 }
 
-export type AnthropicFake = { readonly baseURL: string; readonly requests: Recorded[]; readonly turns: AnthropicTurn[]; close(): Promise<void> };
+/** The fake as a hono app (Web APIs only: runs in Node and in workerd), with what it received. */
+export type AnthropicFakeApp = { readonly app: Hono; readonly requests: Recorded[]; readonly turns: AnthropicTurn[] };
 
-/** Start the fake; `turns` is consumed one per request, in order. */
-export async function startAnthropicFake(turns: AnthropicTurn[] = []): Promise<AnthropicFake> {
+/** The fake served on a loopback port. */
+export type AnthropicFake = AnthropicFakeApp & { readonly baseURL: string; close(): Promise<void> };
+
+/** Build the fake; `turns` is consumed one per request, in order. */
+export function createAnthropicFake(turns: AnthropicTurn[] = []): AnthropicFakeApp {
   const requests: Recorded[] = [];
   let n = 0;
   const app = new Hono();
@@ -229,6 +232,5 @@ export async function startAnthropicFake(turns: AnthropicTurn[] = []): Promise<A
     if (body['stream'] === true) return sse(streamEvents(turn, model, id), requestId);
     return new Response(JSON.stringify(message(turn, model, id)), { headers: { 'content-type': 'application/json', 'request-id': requestId } });
   });
-  const served = await serve(app);
-  return { baseURL: `${served.origin}/v1`, requests, turns, close: served.close };
+  return { app, requests, turns };
 }

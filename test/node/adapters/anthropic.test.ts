@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anthropicModel, anthropicToolInterpreter, ModelCallError } from '../../../src/adapters/anthropic.ts';
 import { ToolRegistry } from '../../../src/core/index.ts';
-import { startAnthropicFake } from './anthropic-server.ts';
+import { startAnthropicFake } from './serve.ts';
 import type { AnthropicFake, AnthropicTurn } from './anthropic-server.ts';
 import { ADD_TOOL, modelCall, rejection, ROUND_TRIP, txt } from './helpers.ts';
 

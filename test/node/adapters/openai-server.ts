@@ -6,7 +6,6 @@
  */
 import { Validator } from '@cfworker/json-schema';
 import { Hono } from 'hono';
-import { serve } from './serve.ts';
 
 export type OpenAIToolCallScript = { readonly id: string; readonly name: string; readonly arguments: string };
 
@@ -203,19 +202,18 @@ function sse(lines: readonly string[], requestId: string): Response {
   return new Response(body, { headers: { 'content-type': 'text/event-stream', 'x-request-id': requestId } });
 }
 
-export type OpenAIFake = {
-  readonly baseURL: string;
-  readonly requests: Recorded[];
-  readonly turns: OpenAITurn[];
-  close(): Promise<void>;
-};
+/** The fake as a hono app (Web APIs only: runs in Node and in workerd), with what it received. */
+export type OpenAIFakeApp = { readonly app: Hono; readonly requests: Recorded[]; readonly turns: OpenAITurn[] };
+
+/** The fake served on a loopback port. */
+export type OpenAIFake = OpenAIFakeApp & { readonly baseURL: string; close(): Promise<void> };
 
 /**
- * Start the fake; `turns` is consumed one per request, in order. `deterministic`: instead, the
+ * Build the fake; `turns` is consumed one per request, in order. `deterministic`: instead, the
  * turn is picked by the number of assistant messages in the request, like a deterministic
  * model that answers the same conversation the same way (a re-issued call gets the same reply).
  */
-export async function startOpenAIFake(turns: OpenAITurn[] = [], opts: { readonly deterministic?: boolean } = {}): Promise<OpenAIFake> {
+export function createOpenAIFake(turns: OpenAITurn[] = [], opts: { readonly deterministic?: boolean } = {}): OpenAIFakeApp {
   const requests: Recorded[] = [];
   let n = 0;
   const app = new Hono();
@@ -246,6 +244,5 @@ export async function startOpenAIFake(turns: OpenAITurn[] = [], opts: { readonly
     if (body['stream'] === true) return sse([...streamChunks(turn, model, id).map((ch) => `data: ${JSON.stringify(ch)}\n\n`), 'data: [DONE]\n\n'], requestId);
     return new Response(JSON.stringify(completion(turn, model, id)), { headers: { 'content-type': 'application/json', 'x-request-id': requestId } });
   });
-  const served = await serve(app);
-  return { baseURL: `${served.origin}/v1`, requests, turns, close: served.close };
+  return { app, requests, turns };
 }

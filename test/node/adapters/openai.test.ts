@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isModelCallError, ModelCallError, openAIModel, openAIToolInterpreter } from '../../../src/adapters/openai.ts';
 import { ToolRegistry } from '../../../src/core/index.ts';
 import { ADD_TOOL, modelCall, rejection, ROUND_TRIP, txt } from './helpers.ts';
-import { startOpenAIFake } from './openai-server.ts';
+import { startOpenAIFake } from './serve.ts';
 import type { OpenAIFake } from './openai-server.ts';
 
 let fake: OpenAIFake;

@@ -11,10 +11,10 @@ import { anthropicModel, anthropicRequestBody } from '../../../src/adapters/anth
 import { openAIModel, openAIRequestBody } from '../../../src/adapters/openai.ts';
 import { parseArguments } from '../../../src/adapters/tool-interpreter.ts';
 import type { ModelReply } from '../../../src/core/index.ts';
-import { startAnthropicFake } from './anthropic-server.ts';
+import { startAnthropicFake } from './serve.ts';
 import type { AnthropicFake, AnthropicTurn } from './anthropic-server.ts';
 import { modelCall, rejection, ROUND_TRIP } from './helpers.ts';
-import { startOpenAIFake } from './openai-server.ts';
+import { startOpenAIFake } from './serve.ts';
 import type { OpenAIFake, OpenAITurn } from './openai-server.ts';
 
 let oai: OpenAIFake;

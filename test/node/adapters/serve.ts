@@ -3,6 +3,10 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Hono } from 'hono';
+import { createAnthropicFake } from './anthropic-server.ts';
+import type { AnthropicFake, AnthropicTurn } from './anthropic-server.ts';
+import { createOpenAIFake } from './openai-server.ts';
+import type { OpenAIFake, OpenAITurn } from './openai-server.ts';
 
 export type Served = { readonly origin: string; close(): Promise<void> };
 
@@ -54,4 +58,18 @@ export async function serve(app: Hono): Promise<Served> {
         server.close(() => resolve());
       }),
   };
+}
+
+/** Start the OpenAI fake on loopback (see {@link createOpenAIFake}). */
+export async function startOpenAIFake(turns: OpenAITurn[] = [], opts: { readonly deterministic?: boolean } = {}): Promise<OpenAIFake> {
+  const fake = createOpenAIFake(turns, opts);
+  const served = await serve(fake.app);
+  return { ...fake, baseURL: `${served.origin}/v1`, close: served.close };
+}
+
+/** Start the Anthropic fake on loopback (see {@link createAnthropicFake}). */
+export async function startAnthropicFake(turns: AnthropicTurn[] = []): Promise<AnthropicFake> {
+  const fake = createAnthropicFake(turns);
+  const served = await serve(fake.app);
+  return { ...fake, baseURL: `${served.origin}/v1`, close: served.close };
 }
