@@ -1,0 +1,50 @@
+import { resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { countExports } from '../../../examples/demo/policy.ts';
+import { finished, spawnTs, tempDir } from './helpers.ts';
+
+const MAIN = resolve(import.meta.dirname, '../../../examples/demo/main.ts');
+const cleanups: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  for (const c of cleanups) await c();
+});
+
+describe('demo policy', () => {
+  it.each([
+    ['export function f() {}\nexport const a = 1, b = 2;', 2],
+    ['export { a, b as c, type D } from "./x.ts";\nexport type { E,\n  F,\n} from "./y.ts";', 5],
+    ['export class A {}\nexport interface B {}\nexport type C = 1;\nexport enum D { x }\nexport async function e() {}', 5],
+    ['// export const commented = 1;\n/* export function hidden() {} */\nconst local = 1;', 0],
+    ['export default function main() {}\nexport abstract class Base {}', 2],
+  ])('counts the exported names of %j as %i', (source, n) => {
+    expect(countExports(source)).toBe(n);
+  });
+});
+
+describe('npm run demo', () => {
+  it('is SIGKILLed after step 3 with --crash-after 3, and --resume finishes the same run with the answer', async () => {
+    const t = await tempDir('polyloop-demo-');
+    cleanups.push(t.cleanup);
+    const env = { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
+    const crashed = await finished(spawnTs(MAIN, ['--dir', t.dir, '--crash-after', '3'], { env }));
+    expect(crashed.signal).toBe('SIGKILL');
+    expect(crashed.stdout).toMatch(/^#0 +list_dir\(\{"path":"src"\}\)/m);
+    expect(crashed.stdout).toMatch(/^#2 /m);
+    expect(crashed.stdout).not.toMatch(/^#3 /m);
+    const resumed = await finished(spawnTs(MAIN, ['--dir', t.dir, '--resume'], { env }));
+    expect(resumed.stderr).toBe('');
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toContain('run demo: resumed at step 3');
+    expect(resumed.stdout).toMatch(/^#3 /m);
+    expect(resumed.stdout).toMatch(/run demo: ended \(final_answer\) after \d+ steps/);
+    expect(resumed.stdout).toMatch(/^answer: src\/\S+\.ts exports the most names: \d+\./m);
+  }, 120_000);
+
+  it('explains how to start when there is nothing to resume, and exits 1', async () => {
+    const t = await tempDir('polyloop-demo-');
+    cleanups.push(t.cleanup);
+    const r = await finished(spawnTs(MAIN, ['--dir', t.dir, '--resume'], { env: { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '' } }));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('there is no demo run to resume yet; start one with: npm run demo');
+  }, 60_000);
+});
