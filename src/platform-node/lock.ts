@@ -1,7 +1,7 @@
 /**
  * One-writer lock per run: a lock file created with `O_EXCL`, holding the owner's pid, host and
  * start time, with recovery of a stale lock left by a dead process on this host.
- * See docs/decisions/0103-file-store-lock.md.
+ * See docs/decisions/0008-file-store.md.
  * @module
  */
 import { randomUUID } from 'node:crypto';

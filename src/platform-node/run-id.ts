@@ -1,7 +1,7 @@
 /**
  * Run id → file name. Run ids are opaque strings, so none of them may name a file outside the
  * store's directory, collide with another id, or trip a file system's rules (reserved names like
- * `CON`, case-insensitive names, length limits). See docs/decisions/0101-file-store-run-ids.md.
+ * `CON`, case-insensitive names, length limits). See docs/decisions/0008-file-store.md.
  * @module
  */
 import { createHash } from 'node:crypto';
