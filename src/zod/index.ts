@@ -3,9 +3,11 @@
  * `z.toJSONSchema(schema, { io: 'input' })` (the model writes the *input* side: fields with a
  * default are optional to it), and the handler receives the arguments parsed by zod, with their
  * inferred type. Core never imports zod; this module only produces a plain {@link ToolSpec}.
+ * It imports `zod/v4/core` only, so schemas from `zod` and from `zod/mini` both work and a
+ * `zod/mini` bundle does not pull in classic zod.
  * @module
  */
-import { z } from 'zod';
+import * as z from 'zod/v4/core';
 import type { JsonObject, ReplayPolicy, ToolSpec } from '../core/index.ts';
 
 /** The arguments passed the JSON Schema check but not zod's own (a refinement, a transform). */
@@ -20,10 +22,10 @@ export class ToolArgumentsError extends Error {
 }
 
 /** What {@link defineTool} takes. */
-export type ZodToolDefinition<S extends z.ZodObject> = {
+export type ZodToolDefinition<S extends z.$ZodObject> = {
   readonly name: string;
   readonly description: string;
-  /** A `z.object(...)`; its input JSON Schema becomes the tool's `parameters`. */
+  /** A `z.object(...)` (from `zod` or `zod/mini`); its input JSON Schema becomes the tool's `parameters`. */
   readonly schema: S;
   /** Default `'never'`. */
   readonly replayPolicy?: ReplayPolicy;
@@ -34,7 +36,7 @@ export type ZodToolDefinition<S extends z.ZodObject> = {
 };
 
 /** The tool's parameters: zod's input-side JSON Schema, as plain JSON, without `$schema` (always 2020-12 here). */
-function parametersOf(name: string, schema: z.ZodObject): JsonObject {
+function parametersOf(name: string, schema: z.$ZodObject): JsonObject {
   let generated: unknown;
   try {
     generated = z.toJSONSchema(schema, { io: 'input', target: 'draft-2020-12' });
@@ -59,7 +61,7 @@ function parametersOf(name: string, schema: z.ZodObject): JsonObject {
  * });
  * const tools = ToolRegistry.of([add]);
  */
-export function defineTool<S extends z.ZodObject>(def: ZodToolDefinition<S>): ToolSpec {
+export function defineTool<S extends z.$ZodObject>(def: ZodToolDefinition<S>): ToolSpec {
   const spec: ToolSpec = {
     name: def.name,
     description: def.description,
@@ -72,7 +74,7 @@ export function defineTool<S extends z.ZodObject>(def: ZodToolDefinition<S>): To
   return {
     ...spec,
     handler: async (args, ctx) => {
-      const parsed = await def.schema.safeParseAsync(args);
+      const parsed = await z.safeParseAsync(def.schema, args);
       if (!parsed.success) throw new ToolArgumentsError(def.name, z.prettifyError(parsed.error), { cause: parsed.error });
       return handler(parsed.data as z.output<S>, ctx);
     },

@@ -1,5 +1,6 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
+import * as zm from 'zod/mini';
 import { ToolRegistry } from '../../../src/core/index.ts';
 import type { ToolSpec } from '../../../src/core/index.ts';
 import { defineTool, ToolArgumentsError } from '../../../src/zod/index.ts';
@@ -69,5 +70,20 @@ describe('defineTool', () => {
     const spec = defineTool({ name: 'plain', description: 'd', schema: z.object({}) });
     expect(spec.handler).toBeUndefined();
     expect(() => ToolRegistry.of([spec]).executor()).toThrow(/no handler/);
+  });
+
+  it('accepts a zod/mini schema with the same inference', async () => {
+    const spec = defineTool({
+      name: 'mini',
+      description: 'd',
+      schema: zm.object({ n: zm.number(), tag: zm._default(zm.string(), 'x') }),
+      handler: async (args) => {
+        expectTypeOf(args).toEqualTypeOf<{ n: number; tag: string }>();
+        return `${args.n}:${args.tag}`;
+      },
+    });
+    expect(spec.parameters).toEqual({ type: 'object', properties: { n: { type: 'number' }, tag: { default: 'x', type: 'string' } }, required: ['n'] });
+    const outcome = await ToolRegistry.of([spec]).executor().execute({ kind: 'tool_call', name: 'mini', arguments: { n: 2 } }, ctx);
+    expect(outcome.observation).toBe('2:x');
   });
 });
