@@ -4,7 +4,8 @@
  * exits non-zero when a bundle exceeds its budget in `bench/budgets.json`.
  *
  * Options: `--quick` (fewer samples, smaller N: a smoke run, not figures to quote),
- * `--only=overhead,durable,resume,memory,concurrency,bundle`.
+ * `--only=overhead,durable,resume,memory,concurrency,bundle`, `--markdown` (also print the table
+ * in Markdown, for docs/performance.md).
  * @module
  */
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
@@ -17,7 +18,7 @@ import { concurrency, durable, overhead } from './kernel.ts';
 import type { Plan, Row } from './kernel.ts';
 import { memory } from './memory.ts';
 import { resumeTimes } from './resume.ts';
-import { formatTable, growthRow } from './report.ts';
+import { formatMarkdown, formatTable, growthRow } from './report.ts';
 
 const SECTIONS = ['overhead', 'durable', 'resume', 'memory', 'concurrency', 'bundle'] as const;
 type Section = (typeof SECTIONS)[number];
@@ -60,6 +61,7 @@ async function main(): Promise<number> {
   }
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, totalMemGiB: +(totalmem() / 2 ** 30).toFixed(1), freeMemGiB: +(freemem() / 2 ** 30).toFixed(1), loadAvgAtStart: load, loadAvgAtEnd: loadavg() };
   console.log(formatTable(rows));
+  if (process.argv.includes('--markdown')) console.log(`\n${formatMarkdown(rows)}`);
   console.log(`\n${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}, ${machine.totalMemGiB} GiB; load average at start ${load.map((l) => l.toFixed(2)).join(' ')}, at end ${machine.loadAvgAtEnd.map((l) => l.toFixed(2)).join(' ')}`);
   const out = join(dirname(fileURLToPath(import.meta.url)), 'results.json');
   await writeFile(out, JSON.stringify({ started, finished: new Date().toISOString(), plan, machine, rows, bundles }, null, 2) + '\n');

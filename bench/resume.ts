@@ -6,7 +6,7 @@
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InMemoryStore, resume, run } from '../src/core/index.ts';
+import { encodeRecord, InMemoryStore, resume, run } from '../src/core/index.ts';
 import type { LogRecord, RunStore } from '../src/core/index.ts';
 import { FileStore } from '../src/platform-node/index.ts';
 import { faultyStore } from '../src/testing/index.ts';
@@ -57,12 +57,12 @@ async function resumeMs(prepare: () => Promise<RunStore>, n: number): Promise<nu
   return called - t0;
 }
 
-/** The floor of a resume: read the JSONL file and `JSON.parse` every line, nothing else. */
-async function readFloorMs(path: string): Promise<number> {
+/** The floor of a resume: `JSON.parse` every line of the log (read from `path` first, if given). */
+async function parseFloorMs(lines: readonly string[] | null, path: string | null): Promise<number> {
   const t0 = performance.now();
-  const text = await readFile(path, 'utf8');
+  const all = path ? (await readFile(path, 'utf8')).split('\n') : (lines ?? []);
   let count = 0;
-  for (const line of text.split('\n')) if (line !== '') count += JSON.parse(line) === null ? 0 : 1;
+  for (const line of all) if (line !== '') count += JSON.parse(line) === null ? 0 : 1;
   if (count === 0) throw new Error('empty floor log');
   return performance.now() - t0;
 }
@@ -90,10 +90,11 @@ export async function resumeTimes(plan: Plan, sizes: readonly number[]): Promise
         await writeFile(s.logPath('crashed'), await readFile(path));
         return s;
       };
-      const floor = (): Promise<number> => readFloorMs(path);
-      const size = `${records.length} records, ${bytes.toLocaleString('en-US')} bytes`;
-      rows.push(row('resume', `resume at step ${n.toLocaleString('en-US')}, InMemoryStore`, 'ms', await samplePair(() => resumeMs(memory, n), floor, plan), `log: ${size}; floor: read + JSON.parse the JSONL`));
-      rows.push(row('resume', `resume at step ${n.toLocaleString('en-US')}, FileStore`, 'ms', await samplePair(() => resumeMs(file, n), floor, plan), `log: ${size}; floor: read + JSON.parse the JSONL`));
+      const lines = records.map(encodeRecord);
+      const size = `${records.length} records`;
+      const at = n.toLocaleString('en-US');
+      rows.push(row('resume', `resume at step ${at}, InMemoryStore`, 'ms', await samplePair(() => resumeMs(memory, n), () => parseFloorMs(lines, null), plan), `${size}; floor: JSON.parse every line`));
+      rows.push(row('resume', `resume at step ${at}, FileStore`, 'ms', await samplePair(() => resumeMs(file, n), () => parseFloorMs(null, path), plan), `${size}; floor: read the file + JSON.parse every line`));
       rows.push({ section: 'resume', name: `log size at step ${n.toLocaleString('en-US')}`, unit: 'bytes', value: bytes, floor: null, samples: [bytes], floorSamples: [], note: `${(bytes / n).toFixed(0)} bytes/step` });
     }
   } finally {
