@@ -91,9 +91,11 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
       return { ok: false, code: 'bad_request', message: `input rejected: ${messageOf(e)}` };
     }
     if (this.#meta() !== null) return conflict; // another start won while the factory ran
+    // The alarm goes in before any work, in the same storage turn as the input (written together):
+    // if this instance dies from here on, the alarm resumes the run.
+    const armed = this.ctx.storage.setAlarm(Date.now() + this.#resumeAfterMs());
     this.ctx.storage.sql.exec(`INSERT INTO ${META} (id, run_id, input) VALUES (1, ?, ?)`, runId, JSON.stringify(input ?? null));
-    // The alarm goes in before any work: if this instance dies from here on, the alarm resumes the run.
-    await this.ctx.storage.setAlarm(Date.now() + this.#resumeAfterMs());
+    await armed;
     void this.#launch(setup);
     return { ok: true };
   }
