@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { countExports } from '../../../examples/demo/policy.ts';
@@ -46,5 +48,44 @@ describe('npm run demo', () => {
     const r = await finished(spawnTs(MAIN, ['--dir', t.dir, '--resume'], { env: { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '' } }));
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('there is no demo run to resume yet; start one with: npm run demo');
+  }, 60_000);
+});
+
+describe('npm run demo on an OpenAI-compatible endpoint', () => {
+  it('drives the same tools through native tool calls when OPENAI_BASE_URL is set', async () => {
+    const bodies: Array<{ model: string; tools?: unknown[]; messages: Array<{ role: string; content?: unknown }> }> = [];
+    const server = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c: Buffer) => (raw += c.toString('utf8')));
+      req.on('end', () => {
+        const body = JSON.parse(raw) as (typeof bodies)[number];
+        bodies.push(body);
+        const answered = body.messages.some((m) => m.role === 'tool');
+        const message = answered
+          ? { role: 'assistant', content: 'src/core/index.ts (from the fake model)' }
+          : { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'list_dir', arguments: '{"path":"src"}' } }] };
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ id: `chatcmpl-${bodies.length}`, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: answered ? 'stop' : 'tool_calls' }] }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const t = await tempDir('polyloop-demo-');
+      cleanups.push(t.cleanup);
+      const port = (server.address() as AddressInfo).port;
+      const env = { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_MODEL: 'fake-model' };
+      const r = await finished(spawnTs(MAIN, ['--dir', t.dir], { env }));
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('model: fake-model');
+      expect(r.stdout).toMatch(/^#0 +list_dir\(\{"path":"src"\}\) +→ \d+ entries/m);
+      expect(r.stdout).toContain('answer: src/core/index.ts (from the fake model)');
+      expect(bodies).toHaveLength(2);
+      expect(bodies[0]?.model).toBe('fake-model');
+      expect(bodies[0]?.tools).toHaveLength(2);
+      expect(bodies[1]?.messages.find((m) => m.role === 'tool')?.content).toContain('core/');
+    } finally {
+      server.close();
+    }
   }, 60_000);
 });
