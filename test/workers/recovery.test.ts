@@ -43,4 +43,23 @@ describe('the run object when its instance is lost (workerd)', () => {
     expect(done.stopReason).toBe('cancelled');
     expect(done.steps).toBeLessThan(7);
   });
+
+  it('halts a run whose resume is refused (identity changed), clears its alarm and does not retry', async () => {
+    const runId = await startRun(SLOW);
+    await waitFor(runId, (s) => s.steps >= 1);
+    await evict(runId);
+    // As if a deploy changed what the stored input builds: the run's identity no longer matches.
+    await runInDurableObject(stubOf(runId), (_o, state) => void state.storage.sql.exec(`UPDATE polyloop_run SET input = '"a different goal"'`));
+    expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
+    const row = async (): Promise<{ halted: string | null; alarm: number | null }> =>
+      runInDurableObject(stubOf(runId), async (_o, state) => ({
+        halted: state.storage.sql.exec<{ halted: string | null }>('SELECT halted FROM polyloop_run').one().halted,
+        alarm: await state.storage.getAlarm(),
+      }));
+    for (let i = 0; i < 100 && (await row()).halted === null; i++) await new Promise((r) => setTimeout(r, 20));
+    const after = await row();
+    expect(after.halted).toMatch(/^RunIdentityMismatchError: /);
+    expect(after.alarm).toBeNull();
+    expect((await status(runId)).status).toBe('running');
+  });
 });
