@@ -122,6 +122,21 @@ describe.each([false, true])('a run through anthropicModel (stream: %s)', (strea
   });
 });
 
+describe('a provider error during a run', () => {
+  it('ends the run with model_error and records the error with status, type and request id', async () => {
+    const fake = await startOpenAIFake([OPENAI_SCRIPT[0]!, { kind: 'error', status: 429, type: 'rate_limit_exceeded', message: 'Rate limit reached' }]);
+    try {
+      const { result } = await runAgent(openAIModel({ model: 'gpt-test', baseURL: fake.baseURL, body: { store: true } }), openAIToolInterpreter());
+      expect(result).toMatchObject({ stopReason: 'model_error', steps: 2, validActions: 1 });
+      expect(result.trajectory[1]).toMatchObject({ decision: 'model_error', modelCallId: null });
+      expect(result.trajectory[1]!.observation).toBe('ModelCallError: openai: Rate limit reached (status 429, rate_limit_exceeded, request req_2)');
+      expect(fake.requests).toHaveLength(2);
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
 describe('a crashed run through an adapter', () => {
   it.each([2, 3, 5, 6, 8, 10])('resumes after a crash at write %i and sends the provider byte-identical requests', async (crashAfterWrites) => {
     const reference = await startOpenAIFake([...OPENAI_SCRIPT]);

@@ -24,7 +24,9 @@ export type OpenAITurn =
   | { readonly kind: 'error'; readonly status: number; readonly type: string; readonly message: string; readonly code?: string | null }
   | { readonly kind: 'raw'; readonly status: number; readonly body: string; readonly contentType?: string }
   | { readonly kind: 'stream_error'; readonly text: string; readonly message: string; readonly type: string }
-  | { readonly kind: 'hang' };
+  | { readonly kind: 'hang' }
+  /** Stream the first chunks of `text`, then stall forever (for aborts mid-stream). */
+  | { readonly kind: 'stream_stall'; readonly text: string };
 
 export type Recorded = { readonly headers: Readonly<Record<string, string>>; readonly body: Record<string, unknown> };
 
@@ -191,12 +193,12 @@ function streamChunks(turn: Extract<OpenAITurn, { kind: 'reply' }>, model: strin
   return out;
 }
 
-function sse(lines: readonly string[], requestId: string): Response {
+function sse(lines: readonly string[], requestId: string, stall = false): Response {
   const enc = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       for (const l of lines) controller.enqueue(enc.encode(l));
-      controller.close();
+      if (!stall) controller.close();
     },
   });
   return new Response(body, { headers: { 'content-type': 'text/event-stream', 'x-request-id': requestId } });
@@ -240,6 +242,9 @@ export function createOpenAIFake(turns: OpenAITurn[] = [], opts: { readonly dete
     if (turn.kind === 'stream_error') {
       const first = streamChunks({ kind: 'reply', text: turn.text }, model, id).slice(0, -1);
       return sse([...first.map((ch) => `data: ${JSON.stringify(ch)}\n\n`), `data: ${JSON.stringify({ error: { message: turn.message, type: turn.type, param: null, code: null } })}\n\n`], requestId);
+    }
+    if (turn.kind === 'stream_stall') {
+      return sse(streamChunks({ kind: 'reply', text: turn.text }, model, id).slice(0, -1).map((ch) => `data: ${JSON.stringify(ch)}\n\n`), requestId, true);
     }
     if (body['stream'] === true) return sse([...streamChunks(turn, model, id).map((ch) => `data: ${JSON.stringify(ch)}\n\n`), 'data: [DONE]\n\n'], requestId);
     return new Response(JSON.stringify(completion(turn, model, id)), { headers: { 'content-type': 'application/json', 'x-request-id': requestId } });

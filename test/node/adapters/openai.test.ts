@@ -199,6 +199,24 @@ describe('openAIModel streaming', () => {
     expect(streamed).toEqual(plain);
   });
 
+  it('rejects with the signal reason when aborted mid-stream, after deltas arrived', async () => {
+    fake.turns.push({ kind: 'stream_stall', text: 'Partial answer' });
+    const ac = new AbortController();
+    const reason = new Error('user cancelled mid-stream');
+    const deltas: string[] = [];
+    const p = model({ stream: true }).call(
+      modelCall({
+        signal: ac.signal,
+        onDelta: (d) => {
+          deltas.push(d);
+          if (deltas.join('') === 'Partial answer') ac.abort(reason);
+        },
+      }),
+    );
+    expect(await rejection(p)).toBe(reason);
+    expect(deltas.join('')).toBe('Partial answer');
+  });
+
   it('turns an error chunk inside the stream into a stream error', async () => {
     fake.turns.push({ kind: 'stream_error', text: 'partial', message: 'The server had an error', type: 'server_error' });
     const e = await rejection(model({ stream: true }).call(modelCall()));
