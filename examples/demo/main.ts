@@ -46,11 +46,14 @@ function parseArgs(argv: readonly string[]): Options {
 class UsageError extends Error {}
 
 /** Prints one line per step; kills this process when `crashAfter` steps are done. */
+let sawEvents = false;
+
 function printingSink(crashAfter: number | null): EventSink {
   const print = (line: string): void => void process.stdout.write(line + '\n');
   return {
     params: Object.freeze({ sink: 'demo-printer' }),
     deliver(e: RunEvent): void {
+      sawEvents = true;
       if (e.type === 'run_started') print(e.resumed ? `run ${e.runId}: resumed at step ${e.fromStep}` : `run ${e.runId}: started`);
       else if (e.type === 'step_finished') {
         const s = e.step;
@@ -115,6 +118,7 @@ async function main(): Promise<number> {
     await release();
     result = await run(agent, request);
   }
+  if (opts.resume && !sawEvents) process.stdout.write(`run ${RUN_ID}: had already ended; this is its stored result (run \`npm run demo\` for a fresh one)\n`);
   process.stdout.write(`\nanswer: ${result.finalAnswer ?? `(none: ${result.stopReason})`}\ninspect: node bin/polyloop.mjs show ${opts.dir} ${RUN_ID}\n`);
   return result.stopReason === 'final_answer' ? 0 : 1;
 }

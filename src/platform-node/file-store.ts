@@ -249,7 +249,14 @@ async function appendRaw(path: string, text: string): Promise<void> {
 }
 
 async function fsyncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
+  let fh;
+  try {
+    fh = await open(dir, 'r');
+  } catch (e) {
+    // Windows cannot open a directory for fsync (and needs no such step); elsewhere it is an error.
+    if (process.platform === 'win32' && ['EISDIR', 'EPERM', 'EACCES'].includes(errCode(e) ?? '')) return;
+    throw e;
+  }
   try {
     await fh.sync();
   } finally {
