@@ -45,7 +45,7 @@ const isIntent = (kind: 'model_call' | 'action') => (e: LogEvent): boolean => e.
 describe('the run Durable Object after eviction (real workerd, persisted storage)', () => {
   it('is resumed by its alarm after being killed mid-model-call, mid-action and at a step boundary, to the trajectory of an uninterrupted run', async () => {
     const dir = storageDir();
-    const input = { steps: 4, modelPauseMs: 400, toolPauseMs: 400, replayPolicy: 'safe' };
+    const input = { steps: 4, modelPauseMs: 500, toolPauseMs: 500, replayPolicy: 'safe' };
     const seen: LogEvent[] = [];
     const lastId = (): number => seen.at(-1)?.id ?? -1;
 
