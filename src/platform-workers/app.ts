@@ -97,6 +97,38 @@ function schemaMessage(issues: readonly z.core.$ZodIssue[]): string {
     .join('; ');
 }
 
+/** Auth, the first check: null when the bearer token matches, else the 401 response. */
+async function checkBearer(c: Context, expected: string | undefined): Promise<Response | null> {
+  if (typeof expected !== 'string' || expected === '') {
+    return fail(c, 401, 'unauthorized', 'this server has no POLYLOOP_TOKEN configured, so every request is refused');
+  }
+  const match = /^Bearer ([^\s]+)$/i.exec((c.req.header('authorization') ?? '').trim());
+  if (!match || !(await sameSecret(match[1] ?? '', expected))) return fail(c, 401, 'unauthorized', 'missing or wrong bearer token');
+  return null;
+}
+
+/** Size, parse and schema checks of `POST /runs`, in that order: the body, or the error response. */
+async function readStartBody(c: Context): Promise<Response | { readonly runId: string | undefined; readonly input: unknown }> {
+  let text: string;
+  try {
+    text = await readBody(c.req.raw, MAX_BODY_BYTES);
+  } catch (e) {
+    if (e instanceof TooLarge) return fail(c, 413, 'payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`);
+    return fail(c, 400, 'bad_request', 'request body is not valid UTF-8');
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return fail(c, 400, 'bad_request', 'request body is not valid JSON');
+  }
+  const parsed = StartBody.safeParse(raw);
+  if (!parsed.success) return fail(c, 400, 'bad_request', schemaMessage(parsed.error.issues));
+  // z.unknown() also accepts a missing key; SPEC: `input` is required (null is a value).
+  if (!Object.hasOwn(raw as object, 'input')) return fail(c, 400, 'bad_request', 'input: required');
+  return { runId: parsed.data.runId, input: parsed.data.input };
+}
+
 /**
  * The PolyLoop HTTP app: `POST /runs`, `GET /runs/:id`, `GET /runs/:id/trajectory`,
  * `GET /runs/:id/events` (SSE, `id:` = record sequence, honours `Last-Event-ID`),
@@ -116,35 +148,16 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
   };
 
   app.use('*', async (c, next) => {
-    const expected = tokenOf(c.env);
-    if (typeof expected !== 'string' || expected === '') {
-      return fail(c, 401, 'unauthorized', 'this server has no POLYLOOP_TOKEN configured, so every request is refused');
-    }
-    const header = c.req.header('authorization') ?? '';
-    const match = /^Bearer ([^\s]+)$/i.exec(header.trim());
-    if (!match || !(await sameSecret(match[1] ?? '', expected))) return fail(c, 401, 'unauthorized', 'missing or wrong bearer token');
+    const refused = await checkBearer(c, tokenOf(c.env));
+    if (refused !== null) return refused;
     await next();
   });
 
   app.post('/runs', async (c) => {
-    let text: string;
-    try {
-      text = await readBody(c.req.raw, MAX_BODY_BYTES);
-    } catch (e) {
-      if (e instanceof TooLarge) return fail(c, 413, 'payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`);
-      return fail(c, 400, 'bad_request', 'request body is not valid UTF-8');
-    }
-    let raw: unknown;
-    try {
-      raw = JSON.parse(text);
-    } catch {
-      return fail(c, 400, 'bad_request', 'request body is not valid JSON');
-    }
-    const parsed = StartBody.safeParse(raw);
-    if (!parsed.success) return fail(c, 400, 'bad_request', schemaMessage(parsed.error.issues));
-    if (!Object.hasOwn(raw as object, 'input')) return fail(c, 400, 'bad_request', 'input: required');
-    const runId = parsed.data.runId ?? crypto.randomUUID();
-    const outcome = await stubFor(c, runId).start(runId, parsed.data.input);
+    const body = await readStartBody(c);
+    if (body instanceof Response) return body;
+    const runId = body.runId ?? crypto.randomUUID();
+    const outcome = await stubFor(c, runId).start(runId, body.input);
     if (outcome.ok) return c.json({ runId }, 201);
     return outcome.code === 'conflict' ? fail(c, 409, 'conflict', outcome.message) : fail(c, 400, 'bad_request', outcome.message);
   });
