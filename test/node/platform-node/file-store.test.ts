@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { appendFile, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -152,6 +153,35 @@ describe('FileStore lock', () => {
     expect(owner.pid).toBe(process.pid);
     await release();
     await expect(stat(store.lockPath('shared-run'))).rejects.toThrow();
+  });
+
+  it('lets exactly one of several processes take over a stale lock at once', async () => {
+    const store = await freshStore();
+    const dead = spawn(process.execPath, ['-e', '']);
+    const deadPid = dead.pid as number;
+    await new Promise((r) => dead.once('exit', r));
+    await writeFile(store.lockPath('contested'), JSON.stringify({ pid: deadPid, hostname: hostname(), acquiredAt: '2026-01-01T00:00:00.000Z', token: 'dead', runId: 'contested' }));
+    const children = [0, 1, 2].map(() => spawnTs(holder, [store.dir, 'contested']));
+    const outcomes = await Promise.all(
+      children.map((child) => waitForLine(child, /^(held|refused) /).catch((e: unknown) => `error ${String(e)}`)),
+    );
+    const exits = children.map((c) => finished(c));
+    for (const c of children) c.kill('SIGKILL');
+    await Promise.all(exits);
+    expect(outcomes.filter((o) => o.startsWith('held'))).toHaveLength(1);
+    expect(outcomes.filter((o) => o === 'refused RunLockedError')).toHaveLength(2);
+  });
+
+  it('recovers a stale lock even when a recoverer died holding the breaker file', async () => {
+    const store = await freshStore();
+    const dead = spawn(process.execPath, ['-e', '']);
+    await new Promise((r) => dead.once('exit', r));
+    const stale = (token: string): string => JSON.stringify({ pid: dead.pid, hostname: hostname(), acquiredAt: '2026-01-01T00:00:00.000Z', token, runId: 'r' });
+    await writeFile(store.lockPath('r'), stale('lock'));
+    await writeFile(`${store.lockPath('r')}.break`, stale('breaker'));
+    const release = await store.acquire('r', {});
+    expect(await readdir(store.dir)).toEqual([runIdFileName('r').replace('.jsonl', '.lock')]);
+    await release();
   });
 
   it('makes a second process get RunLockedError while this one holds the run', async () => {
