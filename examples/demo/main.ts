@@ -10,7 +10,7 @@
  *   npm run demo -- --local            ignore OPENAI_API_KEY and use the local policy
  * With OPENAI_API_KEY (or OPENAI_BASE_URL) set, the same run uses an OpenAI-compatible model
  * (OPENAI_MODEL, default gpt-4.1-mini) with native tool calls.
- * Then inspect it: node bin/polyloop.mjs show .polyloop-demo demo
+ * Then inspect it: npm run polyloop -- show .polyloop-demo demo
  */
 import { rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -119,7 +119,7 @@ async function main(): Promise<number> {
     result = await run(agent, request);
   }
   if (opts.resume && !sawEvents) process.stdout.write(`run ${RUN_ID}: had already ended; this is its stored result (run \`npm run demo\` for a fresh one)\n`);
-  process.stdout.write(`\nanswer: ${result.finalAnswer ?? `(none: ${result.stopReason})`}\ninspect: node bin/polyloop.mjs show ${opts.dir} ${RUN_ID}\n`);
+  process.stdout.write(`\nanswer: ${result.finalAnswer ?? `(none: ${result.stopReason})`}\ninspect: npm run polyloop -- show ${opts.dir} ${RUN_ID}\n`);
   return result.stopReason === 'final_answer' ? 0 : 1;
 }
 
