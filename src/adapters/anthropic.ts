@@ -169,7 +169,8 @@ async function readStream(posted: PostedResponse, call: ModelCall): Promise<Mode
 
 /**
  * The interpreter matching {@link anthropicModel}: one `tool_use` → `action` (with its id); text
- * only → `final`; several calls or an empty reply → `invalid` with a corrective explanation.
+ * only → `final`; several calls, bad arguments, an unknown tool or an empty reply → `invalid`
+ * with a corrective explanation.
  * Decisions carry `historyContent`, so each `tool_use` is answered by a `tool_result` next turn.
  */
 export function anthropicToolInterpreter(): DecisionInterpreter {

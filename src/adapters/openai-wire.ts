@@ -107,6 +107,14 @@ export function replyFromParts(parts: TurnParts): ModelReply {
   };
 }
 
+/**
+ * Some OpenAI-compatible servers omit tool-call ids; history needs one to pair the call with its
+ * result. Deterministic, so a re-interpreted reply gets the same id.
+ */
+export function fallbackCallId(index: number): string {
+  return `call_${index}`;
+}
+
 /** Reasoning as OpenAI-compatible servers report it (`reasoning_content`: DeepSeek, vLLM; `reasoning`: Ollama, OpenRouter). */
 export function reasoningOf(message: Record<string, unknown>): string {
   const r = message['reasoning_content'] ?? message['reasoning'];
@@ -133,7 +141,8 @@ export function partsFromCompletion(body: unknown): TurnParts | string {
     const fn = isRecord(c) ? c['function'] : undefined;
     if (!isRecord(c) || !isRecord(fn) || typeof fn['name'] !== 'string') return 'a tool call in the response has no function name';
     const args = fn['arguments'];
-    toolCalls.push({ id: typeof c['id'] === 'string' ? c['id'] : '', name: fn['name'], arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) });
+    const id = typeof c['id'] === 'string' && c['id'] !== '' ? c['id'] : fallbackCallId(toolCalls.length);
+    toolCalls.push({ id, name: fn['name'], arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) });
   }
   return { id: typeof body['id'] === 'string' ? body['id'] : null, text, reasoning: reasoningOf(message), toolCalls };
 }

@@ -8,7 +8,7 @@ import { canonicalJson } from '../core/index.ts';
 import type { DecisionInterpreter, JsonObject, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
 import { eventJSON, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamError } from './http.ts';
 import type { FetchLike, PostedResponse } from './http.ts';
-import { partsFromCompletion, reasoningOf, replyFromParts, toOpenAIMessages, toOpenAITools } from './openai-wire.ts';
+import { fallbackCallId, partsFromCompletion, reasoningOf, replyFromParts, toOpenAIMessages, toOpenAITools } from './openai-wire.ts';
 import type { OpenAIChatRequest, TurnParts } from './openai-wire.ts';
 import { nativeToolInterpreter } from './tool-interpreter.ts';
 
@@ -134,13 +134,13 @@ async function readStream(posted: PostedResponse, call: ModelCall): Promise<Turn
     if (isRecord(chunk['error'])) throw streamError(posted, 'openai', chunk['error']);
     applyChunk(acc, chunk, call.onDelta);
   }
-  const toolCalls = [...acc.calls.entries()].sort(([a], [b]) => a - b).map(([, c]) => c);
+  const toolCalls = [...acc.calls.entries()].sort(([a], [b]) => a - b).map(([, c], i) => (c.id === '' ? { ...c, id: fallbackCallId(i) } : c));
   return { id: acc.id, text: acc.text, reasoning: acc.reasoning, toolCalls };
 }
 
 /**
  * The interpreter matching {@link openAIModel}: one tool call → `action` (with the call's id);
- * text only → `final`; several calls, arguments that are not a JSON object, or an empty reply →
+ * text only → `final`; several calls, bad arguments, an unknown tool or an empty reply →
  * `invalid` with a corrective explanation. Decisions carry `historyContent`, so the calls are
  * answered as `role: "tool"` messages on the next turn.
  */

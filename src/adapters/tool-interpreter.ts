@@ -5,7 +5,7 @@
  * string on as `arguments`, so the interpreter can say exactly what was wrong.
  * @module
  */
-import type { ContentBlock, Decision, DecisionInterpreter, JsonValue, ModelReply, ToolCallRequest, ToolCatalog } from '../core/index.ts';
+import type { Action, ContentBlock, Decision, DecisionInterpreter, JsonValue, ModelReply, ToolCallRequest, ToolCatalog } from '../core/index.ts';
 
 const RAW_PREVIEW_CHARS = 200;
 
@@ -55,6 +55,16 @@ function argumentsProblem(call: ToolCallRequest): string | null {
   return `The arguments of your call to tool "${call.name}" ${what}. The tool did not run. Call it again with a single JSON object that matches its parameters schema.`;
 }
 
+/**
+ * An unknown tool or arguments that break its schema: caught here rather than by the executor, so
+ * the model reads why (the executor's own sentence would be replaced by the synthetic text).
+ */
+function catalogProblem(tools: ToolCatalog, action: Extract<Action, { kind: 'tool_call' }>): string | null {
+  const valid = tools.validate(action);
+  if (valid.ok) return null;
+  return `Your call to tool "${action.name}" was not run: ${valid.message.replace(/\.+$/, '')}. Call a listed tool with arguments that match its parameters schema.`;
+}
+
 function interpretReply(reply: ModelReply, tools: ToolCatalog): Decision {
   const calls = reply.toolCalls ?? [];
   const historyContent = assistantContent(reply);
@@ -66,15 +76,10 @@ function interpretReply(reply: ModelReply, tools: ToolCatalog): Decision {
   }
   const [call] = calls;
   if (call) {
-    const problem = argumentsProblem(call);
+    const action = { kind: 'tool_call', id: call.id, name: call.name, arguments: call.arguments } as const;
+    const problem = argumentsProblem(call) ?? catalogProblem(tools, action);
     if (problem) return { kind: 'invalid', explanation: problem, historyText, historyContent };
-    return {
-      kind: 'action',
-      action: { kind: 'tool_call', id: call.id, name: call.name, arguments: call.arguments },
-      trajectoryRepr: toolCallRepr(call),
-      historyText,
-      historyContent,
-    };
+    return { kind: 'action', action, trajectoryRepr: toolCallRepr(call), historyText, historyContent };
   }
   if (reply.text.trim() !== '') return { kind: 'final', answer: reply.text, historyText, historyContent };
   const available = tools.names();
@@ -85,8 +90,9 @@ function interpretReply(reply: ModelReply, tools: ToolCatalog): Decision {
 
 /**
  * The interpreter for native tool calls: one tool call → an `action` carrying the call's id; text
- * only → `final`; several calls, arguments that are not a JSON object, or an empty reply →
- * `invalid`, with an explanation that tells the model what to do instead. Every decision carries
+ * only → `final`; several calls, arguments that are not a JSON object, an unknown tool, arguments
+ * that break the tool's schema, or an empty reply → `invalid`, with an explanation that tells the
+ * model what to do instead. Every decision carries
  * `historyContent` (the assistant turn as the provider returned it), so each tool call in it is
  * answered in the next user message.
  */

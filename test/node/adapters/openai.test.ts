@@ -105,6 +105,13 @@ describe('openAIModel reply', () => {
     expect(reply.text).toBe('');
   });
 
+  it('gives tool calls without an id (some local servers) a deterministic one, streamed or not', async () => {
+    const turn = { kind: 'reply', text: null, toolCalls: [{ id: '', name: 'add', arguments: '{"a":1,"b":2}' }] } as const;
+    fake.turns.push(turn, turn);
+    expect((await model().call(modelCall())).toolCalls).toEqual([{ id: 'call_0', name: 'add', arguments: { a: 1, b: 2 } }]);
+    expect((await model({ stream: true }).call(modelCall())).toolCalls).toEqual([{ id: 'call_0', name: 'add', arguments: { a: 1, b: 2 } }]);
+  });
+
   it('takes the first choice when the server returns several', async () => {
     fake.turns.push({ kind: 'reply', text: 'first', extraChoices: ['second', 'third'] });
     expect((await model().call(modelCall())).text).toBe('first');

@@ -35,6 +35,8 @@ describe.each([
     ['arguments that are not JSON', reply({ toolCalls: [call('c1', '{"a":1,')] }), 'are not valid JSON (received: {"a":1,)'],
     ['arguments that are an array', reply({ toolCalls: [call('c1', [1, 2])] }), 'must be a JSON object, not an array'],
     ['arguments that are null', reply({ toolCalls: [call('c1', null as never)] }), 'must be a JSON object, not null'],
+    ['an unknown tool', reply({ toolCalls: [{ id: 'c1', name: 'mul', arguments: {} }] }), 'Your call to tool "mul" was not run: unknown tool "mul" (known tools: add)'],
+    ['arguments that break the schema', reply({ toolCalls: [call('c1', { a: 'one', b: 2 })] }), 'Your call to tool "add" was not run: arguments of "add" do not match its schema: #/a: Instance type "string" is invalid. Expected "integer". Call a listed tool'],
     ['an empty reply', reply({}), 'Your reply was empty: it had no text and no tool call. Either call one of the tools (add)'],
     ['a whitespace-only reply', reply({ text: '  \n' }), 'Your reply was empty'],
   ])('reads %s as invalid with a corrective explanation', (_case, r, expected) => {
