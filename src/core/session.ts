@@ -331,7 +331,7 @@ class RunDriver {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.#req.cancelGraceMs)));
     await Promise.race([ending.catch(() => undefined), grace]);
-    clearTimeout(timer);
+    if (timer !== undefined) clearTimeout(timer);
   }
 
   async #write(operation: string, fn: (store: RunStore) => Promise<void>): Promise<void> {
