@@ -116,8 +116,7 @@ export class IndexedDBStore implements RunStore {
   async readLog(runId: string): Promise<readonly LogRecord[]> {
     let texts: string[];
     try {
-      const db = await this.#db();
-      const rows = await db.getAll('records', IDBKeyRange.bound([runId, 0], [runId, Infinity]));
+      const rows = await this.#withDb((db) => db.getAll('records', IDBKeyRange.bound([runId, 0], [runId, Infinity])));
       texts = rows.map((r) => r.text);
     } catch (e) {
       throw isPolyLoopError(e) ? e : new StoreError(runId, 'readLog', e);
@@ -151,11 +150,10 @@ export class IndexedDBStore implements RunStore {
   /** Runs with a log in this database, sorted by runId. */
   async listRuns(): Promise<readonly StoredRunInfo[]> {
     try {
-      const db = await this.#db();
-      const runs = await db.getAll('runs');
+      const runs = await this.#withDb((db) => db.getAll('runs'));
       return runs.map((r) => ({ runId: r.runId, records: r.nextSeq, ended: r.ended }));
     } catch (e) {
-      throw new StoreError('', 'listRuns', e);
+      throw new StoreError('*', 'listRuns', e);
     }
   }
 
@@ -169,18 +167,35 @@ export class IndexedDBStore implements RunStore {
   async #append(runId: string, rec: LogRecord, op: WriteOp, durability: Durability): Promise<void> {
     try {
       const text = encodeRecord(rec);
-      const db = await this.#db();
-      const tx = db.transaction(['records', 'runs'], 'readwrite', { durability });
-      const runs = tx.objectStore('runs');
-      const meta = await runs.get(runId);
-      const seq = meta?.nextSeq ?? 0;
-      await Promise.all([
-        tx.objectStore('records').add({ runId, seq, text }),
-        runs.put({ runId, nextSeq: seq + 1, ended: (meta?.ended ?? false) || rec.kind === 'run_ended' }),
-        tx.done,
-      ]);
+      await this.#withDb(async (db) => {
+        const tx = db.transaction(['records', 'runs'], 'readwrite', { durability });
+        const runs = tx.objectStore('runs');
+        const meta = await runs.get(runId);
+        const seq = meta?.nextSeq ?? 0;
+        await Promise.all([
+          tx.objectStore('records').add({ runId, seq, text }),
+          runs.put({ runId, nextSeq: seq + 1, ended: (meta?.ended ?? false) || rec.kind === 'run_ended' }),
+          tx.done,
+        ]);
+      });
     } catch (e) {
       throw new StoreError(runId, op, e);
+    }
+  }
+
+  /**
+   * Run `fn` on the open connection. If another tab's upgrade or delete closed that connection
+   * under us (`InvalidStateError`), run it once more on a fresh one: a transaction that failed
+   * that way wrote nothing, so the retry cannot duplicate a record.
+   */
+  async #withDb<T>(fn: (db: IDBPDatabase<PolyLoopDB>) => Promise<T>): Promise<T> {
+    const conn = this.#db();
+    try {
+      return await fn(await conn);
+    } catch (e) {
+      const closedUnderUs = e instanceof DOMException && e.name === 'InvalidStateError' && this.#conn !== conn;
+      if (!closedUnderUs) throw e;
+      return fn(await this.#db());
     }
   }
 
