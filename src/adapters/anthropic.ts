@@ -8,7 +8,7 @@ import { canonicalJson } from '../core/index.ts';
 import type { DecisionInterpreter, JsonObject, JsonValue, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
 import { replyBlock, replyFromBlocks, replyFromMessage, toAnthropicMessages, toAnthropicTools } from './anthropic-wire.ts';
 import type { AnthropicRequest, ReplyBlock } from './anthropic-wire.ts';
-import { eventJSON, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamError } from './http.ts';
+import { eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
 import type { FetchLike, PostedResponse } from './http.ts';
 import { nativeToolInterpreter, parseArguments } from './tool-interpreter.ts';
 
@@ -108,7 +108,7 @@ export function anthropicModel(options: AnthropicModelOptions): ModelCaller {
     async call(call: ModelCall): Promise<ModelReply> {
       const body = { ...options.body, ...anthropicRequestBody(call, options) };
       const posted = await postJSON({ provider: 'anthropic', fetch: doFetch, url: endpoint, headers, body, signal: call.signal, requestIdHeader: 'request-id' });
-      if (options.stream) return readStream(posted, call);
+      if (options.stream && !isJSONResponse(posted)) return readStream(posted, call);
       const reply = replyFromMessage(await readJSON(posted, 'anthropic', call.signal));
       if (typeof reply === 'string') throw malformed('anthropic', posted, reply);
       return reply;
@@ -147,12 +147,16 @@ function finish(block: Building): ReplyBlock {
 async function readStream(posted: PostedResponse, call: ModelCall): Promise<ModelReply> {
   let id: string | null = null;
   const blocks: Building[] = [];
+  let stopped = false;
   for await (const event of readEvents(posted, 'anthropic', call.signal)) {
     const data = eventJSON(posted, 'anthropic', event.data);
     const type = data['type'] ?? event.event;
     if (type === 'error') throw streamError(posted, 'anthropic', isRecord(data['error']) ? data['error'] : {});
     if (type === 'message_start' && isRecord(data['message']) && typeof data['message']['id'] === 'string') id = data['message']['id'];
-    if (type === 'message_stop') break;
+    if (type === 'message_stop') {
+      stopped = true;
+      break;
+    }
     const index = typeof data['index'] === 'number' ? data['index'] : -1;
     if (type === 'content_block_start') {
       const block = startBlock(data['content_block']);
@@ -164,6 +168,7 @@ async function readStream(posted: PostedResponse, call: ModelCall): Promise<Mode
       applyDelta(block, data['delta'], call.onDelta);
     }
   }
+  if (!stopped) throw streamEndedEarly(posted, 'anthropic', 'message_stop');
   return replyFromBlocks(id, blocks.filter((b): b is Building => b !== undefined).map(finish));
 }
 

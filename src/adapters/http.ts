@@ -184,6 +184,14 @@ function bodyRequestId(text: string): string | null {
   }
 }
 
+/**
+ * Whether a response to a streaming request is a stream. A server that ignores `stream: true`
+ * answers with one JSON body; the adapters then read it as such instead of finding no events.
+ */
+export function isJSONResponse(posted: PostedResponse): boolean {
+  return (posted.response.headers.get('content-type') ?? '').toLowerCase().includes('application/json');
+}
+
 /** A non-null, non-array object. */
 export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -227,6 +235,17 @@ export function eventJSON(posted: PostedResponse, provider: ModelProvider, data:
   }
   if (!isRecord(chunk)) throw malformed(provider, posted, 'stream event is not a JSON object');
   return chunk;
+}
+
+/** The stream closed before the provider's end marker: the reply may be cut short, so it is a failure. */
+export function streamEndedEarly(posted: PostedResponse, provider: ModelProvider, marker: string): ModelCallError {
+  return new ModelCallError(`the stream ended before ${marker}; the reply may be incomplete`, {
+    provider,
+    kind: 'network',
+    status: posted.response.status,
+    errorType: null,
+    requestId: posted.requestId,
+  });
 }
 
 /** A `stream` error from an error object a provider sent inside a stream. */

@@ -6,7 +6,7 @@
  */
 import { canonicalJson } from '../core/index.ts';
 import type { DecisionInterpreter, JsonObject, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
-import { eventJSON, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamError } from './http.ts';
+import { eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
 import type { FetchLike, PostedResponse } from './http.ts';
 import { fallbackCallId, partsFromCompletion, reasoningOf, replyFromParts, toOpenAIMessages, toOpenAITools } from './openai-wire.ts';
 import type { OpenAIChatRequest, TurnParts } from './openai-wire.ts';
@@ -91,7 +91,7 @@ export function openAIModel(options: OpenAIModelOptions): ModelCaller {
     async call(call: ModelCall): Promise<ModelReply> {
       const body = { ...options.body, ...openAIRequestBody(call, options) };
       const posted = await postJSON({ provider: 'openai', fetch: doFetch, url: endpoint, headers, body, signal: call.signal, requestIdHeader: 'x-request-id' });
-      if (options.stream) return replyFromParts(await readStream(posted, call));
+      if (options.stream && !isJSONResponse(posted)) return replyFromParts(await readStream(posted, call));
       const parts = partsFromCompletion(await readJSON(posted, 'openai', call.signal));
       if (typeof parts === 'string') throw malformed('openai', posted, parts);
       return replyFromParts(parts);
@@ -99,13 +99,15 @@ export function openAIModel(options: OpenAIModelOptions): ModelCaller {
   };
 }
 
-type Accum = { id: string | null; text: string; reasoning: string; calls: Map<number, { id: string; name: string; arguments: string }> };
+type Accum = { id: string | null; text: string; reasoning: string; finished: boolean; calls: Map<number, { id: string; name: string; arguments: string }> };
 
 function applyChunk(acc: Accum, chunk: Record<string, unknown>, onDelta: ((d: string) => void) | undefined): void {
   if (acc.id === null && typeof chunk['id'] === 'string' && chunk['id'] !== '') acc.id = chunk['id'];
   const choices = Array.isArray(chunk['choices']) ? (chunk['choices'] as unknown[]) : [];
   for (const choice of choices) {
-    if (!isRecord(choice) || (choice['index'] ?? 0) !== 0 || !isRecord(choice['delta'])) continue;
+    if (!isRecord(choice) || (choice['index'] ?? 0) !== 0) continue;
+    if (typeof choice['finish_reason'] === 'string') acc.finished = true;
+    if (!isRecord(choice['delta'])) continue;
     const delta = choice['delta'];
     if (typeof delta['content'] === 'string' && delta['content'] !== '') {
       acc.text += delta['content'];
@@ -127,13 +129,19 @@ function applyChunk(acc: Accum, chunk: Record<string, unknown>, onDelta: ((d: st
 }
 
 async function readStream(posted: PostedResponse, call: ModelCall): Promise<TurnParts> {
-  const acc: Accum = { id: null, text: '', reasoning: '', calls: new Map() };
+  const acc: Accum = { id: null, text: '', reasoning: '', finished: false, calls: new Map() };
+  let done = false;
   for await (const event of readEvents(posted, 'openai', call.signal)) {
-    if (event.data === '[DONE]') break;
+    if (event.data === '[DONE]') {
+      done = true;
+      break;
+    }
     const chunk = eventJSON(posted, 'openai', event.data);
     if (isRecord(chunk['error'])) throw streamError(posted, 'openai', chunk['error']);
     applyChunk(acc, chunk, call.onDelta);
   }
+  // Servers end with `[DONE]`; a finish_reason is accepted too (some omit the marker).
+  if (!done && !acc.finished) throw streamEndedEarly(posted, 'openai', 'data: [DONE]');
   const toolCalls = [...acc.calls.entries()].sort(([a], [b]) => a - b).map(([, c], i) => (c.id === '' ? { ...c, id: fallbackCallId(i) } : c));
   return { id: acc.id, text: acc.text, reasoning: acc.reasoning, toolCalls };
 }

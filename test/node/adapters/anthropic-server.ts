@@ -20,7 +20,9 @@ export type AnthropicTurn =
   | { readonly kind: 'error'; readonly status: number; readonly type: string; readonly message: string }
   | { readonly kind: 'raw'; readonly status: number; readonly body: string; readonly contentType?: string }
   | { readonly kind: 'stream_error'; readonly text: string; readonly type: string; readonly message: string }
-  | { readonly kind: 'hang' };
+  | { readonly kind: 'hang' }
+  /** Stream the start of a text reply, then close without `message_stop`. */
+  | { readonly kind: 'stream_cut'; readonly text: string };
 
 const TEXT = { type: 'object', required: ['type', 'text'], properties: { type: { const: 'text' }, text: { type: 'string', minLength: 1 }, cache_control: {} } };
 const BLOCK = {
@@ -229,6 +231,7 @@ export function createAnthropicFake(turns: AnthropicTurn[] = []): AnthropicFakeA
       const start = streamEvents({ kind: 'reply', content: [{ type: 'text', text: turn.text }] }, model, id).slice(0, 4);
       return sse([...start, ev('error', { error: { type: turn.type, message: turn.message } })], requestId);
     }
+    if (turn.kind === 'stream_cut') return sse(streamEvents({ kind: 'reply', content: [{ type: 'text', text: turn.text }] }, model, id).slice(0, 4), requestId);
     if (body['stream'] === true) return sse(streamEvents(turn, model, id), requestId);
     return new Response(JSON.stringify(message(turn, model, id)), { headers: { 'content-type': 'application/json', 'request-id': requestId } });
   });

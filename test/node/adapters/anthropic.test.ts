@@ -170,6 +170,18 @@ describe('anthropicModel streaming', () => {
     expect(deltas.join('')).toBe('Calling add now.');
   });
 
+  it('reads a JSON body when a server ignores stream: true', async () => {
+    fake.turns.push({ kind: 'raw', status: 200, body: JSON.stringify({ id: 'msg_j', type: 'message', role: 'assistant', content: [{ type: 'text', text: 'plain' }] }) });
+    expect(await model({ stream: true }).call(modelCall())).toMatchObject({ callId: 'msg_j', text: 'plain' });
+  });
+
+  it('fails when the stream closes before message_stop, instead of returning a cut reply', async () => {
+    fake.turns.push({ kind: 'stream_cut', text: 'The answer is 42, unless' });
+    const e = await rejection(model({ stream: true }).call(modelCall()));
+    expect(e).toMatchObject({ kind: 'network', status: 200 });
+    expect((e as Error).message).toContain('ended before message_stop');
+  });
+
   it('turns an error event inside the stream into a stream error', async () => {
     fake.turns.push({ kind: 'stream_error', text: 'partial text', type: 'overloaded_error', message: 'Overloaded' });
     const e = await rejection(model({ stream: true }).call(modelCall()));

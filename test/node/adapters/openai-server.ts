@@ -26,7 +26,9 @@ export type OpenAITurn =
   | { readonly kind: 'stream_error'; readonly text: string; readonly message: string; readonly type: string }
   | { readonly kind: 'hang' }
   /** Stream the first chunks of `text`, then stall forever (for aborts mid-stream). */
-  | { readonly kind: 'stream_stall'; readonly text: string };
+  | { readonly kind: 'stream_stall'; readonly text: string }
+  /** Stream the first chunks of `text`, then close without a finish_reason or `[DONE]`. */
+  | { readonly kind: 'stream_cut'; readonly text: string };
 
 export type Recorded = { readonly headers: Readonly<Record<string, string>>; readonly body: Record<string, unknown> };
 
@@ -243,8 +245,9 @@ export function createOpenAIFake(turns: OpenAITurn[] = [], opts: { readonly dete
       const first = streamChunks({ kind: 'reply', text: turn.text }, model, id).slice(0, -1);
       return sse([...first.map((ch) => `data: ${JSON.stringify(ch)}\n\n`), `data: ${JSON.stringify({ error: { message: turn.message, type: turn.type, param: null, code: null } })}\n\n`], requestId);
     }
-    if (turn.kind === 'stream_stall') {
-      return sse(streamChunks({ kind: 'reply', text: turn.text }, model, id).slice(0, -1).map((ch) => `data: ${JSON.stringify(ch)}\n\n`), requestId, true);
+    if (turn.kind === 'stream_stall' || turn.kind === 'stream_cut') {
+      const lines = streamChunks({ kind: 'reply', text: turn.text }, model, id).slice(0, -1).map((ch) => `data: ${JSON.stringify(ch)}\n\n`);
+      return sse(lines, requestId, turn.kind === 'stream_stall');
     }
     if (body['stream'] === true) return sse([...streamChunks(turn, model, id).map((ch) => `data: ${JSON.stringify(ch)}\n\n`), 'data: [DONE]\n\n'], requestId);
     return new Response(JSON.stringify(completion(turn, model, id)), { headers: { 'content-type': 'application/json', 'x-request-id': requestId } });

@@ -224,6 +224,19 @@ describe('openAIModel streaming', () => {
     expect(deltas.join('')).toBe('Partial answer');
   });
 
+  it('reads a JSON body when a server ignores stream: true', async () => {
+    const body = { id: 'chatcmpl-j', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'plain' }, finish_reason: 'stop' }] };
+    fake.turns.push({ kind: 'raw', status: 200, body: JSON.stringify(body) });
+    expect(await model({ stream: true }).call(modelCall())).toMatchObject({ callId: 'chatcmpl-j', text: 'plain' });
+  });
+
+  it('fails when the stream closes before a finish_reason or [DONE], instead of returning a cut reply', async () => {
+    fake.turns.push({ kind: 'stream_cut', text: 'The answer is 42, unless' });
+    const e = await rejection(model({ stream: true }).call(modelCall()));
+    expect(e).toMatchObject({ kind: 'network', status: 200 });
+    expect((e as Error).message).toContain('ended before data: [DONE]');
+  });
+
   it('turns an error chunk inside the stream into a stream error', async () => {
     fake.turns.push({ kind: 'stream_error', text: 'partial', message: 'The server had an error', type: 'server_error' });
     const e = await rejection(model({ stream: true }).call(modelCall()));
