@@ -39,7 +39,8 @@ async function buildInto(dir: string): Promise<void> {
   await writeFile(join(dir, 'quota.html'), '<!doctype html><meta charset="utf-8"><body><script type="module" src="/quota.js"></script></body>');
 }
 
-function serve(dir: string): Promise<Server> {
+/** Serve the files of `dir` on 127.0.0.1 (a free port). */
+export function serve(dir: string): Promise<Server> {
   const server = createServer((req, res) => {
     const path = normalize(decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
     const file = join(dir, path === '/' ? 'index.html' : path);
@@ -57,6 +58,11 @@ function serve(dir: string): Promise<Server> {
   return new Promise((ok) => server.listen(0, '127.0.0.1', () => ok(server)));
 }
 
+/** Debian's Chromium (or `CHROMIUM_PATH`), headless, with {@link CHROMIUM_ARGS}. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+}
+
 /** Build, serve and launch. */
 export async function startServed(): Promise<Served> {
   const dir = await mkdtemp(join(tmpdir(), 'polyloop-web-e2e-'));
@@ -64,7 +70,7 @@ export async function startServed(): Promise<Served> {
   const server = await serve(dir);
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
-  const browser = await chromium.launch({ executablePath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  const browser = await launchChromium();
   return {
     origin: `http://127.0.0.1:${port}`,
     browser,
