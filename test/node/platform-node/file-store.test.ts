@@ -162,10 +162,10 @@ describe('FileStore lock', () => {
     await new Promise((r) => dead.once('exit', r));
     await writeFile(store.lockPath('contested'), JSON.stringify({ pid: deadPid, hostname: hostname(), acquiredAt: '2026-01-01T00:00:00.000Z', token: 'dead', runId: 'contested' }));
     const children = [0, 1, 2].map(() => spawnTs(holder, [store.dir, 'contested']));
+    const exits = children.map((c) => finished(c)); // listen for 'close' before any child can exit
     const outcomes = await Promise.all(
       children.map((child) => waitForLine(child, /^(held|refused) /).catch((e: unknown) => `error ${String(e)}`)),
     );
-    const exits = children.map((c) => finished(c));
     for (const c of children) c.kill('SIGKILL');
     await Promise.all(exits);
     expect(outcomes.filter((o) => o.startsWith('held'))).toHaveLength(1);

@@ -33,11 +33,12 @@ export function waitForLine(child: ChildProcessWithoutNullStreams, re: RegExp): 
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
-    child.once('exit', (code, signal) => reject(new Error(`child exited (${code ?? signal}) before printing ${re}; stdout: ${buf} stderr: ${err}`)));
+    // 'close', not 'exit': 'exit' can come before the last stdout chunk has been read.
+    child.once('close', (code, signal) => reject(new Error(`child exited (${code ?? signal}) before printing ${re}; stdout: ${buf} stderr: ${err}`)));
   });
 }
 
-/** Resolves with the exit code/signal of a child, and everything it printed. */
+/** Resolves with the exit code/signal of a child, and everything it printed. Call it before the child can exit. */
 export function finished(child: ChildProcessWithoutNullStreams): Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null; readonly stdout: string; readonly stderr: string }> {
   let stdout = '';
   let stderr = '';
