@@ -2,6 +2,7 @@
  * Harness of the web end-to-end test: builds examples/web with Vite (and the quota page with
  * esbuild), serves the output on 127.0.0.1 and launches Debian's Chromium with playwright-core.
  */
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
@@ -59,8 +60,12 @@ export function serve(dir: string): Promise<Server> {
 }
 
 /** Debian's Chromium (or `CHROMIUM_PATH`), headless, with {@link CHROMIUM_ARGS}. */
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+export async function launchChromium(): Promise<Browser> {
+  const executablePath = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+  if (!existsSync(executablePath)) {
+    throw new Error(`no Chromium at ${executablePath}: run \`apt-get install -y chromium\` (Debian) or set CHROMIUM_PATH`);
+  }
+  return chromium.launch({ executablePath, args: CHROMIUM_ARGS });
 }
 
 /** Build, serve and launch. */
