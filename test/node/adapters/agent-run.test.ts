@@ -137,25 +137,44 @@ describe('a provider error during a run', () => {
   });
 });
 
-describe('a crashed run through an adapter', () => {
-  it.each([2, 3, 5, 6, 8, 10])('resumes after a crash at write %i and sends the provider byte-identical requests', async (crashAfterWrites) => {
-    const reference = await startOpenAIFake([...OPENAI_SCRIPT]);
-    const crashed = await startOpenAIFake([...OPENAI_SCRIPT], { deterministic: true });
-    try {
-      const model = (baseURL: string) => openAIModel({ model: 'gpt-test', baseURL, body: { store: true } });
-      const uninterrupted = await runAgent(model(reference.baseURL), openAIToolInterpreter());
-      const inner = new InMemoryStore();
-      await expect(runAgent(model(crashed.baseURL), openAIToolInterpreter(), faultyStore(inner, { crashAfterWrites }))).rejects.toThrow();
-      const agent = defineAgent({ model: model(crashed.baseURL), interpreter: openAIToolInterpreter(), store: inner, events: collectingSink(), syntheticObservations: SYNTHETIC });
-      const resumed = await resume(agent, request('r1'));
-      const strip = (steps: typeof resumed.trajectory) => steps.map(({ startedAt: _s, endedAt: _e, ...rest }) => rest);
-      expect(strip(resumed.trajectory)).toEqual(strip(uninterrupted.result.trajectory));
-      // A re-issued call repeats a request; every request matches the uninterrupted run's at its callSeq.
-      const expected = reference.requests.map((r) => JSON.stringify(r.body));
-      const seen = crashed.requests.map((r) => JSON.stringify(r.body));
-      expect([...new Set(seen)]).toEqual(expected);
-    } finally {
-      await Promise.all([reference.close(), crashed.close()]);
-    }
+type Fake = { readonly baseURL: string; readonly requests: { readonly body: unknown }[]; close(): Promise<void> };
+type Subject = readonly [string, () => Promise<Fake>, (baseURL: string) => ModelCaller, () => DecisionInterpreter];
+
+const SUBJECTS: Subject[] = [
+  ['openAIModel', () => startOpenAIFake([...OPENAI_SCRIPT], { deterministic: true }), (baseURL) => openAIModel({ model: 'gpt-test', baseURL, body: { store: true } }), openAIToolInterpreter],
+  [
+    'anthropicModel (stream)',
+    () => startAnthropicFake([...ANTHROPIC_SCRIPT], { deterministic: true }),
+    (baseURL) => anthropicModel({ model: 'claude-test', baseURL, maxTokens: 512, stream: true }),
+    anthropicToolInterpreter,
+  ],
+];
+// The run writes 16 records: run_started, 4 per action step, 3 per invalid / final step, run_ended.
+const CRASH_POINTS = Array.from({ length: 15 }, (_, i) => i + 1).flatMap((k) => [[k, false] as const, [k, true] as const]);
+
+describe.each(SUBJECTS)('a run through %s crashed at every write point', (_name, start, makeModel, makeInterpreter) => {
+  let fake: Fake;
+  let reference: Awaited<ReturnType<typeof runAgent>>;
+  let referenceBodies: string[];
+  beforeAll(async () => {
+    fake = await start();
+    const counting = faultyStore(new InMemoryStore(), { crashAfterWrites: Number.MAX_SAFE_INTEGER });
+    reference = await runAgent(makeModel(fake.baseURL), makeInterpreter(), counting);
+    expect(counting.writes).toHaveLength(16);
+    referenceBodies = fake.requests.map((r) => JSON.stringify(r.body));
+  });
+  afterAll(() => fake.close());
+
+  it.each(CRASH_POINTS)('resumes after write %i (landing anyway: %s) to the same trajectory and byte-identical requests', async (crashAfterWrites, landsBeforeThrow) => {
+    const before = fake.requests.length;
+    const inner = new InMemoryStore();
+    await expect(runAgent(makeModel(fake.baseURL), makeInterpreter(), faultyStore(inner, { crashAfterWrites, landsBeforeThrow }))).rejects.toThrow();
+    const agent = defineAgent({ model: makeModel(fake.baseURL), interpreter: makeInterpreter(), store: inner, events: collectingSink(), syntheticObservations: SYNTHETIC });
+    const resumed = await resume(agent, request('r1'));
+    const strip = (steps: typeof resumed.trajectory) => steps.map(({ startedAt: _s, endedAt: _e, ...rest }) => rest);
+    expect(strip(resumed.trajectory)).toEqual(strip(reference.result.trajectory));
+    // A call re-issued after the crash repeats its request byte for byte; nothing else differs.
+    const bodies = fake.requests.slice(before).map((r) => JSON.stringify(r.body));
+    expect(bodies.filter((b, i) => b !== bodies[i - 1])).toEqual(referenceBodies);
   });
 });

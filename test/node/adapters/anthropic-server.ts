@@ -201,9 +201,10 @@ export type AnthropicFakeApp = { readonly app: Hono; readonly requests: Recorded
 /** The fake served on a loopback port. */
 export type AnthropicFake = AnthropicFakeApp & { readonly baseURL: string; close(): Promise<void> };
 
-/** Build the fake; `turns` is consumed one per request, in order. */
-export function createAnthropicFake(turns: AnthropicTurn[] = []): AnthropicFakeApp {
+/** Build the fake; `turns` is consumed one per request, in order (`deterministic`: as the OpenAI fake). */
+export function createAnthropicFake(turns: AnthropicTurn[] = [], opts: { readonly deterministic?: boolean } = {}): AnthropicFakeApp {
   const requests: Recorded[] = [];
+  const seen = new Map<string, AnthropicTurn>();
   let n = 0;
   const app = new Hono();
   app.post('/v1/messages', async (c) => {
@@ -220,7 +221,9 @@ export function createAnthropicFake(turns: AnthropicTurn[] = []): AnthropicFakeA
     requests.push({ headers, body });
     const problem = anthropicRequestProblem(body);
     if (problem) return errorResponse(400, 'invalid_request_error', problem, requestId);
-    const turn = turns.shift();
+    const key = JSON.stringify(body);
+    const turn = opts.deterministic && seen.has(key) ? seen.get(key) : turns.shift();
+    if (opts.deterministic && turn) seen.set(key, turn);
     if (!turn) return errorResponse(500, 'api_error', 'the fake has no scripted turn left', requestId);
     const model = String(body['model']);
     if (turn.kind === 'error') return errorResponse(turn.status, turn.type, turn.message, requestId);

@@ -213,12 +213,13 @@ export type OpenAIFakeApp = { readonly app: Hono; readonly requests: Recorded[];
 export type OpenAIFake = OpenAIFakeApp & { readonly baseURL: string; close(): Promise<void> };
 
 /**
- * Build the fake; `turns` is consumed one per request, in order. `deterministic`: instead, the
- * turn is picked by the number of assistant messages in the request, like a deterministic
- * model that answers the same conversation the same way (a re-issued call gets the same reply).
+ * Build the fake; `turns` is consumed one per request, in order. `deterministic`: a request body
+ * seen before gets the turn it got then, like a deterministic model (a re-issued call after a
+ * crash gets the same reply and consumes nothing).
  */
 export function createOpenAIFake(turns: OpenAITurn[] = [], opts: { readonly deterministic?: boolean } = {}): OpenAIFakeApp {
   const requests: Recorded[] = [];
+  const seen = new Map<string, OpenAITurn>();
   let n = 0;
   const app = new Hono();
   app.post('/v1/chat/completions', async (c) => {
@@ -234,7 +235,9 @@ export function createOpenAIFake(turns: OpenAITurn[] = [], opts: { readonly dete
     requests.push({ headers, body });
     const problem = openAIRequestProblem(body);
     if (problem) return errorResponse(400, 'invalid_request_error', problem, requestId);
-    const turn = opts.deterministic ? turns[(body['messages'] as { role: string }[]).filter((m) => m.role === 'assistant').length] : turns.shift();
+    const key = JSON.stringify(body);
+    const turn = opts.deterministic && seen.has(key) ? seen.get(key) : turns.shift();
+    if (opts.deterministic && turn) seen.set(key, turn);
     if (!turn) return errorResponse(500, 'server_error', 'the fake has no scripted turn left', requestId);
     const model = String(body['model']);
     if (turn.kind === 'error') return errorResponse(turn.status, turn.type, turn.message, requestId, turn.code ?? null);

@@ -68,8 +68,8 @@ export async function startOpenAIFake(turns: OpenAITurn[] = [], opts: { readonly
 }
 
 /** Start the Anthropic fake on loopback (see {@link createAnthropicFake}). */
-export async function startAnthropicFake(turns: AnthropicTurn[] = []): Promise<AnthropicFake> {
-  const fake = createAnthropicFake(turns);
+export async function startAnthropicFake(turns: AnthropicTurn[] = [], opts: { readonly deterministic?: boolean } = {}): Promise<AnthropicFake> {
+  const fake = createAnthropicFake(turns, opts);
   const served = await serve(fake.app);
   return { ...fake, baseURL: `${served.origin}/v1`, close: served.close };
 }
