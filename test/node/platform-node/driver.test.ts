@@ -1,0 +1,72 @@
+import { readdir, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { defineAgent, isPolyLoopError, resume, run, ToolRegistry } from '../../../src/core/index.ts';
+import type { RunRequest } from '../../../src/core/index.ts';
+import { FileStore } from '../../../src/platform-node/index.ts';
+import { collectingSink, jsonActionInterpreter, scriptedModel } from '../../../src/testing/index.ts';
+import { finished, spawnTs, tempDir, waitForLine } from './helpers.ts';
+
+const holder = resolve(import.meta.dirname, 'fixtures/hold-lock.ts');
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+function request(runId: string): RunRequest {
+  const tools = ToolRegistry.of([{ name: 'echo', description: 'Echoes.', parameters: { type: 'object', properties: { text: { type: 'string' } } }, replayPolicy: 'safe', handler: async (a) => String(a['text']) }]);
+  return {
+    runId,
+    budget: { maxSteps: 5, maxValidActions: 5, maxContextChars: 10_000 },
+    executor: tools.executor(),
+    tools,
+    context: { run: [], goal: [{ role: 'user', content: [{ type: 'text', text: 'echo then finish' }] }] },
+    injections: {},
+    modelBinding: {},
+    modelReplayPolicy: 'safe',
+    observationTemplate: 'Observation: {observation}',
+    toolRenderStyle: 'none',
+    cancelGraceMs: 500,
+  };
+}
+
+function agentOn(store: FileStore): ReturnType<typeof defineAgent> {
+  return defineAgent({
+    model: scriptedModel(['{"tool":"echo","args":{"text":"hi"}}', '{"final":"done"}']),
+    interpreter: jsonActionInterpreter(),
+    store,
+    events: collectingSink(),
+    syntheticObservations: { notExecuted: 'not executed', envError: 'env error' },
+  });
+}
+
+describe('FileStore with run/resume', () => {
+  it('runs to the end on disk, releases its lock, and resumes an ended run from the file', async () => {
+    const t = await tempDir();
+    cleanups.push(t.cleanup);
+    const result = await run(agentOn(new FileStore({ dir: t.dir })), request('r1'));
+    expect(result.stopReason).toBe('final_answer');
+    expect(await readdir(t.dir)).toEqual(['r-7231.jsonl']);
+    const again = await resume(agentOn(new FileStore({ dir: t.dir })), request('r1'));
+    expect(again.trajectory).toEqual(result.trajectory);
+  });
+
+  it('refuses to drive a run another live process holds, writing nothing', async () => {
+    const t = await tempDir();
+    cleanups.push(t.cleanup);
+    const store = new FileStore({ dir: t.dir });
+    const child = spawnTs(holder, [t.dir, 'busy']);
+    const exit = finished(child);
+    await waitForLine(child, /^held /);
+    try {
+      const err = await run(agentOn(store), request('busy')).then(() => null, (e: unknown) => e);
+      expect(isPolyLoopError(err, 'run_locked')).toBe(true);
+      await expect(stat(store.logPath('busy'))).rejects.toThrow();
+    } finally {
+      child.kill('SIGKILL');
+      await exit;
+    }
+    const result = await run(agentOn(store), request('busy'));
+    expect(result.stopReason).toBe('final_answer');
+  });
+});
