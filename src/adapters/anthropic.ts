@@ -8,7 +8,7 @@ import { canonicalJson } from '../core/index.ts';
 import type { DecisionInterpreter, JsonObject, JsonValue, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
 import { replyBlock, replyFromBlocks, replyFromMessage, toAnthropicMessages, toAnthropicTools } from './anthropic-wire.ts';
 import type { AnthropicRequest, ReplyBlock } from './anthropic-wire.ts';
-import { eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
+import { checkExtraBody, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
 import type { FetchLike, PostedResponse } from './http.ts';
 import { nativeToolInterpreter, parseArguments } from './tool-interpreter.ts';
 
@@ -54,8 +54,9 @@ export type AnthropicModelOptions = {
    */
   readonly binding?: 'metadata' | 'none';
   /**
-   * Extra request fields (`temperature`, `thinking`, `stop_sequences`, …), merged under the
-   * adapter's own fields; reported in `params.body` as canonical JSON.
+   * Extra request fields (`temperature`, `thinking`, `stop_sequences`, …); reported in
+   * `params.body` as canonical JSON. Fields the adapter writes (`model`, `max_tokens`, `messages`,
+   * `system`, `tools`, `tool_choice`, `metadata`, `stream`) throw a `TypeError`.
    */
   readonly body?: JsonObject;
 };
@@ -89,6 +90,7 @@ export function anthropicRequestBody(call: ModelCall, options: Pick<AnthropicMod
  * const agent = defineAgent({ model, interpreter: anthropicToolInterpreter(), store, events, syntheticObservations });
  */
 export function anthropicModel(options: AnthropicModelOptions): ModelCaller {
+  checkExtraBody('anthropicModel', options.body, ['model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'metadata', 'stream']);
   const endpoint = joinURL(options.baseURL ?? ANTHROPIC_BASE_URL, 'messages');
   const doFetch: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
   const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION, ...options.headers };

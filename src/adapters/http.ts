@@ -192,6 +192,15 @@ export function isJSONResponse(posted: PostedResponse): boolean {
   return (posted.response.headers.get('content-type') ?? '').toLowerCase().includes('application/json');
 }
 
+/**
+ * Refuse extra body fields the adapter writes itself: a silent override would break the protocol
+ * (e.g. `stream` without the `stream` option), so a clear error at construction is better.
+ */
+export function checkExtraBody(adapter: string, body: object | undefined, owned: readonly string[]): void {
+  const clash = Object.keys(body ?? {}).filter((k) => owned.includes(k));
+  if (clash.length > 0) throw new TypeError(`${adapter}: body.${clash.join(', body.')} is written by the adapter; use its options (model, stream, binding, tools from the run) instead`);
+}
+
 /** A non-null, non-array object. */
 export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -6,7 +6,7 @@
  */
 import { canonicalJson } from '../core/index.ts';
 import type { DecisionInterpreter, JsonObject, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
-import { eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
+import { checkExtraBody, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
 import type { FetchLike, PostedResponse } from './http.ts';
 import { fallbackCallId, partsFromCompletion, reasoningOf, replyFromParts, toOpenAIMessages, toOpenAITools } from './openai-wire.ts';
 import type { OpenAIChatRequest, TurnParts } from './openai-wire.ts';
@@ -41,8 +41,9 @@ export type OpenAIModelOptions = {
    */
   readonly binding?: 'metadata' | 'none';
   /**
-   * Extra request fields (`temperature`, `max_completion_tokens`, `seed`, `store`, …), merged under
-   * the adapter's own fields; reported in `params.body` as canonical JSON since they change the model's behaviour.
+   * Extra request fields (`temperature`, `max_completion_tokens`, `seed`, `store`, `tool_choice`, …);
+   * reported in `params.body` as canonical JSON since they change the model's behaviour. Fields the
+   * adapter writes (`model`, `messages`, `tools`, `parallel_tool_calls`, `metadata`, `stream`) throw a `TypeError`.
    */
   readonly body?: JsonObject;
 };
@@ -73,6 +74,7 @@ export function openAIRequestBody(call: ModelCall, options: Pick<OpenAIModelOpti
  * const agent = defineAgent({ model, interpreter: openAIToolInterpreter(), store, events, syntheticObservations });
  */
 export function openAIModel(options: OpenAIModelOptions): ModelCaller {
+  checkExtraBody('openAIModel', options.body, ['model', 'messages', 'tools', 'parallel_tool_calls', 'metadata', 'stream']);
   const endpoint = joinURL(options.baseURL ?? OPENAI_BASE_URL, 'chat/completions');
   const doFetch: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
   const headers: Record<string, string> = { ...options.headers };

@@ -78,6 +78,11 @@ describe('anthropicModel request', () => {
     expect(JSON.stringify(m.params)).not.toContain('sk-ant-secret');
   });
 
+  it('refuses extra body fields the adapter writes itself, at construction', () => {
+    expect(() => model({ body: { tool_choice: { type: 'any' } } })).toThrow(/anthropicModel: body.tool_choice is written by the adapter/);
+    expect(model({ body: { temperature: 0.2 } }).params['body']).toBe('{"temperature":0.2}');
+  });
+
   it('passes binding.user_id as metadata.user_id and nothing of the binding into the prompt', async () => {
     fake.turns.push({ kind: 'reply', content: [{ type: 'text', text: 'hi' }] });
     await model().call(modelCall({ binding: { user_id: 'u-42', tenant: 'acme' } }));

@@ -74,6 +74,11 @@ describe('openAIModel request', () => {
     expect(m.params['body']).toBe('{"store":true,"temperature":0}');
   });
 
+  it('refuses extra body fields the adapter writes itself, at construction', () => {
+    expect(() => model({ body: { stream: true } })).toThrow(/openAIModel: body.stream is written by the adapter/);
+    expect(() => model({ body: { tools: [], model: 'x' } })).toThrow(/body.tools, body.model/);
+  });
+
   it('sends no metadata when binding is "none"', async () => {
     fake.turns.push({ kind: 'reply', text: 'hi' });
     await model({ binding: 'none' }).call(modelCall({ binding: { tenant: 'acme' } }));
