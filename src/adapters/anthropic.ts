@@ -8,7 +8,7 @@ import { canonicalJson } from '../core/index.ts';
 import type { DecisionInterpreter, JsonObject, JsonValue, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
 import { replyBlock, replyFromBlocks, replyFromMessage, toAnthropicMessages, toAnthropicTools } from './anthropic-wire.ts';
 import type { AnthropicRequest, ReplyBlock } from './anthropic-wire.ts';
-import { checkExtraBody, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
+import { checkExtraBody, checkModel, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
 import type { FetchLike, PostedResponse } from './http.ts';
 import { nativeToolInterpreter, parseArguments } from './tool-interpreter.ts';
 
@@ -90,6 +90,8 @@ export function anthropicRequestBody(call: ModelCall, options: Pick<AnthropicMod
  * const agent = defineAgent({ model, interpreter: anthropicToolInterpreter(), store, events, syntheticObservations });
  */
 export function anthropicModel(options: AnthropicModelOptions): ModelCaller {
+  checkModel('anthropicModel', options.model);
+  if (!Number.isInteger(options.maxTokens) || options.maxTokens < 1) throw new TypeError(`anthropicModel: maxTokens must be a positive integer, got ${JSON.stringify(options.maxTokens)}`);
   checkExtraBody('anthropicModel', options.body, ['model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'metadata', 'stream']);
   const endpoint = joinURL(options.baseURL ?? ANTHROPIC_BASE_URL, 'messages');
   const doFetch: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));

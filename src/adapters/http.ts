@@ -192,6 +192,11 @@ export function isJSONResponse(posted: PostedResponse): boolean {
   return (posted.response.headers.get('content-type') ?? '').toLowerCase().includes('application/json');
 }
 
+/** A model id must be a non-empty string (it is the run's identity). */
+export function checkModel(adapter: string, model: unknown): void {
+  if (typeof model !== 'string' || model.trim() === '') throw new TypeError(`${adapter}: model must be a non-empty string, got ${JSON.stringify(model)}`);
+}
+
 /**
  * Refuse extra body fields the adapter writes itself: a silent override would break the protocol
  * (e.g. `stream` without the `stream` option), so a clear error at construction is better.

@@ -6,7 +6,7 @@
  */
 import { canonicalJson } from '../core/index.ts';
 import type { DecisionInterpreter, JsonObject, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
-import { checkExtraBody, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
+import { checkExtraBody, checkModel, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
 import type { FetchLike, PostedResponse } from './http.ts';
 import { fallbackCallId, partsFromCompletion, reasoningOf, replyFromParts, toOpenAIMessages, toOpenAITools } from './openai-wire.ts';
 import type { OpenAIChatRequest, TurnParts } from './openai-wire.ts';
@@ -74,6 +74,7 @@ export function openAIRequestBody(call: ModelCall, options: Pick<OpenAIModelOpti
  * const agent = defineAgent({ model, interpreter: openAIToolInterpreter(), store, events, syntheticObservations });
  */
 export function openAIModel(options: OpenAIModelOptions): ModelCaller {
+  checkModel('openAIModel', options.model);
   checkExtraBody('openAIModel', options.body, ['model', 'messages', 'tools', 'parallel_tool_calls', 'metadata', 'stream']);
   const endpoint = joinURL(options.baseURL ?? OPENAI_BASE_URL, 'chat/completions');
   const doFetch: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));

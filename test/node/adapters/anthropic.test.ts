@@ -78,6 +78,11 @@ describe('anthropicModel request', () => {
     expect(JSON.stringify(m.params)).not.toContain('sk-ant-secret');
   });
 
+  it('refuses a missing model or a non-positive maxTokens at construction', () => {
+    expect(() => model({ model: '' })).toThrow(/anthropicModel: model must be a non-empty string/);
+    expect(() => model({ maxTokens: 0 })).toThrow(/maxTokens must be a positive integer, got 0/);
+  });
+
   it('refuses extra body fields the adapter writes itself, at construction', () => {
     expect(() => model({ body: { tool_choice: { type: 'any' } } })).toThrow(/anthropicModel: body.tool_choice is written by the adapter/);
     expect(model({ body: { temperature: 0.2 } }).params['body']).toBe('{"temperature":0.2}');
