@@ -29,20 +29,23 @@ export type Row = {
 /** How many samples (after how many warm-ups) every figure takes. */
 export type Plan = { readonly runs: number; readonly warmup: number; readonly quick: boolean };
 
-/** Sample `a` and `b` in alternation (warm-ups first), returning both medians and samples. */
-export async function samplePair(a: () => Promise<number>, b: () => Promise<number>, plan: Plan): Promise<{ a: number[]; b: number[] }> {
-  for (let i = 0; i < plan.warmup; i++) {
-    await a();
-    await b();
-  }
-  const out = { a: [] as number[], b: [] as number[] };
+/** Sample every function in turn (warm-ups first), returning each one's samples. */
+export async function sampleAll(fns: readonly (() => Promise<number>)[], plan: Plan): Promise<number[][]> {
+  for (let i = 0; i < plan.warmup; i++) for (const fn of fns) await fn();
+  const out = fns.map(() => [] as number[]);
   for (let i = 0; i < plan.runs; i++) {
-    collectGarbage();
-    out.a.push(await a());
-    collectGarbage();
-    out.b.push(await b());
+    for (const [k, fn] of fns.entries()) {
+      collectGarbage();
+      out[k]?.push(await fn());
+    }
   }
   return out;
+}
+
+/** Sample `a` and `b` in alternation (warm-ups first). */
+export async function samplePair(a: () => Promise<number>, b: () => Promise<number>, plan: Plan): Promise<{ a: number[]; b: number[] }> {
+  const [sa = [], sb = []] = await sampleAll([a, b], plan);
+  return { a: sa, b: sb };
 }
 
 function row(section: string, name: string, unit: string, pair: { a: number[]; b: number[] } | { a: number[]; b: null }, note?: string): Row {
@@ -98,11 +101,10 @@ export async function durable(plan: Plan, n: number): Promise<Row[]> {
       await log.close();
       return us;
     };
-    const two = await samplePair(kernel, floor(false), plan);
-    const three = await samplePair(kernel, floor(true), plan);
+    const [k = [], two = [], three = []] = await sampleAll([kernel, floor(false), floor(true)], plan);
     return [
-      row('durable', `per step, FileStore, N=${n}`, 'µs/step', two, 'floor: one fd, 4 appends + 2 fsyncs per step'),
-      row('durable', `per step, FileStore, N=${n} (floor fsyncs the step too)`, 'µs/step', three, 'floor: one fd, 4 appends + 3 fsyncs per step, as FileStore does'),
+      row('durable', `per step, FileStore, N=${n}`, 'µs/step', { a: k, b: two }, 'floor: one fd, 4 appends + 2 fsyncs per step'),
+      row('durable', `per step, FileStore, N=${n}, vs 3 fsyncs/step`, 'µs/step', { a: k, b: three }, 'same kernel samples; floor also fsyncs the step write, as FileStore does'),
     ];
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -47,7 +47,7 @@ async function main(): Promise<number> {
     log(r);
     log([growthRow(r)]);
   }
-  if (only.has('durable')) log(await durable(plan, plan.quick ? 30 : 100));
+  if (only.has('durable')) log(await durable(plan, plan.quick ? 30 : 200));
   if (only.has('resume')) log(await resumeTimes(plan, [1_000, big]));
   if (only.has('memory')) log(await memory(plan, big));
   if (only.has('concurrency')) log(await concurrency(plan, 1_000, 10));
