@@ -41,6 +41,12 @@ export type OpenAIModelOptions = {
    */
   readonly binding?: 'metadata' | 'none';
   /**
+   * `false` (default) sends `parallel_tool_calls: false` with the tools (SPEC §8: one call per
+   * turn); `'omit'` leaves the field out, for models or servers that refuse it. The interpreter
+   * refuses several calls either way.
+   */
+  readonly parallelToolCalls?: false | 'omit';
+  /**
    * Extra request fields (`temperature`, `max_completion_tokens`, `seed`, `store`, `tool_choice`, …);
    * reported in `params.body` as canonical JSON since they change the model's behaviour. Fields the
    * adapter writes (`model`, `messages`, `tools`, `parallel_tool_calls`, `metadata`, `stream`) throw a `TypeError`.
@@ -52,12 +58,12 @@ export type OpenAIModelOptions = {
  * Build the Chat Completions request body for one call (without `options.body` extras). Exported
  * so tests can check it against the provider's schema and the official SDK's types.
  */
-export function openAIRequestBody(call: ModelCall, options: Pick<OpenAIModelOptions, 'model' | 'stream' | 'binding'>): OpenAIChatRequest {
+export function openAIRequestBody(call: ModelCall, options: Pick<OpenAIModelOptions, 'model' | 'stream' | 'binding' | 'parallelToolCalls'>): OpenAIChatRequest {
   const body: OpenAIChatRequest = { model: options.model, messages: toOpenAIMessages(call.messages) };
   if (call.tools.length > 0) {
     body.tools = toOpenAITools(call.tools);
     // One call per step (SPEC §8). Only valid together with `tools`.
-    body.parallel_tool_calls = false;
+    if (options.parallelToolCalls !== 'omit') body.parallel_tool_calls = false;
   }
   if ((options.binding ?? 'metadata') === 'metadata' && Object.keys(call.binding).length > 0) body.metadata = { ...call.binding };
   if (options.stream) body.stream = true;
@@ -66,7 +72,7 @@ export function openAIRequestBody(call: ModelCall, options: Pick<OpenAIModelOpti
 
 /**
  * A model caller for an OpenAI-compatible Chat Completions endpoint. `params` reports
- * `{ provider, model, endpoint, stream, binding, body }` — never the API key or headers.
+ * `{ provider, model, endpoint, stream, binding, parallelToolCalls, body }` — never the API key or headers.
  * Failures reject with {@link ModelCallError}; abort rejects with `signal.reason`; no retries.
  *
  * @example
@@ -87,6 +93,7 @@ export function openAIModel(options: OpenAIModelOptions): ModelCaller {
     endpoint,
     stream: options.stream ?? false,
     binding: options.binding ?? 'metadata',
+    parallelToolCalls: options.parallelToolCalls ?? false,
     body: options.body === undefined ? null : canonicalJson(options.body),
   });
   return {

@@ -46,6 +46,15 @@ describe('openAIModel request', () => {
     ]);
   });
 
+  it('leaves parallel_tool_calls out when asked to, for servers that refuse it', async () => {
+    fake.turns.push({ kind: 'reply', text: 'hi' });
+    const m = model({ parallelToolCalls: 'omit' });
+    await m.call(modelCall());
+    expect(lastBody()).toHaveProperty('tools');
+    expect(lastBody()).not.toHaveProperty('parallel_tool_calls');
+    expect(m.params['parallelToolCalls']).toBe('omit');
+  });
+
   it('omits tools and parallel_tool_calls when the registry is empty', async () => {
     fake.turns.push({ kind: 'reply', text: 'hi' });
     await model().call(modelCall({ tools: [] }));
@@ -60,7 +69,7 @@ describe('openAIModel request', () => {
     const headers = fake.requests.at(-1)!.headers;
     expect(headers['authorization']).toBe('Bearer sk-secret');
     expect(headers['x-extra']).toBe('yes');
-    expect(m.params).toEqual({ provider: 'openai', model: 'gpt-test', endpoint: `${fake.baseURL}/chat/completions`, stream: false, binding: 'metadata', body: null });
+    expect(m.params).toEqual({ provider: 'openai', model: 'gpt-test', endpoint: `${fake.baseURL}/chat/completions`, stream: false, binding: 'metadata', parallelToolCalls: false, body: null });
     expect(JSON.stringify(m.params)).not.toContain('sk-secret');
   });
 
