@@ -9,14 +9,28 @@ import type { Action, ContentBlock, Decision, DecisionInterpreter, JsonValue, Mo
 
 const RAW_PREVIEW_CHARS = 200;
 
-/** Parse a call's JSON `arguments`; `''` means no arguments; unparsable text is kept raw for the interpreter. */
+function tryParse(text: string): JsonValue | undefined {
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Parse a call's JSON `arguments`. `''` means no arguments; an object encoded twice (a JSON string
+ * holding JSON, which some models emit) is unwrapped; unparsable text is kept raw, as a string, so
+ * the interpreter can quote it.
+ */
 export function parseArguments(raw: string): JsonValue {
   if (raw.trim() === '') return {};
-  try {
-    return JSON.parse(raw) as JsonValue;
-  } catch {
-    return raw;
+  const parsed = tryParse(raw);
+  if (parsed === undefined) return raw;
+  if (typeof parsed === 'string') {
+    const inner = tryParse(parsed);
+    if (typeof inner === 'object' && inner !== null && !Array.isArray(inner)) return inner;
   }
+  return parsed;
 }
 
 /** A `tool_call` action's one-line trajectory form: `name({"a":1})`. */
@@ -50,7 +64,7 @@ function argumentsProblem(call: ToolCallRequest): string | null {
   if (isObject(call.arguments)) return null;
   const what =
     typeof call.arguments === 'string'
-      ? `are not valid JSON (received: ${preview(call.arguments)}); the reply may have been cut off by the output token limit`
+      ? `are not a valid JSON object (received: ${preview(call.arguments)}); if they look cut off, the reply hit the output token limit`
       : `must be a JSON object, not ${Array.isArray(call.arguments) ? 'an array' : call.arguments === null ? 'null' : typeof call.arguments} (received: ${preview(call.arguments)})`;
   return `The arguments of your call to tool "${call.name}" ${what}. The tool did not run. Call it again with a single JSON object that matches its parameters schema.`;
 }

@@ -137,7 +137,7 @@ describe('openAIModel reply', () => {
     expect(reply.toolCalls).toEqual([{ id: 'call_t', name: 'add', arguments: '{"a":1,"b' }]);
     const decision = openAIToolInterpreter().interpret(reply, { tools: ToolRegistry.of([{ ...ADD_TOOL }]) });
     expect(decision.kind).toBe('invalid');
-    expect(decision.kind === 'invalid' && decision.explanation).toContain('not valid JSON');
+    expect(decision.kind === 'invalid' && decision.explanation).toContain('are not a valid JSON object');
   });
 
   it('returns a refusal as the reply text', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { anthropicToolInterpreter } from '../../../src/adapters/anthropic.ts';
 import { openAIToolInterpreter } from '../../../src/adapters/openai.ts';
+import { parseArguments } from '../../../src/adapters/tool-interpreter.ts';
 import { ToolRegistry } from '../../../src/core/index.ts';
 import type { ModelReply } from '../../../src/core/index.ts';
 import { ADD_TOOL } from './helpers.ts';
@@ -32,7 +33,7 @@ describe.each([
 
   it.each([
     ['several tool calls', reply({ toolCalls: [call('c1'), call('c2')] }), 'You called 2 tools at once ("add", "add")'],
-    ['arguments that are not JSON', reply({ toolCalls: [call('c1', '{"a":1,')] }), 'are not valid JSON (received: {"a":1,)'],
+    ['arguments that are not JSON', reply({ toolCalls: [call('c1', '{"a":1,')] }), 'are not a valid JSON object (received: {"a":1,)'],
     ['arguments that are an array', reply({ toolCalls: [call('c1', [1, 2])] }), 'must be a JSON object, not an array'],
     ['arguments that are null', reply({ toolCalls: [call('c1', null as never)] }), 'must be a JSON object, not null'],
     ['an unknown tool', reply({ toolCalls: [{ id: 'c1', name: 'mul', arguments: {} }] }), 'Your call to tool "mul" was not run: unknown tool "mul" (known tools: add)'],
@@ -59,5 +60,19 @@ describe.each([
   it('is pure: the same reply gives the same decision', () => {
     const r = reply({ toolCalls: [call('c1')] });
     expect(interpreter.interpret(r, { tools })).toEqual(interpreter.interpret(r, { tools }));
+  });
+});
+
+describe('parseArguments', () => {
+  it.each([
+    ['{"a":1}', { a: 1 }],
+    ['', {}],
+    ['  ', {}],
+    ['"{\\"a\\":1}"', { a: 1 }],
+    ['{"a":1,', '{"a":1,'],
+    ['"plain"', 'plain'],
+    ['[1,2]', [1, 2]],
+  ])('reads %j as %j', (raw, expected) => {
+    expect(parseArguments(raw)).toEqual(expected);
   });
 });
