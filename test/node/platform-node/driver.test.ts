@@ -1,4 +1,4 @@
-import { readdir, stat } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineAgent, isPolyLoopError, resume, run, ToolRegistry } from '../../../src/core/index.ts';
@@ -68,5 +68,20 @@ describe('FileStore with run/resume', () => {
     }
     const result = await run(agentOn(store), request('busy'));
     expect(result.stopReason).toBe('final_answer');
+  });
+
+  it('refuses to resume a log with a corrupt middle line, naming file and line, and leaves the file as it was', async () => {
+    const t = await tempDir();
+    cleanups.push(t.cleanup);
+    const store = new FileStore({ dir: t.dir });
+    await run(agentOn(store), request('r2'));
+    const lines = (await readFile(store.logPath('r2'), 'utf8')).split('\n');
+    lines[2] = '{"kind":"result", oops';
+    const damaged = lines.join('\n');
+    await writeFile(store.logPath('r2'), damaged);
+    const err = await resume(agentOn(new FileStore({ dir: t.dir })), request('r2')).then(() => null, (e: unknown) => e);
+    expect(isPolyLoopError(err, 'corrupt_log')).toBe(true);
+    expect((err as Error).message).toContain(`${store.logPath('r2')}:3`);
+    expect(await readFile(store.logPath('r2'), 'utf8')).toBe(damaged);
   });
 });
