@@ -121,7 +121,8 @@ export function replyFromBlocks(id: string | null, blocks: readonly ReplyBlock[]
       if (b.text !== '') content.push({ type: 'text', text: b.text });
     } else if (b.type === 'thinking') {
       thoughts.push(b.thinking);
-      content.push(b.signature === null ? { type: 'reasoning', text: b.thinking } : { type: 'reasoning', text: b.thinking, signature: b.signature });
+      // An empty signature (a stream that never sent its signature_delta) is no signature.
+      content.push(b.signature === null || b.signature === '' ? { type: 'reasoning', text: b.thinking } : { type: 'reasoning', text: b.thinking, signature: b.signature });
     } else if (b.type === 'tool_use') {
       toolCalls.push({ id: b.id, name: b.name, arguments: b.input });
       content.push({ type: 'tool_call', id: b.id, name: b.name, arguments: b.input });
