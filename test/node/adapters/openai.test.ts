@@ -188,6 +188,13 @@ describe('openAIModel errors', () => {
     expect(e).toMatchObject({ kind: 'network', status: null, requestId: null });
   });
 
+  it('rejects with the signal reason and sends nothing when already aborted', async () => {
+    const before = fake.requests.length;
+    const reason = new Error('too late');
+    expect(await rejection(model().call(modelCall({ signal: AbortSignal.abort(reason) })))).toBe(reason);
+    expect(fake.requests.length).toBe(before);
+  });
+
   it('rejects with the signal reason when aborted mid-call', async () => {
     fake.turns.push({ kind: 'hang' });
     const ac = new AbortController();
