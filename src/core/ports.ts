@@ -24,7 +24,11 @@ import type {
 
 /** One model call, as the library assembled it. */
 export type ModelCall = {
-  /** The assembled context: run context, tools, injections, goal, history. */
+  /**
+   * The assembled context: run context, tools, injections, goal, history. Valid for the
+   * duration of the call: the library appends the next turns to this same array after the call
+   * settles (no O(history) copy per step), so a caller that keeps messages must copy them.
+   */
   readonly messages: readonly Message[];
   /** 0, 1, 2 … within this run. */
   readonly callSeq: number;

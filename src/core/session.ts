@@ -129,8 +129,8 @@ class RunDriver {
   readonly #runId: string;
   readonly #tools: readonly ModelToolSchema[];
   readonly #trajectory: StepRecord[] = [];
-  readonly #history: Message[] = [];
-  #prefix: readonly Message[] = [];
+  /** Prefix then history, append-only: handed to the model as is, never copied per step. */
+  readonly #messages: Message[] = [];
   #fixedSize = 0;
   #historySize = 0;
   #counters: Counters = { steps: 0, validActions: 0 };
@@ -146,8 +146,9 @@ class RunDriver {
 
   async drive(state: Exclude<LogState, { kind: 'ended' }>, snapshot: ParamSnapshot): Promise<RunResult> {
     const req = this.#req;
-    this.#prefix = assemblePrefix({ runContext: req.context.run, tools: this.#tools, toolRenderStyle: req.toolRenderStyle, injections: req.injections, goalContext: req.context.goal });
-    this.#fixedSize = messagesSize(this.#prefix) + toolsSize(this.#tools);
+    const prefix = assemblePrefix({ runContext: req.context.run, tools: this.#tools, toolRenderStyle: req.toolRenderStyle, injections: req.injections, goalContext: req.context.goal });
+    this.#messages.push(...prefix);
+    this.#fixedSize = messagesSize(prefix) + toolsSize(this.#tools);
     try {
       let entry: StepEntry = { phase: 'fresh' };
       if (state.kind === 'not_started') {
@@ -258,7 +259,7 @@ class RunDriver {
     };
     let raw: ModelReply;
     try {
-      raw = await this.#agent.model.call({ messages: this.#prefix.concat(this.#history), callSeq, runId: this.#runId, resultId, binding: req.modelBinding, tools: this.#tools, signal: this.#signal, onDelta });
+      raw = await this.#agent.model.call({ messages: this.#messages, callSeq, runId: this.#runId, resultId, binding: req.modelBinding, tools: this.#tools, signal: this.#signal, onDelta });
       if (raw.callId === '') throw new TypeError('the model caller returned callId "" (use null when there is no id)');
     } catch (e) {
       await deltas;
@@ -308,7 +309,7 @@ class RunDriver {
     this.#trajectory.push(step);
     this.#counters = countStep(this.#counters, step);
     const added = stepHistory(step, this.#req.observationTemplate, this.#agent.syntheticObservations);
-    this.#history.push(...added);
+    this.#messages.push(...added);
     this.#historySize += messagesSize(added);
   }
 

@@ -33,7 +33,7 @@ export type Script = readonly ScriptedReply[] | ((call: ModelCall) => ScriptedRe
 
 /** A {@link ModelCaller} that replays a script, and remembers every call it received. */
 export type ScriptedModel = ModelCaller & {
-  /** Every call received, in order (messages included), for assertions. */
+  /** Every call received, in order, with its messages copied as they were at the call. */
   readonly calls: ModelCall[];
 };
 
@@ -52,7 +52,7 @@ export function scriptedModel(script: Script, opts: { readonly model?: string; r
     params,
     calls,
     async call(call: ModelCall): Promise<ModelReply> {
-      calls.push(call);
+      calls.push({ ...call, messages: [...call.messages] });
       call.signal.throwIfAborted();
       if (opts.delayMs) await sleep(opts.delayMs, call.signal);
       let reply: ScriptedReply | undefined;
