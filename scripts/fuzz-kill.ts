@@ -1,11 +1,12 @@
 /**
- * `npm run fuzz:kill -- [trials=200] [--seed N] [--concurrency N]`: SIGKILL the FileStore crash
+ * `npm run fuzz:kill -- [trials=200] [--seed N] [--concurrency N] [--model-policy safe|never|both]`: SIGKILL the FileStore crash
  * agent at every write index by every kill method (shuffled, seeded), resume each in a fresh
  * process, and check the recovery properties. Prints the counts for docs/reliability.md; exits 1
  * if any trial broke a property.
  */
 import { availableParallelism } from 'node:os';
-import { bundleAgent, KILL_HOWS, planTrials, referenceRun, runTrials, tally, WRITES } from '../test/node/platform-node/crash/kill-trials.ts';
+import { bundleAgent, KILL_HOWS, planInterleaved, referenceRun, runTrials, tally, WRITES } from '../test/node/platform-node/crash/kill-trials.ts';
+import type { ModelPolicy } from '../test/node/platform-node/crash/kill-trials.ts';
 
 function flag(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -16,21 +17,24 @@ const positional = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--
 const trials = Number(positional[0] ?? 200);
 const seed = Number(flag('--seed') ?? Date.now() % 1_000_000);
 const concurrency = Number(flag('--concurrency') ?? Math.max(1, Math.min(4, availableParallelism())));
-if (!Number.isInteger(trials) || trials < 1 || !Number.isInteger(seed) || !Number.isInteger(concurrency) || concurrency < 1) {
-  process.stderr.write('usage: npm run fuzz:kill -- [trials] [--seed N] [--concurrency N]\n');
+const policyArg = flag('--model-policy') ?? 'both';
+const policies: ModelPolicy[] = policyArg === 'both' ? ['safe', 'never'] : policyArg === 'safe' || policyArg === 'never' ? [policyArg] : [];
+if (!Number.isInteger(trials) || trials < 1 || !Number.isInteger(seed) || !Number.isInteger(concurrency) || concurrency < 1 || policies.length === 0) {
+  process.stderr.write('usage: npm run fuzz:kill -- [trials] [--seed N] [--concurrency N] [--model-policy safe|never|both]\n');
   process.exit(2);
 }
 
 const agent = await bundleAgent();
 try {
-  const ref = await referenceRun(agent.path);
-  process.stdout.write(`fuzz:kill — ${trials} trials, seed ${seed}, concurrency ${concurrency}, ${WRITES} writes per uninterrupted run\n`);
+  const refs = [];
+  for (const p of policies) refs.push(await referenceRun(agent.path, p));
+  process.stdout.write(`fuzz:kill — ${trials} trials, seed ${seed}, concurrency ${concurrency}, modelReplayPolicy ${policies.join(' / ')} (alternating), ${WRITES} writes per uninterrupted run\n`);
   const started = Date.now();
-  const outcomes = await runTrials(ref, planTrials(trials, seed), {
+  const outcomes = await runTrials(refs, planInterleaved(trials, seed, refs.length), {
     concurrency,
     onTrial: (o, i) => {
       const mark = o.problems.length > 0 ? 'FAIL' : 'ok';
-      process.stdout.write(`${String(i + 1).padStart(4)} ${mark.padEnd(4)} kill ${o.how.padEnd(6)} at write ${String(o.killAt).padStart(2)} -> ${o.killed ? 'killed' : 'finished first'}, resumed: ${o.resumedStopReason ?? 'failed'}${o.problems.length > 0 ? `\n       ${o.problems.join('\n       ')}` : ''}\n`);
+      process.stdout.write(`${String(i + 1).padStart(4)} ${mark.padEnd(4)} model ${o.modelPolicy.padEnd(5)} kill ${o.how.padEnd(6)} at write ${String(o.killAt).padStart(2)} -> ${o.killed ? 'killed' : 'finished first'}, resumed: ${o.resumedStopReason ?? 'failed'}${o.problems.length > 0 ? `\n       ${o.problems.join('\n       ')}` : ''}\n`);
     },
   });
   const t = tally(outcomes);
@@ -40,6 +44,10 @@ try {
   for (const how of KILL_HOWS) {
     const mine = outcomes.filter((o) => o.how === how);
     process.stdout.write(`  by ${how.padEnd(21)} ${mine.length} trials, ${mine.filter((o) => o.killed).length} killed, ${mine.filter((o) => o.resumedStopReason === 'in_flight_unknown').length} in_flight_unknown\n`);
+  }
+  for (const p of policies) {
+    const mine = outcomes.filter((o) => o.modelPolicy === p);
+    process.stdout.write(`  model policy ${p.padEnd(12)} ${mine.length} trials, ${mine.filter((o) => o.resumedStopReason === 'in_flight_unknown').length} in_flight_unknown, ${mine.filter((o) => o.problems.length > 0).length} failed\n`);
   }
   process.stdout.write(`  self-kill points hit      ${hit.size} of ${WRITES * 3} (write index x before/after/torn)\n`);
   process.exitCode = t['failed'] === 0 ? 0 : 1;

@@ -6,7 +6,8 @@
  * call (`CALL <callSeq> <sha256 of its messages>`) and its result (`RESULT <json>`) on stdout.
  *
  * Usage: node --import tsx crash-agent.ts <dir> <runId> <sideFile> <run|auto> [<killAt> <before|after|torn>]
- * `auto` resumes the run, or starts it when its log is empty.
+ * `auto` resumes the run, or starts it when its log is empty. `CRASH_MODEL_POLICY=never` in the
+ * environment makes the run's `modelReplayPolicy` `never` (default `safe`).
  */
 import { createHash } from 'node:crypto';
 import { appendFileSync, writeSync } from 'node:fs';
@@ -109,7 +110,7 @@ const request: RunRequest = {
   context: { run: [{ role: 'system', content: [{ type: 'text', text: 'You add numbers and record notes. Reply with JSON.' }] }], goal: [{ role: 'user', content: [{ type: 'text', text: 'Add, record, and finish.' }] }] },
   injections: {},
   modelBinding: {},
-  modelReplayPolicy: 'safe',
+  modelReplayPolicy: process.env['CRASH_MODEL_POLICY'] === 'never' ? 'never' : 'safe',
   observationTemplate: 'Observation:\n{observation}',
   toolRenderStyle: 'json',
   cancelGraceMs: 1000,

@@ -34,9 +34,12 @@ export async function bundleAgent(): Promise<{ readonly path: string; readonly c
   return { path, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
-function runAgent(agent: string, args: readonly string[], killOnWrite: number | null = null): Promise<ChildRun> {
+/** The run's `modelReplayPolicy`: with `never`, a model call in flight at the kill ends the run `in_flight_unknown`. */
+export type ModelPolicy = 'safe' | 'never';
+
+function runAgent(agent: string, policy: ModelPolicy, args: readonly string[], killOnWrite: number | null = null): Promise<ChildRun> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [agent, ...args], { stdio: 'pipe' });
+    const child = spawn(process.execPath, [agent, ...args], { stdio: 'pipe', env: { ...process.env, CRASH_MODEL_POLICY: policy } });
     let stdout = '';
     let stderr = '';
     let killedByParent = false;
@@ -53,7 +56,7 @@ function runAgent(agent: string, args: readonly string[], killOnWrite: number | 
 }
 
 /** What an uninterrupted run produced. */
-export type Reference = { readonly agent: string; readonly result: RunResult; readonly side: readonly string[]; readonly calls: ReadonlyMap<number, string> };
+export type Reference = { readonly agent: string; readonly modelPolicy: ModelPolicy; readonly result: RunResult; readonly side: readonly string[]; readonly calls: ReadonlyMap<number, string> };
 
 /** A step without its timestamps (the only fields allowed to differ). */
 export function stripTimes(step: StepRecord): Omit<StepRecord, 'startedAt' | 'endedAt'> {
@@ -78,13 +81,13 @@ async function sideLines(file: string): Promise<string[]> {
 }
 
 /** Run the agent once without a crash. */
-export async function referenceRun(agent: string): Promise<Reference> {
+export async function referenceRun(agent: string, modelPolicy: ModelPolicy = 'safe'): Promise<Reference> {
   const dir = await mkdtemp(join(tmpdir(), 'polyloop-ref-'));
   try {
-    const r = await runAgent(agent, [dir, 'reference', join(dir, 'side.txt'), 'run']);
+    const r = await runAgent(agent, modelPolicy, [dir, 'reference', join(dir, 'side.txt'), 'run']);
     const result = parseResult(r.stdout);
     if (r.code !== 0 || !result) throw new Error(`reference run failed (${r.code}): ${r.stderr}`);
-    return { agent, result, side: await sideLines(join(dir, 'side.txt')), calls: parseCalls(r.stdout) };
+    return { agent, modelPolicy, result, side: await sideLines(join(dir, 'side.txt')), calls: parseCalls(r.stdout) };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -94,6 +97,7 @@ export async function referenceRun(agent: string): Promise<Reference> {
 export type TrialOutcome = {
   readonly killAt: number;
   readonly how: KillHow;
+  readonly modelPolicy: ModelPolicy;
   /** The crashed process died by SIGKILL (false: it finished before the kill landed). */
   readonly killed: boolean;
   /** Last write the crashed process reported as landed (-1: none). */
@@ -102,6 +106,8 @@ export type TrialOutcome = {
   readonly resumedStopReason: string | null;
   /** The resume found an empty log and started the run. */
   readonly startedFresh: boolean;
+  /** The `callSeq`s of the model calls the resuming process made. */
+  readonly resumedCallSeqs: readonly number[];
   /** FileStore warnings (torn tails) the resuming process reported. */
   readonly repairs: number;
   /** Property violations; empty when the trial passed. */
@@ -114,11 +120,11 @@ export async function runTrial(ref: Reference, killAt: number, how: KillHow): Pr
   const side = join(dir, 'side.txt');
   const problems: string[] = [];
   try {
-    const crashed = how === 'parent' ? await runAgent(ref.agent, [dir, 'trial', side, 'run'], killAt) : await runAgent(ref.agent, [dir, 'trial', side, 'run', String(killAt), how]);
+    const crashed = how === 'parent' ? await runAgent(ref.agent, ref.modelPolicy, [dir, 'trial', side, 'run'], killAt) : await runAgent(ref.agent, ref.modelPolicy, [dir, 'trial', side, 'run', String(killAt), how]);
     const killed = crashed.signal === 'SIGKILL';
     if (!killed && crashed.code !== 0) problems.push(`crashed process failed on its own (${crashed.code}): ${crashed.stderr.slice(0, 500)}`);
     const landed = [...crashed.stdout.matchAll(/^W (\d+) /gm)].map((m) => Number(m[1]));
-    const resumed = await runAgent(ref.agent, [dir, 'trial', side, 'auto']);
+    const resumed = await runAgent(ref.agent, ref.modelPolicy, [dir, 'trial', side, 'auto']);
     const result = parseResult(resumed.stdout);
     if (resumed.code !== 0 || !result) problems.push(`resume failed (${resumed.code ?? resumed.signal}): ${resumed.stderr.slice(0, 500)}`);
     const lines = await sideLines(side);
@@ -130,10 +136,12 @@ export async function runTrial(ref: Reference, killAt: number, how: KillHow): Pr
     return {
       killAt,
       how,
+      modelPolicy: ref.modelPolicy,
       killed,
       lastLandedWrite: landed.at(-1) ?? -1,
       resumedStopReason: result?.stopReason ?? null,
       startedFresh: resumed.stdout.includes('NOTE log empty'),
+      resumedCallSeqs: [...parseCalls(resumed.stdout).keys()],
       repairs: (resumed.stderr.match(/^WARN /gm) ?? []).length,
       problems,
     };
@@ -151,8 +159,10 @@ function checkResult(ref: Reference, result: RunResult, side: readonly string[])
     got.forEach((step, i) => {
       if (step !== want[i]) problems.push(`step ${i} differs from the reference`);
     });
+    // The unknown step is a never-replay action, or (with modelReplayPolicy never) any model call.
     const unknown = ref.result.trajectory[got.length];
-    if (!unknown?.actionRepr?.startsWith('record(')) problems.push(`in_flight_unknown at step ${got.length}, which is not a never-replay action`);
+    if (!unknown?.actionRepr?.startsWith('record(') && ref.modelPolicy !== 'never') problems.push(`in_flight_unknown at step ${got.length}, which is not a never-replay action`);
+    if (!unknown) problems.push(`in_flight_unknown after the last step of the reference`);
     if (!side.every((l) => ref.side.includes(l))) problems.push(`side-effect lines not in the reference: ${JSON.stringify(side)}`);
   } else {
     if (JSON.stringify(got) !== JSON.stringify(want)) problems.push('the resumed trajectory differs from the uninterrupted one');
@@ -192,15 +202,27 @@ export function planTrials(count: number, seed: number): Array<{ readonly killAt
   return plans.slice(0, count);
 }
 
-/** Run plans with `concurrency` trials at a time; `onTrial` sees each outcome as it lands. */
-export async function runTrials(ref: Reference, plans: ReturnType<typeof planTrials>, opts: { readonly concurrency: number; readonly onTrial?: (o: TrialOutcome, i: number) => void }): Promise<TrialOutcome[]> {
+/**
+ * Plans for `refs` references run by {@link runTrials} (plan i against reference i mod `refs`):
+ * each reference gets its own seeded rotation of every (write index, kill method) pair.
+ */
+export function planInterleaved(count: number, seed: number, refs: number): Array<{ readonly killAt: number; readonly how: KillHow }> {
+  const per = Array.from({ length: refs }, (_, j) => planTrials(Math.ceil(count / refs), seed + j));
+  return Array.from({ length: count }, (_, i) => per[i % refs]?.[Math.floor(i / refs)] as { killAt: number; how: KillHow });
+}
+
+/**
+ * Run plans with `concurrency` trials at a time, plan i against `refs[i % refs.length]` (one
+ * reference per model replay policy); `onTrial` sees each outcome as it lands.
+ */
+export async function runTrials(refs: readonly Reference[], plans: ReturnType<typeof planTrials>, opts: { readonly concurrency: number; readonly onTrial?: (o: TrialOutcome, i: number) => void }): Promise<TrialOutcome[]> {
   const outcomes: TrialOutcome[] = new Array<TrialOutcome>(plans.length);
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < plans.length) {
       const i = next++;
       const plan = plans[i] as (typeof plans)[number];
-      const o = await runTrial(ref, plan.killAt, plan.how);
+      const o = await runTrial(refs[i % refs.length] as Reference, plan.killAt, plan.how);
       outcomes[i] = o;
       opts.onTrial?.(o, i);
     }
