@@ -129,6 +129,10 @@ export async function runTrial(ref: Reference, killAt: number, how: KillHow): Pr
     if (resumed.code !== 0 || !result) problems.push(`resume failed (${resumed.code ?? resumed.signal}): ${resumed.stderr.slice(0, 500)}`);
     const lines = await sideLines(side);
     if (new Set(lines).size !== lines.length) problems.push(`a never-replay action ran twice: ${JSON.stringify(lines)}`);
+    if (ref.modelPolicy === 'never') {
+      const again = [...parseCalls(resumed.stdout).keys()].filter((seq) => parseCalls(crashed.stdout).has(seq));
+      if (again.length > 0) problems.push(`model call(s) ${again.join(', ')} issued again under modelReplayPolicy never`);
+    }
     for (const [seq, hash] of [...parseCalls(crashed.stdout), ...parseCalls(resumed.stdout)]) {
       if (ref.calls.get(seq) !== hash) problems.push(`model call ${seq} saw different messages than in the reference run`);
     }
