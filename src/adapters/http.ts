@@ -5,6 +5,7 @@
  * Abort always propagates as `signal.reason`, untouched.
  * @module
  */
+import { PolyLoopError } from '../core/index.ts';
 import { parseSSE } from './sse.ts';
 import type { SSEEvent } from './sse.ts';
 
@@ -32,10 +33,10 @@ export type ModelCallErrorInit = {
  * or an error event inside a stream. Not retried by the adapter (retries belong to the client
  * layer: wrap `fetch`). Check with {@link isModelCallError} across bundles.
  */
-export class ModelCallError extends Error {
+export class ModelCallError extends PolyLoopError {
   override readonly name = 'ModelCallError';
   /** Stable machine-readable code, the same for every kind. */
-  readonly code = 'model_call' as const;
+  declare readonly code: 'model_call';
   readonly provider: ModelProvider;
   readonly kind: ModelCallErrorKind;
   readonly status: number | null;
@@ -46,7 +47,7 @@ export class ModelCallError extends Error {
     const where = [init.status === null ? null : `status ${init.status}`, init.errorType, init.requestId && `request ${init.requestId}`]
       .filter((s): s is string => typeof s === 'string' && s !== '')
       .join(', ');
-    super(`${init.provider}: ${message}${where ? ` (${where})` : ''}`, init.cause === undefined ? undefined : { cause: init.cause });
+    super('model_call', `${init.provider}: ${message}${where ? ` (${where})` : ''}`, init.cause === undefined ? undefined : { cause: init.cause });
     this.provider = init.provider;
     this.kind = init.kind;
     this.status = init.status;

@@ -25,7 +25,8 @@ export type PolyLoopErrorCode =
   | 'tool_environment'
   | 'invalid_request'
   | 'corrupt_log'
-  | 'run_locked';
+  | 'run_locked'
+  | 'model_call';
 
 /** Base of every error the library throws. Check with {@link isPolyLoopError}, not `instanceof`. */
 export class PolyLoopError extends Error {
@@ -47,6 +48,7 @@ const CODES: ReadonlySet<string> = new Set<PolyLoopErrorCode>([
   'invalid_request',
   'corrupt_log',
   'run_locked',
+  'model_call',
 ]);
 
 /**

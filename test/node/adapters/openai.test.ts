@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isModelCallError, ModelCallError, openAIModel, openAIToolInterpreter } from '../../../src/adapters/openai.ts';
-import { ToolRegistry } from '../../../src/core/index.ts';
+import { isPolyLoopError, ToolRegistry } from '../../../src/core/index.ts';
 import { ADD_TOOL, modelCall, rejection, ROUND_TRIP, txt } from './helpers.ts';
 import { startOpenAIFake } from './serve.ts';
 import type { OpenAIFake } from './openai-server.ts';
@@ -155,6 +155,7 @@ describe('openAIModel errors', () => {
     expect((e as ModelCallError).requestId).toMatch(/^req_\d+$/);
     expect((e as Error).message).toContain('Incorrect API key provided.');
     expect(isModelCallError(e)).toBe(true);
+    expect(isPolyLoopError(e, 'model_call')).toBe(true);
   });
 
   it('turns a request the API refuses (metadata without store) into a 400 error naming the rule', async () => {
