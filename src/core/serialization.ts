@@ -4,7 +4,7 @@
  * @module
  */
 import { CorruptLogError, SchemaVersionError } from './errors.ts';
-import { RECORD_KINDS, STOP_REASONS } from './types.ts';
+import { RECORD_KINDS, STEP_DEFAULTS, STOP_REASONS } from './types.ts';
 import type { JsonValue, LogRecord } from './types.ts';
 
 /** The record schema major this library reads and writes (see `RECORD_VERSION` for history). */
@@ -45,25 +45,6 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 const isInt = (v: unknown): boolean => Number.isInteger(v) && (v as number) >= 0;
 const isStrOrNull = (v: unknown): boolean => v === null || typeof v === 'string';
 
-const STEP_DEFAULTS = {
-  modelCallId: null,
-  modelText: null,
-  reasoning: null,
-  actionRepr: null,
-  historyText: null,
-  historyContent: null,
-  observation: null,
-  observationIsSynthetic: false,
-  actionStatus: null,
-  envReportedCompletion: false,
-  observationTruncatedChars: 0,
-  finalAnswer: null,
-  explanation: null,
-  toolCallId: null,
-  toolCompletedRun: false,
-  startedAt: '',
-  endedAt: '',
-} as const;
 
 function checkBody(r: Obj): Obj {
   switch (r['kind']) {

@@ -14,7 +14,7 @@ import { buildSnapshot, checkAgentConfig, checkRequest, sha256Hex } from './requ
 import type { AgentConfig, AgentDefinition, RunOptions, RunRequest } from './request.ts';
 import { canonicalJson } from './serialization.ts';
 import { RegistryExecutor } from './tools.ts';
-import { RECORD_VERSION } from './types.ts';
+import { RECORD_VERSION, STEP_DEFAULTS } from './types.ts';
 import type {
   ActionDecision,
   ActionOutcome,
@@ -298,7 +298,7 @@ class RunDriver {
 
   /** Build the step record, write it (atomically with the action result), announce it. */
   async #finishStep(stepIndex: number, startedAt: string, fields: Partial<StepRecord> & Pick<StepRecord, 'decision'>, actionResult: { resultId: string; outcome: ActionOutcome } | null): Promise<StepRecord> {
-    const step: StepRecord = { ...emptyStep(stepIndex), ...fields, startedAt, endedAt: now() };
+    const step: StepRecord = { ...STEP_DEFAULTS, stepIndex, callSeq: stepIndex, ...fields, startedAt, endedAt: now() };
     await this.#write('step', (s) => s.step(this.#runId, { kind: 'step', v: RECORD_VERSION, step, actionResult }));
     await this.#emit({ type: 'step_finished', runId: this.#runId, stepIndex, step });
     return step;
@@ -354,30 +354,6 @@ function toModelReply(reply: ResultRecord['reply']): ModelReply {
   return { callId: reply.callId, text: reply.text, reasoning: reply.reasoning, toolCalls: reply.toolCalls, ...(reply.content ? { content: reply.content } : {}) };
 }
 
-function emptyStep(stepIndex: number): StepRecord {
-  return {
-    stepIndex,
-    callSeq: stepIndex,
-    modelCallId: null,
-    modelText: null,
-    reasoning: null,
-    decision: 'invalid',
-    actionRepr: null,
-    historyText: null,
-    historyContent: null,
-    observation: null,
-    observationIsSynthetic: false,
-    actionStatus: null,
-    envReportedCompletion: false,
-    observationTruncatedChars: 0,
-    finalAnswer: null,
-    explanation: null,
-    toolCallId: null,
-    toolCompletedRun: false,
-    startedAt: '',
-    endedAt: '',
-  };
-}
 
 function summarize(decision: Decision): string {
   if (decision.kind === 'action') return decision.trajectoryRepr;

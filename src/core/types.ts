@@ -156,6 +156,30 @@ export type StepRecord = {
 };
 
 /**
+ * Defaults of the step record's optional fields: what a decoder fills in for a field an older
+ * writer did not write, and what a step starts from before its facts are known.
+ */
+export const STEP_DEFAULTS = Object.freeze({
+  modelCallId: null,
+  modelText: null,
+  reasoning: null,
+  actionRepr: null,
+  historyText: null,
+  historyContent: null,
+  observation: null,
+  observationIsSynthetic: false,
+  actionStatus: null,
+  envReportedCompletion: false,
+  observationTruncatedChars: 0,
+  finalAnswer: null,
+  explanation: null,
+  toolCallId: null,
+  toolCompletedRun: false,
+  startedAt: '',
+  endedAt: '',
+} as const satisfies Omit<StepRecord, 'stepIndex' | 'callSeq' | 'decision'>);
+
+/**
  * Record schema version. History:
  * - 1.0 — first version: run_started, intent, result, step, run_ended.
  */
