@@ -19,7 +19,7 @@ export type { PolyLoopErrorCode } from './errors.ts';
 export { InMemoryStore } from './memory-store.ts';
 export type { AgentConfig, AgentDefinition, AgentParams, RunOptions, RunRequest, SyntheticObservations } from './request.ts';
 export { defineAgent, resume, run } from './session.ts';
-export type { ActionExecutor, DecisionInterpreter, EventSink, ExecuteContext, ModelCall, ModelCaller, ReleaseLease, RunStore } from './ports.ts';
+export type { ActionExecutor, DecisionInterpreter, EventSink, ExecuteContext, ModelCall, ModelCaller, ReadLogOptions, ReleaseLease, RunStore, StoreWarning } from './ports.ts';
 export { canonicalJson, decodeLog, decodeRecord, encodeRecord, RECORD_MAJOR } from './serialization.ts';
 export type { DecodedLog } from './serialization.ts';
 export { RegistryExecutor, ToolRegistry } from './tools.ts';

@@ -97,6 +97,15 @@ export interface ActionExecutor {
   execute(action: Action, ctx: ExecuteContext): Promise<ActionOutcome>;
 }
 
+/** Something a store noticed and repaired or skipped while reading — never fatal. */
+export type StoreWarning = { readonly code: string; readonly message: string };
+
+/** Options of {@link RunStore.readLog}. */
+export type ReadLogOptions = {
+  /** Told about what the read repaired or skipped (a torn last line); `run`/`resume` turn it into `warning` events. */
+  readonly onWarning?: (warning: StoreWarning) => void;
+};
+
 /** Releases a run lease taken by {@link RunStore.acquire}. */
 export type ReleaseLease = () => Promise<void>;
 
@@ -136,10 +145,10 @@ export interface RunStore {
    * Read a run's records in write order; `[]` for a run never written.
    *
    * Contract: never takes the lease; returns decoded records that the caller may not mutate;
-   * a torn last record is dropped, a corrupt one elsewhere rejects with `CorruptLogError`;
-   * other failures reject (the library wraps them in `StoreError`).
+   * a torn last record is dropped and reported to `opts.onWarning`, a corrupt one elsewhere
+   * rejects with `CorruptLogError`; other failures reject (the library wraps them in `StoreError`).
    */
-  readLog(runId: string): Promise<readonly LogRecord[]>;
+  readLog(runId: string, opts?: ReadLogOptions): Promise<readonly LogRecord[]>;
   /**
    * Write the last record of a run.
    *

@@ -9,7 +9,7 @@ import { countStep, countSteps, stopAfterStep, stopBeforeModelCall } from './int
 import type { Counters } from './internal/stopping.ts';
 import { classifyLog, diffSnapshots } from './internal/recovery.ts';
 import type { InFlight, LogState } from './internal/recovery.ts';
-import type { EventSink, RunStore } from './ports.ts';
+import type { EventSink, RunStore, StoreWarning } from './ports.ts';
 import { buildSnapshot, checkAgentConfig, checkRequest, sha256Hex } from './request.ts';
 import type { AgentConfig, AgentDefinition, RunOptions, RunRequest } from './request.ts';
 import { canonicalJson } from './serialization.ts';
@@ -85,9 +85,10 @@ async function drive(agent: AgentDefinition, request: RunRequest, opts: RunOptio
   signal.throwIfAborted();
   const { store } = agent;
   const { runId } = request;
-  const release = store.acquire ? await guarded(runId, 'acquire', () => store.acquire!(runId, { signal }), true) : null;
+  const release = store.acquire ? await guarded(runId, 'acquire', () => store.acquire!(runId, { signal }), signal) : null;
   try {
-    const log = await guarded(runId, 'readLog', () => store.readLog(runId), true);
+    const warnings: StoreWarning[] = [];
+    const log = await guarded(runId, 'readLog', () => store.readLog(runId, { onWarning: (w) => void warnings.push(w) }), signal);
     const state = classifyLog(log);
     if (mode === 'run' && state.kind !== 'not_started') throw new RunExistsError(runId);
     if (mode === 'resume' && state.kind === 'not_started') throw new RunNotFoundError(runId);
@@ -100,19 +101,24 @@ async function drive(agent: AgentDefinition, request: RunRequest, opts: RunOptio
       const { ended, steps } = state;
       return { runId, stopReason: ended.stopReason, finalAnswer: ended.finalAnswer, steps: ended.steps, validActions: ended.validActions, eventDeliveryFailures: ended.eventDeliveryFailures, trajectory: steps };
     }
-    return await new RunDriver(agent, request, signal).drive(state, snapshot);
+    return await new RunDriver(agent, request, signal).drive(state, snapshot, warnings);
   } finally {
     if (release) await release().catch(() => undefined);
   }
 }
 
-/** Store calls: a failure becomes `StoreError`, except abort, and (for reads) the log's own errors. */
-async function guarded<T>(runId: string, operation: string, fn: () => Promise<T>, passThrough = false): Promise<T> {
+/**
+ * Store calls: a failure becomes `StoreError`. Reads and the lease (given `signal`) pass the
+ * library's own errors through (decision 0004) and an abort while waiting as `signal.reason`.
+ */
+async function guarded<T>(runId: string, operation: string, fn: () => Promise<T>, readSignal?: AbortSignal): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    if (passThrough && isPolyLoopError(e) && e.code !== 'store_error') throw e;
-    if (passThrough && operation === 'acquire' && !isPolyLoopError(e)) throw e; // abort while waiting
+    if (readSignal) {
+      if (readSignal.aborted && e === readSignal.reason) throw e;
+      if (isPolyLoopError(e) && e.code !== 'store_error') throw e;
+    }
     throw e instanceof StoreError ? e : new StoreError(runId, operation, e);
   }
 }
@@ -144,7 +150,7 @@ class RunDriver {
     this.#tools = request.tools.modelSchemas();
   }
 
-  async drive(state: Exclude<LogState, { kind: 'ended' }>, snapshot: ParamSnapshot): Promise<RunResult> {
+  async drive(state: Exclude<LogState, { kind: 'ended' }>, snapshot: ParamSnapshot, warnings: readonly StoreWarning[]): Promise<RunResult> {
     const req = this.#req;
     const prefix = assemblePrefix({ runContext: req.context.run, tools: this.#tools, toolRenderStyle: req.toolRenderStyle, injections: req.injections, goalContext: req.context.goal });
     this.#messages.push(...prefix);
@@ -159,6 +165,7 @@ class RunDriver {
         if (state.kind === 'in_flight') entry = state.inFlight;
       }
       await this.#emit({ type: 'run_started', runId: this.#runId, resumed: state.kind !== 'not_started', fromStep: this.#trajectory.length });
+      for (const w of warnings) await this.#emit({ type: 'warning', runId: this.#runId, code: w.code, message: w.message });
       const last = this.#trajectory.at(-1) ?? null;
       let reason = entry.phase === 'fresh' ? stopAfterStep({ cancelled: this.#signal.aborted, step: last, counters: this.#counters, budget: req.budget }) : null;
       while (reason === null) {

@@ -9,6 +9,7 @@ import { decodeLog, encodeRecord } from '../core/index.ts';
 import type {
   IntentRecord,
   LogRecord,
+  ReadLogOptions,
   ReleaseLease,
   ResultRecord,
   RunEndedRecord,
@@ -113,10 +114,11 @@ export class FileStore implements RunStore {
 
   /**
    * Contract: see {@link RunStore.readLog}. Waits for this instance's pending writes to the run;
-   * a torn last line is dropped and reported to `onWarning` (code `torn_tail`); a bad line
+   * a torn last line is dropped and reported to `onWarning` and `opts.onWarning` (code `torn_tail`;
+   * `run`/`resume` turn the latter into a `warning` event); a bad line
    * elsewhere rejects with `CorruptLogError` naming the file and line.
    */
-  readLog(runId: string): Promise<readonly LogRecord[]> {
+  readLog(runId: string, opts?: ReadLogOptions): Promise<readonly LogRecord[]> {
     return this.#serial(runId, async () => {
       const path = this.logPath(runId);
       let text: string;
@@ -128,7 +130,9 @@ export class FileStore implements RunStore {
       }
       const { records, tornLine } = decodeLog(text, { source: path });
       if (tornLine !== null) {
-        this.#warn({ code: 'torn_tail', runId, file: path, line: tornLine, message: `ignored a torn last line (line ${tornLine}) of ${path}: a write cut short by a crash` });
+        const warning: FileStoreWarning = { code: 'torn_tail', runId, file: path, line: tornLine, message: `ignored a torn last line (line ${tornLine}) of ${path}: a write cut short by a crash` };
+        this.#warn(warning);
+        opts?.onWarning?.(warning);
       }
       return records;
     });

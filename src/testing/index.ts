@@ -15,6 +15,7 @@ import type {
   ModelCall,
   ModelCaller,
   ModelReply,
+  ReadLogOptions,
   ReleaseLease,
   ResultRecord,
   RunEndedRecord,
@@ -178,7 +179,7 @@ export function faultyStore(inner: RunStore, opts: { readonly crashAfterWrites: 
     result: (runId: string, resultId: string, rec: ResultRecord) => write('result', runId, () => inner.result(runId, resultId, rec)),
     step: (runId: string, rec: StepWriteRecord) => write('step', runId, () => inner.step(runId, rec)),
     runEnded: (runId: string, rec: RunEndedRecord) => write('runEnded', runId, () => inner.runEnded(runId, rec)),
-    readLog: (runId: string): Promise<readonly LogRecord[]> => inner.readLog(runId),
+    readLog: (runId: string, o?: ReadLogOptions): Promise<readonly LogRecord[]> => inner.readLog(runId, o),
   };
   if (inner.acquire) {
     const acquire = inner.acquire.bind(inner);

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { defineAgent, InMemoryStore, isPolyLoopError, resume, run, ToolRegistry } from '../../../src/core/index.ts';
 import type { ActionExecutor, LogRecord, ModelCaller, RunEndedRecord, RunStore } from '../../../src/core/index.ts';
-import { collectingSink, jsonActionInterpreter, scriptedModel, sleep } from '../../../src/testing/index.ts';
+import { collectingSink, faultyStore, jsonActionInterpreter, scriptedModel, sleep } from '../../../src/testing/index.ts';
 import { harness, makeTools, SYNTHETIC, timeless } from './fixtures.ts';
 
 const ended = (log: readonly LogRecord[]): RunEndedRecord => log.at(-1) as RunEndedRecord;
@@ -249,5 +249,63 @@ describe('concurrency', () => {
       expect(log.map((r) => r.kind)).toEqual(['run_started', 'intent', 'result', 'intent', 'step', 'intent', 'result', 'step', 'run_ended']);
     }
     expect(sink.events.filter((e) => e.type === 'run_ended')).toHaveLength(100);
+  });
+});
+
+describe('what the store reports while reading', () => {
+  it('turns a store warning from readLog into a warning event right after run_started', async () => {
+    const inner = new InMemoryStore();
+    const h0 = harness({ store: faultyStore(inner, { crashAfterWrites: 3 }) });
+    await run(h0.agent, h0.request).catch(() => undefined);
+    const store: RunStore = { ...bind(inner), readLog: async (id, o) => {
+      o?.onWarning?.({ code: 'torn_tail', message: 'ignored a torn last line' });
+      return inner.readLog(id);
+    } };
+    const h = harness({ store });
+    const result = await resume(h.agent, h.request);
+    expect(result.stopReason).toBe('final_answer');
+    expect(h.sink.events.slice(0, 2).map((e) => e.type)).toEqual(['run_started', 'warning']);
+    expect(h.sink.events[1]).toMatchObject({ code: 'torn_tail', message: 'ignored a torn last line' });
+  });
+});
+
+describe('the lease', () => {
+  it('wraps a lease failure that is not the library\'s own in StoreError, and writes nothing', async () => {
+    const inner = new InMemoryStore();
+    const cause = Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
+    const store: RunStore = { ...bind(inner), acquire: () => Promise.reject(cause) };
+    const h = harness({ store });
+    const e = await run(h.agent, h.request).catch((x: unknown) => x);
+    expect(e).toMatchObject({ name: 'StoreError', operation: 'acquire' });
+    expect((e as Error).cause).toBe(cause);
+    expect(await inner.readLog('run-1')).toEqual([]);
+  });
+
+  it('passes RunLockedError through untouched and releases nothing it did not take', async () => {
+    const inner = new InMemoryStore();
+    const { RunLockedError } = await import('../../../src/core/index.ts');
+    const store: RunStore = { ...bind(inner), acquire: () => Promise.reject(new RunLockedError('run-1', 'held by pid 7')) };
+    const h = harness({ store });
+    await expect(run(h.agent, h.request)).rejects.toMatchObject({ name: 'RunLockedError', code: 'run_locked' });
+  });
+
+  it('rejects with signal.reason when aborted while waiting for the lease, and releases a lease it took', async () => {
+    const inner = new InMemoryStore();
+    let released = 0;
+    const store: RunStore = { ...bind(inner), acquire: (_id, { signal }) => new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+      void resolve;
+    }) };
+    const h = harness({ store });
+    const ac = new AbortController();
+    const pending = run(h.agent, h.request, { signal: ac.signal });
+    const reason = new Error('tab closed');
+    ac.abort(reason);
+    await expect(pending).rejects.toBe(reason);
+    const leased: RunStore = { ...bind(inner), acquire: async () => async () => void released++ };
+    const g = harness({ store: leased });
+    await run(g.agent, { ...g.request, runId: 'leased' });
+    expect(released).toBe(1);
   });
 });

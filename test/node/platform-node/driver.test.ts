@@ -41,6 +41,24 @@ function agentOn(store: FileStore): ReturnType<typeof defineAgent> {
 }
 
 describe('FileStore with run/resume', () => {
+  it('reports a torn last line as a warning event when resuming, and finishes the run', async () => {
+    const t = await tempDir();
+    cleanups.push(t.cleanup);
+    const quiet = { dir: t.dir, onWarning: () => undefined };
+    const full = await run(agentOn(new FileStore(quiet)), request('torn'));
+    const path = new FileStore(quiet).logPath('torn');
+    const lines = (await readFile(path, 'utf8')).split('\n').filter(Boolean);
+    // Keep run_started + step 0's model intent, then half of its result line: a crash mid-append.
+    await writeFile(path, `${lines.slice(0, 2).join('\n')}\n${(lines[2] ?? '').slice(0, 25)}`);
+    const events = collectingSink();
+    const agent = defineAgent({ ...agentOn(new FileStore(quiet)), events });
+    const resumed = await resume(agent, request('torn'));
+    expect(resumed.finalAnswer).toBe(full.finalAnswer);
+    const warning = events.events.find((e) => e.type === 'warning');
+    expect(warning).toMatchObject({ type: 'warning', code: 'torn_tail' });
+    expect(events.events.findIndex((e) => e.type === 'warning')).toBe(1);
+  });
+
   it('runs to the end on disk, releases its lock, and resumes an ended run from the file', async () => {
     const t = await tempDir();
     cleanups.push(t.cleanup);
