@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { appendFile, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
+import { appendFile, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,6 +50,16 @@ describe('FileStore run ids', () => {
 });
 
 describe('FileStore logs on disk', () => {
+  it('makes its directory again when it was removed between writes, and keeps appending', async () => {
+    const store = await freshStore();
+    await store.runStarted('r', started('r'));
+    await rm(store.dir, { recursive: true });
+    await store.intent('r', modelIntent(0));
+    expect((await store.readLog('r')).map((x) => x.kind)).toEqual(['intent']);
+    await store.result('r', 's0.model', modelResult(0));
+    expect(await store.readLog('r')).toHaveLength(2);
+  });
+
   it('writes one JSON line per record, the step write included', async () => {
     const store = await freshStore();
     const written = await writeFullRun(store, 'r');
