@@ -222,6 +222,8 @@ class RunDriver {
     if (decision.kind === 'invalid') return this.#finishStep(stepIndex, startedAt, { ...base, ...history, decision: 'invalid', explanation: decision.explanation }, null);
 
     const resultId = `s${stepIndex}.action`;
+    // No new side effect after an abort, even if the model ignored the signal and replied.
+    this.#signal.throwIfAborted();
     if (entry.phase === 'action') {
       if (entry.action.replayPolicy === 'never') return IN_FLIGHT_UNKNOWN;
     } else {

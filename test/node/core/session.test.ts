@@ -177,6 +177,21 @@ describe('cancellation', () => {
     await expect(pending).rejects.toThrow('stop');
   });
 
+  it('starts no action after an abort, even when the model ignores the signal and replies', async () => {
+    const calls: string[] = [];
+    const ac = new AbortController();
+    const deaf: ModelCaller = { params: { model: 'deaf' }, call: async () => {
+      ac.abort(new Error('stop now'));
+      return { callId: 'r0', text: '{"tool":"note","args":{"text":"x"}}', reasoning: null };
+    } };
+    const h = harness({ calls });
+    await expect(run(defineAgent({ ...h.agent, model: deaf }), h.request, { signal: ac.signal })).rejects.toThrow('stop now');
+    expect(calls).toEqual([]);
+    const log = await h.store.readLog('run-1');
+    expect(log.filter((r) => r.kind === 'intent' && r.intent === 'action')).toHaveLength(0);
+    expect(ended(log).stopReason).toBe('cancelled');
+  });
+
   it('rejects at once, writing nothing, when the signal is already aborted', async () => {
     const h = harness();
     await expect(run(h.agent, h.request, { signal: AbortSignal.abort(new Error('early')) })).rejects.toThrow('early');
