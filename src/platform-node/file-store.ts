@@ -143,12 +143,16 @@ export class FileStore implements RunStore {
   /**
    * Contract: see {@link RunStore.acquire}. Creates `<log>.lock` with `O_EXCL`; rejects with
    * `RunLockedError` (naming pid, host and lock file) while a live process holds it — this one
-   * included; removes a lock whose owner pid is dead on this host. Never waits.
+   * included; removes a lock whose owner pid is dead on this host. Never waits. The first append
+   * after it checks the log's tail again, since another driver may have left it torn.
    */
   async acquire(runId: string, opts: { readonly signal?: AbortSignal } = {}): Promise<ReleaseLease> {
     opts.signal?.throwIfAborted();
     await this.#ensureDir();
-    return acquireLock(this.lockPath(runId), runId);
+    const release = await acquireLock(this.lockPath(runId), runId);
+    // Another driver may have written (and torn) the tail since this instance last checked it.
+    this.#tailChecked.delete(runId);
+    return release;
   }
 
   /** Open the log for appending, its tail checked; if the directory vanished since, make it again once. */
