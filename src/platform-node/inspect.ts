@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { decodeLog, decodeRecord, isPolyLoopError } from '../core/index.ts';
 import type { LogRecord, StepRecord, StopReason } from '../core/index.ts';
 import { FileStore } from './file-store.ts';
-import { errCode, isAlive, parseOwner } from './lock.ts';
+import { errCode, isOwnerAlive, parseOwner } from './lock.ts';
 import { LOG_EXTENSION, parseRunFileName } from './run-id.ts';
 
 /** What a run's intent is waiting for, when the log ends inside a step. */
@@ -82,7 +82,7 @@ export function describeStatus(status: RunStatus): string {
 async function livePid(logFile: string): Promise<number | null> {
   const raw = await readFile(logFile.slice(0, -LOG_EXTENSION.length) + '.lock', 'utf8').catch(() => null);
   const owner = raw === null ? null : parseOwner(raw);
-  return owner && owner.hostname === hostname() && isAlive(owner.pid) ? owner.pid : null;
+  return owner && owner.hostname === hostname() && (await isOwnerAlive(owner)) ? owner.pid : null;
 }
 
 /** A run found in a directory. */

@@ -18,6 +18,10 @@ export type LockOwner = {
   /** Unique per acquisition, so a release never removes someone else's lock. */
   readonly token: string;
   readonly runId: string;
+  /** Linux: the kernel's boot id when the lock was taken; a lock from an earlier boot is stale. */
+  readonly bootId?: string;
+  /** Linux: the owner's start time (`/proc/<pid>/stat` field 22), so a reused pid is told apart. */
+  readonly startTime?: string;
 };
 
 /** A lock file that is empty or unreadable is only treated as stale once it is this old (ms). */
@@ -30,11 +34,14 @@ type Inspection = { readonly state: 'held'; readonly detail: string } | { readon
  * when a live process (or one on another host, which cannot be checked) holds it.
  */
 export async function acquireLock(lockPath: string, runId: string): Promise<ReleaseLease> {
-  const owner: LockOwner = { pid: process.pid, hostname: hostname(), acquiredAt: new Date().toISOString(), token: randomUUID(), runId };
+  const owner: LockOwner = { ...(await selfIdentity()), hostname: hostname(), acquiredAt: new Date().toISOString(), token: randomUUID(), runId };
   // A retry follows each stale-lock removal (ours or a concurrent recoverer's); a lock that
   // keeps coming back after that is someone else's live lock racing us.
   for (let round = 0; round < 3; round++) {
-    if (await tryCreate(lockPath, owner)) return releaser(lockPath, owner.token);
+    if (await tryCreate(lockPath, owner)) {
+      heldTokens().add(owner.token);
+      return releaser(lockPath, owner.token);
+    }
     const seen = await inspect(lockPath);
     if (seen.state === 'held') throw new RunLockedError(runId, seen.detail);
     if (seen.state === 'stale') await breakStale(lockPath, seen.raw, runId);
@@ -75,7 +82,7 @@ async function inspect(lockPath: string): Promise<Inspection> {
   }
   const who = `pid ${owner.pid} on ${owner.hostname} since ${owner.acquiredAt}; lock file ${lockPath}`;
   if (owner.hostname !== hostname()) return { state: 'held', detail: `${who}; another host, so its liveness cannot be checked — delete the lock file if that process is gone` };
-  if (isAlive(owner.pid)) return { state: 'held', detail: who };
+  if (await isOwnerAlive(owner)) return { state: 'held', detail: who };
   return { state: 'stale', raw };
 }
 
@@ -114,6 +121,7 @@ function releaser(lockPath: string, token: string): ReleaseLease {
     released ??= (async () => {
       const raw = await readFile(lockPath, 'utf8').catch(() => null);
       if (raw !== null && parseOwner(raw)?.token === token) await unlinkQuiet(lockPath);
+      heldTokens().delete(token);
     })();
     return released;
   };
@@ -123,13 +131,63 @@ function releaser(lockPath: string, token: string): ReleaseLease {
 export function parseOwner(raw: string): LockOwner | null {
   try {
     const o = JSON.parse(raw) as Partial<LockOwner> | null;
-    if (o && Number.isInteger(o.pid) && typeof o.hostname === 'string' && typeof o.token === 'string' && typeof o.acquiredAt === 'string') {
+    if (o && Number.isInteger(o.pid) && typeof o.hostname === 'string' && typeof o.token === 'string' && typeof o.acquiredAt === 'string' && optionalString(o.bootId) && optionalString(o.startTime)) {
       return o as LockOwner;
     }
   } catch {
     // fall through: not (yet) a complete record
   }
   return null;
+}
+
+/**
+ * Whether the process that wrote a lock on this host still runs. A pid alone can be reused: by
+ * this very process after a restart (a container's pid 1), or after a reboot, or by an unrelated
+ * process. So: our own pid counts only with a token this process holds; on Linux, a lock from
+ * another boot is stale, and so is one whose pid now has another start time.
+ */
+export async function isOwnerAlive(owner: LockOwner): Promise<boolean> {
+  if (owner.pid === process.pid) return heldTokens().has(owner.token);
+  if (owner.bootId !== undefined) {
+    const boot = await bootId();
+    if (boot !== null && boot !== owner.bootId) return false;
+  }
+  if (!isAlive(owner.pid)) return false;
+  if (owner.startTime === undefined) return true;
+  const now = await startTimeOf(owner.pid);
+  return now === null || now === owner.startTime;
+}
+
+/** Tokens of the locks this process holds (shared by every copy of this module in the process). */
+function heldTokens(): Set<string> {
+  const key = Symbol.for('polyloop.node.heldLockTokens');
+  const g = globalThis as { [key: symbol]: Set<string> | undefined };
+  return (g[key] ??= new Set<string>());
+}
+
+async function selfIdentity(): Promise<{ readonly pid: number; readonly bootId?: string; readonly startTime?: string }> {
+  const [boot, start] = await Promise.all([bootId(), startTimeOf(process.pid)]);
+  return { pid: process.pid, ...(boot === null ? {} : { bootId: boot }), ...(start === null ? {} : { startTime: start }) };
+}
+
+/** Linux: the boot id; null where `/proc` does not have it. */
+async function bootId(): Promise<string | null> {
+  const raw = await readFile('/proc/sys/kernel/random/boot_id', 'utf8').catch(() => null);
+  return raw === null ? null : raw.trim();
+}
+
+/** Linux: a process's start time in clock ticks since boot; null where unknown. */
+async function startTimeOf(pid: number): Promise<string | null> {
+  if (process.platform !== 'linux') return null;
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+  if (stat === null) return null;
+  // "pid (comm) state ppid …": comm may hold spaces and parentheses, so count after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields[19] ?? null;
+}
+
+function optionalString(v: unknown): boolean {
+  return v === undefined || typeof v === 'string';
 }
 
 /** Whether a process with this pid exists on this host (EPERM: it exists, owned by another user). */

@@ -1,6 +1,8 @@
 /** Adversarial review cases for FileStore: each pins a bug that was found and fixed. */
-import { appendFile, readFile } from 'node:fs/promises';
+import { appendFile, readFile, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
+import { isPolyLoopError } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { modelIntent, modelResult, started } from '../../contract/run-store.contract.ts';
 import { tempDir } from './helpers.ts';
@@ -32,5 +34,44 @@ describe('FileStore review: tails written by another driver', () => {
     await again();
     expect((await store.readLog('r')).map((x) => x.kind)).toEqual(['run_started', 'intent', 'result']);
     expect((await readFile(store.logPath('r'), 'utf8')).split('\n')).toHaveLength(4);
+  });
+});
+
+describe('FileStore review: a lock whose pid was reused', () => {
+  const lockOf = (extra: Record<string, unknown>): string =>
+    JSON.stringify({ pid: process.pid, hostname: hostname(), acquiredAt: '2026-01-01T00:00:00.000Z', token: 'earlier-incarnation', runId: 'r', ...extra });
+
+  it('takes over a lock left by an earlier process that had this same pid (a restarted container)', async () => {
+    const store = new FileStore({ dir: await freshDir() });
+    await store.runStarted('r', started('r'));
+    await writeFile(store.lockPath('r'), lockOf({}));
+    const release = await store.acquire('r', {});
+    await release();
+  });
+
+  it('still refuses a second acquire in this process while the first holds the run', async () => {
+    const store = new FileStore({ dir: await freshDir() });
+    const release = await store.acquire('r', {});
+    const other = new FileStore({ dir: store.dir });
+    expect(isPolyLoopError(await other.acquire('r', {}).then(() => null, (e: unknown) => e), 'run_locked')).toBe(true);
+    await release();
+  });
+
+  it.runIf(process.platform === 'linux')('takes over a lock whose pid now belongs to an unrelated live process (start time differs)', async () => {
+    const store = new FileStore({ dir: await freshDir() });
+    await store.runStarted('r', started('r'));
+    const release = await store.acquire('r', {});
+    const mine = JSON.parse(await readFile(store.lockPath('r'), 'utf8')) as { startTime?: string; bootId?: string };
+    await release();
+    expect(typeof mine.startTime).toBe('string');
+    expect(typeof mine.bootId).toBe('string');
+    // The parent process is alive; a lock claiming its pid but another start time is stale.
+    await writeFile(store.lockPath('r'), lockOf({ pid: process.ppid, startTime: '1', bootId: mine.bootId }));
+    const again = await store.acquire('r', {});
+    await again();
+    // The same with a lock written before a reboot.
+    await writeFile(store.lockPath('r'), lockOf({ pid: process.ppid, startTime: mine.startTime, bootId: 'another-boot' }));
+    const third = await store.acquire('r', {});
+    await third();
   });
 });
