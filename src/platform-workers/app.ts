@@ -131,7 +131,8 @@ async function readStartBody(c: Context): Promise<Response | { readonly runId: s
 
 /**
  * The PolyLoop HTTP app: `POST /runs`, `GET /runs/:id`, `GET /runs/:id/trajectory`,
- * `GET /runs/:id/events` (SSE, `id:` = record sequence, honours `Last-Event-ID`),
+ * `GET /runs/:id/events` (SSE, `id:` = record sequence, honours `Last-Event-ID`: 204 once
+ * `run_ended` was seen, 400 for an id beyond the log),
  * `POST /runs/:id/cancel`. Checks run in this order: auth, size, parse, schema. Errors never
  * carry a stack trace.
  *
@@ -181,7 +182,9 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
     if (!RUN_ID_PATTERN.test(runId)) return unknownRun(c, runId);
     const headers: Record<string, string> = last === undefined ? {} : { 'last-event-id': last.trim() };
     const res = await stubFor(c, runId).fetch(new Request('https://run-object/events', { headers, signal: c.req.raw.signal }));
-    return res.status === 404 ? unknownRun(c, runId) : res;
+    if (res.status === 404) return unknownRun(c, runId);
+    if (res.status === 400) return fail(c, 400, 'bad_request', await res.text());
+    return res;
   });
 
   app.post('/runs/:id/cancel', async (c) => {

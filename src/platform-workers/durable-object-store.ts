@@ -96,8 +96,7 @@ export class DurableObjectStore implements RunStore {
     const parts = splitLine(line, PART_CHARS);
     const { sql } = this.#storage;
     const seq = this.#storage.transactionSync(() => {
-      const top = sql.exec<{ m: number | null }>(`SELECT MAX(seq) AS m FROM ${TABLE} WHERE run_id = ?`, runId).one();
-      const next = top.m === null ? 0 : top.m + 1;
+      const next = this.lastSeq(runId) + 1;
       parts.forEach((part, i) => sql.exec(`INSERT INTO ${TABLE} (run_id, seq, part, body) VALUES (?, ?, ?, ?)`, runId, next, i, part));
       return next;
     });
@@ -174,6 +173,12 @@ export class DurableObjectStore implements RunStore {
       .exec<{ body: string }>(`SELECT body FROM ${TABLE} WHERE run_id = ?1 AND seq = (SELECT MAX(seq) FROM ${TABLE} WHERE run_id = ?1) ORDER BY part`, runId)
       .toArray();
     return rows.length === 0 ? null : decodeRecord(rows.map((r) => r.body).join(''));
+  }
+
+  /** The sequence number of the run's last record, -1 for a run never written. */
+  lastSeq(runId: string): number {
+    const top = this.#storage.sql.exec<{ m: number | null }>(`SELECT MAX(seq) AS m FROM ${TABLE} WHERE run_id = ?`, runId).one();
+    return top.m ?? -1;
   }
 
   /** True when the run has at least one record. */

@@ -137,14 +137,18 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
    */
   override async fetch(request: Request): Promise<Response> {
     const after = request.headers.get('last-event-id');
-    const stream = this.#events(after === null ? -1 : Number(after));
-    if (stream === null) return new Response(null, { status: 404 });
-    return new Response(stream, { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } });
+    const afterSeq = after === null ? -1 : Number(after);
+    const meta = this.#meta();
+    if (meta === null) return new Response(null, { status: 404 });
+    // Sequence numbers exist only once committed, so a client cannot have seen one past the end.
+    const last = this.#store.lastSeq(meta.runId);
+    if (afterSeq > last) return new Response(`Last-Event-ID ${afterSeq} is beyond the run's last record (${last})`, { status: 400 });
+    // Everything up to run_ended was seen: 204 tells an EventSource to stop reconnecting.
+    if (afterSeq === last && this.#ended(meta.runId)) return new Response(null, { status: 204 });
+    return new Response(this.#events(meta, afterSeq), { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } });
   }
 
-  #events(afterSeq: number): ReadableStream<Uint8Array> | null {
-    const meta = this.#meta();
-    if (meta === null) return null;
+  #events(meta: Meta, afterSeq: number): ReadableStream<Uint8Array> {
     const feed = {
       readLines: (after: number) => this.#store.readLines(meta.runId, after),
       subscribe: (listener: (entry: StoredLine) => void) => {

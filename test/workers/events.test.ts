@@ -50,3 +50,30 @@ describe('GET /runs/:id/events in workerd', () => {
     expect(bad.status).toBe(400);
   });
 });
+
+describe('GET /runs/:id/events with a Last-Event-ID at or past the end of the log', () => {
+  it('answers 204 (nothing more, do not reconnect) to a client that has already seen run_ended', async () => {
+    const runId = await startRun('a b');
+    await waitFor(runId, (s) => s.status === 'ended');
+    const all = await readEvents(await call(`/runs/${runId}/events`));
+    const lastId = all.at(-1)!.id;
+    const res = await call(`/runs/${runId}/events`, { headers: { 'last-event-id': String(lastId) } });
+    expect(res.status).toBe(204);
+    expect(await res.text()).toBe('');
+  });
+
+  it('answers 400 to a Last-Event-ID beyond the last stored record, on an ended and on a running run', async () => {
+    const ended = await startRun('a b');
+    await waitFor(ended, (s) => s.status === 'ended');
+    const all = await readEvents(await call(`/runs/${ended}/events`));
+    const beyond = await call(`/runs/${ended}/events`, { headers: { 'last-event-id': String(all.at(-1)!.id + 1) } });
+    expect(beyond.status).toBe(400);
+    expect(((await beyond.json()) as { error: { code: string } }).error.code).toBe('bad_request');
+    const running = await startRun({ goal: 'slow words here', pauseMs: 300 });
+    const early = await call(`/runs/${running}/events`, { headers: { 'last-event-id': '999' } });
+    expect(early.status).toBe(400);
+    await early.body?.cancel();
+    await call(`/runs/${running}/cancel`, { method: 'POST' });
+    await waitFor(running, (s) => s.status === 'ended');
+  });
+});
