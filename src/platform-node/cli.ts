@@ -18,6 +18,7 @@ export const EXIT = { ok: 0, notFound: 1, usage: 2, corrupt: 3 } as const;
 const USAGE = `usage:
   polyloop runs <dir> [--json]          list the runs in a FileStore directory
   polyloop show <dir> <runId> [--json]  show one run's trajectory step by step
+  (after -- every argument is positional: polyloop show <dir> -- -run-id-with-dash)
 exit codes: 0 ok, 1 missing directory or unknown run, 2 usage error, 3 corrupt log`;
 
 const OBSERVATION_CHARS = 160;
@@ -29,10 +30,13 @@ const OBSERVATION_CHARS = 160;
  * process.exitCode = await runCli(process.argv.slice(2), { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
-  const json = argv.includes('--json');
-  const args = argv.filter((a) => a !== '--json');
-  const unknownFlag = args.find((a) => a.startsWith('-') && a !== '-h' && a !== '--help');
-  if (args.length === 0 || args.includes('-h') || args.includes('--help')) {
+  // After `--` every argument is positional, so a run id may start with a dash.
+  const end = argv.indexOf('--');
+  const flags = end === -1 ? argv : argv.slice(0, end);
+  const json = flags.includes('--json');
+  const args = [...flags.filter((a) => a !== '--json'), ...(end === -1 ? [] : argv.slice(end + 1))];
+  const unknownFlag = flags.find((a) => a.startsWith('-') && a !== '-h' && a !== '--help' && a !== '--json');
+  if (args.length === 0 || flags.includes('-h') || flags.includes('--help')) {
     (args.length === 0 ? io.err : io.out)(USAGE + '\n');
     return args.length === 0 ? EXIT.usage : EXIT.ok;
   }
@@ -66,7 +70,7 @@ async function runsCommand(dir: string, json: boolean, io: CliIo): Promise<numbe
   } else {
     const rows = runs.map((r) => [
       r.runId === null ? '(unknown id)' : clipId(oneLine(r.runId)),
-      r.summary ? describeStatus(r.summary.status) + (r.warnings.length > 0 ? ' (torn tail ignored)' : '') : `corrupt: ${r.error ?? ''}`,
+      oneLine(r.summary ? describeStatus(r.summary.status) + (r.warnings.length > 0 ? ' (torn tail ignored)' : '') : `corrupt: ${r.error ?? ''}`),
       r.summary ? String(r.summary.steps) : '-',
       r.summary ? String(r.summary.validActions) : '-',
       r.lastWriteAt,
@@ -80,11 +84,11 @@ async function runsCommand(dir: string, json: boolean, io: CliIo): Promise<numbe
 async function showCommand(dir: string, runId: string, json: boolean, io: CliIo): Promise<number> {
   const run = await inspectRun(dir, runId);
   if (run === null) {
-    io.err(`polyloop: no run ${JSON.stringify(runId)} in ${dir} (list them with: polyloop runs ${dir})\n`);
+    io.err(oneLine(`polyloop: no run ${JSON.stringify(runId)} in ${dir} (list them with: polyloop runs ${dir})`) + '\n');
     return EXIT.notFound;
   }
   if (run.summary === null) {
-    io.err(`polyloop: ${run.error ?? 'corrupt log'}\n`);
+    io.err(oneLine(`polyloop: ${run.error ?? 'corrupt log'}`) + '\n');
     return EXIT.corrupt;
   }
   if (json) {
@@ -106,7 +110,8 @@ async function showCommand(dir: string, runId: string, json: boolean, io: CliIo)
   for (const step of s.trajectory) lines.push(...renderStep(step));
   const inFlight = s.status.state === 'in_flight' || s.status.state === 'running' ? s.status.inFlight : null;
   if (inFlight) lines.push(`#${inFlight.stepIndex}  … ${inFlight.intent === 'action' ? 'action' : 'model call'} ${inFlight.resultId} in flight (${inFlight.replayPolicy})`);
-  io.out(lines.join('\n') + '\n');
+  // Ids and log contents are data, never terminal commands: every line is made terminal-safe.
+  io.out(lines.map(oneLine).join('\n') + '\n');
   return EXIT.ok;
 }
 
@@ -146,8 +151,15 @@ function listingJson(r: RunListing): Record<string, unknown> {
   };
 }
 
+/**
+ * Characters a terminal acts on or that break or reorder what it shows: C0 and C1 controls (ESC,
+ * 8-bit CSI), DEL, the Unicode line and paragraph separators, and bidirectional overrides.
+ */
+const TERMINAL_UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]/gu;
+
+/** One terminal-safe line: newlines shown as ⏎, unsafe characters as `?`. */
 function oneLine(text: string): string {
-  return text.replace(/\r?\n/g, ' ⏎ ').replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '?');
+  return text.replace(/\r?\n/g, ' ⏎ ').replace(TERMINAL_UNSAFE, '?');
 }
 
 function clip(text: string, max: number): string {

@@ -103,7 +103,7 @@ export class MissingDirectoryError extends Error {
   override readonly name = 'MissingDirectoryError';
 }
 
-/** Every run log in `dir`, sorted by last write (oldest first). Corrupt logs are listed with `error`. */
+/** Every run log in `dir`, sorted by last write (oldest first). Corrupt or unreadable logs are listed with `error`. */
 export async function listRuns(dir: string): Promise<readonly RunListing[]> {
   let names: string[];
   try {
@@ -134,7 +134,7 @@ export async function inspectRun(dir: string, runId: string): Promise<RunListing
 }
 
 async function inspectFile(file: string, runId: string | null): Promise<RunListing> {
-  const lastWriteAt = (await stat(file)).mtime.toISOString();
+  const lastWriteAt = (await stat(file).catch(() => null))?.mtime.toISOString() ?? '-';
   const base = { runId, file, lastWriteAt };
   try {
     const { records, tornLine } = decodeLog(await readFile(file, 'utf8'), { source: file });
@@ -142,12 +142,14 @@ async function inspectFile(file: string, runId: string | null): Promise<RunListi
     return { ...base, warnings, summary: summarizeLog(records, await livePid(file)), error: null };
   } catch (e) {
     if (isPolyLoopError(e, 'corrupt_log') || isPolyLoopError(e, 'schema_version')) return { ...base, warnings: [], summary: null, error: e.message };
-    throw e;
+    // An unreadable entry (a directory with a log's name, no permission) must not hide the other runs.
+    return { ...base, warnings: [], summary: null, error: `cannot read ${file}: ${e instanceof Error ? e.message : String(e)}` };
   }
 }
 
 async function hashedRunId(file: string): Promise<string | null> {
-  const text = await readFile(file, 'utf8');
+  const text = await readFile(file, 'utf8').catch(() => null);
+  if (text === null) return null;
   const first = text.slice(0, text.indexOf('\n') === -1 ? text.length : text.indexOf('\n'));
   try {
     const rec = decodeRecord(first);

@@ -1,0 +1,66 @@
+/** Adversarial review cases for the `polyloop` CLI: hostile ids and log contents, odd directories. */
+import { mkdir } from 'node:fs/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FileStore, runCli, runIdFileName } from '../../../src/platform-node/index.ts';
+import { actionIntent, started, stepWrite } from '../../contract/run-store.contract.ts';
+import { tempDir } from './helpers.ts';
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await runCli(argv, { out: (t) => void (out += t), err: (t) => void (err += t) });
+  return { code, out, err };
+}
+
+async function storeWith(...runIds: string[]): Promise<FileStore> {
+  const t = await tempDir();
+  cleanups.push(t.cleanup);
+  const store = new FileStore({ dir: t.dir, onWarning: () => undefined });
+  for (const id of runIds) await store.runStarted(id, started(id));
+  return store;
+}
+
+/** Characters a terminal acts on or that reorder or break what it shows. */
+const TERMINAL_HOSTILE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]/u;
+
+describe('polyloop CLI review', () => {
+  it('shows a run whose id and log hold terminal escapes, line separators and bidi overrides without passing them to the terminal', async () => {
+    const id = 'evil\u001b]0;pwned\u0007\u001b[2J\u2028\u202e\u009b31m';
+    const store = await storeWith(id);
+    const obs = 'obs\u001b[31m red\u2029\u202egnirts\u009b2J';
+    await store.step(id, stepWrite(0, obs));
+    await store.intent(id, { ...actionIntent(1), resultId: 'x\u001b[2Jy' });
+    const shown = await cli('show', store.dir, id);
+    expect(shown.code).toBe(0);
+    expect(shown.out).toContain('evil');
+    expect(shown.out).toContain('gnirts');
+    expect(shown.out).not.toMatch(TERMINAL_HOSTILE);
+    const listed = await cli('runs', store.dir);
+    expect(listed.out).toContain('evil');
+    expect(listed.out).not.toMatch(TERMINAL_HOSTILE);
+  });
+
+  it('shows a run whose id starts with a dash after --', async () => {
+    const store = await storeWith('-1', '--json');
+    const r = await cli('show', store.dir, '--', '-1');
+    expect(r).toMatchObject({ code: 0 });
+    expect(r.out).toContain('run          -1');
+    const j = await cli('show', '--json', store.dir, '--', '--json');
+    expect(j.code).toBe(0);
+    expect(JSON.parse(j.out)).toMatchObject({ runId: '--json' });
+  });
+
+  it('keeps listing the other runs when one log cannot be read, and exits 3 naming it', async () => {
+    const store = await storeWith('good');
+    await mkdir(`${store.dir}/${runIdFileName('odd')}`);
+    const r = await cli('runs', store.dir);
+    expect(r.code).toBe(3);
+    expect(r.out).toContain('good');
+    expect(r.out).toMatch(/odd.*EISDIR/);
+  });
+});
