@@ -18,7 +18,7 @@ export default defineConfig({
         },
       },
       {
-        plugins: [cloudflareTest({ wrangler: { configPath: './wrangler.toml' }, main: './src/platform-workers/worker.ts', miniflare: { bindings: { POLYLOOP_TOKEN: 'test-token' } } })],
+        plugins: [cloudflareTest({ wrangler: { configPath: './wrangler.toml' }, main: './test/workers/fixtures/probe-worker.ts', miniflare: { bindings: { POLYLOOP_TOKEN: 'test-token' }, durableObjects: { PROBES: { className: 'ProbeRunObject', useSQLite: true } } } })],
         test: { name: 'workers', include: ['test/workers/**/*.test.ts'], testTimeout: 30_000 },
       },
       {

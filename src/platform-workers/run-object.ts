@@ -5,7 +5,7 @@
  */
 import { DurableObject } from 'cloudflare:workers';
 import { defineAgent, isPolyLoopError, resume, run } from '../core/index.ts';
-import type { DecisionInterpreter, EventSink, ModelCaller, RunEvent, RunRequest, SyntheticObservations } from '../core/index.ts';
+import type { AgentConfig, DecisionInterpreter, EventSink, ModelCaller, RunEvent, RunRequest, SyntheticObservations } from '../core/index.ts';
 import { DurableObjectStore } from './durable-object-store.ts';
 import type { StoredLine } from './durable-object-store.ts';
 import { statusFromLog, trajectoryFromLog } from './run-status.ts';
@@ -90,6 +90,8 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     } catch (e) {
       return { ok: false, code: 'bad_request', message: `input rejected: ${messageOf(e)}` };
     }
+    const refused = await this.#refusal(runId, setup);
+    if (refused !== null) return { ok: false, code: 'bad_request', message: `input rejected: ${refused}` };
     if (this.#meta() !== null) return conflict; // another start won while the factory ran
     // The alarm goes in before any work, in the same storage turn as the input (written together):
     // if this instance dies from here on, the alarm resumes the run.
@@ -98,6 +100,26 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     await armed;
     void this.#launch(setup);
     return { ok: true };
+  }
+
+  /**
+   * Why the library would refuse what the factory built (invalid agent or request), or null.
+   * The request is checked by a `run` given an already-aborted signal: it validates the request,
+   * then rejects with the abort reason before touching the store.
+   */
+  async #refusal(runId: string, setup: RunSetup): Promise<string | null> {
+    const probe = new Error('polyloop: request check only');
+    try {
+      const agent = defineAgent({ ...this.#seams(setup), events: { params: { sink: 'run-object' }, deliver: async () => undefined } });
+      await run(agent, { ...setup.request, runId }, { signal: AbortSignal.abort(probe) });
+    } catch (e) {
+      return e === probe ? null : messageOf(e);
+    }
+    return null;
+  }
+
+  #seams(setup: RunSetup): Pick<AgentConfig, 'model' | 'interpreter' | 'store' | 'syntheticObservations'> {
+    return { model: setup.model, interpreter: setup.interpreter, store: this.#store, syntheticObservations: setup.syntheticObservations };
   }
 
   /** The run's status, or null when this object holds no run. */
@@ -203,13 +225,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     if (meta === null) return;
     try {
       const setup = given ?? (await this.#options.setup({ env: this.env, runId: meta.runId, input: JSON.parse(meta.input) as unknown }));
-      const agent = defineAgent({
-        model: setup.model,
-        interpreter: setup.interpreter,
-        store: this.#store,
-        events: this.#sink(setup.events, controller),
-        syntheticObservations: setup.syntheticObservations,
-      });
+      const agent = defineAgent({ ...this.#seams(setup), events: this.#sink(setup.events, controller) });
       const request: RunRequest = { ...setup.request, runId: meta.runId };
       const drive = this.#store.hasLog(meta.runId) ? resume : run;
       this.#launched = true;

@@ -3,6 +3,7 @@ declare namespace Cloudflare {
   interface Env {
     RUNS: DurableObjectNamespace<import('../../src/platform-workers/run-object.ts').RunObjectBase<Env>>;
     POLYLOOP_TOKEN: string;
+    PROBES: DurableObjectNamespace<import('../../src/platform-workers/run-object.ts').RunObjectBase<Env>>;
   }
   interface Exports {
     default: Fetcher;
