@@ -39,6 +39,12 @@ export type RunObjectOptions<Env> = {
    * object was evicted, crashed or redeployed), it resumes the run. Cleared when the run ends.
    */
   readonly resumeAfterMs?: number;
+  /**
+   * Give up after this many drives in a row fail without writing a record (default 10): the run
+   * is halted, logged and its alarm cleared, instead of retrying a permanent fault (a factory
+   * that throws on resume, storage refusing writes) at every alarm forever.
+   */
+  readonly maxFailedDrives?: number;
   /** SSE keep-alive comment period (default 20 s; 0 = never). */
   readonly keepAliveMs?: number;
 };
@@ -49,6 +55,8 @@ export type StartOutcome = { readonly ok: true } | { readonly ok: false; readonl
 type Meta = { readonly runId: string; readonly input: string; readonly cancelRequested: boolean; readonly halted: string | null };
 
 const META = 'polyloop_run';
+/** Failed drives in a row and the last sequence number when the latest one failed (a drive that wrote records made progress). */
+const FAILURES = 'polyloop_drive_failures';
 
 function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
@@ -78,6 +86,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     ctx.storage.sql.exec(
       `CREATE TABLE IF NOT EXISTS ${META} (id INTEGER PRIMARY KEY CHECK (id = 1), run_id TEXT NOT NULL, input TEXT NOT NULL, cancel_requested INTEGER NOT NULL DEFAULT 0, halted TEXT)`,
     );
+    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS ${FAILURES} (id INTEGER PRIMARY KEY CHECK (id = 1), count INTEGER NOT NULL, at_seq INTEGER NOT NULL)`);
   }
 
   /** Start the run: validate the input with the factory, store it, arm the alarm, then drive. */
@@ -242,12 +251,31 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
    * request, corrupt log …) will not heal by retrying: the run is halted and the alarm cleared.
    */
   async #failed(runId: string, e: unknown): Promise<void> {
+    const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
     if (!isPolyLoopError(e) || e.code === 'store_error') {
-      console.error(`polyloop: run ${JSON.stringify(runId)} interrupted, the alarm will resume it: ${messageOf(e)}`);
-      return;
+      const failures = this.#countFailure();
+      const max = this.#options.maxFailedDrives ?? 10;
+      if (failures < max) {
+        console.error(`polyloop: run ${JSON.stringify(runId)} interrupted (${failures} of ${max} failed drives in a row), the alarm will resume it: ${what}`);
+        return;
+      }
+      return this.#halt(runId, `${failures} drives in a row failed without progress; last: ${what}`);
     }
-    console.error(`polyloop: run ${JSON.stringify(runId)} halted: ${e.name}: ${e.message}`);
-    this.ctx.storage.sql.exec(`UPDATE ${META} SET halted = ? WHERE id = 1`, `${e.name}: ${e.message}`);
+    return this.#halt(runId, what);
+  }
+
+  /** Count one failed drive: consecutive with the previous one unless records were written since. */
+  #countFailure(): number {
+    const seq = this.#store.lastSeq(this.#meta()?.runId ?? '');
+    const row = this.ctx.storage.sql.exec<{ count: number; at_seq: number }>(`SELECT count, at_seq FROM ${FAILURES} WHERE id = 1`).toArray()[0];
+    const count = row !== undefined && row.at_seq === seq ? row.count + 1 : 1;
+    this.ctx.storage.sql.exec(`INSERT OR REPLACE INTO ${FAILURES} (id, count, at_seq) VALUES (1, ?, ?)`, count, seq);
+    return count;
+  }
+
+  async #halt(runId: string, why: string): Promise<void> {
+    console.error(`polyloop: run ${JSON.stringify(runId)} halted: ${why}`);
+    this.ctx.storage.sql.exec(`UPDATE ${META} SET halted = ? WHERE id = 1`, why);
     await this.ctx.storage.deleteAlarm();
   }
 

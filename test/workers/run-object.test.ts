@@ -22,3 +22,25 @@ describe('the run object with a misbehaving agent factory (workerd)', () => {
     }
   });
 });
+
+describe('the run object when every resume fails (workerd)', () => {
+  it('gives up after maxFailedDrives alarms in a row fail without progress: halted, alarm cleared, no more retries', async () => {
+    const runId = uid('resume-fails');
+    const input: ProbeInput = { goal: 'one two three four five', pauseMs: 100, fault: 'throws-on-resume' };
+    expect(await probe(runId).start(runId, input)).toEqual({ ok: true });
+    for (let i = 0; i < 200 && ((await probe(runId).status())?.steps ?? 0) < 1; i++) await new Promise((r) => setTimeout(r, 20));
+    await runInDurableObject(stubOf(runId), (_o, state) => state.abort('simulated eviction')).catch(() => undefined);
+    const halted = (): Promise<string | null> =>
+      runInDurableObject(stubOf(runId), (_o, state) => state.storage.sql.exec<{ halted: string | null }>('SELECT halted FROM polyloop_run').one().halted);
+    let firings = 0;
+    for (; firings < 10 && (await halted()) === null; firings++) {
+      expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    expect(firings).toBe(3);
+    expect(await halted()).toMatch(/3 drives in a row failed.*the factory fails on every resume/);
+    expect(await alarmOf(runId)).toBeNull();
+    expect(await runDurableObjectAlarm(stubOf(runId))).toBe(false);
+    expect((await probe(runId).status())?.status).toBe('running');
+  });
+});
