@@ -3,6 +3,7 @@ import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import type { RunStatus, StartOutcome } from '../../src/platform-workers/index.ts';
 import type { ProbeInput } from './fixtures/probe-worker.ts';
+import { call, waitFor } from './http.ts';
 
 type Probe = { start(runId: string, input: unknown): Promise<StartOutcome>; status(): Promise<RunStatus | null> };
 const probe = (runId: string): Probe => env.PROBES.get(env.PROBES.idFromName(runId)) as unknown as Probe;
@@ -42,5 +43,30 @@ describe('the run object when every resume fails (workerd)', () => {
     expect(await alarmOf(runId)).toBeNull();
     expect(await runDurableObjectAlarm(stubOf(runId))).toBe(false);
     expect((await probe(runId).status())?.status).toBe('running');
+  });
+});
+
+describe('the run object under racing requests (workerd)', () => {
+  it('answers concurrent starts of one run id with exactly one 201 and 409 for the rest', async () => {
+    const runId = uid('race');
+    const posts = Array.from({ length: 6 }, (_, i) => call('/runs', { method: 'POST', body: JSON.stringify({ runId, input: `word${i} other` }) }));
+    const codes = (await Promise.all(posts)).map((r) => r.status).sort();
+    expect(codes).toEqual([201, 409, 409, 409, 409, 409]);
+    await waitFor(runId, (s) => s.status === 'ended');
+  });
+
+  it('ends a run cancelled right after its start (before its first record) promptly, not at the next alarm', async () => {
+    for (let i = 0; i < 3; i++) {
+      const runId = uid('cancel-early');
+      const [started, cancelled] = await Promise.all([
+        call('/runs', { method: 'POST', body: JSON.stringify({ runId, input: { goal: 'a b c', pauseMs: 50 } }) }),
+        new Promise((r) => setTimeout(r, i * 2)).then(() => call(`/runs/${runId}/cancel`, { method: 'POST' })),
+      ]);
+      expect(started.status).toBe(201);
+      if (cancelled.status === 404) continue; // the cancel overtook the start: nothing to cancel yet
+      expect(cancelled.status).toBe(202);
+      const done = await waitFor(runId, (s) => s.status === 'ended', 5_000);
+      expect(done).toMatchObject({ stopReason: 'cancelled', steps: 0, finalAnswer: null });
+    }
   });
 });
