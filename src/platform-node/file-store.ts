@@ -6,7 +6,7 @@
 import { mkdir, open, readFile, truncate } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { decodeLog, encodeRecord } from '../core/index.ts';
+import { CorruptLogError, decodeLog, encodeRecord } from '../core/index.ts';
 import type {
   IntentRecord,
   LogRecord,
@@ -123,14 +123,14 @@ export class FileStore implements RunStore {
   readLog(runId: string, opts?: ReadLogOptions): Promise<readonly LogRecord[]> {
     return this.#serial(runId, async () => {
       const path = this.logPath(runId);
-      let text: string;
+      let bytes: Buffer;
       try {
-        text = await readFile(path, 'utf8');
+        bytes = await readFile(path);
       } catch (e) {
         if (errCode(e) === 'ENOENT') return [];
         throw e;
       }
-      const { records, tornLine } = decodeLog(text, { source: path });
+      const { records, tornLine } = decodeLog(decodeLogText(bytes, path), { source: path });
       if (tornLine !== null) {
         const warning: FileStoreWarning = { code: 'torn_tail', runId, file: path, line: tornLine, message: `ignored a torn last line (line ${tornLine}) of ${path}: a write cut short by a crash` };
         this.#warn(warning);
@@ -260,6 +260,38 @@ function countLines(buf: Buffer, end: number): number {
   let n = 0;
   for (let i = buf.indexOf(NEWLINE); i !== -1 && i < end; i = buf.indexOf(NEWLINE, i + 1)) n++;
   return n;
+}
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The log's text. Complete lines must be valid UTF-8 — a damaged byte would otherwise be read as
+ * U+FFFD into a record — so a bad one is a `CorruptLogError` naming its line. Only the last line,
+ * which may be torn inside a multi-byte character, is decoded leniently (core then drops it).
+ */
+export function decodeLogText(bytes: Buffer, source: string): string {
+  const cut = bytes.lastIndexOf(NEWLINE) + 1;
+  let head: string;
+  try {
+    head = STRICT_UTF8.decode(bytes.subarray(0, cut));
+  } catch {
+    throw new CorruptLogError(firstBadUtf8Line(bytes.subarray(0, cut)), 'not valid UTF-8', { source });
+  }
+  return head + bytes.subarray(cut).toString('utf8');
+}
+
+function firstBadUtf8Line(bytes: Buffer): number {
+  let line = 1;
+  for (let start = 0; start < bytes.length; line++) {
+    const end = bytes.indexOf(NEWLINE, start);
+    try {
+      STRICT_UTF8.decode(bytes.subarray(start, end));
+    } catch {
+      return line;
+    }
+    start = end + 1;
+  }
+  return line;
 }
 
 function isCompleteJson(text: string): boolean {

@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { decodeLog, decodeRecord, isPolyLoopError } from '../core/index.ts';
 import type { LogRecord, StepRecord, StopReason } from '../core/index.ts';
-import { FileStore } from './file-store.ts';
+import { decodeLogText, FileStore } from './file-store.ts';
 import { errCode, isOwnerAlive, parseOwner } from './lock.ts';
 import { LOG_EXTENSION, parseRunFileName } from './run-id.ts';
 
@@ -137,7 +137,7 @@ async function inspectFile(file: string, runId: string | null): Promise<RunListi
   const lastWriteAt = (await stat(file).catch(() => null))?.mtime.toISOString() ?? '-';
   const base = { runId, file, lastWriteAt };
   try {
-    const { records, tornLine } = decodeLog(await readFile(file, 'utf8'), { source: file });
+    const { records, tornLine } = decodeLog(decodeLogText(await readFile(file), file), { source: file });
     const warnings = tornLine === null ? [] : [`ignored a torn last line (line ${tornLine}): a write cut short by a crash`];
     return { ...base, warnings, summary: summarizeLog(records, await livePid(file)), error: null };
   } catch (e) {

@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isPolyLoopError } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
-import { modelIntent, modelResult, started } from '../../contract/run-store.contract.ts';
+import { modelIntent, modelResult, started, stepWrite } from '../../contract/run-store.contract.ts';
 import { tempDir } from './helpers.ts';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -73,5 +73,36 @@ describe('FileStore review: a lock whose pid was reused', () => {
     await writeFile(store.lockPath('r'), lockOf({ pid: process.ppid, startTime: mine.startTime, bootId: 'another-boot' }));
     const third = await store.acquire('r', {});
     await third();
+  });
+});
+
+describe('FileStore review: bytes that are not UTF-8', () => {
+  it('rejects a complete line holding invalid UTF-8 as CorruptLogError naming the line, instead of reading U+FFFD into the record', async () => {
+    const store = new FileStore({ dir: await freshDir(), onWarning: () => undefined });
+    await store.runStarted('r', started('r'));
+    await store.step('r', stepWrite(0, 'caf\u00e9'));
+    await store.intent('r', modelIntent(1));
+    const bytes = await readFile(store.logPath('r'));
+    const at = bytes.indexOf(Buffer.from('caf\u00e9'));
+    bytes[at + 3] = 0xff; // the first byte of "é" flipped into a byte UTF-8 never uses
+    await writeFile(store.logPath('r'), bytes);
+    const err = await store.readLog('r').then(() => null, (e: unknown) => e);
+    expect(isPolyLoopError(err, 'corrupt_log')).toBe(true);
+    expect((err as Error).message).toContain(`${store.logPath('r')}:2`);
+  });
+
+  it('drops a torn tail cut inside a multi-byte character and appends cleanly after it', async () => {
+    const warnings: string[] = [];
+    const first = new FileStore({ dir: await freshDir(), onWarning: () => undefined });
+    await first.runStarted('r', started('r'));
+    // The first process died inside "🚀"; a fresh one (a new instance) picks the run up.
+    const store = new FileStore({ dir: first.dir, onWarning: (w) => void warnings.push(w.code) });
+    const line = Buffer.from(JSON.stringify(stepWrite(0, '运行🚀')) + '\n');
+    await appendFile(store.logPath('r'), line.subarray(0, line.indexOf(Buffer.from('🚀')) + 2));
+    expect((await store.readLog('r')).map((x) => x.kind)).toEqual(['run_started']);
+    await store.step('r', stepWrite(0, '运行🚀'));
+    const log = await store.readLog('r');
+    expect(log.map((x) => x.kind)).toEqual(['run_started', 'step']);
+    expect(warnings).toEqual(['torn_tail', 'tail_truncated']);
   });
 });
