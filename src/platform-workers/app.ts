@@ -102,7 +102,7 @@ async function checkBearer(c: Context, expected: string | undefined): Promise<Re
   if (typeof expected !== 'string' || expected === '') {
     return fail(c, 401, 'unauthorized', 'this server has no POLYLOOP_TOKEN configured, so every request is refused');
   }
-  const match = /^Bearer ([^\s]+)$/i.exec((c.req.header('authorization') ?? '').trim());
+  const match = /^Bearer +([^\s]+)$/i.exec((c.req.header('authorization') ?? '').trim());
   if (!match || !(await sameSecret(match[1] ?? '', expected))) return fail(c, 401, 'unauthorized', 'missing or wrong bearer token');
   return null;
 }

@@ -124,3 +124,16 @@ describe('the HTTP app in workerd', () => {
     expect((await call(`/runs/${runId}/cancel`, { method: 'POST' })).status).toBe(202);
   });
 });
+
+describe('the bearer token check', () => {
+  it('accepts the scheme in any case and one or more spaces before the token (RFC 6750: "Bearer" 1*SP token)', async () => {
+    for (const header of ['Bearer test-token', 'bearer test-token', 'BEARER test-token', 'Bearer   test-token']) {
+      const res = await call('/runs/no-such-run', { token: null, headers: { authorization: header } });
+      expect(res.status, header).toBe(404);
+    }
+    for (const header of ['Bearer', 'Bearer test-token extra', 'Basic test-token', 'Bearertest-token', 'Bearer test-tokenx']) {
+      const res = await call('/runs/no-such-run', { token: null, headers: { authorization: header } });
+      expect(res.status, header).toBe(401);
+    }
+  });
+});
