@@ -1,0 +1,89 @@
+/**
+ * Adversarial review of IndexedDBStore in real Chromium: two connections on one database,
+ * long logs read in sequence order, abort of a waiting lease, durability per write.
+ */
+import { describe, expect, it } from 'vitest';
+import type { LogRecord } from '../../src/core/index.ts';
+import { IndexedDBStore } from '../../src/platform-web/index.ts';
+import { ended, modelIntent, modelResult, started, stepWrite } from '../contract/run-store.contract.ts';
+import { freshDbName } from './idb-store.cases.ts';
+
+const stepsOf = (log: readonly LogRecord[]): number[] => log.flatMap((r) => (r.kind === 'result' ? [r.stepIndex] : []));
+
+describe('IndexedDBStore review (Chromium)', () => {
+  it('keeps each run in write order when two connections on one database write different runs at once', async () => {
+    const dbName = freshDbName('two-conns');
+    const a = new IndexedDBStore({ dbName });
+    const b = new IndexedDBStore({ dbName });
+    await Promise.all([a.runStarted('ra', started('ra')), b.runStarted('rb', started('rb'))]);
+    const writes: Promise<void>[] = [];
+    for (let i = 0; i < 30; i++) {
+      writes.push(a.result('ra', `s${i}.model`, modelResult(i)), b.result('rb', `s${i}.model`, modelResult(i)));
+    }
+    await Promise.all(writes);
+    const expected = Array.from({ length: 30 }, (_, i) => i);
+    expect(stepsOf(await b.readLog('ra'))).toEqual(expected);
+    expect(stepsOf(await a.readLog('rb'))).toEqual(expected);
+    expect(await a.listRuns()).toEqual([
+      { runId: 'ra', records: 31, ended: false },
+      { runId: 'rb', records: 31, ended: false },
+    ]);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('loses no record when two connections append to the same run at once (sequence taken inside the transaction)', async () => {
+    const dbName = freshDbName('same-run');
+    const a = new IndexedDBStore({ dbName });
+    const b = new IndexedDBStore({ dbName });
+    await a.runStarted('r', started('r'));
+    await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).result('r', `s${i}.model`, modelResult(i))));
+    expect(stepsOf(await a.readLog('r')).sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('reads a log of 300 records in sequence order, not in string order of the key', async () => {
+    const store = new IndexedDBStore({ dbName: freshDbName('long') });
+    await store.runStarted('r', started('r'));
+    for (let i = 0; i < 300; i++) await store.result('r', `s${i}.model`, modelResult(i));
+    const log = await store.readLog('r');
+    expect(log).toHaveLength(301);
+    expect(stepsOf(log)).toEqual(Array.from({ length: 300 }, (_, i) => i));
+    await store.close();
+  });
+
+  it('rejects a waiting acquire with the abort reason and never hands it the lock afterwards', async () => {
+    const dbName = freshDbName('abort');
+    const holder = await new IndexedDBStore({ dbName }).acquire('r');
+    const ac = new AbortController();
+    const waiting = new IndexedDBStore({ dbName }).acquire('r', { signal: ac.signal });
+    const reason = new Error('user left');
+    ac.abort(reason);
+    await expect(waiting).rejects.toBe(reason);
+    await holder();
+    const refusing = new IndexedDBStore({ dbName, lease: 'refuse' });
+    const next = await refusing.acquire('r');
+    await next();
+  });
+
+  it('asks for strict durability on intent, step, run_started and run_ended and relaxed on the model result', async () => {
+    const store = new IndexedDBStore({ dbName: freshDbName('durability') });
+    const seen: string[] = [];
+    const original = IDBDatabase.prototype.transaction;
+    IDBDatabase.prototype.transaction = function (this: IDBDatabase, ...args: Parameters<IDBDatabase['transaction']>) {
+      const tx = original.apply(this, args);
+      if (args[1] === 'readwrite') seen.push(tx.durability);
+      return tx;
+    } as IDBDatabase['transaction'];
+    try {
+      await store.runStarted('r', started('r'));
+      await store.intent('r', modelIntent(0));
+      await store.result('r', 's0.model', modelResult(0));
+      await store.step('r', stepWrite(0));
+      await store.runEnded('r', ended(1));
+    } finally {
+      IDBDatabase.prototype.transaction = original;
+    }
+    expect(seen).toEqual(['strict', 'strict', 'relaxed', 'strict', 'strict']);
+    await store.close();
+  });
+});
