@@ -210,8 +210,13 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     return row === undefined ? null : { runId: row.run_id, input: row.input, cancelRequested: row.cancel_requested === 1, halted: row.halted };
   }
 
+  /** True when the log ends with `run_ended`. An undecodable last record is "not ended": the library's resume then refuses it, which halts the run. */
   #ended(runId: string): boolean {
-    return this.#store.lastRecord(runId)?.kind === 'run_ended';
+    try {
+      return this.#store.lastRecord(runId)?.kind === 'run_ended';
+    } catch {
+      return false;
+    }
   }
 
   #launch(given: RunSetup | null): Promise<void> {

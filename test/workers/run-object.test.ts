@@ -70,3 +70,23 @@ describe('the run object under racing requests (workerd)', () => {
     }
   });
 });
+
+describe('the run object over an unreadable log (workerd)', () => {
+  it('halts a run whose last record cannot be decoded, from the alarm, instead of throwing out of alarm()', async () => {
+    const runId = uid('bad-tail');
+    expect(await probe(runId).start(runId, { goal: 'one two three four five', pauseMs: 100, fault: 'none' } satisfies ProbeInput)).toEqual({ ok: true });
+    for (let i = 0; i < 200 && ((await probe(runId).status())?.steps ?? 0) < 1; i++) await new Promise((r) => setTimeout(r, 20));
+    await runInDurableObject(stubOf(runId), (_o, state) => state.abort('simulated eviction')).catch(() => undefined);
+    // As if a later version had written a record this version cannot read.
+    await runInDurableObject(stubOf(runId), (_o, state) => {
+      const top = state.storage.sql.exec<{ m: number }>('SELECT MAX(seq) AS m FROM polyloop_log').one().m;
+      state.storage.sql.exec('INSERT INTO polyloop_log (run_id, seq, part, body) VALUES (?, ?, 0, ?)', runId, top + 1, '{"kind":"step","v":"9.0"}');
+    });
+    expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
+    const halted = (): Promise<string | null> =>
+      runInDurableObject(stubOf(runId), (_o, state) => state.storage.sql.exec<{ halted: string | null }>('SELECT halted FROM polyloop_run').one().halted);
+    for (let i = 0; i < 100 && (await halted()) === null; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await halted()).toMatch(/^SchemaVersionError: /);
+    expect(await alarmOf(runId)).toBeNull();
+  });
+});
