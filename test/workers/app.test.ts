@@ -137,3 +137,13 @@ describe('the bearer token check', () => {
     }
   });
 });
+
+describe('the 1 MiB body limit', () => {
+  it('counts the bytes actually sent when Content-Length understates them, for a plain and a streamed body', async () => {
+    const big = JSON.stringify({ input: 'x'.repeat(MAX_BODY_BYTES) });
+    const plain = await call('/runs', { method: 'POST', body: big, headers: { 'content-length': '10' } });
+    await expectError(plain, 413, 'payload_too_large');
+    const streamed = await call('/runs', { method: 'POST', body: new Blob([big]).stream(), duplex: 'half', headers: { 'content-length': '10' } } as RequestInit);
+    await expectError(streamed, 413, 'payload_too_large');
+  });
+});
