@@ -143,16 +143,19 @@ export function parseOwner(raw: string): LockOwner | null {
 /**
  * Whether the process that wrote a lock on this host still runs. A pid alone can be reused: by
  * this very process after a restart (a container's pid 1), or after a reboot, or by an unrelated
- * process. So: our own pid counts only with a token this process holds; on Linux, a lock from
- * another boot is stale, and so is one whose pid now has another start time.
+ * process. So on Linux a lock from another boot is stale, and so is one whose pid (our own
+ * included) now has another start time; a lock a worker thread of this process holds has our
+ * pid and start time, so it stays live. Elsewhere a live pid counts as the owner.
  */
 export async function isOwnerAlive(owner: LockOwner): Promise<boolean> {
-  if (owner.pid === process.pid) return heldTokens().has(owner.token);
+  if (owner.pid === process.pid && heldTokens().has(owner.token)) return true;
   if (owner.bootId !== undefined) {
     const boot = await bootId();
     if (boot !== null && boot !== owner.bootId) return false;
   }
-  if (!isAlive(owner.pid)) return false;
+  // Our own pid with a token we do not hold: a worker thread of this process (same start time)
+  // or an earlier process that had this pid (another start time).
+  if (owner.pid !== process.pid && !isAlive(owner.pid)) return false;
   if (owner.startTime === undefined) return true;
   const now = await startTimeOf(owner.pid);
   return now === null || now === owner.startTime;

@@ -41,12 +41,27 @@ describe('FileStore review: a lock whose pid was reused', () => {
   const lockOf = (extra: Record<string, unknown>): string =>
     JSON.stringify({ pid: process.pid, hostname: hostname(), acquiredAt: '2026-01-01T00:00:00.000Z', token: 'earlier-incarnation', runId: 'r', ...extra });
 
-  it('takes over a lock left by an earlier process that had this same pid (a restarted container)', async () => {
+  /** This process's boot id and start time, as its own lock file records them. */
+  async function myIdentity(store: FileStore): Promise<{ bootId?: string; startTime?: string }> {
+    const release = await store.acquire('probe', {});
+    const mine = JSON.parse(await readFile(store.lockPath('probe'), 'utf8')) as { startTime?: string; bootId?: string };
+    await release();
+    return { ...(mine.bootId ? { bootId: mine.bootId } : {}), ...(mine.startTime ? { startTime: mine.startTime } : {}) };
+  }
+
+  it.runIf(process.platform === 'linux')('takes over a lock left by an earlier process that had this same pid (a restarted container)', async () => {
     const store = new FileStore({ dir: await freshDir() });
     await store.runStarted('r', started('r'));
-    await writeFile(store.lockPath('r'), lockOf({}));
+    const me = await myIdentity(store);
+    await writeFile(store.lockPath('r'), lockOf({ bootId: me.bootId, startTime: '1' }));
     const release = await store.acquire('r', {});
     await release();
+  });
+
+  it('refuses a lock with this pid and start time that this thread does not hold (a worker thread of this process)', async () => {
+    const store = new FileStore({ dir: await freshDir() });
+    await writeFile(store.lockPath('r'), lockOf(await myIdentity(store)));
+    expect(isPolyLoopError(await store.acquire('r', {}).then(() => null, (e: unknown) => e), 'run_locked')).toBe(true);
   });
 
   it('still refuses a second acquire in this process while the first holds the run', async () => {
