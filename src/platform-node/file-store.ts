@@ -5,7 +5,7 @@
  */
 import { mkdir, open, readFile, truncate } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { CorruptLogError, decodeLog, encodeRecord } from '../core/index.ts';
 import type {
   IntentRecord,
@@ -56,7 +56,8 @@ type Durability = 'fsync' | 'none';
  * Durability: `intent` (the barrier), `step` and `runEnded` resolve after `fsync`; `runStarted`
  * and `result` do not fsync on their own — the next barrier fsyncs the same file, which makes
  * them durable too, and losing them to a power cut before that is harmless (see
- * docs/reliability.md). The directory is fsynced once after a log file is created.
+ * docs/reliability.md). The directory is fsynced once after a log file is created, and the
+ * parent of every directory the store created when it made `dir`.
  *
  * @example
  * const store = new FileStore({ dir: './runs' });
@@ -172,10 +173,13 @@ export class FileStore implements RunStore {
 
   /** `mkdir -p` once per instance, not per write (it was ~19% of a durable step); retried after a failed write. */
   #ensureDir(): Promise<void> {
-    this.#dirReady ??= mkdir(this.dir, { recursive: true }).then(noop, (e: unknown) => {
-      this.#dirReady = null;
-      throw e;
-    });
+    this.#dirReady ??= mkdir(this.dir, { recursive: true }).then(
+      (first) => (first === undefined ? undefined : syncNewDirs(first, this.dir)),
+      (e: unknown) => {
+        this.#dirReady = null;
+        throw e;
+      },
+    );
     return this.#dirReady;
   }
 
@@ -310,6 +314,17 @@ async function appendRaw(path: string, text: string): Promise<void> {
     await fh.sync();
   } finally {
     await fh.close();
+  }
+}
+
+/**
+ * `mkdir -p` made `first` and everything below it down to `dir`: fsync the parent of each, so
+ * the directories themselves survive a power cut (the log's own entry is fsynced at its barrier).
+ */
+async function syncNewDirs(first: string, dir: string): Promise<void> {
+  for (let d = dir; ; d = dirname(d)) {
+    await fsyncDir(dirname(d));
+    if (d === first || dirname(d) === d) return;
   }
 }
 

@@ -1,6 +1,8 @@
 /** Adversarial review cases for FileStore: each pins a bug that was found and fixed. */
+import { spawnSync } from 'node:child_process';
 import { appendFile, readFile, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isPolyLoopError } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
@@ -119,5 +121,42 @@ describe('FileStore review: bytes that are not UTF-8', () => {
     const log = await store.readLog('r');
     expect(log.map((x) => x.kind)).toEqual(['run_started', 'step']);
     expect(warnings).toEqual(['torn_tail', 'tail_truncated']);
+  });
+});
+
+/** Whether strace can trace a child here (installed, and ptrace allowed in this container). */
+const straceWorks = ((): boolean => {
+  const r = spawnSync('strace', ['-f', '-e', 'trace=none', '-o', '/dev/null', 'true'], { stdio: 'ignore' });
+  return r.status === 0;
+})();
+
+/** The paths fsynced (in order) before the traced child printed `marker`, from `strace -f` output. */
+function fsyncedBefore(trace: string, marker: string): string[] {
+  const fdPath = new Map<string, string>();
+  const synced: string[] = [];
+  for (const line of trace.split('\n')) {
+    const open = /openat\(AT_FDCWD, "([^"]+)",[^)]*\) = (\d+)/.exec(line);
+    if (open) fdPath.set(open[2] as string, open[1] as string);
+    const sync = /\b(?:fsync|fdatasync)\((\d+)/.exec(line);
+    if (sync) synced.push(fdPath.get(sync[1] as string) ?? `fd ${sync[1] as string}`);
+    if (line.includes(`write(1, "${marker}`)) return synced;
+  }
+  throw new Error(`the trace has no write of ${marker}`);
+}
+
+describe('FileStore review: what is fsynced before the first barrier resolves', () => {
+  it.runIf(straceWorks)('fsyncs the log, its directory and the parents of every directory it created', async () => {
+    const root = await freshDir();
+    const dir = join(root, 'new', 'logs');
+    const traceFile = join(root, 'trace.txt');
+    const fixture = resolve(import.meta.dirname, 'fixtures/first-barrier.ts');
+    const r = spawnSync('strace', ['-f', '-qq', '-e', 'trace=openat,fsync,fdatasync,write', '-s', '64', '-o', traceFile, process.execPath, '--import', 'tsx', fixture, dir], { encoding: 'utf8' });
+    expect(r.stdout).toBe('barrier-resolved\n');
+    const synced = fsyncedBefore(await readFile(traceFile, 'utf8'), 'barrier-resolved');
+    const log = new FileStore({ dir }).logPath('r');
+    expect(synced).toContain(log);
+    expect(synced).toContain(dir);
+    expect(synced).toContain(dirname(dir));
+    expect(synced).toContain(root);
   });
 });
