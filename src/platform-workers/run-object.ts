@@ -4,8 +4,8 @@
  * @module
  */
 import { DurableObject } from 'cloudflare:workers';
-import { defineAgent, isPolyLoopError, resume, run } from '../core/index.ts';
-import type { AgentConfig, DecisionInterpreter, EventSink, ModelCaller, RunEvent, RunRequest, SyntheticObservations } from '../core/index.ts';
+import { defineAgent, InMemoryStore, isPolyLoopError, resume, run } from '../core/index.ts';
+import type { AgentConfig, DecisionInterpreter, EventSink, ModelCaller, RunEvent, RunRequest, RunStore, SyntheticObservations } from '../core/index.ts';
 import { DurableObjectStore } from './durable-object-store.ts';
 import type { StoredLine } from './durable-object-store.ts';
 import { statusFromLog, trajectoryFromLog } from './run-status.ts';
@@ -73,7 +73,8 @@ function cancelReason(): Error {
  */
 export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   readonly #options: RunObjectOptions<Env>;
-  readonly #store: DurableObjectStore;
+  #storeRef: DurableObjectStore | null = null;
+  #schemaReady = false;
   readonly #listeners = new Set<(entry: StoredLine) => void>();
   #driving: Promise<void> | null = null;
   #controller: AbortController | null = null;
@@ -82,11 +83,31 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env, options: RunObjectOptions<Env>) {
     super(ctx, env);
     this.#options = options;
-    this.#store = new DurableObjectStore(ctx.storage, { onAppend: (_runId, entry) => this.#listeners.forEach((l) => l(entry)) });
-    ctx.storage.sql.exec(
+    // No table is created here: an object asked about an unknown run must not be left with storage.
+  }
+
+  /** True once this object holds a run's tables (created by {@link start}); then they are ready to use. */
+  #hasSchema(): boolean {
+    if (this.#schemaReady) return true;
+    const found = this.ctx.storage.sql.exec(`SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?`, META).toArray().length > 0;
+    if (found) this.#createSchema();
+    return found;
+  }
+
+  #createSchema(): void {
+    const { sql } = this.ctx.storage;
+    sql.exec(
       `CREATE TABLE IF NOT EXISTS ${META} (id INTEGER PRIMARY KEY CHECK (id = 1), run_id TEXT NOT NULL, input TEXT NOT NULL, cancel_requested INTEGER NOT NULL DEFAULT 0, halted TEXT)`,
     );
-    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS ${FAILURES} (id INTEGER PRIMARY KEY CHECK (id = 1), count INTEGER NOT NULL, at_seq INTEGER NOT NULL)`);
+    sql.exec(`CREATE TABLE IF NOT EXISTS ${FAILURES} (id INTEGER PRIMARY KEY CHECK (id = 1), count INTEGER NOT NULL, at_seq INTEGER NOT NULL)`);
+    this.#storeRef ??= new DurableObjectStore(this.ctx.storage, { onAppend: (_runId, entry) => this.#listeners.forEach((l) => l(entry)) });
+    this.#schemaReady = true;
+  }
+
+  /** The run's log store; only called once the run's tables exist. */
+  get #store(): DurableObjectStore {
+    if (this.#storeRef === null) this.#createSchema();
+    return this.#storeRef as DurableObjectStore;
   }
 
   /** Start the run: validate the input with the factory, store it, arm the alarm, then drive. */
@@ -102,6 +123,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     const refused = await this.#refusal(runId, setup);
     if (refused !== null) return { ok: false, code: 'bad_request', message: `input rejected: ${refused}` };
     if (this.#meta() !== null) return conflict; // another start won while the factory ran
+    this.#createSchema();
     // The alarm goes in before any work, in the same storage turn as the input (written together):
     // if this instance dies from here on, the alarm resumes the run.
     const armed = this.ctx.storage.setAlarm(Date.now() + this.#resumeAfterMs());
@@ -119,7 +141,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   async #refusal(runId: string, setup: RunSetup): Promise<string | null> {
     const probe = new Error('polyloop: request check only');
     try {
-      const agent = defineAgent({ ...this.#seams(setup), events: { params: { sink: 'run-object' }, deliver: async () => undefined } });
+      const agent = defineAgent({ ...this.#seams(setup, new InMemoryStore()), events: { params: { sink: 'run-object' }, deliver: async () => undefined } });
       await run(agent, { ...setup.request, runId }, { signal: AbortSignal.abort(probe) });
     } catch (e) {
       return e === probe ? null : messageOf(e);
@@ -127,8 +149,8 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     return null;
   }
 
-  #seams(setup: RunSetup): Pick<AgentConfig, 'model' | 'interpreter' | 'store' | 'syntheticObservations'> {
-    return { model: setup.model, interpreter: setup.interpreter, store: this.#store, syntheticObservations: setup.syntheticObservations };
+  #seams(setup: RunSetup, store: RunStore): Pick<AgentConfig, 'model' | 'interpreter' | 'store' | 'syntheticObservations'> {
+    return { model: setup.model, interpreter: setup.interpreter, store, syntheticObservations: setup.syntheticObservations };
   }
 
   /** The run's status, or null when this object holds no run. */
@@ -203,6 +225,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   }
 
   #meta(): Meta | null {
+    if (!this.#hasSchema()) return null;
     const rows = this.ctx.storage.sql
       .exec<{ run_id: string; input: string; cancel_requested: number; halted: string | null }>(`SELECT run_id, input, cancel_requested, halted FROM ${META} WHERE id = 1`)
       .toArray();
@@ -239,7 +262,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     if (meta === null) return;
     try {
       const setup = given ?? (await this.#options.setup({ env: this.env, runId: meta.runId, input: JSON.parse(meta.input) as unknown }));
-      const agent = defineAgent({ ...this.#seams(setup), events: this.#sink(setup.events, controller) });
+      const agent = defineAgent({ ...this.#seams(setup, this.#store), events: this.#sink(setup.events, controller) });
       const request: RunRequest = { ...setup.request, runId: meta.runId };
       const drive = this.#store.hasLog(meta.runId) ? resume : run;
       this.#launched = true;

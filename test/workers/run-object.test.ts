@@ -90,3 +90,18 @@ describe('the run object over an unreadable log (workerd)', () => {
     expect(await alarmOf(runId)).toBeNull();
   });
 });
+
+describe('reads of a run that does not exist (workerd)', () => {
+  it('leave no storage behind: a 404 for an unknown run id writes no table into its object', async () => {
+    const runId = uid('never-started');
+    expect((await call(`/runs/${runId}`)).status).toBe(404);
+    expect((await call(`/runs/${runId}/trajectory`)).status).toBe(404);
+    expect((await call(`/runs/${runId}/events`)).status).toBe(404);
+    expect((await call(`/runs/${runId}/cancel`, { method: 'POST' })).status).toBe(404);
+    const stub = env.RUNS.get(env.RUNS.idFromName(runId));
+    const tables = await runInDurableObject(stub, (_o, state) =>
+      state.storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'polyloop%'").toArray().map((r) => r.name),
+    );
+    expect(tables).toEqual([]);
+  });
+});
