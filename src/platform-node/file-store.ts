@@ -229,15 +229,17 @@ export class FileStore implements RunStore {
       this.#tailChecked.add(runId);
       return;
     }
-    if (buf.length > 0 && buf[buf.length - 1] !== NEWLINE) {
-      const cut = buf.lastIndexOf(NEWLINE) + 1;
-      const line = countLines(buf, cut) + 1;
-      if (isCompleteJson(buf.subarray(cut).toString('utf8'))) {
+    if (buf.length > 0) {
+      // The last line as readers see it (core drops it unless it is complete JSON), newline or not.
+      const start = lastLineStart(buf);
+      const hasNewline = buf[buf.length - 1] === NEWLINE;
+      const line = countLines(buf, start) + 1;
+      if (!isCompleteJson(buf.subarray(start, hasNewline ? buf.length - 1 : buf.length).toString('utf8'))) {
+        await truncate(path, start);
+        this.#warn({ code: 'tail_truncated', runId, file: path, line, message: `cut off a torn last line (line ${line}, ${buf.length - start} bytes) of ${path} before appending` });
+      } else if (!hasNewline) {
         await appendRaw(path, '\n');
         this.#warn({ code: 'tail_newline_added', runId, file: path, line, message: `added the missing newline after the complete last record (line ${line}) of ${path}` });
-      } else {
-        await truncate(path, cut);
-        this.#warn({ code: 'tail_truncated', runId, file: path, line, message: `cut off a torn last line (line ${line}, ${buf.length - cut} bytes) of ${path} before appending` });
       }
     }
     this.#tailChecked.add(runId);
@@ -269,12 +271,13 @@ function countLines(buf: Buffer, end: number): number {
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * The log's text. Complete lines must be valid UTF-8 — a damaged byte would otherwise be read as
- * U+FFFD into a record — so a bad one is a `CorruptLogError` naming its line. Only the last line,
- * which may be torn inside a multi-byte character, is decoded leniently (core then drops it).
+ * The log's text. Lines before the last must be valid UTF-8 — a damaged byte would otherwise be
+ * read as U+FFFD into a record — so a bad one is a `CorruptLogError` naming its line. Only the
+ * last line, which may be torn inside a multi-byte character, is decoded leniently (core drops
+ * it unless it is complete JSON).
  */
 export function decodeLogText(bytes: Buffer, source: string): string {
-  const cut = bytes.lastIndexOf(NEWLINE) + 1;
+  const cut = lastLineStart(bytes);
   let head: string;
   try {
     head = STRICT_UTF8.decode(bytes.subarray(0, cut));
@@ -282,6 +285,12 @@ export function decodeLogText(bytes: Buffer, source: string): string {
     throw new CorruptLogError(firstBadUtf8Line(bytes.subarray(0, cut)), 'not valid UTF-8', { source });
   }
   return head + bytes.subarray(cut).toString('utf8');
+}
+
+/** Where the last line starts (its trailing newline, if any, not counted as a line break). */
+function lastLineStart(bytes: Buffer): number {
+  const end = bytes.length > 0 && bytes[bytes.length - 1] === NEWLINE ? bytes.length - 1 : bytes.length;
+  return end === 0 ? 0 : bytes.lastIndexOf(NEWLINE, end - 1) + 1;
 }
 
 function firstBadUtf8Line(bytes: Buffer): number {

@@ -93,6 +93,23 @@ describe('FileStore review: a lock whose pid was reused', () => {
   });
 });
 
+describe('FileStore review: a damaged last line that ends with a newline', () => {
+  it('repairs it before appending, as readers already drop it, instead of turning it into a corrupt middle line', async () => {
+    const first = new FileStore({ dir: await freshDir(), onWarning: () => undefined });
+    await first.runStarted('r', started('r'));
+    // A power cut before the fsync: the size and the last page landed, the page before did not.
+    await appendFile(first.logPath('r'), '{"v":"1.0","kind":"intent",\0\0\0\0\0\0"stepIndex":0}\n');
+    const warnings: string[] = [];
+    const store = new FileStore({ dir: first.dir, onWarning: (w) => void warnings.push(w.code) });
+    const release = await store.acquire('r', {});
+    expect((await store.readLog('r')).map((x) => x.kind)).toEqual(['run_started']);
+    await store.intent('r', modelIntent(0));
+    await release();
+    expect((await store.readLog('r')).map((x) => x.kind)).toEqual(['run_started', 'intent']);
+    expect(warnings).toContain('tail_truncated');
+  });
+});
+
 describe('FileStore review: bytes that are not UTF-8', () => {
   it('rejects a complete line holding invalid UTF-8 as CorruptLogError naming the line, instead of reading U+FFFD into the record', async () => {
     const store = new FileStore({ dir: await freshDir(), onWarning: () => undefined });
