@@ -105,3 +105,21 @@ describe('reads of a run that does not exist (workerd)', () => {
     expect(tables).toEqual([]);
   });
 });
+
+describe('the event stream of a quiet run (workerd)', () => {
+  it('sends keep-alive comments between records while the run is idle', async () => {
+    const runId = uid('keep-alive');
+    expect(await probe(runId).start(runId, { goal: 'one two', pauseMs: 400, fault: 'none' } satisfies ProbeInput)).toEqual({ ok: true });
+    const res = await stubOf(runId).fetch('https://run-object/events');
+    expect(res.status).toBe(200);
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while (!text.includes(': keep-alive\n\n')) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += value;
+    }
+    await reader.cancel();
+    expect(text).toMatch(/^id: 0\nevent: run_started\n[\s\S]*: keep-alive\n\n$/);
+  });
+});
