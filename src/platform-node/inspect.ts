@@ -98,7 +98,7 @@ export type RunListing = {
   readonly warnings: readonly string[];
 };
 
-/** Thrown for a directory that does not exist or is not a directory. */
+/** Thrown for a directory that does not exist or is not a directory (the message says which). */
 export class MissingDirectoryError extends Error {
   override readonly name = 'MissingDirectoryError';
 }
@@ -110,7 +110,7 @@ export async function listRuns(dir: string): Promise<readonly RunListing[]> {
     names = await readdir(dir);
   } catch (e) {
     const code = errCode(e);
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new MissingDirectoryError(`no such directory: ${dir}`);
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw await missingDirectory(dir);
     throw e;
   }
   const out: RunListing[] = [];
@@ -127,10 +127,21 @@ export async function listRuns(dir: string): Promise<readonly RunListing[]> {
 /** Inspect one run by id; null when it has no log in `dir`. */
 export async function inspectRun(dir: string, runId: string): Promise<RunListing | null> {
   const s = await stat(dir).catch(() => null);
-  if (!s?.isDirectory()) throw new MissingDirectoryError(`no such directory: ${dir}`);
+  if (!s?.isDirectory()) throw await missingDirectory(dir);
   const file = new FileStore({ dir }).logPath(runId);
   if (!(await stat(file).catch(() => null))) return null;
   return inspectFile(file, runId);
+}
+
+/** The error for a `dir` that cannot be listed: missing, a file, or under a file. */
+async function missingDirectory(dir: string): Promise<MissingDirectoryError> {
+  const code = await stat(dir).then(
+    () => 'EXISTS',
+    (e: unknown) => errCode(e),
+  );
+  if (code === 'EXISTS') return new MissingDirectoryError(`not a directory: ${dir} is a file`);
+  if (code === 'ENOTDIR') return new MissingDirectoryError(`not a directory: a part of ${dir} is a file`);
+  return new MissingDirectoryError(`no such directory: ${dir}`);
 }
 
 async function inspectFile(file: string, runId: string | null): Promise<RunListing> {

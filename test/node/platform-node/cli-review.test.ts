@@ -1,5 +1,5 @@
 /** Adversarial review cases for the `polyloop` CLI: hostile ids and log contents, odd directories. */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileStore, runCli, runIdFileName } from '../../../src/platform-node/index.ts';
 import { actionIntent, started, stepWrite } from '../../contract/run-store.contract.ts';
@@ -62,5 +62,16 @@ describe('polyloop CLI review', () => {
     expect(r.code).toBe(3);
     expect(r.out).toContain('good');
     expect(r.out).toMatch(/odd.*EISDIR/);
+  });
+
+  it('says a path that is a file is not a directory, and exits 1, for runs and show', async () => {
+    const store = await storeWith('r');
+    const file = store.logPath('r');
+    await writeFile(`${store.dir}/plain.txt`, 'x');
+    for (const argv of [['runs', file], ['show', file, 'r'], ['runs', `${store.dir}/plain.txt/sub`]]) {
+      const r = await cli(...argv);
+      expect(r.code).toBe(1);
+      expect(r.err).toMatch(/not a directory/);
+    }
   });
 });
