@@ -318,8 +318,22 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   }
 }
 
+/** Throws a TypeError naming an option that would make the alarm spin, never fire, or the keep-alive misbehave. */
+function checkOptions(options: Pick<RunObjectOptions<unknown>, 'resumeAfterMs' | 'maxFailedDrives' | 'keepAliveMs'>): void {
+  const { resumeAfterMs, maxFailedDrives, keepAliveMs } = options;
+  if (resumeAfterMs !== undefined && !(Number.isFinite(resumeAfterMs) && resumeAfterMs > 0)) {
+    throw new TypeError(`createRunObject: resumeAfterMs must be a positive number of milliseconds, got ${resumeAfterMs}`);
+  }
+  if (maxFailedDrives !== undefined && !(Number.isInteger(maxFailedDrives) && maxFailedDrives > 0)) {
+    throw new TypeError(`createRunObject: maxFailedDrives must be a positive integer, got ${maxFailedDrives}`);
+  }
+  if (keepAliveMs !== undefined && !(Number.isFinite(keepAliveMs) && keepAliveMs >= 0)) {
+    throw new TypeError(`createRunObject: keepAliveMs must be 0 (off) or a positive number of milliseconds, got ${keepAliveMs}`);
+  }
+}
+
 /**
- * Make the run Durable Object class for your agent. Export it under the `class_name` your
+ * Make the run Durable Object class for your agent. Throws a TypeError for an invalid option. Export it under the `class_name` your
  * `wrangler.toml` binds (with a `new_sqlite_classes` migration).
  *
  * @example
@@ -328,6 +342,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
  * }) {}
  */
 export function createRunObject<Env = unknown>(options: RunObjectOptions<Env>): new (ctx: DurableObjectState, env: Env) => RunObjectBase<Env> {
+  checkOptions(options);
   return class RunObject extends RunObjectBase<Env> {
     constructor(ctx: DurableObjectState, env: Env) {
       super(ctx, env, options);

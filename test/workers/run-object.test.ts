@@ -123,3 +123,16 @@ describe('the event stream of a quiet run (workerd)', () => {
     expect(text).toMatch(/^id: 0\nevent: run_started\n[\s\S]*: keep-alive\n\n$/);
   });
 });
+
+describe('createRunObject options', () => {
+  it('refuses an alarm period, failure limit or keep-alive period that would spin or never fire', async () => {
+    const { createRunObject } = await import('../../src/platform-workers/index.ts');
+    const setup = (): never => {
+      throw new Error('unused');
+    };
+    for (const bad of [{ resumeAfterMs: 0 }, { resumeAfterMs: -5 }, { resumeAfterMs: Number.NaN }, { resumeAfterMs: Infinity }, { maxFailedDrives: 0 }, { maxFailedDrives: 1.5 }, { keepAliveMs: -1 }, { keepAliveMs: Number.NaN }]) {
+      expect(() => createRunObject({ setup, ...bad }), JSON.stringify(bad)).toThrow(new RegExp(Object.keys(bad)[0]!));
+    }
+    expect(() => createRunObject({ setup, resumeAfterMs: 250, maxFailedDrives: 1, keepAliveMs: 0 })).not.toThrow();
+  });
+});
