@@ -10,7 +10,7 @@ import { decodeLog, decodeRecord, isPolyLoopError } from '../core/index.ts';
 import type { LogRecord, StepRecord, StopReason } from '../core/index.ts';
 import { decodeLogText, FileStore } from './file-store.ts';
 import { errCode, isOwnerAlive, parseOwner } from './lock.ts';
-import { LOG_EXTENSION, parseRunFileName } from './run-id.ts';
+import { LOG_EXTENSION, parseRunFileName, runIdFileName } from './run-id.ts';
 
 /** What a run's intent is waiting for, when the log ends inside a step. */
 export type InFlight = {
@@ -118,7 +118,7 @@ export async function listRuns(dir: string): Promise<readonly RunListing[]> {
     const parsed = parseRunFileName(name);
     if (parsed === null) continue;
     const file = join(dir, name);
-    const runId = parsed.form === 'reversible' ? parsed.runId : await hashedRunId(file);
+    const runId = parsed.form === 'reversible' ? parsed.runId : await hashedRunId(file, name);
     out.push(await inspectFile(file, runId));
   }
   return out.sort((a, b) => a.lastWriteAt.localeCompare(b.lastWriteAt));
@@ -158,13 +158,14 @@ async function inspectFile(file: string, runId: string | null): Promise<RunListi
   }
 }
 
-async function hashedRunId(file: string): Promise<string | null> {
+/** The id in a hashed log's `run_started`, if it is the id this file name stands for (not a copy's). */
+async function hashedRunId(file: string, name: string): Promise<string | null> {
   const text = await readFile(file, 'utf8').catch(() => null);
   if (text === null) return null;
   const first = text.slice(0, text.indexOf('\n') === -1 ? text.length : text.indexOf('\n'));
   try {
     const rec = decodeRecord(first);
-    return rec.kind === 'run_started' ? rec.runId : null;
+    return rec.kind === 'run_started' && runIdFileName(rec.runId) === name ? rec.runId : null;
   } catch {
     return null;
   }

@@ -19,7 +19,7 @@ const FILE_NAME = /^(r-(?:[0-9a-f]{2})*|h-[0-9a-f]{64})\.jsonl$/;
 
 /**
  * The file stem for a run id: `r-<hex of UTF-8>` when the id is short (reversible), else
- * `h-<sha256 hex of UTF-8>`. Only `[0-9a-f-]` appear, so the name is safe on every file system,
+ * `h-<sha256 hex of the id's UTF-16LE code units>`. Only `[0-9a-f-]` appear, so the name is safe on every file system,
  * including case-insensitive ones, and always starts with a letter and a dash (never `.`/`..`,
  * never a reserved device name). The two prefixes keep the two forms from colliding.
  */

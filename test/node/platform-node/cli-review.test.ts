@@ -1,5 +1,5 @@
 /** Adversarial review cases for the `polyloop` CLI: hostile ids and log contents, odd directories. */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileStore, runCli, runIdFileName } from '../../../src/platform-node/index.ts';
 import { actionIntent, started, stepWrite } from '../../contract/run-store.contract.ts';
@@ -73,5 +73,16 @@ describe('polyloop CLI review', () => {
       expect(r.code).toBe(1);
       expect(r.err).toMatch(/not a directory/);
     }
+  });
+
+  it('lists a hashed log whose run_started names another run as an unknown id, not as a run show would not find', async () => {
+    const long = 'L'.repeat(300);
+    const store = await storeWith(long);
+    const stray = `h-${'0'.repeat(64)}.jsonl`;
+    await writeFile(`${store.dir}/${stray}`, await readFile(store.logPath(long)));
+    const r = await cli('runs', '--json', store.dir);
+    const rows = JSON.parse(r.out) as { runId: string | null; file: string }[];
+    expect(rows.find((x) => x.file.endsWith(stray))?.runId).toBeNull();
+    expect(rows.filter((x) => x.runId === long)).toHaveLength(1);
   });
 });
