@@ -36,6 +36,24 @@ describe('DurableObjectStore within Durable Object limits', () => {
     expect(observation).toBe(big);
   });
 
+  it('writes a chunked record whole or not at all: a row failing mid-record leaves no part of it, and the next record takes its place', async () => {
+    const big = 'y'.repeat(700_000); // three rows
+    const out = await runInDurableObject(fresh(), async (_o, state) => {
+      const store = new DurableObjectStore(state.storage);
+      await store.runStarted('r', started('r'));
+      state.storage.sql.exec("CREATE TRIGGER fail_third_part BEFORE INSERT ON polyloop_log WHEN NEW.part = 2 BEGIN SELECT RAISE(ABORT, 'injected row failure'); END");
+      const error = await store.step('r', stepWrite(0, big)).then(() => null, (e: unknown) => String(e));
+      const rowsAfterFailure = state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM polyloop_log').one().n;
+      state.storage.sql.exec('DROP TRIGGER fail_third_part');
+      await store.step('r', stepWrite(0, big));
+      return { error, rowsAfterFailure, lines: store.readLines('r').map((l) => l.seq), log: await store.readLog('r') };
+    });
+    expect(out.error).toMatch(/injected row failure/);
+    expect(out.rowsAfterFailure).toBe(1);
+    expect(out.lines).toEqual([0, 1]);
+    expect((out.log[1] as StepWriteRecord).step.observation).toBe(big);
+  });
+
   it('never splits a surrogate pair across rows', async () => {
     const text = '🚀'.repeat(400_000);
     const observation = await runInDurableObject(fresh(), async (_o, state) => {
