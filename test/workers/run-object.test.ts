@@ -47,6 +47,27 @@ describe('the run object when every resume fails (workerd)', () => {
 });
 
 describe('the run object under racing requests (workerd)', () => {
+  it('lets an alarm that fires while the run is being driven only re-arm itself: no second driver, the same trajectory', async () => {
+    const runId = uid('alarm-while-driving');
+    expect(await probe(runId).start(runId, { goal: 'one two three', pauseMs: 60, fault: 'none' } satisfies ProbeInput)).toEqual({ ok: true });
+    for (let i = 0; i < 3; i++) {
+      expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
+      expect(await alarmOf(runId)).toBeGreaterThan(Date.now());
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    let done: RunStatus | null = null;
+    for (let i = 0; i < 300 && done?.status !== 'ended'; i++) {
+      done = await probe(runId).status();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(done).toMatchObject({ status: 'ended', stopReason: 'final_answer', steps: 4, validActions: 3, finalAnswer: 'eno owt eerht' });
+    const stepRecords = await runInDurableObject(stubOf(runId), (_o, state) =>
+      state.storage.sql.exec<{ body: string }>("SELECT body FROM polyloop_log WHERE body LIKE '{\"kind\":\"step\"%' ORDER BY seq").toArray().length,
+    );
+    expect(stepRecords).toBe(4);
+    expect(await alarmOf(runId)).toBeNull();
+  });
+
   it('answers concurrent starts of one run id with exactly one 201 and 409 for the rest', async () => {
     const runId = uid('race');
     const posts = Array.from({ length: 6 }, (_, i) => call('/runs', { method: 'POST', body: JSON.stringify({ runId, input: `word${i} other` }) }));
