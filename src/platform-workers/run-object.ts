@@ -22,7 +22,7 @@ export type RunSetup = {
   readonly events?: EventSink;
 };
 
-/** What the factory is given: the Worker's env, the run id and the `input` of `POST /runs`. */
+/** What the factory is given: the Worker's env, the run id and the `input` of `POST /runs` as stored (a JSON round trip, the same at start and at every resume). */
 export type RunSetupContext<Env> = { readonly env: Env; readonly runId: string; readonly input: unknown };
 
 /** Options of {@link createRunObject}. */
@@ -115,8 +115,11 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     const conflict: StartOutcome = { ok: false, code: 'conflict', message: `run ${JSON.stringify(runId)} already exists` };
     if (this.#meta() !== null) return conflict;
     let setup: RunSetup;
+    let stored: string;
     try {
-      setup = await this.#options.setup({ env: this.env, runId, input });
+      // The factory sees the input exactly as every resume will: through its stored JSON.
+      stored = JSON.stringify(input ?? null);
+      setup = await this.#options.setup({ env: this.env, runId, input: JSON.parse(stored) as unknown });
     } catch (e) {
       return { ok: false, code: 'bad_request', message: `input rejected: ${messageOf(e)}` };
     }
@@ -127,7 +130,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     // The alarm goes in before any work, in the same storage turn as the input (written together):
     // if this instance dies from here on, the alarm resumes the run.
     const armed = this.ctx.storage.setAlarm(Date.now() + this.#resumeAfterMs());
-    this.ctx.storage.sql.exec(`INSERT INTO ${META} (id, run_id, input) VALUES (1, ?, ?)`, runId, JSON.stringify(input ?? null));
+    this.ctx.storage.sql.exec(`INSERT INTO ${META} (id, run_id, input) VALUES (1, ?, ?)`, runId, stored);
     await armed;
     void this.#launch(setup);
     return { ok: true };

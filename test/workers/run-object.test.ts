@@ -157,3 +157,20 @@ describe('createRunObject options', () => {
     expect(() => createRunObject({ setup, resumeAfterMs: 250, maxFailedDrives: 1, keepAliveMs: 0 })).not.toThrow();
   });
 });
+
+describe('the input a run is built from (workerd)', () => {
+  it('is the same at start and at every resume, even for values JSON cannot hold', async () => {
+    const runId = uid('input-roundtrip');
+    const input = { goal: 'one two', pauseMs: 80, fault: 'none', suffix: Infinity } satisfies ProbeInput;
+    expect(await probe(runId).start(runId, input)).toEqual({ ok: true });
+    for (let i = 0; i < 200 && ((await probe(runId).status())?.steps ?? 0) < 1; i++) await new Promise((r) => setTimeout(r, 20));
+    await runInDurableObject(stubOf(runId), (_o, state) => state.abort('simulated eviction')).catch(() => undefined);
+    expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
+    let done: RunStatus | null = null;
+    for (let i = 0; i < 300 && done?.status !== 'ended'; i++) {
+      done = await probe(runId).status();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(done).toMatchObject({ status: 'ended', stopReason: 'final_answer', finalAnswer: 'eno owt llun' });
+  });
+});
