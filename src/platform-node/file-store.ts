@@ -56,8 +56,9 @@ type Durability = 'fsync' | 'none';
  * Durability: `intent` (the barrier), `step` and `runEnded` resolve after `fsync`; `runStarted`
  * and `result` do not fsync on their own — the next barrier fsyncs the same file, which makes
  * them durable too, and losing them to a power cut before that is harmless (see
- * docs/reliability.md). The directory is fsynced once after a log file is created, and the
- * parent of every directory the store created when it made `dir`.
+ * docs/reliability.md). The directory is fsynced at the first barrier after each tail check (the
+ * first write of an instance, or after `acquire`), and the parent of every directory the store
+ * created when it made `dir`.
  *
  * @example
  * const store = new FileStore({ dir: './runs' });
@@ -70,7 +71,7 @@ export class FileStore implements RunStore {
   readonly #queues = new Map<string, Promise<void>>();
   /** Runs whose file tail this instance has checked (and repaired) since its last failed write. */
   readonly #tailChecked = new Set<string>();
-  /** Runs whose file this instance created and whose directory entry is not yet fsynced. */
+  /** Runs whose directory entry this instance has not yet fsynced since it checked the tail. */
   readonly #dirSyncPending = new Set<string>();
   #dirReady: Promise<void> | null = null;
 
@@ -220,12 +221,14 @@ export class FileStore implements RunStore {
 
   /** Make sure the file ends at a line boundary, so the next line never glues onto garbage. */
   async #checkTail(runId: string, path: string): Promise<void> {
+    // The file's directory entry may not be durable yet, whoever made it (a process that died
+    // before its first barrier never fsynced it): the next barrier fsyncs the directory too.
+    this.#dirSyncPending.add(runId);
     let buf: Buffer;
     try {
       buf = await readFile(path);
     } catch (e) {
       if (errCode(e) !== 'ENOENT') throw e;
-      this.#dirSyncPending.add(runId);
       this.#tailChecked.add(runId);
       return;
     }

@@ -161,15 +161,28 @@ function fsyncedBefore(trace: string, marker: string): string[] {
   throw new Error(`the trace has no write of ${marker}`);
 }
 
+/** Run the first-barrier fixture under strace; the paths it fsynced before the barrier resolved. */
+async function traceFirstBarrier(dir: string, traceFile: string, args: readonly string[]): Promise<string[]> {
+  const fixture = resolve(import.meta.dirname, 'fixtures/first-barrier.ts');
+  const r = spawnSync('strace', ['-f', '-qq', '-e', 'trace=openat,fsync,fdatasync,write', '-s', '64', '-o', traceFile, process.execPath, '--import', 'tsx', fixture, dir, ...args], { encoding: 'utf8' });
+  expect(r.stdout).toBe('barrier-resolved\n');
+  return fsyncedBefore(await readFile(traceFile, 'utf8'), 'barrier-resolved');
+}
+
 describe('FileStore review: what is fsynced before the first barrier resolves', () => {
+  it.runIf(straceWorks)('fsyncs the directory at the first barrier of an instance that found the log already created by another one', async () => {
+    const root = await freshDir();
+    const dir = join(root, 'logs');
+    const synced = await traceFirstBarrier(dir, join(root, 'trace.txt'), ['handover']);
+    expect(synced).toContain(new FileStore({ dir }).logPath('r'));
+    expect(synced).toContain(dir);
+  });
+
   it.runIf(straceWorks)('fsyncs the log, its directory and the parents of every directory it created', async () => {
     const root = await freshDir();
     const dir = join(root, 'new', 'logs');
     const traceFile = join(root, 'trace.txt');
-    const fixture = resolve(import.meta.dirname, 'fixtures/first-barrier.ts');
-    const r = spawnSync('strace', ['-f', '-qq', '-e', 'trace=openat,fsync,fdatasync,write', '-s', '64', '-o', traceFile, process.execPath, '--import', 'tsx', fixture, dir], { encoding: 'utf8' });
-    expect(r.stdout).toBe('barrier-resolved\n');
-    const synced = fsyncedBefore(await readFile(traceFile, 'utf8'), 'barrier-resolved');
+    const synced = await traceFirstBarrier(dir, traceFile, []);
     const log = new FileStore({ dir }).logPath('r');
     expect(synced).toContain(log);
     expect(synced).toContain(dir);
