@@ -68,7 +68,7 @@ export function demoSetup(ctx: RunSetupContext<unknown>): RunSetup {
     interpreter: jsonActionInterpreter(),
     syntheticObservations: { notExecuted: 'The action was not executed.', envError: 'The environment failed.' },
     request: {
-      budget: { maxSteps: MAX_WORDS + 2, maxValidActions: MAX_WORDS, maxContextChars: 200_000 },
+      budget: { maxSteps: MAX_WORDS + 2, maxValidActions: MAX_WORDS + 1, maxContextChars: 200_000 },
       executor: tools.executor(),
       tools,
       context: {

@@ -147,3 +147,15 @@ describe('the 1 MiB body limit', () => {
     await expectError(streamed, 413, 'payload_too_large');
   });
 });
+
+describe('the demo agent', () => {
+  it('answers a goal of as many words as it reverses (12), and reverses only the first 12 of a longer one', async () => {
+    const words = Array.from({ length: 14 }, (_, i) => `w${i}x`);
+    for (const n of [12, 14]) {
+      const runId = await startRun(words.slice(0, n).join(' '));
+      const done = await waitFor(runId, (s) => s.status === 'ended');
+      expect(done, `${n} words`).toMatchObject({ stopReason: 'final_answer', steps: 13, validActions: 12 });
+      expect(done.finalAnswer).toBe(words.slice(0, 12).map((w) => [...w].reverse().join('')).join(' '));
+    }
+  });
+});
