@@ -197,7 +197,12 @@ export class FileStore implements RunStore {
   }
 
   #append(runId: string, rec: LogRecord, durability: Durability): Promise<void> {
-    const line = encodeRecord(rec) + '\n';
+    let line: string;
+    try {
+      line = encodeRecord(rec) + '\n';
+    } catch (e) {
+      return Promise.reject(e); // a promise-returning method never throws synchronously
+    }
     return this.#serial(runId, async () => {
       const path = this.logPath(runId);
       const fh = await this.#openForAppend(runId, path);

@@ -190,3 +190,17 @@ describe('FileStore review: what is fsynced before the first barrier resolves', 
     expect(synced).toContain(root);
   });
 });
+
+describe('FileStore review: a record JSON cannot carry', () => {
+  it('rejects the returned promise instead of throwing synchronously, and writes nothing', async () => {
+    const store = new FileStore({ dir: await freshDir() });
+    await store.runStarted('r', started('r'));
+    const bad = { ...modelIntent(0), extra: 10n } as unknown as ReturnType<typeof modelIntent>;
+    let returned: Promise<void> | null = null;
+    expect(() => {
+      returned = store.intent('r', bad);
+    }).not.toThrow();
+    await expect(returned).rejects.toThrow(TypeError);
+    expect((await store.readLog('r')).map((x) => x.kind)).toEqual(['run_started']);
+  });
+});
