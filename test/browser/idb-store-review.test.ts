@@ -2,9 +2,10 @@
  * Adversarial review of IndexedDBStore in real Chromium: two connections on one database,
  * long logs read in sequence order, abort of a waiting lease, durability per write.
  */
+import { openDB } from 'idb';
 import { describe, expect, it } from 'vitest';
 import type { LogRecord } from '../../src/core/index.ts';
-import { IndexedDBStore } from '../../src/platform-web/index.ts';
+import { DB_VERSION, IndexedDBStore } from '../../src/platform-web/index.ts';
 import { ended, modelIntent, modelResult, started, stepWrite } from '../contract/run-store.contract.ts';
 import { freshDbName } from './idb-store.cases.ts';
 
@@ -85,5 +86,22 @@ describe('IndexedDBStore review (Chromium)', () => {
     }
     expect(seen).toEqual(['strict', 'strict', 'relaxed', 'strict', 'strict']);
     await store.close();
+  });
+
+  it('never reports a write as done that an upgrade by another tab in the middle of a burst lost', async () => {
+    const dbName = freshDbName('upgrade-mid-write');
+    const store = new IndexedDBStore({ dbName, onWarning: () => undefined });
+    await store.runStarted('r', started('r'));
+    const writes = Array.from({ length: 20 }, (_, i) => store.result('r', `s${i}.model`, modelResult(i)).then(() => i, () => -1));
+    const newer = await openDB(dbName, DB_VERSION + 1);
+    const landed = (await Promise.all(writes)).filter((i) => i >= 0);
+    const rows = await newer.getAll('records');
+    newer.close();
+    const stored = rows.flatMap((row: { text: string }) => {
+      const rec = JSON.parse(row.text) as { kind: string; stepIndex?: number };
+      return rec.kind === 'result' ? [rec.stepIndex] : [];
+    });
+    for (const i of landed) expect(stored).toContain(i);
+    expect(rows.map((row: { seq: number }) => row.seq)).toEqual(rows.map((_: unknown, i: number) => i));
   });
 });
