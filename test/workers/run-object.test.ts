@@ -174,3 +174,22 @@ describe('the input a run is built from (workerd)', () => {
     expect(done).toMatchObject({ status: 'ended', stopReason: 'final_answer', finalAnswer: 'eno owt llun' });
   });
 });
+
+describe('a run whose instance died before its first record (workerd)', () => {
+  it('reports running with zero steps and null outcome, then its alarm starts it from the beginning', async () => {
+    const runId = uid('no-record-yet');
+    expect(await probe(runId).start(runId, { goal: 'one two', pauseMs: 100, fault: 'none' } satisfies ProbeInput)).toEqual({ ok: true });
+    await runInDurableObject(stubOf(runId), (_o, state) => state.abort('simulated eviction')).catch(() => undefined);
+    // As if the instance had died after storing the input and the alarm, before run_started.
+    await runInDurableObject(stubOf(runId), (_o, state) => void state.storage.sql.exec('DELETE FROM polyloop_log'));
+    expect(await probe(runId).status()).toEqual({ runId, status: 'running', stopReason: null, finalAnswer: null, steps: 0, validActions: 0 });
+    expect(await alarmOf(runId)).not.toBeNull();
+    expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
+    let done: RunStatus | null = null;
+    for (let i = 0; i < 300 && done?.status !== 'ended'; i++) {
+      done = await probe(runId).status();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(done).toEqual({ runId, status: 'ended', stopReason: 'final_answer', finalAnswer: 'eno owt', steps: 3, validActions: 2 });
+  });
+});
