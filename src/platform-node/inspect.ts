@@ -23,13 +23,15 @@ export type InFlight = {
 /**
  * Where a run stands according to its log (and its lock file): `ended`; `running` while a live
  * process on this host holds its lock; otherwise `in_flight` (the log ends inside a step) or
- * `interrupted` (at a step boundary) — both resumable.
+ * `interrupted` (at a step boundary) — both resumable — or `not_started` when the log holds no
+ * `run_started` record (empty, or only a torn first line): `resume` would not find it.
  */
 export type RunStatus =
   | { readonly state: 'ended'; readonly stopReason: StopReason }
   | { readonly state: 'running'; readonly pid: number; readonly inFlight: InFlight | null }
   | { readonly state: 'in_flight'; readonly inFlight: InFlight }
-  | { readonly state: 'interrupted' };
+  | { readonly state: 'interrupted' }
+  | { readonly state: 'not_started' };
 
 /** A run's log, summarized. */
 export type RunSummary = {
@@ -64,8 +66,15 @@ export function summarizeLog(records: readonly LogRecord[], driverPid: number | 
     return { status: { state: 'ended', stopReason: last.stopReason }, steps: last.steps, validActions: last.validActions, finalAnswer: last.finalAnswer, startedAt, trajectory };
   }
   const inFlight = pending && !resolved.has(pending.resultId) ? pending : null;
+  const started = records.some((r) => r.kind === 'run_started');
   const status: RunStatus =
-    driverPid !== null ? { state: 'running', pid: driverPid, inFlight } : inFlight ? { state: 'in_flight', inFlight } : { state: 'interrupted' };
+    driverPid !== null
+      ? { state: 'running', pid: driverPid, inFlight }
+      : inFlight
+        ? { state: 'in_flight', inFlight }
+        : started
+          ? { state: 'interrupted' }
+          : { state: 'not_started' };
   return { status, steps: trajectory.length, validActions, finalAnswer: null, startedAt, trajectory };
 }
 
@@ -74,6 +83,7 @@ export function describeStatus(status: RunStatus): string {
   if (status.state === 'ended') return `ended: ${status.stopReason}`;
   if (status.state === 'running') return `running (pid ${status.pid})`;
   if (status.state === 'interrupted') return 'interrupted (resumable)';
+  if (status.state === 'not_started') return 'not started (no run_started record)';
   const f = status.inFlight;
   return `in flight: ${f.intent === 'action' ? 'action' : 'model call'} ${f.resultId} (${f.replayPolicy})`;
 }

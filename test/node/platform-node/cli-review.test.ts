@@ -85,4 +85,15 @@ describe('polyloop CLI review', () => {
     expect(rows.find((x) => x.file.endsWith(stray))?.runId).toBeNull();
     expect(rows.filter((x) => x.runId === long)).toHaveLength(1);
   });
+
+  it('does not call a run whose log holds no run_started record resumable (resume would say it does not exist)', async () => {
+    const store = await storeWith();
+    await writeFile(store.logPath('empty'), '');
+    await writeFile(store.logPath('torn-start'), '{"v":"1.0","kind":"run_sta');
+    const r = await cli('runs', store.dir);
+    expect(r.out).not.toContain('resumable');
+    expect(r.out).toMatch(/empty\s+not started/);
+    const j = JSON.parse((await cli('show', '--json', store.dir, 'torn-start')).out) as { status: string };
+    expect(j.status).toBe('not_started');
+  });
 });
