@@ -5,7 +5,7 @@ import type { RunStatus, StartOutcome } from '../../src/platform-workers/index.t
 import type { ProbeInput } from './fixtures/probe-worker.ts';
 import { call, waitFor } from './http.ts';
 
-type Probe = { start(runId: string, input: unknown): Promise<StartOutcome>; status(): Promise<RunStatus | null> };
+type Probe = { start(runId: string, input: unknown): Promise<StartOutcome>; status(): Promise<RunStatus | null>; cancel(): Promise<boolean> };
 const probe = (runId: string): Probe => env.PROBES.get(env.PROBES.idFromName(runId)) as unknown as Probe;
 const stubOf = (runId: string): DurableObjectStub => env.PROBES.get(env.PROBES.idFromName(runId));
 const uid = (p: string): string => `${p}-${crypto.randomUUID()}`;
@@ -191,5 +191,20 @@ describe('a run whose instance died before its first record (workerd)', () => {
       await new Promise((r) => setTimeout(r, 20));
     }
     expect(done).toEqual({ runId, status: 'ended', stopReason: 'final_answer', finalAnswer: 'eno owt', steps: 3, validActions: 2 });
+  });
+
+  it('is ended cancelled with zero steps by a cancel that arrives before any record, with no alarm left', async () => {
+    const runId = uid('cancel-no-record');
+    expect(await probe(runId).start(runId, { goal: 'one two', pauseMs: 100, fault: 'none' } satisfies ProbeInput)).toEqual({ ok: true });
+    await runInDurableObject(stubOf(runId), (_o, state) => state.abort('simulated eviction')).catch(() => undefined);
+    await runInDurableObject(stubOf(runId), (_o, state) => void state.storage.sql.exec('DELETE FROM polyloop_log'));
+    expect(await probe(runId).cancel()).toBe(true);
+    let done: RunStatus | null = null;
+    for (let i = 0; i < 300 && done?.status !== 'ended'; i++) {
+      done = await probe(runId).status();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(done).toEqual({ runId, status: 'ended', stopReason: 'cancelled', finalAnswer: null, steps: 0, validActions: 0 });
+    expect(await alarmOf(runId)).toBeNull();
   });
 });
