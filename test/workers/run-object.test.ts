@@ -11,6 +11,15 @@ const stubOf = (runId: string): DurableObjectStub => env.PROBES.get(env.PROBES.i
 const uid = (p: string): string => `${p}-${crypto.randomUUID()}`;
 const alarmOf = (runId: string): Promise<number | null> => runInDurableObject(stubOf(runId), (_o, state) => state.storage.getAlarm());
 
+async function ended(runId: string): Promise<RunStatus | null> {
+  let status: RunStatus | null = null;
+  for (let i = 0; i < 300 && status?.status !== 'ended'; i++) {
+    status = await probe(runId).status();
+    if (status?.status !== 'ended') await new Promise((r) => setTimeout(r, 20));
+  }
+  return status;
+}
+
 describe('the run object with a misbehaving agent factory (workerd)', () => {
   it('rejects the input (bad_request) and stores nothing when the factory builds an invalid request or agent', async () => {
     for (const fault of ['bad-budget', 'bad-model'] as const) {
@@ -55,11 +64,7 @@ describe('the run object under racing requests (workerd)', () => {
       expect(await alarmOf(runId)).toBeGreaterThan(Date.now());
       await new Promise((r) => setTimeout(r, 50));
     }
-    let done: RunStatus | null = null;
-    for (let i = 0; i < 300 && done?.status !== 'ended'; i++) {
-      done = await probe(runId).status();
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    const done = await ended(runId);
     expect(done).toMatchObject({ status: 'ended', stopReason: 'final_answer', steps: 4, validActions: 3, finalAnswer: 'eno owt eerht' });
     const stepRecords = await runInDurableObject(stubOf(runId), (_o, state) =>
       state.storage.sql.exec<{ body: string }>("SELECT body FROM polyloop_log WHERE body LIKE '{\"kind\":\"step\"%' ORDER BY seq").toArray().length,
@@ -166,11 +171,7 @@ describe('the input a run is built from (workerd)', () => {
     for (let i = 0; i < 200 && ((await probe(runId).status())?.steps ?? 0) < 1; i++) await new Promise((r) => setTimeout(r, 20));
     await runInDurableObject(stubOf(runId), (_o, state) => state.abort('simulated eviction')).catch(() => undefined);
     expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
-    let done: RunStatus | null = null;
-    for (let i = 0; i < 300 && done?.status !== 'ended'; i++) {
-      done = await probe(runId).status();
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    const done = await ended(runId);
     expect(done).toMatchObject({ status: 'ended', stopReason: 'final_answer', finalAnswer: 'eno owt llun' });
   });
 });
@@ -185,11 +186,7 @@ describe('a run whose instance died before its first record (workerd)', () => {
     expect(await probe(runId).status()).toEqual({ runId, status: 'running', stopReason: null, finalAnswer: null, steps: 0, validActions: 0 });
     expect(await alarmOf(runId)).not.toBeNull();
     expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
-    let done: RunStatus | null = null;
-    for (let i = 0; i < 300 && done?.status !== 'ended'; i++) {
-      done = await probe(runId).status();
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    const done = await ended(runId);
     expect(done).toEqual({ runId, status: 'ended', stopReason: 'final_answer', finalAnswer: 'eno owt', steps: 3, validActions: 2 });
   });
 
@@ -199,11 +196,7 @@ describe('a run whose instance died before its first record (workerd)', () => {
     await runInDurableObject(stubOf(runId), (_o, state) => state.abort('simulated eviction')).catch(() => undefined);
     await runInDurableObject(stubOf(runId), (_o, state) => void state.storage.sql.exec('DELETE FROM polyloop_log'));
     expect(await probe(runId).cancel()).toBe(true);
-    let done: RunStatus | null = null;
-    for (let i = 0; i < 300 && done?.status !== 'ended'; i++) {
-      done = await probe(runId).status();
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    const done = await ended(runId);
     expect(done).toEqual({ runId, status: 'ended', stopReason: 'cancelled', finalAnswer: null, steps: 0, validActions: 0 });
     expect(await alarmOf(runId)).toBeNull();
   });
