@@ -93,7 +93,8 @@ async function inspect(lockPath: string): Promise<Inspection> {
  */
 async function breakStale(lockPath: string, staleRaw: string, runId: string): Promise<void> {
   const breakPath = `${lockPath}.break`;
-  const breaker: LockOwner = { pid: process.pid, hostname: hostname(), acquiredAt: new Date().toISOString(), token: randomUUID(), runId };
+  // The breaker carries the same identity as a lock, so a reused pid cannot keep it alive either.
+  const breaker: LockOwner = { ...(await selfIdentity()), hostname: hostname(), acquiredAt: new Date().toISOString(), token: randomUUID(), runId };
   if (!(await tryCreate(breakPath, breaker))) {
     const other = await inspect(breakPath);
     if (other.state === 'held') throw new RunLockedError(runId, `another process is recovering its stale lock (${other.detail})`);

@@ -60,6 +60,17 @@ describe('FileStore review: a lock whose pid was reused', () => {
     await release();
   });
 
+  it.runIf(process.platform === 'linux')('recovers a stale lock whose breaker file was left by a process whose pid is now reused', async () => {
+    const store = new FileStore({ dir: await freshDir() });
+    const me = await myIdentity(store);
+    const reused = lockOf({ pid: process.ppid, bootId: me.bootId, startTime: '1' });
+    await writeFile(store.lockPath('r'), reused);
+    await writeFile(`${store.lockPath('r')}.break`, reused);
+    const release = await store.acquire('r', {});
+    expect(JSON.parse(await readFile(store.lockPath('r'), 'utf8'))).toMatchObject({ pid: process.pid, bootId: me.bootId });
+    await release();
+  });
+
   it('refuses a lock with this pid and start time that this thread does not hold (a worker thread of this process)', async () => {
     const store = new FileStore({ dir: await freshDir() });
     await writeFile(store.lockPath('r'), lockOf(await myIdentity(store)));
