@@ -170,7 +170,8 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
 
   /**
    * Ask the run to stop: the library writes `run_ended` (`cancelled`). Idempotent; a no-op on an
-   * ended run. Returns false when this object holds no run.
+   * ended run. A halted run gets one more attempt, which ends it only if its fault has cleared
+   * (a run whose identity no longer matches stays halted). Returns false when this object holds no run.
    */
   async cancel(): Promise<boolean> {
     const meta = this.#meta();
@@ -180,7 +181,8 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     if (this.#driving !== null) {
       // Before the library has been called the sink aborts at `run_started` instead (see #sink).
       if (this.#launched) this.#controller?.abort(cancelReason());
-    } else if (meta.halted === null) {
+    } else {
+      // Also for a halted run: one more attempt, which ends it cancelled if its fault has cleared.
       void this.#launch(null);
     }
     return true;

@@ -55,6 +55,23 @@ describe('the run object when every resume fails (workerd)', () => {
   });
 });
 
+describe('a halted run (workerd)', () => {
+  it('can still be cancelled once its fault has cleared: the cancel makes one more attempt, which ends it cancelled', async () => {
+    const runId = uid('halted-cancel');
+    expect(await probe(runId).start(runId, { goal: 'one two three four five', pauseMs: 100, fault: 'throws-on-3-resumes' } satisfies ProbeInput)).toEqual({ ok: true });
+    for (let i = 0; i < 200 && ((await probe(runId).status())?.steps ?? 0) < 1; i++) await new Promise((r) => setTimeout(r, 20));
+    await runInDurableObject(stubOf(runId), (_o, state) => state.abort('simulated eviction')).catch(() => undefined);
+    for (let i = 0; i < 3; i++) {
+      expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    expect(await alarmOf(runId)).toBeNull();
+    expect(await probe(runId).cancel()).toBe(true);
+    const done = await ended(runId);
+    expect(done).toMatchObject({ status: 'ended', stopReason: 'cancelled' });
+  });
+});
+
 describe('the run object under racing requests (workerd)', () => {
   it('lets an alarm that fires while the run is being driven only re-arm itself: no second driver, the same trajectory', async () => {
     const runId = uid('alarm-while-driving');
