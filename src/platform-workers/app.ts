@@ -26,7 +26,13 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export const RUN_ID_PATTERN = /^[A-Za-z0-9._:-]{1,200}$/;
 
 const StartBody = z.strictObject({
-  runId: z.optional(z.string().check(z.regex(RUN_ID_PATTERN, 'must be 1-200 characters of [A-Za-z0-9._:-]'))),
+  runId: z.optional(
+    z.string().check(
+      z.regex(RUN_ID_PATTERN, 'must be 1-200 characters of [A-Za-z0-9._:-]'),
+      // Matches the rule, but URL normalisation turns /runs/. and /runs/.. into other paths: such a run could never be read or cancelled.
+      z.refine((id) => id !== '.' && id !== '..', 'must not be "." or ".." (a URL path cannot carry them)'),
+    ),
+  ),
   input: z.unknown(),
 });
 

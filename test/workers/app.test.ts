@@ -159,3 +159,15 @@ describe('the demo agent', () => {
     }
   });
 });
+
+describe('run ids that a URL path cannot carry', () => {
+  it('refuses "." and ".." with 400 (URL normalisation would make such a run unreachable), and accepts "..."', async () => {
+    for (const runId of ['.', '..']) {
+      const res = await call('/runs', { method: 'POST', body: JSON.stringify({ runId, input: 'a' }) });
+      expect(await expectError(res, 400, 'bad_request')).toMatch(/runId/);
+    }
+    const runId = `...${crypto.randomUUID()}`;
+    expect(await startRun('a', runId)).toBe(runId);
+    expect((await status(runId)).runId).toBe(runId);
+  });
+});
