@@ -17,6 +17,7 @@ export {
 } from './errors.ts';
 export type { PolyLoopErrorCode } from './errors.ts';
 export { InMemoryStore } from './memory-store.ts';
+export { checkRequest as validateRunRequest } from './request.ts';
 export type { AgentConfig, AgentDefinition, AgentParams, RunOptions, RunRequest, SyntheticObservations } from './request.ts';
 export { defineAgent, resume, run } from './session.ts';
 export type { ActionExecutor, DecisionInterpreter, EventSink, ExecuteContext, ModelCall, ModelCaller, ReadLogOptions, ReleaseLease, RunStore, StoreWarning } from './ports.ts';

@@ -79,7 +79,14 @@ export function checkAgentConfig(config: AgentConfig): void {
   if (typeof s.notExecuted !== 'string' || typeof s.envError !== 'string') fail('defineAgent: syntheticObservations needs notExecuted and envError strings');
 }
 
-/** Throws `InvalidRequestError` naming the first missing or malformed field of a request. */
+/**
+ * Throws `InvalidRequestError` naming the first missing or malformed field of a request — the
+ * check `run` and `resume` make before anything else. Exported (as `validateRunRequest`) for
+ * hosts that build requests from untrusted input and want to refuse them before storing anything.
+ *
+ * @example
+ * try { validateRunRequest(request); } catch (e) { if (isPolyLoopError(e, 'invalid_request')) return badRequest(e.message); throw e; }
+ */
 export function checkRequest(req: RunRequest): void {
   if (!isRecord(req)) fail('a run request must be an object');
   if (typeof req.runId !== 'string') fail('request.runId must be a string');

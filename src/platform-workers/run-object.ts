@@ -4,7 +4,7 @@
  * @module
  */
 import { DurableObject } from 'cloudflare:workers';
-import { defineAgent, InMemoryStore, isPolyLoopError, resume, run } from '../core/index.ts';
+import { defineAgent, InMemoryStore, isPolyLoopError, resume, run, validateRunRequest } from '../core/index.ts';
 import type { AgentConfig, DecisionInterpreter, EventSink, ModelCaller, RunEvent, RunRequest, RunStore, SyntheticObservations } from '../core/index.ts';
 import { DurableObjectStore } from './durable-object-store.ts';
 import type { StoredLine } from './durable-object-store.ts';
@@ -123,7 +123,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     } catch (e) {
       return { ok: false, code: 'bad_request', message: `input rejected: ${messageOf(e)}` };
     }
-    const refused = await this.#refusal(runId, setup);
+    const refused = this.#refusal(runId, setup);
     if (refused !== null) return { ok: false, code: 'bad_request', message: `input rejected: ${refused}` };
     if (this.#meta() !== null) return conflict; // another start won while the factory ran
     this.#createSchema();
@@ -136,18 +136,13 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     return { ok: true };
   }
 
-  /**
-   * Why the library would refuse what the factory built (invalid agent or request), or null.
-   * The request is checked by a `run` given an already-aborted signal: it validates the request,
-   * then rejects with the abort reason before touching the store.
-   */
-  async #refusal(runId: string, setup: RunSetup): Promise<string | null> {
-    const probe = new Error('polyloop: request check only');
+  /** Why the library would refuse what the factory built (invalid agent or request), or null. */
+  #refusal(runId: string, setup: RunSetup): string | null {
     try {
-      const agent = defineAgent({ ...this.#seams(setup, new InMemoryStore()), events: { params: { sink: 'run-object' }, deliver: async () => undefined } });
-      await run(agent, { ...setup.request, runId }, { signal: AbortSignal.abort(probe) });
+      defineAgent({ ...this.#seams(setup, new InMemoryStore()), events: { params: { sink: 'run-object' }, deliver: () => undefined } });
+      validateRunRequest({ ...setup.request, runId });
     } catch (e) {
-      return e === probe ? null : messageOf(e);
+      return messageOf(e);
     }
     return null;
   }

@@ -161,3 +161,14 @@ describe('run() refuses a malformed request before writing anything', () => {
     expect(b.params.syntheticObservations.notExecuted).toBe('other');
   });
 });
+
+describe('validateRunRequest', () => {
+  it('is the check run() makes: it accepts a good request and names the field of a bad one', async () => {
+    const { validateRunRequest } = await import('../../../src/core/index.ts');
+    const { harness } = await import('./fixtures.ts');
+    const h = harness();
+    expect(() => validateRunRequest(h.request)).not.toThrow();
+    expect(() => validateRunRequest({ ...h.request, budget: { ...h.request.budget, maxSteps: 0 } })).toThrow(/budget\.maxSteps/);
+    expect(() => validateRunRequest({ ...h.request, toolRenderStyle: 'html' as never })).toThrow(/toolRenderStyle/);
+  });
+});

@@ -183,6 +183,7 @@ describe('public export names (reviewed here on purpose: a change to this list i
       'isPolyLoopError',
       'resume',
       'run',
+      'validateRunRequest',
     ]);
   });
 
