@@ -330,17 +330,11 @@ class RunDriver {
     return { runId: this.#runId, stopReason, finalAnswer, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, trajectory: this.#trajectory };
   }
 
-  /** Abort wins: write `run_ended` (cancelled) within the grace period; failures are swallowed. */
+  /** Abort wins: the same end, cancelled, raced against the grace period; its failures are swallowed. */
   async #endCancelled(): Promise<void> {
-    const { steps, validActions } = this.#counters;
-    const store: RunStore = this.#agent.store;
-    const ending = (async () => {
-      await store.runEnded(this.#runId, { kind: 'run_ended', v: RECORD_VERSION, stopReason: 'cancelled', finalAnswer: null, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, endedAt: now() });
-      await this.#emit({ type: 'run_ended', runId: this.#runId, stopReason: 'cancelled', finalAnswer: null, steps, validActions });
-    })();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.#req.cancelGraceMs)));
-    await Promise.race([ending.catch(() => undefined), grace]);
+    await Promise.race([this.#end('cancelled').catch(() => undefined), grace]);
     if (timer !== undefined) clearTimeout(timer);
   }
 
