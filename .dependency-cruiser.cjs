@@ -1,5 +1,5 @@
 /** SPEC §1 dependency rules, checked in `npm test` (`npm run lint:deps`). */
-const PURE = '^src/core/(tools|serialization|internal/assembly|internal/stopping|internal/recovery)\\.ts$';
+const PURE = '^src/core/(tools|serialization|internal/assembly|internal/stopping|internal/recovery|internal/values)\\.ts$';
 module.exports = {
   forbidden: [
     {

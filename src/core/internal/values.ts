@@ -1,0 +1,136 @@
+/**
+ * Shape checks of values that come from outside the library and end up in records: JSON values,
+ * content blocks, messages, model replies. Each returns the first problem as a sentence that
+ * names its path, or null. Pure and synchronous (SPEC §1 rule 4): no I/O, no clock.
+ *
+ * Why a depth limit: `JSON.stringify` of a value nested a few thousand levels deep throws a
+ * `RangeError` whose threshold depends on the runtime's stack (Node, workerd and Chromium
+ * differ). A fixed limit makes "can this be stored?" the same answer everywhere, so a run that
+ * writes in one runtime is readable and resumable in every other.
+ * @module
+ */
+
+/** The deepest nesting of arrays and objects a stored JSON value may have. */
+export const MAX_JSON_DEPTH = 100;
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
+};
+
+const show = (path: string): string => (path === '' ? 'the value' : path);
+
+function kindOf(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
+  if (typeof v === 'object') return isPlainObject(v) ? 'an object' : `a ${(v as object).constructor?.name ?? 'non-plain'} object`;
+  return `a ${typeof v}`;
+}
+
+/**
+ * The first reason `value` is not a plain JSON value that round-trips through
+ * `JSON.stringify`/`JSON.parse` unchanged: undefined, functions, symbols, BigInt, non-finite
+ * numbers, non-plain objects (Date, Map, class instances), cycles, nesting deeper than
+ * {@link MAX_JSON_DEPTH}. Null when it is one.
+ */
+export function jsonProblem(value: unknown, path = '', maxDepth = MAX_JSON_DEPTH): string | null {
+  const seen = new Set<object>();
+  const walk = (v: unknown, p: string, depth: number): string | null => {
+    switch (typeof v) {
+      case 'string':
+      case 'boolean':
+        return null;
+      case 'number':
+        return Number.isFinite(v) ? null : `${show(p)} is ${String(v)}, which JSON cannot hold`;
+      case 'object': {
+        if (v === null) return null;
+        if (depth >= maxDepth) return `${show(p)} is nested more than ${maxDepth} levels deep`;
+        if (seen.has(v)) return `${show(p)} refers back to itself (a cycle)`;
+        if (!Array.isArray(v) && !isPlainObject(v)) return `${show(p)} is ${kindOf(v)}, not plain JSON`;
+        seen.add(v);
+        if (Array.isArray(v)) {
+          for (let i = 0; i < v.length; i++) {
+            const problem = walk(v[i], `${p}[${i}]`, depth + 1);
+            if (problem) return problem;
+          }
+        } else {
+          for (const [k, item] of Object.entries(v)) {
+            const problem = walk(item, `${p}.${k}`, depth + 1);
+            if (problem) return problem;
+          }
+        }
+        seen.delete(v);
+        return null;
+      }
+      default:
+        return `${show(p)} is ${kindOf(v)}, which JSON cannot hold`;
+    }
+  };
+  return walk(value, path, 0);
+}
+
+const str = (o: Record<string, unknown>, key: string, path: string): string | null =>
+  typeof o[key] === 'string' ? null : `${path}.${key} must be a string, got ${kindOf(o[key])}`;
+
+/** The first problem of one content block (known `type`, its fields of the right kinds), or null. */
+export function contentBlockProblem(block: unknown, path: string): string | null {
+  if (!isPlainObject(block)) return `${path} must be a content block object, got ${kindOf(block)}`;
+  switch (block['type']) {
+    case 'text':
+      return str(block, 'text', path);
+    case 'tool_call':
+      return str(block, 'id', path) ?? str(block, 'name', path) ?? jsonProblem(block['arguments'], `${path}.arguments`);
+    case 'tool_result':
+      return str(block, 'toolCallId', path) ?? str(block, 'text', path);
+    case 'reasoning':
+      return str(block, 'text', path) ?? (block['signature'] === undefined ? null : str(block, 'signature', path));
+    default:
+      return `${path}.type must be one of text, tool_call, tool_result, reasoning, got ${JSON.stringify(block['type']) ?? kindOf(block['type'])}`;
+  }
+}
+
+/** The first problem of a content array, or null. */
+export function contentProblem(content: unknown, path: string): string | null {
+  if (!Array.isArray(content)) return `${path} must be an array of content blocks, got ${kindOf(content)}`;
+  for (let i = 0; i < content.length; i++) {
+    const problem = contentBlockProblem(content[i], `${path}[${i}]`);
+    if (problem) return problem;
+  }
+  return null;
+}
+
+/** The first problem of one message (role, content blocks), or null. */
+export function messageProblem(message: unknown, path: string): string | null {
+  if (!isPlainObject(message)) return `${path} must be a message object, got ${kindOf(message)}`;
+  const role = message['role'];
+  if (role !== 'system' && role !== 'user' && role !== 'assistant') return `${path}.role must be system, user or assistant, got ${JSON.stringify(role) ?? kindOf(role)}`;
+  return contentProblem(message['content'], `${path}.content`);
+}
+
+/**
+ * The first way `reply` breaks the `ModelReply` contract, or null: `callId` a non-empty string
+ * or null, `text` a string, `reasoning` a string or null (absent reads as null), `toolCalls` (optional) an array of
+ * `{ id, name, arguments }` with JSON arguments, `content` (optional) an array of blocks.
+ */
+export function modelReplyProblem(reply: unknown): string | null {
+  if (!isPlainObject(reply)) return `the reply must be an object, got ${kindOf(reply)}`;
+  const { callId, text, reasoning, toolCalls, content } = reply;
+  if (callId !== null && typeof callId !== 'string') return `callId must be a string or null, got ${kindOf(callId)}`;
+  if (callId === '') return 'callId must not be "" (use null when there is no id)';
+  if (typeof text !== 'string') return `text must be a string, got ${kindOf(text)}`;
+  if (reasoning !== null && reasoning !== undefined && typeof reasoning !== 'string') return `reasoning must be a string or null, got ${kindOf(reasoning)}`;
+  if (toolCalls !== undefined) {
+    if (!Array.isArray(toolCalls)) return `toolCalls must be an array, got ${kindOf(toolCalls)}`;
+    for (let i = 0; i < toolCalls.length; i++) {
+      const call: unknown = toolCalls[i];
+      const path = `toolCalls[${i}]`;
+      if (!isPlainObject(call)) return `${path} must be an object, got ${kindOf(call)}`;
+      const problem = str(call, 'id', path) ?? str(call, 'name', path) ?? jsonProblem(call['arguments'], `${path}.arguments`);
+      if (problem) return problem;
+    }
+  }
+  if (content !== undefined && content !== null) return contentProblem(content, 'content');
+  return null;
+}
