@@ -1,10 +1,13 @@
 /**
  * InMemoryStore: run logs in this process's memory. No recovery across processes — choosing it
- * is choosing that. It has no `acquire`: one process has no second driver to exclude. Records are kept encoded, so what comes back has made the same round trip
- * through `encodeRecord`/`decodeRecord` as with a durable store.
+ * is choosing that. It has an in-process `acquire`: two `run`/`resume` calls on one id in this
+ * process are two drivers too, and without a lease both would write (two `run_started`, a
+ * `never` action run twice). Records are kept encoded, so what comes back has made the same
+ * round trip through `encodeRecord`/`decodeRecord` as with a durable store.
  * @module
  */
-import type { RunStore } from './ports.ts';
+import { RunLockedError } from './errors.ts';
+import type { ReleaseLease, RunStore } from './ports.ts';
 import { decodeLog, encodeRecord } from './serialization.ts';
 import type { IntentRecord, LogRecord, ResultRecord, RunEndedRecord, RunStartedRecord, StepWriteRecord } from './types.ts';
 
@@ -16,6 +19,8 @@ import type { IntentRecord, LogRecord, ResultRecord, RunEndedRecord, RunStartedR
  */
 export class InMemoryStore implements RunStore {
   readonly #logs = new Map<string, string[]>();
+  /** The token of the lease each driven run is held by. */
+  readonly #leases = new Map<string, symbol>();
 
   #append(runId: string, rec: LogRecord): Promise<void> {
     const line = encodeRecord(rec);
@@ -47,6 +52,23 @@ export class InMemoryStore implements RunStore {
 
   async readLog(runId: string): Promise<readonly LogRecord[]> {
     return decodeLog(this.#logs.get(runId) ?? []).records;
+  }
+
+  /**
+   * Contract: see {@link RunStore.acquire}. Refuses (never waits) with `RunLockedError` while
+   * another driver in this process holds the run; rejects with `signal.reason` if already
+   * aborted. Release is idempotent and frees only its own lease, never a later holder's.
+   */
+  acquire(runId: string, opts: { readonly signal?: AbortSignal } = {}): Promise<ReleaseLease> {
+    if (opts.signal?.aborted) return Promise.reject(opts.signal.reason);
+    if (this.#leases.has(runId)) return Promise.reject(new RunLockedError(runId, 'another driver in this process holds it'));
+    const token = Symbol(runId);
+    this.#leases.set(runId, token);
+    const release = (): Promise<void> => {
+      if (this.#leases.get(runId) === token) this.#leases.delete(runId);
+      return Promise.resolve();
+    };
+    return Promise.resolve(release);
   }
 
   /** Run ids with a log, in first-write order. */

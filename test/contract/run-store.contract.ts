@@ -237,6 +237,23 @@ export function runStoreContract(name: string, makeStore: StoreFactory, options:
         await again();
       });
 
+      it('has a release that, called again later, never frees a lease another driver took since', async () => {
+        const store = await makeStore();
+        if (!store.acquire) throw new Error('store declares a lease but has no acquire()');
+        const release = await store.acquire('handed-on', {});
+        await release();
+        const next = await store.acquire('handed-on', {});
+        await release();
+        // The new holder still holds it: a third driver is refused, or waits until it gives up.
+        const ac = new AbortController();
+        const third = store.acquire('handed-on', { signal: ac.signal });
+        if (options.lease === 'waits') setTimeout(() => ac.abort(new Error('still held')), 50);
+        const err = await third.then(async (r) => (await r(), null), (e: unknown) => e);
+        if (options.lease === 'refuses') expect(isPolyLoopError(err, 'run_locked')).toBe(true);
+        else expect((err as Error).message).toBe('still held');
+        await next();
+      });
+
       it('does not take the lease to read a log', async () => {
         const store = await makeStore();
         if (!store.acquire) throw new Error('store declares a lease but has no acquire()');
