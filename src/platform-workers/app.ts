@@ -5,6 +5,7 @@
 import { Hono } from 'hono';
 import type { Context } from 'hono';
 import * as z from 'zod/mini';
+import { jsonProblem } from '../core/index.ts';
 import type { RunObjectBase, StartOutcome } from './run-object.ts';
 import type { RunStatus, RunTrajectory } from './run-status.ts';
 
@@ -104,12 +105,14 @@ function schemaMessage(issues: readonly z.core.$ZodIssue[]): string {
 }
 
 /** Auth, the first check: null when the bearer token matches, else the 401 response. */
-async function checkBearer(c: Context, expected: string | undefined): Promise<Response | null> {
+async function checkBearer(c: Context, expected: string | undefined, onUnset: () => void): Promise<Response | null> {
+  // One body for every refusal: a caller without the token learns nothing about the server's configuration.
   if (typeof expected !== 'string' || expected === '') {
-    return fail(c, 401, 'unauthorized', 'this server has no POLYLOOP_TOKEN configured, so every request is refused');
+    onUnset();
+    return fail(c, 401, 'unauthorized', 'unauthorized');
   }
   const match = /^Bearer +([^\s]+)$/i.exec((c.req.header('authorization') ?? '').trim());
-  if (!match || !(await sameSecret(match[1] ?? '', expected))) return fail(c, 401, 'unauthorized', 'missing or wrong bearer token');
+  if (!match || !(await sameSecret(match[1] ?? '', expected))) return fail(c, 401, 'unauthorized', 'unauthorized');
   return null;
 }
 
@@ -132,6 +135,10 @@ async function readStartBody(c: Context): Promise<Response | { readonly runId: s
   if (!parsed.success) return fail(c, 400, 'bad_request', schemaMessage(parsed.error.issues));
   // z.unknown() also accepts a missing key; SPEC: `input` is required (null is a value).
   if (!Object.hasOwn(raw as object, 'input')) return fail(c, 400, 'bad_request', 'input: required');
+  // JSON.parse takes any depth, but the run object's RPC (structured clone) and JSON.stringify overflow the stack on
+  // deep values; the core's storable-value limit keeps the answer the same in every runtime.
+  const problem = jsonProblem(parsed.data.input, 'input');
+  if (problem !== null) return fail(c, 400, 'bad_request', problem);
   return { runId: parsed.data.runId, input: parsed.data.input };
 }
 
@@ -139,8 +146,9 @@ async function readStartBody(c: Context): Promise<Response | { readonly runId: s
  * The PolyLoop HTTP app: `POST /runs`, `GET /runs/:id`, `GET /runs/:id/trajectory`,
  * `GET /runs/:id/events` (SSE, `id:` = record sequence, honours `Last-Event-ID`: 204 once
  * `run_ended` was seen, 400 for an id beyond the log),
- * `POST /runs/:id/cancel`. Checks run in this order: auth, size, parse, schema. Errors never
- * carry a stack trace.
+ * `POST /runs/:id/cancel`. Checks run in this order: auth, size, parse, schema (an `input` nested
+ * deeper than the core's `MAX_JSON_DEPTH` is a 400). Errors never carry a stack trace; every 401
+ * says only "unauthorized" (a missing token configuration is logged, not told to the caller).
  *
  * @example
  * export class RunObject extends createRunObject<Env>({ setup }) {}
@@ -154,8 +162,15 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
     return ns.get(ns.idFromName(runId)) as unknown as RunObjectRpc;
   };
 
+  let warned = false;
+  const onUnset = (): void => {
+    if (warned) return;
+    warned = true;
+    console.error('polyloop: no POLYLOOP_TOKEN is configured, so every request is refused (401)');
+  };
+
   app.use('*', async (c, next) => {
-    const refused = await checkBearer(c, tokenOf(c.env));
+    const refused = await checkBearer(c, tokenOf(c.env), onUnset);
     if (refused !== null) return refused;
     await next();
   });

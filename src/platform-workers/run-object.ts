@@ -4,7 +4,7 @@
  * @module
  */
 import { DurableObject } from 'cloudflare:workers';
-import { defineAgent, InMemoryStore, isPolyLoopError, resume, run, validateRunRequest } from '../core/index.ts';
+import { defineAgent, InMemoryStore, isPolyLoopError, jsonProblem, resume, run, validateRunRequest } from '../core/index.ts';
 import type { AgentConfig, DecisionInterpreter, EventSink, ModelCaller, RunEvent, RunRequest, RunStore, SyntheticObservations } from '../core/index.ts';
 import { DurableObjectStore } from './durable-object-store.ts';
 import type { StoredLine } from './durable-object-store.ts';
@@ -114,6 +114,9 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   async start(runId: string, input: unknown): Promise<StartOutcome> {
     const conflict: StartOutcome = { ok: false, code: 'conflict', message: `run ${JSON.stringify(runId)} already exists` };
     if (this.#meta() !== null) return conflict;
+    // The same storable-value rule as every record: an input the core could not store is refused here, not at a resume.
+    const problem = jsonProblem(input ?? null, 'input');
+    if (problem !== null) return { ok: false, code: 'bad_request', message: `input rejected: ${problem}` };
     let setup: RunSetup;
     let stored: string;
     try {

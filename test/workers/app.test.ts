@@ -45,7 +45,7 @@ describe('the HTTP app in workerd', () => {
   it('refuses every route without a token, or with a wrong one, with 401', async () => {
     for (const [path, method] of [['/runs', 'POST'], ['/runs/x', 'GET'], ['/runs/x/trajectory', 'GET'], ['/runs/x/events', 'GET'], ['/runs/x/cancel', 'POST'], ['/nope', 'GET']] as const) {
       const message = await expectError(await call(path, { method, token: null }), 401, 'unauthorized');
-      expect(message).toMatch(/bearer token/);
+      expect(message).toBe('unauthorized');
       await expectError(await call(path, { method, token: 'wrong-token' }), 401, 'unauthorized');
     }
   });
@@ -54,7 +54,7 @@ describe('the HTTP app in workerd', () => {
     const app = createApp<Cloudflare.Env>({ runs: (e) => e.RUNS });
     const unset = { RUNS: env.RUNS } as Cloudflare.Env;
     const res = await app.fetch(new Request('http://x/runs/abc', { headers: { authorization: 'Bearer ' } }), unset);
-    expect(await expectError(res, 401, 'unauthorized')).toMatch(/no POLYLOOP_TOKEN configured/);
+    expect(await expectError(res, 401, 'unauthorized')).toBe('unauthorized');
     const post = new Request('http://x/runs', { method: 'POST', body: '{"input":"x"}', headers: { authorization: 'Bearer anything' } });
     await expectError(await app.fetch(post, { RUNS: env.RUNS, POLYLOOP_TOKEN: '' }), 401, 'unauthorized');
     const custom = createApp<Cloudflare.Env>({ runs: (e) => e.RUNS, token: () => undefined });
