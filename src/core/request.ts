@@ -5,6 +5,7 @@
  */
 import { InvalidRequestError } from './errors.ts';
 import type { ActionExecutor, DecisionInterpreter, EventSink, ModelCaller, RunStore } from './ports.ts';
+import { jsonProblem, MAX_JSON_DEPTH, messageProblem } from './internal/values.ts';
 import { canonicalJson } from './serialization.ts';
 import { RegistryExecutor, ToolRegistry } from './tools.ts';
 import type { Budget, JsonValue, Message, ReplayPolicy, SeamParams, SkillEntry, ToolRenderStyle } from './types.ts';
@@ -55,10 +56,12 @@ export type RunRequest = {
 /** Options of `run` and `resume`. */
 export type RunOptions = { readonly signal?: AbortSignal };
 
-const fail = (message: string): never => {
+// A declaration, not an arrow: only then does TypeScript narrow after `if (…) fail(…)`.
+function fail(message: string): never {
   throw new InvalidRequestError(message);
-};
+}
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const kind = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'an array' : `a ${typeof v}`);
 
 /** Throws `InvalidRequestError` naming the first missing or malformed field. */
 export function checkAgentConfig(config: AgentConfig): void {
@@ -73,11 +76,28 @@ export function checkAgentConfig(config: AgentConfig): void {
     if (typeof config.store[m] !== 'function') fail(`defineAgent: store.${m} must be a function`);
   }
   if (!isRecord(config.model.params) || typeof config.model.params['model'] !== 'string') fail('defineAgent: model.params.model must be a string naming the model');
-  if (!isRecord(config.interpreter.params)) fail('defineAgent: interpreter.params is required');
-  if (!isRecord(config.events.params)) fail('defineAgent: events.params is required');
-  const s = config.syntheticObservations;
-  if (typeof s.notExecuted !== 'string' || typeof s.envError !== 'string') fail('defineAgent: syntheticObservations needs notExecuted and envError strings');
+  for (const seam of ['model', 'interpreter', 'events'] as const) checkSeamParams(config[seam].params, `defineAgent: ${seam}.params`);
+  for (const key of ['notExecuted', 'envError'] as const) {
+    const value: unknown = config.syntheticObservations[key];
+    if (typeof value !== 'string') fail(`defineAgent: syntheticObservations.${key} must be a string, got ${kind(value)}`);
+  }
 }
+
+/**
+ * Seam params enter the identity snapshot, whose canonical JSON must not throw mid-run (a BigInt,
+ * a cycle) and whose hash must not depend on live objects: SPEC §2 makes them flat primitives.
+ */
+function checkSeamParams(params: unknown, path: string): void {
+  if (!isRecord(params)) fail(`${path} must be an object of strings, numbers, booleans and nulls, got ${kind(params)}`);
+  const problem = jsonProblem(params, path);
+  if (problem) fail(problem);
+  for (const [key, value] of Object.entries(params)) {
+    if (typeof value === 'object' && value !== null) fail(`${path}.${key} must be a string, number, boolean or null, got ${Array.isArray(value) ? 'an array' : 'an object'}`);
+  }
+}
+
+/** The longest delay `setTimeout` honours; a larger one overflows and fires at once. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * Throws `InvalidRequestError` naming the first missing or malformed field of a request — the
@@ -97,28 +117,61 @@ export function checkRequest(req: RunRequest): void {
   }
   if (!(req.tools instanceof ToolRegistry)) fail('request.tools must be a ToolRegistry (ToolRegistry.of([]) for none)');
   if (!isRecord(req.executor) || typeof req.executor.execute !== 'function') fail('request.executor must be an ActionExecutor');
+  if (req.executor.params !== undefined) checkSeamParams(req.executor.params, 'request.executor.params');
   if (req.executor instanceof RegistryExecutor) checkExecutorMatches(req.executor, req.tools);
-  if (!isRecord(req.context) || !Array.isArray(req.context.run) || !Array.isArray(req.context.goal)) fail('request.context needs run and goal message arrays');
-  checkMessages([...req.context.run, ...req.context.goal]);
-  if (!isRecord(req.injections)) fail('request.injections must be an object of channel → entries');
-  for (const [channel, entries] of Object.entries(req.injections)) {
-    if (!Array.isArray(entries) || !entries.every((e) => isRecord(e) && typeof e.name === 'string' && typeof e.text === 'string')) {
-      fail(`request.injections.${channel} must be an array of { name, text }`);
-    }
-  }
-  if (!isRecord(req.modelBinding) || !Object.values(req.modelBinding).every((v) => typeof v === 'string')) fail('request.modelBinding must map strings to strings');
+  checkContext(req.context);
+  checkInjections(req.injections);
+  checkBinding(req.modelBinding);
   if (req.modelReplayPolicy !== 'safe' && req.modelReplayPolicy !== 'never') fail('request.modelReplayPolicy must be "safe" or "never"');
   if (typeof req.observationTemplate !== 'string') fail('request.observationTemplate must be a string');
   if (!['none', 'json', 'markdown'].includes(req.toolRenderStyle)) fail('request.toolRenderStyle must be "none", "json" or "markdown"');
-  if (typeof req.cancelGraceMs !== 'number' || !(req.cancelGraceMs >= 0) || !Number.isFinite(req.cancelGraceMs)) fail('request.cancelGraceMs must be a non-negative number');
+  const grace: unknown = req.cancelGraceMs;
+  if (typeof grace !== 'number' || !(grace >= 0 && grace <= MAX_TIMER_MS)) fail(`request.cancelGraceMs must be a number of milliseconds from 0 to ${MAX_TIMER_MS}, got ${String(grace)}`);
 }
 
-function checkMessages(messages: readonly Message[]): void {
-  for (const m of messages) {
-    if (!isRecord(m) || !['system', 'user', 'assistant'].includes(m.role) || !Array.isArray(m.content)) {
-      fail('request.context messages need a role (system, user, assistant) and a content array');
+/**
+ * Every block is checked, not only every message: an unknown block or a non-string text measures
+ * NaN and switches the context limit off, and anything JSON cannot hold (a BigInt, a cycle) makes
+ * the snapshot's canonical JSON throw mid-run. The depth limit leaves room for the two levels
+ * (record, snapshot) that wrap the context in the `run_started` record.
+ */
+function checkContext(context: RunRequest['context']): void {
+  if (!isRecord(context)) fail('request.context must be an object with run and goal message arrays');
+  for (const key of ['run', 'goal'] as const) {
+    const messages: unknown = context[key];
+    if (!Array.isArray(messages)) fail(`request.context.${key} must be an array of messages, got ${kind(messages)}`);
+    for (let i = 0; i < (messages as unknown[]).length; i++) {
+      const problem = messageProblem((messages as unknown[])[i], `request.context.${key}[${i}]`);
+      if (problem) fail(problem);
     }
   }
+  const problem = jsonProblem(context, 'request.context', MAX_JSON_DEPTH - 2);
+  if (problem) fail(problem);
+}
+
+function checkInjections(injections: RunRequest['injections']): void {
+  if (!isRecord(injections)) fail(`request.injections must be an object of channel → entries, got ${kind(injections)}`);
+  const problem = jsonProblem(injections, 'request.injections');
+  if (problem) fail(problem);
+  for (const [channel, entries] of Object.entries(injections)) {
+    const path = `request.injections.${channel}`;
+    if (!Array.isArray(entries)) fail(`${path} must be an array of { name, text }, got ${kind(entries)}`);
+    entries.forEach((entry: unknown, i) => {
+      if (!isRecord(entry)) fail(`${path}[${i}] must be a { name, text } object, got ${kind(entry)}`);
+      for (const key of ['name', 'text'] as const) {
+        if (typeof entry[key] !== 'string') fail(`${path}[${i}].${key} must be a string, got ${kind(entry[key])}`);
+      }
+    });
+  }
+}
+
+function checkBinding(binding: RunRequest['modelBinding']): void {
+  if (!isRecord(binding)) fail(`request.modelBinding must map strings to strings, got ${kind(binding)}`);
+  for (const [key, value] of Object.entries(binding)) {
+    if (typeof value !== 'string') fail(`request.modelBinding.${key} must be a string, got ${kind(value)}`);
+  }
+  const problem = jsonProblem(binding, 'request.modelBinding');
+  if (problem) fail(problem);
 }
 
 /**
