@@ -1,0 +1,90 @@
+/**
+ * Small, valid records of every kind, for store suites and fixtures. Each is a fresh object, so
+ * a test may change its copy freely.
+ * @module
+ */
+import { RECORD_VERSION } from '../../core/index.ts';
+import type { IntentRecord, LogRecord, ResultRecord, RunEndedRecord, RunStartedRecord, RunStore, StepRecord, StepWriteRecord } from '../../core/index.ts';
+
+const v = RECORD_VERSION;
+
+/** A `run_started` record for `runId`. */
+export function started(runId: string): RunStartedRecord {
+  return { kind: 'run_started', v, runId, snapshot: { model: { model: 'm' }, budget: { maxSteps: 3 } }, snapshotHash: 'ab'.repeat(32), startedAt: '2026-01-01T00:00:00.000Z' };
+}
+
+/** The model-call intent of step `stepIndex`. */
+export function modelIntent(stepIndex: number): IntentRecord {
+  return { kind: 'intent', v, intent: 'model_call', stepIndex, callSeq: stepIndex, resultId: `s${stepIndex}.model`, replayPolicy: 'safe' };
+}
+
+/** The action intent of step `stepIndex` (a `never` tool call). */
+export function actionIntent(stepIndex: number): IntentRecord {
+  return {
+    kind: 'intent',
+    v,
+    intent: 'action',
+    stepIndex,
+    resultId: `s${stepIndex}.action`,
+    replayPolicy: 'never',
+    decision: { kind: 'action', action: { kind: 'tool_call', name: 'echo', arguments: { text: 'hi' } }, trajectoryRepr: 'echo(hi)', historyText: 'call echo' },
+  };
+}
+
+/** The model-call result of step `stepIndex`. */
+export function modelResult(stepIndex: number, text = 'reply'): ResultRecord {
+  return { kind: 'result', v, resultId: `s${stepIndex}.model`, stepIndex, callSeq: stepIndex, reply: { callId: `c${stepIndex}`, text, reasoning: null, toolCalls: [], content: null } };
+}
+
+/** A completed action step. */
+export function stepRecord(stepIndex: number, observation = 'hi'): StepRecord {
+  return {
+    stepIndex,
+    callSeq: stepIndex,
+    modelCallId: `c${stepIndex}`,
+    modelText: 'reply',
+    reasoning: null,
+    decision: 'action',
+    actionRepr: 'echo(hi)',
+    historyText: 'call echo',
+    historyContent: null,
+    observation,
+    observationIsSynthetic: false,
+    actionStatus: 'executed',
+    envReportedCompletion: false,
+    observationTruncatedChars: 0,
+    finalAnswer: null,
+    explanation: null,
+    toolCallId: null,
+    toolCompletedRun: false,
+    startedAt: '2026-01-01T00:00:00.000Z',
+    endedAt: '2026-01-01T00:00:01.000Z',
+  };
+}
+
+/** The step write of step `stepIndex`: its action result and its step record. */
+export function stepWrite(stepIndex: number, observation = 'hi'): StepWriteRecord {
+  return {
+    kind: 'step',
+    v,
+    step: stepRecord(stepIndex, observation),
+    actionResult: { resultId: `s${stepIndex}.action`, outcome: { status: 'executed', observation, observationIsSynthetic: false, envReportedCompletion: false, observationTruncatedChars: 0 } },
+  };
+}
+
+/** A `run_ended` record after `steps` steps (a final answer). */
+export function ended(steps: number): RunEndedRecord {
+  return { kind: 'run_ended', v, stopReason: 'final_answer', finalAnswer: 'done', steps, validActions: steps, eventDeliveryFailures: 0, endedAt: '2026-01-01T00:00:02.000Z' };
+}
+
+/** Write a full one-step run through every store method, in protocol order; returns what was written. */
+export async function writeFullRun(store: RunStore, runId: string): Promise<LogRecord[]> {
+  const recs: LogRecord[] = [started(runId), modelIntent(0), modelResult(0), actionIntent(0), stepWrite(0), ended(1)];
+  await store.runStarted(runId, recs[0] as RunStartedRecord);
+  await store.intent(runId, recs[1] as IntentRecord);
+  await store.result(runId, 's0.model', recs[2] as ResultRecord);
+  await store.intent(runId, recs[3] as IntentRecord);
+  await store.step(runId, recs[4] as StepWriteRecord);
+  await store.runEnded(runId, recs[5] as RunEndedRecord);
+  return recs;
+}

@@ -1,0 +1,60 @@
+/**
+ * A store wrapper that "crashes" after the k-th write.
+ * @module
+ */
+import type { IntentRecord, LogRecord, ReadLogOptions, ReleaseLease, ResultRecord, RunEndedRecord, RunStartedRecord, RunStore, StepWriteRecord } from '../core/index.ts';
+
+/** The error a {@link faultyStore} throws once it has "crashed". */
+export class SimulatedCrashError extends Error {
+  override readonly name = 'SimulatedCrashError';
+}
+
+/** The write methods of a store, in the names {@link faultyStore} counts. */
+export type WriteMethod = 'runStarted' | 'intent' | 'result' | 'step' | 'runEnded';
+
+/** A store that crashes on cue, and tells what it let through. */
+export type FaultyStore = RunStore & {
+  /** Writes that landed, in order. */
+  readonly writes: { readonly method: WriteMethod; readonly runId: string }[];
+  /** True once the crash point was reached. */
+  readonly crashed: boolean;
+};
+
+/**
+ * Wrap a store so that it "crashes" after `crashAfterWrites` writes: that many writes land, every
+ * later write rejects with {@link SimulatedCrashError} without landing (as if the process died),
+ * and the inner store keeps exactly the log a real crash would leave. `landsBeforeThrow: true`
+ * makes the first failing write land and then reject — the "settled on disk but the promise never
+ * resolved" case. Reads pass through; `acquire` is passed through when the inner store has it.
+ */
+export function faultyStore(inner: RunStore, opts: { readonly crashAfterWrites: number; readonly landsBeforeThrow?: boolean }): FaultyStore {
+  const writes: { method: WriteMethod; runId: string }[] = [];
+  let crashed = false;
+  const write = async (method: WriteMethod, runId: string, doWrite: () => Promise<void>): Promise<void> => {
+    if (crashed || writes.length >= opts.crashAfterWrites) {
+      const first = !crashed;
+      crashed = true;
+      if (first && opts.landsBeforeThrow) await doWrite();
+      throw new SimulatedCrashError(`simulated crash before ${method} (after ${opts.crashAfterWrites} writes)`);
+    }
+    await doWrite();
+    writes.push({ method, runId });
+  };
+  const store: FaultyStore = {
+    writes,
+    get crashed() {
+      return crashed;
+    },
+    runStarted: (runId: string, rec: RunStartedRecord) => write('runStarted', runId, () => inner.runStarted(runId, rec)),
+    intent: (runId: string, rec: IntentRecord) => write('intent', runId, () => inner.intent(runId, rec)),
+    result: (runId: string, resultId: string, rec: ResultRecord) => write('result', runId, () => inner.result(runId, resultId, rec)),
+    step: (runId: string, rec: StepWriteRecord) => write('step', runId, () => inner.step(runId, rec)),
+    runEnded: (runId: string, rec: RunEndedRecord) => write('runEnded', runId, () => inner.runEnded(runId, rec)),
+    readLog: (runId: string, o?: ReadLogOptions): Promise<readonly LogRecord[]> => inner.readLog(runId, o),
+  };
+  if (inner.acquire) {
+    const acquire = inner.acquire.bind(inner);
+    return Object.assign(store, { acquire: (runId: string, o: { readonly signal?: AbortSignal }): Promise<ReleaseLease> => acquire(runId, o) });
+  }
+  return store;
+}
