@@ -3,10 +3,10 @@
  * and reported, a lock file per run for a single driver. See docs/reliability.md.
  * @module
  */
-import { mkdir, open, readFile, truncate } from 'node:fs/promises';
+import { mkdir, open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { CorruptLogError, decodeLog, encodeRecord } from '../core/index.ts';
+import { CorruptLogError, decodeLog, encodeRecord, StoreError } from '../core/index.ts';
 import type {
   IntentRecord,
   LogRecord,
@@ -19,6 +19,7 @@ import type {
   StepWriteRecord,
 } from '../core/index.ts';
 import { acquireLock, errCode } from './lock.ts';
+import { NotRegularFileError, OPEN, openRegular, readRegular } from './regular-file.ts';
 import { runIdStem, LOG_EXTENSION } from './run-id.ts';
 
 /** Something a FileStore noticed and repaired or skipped, never fatal. */
@@ -59,6 +60,10 @@ type Durability = 'fsync' | 'none';
  * docs/reliability.md). The directory is fsynced at the first barrier after each tail check (the
  * first write of an instance, or after `acquire`), and the parent of every directory the store
  * created when it made `dir`.
+ *
+ * The directory may be shared: a log or lock path holding anything but a regular file (a planted
+ * symbolic link, a FIFO, a directory) is never followed or opened; the operation rejects with a
+ * `StoreError` naming it.
  *
  * @example
  * const store = new FileStore({ dir: './runs' });
@@ -125,13 +130,8 @@ export class FileStore implements RunStore {
   readLog(runId: string, opts?: ReadLogOptions): Promise<readonly LogRecord[]> {
     return this.#serial(runId, async () => {
       const path = this.logPath(runId);
-      let bytes: Buffer;
-      try {
-        bytes = await readFile(path);
-      } catch (e) {
-        if (errCode(e) === 'ENOENT') return [];
-        throw e;
-      }
+      const bytes = await readRegular(path).catch(refused(runId, 'readLog'));
+      if (bytes === null) return [];
       const { records, tornLine } = decodeLog(decodeLogText(bytes, path), { source: path });
       if (tornLine !== null) {
         const warning: FileStoreWarning = { code: 'torn_tail', runId, file: path, line: tornLine, message: `ignored a torn last line (line ${tornLine}) of ${path}: a write cut short by a crash` };
@@ -151,7 +151,7 @@ export class FileStore implements RunStore {
   async acquire(runId: string, opts: { readonly signal?: AbortSignal } = {}): Promise<ReleaseLease> {
     opts.signal?.throwIfAborted();
     await this.#ensureDir();
-    const release = await acquireLock(this.lockPath(runId), runId);
+    const release = await acquireLock(this.lockPath(runId), runId).catch(refused(runId, 'acquire'));
     // Another driver may have written (and torn) the tail since this instance last checked it.
     this.#tailChecked.delete(runId);
     return release;
@@ -163,7 +163,7 @@ export class FileStore implements RunStore {
       await this.#ensureDir();
       if (!this.#tailChecked.has(runId)) await this.#checkTail(runId, path);
       try {
-        return await open(path, 'a');
+        return await openRegular(path, OPEN.append);
       } catch (e) {
         if (errCode(e) !== 'ENOENT' || attempt > 0) throw e;
         this.#dirReady = null;
@@ -205,7 +205,7 @@ export class FileStore implements RunStore {
     }
     return this.#serial(runId, async () => {
       const path = this.logPath(runId);
-      const fh = await this.#openForAppend(runId, path);
+      const fh = await this.#openForAppend(runId, path).catch(refused(runId, METHOD[rec.kind]));
       try {
         await fh.appendFile(line, 'utf8');
         if (durability === 'fsync') await fh.sync();
@@ -229,28 +229,39 @@ export class FileStore implements RunStore {
     // The file's directory entry may not be durable yet, whoever made it (a process that died
     // before its first barrier never fsynced it): the next barrier fsyncs the directory too.
     this.#dirSyncPending.add(runId);
-    let buf: Buffer;
+    let fh: FileHandle;
     try {
-      buf = await readFile(path);
+      fh = await openRegular(path, OPEN.readWrite);
     } catch (e) {
       if (errCode(e) !== 'ENOENT') throw e;
       this.#tailChecked.add(runId);
       return;
     }
+    try {
+      await this.#repairTail(runId, path, fh);
+    } finally {
+      await fh.close();
+    }
+    this.#tailChecked.add(runId);
+  }
+
+  /** Cut a torn last line off, or add the newline a complete last record lacks; through `fh`, never by path. */
+  async #repairTail(runId: string, path: string, fh: FileHandle): Promise<void> {
+    const buf = await fh.readFile();
     if (buf.length > 0) {
       // The last line as readers see it (core drops it unless it is complete JSON), newline or not.
       const start = lastLineStart(buf);
       const hasNewline = buf[buf.length - 1] === NEWLINE;
       const line = countLines(buf, start) + 1;
       if (!isCompleteJson(buf.subarray(start, hasNewline ? buf.length - 1 : buf.length).toString('utf8'))) {
-        await truncate(path, start);
+        await fh.truncate(start);
         this.#warn({ code: 'tail_truncated', runId, file: path, line, message: `cut off a torn last line (line ${line}, ${buf.length - start} bytes) of ${path} before appending` });
       } else if (!hasNewline) {
-        await appendRaw(path, '\n');
+        await fh.write('\n', buf.length, 'utf8');
+        await fh.sync();
         this.#warn({ code: 'tail_newline_added', runId, file: path, line, message: `added the missing newline after the complete last record (line ${line}) of ${path}` });
       }
     }
-    this.#tailChecked.add(runId);
   }
 
   #warn(w: FileStoreWarning): void {
@@ -263,6 +274,9 @@ export class FileStore implements RunStore {
 }
 
 const NEWLINE = 0x0a;
+
+/** The store method that writes each record kind, for error messages. */
+const METHOD: Record<LogRecord['kind'], string> = { run_started: 'runStarted', intent: 'intent', result: 'result', step: 'step', run_ended: 'runEnded' };
 
 function noop(): void {}
 
@@ -324,14 +338,11 @@ function isCompleteJson(text: string): boolean {
   }
 }
 
-async function appendRaw(path: string, text: string): Promise<void> {
-  const fh = await open(path, 'a');
-  try {
-    await fh.appendFile(text, 'utf8');
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
+/** A `.catch` handler: a planted non-regular file becomes a `StoreError` naming it; anything else passes as is. */
+function refused(runId: string, operation: string): (e: unknown) => never {
+  return (e) => {
+    throw e instanceof NotRegularFileError ? new StoreError(runId, operation, e) : e;
+  };
 }
 
 /**

@@ -3,13 +3,14 @@
  * Used by the `polyloop` CLI; never takes a lease and never writes.
  * @module
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { lstat, readdir, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { decodeLog, decodeRecord, isPolyLoopError } from '../core/index.ts';
 import type { LogRecord, StepRecord, StopReason } from '../core/index.ts';
 import { decodeLogText, FileStore } from './file-store.ts';
 import { errCode, isOwnerAlive, parseOwner } from './lock.ts';
+import { readRegular } from './regular-file.ts';
 import { LOG_EXTENSION, parseRunFileName, runIdFileName } from './run-id.ts';
 
 /** What a run's intent is waiting for, when the log ends inside a step. */
@@ -90,8 +91,9 @@ export function describeStatus(status: RunStatus): string {
 
 /** The pid of a live process on this host holding the run's lock, or null. */
 async function livePid(logFile: string): Promise<number | null> {
-  const raw = await readFile(logFile.slice(0, -LOG_EXTENSION.length) + '.lock', 'utf8').catch(() => null);
-  const owner = raw === null ? null : parseOwner(raw);
+  // A lock path holding anything but a regular file is no lock (and is never followed or waited on).
+  const raw = await readRegular(logFile.slice(0, -LOG_EXTENSION.length) + '.lock').catch(() => null);
+  const owner = raw === null ? null : parseOwner(raw.toString('utf8'));
   return owner && owner.hostname === hostname() && (await isOwnerAlive(owner)) ? owner.pid : null;
 }
 
@@ -139,7 +141,7 @@ export async function inspectRun(dir: string, runId: string): Promise<RunListing
   const s = await stat(dir).catch(() => null);
   if (!s?.isDirectory()) throw await missingDirectory(dir);
   const file = new FileStore({ dir }).logPath(runId);
-  if (!(await stat(file).catch(() => null))) return null;
+  if (!(await lstat(file).catch(() => null))) return null;
   return inspectFile(file, runId);
 }
 
@@ -155,10 +157,13 @@ async function missingDirectory(dir: string): Promise<MissingDirectoryError> {
 }
 
 async function inspectFile(file: string, runId: string | null): Promise<RunListing> {
-  const lastWriteAt = (await stat(file).catch(() => null))?.mtime.toISOString() ?? '-';
+  const lastWriteAt = (await lstat(file).catch(() => null))?.mtime.toISOString() ?? '-';
   const base = { runId, file, lastWriteAt };
   try {
-    const { records, tornLine } = decodeLog(decodeLogText(await readFile(file), file), { source: file });
+    // Never through a link or into a FIFO: a planted one is listed with an error (see regular-file.ts).
+    const bytes = await readRegular(file);
+    if (bytes === null) throw new Error('it no longer exists');
+    const { records, tornLine } = decodeLog(decodeLogText(bytes, file), { source: file });
     const warnings = tornLine === null ? [] : [`ignored a torn last line (line ${tornLine}): a write cut short by a crash`];
     return { ...base, warnings, summary: summarizeLog(records, await livePid(file)), error: null };
   } catch (e) {
@@ -170,8 +175,9 @@ async function inspectFile(file: string, runId: string | null): Promise<RunListi
 
 /** The id in a hashed log's `run_started`, if it is the id this file name stands for (not a copy's). */
 async function hashedRunId(file: string, name: string): Promise<string | null> {
-  const text = await readFile(file, 'utf8').catch(() => null);
-  if (text === null) return null;
+  const bytes = await readRegular(file).catch(() => null);
+  if (bytes === null) return null;
+  const text = bytes.toString('utf8');
   const first = text.slice(0, text.indexOf('\n') === -1 ? text.length : text.indexOf('\n'));
   try {
     const rec = decodeRecord(first);

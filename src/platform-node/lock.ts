@@ -5,7 +5,8 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
-import { open, readFile, stat, unlink } from 'node:fs/promises';
+import { lstat, readFile, unlink } from 'node:fs/promises';
+import { OPEN, openRegular, readRegular } from './regular-file.ts';
 import { hostname } from 'node:os';
 import { RunLockedError } from '../core/index.ts';
 import type { ReleaseLease } from '../core/index.ts';
@@ -52,7 +53,8 @@ export async function acquireLock(lockPath: string, runId: string): Promise<Rele
 async function tryCreate(lockPath: string, owner: LockOwner): Promise<boolean> {
   let fh;
   try {
-    fh = await open(lockPath, 'wx');
+    // O_EXCL never follows a link; openRegular names a link, FIFO or directory found there.
+    fh = await openRegular(lockPath, OPEN.createExclusive);
   } catch (e) {
     if (errCode(e) === 'EEXIST') return false;
     throw e;
@@ -66,13 +68,9 @@ async function tryCreate(lockPath: string, owner: LockOwner): Promise<boolean> {
 }
 
 async function inspect(lockPath: string): Promise<Inspection> {
-  let raw: string;
-  try {
-    raw = await readFile(lockPath, 'utf8');
-  } catch (e) {
-    if (errCode(e) === 'ENOENT') return { state: 'gone' };
-    throw e;
-  }
+  const bytes = await readRegular(lockPath);
+  if (bytes === null) return { state: 'gone' };
+  const raw = bytes.toString('utf8');
   const owner = parseOwner(raw);
   if (owner === null) {
     // Its writer may be between create and write, or died there: wait out a grace period.
@@ -109,19 +107,17 @@ async function breakStale(lockPath: string, staleRaw: string, runId: string): Pr
 }
 
 async function removeIfUnchanged(path: string, raw: string): Promise<void> {
-  const now = await readFile(path, 'utf8').catch((e: unknown) => {
-    if (errCode(e) === 'ENOENT') return null;
-    throw e;
-  });
-  if (now === raw) await unlinkQuiet(path);
+  const now = await readRegular(path);
+  if (now !== null && now.toString('utf8') === raw) await unlinkQuiet(path);
 }
 
 function releaser(lockPath: string, token: string): ReleaseLease {
   let released: Promise<void> | null = null;
   return () => {
     released ??= (async () => {
-      const raw = await readFile(lockPath, 'utf8').catch(() => null);
-      if (raw !== null && parseOwner(raw)?.token === token) await unlinkQuiet(lockPath);
+      // Unreadable (gone, or replaced by something not a regular file): not ours to remove.
+      const raw = await readRegular(lockPath).catch(() => null);
+      if (raw !== null && parseOwner(raw.toString('utf8'))?.token === token) await unlinkQuiet(lockPath);
       heldTokens().delete(token);
     })();
     return released;
@@ -207,7 +203,7 @@ export function isAlive(pid: number): boolean {
 
 async function ageMs(path: string): Promise<number | null> {
   try {
-    return Date.now() - (await stat(path)).mtimeMs;
+    return Date.now() - (await lstat(path)).mtimeMs;
   } catch (e) {
     if (errCode(e) === 'ENOENT') return null;
     throw e;

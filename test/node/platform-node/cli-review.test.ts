@@ -61,7 +61,7 @@ describe('polyloop CLI review', () => {
     const r = await cli('runs', store.dir);
     expect(r.code).toBe(3);
     expect(r.out).toContain('good');
-    expect(r.out).toMatch(/odd.*EISDIR/);
+    expect(r.out).toMatch(/odd.*directory, not a regular file/);
   });
 
   it('says a path that is a file is not a directory, and exits 1, for runs and show', async () => {
