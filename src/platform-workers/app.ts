@@ -6,6 +6,7 @@ import { Hono } from 'hono';
 import type { Context } from 'hono';
 import * as z from 'zod/mini';
 import { jsonProblem } from '../core/index.ts';
+import { BodyTooLarge, drainBody, MAX_BODY_BYTES, readBody } from './body.ts';
 import type { RunObjectBase, StartOutcome } from './run-object.ts';
 import type { RunStatus, RunTrajectory } from './run-status.ts';
 
@@ -20,9 +21,6 @@ export type AppOptions<Env> = {
   readonly token?: (env: Env) => string | undefined;
 };
 
-/** Largest accepted request body: 1 MiB. */
-export const MAX_BODY_BYTES = 1024 * 1024;
-
 /** The run id rule: 1–200 characters of `[A-Za-z0-9._:-]`. */
 export const RUN_ID_PATTERN = /^[A-Za-z0-9._:-]{1,200}$/;
 
@@ -36,8 +34,6 @@ const StartBody = z.strictObject({
   ),
   input: z.unknown(),
 });
-
-class TooLarge extends Error {}
 
 /** The run object's RPC methods as the app calls them (spelled out: the inferred RPC types of a stream are too deep for tsc). */
 type RunObjectRpc = {
@@ -63,33 +59,6 @@ async function sameSecret(given: string, expected: string): Promise<boolean> {
   let diff = 0;
   for (let i = 0; i < a.length; i++) diff |= (a[i] ?? 0) ^ (b[i] ?? 0);
   return diff === 0;
-}
-
-/** Read a body as text, refusing more than `max` bytes whatever Content-Length claims. */
-async function readBody(req: Request, max: number): Promise<string> {
-  const declared = Number(req.headers.get('content-length') ?? '0');
-  if (declared > max) throw new TooLarge();
-  if (req.body === null) return '';
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => undefined);
-      throw new TooLarge();
-    }
-    chunks.push(value);
-  }
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(all);
 }
 
 /** Our own wording of schema issues (zod/mini ships no messages, and we set no global locale). */
@@ -122,7 +91,7 @@ async function readStartBody(c: Context): Promise<Response | { readonly runId: s
   try {
     text = await readBody(c.req.raw, MAX_BODY_BYTES);
   } catch (e) {
-    if (e instanceof TooLarge) return fail(c, 413, 'payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`);
+    if (e instanceof BodyTooLarge) return fail(c, 413, 'payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`);
     return fail(c, 400, 'bad_request', 'request body is not valid UTF-8');
   }
   let raw: unknown;
@@ -161,6 +130,13 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
     const ns = options.runs(c.env);
     return ns.get(ns.idFromName(runId)) as unknown as RunObjectRpc;
   };
+
+  // Outermost: whatever the answer (401, 413, a route that ignores its body, an error), the
+  // unread rest of the body is drained before it goes out, so workerd keeps the connection.
+  app.use('*', async (c, next) => {
+    await next();
+    await drainBody(c.req.raw);
+  });
 
   let warned = false;
   const onUnset = (): void => {

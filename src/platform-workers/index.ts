@@ -6,7 +6,8 @@
  * examples for `npm run dev`, left out of this entry on purpose.
  * @module
  */
-export { createApp, MAX_BODY_BYTES, RUN_ID_PATTERN } from './app.ts';
+export { createApp, RUN_ID_PATTERN } from './app.ts';
+export { MAX_BODY_BYTES } from './body.ts';
 export type { AppOptions, HttpErrorCode } from './app.ts';
 export { DurableObjectStore, RecordTooLargeError } from './durable-object-store.ts';
 export type { DurableObjectSqlStorage, DurableObjectStoreOptions, StoredLine } from './durable-object-store.ts';

@@ -28,9 +28,10 @@ export async function bundleWorker(entry: string): Promise<string> {
   return file.text;
 }
 
-/** A Miniflare instance running `script` with the run object bound as RUNS, storage persisted in `dir`. */
-export async function startWorker(script: string, dir: string): Promise<Miniflare> {
+/** A Miniflare instance running `script` with the run object bound as RUNS, storage persisted in `dir`; `serve` also listens on a loopback port. */
+export async function startWorker(script: string, dir: string, serve: { readonly host: string; readonly port: number } | null = null): Promise<Miniflare> {
   const mf = new Miniflare({
+    ...serve,
     modules: true,
     script,
     compatibilityDate: '2026-04-20',
