@@ -102,7 +102,7 @@ export async function settleWithin(promise: Promise<unknown>, ms: number): Promi
   try {
     return await Promise.race([settled, timeout]);
   } finally {
-    clearTimeout(timer);
+    if (timer !== undefined) clearTimeout(timer);
   }
 }
 
@@ -138,6 +138,11 @@ export async function expectNoThrow<T>(work: () => T | Promise<T>, what: string)
   } catch (e) {
     throw new ContractViolationError(`${what} threw ${describeValue(e)}`, { cause: e });
   }
+}
+
+/** Call a seam method, turning a synchronous throw into a rejection with the same value. */
+export function invoke<T>(work: () => T | Promise<T>): Promise<T> {
+  return new Promise<T>((resolve) => resolve(work()));
 }
 
 /** A reason object no seam could produce by accident, for checking that it is passed on untouched. */
