@@ -1,0 +1,127 @@
+/**
+ * The page of the browser-kill suite (bundled with esbuild, loaded by a Chromium the test
+ * SIGKILLs). On load it reads its run's log from IndexedDB, reports it to the Node server, then
+ * starts or resumes the run. Everything the outside world must be able to rely on goes to that
+ * server and is awaited: a tool's side effect (before the tool returns) and the acknowledgement
+ * of every store write (after its promise resolved). Query: `run`, `launch`, `think`, `tool` (ms).
+ */
+import { defineAgent, isPolyLoopError, resume, run, ToolRegistry } from '../../../src/core/index.ts';
+import type { EventSink, LogRecord, ModelCall, RunRequest, RunStore } from '../../../src/core/index.ts';
+import { IndexedDBStore } from '../../../src/platform-web/index.ts';
+import { jsonActionInterpreter, scriptedModel, sleep } from '../../../src/testing/index.ts';
+
+/** The actions the model asks for, in order: `quote` is `safe`, `charge` is `never`. */
+const PLAN = [
+  { tool: 'quote', args: { item: 'tea' } },
+  { tool: 'charge', args: { order: 'A-1' } },
+  { tool: 'quote', args: { item: 'cake' } },
+  { tool: 'charge', args: { order: 'A-2' } },
+  { tool: 'quote', args: { item: 'jam' } },
+  { tool: 'charge', args: { order: 'A-3' } },
+] as const;
+
+const query = new URLSearchParams(location.search);
+const runId = query.get('run') ?? 'kill';
+const launch = Number(query.get('launch') ?? 0);
+const pace = { thinkMs: Number(query.get('think') ?? 30), toolMs: Number(query.get('tool') ?? 40) };
+const store = new IndexedDBStore({ dbName: 'polyloop-browser-kill' });
+
+/** POST to the test's server and wait for its 200: the server is the world outside the browser. */
+async function post(path: string, body: Record<string, unknown>): Promise<void> {
+  const res = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ runId, launch, ...body }) });
+  if (!res.ok) throw new Error(`${path} answered ${res.status}`);
+}
+
+/** The model: the next planned action after as many observations as it has seen, then an answer. */
+function policy(call: ModelCall): string {
+  const seen = call.messages.filter((m) => m.role === 'user' && m.content.some((b) => b.type === 'text' && b.text.startsWith('Observation:'))).length;
+  const next = PLAN[seen];
+  return JSON.stringify(next ?? { final: `done after ${seen} actions` });
+}
+
+/** A tool whose side effect happens in the Node process, before the tool returns. */
+function tool(name: string, replayPolicy: 'safe' | 'never', key: string) {
+  return {
+    name,
+    description: `${name} (${replayPolicy})`,
+    parameters: { type: 'object', properties: { [key]: { type: 'string' } }, required: [key], additionalProperties: false },
+    replayPolicy,
+    handler: async (args: Readonly<Record<string, unknown>>) => {
+      await post('/effect', { tool: name, args });
+      await sleep(pace.toolMs);
+      return `${name} ${String(args[key])}: ok`;
+    },
+  } as const;
+}
+
+/** What a record is, for the server: its kind and the resultId or step index that names it. */
+function label(rec: LogRecord): Record<string, unknown> {
+  if (rec.kind === 'intent' || rec.kind === 'result') return { kind: rec.kind, resultId: rec.resultId };
+  if (rec.kind === 'step') return { kind: 'step', stepIndex: rec.step.stepIndex };
+  return { kind: rec.kind };
+}
+
+/** The store as the run sees it: each write is acknowledged to the server once it resolved. */
+function acknowledging(inner: IndexedDBStore): RunStore {
+  const acked = async (write: Promise<void>, rec: LogRecord): Promise<void> => {
+    await write;
+    await post('/ack', label(rec));
+  };
+  return {
+    runStarted: (id, rec) => acked(inner.runStarted(id, rec), rec),
+    intent: (id, rec) => acked(inner.intent(id, rec), rec),
+    result: (id, resultId, rec) => acked(inner.result(id, resultId, rec), rec),
+    step: (id, rec) => acked(inner.step(id, rec), rec),
+    runEnded: (id, rec) => acked(inner.runEnded(id, rec), rec),
+    readLog: (id) => inner.readLog(id),
+    acquire: (id, opts) => inner.acquire(id, opts),
+  };
+}
+
+const events: EventSink = {
+  params: { sink: 'browser-kill' },
+  deliver: async (e) => {
+    if (e.type === 'run_started') await post('/report', { type: 'started', resumed: e.resumed, fromStep: e.fromStep });
+  },
+};
+
+const agent = defineAgent({
+  model: scriptedModel(policy, { model: 'browser-kill-plan', delayMs: pace.thinkMs }),
+  interpreter: jsonActionInterpreter(),
+  store: acknowledging(store),
+  events,
+  syntheticObservations: { notExecuted: 'Not executed.', envError: 'The shop failed.' },
+});
+
+const tools = ToolRegistry.of([tool('quote', 'safe', 'item'), tool('charge', 'never', 'order')]);
+const request: RunRequest = {
+  runId,
+  budget: { maxSteps: 12, maxValidActions: 10, maxContextChars: 50_000 },
+  executor: tools.executor(),
+  tools,
+  context: { run: [{ role: 'system', content: [{ type: 'text', text: 'Quote, then charge. Reply with JSON actions.' }] }], goal: [{ role: 'user', content: [{ type: 'text', text: 'Buy tea, cake and jam.' }] }] },
+  injections: {},
+  modelBinding: {},
+  modelReplayPolicy: 'safe',
+  observationTemplate: 'Observation:\n{observation}',
+  toolRenderStyle: 'json',
+  cancelGraceMs: 1000,
+};
+
+function describe(e: unknown): string {
+  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+}
+
+/** Read the log as the kill left it, report it, drive the run to its end, report the final log. */
+async function boot(): Promise<void> {
+  const found = await store.readLog(runId);
+  await post('/report', { type: 'boot', log: found });
+  const result = found.length === 0 ? await run(agent, request) : await resume(agent, request);
+  const log = await store.readLog(runId);
+  const meta = (await store.listRuns()).find((r) => r.runId === runId) ?? null;
+  await post('/report', { type: 'ended', stopReason: result.stopReason, log, meta });
+}
+
+addEventListener('error', (e) => void post('/report', { type: 'error', message: `uncaught: ${e.message}` }));
+addEventListener('unhandledrejection', (e) => void post('/report', { type: 'error', message: `unhandled: ${describe(e.reason)}` }));
+boot().catch((e: unknown) => post('/report', { type: 'error', message: describe(e), code: isPolyLoopError(e) ? e.code : null }));
