@@ -1,0 +1,58 @@
+/**
+ * The traced child of the power-loss explorer: one uninterrupted run of the power agent on a
+ * FileStore. After each store write resolves it appends `ACK <n> <method>` to the acks file with
+ * a synchronous write, so the trace shows when every write was acknowledged; it prints each model
+ * call (`CALL <callSeq> <hash>`) and the result (`RESULT <json>`) on stdout.
+ *
+ * With `lazy`, barriers are written without fsync (through the path `result` takes): a broken
+ * store the explorer must catch (its negative control).
+ *
+ * Usage: node power-child.mjs <storeDir> <world> <acks> <steps> <safe|never> [lazy]
+ */
+import { openSync, writeSync } from 'node:fs';
+import { run } from '../../../../src/core/index.ts';
+import type { LogRecord, ResultRecord, RunStore } from '../../../../src/core/index.ts';
+import { FileStore } from '../../../../src/platform-node/index.ts';
+import { powerAgent } from './power-agent.ts';
+
+const [dir, world, acks, stepsArg, policy, lazyArg] = process.argv.slice(2);
+if (!dir || !world || !acks || !stepsArg || (policy !== 'safe' && policy !== 'never')) {
+  throw new Error('usage: power-child.mjs <storeDir> <world> <acks> <steps> <safe|never> [lazy]');
+}
+const lazy = lazyArg === 'lazy';
+const acksFd = openSync(acks, 'a');
+const say = (line: string): void => {
+  writeSync(1, line + '\n');
+};
+
+/** Reports each write once its promise resolved: the trace places the ack after its syscalls. */
+function ackingStore(inner: FileStore): RunStore {
+  let n = 0;
+  const write = async (method: string, doWrite: () => Promise<void>): Promise<void> => {
+    const index = n++;
+    await doWrite();
+    writeSync(acksFd, `ACK ${index} ${method}\n`);
+  };
+  // The negative control: the same append, minus the fsync (FileStore's `result` path).
+  const barrier = (id: string, rec: LogRecord, real: () => Promise<void>): Promise<void> =>
+    lazy ? inner.result(id, 'lazy', rec as unknown as ResultRecord) : real();
+  return {
+    runStarted: (id, rec) => write('runStarted', () => inner.runStarted(id, rec)),
+    intent: (id, rec) => write('intent', () => barrier(id, rec, () => inner.intent(id, rec))),
+    result: (id, resultId, rec) => write('result', () => inner.result(id, resultId, rec)),
+    step: (id, rec) => write('step', () => barrier(id, rec, () => inner.step(id, rec))),
+    runEnded: (id, rec) => write('runEnded', () => barrier(id, rec, () => inner.runEnded(id, rec))),
+    readLog: (id) => inner.readLog(id),
+    acquire: (id, opts) => inner.acquire(id, opts),
+  };
+}
+
+const store = new FileStore({ dir, onWarning: (w) => process.stderr.write(`WARN ${w.code} ${w.message}\n`) });
+const { agent, request } = powerAgent({
+  store: ackingStore(store),
+  world,
+  steps: Number(stepsArg),
+  modelPolicy: policy,
+  onCall: (seq, hash) => say(`CALL ${seq} ${hash}`),
+});
+say(`RESULT ${JSON.stringify(await run(agent, request))}`);
