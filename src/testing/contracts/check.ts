@@ -13,7 +13,18 @@ export type ContractCase = {
   readonly run: () => Promise<void>;
 };
 
-/** A named list of independent cases: each builds its own seam, so they may run in any order or alone. */
+/**
+ * A named list of independent cases: each builds its own seam, so they may run in any order or
+ * alone. Suites import no test framework; two lines turn one into tests of yours.
+ *
+ * @example
+ * // vitest or jest
+ * describe(suite.name, () => { for (const c of suite.cases) it(c.name, c.run); });
+ * // node:test
+ * describe(suite.name, () => { for (const c of suite.cases) test(c.name, c.run); });
+ * // anything else
+ * for (const c of suite.cases) await c.run();
+ */
 export type ContractSuite = {
   /** `"<Seam> contract: <the name you gave>"`, for a `describe` block. */
   readonly name: string;
