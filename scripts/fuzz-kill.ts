@@ -5,7 +5,7 @@
  * if any trial broke a property.
  */
 import { availableParallelism } from 'node:os';
-import { bundleAgent, KILL_HOWS, planInterleaved, referenceRun, runTrials, tally, WRITES } from '../test/node/platform-node/crash/kill-trials.ts';
+import { bundleAgent, KILL_HOWS, planInterleaved, referenceRun, runTrials, tally } from '../test/node/platform-node/crash/kill-trials.ts';
 import type { ModelPolicy } from '../test/node/platform-node/crash/kill-trials.ts';
 
 function flag(name: string): string | undefined {
@@ -28,9 +28,11 @@ const agent = await bundleAgent();
 try {
   const refs = [];
   for (const p of policies) refs.push(await referenceRun(agent.path, p));
-  process.stdout.write(`fuzz:kill — ${trials} trials, seed ${seed}, concurrency ${concurrency}, modelReplayPolicy ${policies.join(' / ')} (alternating), ${WRITES} writes per uninterrupted run\n`);
+  // Write counts come from the reference (counting) runs, never from a constant.
+  const writes = Math.max(...refs.map((r) => r.writes.length));
+  process.stdout.write(`fuzz:kill — ${trials} trials, seed ${seed}, concurrency ${concurrency}, modelReplayPolicy ${policies.join(' / ')} (alternating), ${writes} writes per uninterrupted run\n`);
   const started = Date.now();
-  const outcomes = await runTrials(refs, planInterleaved(trials, seed, refs.length), {
+  const outcomes = await runTrials(refs, planInterleaved(trials, seed, refs), {
     concurrency,
     onTrial: (o, i) => {
       const mark = o.problems.length > 0 ? 'FAIL' : 'ok';
@@ -49,7 +51,7 @@ try {
     const mine = outcomes.filter((o) => o.modelPolicy === p);
     process.stdout.write(`  model policy ${p.padEnd(12)} ${mine.length} trials, ${mine.filter((o) => o.resumedStopReason === 'in_flight_unknown').length} in_flight_unknown, ${mine.filter((o) => o.problems.length > 0).length} failed\n`);
   }
-  process.stdout.write(`  self-kill points hit      ${hit.size} of ${WRITES * 3} (write index x before/after/torn)\n`);
+  process.stdout.write(`  self-kill points hit      ${hit.size} of ${writes * 3} (write index x before/after/torn)\n`);
   process.exitCode = t['failed'] === 0 ? 0 : 1;
 } finally {
   await agent.cleanup();

@@ -13,9 +13,6 @@ import type { RunResult, StepRecord } from '../../../../src/core/index.ts';
 
 const AGENT_SOURCE = resolve(import.meta.dirname, 'crash-agent.ts');
 
-/** Writes of one uninterrupted crash-agent run (indices 0 … WRITES-1). */
-export const WRITES = 32;
-
 /** How a trial kills the agent: itself before/after write k, mid-write (torn line), or the parent on seeing write k. */
 export type KillHow = 'before' | 'after' | 'torn' | 'parent';
 export const KILL_HOWS: readonly KillHow[] = ['before', 'after', 'torn', 'parent'];
@@ -55,8 +52,18 @@ function runAgent(agent: string, policy: ModelPolicy, args: readonly string[], k
   });
 }
 
-/** What an uninterrupted run produced. */
-export type Reference = { readonly agent: string; readonly modelPolicy: ModelPolicy; readonly result: RunResult; readonly side: readonly string[]; readonly calls: ReadonlyMap<number, string> };
+/**
+ * What an uninterrupted run produced. `writes` lists the store method of each write, in order:
+ * the reference run is the counting run every write index (0 … writes.length-1) is taken from.
+ */
+export type Reference = {
+  readonly agent: string;
+  readonly modelPolicy: ModelPolicy;
+  readonly result: RunResult;
+  readonly side: readonly string[];
+  readonly calls: ReadonlyMap<number, string>;
+  readonly writes: readonly string[];
+};
 
 /** A step without its timestamps (the only fields allowed to differ). */
 export function stripTimes(step: StepRecord): Omit<StepRecord, 'startedAt' | 'endedAt'> {
@@ -67,6 +74,29 @@ export function stripTimes(step: StepRecord): Omit<StepRecord, 'startedAt' | 'en
 function parseResult(out: string): RunResult | null {
   const line = out.split('\n').find((l) => l.startsWith('RESULT '));
   return line ? (JSON.parse(line.slice('RESULT '.length)) as RunResult) : null;
+}
+
+/** The store methods of the writes a process reported as landed (`W <n> <method>`), checked dense from 0. */
+function parseWrites(out: string): string[] {
+  const writes = [...out.matchAll(/^W (\d+) (\w+)$/gm)];
+  writes.forEach((m, i) => {
+    if (Number(m[1]) !== i) throw new Error(`write ${m[1]} reported at position ${i}`);
+  });
+  return writes.map((m) => m[2] as string);
+}
+
+/**
+ * The index of a write of step `stepIndex` of the reference run, found from its write list (a
+ * step writes intent, result, [intent], step; `action_intent` exists for action steps only).
+ */
+export function writeOfStep(ref: Reference, stepIndex: number, which: 'model_intent' | 'model_result' | 'action_intent' | 'step'): number {
+  const steps = ref.writes.flatMap((m, i) => (m === 'step' ? [i] : []));
+  const at = steps[stepIndex];
+  if (at === undefined) throw new Error(`the reference run has no step ${stepIndex}`);
+  const hasAction = ref.writes[at - 1] === 'intent' && ref.writes[at - 2] === 'result';
+  const offset = { step: 0, action_intent: 1, model_result: hasAction ? 2 : 1, model_intent: hasAction ? 3 : 2 }[which];
+  if (which === 'action_intent' && !hasAction) throw new Error(`step ${stepIndex} of the reference run has no action`);
+  return at - offset;
 }
 
 function parseCalls(out: string): Map<number, string> {
@@ -87,7 +117,7 @@ export async function referenceRun(agent: string, modelPolicy: ModelPolicy = 'sa
     const r = await runAgent(agent, modelPolicy, [dir, 'reference', join(dir, 'side.txt'), 'run']);
     const result = parseResult(r.stdout);
     if (r.code !== 0 || !result) throw new Error(`reference run failed (${r.code}): ${r.stderr}`);
-    return { agent, modelPolicy, result, side: await sideLines(join(dir, 'side.txt')), calls: parseCalls(r.stdout) };
+    return { agent, modelPolicy, result, side: await sideLines(join(dir, 'side.txt')), calls: parseCalls(r.stdout), writes: parseWrites(r.stdout) };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -108,6 +138,8 @@ export type TrialOutcome = {
   readonly startedFresh: boolean;
   /** The `callSeq`s of the model calls the resuming process made. */
   readonly resumedCallSeqs: readonly number[];
+  /** Lines of the side-effect file (one per `record` call) after both processes. */
+  readonly side: readonly string[];
   /** FileStore warnings (torn tails) the resuming process reported. */
   readonly repairs: number;
   /** Property violations; empty when the trial passed. */
@@ -146,6 +178,7 @@ export async function runTrial(ref: Reference, killAt: number, how: KillHow): Pr
       resumedStopReason: result?.stopReason ?? null,
       startedFresh: resumed.stdout.includes('NOTE log empty'),
       resumedCallSeqs: [...parseCalls(resumed.stdout).keys()],
+      side: lines,
       repairs: (resumed.stderr.match(/^WARN /gm) ?? []).length,
       problems,
     };
@@ -167,13 +200,29 @@ function checkResult(ref: Reference, result: RunResult, side: readonly string[])
     const unknown = ref.result.trajectory[got.length];
     if (!unknown?.actionRepr?.startsWith('record(') && ref.modelPolicy !== 'never') problems.push(`in_flight_unknown at step ${got.length}, which is not a never-replay action`);
     if (!unknown) problems.push(`in_flight_unknown after the last step of the reference`);
-    if (!side.every((l) => ref.side.includes(l))) problems.push(`side-effect lines not in the reference: ${JSON.stringify(side)}`);
+    problems.push(...checkSideInFlight(ref, result, side));
   } else {
     if (JSON.stringify(got) !== JSON.stringify(want)) problems.push('the resumed trajectory differs from the uninterrupted one');
     if (result.stopReason !== ref.result.stopReason || result.finalAnswer !== ref.result.finalAnswer) problems.push(`ended ${result.stopReason} / ${result.finalAnswer}, reference ${ref.result.stopReason} / ${ref.result.finalAnswer}`);
     if (JSON.stringify(side) !== JSON.stringify(ref.side)) problems.push(`side effects ${JSON.stringify(side)} differ from the reference ${JSON.stringify(ref.side)}`);
   }
   return problems;
+}
+
+/**
+ * Side effects of a run that ended `in_flight_unknown`: every never-replay action of the
+ * completed steps ran exactly once, as in the reference; the one left unknown ran at most once
+ * (it may have run before the kill); nothing after it ran.
+ */
+function checkSideInFlight(ref: Reference, result: RunResult, side: readonly string[]): string[] {
+  const n = result.trajectory.length;
+  const done = result.trajectory.filter((s) => s.actionRepr?.startsWith('record(') && s.actionStatus === 'executed').length;
+  // If the step left unknown is a record call, it may have run before the kill (its line is then
+  // the next one of the reference); under modelReplayPolicy never it may also be that step's
+  // model call, when nothing of it ran — both are allowed, twice never is.
+  const unknownIsRecord = ref.result.trajectory[n]?.actionRepr?.startsWith('record(') === true;
+  const allowed = [ref.side.slice(0, done), ...(unknownIsRecord ? [ref.side.slice(0, done + 1)] : [])].map((a) => JSON.stringify(a));
+  return allowed.includes(JSON.stringify(side)) ? [] : [`side effects ${JSON.stringify(side)}: expected ${allowed.join(' or ')} (each completed never-replay action once, the unknown one at most once)`];
 }
 
 /** A seeded PRNG (mulberry32), so a failing plan can be replayed from its seed. */
@@ -192,11 +241,11 @@ export function prng(seed: number): () => number {
  * `count` trial plans: every (write index, kill method) pair once in a shuffled order, then
  * again, so that any 128 consecutive plans hit every point of the write protocol by every method.
  */
-export function planTrials(count: number, seed: number): Array<{ readonly killAt: number; readonly how: KillHow }> {
+export function planTrials(count: number, seed: number, writes: number): Array<{ readonly killAt: number; readonly how: KillHow }> {
   const rand = prng(seed);
   const plans: Array<{ killAt: number; how: KillHow }> = [];
   while (plans.length < count) {
-    const round = KILL_HOWS.flatMap((how) => Array.from({ length: WRITES }, (_, killAt) => ({ killAt, how })));
+    const round = KILL_HOWS.flatMap((how) => Array.from({ length: writes }, (_, killAt) => ({ killAt, how })));
     for (let i = round.length - 1; i > 0; i--) {
       const j = Math.floor(rand() * (i + 1));
       [round[i], round[j]] = [round[j] as (typeof round)[number], round[i] as (typeof round)[number]];
@@ -207,12 +256,14 @@ export function planTrials(count: number, seed: number): Array<{ readonly killAt
 }
 
 /**
- * Plans for `refs` references run by {@link runTrials} (plan i against reference i mod `refs`):
- * each reference gets its own seeded rotation of every (write index, kill method) pair.
+ * Plans for the references run by {@link runTrials} (plan i against reference i mod their
+ * number): each reference gets its own seeded rotation of every (write index, kill method) pair
+ * over the writes its own counting run made.
  */
-export function planInterleaved(count: number, seed: number, refs: number): Array<{ readonly killAt: number; readonly how: KillHow }> {
-  const per = Array.from({ length: refs }, (_, j) => planTrials(Math.ceil(count / refs), seed + j));
-  return Array.from({ length: count }, (_, i) => per[i % refs]?.[Math.floor(i / refs)] as { killAt: number; how: KillHow });
+export function planInterleaved(count: number, seed: number, refs: readonly Reference[]): Array<{ readonly killAt: number; readonly how: KillHow }> {
+  const n = refs.length;
+  const per = refs.map((ref, j) => planTrials(Math.ceil(count / n), seed + j, ref.writes.length));
+  return Array.from({ length: count }, (_, i) => per[i % n]?.[Math.floor(i / n)] as { killAt: number; how: KillHow });
 }
 
 /**
