@@ -188,7 +188,20 @@ describe('public export names (reviewed here on purpose: a change to this list i
   });
 
   it('src/testing/index.ts (polyloop/testing) exports exactly these runtime names', () => {
-    expect(Object.keys(testing).sort()).toEqual(['SimulatedCrashError', 'collectingSink', 'faultyStore', 'jsonActionInterpreter', 'scriptedModel', 'sleep']);
+    expect(Object.keys(testing).sort()).toEqual([
+      'ContractViolationError',
+      'SimulatedCrashError',
+      'actionExecutorContract',
+      'collectingSink',
+      'decisionInterpreterContract',
+      'eventSinkContract',
+      'faultyStore',
+      'jsonActionInterpreter',
+      'modelCallerContract',
+      'runStoreContract',
+      'scriptedModel',
+      'sleep',
+    ]);
   });
 
   it('the core entry exports every error class SPEC §2 and §7 name', () => {
