@@ -9,10 +9,15 @@
  * A subclass that does not set its own `name` is named by its constructor.
  */
 export function describeError(e: unknown): string {
-  if (!(e instanceof Error)) return `Error: ${String(e)}`;
-  const ctor = (e as { constructor?: { name?: unknown } }).constructor?.name;
-  const name = e.name === 'Error' && typeof ctor === 'string' && ctor !== '' ? ctor : e.name;
-  return `${name}: ${e.message}`;
+  // A seam may throw anything, including values whose toString or getters throw themselves.
+  try {
+    if (!(e instanceof Error)) return `Error: ${String(e)}`;
+    const ctor = (e as { constructor?: { name?: unknown } }).constructor?.name;
+    const name = e.name === 'Error' && typeof ctor === 'string' && ctor !== '' ? ctor : e.name;
+    return `${String(name)}: ${String(e.message)}`;
+  } catch {
+    return 'Error: (a thrown value that cannot be described)';
+  }
 }
 
 /** Machine-readable error codes, one per class. */

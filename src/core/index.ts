@@ -16,7 +16,7 @@ export {
   ToolEnvironmentError,
 } from './errors.ts';
 export type { PolyLoopErrorCode } from './errors.ts';
-export { contentProblem, jsonProblem, MAX_JSON_DEPTH, messageProblem, modelReplyProblem } from './internal/values.ts';
+export { contentProblem, decisionProblem, jsonProblem, MAX_JSON_DEPTH, messageProblem, modelReplyProblem, outcomeProblem } from './internal/values.ts';
 export { InMemoryStore } from './memory-store.ts';
 export { checkRequest as validateRunRequest } from './request.ts';
 export type { AgentConfig, AgentDefinition, AgentParams, RunOptions, RunRequest, SyntheticObservations } from './request.ts';

@@ -4,15 +4,52 @@
  * @module
  */
 import { CorruptLogError, SchemaVersionError } from './errors.ts';
-import { RECORD_KINDS, STEP_DEFAULTS, STOP_REASONS } from './types.ts';
-import type { JsonValue, LogRecord } from './types.ts';
+import { RECORD_KINDS, STEP_DEFAULTS, STEP_FIELDS, STOP_REASONS } from './types.ts';
+import type { JsonValue, LogRecord, StepRecord } from './types.ts';
 
 /** The record schema major this library reads and writes (see `RECORD_VERSION` for history). */
 export const RECORD_MAJOR = 1;
 
-/** Encode one record as a single line of JSON (no trailing newline). */
+/**
+ * Encode one record as a single line of JSON (no trailing newline), its keys in the canonical
+ * order of its kind: one record has one encoding, whoever built the object.
+ */
 export function encodeRecord(rec: LogRecord): string {
-  return JSON.stringify(rec);
+  return JSON.stringify(isObj(rec) && typeof rec['kind'] === 'string' ? canonicalOrder(rec as unknown as Obj) : rec);
+}
+
+const ORDER: Readonly<Record<string, readonly string[]>> = {
+  run_started: ['kind', 'v', 'runId', 'snapshot', 'snapshotHash', 'startedAt'],
+  intent: ['kind', 'v', 'intent', 'stepIndex', 'callSeq', 'resultId', 'replayPolicy', 'decision'],
+  result: ['kind', 'v', 'resultId', 'stepIndex', 'callSeq', 'reply'],
+  step: ['kind', 'v', 'step', 'actionResult'],
+  run_ended: ['kind', 'v', 'stopReason', 'finalAnswer', 'steps', 'validActions', 'eventDeliveryFailures', 'endedAt'],
+};
+const REPLY_ORDER = ['callId', 'text', 'reasoning', 'toolCalls', 'content'];
+
+/** `obj`'s own keys, those named in `order` first and in that order, then the rest as they were. */
+function ordered(obj: Obj, order: readonly string[]): Obj {
+  const out: Obj = {};
+  for (const key of order) if (key in obj) out[key] = obj[key];
+  for (const key of Object.keys(obj)) if (!(key in out)) out[key] = obj[key];
+  return out;
+}
+
+function canonicalOrder(r: Obj): Obj {
+  const order = ORDER[r['kind'] as string];
+  if (!order) return r;
+  const out = ordered(r, order);
+  if (r['kind'] === 'step' && isObj(r['step'])) out['step'] = ordered(r['step'], STEP_FIELDS);
+  if (r['kind'] === 'result' && isObj(r['reply'])) out['reply'] = ordered(r['reply'], REPLY_ORDER);
+  return out;
+}
+
+/**
+ * A step record with its keys in the canonical order (`STEP_FIELDS`, then unknown extra keys),
+ * so a live record and the same record decoded from a log serialise byte-identically.
+ */
+export function orderStep(step: StepRecord): StepRecord {
+  return ordered(step as unknown as Obj, STEP_FIELDS) as unknown as StepRecord;
 }
 
 /** JSON with object keys sorted at every level: equal values give equal strings. */
@@ -52,7 +89,7 @@ function checkBody(r: Obj): Obj {
       need(typeof r['runId'] === 'string', 'run_started.runId must be a string');
       need(isObj(r['snapshot']), 'run_started.snapshot must be an object');
       need(typeof r['snapshotHash'] === 'string', 'run_started.snapshotHash must be a string');
-      return r;
+      return canonicalOrder(r);
     case 'intent':
       need(r['intent'] === 'model_call' || r['intent'] === 'action', 'intent.intent must be "model_call" or "action"');
       need(isInt(r['stepIndex']), 'intent.stepIndex must be a non-negative integer');
@@ -60,14 +97,14 @@ function checkBody(r: Obj): Obj {
       need(r['replayPolicy'] === 'safe' || r['replayPolicy'] === 'never', 'intent.replayPolicy must be "safe" or "never"');
       if (r['intent'] === 'action') need(isObj(r['decision']) && r['decision']['kind'] === 'action', 'action intent must hold an action decision');
       else need(isInt(r['callSeq']), 'intent.callSeq must be a non-negative integer');
-      return r;
+      return canonicalOrder(r);
     case 'result': {
       need(typeof r['resultId'] === 'string', 'result.resultId must be a string');
       need(isInt(r['stepIndex']) && isInt(r['callSeq']), 'result.stepIndex and callSeq must be non-negative integers');
       const reply = r['reply'];
       need(isObj(reply) && typeof reply['text'] === 'string' && isStrOrNull(reply['callId']), 'result.reply must hold text and callId');
       const rp = reply as Obj;
-      return { ...r, reply: { reasoning: null, toolCalls: [], content: null, ...rp } };
+      return canonicalOrder({ ...r, reply: { reasoning: null, toolCalls: [], content: null, ...rp } });
     }
     case 'step': {
       const step = r['step'];
@@ -75,12 +112,12 @@ function checkBody(r: Obj): Obj {
       const ar = r['actionResult'] ?? null;
       need(ar === null || (isObj(ar) && typeof ar['resultId'] === 'string' && isObj(ar['outcome'])), 'step.actionResult must be null or hold resultId and outcome');
       const s = step as Obj;
-      return { ...r, actionResult: ar, step: { ...STEP_DEFAULTS, callSeq: s['stepIndex'], ...s } };
+      return canonicalOrder({ ...r, actionResult: ar, step: { ...STEP_DEFAULTS, callSeq: s['stepIndex'], ...s } });
     }
     case 'run_ended':
       need(typeof r['stopReason'] === 'string' && REASONS.has(r['stopReason']), 'run_ended.stopReason is not a known stop reason');
       need(isInt(r['steps']) && isInt(r['validActions']), 'run_ended.steps and validActions must be non-negative integers');
-      return { finalAnswer: null, eventDeliveryFailures: 0, endedAt: '', ...r };
+      return canonicalOrder({ finalAnswer: null, eventDeliveryFailures: 0, endedAt: '', ...r });
     default:
       throw new Shape('unknown kind');
   }

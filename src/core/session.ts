@@ -3,22 +3,25 @@
  * loop. Writes follow SPEC §3 (four writes, two barriers), stops follow §4, recovery §5.
  * @module
  */
+import { Cancellation, GRACE_EXPIRED } from './cancellation.ts';
 import { describeError, isPolyLoopError, RunExistsError, RunIdentityMismatchError, RunNotFoundError, StoreError } from './errors.ts';
 import { assemblePrefix, messagesSize, stepHistory, toolsSize } from './internal/assembly.ts';
 import { countStep, countSteps, stopAfterStep, stopBeforeModelCall } from './internal/stopping.ts';
 import type { Counters } from './internal/stopping.ts';
 import { classifyLog, diffSnapshots } from './internal/recovery.ts';
 import type { InFlight, LogState } from './internal/recovery.ts';
+import { decisionProblem, modelReplyProblem, outcomeProblem } from './internal/values.ts';
 import type { EventSink, RunStore, StoreWarning } from './ports.ts';
 import { buildSnapshot, checkAgentConfig, checkRequest, sha256Hex } from './request.ts';
 import type { AgentConfig, AgentDefinition, RunOptions, RunRequest } from './request.ts';
-import { canonicalJson } from './serialization.ts';
+import { canonicalJson, orderStep } from './serialization.ts';
 import { RegistryExecutor } from './tools.ts';
 import { RECORD_VERSION, STEP_DEFAULTS } from './types.ts';
 import type {
   ActionDecision,
   ActionOutcome,
   Decision,
+  JsonValue,
   Message,
   ModelReply,
   ModelToolSchema,
@@ -85,10 +88,13 @@ async function drive(agent: AgentDefinition, request: RunRequest, opts: RunOptio
   signal.throwIfAborted();
   const { store } = agent;
   const { runId } = request;
-  const release = store.acquire ? await guarded(runId, 'acquire', () => store.acquire!(runId, { signal }), signal) : null;
+  const cancel = new Cancellation(signal, request.cancelGraceMs);
+  let release: (() => Promise<void>) | null = null;
+  let driver: RunDriver | null = null;
   try {
+    if (store.acquire) release = await acquireLease(cancel, runId, store);
     const warnings: StoreWarning[] = [];
-    const log = await guarded(runId, 'readLog', () => store.readLog(runId, { onWarning: (w) => void warnings.push(w) }), signal);
+    const log = await guardedRead(runId, 'readLog', () => cancel.seam(() => store.readLog(runId, { onWarning: (w) => void warnings.push(w) })), signal);
     const state = classifyLog(log);
     if (mode === 'run' && state.kind !== 'not_started') throw new RunExistsError(runId);
     if (mode === 'resume' && state.kind === 'not_started') throw new RunNotFoundError(runId);
@@ -101,24 +107,43 @@ async function drive(agent: AgentDefinition, request: RunRequest, opts: RunOptio
       const { ended, steps } = state;
       return { runId, stopReason: ended.stopReason, finalAnswer: ended.finalAnswer, steps: ended.steps, validActions: ended.validActions, eventDeliveryFailures: ended.eventDeliveryFailures, trajectory: steps };
     }
-    return await new RunDriver(agent, request, signal).drive(state, snapshot, warnings);
+    driver = new RunDriver(agent, request, cancel);
+    return await driver.drive(state, snapshot, warnings);
   } finally {
-    if (release) await release().catch(() => undefined);
+    cancel.dispose();
+    const unlock = release;
+    // A write the grace period gave up on may still land: the lease outlives it, so no second
+    // driver can append before it (decision 0012). The caller does not wait for that.
+    const abandoned = driver?.abandonedWrite ?? null;
+    if (unlock && abandoned) void abandoned.then(unlock, unlock).catch(() => undefined);
+    else if (unlock) await unlock().catch(() => undefined);
   }
 }
 
 /**
- * Store calls: a failure becomes `StoreError`. Reads and the lease (given `signal`) pass the
- * library's own errors through (decision 0004) and an abort while waiting as `signal.reason`.
+ * Take the store's lease, giving up when the signal aborts even if the store ignores it; a
+ * lease granted after that is handed straight back.
  */
-async function guarded<T>(runId: string, operation: string, fn: () => Promise<T>, readSignal?: AbortSignal): Promise<T> {
+async function acquireLease(cancel: Cancellation, runId: string, store: RunStore): Promise<() => Promise<void>> {
+  const pending = Promise.resolve().then(() => store.acquire!(runId, { signal: cancel.signal }));
+  try {
+    return await guardedRead(runId, 'acquire', () => cancel.seam(() => pending), cancel.signal);
+  } catch (e) {
+    pending.then((late) => late().catch(() => undefined), () => undefined);
+    throw e;
+  }
+}
+
+/**
+ * A read or the lease: a failure becomes `StoreError`, except the library's own errors
+ * (decision 0004) and an abort, which pass through as `signal.reason`.
+ */
+async function guardedRead<T>(runId: string, operation: string, fn: () => Promise<T>, signal: AbortSignal): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    if (readSignal) {
-      if (readSignal.aborted && e === readSignal.reason) throw e;
-      if (isPolyLoopError(e) && e.code !== 'store_error') throw e;
-    }
+    if (signal.aborted && e === signal.reason) throw e;
+    if (isPolyLoopError(e) && e.code !== 'store_error') throw e;
     throw e instanceof StoreError ? e : new StoreError(runId, operation, e);
   }
 }
@@ -132,6 +157,7 @@ class RunDriver {
   readonly #agent: AgentDefinition;
   readonly #req: RunRequest;
   readonly #signal: AbortSignal;
+  readonly #cancel: Cancellation;
   readonly #runId: string;
   readonly #tools: readonly ModelToolSchema[];
   readonly #trajectory: StepRecord[] = [];
@@ -141,11 +167,20 @@ class RunDriver {
   #historySize = 0;
   #counters: Counters = { steps: 0, validActions: 0 };
   #deliveryFailures = 0;
+  /** A write failed: nothing more may be written to this log by this driver (SPEC §2). */
+  #writeFailed = false;
+  /** The `run_ended` record landed: the run is over, whatever happens next. */
+  #endWritten = false;
+  /** The `run_ended` event went out (or the run settled): no event may follow it. */
+  #closed = false;
+  /** A write the grace period gave up on; it may still land. */
+  abandonedWrite: Promise<unknown> | null = null;
 
-  constructor(agent: AgentDefinition, request: RunRequest, signal: AbortSignal) {
+  constructor(agent: AgentDefinition, request: RunRequest, cancel: Cancellation) {
     this.#agent = agent;
     this.#req = request;
-    this.#signal = signal;
+    this.#cancel = cancel;
+    this.#signal = cancel.signal;
     this.#runId = request.runId;
     this.#tools = request.tools.modelSchemas();
   }
@@ -185,15 +220,19 @@ class RunDriver {
       if (reason === 'cancelled') throw this.#signal.reason;
       return await this.#end(reason);
     } catch (e) {
-      if (this.#signal.aborted) await this.#endCancelled();
+      // Abort wins, but nothing is written after a failed or abandoned write, nor after the end.
+      if (this.#signal.aborted && !this.#writeFailed && this.abandonedWrite === null && !this.#endWritten) {
+        await this.#end('cancelled').catch(() => undefined);
+      }
       throw this.#signal.aborted ? this.#signal.reason : e;
+    } finally {
+      this.#closed = true;
     }
   }
 
   /** One step: model call, interpretation, action — entered at the phase `entry` names. */
   async #step(stepIndex: number, entry: StepEntry): Promise<StepRecord | typeof IN_FLIGHT_UNKNOWN> {
     const startedAt = now();
-    const req = this.#req;
     await this.#emit({ type: 'step_started', runId: this.#runId, stepIndex });
     let reply: ResultRecord['reply'];
     if (entry.phase === 'fresh' || entry.phase === 'model_call') {
@@ -209,12 +248,12 @@ class RunDriver {
     if (entry.phase === 'action') {
       decision = entry.action.decision;
     } else {
-      try {
-        decision = this.#agent.interpreter.interpret(toModelReply(reply), { tools: req.tools });
-      } catch (e) {
-        await this.#emit({ type: 'decision', runId: this.#runId, stepIndex, decision: 'interpreter_error', summary: describeError(e) });
-        return this.#finishStep(stepIndex, startedAt, { ...base, decision: 'interpreter_error', observation: describeError(e) }, null);
+      const interpreted = this.#interpret(reply);
+      if ('failure' in interpreted) {
+        await this.#emit({ type: 'decision', runId: this.#runId, stepIndex, decision: 'interpreter_error', summary: interpreted.failure });
+        return this.#finishStep(stepIndex, startedAt, { ...base, decision: 'interpreter_error', observation: interpreted.failure }, null);
       }
+      decision = interpreted.decision;
       await this.#emit({ type: 'decision', runId: this.#runId, stepIndex, decision: decision.kind, summary: summarize(decision) });
     }
     const history = { historyText: decision.historyText, historyContent: decision.historyContent ?? null };
@@ -224,14 +263,16 @@ class RunDriver {
     const resultId = `s${stepIndex}.action`;
     // No new side effect after an abort, even if the model ignored the signal and replied.
     this.#signal.throwIfAborted();
+    const refusal = this.#refusal(decision);
     if (entry.phase === 'action') {
       if (entry.action.replayPolicy === 'never') return IN_FLIGHT_UNKNOWN;
     } else {
-      const replayPolicy = this.#replayPolicyOf(decision);
+      const replayPolicy = refusal === null ? this.#replayPolicyOf(decision) : 'safe';
       await this.#write('intent', (s) => s.intent(this.#runId, { kind: 'intent', v: RECORD_VERSION, intent: 'action', stepIndex, resultId, replayPolicy, decision }));
+      this.#signal.throwIfAborted();
     }
     await this.#emit({ type: 'action_started', runId: this.#runId, stepIndex, resultId, action: decision.action, replayed: entry.phase === 'action' });
-    const { outcome, completedRun } = await this.#execute(decision, stepIndex, resultId);
+    const { outcome, completedRun } = refusal ?? (await this.#execute(decision, stepIndex, resultId));
     await this.#emit({ type: 'action_finished', runId: this.#runId, stepIndex, resultId, outcome });
     return this.#finishStep(
       stepIndex,
@@ -264,12 +305,15 @@ class RunDriver {
     await this.#emit({ type: 'model_call_started', runId: this.#runId, stepIndex, callSeq, resultId, replayed });
     let deltas: Promise<void> = Promise.resolve();
     const onDelta = (delta: string): void => {
+      // An abandoned call may go on streaming: nothing of it reaches the sink after an abort.
+      if (this.#signal.aborted || this.#closed || typeof delta !== 'string') return;
       deltas = deltas.then(() => this.#emit({ type: 'model_delta', runId: this.#runId, stepIndex, callSeq, delta }));
     };
-    let raw: ModelReply;
+    let raw: unknown;
     try {
-      raw = await this.#agent.model.call({ messages: this.#messages, callSeq, runId: this.#runId, resultId, binding: req.modelBinding, tools: this.#tools, signal: this.#signal, onDelta });
-      if (raw.callId === '') throw new TypeError('the model caller returned callId "" (use null when there is no id)');
+      raw = await this.#cancel.seam(() => this.#agent.model.call({ messages: this.#messages, callSeq, runId: this.#runId, resultId, binding: req.modelBinding, tools: this.#tools, signal: this.#signal, onDelta }));
+      const problem = modelReplyProblem(raw);
+      if (problem !== null) throw new TypeError(`the model caller returned a malformed reply: ${problem}`);
     } catch (e) {
       await deltas;
       this.#signal.throwIfAborted();
@@ -278,36 +322,79 @@ class RunDriver {
       return { failure };
     }
     await deltas;
-    const reply = { callId: raw.callId, text: raw.text, reasoning: raw.reasoning, toolCalls: raw.toolCalls ?? [], content: raw.content ?? null };
+    const reply = copyReply(raw as ModelReply);
     await this.#write('result', (s) => s.result(this.#runId, resultId, { kind: 'result', v: RECORD_VERSION, resultId, stepIndex, callSeq, reply }));
     await this.#emit({ type: 'model_call_finished', runId: this.#runId, stepIndex, callSeq, callId: reply.callId, error: null });
     return { reply };
   }
 
-  #replayPolicyOf(decision: ActionDecision): ReplayPolicy {
-    const ex = this.#req.executor;
-    return ex instanceof RegistryExecutor ? ex.replayPolicyFor(decision.action) : (ex.replayPolicy ?? 'never');
+  /**
+   * Interpret a stored reply. A throw, or a decision that breaks the contract (and so could not
+   * be stored and read back), is an interpreter failure (§7, decision 0012).
+   */
+  #interpret(reply: ResultRecord['reply']): { decision: Decision } | { failure: string } {
+    try {
+      const decision: unknown = this.#agent.interpreter.interpret(toModelReply(reply), { tools: this.#req.tools });
+      const problem = decisionProblem(decision);
+      if (problem !== null) throw new TypeError(`the interpreter returned a malformed decision: ${problem}`);
+      // A copy of what will be stored: the live decision equals the one a resume reads back.
+      return { decision: deepFreeze(JSON.parse(JSON.stringify(decision)) as Decision) };
+    } catch (e) {
+      return { failure: describeError(e) };
+    }
   }
 
-  /** Run the action. A custom executor's throw (not abort) is an `env_error` outcome (§7). */
+  /**
+   * The outcome of an action the library refuses before any executor sees it: a custom
+   * executor next to a non-empty `request.tools` gets only tool calls that validate (SPEC §7).
+   * The registry executor validates on its own, with the same sentence.
+   */
+  #refusal(decision: ActionDecision): { outcome: ActionOutcome; completedRun: false } | null {
+    const { executor, tools } = this.#req;
+    if (executor instanceof RegistryExecutor || decision.action.kind !== 'tool_call' || tools.names().length === 0) return null;
+    const valid = tools.validate(decision.action);
+    if (valid.ok) return null;
+    return { outcome: freezeOutcome({ status: 'not_executed', observation: `Not executed: ${valid.message}.`, observationIsSynthetic: true, envReportedCompletion: false, observationTruncatedChars: 0 }), completedRun: false };
+  }
+
+  /**
+   * The replay policy of an action (SPEC §7): the named tool declares it, whatever the
+   * executor; a custom executor's explicit `'never'` makes it stricter, never looser. An action
+   * naming no known tool, or a code action, takes the executor's own policy (default `'never'`).
+   */
+  #replayPolicyOf(decision: ActionDecision): ReplayPolicy {
+    const ex = this.#req.executor;
+    if (ex instanceof RegistryExecutor) return ex.replayPolicyFor(decision.action);
+    const tool = decision.action.kind === 'tool_call' ? this.#req.tools.get(decision.action.name) : undefined;
+    if (tool) return ex.replayPolicy === 'never' ? 'never' : tool.replayPolicy;
+    return ex.replayPolicy ?? 'never';
+  }
+
+  /** Run the action. A custom executor's throw (not abort) or malformed outcome is `env_error` (§7). */
   async #execute(decision: ActionDecision, stepIndex: number, resultId: string): Promise<{ outcome: ActionOutcome; completedRun: boolean }> {
     const ex = this.#req.executor;
     const ctx = { runId: this.#runId, stepIndex, resultId, signal: this.#signal };
     try {
-      if (ex instanceof RegistryExecutor) return await ex.executeTracked(decision.action, ctx);
-      const outcome = await ex.execute(decision.action, ctx);
+      if (ex instanceof RegistryExecutor) {
+        const tracked = await this.#cancel.seam(() => ex.executeTracked(decision.action, ctx));
+        return { outcome: freezeOutcome(tracked.outcome), completedRun: tracked.completedRun };
+      }
+      const raw: unknown = await this.#cancel.seam(() => ex.execute(decision.action, ctx));
+      const problem = outcomeProblem(raw);
+      if (problem !== null) throw new TypeError(`the executor returned a malformed outcome: ${problem}`);
+      const outcome = freezeOutcome(raw as ActionOutcome);
       const tool = decision.action.kind === 'tool_call' ? this.#req.tools.get(decision.action.name) : undefined;
       return { outcome, completedRun: outcome.status === 'executed' && tool?.completesRun === true };
     } catch (e) {
       this.#signal.throwIfAborted();
-      const outcome: ActionOutcome = { status: 'env_error', observation: describeError(e), observationIsSynthetic: false, envReportedCompletion: false, observationTruncatedChars: 0 };
+      const outcome = freezeOutcome({ status: 'env_error', observation: describeError(e), observationIsSynthetic: false, envReportedCompletion: false, observationTruncatedChars: 0 });
       return { outcome, completedRun: false };
     }
   }
 
   /** Build the step record, write it (atomically with the action result), announce it. */
   async #finishStep(stepIndex: number, startedAt: string, fields: Partial<StepRecord> & Pick<StepRecord, 'decision'>, actionResult: { resultId: string; outcome: ActionOutcome } | null): Promise<StepRecord> {
-    const step: StepRecord = { ...STEP_DEFAULTS, stepIndex, callSeq: stepIndex, ...fields, startedAt, endedAt: now() };
+    const step = deepFreeze(orderStep({ ...STEP_DEFAULTS, stepIndex, callSeq: stepIndex, ...fields, startedAt, endedAt: now() }));
     await this.#write('step', (s) => s.step(this.#runId, { kind: 'step', v: RECORD_VERSION, step, actionResult }));
     await this.#emit({ type: 'step_finished', runId: this.#runId, stepIndex, step });
     return step;
@@ -326,44 +413,91 @@ class RunDriver {
     const finalAnswer = stopReason === 'final_answer' ? (this.#trajectory.at(-1)?.finalAnswer ?? null) : null;
     const { steps, validActions } = this.#counters;
     await this.#write('runEnded', (s) => s.runEnded(this.#runId, { kind: 'run_ended', v: RECORD_VERSION, stopReason, finalAnswer, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, endedAt: now() }));
+    this.#endWritten = true;
     await this.#emit({ type: 'run_ended', runId: this.#runId, stopReason, finalAnswer, steps, validActions });
+    this.#closed = true;
     return { runId: this.#runId, stopReason, finalAnswer, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, trajectory: this.#trajectory };
   }
 
-  /** Abort wins: the same end, cancelled, raced against the grace period; its failures are swallowed. */
-  async #endCancelled(): Promise<void> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.#req.cancelGraceMs)));
-    await Promise.race([this.#end('cancelled').catch(() => undefined), grace]);
-    if (timer !== undefined) clearTimeout(timer);
-  }
-
+  /**
+   * One write. A failure becomes `StoreError` and stops all writing; after an abort the write is
+   * waited for at most until the grace period ends, then abandoned (it may still land) and the
+   * run rejects with `signal.reason`.
+   */
   async #write(operation: string, fn: (store: RunStore) => Promise<void>): Promise<void> {
-    await guarded(this.#runId, operation, () => fn(this.#agent.store));
-  }
-
-  /** Deliver in order, awaited; a failure is counted, never re-emitted. */
-  async #emit(event: RunEvent): Promise<void> {
-    const sink: EventSink = this.#agent.events;
+    const { settled, pending } = this.#cancel.bounded(() => fn(this.#agent.store));
+    let outcome: void | typeof GRACE_EXPIRED;
     try {
-      await sink.deliver(event);
-    } catch {
-      this.#deliveryFailures++;
+      outcome = await settled;
+    } catch (e) {
+      this.#writeFailed = true;
+      throw e instanceof StoreError ? e : new StoreError(this.#runId, operation, e);
+    }
+    if (outcome === GRACE_EXPIRED) {
+      this.abandonedWrite = pending;
+      throw this.#signal.reason;
     }
   }
+
+  /**
+   * Deliver in order, awaited; a failure is counted, never re-emitted. Events are frozen, so a
+   * sink cannot change what the run goes on with. Before the end, a delivery is abandoned when
+   * the signal aborts; the `run_ended` event of a cancelled run waits at most for the grace period.
+   */
+  async #emit(event: RunEvent): Promise<void> {
+    if (this.#closed) return;
+    const sink: EventSink = this.#agent.events;
+    Object.freeze(event);
+    let delivered: void | Promise<void>;
+    try {
+      delivered = sink.deliver(event);
+    } catch {
+      this.#deliveryFailures++;
+      return;
+    }
+    if (!isThenable(delivered)) return;
+    const late = this.#signal.aborted && event.type === 'run_ended';
+    try {
+      if (late) await this.#cancel.bounded(() => delivered).settled;
+      else await this.#cancel.seam(() => delivered);
+    } catch (e) {
+      if (!(this.#signal.aborted && e === this.#signal.reason)) this.#deliveryFailures++;
+    }
+  }
+}
+
+function isThenable(v: unknown): v is Promise<void> {
+  return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
+}
+
+/** A checked reply, copied into plain stored form: later changes by the caller reach nothing. */
+function copyReply(raw: ModelReply): ResultRecord['reply'] {
+  const toolCalls = raw.toolCalls && raw.toolCalls.length > 0 ? (JSON.parse(JSON.stringify(raw.toolCalls)) as ResultRecord['reply']['toolCalls']) : [];
+  const content = raw.content ? (JSON.parse(JSON.stringify(raw.content)) as ResultRecord['reply']['content']) : null;
+  return { callId: raw.callId, text: raw.text, reasoning: raw.reasoning ?? null, toolCalls, content };
+}
+
+function freezeOutcome(o: ActionOutcome): ActionOutcome {
+  return Object.freeze({ status: o.status, observation: o.observation, observationIsSynthetic: o.observationIsSynthetic, envReportedCompletion: o.envReportedCompletion, observationTruncatedChars: o.observationTruncatedChars });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value) as JsonValue[]) deepFreeze(v);
+  }
+  return value;
 }
 
 function toModelReply(reply: ResultRecord['reply']): ModelReply {
   return { callId: reply.callId, text: reply.text, reasoning: reply.reasoning, toolCalls: reply.toolCalls, ...(reply.content ? { content: reply.content } : {}) };
 }
 
-
 function summarize(decision: Decision): string {
   if (decision.kind === 'action') return decision.trajectoryRepr;
   if (decision.kind === 'final') return decision.answer;
   return decision.explanation;
 }
-
 
 function now(): string {
   return new Date().toISOString();

@@ -155,6 +155,30 @@ export type StepRecord = {
   readonly endedAt: string;
 };
 
+/** The step record's fields in their canonical order: live and decoded records list keys in this order. */
+export const STEP_FIELDS = [
+  'stepIndex',
+  'callSeq',
+  'modelCallId',
+  'modelText',
+  'reasoning',
+  'decision',
+  'actionRepr',
+  'historyText',
+  'historyContent',
+  'observation',
+  'observationIsSynthetic',
+  'actionStatus',
+  'envReportedCompletion',
+  'observationTruncatedChars',
+  'finalAnswer',
+  'explanation',
+  'toolCallId',
+  'toolCompletedRun',
+  'startedAt',
+  'endedAt',
+] as const satisfies readonly (keyof StepRecord)[];
+
 /**
  * Defaults of the step record's optional fields: what a decoder fills in for a field an older
  * writer did not write, and what a step starts from before its facts are known.

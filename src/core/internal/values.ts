@@ -134,3 +134,58 @@ export function modelReplyProblem(reply: unknown): string | null {
   if (content !== undefined && content !== null) return contentProblem(content, 'content');
   return null;
 }
+
+function actionProblem(action: unknown, path: string): string | null {
+  if (!isPlainObject(action)) return `${path} must be an object, got ${kindOf(action)}`;
+  if (action['kind'] === 'code') return str(action, 'source', path);
+  if (action['kind'] !== 'tool_call') return `${path}.kind must be "tool_call" or "code", got ${JSON.stringify(action['kind']) ?? kindOf(action['kind'])}`;
+  return (
+    str(action, 'name', path) ??
+    (action['id'] === undefined ? null : str(action, 'id', path)) ??
+    jsonProblem(action['arguments'], `${path}.arguments`)
+  );
+}
+
+/**
+ * The first way `decision` breaks the `Decision` contract, or null: a known `kind`, its string
+ * fields, a well-formed action (JSON arguments within the depth limit), `historyText` a string
+ * and `historyContent` (optional) valid blocks.
+ */
+export function decisionProblem(decision: unknown): string | null {
+  if (!isPlainObject(decision)) return `the decision must be an object, got ${kindOf(decision)}`;
+  const problem =
+    str(decision, 'historyText', 'decision') ??
+    (decision['historyContent'] === undefined ? null : contentProblem(decision['historyContent'], 'decision.historyContent'));
+  if (problem) return problem;
+  switch (decision['kind']) {
+    case 'action':
+      return str(decision, 'trajectoryRepr', 'decision') ?? actionProblem(decision['action'], 'decision.action');
+    case 'final':
+      return str(decision, 'answer', 'decision');
+    case 'invalid':
+      return str(decision, 'explanation', 'decision');
+    default:
+      return `decision.kind must be "action", "final" or "invalid", got ${JSON.stringify(decision['kind']) ?? kindOf(decision['kind'])}`;
+  }
+}
+
+/**
+ * The first way `outcome` breaks the `ActionOutcome` contract, or null: `status` one of
+ * executed / not_executed / env_error, `observation` a string, the two flags booleans,
+ * `observationTruncatedChars` a non-negative integer.
+ */
+export function outcomeProblem(outcome: unknown): string | null {
+  if (!isPlainObject(outcome)) return `the outcome must be an object, got ${kindOf(outcome)}`;
+  const status = outcome['status'];
+  if (status !== 'executed' && status !== 'not_executed' && status !== 'env_error') {
+    return `outcome.status must be "executed", "not_executed" or "env_error", got ${JSON.stringify(status) ?? kindOf(status)}`;
+  }
+  const problem = str(outcome, 'observation', 'outcome');
+  if (problem) return problem;
+  for (const key of ['observationIsSynthetic', 'envReportedCompletion']) {
+    if (typeof outcome[key] !== 'boolean') return `outcome.${key} must be a boolean, got ${kindOf(outcome[key])}`;
+  }
+  const truncated = outcome['observationTruncatedChars'];
+  if (!Number.isSafeInteger(truncated) || (truncated as number) < 0) return `outcome.observationTruncatedChars must be a non-negative integer, got ${kindOf(truncated)}`;
+  return null;
+}

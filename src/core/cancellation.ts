@@ -1,0 +1,110 @@
+/**
+ * How a run waits on code it does not control once its signal may abort (SPEC §2, decision 0012):
+ * a seam (model call, action, event delivery) is abandoned the moment the signal aborts, and a
+ * store write is waited for at most `cancelGraceMs` after the abort. Either way `run`/`resume`
+ * settle on time whatever the seam does; what settles late is ignored.
+ *
+ * One abort listener per run serves every wait (a listener or a `Promise.race` per wait would
+ * cost microseconds, or memory, on every step).
+ * @module
+ */
+
+/** What {@link Cancellation.bounded} resolves with when the grace period ran out first. */
+export const GRACE_EXPIRED: unique symbol = Symbol('grace_expired');
+
+type Waiter = () => void;
+
+/** The abort and grace-period bookkeeping of one run. */
+export class Cancellation {
+  readonly signal: AbortSignal;
+  readonly #graceMs: number;
+  readonly #onAbort = new Set<Waiter>();
+  readonly #onGraceOver = new Set<Waiter>();
+  #graceOver = false;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #listener = (): void => this.#aborted();
+
+  constructor(signal: AbortSignal, graceMs: number) {
+    this.signal = signal;
+    this.#graceMs = graceMs;
+    if (signal.aborted) this.#aborted();
+    else signal.addEventListener('abort', this.#listener, { once: true });
+  }
+
+  /** Whether the grace period after the abort has run out. */
+  get graceOver(): boolean {
+    return this.#graceOver;
+  }
+
+  /**
+   * `fn()`'s promise, or a rejection with `signal.reason` as soon as the signal aborts (the seam
+   * is abandoned: whatever it does later changes nothing). A synchronous throw rejects.
+   */
+  seam<T>(fn: () => T | Promise<T>): Promise<T> {
+    const p = start(fn);
+    if (this.signal.aborted) {
+      p.catch(noop);
+      return Promise.reject(this.signal.reason);
+    }
+    return this.#wait(p, this.#onAbort, () => Promise.reject(this.signal.reason));
+  }
+
+  /**
+   * `fn()`'s promise, or {@link GRACE_EXPIRED} once `cancelGraceMs` have passed since the abort.
+   * Before any abort it waits as long as `fn` takes.
+   */
+  bounded<T>(fn: () => T | Promise<T>): { readonly settled: Promise<T | typeof GRACE_EXPIRED>; readonly pending: Promise<T> } {
+    const p = start(fn);
+    if (this.#graceOver) {
+      p.catch(noop);
+      return { settled: Promise.resolve(GRACE_EXPIRED), pending: p };
+    }
+    return { settled: this.#wait<T | typeof GRACE_EXPIRED>(p, this.#onGraceOver, () => Promise.resolve(GRACE_EXPIRED)), pending: p };
+  }
+
+  /** Stop listening and clear the timer (the run has settled). */
+  dispose(): void {
+    this.signal.removeEventListener('abort', this.#listener);
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#onAbort.clear();
+    this.#onGraceOver.clear();
+  }
+
+  #wait<R>(p: Promise<R>, waiters: Set<Waiter>, giveUp: () => Promise<R>): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      const waiter: Waiter = () => {
+        waiters.delete(waiter);
+        resolve(giveUp());
+      };
+      waiters.add(waiter);
+      p.then(
+        (v) => {
+          waiters.delete(waiter);
+          resolve(v);
+        },
+        (e: unknown) => {
+          waiters.delete(waiter);
+          reject(e);
+        },
+      );
+    });
+  }
+
+  #aborted(): void {
+    for (const w of [...this.#onAbort]) w();
+    this.#timer = setTimeout(() => {
+      this.#graceOver = true;
+      for (const w of [...this.#onGraceOver]) w();
+    }, this.#graceMs);
+  }
+}
+
+function start<T>(fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+function noop(): void {}
