@@ -8,10 +8,10 @@ import * as z from 'zod/mini';
 import { jsonProblem } from '../core/index.ts';
 import { BodyTooLarge, drainBody, MAX_BODY_BYTES, readBody } from './body.ts';
 import type { RunObjectBase, StartOutcome } from './run-object.ts';
-import type { RunStatus, RunTrajectory } from './run-status.ts';
+import type { RunStatus, RunTrajectory, UnreadableLog } from './run-status.ts';
 
 /** Error codes of the HTTP surface; every error body is `{ error: { code, message } }`. */
-export type HttpErrorCode = 'unauthorized' | 'payload_too_large' | 'bad_request' | 'not_found' | 'conflict' | 'internal';
+export type HttpErrorCode = 'unauthorized' | 'payload_too_large' | 'bad_request' | 'not_found' | 'conflict' | 'unreadable_log' | 'internal';
 
 /** Options of {@link createApp}. */
 export type AppOptions<Env> = {
@@ -39,7 +39,7 @@ const StartBody = z.strictObject({
 type RunObjectRpc = {
   start(runId: string, input: unknown): Promise<StartOutcome>;
   status(): Promise<RunStatus | null>;
-  trajectory(): Promise<RunTrajectory | null>;
+  trajectory(): Promise<RunTrajectory | UnreadableLog | null>;
   cancel(): Promise<boolean>;
   fetch(request: Request): Promise<Response>;
 };
@@ -169,7 +169,9 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
   app.get('/runs/:id/trajectory', async (c) => {
     const runId = c.req.param('id');
     const trajectory = RUN_ID_PATTERN.test(runId) ? await stubFor(c, runId).trajectory() : null;
-    return trajectory === null ? unknownRun(c, runId) : c.json(trajectory);
+    if (trajectory === null) return unknownRun(c, runId);
+    if ('unreadable' in trajectory) return fail(c, 500, 'unreadable_log', `run ${JSON.stringify(runId)} has an unreadable log, so it is halted: ${trajectory.unreadable}`);
+    return c.json(trajectory);
   });
 
   app.get('/runs/:id/events', async (c) => {

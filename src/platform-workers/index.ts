@@ -13,7 +13,7 @@ export { DurableObjectStore, RecordTooLargeError } from './durable-object-store.
 export type { DurableObjectSqlStorage, DurableObjectStoreOptions, StoredLine } from './durable-object-store.ts';
 export { createRunObject, RunObjectBase } from './run-object.ts';
 export type { RunObjectOptions, RunSetup, RunSetupContext, StartOutcome } from './run-object.ts';
-export { statusFromLog, trajectoryFromLog } from './run-status.ts';
-export type { RunStatus, RunTrajectory } from './run-status.ts';
+export { haltedStatus, statusFromLog, trajectoryFromLog } from './run-status.ts';
+export type { RunStatus, RunTrajectory, UnreadableLog } from './run-status.ts';
 export { formatLogEvent, logEventStream } from './sse.ts';
 export type { LogEventStreamOptions, LogFeed } from './sse.ts';

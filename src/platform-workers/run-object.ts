@@ -4,12 +4,12 @@
  * @module
  */
 import { DurableObject } from 'cloudflare:workers';
-import { defineAgent, InMemoryStore, isPolyLoopError, jsonProblem, resume, run, validateRunRequest } from '../core/index.ts';
-import type { AgentConfig, DecisionInterpreter, EventSink, ModelCaller, RunEvent, RunRequest, RunStore, SyntheticObservations } from '../core/index.ts';
+import { decodeRecord, defineAgent, InMemoryStore, isPolyLoopError, jsonProblem, resume, run, validateRunRequest } from '../core/index.ts';
+import type { AgentConfig, LogRecord, DecisionInterpreter, EventSink, ModelCaller, RunEvent, RunRequest, RunStore, SyntheticObservations } from '../core/index.ts';
 import { DurableObjectStore } from './durable-object-store.ts';
 import type { StoredLine } from './durable-object-store.ts';
-import { statusFromLog, trajectoryFromLog } from './run-status.ts';
-import type { RunStatus, RunTrajectory } from './run-status.ts';
+import { haltedStatus, statusFromLog, trajectoryFromLog } from './run-status.ts';
+import type { RunStatus, RunTrajectory, UnreadableLog } from './run-status.ts';
 import { logEventStream } from './sse.ts';
 
 /** What the user's factory returns for one run: the agent's seams and the request (the run id is the object's). */
@@ -114,15 +114,16 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   async start(runId: string, input: unknown): Promise<StartOutcome> {
     const conflict: StartOutcome = { ok: false, code: 'conflict', message: `run ${JSON.stringify(runId)} already exists` };
     if (this.#meta() !== null) return conflict;
-    // The same storable-value rule as every record: an input the core could not store is refused here, not at a resume.
-    const problem = jsonProblem(input ?? null, 'input');
-    if (problem !== null) return { ok: false, code: 'bad_request', message: `input rejected: ${problem}` };
     let setup: RunSetup;
     let stored: string;
     try {
       // The factory sees the input exactly as every resume will: through its stored JSON.
       stored = JSON.stringify(input ?? null);
-      setup = await this.#options.setup({ env: this.env, runId, input: JSON.parse(stored) as unknown });
+      const seen = JSON.parse(stored) as unknown;
+      // The core's nesting limit for stored values (what JSON drops, e.g. Infinity, the round trip already settled).
+      const problem = jsonProblem(seen, 'input');
+      if (problem !== null) return { ok: false, code: 'bad_request', message: `input rejected: ${problem}` };
+      setup = await this.#options.setup({ env: this.env, runId, input: seen });
     } catch (e) {
       return { ok: false, code: 'bad_request', message: `input rejected: ${messageOf(e)}` };
     }
@@ -154,16 +155,51 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     return { model: setup.model, interpreter: setup.interpreter, store, syntheticObservations: setup.syntheticObservations };
   }
 
-  /** The run's status, or null when this object holds no run. */
+  /** The run's status, or null when this object holds no run. A run with an unreadable log is halted (see {@link trajectory}). */
   async status(): Promise<RunStatus | null> {
     const meta = this.#meta();
-    return meta === null ? null : statusFromLog(meta.runId, await this.#store.readLog(meta.runId));
+    if (meta === null) return null;
+    const log = await this.#readLog(meta);
+    if ('unreadable' in log) return haltedStatus(meta.runId, this.#readablePrefix(meta.runId), log.unreadable);
+    const status = statusFromLog(meta.runId, log);
+    return status.status === 'running' && meta.halted !== null ? haltedStatus(meta.runId, log, meta.halted) : status;
   }
 
-  /** The run's step records, or null when this object holds no run. */
-  async trajectory(): Promise<RunTrajectory | null> {
+  /**
+   * The run's step records, or null when this object holds no run. When its log cannot be read
+   * (a corrupt record, an unsupported schema version) the run is halted and the reason returned
+   * instead, a value since errors lose their class over RPC.
+   */
+  async trajectory(): Promise<RunTrajectory | UnreadableLog | null> {
     const meta = this.#meta();
-    return meta === null ? null : trajectoryFromLog(meta.runId, await this.#store.readLog(meta.runId));
+    if (meta === null) return null;
+    const log = await this.#readLog(meta);
+    return 'unreadable' in log ? log : trajectoryFromLog(meta.runId, log);
+  }
+
+  /** The decoded log, or why it cannot be read; then the run is halted (once: no retry can heal a log). Store failures still throw. */
+  async #readLog(meta: Meta): Promise<readonly LogRecord[] | UnreadableLog> {
+    try {
+      return await this.#store.readLog(meta.runId);
+    } catch (e) {
+      if (!isPolyLoopError(e) || (e.code !== 'corrupt_log' && e.code !== 'schema_version')) throw e;
+      const why = `${e.name}: ${e.message}`;
+      if (meta.halted === null) await this.#halt(meta.runId, why);
+      return { runId: meta.runId, unreadable: why };
+    }
+  }
+
+  /** The records before the first one that cannot be decoded. */
+  #readablePrefix(runId: string): LogRecord[] {
+    const out: LogRecord[] = [];
+    for (const { line } of this.#store.readLines(runId)) {
+      try {
+        out.push(decodeRecord(line));
+      } catch {
+        break;
+      }
+    }
+    return out;
   }
 
   /**

@@ -21,7 +21,12 @@ export type LogEventStreamOptions = {
 const encoder = new TextEncoder();
 
 function kindOf(line: string): string {
-  const parsed: unknown = JSON.parse(line);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    return 'record'; // a stored line that is not JSON (a corrupt log) is still sent, as it is
+  }
   const kind = typeof parsed === 'object' && parsed !== null ? (parsed as { kind?: unknown }).kind : undefined;
   return typeof kind === 'string' ? kind : 'record';
 }
@@ -31,7 +36,9 @@ function kindOf(line: string): string {
  * `data:` the record's JSON (one line: JSON never contains a raw newline).
  */
 export function formatLogEvent(entry: StoredLine): string {
-  return `id: ${entry.seq}\nevent: ${kindOf(entry.line)}\ndata: ${entry.line}\n\n`;
+  // An encoded record never holds a raw line break, but a corrupt stored line might: one `data:` per line keeps the framing.
+  const data = entry.line.split(/\r\n|\r|\n/).map((l) => `data: ${l}`).join('\n');
+  return `id: ${entry.seq}\nevent: ${kindOf(entry.line)}\n${data}\n\n`;
 }
 
 /**

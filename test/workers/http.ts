@@ -18,7 +18,7 @@ export async function startRun(input: unknown, runId?: string): Promise<string> 
   return ((await res.json()) as { runId: string }).runId;
 }
 
-export type Status = { runId: string; status: 'running' | 'ended'; stopReason: string | null; finalAnswer: string | null; steps: number; validActions: number };
+export type Status = { runId: string; status: 'running' | 'ended' | 'halted'; error?: string; stopReason: string | null; finalAnswer: string | null; steps: number; validActions: number };
 
 export async function status(runId: string): Promise<Status> {
   const res = await call(`/runs/${runId}`);

@@ -44,7 +44,7 @@ describe('the run object when its instance is lost (workerd)', () => {
     expect(done.steps).toBeLessThan(7);
   });
 
-  it('halts a run whose resume is refused (identity changed), clears its alarm and does not retry', async () => {
+  it('halts a run whose resume is refused (identity changed), clears its alarm, does not retry, and reports it halted', async () => {
     const runId = await startRun(SLOW);
     await waitFor(runId, (s) => s.steps >= 1);
     await evict(runId);
@@ -60,6 +60,6 @@ describe('the run object when its instance is lost (workerd)', () => {
     const after = await row();
     expect(after.halted).toMatch(/^RunIdentityMismatchError: /);
     expect(after.alarm).toBeNull();
-    expect((await status(runId)).status).toBe('running');
+    expect(await status(runId)).toMatchObject({ status: 'halted', stopReason: null, error: after.halted });
   });
 });

@@ -34,7 +34,7 @@ describe('the run object with a misbehaving agent factory (workerd)', () => {
 });
 
 describe('the run object when every resume fails (workerd)', () => {
-  it('gives up after maxFailedDrives alarms in a row fail without progress: halted, alarm cleared, no more retries', async () => {
+  it('gives up after maxFailedDrives alarms in a row fail without progress: halted (and reported so), alarm cleared, no more retries', async () => {
     const runId = uid('resume-fails');
     const input: ProbeInput = { goal: 'one two three four five', pauseMs: 100, fault: 'throws-on-resume' };
     expect(await probe(runId).start(runId, input)).toEqual({ ok: true });
@@ -51,7 +51,7 @@ describe('the run object when every resume fails (workerd)', () => {
     expect(await halted()).toMatch(/3 drives in a row failed.*the factory fails on every resume/);
     expect(await alarmOf(runId)).toBeNull();
     expect(await runDurableObjectAlarm(stubOf(runId))).toBe(false);
-    expect((await probe(runId).status())?.status).toBe('running');
+    expect(await probe(runId).status()).toMatchObject({ status: 'halted', error: await halted() });
   });
 });
 
