@@ -118,6 +118,8 @@ export function checkRequest(req: RunRequest): void {
   if (!(req.tools instanceof ToolRegistry)) fail('request.tools must be a ToolRegistry (ToolRegistry.of([]) for none)');
   if (!isRecord(req.executor) || typeof req.executor.execute !== 'function') fail('request.executor must be an ActionExecutor');
   if (req.executor.params !== undefined) checkSeamParams(req.executor.params, 'request.executor.params');
+  const policy = req.executor.replayPolicy;
+  if (policy !== undefined && policy !== 'safe' && policy !== 'never') fail(`request.executor.replayPolicy must be "safe", "never" or absent, got ${JSON.stringify(policy) ?? typeof policy}`);
   if (req.executor instanceof RegistryExecutor) checkExecutorMatches(req.executor, req.tools);
   checkContext(req.context);
   checkInjections(req.injections);
@@ -198,15 +200,21 @@ function checkExecutorMatches(executor: RegistryExecutor, tools: ToolRegistry): 
 }
 
 /**
- * The parameter snapshot (SPEC §7): model, interpreter and executor params, synthetic texts, and
+ * The parameter snapshot (SPEC §7): model, interpreter and executor params (and the executor's
+ * replay policy when it declares one), synthetic texts, and
  * the request's budget, tools, context, injections, binding, replay policy, template and render
  * style. Not in it: runId, cancelGraceMs, the store, the event sink.
  */
 export function buildSnapshot(agent: AgentDefinition, req: RunRequest): Record<string, unknown> {
+  // The copies `defineAgent` froze, not the seams' live params: changing a seam's params after
+  // defineAgent must not change the identity of the runs of that definition.
+  const executorReplayPolicy = req.executor.replayPolicy;
   return {
-    model: agent.model.params,
-    interpreter: agent.interpreter.params,
+    model: agent.params.model,
+    interpreter: agent.params.interpreter,
     executor: req.executor.params ?? null,
+    // Added after 1.0, only when the executor declares one; a stored snapshot without it is not compared on it.
+    ...(executorReplayPolicy === undefined ? {} : { executorReplayPolicy }),
     syntheticObservations: agent.syntheticObservations,
     budget: { maxSteps: req.budget.maxSteps, maxValidActions: req.budget.maxValidActions, maxContextChars: req.budget.maxContextChars },
     tools: req.tools.names().map((name) => req.tools.get(name) as unknown as JsonValue),

@@ -90,8 +90,13 @@ export function classifyLog(log: readonly LogRecord[]): LogState {
 export function diffSnapshots(stored: JsonValue, current: JsonValue): string[] {
   const out: string[] = [];
   diff(stored, current, '', out);
-  return out.sort();
+  // Keys added to the snapshot after 1.0 that an older writer never recorded: not a difference.
+  const lacks = (key: string): boolean => isObject(stored) && !(key in stored);
+  return out.filter((path) => !(ADDED_AFTER_1_0.includes(path) && lacks(path))).sort();
 }
+
+/** Top-level snapshot keys a 1.0 writer did not record. */
+const ADDED_AFTER_1_0: readonly string[] = ['executorReplayPolicy'];
 
 function diff(a: JsonValue | undefined, b: JsonValue | undefined, path: string, out: string[]): void {
   if (a === b) return;

@@ -1,6 +1,6 @@
 /** Recovery (SPEC §5, §7): in-flight cases, no re-interpretation of the past, identity checks. */
 import { describe, expect, it } from 'vitest';
-import { InMemoryStore, isPolyLoopError, resume, run, ToolRegistry } from '../../../src/core/index.ts';
+import { defineAgent, InMemoryStore, isPolyLoopError, resume, run, ToolRegistry } from '../../../src/core/index.ts';
 import type { Decision, DecisionInterpreter, LogRecord } from '../../../src/core/index.ts';
 import { faultyStore, jsonActionInterpreter } from '../../../src/testing/index.ts';
 import { harness, makeTools, text, timeless } from './fixtures.ts';
@@ -205,7 +205,7 @@ describe('identity check on resume', () => {
 
 function withModel(h: Harness, model: string): Harness {
   const next = harness({ store: h.store });
-  return { ...next, agent: { ...next.agent, model: { ...next.agent.model, params: { model } } } };
+  return { ...next, agent: defineAgent({ ...next.agent, model: { ...next.agent.model, params: { model } } }) };
 }
 
 function withSynthetic(h: Harness): Harness {
