@@ -58,6 +58,14 @@ describe('bodies that are JSON but not an object (workerd)', () => {
     }
   });
 
+  it('answers 400 for a runId that is not a string and for a __proto__ key, and passes an input holding __proto__ through', async () => {
+    for (const body of ['{"runId":null,"input":"a"}', '{"runId":5,"input":"a"}', '{"runId":["a"],"input":"a"}', '{"input":"a","__proto__":{"runId":"x"}}']) {
+      await expectError(await call('/runs', { method: 'POST', body }), 400, 'bad_request');
+    }
+    const res = await call('/runs', { method: 'POST', body: '{"input":{"goal":"a b","__proto__":{"pauseMs":5}}}' });
+    expect(await expectError(res, 400, 'bad_request')).toMatch(/demo agent takes/);
+  });
+
   it('answers 400 for an empty body and a body of only whitespace', async () => {
     for (const body of ['', '   \n']) await expectError(await call('/runs', { method: 'POST', body }), 400, 'bad_request');
   });
