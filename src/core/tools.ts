@@ -4,8 +4,9 @@
  * without `eval`.
  * @module
  */
-import { Validator } from '@cfworker/json-schema';
+import { dereference, Validator } from '@cfworker/json-schema';
 import { describeError, InvalidRequestError, isPolyLoopError } from './errors.ts';
+import { MAX_ARGUMENTS_DEPTH, MAX_SCHEMA_DEPTH, plainJsonProblem, schemaProblem } from './tool-schema.ts';
 import type { ActionExecutor, ExecuteContext } from './ports.ts';
 import type {
   Action,
@@ -56,25 +57,27 @@ export class ToolRegistry implements ToolCatalog {
     this.#entries = entries;
   }
 
-  /** Build a registry. Throws `InvalidRequestError` on a duplicate or empty name or a non-object schema. */
+  /**
+   * Build a registry. Throws `InvalidRequestError`, naming the tool, on a duplicate or empty name,
+   * a field of the wrong kind, or a parameter schema the validator could not apply (SPEC §7):
+   * refused here rather than failing in the middle of a run.
+   */
   static of(specs: readonly ToolSpec[]): ToolRegistry {
+    if (!Array.isArray(specs)) throw new InvalidRequestError('ToolRegistry.of needs an array of tool specs');
     const entries = new Map<string, Entry>();
-    for (const spec of specs) {
-      if (typeof spec.name !== 'string' || spec.name === '') throw new InvalidRequestError('a tool needs a non-empty name');
-      if (entries.has(spec.name)) throw new InvalidRequestError(`duplicate tool name ${JSON.stringify(spec.name)}`);
-      if (typeof spec.parameters !== 'object' || spec.parameters === null || Array.isArray(spec.parameters)) {
-        throw new InvalidRequestError(`tool ${JSON.stringify(spec.name)}: parameters must be a JSON Schema object`);
-      }
+    for (const spec of specs as readonly unknown[]) {
+      const checked = checkSpec(spec);
+      if (entries.has(checked.name)) throw new InvalidRequestError(`duplicate tool name ${JSON.stringify(checked.name)}`);
+      // First: the schema check also refuses what would make the copy below recurse forever (a cycle).
+      const validator = compileSchema(checked);
       const descriptor: ToolDescriptor = Object.freeze({
-        name: spec.name,
-        description: spec.description,
-        parameters: deepFreeze(structuredClone(spec.parameters)),
-        replayPolicy: spec.replayPolicy ?? 'never',
-        completesRun: spec.completesRun ?? false,
+        name: checked.name,
+        description: checked.description,
+        parameters: deepFreeze(structuredClone(checked.parameters)),
+        replayPolicy: checked.replayPolicy ?? 'never',
+        completesRun: checked.completesRun ?? false,
       });
-      // The validator gets its own copy: it annotates the schema object it is given.
-      const validator = new Validator(structuredClone(spec.parameters) as object, '2020-12', false);
-      entries.set(spec.name, { descriptor, handler: spec.handler, validator });
+      entries.set(checked.name, { descriptor, handler: checked.handler, validator });
     }
     return new ToolRegistry(entries);
   }
@@ -89,20 +92,31 @@ export class ToolRegistry implements ToolCatalog {
     return this.#entries.get(name)?.descriptor;
   }
 
-  /** Whether `action` is a call of a known tool with arguments that match its schema. */
+  /**
+   * Whether `action` is a call of a known tool with arguments that match its schema. Never
+   * throws: arguments JSON cannot hold (a BigInt, a cycle, nesting past the storable depth) are
+   * a mismatch like any other, and so is whatever else the validator might throw on.
+   */
   validate(action: Action): ValidationResult {
-    if (action.kind !== 'tool_call') return { ok: false, message: 'the action is not a tool call' };
+    if (typeof action !== 'object' || action === null || action.kind !== 'tool_call') return { ok: false, message: 'the action is not a tool call' };
     const entry = this.#entries.get(action.name);
     if (!entry) {
       const known = this.names();
       const list = known.length === 0 ? 'no tools are available' : `known tools: ${known.join(', ')}`;
       return { ok: false, message: `unknown tool ${JSON.stringify(action.name)} (${list})` };
     }
-    const args = action.arguments;
+    const args: unknown = action.arguments;
     if (typeof args !== 'object' || args === null || Array.isArray(args)) {
       return { ok: false, message: `arguments of ${JSON.stringify(action.name)} must be a JSON object` };
     }
-    const result = entry.validator.validate(args);
+    const problem = plainJsonProblem(args, 'arguments', MAX_ARGUMENTS_DEPTH);
+    if (problem) return { ok: false, message: `arguments of ${JSON.stringify(action.name)} are not plain JSON: ${problem}` };
+    let result: ReturnType<Validator['validate']>;
+    try {
+      result = entry.validator.validate(args);
+    } catch (e) {
+      return { ok: false, message: `arguments of ${JSON.stringify(action.name)} could not be checked against its schema (${describeError(e)})` };
+    }
     if (result.valid) return { ok: true };
     // Wrapper keywords only say "a sub-schema failed"; the leaves say which and why.
     const leaves = result.errors.filter((e) => !['properties', 'allOf', 'anyOf', 'oneOf', 'items', '$ref'].includes(e.keyword));
@@ -127,10 +141,66 @@ export class ToolRegistry implements ToolCatalog {
 
   /** An executor that dispatches to the handlers. Throws at once if any tool lacks a handler. */
   executor(): RegistryExecutor {
-    const missing = [...this.#entries.values()].filter((e) => e.handler === undefined).map((e) => e.descriptor.name);
-    if (missing.length > 0) throw new InvalidRequestError(`executor(): no handler for tool(s) ${missing.join(', ')}`);
     return new RegistryExecutor(this, (name) => this.#entries.get(name)?.handler);
   }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A spec's fields, each of the kind {@link ToolSpec} declares, or an `InvalidRequestError` naming the tool. */
+function checkSpec(spec: unknown): ToolSpec {
+  if (!isObject(spec)) throw new InvalidRequestError(`a tool spec must be an object, got ${describeKind(spec)}`);
+  if (typeof spec['name'] !== 'string' || spec['name'] === '') throw new InvalidRequestError('a tool needs a non-empty name');
+  const refuse = (what: string): never => {
+    throw new InvalidRequestError(`tool ${JSON.stringify(spec['name'])}: ${what}`);
+  };
+  if (typeof spec['description'] !== 'string') refuse(`description must be a string, got ${describeKind(spec['description'])}`);
+  if (!isObject(spec['parameters'])) refuse('parameters must be a JSON Schema object');
+  const { replayPolicy, completesRun, handler } = spec;
+  if (replayPolicy !== undefined && replayPolicy !== 'safe' && replayPolicy !== 'never') refuse('replayPolicy must be "safe" or "never"');
+  if (completesRun !== undefined && typeof completesRun !== 'boolean') refuse('completesRun must be a boolean');
+  if (handler !== undefined && typeof handler !== 'function') refuse('handler must be a function');
+  return spec as unknown as ToolSpec;
+}
+
+/**
+ * The validator of one tool's parameters, after the checks that make `validate` unable to throw
+ * on the schema's account: plain JSON (a descriptor enters the snapshot), every keyword of the
+ * right kind, every `$ref` resolving, and a trial run. `$ref`s are checked against the lookup
+ * table the validator builds, because an unresolvable `$ref` throws only when arguments reach it.
+ */
+function compileSchema(spec: ToolSpec): Validator {
+  const refuse = (what: string): never => {
+    throw new InvalidRequestError(`tool ${JSON.stringify(spec.name)}: ${what}`);
+  };
+  const problem = plainJsonProblem(spec.parameters, 'parameters', MAX_SCHEMA_DEPTH);
+  if (problem) refuse(problem);
+  const walked = structuredClone(spec.parameters) as Record<string, unknown>;
+  let lookup: Record<string, unknown> = {};
+  try {
+    lookup = dereference(walked);
+  } catch (e) {
+    refuse(`parameters has $id or $ref URIs the validator cannot resolve (${describeError(e)})`);
+  }
+  // `dereference` records each `$ref`'s absolute URI on its schema object, as `validate` reads it.
+  const refResolves = (s: Readonly<Record<string, unknown>>): boolean =>
+    lookup[(s['__absolute_ref__'] as string | undefined) || (s['$ref'] as string)] !== undefined;
+  const shape = schemaProblem(walked, 'parameters', { refResolves });
+  if (shape) refuse(shape);
+  try {
+    // The validator gets its own copy: it annotates the schema object it is given.
+    const validator = new Validator(structuredClone(spec.parameters) as object, '2020-12', false);
+    validator.validate({});
+    return validator;
+  } catch (e) {
+    return refuse(`parameters is not a schema the validator can apply (${describeError(e)})`);
+  }
+}
+
+function describeKind(v: unknown): string {
+  if (v === null || v === undefined) return String(v);
+  if (Array.isArray(v)) return 'an array';
+  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
 }
 
 function deepFreeze<T>(value: T): T {
@@ -153,12 +223,25 @@ function outcome(status: 'executed' | 'env_error', observation: string): ActionO
 export class RegistryExecutor implements ActionExecutor {
   /** The registry this executor was derived from. */
   readonly registry: ToolRegistry;
-  readonly #handlerOf: (name: string) => ToolHandler | undefined;
+  readonly #handlers: ReadonlyMap<string, ToolHandler>;
 
-  /** @internal Use `ToolRegistry.executor()`. */
+  /**
+   * Prefer `ToolRegistry.executor()`. Built directly, it makes the same check: every tool of
+   * `registry` needs a handler from `handlerOf`, looked up once, here — so a run can never meet a
+   * missing handler, whatever the lookup answers later.
+   */
   constructor(registry: ToolRegistry, handlerOf: (name: string) => ToolHandler | undefined) {
+    if (!(registry instanceof ToolRegistry)) throw new InvalidRequestError('RegistryExecutor needs a ToolRegistry');
+    if (typeof handlerOf !== 'function') throw new InvalidRequestError('RegistryExecutor needs a function that gives each tool its handler');
+    const handlers = new Map<string, ToolHandler>();
+    for (const name of registry.names()) {
+      const handler = handlerOf(name);
+      if (typeof handler === 'function') handlers.set(name, handler);
+    }
+    const missing = registry.names().filter((name) => !handlers.has(name));
+    if (missing.length > 0) throw new InvalidRequestError(`executor(): no handler for tool(s) ${missing.join(', ')}`);
     this.registry = registry;
-    this.#handlerOf = handlerOf;
+    this.#handlers = handlers;
   }
 
   /**
@@ -185,12 +268,15 @@ export class RegistryExecutor implements ActionExecutor {
     }
     const valid = this.registry.validate(action);
     if (!valid.ok) return { outcome: notExecuted(`Not executed: ${valid.message}.`), completedRun: false };
-    const handler = this.#handlerOf(action.name) as ToolHandler;
+    const handler = this.#handlers.get(action.name) as ToolHandler;
     try {
-      const text = await handler(action.arguments as JsonObject, { signal: ctx.signal });
+      const text: unknown = await handler(action.arguments as JsonObject, { signal: ctx.signal });
       ctx.signal.throwIfAborted();
+      // A handler that broke its contract is treated as one that threw (SPEC §2's table): the
+      // model learns what happened, and a completesRun tool completes nothing.
+      if (typeof text !== 'string') throw new TypeError(`handler of ${JSON.stringify(action.name)} returned ${describeKind(text)}, not a string`);
       const completedRun = this.registry.get(action.name)?.completesRun === true;
-      return { outcome: outcome('executed', typeof text === 'string' ? text : String(text)), completedRun };
+      return { outcome: outcome('executed', text), completedRun };
     } catch (e) {
       ctx.signal.throwIfAborted();
       // By code, not instanceof: a handler may come from another bundle of this library.

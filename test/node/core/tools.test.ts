@@ -359,3 +359,160 @@ describe('argument validation (JSON Schema 2020-12, no eval)', () => {
     }
   });
 });
+
+describe('ToolRegistry.of refuses a schema the validator would misread or throw on, naming the tool', () => {
+  const BAD_SCHEMAS: readonly { label: string; parameters: unknown; names: string }[] = [
+    { label: 'properties: 5', parameters: { type: 'object', properties: 5 }, names: 'parameters.properties must be an object of schemas' },
+    { label: 'a property schema that is a string', parameters: { type: 'object', properties: { a: 'integer' } }, names: 'parameters.properties.a must be a schema' },
+    { label: 'an unresolvable $ref', parameters: { type: 'object', properties: { a: { $ref: '#/$defs/missing' } } }, names: 'parameters.properties.a.$ref "#/$defs/missing" does not resolve' },
+    { label: 'a $ref to another document', parameters: { $ref: 'https://example.com/schema.json' }, names: 'parameters.$ref' },
+    { label: 'an invalid pattern', parameters: { type: 'object', properties: { a: { type: 'string', pattern: '([a-z' } } }, names: 'parameters.properties.a.pattern is not a valid regular expression' },
+    { label: 'a pattern valid only without the u flag', parameters: { type: 'string', pattern: '\\-' }, names: 'parameters.pattern is not a valid regular expression' },
+    { label: 'an invalid patternProperties key', parameters: { type: 'object', patternProperties: { '(': { type: 'string' } } }, names: 'parameters.patternProperties key "("' },
+    { label: "type: 'banana'", parameters: { type: 'banana' }, names: 'parameters.type must be one of' },
+    { label: 'a type list with an unknown name', parameters: { type: ['string', 'date'] }, names: 'parameters.type' },
+    { label: "required: 'x'", parameters: { type: 'object', required: 'x' }, names: 'parameters.required must be an array of property names' },
+    { label: 'enum that is not an array', parameters: { enum: 'a' }, names: 'parameters.enum must be an array' },
+    { label: 'minLength -1', parameters: { type: 'string', minLength: -1 }, names: 'parameters.minLength must be a non-negative integer' },
+    { label: 'anyOf: []', parameters: { anyOf: [] }, names: 'parameters.anyOf must be a non-empty array of schemas' },
+    { label: 'a BigInt default', parameters: { type: 'object', default: 1n }, names: 'parameters.default is a bigint' },
+    { label: 'a schema that contains itself', parameters: ((o: Record<string, unknown>) => ((o['not'] = o), o))({ type: 'object' }), names: 'parameters.not refers back to itself' },
+    { label: 'a duplicate $id', parameters: { $defs: { a: { $id: 'https://x.test/a' }, b: { $id: 'https://x.test/a' } } }, names: 'parameters' },
+    { label: 'the unsupported $dynamicRef', parameters: { $dynamicRef: '#meta' }, names: 'parameters.$dynamicRef is not supported' },
+  ];
+
+  it.each(BAD_SCHEMAS)('refuses $label', ({ parameters, names }) => {
+    const build = () => ToolRegistry.of([spec('ok', async () => ''), spec('shady', async () => '', { parameters: parameters as JsonObject })]);
+    expect(build).toThrow(InvalidRequestError);
+    expect(build).toThrow(`tool "shady": ${names}`);
+  });
+
+  it.each([
+    { label: 'a boolean property schema', parameters: { type: 'object', properties: { any: true, none: false } } },
+    { label: 'a $ref to the root', parameters: { type: 'object', properties: { child: { $ref: '#' } } } },
+    { label: 'a $ref by $anchor', parameters: { $defs: { n: { $anchor: 'num', type: 'number' } }, properties: { a: { $ref: '#num' } } } },
+    { label: 'a $ref to a relative $id', parameters: { $id: 'https://x.test/root', $defs: { n: { $id: 'n', type: 'number' } }, properties: { a: { $ref: 'n' } } } },
+    { label: 'unknown annotation keywords', parameters: { type: 'object', 'x-ui': { widget: 5, type: 'banana' } } },
+    { label: 'a tuple in the older items form', parameters: { type: 'array', items: [{ type: 'string' }, { type: 'number' }] } },
+    { label: 'draft 7 dependencies', parameters: { type: 'object', dependencies: { a: ['b'], c: { required: ['d'] } } } },
+    { label: 'a Unicode property escape pattern', parameters: { type: 'string', pattern: '^\\p{L}+$' } },
+  ])('accepts $label', ({ parameters }) => {
+    expect(() => ToolRegistry.of([spec('fine', async () => '', { parameters: parameters as JsonObject })])).not.toThrow();
+  });
+
+  it('a $ref that the check accepted resolves when the arguments reach it', () => {
+    const reg = ToolRegistry.of([spec('tree', async () => '', { parameters: { type: 'object', properties: { kid: { $ref: '#' }, v: { type: 'integer' } } } })]);
+    expect(reg.validate(call('tree', { kid: { kid: { v: 1 } } }))).toEqual({ ok: true });
+    expect(reg.validate(call('tree', { kid: { kid: { v: 'x' } } })).ok).toBe(false);
+  });
+
+  it.each([
+    { label: 'a description that is not a string', patch: { description: 5 }, names: 'tool "t": description must be a string' },
+    { label: 'an unknown replay policy', patch: { replayPolicy: 'sometimes' }, names: 'tool "t": replayPolicy must be "safe" or "never"' },
+    { label: 'completesRun that is not a boolean', patch: { completesRun: 'yes' }, names: 'tool "t": completesRun must be a boolean' },
+    { label: 'a handler that is not a function', patch: { handler: 'run' }, names: 'tool "t": handler must be a function' },
+  ])('refuses a spec with $label', ({ patch, names }) => {
+    const build = () => ToolRegistry.of([{ ...spec('t', async () => ''), ...patch } as unknown as ToolSpec]);
+    expect(build).toThrow(InvalidRequestError);
+    expect(build).toThrow(names);
+  });
+
+  it.each([null, 5, 'tool'])('refuses a spec that is %s, not an object', (value) => {
+    expect(() => ToolRegistry.of([value as unknown as ToolSpec])).toThrow(InvalidRequestError);
+  });
+
+  it('refuses specs that are not an array', () => {
+    expect(() => ToolRegistry.of({ name: 'x' } as unknown as ToolSpec[])).toThrow(InvalidRequestError);
+  });
+});
+
+describe('validate() never throws, whatever the action', () => {
+  const reg = ToolRegistry.of([spec('add', async () => '', { parameters: ADD_SCHEMA })]);
+  const deep = (levels: number): unknown => {
+    let v: unknown = 1;
+    for (let i = 0; i < levels; i++) v = { a: v };
+    return v;
+  };
+  const cyclic = (): unknown => {
+    const o: Record<string, unknown> = { a: 1 };
+    o['b'] = o;
+    return o;
+  };
+
+  it.each([
+    { label: 'a BigInt argument', action: call('add', { a: 1n, b: 2 }), message: 'arguments.a is a bigint' },
+    { label: 'an argument that contains itself', action: call('add', cyclic()), message: 'arguments.b refers back to itself' },
+    { label: 'arguments nested 10,000 levels deep', action: call('add', deep(10_000)), message: 'nested more than' },
+    { label: 'a function argument', action: call('add', { a: () => 1, b: 2 }), message: 'arguments.a is a function' },
+    { label: 'a null action', action: null as unknown as Action, message: 'not a tool call' },
+    { label: 'a string action', action: 'add' as unknown as Action, message: 'not a tool call' },
+  ])('gives ok: false for $label', ({ action, message }) => {
+    const result = reg.validate(action);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.message).toContain(message);
+  });
+
+  it('an executor refuses such an action as not executed and never calls the handler', async () => {
+    let called = 0;
+    const ex = ToolRegistry.of([spec('add', async () => (called++, 'ran'), { parameters: ADD_SCHEMA })]).executor();
+    const out = await ex.execute(call('add', { a: 1n, b: 2 }), ctx());
+    expect(out).toMatchObject({ status: 'not_executed', observationIsSynthetic: true });
+    expect(called).toBe(0);
+  });
+});
+
+describe('RegistryExecutor built directly and handlers that break the contract', () => {
+  it('refuses direct construction when a tool has no handler, as executor() does', () => {
+    const reg = ToolRegistry.of([spec('ok', async () => ''), { name: 'bare', description: '', parameters: { type: 'object' } }]);
+    expect(() => new RegistryExecutor(reg, () => undefined)).toThrow(InvalidRequestError);
+    expect(() => new RegistryExecutor(reg, () => undefined)).toThrow(/ok, bare/);
+    expect(() => new RegistryExecutor(reg, (name) => (name === 'ok' ? async () => '' : undefined))).toThrow(/no handler for tool\(s\) bare/);
+  });
+
+  it.each([
+    { label: 'a registry that is not a ToolRegistry', args: [{ names: () => [] }, () => undefined] },
+    { label: 'a handler lookup that is not a function', args: [ToolRegistry.of([]), undefined] },
+  ])('refuses $label', ({ args }) => {
+    expect(() => new RegistryExecutor(...(args as ConstructorParameters<typeof RegistryExecutor>))).toThrow(InvalidRequestError);
+  });
+
+  it('runs the handlers it was given when built directly with all of them', async () => {
+    const reg = ToolRegistry.of([{ name: 'bare', description: '', parameters: { type: 'object' } }]);
+    const ex = new RegistryExecutor(reg, () => async () => 'from the lookup');
+    expect(await ex.execute(call('bare', {}), ctx())).toMatchObject({ status: 'executed', observation: 'from the lookup' });
+  });
+
+  it('keeps the handlers it found at construction, whatever the lookup answers later', async () => {
+    let handler: ToolHandler | undefined = async () => 'first';
+    const ex = new RegistryExecutor(ToolRegistry.of([{ name: 't', description: '', parameters: { type: 'object' } }]), () => handler);
+    handler = undefined;
+    expect(await ex.execute(call('t', {}), ctx())).toMatchObject({ status: 'executed', observation: 'first' });
+  });
+
+  it.each([
+    { label: 'an object', value: { text: 'hi' }, kind: 'an object' },
+    { label: 'a number', value: 42, kind: 'a number' },
+    { label: 'undefined', value: undefined, kind: 'undefined' },
+    { label: 'null', value: null, kind: 'null' },
+    { label: 'an array', value: ['a'], kind: 'an array' },
+  ])('a handler returning $label gives an executed outcome that says so, as if it had thrown a TypeError', async ({ value, kind }) => {
+    const reg = ToolRegistry.of([spec('odd', (async () => value) as unknown as ToolHandler, { completesRun: true })]);
+    const tracked = await reg.executor().executeTracked(call('odd', {}), ctx());
+    expect(tracked.outcome).toEqual({
+      status: 'executed',
+      observation: `TypeError: handler of "odd" returned ${kind}, not a string`,
+      observationIsSynthetic: false,
+      envReportedCompletion: false,
+      observationTruncatedChars: 0,
+    });
+    // A handler that broke its contract did not return normally: it completes nothing (SPEC §7).
+    expect(tracked.completedRun).toBe(false);
+  });
+
+  it('a handler returning a non-string after abort rejects with signal.reason', async () => {
+    const controller = new AbortController();
+    const reason = new Error('stop');
+    const reg = ToolRegistry.of([spec('odd', (async () => (controller.abort(reason), 7)) as unknown as ToolHandler)]);
+    await expect(reg.executor().execute(call('odd', {}), ctx(controller.signal))).rejects.toBe(reason);
+  });
+});
