@@ -34,7 +34,7 @@ const HOSTILE_IDS = ['../../etc/passwd', 'a/b', 'a\\b', 'CON', 'nul.txt', '.', '
 
 type Make = () => Promise<RunStore>;
 
-function logCases(make: Make, largeObservationChars: number): ContractCase[] {
+function logCases(make: Make): ContractCase[] {
   return [
     {
       name: 'returns an empty log for a run that was never written',
@@ -81,6 +81,11 @@ function logCases(make: Make, largeObservationChars: number): ContractCase[] {
         equal(await store.readLog('r'), [rec], 'readLog after one step write');
       },
     },
+  ];
+}
+
+function contentCases(make: Make, largeObservationChars: number): ContractCase[] {
+  return [
     {
       name: "gives hostile and unusual run ids their own logs, never another run's",
       run: async () => {
@@ -123,6 +128,11 @@ function logCases(make: Make, largeObservationChars: number): ContractCase[] {
         equal((await store.readLog('r'))[0], rec, 'the record read back');
       },
     },
+  ];
+}
+
+function appendCases(make: Make): ContractCase[] {
+  return [
     {
       name: 'is not changed by a caller mutating what readLog returned',
       run: async () => {
@@ -261,7 +271,7 @@ function leaseCases(make: Make, opts: LeaseOptions): ContractCase[] {
 export function runStoreContract(options: RunStoreContractOptions): ContractSuite {
   const make: Make = async () => options.makeStore();
   const lease = options.lease ?? 'either';
-  const cases = logCases(make, options.largeObservationChars ?? 200_000);
+  const cases = [...logCases(make), ...contentCases(make, options.largeObservationChars ?? 200_000), ...appendCases(make)];
   if (lease !== 'none') cases.push(...leaseCases(make, { mode: lease, probeMs: options.waitProbeMs ?? 50, abortMs: options.abortWithinMs ?? 2000 }));
   return { name: `RunStore contract: ${options.name}`, cases };
 }
