@@ -169,9 +169,21 @@ export function survivors(pgid: number, profile: string): number[] {
   return found;
 }
 
+/** Poll until no process of `b` is left or `ms` passed; the pids still there. */
+async function drained(b: Browser, ms: number): Promise<number[]> {
+  const until = performance.now() + ms;
+  for (;;) {
+    const left = survivors(b.pid, b.profile);
+    if (left.length === 0 || performance.now() > until) return left;
+    await new Promise((ok) => setTimeout(ok, 20));
+  }
+}
+
 /**
  * SIGKILL the whole browser at once (its process group), then make sure no process of it is
- * left: stragglers (none expected) are killed one by one. Resolves with how many there were.
+ * left. Killed processes take a moment to be torn down after the browser itself was reaped, so
+ * only a process still there after a grace period counts as a straggler; stragglers (none
+ * expected) are killed one by one. Resolves with how many there were.
  */
 export async function killBrowser(b: Browser): Promise<number> {
   try {
@@ -180,21 +192,17 @@ export async function killBrowser(b: Browser): Promise<number> {
     // The group is already gone (the browser died on its own): the sweep below still checks.
   }
   await b.exited;
-  let stragglers = 0;
-  for (let round = 0; round < 50; round++) {
-    const left = survivors(b.pid, b.profile);
-    if (left.length === 0) return stragglers;
-    stragglers = Math.max(stragglers, left.length);
-    for (const pid of left) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Gone already.
-      }
+  const stragglers = await drained(b, 2000);
+  for (const pid of stragglers) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Gone already.
     }
-    await new Promise((ok) => setTimeout(ok, 100));
   }
-  throw new Error(`Chromium processes of ${b.profile} survive SIGKILL: ${survivors(b.pid, b.profile).join(', ')}`);
+  const left = stragglers.length > 0 ? await drained(b, 5000) : [];
+  if (left.length > 0) throw new Error(`Chromium processes of ${b.profile} survive SIGKILL: ${left.join(', ')}`);
+  return stragglers.length;
 }
 
 /** Profiles this process made and has not removed yet (for {@link cleanUpProfiles}). */

@@ -3,10 +3,12 @@
  * SIGKILLs). On load it reads its run's log from IndexedDB, reports it to the Node server, then
  * starts or resumes the run. Everything the outside world must be able to rely on goes to that
  * server and is awaited: a tool's side effect (before the tool returns) and the acknowledgement
- * of every store write (after its promise resolved). Query: `run`, `launch`, `think`, `tool` (ms).
+ * of every store write (after its promise resolved). Query: `run`, `launch`, `think`, `tool` (ms),
+ * and `barrier=skip`: a deliberately broken page whose action intents resolve before they are
+ * durable, to show the suite catches a missing barrier.
  */
 import { defineAgent, isPolyLoopError, resume, run, ToolRegistry } from '../../../src/core/index.ts';
-import type { EventSink, LogRecord, ModelCall, RunRequest, RunStore } from '../../../src/core/index.ts';
+import type { EventSink, IntentRecord, LogRecord, ModelCall, RunRequest, RunStore } from '../../../src/core/index.ts';
 import { IndexedDBStore } from '../../../src/platform-web/index.ts';
 import { jsonActionInterpreter, scriptedModel, sleep } from '../../../src/testing/index.ts';
 
@@ -23,6 +25,7 @@ const PLAN = [
 const query = new URLSearchParams(location.search);
 const runId = query.get('run') ?? 'kill';
 const launch = Number(query.get('launch') ?? 0);
+const skipBarrier = query.get('barrier') === 'skip';
 const pace = { thinkMs: Number(query.get('think') ?? 30), toolMs: Number(query.get('tool') ?? 40) };
 const store = new IndexedDBStore({ dbName: 'polyloop-browser-kill' });
 
@@ -67,9 +70,14 @@ function acknowledging(inner: IndexedDBStore): RunStore {
     await write;
     await post('/ack', label(rec));
   };
+  const unsafeIntent = async (id: string, rec: IntentRecord): Promise<void> => {
+    // The broken variant: the write goes on in the background, its failure lost, and the tool
+    // runs at once. Not acknowledged, so only the side effects can give it away.
+    inner.intent(id, rec).catch(() => undefined);
+  };
   return {
     runStarted: (id, rec) => acked(inner.runStarted(id, rec), rec),
-    intent: (id, rec) => acked(inner.intent(id, rec), rec),
+    intent: (id, rec) => (skipBarrier && rec.intent === 'action' ? unsafeIntent(id, rec) : acked(inner.intent(id, rec), rec)),
     result: (id, resultId, rec) => acked(inner.result(id, resultId, rec), rec),
     step: (id, rec) => acked(inner.step(id, rec), rec),
     runEnded: (id, rec) => acked(inner.runEnded(id, rec), rec),

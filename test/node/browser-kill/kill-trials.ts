@@ -158,8 +158,8 @@ export function checkTrial(ev: TrialEvidence, ref: Reference): { problems: strin
 const isReport = (runId: string, launch: number, ...types: string[]) => (m: Message): boolean =>
   m.runId === runId && m.launch === launch && m.path === '/report' && types.includes(String(m.body['type']));
 
-/** The page's URL for one launch. */
-export const pageUrl = (server: KillServer, runId: string, launch: number): string => `${server.origin}/?run=${runId}&launch=${launch}&${PACE}`;
+/** The page's URL for one launch (`extra`: more query, e.g. `barrier=skip`). */
+export const pageUrl = (server: KillServer, runId: string, launch: number, extra = ''): string => `${server.origin}/?run=${runId}&launch=${launch}&${PACE}${extra ? `&${extra}` : ''}`;
 
 /** Run once without a kill: the trajectory, side effects and duration every trial is held to. */
 export async function referenceRun(server: KillServer, runId: string): Promise<Reference> {
@@ -211,9 +211,9 @@ async function awaitTrigger(server: KillServer, runId: string, browser: Browser,
 const describeTrigger = (t: Trigger): string => (t.kind === 'delay' ? `after ${Math.round(t.ms)} ms` : `at ${t.tool} effect #${t.nth}`);
 
 /** One trial: launch, kill at `trigger`, relaunch on the same profile, let the page resume, check. */
-export async function runTrial(server: KillServer, ref: Reference, runId: string, trigger: Trigger): Promise<TrialOutcome> {
+export async function runTrial(server: KillServer, ref: Reference, runId: string, trigger: Trigger, extraQuery = ''): Promise<TrialOutcome> {
   const profile = await makeProfile();
-  let browser: Browser | null = launchBrowser(profile, pageUrl(server, runId, 1));
+  let browser: Browser | null = launchBrowser(profile, pageUrl(server, runId, 1, extraQuery));
   try {
     const boot = await server.until(isReport(runId, 1, 'boot'), BOOT_MS, 'the page to boot');
     await awaitTrigger(server, runId, browser, trigger);
@@ -221,7 +221,7 @@ export async function runTrial(server: KillServer, ref: Reference, runId: string
     const stragglers = await killBrowser(browser);
     browser = null;
     const relaunchedAt = performance.now();
-    browser = launchBrowser(profile, pageUrl(server, runId, 2));
+    browser = launchBrowser(profile, pageUrl(server, runId, 2, extraQuery));
     const rebooted = await server.until(isReport(runId, 2, 'boot', 'error'), BOOT_MS, 'the relaunched page to boot').catch(() => null);
     const end = rebooted ? await server.until(isReport(runId, 2, 'ended', 'error'), END_MS, 'the run to end after the relaunch').catch(() => null) : null;
     const driving = server.of(runId, 2).find((m) => m.path === '/report' && m.body['type'] === 'started');
