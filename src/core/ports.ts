@@ -54,6 +54,9 @@ export interface ModelCaller {
    * Contract: rejects on any model failure (the library records a `model_error` step and stops);
    * rejects with `call.signal.reason` when aborted; is not retried by the library — retries,
    * backoff and rate limits belong to the client behind this seam. `callId` must not be `''`.
+   * A reply of the wrong shape (checked with `modelReplyProblem`) is a model failure too, so
+   * nothing unreadable is ever stored. A call that ignores the signal is abandoned at the abort:
+   * whatever it returns later is dropped, and its `onDelta` reaches no sink.
    */
   call(call: ModelCall): Promise<ModelReply>;
 }
@@ -65,8 +68,9 @@ export interface DecisionInterpreter {
    * Interpret one reply.
    *
    * Contract: synchronous and pure — the same reply and tools give the same decision; it is
-   * called at most once per completed step (completed steps are never re-interpreted). A throw
-   * ends the run with `interpreter_error`.
+   * called at most once per completed step (completed steps are never re-interpreted). A throw,
+   * or a decision of the wrong shape (including action arguments that are not plain JSON within
+   * `MAX_JSON_DEPTH` levels), ends the run with `interpreter_error`.
    */
   interpret(reply: ModelReply, ctx: { readonly tools: ToolCatalog }): Decision;
 }
@@ -84,14 +88,20 @@ export type ExecuteContext = {
 export interface ActionExecutor {
   /** Optional: goes into the run's identity when present. */
   readonly params?: SeamParams;
-  /** Used when the action names no registry tool; defaults to `'never'`. */
+  /**
+   * The policy of actions that name no tool of `request.tools` (and of code actions); defaults
+   * to `'never'`. For an action naming a known tool the tool's own policy holds: an explicit
+   * `'never'` here makes it stricter, `'safe'` never loosens it. In the run's identity when set.
+   */
   readonly replayPolicy?: ReplayPolicy;
   /**
    * Execute one action.
    *
    * Contract: resolves with an outcome for every action, including ones it cannot run
    * (`not_executed`) and a broken environment (`env_error`); rejects with `ctx.signal.reason`
-   * when aborted. Any other rejection is recorded as `env_error`. Idempotent only if its
+   * when aborted (an executor that ignores the signal is abandoned at the abort). Any other
+   * rejection, or an outcome of the wrong shape, is recorded as `env_error`. Next to a non-empty
+   * `request.tools` it only ever receives tool calls that validate against them (SPEC §7). Idempotent only if its
    * replay policy says `safe`: a `safe` action may be executed again with the same `resultId`.
    */
   execute(action: Action, ctx: ExecuteContext): Promise<ActionOutcome>;
@@ -174,7 +184,10 @@ export interface EventSink {
    *
    * Contract: events arrive in order and each delivery is awaited before the next; a throw or
    * rejection is caught and counted in `RunResult.eventDeliveryFailures`, never re-emitted, and
-   * the run goes on.
+   * the run goes on. Events are frozen (a sink cannot change what the run goes on with: writing
+   * to one throws in strict code, which counts as a failure). A delivery still pending when the
+   * signal aborts is abandoned; the `run_ended` of a cancelled run waits at most `cancelGraceMs`.
+   * No event follows `run_ended`.
    */
   deliver(event: RunEvent): void | Promise<void>;
 }
