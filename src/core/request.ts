@@ -117,7 +117,8 @@ export function checkRequest(req: RunRequest): void {
   }
   if (!(req.tools instanceof ToolRegistry)) fail('request.tools must be a ToolRegistry (ToolRegistry.of([]) for none)');
   if (!isRecord(req.executor) || typeof req.executor.execute !== 'function') fail('request.executor must be an ActionExecutor');
-  if (req.executor.params !== undefined) checkSeamParams(req.executor.params, 'request.executor.params');
+  // Absent and null both enter the snapshot as null.
+  if (req.executor.params != null) checkSeamParams(req.executor.params, 'request.executor.params');
   const policy = req.executor.replayPolicy;
   if (policy !== undefined && policy !== 'safe' && policy !== 'never') fail(`request.executor.replayPolicy must be "safe", "never" or absent, got ${JSON.stringify(policy) ?? typeof policy}`);
   if (req.executor instanceof RegistryExecutor) checkExecutorMatches(req.executor, req.tools);

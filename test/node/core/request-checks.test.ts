@@ -165,8 +165,9 @@ describe('a custom executor', () => {
     expectRefused({ ...base(), executor: custom(params) }, names);
   });
 
-  it('is accepted without params or with flat ones', () => {
+  it('is accepted without params, with null params or with flat ones', () => {
     expect(() => validateRunRequest({ ...base(), executor: custom(undefined) })).not.toThrow();
+    expect(() => validateRunRequest({ ...base(), executor: custom(null) })).not.toThrow();
     expect(() => validateRunRequest({ ...base(), executor: custom({ env: 'sandbox', v: 2, on: true, none: null }) })).not.toThrow();
   });
 });
