@@ -4,6 +4,7 @@
  * `signal.reason`; the action stays as it was.
  * @module
  */
+import { outcomeProblem } from '../../core/index.ts';
 import type { Action, ActionExecutor, ActionOutcome, ExecuteContext } from '../../core/index.ts';
 import { abortReason, check, ContractViolationError, deepFreeze, equal, invoke, noProblem, paramsProblem, rejectsWithReason, settleWithin, snapshot } from './check.ts';
 import type { ContractCase, ContractSuite } from './check.ts';
@@ -27,18 +28,9 @@ export type ActionExecutorContractOptions = {
   readonly outcomeWithinMs?: number;
 };
 
-const STATUSES: readonly string[] = ['executed', 'not_executed', 'env_error'];
-
-/** Throws a violation naming the first way `outcome` breaks the `ActionOutcome` type. */
+/** Throws a violation naming the first way `outcome` breaks the `ActionOutcome` contract (the library's own check). */
 function checkOutcome(outcome: unknown, what: string): asserts outcome is ActionOutcome {
-  check(typeof outcome === 'object' && outcome !== null, `${what}: the outcome must be an object, got ${String(outcome)}`);
-  const o = outcome as Record<string, unknown>;
-  check(STATUSES.includes(o['status'] as string), `${what}: status must be executed, not_executed or env_error, got ${JSON.stringify(o['status'])}`);
-  check(typeof o['observation'] === 'string', `${what}: observation must be a string, got ${typeof o['observation']}`);
-  check(typeof o['observationIsSynthetic'] === 'boolean', `${what}: observationIsSynthetic must be a boolean`);
-  check(typeof o['envReportedCompletion'] === 'boolean', `${what}: envReportedCompletion must be a boolean`);
-  const truncated = o['observationTruncatedChars'];
-  check(Number.isInteger(truncated) && (truncated as number) >= 0, `${what}: observationTruncatedChars must be a non-negative integer, got ${String(truncated)}`);
+  noProblem(outcomeProblem(outcome), `${what}: the outcome is malformed`);
 }
 
 function ctx(signal: AbortSignal, stepIndex = 0): ExecuteContext {

@@ -4,7 +4,7 @@
  * was, and several tool calls in one reply read as `invalid`.
  * @module
  */
-import { contentProblem, jsonProblem, ToolRegistry } from '../../core/index.ts';
+import { decisionProblem, ToolRegistry } from '../../core/index.ts';
 import type { Decision, DecisionInterpreter, ModelReply, ToolCatalog } from '../../core/index.ts';
 import { check, ContractViolationError, deepFreeze, equal, noProblem, paramsProblem, snapshot } from './check.ts';
 import type { ContractCase, ContractSuite } from './check.ts';
@@ -72,29 +72,13 @@ function defaultTools(): ToolCatalog {
   ]);
 }
 
-const str = (v: unknown, field: string): void => check(typeof v === 'string', `decision.${field} must be a string, got ${typeof v}`);
-
-/** The first way `decision` breaks the `Decision` type, thrown as a violation. */
+/** Throws a violation naming the first way `decision` breaks the `Decision` contract — the library's own check, plus a promise and an empty explanation. */
 function checkDecision(decision: unknown): void {
   check(typeof decision === 'object' && decision !== null, `interpret() must return a decision object, got ${String(decision)}`);
   check(typeof (decision as { then?: unknown }).then !== 'function', 'interpret() returned a promise; it must be synchronous');
-  const d = decision as Record<string, unknown>;
-  str(d['historyText'], 'historyText');
-  if (d['historyContent'] !== undefined) noProblem(contentProblem(d['historyContent'], 'decision.historyContent'), 'decision.historyContent');
-  if (d['kind'] === 'final') return str(d['answer'], 'answer');
-  if (d['kind'] === 'invalid') {
-    str(d['explanation'], 'explanation');
-    return check(d['explanation'] !== '', 'decision.explanation of an invalid decision must say what was wrong (it is empty)');
-  }
-  check(d['kind'] === 'action', `decision.kind must be action, final or invalid, got ${JSON.stringify(d['kind'])}`);
-  str(d['trajectoryRepr'], 'trajectoryRepr');
-  const action = d['action'] as Record<string, unknown> | null | undefined;
-  check(typeof action === 'object' && action !== null, 'decision.action must be an object');
-  if (action['kind'] === 'code') return str(action['source'], 'action.source');
-  check(action['kind'] === 'tool_call', `decision.action.kind must be tool_call or code, got ${JSON.stringify(action['kind'])}`);
-  str(action['name'], 'action.name');
-  if (action['id'] !== undefined) str(action['id'], 'action.id');
-  noProblem(jsonProblem(action['arguments'], 'decision.action.arguments'), 'the action arguments');
+  noProblem(decisionProblem(decision), 'the decision is malformed');
+  const d = decision as Decision;
+  check(d.kind !== 'invalid' || d.explanation !== '', 'decision.explanation of an invalid decision must say what was wrong (it is empty)');
 }
 
 type Ctx = { readonly make: () => DecisionInterpreter; readonly tools: ToolCatalog; readonly samples: readonly ModelReply[]; readonly invalid: readonly ModelReply[] };
