@@ -13,6 +13,12 @@ let script = '';
 const dirs: string[] = [];
 const live: Miniflare[] = [];
 
+/** The `work` tool's side effects: the line it prints as it starts (EXEC_MARK of the fixture), tagged with the generation that printed it. */
+type Exec = { readonly runId: string; readonly n: number; readonly generation: number };
+const EXEC_MARK = 'POLYLOOP_EXEC ';
+const execs: Exec[] = [];
+let generationNo = 0;
+
 beforeAll(async () => {
   script = await bundleWorker(join(ROOT, 'test/workers/fixtures/eviction-worker.ts'));
 });
@@ -23,10 +29,25 @@ afterAll(async () => {
 });
 
 async function generation(dir: string): Promise<Miniflare> {
-  const mf = await startWorker(script, dir);
+  const gen = ++generationNo;
+  const mf = await startWorker(script, dir, null, (line) => {
+    const at = line.indexOf(EXEC_MARK);
+    if (at >= 0) execs.push({ ...(JSON.parse(line.slice(at + EXEC_MARK.length)) as { runId: string; n: number }), generation: gen });
+  });
   live.push(mf);
   return mf;
 }
+
+/** Resolves once the work tool has printed that it started item `n` of `runId`. */
+async function started(runId: string, n: number, timeoutMs = 30_000): Promise<Exec> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((r) => setTimeout(r, 10))) {
+    const e = execs.find((x) => x.runId === runId && x.n === n);
+    if (e) return e;
+  }
+  throw new Error(`the work tool never started item ${n} of ${runId}`);
+}
+
+const execsOf = (runId: string): Exec[] => execs.filter((e) => e.runId === runId);
 
 async function kill(mf: Miniflare): Promise<void> {
   live.splice(live.indexOf(mf), 1);
@@ -51,10 +72,12 @@ describe('the run Durable Object after eviction (real workerd, persisted storage
 
     const restartedAt: number[] = [];
     const inFlightStep: number[] = [];
-    const killWhen = async (mf: Miniflare, stop: (e: LogEvent) => boolean): Promise<void> => {
+    const killWhen = async (mf: Miniflare, stop: (e: LogEvent) => boolean, toolStarted = false): Promise<void> => {
       const events = await follow(mf, 'evicted', lastId(), stop);
       seen.push(...events);
       inFlightStep.push(Number((events.at(-1)?.record['stepIndex'] ?? (events.at(-1)?.record['step'] as Record<string, unknown>)['stepIndex']) as number));
+      // Kill mid-action only once the tool has really started (its side effect happened).
+      if (toolStarted) await started('evicted', inFlightStep.at(-1) ?? -1);
       await kill(mf);
       restartedAt.push(Date.now());
     };
@@ -66,7 +89,7 @@ describe('the run Durable Object after eviction (real workerd, persisted storage
 
     // Generation 2: nobody calls the run; its alarm resumes it. Kill while an action is in flight.
     mf = await generation(dir);
-    await killWhen(mf, isIntent('action'));
+    await killWhen(mf, isIntent('action'), true);
 
     // Generation 3: kill right after a step record (at a step boundary).
     mf = await generation(dir);
@@ -92,6 +115,20 @@ describe('the run Durable Object after eviction (real workerd, persisted storage
     const endedAt = (stepIndex: number): number => Date.parse(String(a.body.steps[stepIndex]?.['endedAt']));
     expect(endedAt(inFlightStep[0] ?? -1)).toBeGreaterThanOrEqual(restartedAt[0] ?? Infinity);
     expect(endedAt(inFlightStep[1] ?? -1)).toBeGreaterThanOrEqual(restartedAt[1] ?? Infinity);
+
+    // Side effects: the reference ran each item once; the evicted run ran each item, and ran one
+    // again (the tool is safe) only where a kill interrupted it — the action killed mid-way for sure.
+    const items = [0, 1, 2, 3];
+    expect(execsOf('reference').map((e) => e.n).sort()).toEqual(items);
+    const sideEffects = execsOf('evicted');
+    for (const n of items) {
+      const runs = sideEffects.filter((e) => e.n === n);
+      expect(runs.length, `item ${n}`).toBeGreaterThanOrEqual(1);
+      expect(runs.length, `item ${n}`).toBeLessThanOrEqual(2);
+      // A second execution follows a first one in an earlier generation, which was killed.
+      if (runs.length === 2) expect(runs[0]?.generation, `item ${n}`).toBeLessThan(runs[1]?.generation ?? 0);
+    }
+    expect(sideEffects.filter((e) => e.n === inFlightStep[1])).toHaveLength(2);
     await kill(mf);
   }, 180_000);
 
@@ -101,6 +138,7 @@ describe('the run Durable Object after eviction (real workerd, persisted storage
     const input = { steps: 2, modelPauseMs: 0, toolPauseMs: 60_000, replayPolicy: 'never' };
     expect((await api(mf, '/runs', { method: 'POST', body: { runId: 'unknowable', input } })).status).toBe(201);
     const before = await follow(mf, 'unknowable', -1, isIntent('action'));
+    const first = await started('unknowable', 0); // the never action has really run, once
     await kill(mf);
 
     mf = await generation(dir);
@@ -110,6 +148,7 @@ describe('the run Durable Object after eviction (real workerd, persisted storage
     const status = await api<Status>(mf, '/runs/unknowable');
     expect(status.body).toMatchObject({ status: 'ended', stopReason: 'in_flight_unknown', steps: 0, validActions: 0 });
     expect((await api<Steps>(mf, '/runs/unknowable/trajectory')).body.steps).toEqual([]);
+    expect(execsOf('unknowable')).toEqual([first]); // and never again after the eviction
     await kill(mf);
   }, 120_000);
 });

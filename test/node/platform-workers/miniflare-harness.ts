@@ -5,6 +5,8 @@
  */
 import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
 export const TOKEN = 'eviction-test-token';
@@ -28,10 +30,18 @@ export async function bundleWorker(entry: string): Promise<string> {
   return file.text;
 }
 
-/** A Miniflare instance running `script` with the run object bound as RUNS, storage persisted in `dir`; `serve` also listens on a loopback port. */
-export async function startWorker(script: string, dir: string, serve: { readonly host: string; readonly port: number } | null = null): Promise<Miniflare> {
+/**
+ * A Miniflare instance running `script` with the run object bound as RUNS, storage persisted in
+ * `dir`; `serve` also listens on a loopback port; `onStdout` receives each line workerd prints
+ * (the Worker's `console.log`), instead of the test's own stdout.
+ */
+export async function startWorker(script: string, dir: string, serve: { readonly host: string; readonly port: number } | null = null, onStdout?: (line: string) => void): Promise<Miniflare> {
   const mf = new Miniflare({
     ...serve,
+    ...(onStdout ? { handleRuntimeStdio: (stdout: Readable, stderr: Readable) => {
+      createInterface({ input: stdout }).on('line', onStdout);
+      stderr.pipe(process.stderr);
+    } } : {}),
     modules: true,
     script,
     compatibilityDate: '2026-04-20',
