@@ -20,6 +20,7 @@ export { contentProblem, decisionProblem, jsonProblem, MAX_JSON_DEPTH, messagePr
 export { InMemoryStore } from './memory-store.ts';
 export { checkRequest as validateRunRequest } from './request.ts';
 export type { AgentConfig, AgentDefinition, AgentParams, RunOptions, RunRequest, SyntheticObservations } from './request.ts';
+export { exportRun, importRun, readRunLog } from './run-log.ts';
 export { defineAgent, resume, run } from './session.ts';
 export type { ActionExecutor, DecisionInterpreter, EventSink, ExecuteContext, ModelCall, ModelCaller, ReadLogOptions, ReleaseLease, RunStore, StoreWarning } from './ports.ts';
 export { canonicalJson, decodeLog, decodeRecord, encodeRecord, RECORD_MAJOR } from './serialization.ts';
@@ -36,6 +37,8 @@ export type {
   Budget,
   ContentBlock,
   Decision,
+  InFlightResolution,
+  InFlightStep,
   IntentRecord,
   JsonObject,
   JsonValue,
@@ -52,6 +55,8 @@ export type {
   RunEndedRecord,
   RunEvent,
   RunEventType,
+  RunLogState,
+  RunLogView,
   RunResult,
   RunStartedRecord,
   SeamParams,

@@ -8,12 +8,12 @@ import { describeError, isPolyLoopError, RunExistsError, RunIdentityMismatchErro
 import { assemblePrefix, messagesSize, stepHistory, toolsSize } from './internal/assembly.ts';
 import { countStep, countSteps, stopAfterStep, stopBeforeModelCall } from './internal/stopping.ts';
 import type { Counters } from './internal/stopping.ts';
-import { classifyLog, diffSnapshots } from './internal/recovery.ts';
-import type { InFlight, LogState } from './internal/recovery.ts';
+import { diffSnapshots } from './internal/recovery.ts';
 import { decisionProblem, modelReplyProblem, outcomeProblem } from './internal/values.ts';
 import type { EventSink, RunStore, StoreWarning } from './ports.ts';
 import { buildSnapshot, checkAgentConfig, checkRequest, sha256Hex } from './request.ts';
 import type { AgentConfig, AgentDefinition, RunOptions, RunRequest } from './request.ts';
+import { readRunLog } from './run-log.ts';
 import { canonicalJson, orderStep } from './serialization.ts';
 import { RegistryExecutor } from './tools.ts';
 import { RECORD_VERSION, STEP_DEFAULTS } from './types.ts';
@@ -21,6 +21,7 @@ import type {
   ActionDecision,
   ActionOutcome,
   Decision,
+  InFlightStep,
   JsonValue,
   Message,
   ModelReply,
@@ -29,6 +30,7 @@ import type {
   ReplayPolicy,
   ResultRecord,
   RunEvent,
+  RunLogView,
   RunResult,
   StepRecord,
   StopReason,
@@ -95,20 +97,20 @@ async function drive(agent: AgentDefinition, request: RunRequest, opts: RunOptio
     if (store.acquire) release = await acquireLease(cancel, runId, store);
     const warnings: StoreWarning[] = [];
     const log = await guardedRead(runId, 'readLog', () => cancel.seam(() => store.readLog(runId, { onWarning: (w) => void warnings.push(w) })), signal);
-    const state = classifyLog(log);
-    if (mode === 'run' && state.kind !== 'not_started') throw new RunExistsError(runId);
-    if (mode === 'resume' && state.kind === 'not_started') throw new RunNotFoundError(runId);
+    const view = readRunLog(log);
+    if (mode === 'run' && view.state !== 'not_started') throw new RunExistsError(runId);
+    if (mode === 'resume' && view.state === 'not_started') throw new RunNotFoundError(runId);
     const snapshot = JSON.parse(canonicalJson(buildSnapshot(agent, request))) as ParamSnapshot;
-    if (state.kind !== 'not_started') {
-      const differing = diffSnapshots(state.started.snapshot, snapshot);
+    if (view.started) {
+      const differing = diffSnapshots(view.started.snapshot, snapshot);
       if (differing.length > 0) throw new RunIdentityMismatchError(runId, differing);
     }
-    if (state.kind === 'ended') {
-      const { ended, steps } = state;
-      return { runId, stopReason: ended.stopReason, finalAnswer: ended.finalAnswer, steps: ended.steps, validActions: ended.validActions, eventDeliveryFailures: ended.eventDeliveryFailures, trajectory: steps };
+    if (view.ended) {
+      const { ended, trajectory } = view;
+      return { runId, stopReason: ended.stopReason, finalAnswer: ended.finalAnswer, steps: ended.steps, validActions: ended.validActions, eventDeliveryFailures: ended.eventDeliveryFailures, trajectory };
     }
     driver = new RunDriver(agent, request, cancel);
-    return await driver.drive(state, snapshot, warnings);
+    return await driver.drive(view, snapshot, warnings);
   } finally {
     cancel.dispose();
     const unlock = release;
@@ -150,9 +152,6 @@ async function guardedRead<T>(runId: string, operation: string, fn: () => Promis
 
 const IN_FLIGHT_UNKNOWN = Symbol('in_flight_unknown');
 
-/** How a step is entered: fresh, or at the phase an interrupted step reached. */
-type StepEntry = { readonly phase: 'fresh' } | InFlight;
-
 class RunDriver {
   readonly #agent: AgentDefinition;
   readonly #req: RunRequest;
@@ -185,36 +184,36 @@ class RunDriver {
     this.#tools = request.tools.modelSchemas();
   }
 
-  async drive(state: Exclude<LogState, { kind: 'ended' }>, snapshot: ParamSnapshot, warnings: readonly StoreWarning[]): Promise<RunResult> {
+  async drive(view: RunLogView, snapshot: ParamSnapshot, warnings: readonly StoreWarning[]): Promise<RunResult> {
     const req = this.#req;
     const prefix = assemblePrefix({ runContext: req.context.run, tools: this.#tools, toolRenderStyle: req.toolRenderStyle, injections: req.injections, goalContext: req.context.goal });
     this.#messages.push(...prefix);
     this.#fixedSize = messagesSize(prefix) + toolsSize(this.#tools);
     try {
-      let entry: StepEntry = { phase: 'fresh' };
-      if (state.kind === 'not_started') {
+      // The interrupted step, entered where it stopped; null for a fresh step.
+      let inFlight: InFlightStep | null = view.inFlight;
+      if (view.state === 'not_started') {
         const snapshotHash = await sha256Hex(canonicalJson(snapshot));
         await this.#write('runStarted', (s) => s.runStarted(this.#runId, { kind: 'run_started', v: RECORD_VERSION, runId: this.#runId, snapshot, snapshotHash, startedAt: now() }));
       } else {
-        for (const step of state.steps) this.#remember(step);
-        if (state.kind === 'in_flight') entry = state.inFlight;
+        for (const step of view.trajectory) this.#remember(step);
       }
-      await this.#emit({ type: 'run_started', runId: this.#runId, resumed: state.kind !== 'not_started', fromStep: this.#trajectory.length });
+      await this.#emit({ type: 'run_started', runId: this.#runId, resumed: view.state !== 'not_started', fromStep: this.#trajectory.length });
       for (const w of warnings) await this.#emit({ type: 'warning', runId: this.#runId, code: w.code, message: w.message });
       const last = this.#trajectory.at(-1) ?? null;
-      let reason = entry.phase === 'fresh' ? stopAfterStep({ cancelled: this.#signal.aborted, step: last, counters: this.#counters, budget: req.budget }) : null;
+      let reason = inFlight === null ? stopAfterStep({ cancelled: this.#signal.aborted, step: last, counters: this.#counters, budget: req.budget }) : null;
       while (reason === null) {
-        if (entry.phase === 'fresh') {
+        if (inFlight === null) {
           reason = stopBeforeModelCall({ cancelled: this.#signal.aborted, contextSize: this.#fixedSize + this.#historySize, budget: req.budget });
           if (reason !== null) break;
         }
-        const step = await this.#step(this.#trajectory.length, entry);
+        const step = await this.#step(this.#trajectory.length, inFlight);
         if (step === IN_FLIGHT_UNKNOWN) {
           reason = 'in_flight_unknown';
           break;
         }
         this.#remember(step);
-        entry = { phase: 'fresh' };
+        inFlight = null;
         reason = stopAfterStep({ cancelled: this.#signal.aborted, step, counters: this.#counters, budget: req.budget });
       }
       if (reason === 'cancelled') throw this.#signal.reason;
@@ -230,23 +229,24 @@ class RunDriver {
     }
   }
 
-  /** One step: model call, interpretation, action — entered at the phase `entry` names. */
-  async #step(stepIndex: number, entry: StepEntry): Promise<StepRecord | typeof IN_FLIGHT_UNKNOWN> {
+  /**
+   * One step, in the order of SPEC §3: (1) model-call intent, (2) model result, interpretation,
+   * (3) action intent, (4) action result and step record in one write. An interrupted step is
+   * entered where it stopped, as `readRunLog` decided.
+   */
+  async #step(stepIndex: number, inFlight: InFlightStep | null): Promise<StepRecord | typeof IN_FLIGHT_UNKNOWN> {
     const startedAt = now();
     await this.#emit({ type: 'step_started', runId: this.#runId, stepIndex });
-    let reply: ResultRecord['reply'];
-    if (entry.phase === 'fresh' || entry.phase === 'model_call') {
-      if (entry.phase === 'model_call' && entry.intent.replayPolicy === 'never') return IN_FLIGHT_UNKNOWN;
-      const called = await this.#callModel(stepIndex, entry.phase === 'model_call');
-      if ('failure' in called) return this.#finishStep(stepIndex, startedAt, { decision: 'model_error', observation: called.failure }, null);
-      reply = called.reply;
-    } else {
-      reply = entry.result.reply;
-    }
+    if (inFlight?.resolution === 'settle') return IN_FLIGHT_UNKNOWN;
+    // 1–2: call the model (again, with the same resultId, for `reissue_model`), or use the stored reply.
+    const called = inFlight?.result ? { reply: inFlight.result.reply } : await this.#callModel(stepIndex, inFlight !== null);
+    if ('failure' in called) return this.#finishStep(stepIndex, startedAt, { decision: 'model_error', observation: called.failure }, null);
+    const { reply } = called;
     const base = { modelCallId: reply.callId, modelText: reply.text, reasoning: reply.reasoning };
+    // The decision: the one the action intent recorded (never re-interpreted), or a fresh interpretation.
     let decision: Decision;
-    if (entry.phase === 'action') {
-      decision = entry.action.decision;
+    if (inFlight?.actionIntent) {
+      decision = inFlight.actionIntent.decision;
     } else {
       const interpreted = this.#interpret(reply);
       if ('failure' in interpreted) {
@@ -264,14 +264,15 @@ class RunDriver {
     // No new side effect after an abort, even if the model ignored the signal and replied.
     this.#signal.throwIfAborted();
     const refusal = this.#refusal(decision);
-    if (entry.phase === 'action') {
-      if (entry.action.replayPolicy === 'never') return IN_FLIGHT_UNKNOWN;
-    } else {
+    const replayed = inFlight?.resolution === 'replay_action';
+    // 3: the action intent, a barrier — already in the log when the action is replayed.
+    if (!replayed) {
       const replayPolicy = refusal === null ? this.#replayPolicyOf(decision) : 'safe';
       await this.#write('intent', (s) => s.intent(this.#runId, { kind: 'intent', v: RECORD_VERSION, intent: 'action', stepIndex, resultId, replayPolicy, decision }));
       this.#signal.throwIfAborted();
     }
-    await this.#emit({ type: 'action_started', runId: this.#runId, stepIndex, resultId, action: decision.action, replayed: entry.phase === 'action' });
+    await this.#emit({ type: 'action_started', runId: this.#runId, stepIndex, resultId, action: decision.action, replayed });
+    // 4: execute; the action result and the step record land as one write.
     const { outcome, completedRun } = refusal ?? (await this.#execute(decision, stepIndex, resultId));
     await this.#emit({ type: 'action_finished', runId: this.#runId, stepIndex, resultId, outcome });
     return this.#finishStep(

@@ -289,6 +289,49 @@ export type LogRecord = RunStartedRecord | IntentRecord | ResultRecord | StepWri
 /** The kinds of record, as a runtime list. */
 export const RECORD_KINDS = ['run_started', 'intent', 'result', 'step', 'run_ended'] as const;
 
+/** Where a log says its run is (SPEC §10). `awaiting_input` belongs to human input (SPEC §9). */
+export type RunLogState = 'not_started' | 'at_boundary' | 'in_flight' | 'awaiting_input' | 'ended';
+
+/**
+ * How resume carries on an interrupted step (SPEC §5): call the model again with the same
+ * resultId, interpret the stored reply, execute the recorded action again, or — for an
+ * operation whose replay policy is `never` — have it settled (today the run ends
+ * `in_flight_unknown`; SPEC §9 lets a person settle it).
+ */
+export type InFlightResolution = 'reissue_model' | 'reinterpret' | 'replay_action' | 'settle';
+
+/** The interrupted step of an in-flight log, its resolution already decided. */
+export type InFlightStep = {
+  readonly stepIndex: number;
+  readonly resolution: InFlightResolution;
+  /** The operation the last intent announced: the model call, or the action. */
+  readonly target: 'model_call' | 'action';
+  readonly modelIntent: ModelCallIntentRecord;
+  /** The model-call result, once it landed. */
+  readonly result: ResultRecord | null;
+  /** The action intent (with the recorded decision), once it landed. */
+  readonly actionIntent: ActionIntentRecord | null;
+};
+
+/** What one reading of a run log says (`readRunLog`, SPEC §10): the one answer every consumer uses. */
+export type RunLogView = {
+  readonly state: RunLogState;
+  /** From `run_started`; null for an empty log. */
+  readonly runId: string | null;
+  readonly started: RunStartedRecord | null;
+  /** Completed steps, in order. */
+  readonly trajectory: readonly StepRecord[];
+  /** Steps with a step record (invalid ones included). */
+  readonly steps: number;
+  /** Steps whose action was `executed`. */
+  readonly validActions: number;
+  /** The interrupted step when `state` is `in_flight`, else null. */
+  readonly inFlight: InFlightStep | null;
+  /** The open input request when `state` is `awaiting_input` (SPEC §9); null until human input lands. */
+  readonly pending: null;
+  readonly ended: RunEndedRecord | null;
+};
+
 /** What `run` and `resume` resolve with. */
 export type RunResult = {
   readonly runId: string;

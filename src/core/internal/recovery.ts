@@ -5,40 +5,38 @@
 import { CorruptLogError } from '../errors.ts';
 import type {
   ActionIntentRecord,
+  InFlightStep,
   JsonValue,
   LogRecord,
   ModelCallIntentRecord,
   ResultRecord,
   RunEndedRecord,
+  RunLogState,
   RunStartedRecord,
   StepRecord,
 } from '../types.ts';
 
-/** Where an interrupted step stopped. */
-export type InFlight =
-  /** A model-call intent without its result: re-issue (`safe`) or end `in_flight_unknown` (`never`). */
-  | { readonly phase: 'model_call'; readonly intent: ModelCallIntentRecord }
-  /** A model result but no action intent: re-interpret the stored reply (nothing ran yet). */
-  | { readonly phase: 'interpret'; readonly intent: ModelCallIntentRecord; readonly result: ResultRecord }
-  /** An action intent without its step: execute again (`safe`) or end `in_flight_unknown` (`never`). */
-  | { readonly phase: 'action'; readonly intent: ModelCallIntentRecord; readonly result: ResultRecord; readonly action: ActionIntentRecord };
-
-/** What a log says about its run. */
-export type LogState =
-  | { readonly kind: 'not_started' }
-  | { readonly kind: 'ended'; readonly started: RunStartedRecord; readonly steps: readonly StepRecord[]; readonly ended: RunEndedRecord }
-  | { readonly kind: 'boundary'; readonly started: RunStartedRecord; readonly steps: readonly StepRecord[] }
-  | { readonly kind: 'in_flight'; readonly started: RunStartedRecord; readonly steps: readonly StepRecord[]; readonly inFlight: InFlight };
+/** What a log says about its run, before counting (see `readRunLog` in `run-log.ts`). */
+export type LogClass = {
+  readonly state: RunLogState;
+  readonly started: RunStartedRecord | null;
+  readonly steps: readonly StepRecord[];
+  readonly inFlight: InFlightStep | null;
+  readonly ended: RunEndedRecord | null;
+};
 
 const corrupt = (index: number, reason: string): CorruptLogError => new CorruptLogError(index + 1, reason, { source: 'run log' });
 
 /**
- * Classify a decoded log. Throws `CorruptLogError` (record number, 1-based) when the records do
- * not follow the write protocol: no `run_started` first, records after `run_ended`, steps out of
- * order, a result or action intent without the intent before it.
+ * Classify a decoded log and decide how an interrupted step goes on (SPEC §5): a model-call
+ * intent without its result is re-issued (`safe`) or settled (`never`); a result without an
+ * action intent is re-interpreted (nothing ran yet); an action intent without its step is
+ * executed again (`safe`) or settled (`never`). Throws `CorruptLogError` (record number,
+ * 1-based) when the records do not follow the write protocol: no `run_started` first, records
+ * after `run_ended`, steps out of order, a result or action intent without the intent before it.
  */
-export function classifyLog(log: readonly LogRecord[]): LogState {
-  if (log.length === 0) return { kind: 'not_started' };
+export function classifyLog(log: readonly LogRecord[]): LogClass {
+  if (log.length === 0) return { state: 'not_started', started: null, steps: [], inFlight: null, ended: null };
   const first = log[0] as LogRecord;
   if (first.kind !== 'run_started') throw corrupt(0, `first record is ${first.kind}, not run_started`);
   const steps: StepRecord[] = [];
@@ -53,7 +51,7 @@ export function classifyLog(log: readonly LogRecord[]): LogState {
         throw corrupt(i, 'a second run_started record');
       case 'run_ended':
         if (i !== log.length - 1) throw corrupt(i + 1, 'records after run_ended');
-        return { kind: 'ended', started: first, steps, ended: rec };
+        return { state: 'ended', started: first, steps, inFlight: null, ended: rec };
       case 'intent':
         if (rec.stepIndex !== next) throw corrupt(i, `intent for step ${rec.stepIndex} while step ${next} is next`);
         if (rec.intent === 'model_call') {
@@ -61,11 +59,13 @@ export function classifyLog(log: readonly LogRecord[]): LogState {
           modelIntent = rec;
         } else {
           if (!result) throw corrupt(i, 'an action intent without a model result before it');
+          if (action) throw corrupt(i, 'a second action intent for the same step');
           action = rec;
         }
         break;
       case 'result':
         if (!modelIntent || rec.resultId !== modelIntent.resultId) throw corrupt(i, `result ${rec.resultId} without its model-call intent`);
+        if (result) throw corrupt(i, `a second result for ${rec.resultId}`);
         result = rec;
         break;
       case 'step':
@@ -75,12 +75,15 @@ export function classifyLog(log: readonly LogRecord[]): LogState {
         break;
     }
   }
-  if (!modelIntent) return { kind: 'boundary', started: first, steps };
-  let inFlight: InFlight;
-  if (action && result) inFlight = { phase: 'action', intent: modelIntent, result, action };
-  else if (result) inFlight = { phase: 'interpret', intent: modelIntent, result };
-  else inFlight = { phase: 'model_call', intent: modelIntent };
-  return { kind: 'in_flight', started: first, steps, inFlight };
+  if (!modelIntent) return { state: 'at_boundary', started: first, steps, inFlight: null, ended: null };
+  return { state: 'in_flight', started: first, steps, inFlight: inFlightStep(modelIntent, result, action), ended: null };
+}
+
+function inFlightStep(modelIntent: ModelCallIntentRecord, result: ResultRecord | null, actionIntent: ActionIntentRecord | null): InFlightStep {
+  const base = { stepIndex: modelIntent.stepIndex, modelIntent, result, actionIntent };
+  if (actionIntent) return { ...base, target: 'action', resolution: actionIntent.replayPolicy === 'never' ? 'settle' : 'replay_action' };
+  if (result) return { ...base, target: 'model_call', resolution: 'reinterpret' };
+  return { ...base, target: 'model_call', resolution: modelIntent.replayPolicy === 'never' ? 'settle' : 'reissue_model' };
 }
 
 /**

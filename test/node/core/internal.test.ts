@@ -338,13 +338,15 @@ const stepRec = (i: number): LogRecord => ({ kind: 'step', v, step: step({ stepI
 const ended: LogRecord = { kind: 'run_ended', v, stopReason: 'max_steps', finalAnswer: null, steps: 1, validActions: 1, eventDeliveryFailures: 0, endedAt: '' };
 const fullStep = (i: number): LogRecord[] => [modelIntent(i), result(i), actionIntent(i), stepRec(i)];
 
+const withPolicy = (rec: LogRecord, replayPolicy: 'safe' | 'never'): LogRecord => ({ ...rec, replayPolicy }) as LogRecord;
+
 describe('internal/recovery: classifyLog', () => {
   it('classifies an empty log as not started', () => {
-    expect(classifyLog([])).toEqual({ kind: 'not_started' });
+    expect(classifyLog([])).toEqual({ state: 'not_started', started: null, steps: [], inFlight: null, ended: null });
   });
 
   it('classifies a log with only run_started as the step-0 boundary', () => {
-    expect(classifyLog([started])).toEqual({ kind: 'boundary', started, steps: [] });
+    expect(classifyLog([started])).toEqual({ state: 'at_boundary', started, steps: [], inFlight: null, ended: null });
   });
 
   it.each([
@@ -352,32 +354,32 @@ describe('internal/recovery: classifyLog', () => {
     { label: 'after a step without an action (final/invalid)', log: [started, modelIntent(0), result(0), stepRec(0)], steps: 1 },
     { label: 'after two steps', log: [started, ...fullStep(0), ...fullStep(1)], steps: 2 },
   ])('classifies a log $label as a boundary', ({ log, steps }) => {
-    const state = classifyLog(log);
-    expect(state.kind).toBe('boundary');
-    expect(state.kind === 'boundary' && state.steps.map((s) => s.stepIndex)).toEqual([...Array(steps).keys()]);
+    const c = classifyLog(log);
+    expect(c.state).toBe('at_boundary');
+    expect(c.steps.map((s) => s.stepIndex)).toEqual([...Array(steps).keys()]);
   });
 
   it('classifies a log ending in run_ended as ended, with its steps', () => {
-    const state = classifyLog([started, ...fullStep(0), ended]);
-    expect(state).toEqual({ kind: 'ended', started, steps: [(stepRec(0) as { step: StepRecord }).step], ended });
+    const c = classifyLog([started, ...fullStep(0), ended]);
+    expect(c).toEqual({ state: 'ended', started, steps: [(stepRec(0) as { step: StepRecord }).step], inFlight: null, ended });
   });
 
   it.each([
-    { label: 'a model-call intent without result', tail: [modelIntent(0)], phase: 'model_call', done: 0 },
-    { label: 'a model result without action intent', tail: [modelIntent(0), result(0)], phase: 'interpret', done: 0 },
-    { label: 'an action intent without step', tail: [modelIntent(0), result(0), actionIntent(0)], phase: 'action', done: 0 },
-    { label: 'a model-call intent after a completed step', tail: [...fullStep(0), modelIntent(1)], phase: 'model_call', done: 1 },
-    { label: 'an action intent after a completed step', tail: [...fullStep(0), modelIntent(1), result(1), actionIntent(1)], phase: 'action', done: 1 },
-  ])('classifies $label as in flight ($phase)', ({ tail, phase, done }) => {
-    const log = [started, ...tail];
-    const state = classifyLog(log);
-    expect(state.kind).toBe('in_flight');
-    if (state.kind !== 'in_flight') return;
-    expect(state.inFlight.phase).toBe(phase);
-    expect(state.steps).toHaveLength(done);
-    expect(state.inFlight.intent).toEqual(modelIntent(done));
-    if (state.inFlight.phase !== 'model_call') expect(state.inFlight.result).toEqual(result(done));
-    if (state.inFlight.phase === 'action') expect(state.inFlight.action).toEqual(actionIntent(done));
+    { label: 'a safe model-call intent without result', tail: [modelIntent(0)], resolution: 'reissue_model', target: 'model_call', done: 0 },
+    { label: 'a never model-call intent without result', tail: [withPolicy(modelIntent(0), 'never')], resolution: 'settle', target: 'model_call', done: 0 },
+    { label: 'a model result without action intent', tail: [modelIntent(0), result(0)], resolution: 'reinterpret', target: 'model_call', done: 0 },
+    { label: 'a never action intent without step', tail: [modelIntent(0), result(0), actionIntent(0)], resolution: 'settle', target: 'action', done: 0 },
+    { label: 'a safe action intent without step', tail: [modelIntent(0), result(0), withPolicy(actionIntent(0), 'safe')], resolution: 'replay_action', target: 'action', done: 0 },
+    { label: 'a model-call intent after a completed step', tail: [...fullStep(0), modelIntent(1)], resolution: 'reissue_model', target: 'model_call', done: 1 },
+    { label: 'an action intent after a completed step', tail: [...fullStep(0), modelIntent(1), result(1), actionIntent(1)], resolution: 'settle', target: 'action', done: 1 },
+  ])('classifies $label as in flight, resolved by $resolution', ({ tail, resolution, target, done }) => {
+    const c = classifyLog([started, ...tail]);
+    expect(c.state).toBe('in_flight');
+    expect(c.steps).toHaveLength(done);
+    expect(c.inFlight).toMatchObject({ stepIndex: done, resolution, target });
+    expect(c.inFlight?.modelIntent).toEqual(tail.find((r) => r.kind === 'intent' && r.intent === 'model_call' && r.stepIndex === done));
+    expect(c.inFlight?.result ?? null).toEqual(tail.find((r) => r.kind === 'result' && r.stepIndex === done) ?? null);
+    expect(c.inFlight?.actionIntent ?? null).toEqual(tail.find((r) => r.kind === 'intent' && r.intent === 'action' && r.stepIndex === done) ?? null);
   });
 
   it.each([

@@ -1,0 +1,95 @@
+/**
+ * The run log as a value (SPEC §10): one reader that every consumer uses — resume, the CLI, the
+ * Workers status and event stream, the stores — and export/import, so a run started on one
+ * store (and runtime) finishes on another.
+ * @module
+ */
+import { CorruptLogError, InvalidRequestError, RunExistsError, RunNotFoundError } from './errors.ts';
+import { classifyLog } from './internal/recovery.ts';
+import { countSteps } from './internal/stopping.ts';
+import type { RunStore } from './ports.ts';
+import { decodeLog, encodeRecord } from './serialization.ts';
+import type { LogRecord, RunLogView } from './types.ts';
+
+/**
+ * Read a decoded log: its state, trajectory, counters, the interrupted step with its
+ * resolution decided, and the `run_ended` record. Pure; throws `CorruptLogError` for a log that
+ * breaks the write protocol.
+ *
+ * @example
+ * const view = readRunLog(await store.readLog(runId));
+ * if (view.state === 'in_flight') console.log(view.inFlight?.resolution);
+ */
+export function readRunLog(records: readonly LogRecord[]): RunLogView {
+  const c = classifyLog(records);
+  const { steps, validActions } = countSteps(c.steps);
+  return {
+    state: c.state,
+    runId: c.started?.runId ?? null,
+    started: c.started,
+    trajectory: c.steps,
+    steps,
+    validActions,
+    inFlight: c.inFlight,
+    pending: null,
+    ended: c.ended,
+  };
+}
+
+/**
+ * A run's log as NDJSON: each record as `encodeRecord` writes it, one per line, each line ending
+ * in `\n`. Every store exports the same run as the same bytes. A torn last line the store
+ * dropped is not exported. Rejects with `RunNotFoundError` for an empty log.
+ *
+ * @example
+ * const ndjson = await exportRun(new FileStore({ dir: './runs' }), 'run-1');
+ */
+export async function exportRun(store: RunStore, runId: string): Promise<string> {
+  const records = await store.readLog(runId);
+  if (records.length === 0) throw new RunNotFoundError(runId);
+  readRunLog(records);
+  return records.map((r) => `${encodeRecord(r)}\n`).join('');
+}
+
+/**
+ * Write an exported log into `store` under `runId`, record by record through the store's own
+ * methods (so its barriers and atomic step writes hold), holding the store's lease when it has
+ * one. Refuses, writing nothing: a non-empty target (`RunExistsError`); a corrupt or torn log,
+ * or one that breaks the write protocol (`CorruptLogError`); a foreign schema major
+ * (`SchemaVersionError`); an empty log, or one whose `run_started` names another run
+ * (`InvalidRequestError`). The imported run is then resumed like any other.
+ *
+ * @example
+ * await importRun(new IndexedDBStore({ dbName: 'agent' }), 'run-1', ndjson);
+ * await resume(agent, request);
+ */
+export async function importRun(store: RunStore, runId: string, ndjson: string, opts: { readonly signal?: AbortSignal } = {}): Promise<void> {
+  if (typeof ndjson !== 'string') throw new InvalidRequestError('importRun: the log must be NDJSON text');
+  const { records, tornLine } = decodeLog(ndjson, { source: 'imported log' });
+  if (tornLine !== null) throw new CorruptLogError(tornLine, 'the last line is torn (incomplete JSON); export the run again', { source: 'imported log' });
+  if (records.length === 0) throw new InvalidRequestError('importRun: the log is empty');
+  const view = readRunLog(records);
+  if (view.runId !== runId) throw new InvalidRequestError(`importRun: the log is of run ${JSON.stringify(view.runId)}, not ${JSON.stringify(runId)}`);
+  const release = store.acquire ? await store.acquire(runId, { signal: opts.signal ?? new AbortController().signal }) : null;
+  try {
+    if ((await store.readLog(runId)).length > 0) throw new RunExistsError(runId);
+    for (const rec of records) await writeRecord(store, runId, rec);
+  } finally {
+    await release?.();
+  }
+}
+
+function writeRecord(store: RunStore, runId: string, rec: LogRecord): Promise<void> {
+  switch (rec.kind) {
+    case 'run_started':
+      return store.runStarted(runId, rec);
+    case 'intent':
+      return store.intent(runId, rec);
+    case 'result':
+      return store.result(runId, rec.resultId, rec);
+    case 'step':
+      return store.step(runId, rec);
+    case 'run_ended':
+      return store.runEnded(runId, rec);
+  }
+}
