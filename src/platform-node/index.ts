@@ -18,3 +18,4 @@ export { MAX_REVERSIBLE_ID_BYTES, parseRunFileName, runIdFileName } from './run-
 export type { ParsedFileName } from './run-id.ts';
 export type { LockOwner } from './lock.ts';
 // Not exported: lock.ts internals (acquireLock, isAlive, parseOwner) — reach them through FileStore.acquire.
+// Not exported: regular-file.ts (openRegular, NotRegularFileError) — it reaches users only as the `cause` of a StoreError.
