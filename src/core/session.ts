@@ -91,10 +91,10 @@ async function drive(agent: AgentDefinition, request: RunRequest, opts: RunOptio
   const { store } = agent;
   const { runId } = request;
   const cancel = new Cancellation(signal, request.cancelGraceMs);
-  let release: (() => Promise<void>) | null = null;
+  let lease: Lease | null = null;
   let driver: RunDriver | null = null;
   try {
-    if (store.acquire) release = await acquireLease(cancel, runId, store);
+    if (store.acquire) lease = new Lease(await acquireLease(cancel, runId, store));
     const warnings: StoreWarning[] = [];
     const log = await guardedRead(runId, 'readLog', () => cancel.seam(() => store.readLog(runId, { onWarning: (w) => void warnings.push(w) })), signal);
     const view = readRunLog(log);
@@ -109,16 +109,50 @@ async function drive(agent: AgentDefinition, request: RunRequest, opts: RunOptio
       const { ended, trajectory } = view;
       return { runId, stopReason: ended.stopReason, finalAnswer: ended.finalAnswer, steps: ended.steps, validActions: ended.validActions, eventDeliveryFailures: ended.eventDeliveryFailures, trajectory };
     }
-    driver = new RunDriver(agent, request, cancel);
+    driver = new RunDriver(agent, request, cancel, lease);
     return await driver.drive(view, snapshot, warnings);
   } finally {
     cancel.dispose();
-    const unlock = release;
     // A write the grace period gave up on may still land: the lease outlives it, so no second
-    // driver can append before it (decision 0012). The caller does not wait for that.
+    // driver can append before it (decision 0012). The caller does not wait for that, and a
+    // failure then has no event left to report it (the run has settled).
     const abandoned = driver?.abandonedWrite ?? null;
-    if (unlock && abandoned) void abandoned.then(unlock, unlock).catch(() => undefined);
-    else if (unlock) await unlock().catch(() => undefined);
+    if (lease && !lease.released && abandoned) {
+      const held = lease;
+      void abandoned.then(() => held.release(), () => held.release()).catch(() => undefined);
+    } else if (lease && !lease.released) {
+      await lease.release().catch((e: unknown) => deliverQuietly(agent.events, releaseWarning(runId, e)));
+    }
+  }
+}
+
+/** A store's lease, released at most once. */
+class Lease {
+  readonly #release: () => Promise<void>;
+  #released = false;
+  constructor(release: () => Promise<void>) {
+    this.#release = release;
+  }
+  get released(): boolean {
+    return this.#released;
+  }
+  release(): Promise<void> {
+    if (this.#released) return Promise.resolve();
+    this.#released = true;
+    return Promise.resolve().then(() => this.#release());
+  }
+}
+
+function releaseWarning(runId: string, e: unknown): RunEvent {
+  return { type: 'warning', runId, code: 'lease_release_failed', message: `the store failed to release the run's lease: ${describeError(e)}` };
+}
+
+/** Deliver one event outside a driver (a failed lease release after an error); a failure is dropped. */
+async function deliverQuietly(sink: EventSink, event: RunEvent): Promise<void> {
+  try {
+    await sink.deliver(Object.freeze(event));
+  } catch {
+    // The run has already failed; there is no result left to count this in.
   }
 }
 
@@ -175,7 +209,10 @@ class RunDriver {
   /** A write the grace period gave up on; it may still land. */
   abandonedWrite: Promise<unknown> | null = null;
 
-  constructor(agent: AgentDefinition, request: RunRequest, cancel: Cancellation) {
+  readonly #lease: Lease | null;
+
+  constructor(agent: AgentDefinition, request: RunRequest, cancel: Cancellation, lease: Lease | null) {
+    this.#lease = lease;
     this.#agent = agent;
     this.#req = request;
     this.#cancel = cancel;
@@ -415,6 +452,8 @@ class RunDriver {
     const { steps, validActions } = this.#counters;
     await this.#write('runEnded', (s) => s.runEnded(this.#runId, { kind: 'run_ended', v: RECORD_VERSION, stopReason, finalAnswer, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, endedAt: now() }));
     this.#endWritten = true;
+    // The last write landed: free the run before the last event, so a failed release can still be told.
+    if (this.#lease) await this.#lease.release().catch((e: unknown) => this.#emit(releaseWarning(this.#runId, e)));
     await this.#emit({ type: 'run_ended', runId: this.#runId, stopReason, finalAnswer, steps, validActions });
     this.#closed = true;
     return { runId: this.#runId, stopReason, finalAnswer, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, trajectory: this.#trajectory };

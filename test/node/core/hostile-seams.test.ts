@@ -371,3 +371,36 @@ describe("a run's identity is made of the params defineAgent froze", () => {
     await expect(run(h.agent, { ...h.request, executor })).rejects.toThrow(/request\.executor\.replayPolicy must be/);
   });
 });
+
+describe('a lease the store fails to release is reported, not swallowed', () => {
+  const leasing = (release: () => Promise<void>): RunStore => {
+    const inner = new InMemoryStore();
+    return {
+      runStarted: (id, r) => inner.runStarted(id, r),
+      intent: (id, r) => inner.intent(id, r),
+      result: (id, rid, r) => inner.result(id, rid, r),
+      step: (id, r) => inner.step(id, r),
+      readLog: (id) => inner.readLog(id),
+      runEnded: (id, r) => inner.runEnded(id, r),
+      acquire: async () => release,
+    };
+  };
+
+  it('as a warning event before run_ended, once the last record landed', async () => {
+    let releases = 0;
+    const h = harness({ store: leasing(async () => void (releases++, await Promise.reject(new Error('lock file vanished')))) });
+    const result = await run(h.agent, h.request);
+    expect(result.stopReason).toBe('final_answer');
+    expect(releases).toBe(1);
+    const types = h.sink.events.map((e) => e.type);
+    expect(types.slice(-2)).toEqual(['warning', 'run_ended']);
+    expect(h.sink.events.at(-2)).toMatchObject({ code: 'lease_release_failed', message: expect.stringContaining('lock file vanished') });
+  });
+
+  it('as a warning event when the run fails before its end', async () => {
+    const h = harness({ store: leasing(async () => Promise.reject(new Error('lock file vanished'))) });
+    await run(h.agent, h.request);
+    await expect(run(h.agent, h.request)).rejects.toThrow(/already|exists/);
+    expect(h.sink.events.at(-1)).toMatchObject({ type: 'warning', code: 'lease_release_failed' });
+  });
+});
