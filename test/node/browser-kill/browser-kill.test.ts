@@ -45,7 +45,7 @@ describe('Chromium SIGKILLed mid-run and relaunched on the same profile', () => 
   });
 
   it.each(PERCENTS.map((p, i) => [i + 1, p] as const))(
-    'killed at a random moment (trial %i, %i%% into the run), the resumed run ends with the uninterrupted trajectory or in_flight_unknown, with no never action twice and no acknowledged write lost',
+    'killed at a random moment (trial %i, %i percent into the run), the resumed run ends with the uninterrupted trajectory or in_flight_unknown, with no never action twice and no acknowledged write lost',
     async (i, percent) => {
       const o = await runTrial(server, ref, `random-${i}`, { kind: 'delay', ms: (percent / 100) * ref.durationMs });
       expectSound(o);

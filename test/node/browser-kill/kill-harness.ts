@@ -140,6 +140,19 @@ export function chromiumPath(): string {
   return path;
 }
 
+/** Process groups of browsers still running, killed if this process exits before its cleanup. */
+const live = new Set<number>();
+process.once('exit', () => {
+  // A detached browser outlives its parent: never leave one behind (exit handlers must be sync).
+  for (const pgid of live) {
+    try {
+      process.kill(-pgid, 'SIGKILL');
+    } catch {
+      // Gone already.
+    }
+  }
+});
+
 /**
  * Start Chromium headless on `profile` (a persistent user-data-dir) with `url` as its only tab.
  * Detached, so the browser leads a process group its zygotes, renderers and the storage service
@@ -147,9 +160,12 @@ export function chromiumPath(): string {
  */
 export function launchBrowser(profile: string, url: string): Browser {
   const child = spawn(chromiumPath(), [...CHROMIUM_ARGS, `--user-data-dir=${profile}`, '--disable-crash-reporter', url], { detached: true, stdio: 'ignore' });
-  if (child.pid === undefined) throw new Error('Chromium did not start');
+  const pid = child.pid;
+  if (pid === undefined) throw new Error('Chromium did not start');
+  live.add(pid);
   const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
-  return { pid: child.pid, profile, child, exited };
+  void exited.then(() => live.delete(pid));
+  return { pid, profile, child, exited };
 }
 
 /** Pids alive (not zombies) in process group `pgid` (if > 0) or whose command line names `profile`. */
