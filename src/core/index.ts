@@ -18,7 +18,7 @@ export {
 export type { PolyLoopErrorCode } from './errors.ts';
 export { contentProblem, decisionProblem, jsonProblem, MAX_JSON_DEPTH, messageProblem, modelReplyProblem, outcomeProblem } from './internal/values.ts';
 export { InMemoryStore } from './memory-store.ts';
-export { checkRequest as validateRunRequest } from './request.ts';
+export { checkRequest as validateRunRequest } from './request-checks.ts';
 export type { AgentConfig, AgentDefinition, AgentParams, RunOptions, RunRequest, SyntheticObservations } from './request.ts';
 export { exportRun, importRun, readRunLog } from './run-log.ts';
 export { defineAgent, resume, run } from './session.ts';

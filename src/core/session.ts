@@ -4,17 +4,21 @@
  * @module
  */
 import { Cancellation, GRACE_EXPIRED } from './cancellation.ts';
-import { describeError, isPolyLoopError, RunExistsError, RunIdentityMismatchError, RunNotFoundError, StoreError } from './errors.ts';
+import { describeError, RunExistsError, RunIdentityMismatchError, RunNotFoundError, StoreError } from './errors.ts';
 import { assemblePrefix, messagesSize, stepHistory, toolsSize } from './internal/assembly.ts';
-import { countStep, countSteps, stopAfterStep, stopBeforeModelCall } from './internal/stopping.ts';
+import { countStep, stopAfterStep, stopBeforeModelCall } from './internal/stopping.ts';
 import type { Counters } from './internal/stopping.ts';
 import { diffSnapshots } from './internal/recovery.ts';
 import { decisionProblem, modelReplyProblem, outcomeProblem } from './internal/values.ts';
 import type { EventSink, RunStore, StoreWarning } from './ports.ts';
-import { buildSnapshot, checkAgentConfig, checkRequest, sha256Hex } from './request.ts';
 import type { AgentConfig, AgentDefinition, RunOptions, RunRequest } from './request.ts';
+import { checkAgentConfig, checkRequest } from './request-checks.ts';
+import { buildSnapshot, sha256Hex } from './snapshot.ts';
 import { readRunLog } from './run-log.ts';
+import { acquireLease, deliverQuietly, guardedRead, Lease, releaseWarning } from './lease.ts';
+import { copyReply, deepFreeze, freezeOutcome, isThenable } from './seam-values.ts';
 import { canonicalJson, orderStep } from './serialization.ts';
+import { refusalOf, replayPolicyOf } from './action-policy.ts';
 import { RegistryExecutor } from './tools.ts';
 import { RECORD_VERSION, STEP_DEFAULTS } from './types.ts';
 import type {
@@ -22,12 +26,10 @@ import type {
   ActionOutcome,
   Decision,
   InFlightStep,
-  JsonValue,
   Message,
   ModelReply,
   ModelToolSchema,
   ParamSnapshot,
-  ReplayPolicy,
   ResultRecord,
   RunEvent,
   RunLogView,
@@ -123,64 +125,6 @@ async function drive(agent: AgentDefinition, request: RunRequest, opts: RunOptio
     } else if (lease && !lease.released) {
       await lease.release().catch((e: unknown) => deliverQuietly(agent.events, releaseWarning(runId, e)));
     }
-  }
-}
-
-/** A store's lease, released at most once. */
-class Lease {
-  readonly #release: () => Promise<void>;
-  #released = false;
-  constructor(release: () => Promise<void>) {
-    this.#release = release;
-  }
-  get released(): boolean {
-    return this.#released;
-  }
-  release(): Promise<void> {
-    if (this.#released) return Promise.resolve();
-    this.#released = true;
-    return Promise.resolve().then(() => this.#release());
-  }
-}
-
-function releaseWarning(runId: string, e: unknown): RunEvent {
-  return { type: 'warning', runId, code: 'lease_release_failed', message: `the store failed to release the run's lease: ${describeError(e)}` };
-}
-
-/** Deliver one event outside a driver (a failed lease release after an error); a failure is dropped. */
-async function deliverQuietly(sink: EventSink, event: RunEvent): Promise<void> {
-  try {
-    await sink.deliver(Object.freeze(event));
-  } catch {
-    // The run has already failed; there is no result left to count this in.
-  }
-}
-
-/**
- * Take the store's lease, giving up when the signal aborts even if the store ignores it; a
- * lease granted after that is handed straight back.
- */
-async function acquireLease(cancel: Cancellation, runId: string, store: RunStore): Promise<() => Promise<void>> {
-  const pending = Promise.resolve().then(() => store.acquire!(runId, { signal: cancel.signal }));
-  try {
-    return await guardedRead(runId, 'acquire', () => cancel.seam(() => pending), cancel.signal);
-  } catch (e) {
-    pending.then((late) => late().catch(() => undefined), () => undefined);
-    throw e;
-  }
-}
-
-/**
- * A read or the lease: a failure becomes `StoreError`, except the library's own errors
- * (decision 0004) and an abort, which pass through as `signal.reason`.
- */
-async function guardedRead<T>(runId: string, operation: string, fn: () => Promise<T>, signal: AbortSignal): Promise<T> {
-  try {
-    return await fn();
-  } catch (e) {
-    if (signal.aborted && e === signal.reason) throw e;
-    if (isPolyLoopError(e) && e.code !== 'store_error') throw e;
-    throw e instanceof StoreError ? e : new StoreError(runId, operation, e);
   }
 }
 
@@ -300,11 +244,11 @@ class RunDriver {
     const resultId = `s${stepIndex}.action`;
     // No new side effect after an abort, even if the model ignored the signal and replied.
     this.#signal.throwIfAborted();
-    const refusal = this.#refusal(decision);
+    const refusal = refusalOf(this.#req, decision);
     const replayed = inFlight?.resolution === 'replay_action';
     // 3: the action intent, a barrier — already in the log when the action is replayed.
     if (!replayed) {
-      const replayPolicy = refusal === null ? this.#replayPolicyOf(decision) : 'safe';
+      const replayPolicy = refusal === null ? replayPolicyOf(this.#req, decision) : 'safe';
       await this.#write('intent', (s) => s.intent(this.#runId, { kind: 'intent', v: RECORD_VERSION, intent: 'action', stepIndex, resultId, replayPolicy, decision }));
       this.#signal.throwIfAborted();
     }
@@ -380,32 +324,6 @@ class RunDriver {
     } catch (e) {
       return { failure: describeError(e) };
     }
-  }
-
-  /**
-   * The outcome of an action the library refuses before any executor sees it: a custom
-   * executor next to a non-empty `request.tools` gets only tool calls that validate (SPEC §7).
-   * The registry executor validates on its own, with the same sentence.
-   */
-  #refusal(decision: ActionDecision): { outcome: ActionOutcome; completedRun: false } | null {
-    const { executor, tools } = this.#req;
-    if (executor instanceof RegistryExecutor || decision.action.kind !== 'tool_call' || tools.names().length === 0) return null;
-    const valid = tools.validate(decision.action);
-    if (valid.ok) return null;
-    return { outcome: freezeOutcome({ status: 'not_executed', observation: `Not executed: ${valid.message}.`, observationIsSynthetic: true, envReportedCompletion: false, observationTruncatedChars: 0 }), completedRun: false };
-  }
-
-  /**
-   * The replay policy of an action (SPEC §7): the named tool declares it, whatever the
-   * executor; a custom executor's explicit `'never'` makes it stricter, never looser. An action
-   * naming no known tool, or a code action, takes the executor's own policy (default `'never'`).
-   */
-  #replayPolicyOf(decision: ActionDecision): ReplayPolicy {
-    const ex = this.#req.executor;
-    if (ex instanceof RegistryExecutor) return ex.replayPolicyFor(decision.action);
-    const tool = decision.action.kind === 'tool_call' ? this.#req.tools.get(decision.action.name) : undefined;
-    if (tool) return ex.replayPolicy === 'never' ? 'never' : tool.replayPolicy;
-    return ex.replayPolicy ?? 'never';
   }
 
   /** Run the action. A custom executor's throw (not abort) or malformed outcome is `env_error` (§7). */
@@ -504,29 +422,6 @@ class RunDriver {
       if (!(this.#signal.aborted && e === this.#signal.reason)) this.#deliveryFailures++;
     }
   }
-}
-
-function isThenable(v: unknown): v is Promise<void> {
-  return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
-}
-
-/** A checked reply, copied into plain stored form: later changes by the caller reach nothing. */
-function copyReply(raw: ModelReply): ResultRecord['reply'] {
-  const toolCalls = raw.toolCalls && raw.toolCalls.length > 0 ? (JSON.parse(JSON.stringify(raw.toolCalls)) as ResultRecord['reply']['toolCalls']) : [];
-  const content = raw.content ? (JSON.parse(JSON.stringify(raw.content)) as ResultRecord['reply']['content']) : null;
-  return { callId: raw.callId, text: raw.text, reasoning: raw.reasoning ?? null, toolCalls, content };
-}
-
-function freezeOutcome(o: ActionOutcome): ActionOutcome {
-  return Object.freeze({ status: o.status, observation: o.observation, observationIsSynthetic: o.observationIsSynthetic, envReportedCompletion: o.envReportedCompletion, observationTruncatedChars: o.observationTruncatedChars });
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value) as JsonValue[]) deepFreeze(v);
-  }
-  return value;
 }
 
 function toModelReply(reply: ResultRecord['reply']): ModelReply {

@@ -1,0 +1,68 @@
+/**
+ * The store's single-driver lease as `run`/`resume` hold it (SPEC §2): taken before the log is
+ * read, given up on abort even if the store ignores the signal, released once, and a failed
+ * release reported rather than swallowed.
+ * @module
+ */
+import type { Cancellation } from './cancellation.ts';
+import { describeError, isPolyLoopError, StoreError } from './errors.ts';
+import type { EventSink, RunStore } from './ports.ts';
+import type { RunEvent } from './types.ts';
+
+/** A store's lease, released at most once. */
+export class Lease {
+  readonly #release: () => Promise<void>;
+  #released = false;
+  constructor(release: () => Promise<void>) {
+    this.#release = release;
+  }
+  get released(): boolean {
+    return this.#released;
+  }
+  release(): Promise<void> {
+    if (this.#released) return Promise.resolve();
+    this.#released = true;
+    return Promise.resolve().then(() => this.#release());
+  }
+}
+
+export function releaseWarning(runId: string, e: unknown): RunEvent {
+  return { type: 'warning', runId, code: 'lease_release_failed', message: `the store failed to release the run's lease: ${describeError(e)}` };
+}
+
+/** Deliver one event outside a driver (a failed lease release after an error); a failure is dropped. */
+export async function deliverQuietly(sink: EventSink, event: RunEvent): Promise<void> {
+  try {
+    await sink.deliver(Object.freeze(event));
+  } catch {
+    // The run has already failed; there is no result left to count this in.
+  }
+}
+
+/**
+ * Take the store's lease, giving up when the signal aborts even if the store ignores it; a
+ * lease granted after that is handed straight back.
+ */
+export async function acquireLease(cancel: Cancellation, runId: string, store: RunStore): Promise<() => Promise<void>> {
+  const pending = Promise.resolve().then(() => store.acquire!(runId, { signal: cancel.signal }));
+  try {
+    return await guardedRead(runId, 'acquire', () => cancel.seam(() => pending), cancel.signal);
+  } catch (e) {
+    pending.then((late) => late().catch(() => undefined), () => undefined);
+    throw e;
+  }
+}
+
+/**
+ * A read or the lease: a failure becomes `StoreError`, except the library's own errors
+ * (decision 0004) and an abort, which pass through as `signal.reason`.
+ */
+export async function guardedRead<T>(runId: string, operation: string, fn: () => Promise<T>, signal: AbortSignal): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (signal.aborted && e === signal.reason) throw e;
+    if (isPolyLoopError(e) && e.code !== 'store_error') throw e;
+    throw e instanceof StoreError ? e : new StoreError(runId, operation, e);
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * The parameter snapshot a run's identity is made of (SPEC §7), and its hash.
+ * @module
+ */
+import type { AgentDefinition, RunRequest } from './request.ts';
+import type { JsonValue } from './types.ts';
+
+/**
+ * The parameter snapshot (SPEC §7): model, interpreter and executor params (and the executor's
+ * replay policy when it declares one), synthetic texts, and
+ * the request's budget, tools, context, injections, binding, replay policy, template and render
+ * style. Not in it: runId, cancelGraceMs, the store, the event sink.
+ */
+export function buildSnapshot(agent: AgentDefinition, req: RunRequest): Record<string, unknown> {
+  // The copies `defineAgent` froze, not the seams' live params: changing a seam's params after
+  // defineAgent must not change the identity of the runs of that definition.
+  const executorReplayPolicy = req.executor.replayPolicy;
+  return {
+    model: agent.params.model,
+    interpreter: agent.params.interpreter,
+    executor: req.executor.params ?? null,
+    // Added after 1.0, only when the executor declares one; a stored snapshot without it is not compared on it.
+    ...(executorReplayPolicy === undefined ? {} : { executorReplayPolicy }),
+    syntheticObservations: agent.syntheticObservations,
+    budget: { maxSteps: req.budget.maxSteps, maxValidActions: req.budget.maxValidActions, maxContextChars: req.budget.maxContextChars },
+    tools: req.tools.names().map((name) => req.tools.get(name) as unknown as JsonValue),
+    context: req.context,
+    injections: req.injections,
+    modelBinding: req.modelBinding,
+    modelReplayPolicy: req.modelReplayPolicy,
+    observationTemplate: req.observationTemplate,
+    toolRenderStyle: req.toolRenderStyle,
+  };
+}
+
+/** Hex SHA-256 of a string, via `crypto.subtle`. */
+export async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
