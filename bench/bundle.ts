@@ -42,7 +42,7 @@ const WORKER: BuildOptions = { ...BROWSER, platform: 'neutral', conditions: ['wo
 function options(name: BundleName): BuildOptions | null {
   const core = join(ROOT, 'src/core/index.ts');
   const web = join(ROOT, 'src/platform-web/index.ts');
-  const worker = join(ROOT, 'src/platform-workers/worker.ts');
+  const worker = join(ROOT, 'examples/workers/worker.ts');
   switch (name) {
     case 'polyloop':
       return { ...BROWSER, entryPoints: [core] };

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run dev`: serve the demo agent with `wrangler dev` on loopback, behind a fresh bearer token
+// `npm run dev`: serve the demo agent (examples/workers/worker.ts, wrangler.toml `main`) with `wrangler dev` on loopback, behind a fresh bearer token
 // (or $POLYLOOP_TOKEN if set), and print how to talk to it.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

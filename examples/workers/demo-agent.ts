@@ -5,10 +5,10 @@
  * @module
  */
 import * as z from 'zod/mini';
-import { ToolRegistry } from '../core/index.ts';
-import type { Message, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
-import { jsonActionInterpreter, sleep } from '../testing/index.ts';
-import type { RunSetup, RunSetupContext } from './run-object.ts';
+import { ToolRegistry } from '../../src/core/index.ts';
+import type { Message, ModelCall, ModelCaller, ModelReply } from '../../src/core/index.ts';
+import { jsonActionInterpreter, sleep } from '../../src/testing/index.ts';
+import type { RunSetup, RunSetupContext } from '../../src/platform-workers/index.ts';
 
 const MAX_WORDS = 12;
 const OBSERVATION = 'Observation: ';

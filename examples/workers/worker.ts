@@ -1,11 +1,12 @@
 /**
  * The demo Worker entry (`wrangler.toml` `main`): the demo agent behind the PolyLoop HTTP app.
- * `npm run dev` serves it on 127.0.0.1:8787; the workerd tests run against it.
+ * `npm run dev` serves it on 127.0.0.1:8787; the workerd tests run against it. An example, not
+ * part of `polyloop/workers`: the demo agent uses the test kit (`polyloop/testing`).
  * @module
  */
 import { demoSetup } from './demo-agent.ts';
-import { createApp, createRunObject } from './index.ts';
-import type { RunObjectBase } from './index.ts';
+import { createApp, createRunObject } from '../../src/platform-workers/index.ts';
+import type { RunObjectBase } from '../../src/platform-workers/index.ts';
 
 /** The demo Worker's bindings (see `wrangler.toml`). */
 export type DemoEnv = {

@@ -2,8 +2,8 @@
  * `polyloop/workers` — PolyLoop on Cloudflare Workers: `DurableObjectStore` (a run log in
  * SQLite-backed Durable Object storage), the run Durable Object (`createRunObject`: one object
  * per run, resumed by its alarm after eviction), and the `hono` app (`createApp`) serving the
- * HTTP surface of SPEC §6. The demo agent and Worker entry (`demo-agent.ts`, `worker.ts`) are
- * examples for `npm run dev`, left out of this entry on purpose.
+ * HTTP surface of SPEC §6. The demo agent and Worker entry of `npm run dev` live in
+ * `examples/workers/`, so shipped source never imports `polyloop/testing`.
  * @module
  */
 export { createApp, RUN_ID_PATTERN } from './app.ts';

@@ -15,7 +15,7 @@ let dir = '';
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'polyloop-keepalive-'));
-  mf = await startWorker(await bundleWorker(join(ROOT, 'src/platform-workers/worker.ts')), dir, { host: '127.0.0.1', port: 0 });
+  mf = await startWorker(await bundleWorker(join(ROOT, 'examples/workers/worker.ts')), dir, { host: '127.0.0.1', port: 0 });
   base = await mf.ready;
 });
 
