@@ -55,7 +55,7 @@ export function classifyLog(log: readonly LogRecord[]): LogClass {
       case 'intent':
         if (rec.stepIndex !== next) throw corrupt(i, `intent for step ${rec.stepIndex} while step ${next} is next`);
         if (rec.intent === 'model_call') {
-          if (result) throw corrupt(i, 'a model-call intent after the model result of the same step');
+          if (modelIntent) throw corrupt(i, `a second model-call intent for step ${rec.stepIndex}`);
           modelIntent = rec;
         } else {
           if (!result) throw corrupt(i, 'an action intent without a model result before it');
@@ -70,6 +70,8 @@ export function classifyLog(log: readonly LogRecord[]): LogClass {
         break;
       case 'step':
         if (rec.step.stepIndex !== next) throw corrupt(i, `step ${rec.step.stepIndex} while step ${next} is next`);
+        if (!modelIntent) throw corrupt(i, `step ${next} without its model-call intent`);
+        if (rec.actionResult !== null && !action) throw corrupt(i, `step ${next} holds an action result without its action intent`);
         steps.push(rec.step);
         modelIntent = result = action = null;
         break;

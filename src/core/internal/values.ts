@@ -98,7 +98,8 @@ export function contentProblem(content: unknown, path: string): string | null {
     const problem = contentBlockProblem(content[i], `${path}[${i}]`);
     if (problem) return problem;
   }
-  return null;
+  // Extra fields of a block travel with it into records: they must be plain JSON too.
+  return jsonProblem(content, path);
 }
 
 /** The first problem of one message (role, content blocks), or null. */
@@ -130,6 +131,8 @@ export function modelReplyProblem(reply: unknown): string | null {
       const problem = str(call, 'id', path) ?? str(call, 'name', path) ?? jsonProblem(call['arguments'], `${path}.arguments`);
       if (problem) return problem;
     }
+    const whole = jsonProblem(toolCalls, 'toolCalls');
+    if (whole) return whole;
   }
   if (content !== undefined && content !== null) return contentProblem(content, 'content');
   return null;
@@ -157,16 +160,20 @@ export function decisionProblem(decision: unknown): string | null {
     str(decision, 'historyText', 'decision') ??
     (decision['historyContent'] === undefined ? null : contentProblem(decision['historyContent'], 'decision.historyContent'));
   if (problem) return problem;
-  switch (decision['kind']) {
-    case 'action':
-      return str(decision, 'trajectoryRepr', 'decision') ?? actionProblem(decision['action'], 'decision.action');
-    case 'final':
-      return str(decision, 'answer', 'decision');
-    case 'invalid':
-      return str(decision, 'explanation', 'decision');
-    default:
-      return `decision.kind must be "action", "final" or "invalid", got ${JSON.stringify(decision['kind']) ?? kindOf(decision['kind'])}`;
-  }
+  const kindProblem = ((): string | null => {
+    switch (decision['kind']) {
+      case 'action':
+        return str(decision, 'trajectoryRepr', 'decision') ?? actionProblem(decision['action'], 'decision.action');
+      case 'final':
+        return str(decision, 'answer', 'decision');
+      case 'invalid':
+        return str(decision, 'explanation', 'decision');
+      default:
+        return `decision.kind must be "action", "final" or "invalid", got ${JSON.stringify(decision['kind']) ?? kindOf(decision['kind'])}`;
+    }
+  })();
+  // The whole decision is stored (in the action intent): extra fields must be plain JSON too.
+  return kindProblem ?? jsonProblem(decision, 'decision');
 }
 
 /**

@@ -41,6 +41,8 @@ describe('a model reply of the wrong shape is a model failure, and the log stays
     ['a content block of unknown type', { callId: null, text: 'x', reasoning: null, content: [{ type: 'image', url: 'u' }] }, /content\[0\]\.type must be one of/],
     ['a BigInt in tool arguments', { callId: null, text: '', reasoning: null, toolCalls: [{ id: 't', name: 'add', arguments: { a: 1n } }] }, /arguments\.a is a bigint/],
     ['null', null, /the reply must be an object, got null/],
+    ['a BigInt in an extra field of a content block', { callId: null, text: 'x', reasoning: null, content: [{ type: 'text', text: 'x', tokens: 1n }] }, /content\[0\]\.tokens is a bigint/],
+    ['a Date in an extra field of a tool call', { callId: null, text: '', reasoning: null, toolCalls: [{ id: 't', name: 'add', arguments: {}, at: new Date(0) }] }, /toolCalls\[0\]\.at is a Date object/],
   ])('%s', async (_name, reply, message) => {
     const h = harness();
     const agent = defineAgent({ ...h.agent, model: modelReturning(reply) });
@@ -91,6 +93,7 @@ describe('a decision or outcome of the wrong shape is the seam failing, and the 
     ['an action without an action', { kind: 'action', trajectoryRepr: 'x', historyText: '' }, /decision\.action must be an object/],
     ['historyText a number', { kind: 'final', answer: 'a', historyText: 7 }, /decision\.historyText must be a string/],
     ['arguments nested 10,000 deep', { kind: 'action', action: { kind: 'tool_call', name: 'add', arguments: deep(10_000) }, trajectoryRepr: 'x', historyText: '' }, /nested more than 100 levels deep/],
+    ['a BigInt in an extra field', { kind: 'final', answer: 'a', historyText: '', cost: 1n }, /decision\.cost is a bigint/],
     ['a cycle in the arguments', (() => { const a: Record<string, unknown> = {}; a['self'] = a; return { kind: 'action', action: { kind: 'tool_call', name: 'add', arguments: a }, trajectoryRepr: 'x', historyText: '' }; })(), /cycle/],
   ])('an interpreter returning %s ends the run interpreter_error', async (_name, decision, message) => {
     const h = harness();

@@ -391,6 +391,11 @@ describe('internal/recovery: classifyLog', () => {
     { label: 'an intent for a later step', log: [started, modelIntent(1)], line: 2 },
     { label: 'a result without its intent', log: [started, result(0)], line: 2 },
     { label: 'an action intent without a model result', log: [started, modelIntent(0), actionIntent(0)], line: 3 },
+    { label: 'a second model-call intent for one step', log: [started, modelIntent(0), modelIntent(0)], line: 3 },
+    { label: 'a step without its model-call intent', log: [started, stepRec(0)], line: 2 },
+    { label: 'an action result without its action intent', log: [started, modelIntent(0), result(0), { ...(stepRec(0) as object), actionResult: { resultId: 's0.action', outcome: { status: 'executed', observation: 'o', observationIsSynthetic: false, envReportedCompletion: false, observationTruncatedChars: 0 } } } as LogRecord], line: 4 },
+    { label: 'a second result for one model call', log: [started, modelIntent(0), result(0), result(0)], line: 4 },
+    { label: 'a second action intent for one step', log: [started, modelIntent(0), result(0), actionIntent(0), actionIntent(0)], line: 5 },
   ])('refuses $label with CorruptLogError at record $line', ({ log, line }) => {
     let caught: unknown;
     try {
