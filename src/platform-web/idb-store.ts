@@ -5,13 +5,14 @@
  */
 import { openDB } from 'idb';
 import type { IDBPDatabase } from 'idb';
-import { CorruptLogError, decodeLog, encodeRecord, isPolyLoopError, StoreError } from '../core/index.ts';
+import { CorruptLogError, decodeLog, encodeRecord, isPolyLoopError, readRunLog, StoreError } from '../core/index.ts';
 import type {
   IntentRecord,
   LogRecord,
   ReleaseLease,
   ResultRecord,
   RunEndedRecord,
+  RunLogState,
   RunStartedRecord,
   RunStore,
   StepWriteRecord,
@@ -19,7 +20,7 @@ import type {
 import { acquireLocalLease, acquireWebLock, leaseName, webLocks } from './lease.ts';
 import type { LeaseMode } from './lease.ts';
 import { DB_VERSION, upgradeSchema } from './schema.ts';
-import type { PolyLoopDB } from './schema.ts';
+import type { PolyLoopDB, StoredRecord } from './schema.ts';
 
 /** Options of {@link IndexedDBStore}. */
 export type IndexedDBStoreOptions = {
@@ -37,13 +38,22 @@ export type IndexedDBStoreOptions = {
   readonly onWarning?: (message: string) => void;
 };
 
-/** One run as the store knows it, for a page that lists runs on reopen. */
+/**
+ * One run as its log reads (through `readRunLog`, the one reader of a log), for a page that lists
+ * runs on reopen.
+ */
 export type StoredRunInfo = {
   readonly runId: string;
   /** Number of records in its log. */
   readonly records: number;
-  /** True once its `run_ended` record landed. */
+  /** What `readRunLog` says of its log; null when the log cannot be read (see `error`). */
+  readonly state: RunLogState | null;
+  /** `state === 'ended'`: its `run_ended` record landed and the log is sound. */
   readonly ended: boolean;
+  /** Completed steps (`readRunLog`'s `steps`); 0 when the log cannot be read. */
+  readonly steps: number;
+  /** Why the log cannot be read (the `CorruptLogError` or `SchemaVersionError` message), else null. */
+  readonly error: string | null;
 };
 
 type Durability = 'strict' | 'relaxed';
@@ -121,11 +131,7 @@ export class IndexedDBStore implements RunStore {
     } catch (e) {
       throw isPolyLoopError(e) ? e : new StoreError(runId, 'readLog', e);
     }
-    const source = `indexeddb:${this.dbName}/${runId}`;
-    const { records, tornLine } = decodeLog(texts, { source });
-    // A transaction lands whole, so a record that is not JSON was damaged, never torn.
-    if (tornLine !== null) throw new CorruptLogError(tornLine, 'not valid JSON', { source });
-    return records;
+    return this.#decode(runId, texts);
   }
 
   /**
@@ -147,14 +153,28 @@ export class IndexedDBStore implements RunStore {
     return acquireLocalLease(req);
   }
 
-  /** Runs with a log in this database, sorted by runId. */
+  /**
+   * Runs with a log in this database, sorted by runId, each as `readRunLog` reads its log (no
+   * state is kept beside the log, so none can disagree with it). Reads every log in one readonly
+   * transaction: ~0.1–0.3 s for 100 runs of 50 records in Chromium on a loaded 2-core machine,
+   * nearly all of it reading the records (decision 0021). A log that cannot be read is listed
+   * with its `error`; rejects with `StoreError` only when the database cannot be read at all.
+   */
   async listRuns(): Promise<readonly StoredRunInfo[]> {
+    let rows: StoredRecord[];
     try {
-      const runs = await this.#withDb((db) => db.getAll('runs'));
-      return runs.map((r) => ({ runId: r.runId, records: r.nextSeq, ended: r.ended }));
+      rows = await this.#withDb((db) => db.getAll('records'));
     } catch (e) {
       throw new StoreError('*', 'listRuns', e);
     }
+    // Keys are [runId, seq], so getAll returns each run's records together and in write order.
+    const byRun = new Map<string, string[]>();
+    for (const row of rows) {
+      const texts = byRun.get(row.runId);
+      if (texts) texts.push(row.text);
+      else byRun.set(row.runId, [row.text]);
+    }
+    return [...byRun].map(([runId, texts]) => this.#runInfo(runId, texts));
   }
 
   /** Close the connection (a later call reopens it). Call before deleting the database. */
@@ -164,19 +184,34 @@ export class IndexedDBStore implements RunStore {
     if (conn) (await conn.catch(() => null))?.close();
   }
 
+  #decode(runId: string, texts: readonly string[]): readonly LogRecord[] {
+    const source = `indexeddb:${this.dbName}/${runId}`;
+    const { records, tornLine } = decodeLog(texts, { source });
+    // A transaction lands whole, so a record that is not JSON was damaged, never torn.
+    if (tornLine !== null) throw new CorruptLogError(tornLine, 'not valid JSON', { source });
+    return records;
+  }
+
+  #runInfo(runId: string, texts: readonly string[]): StoredRunInfo {
+    try {
+      const view = readRunLog(this.#decode(runId, texts));
+      return { runId, records: texts.length, state: view.state, ended: view.state === 'ended', steps: view.steps, error: null };
+    } catch (e) {
+      // One damaged log must not hide the others from a page offering "Resume"; anything that is
+      // not a log error is a bug and propagates.
+      if (!isPolyLoopError(e, 'corrupt_log') && !isPolyLoopError(e, 'schema_version')) throw e;
+      return { runId, records: texts.length, state: null, ended: false, steps: 0, error: e.message };
+    }
+  }
+
   async #append(runId: string, rec: LogRecord, op: WriteOp, durability: Durability): Promise<void> {
     try {
       const text = encodeRecord(rec);
       await this.#withDb(async (db) => {
         const tx = db.transaction(['records', 'runs'], 'readwrite', { durability });
         const runs = tx.objectStore('runs');
-        const meta = await runs.get(runId);
-        const seq = meta?.nextSeq ?? 0;
-        await Promise.all([
-          tx.objectStore('records').add({ runId, seq, text }),
-          runs.put({ runId, nextSeq: seq + 1, ended: (meta?.ended ?? false) || rec.kind === 'run_ended' }),
-          tx.done,
-        ]);
+        const seq = (await runs.get(runId))?.nextSeq ?? 0;
+        await Promise.all([tx.objectStore('records').add({ runId, seq, text }), runs.put({ runId, nextSeq: seq + 1 }), tx.done]);
       });
     } catch (e) {
       throw new StoreError(runId, op, e);

@@ -25,9 +25,9 @@ describe('IndexedDBStore review (Chromium)', () => {
     const expected = Array.from({ length: 30 }, (_, i) => i);
     expect(stepsOf(await b.readLog('ra'))).toEqual(expected);
     expect(stepsOf(await a.readLog('rb'))).toEqual(expected);
-    expect(await a.listRuns()).toEqual([
-      { runId: 'ra', records: 31, ended: false },
-      { runId: 'rb', records: 31, ended: false },
+    expect((await a.listRuns()).map((r) => [r.runId, r.records])).toEqual([
+      ['ra', 31],
+      ['rb', 31],
     ]);
     await Promise.all([a.close(), b.close()]);
   });

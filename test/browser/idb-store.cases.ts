@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { encodeRecord, isPolyLoopError } from '../../src/core/index.ts';
 import type { LogRecord } from '../../src/core/index.ts';
 import { DB_VERSION, IndexedDBStore } from '../../src/platform-web/index.ts';
-import { ended, modelIntent, modelResult, started, stepWrite } from '../contract/run-store.contract.ts';
+import { actionIntent, ended, modelIntent, modelResult, started, stepWrite } from '../contract/run-store.contract.ts';
 
 let counter = 0;
 /** A database name no other case uses. */
@@ -17,8 +17,10 @@ export function freshDbName(prefix: string): string {
   return `${prefix}-${Date.now().toString(36)}-${counter}-${Math.random().toString(36).slice(2, 8)}`;
 }
 
+type StoredRow = { runId: string; seq: number; text: string };
+
 /** Write raw rows the way version 1 of the schema stored them. */
-async function createVersion1(dbName: string, rows: readonly { runId: string; seq: number; text: string }[]): Promise<void> {
+async function createVersion1(dbName: string, rows: readonly StoredRow[]): Promise<void> {
   const db = await openDB(dbName, 1, {
     upgrade(d) {
       d.createObjectStore('records', { keyPath: ['runId', 'seq'] });
@@ -29,7 +31,20 @@ async function createVersion1(dbName: string, rows: readonly { runId: string; se
   db.close();
 }
 
-function rowsOf(runId: string, recs: readonly LogRecord[]): { runId: string; seq: number; text: string }[] {
+/** Write raw rows the way version 2 of the schema stored them (records, and a `runs` row with `ended`). */
+async function createVersion2(dbName: string, rows: readonly StoredRow[], runs: readonly { runId: string; nextSeq: number; ended: boolean }[]): Promise<void> {
+  const db = await openDB(dbName, 2, {
+    upgrade(d) {
+      d.createObjectStore('records', { keyPath: ['runId', 'seq'] });
+      d.createObjectStore('runs', { keyPath: 'runId' });
+    },
+  });
+  const tx = db.transaction(['records', 'runs'], 'readwrite');
+  await Promise.all([...rows.map((r) => tx.objectStore('records').put(r)), ...runs.map((r) => tx.objectStore('runs').put(r)), tx.done]);
+  db.close();
+}
+
+function rowsOf(runId: string, recs: readonly LogRecord[]): StoredRow[] {
   return recs.map((rec, seq) => ({ runId, seq, text: encodeRecord(rec) }));
 }
 
@@ -38,19 +53,37 @@ export function indexedDbStoreCases(label: string): void {
     it('upgrades a version-1 database in place, keeping every log and continuing its sequence', async () => {
       const dbName = freshDbName('upgrade');
       const open = [started('open'), modelIntent(0)];
-      const done = [started('done'), stepWrite(0), ended(1)];
+      const done = [started('done'), modelIntent(0), modelResult(0), actionIntent(0), stepWrite(0), ended(1)];
       await createVersion1(dbName, [...rowsOf('open', open), ...rowsOf('done', done)]);
       const store = new IndexedDBStore({ dbName });
       expect(await store.readLog('open')).toEqual(open);
       expect(await store.listRuns()).toEqual([
-        { runId: 'done', records: 3, ended: true },
-        { runId: 'open', records: 2, ended: false },
+        { runId: 'done', records: 6, state: 'ended', ended: true, steps: 1, error: null },
+        { runId: 'open', records: 2, state: 'in_flight', ended: false, steps: 0, error: null },
       ]);
       await store.result('open', 's0.model', modelResult(0));
       expect(await store.readLog('open')).toEqual([...open, modelResult(0)]);
       await store.close();
       const raw = await openDB(dbName);
       expect(raw.version).toBe(DB_VERSION);
+      expect(await raw.getAll('runs')).toEqual([{ runId: 'done', nextSeq: 6 }, { runId: 'open', nextSeq: 3 }]);
+      raw.close();
+      await deleteDB(dbName);
+    });
+
+    it('upgrades a version-2 database in place, dropping the ended flag it kept beside each run and continuing its sequence', async () => {
+      const dbName = freshDbName('upgrade2');
+      const open = [started('open'), modelIntent(0)];
+      // A version-2 row that claims the run ended although its log says otherwise: the log wins.
+      await createVersion2(dbName, rowsOf('open', open), [{ runId: 'open', nextSeq: 2, ended: true }]);
+      const store = new IndexedDBStore({ dbName });
+      expect(await store.listRuns()).toEqual([{ runId: 'open', records: 2, state: 'in_flight', ended: false, steps: 0, error: null }]);
+      await store.result('open', 's0.model', modelResult(0));
+      expect(await store.readLog('open')).toEqual([...open, modelResult(0)]);
+      await store.close();
+      const raw = await openDB(dbName);
+      expect(raw.version).toBe(DB_VERSION);
+      expect(await raw.getAll('runs')).toEqual([{ runId: 'open', nextSeq: 3 }]);
       raw.close();
       await deleteDB(dbName);
     });
@@ -108,16 +141,39 @@ export function indexedDbStoreCases(label: string): void {
       expect(() => new IndexedDBStore({ dbName: 'x', lease: 'maybe' as 'wait' })).toThrow(/lease/);
     });
 
-    it('lists runs with their record counts and whether they ended', async () => {
+    it('lists each run with the state, ended flag and step count readRunLog reads from its log', async () => {
       const dbName = freshDbName('list');
       const store = new IndexedDBStore({ dbName });
+      await store.runStarted('c', started('c'));
+      await store.intent('c', modelIntent(0));
       await store.runStarted('b', started('b'));
       await store.runStarted('a', started('a'));
       await store.runEnded('a', ended(0));
       expect(await store.listRuns()).toEqual([
-        { runId: 'a', records: 2, ended: true },
-        { runId: 'b', records: 1, ended: false },
+        { runId: 'a', records: 2, state: 'ended', ended: true, steps: 0, error: null },
+        { runId: 'b', records: 1, state: 'at_boundary', ended: false, steps: 0, error: null },
+        { runId: 'c', records: 2, state: 'in_flight', ended: false, steps: 0, error: null },
       ]);
+      await store.close();
+      await deleteDB(dbName);
+    });
+
+    it('lists a run whose log readRunLog refuses with that error and no state, and still lists the others', async () => {
+      const dbName = freshDbName('list-bad');
+      // A record after run_ended: a classifier that only looked for run_ended would call it ended.
+      const afterEnd = rowsOf('after-end', [started('after-end'), ended(0), modelIntent(0)]);
+      const damaged = rowsOf('damaged', [started('damaged')]);
+      await createVersion1(dbName, [...afterEnd, ...damaged, { runId: 'damaged', seq: 1, text: '{"kind":' }, ...rowsOf('good', [started('good')])]);
+      const store = new IndexedDBStore({ dbName });
+      const runs = await store.listRuns();
+      expect(runs.map((r) => [r.runId, r.records, r.state, r.ended])).toEqual([
+        ['after-end', 3, null, false],
+        ['damaged', 2, null, false],
+        ['good', 1, 'at_boundary', false],
+      ]);
+      expect(runs[0]?.error).toMatch(/records after run_ended/);
+      expect(runs[1]?.error).toMatch(/indexeddb:.*\/damaged:2: not valid JSON/);
+      expect(runs[2]?.error).toBeNull();
       await store.close();
       await deleteDB(dbName);
     });
