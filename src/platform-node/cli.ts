@@ -1,27 +1,50 @@
 /**
- * The `polyloop` command: inspect FileStore run logs from a terminal.
- *   polyloop runs <dir> [--json]          a table of runs
- *   polyloop show <dir> <runId> [--json]  one run's trajectory, step by step
- * Exit codes: 0 ok, 1 missing directory or unknown run, 2 usage error, 3 corrupt log.
+ * The `polyloop` command: inspect, export and import FileStore run logs from a terminal.
+ * Run by `bin/polyloop.mjs` from `dist/platform-node/cli.js`; not part of `polyloop/node`.
  * @module
  */
-import type { StepRecord } from '../core/index.ts';
-import { describeStatus, inspectRun, listRuns, MissingDirectoryError } from './inspect.ts';
+import { isPolyLoopError } from '../core/index.ts';
+import { inspectRun, listRuns, MissingDirectoryError } from './inspect.ts';
 import type { RunListing } from './inspect.ts';
-
-/** Where the CLI writes. */
-export type CliIo = { readonly out: (text: string) => void; readonly err: (text: string) => void };
-
-/** Exit codes of the `polyloop` command. */
-export const EXIT = { ok: 0, notFound: 1, usage: 2, corrupt: 3 } as const;
+import { clip, clipId, EXIT, oneLine, renderInFlight, renderStep, stateLine, table, viewJson } from './render.ts';
+import type { CliIo } from './render.ts';
+import { exportCommand, importCommand } from './transfer.ts';
 
 const USAGE = `usage:
-  polyloop runs <dir> [--json]          list the runs in a FileStore directory
-  polyloop show <dir> <runId> [--json]  show one run's trajectory step by step
+  polyloop runs <dir> [--json]              list the runs in a FileStore directory and where each stands
+  polyloop show <dir> <runId> [--json]      show one run's trajectory step by step and its state
+  polyloop export <dir> <runId> [-o <file>] write a run's log as NDJSON to stdout (or to <file>)
+  polyloop import <dir> <file>              import an exported log (<file> - reads stdin) under its run id
   (after -- every argument is positional: polyloop show <dir> -- -run-id-with-dash)
-exit codes: 0 ok, 1 missing directory or unknown run, 2 usage error, 3 corrupt log`;
+exit codes: 0 ok, 1 missing directory, unknown run or a run that already exists,
+            2 usage error, 3 corrupt log or unsupported schema version`;
 
-const OBSERVATION_CHARS = 160;
+/** Parsed command line: positional arguments and the options every command may take. */
+export type Args = { readonly positional: readonly string[]; readonly json: boolean; readonly output: string | null; readonly help: boolean };
+
+/** Parse `argv`; a string is the usage problem. A lone `-` is positional (stdin). */
+export function parseArgs(argv: readonly string[]): Args | string {
+  const positional: string[] = [];
+  let json = false;
+  let output: string | null = null;
+  let help = false;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (a === '--') {
+      positional.push(...argv.slice(i + 1));
+      break;
+    }
+    if (a === '--json') json = true;
+    else if (a === '-h' || a === '--help') help = true;
+    else if (a === '-o' || a === '--output') {
+      const value = argv[++i];
+      if (value === undefined) return `${a} needs a file`;
+      output = value;
+    } else if (a.startsWith('-') && a !== '-') return `unknown option ${a}`;
+    else positional.push(a);
+  }
+  return { positional, json, output, help };
+}
 
 /**
  * Run the CLI on `argv` (without `node` and the script) and return its exit code.
@@ -30,33 +53,44 @@ const OBSERVATION_CHARS = 160;
  * process.exitCode = await runCli(process.argv.slice(2), { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
-  // After `--` every argument is positional, so a run id may start with a dash.
-  const end = argv.indexOf('--');
-  const flags = end === -1 ? argv : argv.slice(0, end);
-  const json = flags.includes('--json');
-  const args = [...flags.filter((a) => a !== '--json'), ...(end === -1 ? [] : argv.slice(end + 1))];
-  const unknownFlag = flags.find((a) => a.startsWith('-') && a !== '-h' && a !== '--help' && a !== '--json');
-  if (args.length === 0 || flags.includes('-h') || flags.includes('--help')) {
-    (args.length === 0 ? io.err : io.out)(USAGE + '\n');
-    return args.length === 0 ? EXIT.usage : EXIT.ok;
+  const args = parseArgs(argv);
+  if (typeof args === 'string') return usage(io, args);
+  if (args.help) {
+    io.out(USAGE + '\n');
+    return EXIT.ok;
   }
-  if (unknownFlag !== undefined) return usage(io, `unknown option ${unknownFlag}`);
-  const [command, dir, runId, ...extra] = args;
+  if (args.positional.length === 0) {
+    io.err(USAGE + '\n');
+    return EXIT.usage;
+  }
+  const [command, dir, arg, ...extra] = args.positional;
+  const known = ['runs', 'show', 'export', 'import'];
+  if (!known.includes(command as string)) return usage(io, `unknown command ${JSON.stringify(command)}`);
+  const arity = command === 'runs' ? arg === undefined : arg !== undefined && extra.length === 0;
+  if (dir === undefined || !arity) return usage(io, `wrong arguments for ${command}`);
+  if (args.output !== null && command !== 'export') return usage(io, `-o is an option of export only`);
+  if (args.json && (command === 'export' || command === 'import')) return usage(io, `--json is not an option of ${command}`);
   try {
-    if (command === 'runs' && dir !== undefined && runId === undefined) return await runsCommand(dir, json, io);
-    if (command === 'show' && dir !== undefined && runId !== undefined && extra.length === 0) return await showCommand(dir, runId, json, io);
+    if (command === 'runs') return await runsCommand(dir, args.json, io);
+    if (command === 'show') return await showCommand(dir, arg as string, args.json, io);
+    if (command === 'export') return await exportCommand(dir, arg as string, args.output, io);
+    return await importCommand(dir, arg as string, io);
   } catch (e) {
     if (e instanceof MissingDirectoryError) {
-      io.err(`polyloop: ${e.message}\n`);
+      io.err(oneLine(`polyloop: ${e.message}`) + '\n');
       return EXIT.notFound;
+    }
+    if (isPolyLoopError(e)) {
+      // Whatever the log said is data: the message reaches the terminal only made safe.
+      io.err(oneLine(`polyloop: ${e.message}`) + '\n');
+      return isPolyLoopError(e, 'corrupt_log') || isPolyLoopError(e, 'schema_version') ? EXIT.corrupt : EXIT.notFound;
     }
     throw e;
   }
-  return usage(io, command === 'runs' || command === 'show' ? `wrong arguments for ${command}` : `unknown command ${JSON.stringify(command)}`);
 }
 
 function usage(io: CliIo, problem: string): number {
-  io.err(`polyloop: ${problem}\n${USAGE}\n`);
+  io.err(`polyloop: ${oneLine(problem)}\n${USAGE}\n`);
   return EXIT.usage;
 }
 
@@ -66,18 +100,18 @@ async function runsCommand(dir: string, json: boolean, io: CliIo): Promise<numbe
   if (json) {
     io.out(JSON.stringify(runs.map(listingJson), null, 2) + '\n');
   } else if (runs.length === 0) {
-    io.out(`no runs in ${dir}\n`);
+    io.out(oneLine(`no runs in ${dir}`) + '\n');
   } else {
     const rows = runs.map((r) => [
       r.runId === null ? '(unknown id)' : clipId(oneLine(r.runId)),
-      oneLine(r.summary ? describeStatus(r.summary.status) + (r.warnings.length > 0 ? ' (torn tail ignored)' : '') : `corrupt: ${r.error ?? ''}`),
-      r.summary ? String(r.summary.steps) : '-',
-      r.summary ? String(r.summary.validActions) : '-',
+      oneLine(r.view ? stateLine(r.view, r.driverPid) + (r.warnings.length > 0 ? ' (torn tail ignored)' : '') : `corrupt: ${r.error ?? ''}`),
+      r.view ? String(r.view.steps) : '-',
+      r.view ? String(r.view.validActions) : '-',
       r.lastWriteAt,
     ]);
-    io.out(table(['RUN ID', 'STATUS', 'STEPS', 'VALID ACTIONS', 'LAST WRITE'], rows));
+    io.out(table(['RUN ID', 'STATE', 'STEPS', 'VALID ACTIONS', 'LAST WRITE'], rows));
   }
-  if (corrupt) io.err('polyloop: some logs are corrupt (see STATUS); they were left untouched\n');
+  if (corrupt) io.err('polyloop: some logs are corrupt (see STATE); they were left untouched\n');
   return corrupt ? EXIT.corrupt : EXIT.ok;
 }
 
@@ -87,91 +121,35 @@ async function showCommand(dir: string, runId: string, json: boolean, io: CliIo)
     io.err(oneLine(`polyloop: no run ${JSON.stringify(runId)} in ${dir} (list them with: polyloop runs ${dir})`) + '\n');
     return EXIT.notFound;
   }
-  if (run.summary === null) {
+  if (run.view === null) {
     io.err(oneLine(`polyloop: ${run.error ?? 'corrupt log'}`) + '\n');
     return EXIT.corrupt;
   }
+  const view = run.view;
   if (json) {
-    io.out(JSON.stringify({ ...listingJson(run), trajectory: run.summary.trajectory }, null, 2) + '\n');
+    io.out(JSON.stringify({ ...listingJson(run), trajectory: view.trajectory }, null, 2) + '\n');
     return EXIT.ok;
   }
-  const s = run.summary;
   const lines = [
     `run          ${runId}`,
     `file         ${run.file}`,
-    `status       ${describeStatus(s.status)}`,
-    `steps        ${s.steps} (valid actions ${s.validActions})`,
-    `started      ${s.startedAt ?? '-'}`,
+    `state        ${stateLine(view, run.driverPid)}`,
+    `steps        ${view.steps} (valid actions ${view.validActions})`,
+    `started      ${view.started?.startedAt ?? '-'}`,
     `last write   ${run.lastWriteAt}`,
   ];
-  if (s.finalAnswer !== null) lines.push(`final answer ${clip(oneLine(s.finalAnswer), 300)}`);
+  const answer = view.ended?.finalAnswer ?? null;
+  if (answer !== null) lines.push(`final answer ${clip(oneLine(answer), 300)}`);
   for (const w of run.warnings) lines.push(`note         ${w}`);
   lines.push('');
-  for (const step of s.trajectory) lines.push(...renderStep(step));
-  const inFlight = s.status.state === 'in_flight' || s.status.state === 'running' ? s.status.inFlight : null;
-  if (inFlight) lines.push(`#${inFlight.stepIndex}  … ${inFlight.intent === 'action' ? 'action' : 'model call'} ${inFlight.resultId} in flight (${inFlight.replayPolicy})`);
+  for (const step of view.trajectory) lines.push(...renderStep(step));
+  if (view.inFlight) lines.push(renderInFlight(view.inFlight));
   // Ids and log contents are data, never terminal commands: every line is made terminal-safe.
   io.out(lines.map(oneLine).join('\n') + '\n');
   return EXIT.ok;
 }
 
-/** A step as terminal lines: header, then the observation or answer, indented. */
-export function renderStep(step: StepRecord): string[] {
-  const head = `#${step.stepIndex}  ${step.decision.padEnd(8)}`;
-  switch (step.decision) {
-    case 'action':
-      return [
-        `${head} ${clip(oneLine(step.actionRepr ?? ''), 100)}  [${step.actionStatus ?? '?'}]`,
-        `      observation: ${clip(oneLine(step.observation ?? ''), OBSERVATION_CHARS)}${step.observationIsSynthetic ? ' (synthetic)' : ''}`,
-      ];
-    case 'final':
-      return [`${head} answer: ${clip(oneLine(step.finalAnswer ?? ''), OBSERVATION_CHARS)}`];
-    case 'invalid':
-      return [`${head} ${clip(oneLine(step.explanation ?? ''), OBSERVATION_CHARS)}`];
-    default:
-      return [`${head} ${clip(oneLine(step.observation ?? step.explanation ?? ''), OBSERVATION_CHARS)}`];
-  }
-}
-
 function listingJson(r: RunListing): Record<string, unknown> {
-  const s = r.summary;
-  return {
-    runId: r.runId,
-    file: r.file,
-    lastWriteAt: r.lastWriteAt,
-    status: s ? s.status.state : 'corrupt',
-    stopReason: s?.status.state === 'ended' ? s.status.stopReason : null,
-    inFlight: s?.status.state === 'in_flight' || s?.status.state === 'running' ? s.status.inFlight : null,
-    driverPid: s?.status.state === 'running' ? s.status.pid : null,
-    steps: s?.steps ?? null,
-    validActions: s?.validActions ?? null,
-    finalAnswer: s?.finalAnswer ?? null,
-    error: r.error,
-    warnings: r.warnings,
-  };
-}
-
-/**
- * Characters a terminal acts on or that break or reorder what it shows: C0 and C1 controls (ESC,
- * 8-bit CSI), DEL, the Unicode line and paragraph separators, and bidirectional overrides.
- */
-const TERMINAL_UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]/gu;
-
-/** One terminal-safe line: newlines shown as ⏎, unsafe characters as `?`. */
-function oneLine(text: string): string {
-  return text.replace(/\r?\n/g, ' ⏎ ').replace(TERMINAL_UNSAFE, '?');
-}
-
-function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}… (+${text.length - max + 1} chars)`;
-}
-
-function clipId(id: string): string {
-  return id.length <= 40 ? id : `${id.slice(0, 39)}…`;
-}
-
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const fmt = (cells: readonly string[]): string => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
-  return [fmt(header), ...rows.map(fmt)].join('\n') + '\n';
+  const derived = r.view ? viewJson(r.view, r.driverPid) : { state: 'corrupt', stateLine: `corrupt: ${r.error ?? ''}`, stopReason: null, inFlight: null, driverPid: null, steps: null, validActions: null };
+  return { runId: r.runId, file: r.file, lastWriteAt: r.lastWriteAt, ...derived, error: r.error, warnings: r.warnings };
 }

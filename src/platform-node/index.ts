@@ -1,7 +1,6 @@
 /**
  * PolyLoop on Node — the `polyloop/node` entry: {@link FileStore} (JSONL logs, fsync at
- * barriers, torn-tail repair, a lock file per run), read-only inspection of a store directory,
- * and the `polyloop` CLI behind the package's `bin`.
+ * barriers, torn-tail repair, a lock file per run) and how it names its files.
  *
  * @example
  * import { FileStore } from 'polyloop/node';
@@ -10,12 +9,11 @@
  */
 export { FileStore } from './file-store.ts';
 export type { FileStoreOptions, FileStoreWarning } from './file-store.ts';
-export { describeStatus, inspectRun, listRuns, MissingDirectoryError, summarizeLog } from './inspect.ts';
-export type { InFlight, RunListing, RunStatus, RunSummary } from './inspect.ts';
-export { EXIT, renderStep, runCli } from './cli.ts';
-export type { CliIo } from './cli.ts';
 export { MAX_REVERSIBLE_ID_BYTES, parseRunFileName, runIdFileName } from './run-id.ts';
 export type { ParsedFileName } from './run-id.ts';
 export type { LockOwner } from './lock.ts';
+// Not exported: the `polyloop` command (cli.ts, inspect.ts, render.ts, transfer.ts) — it is a
+// program, not an API: `bin/polyloop.mjs` runs dist/platform-node/cli.js directly, and a program
+// reads a run with `readRunLog(await store.readLog(runId))` from `polyloop`.
 // Not exported: lock.ts internals (acquireLock, isAlive, parseOwner) — reach them through FileStore.acquire.
 // Not exported: regular-file.ts (openRegular, NotRegularFileError) — it reaches users only as the `cause` of a StoreError.

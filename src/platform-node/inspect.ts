@@ -1,93 +1,18 @@
 /**
- * Read-only inspection of a FileStore directory: what runs are there and where each one stands.
- * Used by the `polyloop` CLI; never takes a lease and never writes.
+ * Read-only inspection of a FileStore directory: what runs are there and where each one stands,
+ * as `readRunLog` reads it (SPEC §10: no second classifier), plus whether a live process holds
+ * the run's lock. Used by the `polyloop` CLI; never takes a lease and never writes.
  * @module
  */
 import { lstat, readdir, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { decodeLog, decodeRecord, isPolyLoopError } from '../core/index.ts';
-import type { LogRecord, StepRecord, StopReason } from '../core/index.ts';
+import { CorruptLogError, decodeLog, decodeRecord, isPolyLoopError, readRunLog } from '../core/index.ts';
+import type { RunLogView } from '../core/index.ts';
 import { decodeLogText, FileStore } from './file-store.ts';
 import { errCode, isOwnerAlive, parseOwner } from './lock.ts';
 import { readRegular } from './regular-file.ts';
 import { LOG_EXTENSION, parseRunFileName, runIdFileName } from './run-id.ts';
-
-/** What a run's intent is waiting for, when the log ends inside a step. */
-export type InFlight = {
-  readonly intent: 'model_call' | 'action';
-  readonly stepIndex: number;
-  readonly resultId: string;
-  readonly replayPolicy: 'safe' | 'never';
-};
-
-/**
- * Where a run stands according to its log (and its lock file): `ended`; `running` while a live
- * process on this host holds its lock; otherwise `in_flight` (the log ends inside a step) or
- * `interrupted` (at a step boundary) — both resumable — or `not_started` when the log holds no
- * `run_started` record (empty, or only a torn first line): `resume` would not find it.
- */
-export type RunStatus =
-  | { readonly state: 'ended'; readonly stopReason: StopReason }
-  | { readonly state: 'running'; readonly pid: number; readonly inFlight: InFlight | null }
-  | { readonly state: 'in_flight'; readonly inFlight: InFlight }
-  | { readonly state: 'interrupted' }
-  | { readonly state: 'not_started' };
-
-/** A run's log, summarized. */
-export type RunSummary = {
-  readonly status: RunStatus;
-  readonly steps: number;
-  readonly validActions: number;
-  readonly finalAnswer: string | null;
-  readonly startedAt: string | null;
-  readonly trajectory: readonly StepRecord[];
-};
-
-/** Summarize decoded records (pure); `driverPid` is the pid of a live lock holder, if any. */
-export function summarizeLog(records: readonly LogRecord[], driverPid: number | null = null): RunSummary {
-  const trajectory: StepRecord[] = [];
-  const resolved = new Set<string>();
-  let validActions = 0;
-  let pending: InFlight | null = null;
-  let startedAt: string | null = null;
-  for (const rec of records) {
-    if (rec.kind === 'run_started') startedAt = rec.startedAt;
-    else if (rec.kind === 'intent') pending = { intent: rec.intent, stepIndex: rec.stepIndex, resultId: rec.resultId, replayPolicy: rec.replayPolicy };
-    else if (rec.kind === 'result') resolved.add(rec.resultId);
-    else if (rec.kind === 'step') {
-      trajectory.push(rec.step);
-      if (rec.actionResult) resolved.add(rec.actionResult.resultId);
-      if (rec.actionResult?.outcome.status === 'executed') validActions++;
-      if (pending && pending.stepIndex === rec.step.stepIndex) pending = null;
-    }
-  }
-  const last = records[records.length - 1];
-  if (last?.kind === 'run_ended') {
-    return { status: { state: 'ended', stopReason: last.stopReason }, steps: last.steps, validActions: last.validActions, finalAnswer: last.finalAnswer, startedAt, trajectory };
-  }
-  const inFlight = pending && !resolved.has(pending.resultId) ? pending : null;
-  const started = records.some((r) => r.kind === 'run_started');
-  const status: RunStatus =
-    driverPid !== null
-      ? { state: 'running', pid: driverPid, inFlight }
-      : inFlight
-        ? { state: 'in_flight', inFlight }
-        : started
-          ? { state: 'interrupted' }
-          : { state: 'not_started' };
-  return { status, steps: trajectory.length, validActions, finalAnswer: null, startedAt, trajectory };
-}
-
-/** One status as a short phrase: `running (pid 7)`, `ended: final_answer`, `in flight: action s2.action (never)`. */
-export function describeStatus(status: RunStatus): string {
-  if (status.state === 'ended') return `ended: ${status.stopReason}`;
-  if (status.state === 'running') return `running (pid ${status.pid})`;
-  if (status.state === 'interrupted') return 'interrupted (resumable)';
-  if (status.state === 'not_started') return 'not started (no run_started record)';
-  const f = status.inFlight;
-  return `in flight: ${f.intent === 'action' ? 'action' : 'model call'} ${f.resultId} (${f.replayPolicy})`;
-}
 
 /** The pid of a live process on this host holding the run's lock, or null. */
 async function livePid(logFile: string): Promise<number | null> {
@@ -103,8 +28,10 @@ export type RunListing = {
   readonly runId: string | null;
   readonly file: string;
   readonly lastWriteAt: string;
-  /** Null when the log is corrupt (see `error`). */
-  readonly summary: RunSummary | null;
+  /** What `readRunLog` says; null when the log is corrupt or unreadable (see `error`). */
+  readonly view: RunLogView | null;
+  /** The pid of a live process on this host holding the run's lock, or null. */
+  readonly driverPid: number | null;
   readonly error: string | null;
   /** Repairs a reader should know about (a torn last line). */
   readonly warnings: readonly string[];
@@ -138,11 +65,16 @@ export async function listRuns(dir: string): Promise<readonly RunListing[]> {
 
 /** Inspect one run by id; null when it has no log in `dir`. */
 export async function inspectRun(dir: string, runId: string): Promise<RunListing | null> {
-  const s = await stat(dir).catch(() => null);
-  if (!s?.isDirectory()) throw await missingDirectory(dir);
+  await requireDirectory(dir);
   const file = new FileStore({ dir }).logPath(runId);
   if (!(await lstat(file).catch(() => null))) return null;
   return inspectFile(file, runId);
+}
+
+/** Rejects with `MissingDirectoryError` unless `dir` is a directory. */
+export async function requireDirectory(dir: string): Promise<void> {
+  const s = await stat(dir).catch(() => null);
+  if (!s?.isDirectory()) throw await missingDirectory(dir);
 }
 
 /** The error for a `dir` that cannot be listed: missing, a file, or under a file. */
@@ -158,18 +90,20 @@ async function missingDirectory(dir: string): Promise<MissingDirectoryError> {
 
 async function inspectFile(file: string, runId: string | null): Promise<RunListing> {
   const lastWriteAt = (await lstat(file).catch(() => null))?.mtime.toISOString() ?? '-';
-  const base = { runId, file, lastWriteAt };
+  const base = { runId, file, lastWriteAt, driverPid: null };
   try {
     // Never through a link or into a FIFO: a planted one is listed with an error (see regular-file.ts).
     const bytes = await readRegular(file);
     if (bytes === null) throw new Error('it no longer exists');
     const { records, tornLine } = decodeLog(decodeLogText(bytes, file), { source: file });
     const warnings = tornLine === null ? [] : [`ignored a torn last line (line ${tornLine}): a write cut short by a crash`];
-    return { ...base, warnings, summary: summarizeLog(records, await livePid(file)), error: null };
+    const view = readRunLog(records);
+    return { ...base, warnings, view, driverPid: await livePid(file), error: null };
   } catch (e) {
-    if (isPolyLoopError(e, 'corrupt_log') || isPolyLoopError(e, 'schema_version')) return { ...base, warnings: [], summary: null, error: e.message };
+    if (isPolyLoopError(e, 'corrupt_log')) return { ...base, warnings: [], view: null, error: atSource(e as CorruptLogError, file).message };
+    if (isPolyLoopError(e, 'schema_version')) return { ...base, warnings: [], view: null, error: e.message };
     // An unreadable entry (a directory with a log's name, no permission) must not hide the other runs.
-    return { ...base, warnings: [], summary: null, error: `cannot read ${file}: ${e instanceof Error ? e.message : String(e)}` };
+    return { ...base, warnings: [], view: null, error: `cannot read ${file}: ${e instanceof Error ? e.message : String(e)}` };
   }
 }
 
@@ -185,4 +119,15 @@ async function hashedRunId(file: string, name: string): Promise<string | null> {
   } catch {
     return null;
   }
+}
+
+/**
+ * The same error, naming `source`: `readRunLog` numbers records (which are the log's lines, one
+ * record a line) but cannot know the file, so its errors say "run log".
+ */
+export function atSource(e: CorruptLogError, source: string): CorruptLogError {
+  if (e.source === source) return e;
+  const prefix = `corrupt run log at ${e.source === null ? `line ${e.line}` : `${e.source}:${e.line}`}: `;
+  const reason = e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message;
+  return new CorruptLogError(e.line, reason, { source, cause: e });
 }

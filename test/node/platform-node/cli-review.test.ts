@@ -1,8 +1,10 @@
 /** Adversarial review cases for the `polyloop` CLI: hostile ids and log contents, odd directories. */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FileStore, runCli, runIdFileName } from '../../../src/platform-node/index.ts';
-import { actionIntent, started, stepWrite } from '../../contract/run-store.contract.ts';
+import type { IntentRecord } from '../../../src/core/index.ts';
+import { runCli } from '../../../src/platform-node/cli.ts';
+import { FileStore, runIdFileName } from '../../../src/platform-node/index.ts';
+import { actionIntent, modelIntent, modelResult, started, stepWrite } from '../../contract/run-store.contract.ts';
 import { tempDir } from './helpers.ts';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -33,12 +35,19 @@ describe('polyloop CLI review', () => {
     const id = 'evil\u001b]0;pwned\u0007\u001b[2J\u2028\u202e\u009b31m';
     const store = await storeWith(id);
     const obs = 'obs\u001b[31m red\u2029\u202egnirts\u009b2J';
+    await store.intent(id, modelIntent(0));
+    await store.result(id, 's0.model', modelResult(0));
+    await store.intent(id, actionIntent(0));
     await store.step(id, stepWrite(0, obs));
-    await store.intent(id, { ...actionIntent(1), resultId: 'x\u001b[2Jy' });
+    await store.intent(id, modelIntent(1));
+    await store.result(id, 's1.model', modelResult(1, 'think\u001b[2J\u009b1m'));
+    const hostileAction = { kind: 'action', action: { kind: 'tool_call', name: 'rm\u001b[2J\u202e', arguments: { path: '\u009b31m\u2028x' } }, trajectoryRepr: 'rm', historyText: 'rm' };
+    await store.intent(id, { ...actionIntent(1), resultId: 'x\u001b[2Jy', decision: hostileAction } as IntentRecord);
     const shown = await cli('show', store.dir, id);
     expect(shown.code).toBe(0);
     expect(shown.out).toContain('evil');
     expect(shown.out).toContain('gnirts');
+    expect(shown.out).toContain('in flight action rm?[2J?({"path":"?31m?x"})');
     expect(shown.out).not.toMatch(TERMINAL_HOSTILE);
     const listed = await cli('runs', store.dir);
     expect(listed.out).toContain('evil');
@@ -93,7 +102,7 @@ describe('polyloop CLI review', () => {
     const r = await cli('runs', store.dir);
     expect(r.out).not.toContain('resumable');
     expect(r.out).toMatch(/empty\s+not started/);
-    const j = JSON.parse((await cli('show', '--json', store.dir, 'torn-start')).out) as { status: string };
-    expect(j.status).toBe('not_started');
+    const j = JSON.parse((await cli('show', '--json', store.dir, 'torn-start')).out) as { state: string };
+    expect(j.state).toBe('not_started');
   });
 });

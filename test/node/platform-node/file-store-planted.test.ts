@@ -8,7 +8,8 @@ import { mkdir, readFile, readlink, symlink, utimes, writeFile } from 'node:fs/p
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeRecord, isPolyLoopError, run } from '../../../src/core/index.ts';
-import { FileStore, inspectRun, listRuns } from '../../../src/platform-node/index.ts';
+import { FileStore } from '../../../src/platform-node/index.ts';
+import { inspectRun, listRuns } from '../../../src/platform-node/inspect.ts';
 import { started } from '../../contract/run-store.contract.ts';
 import { harness } from '../core/fixtures.ts';
 import { tempDir } from './helpers.ts';
@@ -132,8 +133,8 @@ describe('the inspector (polyloop runs / show) on planted files', () => {
     execFileSync('mkfifo', [store.logPath('piped')]);
     const runs = await withinSeconds(listRuns(store.dir));
     const byId = new Map(runs.map((r) => [r.runId, r]));
-    expect(byId.get('real')?.summary?.status.state).toBe('interrupted');
-    expect(byId.get('linked')?.summary).toBeNull();
+    expect(byId.get('real')?.view?.state).toBe('at_boundary');
+    expect(byId.get('linked')?.view).toBeNull();
     expect(byId.get('linked')?.error).toMatch(/symbolic link/);
     expect(byId.get('piped')?.error).toMatch(/FIFO/);
   });
@@ -142,7 +143,7 @@ describe('the inspector (polyloop runs / show) on planted files', () => {
     const { store, victim } = await setup();
     await symlink(victim, store.logPath('linked'));
     const shown = await withinSeconds(inspectRun(store.dir, 'linked'));
-    expect(shown?.summary).toBeNull();
+    expect(shown?.view).toBeNull();
     expect(shown?.error).toMatch(/symbolic link/);
   });
 });

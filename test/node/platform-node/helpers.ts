@@ -46,3 +46,18 @@ export function finished(child: ChildProcessWithoutNullStreams): Promise<{ reado
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
   return new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
 }
+
+const BIN = join(import.meta.dirname, '../../../bin/polyloop.mjs');
+
+/** Run the real `polyloop` launcher in a child process, `stdin` piped in when given. */
+export function polyloop(args: readonly string[], opts: { readonly stdin?: string } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: 'pipe' });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    child.on('close', (code) => done({ code, stdout, stderr }));
+    child.stdin.end(opts.stdin ?? '');
+  });
+}

@@ -1,0 +1,142 @@
+/**
+ * How the `polyloop` command prints what `readRunLog` says: the one-line state, steps, the
+ * in-flight step, and JSON rows. Everything that comes from a log is data, never a terminal
+ * command: text lines go through {@link oneLine} before they reach the terminal.
+ * @module
+ */
+import type { Action, InFlightStep, RunLogView, StepRecord } from '../core/index.ts';
+
+/** Where the CLI reads and writes. */
+export type CliIo = {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+  /** Whether `out` is a terminal (then an export's raw control characters are shown escaped). */
+  readonly outIsTerminal?: boolean;
+  /** All of standard input (`polyloop import <dir> -`); default: `process.stdin`. */
+  readonly stdin?: () => Promise<Uint8Array>;
+};
+
+/** Exit codes of the `polyloop` command. */
+export const EXIT = { ok: 0, notFound: 1, usage: 2, corrupt: 3 } as const;
+
+const OBSERVATION_CHARS = 160;
+const ACTION_CHARS = 100;
+
+/**
+ * Where a run stands, in one line: `ended (final_answer)`, `at step boundary (resumable)`,
+ * `in flight at step 3: action add({"a":1}) — will be replayed (safe)`, … With a live driver
+ * (`driverPid`), what resume would do is left out: the run is not interrupted, it is running.
+ */
+export function stateLine(view: RunLogView, driverPid: number | null): string {
+  if (view.state === 'ended') return `ended (${view.ended?.stopReason ?? '?'})`;
+  if (view.state === 'not_started') return 'not started (no run_started record)';
+  const where = position(view);
+  if (driverPid !== null) return `running (pid ${driverPid}) — ${where}`;
+  if (view.state === 'at_boundary') return `${where} (resumable)`;
+  if (view.state === 'awaiting_input') return `${where} (resume after the input is given)`;
+  return `${where} — ${resolutionText(view.inFlight as InFlightStep)}`;
+}
+
+function position(view: RunLogView): string {
+  if (view.state === 'at_boundary') return 'at step boundary';
+  if (view.state === 'awaiting_input') return 'awaiting input';
+  const f = view.inFlight as InFlightStep;
+  if (f.target === 'action') return `in flight at step ${f.stepIndex}: action ${actionText(f)}`;
+  if (f.resolution === 'reinterpret') return `model reply stored at step ${f.stepIndex}, not yet interpreted`;
+  return `model call in flight at step ${f.stepIndex}`;
+}
+
+function resolutionText(f: InFlightStep): string {
+  switch (f.resolution) {
+    case 'replay_action':
+      return 'will be replayed (safe)';
+    case 'reissue_model':
+      return 'will be re-issued';
+    case 'reinterpret':
+      return 'will be interpreted on resume (nothing ran yet)';
+    case 'settle':
+      return `cannot be ${f.target === 'action' ? 'replayed' : 're-issued'} (never): resume ends it in_flight_unknown`;
+  }
+}
+
+/** The in-flight action as `name(arguments as JSON)` or `code: source`, clipped. */
+function actionText(f: InFlightStep): string {
+  const action = f.actionIntent?.decision.action;
+  return action === undefined ? '?' : clip(describeAction(action), ACTION_CHARS);
+}
+
+function describeAction(action: Action): string {
+  return action.kind === 'tool_call' ? `${action.name}(${JSON.stringify(action.arguments) ?? ''})` : `code: ${action.source}`;
+}
+
+/** The in-flight step as the trajectory's last line: what was announced, under which id and policy. */
+export function renderInFlight(f: InFlightStep): string {
+  const intent = f.actionIntent ?? f.modelIntent;
+  const id = `(${intent.resultId}, replay ${intent.replayPolicy})`;
+  if (f.target === 'action') return `#${f.stepIndex}  in flight action ${actionText(f)}  ${id}`;
+  if (f.result) return `#${f.stepIndex}  in flight model replied: ${clip(f.result.reply.text, OBSERVATION_CHARS)}  ${id}`;
+  return `#${f.stepIndex}  in flight model call  ${id}`;
+}
+
+/** A step as terminal lines: header, then the observation or answer, indented. */
+export function renderStep(step: StepRecord): string[] {
+  const head = `#${step.stepIndex}  ${step.decision.padEnd(8)}`;
+  switch (step.decision) {
+    case 'action':
+      return [
+        `${head} ${clip(oneLine(step.actionRepr ?? ''), ACTION_CHARS)}  [${step.actionStatus ?? '?'}]`,
+        `      observation: ${clip(oneLine(step.observation ?? ''), OBSERVATION_CHARS)}${step.observationIsSynthetic ? ' (synthetic)' : ''}`,
+      ];
+    case 'final':
+      return [`${head} answer: ${clip(oneLine(step.finalAnswer ?? ''), OBSERVATION_CHARS)}`];
+    case 'invalid':
+      return [`${head} ${clip(oneLine(step.explanation ?? ''), OBSERVATION_CHARS)}`];
+    default:
+      return [`${head} ${clip(oneLine(step.observation ?? step.explanation ?? ''), OBSERVATION_CHARS)}`];
+  }
+}
+
+/** The view's fields a script reads (`--json`): state, counters, the in-flight step with its action. */
+export function viewJson(view: RunLogView, driverPid: number | null): Record<string, unknown> {
+  const f = view.inFlight;
+  const intent = f ? (f.actionIntent ?? f.modelIntent) : null;
+  return {
+    state: view.state,
+    stateLine: stateLine(view, driverPid),
+    stopReason: view.ended?.stopReason ?? null,
+    inFlight: f && intent ? { stepIndex: f.stepIndex, resolution: f.resolution, target: f.target, action: f.actionIntent?.decision.action ?? null, resultId: intent.resultId, replayPolicy: intent.replayPolicy } : null,
+    driverPid,
+    steps: view.steps,
+    validActions: view.validActions,
+    finalAnswer: view.ended?.finalAnswer ?? null,
+    startedAt: view.started?.startedAt ?? null,
+  };
+}
+
+/**
+ * Characters a terminal acts on or that break or reorder what it shows: C0 and C1 controls (ESC,
+ * 8-bit CSI), DEL, the Unicode line and paragraph separators, and bidirectional overrides.
+ */
+const TERMINAL_UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]/gu;
+
+/** One terminal-safe line: newlines shown as ⏎, unsafe characters as `?`. */
+export function oneLine(text: string): string {
+  return text.replace(/\r?\n/g, ' ⏎ ').replace(TERMINAL_UNSAFE, '?');
+}
+
+/** `text` cut to `max` characters, saying how many were left out. */
+export function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}… (+${text.length - max + 1} chars)`;
+}
+
+/** A run id cut to a table column. */
+export function clipId(id: string): string {
+  return id.length <= 40 ? id : `${id.slice(0, 39)}…`;
+}
+
+/** Rows under a header, columns padded to their widest cell. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const fmt = (cells: readonly string[]): string => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  return [fmt(header), ...rows.map(fmt)].join('\n') + '\n';
+}

@@ -1,0 +1,107 @@
+/**
+ * `polyloop export` and `polyloop import` (SPEC §10): a FileStore run's log as NDJSON, and an
+ * exported log written into a FileStore directory through the store's own methods.
+ * @module
+ */
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { CorruptLogError, decodeRecord, exportRun, importRun, isPolyLoopError, readRunLog } from '../core/index.ts';
+import type { RunExistsError } from '../core/index.ts';
+import { decodeLogText, FileStore } from './file-store.ts';
+import { atSource, requireDirectory } from './inspect.ts';
+import { errCode } from './lock.ts';
+import { EXIT, oneLine, stateLine } from './render.ts';
+import type { CliIo } from './render.ts';
+
+/**
+ * Characters a terminal acts on, which JSON leaves raw inside strings (it escapes only U+0000 to
+ * U+001F): DEL, C1 controls (8-bit CSI), line and paragraph separators, bidirectional overrides.
+ */
+const RAW_UNSAFE = /[\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]/gu;
+
+/** Write the run's NDJSON to stdout or `output`. A torn last line the store dropped is noted on stderr. */
+export async function exportCommand(dir: string, runId: string, output: string | null, io: CliIo): Promise<number> {
+  await requireDirectory(dir);
+  const store = new FileStore({ dir, onWarning: (w) => io.err(oneLine(`polyloop: note: ${w.message}`) + '\n') });
+  let ndjson: string;
+  try {
+    ndjson = await exportRun(store, runId);
+  } catch (e) {
+    if (isPolyLoopError(e, 'run_not_found')) {
+      io.err(oneLine(`polyloop: no run ${JSON.stringify(runId)} in ${dir} (list them with: polyloop runs ${dir})`) + '\n');
+      return EXIT.notFound;
+    }
+    if (isPolyLoopError(e, 'schema_version')) return schemaProblem(store.logPath(runId), e, io);
+    throw isPolyLoopError(e, 'corrupt_log') ? atSource(e as CorruptLogError, store.logPath(runId)) : e;
+  }
+  // Written whole once the export succeeded: a failed export leaves no half file behind.
+  if (output !== null) await writeFile(output, ndjson);
+  // Inside a JSON string a \u escape decodes to the same character, so what a terminal shows is
+  // still the same log; piped or redirected output gets exportRun's bytes untouched.
+  else io.out(io.outIsTerminal ? ndjson.replace(RAW_UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : ndjson);
+  return EXIT.ok;
+}
+
+/**
+ * Import an exported log (`file`, or `-` for stdin) into `dir` under the run id its first
+ * record names; `dir` is created if missing, like any FileStore's. Prints what was imported.
+ */
+export async function importCommand(dir: string, file: string, io: CliIo): Promise<number> {
+  const source = file === '-' ? 'stdin' : file;
+  const bytes = file === '-' ? await (io.stdin ?? readStdin)() : await readInput(file, io);
+  if (bytes === null) return EXIT.notFound;
+  await refuseNonDirectory(dir);
+  try {
+    const text = decodeLogText(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), source);
+    const runId = runIdOf(text);
+    const store = new FileStore({ dir, onWarning: (w) => io.err(oneLine(`polyloop: note: ${w.message}`) + '\n') });
+    await importRun(store, runId, text);
+    const records = await store.readLog(runId);
+    io.out(oneLine(`imported run ${JSON.stringify(runId)} into ${store.logPath(runId)} (${records.length} records): ${stateLine(readRunLog(records), null)}`) + '\n');
+    return EXIT.ok;
+  } catch (e) {
+    if (isPolyLoopError(e, 'run_exists')) {
+      io.err(oneLine(`polyloop: run ${JSON.stringify((e as RunExistsError).runId)} already has a log in ${dir}; nothing was imported`) + '\n');
+      return EXIT.notFound;
+    }
+    if (isPolyLoopError(e, 'schema_version')) return schemaProblem(source, e, io);
+    throw isPolyLoopError(e, 'corrupt_log') ? atSource(e as CorruptLogError, source) : e;
+  }
+}
+
+/** A log of a schema this library cannot read: named, exit 3 (its version is in the message). */
+function schemaProblem(source: string, e: Error, io: CliIo): number {
+  io.err(oneLine(`polyloop: ${source}: ${e.message}`) + '\n');
+  return EXIT.corrupt;
+}
+
+/** The run id `run_started` names: the log's first line, which importRun then checks with the rest. */
+function runIdOf(text: string): string {
+  const end = text.indexOf('\n');
+  const first = decodeRecord(end === -1 ? text : text.slice(0, end));
+  if (first.kind !== 'run_started') throw new CorruptLogError(1, `first record is ${first.kind}, not run_started`);
+  return first.runId;
+}
+
+async function readInput(file: string, io: CliIo): Promise<Uint8Array | null> {
+  try {
+    return await readFile(file);
+  } catch (e) {
+    io.err(oneLine(`polyloop: cannot read ${file}: ${errCode(e) === 'ENOENT' ? 'no such file' : e instanceof Error ? e.message : String(e)}`) + '\n');
+    return null;
+  }
+}
+
+/** A `dir` that exists must be a directory; a missing one is created by the store. */
+async function refuseNonDirectory(dir: string): Promise<void> {
+  const missing = await stat(dir).then(
+    () => false,
+    (e: unknown) => errCode(e) === 'ENOENT',
+  );
+  if (!missing) await requireDirectory(dir);
+}
+
+async function readStdin(): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
