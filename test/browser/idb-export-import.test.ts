@@ -136,7 +136,7 @@ function pausedAt(store: IndexedDBStore, at: number): { store: RunStore; reached
     result: async (id, rid, rec) => (await pause(), store.result(id, rid, rec)),
     step: async (id, rec) => (await pause(), store.step(id, rec)),
     runEnded: async (id, rec) => (await pause(), store.runEnded(id, rec)),
-    readLog: (id, o) => store.readLog(id, o),
+    readLog: (id) => store.readLog(id),
     acquire: (id, o) => store.acquire(id, o),
   };
   return { store: paused, reached, open };
