@@ -89,7 +89,7 @@ describe('importRun into IndexedDBStore (Chromium)', () => {
     ['a torn last line', (t) => t.slice(0, -20), 'corrupt_log'],
     ['a corrupt middle line', (t) => t.split('\n').map((l, i) => (i === 5 ? '{"kind":"intent",' : l)).join('\n'), 'corrupt_log'],
     ['a log of another run id', (t) => t.replace('"runId":"r"', '"runId":"other"'), 'invalid_request'],
-    ['a log of schema major 2', (t) => t.replaceAll('"v":"1.0"', '"v":"2.0"'), 'schema_version'],
+    ['a log of schema major 2', (t) => t.replace(/"v":"1\.\d+"/g, '"v":"2.0"'), 'schema_version'],
   ];
 
   it.each(hostile)('refuses %s and leaves both object stores empty', async (_name, spoil, code) => {
