@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Launcher of the `polyloop` CLI: the compiled build when present (an installed package),
-// otherwise the TypeScript source through tsx (a checkout without `npm run build`).
+// otherwise the TypeScript source through tsx (a checkout without `npm run build`). The CLI is
+// not part of `polyloop/node`'s exports: it is loaded from its own file.
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -13,7 +14,8 @@ if (existsSync(built)) {
   cli = await tsImport('../src/platform-node/cli.ts', import.meta.url);
 }
 try {
-  process.exitCode = await cli.runCli(process.argv.slice(2), { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
+  const io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), outIsTerminal: process.stdout.isTTY === true };
+  process.exitCode = await cli.runCli(process.argv.slice(2), io);
 } catch (e) {
   process.stderr.write(`polyloop: unexpected error: ${e instanceof Error ? e.message : String(e)}\n`);
   process.exitCode = 70;
