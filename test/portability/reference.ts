@@ -3,7 +3,7 @@
  * Node, workerd and Chromium: a scripted model, a `safe` lookup and a `never` notify whose side
  * effects go to an in-memory list, and one request. Also the cut points and the law's check.
  */
-import { defineAgent, exportRun, importRun, readRunLog, resume, run, ToolRegistry } from '../../src/core/index.ts';
+import { decodeLog, defineAgent, exportRun, importRun, readRunLog, resume, run, ToolRegistry } from '../../src/core/index.ts';
 import type { AgentDefinition, LogRecord, RunRequest, RunResult, RunStore, StepRecord, ToolSpec } from '../../src/core/index.ts';
 import { collectingSink, faultyStore, jsonActionInterpreter, scriptedModel } from '../../src/testing/index.ts';
 
@@ -170,7 +170,18 @@ export const fixtureName = (runtime: Runtime, cut: Cut): string => `${runtime}-$
 export const RUNTIMES = ['node', 'workerd', 'chromium'] as const;
 export type Runtime = (typeof RUNTIMES)[number];
 
-/** The NDJSON without its timestamps: what a fixture must still match after regeneration. */
+/**
+ * What a log says, as `readRunLog` reads it: record kinds, state, in-flight resolution and the
+ * trajectory without times. A fixture must still say what the runtime writes today; its bytes may
+ * be of an older minor (additive changes), which must keep importing.
+ */
+export function meaningOf(ndjson: string): unknown {
+  const records = decodeLog(ndjson).records;
+  const view = readRunLog(records);
+  return { kinds: records.map((r) => (r.kind === 'intent' ? `intent:${r.intent}` : r.kind)), state: view.state, resolution: view.inFlight?.resolution ?? null, trajectory: timeless(view.trajectory) };
+}
+
+/** The NDJSON without its timestamps: fixtures of one cut, written by different runtimes, agree on it. */
 export function timelessNdjson(ndjson: string): unknown[] {
   return ndjson.trimEnd().split('\n').map((line) => {
     const rec = JSON.parse(line) as Record<string, unknown>;

@@ -7,6 +7,7 @@
  */
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { exportRun, importRun, run } from '../../../src/core/index.ts';
+import type { LogRecord } from '../../../src/core/index.ts';
 import { cutRun, effectsProblem, expectedOutcome, finishOn, reference, RUN_ID, uninterrupted } from '../../portability/reference.ts';
 import type { Outcome } from '../../portability/reference.ts';
 import { freshStore, NODE_STORES, removeTempDirs } from './stores.ts';
@@ -16,15 +17,18 @@ afterAll(removeTempDirs);
 
 const pairs = NODE_STORES.flatMap((from) => NODE_STORES.filter((to) => to !== from).map((to) => [from, to] as const));
 
-/** Cut runs per source store and variant, shared by the targets (a cut run is the slow half). */
-const cuts = new Map<string, Promise<{ k: number; ndjson: string | null; log: Awaited<ReturnType<typeof cutRun>>; effects: string[] }[]>>();
+/** The log a crash at write `k` left (null NDJSON when it is empty), and the executions before it. */
+type CutLog = { readonly k: number; readonly log: readonly LogRecord[]; readonly ndjson: string | null; readonly effects: readonly string[] };
 
-async function cutsOf(from: NodeStore, landsBeforeThrow: boolean, writes: number): Promise<{ k: number; ndjson: string | null; log: Awaited<ReturnType<typeof cutRun>>; effects: string[] }[]> {
+/** Cut runs per source store and variant, shared by the targets (a cut run is the slow half). */
+const cuts = new Map<string, Promise<CutLog[]>>();
+
+function cutsOf(from: NodeStore, landsBeforeThrow: boolean, writes: number): Promise<CutLog[]> {
   const key = `${from}:${landsBeforeThrow}`;
   let found = cuts.get(key);
   if (!found) {
     found = (async () => {
-      const out = [];
+      const out: CutLog[] = [];
       for (let k = 0; k < writes; k++) {
         const store = freshStore(from);
         const effects: string[] = [];
