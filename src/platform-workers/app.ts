@@ -7,7 +7,8 @@ import type { Context } from 'hono';
 import * as z from 'zod/mini';
 import { jsonProblem } from '../core/index.ts';
 import { BodyTooLarge, drainBody, MAX_BODY_BYTES, readBody } from './body.ts';
-import type { RunObjectBase, StartOutcome } from './run-object.ts';
+import type { RunObjectBase } from './run-object.ts';
+import type { StartOutcome } from './run-setup.ts';
 import type { RunStatus, RunTrajectory, UnreadableLog } from './run-status.ts';
 
 /** Error codes of the HTTP surface; every error body is `{ error: { code, message } }`. */

@@ -2,7 +2,7 @@
  * DurableObjectStore: a run log in a Durable Object's SQLite-backed storage.
  * @module
  */
-import { CorruptLogError, decodeLog, decodeRecord, encodeRecord, PolyLoopError } from '../core/index.ts';
+import { CorruptLogError, decodeLog, encodeRecord, PolyLoopError } from '../core/index.ts';
 import type { IntentRecord, LogRecord, ResultRecord, RunEndedRecord, RunStartedRecord, RunStore, StepWriteRecord } from '../core/index.ts';
 
 /** The part of `ctx.storage` the store uses (SQLite-backed Durable Object storage). */
@@ -142,6 +142,14 @@ export class DurableObjectStore implements RunStore {
 
   /** Contract: decoded records in write order, `[]` for a run never written; fresh objects each call. */
   async readLog(runId: string): Promise<readonly LogRecord[]> {
+    return this.readLogSync(runId);
+  }
+
+  /**
+   * {@link readLog}, synchronously: for a reader that must act on the log in the same turn it read
+   * it (no append can slip in between). Throws `CorruptLogError` or `SchemaVersionError` as `readLog` rejects.
+   */
+  readLogSync(runId: string): readonly LogRecord[] {
     const lines = this.readLines(runId);
     const decoded = decodeLog(lines.map((l) => l.line), { source: `durable-object:${runId.slice(0, 200)}` });
     if (decoded.tornLine !== null) throw new CorruptLogError(decoded.tornLine, 'a committed record is not valid JSON');
@@ -167,18 +175,20 @@ export class DurableObjectStore implements RunStore {
     return out;
   }
 
-  /** The run's last record, decoded, or null for a run never written. */
-  lastRecord(runId: string): LogRecord | null {
-    const rows = this.#storage.sql
-      .exec<{ body: string }>(`SELECT body FROM ${TABLE} WHERE run_id = ?1 AND seq = (SELECT MAX(seq) FROM ${TABLE} WHERE run_id = ?1) ORDER BY part`, runId)
-      .toArray();
-    return rows.length === 0 ? null : decodeRecord(rows.map((r) => r.body).join(''));
-  }
 
   /** The sequence number of the run's last record, -1 for a run never written. */
   lastSeq(runId: string): number {
     const top = this.#storage.sql.exec<{ m: number | null }>(`SELECT MAX(seq) AS m FROM ${TABLE} WHERE run_id = ?`, runId).one();
     return top.m ?? -1;
+  }
+
+  /**
+   * Delete every record of a run, in one transaction. Not a {@link RunStore} method: to the
+   * library a log is append-only. The run object uses it only to drop an import that never
+   * completed, which no client was told about.
+   */
+  discard(runId: string): void {
+    this.#storage.transactionSync(() => void this.#storage.sql.exec(`DELETE FROM ${TABLE} WHERE run_id = ?`, runId));
   }
 
   /** True when the run has at least one record. */

@@ -4,59 +4,33 @@
  * @module
  */
 import { DurableObject } from 'cloudflare:workers';
-import { decodeRecord, defineAgent, InMemoryStore, isPolyLoopError, jsonProblem, resume, run, validateRunRequest } from '../core/index.ts';
-import type { AgentConfig, LogRecord, DecisionInterpreter, EventSink, ModelCaller, RunEvent, RunRequest, RunStore, SyntheticObservations } from '../core/index.ts';
+import { defineAgent, exportRun, importRun, InMemoryStore, isPolyLoopError, jsonProblem, readRunLog, resume, run, validateRunRequest } from '../core/index.ts';
+import type { AgentConfig, EventSink, RunEvent, RunLogView, RunRequest, RunStore } from '../core/index.ts';
 import { DurableObjectStore } from './durable-object-store.ts';
 import type { StoredLine } from './durable-object-store.ts';
-import { haltedStatus, statusFromLog, trajectoryFromLog } from './run-status.ts';
+import { identityRefusal, isImportRefusal } from './log-import.ts';
+import { haltedStatusOf, readablePrefixView, statusOf, trajectoryOf } from './run-status.ts';
 import type { RunStatus, RunTrajectory, UnreadableLog } from './run-status.ts';
+import { checkOptions } from './run-setup.ts';
+import type { RunObjectOptions, RunSetup, StartOutcome } from './run-setup.ts';
 import { logEventStream } from './sse.ts';
 
-/** What the user's factory returns for one run: the agent's seams and the request (the run id is the object's). */
-export type RunSetup = {
-  readonly model: ModelCaller;
-  readonly interpreter: DecisionInterpreter;
-  readonly syntheticObservations: SyntheticObservations;
-  readonly request: Omit<RunRequest, 'runId'>;
-  /** Optional extra sink that receives every event too (logging, metrics). Not part of the run's identity. */
-  readonly events?: EventSink;
-};
-
-/** What the factory is given: the Worker's env, the run id and the `input` of `POST /runs` as stored (a JSON round trip, the same at start and at every resume). */
-export type RunSetupContext<Env> = { readonly env: Env; readonly runId: string; readonly input: unknown };
-
-/** Options of {@link createRunObject}. */
-export type RunObjectOptions<Env> = {
-  /**
-   * Build the run from its input. Called when the run starts (a throw rejects the input: HTTP 400,
-   * nothing is stored) and again, with the same stored input, whenever the run is resumed after
-   * eviction — so it must be deterministic: the same input gives the same agent and request.
-   */
-  readonly setup: (ctx: RunSetupContext<Env>) => RunSetup | Promise<RunSetup>;
-  /**
-   * Alarm period (default 30 s). The alarm is set before the run starts and re-armed at every
-   * firing while the run lives; when it fires and no driver is running in this instance (the
-   * object was evicted, crashed or redeployed), it resumes the run. Cleared when the run ends.
-   */
-  readonly resumeAfterMs?: number;
-  /**
-   * Give up after this many drives in a row fail without writing a record (default 10): the run
-   * is halted, logged and its alarm cleared, instead of retrying a permanent fault (a factory
-   * that throws on resume, storage refusing writes) at every alarm forever.
-   */
-  readonly maxFailedDrives?: number;
-  /** SSE keep-alive comment period (default 20 s; 0 = never). */
-  readonly keepAliveMs?: number;
-};
-
-/** The outcome of {@link RunObjectBase.start}: ok, or why not (a value, since errors lose their class over RPC). */
-export type StartOutcome = { readonly ok: true } | { readonly ok: false; readonly code: 'conflict' | 'bad_request'; readonly message: string };
-
 type Meta = { readonly runId: string; readonly input: string; readonly cancelRequested: boolean; readonly halted: string | null };
+
+/** One reading of the run's log (`readRunLog`), or why it cannot be read: the error's name and message. */
+type Reading = { readonly view: RunLogView } | { readonly unreadable: string };
+
+/** A new run's input, checked: the factory's setup and the input as stored. */
+type Prepared = { readonly ok: true; readonly setup: RunSetup; readonly stored: string };
+type Refused = Extract<StartOutcome, { readonly ok: false }>;
 
 const META = 'polyloop_run';
 /** Failed drives in a row and the last sequence number when the latest one failed (a drive that wrote records made progress). */
 const FAILURES = 'polyloop_drive_failures';
+
+function conflict(runId: string): StartOutcome {
+  return { ok: false, code: 'conflict', message: `run ${JSON.stringify(runId)} already exists` };
+}
 
 function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
@@ -79,6 +53,8 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   #driving: Promise<void> | null = null;
   #controller: AbortController | null = null;
   #launched = false;
+  /** An import is being written: the run id is taken, though the run row does not exist yet. */
+  #adopting = false;
 
   constructor(ctx: DurableObjectState, env: Env, options: RunObjectOptions<Env>) {
     super(ctx, env);
@@ -112,8 +88,59 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
 
   /** Start the run: validate the input with the factory, store it, arm the alarm, then drive. */
   async start(runId: string, input: unknown): Promise<StartOutcome> {
-    const conflict: StartOutcome = { ok: false, code: 'conflict', message: `run ${JSON.stringify(runId)} already exists` };
-    if (this.#meta() !== null) return conflict;
+    if (this.#taken()) return conflict(runId);
+    const prepared = await this.#prepare(runId, input);
+    if (!prepared.ok) return prepared;
+    if (this.#taken()) return conflict(runId); // another start won while the factory ran
+    this.#createSchema();
+    this.#store.discard(runId); // records without a run row: an import that never completed
+    await this.#accept(runId, prepared.stored);
+    void this.#launch(prepared.setup);
+    return { ok: true };
+  }
+
+  /**
+   * Take over a run exported elsewhere (SPEC §10): check the input as {@link start} does and the
+   * log's identity against what the factory builds, import the log through the store's own
+   * methods, then drive it on with resume (and the alarm) like any run. Refused as `bad_request`
+   * with nothing stored: a torn or corrupt log, a foreign schema major, a log of another run, a
+   * log whose run the factory's agent and request would not resume (identity mismatch).
+   */
+  async adopt(runId: string, input: unknown, log: string): Promise<StartOutcome> {
+    if (this.#taken()) return conflict(runId);
+    const prepared = await this.#prepare(runId, input);
+    if (!prepared.ok) return prepared;
+    const request: RunRequest = { ...prepared.setup.request, runId };
+    const mismatch = await identityRefusal(this.#seams(prepared.setup, new InMemoryStore()), request, log);
+    if (mismatch !== null) return { ok: false, code: 'bad_request', message: `log rejected: ${mismatch}` };
+    if (this.#taken()) return conflict(runId);
+    // Until the run row exists the run is unknown (404) and has no alarm: a half-done import is never driven.
+    this.#adopting = true;
+    try {
+      this.#createSchema();
+      this.#store.discard(runId);
+      try {
+        await importRun(this.#store, runId, log);
+      } catch (e) {
+        if (isImportRefusal(e)) return { ok: false, code: 'bad_request', message: `log rejected: ${e.name}: ${e.message}` };
+        this.#store.discard(runId);
+        throw e;
+      }
+      await this.#accept(runId, prepared.stored);
+    } finally {
+      this.#adopting = false;
+    }
+    void this.#launch(prepared.setup);
+    return { ok: true };
+  }
+
+  /** True when this object holds a run, or is importing one. */
+  #taken(): boolean {
+    return this.#adopting || this.#meta() !== null;
+  }
+
+  /** The factory's setup for `input` (seen through its stored JSON), or why the input is rejected. */
+  async #prepare(runId: string, input: unknown): Promise<Prepared | Refused> {
     let setup: RunSetup;
     let stored: string;
     try {
@@ -129,15 +156,16 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     }
     const refused = this.#refusal(runId, setup);
     if (refused !== null) return { ok: false, code: 'bad_request', message: `input rejected: ${refused}` };
-    if (this.#meta() !== null) return conflict; // another start won while the factory ran
-    this.#createSchema();
-    // The alarm goes in before any work, in the same storage turn as the input (written together):
-    // if this instance dies from here on, the alarm resumes the run.
+    return { ok: true, setup, stored };
+  }
+
+  /** Make the run known: its row (input) and its alarm, written in one storage turn. */
+  async #accept(runId: string, stored: string): Promise<void> {
+    // The alarm goes in before any work, together with the input: if this instance dies from here
+    // on, the alarm resumes the run.
     const armed = this.ctx.storage.setAlarm(Date.now() + this.#resumeAfterMs());
     this.ctx.storage.sql.exec(`INSERT INTO ${META} (id, run_id, input) VALUES (1, ?, ?)`, runId, stored);
     await armed;
-    void this.#launch(setup);
-    return { ok: true };
   }
 
   /** Why the library would refuse what the factory built (invalid agent or request), or null. */
@@ -159,10 +187,10 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   async status(): Promise<RunStatus | null> {
     const meta = this.#meta();
     if (meta === null) return null;
-    const log = await this.#readLog(meta);
-    if ('unreadable' in log) return haltedStatus(meta.runId, this.#readablePrefix(meta.runId), log.unreadable);
-    const status = statusFromLog(meta.runId, log);
-    return status.status === 'running' && meta.halted !== null ? haltedStatus(meta.runId, log, meta.halted) : status;
+    const reading = await this.#read(meta);
+    if ('unreadable' in reading) return haltedStatusOf(meta.runId, readablePrefixView(this.#store.readLines(meta.runId).map((l) => l.line)), reading.unreadable);
+    const { view } = reading;
+    return view.state !== 'ended' && meta.halted !== null ? haltedStatusOf(meta.runId, view, meta.halted) : statusOf(meta.runId, view);
   }
 
   /**
@@ -173,33 +201,37 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   async trajectory(): Promise<RunTrajectory | UnreadableLog | null> {
     const meta = this.#meta();
     if (meta === null) return null;
-    const log = await this.#readLog(meta);
-    return 'unreadable' in log ? log : trajectoryFromLog(meta.runId, log);
+    const reading = await this.#read(meta);
+    return 'unreadable' in reading ? { runId: meta.runId, unreadable: reading.unreadable } : trajectoryOf(meta.runId, reading.view);
   }
 
-  /** The decoded log, or why it cannot be read; then the run is halted (once: no retry can heal a log). Store failures still throw. */
-  async #readLog(meta: Meta): Promise<readonly LogRecord[] | UnreadableLog> {
+  /**
+   * The run's log as `exportRun` gives it (NDJSON; empty before the first record), or null when
+   * this object holds no run. An unreadable log is answered as by {@link trajectory}.
+   */
+  async log(): Promise<string | UnreadableLog | null> {
+    const meta = this.#meta();
+    if (meta === null) return null;
+    const reading = await this.#read(meta);
+    if ('unreadable' in reading) return { runId: meta.runId, unreadable: reading.unreadable };
+    return reading.view.state === 'not_started' ? '' : exportRun(this.#store, meta.runId);
+  }
+
+  /** The one reading of the log; when it cannot be read the run is halted (once: no retry can heal a log). */
+  async #read(meta: Meta): Promise<Reading> {
+    const reading = this.#readNow(meta.runId);
+    if ('unreadable' in reading && meta.halted === null) await this.#halt(meta.runId, reading.unreadable);
+    return reading;
+  }
+
+  /** The log read through `readRunLog` in this turn, or why it is refused. Store failures still throw. */
+  #readNow(runId: string): Reading {
     try {
-      return await this.#store.readLog(meta.runId);
+      return { view: readRunLog(this.#store.readLogSync(runId)) };
     } catch (e) {
       if (!isPolyLoopError(e) || (e.code !== 'corrupt_log' && e.code !== 'schema_version')) throw e;
-      const why = `${e.name}: ${e.message}`;
-      if (meta.halted === null) await this.#halt(meta.runId, why);
-      return { runId: meta.runId, unreadable: why };
+      return { unreadable: `${e.name}: ${e.message}` };
     }
-  }
-
-  /** The records before the first one that cannot be decoded. */
-  #readablePrefix(runId: string): LogRecord[] {
-    const out: LogRecord[] = [];
-    for (const { line } of this.#store.readLines(runId)) {
-      try {
-        out.push(decodeRecord(line));
-      } catch {
-        break;
-      }
-    }
-    return out;
   }
 
   /**
@@ -272,10 +304,14 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     return row === undefined ? null : { runId: row.run_id, input: row.input, cancelRequested: row.cancel_requested === 1, halted: row.halted };
   }
 
-  /** True when the log ends with `run_ended`. An undecodable last record is "not ended": the library's resume then refuses it, which halts the run. */
+  /**
+   * True when the one reading of the log says `ended`. A log that cannot be read (or a store that
+   * fails) counts as not ended: the next resume meets the same fault and halts or retries the run.
+   */
   #ended(runId: string): boolean {
     try {
-      return this.#store.lastRecord(runId)?.kind === 'run_ended';
+      const reading = this.#readNow(runId);
+      return 'view' in reading && reading.view.state === 'ended';
     } catch {
       return false;
     }
@@ -354,20 +390,6 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
         await extra?.deliver(event);
       },
     };
-  }
-}
-
-/** Throws a TypeError naming an option that would make the alarm spin, never fire, or the keep-alive misbehave. */
-function checkOptions(options: Pick<RunObjectOptions<unknown>, 'resumeAfterMs' | 'maxFailedDrives' | 'keepAliveMs'>): void {
-  const { resumeAfterMs, maxFailedDrives, keepAliveMs } = options;
-  if (resumeAfterMs !== undefined && !(Number.isFinite(resumeAfterMs) && resumeAfterMs > 0)) {
-    throw new TypeError(`createRunObject: resumeAfterMs must be a positive number of milliseconds, got ${resumeAfterMs}`);
-  }
-  if (maxFailedDrives !== undefined && !(Number.isInteger(maxFailedDrives) && maxFailedDrives > 0)) {
-    throw new TypeError(`createRunObject: maxFailedDrives must be a positive integer, got ${maxFailedDrives}`);
-  }
-  if (keepAliveMs !== undefined && !(Number.isFinite(keepAliveMs) && keepAliveMs >= 0)) {
-    throw new TypeError(`createRunObject: keepAliveMs must be 0 (off) or a positive number of milliseconds, got ${keepAliveMs}`);
   }
 }
 

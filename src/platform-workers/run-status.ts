@@ -1,8 +1,10 @@
 /**
- * What the HTTP surface reports about a run, computed from its log.
+ * What the HTTP surface reports about a run: thin mappings of the one reading of its log
+ * (`readRunLog`, SPEC §10), never a second classification of the records.
  * @module
  */
-import type { LogRecord, StepRecord, StopReason } from '../core/index.ts';
+import { decodeRecord, isPolyLoopError, readRunLog } from '../core/index.ts';
+import type { LogRecord, RunLogView, StepRecord, StopReason } from '../core/index.ts';
 
 /**
  * `GET /runs/:id` body (SPEC §6). Before its first record a run is `running` with `steps: 0`.
@@ -19,37 +21,65 @@ export type RunStatus = {
   readonly validActions: number;
 };
 
-/** What the run object answers instead of a status or trajectory when the run's log cannot be read (`why`: the error's name and message). */
+/** What the run object answers instead of a status, trajectory or log when the run's log cannot be read (`unreadable`: the error's name and message). */
 export type UnreadableLog = { readonly runId: string; readonly unreadable: string };
 
 /** `GET /runs/:id/trajectory` body (SPEC §6). */
 export type RunTrajectory = { readonly runId: string; readonly steps: readonly StepRecord[] };
 
-/** The status of a run from its log: the `run_ended` record when there is one, counted steps otherwise. */
-export function statusFromLog(runId: string, log: readonly LogRecord[]): RunStatus {
-  let steps = 0;
-  let validActions = 0;
-  for (const rec of log) {
-    if (rec.kind === 'run_ended') {
-      return { runId, status: 'ended', stopReason: rec.stopReason, finalAnswer: rec.finalAnswer, steps: rec.steps, validActions: rec.validActions };
+/**
+ * The status a view reports: `ended` with the outcome of its `run_ended` record; every other
+ * state (not started, at a step boundary, in flight) is `running`, counted over the steps so far.
+ */
+export function statusOf(runId: string, view: RunLogView): RunStatus {
+  switch (view.state) {
+    case 'ended': {
+      // readRunLog gives `ended` exactly when the run_ended record is there.
+      const { stopReason, finalAnswer, steps, validActions } = view.ended as NonNullable<RunLogView['ended']>;
+      return { runId, status: 'ended', stopReason, finalAnswer, steps, validActions };
     }
-    if (rec.kind === 'step') {
-      steps++;
-      if (rec.step.actionStatus === 'executed') validActions++;
+    case 'not_started':
+    case 'at_boundary':
+    case 'in_flight':
+    // No log reaches this state until human input (SPEC §9) lands; that work gives it its own status.
+    case 'awaiting_input':
+      return { runId, status: 'running', stopReason: null, finalAnswer: null, steps: view.steps, validActions: view.validActions };
+  }
+}
+
+/** The status of a halted run: the steps of what could be read, no outcome, and why it halted. */
+export function haltedStatusOf(runId: string, view: RunLogView, why: string): RunStatus {
+  return { runId, status: 'halted', stopReason: null, finalAnswer: null, steps: view.steps, validActions: view.validActions, error: why };
+}
+
+/** The trajectory (every completed step, in order) a view holds. */
+export function trajectoryOf(runId: string, view: RunLogView): RunTrajectory {
+  return { runId, steps: view.trajectory };
+}
+
+/**
+ * The reading of the longest prefix of a stored log (encoded records, in order) that decodes and
+ * that `readRunLog` accepts: for reporting how far a run with a refused log got. A refusal names
+ * the offending record, so this cuts there and reads again (usually once; the empty log is
+ * always accepted).
+ */
+export function readablePrefixView(lines: readonly string[]): RunLogView {
+  const records: LogRecord[] = [];
+  for (const line of lines) {
+    try {
+      records.push(decodeRecord(line));
+    } catch {
+      break;
     }
   }
-  return { runId, status: 'running', stopReason: null, finalAnswer: null, steps, validActions };
-}
-
-/** The trajectory (every step record, in order) of a run from its log. */
-export function trajectoryFromLog(runId: string, log: readonly LogRecord[]): RunTrajectory {
-  const steps: StepRecord[] = [];
-  for (const rec of log) if (rec.kind === 'step') steps.push(rec.step);
-  return { runId, steps };
-}
-
-/** The status of a halted run: steps counted over the records that could be read, no outcome, and why it halted. */
-export function haltedStatus(runId: string, readable: readonly LogRecord[], why: string): RunStatus {
-  const { steps, validActions } = statusFromLog(runId, readable.filter((r) => r.kind !== 'run_ended'));
-  return { runId, status: 'halted', stopReason: null, finalAnswer: null, steps, validActions, error: why };
+  let upTo = records.length;
+  for (;;) {
+    try {
+      return readRunLog(records.slice(0, upTo));
+    } catch (e) {
+      if (!isPolyLoopError(e) || e.code !== 'corrupt_log') throw e;
+      const line = (e as { readonly line?: unknown }).line;
+      upTo = Math.min(upTo - 1, typeof line === 'number' && line >= 1 ? line - 1 : upTo - 1);
+    }
+  }
 }

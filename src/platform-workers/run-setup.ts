@@ -1,0 +1,60 @@
+/**
+ * What a user gives the run Durable Object: the factory that builds each run, and the object's
+ * options, checked once when the class is made.
+ * @module
+ */
+import type { DecisionInterpreter, EventSink, ModelCaller, RunRequest, SyntheticObservations } from '../core/index.ts';
+
+/** What the user's factory returns for one run: the agent's seams and the request (the run id is the object's). */
+export type RunSetup = {
+  readonly model: ModelCaller;
+  readonly interpreter: DecisionInterpreter;
+  readonly syntheticObservations: SyntheticObservations;
+  readonly request: Omit<RunRequest, 'runId'>;
+  /** Optional extra sink that receives every event too (logging, metrics). Not part of the run's identity. */
+  readonly events?: EventSink;
+};
+
+/** What the factory is given: the Worker's env, the run id and the `input` of `POST /runs` as stored (a JSON round trip, the same at start and at every resume). */
+export type RunSetupContext<Env> = { readonly env: Env; readonly runId: string; readonly input: unknown };
+
+/** Options of {@link createRunObject}. */
+export type RunObjectOptions<Env> = {
+  /**
+   * Build the run from its input. Called when the run starts (a throw rejects the input: HTTP 400,
+   * nothing is stored) and again, with the same stored input, whenever the run is resumed after
+   * eviction — so it must be deterministic: the same input gives the same agent and request.
+   */
+  readonly setup: (ctx: RunSetupContext<Env>) => RunSetup | Promise<RunSetup>;
+  /**
+   * Alarm period (default 30 s). The alarm is set before the run starts and re-armed at every
+   * firing while the run lives; when it fires and no driver is running in this instance (the
+   * object was evicted, crashed or redeployed), it resumes the run. Cleared when the run ends.
+   */
+  readonly resumeAfterMs?: number;
+  /**
+   * Give up after this many drives in a row fail without writing a record (default 10): the run
+   * is halted, logged and its alarm cleared, instead of retrying a permanent fault (a factory
+   * that throws on resume, storage refusing writes) at every alarm forever.
+   */
+  readonly maxFailedDrives?: number;
+  /** SSE keep-alive comment period (default 20 s; 0 = never). */
+  readonly keepAliveMs?: number;
+};
+
+/** The outcome of {@link RunObjectBase.start}: ok, or why not (a value, since errors lose their class over RPC). */
+export type StartOutcome = { readonly ok: true } | { readonly ok: false; readonly code: 'conflict' | 'bad_request'; readonly message: string };
+
+/** Throws a TypeError naming an option that would make the alarm spin, never fire, or the keep-alive misbehave. */
+export function checkOptions(options: Pick<RunObjectOptions<unknown>, 'resumeAfterMs' | 'maxFailedDrives' | 'keepAliveMs'>): void {
+  const { resumeAfterMs, maxFailedDrives, keepAliveMs } = options;
+  if (resumeAfterMs !== undefined && !(Number.isFinite(resumeAfterMs) && resumeAfterMs > 0)) {
+    throw new TypeError(`createRunObject: resumeAfterMs must be a positive number of milliseconds, got ${resumeAfterMs}`);
+  }
+  if (maxFailedDrives !== undefined && !(Number.isInteger(maxFailedDrives) && maxFailedDrives > 0)) {
+    throw new TypeError(`createRunObject: maxFailedDrives must be a positive integer, got ${maxFailedDrives}`);
+  }
+  if (keepAliveMs !== undefined && !(Number.isFinite(keepAliveMs) && keepAliveMs >= 0)) {
+    throw new TypeError(`createRunObject: keepAliveMs must be 0 (off) or a positive number of milliseconds, got ${keepAliveMs}`);
+  }
+}
