@@ -9,9 +9,9 @@
 import { describe, expect, it } from 'vitest';
 import { commands } from 'vitest/browser';
 import { IndexedDBStore } from '../../src/platform-web/index.ts';
-import { CUTS, cutPoint, finishOn, fixtureName, fixtureOf, meaningOf, RUNTIMES, uninterrupted } from '../portability/reference.ts';
+import { CUTS, cutPoint, finishOn, fixtureName, fixtureOf, meaningOf, RUN_ID, RUNTIMES, uninterrupted } from '../portability/reference.ts';
 import type { Cut, Runtime } from '../portability/reference.ts';
-import { InMemoryStore } from '../../src/core/index.ts';
+import { exportRun, importRun, InMemoryStore } from '../../src/core/index.ts';
 import { freshDbName } from './idb-store.cases.ts';
 
 const FIXTURES = import.meta.glob<string>('../fixtures/portability/*.ndjson', { query: '?raw', import: 'default', eager: true });
@@ -49,5 +49,13 @@ describe('the portability law in Chromium (IndexedDBStore)', () => {
     expect(outcome).toEqual(full);
     // The fixture already holds the executed never notify: this half may re-run a safe lookup only.
     expect(effects.filter((e) => !e.startsWith('lookup:'))).toEqual([]);
+  });
+
+  it.skipIf(WRITE_FIXTURES).each(RUNTIMES.filter((rt) => rt !== 'chromium'))('IndexedDB exports each imported %s log as the same bytes', async (runtime) => {
+    for (const cut of CUTS) {
+      const store = new IndexedDBStore({ dbName: freshDbName('portability') });
+      await importRun(store, RUN_ID, fixture(runtime, cut));
+      expect(await exportRun(store, RUN_ID), cut).toBe(fixture(runtime, cut));
+    }
   });
 });
