@@ -56,6 +56,9 @@ function resolutionText(f: InFlightStep): string {
       return 'will be interpreted on resume (nothing ran yet)';
     case 'settle':
       return `cannot be ${f.target === 'action' ? 'replayed' : 're-issued'} (never): resume ends it in_flight_unknown`;
+    default:
+      // A resolution added after this CLI (a newer core): still a line, naming it.
+      return `resume carries it on (${String(f.resolution)})`;
   }
 }
 
