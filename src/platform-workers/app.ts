@@ -6,10 +6,11 @@ import { Hono } from 'hono';
 import type { Context } from 'hono';
 import * as z from 'zod/mini';
 import { jsonProblem } from '../core/index.ts';
-import { BodyTooLarge, drainBody, MAX_BODY_BYTES, readBody } from './body.ts';
+import { BodyTooLarge, drainBody, exceedsBytes, MAX_BODY_BYTES, MAX_IMPORT_BODY_BYTES, readBody } from './body.ts';
 import type { RunObjectBase } from './run-object.ts';
 import type { StartOutcome } from './run-setup.ts';
 import type { RunStatus, RunTrajectory, UnreadableLog } from './run-status.ts';
+
 
 /** Error codes of the HTTP surface; every error body is `{ error: { code, message } }`. */
 export type HttpErrorCode = 'unauthorized' | 'payload_too_large' | 'bad_request' | 'not_found' | 'conflict' | 'unreadable_log' | 'internal';
@@ -34,13 +35,20 @@ const StartBody = z.strictObject({
     ),
   ),
   input: z.unknown(),
+  /** An exported run log (NDJSON) to import and resume (SPEC §10). */
+  log: z.optional(z.string()),
 });
+
+/** A checked `POST /runs` body. */
+type StartRequest = { readonly runId: string | undefined; readonly input: unknown; readonly log: string | undefined };
 
 /** The run object's RPC methods as the app calls them (spelled out: the inferred RPC types of a stream are too deep for tsc). */
 type RunObjectRpc = {
   start(runId: string, input: unknown): Promise<StartOutcome>;
+  adopt(runId: string, input: unknown, log: string): Promise<StartOutcome>;
   status(): Promise<RunStatus | null>;
   trajectory(): Promise<RunTrajectory | UnreadableLog | null>;
+  log(): Promise<string | UnreadableLog | null>;
   cancel(): Promise<boolean>;
   fetch(request: Request): Promise<Response>;
 };
@@ -86,36 +94,51 @@ async function checkBearer(c: Context, expected: string | undefined, onUnset: ()
   return null;
 }
 
-/** Size, parse and schema checks of `POST /runs`, in that order: the body, or the error response. */
-async function readStartBody(c: Context): Promise<Response | { readonly runId: string | undefined; readonly input: unknown }> {
+/** True for a parsed body of the import form (`{ …, log }`), the only one allowed past 1 MiB. */
+function isImportForm(raw: unknown): boolean {
+  return typeof raw === 'object' && raw !== null && !Array.isArray(raw) && Object.hasOwn(raw, 'log');
+}
+
+/**
+ * Size, parse and schema checks of `POST /runs`, in that order: the body, or the error response.
+ * Any body may be 16 MiB on the wire, but only the import form may exceed 1 MiB; which form a
+ * body is shows only once parsed, so a bigger body that is not JSON or not that form is a 413.
+ */
+async function readStartBody(c: Context): Promise<Response | StartRequest> {
+  const tooLarge = (max: number): Response => fail(c, 413, 'payload_too_large', `request body exceeds ${max} bytes`);
   let text: string;
   try {
-    text = await readBody(c.req.raw, MAX_BODY_BYTES);
+    text = await readBody(c.req.raw, MAX_IMPORT_BODY_BYTES);
   } catch (e) {
-    if (e instanceof BodyTooLarge) return fail(c, 413, 'payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`);
+    if (e instanceof BodyTooLarge) return tooLarge(MAX_IMPORT_BODY_BYTES);
     return fail(c, 400, 'bad_request', 'request body is not valid UTF-8');
   }
+  const large = exceedsBytes(text, MAX_BODY_BYTES);
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch {
-    return fail(c, 400, 'bad_request', 'request body is not valid JSON');
+    return large ? tooLarge(MAX_BODY_BYTES) : fail(c, 400, 'bad_request', 'request body is not valid JSON');
   }
+  if (large && !isImportForm(raw)) return tooLarge(MAX_BODY_BYTES);
   const parsed = StartBody.safeParse(raw);
   if (!parsed.success) return fail(c, 400, 'bad_request', schemaMessage(parsed.error.issues));
   // z.unknown() also accepts a missing key; SPEC: `input` is required (null is a value).
   if (!Object.hasOwn(raw as object, 'input')) return fail(c, 400, 'bad_request', 'input: required');
+  // A log belongs to one run: the server cannot make up its id.
+  if (parsed.data.log !== undefined && parsed.data.runId === undefined) return fail(c, 400, 'bad_request', 'runId: required with log (the log names its run)');
   // JSON.parse takes any depth, but the run object's RPC (structured clone) and JSON.stringify overflow the stack on
   // deep values; the core's storable-value limit keeps the answer the same in every runtime.
   const problem = jsonProblem(parsed.data.input, 'input');
   if (problem !== null) return fail(c, 400, 'bad_request', problem);
-  return { runId: parsed.data.runId, input: parsed.data.input };
+  return { runId: parsed.data.runId, input: parsed.data.input, log: parsed.data.log };
 }
 
 /**
- * The PolyLoop HTTP app: `POST /runs`, `GET /runs/:id`, `GET /runs/:id/trajectory`,
- * `GET /runs/:id/events` (SSE, `id:` = record sequence, honours `Last-Event-ID`: 204 once
- * `run_ended` was seen, 400 for an id beyond the log),
+ * The PolyLoop HTTP app: `POST /runs` (with `{ runId, input, log }`: import an exported run and
+ * resume it, SPEC §10), `GET /runs/:id`, `GET /runs/:id/trajectory`, `GET /runs/:id/log`
+ * (NDJSON, as `exportRun` gives it), `GET /runs/:id/events` (SSE, `id:` = record sequence,
+ * honours `Last-Event-ID`: 204 once `run_ended` was seen, 400 for an id beyond the log),
  * `POST /runs/:id/cancel`. Checks run in this order: auth, size, parse, schema (an `input` nested
  * deeper than the core's `MAX_JSON_DEPTH` is a 400). Errors never carry a stack trace; every 401
  * says only "unauthorized" (a missing token configuration is logged, not told to the caller).
@@ -156,7 +179,8 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
     const body = await readStartBody(c);
     if (body instanceof Response) return body;
     const runId = body.runId ?? crypto.randomUUID();
-    const outcome = await stubFor(c, runId).start(runId, body.input);
+    const stub = stubFor(c, runId);
+    const outcome = body.log === undefined ? await stub.start(runId, body.input) : await stub.adopt(runId, body.input, body.log);
     if (outcome.ok) return c.json({ runId }, 201);
     return outcome.code === 'conflict' ? fail(c, 409, 'conflict', outcome.message) : fail(c, 400, 'bad_request', outcome.message);
   });
@@ -171,8 +195,16 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
     const runId = c.req.param('id');
     const trajectory = RUN_ID_PATTERN.test(runId) ? await stubFor(c, runId).trajectory() : null;
     if (trajectory === null) return unknownRun(c, runId);
-    if ('unreadable' in trajectory) return fail(c, 500, 'unreadable_log', `run ${JSON.stringify(runId)} has an unreadable log, so it is halted: ${trajectory.unreadable}`);
+    if ('unreadable' in trajectory) return unreadableLog(c, runId, trajectory);
     return c.json(trajectory);
+  });
+
+  app.get('/runs/:id/log', async (c) => {
+    const runId = c.req.param('id');
+    const log = RUN_ID_PATTERN.test(runId) ? await stubFor(c, runId).log() : null;
+    if (log === null) return unknownRun(c, runId);
+    if (typeof log !== 'string') return unreadableLog(c, runId, log);
+    return c.body(log, 200, { 'content-type': 'application/x-ndjson' });
   });
 
   app.get('/runs/:id/events', async (c) => {
@@ -199,6 +231,10 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
     return fail(c, 500, 'internal', 'internal error');
   });
   return app;
+}
+
+function unreadableLog(c: Context, runId: string, log: UnreadableLog): Response {
+  return fail(c, 500, 'unreadable_log', `run ${JSON.stringify(runId)} has an unreadable log, so it is halted: ${log.unreadable}`);
 }
 
 function unknownRun(c: Context, runId: string): Response {

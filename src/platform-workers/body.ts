@@ -12,6 +12,9 @@
 /** Largest accepted request body: 1 MiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+/** Largest accepted body of `POST /runs` carrying a `log` to import (SPEC §10): 16 MiB. */
+export const MAX_IMPORT_BODY_BYTES = 16 * 1024 * 1024;
+
 /** Most bytes of an unread or refused body read and discarded to keep the connection usable: 8 MiB. */
 export const MAX_DRAIN_BYTES = 8 * 1024 * 1024;
 
@@ -49,6 +52,12 @@ export async function readBody(req: Request, max: number): Promise<string> {
     at += chunk.byteLength;
   }
   return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(all);
+}
+
+/** True when the UTF-8 encoding of `text` is longer than `max` bytes. */
+export function exceedsBytes(text: string, max: number): boolean {
+  // A UTF-16 unit is at most 3 bytes of UTF-8 (a surrogate pair, 2 units, is 4): a short text needs no encoding.
+  return text.length * 3 > max && new TextEncoder().encode(text).byteLength > max;
 }
 
 /**

@@ -7,7 +7,7 @@
  * @module
  */
 export { createApp, RUN_ID_PATTERN } from './app.ts';
-export { MAX_BODY_BYTES } from './body.ts';
+export { MAX_BODY_BYTES, MAX_IMPORT_BODY_BYTES } from './body.ts';
 export type { AppOptions, HttpErrorCode } from './app.ts';
 export { DurableObjectStore, RecordTooLargeError } from './durable-object-store.ts';
 export type { DurableObjectSqlStorage, DurableObjectStoreOptions, StoredLine } from './durable-object-store.ts';

@@ -78,7 +78,7 @@ describe('the HTTP app in workerd', () => {
     await expectError(await call(`/runs/${runId}`), 404, 'not_found');
   });
 
-  it('answers 413 for a body over 1 MiB, after auth and before parsing', async () => {
+  it('answers 413 for a body over 1 MiB that is not the import form (or not JSON at all), after auth and before its schema is checked', async () => {
     const big = JSON.stringify({ input: 'x'.repeat(MAX_BODY_BYTES) });
     await expectError(await call('/runs', { method: 'POST', body: big }), 413, 'payload_too_large');
     await expectError(await call('/runs', { method: 'POST', body: `{${'x'.repeat(MAX_BODY_BYTES)}` }), 413, 'payload_too_large');

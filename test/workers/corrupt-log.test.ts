@@ -71,6 +71,18 @@ describe('a run whose log holds an unreadable record (workerd)', () => {
       expect((await rowOf(runId)).halted).toMatch(error);
     });
 
+    it(`answers GET /runs/:id/log with 500 unreadable_log naming the fault, as the trajectory does (${what})`, async () => {
+      const runId = await startRun('one two');
+      await waitFor(runId, (s) => s.status === 'ended');
+      await plant(runId, rewrite);
+      const res = await call(`/runs/${runId}/log`);
+      expect(res.status).toBe(500);
+      const body = ((await res.json()) as { error: { code: string; message: string } }).error;
+      expect(body.code).toBe('unreadable_log');
+      expect(body.message.slice(body.message.indexOf('halted: ') + 8)).toMatch(error);
+      expect((await rowOf(runId)).halted).toMatch(error);
+    });
+
     it(`streams every record of such a log over SSE, the unreadable one as it is stored (${what})`, async () => {
       const runId = await startRun('one two');
       await waitFor(runId, (s) => s.status === 'ended');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BodyTooLarge, drainBody, readBody } from '../../../src/platform-workers/body.ts';
+import { BodyTooLarge, drainBody, exceedsBytes, readBody } from '../../../src/platform-workers/body.ts';
 
 /** A request whose body is `chunks` chunks of `size` bytes (endless for Infinity), with a record of what was pulled and whether it was cancelled. */
 function streamed(chunks: number, size: number, headers: Record<string, string> = {}): { req: Request; pulled: () => number; cancelled: () => boolean } {
@@ -57,5 +57,18 @@ describe('readBody', () => {
     await drainBody(s.req);
     expect(s.pulled()).toBe(10);
     expect(s.cancelled()).toBe(false);
+  });
+});
+
+describe('exceedsBytes', () => {
+  it.each([
+    ['ASCII at the limit', 'a'.repeat(10), 10, false],
+    ['ASCII one over', 'a'.repeat(11), 10, true],
+    ['3-byte characters at the limit', '€'.repeat(4), 12, false],
+    ['3-byte characters one over', '€'.repeat(4), 11, true],
+    ['a surrogate pair counts 4 bytes', '😀'.repeat(3), 11, true],
+    ['a surrogate pair at the limit', '😀'.repeat(3), 12, false],
+  ] as const)('counts UTF-8 bytes, not characters: %s', (_what, text, max, over) => {
+    expect(exceedsBytes(text, max)).toBe(over);
   });
 });
