@@ -19,6 +19,7 @@ POLYLOOP_TOKEN=${token}
        -d '{"runId":"demo-1","input":"hello brave new world"}'
   curl -s ${base}/runs/demo-1 -H "Authorization: Bearer $POLYLOOP_TOKEN"
   curl -s ${base}/runs/demo-1/trajectory -H "Authorization: Bearer $POLYLOOP_TOKEN"
+  curl -s ${base}/runs/demo-1/log -H "Authorization: Bearer $POLYLOOP_TOKEN"    # NDJSON; POST it as { runId, input, log } elsewhere
   curl -sN ${base}/runs/demo-1/events -H "Authorization: Bearer $POLYLOOP_TOKEN"
   curl -s -X POST ${base}/runs/demo-1/cancel -H "Authorization: Bearer $POLYLOOP_TOKEN"
 `);
