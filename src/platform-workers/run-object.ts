@@ -4,14 +4,14 @@
  * @module
  */
 import { DurableObject } from 'cloudflare:workers';
-import { defineAgent, exportRun, importRun, InMemoryStore, isPolyLoopError, jsonProblem, readRunLog, resume, run, validateRunRequest } from '../core/index.ts';
-import type { AgentConfig, EventSink, RunEvent, RunLogView, RunRequest, RunStore } from '../core/index.ts';
+import { defineAgent, exportRun, importRun, InMemoryStore, isPolyLoopError, readRunLog, resume, run } from '../core/index.ts';
+import type { EventSink, RunEvent, RunLogView, RunRequest } from '../core/index.ts';
 import { DurableObjectStore } from './durable-object-store.ts';
 import type { StoredLine } from './durable-object-store.ts';
 import { identityRefusal, isImportRefusal } from './log-import.ts';
 import { haltedStatusOf, readablePrefixView, statusOf, trajectoryOf } from './run-status.ts';
 import type { RunStatus, RunTrajectory, UnreadableLog } from './run-status.ts';
-import { checkOptions } from './run-setup.ts';
+import { checkOptions, prepareRun, seamsOf } from './run-setup.ts';
 import type { RunObjectOptions, RunSetup, StartOutcome } from './run-setup.ts';
 import { logEventStream } from './sse.ts';
 
@@ -20,20 +20,12 @@ type Meta = { readonly runId: string; readonly input: string; readonly cancelReq
 /** One reading of the run's log (`readRunLog`), or why it cannot be read: the error's name and message. */
 type Reading = { readonly view: RunLogView } | { readonly unreadable: string };
 
-/** A new run's input, checked: the factory's setup and the input as stored. */
-type Prepared = { readonly ok: true; readonly setup: RunSetup; readonly stored: string };
-type Refused = Extract<StartOutcome, { readonly ok: false }>;
-
 const META = 'polyloop_run';
 /** Failed drives in a row and the last sequence number when the latest one failed (a drive that wrote records made progress). */
 const FAILURES = 'polyloop_drive_failures';
 
 function conflict(runId: string): StartOutcome {
   return { ok: false, code: 'conflict', message: `run ${JSON.stringify(runId)} already exists` };
-}
-
-function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
 
 function cancelReason(): Error {
@@ -89,7 +81,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   /** Start the run: validate the input with the factory, store it, arm the alarm, then drive. */
   async start(runId: string, input: unknown): Promise<StartOutcome> {
     if (this.#taken()) return conflict(runId);
-    const prepared = await this.#prepare(runId, input);
+    const prepared = await prepareRun(this.#options.setup, { env: this.env, runId, input });
     if (!prepared.ok) return prepared;
     if (this.#taken()) return conflict(runId); // another start won while the factory ran
     this.#createSchema();
@@ -108,10 +100,10 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
    */
   async adopt(runId: string, input: unknown, log: string): Promise<StartOutcome> {
     if (this.#taken()) return conflict(runId);
-    const prepared = await this.#prepare(runId, input);
+    const prepared = await prepareRun(this.#options.setup, { env: this.env, runId, input });
     if (!prepared.ok) return prepared;
     const request: RunRequest = { ...prepared.setup.request, runId };
-    const mismatch = await identityRefusal(this.#seams(prepared.setup, new InMemoryStore()), request, log);
+    const mismatch = await identityRefusal(seamsOf(prepared.setup, new InMemoryStore()), request, log);
     if (mismatch !== null) return { ok: false, code: 'bad_request', message: `log rejected: ${mismatch}` };
     if (this.#taken()) return conflict(runId);
     // Until the run row exists the run is unknown (404) and has no alarm: a half-done import is never driven.
@@ -123,8 +115,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
         await importRun(this.#store, runId, log);
       } catch (e) {
         if (isImportRefusal(e)) return { ok: false, code: 'bad_request', message: `log rejected: ${e.name}: ${e.message}` };
-        this.#store.discard(runId);
-        throw e;
+        throw e; // a storage fault: the records that landed are dropped by the next start or import of this id
       }
       await this.#accept(runId, prepared.stored);
     } finally {
@@ -139,26 +130,6 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     return this.#adopting || this.#meta() !== null;
   }
 
-  /** The factory's setup for `input` (seen through its stored JSON), or why the input is rejected. */
-  async #prepare(runId: string, input: unknown): Promise<Prepared | Refused> {
-    let setup: RunSetup;
-    let stored: string;
-    try {
-      // The factory sees the input exactly as every resume will: through its stored JSON.
-      stored = JSON.stringify(input ?? null);
-      const seen = JSON.parse(stored) as unknown;
-      // The core's nesting limit for stored values (what JSON drops, e.g. Infinity, the round trip already settled).
-      const problem = jsonProblem(seen, 'input');
-      if (problem !== null) return { ok: false, code: 'bad_request', message: `input rejected: ${problem}` };
-      setup = await this.#options.setup({ env: this.env, runId, input: seen });
-    } catch (e) {
-      return { ok: false, code: 'bad_request', message: `input rejected: ${messageOf(e)}` };
-    }
-    const refused = this.#refusal(runId, setup);
-    if (refused !== null) return { ok: false, code: 'bad_request', message: `input rejected: ${refused}` };
-    return { ok: true, setup, stored };
-  }
-
   /** Make the run known: its row (input) and its alarm, written in one storage turn. */
   async #accept(runId: string, stored: string): Promise<void> {
     // The alarm goes in before any work, together with the input: if this instance dies from here
@@ -166,21 +137,6 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     const armed = this.ctx.storage.setAlarm(Date.now() + this.#resumeAfterMs());
     this.ctx.storage.sql.exec(`INSERT INTO ${META} (id, run_id, input) VALUES (1, ?, ?)`, runId, stored);
     await armed;
-  }
-
-  /** Why the library would refuse what the factory built (invalid agent or request), or null. */
-  #refusal(runId: string, setup: RunSetup): string | null {
-    try {
-      defineAgent({ ...this.#seams(setup, new InMemoryStore()), events: { params: { sink: 'run-object' }, deliver: () => undefined } });
-      validateRunRequest({ ...setup.request, runId });
-    } catch (e) {
-      return messageOf(e);
-    }
-    return null;
-  }
-
-  #seams(setup: RunSetup, store: RunStore): Pick<AgentConfig, 'model' | 'interpreter' | 'store' | 'syntheticObservations'> {
-    return { model: setup.model, interpreter: setup.interpreter, store, syntheticObservations: setup.syntheticObservations };
   }
 
   /** The run's status, or null when this object holds no run. A run with an unreadable log is halted (see {@link trajectory}). */
@@ -337,7 +293,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     if (meta === null) return;
     try {
       const setup = given ?? (await this.#options.setup({ env: this.env, runId: meta.runId, input: JSON.parse(meta.input) as unknown }));
-      const agent = defineAgent({ ...this.#seams(setup, this.#store), events: this.#sink(setup.events, controller) });
+      const agent = defineAgent({ ...seamsOf(setup, this.#store), events: this.#sink(setup.events, controller) });
       const request: RunRequest = { ...setup.request, runId: meta.runId };
       const drive = this.#store.hasLog(meta.runId) ? resume : run;
       this.#launched = true;

@@ -1,9 +1,11 @@
 /**
- * What a user gives the run Durable Object: the factory that builds each run, and the object's
- * options, checked once when the class is made.
+ * What a user gives the run Durable Object: the factory that builds each run (and how its
+ * output is checked before a run is stored), and the object's options, checked once when the
+ * class is made.
  * @module
  */
-import type { DecisionInterpreter, EventSink, ModelCaller, RunRequest, SyntheticObservations } from '../core/index.ts';
+import { defineAgent, InMemoryStore, jsonProblem, validateRunRequest } from '../core/index.ts';
+import type { AgentConfig, DecisionInterpreter, EventSink, ModelCaller, RunRequest, RunStore, SyntheticObservations } from '../core/index.ts';
 
 /** What the user's factory returns for one run: the agent's seams and the request (the run id is the object's). */
 export type RunSetup = {
@@ -57,4 +59,53 @@ export function checkOptions(options: Pick<RunObjectOptions<unknown>, 'resumeAft
   if (keepAliveMs !== undefined && !(Number.isFinite(keepAliveMs) && keepAliveMs >= 0)) {
     throw new TypeError(`createRunObject: keepAliveMs must be 0 (off) or a positive number of milliseconds, got ${keepAliveMs}`);
   }
+}
+
+/** A new run's input, checked: the factory's setup and the input as stored (JSON). */
+export type Prepared = { readonly ok: true; readonly setup: RunSetup; readonly stored: string };
+
+/** Why a start or import is refused. */
+export type Refused = Extract<StartOutcome, { readonly ok: false }>;
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** The agent seams of a setup, over `store`. */
+export function seamsOf(setup: RunSetup, store: RunStore): Pick<AgentConfig, 'model' | 'interpreter' | 'store' | 'syntheticObservations'> {
+  return { model: setup.model, interpreter: setup.interpreter, store, syntheticObservations: setup.syntheticObservations };
+}
+
+/** Why the library would refuse what the factory built (invalid agent or request), or null. */
+function refusal(runId: string, setup: RunSetup): string | null {
+  try {
+    defineAgent({ ...seamsOf(setup, new InMemoryStore()), events: { params: { sink: 'run-object' }, deliver: () => undefined } });
+    validateRunRequest({ ...setup.request, runId });
+  } catch (e) {
+    return messageOf(e);
+  }
+  return null;
+}
+
+/**
+ * Call the factory for a new run's input, seen through its stored JSON; `bad_request` when the
+ * input is too deep, the factory throws, or the library would refuse what it built.
+ */
+export async function prepareRun<Env>(setup: RunObjectOptions<Env>['setup'], ctx: RunSetupContext<Env>): Promise<Prepared | Refused> {
+  let built: RunSetup;
+  let stored: string;
+  try {
+    // The factory sees the input exactly as every resume will: through its stored JSON.
+    stored = JSON.stringify(ctx.input ?? null);
+    const seen = JSON.parse(stored) as unknown;
+    // The core's nesting limit for stored values (what JSON drops, e.g. Infinity, the round trip already settled).
+    const problem = jsonProblem(seen, 'input');
+    if (problem !== null) return { ok: false, code: 'bad_request', message: `input rejected: ${problem}` };
+    built = await setup({ ...ctx, input: seen });
+  } catch (e) {
+    return { ok: false, code: 'bad_request', message: `input rejected: ${messageOf(e)}` };
+  }
+  const refused = refusal(ctx.runId, built);
+  if (refused !== null) return { ok: false, code: 'bad_request', message: `input rejected: ${refused}` };
+  return { ok: true, setup: built, stored };
 }
