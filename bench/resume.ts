@@ -22,7 +22,8 @@ async function replay(store: RunStore, runId: string, records: readonly LogRecor
     else if (rec.kind === 'intent') await store.intent(runId, rec);
     else if (rec.kind === 'result') await store.result(runId, rec.resultId, rec);
     else if (rec.kind === 'step') await store.step(runId, rec);
-    else await store.runEnded(runId, rec);
+    else if (rec.kind === 'run_ended') await store.runEnded(runId, rec);
+    else throw new Error(`the bench logs hold no ${rec.kind} records`);
   }
 }
 

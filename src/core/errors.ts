@@ -31,6 +31,7 @@ export type PolyLoopErrorCode =
   | 'invalid_request'
   | 'corrupt_log'
   | 'run_locked'
+  | 'invalid_input'
   | 'model_call';
 
 /** Base of every error the library throws. Check with {@link isPolyLoopError}, not `instanceof`. */
@@ -163,6 +164,19 @@ export class RunLockedError extends PolyLoopError {
   readonly runId: string;
   constructor(runId: string, detail?: string) {
     super('run_locked', `run ${JSON.stringify(runId)} is being driven by another process or tab${detail ? ` (${detail})` : ''}`);
+    this.runId = runId;
+  }
+}
+
+/**
+ * A reply to a run's input request that does not fit (SPEC §9): no request is open, it names
+ * another resultId, or the request does not accept its kind. Nothing was written.
+ */
+export class InvalidInputError extends PolyLoopError {
+  override readonly name = 'InvalidInputError';
+  readonly runId: string;
+  constructor(runId: string, detail: string) {
+    super('invalid_input', `run ${JSON.stringify(runId)}: ${detail}`);
     this.runId = runId;
   }
 }

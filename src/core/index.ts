@@ -4,6 +4,7 @@
  */
 export {
   CorruptLogError,
+  InvalidInputError,
   InvalidRequestError,
   isPolyLoopError,
   PolyLoopError,
@@ -16,10 +17,11 @@ export {
   ToolEnvironmentError,
 } from './errors.ts';
 export type { PolyLoopErrorCode } from './errors.ts';
-export { contentProblem, decisionProblem, jsonProblem, MAX_JSON_DEPTH, messageProblem, modelReplyProblem, outcomeProblem } from './internal/values.ts';
+export { contentProblem, decisionProblem, inputReplyProblem, jsonProblem, MAX_JSON_DEPTH, messageProblem, modelReplyProblem, outcomeProblem } from './internal/values.ts';
+export { acceptedReplies } from './internal/input.ts';
 export { InMemoryStore } from './memory-store.ts';
 export { checkRequest as validateRunRequest } from './request-checks.ts';
-export type { AgentConfig, AgentDefinition, AgentParams, RunOptions, RunRequest, SyntheticObservations } from './request.ts';
+export type { AgentConfig, AgentDefinition, AgentParams, ResumeOptions, RunOptions, RunRequest, SyntheticObservations } from './request.ts';
 export { exportRun, importRun, readRunLog } from './run-log.ts';
 export { defineAgent, resume, run } from './session.ts';
 export type { ActionExecutor, DecisionInterpreter, EventSink, ExecuteContext, ModelCall, ModelCaller, ReadLogOptions, ReleaseLease, RunStore, StoreWarning } from './ports.ts';
@@ -27,7 +29,7 @@ export { canonicalJson, decodeLog, decodeRecord, encodeRecord, RECORD_MAJOR } fr
 export type { DecodedLog } from './serialization.ts';
 export { RegistryExecutor, ToolRegistry } from './tools.ts';
 export type { ToolHandler, ToolSpec } from './tools.ts';
-export { RECORD_KINDS, RECORD_VERSION, STOP_REASONS } from './types.ts';
+export { INPUT_REPLY_KINDS, RECORD_KINDS, RECORD_VERSION, STOP_REASONS } from './types.ts';
 export type {
   Action,
   ActionDecision,
@@ -37,8 +39,14 @@ export type {
   Budget,
   ContentBlock,
   Decision,
+  EndReason,
   InFlightResolution,
   InFlightStep,
+  InputRecord,
+  InputReply,
+  InputRequest,
+  InputRequestKind,
+  InputRequestRecord,
   IntentRecord,
   JsonObject,
   JsonValue,
@@ -61,6 +69,7 @@ export type {
   RunStartedRecord,
   SeamParams,
   SkillEntry,
+  StepActionStatus,
   StepDecisionKind,
   StepRecord,
   StepWriteRecord,

@@ -9,7 +9,7 @@
 import { RunLockedError } from './errors.ts';
 import type { ReleaseLease, RunStore } from './ports.ts';
 import { decodeLog, encodeRecord } from './serialization.ts';
-import type { IntentRecord, LogRecord, ResultRecord, RunEndedRecord, RunStartedRecord, StepWriteRecord } from './types.ts';
+import type { InputRecord, InputRequestRecord, IntentRecord, LogRecord, ResultRecord, RunEndedRecord, RunStartedRecord, StepWriteRecord } from './types.ts';
 
 /**
  * A {@link RunStore} in memory, for tests, demos and short-lived runs.
@@ -47,6 +47,14 @@ export class InMemoryStore implements RunStore {
   }
 
   runEnded(runId: string, rec: RunEndedRecord): Promise<void> {
+    return this.#append(runId, rec);
+  }
+
+  inputRequest(runId: string, rec: InputRequestRecord): Promise<void> {
+    return this.#append(runId, rec);
+  }
+
+  input(runId: string, rec: InputRecord): Promise<void> {
     return this.#append(runId, rec);
   }
 

@@ -7,6 +7,8 @@ import type {
   Action,
   ActionOutcome,
   Decision,
+  InputRecord,
+  InputRequestRecord,
   IntentRecord,
   LogRecord,
   Message,
@@ -95,6 +97,11 @@ export interface ActionExecutor {
    */
   readonly replayPolicy?: ReplayPolicy;
   /**
+   * Optional (SPEC §9): whether a person must approve `action` before it runs. Asked only about
+   * actions that validate; a tool's own `needsApproval: true` asks anyway. Must be pure.
+   */
+  needsApproval?(action: Action): boolean;
+  /**
    * Execute one action.
    *
    * Contract: resolves with an outcome for every action, including ones it cannot run
@@ -165,6 +172,19 @@ export interface RunStore {
    * Contract: resolves when the record landed; rejects on I/O failure.
    */
   runEnded(runId: string, rec: RunEndedRecord): Promise<void>;
+  /**
+   * Write an input request (SPEC §9): the run asks a person and waits. A barrier.
+   *
+   * Contract: as {@link RunStore.intent} — durable when it resolves. Every PolyLoop store has it;
+   * a store without it cannot host human input (a run that needs it fails with `StoreError`).
+   */
+  inputRequest?(runId: string, rec: InputRequestRecord): Promise<void>;
+  /**
+   * Write a person's reply (SPEC §9), before it is carried out. A barrier.
+   *
+   * Contract: as {@link RunStore.intent} — durable when it resolves.
+   */
+  input?(runId: string, rec: InputRecord): Promise<void>;
   /**
    * Optional single-driver lease, for stores several processes or tabs can open.
    *

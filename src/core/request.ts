@@ -5,7 +5,7 @@
  */
 import type { ActionExecutor, DecisionInterpreter, EventSink, ModelCaller, RunStore } from './ports.ts';
 import type { ToolRegistry } from './tools.ts';
-import type { Budget, Message, ReplayPolicy, SeamParams, SkillEntry, ToolRenderStyle } from './types.ts';
+import type { Budget, InputReply, Message, ReplayPolicy, SeamParams, SkillEntry, ToolRenderStyle } from './types.ts';
 
 /** The text history shows in place of an observation the model must not depend on. */
 export type SyntheticObservations = {
@@ -50,5 +50,8 @@ export type RunRequest = {
   readonly cancelGraceMs: number;
 };
 
-/** Options of `run` and `resume`. */
+/** Options of `run`. */
 export type RunOptions = { readonly signal?: AbortSignal };
+
+/** Options of `resume`: `input` answers the run's open input request (SPEC §9). */
+export type ResumeOptions = RunOptions & { readonly input?: InputReply };

@@ -31,7 +31,7 @@ export function readRunLog(records: readonly LogRecord[]): RunLogView {
     steps,
     validActions,
     inFlight: c.inFlight,
-    pending: null,
+    pending: c.pending,
     ended: c.ended,
   };
 }
@@ -70,6 +70,9 @@ export async function importRun(store: RunStore, runId: string, ndjson: string, 
   if (records.length === 0) throw new InvalidRequestError('importRun: the log is empty');
   const view = readRunLog(records);
   if (view.runId !== runId) throw new InvalidRequestError(`importRun: the log is of run ${JSON.stringify(view.runId)}, not ${JSON.stringify(runId)}`);
+  if (records.some((r) => r.kind === 'input_request' || r.kind === 'input') && (!store.inputRequest || !store.input)) {
+    throw new InvalidRequestError('importRun: the log holds human input, and this store cannot write it (no inputRequest/input)');
+  }
   const release = store.acquire ? await store.acquire(runId, { signal: opts.signal ?? new AbortController().signal }) : null;
   try {
     if ((await store.readLog(runId)).length > 0) throw new RunExistsError(runId);
@@ -91,5 +94,11 @@ function writeRecord(store: RunStore, runId: string, rec: LogRecord): Promise<vo
       return store.step(runId, rec);
     case 'run_ended':
       return store.runEnded(runId, rec);
+    case 'input_request':
+      if (!store.inputRequest) throw new InvalidRequestError('importRun: the log holds human input, and this store cannot write input requests');
+      return store.inputRequest(runId, rec);
+    case 'input':
+      if (!store.input) throw new InvalidRequestError('importRun: the log holds human input, and this store cannot write replies');
+      return store.input(runId, rec);
   }
 }

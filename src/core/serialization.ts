@@ -24,6 +24,8 @@ const ORDER: Readonly<Record<string, readonly string[]>> = {
   result: ['kind', 'v', 'resultId', 'stepIndex', 'callSeq', 'reply'],
   step: ['kind', 'v', 'step', 'actionResult'],
   run_ended: ['kind', 'v', 'stopReason', 'finalAnswer', 'steps', 'validActions', 'eventDeliveryFailures', 'endedAt'],
+  input_request: ['kind', 'v', 'stepIndex', 'resultId', 'request', 'requestedAt'],
+  input: ['kind', 'v', 'stepIndex', 'resultId', 'reply', 'receivedAt'],
 };
 const REPLY_ORDER = ['callId', 'text', 'reasoning', 'toolCalls', 'content'];
 
@@ -118,6 +120,20 @@ function checkBody(r: Obj): Obj {
       need(typeof r['stopReason'] === 'string' && REASONS.has(r['stopReason']), 'run_ended.stopReason is not a known stop reason');
       need(isInt(r['steps']) && isInt(r['validActions']), 'run_ended.steps and validActions must be non-negative integers');
       return canonicalOrder({ finalAnswer: null, eventDeliveryFailures: 0, endedAt: '', ...r });
+    case 'input_request': {
+      need(isInt(r['stepIndex']) && typeof r['resultId'] === 'string', 'input_request.stepIndex and resultId are required');
+      const q = r['request'];
+      need(isObj(q) && ['approval', 'answer', 'settle'].includes(q['kind'] as string) && (q['target'] === 'action' || q['target'] === 'model_call'), 'input_request.request needs a kind and a target');
+      const d = (q as Obj)['decision'] ?? null;
+      need(d === null || (isObj(d) && d['kind'] === 'action'), 'input_request.request.decision must be null or an action decision');
+      return canonicalOrder({ requestedAt: '', ...r, request: { kind: (q as Obj)['kind'], target: (q as Obj)['target'], decision: d } });
+    }
+    case 'input': {
+      need(isInt(r['stepIndex']) && typeof r['resultId'] === 'string', 'input.stepIndex and resultId are required');
+      const reply = r['reply'];
+      need(isObj(reply) && typeof reply['kind'] === 'string' && reply['resultId'] === r['resultId'], 'input.reply needs a kind and the resultId of its request');
+      return canonicalOrder({ receivedAt: '', ...r });
+    }
     default:
       throw new Shape('unknown kind');
   }

@@ -4,14 +4,15 @@
  * @module
  */
 import { Cancellation, GRACE_EXPIRED } from './cancellation.ts';
-import { describeError, RunExistsError, RunIdentityMismatchError, RunNotFoundError, StoreError } from './errors.ts';
+import { describeError, InvalidInputError, RunExistsError, RunIdentityMismatchError, RunNotFoundError, StoreError } from './errors.ts';
 import { assemblePrefix, messagesSize, stepHistory, toolsSize } from './internal/assembly.ts';
 import { countStep, stopAfterStep, stopBeforeModelCall } from './internal/stopping.ts';
 import type { Counters } from './internal/stopping.ts';
 import { diffSnapshots } from './internal/recovery.ts';
-import { decisionProblem, modelReplyProblem, outcomeProblem } from './internal/values.ts';
+import { gateOf, replyMismatch } from './internal/input.ts';
+import { decisionProblem, inputReplyProblem, modelReplyProblem, outcomeProblem } from './internal/values.ts';
 import type { EventSink, RunStore, StoreWarning } from './ports.ts';
-import type { AgentConfig, AgentDefinition, RunOptions, RunRequest } from './request.ts';
+import type { AgentConfig, AgentDefinition, ResumeOptions, RunOptions, RunRequest } from './request.ts';
 import { checkAgentConfig, checkRequest } from './request-checks.ts';
 import { buildSnapshot, sha256Hex } from './snapshot.ts';
 import { readRunLog } from './run-log.ts';
@@ -25,7 +26,13 @@ import type {
   ActionDecision,
   ActionOutcome,
   Decision,
+  EndReason,
   InFlightStep,
+  InputRecord,
+  InputReply,
+  InputRequest,
+  InputRequestKind,
+  InputRequestRecord,
   Message,
   ModelReply,
   ModelToolSchema,
@@ -34,8 +41,9 @@ import type {
   RunEvent,
   RunLogView,
   RunResult,
+  ReplayPolicy,
   StepRecord,
-  StopReason,
+  ToolDescriptor,
 } from './types.ts';
 
 /**
@@ -75,18 +83,23 @@ export function run(agent: AgentDefinition, request: RunRequest, opts: RunOption
 
 /**
  * Continue a run from its log: returns the stored result of an ended run (executing nothing),
- * otherwise recovers the interrupted step by its replay policy and drives the run to its end.
- * Rejects with `RunNotFoundError` for an empty log and `RunIdentityMismatchError` when the
- * definition or request differ from the ones the run started with; otherwise as {@link run}.
+ * otherwise recovers the interrupted step by its replay policy and drives the run to its end
+ * (or to the next input request). A run awaiting input moves on only with `opts.input`, a reply
+ * to its open request (SPEC §9); without it, resume returns the same awaiting result and writes
+ * and delivers nothing. Rejects with `RunNotFoundError` for an empty log,
+ * `RunIdentityMismatchError` when the definition or request differ from the ones the run
+ * started with, `InvalidInputError` for a reply that fits no open request (nothing written);
+ * otherwise as {@link run}.
  *
  * @example
  * const result = await resume(agent, sameRequestAsBefore);
+ * if (result.pending) await resume(agent, sameRequestAsBefore, { input: { kind: 'approve', resultId: result.pending.resultId } });
  */
-export function resume(agent: AgentDefinition, request: RunRequest, opts: RunOptions = {}): Promise<RunResult> {
+export function resume(agent: AgentDefinition, request: RunRequest, opts: ResumeOptions = {}): Promise<RunResult> {
   return drive(agent, request, opts, 'resume');
 }
 
-async function drive(agent: AgentDefinition, request: RunRequest, opts: RunOptions, mode: 'run' | 'resume'): Promise<RunResult> {
+async function drive(agent: AgentDefinition, request: RunRequest, opts: ResumeOptions, mode: 'run' | 'resume'): Promise<RunResult> {
   checkRequest(request);
   const signal = opts.signal ?? new AbortController().signal;
   signal.throwIfAborted();
@@ -107,12 +120,17 @@ async function drive(agent: AgentDefinition, request: RunRequest, opts: RunOptio
       const differing = diffSnapshots(view.started.snapshot, snapshot);
       if (differing.length > 0) throw new RunIdentityMismatchError(runId, differing);
     }
+    const input = mode === 'resume' ? opts.input : undefined;
+    if (input !== undefined) checkReply(runId, input, view);
     if (view.ended) {
       const { ended, trajectory } = view;
-      return { runId, stopReason: ended.stopReason, finalAnswer: ended.finalAnswer, steps: ended.steps, validActions: ended.validActions, eventDeliveryFailures: ended.eventDeliveryFailures, trajectory };
+      return { runId, stopReason: ended.stopReason, finalAnswer: ended.finalAnswer, steps: ended.steps, validActions: ended.validActions, eventDeliveryFailures: ended.eventDeliveryFailures, trajectory, pending: null };
+    }
+    if (view.pending && input === undefined) {
+      return { runId, stopReason: 'awaiting_input', finalAnswer: null, steps: view.steps, validActions: view.validActions, eventDeliveryFailures: 0, trajectory: view.trajectory, pending: view.pending };
     }
     driver = new RunDriver(agent, request, cancel, lease);
-    return await driver.drive(view, snapshot, warnings);
+    return await driver.drive(view, snapshot, warnings, input ?? null);
   } finally {
     cancel.dispose();
     // A write the grace period gave up on may still land: the lease outlives it, so no second
@@ -128,7 +146,18 @@ async function drive(agent: AgentDefinition, request: RunRequest, opts: RunOptio
   }
 }
 
+/** `InvalidInputError` (saying what was expected) unless `input` answers the log's open request. */
+function checkReply(runId: string, input: InputReply, view: RunLogView): void {
+  const shape = inputReplyProblem(input);
+  if (shape !== null) throw new InvalidInputError(runId, shape);
+  const mismatch = replyMismatch(input, view.pending, view.state === 'ended');
+  if (mismatch !== null) throw new InvalidInputError(runId, mismatch);
+}
+
 const IN_FLIGHT_UNKNOWN = Symbol('in_flight_unknown');
+const CANCELLED_BY_INPUT = Symbol('cancelled_by_input');
+/** What a step may end in besides a step record. */
+type Pause = typeof IN_FLIGHT_UNKNOWN | typeof CANCELLED_BY_INPUT | { readonly awaiting: InputRequest };
 
 class RunDriver {
   readonly #agent: AgentDefinition;
@@ -165,7 +194,7 @@ class RunDriver {
     this.#tools = request.tools.modelSchemas();
   }
 
-  async drive(view: RunLogView, snapshot: ParamSnapshot, warnings: readonly StoreWarning[]): Promise<RunResult> {
+  async drive(view: RunLogView, snapshot: ParamSnapshot, warnings: readonly StoreWarning[], input: InputReply | null): Promise<RunResult> {
     const req = this.#req;
     const prefix = assemblePrefix({ runContext: req.context.run, tools: this.#tools, toolRenderStyle: req.toolRenderStyle, injections: req.injections, goalContext: req.context.goal });
     this.#messages.push(...prefix);
@@ -181,6 +210,7 @@ class RunDriver {
       }
       await this.#emit({ type: 'run_started', runId: this.#runId, resumed: view.state !== 'not_started', fromStep: this.#trajectory.length });
       for (const w of warnings) await this.#emit({ type: 'warning', runId: this.#runId, code: w.code, message: w.message });
+      if (input !== null && inFlight !== null) inFlight = await this.#receive(inFlight, input);
       const last = this.#trajectory.at(-1) ?? null;
       let reason = inFlight === null ? stopAfterStep({ cancelled: this.#signal.aborted, step: last, counters: this.#counters, budget: req.budget }) : null;
       while (reason === null) {
@@ -193,6 +223,8 @@ class RunDriver {
           reason = 'in_flight_unknown';
           break;
         }
+        if (step === CANCELLED_BY_INPUT) return await this.#end('cancelled');
+        if ('awaiting' in step) return this.#awaiting(step.awaiting);
         this.#remember(step);
         inFlight = null;
         reason = stopAfterStep({ cancelled: this.#signal.aborted, step, counters: this.#counters, budget: req.budget });
@@ -212,24 +244,28 @@ class RunDriver {
 
   /**
    * One step, in the order of SPEC §3: (1) model-call intent, (2) model result, interpretation,
-   * (3) action intent, (4) action result and step record in one write. An interrupted step is
-   * entered where it stopped, as `readRunLog` decided.
+   * (3) action intent, (4) action result and step record in one write — with a person asked
+   * where SPEC §9 says so. An interrupted step is entered where it stopped, as `readRunLog`
+   * decided; `apply_input` carries out the reply that landed.
    */
-  async #step(stepIndex: number, inFlight: InFlightStep | null): Promise<StepRecord | typeof IN_FLIGHT_UNKNOWN> {
+  async #step(stepIndex: number, inFlight: InFlightStep | null): Promise<StepRecord | Pause> {
     const startedAt = now();
     await this.#emit({ type: 'step_started', runId: this.#runId, stepIndex });
-    if (inFlight?.resolution === 'settle') return IN_FLIGHT_UNKNOWN;
-    // 1–2: call the model (again, with the same resultId, for `reissue_model`), or use the stored reply.
-    const called = inFlight?.result ? { reply: inFlight.result.reply } : await this.#callModel(stepIndex, inFlight !== null);
+    const reply = inFlight?.resolution === 'apply_input' ? (inFlight.input?.reply ?? null) : null;
+    if (reply?.kind === 'cancel') return CANCELLED_BY_INPUT;
+    if (inFlight?.resolution === 'settle') return this.#ask(stepIndex, 'settle', inFlight.target, inFlight.actionIntent?.decision ?? null);
+    // 1–2: call the model (again, with the same resultId, for `reissue_model` or a settled retry), or use the stored reply.
+    const retryModel = reply?.kind === 'retry' && inFlight?.request?.request.target === 'model_call';
+    const called = inFlight?.result ? { reply: inFlight.result.reply } : await this.#callModel(stepIndex, { intent: inFlight === null || retryModel, replayed: inFlight !== null });
     if ('failure' in called) return this.#finishStep(stepIndex, startedAt, { decision: 'model_error', observation: called.failure }, null);
-    const { reply } = called;
-    const base = { modelCallId: reply.callId, modelText: reply.text, reasoning: reply.reasoning };
-    // The decision: the one the action intent recorded (never re-interpreted), or a fresh interpretation.
+    const base = { modelCallId: called.reply.callId, modelText: called.reply.text, reasoning: called.reply.reasoning };
+    // The decision: the one recorded (action intent or input request; never re-interpreted), or a fresh interpretation.
     let decision: Decision;
-    if (inFlight?.actionIntent) {
-      decision = inFlight.actionIntent.decision;
+    const recorded = inFlight?.actionIntent?.decision ?? (inFlight?.request?.request.kind === 'settle' ? null : inFlight?.request?.request.decision) ?? null;
+    if (recorded) {
+      decision = recorded;
     } else {
-      const interpreted = this.#interpret(reply);
+      const interpreted = this.#interpret(called.reply);
       if ('failure' in interpreted) {
         await this.#emit({ type: 'decision', runId: this.#runId, stepIndex, decision: 'interpreter_error', summary: interpreted.failure });
         return this.#finishStep(stepIndex, startedAt, { ...base, decision: 'interpreter_error', observation: interpreted.failure }, null);
@@ -240,48 +276,115 @@ class RunDriver {
     const history = { historyText: decision.historyText, historyContent: decision.historyContent ?? null };
     if (decision.kind === 'final') return this.#finishStep(stepIndex, startedAt, { ...base, ...history, decision: 'final', finalAnswer: decision.answer }, null);
     if (decision.kind === 'invalid') return this.#finishStep(stepIndex, startedAt, { ...base, ...history, decision: 'invalid', explanation: decision.explanation }, null);
-
-    const resultId = `s${stepIndex}.action`;
     // No new side effect after an abort, even if the model ignored the signal and replied.
     this.#signal.throwIfAborted();
+    return this.#act(stepIndex, decision, inFlight, reply, (fields, actionResult) => this.#finishStep(stepIndex, startedAt, { ...base, ...history, ...fields }, actionResult));
+  }
+
+  /**
+   * The action half of a step: the gate (a person approves or answers), (3) the action intent,
+   * (4) execution — or what a settlement says happened.
+   */
+  async #act(stepIndex: number, decision: ActionDecision, inFlight: InFlightStep | null, reply: InputReply | null, finish: FinishStep): Promise<StepRecord | Pause> {
+    const resultId = `s${stepIndex}.action`;
     const refusal = refusalOf(this.#req, decision);
-    const replayed = inFlight?.resolution === 'replay_action';
-    // 3: the action intent, a barrier — already in the log when the action is replayed.
-    if (!replayed) {
-      const replayPolicy = refusal === null ? replayPolicyOf(this.#req, decision) : 'safe';
-      await this.#write('intent', (s) => s.intent(this.#runId, { kind: 'intent', v: RECORD_VERSION, intent: 'action', stepIndex, resultId, replayPolicy, decision }));
-      this.#signal.throwIfAborted();
+    const fields = { decision: 'action' as const, actionRepr: decision.trajectoryRepr, toolCallId: decision.action.kind === 'tool_call' ? (decision.action.id ?? null) : null };
+    const denied = (reason: string): Promise<StepRecord> => finish({ ...fields, observation: reason, actionStatus: 'denied' }, null);
+    const byPerson = (observation: string): Promise<StepRecord> => {
+      const outcome = freezeOutcome({ status: 'executed', observation, observationIsSynthetic: false, envReportedCompletion: false, observationTruncatedChars: 0 });
+      return finish({ ...fields, ...outcomeFields(outcome), toolCompletedRun: this.#tool(decision)?.completesRun === true }, { resultId, outcome });
+    };
+    let replayed = inFlight?.resolution === 'replay_action';
+    if (!inFlight?.actionIntent) {
+      const gate = refusal === null ? this.#gateOf(decision) : null;
+      if (gate) {
+        const answer = inFlight?.approval?.reply ?? null;
+        if (!answer) return this.#ask(stepIndex, gate, 'action', decision);
+        if (answer.kind === 'deny') return denied(answer.reason);
+        if (answer.kind === 'answer') return byPerson(answer.text);
+      }
+      // 3: the action intent, a barrier.
+      await this.#writeActionIntent(stepIndex, decision, refusal === null ? replayPolicyOf(this.#req, decision) : 'safe');
+    } else if (reply) {
+      // A settlement of the action in flight: what the person says happened is recorded, not run again.
+      if (reply.kind === 'executed') return byPerson(reply.observation);
+      if (reply.kind === 'deny') return denied(reply.reason);
+      await this.#writeActionIntent(stepIndex, decision, inFlight.actionIntent.replayPolicy);
+      replayed = true;
     }
     await this.#emit({ type: 'action_started', runId: this.#runId, stepIndex, resultId, action: decision.action, replayed });
     // 4: execute; the action result and the step record land as one write.
     const { outcome, completedRun } = refusal ?? (await this.#execute(decision, stepIndex, resultId));
     await this.#emit({ type: 'action_finished', runId: this.#runId, stepIndex, resultId, outcome });
-    return this.#finishStep(
-      stepIndex,
-      startedAt,
-      {
-        ...base,
-        ...history,
-        decision: 'action',
-        actionRepr: decision.trajectoryRepr,
-        observation: outcome.observation,
-        observationIsSynthetic: outcome.observationIsSynthetic,
-        actionStatus: outcome.status,
-        envReportedCompletion: outcome.envReportedCompletion,
-        observationTruncatedChars: outcome.observationTruncatedChars,
-        toolCallId: decision.action.kind === 'tool_call' ? (decision.action.id ?? null) : null,
-        toolCompletedRun: completedRun,
-      },
-      { resultId, outcome },
-    );
+    return finish({ ...fields, ...outcomeFields(outcome), toolCompletedRun: completedRun }, { resultId, outcome });
+  }
+
+  async #writeActionIntent(stepIndex: number, decision: ActionDecision, replayPolicy: ReplayPolicy): Promise<void> {
+    await this.#write('intent', (s) => s.intent(this.#runId, { kind: 'intent', v: RECORD_VERSION, intent: 'action', stepIndex, resultId: `s${stepIndex}.action`, replayPolicy, decision }));
+    this.#signal.throwIfAborted();
+  }
+
+  #tool(decision: ActionDecision): ToolDescriptor | undefined {
+    return decision.action.kind === 'tool_call' ? this.#req.tools.get(decision.action.name) : undefined;
+  }
+
+  /** Whether a person must answer or approve this action first (only for actions that validate, SPEC §9). */
+  #gateOf(decision: ActionDecision): 'answer' | 'approval' | null {
+    const { tools, executor } = this.#req;
+    const { action } = decision;
+    if (action.kind === 'tool_call' && (tools.get(action.name) !== undefined || tools.names().length > 0) && !tools.validate(action).ok) return null;
+    let asks = false;
+    try {
+      asks = executor.needsApproval?.(action) === true;
+    } catch {
+      asks = true; // a hook that cannot answer: ask the person rather than run unapproved
+    }
+    return gateOf(this.#tool(decision), asks);
+  }
+
+  /** Write an input request (a barrier) and pause the run on it. */
+  async #ask(stepIndex: number, kind: InputRequestKind, target: 'action' | 'model_call', decision: ActionDecision | null): Promise<Pause> {
+    const store = this.#agent.store;
+    // A store from before human input cannot hold a settlement: the 1.0 end (SPEC §9).
+    if (!store.inputRequest && kind === 'settle') return IN_FLIGHT_UNKNOWN;
+    const resultId = `s${stepIndex}.${kind === 'settle' ? 'settle' : 'input'}`;
+    const request = { kind, target, decision };
+    await this.#write('inputRequest', (s) => {
+      if (!s.inputRequest) throw new TypeError('this store cannot write input requests (it has no inputRequest method)');
+      return s.inputRequest(this.#runId, { kind: 'input_request', v: RECORD_VERSION, stepIndex, resultId, request, requestedAt: now() });
+    });
+    const pending: InputRequest = deepFreeze({ resultId, stepIndex, ...request });
+    await this.#emit({ type: 'input_requested', runId: this.#runId, stepIndex, resultId, request: pending });
+    return { awaiting: pending };
+  }
+
+  /** Write a person's reply (a barrier) before carrying it out; the step then applies it. */
+  async #receive(inFlight: InFlightStep, reply: InputReply): Promise<InFlightStep> {
+    const request = inFlight.request as InputRequestRecord;
+    const rec: InputRecord = { kind: 'input', v: RECORD_VERSION, stepIndex: inFlight.stepIndex, resultId: request.resultId, reply: JSON.parse(JSON.stringify(reply)) as InputReply, receivedAt: now() };
+    await this.#write('input', (s) => {
+      if (!s.input) throw new TypeError('this store cannot write replies (it has no input method)');
+      return s.input(this.#runId, rec);
+    });
+    await this.#emit({ type: 'input_received', runId: this.#runId, stepIndex: rec.stepIndex, resultId: rec.resultId, kind: reply.kind });
+    const gate = request.request.kind !== 'settle';
+    return { ...inFlight, resolution: 'apply_input', input: rec, approval: gate ? rec : inFlight.approval };
+  }
+
+  /** The run waits for a person: no `run_ended`; the promise resolves with the open request. */
+  #awaiting(pending: InputRequest): RunResult {
+    const { steps, validActions } = this.#counters;
+    this.#closed = true;
+    return { runId: this.#runId, stopReason: 'awaiting_input', finalAnswer: null, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, trajectory: this.#trajectory, pending };
   }
 
   /** Barrier, call, result. A failure of the model is a value; abort and store failures throw. */
-  async #callModel(stepIndex: number, replayed: boolean): Promise<{ reply: ResultRecord['reply'] } | { failure: string }> {
+  async #callModel(stepIndex: number, opts: { readonly intent: boolean; readonly replayed: boolean }): Promise<{ reply: ResultRecord['reply'] } | { failure: string }> {
     const req = this.#req;
     const resultId = `s${stepIndex}.model`;
     const callSeq = stepIndex;
-    if (!replayed) {
+    const { replayed } = opts;
+    if (opts.intent) {
       await this.#write('intent', (s) => s.intent(this.#runId, { kind: 'intent', v: RECORD_VERSION, intent: 'model_call', stepIndex, callSeq, resultId, replayPolicy: req.modelReplayPolicy }));
     }
     await this.#emit({ type: 'model_call_started', runId: this.#runId, stepIndex, callSeq, resultId, replayed });
@@ -365,7 +468,7 @@ class RunDriver {
     this.#historySize += messagesSize(added);
   }
 
-  async #end(stopReason: StopReason): Promise<RunResult> {
+  async #end(stopReason: EndReason): Promise<RunResult> {
     const finalAnswer = stopReason === 'final_answer' ? (this.#trajectory.at(-1)?.finalAnswer ?? null) : null;
     const { steps, validActions } = this.#counters;
     await this.#write('runEnded', (s) => s.runEnded(this.#runId, { kind: 'run_ended', v: RECORD_VERSION, stopReason, finalAnswer, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, endedAt: now() }));
@@ -374,7 +477,7 @@ class RunDriver {
     if (this.#lease) await this.#lease.release().catch((e: unknown) => this.#emit(releaseWarning(this.#runId, e)));
     await this.#emit({ type: 'run_ended', runId: this.#runId, stopReason, finalAnswer, steps, validActions });
     this.#closed = true;
-    return { runId: this.#runId, stopReason, finalAnswer, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, trajectory: this.#trajectory };
+    return { runId: this.#runId, stopReason, finalAnswer, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, trajectory: this.#trajectory, pending: null };
   }
 
   /**
@@ -422,6 +525,12 @@ class RunDriver {
       if (!(this.#signal.aborted && e === this.#signal.reason)) this.#deliveryFailures++;
     }
   }
+}
+
+type FinishStep = (fields: Partial<StepRecord> & Pick<StepRecord, 'decision'>, actionResult: { resultId: string; outcome: ActionOutcome } | null) => Promise<StepRecord>;
+
+function outcomeFields(o: ActionOutcome): Partial<StepRecord> {
+  return { observation: o.observation, observationIsSynthetic: o.observationIsSynthetic, actionStatus: o.status, envReportedCompletion: o.envReportedCompletion, observationTruncatedChars: o.observationTruncatedChars };
 }
 
 function toModelReply(reply: ResultRecord['reply']): ModelReply {

@@ -3,7 +3,7 @@
  * @module
  */
 import type { AgentDefinition, RunRequest } from './request.ts';
-import type { JsonValue } from './types.ts';
+import type { JsonValue, ToolDescriptor } from './types.ts';
 
 /**
  * The parameter snapshot (SPEC §7): model, interpreter and executor params (and the executor's
@@ -23,7 +23,7 @@ export function buildSnapshot(agent: AgentDefinition, req: RunRequest): Record<s
     ...(executorReplayPolicy === undefined ? {} : { executorReplayPolicy }),
     syntheticObservations: agent.syntheticObservations,
     budget: { maxSteps: req.budget.maxSteps, maxValidActions: req.budget.maxValidActions, maxContextChars: req.budget.maxContextChars },
-    tools: req.tools.names().map((name) => req.tools.get(name) as unknown as JsonValue),
+    tools: req.tools.names().map((name) => toolIdentity(req.tools.get(name) as ToolDescriptor)),
     context: req.context,
     injections: req.injections,
     modelBinding: req.modelBinding,
@@ -37,4 +37,14 @@ export function buildSnapshot(agent: AgentDefinition, req: RunRequest): Record<s
 export async function sha256Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/**
+ * A tool's part of the identity. Keys added after 1.0 (`needsApproval`, `answeredBy`) appear
+ * only when they differ from their default, so a snapshot written before they existed still
+ * equals the snapshot of the same tool today (SPEC §9).
+ */
+function toolIdentity(d: ToolDescriptor): JsonValue {
+  const { needsApproval, answeredBy, ...v1 } = d;
+  return { ...v1, ...(needsApproval ? { needsApproval } : {}), ...(answeredBy ? { answeredBy } : {}) } as unknown as JsonValue;
 }

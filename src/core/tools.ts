@@ -37,6 +37,10 @@ export type ToolSpec = {
   /** Default false. True: running this tool successfully ends the run (`tool_completed`). */
   readonly completesRun?: boolean;
   readonly handler?: ToolHandler;
+  /** Default false. True: a person approves each call before it runs (SPEC §9). */
+  readonly needsApproval?: boolean;
+  /** `'human'`: a person answers each call; the tool needs no handler (SPEC §9). */
+  readonly answeredBy?: 'human';
 };
 
 type Entry = { readonly descriptor: ToolDescriptor; readonly handler: ToolHandler | undefined; readonly validator: Validator };
@@ -76,6 +80,8 @@ export class ToolRegistry implements ToolCatalog {
         parameters: deepFreeze(structuredClone(checked.parameters)),
         replayPolicy: checked.replayPolicy ?? 'never',
         completesRun: checked.completesRun ?? false,
+        needsApproval: checked.needsApproval ?? false,
+        answeredBy: checked.answeredBy ?? null,
       });
       entries.set(checked.name, { descriptor, handler: checked.handler, validator });
     }
@@ -139,7 +145,7 @@ export class ToolRegistry implements ToolCatalog {
     return new ToolRegistry(new Map([...this.#entries].filter(([name]) => wanted.has(name))));
   }
 
-  /** An executor that dispatches to the handlers. Throws at once if any tool lacks a handler. */
+  /** An executor that dispatches to the handlers. Throws at once if a tool lacks one (a tool answered by a person needs none). */
   executor(): RegistryExecutor {
     return new RegistryExecutor(this, (name) => this.#entries.get(name)?.handler);
   }
@@ -156,10 +162,13 @@ function checkSpec(spec: unknown): ToolSpec {
   };
   if (typeof spec['description'] !== 'string') refuse(`description must be a string, got ${describeKind(spec['description'])}`);
   if (!isObject(spec['parameters'])) refuse('parameters must be a JSON Schema object');
-  const { replayPolicy, completesRun, handler } = spec;
+  const { replayPolicy, completesRun, handler, needsApproval, answeredBy } = spec;
   if (replayPolicy !== undefined && replayPolicy !== 'safe' && replayPolicy !== 'never') refuse('replayPolicy must be "safe" or "never"');
   if (completesRun !== undefined && typeof completesRun !== 'boolean') refuse('completesRun must be a boolean');
   if (handler !== undefined && typeof handler !== 'function') refuse('handler must be a function');
+  if (needsApproval !== undefined && typeof needsApproval !== 'boolean') refuse('needsApproval must be a boolean');
+  if (answeredBy !== undefined && answeredBy !== 'human') refuse('answeredBy must be "human" or absent');
+  if (answeredBy === 'human' && handler !== undefined) refuse('a tool answered by a person has no handler');
   return spec as unknown as ToolSpec;
 }
 
@@ -238,7 +247,7 @@ export class RegistryExecutor implements ActionExecutor {
       const handler = handlerOf(name);
       if (typeof handler === 'function') handlers.set(name, handler);
     }
-    const missing = registry.names().filter((name) => !handlers.has(name));
+    const missing = registry.names().filter((name) => !handlers.has(name) && registry.get(name)?.answeredBy !== 'human');
     if (missing.length > 0) throw new InvalidRequestError(`executor(): no handler for tool(s) ${missing.join(', ')}`);
     this.registry = registry;
     this.#handlers = handlers;
@@ -268,7 +277,9 @@ export class RegistryExecutor implements ActionExecutor {
     }
     const valid = this.registry.validate(action);
     if (!valid.ok) return { outcome: notExecuted(`Not executed: ${valid.message}.`), completedRun: false };
-    const handler = this.#handlers.get(action.name) as ToolHandler;
+    const handler = this.#handlers.get(action.name);
+    // The loop asks a person instead; reached only when this executor is called directly.
+    if (!handler) return { outcome: notExecuted(`Not executed: ${JSON.stringify(action.name)} is answered by a person, not run.`), completedRun: false };
     try {
       const text: unknown = await handler(action.arguments as JsonObject, { signal: ctx.signal });
       ctx.signal.throwIfAborted();

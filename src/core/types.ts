@@ -55,7 +55,14 @@ export type Budget = { readonly maxSteps: number; readonly maxValidActions: numb
 export type ModelToolSchema = { readonly name: string; readonly description: string; readonly parameters: JsonObject };
 
 /** A tool's description without its implementation (what a registry exposes to interpreters). */
-export type ToolDescriptor = ModelToolSchema & { readonly replayPolicy: ReplayPolicy; readonly completesRun: boolean };
+export type ToolDescriptor = ModelToolSchema & {
+  readonly replayPolicy: ReplayPolicy;
+  readonly completesRun: boolean;
+  /** A person approves each call before it runs (SPEC §9). Default false. */
+  readonly needsApproval: boolean;
+  /** `'human'`: a person answers the call instead of a handler (SPEC §9); null otherwise. */
+  readonly answeredBy: 'human' | null;
+};
 
 /** Result of validating an action against a registry. */
 export type ValidationResult = { readonly ok: true } | { readonly ok: false; readonly message: string };
@@ -99,6 +106,9 @@ export type ActionDecision = Extract<Decision, { kind: 'action' }>;
 /** How an action went. */
 export type ActionStatus = 'executed' | 'not_executed' | 'env_error';
 
+/** A step's action status: an executor's, or `denied` (a person refused the action; nothing ran, SPEC §9). */
+export type StepActionStatus = ActionStatus | 'denied';
+
 /** What an executor reports about one action. */
 export type ActionOutcome = {
   readonly status: ActionStatus;
@@ -123,8 +133,11 @@ export const STOP_REASONS = [
   'in_flight_unknown',
 ] as const;
 
-/** Why a run ended. */
-export type StopReason = (typeof STOP_REASONS)[number];
+/** Why a run ended: what a `run_ended` record holds. */
+export type EndReason = (typeof STOP_REASONS)[number];
+
+/** Why `run`/`resume` resolved: a run's end, or `awaiting_input` (it waits for a person, SPEC §9; never in a record). */
+export type StopReason = EndReason | 'awaiting_input';
 
 /** What kind of step a step record describes. */
 export type StepDecisionKind = 'action' | 'final' | 'invalid' | 'model_error' | 'interpreter_error';
@@ -142,7 +155,7 @@ export type StepRecord = {
   readonly historyContent: readonly ContentBlock[] | null;
   readonly observation: string | null;
   readonly observationIsSynthetic: boolean;
-  readonly actionStatus: ActionStatus | null;
+  readonly actionStatus: StepActionStatus | null;
   readonly envReportedCompletion: boolean;
   readonly observationTruncatedChars: number;
   readonly finalAnswer: string | null;
@@ -206,8 +219,10 @@ export const STEP_DEFAULTS = Object.freeze({
 /**
  * Record schema version. History:
  * - 1.0 — first version: run_started, intent, result, step, run_ended.
+ * - 1.1 — human input (SPEC §9): input_request and input records; step `actionStatus: 'denied'`.
+ *   1.0 logs still decode and resume (a 1.0 run that ended `in_flight_unknown` stays ended).
  */
-export const RECORD_VERSION = '1.0';
+export const RECORD_VERSION = '1.1';
 
 /** The merged parameter snapshot a run's identity is made of. */
 export type ParamSnapshot = JsonObject;
@@ -275,7 +290,7 @@ export type StepWriteRecord = {
 export type RunEndedRecord = {
   readonly kind: 'run_ended';
   readonly v: string;
-  readonly stopReason: StopReason;
+  readonly stopReason: EndReason;
   readonly finalAnswer: string | null;
   readonly steps: number;
   readonly validActions: number;
@@ -284,21 +299,72 @@ export type RunEndedRecord = {
 };
 
 /** Every record kind of a run log. */
-export type LogRecord = RunStartedRecord | IntentRecord | ResultRecord | StepWriteRecord | RunEndedRecord;
+export type LogRecord = RunStartedRecord | IntentRecord | ResultRecord | StepWriteRecord | RunEndedRecord | InputRequestRecord | InputRecord;
 
 /** The kinds of record, as a runtime list. */
-export const RECORD_KINDS = ['run_started', 'intent', 'result', 'step', 'run_ended'] as const;
+export const RECORD_KINDS = ['run_started', 'intent', 'result', 'step', 'run_ended', 'input_request', 'input'] as const;
+
+/** What a person is asked (SPEC §9). */
+export type InputRequestKind = 'approval' | 'answer' | 'settle';
+
+/**
+ * A person's reply to an open input request, naming it by `resultId`. Which kinds a request
+ * accepts: approval — approve, deny, cancel; answer — answer, deny, cancel; settle of an action
+ * — executed, retry, deny, cancel; settle of a model call — retry, cancel.
+ */
+export type InputReply =
+  | { readonly kind: 'approve'; readonly resultId: string }
+  | { readonly kind: 'deny'; readonly resultId: string; readonly reason: string }
+  | { readonly kind: 'answer'; readonly resultId: string; readonly text: string }
+  | { readonly kind: 'executed'; readonly resultId: string; readonly observation: string }
+  | { readonly kind: 'retry'; readonly resultId: string }
+  | { readonly kind: 'cancel'; readonly resultId: string };
+
+/** The kinds of {@link InputReply}, as a runtime list. */
+export const INPUT_REPLY_KINDS = ['approve', 'deny', 'answer', 'executed', 'retry', 'cancel'] as const;
+
+/** An open request for human input: what `RunResult.pending` and `RunLogView.pending` hold. */
+export type InputRequest = {
+  readonly resultId: string;
+  readonly stepIndex: number;
+  readonly kind: InputRequestKind;
+  /** What the request is about: the recorded action, or (settle only) the model call. */
+  readonly target: 'action' | 'model_call';
+  /** The action to approve, answer or settle, exactly as recorded; null for a model call. */
+  readonly decision: ActionDecision | null;
+};
+
+/** Barrier: the run asks a person and waits. `resultId` is `s{i}.input` (approval, answer) or `s{i}.settle`. */
+export type InputRequestRecord = {
+  readonly kind: 'input_request';
+  readonly v: string;
+  readonly stepIndex: number;
+  readonly resultId: string;
+  readonly request: { readonly kind: InputRequestKind; readonly target: 'action' | 'model_call'; readonly decision: ActionDecision | null };
+  readonly requestedAt: string;
+};
+
+/** Barrier: a person's reply, written before it is carried out. */
+export type InputRecord = {
+  readonly kind: 'input';
+  readonly v: string;
+  readonly stepIndex: number;
+  readonly resultId: string;
+  readonly reply: InputReply;
+  readonly receivedAt: string;
+};
 
 /** Where a log says its run is (SPEC §10). `awaiting_input` belongs to human input (SPEC §9). */
 export type RunLogState = 'not_started' | 'at_boundary' | 'in_flight' | 'awaiting_input' | 'ended';
 
 /**
- * How resume carries on an interrupted step (SPEC §5): call the model again with the same
- * resultId, interpret the stored reply, execute the recorded action again, or — for an
- * operation whose replay policy is `never` — have it settled (today the run ends
- * `in_flight_unknown`; SPEC §9 lets a person settle it).
+ * How resume carries on an interrupted step (SPEC §5, §9): call the model again with the same
+ * resultId (`reissue_model`), interpret the stored reply (`reinterpret`), execute the recorded
+ * action again (`replay_action`), ask a person to settle an operation whose replay policy is
+ * `never` (`settle`), wait for the reply to an open request (`await_input`), or carry out a
+ * reply that landed (`apply_input`).
  */
-export type InFlightResolution = 'reissue_model' | 'reinterpret' | 'replay_action' | 'settle';
+export type InFlightResolution = 'reissue_model' | 'reinterpret' | 'replay_action' | 'settle' | 'await_input' | 'apply_input';
 
 /** The interrupted step of an in-flight log, its resolution already decided. */
 export type InFlightStep = {
@@ -311,6 +377,12 @@ export type InFlightStep = {
   readonly result: ResultRecord | null;
   /** The action intent (with the recorded decision), once it landed. */
   readonly actionIntent: ActionIntentRecord | null;
+  /** The input request the step awaits (`await_input`) or whose reply it carries out (`apply_input`). */
+  readonly request: InputRequestRecord | null;
+  /** The reply to carry out (`apply_input`), else null. */
+  readonly input: InputRecord | null;
+  /** The reply that approved (or denied, or answered) this step's action, once it landed. */
+  readonly approval: InputRecord | null;
 };
 
 /** What one reading of a run log says (`readRunLog`, SPEC §10): the one answer every consumer uses. */
@@ -327,8 +399,8 @@ export type RunLogView = {
   readonly validActions: number;
   /** The interrupted step when `state` is `in_flight`, else null. */
   readonly inFlight: InFlightStep | null;
-  /** The open input request when `state` is `awaiting_input` (SPEC §9); null until human input lands. */
-  readonly pending: null;
+  /** The open input request when `state` is `awaiting_input` (SPEC §9), else null. */
+  readonly pending: InputRequest | null;
   readonly ended: RunEndedRecord | null;
 };
 
@@ -341,6 +413,8 @@ export type RunResult = {
   readonly validActions: number;
   readonly eventDeliveryFailures: number;
   readonly trajectory: readonly StepRecord[];
+  /** The open input request, exactly when `stopReason` is `awaiting_input`; null otherwise. */
+  readonly pending: InputRequest | null;
 };
 
 type Ev<T extends string, F> = { readonly type: T; readonly runId: string } & F;
@@ -356,7 +430,9 @@ export type RunEvent =
   | Ev<'action_started', { readonly stepIndex: number; readonly resultId: string; readonly action: Action; readonly replayed: boolean }>
   | Ev<'action_finished', { readonly stepIndex: number; readonly resultId: string; readonly outcome: ActionOutcome }>
   | Ev<'step_finished', { readonly stepIndex: number; readonly step: StepRecord }>
-  | Ev<'run_ended', { readonly stopReason: StopReason; readonly finalAnswer: string | null; readonly steps: number; readonly validActions: number }>
+  | Ev<'input_requested', { readonly stepIndex: number; readonly resultId: string; readonly request: InputRequest }>
+  | Ev<'input_received', { readonly stepIndex: number; readonly resultId: string; readonly kind: InputReply['kind'] }>
+  | Ev<'run_ended', { readonly stopReason: EndReason; readonly finalAnswer: string | null; readonly steps: number; readonly validActions: number }>
   | Ev<'warning', { readonly code: string; readonly message: string; readonly stepIndex?: number }>;
 
 /** The `type` tags of {@link RunEvent}. */

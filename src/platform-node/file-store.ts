@@ -276,7 +276,7 @@ export class FileStore implements RunStore {
 const NEWLINE = 0x0a;
 
 /** The store method that writes each record kind, for error messages. */
-const METHOD: Record<LogRecord['kind'], string> = { run_started: 'runStarted', intent: 'intent', result: 'result', step: 'step', run_ended: 'runEnded' };
+const METHOD: Record<LogRecord['kind'], string> = { run_started: 'runStarted', intent: 'intent', result: 'result', step: 'step', run_ended: 'runEnded', input_request: 'inputRequest', input: 'input' };
 
 function noop(): void {}
 

@@ -5,7 +5,11 @@
 import { CorruptLogError } from '../errors.ts';
 import type {
   ActionIntentRecord,
+  InFlightResolution,
   InFlightStep,
+  InputRecord,
+  InputRequest,
+  InputRequestRecord,
   JsonValue,
   LogRecord,
   ModelCallIntentRecord,
@@ -22,70 +26,152 @@ export type LogClass = {
   readonly started: RunStartedRecord | null;
   readonly steps: readonly StepRecord[];
   readonly inFlight: InFlightStep | null;
+  readonly pending: InputRequest | null;
   readonly ended: RunEndedRecord | null;
 };
 
 const corrupt = (index: number, reason: string): CorruptLogError => new CorruptLogError(index + 1, reason, { source: 'run log' });
 
+type Exchange = { request: InputRequestRecord; input: InputRecord | null };
+
+/** The records of the step being written, as the protocol lets them arrive. */
+class StepTrack {
+  modelIntent: ModelCallIntentRecord | null = null;
+  result: ResultRecord | null = null;
+  actionIntent: ActionIntentRecord | null = null;
+  /** The approval or answer (`s{i}.input`) of this step. */
+  gate: Exchange | null = null;
+  /** The latest settlement (`s{i}.settle`); cleared when a retry writes its intent again. */
+  settlement: Exchange | null = null;
+
+  open(): Exchange | null {
+    if (this.settlement && !this.settlement.input) return this.settlement;
+    if (this.gate && !this.gate.input) return this.gate;
+    return null;
+  }
+}
+
 /**
- * Classify a decoded log and decide how an interrupted step goes on (SPEC §5): a model-call
- * intent without its result is re-issued (`safe`) or settled (`never`); a result without an
- * action intent is re-interpreted (nothing ran yet); an action intent without its step is
- * executed again (`safe`) or settled (`never`). Throws `CorruptLogError` (record number,
- * 1-based) when the records do not follow the write protocol: no `run_started` first, records
- * after `run_ended`, steps out of order, a result or action intent without the intent before it.
+ * Classify a decoded log and decide how an interrupted step goes on (SPEC §5, §9): a model-call
+ * intent without its result is re-issued (`safe`) or settled by a person (`never`); a result
+ * without an action intent is re-interpreted (nothing ran yet); an action intent without its
+ * step is executed again (`safe`) or settled (`never`); an unanswered input request awaits
+ * input; a reply with nothing after it is carried out. Throws `CorruptLogError` (record number,
+ * 1-based) when the records do not follow the write protocol.
  */
 export function classifyLog(log: readonly LogRecord[]): LogClass {
-  if (log.length === 0) return { state: 'not_started', started: null, steps: [], inFlight: null, ended: null };
+  if (log.length === 0) return { state: 'not_started', started: null, steps: [], inFlight: null, pending: null, ended: null };
   const first = log[0] as LogRecord;
   if (first.kind !== 'run_started') throw corrupt(0, `first record is ${first.kind}, not run_started`);
   const steps: StepRecord[] = [];
-  let modelIntent: ModelCallIntentRecord | null = null;
-  let result: ResultRecord | null = null;
-  let action: ActionIntentRecord | null = null;
+  let t = new StepTrack();
   for (let i = 1; i < log.length; i++) {
     const rec = log[i] as LogRecord;
+    if (rec.kind === 'run_started') throw corrupt(i, 'a second run_started record');
+    if (rec.kind === 'run_ended') {
+      if (i !== log.length - 1) throw corrupt(i + 1, 'records after run_ended');
+      return { state: 'ended', started: first, steps, inFlight: null, pending: null, ended: rec };
+    }
     const next = steps.length;
+    const index = rec.kind === 'step' ? rec.step.stepIndex : rec.stepIndex;
+    if (index !== next) throw corrupt(i, `${rec.kind} for step ${index} while step ${next} is next`);
+    if (rec.kind !== 'intent' || rec.intent !== 'model_call') {
+      if (!t.modelIntent) throw corrupt(i, `${rec.kind} of step ${next} without its model-call intent`);
+    }
+    const open = t.open();
     switch (rec.kind) {
-      case 'run_started':
-        throw corrupt(i, 'a second run_started record');
-      case 'run_ended':
-        if (i !== log.length - 1) throw corrupt(i + 1, 'records after run_ended');
-        return { state: 'ended', started: first, steps, inFlight: null, ended: rec };
       case 'intent':
-        if (rec.stepIndex !== next) throw corrupt(i, `intent for step ${rec.stepIndex} while step ${next} is next`);
-        if (rec.intent === 'model_call') {
-          if (modelIntent) throw corrupt(i, `a second model-call intent for step ${rec.stepIndex}`);
-          modelIntent = rec;
-        } else {
-          if (!result) throw corrupt(i, 'an action intent without a model result before it');
-          if (action) throw corrupt(i, 'a second action intent for the same step');
-          action = rec;
-        }
+        if (open) throw corrupt(i, `an intent while input request ${open.request.resultId} is open`);
+        if (rec.intent === 'model_call') acceptModelIntent(t, rec, i);
+        else acceptActionIntent(t, rec, i);
         break;
       case 'result':
-        if (!modelIntent || rec.resultId !== modelIntent.resultId) throw corrupt(i, `result ${rec.resultId} without its model-call intent`);
-        if (result) throw corrupt(i, `a second result for ${rec.resultId}`);
-        result = rec;
+        if (rec.resultId !== t.modelIntent?.resultId) throw corrupt(i, `result ${rec.resultId} without its model-call intent`);
+        if (t.result) throw corrupt(i, `a second result for ${rec.resultId}`);
+        if (open || t.settlement) throw corrupt(i, `result ${rec.resultId} while its settlement is unresolved`);
+        t.result = rec;
+        break;
+      case 'input_request':
+        if (open) throw corrupt(i, `input request ${rec.resultId} while ${open.request.resultId} is open`);
+        acceptRequest(t, rec, i);
+        break;
+      case 'input':
+        if (!open || open.request.resultId !== rec.resultId) throw corrupt(i, `input for ${rec.resultId}, which is not the open request`);
+        open.input = rec;
         break;
       case 'step':
-        if (rec.step.stepIndex !== next) throw corrupt(i, `step ${rec.step.stepIndex} while step ${next} is next`);
-        if (!modelIntent) throw corrupt(i, `step ${next} without its model-call intent`);
-        if (rec.actionResult !== null && !action) throw corrupt(i, `step ${next} holds an action result without its action intent`);
+        if (open) throw corrupt(i, `step ${next} while input request ${open.request.resultId} is open`);
+        if (rec.actionResult !== null && !t.actionIntent && t.gate?.input?.reply.kind !== 'answer') {
+          throw corrupt(i, `step ${next} holds an action result without its action intent`);
+        }
         steps.push(rec.step);
-        modelIntent = result = action = null;
+        t = new StepTrack();
         break;
     }
   }
-  if (!modelIntent) return { state: 'at_boundary', started: first, steps, inFlight: null, ended: null };
-  return { state: 'in_flight', started: first, steps, inFlight: inFlightStep(modelIntent, result, action), ended: null };
+  return finish(first, steps, t);
 }
 
-function inFlightStep(modelIntent: ModelCallIntentRecord, result: ResultRecord | null, actionIntent: ActionIntentRecord | null): InFlightStep {
-  const base = { stepIndex: modelIntent.stepIndex, modelIntent, result, actionIntent };
-  if (actionIntent) return { ...base, target: 'action', resolution: actionIntent.replayPolicy === 'never' ? 'settle' : 'replay_action' };
-  if (result) return { ...base, target: 'model_call', resolution: 'reinterpret' };
-  return { ...base, target: 'model_call', resolution: modelIntent.replayPolicy === 'never' ? 'settle' : 'reissue_model' };
+function acceptModelIntent(t: StepTrack, rec: ModelCallIntentRecord, i: number): void {
+  if (t.modelIntent) {
+    // Written again only to retry a settled model call (the attempt's own barrier).
+    if (t.result || t.settlement?.request.request.target !== 'model_call' || t.settlement.input?.reply.kind !== 'retry') {
+      throw corrupt(i, `a second model-call intent for step ${rec.stepIndex}`);
+    }
+    t.settlement = null;
+  }
+  t.modelIntent = rec;
+}
+
+function acceptActionIntent(t: StepTrack, rec: ActionIntentRecord, i: number): void {
+  if (!t.result) throw corrupt(i, 'an action intent without a model result before it');
+  if (t.actionIntent) {
+    if (t.settlement?.request.request.target !== 'action' || t.settlement.input?.reply.kind !== 'retry') throw corrupt(i, 'a second action intent for the same step');
+    t.settlement = null;
+  } else if (t.gate && t.gate.input?.reply.kind !== 'approve') {
+    throw corrupt(i, `an action intent although ${t.gate.request.resultId} was not approved`);
+  }
+  t.actionIntent = rec;
+}
+
+function acceptRequest(t: StepTrack, rec: InputRequestRecord, i: number): void {
+  const { kind, target } = rec.request;
+  if (kind === 'settle') {
+    const due = target === 'model_call' ? !t.result : t.actionIntent !== null;
+    if (!due) throw corrupt(i, `a settle request of the ${target === 'action' ? 'action' : 'model call'} of step ${rec.stepIndex}, which is not in flight`);
+    t.settlement = { request: rec, input: null };
+  } else {
+    if (!t.result || t.actionIntent || t.gate) throw corrupt(i, `a${kind === 'approval' ? 'n approval' : 'n answer'} request out of place in step ${rec.stepIndex}`);
+    t.gate = { request: rec, input: null };
+  }
+}
+
+function finish(started: RunStartedRecord, steps: readonly StepRecord[], t: StepTrack): LogClass {
+  const { modelIntent, result, actionIntent } = t;
+  if (!modelIntent) return { state: 'at_boundary', started, steps, inFlight: null, pending: null, ended: null };
+  const open = t.open();
+  const answered = t.settlement?.input ? t.settlement : t.gate?.input && !actionIntent ? t.gate : null;
+  const exchange = open ?? answered;
+  let resolution: InFlightResolution;
+  if (open) resolution = 'await_input';
+  else if (answered) resolution = 'apply_input';
+  else if (!result) resolution = modelIntent.replayPolicy === 'never' ? 'settle' : 'reissue_model';
+  else if (!actionIntent) resolution = 'reinterpret';
+  else resolution = actionIntent.replayPolicy === 'never' ? 'settle' : 'replay_action';
+  const target = actionIntent || (result && exchange?.request.request.target === 'action') ? 'action' : 'model_call';
+  const inFlight: InFlightStep = {
+    stepIndex: modelIntent.stepIndex,
+    resolution,
+    target: exchange ? exchange.request.request.target : target,
+    modelIntent,
+    result,
+    actionIntent,
+    request: exchange?.request ?? null,
+    input: exchange?.input ?? null,
+    approval: t.gate?.input ?? null,
+  };
+  const pending: InputRequest | null = open ? { resultId: open.request.resultId, stepIndex: open.request.stepIndex, ...open.request.request } : null;
+  return { state: open ? 'awaiting_input' : 'in_flight', started, steps, inFlight, pending, ended: null };
 }
 
 /**

@@ -4,7 +4,7 @@
  * reaches the same decision as the process that wrote the step.
  * @module
  */
-import type { Budget, StepRecord, StopReason } from '../types.ts';
+import type { Budget, EndReason, StepRecord } from '../types.ts';
 
 /** Steps and valid actions so far. */
 export type Counters = { readonly steps: number; readonly validActions: number };
@@ -32,7 +32,7 @@ export function stopAfterStep(input: {
   readonly step: StepRecord | null;
   readonly counters: Counters;
   readonly budget: Budget;
-}): StopReason | null {
+}): EndReason | null {
   const { cancelled, step, counters, budget } = input;
   if (cancelled) return 'cancelled';
   if (step?.decision === 'model_error') return 'model_error';
@@ -47,7 +47,7 @@ export function stopAfterStep(input: {
 }
 
 /** The stop reason before a model call, or null: cancellation first, then the context limit. */
-export function stopBeforeModelCall(input: { readonly cancelled: boolean; readonly contextSize: number; readonly budget: Budget }): StopReason | null {
+export function stopBeforeModelCall(input: { readonly cancelled: boolean; readonly contextSize: number; readonly budget: Budget }): EndReason | null {
   if (input.cancelled) return 'cancelled';
   if (input.contextSize > input.budget.maxContextChars) return 'context_limit';
   return null;

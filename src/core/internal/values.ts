@@ -196,3 +196,20 @@ export function outcomeProblem(outcome: unknown): string | null {
   if (!Number.isSafeInteger(truncated) || (truncated as number) < 0) return `outcome.observationTruncatedChars must be a non-negative integer, got ${kindOf(truncated)}`;
   return null;
 }
+
+const REPLY_FIELDS: Readonly<Record<string, string | null>> = { approve: null, deny: 'reason', answer: 'text', executed: 'observation', retry: null, cancel: null };
+
+/**
+ * The first way `reply` breaks the `InputReply` shape, or null: a known `kind`, a string
+ * `resultId`, the kind's text field (`reason`, `text`, `observation`) a string, and plain JSON
+ * throughout (it is stored).
+ */
+export function inputReplyProblem(reply: unknown): string | null {
+  if (!isPlainObject(reply)) return `the reply must be an object, got ${kindOf(reply)}`;
+  const kind = reply['kind'];
+  if (typeof kind !== 'string' || !(kind in REPLY_FIELDS)) {
+    return `reply.kind must be one of ${Object.keys(REPLY_FIELDS).join(', ')}, got ${JSON.stringify(kind) ?? kindOf(kind)}`;
+  }
+  const field = REPLY_FIELDS[kind];
+  return str(reply, 'resultId', 'reply') ?? (field ? str(reply, field, 'reply') : null) ?? jsonProblem(reply, 'reply');
+}

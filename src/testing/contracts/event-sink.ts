@@ -38,6 +38,14 @@ function everyEvent(): RunEvent[] {
       outcome: { status: 'executed', observation: 'hi', observationIsSynthetic: false, envReportedCompletion: false, observationTruncatedChars: 0 },
     },
     step_finished: { type: 'step_finished', runId, stepIndex: 0, step: stepRecord(0) },
+    input_requested: {
+      type: 'input_requested',
+      runId,
+      stepIndex: 1,
+      resultId: 's1.input',
+      request: { resultId: 's1.input', stepIndex: 1, kind: 'approval', target: 'action', decision: { kind: 'action', action: { kind: 'tool_call', name: 'echo', arguments: { text: 'again' } }, trajectoryRepr: 'echo({"text":"again"})', historyText: 'echo again' } },
+    },
+    input_received: { type: 'input_received', runId, stepIndex: 1, resultId: 's1.input', kind: 'approve' },
     warning: { type: 'warning', runId, code: 'torn_tail', message: 'the last record was torn and was dropped', stepIndex: 1 },
     run_ended: { type: 'run_ended', runId, stopReason: 'final_answer', finalAnswer: 'hi', steps: 1, validActions: 1 },
   };

@@ -297,7 +297,7 @@ describe("a tool's replay policy holds under a custom executor (SPEC §7, design
     return { ...(replayPolicy ? { replayPolicy } : {}), execute: (a, ctx) => inner.execute(a, ctx) };
   };
 
-  it('a never tool is recorded never and not re-run after a crash, even when the executor says safe', async () => {
+  it('a never tool is recorded never and not re-run after a crash (a person settles it), even when the executor says safe', async () => {
     const ran: string[] = [];
     const inner = new InMemoryStore();
     // Writes: run_started, model intent, result, action intent land; the tool runs; the step write crashes.
@@ -308,7 +308,7 @@ describe("a tool's replay policy holds under a custom executor (SPEC §7, design
     expect(intent).toMatchObject({ replayPolicy: 'never' });
     const again = harness({ store: inner, script: ['{"tool":"note","args":{"text":"once"}}', '{"final":"x"}'] });
     const result = await resume(again.agent, { ...again.request, executor: customExecutor('safe', ran) });
-    expect(result.stopReason).toBe('in_flight_unknown');
+    expect(result).toMatchObject({ stopReason: 'awaiting_input', pending: { kind: 'settle', target: 'action' } });
     expect(ran).toEqual(['note:once']);
   });
 

@@ -159,7 +159,9 @@ describe('public export names (reviewed here on purpose: a change to this list i
   it('src/core/index.ts (the polyloop entry) exports exactly these runtime names', () => {
     expect(Object.keys(core).sort()).toEqual([
       'CorruptLogError',
+      'INPUT_REPLY_KINDS',
       'InMemoryStore',
+      'InvalidInputError',
       'InvalidRequestError',
       'MAX_JSON_DEPTH',
       'PolyLoopError',
@@ -176,6 +178,7 @@ describe('public export names (reviewed here on purpose: a change to this list i
       'StoreError',
       'ToolEnvironmentError',
       'ToolRegistry',
+      'acceptedReplies',
       'canonicalJson',
       'contentProblem',
       'decisionProblem',
@@ -185,6 +188,7 @@ describe('public export names (reviewed here on purpose: a change to this list i
       'encodeRecord',
       'exportRun',
       'importRun',
+      'inputReplyProblem',
       'isPolyLoopError',
       'jsonProblem',
       'messageProblem',
@@ -203,6 +207,7 @@ describe('public export names (reviewed here on purpose: a change to this list i
       'SimulatedCrashError',
       'actionExecutorContract',
       'collectingSink',
+      'crashAtEveryWrite',
       'decisionInterpreterContract',
       'eventSinkContract',
       'faultyStore',
@@ -215,7 +220,7 @@ describe('public export names (reviewed here on purpose: a change to this list i
   });
 
   it('the core entry exports every error class SPEC §2 and §7 name', () => {
-    const errors = ['RunExistsError', 'RunNotFoundError', 'RunIdentityMismatchError', 'SchemaVersionError', 'StoreError', 'ToolEnvironmentError', 'InvalidRequestError', 'CorruptLogError', 'RunLockedError'] as const;
+    const errors = ['RunExistsError', 'RunNotFoundError', 'RunIdentityMismatchError', 'SchemaVersionError', 'StoreError', 'ToolEnvironmentError', 'InvalidRequestError', 'CorruptLogError', 'RunLockedError', 'InvalidInputError'] as const;
     for (const name of errors) {
       const Cls = core[name] as unknown as { prototype: unknown };
       expect(Cls.prototype, name).toBeInstanceOf(core.PolyLoopError);

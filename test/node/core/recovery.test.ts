@@ -17,7 +17,7 @@ async function crashAfter(writes: number, make: (store: InMemoryStore | ReturnTy
 const kinds = (log: readonly LogRecord[]): string[] => log.map((r) => (r.kind === 'intent' ? `intent:${r.intent}` : r.kind));
 
 describe('recovery of an action in flight', () => {
-  it('ends a run whose never-replay action was in flight as in_flight_unknown, without calling the handler again', async () => {
+  it('asks a person to settle a never-replay action that was in flight, without calling the handler again (SPEC §9)', async () => {
     // Writes: run_started; step 0: model intent, result, action intent (add), step;
     // step 1: model intent, result, action intent (note, never) → crash before its step write.
     const script = ['{"tool":"add","args":{"a":1,"b":2}}', '{"tool":"note","args":{"text":"once"}}', '{"final":"done"}'];
@@ -29,12 +29,13 @@ describe('recovery of an action in flight', () => {
     const second: string[] = [];
     const h = harness({ script, store, calls: second });
     const result = await resume(h.agent, h.request);
-    expect(result.stopReason).toBe('in_flight_unknown');
+    expect(result.stopReason).toBe('awaiting_input');
+    expect(result.pending).toMatchObject({ kind: 'settle', target: 'action', resultId: 's1.settle', decision: { action: { name: 'note', arguments: { text: 'once' } } } });
     expect(second).toEqual([]);
     expect(h.model.calls).toHaveLength(0);
     expect(result.steps).toBe(1);
     const log = await store.readLog('run-1');
-    expect(kinds(log).slice(-2)).toEqual(['intent:action', 'run_ended']);
+    expect(kinds(log).slice(-2)).toEqual(['intent:action', 'input_request']);
   });
 
   it('executes a safe action in flight again with the same resultId', async () => {
@@ -53,12 +54,13 @@ describe('recovery of an action in flight', () => {
 });
 
 describe('recovery of a model call in flight', () => {
-  it('does not re-issue a never-replay model call and ends in_flight_unknown', async () => {
+  it('does not re-issue a never-replay model call: it asks a person to settle it (retry or cancel)', async () => {
     const script = ['{"final":"x"}'];
     const store = await crashAfter(2, (s) => harness({ script, store: s, request: { modelReplayPolicy: 'never' } }));
     const h = harness({ script, store, request: { modelReplayPolicy: 'never' } });
     const result = await resume(h.agent, h.request);
-    expect(result.stopReason).toBe('in_flight_unknown');
+    expect(result.stopReason).toBe('awaiting_input');
+    expect(result.pending).toEqual({ resultId: 's0.settle', stepIndex: 0, kind: 'settle', target: 'model_call', decision: null });
     expect(h.model.calls).toHaveLength(0);
     expect(result.steps).toBe(0);
   });

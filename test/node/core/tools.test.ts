@@ -201,7 +201,7 @@ describe('ToolRegistry', () => {
 
   it('gives descriptors with defaults filled in and undefined for an unknown name', () => {
     const reg = ToolRegistry.of(three());
-    expect(reg.get('beta')).toEqual({ name: 'beta', description: 'The beta tool.', parameters: { type: 'object' }, replayPolicy: 'never', completesRun: false });
+    expect(reg.get('beta')).toEqual({ name: 'beta', description: 'The beta tool.', parameters: { type: 'object' }, replayPolicy: 'never', completesRun: false, needsApproval: false, answeredBy: null });
     expect(reg.get('gamma')?.completesRun).toBe(true);
     expect(reg.get('delta')).toBeUndefined();
   });

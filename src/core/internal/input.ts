@@ -1,0 +1,40 @@
+/**
+ * Human input (SPEC §9), the pure part: which replies a request accepts, whether a reply fits
+ * the open request, and whether an action needs a person before it runs.
+ * @module
+ */
+import type { InputReply, InputRequest, InputRequestKind, ToolDescriptor } from '../types.ts';
+
+type ReplyKind = InputReply['kind'];
+
+/** The reply kinds a request accepts, in the order they are offered. */
+export function acceptedReplies(kind: InputRequestKind, target: 'action' | 'model_call'): readonly ReplyKind[] {
+  if (kind === 'approval') return ['approve', 'deny', 'cancel'];
+  if (kind === 'answer') return ['answer', 'deny', 'cancel'];
+  return target === 'action' ? ['executed', 'retry', 'deny', 'cancel'] : ['retry', 'cancel'];
+}
+
+/**
+ * Why `reply` does not answer `pending` (a sentence saying what was expected), or null when it
+ * does. `reply` has the shape of an {@link InputReply} already.
+ */
+export function replyMismatch(reply: InputReply, pending: InputRequest | null, ended: boolean): string | null {
+  if (ended) return 'the run has ended; it awaits no input';
+  if (!pending) return 'the run awaits no input';
+  if (reply.resultId !== pending.resultId) return `the open request is ${JSON.stringify(pending.resultId)}, not ${JSON.stringify(reply.resultId)}`;
+  const accepted = acceptedReplies(pending.kind, pending.target);
+  if (!accepted.includes(reply.kind)) {
+    return `a ${pending.kind} request${pending.kind === 'settle' ? ` of a ${pending.target === 'action' ? 'action' : 'model call'}` : ''} accepts ${accepted.join(', ')}, not ${reply.kind}`;
+  }
+  return null;
+}
+
+/**
+ * What a person must do before a validated action runs: answer it (a tool answered by a
+ * person), approve it (the tool or the executor says so), or nothing.
+ */
+export function gateOf(tool: ToolDescriptor | undefined, executorAsks: boolean): 'answer' | 'approval' | null {
+  if (tool?.answeredBy === 'human') return 'answer';
+  if (tool?.needsApproval === true || executorAsks) return 'approval';
+  return null;
+}
