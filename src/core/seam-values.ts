@@ -20,10 +20,10 @@ export function freezeOutcome(o: ActionOutcome): ActionOutcome {
   return Object.freeze({ status: o.status, observation: o.observation, observationIsSynthetic: o.observationIsSynthetic, envReportedCompletion: o.envReportedCompletion, observationTruncatedChars: o.observationTruncatedChars });
 }
 
-export function deepFreeze<T>(value: T): T {
+export function freezeDeep<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
-    for (const v of Object.values(value) as JsonValue[]) deepFreeze(v);
+    for (const v of Object.values(value) as JsonValue[]) freezeDeep(v);
   }
   return value;
 }

@@ -17,7 +17,7 @@ import { checkAgentConfig, checkRequest } from './request-checks.ts';
 import { buildSnapshot, sha256Hex } from './snapshot.ts';
 import { readRunLog } from './run-log.ts';
 import { acquireLease, deliverQuietly, guardedRead, Lease, releaseWarning } from './lease.ts';
-import { copyReply, deepFreeze, freezeOutcome, isThenable } from './seam-values.ts';
+import { copyReply, freezeDeep, freezeOutcome, isThenable } from './seam-values.ts';
 import { canonicalJson, orderStep } from './serialization.ts';
 import { refusalOf, replayPolicyOf } from './action-policy.ts';
 import { RegistryExecutor } from './tools.ts';
@@ -353,7 +353,7 @@ class RunDriver {
       if (!s.inputRequest) throw new TypeError('this store cannot write input requests (it has no inputRequest method)');
       return s.inputRequest(this.#runId, { kind: 'input_request', v: RECORD_VERSION, stepIndex, resultId, request, requestedAt: now() });
     });
-    const pending: InputRequest = deepFreeze({ resultId, stepIndex, ...request });
+    const pending: InputRequest = freezeDeep({ resultId, stepIndex, ...request });
     await this.#emit({ type: 'input_requested', runId: this.#runId, stepIndex, resultId, request: pending });
     return { awaiting: pending };
   }
@@ -423,7 +423,7 @@ class RunDriver {
       const problem = decisionProblem(decision);
       if (problem !== null) throw new TypeError(`the interpreter returned a malformed decision: ${problem}`);
       // A copy of what will be stored: the live decision equals the one a resume reads back.
-      return { decision: deepFreeze(JSON.parse(JSON.stringify(decision)) as Decision) };
+      return { decision: freezeDeep(JSON.parse(JSON.stringify(decision)) as Decision) };
     } catch (e) {
       return { failure: describeError(e) };
     }
@@ -453,7 +453,7 @@ class RunDriver {
 
   /** Build the step record, write it (atomically with the action result), announce it. */
   async #finishStep(stepIndex: number, startedAt: string, fields: Partial<StepRecord> & Pick<StepRecord, 'decision'>, actionResult: { resultId: string; outcome: ActionOutcome } | null): Promise<StepRecord> {
-    const step = deepFreeze(orderStep({ ...STEP_DEFAULTS, stepIndex, callSeq: stepIndex, ...fields, startedAt, endedAt: now() }));
+    const step = freezeDeep(orderStep({ ...STEP_DEFAULTS, stepIndex, callSeq: stepIndex, ...fields, startedAt, endedAt: now() }));
     await this.#write('step', (s) => s.step(this.#runId, { kind: 'step', v: RECORD_VERSION, step, actionResult }));
     await this.#emit({ type: 'step_finished', runId: this.#runId, stepIndex, step });
     return step;

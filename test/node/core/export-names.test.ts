@@ -1,0 +1,35 @@
+/**
+ * Issue 11 review item: no two declarations in the shipped source share a name — a user who
+ * imports `RunStatus` (or anything else) from two entries must never get two different shapes.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = join(import.meta.dirname, '../../../src');
+const DECLARATION = /^export (?:async )?(?:type|interface|class|function|const|enum|abstract class) ([A-Za-z0-9_$]+)/gm;
+
+async function sourceFiles(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...(await sourceFiles(path)));
+    else if (entry.name.endsWith('.ts')) out.push(path);
+  }
+  return out;
+}
+
+describe('exported names', () => {
+  it('no exported name is declared in two source files', async () => {
+    const where = new Map<string, string[]>();
+    for (const file of await sourceFiles(SRC)) {
+      for (const m of (await readFile(file, 'utf8')).matchAll(DECLARATION)) {
+        const name = m[1] as string;
+        where.set(name, [...(where.get(name) ?? []), file.slice(SRC.length + 1)]);
+      }
+    }
+    expect(where.size).toBeGreaterThan(100);
+    const twice = [...where].filter(([, files]) => files.length > 1).map(([name, files]) => `${name}: ${files.join(', ')}`);
+    expect(twice).toEqual([]);
+  });
+});
