@@ -7,6 +7,8 @@ import { openDB } from 'idb';
 import type { IDBPDatabase } from 'idb';
 import { CorruptLogError, decodeLog, encodeRecord, isPolyLoopError, readRunLog, StoreError } from '../core/index.ts';
 import type {
+  InputRecord,
+  InputRequestRecord,
   IntentRecord,
   LogRecord,
   ReleaseLease,
@@ -57,12 +59,12 @@ export type StoredRunInfo = {
 };
 
 type Durability = 'strict' | 'relaxed';
-type WriteOp = 'runStarted' | 'intent' | 'result' | 'step' | 'runEnded';
+type WriteOp = 'runStarted' | 'intent' | 'result' | 'step' | 'runEnded' | 'inputRequest' | 'input';
 
 /**
  * A {@link RunStore} over IndexedDB, for agents that run in a browser tab (or a worker) and must
  * survive a reload. Every write is one readwrite transaction that resolves on `complete`; the
- * barrier writes (`intent`) and the `run_started`, `step` and `run_ended` writes use
+ * barrier writes (`intent`, `inputRequest`, `input`) and the `run_started`, `step` and `run_ended` writes use
  * `{ durability: 'strict' }`, the model-call result `'relaxed'` (the contract lets it be lost).
  * Records are stored as `encodeRecord` text and decoded with the core decoder, so a record of a
  * foreign schema major is refused with `SchemaVersionError`. Write failures (a full quota among
@@ -117,6 +119,22 @@ export class IndexedDBStore implements RunStore {
   /** Contract: durable (`strict`) when it resolves; rejects with `StoreError` on failure. */
   runEnded(runId: string, rec: RunEndedRecord): Promise<void> {
     return this.#append(runId, rec, 'runEnded', 'strict');
+  }
+
+  /**
+   * Contract: a barrier (SPEC §9) — the request a person answers, durable (`strict`, transaction
+   * `complete`) before it resolves, so a closed tab still shows it on reopen; rejects with `StoreError`.
+   */
+  inputRequest(runId: string, rec: InputRequestRecord): Promise<void> {
+    return this.#append(runId, rec, 'inputRequest', 'strict');
+  }
+
+  /**
+   * Contract: a barrier (SPEC §9) — the person's reply, durable (`strict`) before it is carried
+   * out, so a click is never asked for twice; rejects with `StoreError`.
+   */
+  input(runId: string, rec: InputRecord): Promise<void> {
+    return this.#append(runId, rec, 'input', 'strict');
   }
 
   /**
