@@ -154,10 +154,11 @@ function checkReply(runId: string, input: InputReply, view: RunLogView): void {
   if (mismatch !== null) throw new InvalidInputError(runId, mismatch);
 }
 
-const IN_FLIGHT_UNKNOWN = Symbol('in_flight_unknown');
-const CANCELLED_BY_INPUT = Symbol('cancelled_by_input');
-/** What a step may end in besides a step record. */
-type Pause = typeof IN_FLIGHT_UNKNOWN | typeof CANCELLED_BY_INPUT | { readonly awaiting: InputRequest };
+/**
+ * What a step may end in besides a step record: it waits for a person, a person cancelled the
+ * run, or (a store without input methods) a `never` operation in flight ends it, as in 1.0.
+ */
+type Pause = { readonly pause: 'awaiting'; readonly pending: InputRequest } | { readonly pause: 'cancelled' } | { readonly pause: 'in_flight_unknown' };
 
 class RunDriver {
   readonly #agent: AgentDefinition;
@@ -219,12 +220,10 @@ class RunDriver {
           if (reason !== null) break;
         }
         const step = await this.#step(this.#trajectory.length, inFlight);
-        if (step === IN_FLIGHT_UNKNOWN) {
-          reason = 'in_flight_unknown';
-          break;
+        if ('pause' in step) {
+          if (step.pause === 'awaiting') return this.#awaiting(step.pending);
+          return await this.#end(step.pause);
         }
-        if (step === CANCELLED_BY_INPUT) return await this.#end('cancelled');
-        if ('awaiting' in step) return this.#awaiting(step.awaiting);
         this.#remember(step);
         inFlight = null;
         reason = stopAfterStep({ cancelled: this.#signal.aborted, step, counters: this.#counters, budget: req.budget });
@@ -252,7 +251,7 @@ class RunDriver {
     const startedAt = now();
     await this.#emit({ type: 'step_started', runId: this.#runId, stepIndex });
     const reply = inFlight?.resolution === 'apply_input' ? (inFlight.input?.reply ?? null) : null;
-    if (reply?.kind === 'cancel') return CANCELLED_BY_INPUT;
+    if (reply?.kind === 'cancel') return { pause: 'cancelled' };
     if (inFlight?.resolution === 'settle') return this.#ask(stepIndex, 'settle', inFlight.target, inFlight.actionIntent?.decision ?? null);
     // 1–2: call the model (again, with the same resultId, for `reissue_model` or a settled retry), or use the stored reply.
     const retryModel = reply?.kind === 'retry' && inFlight?.request?.request.target === 'model_call';
@@ -346,7 +345,7 @@ class RunDriver {
   async #ask(stepIndex: number, kind: InputRequestKind, target: 'action' | 'model_call', decision: ActionDecision | null): Promise<Pause> {
     const store = this.#agent.store;
     // A store from before human input cannot hold a settlement: the 1.0 end (SPEC §9).
-    if (!store.inputRequest && kind === 'settle') return IN_FLIGHT_UNKNOWN;
+    if (!store.inputRequest && kind === 'settle') return { pause: 'in_flight_unknown' };
     const resultId = `s${stepIndex}.${kind === 'settle' ? 'settle' : 'input'}`;
     const request = { kind, target, decision };
     await this.#write('inputRequest', (s) => {
@@ -355,7 +354,7 @@ class RunDriver {
     });
     const pending: InputRequest = freezeDeep({ resultId, stepIndex, ...request });
     await this.#emit({ type: 'input_requested', runId: this.#runId, stepIndex, resultId, request: pending });
-    return { awaiting: pending };
+    return { pause: 'awaiting', pending };
   }
 
   /** Write a person's reply (a barrier) before carrying it out; the step then applies it. */
