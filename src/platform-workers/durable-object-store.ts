@@ -3,7 +3,7 @@
  * @module
  */
 import { CorruptLogError, decodeLog, encodeRecord, PolyLoopError } from '../core/index.ts';
-import type { IntentRecord, LogRecord, ResultRecord, RunEndedRecord, RunStartedRecord, RunStore, StepWriteRecord } from '../core/index.ts';
+import type { InputRecord, InputRequestRecord, IntentRecord, LogRecord, ResultRecord, RunEndedRecord, RunStartedRecord, RunStore, StepWriteRecord } from '../core/index.ts';
 
 /** The part of `ctx.storage` the store uses (SQLite-backed Durable Object storage). */
 export type DurableObjectSqlStorage = Pick<DurableObjectStorage, 'sql' | 'transactionSync' | 'sync'>;
@@ -67,7 +67,7 @@ function splitLine(line: string, size: number): string[] {
  *
  * Durability: every write is one `transactionSync` (all parts of a record, so the `step` write —
  * action result and step record — is atomic, and a chunked record lands whole or not at all).
- * Intents (barriers) and the first and last records also await `storage.sync()`, which resolves
+ * Intents and input requests and replies (barriers) and the first and last records also await `storage.sync()`, which resolves
  * only once the write is durable. Other writes resolve at commit; the Durable Object output gate
  * still holds every outgoing message (response, fetch to a model or tool) until they are durable.
  *
@@ -133,6 +133,16 @@ export class DurableObjectStore implements RunStore {
   /** Contract: one transaction — the action result and the step record land together or not at all. */
   async step(runId: string, rec: StepWriteRecord): Promise<void> {
     this.#append(runId, rec);
+  }
+
+  /** Contract: a barrier (SPEC §9) — resolves only once the input request is durable (`storage.sync()`). */
+  inputRequest(runId: string, rec: InputRequestRecord): Promise<void> {
+    return this.#appendDurable(runId, rec);
+  }
+
+  /** Contract: a barrier (SPEC §9) — resolves only once the person's reply is durable (`storage.sync()`). */
+  input(runId: string, rec: InputRecord): Promise<void> {
+    return this.#appendDurable(runId, rec);
   }
 
   /** Contract: resolves once the record is durable. */
