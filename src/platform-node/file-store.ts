@@ -8,6 +8,8 @@ import type { FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { CorruptLogError, decodeLog, encodeRecord, StoreError } from '../core/index.ts';
 import type {
+  InputRecord,
+  InputRequestRecord,
   IntentRecord,
   LogRecord,
   ReadLogOptions,
@@ -54,9 +56,9 @@ type Durability = 'fsync' | 'none';
 /**
  * A durable {@link RunStore} on the local file system.
  *
- * Durability: `intent` (the barrier), `step` and `runEnded` resolve after `fsync`; `runStarted`
- * and `result` do not fsync on their own — the next barrier fsyncs the same file, which makes
- * them durable too, and losing them to a power cut before that is harmless (see
+ * Durability: `intent`, `inputRequest` and `input` (the barriers), `step` and `runEnded` resolve
+ * after `fsync`; `runStarted` and `result` do not fsync on their own — the next barrier fsyncs
+ * the same file, which makes them durable too, and losing them to a power cut before that is harmless (see
  * docs/reliability.md). The directory is fsynced at the first barrier after each tail check (the
  * first write of an instance, or after `acquire`), and the parent of every directory the store
  * created when it made `dir`.
@@ -118,6 +120,16 @@ export class FileStore implements RunStore {
 
   /** Contract: see {@link RunStore.runEnded}; resolves after `fsync`. */
   runEnded(runId: string, rec: RunEndedRecord): Promise<void> {
+    return this.#append(runId, rec, 'fsync');
+  }
+
+  /** Contract: see {@link RunStore.inputRequest}; a barrier like `intent`: resolves after `fsync`. */
+  inputRequest(runId: string, rec: InputRequestRecord): Promise<void> {
+    return this.#append(runId, rec, 'fsync');
+  }
+
+  /** Contract: see {@link RunStore.input}; a barrier like `intent`: resolves after `fsync`, before the reply is carried out. */
+  input(runId: string, rec: InputRecord): Promise<void> {
     return this.#append(runId, rec, 'fsync');
   }
 

@@ -1,15 +1,16 @@
 /**
  * The {@link RunStore} contract suite: what every store must do for `run` and `resume` to keep
  * their promises — logs read back equal and in order, runs kept apart whatever their ids, and,
- * for stores with `acquire`, one driver per run. Web APIs only, so one suite serves a store in
+ * for stores with `acquire`, one driver per run, and, for stores with `inputRequest`/`input`,
+ * human input (SPEC §9) written and read back like any record. Web APIs only, so one suite serves a store in
  * Node, workerd and a browser.
  * @module
  */
-import { isPolyLoopError } from '../../core/index.ts';
-import type { IntentRecord, ReleaseLease, RunStartedRecord, RunStore, StepWriteRecord } from '../../core/index.ts';
+import { isPolyLoopError, readRunLog } from '../../core/index.ts';
+import type { InputRecord, InputReply, InputRequestRecord, IntentRecord, LogRecord, ReleaseLease, RunStartedRecord, RunStore, StepWriteRecord } from '../../core/index.ts';
 import { abortReason, check, ContractViolationError, equal, rejectsWithReason, settleWithin } from './check.ts';
 import type { ContractCase, ContractSuite } from './check.ts';
-import { modelIntent, modelResult, started, stepRecord, stepWrite, writeFullRun } from './records.ts';
+import { actionIntent, ended, modelIntent, modelResult, started, stepRecord, stepWrite, writeFullRun } from './records.ts';
 
 /** Options of {@link runStoreContract}. */
 export type RunStoreContractOptions = {
@@ -175,6 +176,111 @@ function appendCases(make: Make): ContractCase[] {
   ];
 }
 
+type InputMethods = { readonly inputRequest: (runId: string, rec: InputRequestRecord) => Promise<void>; readonly input: (runId: string, rec: InputRecord) => Promise<void> };
+
+/**
+ * The store's input methods, or null when it has neither (it cannot host human input: core
+ * refuses such runs, so the input cases hold nothing against it). One without the other is a
+ * broken store: an import or a resume would half-write human input.
+ */
+function inputMethods(store: RunStore): InputMethods | null {
+  const { inputRequest, input } = store;
+  if (!inputRequest && !input) return null;
+  check(typeof inputRequest === 'function' && typeof input === 'function', `the store has ${inputRequest ? 'inputRequest() but no input()' : 'input() but no inputRequest()'}; a store writes both record kinds or neither`);
+  return { inputRequest: inputRequest.bind(store), input: input.bind(store) };
+}
+
+const v = started('r').v;
+const at = '2026-01-01T00:00:01.500Z';
+
+function inputRequestRecord(stepIndex: number, kind: 'approval' | 'answer' | 'settle', target: 'action' | 'model_call' = 'action'): InputRequestRecord {
+  const intent = actionIntent(stepIndex);
+  const decision = target === 'action' && intent.intent === 'action' ? intent.decision : null;
+  return { kind: 'input_request', v, stepIndex, resultId: `s${stepIndex}.${kind === 'settle' ? 'settle' : 'input'}`, request: { kind, target, decision }, requestedAt: at };
+}
+
+function inputRecord(stepIndex: number, reply: InputReply): InputRecord {
+  return { kind: 'input', v, stepIndex, resultId: reply.resultId, reply, receivedAt: at };
+}
+
+/** Every reply kind, texts that need escaping included, each naming `resultId`. */
+function everyReply(resultId: string): InputReply[] {
+  return [
+    { kind: 'approve', resultId },
+    { kind: 'deny', resultId, reason: 'Not now:\n"quoted" \\ 运行 🚀' },
+    { kind: 'answer', resultId, text: 'Blue.\r\nline two \u2028' },
+    { kind: 'executed', resultId, observation: 'it happened \u0000' },
+    { kind: 'retry', resultId },
+    { kind: 'cancel', resultId },
+  ];
+}
+
+function inputCases(make: Make): ContractCase[] {
+  return [
+    {
+      name: 'writes an approval request and its reply, read back in the order written and equal to it (stores with inputRequest/input)',
+      run: async () => {
+        const store = await make();
+        const io = inputMethods(store);
+        if (!io) return;
+        const request = inputRequestRecord(0, 'approval');
+        const reply = inputRecord(0, { kind: 'approve', resultId: 's0.input' });
+        const written: LogRecord[] = [started('r'), modelIntent(0), modelResult(0), request];
+        await store.runStarted('r', written[0] as RunStartedRecord);
+        await store.intent('r', modelIntent(0));
+        await store.result('r', 's0.model', modelResult(0));
+        await io.inputRequest('r', request);
+        const awaiting = await store.readLog('r');
+        equal(awaiting, written, 'readLog after the input request');
+        equal(readRunLog(awaiting).state, 'awaiting_input', 'the state of the log read back after an input request');
+        await io.input('r', reply);
+        await store.intent('r', actionIntent(0));
+        await store.step('r', stepWrite(0));
+        await store.runEnded('r', ended(1));
+        equal(await store.readLog('r'), [...written, reply, actionIntent(0), stepWrite(0), ended(1)], 'readLog after the reply and the rest of the run');
+      },
+    },
+    {
+      name: 'round-trips every reply kind and a settle request of a model call, texts that need escaping included (stores with inputRequest/input)',
+      run: async () => {
+        const store = await make();
+        const io = inputMethods(store);
+        if (!io) return;
+        const written: LogRecord[] = [];
+        for (const [i, reply] of everyReply('s0.settle').entries()) {
+          const request = inputRequestRecord(i, i % 2 === 0 ? 'settle' : 'answer', i === 4 ? 'model_call' : 'action');
+          const answered = inputRecord(i, { ...reply, resultId: request.resultId });
+          await io.inputRequest('r', request);
+          await io.input('r', answered);
+          written.push(request, answered);
+        }
+        equal(await store.readLog('r'), written, 'readLog of input requests and replies');
+      },
+    },
+    {
+      name: 'keeps an approval and a settle request of one step apart, and a reply read back makes the log one to carry out (stores with inputRequest/input)',
+      run: async () => {
+        const store = await make();
+        const io = inputMethods(store);
+        if (!io) return;
+        await store.runStarted('r', started('r'));
+        await store.intent('r', modelIntent(0));
+        await store.result('r', 's0.model', modelResult(0));
+        await io.inputRequest('r', inputRequestRecord(0, 'approval'));
+        await io.input('r', inputRecord(0, { kind: 'approve', resultId: 's0.input' }));
+        await store.intent('r', actionIntent(0));
+        await io.inputRequest('r', inputRequestRecord(0, 'settle'));
+        const awaiting = await store.readLog('r');
+        await io.input('r', inputRecord(0, { kind: 'executed', resultId: 's0.settle', observation: 'hi' }));
+        const log = await store.readLog('r');
+        equal(log.map((x) => (x.kind === 'input_request' || x.kind === 'input' ? `${x.kind}:${x.resultId}` : x.kind)), ['run_started', 'intent', 'result', 'input_request:s0.input', 'input:s0.input', 'intent', 'input_request:s0.settle', 'input:s0.settle'], 'records read back');
+        equal(readRunLog(awaiting).pending?.resultId, 's0.settle', 'the open request of the log read back before the reply');
+        equal(readRunLog(log).inFlight?.resolution, 'apply_input', 'what the log read back says resume does');
+      },
+    },
+  ];
+}
+
 type LeaseOptions = { readonly mode: 'refuses' | 'waits' | 'either'; readonly probeMs: number; readonly abortMs: number };
 
 function acquirer(store: RunStore): NonNullable<RunStore['acquire']> {
@@ -271,7 +377,7 @@ function leaseCases(make: Make, opts: LeaseOptions): ContractCase[] {
 export function runStoreContract(options: RunStoreContractOptions): ContractSuite {
   const make: Make = async () => options.makeStore();
   const lease = options.lease ?? 'either';
-  const cases = [...logCases(make), ...contentCases(make, options.largeObservationChars ?? 200_000), ...appendCases(make)];
+  const cases = [...logCases(make), ...contentCases(make, options.largeObservationChars ?? 200_000), ...appendCases(make), ...inputCases(make)];
   if (lease !== 'none') cases.push(...leaseCases(make, { mode: lease, probeMs: options.waitProbeMs ?? 50, abortMs: options.abortWithinMs ?? 2000 }));
   return { name: `RunStore contract: ${options.name}`, cases };
 }
