@@ -6,7 +6,7 @@
 import { isPolyLoopError } from '../core/index.ts';
 import { inspectRun, listRuns, MissingDirectoryError } from './inspect.ts';
 import type { RunListing } from './inspect.ts';
-import { clip, clipId, EXIT, oneLine, renderInFlight, renderStep, stateLine, table, viewJson } from './render.ts';
+import { clip, clipId, EXIT, oneLine, renderInFlight, renderPending, renderStep, stateLine, table, viewJson } from './render.ts';
 import type { CliIo } from './render.ts';
 import { exportCommand, importCommand } from './transfer.ts';
 
@@ -140,6 +140,7 @@ async function showCommand(dir: string, runId: string, json: boolean, io: CliIo)
   ];
   const answer = view.ended?.finalAnswer ?? null;
   if (answer !== null) lines.push(`final answer ${clip(oneLine(answer), 300)}`);
+  if (view.pending) lines.push(...renderPending(view.pending));
   for (const w of run.warnings) lines.push(`note         ${w}`);
   lines.push('');
   for (const step of view.trajectory) lines.push(...renderStep(step));
@@ -150,6 +151,6 @@ async function showCommand(dir: string, runId: string, json: boolean, io: CliIo)
 }
 
 function listingJson(r: RunListing): Record<string, unknown> {
-  const derived = r.view ? viewJson(r.view, r.driverPid) : { state: 'corrupt', stateLine: `corrupt: ${r.error ?? ''}`, stopReason: null, inFlight: null, driverPid: null, steps: null, validActions: null };
+  const derived = r.view ? viewJson(r.view, r.driverPid) : { state: 'corrupt', stateLine: `corrupt: ${r.error ?? ''}`, stopReason: null, inFlight: null, pending: null, driverPid: null, steps: null, validActions: null };
   return { runId: r.runId, file: r.file, lastWriteAt: r.lastWriteAt, ...derived, error: r.error, warnings: r.warnings };
 }

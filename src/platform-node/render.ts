@@ -4,7 +4,8 @@
  * command: text lines go through {@link oneLine} before they reach the terminal.
  * @module
  */
-import type { Action, InFlightStep, RunLogView, StepRecord } from '../core/index.ts';
+import { acceptedReplies } from '../core/index.ts';
+import type { Action, InFlightStep, InputRequest, RunLogView, StepRecord } from '../core/index.ts';
 
 /** Where the CLI reads and writes. */
 export type CliIo = {
@@ -24,7 +25,8 @@ const ACTION_CHARS = 100;
 
 /**
  * Where a run stands, in one line: `ended (final_answer)`, `at step boundary (resumable)`,
- * `in flight at step 3: action add({"a":1}) — will be replayed (safe)`, … With a live driver
+ * `in flight at step 3: action add({"a":1}) — will be replayed (safe)`, `awaiting input at step
+ * 1: approval of note({"text":"hi"}) (s1.input; replies approve, deny, cancel)`, … With a live driver
  * (`driverPid`), what resume would do is left out: the run is not interrupted, it is running.
  */
 export function stateLine(view: RunLogView, driverPid: number | null): string {
@@ -33,13 +35,13 @@ export function stateLine(view: RunLogView, driverPid: number | null): string {
   const where = position(view);
   if (driverPid !== null) return `running (pid ${driverPid}) — ${where}`;
   if (view.state === 'at_boundary') return `${where} (resumable)`;
-  if (view.state === 'awaiting_input') return `${where} (resume after the input is given)`;
+  if (view.state === 'awaiting_input') return where;
   return `${where} — ${resolutionText(view.inFlight as InFlightStep)}`;
 }
 
 function position(view: RunLogView): string {
   if (view.state === 'at_boundary') return 'at step boundary';
-  if (view.state === 'awaiting_input') return 'awaiting input';
+  if (view.state === 'awaiting_input') return view.pending ? `awaiting input at step ${view.pending.stepIndex}: ${askedText(view.pending)} (${view.pending.resultId}; replies ${repliesOf(view.pending).join(', ')})` : 'awaiting input';
   const f = view.inFlight as InFlightStep;
   if (f.target === 'action') return `in flight at step ${f.stepIndex}: action ${actionText(f)}`;
   if (f.resolution === 'reinterpret') return `model reply stored at step ${f.stepIndex}, not yet interpreted`;
@@ -55,17 +57,42 @@ function resolutionText(f: InFlightStep): string {
     case 'reinterpret':
       return 'will be interpreted on resume (nothing ran yet)';
     case 'settle':
-      return `cannot be ${f.target === 'action' ? 'replayed' : 're-issued'} (never): resume ends it in_flight_unknown`;
+      return `a never ${f.target === 'action' ? 'action' : 'model call'} was in flight: resume asks a person to settle it`;
+    case 'apply_input':
+      return `a reply landed (${f.input?.reply.kind ?? '?'} to ${f.request?.resultId ?? '?'}): resume carries it out`;
     default:
       // A resolution added after this CLI (a newer core): still a line, naming it.
       return `resume carries it on (${String(f.resolution)})`;
   }
 }
 
-/** The in-flight action as `name(arguments as JSON)` or `code: source`, clipped. */
+/** The in-flight action (announced, or awaiting approval) as `name(arguments as JSON)` or `code: source`, clipped. */
 function actionText(f: InFlightStep): string {
-  const action = f.actionIntent?.decision.action;
+  const action = f.actionIntent?.decision.action ?? f.request?.request.decision?.action;
   return action === undefined ? '?' : clip(describeAction(action), ACTION_CHARS);
+}
+
+/** The replies an open request accepts, in the order core offers them. */
+export function repliesOf(p: InputRequest): readonly string[] {
+  return acceptedReplies(p.kind, p.target);
+}
+
+/** What a request asks a person, naming the action: `approval of note({"text":"hi"})`, `settle the model call`. */
+export function askedText(p: InputRequest): string {
+  const action = p.decision ? clip(describeAction(p.decision.action), ACTION_CHARS) : null;
+  if (p.kind === 'approval') return `approval of ${action ?? '?'}`;
+  if (p.kind === 'answer') return `an answer to ${action ?? '?'}`;
+  return p.target === 'action' ? `settle ${action ?? '?'} (did it happen?)` : 'settle the model call (was it made?)';
+}
+
+/** The open request as `show` prints it: what is asked, the action and its arguments, the replies. */
+export function renderPending(p: InputRequest): string[] {
+  const action = p.decision?.action;
+  const lines = [`pending      ${p.kind} at step ${p.stepIndex} (${p.resultId})${p.target === 'model_call' ? ': the model call' : ''}`];
+  if (action?.kind === 'tool_call') lines.push(`action       ${action.name}`, `arguments    ${clip(JSON.stringify(action.arguments) ?? '', 600)}`);
+  else if (action) lines.push(`action       code: ${clip(action.source, 600)}`);
+  lines.push(`replies      ${repliesOf(p).join(', ')}`);
+  return lines;
 }
 
 function describeAction(action: Action): string {
@@ -74,6 +101,8 @@ function describeAction(action: Action): string {
 
 /** The in-flight step as the trajectory's last line: what was announced, under which id and policy. */
 export function renderInFlight(f: InFlightStep): string {
+  if (f.request && f.resolution === 'await_input') return `#${f.stepIndex}  awaiting ${f.request.request.kind} of ${f.target === 'action' ? `action ${actionText(f)}` : 'the model call'}  (${f.request.resultId})`;
+  if (f.request && f.input) return `#${f.stepIndex}  reply ${f.input.reply.kind} landed for ${f.target === 'action' ? `action ${actionText(f)}` : 'the model call'}  (${f.request.resultId}, not yet carried out)`;
   const intent = f.actionIntent ?? f.modelIntent;
   const id = `(${intent.resultId}, replay ${intent.replayPolicy})`;
   if (f.target === 'action') return `#${f.stepIndex}  in flight action ${actionText(f)}  ${id}`;
@@ -99,7 +128,7 @@ export function renderStep(step: StepRecord): string[] {
   }
 }
 
-/** The view's fields a script reads (`--json`): state, counters, the in-flight step with its action. */
+/** The view's fields a script reads (`--json`): state, counters, the in-flight step with its action, the open request with the replies it accepts. */
 export function viewJson(view: RunLogView, driverPid: number | null): Record<string, unknown> {
   const f = view.inFlight;
   const intent = f ? (f.actionIntent ?? f.modelIntent) : null;
@@ -107,7 +136,8 @@ export function viewJson(view: RunLogView, driverPid: number | null): Record<str
     state: view.state,
     stateLine: stateLine(view, driverPid),
     stopReason: view.ended?.stopReason ?? null,
-    inFlight: f && intent ? { stepIndex: f.stepIndex, resolution: f.resolution, target: f.target, action: f.actionIntent?.decision.action ?? null, resultId: intent.resultId, replayPolicy: intent.replayPolicy } : null,
+    inFlight: f && intent ? { stepIndex: f.stepIndex, resolution: f.resolution, target: f.target, action: f.actionIntent?.decision.action ?? f.request?.request.decision?.action ?? null, resultId: intent.resultId, replayPolicy: intent.replayPolicy } : null,
+    pending: view.pending ? { ...view.pending, action: view.pending.decision?.action ?? null, acceptedReplies: repliesOf(view.pending) } : null,
     driverPid,
     steps: view.steps,
     validActions: view.validActions,

@@ -80,7 +80,7 @@ describe.concurrent('polyloop export', () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('no such directory');
     expect(corrupt.code).toBe(3);
-    expect(corrupt.stderr).toMatch(/corrupt run log at .*r-62726f6b656e\.jsonl:2: an action intent without a model result/);
+    expect(corrupt.stderr).toMatch(/corrupt run log at .*r-62726f6b656e\.jsonl:2: intent of step 0 without its model-call intent/);
     expect(corrupt.stdout).toBe('');
   });
 });
@@ -92,7 +92,7 @@ describe('polyloop import', () => {
     const dst = await freshDir();
     const imported = await polyloop(['import', dst, exported]);
     expect(imported.code).toBe(0);
-    expect(imported.stdout).toMatch(/^imported run "flying" into .*r-666c79696e67\.jsonl \(4 records\): in flight at step 0: action echo\(\{"text":"hi"\}\) — cannot be replayed \(never\)/);
+    expect(imported.stdout).toMatch(/^imported run "flying" into .*r-666c79696e67\.jsonl \(4 records\): in flight at step 0: action echo\(\{"text":"hi"\}\) — a never action was in flight: resume asks a person to settle it/);
     const [a, b] = await Promise.all([polyloop(['show', src, 'flying', '--json']), polyloop(['show', dst, 'flying', '--json'])]);
     const strip = (s: string): unknown => {
       const { file: _f, lastWriteAt: _l, ...rest } = JSON.parse(s) as Record<string, unknown>;
@@ -131,7 +131,7 @@ describe('polyloop import', () => {
   const hostile: [string, string, RegExp][] = [
     ['a torn last line', ndjsonOf(good).slice(0, -15), /corrupt run log at .*bad\.ndjson:4: the last line is torn/],
     ['a corrupt middle line', ndjsonOf(good).replace(/\n.*\n/, '\n{oops\n'), /corrupt run log at .*bad\.ndjson:2: not valid JSON/],
-    ['records out of protocol order', ndjsonOf([good[0], good[2], good[1], good[3]] as LogRecord[]), /corrupt run log at .*bad\.ndjson:2: result s0\.model without its model-call intent/],
+    ['records out of protocol order', ndjsonOf([good[0], good[2], good[1], good[3]] as LogRecord[]), /corrupt run log at .*bad\.ndjson:2: result of step 0 without its model-call intent/],
     ['a first record that is not run_started', ndjsonOf(good.slice(1)), /corrupt run log at .*bad\.ndjson:1: first record is intent, not run_started/],
     ['schema major 2', ndjsonOf(good).replace(/"v":"1\.\d+"/g, '"v":"2.0"'), /bad\.ndjson: record schema version "2\.0" is not supported/],
     ['an empty file', '', /corrupt run log at .*bad\.ndjson:1: not valid JSON/],

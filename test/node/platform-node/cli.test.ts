@@ -66,7 +66,7 @@ describe.concurrent('polyloop runs', () => {
     expect(lines[0]).toMatch(/^RUN ID\s+STATE\s+STEPS\s+VALID ACTIONS\s+LAST WRITE$/);
     expect(lines).toHaveLength(8);
     expect(r.stdout).toMatch(/finished-run\s+ended \(final_answer\)\s+1\s+1\s+\d{4}-\d\d-\d\dT/);
-    expect(r.stdout).toMatch(/flying\s+in flight at step 0: action echo\(\{"text":"hi"\}\) — cannot be replayed \(never\): resume ends it in_flight_unknown\s+0\s+0/);
+    expect(r.stdout).toMatch(/flying\s+in flight at step 0: action echo\(\{"text":"hi"\}\) — a never action was in flight: resume asks a person to settle it\s+0\s+0/);
     expect(r.stdout).toMatch(/replaying\s+in flight at step 0: action add\(\{"a":1\}\) — will be replayed \(safe\)\s+0\s+0/);
     expect(r.stdout).toMatch(/asking\s+model call in flight at step 0 — will be re-issued\s+0/);
     expect(r.stdout).toMatch(/replied\s+model reply stored at step 0, not yet interpreted — will be interpreted on resume/);
@@ -114,7 +114,7 @@ describe.concurrent('polyloop runs', () => {
   it('lists a log that breaks the write protocol as corrupt, naming its file and line', async () => {
     const r = await polyloop('runs', corruptDir);
     expect(r.code).toBe(3);
-    expect(r.stdout).toMatch(/unordered\s+corrupt: corrupt run log at .*r-756e6f726465726564\.jsonl:2: an action intent without a model result before it/);
+    expect(r.stdout).toMatch(/unordered\s+corrupt: corrupt run log at .*r-756e6f726465726564\.jsonl:2: intent of step 0 without its model-call intent/);
   });
 });
 
@@ -156,13 +156,14 @@ describe.concurrent('polyloop show', () => {
       inFlight: { stepIndex: 0, resolution: 'settle', target: 'action', action: { kind: 'tool_call', name: 'echo', arguments: { text: 'hi' } }, resultId: 's0.action' },
       trajectory: [],
     });
-    expect(out['stateLine']).toMatch(/cannot be replayed \(never\)/);
+    expect(out['stateLine']).toMatch(/a never action was in flight: resume asks a person to settle it/);
+    expect(out['pending']).toBeNull();
   });
 
   it('exits 3 naming file and line for a log that breaks the write protocol', async () => {
     const r = await polyloop('show', corruptDir, 'unordered');
     expect(r.code).toBe(3);
-    expect(r.stderr).toMatch(/corrupt run log at .*\.jsonl:2: an action intent without a model result before it/);
+    expect(r.stderr).toMatch(/corrupt run log at .*\.jsonl:2: intent of step 0 without its model-call intent/);
   });
 
   it('exits 1 naming the run for an unknown run id', async () => {
