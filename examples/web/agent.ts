@@ -1,11 +1,13 @@
 /**
  * The demo agent of the web example: a deterministic local policy (no network, no API key) that
- * looks up the weather of five cities with a tool that takes visible time, then answers which is
- * warmest. Its replies are a pure function of the messages it is shown, so a resumed run that
- * rebuilds the same history gets the same replies.
+ * looks up the weather of five cities with a tool that takes visible time, then — when the page
+ * gives it an outbox — asks the person who should get the report (`ask_user`, answered by the
+ * person) and emails it (`send_email`, which the person approves first), and answers which city is
+ * warmest. Its replies are a pure function of the messages and tools it is shown, so a resumed
+ * run that rebuilds the same history gets the same replies.
  */
 import { defineAgent, ToolRegistry } from '../../src/core/index.ts';
-import type { AgentDefinition, EventSink, ModelCall, RunRequest, RunStore } from '../../src/core/index.ts';
+import type { AgentDefinition, EventSink, ModelCall, RunRequest, RunStore, ToolSpec } from '../../src/core/index.ts';
 import { jsonActionInterpreter, scriptedModel, sleep } from '../../src/testing/index.ts';
 
 /** The cities the agent visits, in order. */
@@ -18,27 +20,41 @@ export function temperatureOf(city: string): number {
   return TEMPERATURES[city] ?? 15;
 }
 
-const OBSERVATION = /^Observation:\n(.+): (-?\d+)°C$/;
+const OBSERVATION = /^Observation:\n([\s\S]*)$/;
+const WEATHER = /^(.+): (-?\d+)°C$/;
 
-function observations(call: ModelCall): { city: string; temp: number }[] {
-  const seen: { city: string; temp: number }[] = [];
+/** The question `ask_user` puts to the person. */
+export const QUESTION = 'Who should get the weather report? (an email address)';
+
+/** Every observation the model was shown, in order. */
+function observations(call: ModelCall): string[] {
+  const seen: string[] = [];
   for (const m of call.messages) {
     if (m.role !== 'user') continue;
     for (const block of m.content) {
       const hit = block.type === 'text' ? OBSERVATION.exec(block.text) : null;
-      if (hit) seen.push({ city: hit[1] as string, temp: Number(hit[2]) });
+      if (hit) seen.push(hit[1] as string);
     }
   }
   return seen;
 }
 
-/** The policy: the next unvisited city, or the final answer once all are known. */
+/**
+ * The policy: the next unvisited city; then, if it has the report tools, ask whom to send the
+ * report to and send it; then the final answer.
+ */
 export function policy(call: ModelCall): string {
   const seen = observations(call);
   const next = CITIES[seen.length];
   if (next !== undefined) return JSON.stringify({ tool: 'weather', args: { city: next } });
-  const best = seen.reduce((a, b) => (b.temp > a.temp ? b : a));
-  return JSON.stringify({ final: `${best.city} is the warmest at ${best.temp}°C` });
+  const temps = seen.slice(0, CITIES.length).map((o) => WEATHER.exec(o)).map((m) => ({ city: m?.[1] ?? '?', temp: Number(m?.[2]) }));
+  const best = temps.reduce((a, b) => (b.temp > a.temp ? b : a));
+  const answer = `${best.city} is the warmest at ${best.temp}°C`;
+  if (!call.tools.some((t) => t.name === 'send_email')) return JSON.stringify({ final: answer });
+  const [to, sent] = seen.slice(CITIES.length);
+  if (to === undefined) return JSON.stringify({ tool: 'ask_user', args: { question: QUESTION } });
+  if (sent === undefined) return JSON.stringify({ tool: 'send_email', args: { to: to.trim(), subject: 'The warmest city', body: `${answer}.` } });
+  return JSON.stringify({ final: sent.startsWith('Sent to ') ? `${answer}; the report went to ${to.trim()}.` : `${answer}; the report was not sent (${sent}).` });
 }
 
 /** How long things take, in milliseconds (visible in the page; 0 for quick runs). */
@@ -55,8 +71,47 @@ export function demoAgent(store: RunStore, events: EventSink, pace: Pace): Agent
   });
 }
 
-/** The demo request; `onExecute` is told each time the tool really runs (to show who drives). */
-export function demoRequest(runId: string, pace: Pace, onExecute: (city: string) => void): RunRequest {
+/** An email the agent sends (once the person approved it). */
+export type Email = { readonly to: string; readonly subject: string; readonly body: string };
+
+/** The world the demo's tools act on. */
+export type DemoWorld = {
+  /** Told each time the weather tool really runs (to show who drives). */
+  readonly onLookup?: (city: string) => void;
+  /**
+   * Delivers an email (the page's outbox). Given, the agent also gets `ask_user` and
+   * `send_email` and mails its answer; absent, it only answers.
+   */
+  readonly sendEmail?: (email: Email) => void | Promise<void>;
+};
+
+/** The two tools that involve the person: one they answer, one they approve. */
+function reportTools(sendEmail: NonNullable<DemoWorld['sendEmail']>): ToolSpec[] {
+  const text = { type: 'string' } as const;
+  return [
+    {
+      name: 'ask_user',
+      description: 'Ask the person a question; their answer is the observation.',
+      parameters: { type: 'object', properties: { question: text }, required: ['question'], additionalProperties: false },
+      answeredBy: 'human',
+    },
+    {
+      name: 'send_email',
+      description: 'Send an email. The person approves each one before it goes.',
+      parameters: { type: 'object', properties: { to: text, subject: text, body: text }, required: ['to', 'subject', 'body'], additionalProperties: false },
+      replayPolicy: 'never', // an email must not go twice: after a crash mid-send, the person settles it
+      needsApproval: true,
+      handler: async (args) => {
+        const email = { to: String(args['to']), subject: String(args['subject']), body: String(args['body']) };
+        await sendEmail(email);
+        return `Sent to ${email.to}.`;
+      },
+    },
+  ];
+}
+
+/** The demo request over `world` (see {@link DemoWorld}). */
+export function demoRequest(runId: string, pace: Pace, world: DemoWorld = {}): RunRequest {
   const tools = ToolRegistry.of([
     {
       name: 'weather',
@@ -65,15 +120,16 @@ export function demoRequest(runId: string, pace: Pace, onExecute: (city: string)
       replayPolicy: 'safe', // a lookup: running it again after a reload is harmless
       handler: async (args, { signal }) => {
         const city = String((args as { city?: unknown }).city);
-        onExecute(city);
+        world.onLookup?.(city);
         await sleep(pace.toolMs, signal);
         return `${city}: ${temperatureOf(city)}°C`;
       },
     },
+    ...(world.sendEmail ? reportTools(world.sendEmail) : []),
   ]);
   return {
     runId,
-    budget: { maxSteps: 10, maxValidActions: 8, maxContextChars: 20_000 },
+    budget: { maxSteps: 12, maxValidActions: 10, maxContextChars: 20_000 },
     executor: tools.executor(),
     tools,
     context: {

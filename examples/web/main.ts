@@ -1,26 +1,35 @@
 /**
  * The web example: an agent that runs in this tab, writes every step to IndexedDB, and carries
- * on after a reload. Open it in two tabs: one drives the run, the other waits and watches.
+ * on after a reload. It asks the person who should get its report and asks them to approve the
+ * email; the question stays on screen across reloads and across closing the tab and opening a
+ * new one, because the log in IndexedDB says what is pending. Open it in two tabs: one drives
+ * the run, the other waits and watches.
  * Query parameters: `run` (run id), `think` and `tool` (milliseconds each model call / tool takes).
  */
-import { isPolyLoopError, resume, run } from '../../src/core/index.ts';
-import type { EventSink, LogRecord, RunEvent, RunResult, RunStore, StepRecord } from '../../src/core/index.ts';
+import { isPolyLoopError, readRunLog, resume, run } from '../../src/core/index.ts';
+import type { EventSink, InputReply, InputRequest, RunEvent, RunResult, RunStore, StepRecord } from '../../src/core/index.ts';
 import { IndexedDBStore } from '../../src/platform-web/index.ts';
+import { sleep } from '../../src/testing/index.ts';
 import { demoAgent, demoRequest } from './agent.ts';
+import type { Email } from './agent.ts';
+import { renderPending } from './pending.ts';
 
-type State = 'idle' | 'waiting' | 'running' | 'finished' | 'failed';
+type State = 'idle' | 'waiting' | 'running' | 'awaiting' | 'finished' | 'failed';
 
 const query = new URLSearchParams(location.search);
 const runId = query.get('run') ?? 'weather-demo';
 const pace = { thinkMs: Number(query.get('think') ?? 500), toolMs: Number(query.get('tool') ?? 900) };
 const store = new IndexedDBStore({ dbName: 'polyloop-web-example' });
+const OUTBOX_KEY = 'polyloop-web-example-outbox';
 
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
-const view = { state: $('state'), banner: $('banner'), steps: $<HTMLOListElement>('steps'), answer: $('answer'), start: $<HTMLButtonElement>('start'), fresh: $<HTMLButtonElement>('fresh'), runId: $('run-id'), driver: $('driver') };
+const view = { state: $('state'), banner: $('banner'), steps: $<HTMLOListElement>('steps'), answer: $('answer'), start: $<HTMLButtonElement>('start'), fresh: $<HTMLButtonElement>('fresh'), runId: $('run-id'), driver: $('driver'), pending: $('pending'), outbox: $<HTMLUListElement>('outbox') };
 
 let steps: StepRecord[] = [];
 let inFlight: { readonly stepIndex: number; readonly text: string } | null = null;
 let executions = 0;
+let shown: InputRequest | null = null;
+let watch: ReturnType<typeof setInterval> | undefined;
 
 function setState(state: State, banner?: string): void {
   document.body.dataset['state'] = state;
@@ -34,11 +43,23 @@ function setPhase(phase: string): void {
   document.body.dataset['phase'] = phase;
 }
 
+/** The outbox is the world outside the run: it lives in localStorage, not in the run's log. */
+function outbox(): (Email & { readonly runId: string })[] {
+  return JSON.parse(localStorage.getItem(OUTBOX_KEY) ?? '[]') as (Email & { runId: string })[];
+}
+
+async function sendEmail(email: Email): Promise<void> {
+  await sleep(pace.toolMs);
+  localStorage.setItem(OUTBOX_KEY, JSON.stringify([...outbox(), { runId, ...email }]));
+  render();
+}
+
 function stepItem(step: StepRecord): HTMLLIElement {
   const li = document.createElement('li');
   li.className = 'step done';
   const what = step.decision === 'final' ? `answer: ${step.finalAnswer ?? ''}` : (step.actionRepr ?? step.decision);
-  li.innerHTML = '<span class="what"></span><span class="obs"></span><span class="pill ok">done</span>';
+  const status = step.actionStatus === 'denied' ? 'denied' : 'done';
+  li.innerHTML = `<span class="what"></span><span class="obs"></span><span class="pill ok">${status}</span>`;
   (li.children[0] as HTMLElement).textContent = what;
   (li.children[1] as HTMLElement).textContent = step.observation ?? step.explanation ?? '';
   return li;
@@ -54,11 +75,9 @@ function render(): void {
     items.push(li);
   }
   view.steps.replaceChildren(...items);
-  view.driver.textContent = `actions executed by this tab: ${executions}`;
-}
-
-function stepsOf(log: readonly LogRecord[]): StepRecord[] {
-  return log.flatMap((r) => (r.kind === 'step' ? [r.step] : []));
+  view.driver.textContent = `weather lookups run by this tab: ${executions}`;
+  const mail = outbox().filter((m) => m.runId === runId);
+  view.outbox.replaceChildren(...mail.map((m) => Object.assign(document.createElement('li'), { textContent: `to ${m.to} — ${m.subject}: ${m.body}` })));
 }
 
 function onEvent(e: RunEvent): void {
@@ -84,6 +103,12 @@ function onEvent(e: RunEvent): void {
 
 const events: EventSink = { params: { sink: 'web-example' }, deliver: onEvent };
 
+/** Steps from the log, for a tab that is not driving; a log the reader refuses shows as failed. */
+async function showLog(): Promise<void> {
+  steps = [...readRunLog(await store.readLog(runId)).trajectory];
+  render();
+}
+
 /** The store as the agent sees it; `acquire` shows "waiting" while another tab holds the run. */
 function watchedStore(inner: IndexedDBStore): RunStore {
   return {
@@ -91,11 +116,14 @@ function watchedStore(inner: IndexedDBStore): RunStore {
     intent: (id, rec) => inner.intent(id, rec),
     result: (id, resultId, rec) => inner.result(id, resultId, rec),
     step: (id, rec) => inner.step(id, rec),
+    inputRequest: (id, rec) => inner.inputRequest(id, rec),
+    input: (id, rec) => inner.input(id, rec),
     readLog: (id) => inner.readLog(id),
     runEnded: (id, rec) => inner.runEnded(id, rec),
     async acquire(id, opts) {
       const timer = setTimeout(() => setState('waiting', 'Another tab is driving this run; watching its log until it lets go.'), 150);
-      const poll = setInterval(() => void inner.readLog(id).then((log) => ((steps = stepsOf(log)), render())), 300);
+      // Only a view of the other tab's progress: the driving call itself reports any failure.
+      const poll = setInterval(() => void showLog().catch(() => undefined), 300);
       try {
         return await inner.acquire(id, opts);
       } finally {
@@ -107,8 +135,11 @@ function watchedStore(inner: IndexedDBStore): RunStore {
 }
 
 const agent = demoAgent(watchedStore(store), events, pace);
-const request = demoRequest(runId, pace, () => {
-  executions += 1;
+const request = demoRequest(runId, pace, {
+  onLookup: () => {
+    executions += 1;
+  },
+  sendEmail,
 });
 
 function finish(result: RunResult): void {
@@ -121,11 +152,50 @@ function finish(result: RunResult): void {
   setState('finished', `Finished (${result.stopReason}) after ${result.steps} steps${resumed}.`);
 }
 
-async function drive(mode: 'run' | 'resume'): Promise<void> {
+function hidePending(): void {
+  shown = null;
+  clearInterval(watch);
+  view.pending.hidden = true;
+  view.pending.replaceChildren();
+}
+
+/**
+ * Show the open request and wait for the person. Another tab may answer it first: while it is
+ * shown, the log is checked, and once the request is gone this tab follows the run.
+ */
+function showPending(pending: InputRequest): void {
+  hidePending();
+  shown = pending;
+  inFlight = null;
+  render();
+  renderPending(view.pending, pending, (reply) => void answer(reply));
+  setState('awaiting', pending.kind === 'settle' ? 'Waiting for you to settle what happened.' : 'Waiting for you. Reload or close the tab if you like: the question stays.');
+  setPhase(`${pending.kind}:${pending.stepIndex}`);
+  watch = setInterval(() => {
+    // A failed read is retried on the next tick; the click path reports real failures.
+    void store.readLog(runId).then((log) => {
+      const now = readRunLog(log);
+      if (shown && now.pending?.resultId !== shown.resultId) void drive('resume');
+    }).catch(() => undefined);
+  }, 1000);
+}
+
+async function answer(reply: InputReply): Promise<void> {
+  hidePending();
+  setState('running', 'Carrying out your reply.');
+  await drive('resume', reply);
+}
+
+async function drive(mode: 'run' | 'resume', input?: InputReply): Promise<void> {
+  hidePending();
   try {
-    finish(await (mode === 'run' ? run : resume)(agent, request));
+    const result = mode === 'run' ? await run(agent, request) : await resume(agent, request, input ? { input } : {});
+    if (result.pending) showPending(result.pending);
+    else finish(result);
   } catch (e) {
     if (mode === 'run' && isPolyLoopError(e, 'run_exists')) return drive('resume');
+    // Answered in another tab first: nothing was written; follow the run from its log.
+    if (isPolyLoopError(e, 'invalid_input')) return drive('resume');
     setState('failed', e instanceof Error ? `${e.name}: ${e.message}` : String(e));
   }
 }
@@ -137,9 +207,12 @@ async function boot(): Promise<void> {
     location.search = `?run=weather-${Date.now().toString(36)}`;
   });
   const log = await store.readLog(runId);
-  steps = stepsOf(log);
+  const found = readRunLog(log);
+  steps = [...found.trajectory];
   render();
-  if (log.length === 0) return setState('idle', 'No run yet. Start one, then reload the page whenever you like.');
+  if (found.state === 'not_started') return setState('idle', 'No run yet. Start one, then reload the page whenever you like.');
+  // The log is the source of truth: a request it holds is shown as is, without taking the run.
+  if (found.pending) return showPending(found.pending);
   setState('running', `Reopened mid-run: resuming from step ${steps.length + 1}.`);
   await drive('resume');
 }
@@ -147,7 +220,8 @@ async function boot(): Promise<void> {
 /** What the end-to-end test reads. */
 (globalThis as { polyloopExample?: unknown }).polyloopExample = {
   executions: () => executions,
-  trajectory: async () => stepsOf(await store.readLog(runId)),
+  emails: () => outbox().filter((m) => m.runId === runId),
+  trajectory: async () => readRunLog(await store.readLog(runId)).trajectory,
 };
 
-void boot();
+boot().catch((e: unknown) => setState('failed', e instanceof Error ? `${e.name}: ${e.message}` : String(e)));

@@ -18,7 +18,7 @@ const PACE = { thinkMs: 0, toolMs: 0 };
 
 /** Run (or resume) the demo run `r` on `store`; the trajectory it ends with. */
 async function drive(store: RunStore, mode: 'run' | 'resume'): Promise<readonly StepRecord[]> {
-  const result = await (mode === 'run' ? run : resume)(demoAgent(store, collectingSink(), PACE), demoRequest('r', PACE, () => undefined));
+  const result = await (mode === 'run' ? run : resume)(demoAgent(store, collectingSink(), PACE), demoRequest('r', PACE));
   return result.trajectory;
 }
 

@@ -1,57 +1,73 @@
 /**
- * The equivalence law in real Chromium over IndexedDB: the demo agent of examples/web, "crashed"
- * at every write point (the write lost, or landed but unacknowledged), then resumed by a new
- * store instance as a reloaded page would, ends with the trajectory of an uninterrupted run.
- * The crash points come from a counting run; every lookup of the uninterrupted run ran, and
- * (the tool being `safe`) at most the one in flight at the crash ran twice.
+ * The crash law in real Chromium over IndexedDB, on the demo agent of examples/web: five weather
+ * lookups (`safe`), a question the person answers (`ask_user`) and an email the person approves
+ * (`send_email`, `never`). Crashed at every write point (the write lost, or landed but
+ * unacknowledged) and resumed by a new store instance as a reloaded page would, answering each
+ * request as the person would — a settle request from the outbox: `executed` when the email is
+ * in it, `retry` when not — every case ends with the uninterrupted trajectory; the email went
+ * exactly once, and at most the lookup in flight at the crash ran twice.
  */
 import { describe, expect, it } from 'vitest';
-import { isPolyLoopError, resume, run } from '../../src/core/index.ts';
-import type { RunStore, StepRecord } from '../../src/core/index.ts';
+import type { InputReply, InputRequest, RunStore } from '../../src/core/index.ts';
 import { IndexedDBStore } from '../../src/platform-web/index.ts';
-import { collectingSink, faultyStore } from '../../src/testing/index.ts';
+import { collectingSink, crashAtEveryWrite } from '../../src/testing/index.ts';
 import { demoAgent, demoRequest } from '../../examples/web/agent.ts';
+import type { Email } from '../../examples/web/agent.ts';
 import { freshDbName } from './idb-store.cases.ts';
 
 const PACE = { thinkMs: 0, toolMs: 0 };
 
-const stripTimes = (steps: readonly StepRecord[]): unknown[] => steps.map(({ startedAt: _s, endedAt: _e, ...rest }) => rest);
+/** The world outside one case: the lookups that ran and the emails that went. */
+type World = { lookups: string[]; outbox: Email[] };
 
-/** Drive the demo run; `executed` collects the city of every real tool execution (its side effects). */
-async function drive(store: RunStore, mode: 'run' | 'resume', executed: string[] = []): Promise<unknown[]> {
-  const request = demoRequest('r', PACE, (city) => executed.push(city));
-  const result = await (mode === 'run' ? run : resume)(demoAgent(store, collectingSink(), PACE), request);
-  return stripTimes(result.trajectory);
+/** The person: answers the question, approves the email, and settles an email in doubt from the outbox. */
+function person(world: () => World): (p: InputRequest) => InputReply {
+  return (p) => {
+    if (p.kind === 'answer') return { kind: 'answer', resultId: p.resultId, text: 'ana@example.com' };
+    if (p.kind === 'approval') return { kind: 'approve', resultId: p.resultId };
+    const sent = world().outbox.at(-1);
+    return sent ? { kind: 'executed', resultId: p.resultId, observation: `Sent to ${sent.to}.` } : { kind: 'retry', resultId: p.resultId };
+  };
 }
 
 describe('the web demo agent over IndexedDB in Chromium', () => {
-  it.each([false, true])('resumes from a crash at every one of its writes to the uninterrupted trajectory (write lands before the crash: %s)', async (landsBeforeThrow) => {
-    // The baseline is a counting run: its write count is every crash point there is.
-    const baselineExecuted: string[] = [];
-    const counting = faultyStore(new IndexedDBStore({ dbName: freshDbName('law') }), { crashAfterWrites: Number.POSITIVE_INFINITY });
-    const baseline = await drive(counting, 'run', baselineExecuted);
-    expect(baseline).toHaveLength(6);
-    const writes = counting.writes.length;
-    expect(counting.writes.map((w) => w.method)).toEqual(['runStarted', ...Array<string[]>(5).fill(['intent', 'result', 'intent', 'step']).flat(), 'intent', 'result', 'step', 'runEnded']);
-    for (let k = 0; k < writes; k++) {
-      const where = `crash after ${k} writes`;
-      const dbName = freshDbName('law');
-      const executed: string[] = [];
-      const crashing = faultyStore(new IndexedDBStore({ dbName }), { crashAfterWrites: k, landsBeforeThrow });
-      const err = await drive(crashing, 'run', executed).then(() => null, (e: unknown) => e);
-      expect(isPolyLoopError(err, 'store_error'), where).toBe(true);
-      const reopened = new IndexedDBStore({ dbName });
-      const mode = (await reopened.readLog('r')).length === 0 ? 'run' : 'resume';
-      expect(await drive(reopened, mode, executed), where).toEqual(baseline);
-      await reopened.close();
-      // The lookup is safe to repeat, so it may run again — but only the one that was in flight.
-      const extra = [...executed];
-      for (const city of baselineExecuted) {
-        const i = extra.indexOf(city);
-        expect(i, `${where}: the lookup for ${city} never ran`).not.toBe(-1);
-        extra.splice(i, 1);
+  it('resumes from a crash at every one of its writes, answered by the person, to the uninterrupted trajectory; the email goes exactly once', async () => {
+    const worlds: World[] = [];
+    const stores: IndexedDBStore[] = [];
+    const world = (): World => worlds.at(-1)!;
+    const report = await crashAtEveryWrite({
+      store: (): RunStore => {
+        worlds.push({ lookups: [], outbox: [] });
+        const store = new IndexedDBStore({ dbName: freshDbName('law') });
+        stores.push(store);
+        return store;
+      },
+      setup: (store) => ({
+        agent: demoAgent(store, collectingSink(), PACE),
+        request: demoRequest('r', PACE, { onLookup: (city) => world().lookups.push(city), sendEmail: (email) => void world().outbox.push(email) }),
+      }),
+      reply: person(world),
+    });
+    await Promise.all(stores.map((s) => s.close()));
+    expect(report.failures).toEqual([]);
+    const ref = report.reference;
+    expect(ref.trajectory.map((s) => s.actionStatus)).toEqual([...Array<string>(7).fill('executed'), null]);
+    expect(ref.finalAnswer).toBe('Cairo is the warmest at 31°C; the report went to ana@example.com.');
+    // run_started, 8 × (model intent, result, step), 6 action intents (ask_user runs none), 2 × (input_request, input), run_ended.
+    expect(report.writes).toBe(1 + 8 * 3 + 6 + 2 * 2 + 1);
+    expect(report.cases).toHaveLength(report.writes * 2);
+    const [baseline, ...crashed] = worlds;
+    expect(baseline!.outbox).toHaveLength(1);
+    crashed.forEach((w, i) => {
+      const where = `case ${i}`;
+      expect(w.outbox, where).toEqual(baseline!.outbox);
+      const extra = [...w.lookups];
+      for (const city of baseline!.lookups) {
+        const at = extra.indexOf(city);
+        expect(at, `${where}: the lookup for ${city} never ran`).not.toBe(-1);
+        extra.splice(at, 1);
       }
       expect(extra.length, `${where}: repeated lookups ${JSON.stringify(extra)}`).toBeLessThanOrEqual(1);
-    }
-  });
+    });
+  }, 120_000);
 });
