@@ -8,40 +8,71 @@
  *   npm run demo -- --resume           finish the same run from its log
  *   npm run demo -- --dir <dir>        keep the log elsewhere
  *   npm run demo -- --local            ignore OPENAI_API_KEY and use the local policy
+ *   npm run demo -- --approve          run "demo-approve": writing the report needs a person's approval,
+ *                                      so the run stops there (the process exits; nothing is lost)
+ *   npm run demo -- --input approve    answer that request from a second command: the run finishes
+ *   npm run demo -- --input deny --reason "not now"   refuse it: nothing is written, the run finishes
  * With OPENAI_API_KEY (or OPENAI_BASE_URL) set, the same run uses an OpenAI-compatible model
  * (OPENAI_MODEL, default gpt-4.1-mini) with native tool calls.
  * Then inspect it: npm run polyloop -- show .polyloop-demo demo
  */
 import { rm } from 'node:fs/promises';
-import { resolve } from 'node:path';
-import { defineAgent, isPolyLoopError, resume, run } from '../../src/core/index.ts';
-import type { DecisionInterpreter, EventSink, ModelCaller, RunEvent, RunRequest, RunResult } from '../../src/core/index.ts';
+import { join, resolve } from 'node:path';
+import { acceptedReplies, defineAgent, isPolyLoopError, readRunLog, resume, run } from '../../src/core/index.ts';
+import type { DecisionInterpreter, EventSink, InputReply, InputRequest, ModelCaller, RunEvent, RunRequest, RunResult } from '../../src/core/index.ts';
 import { FileStore } from '../../src/platform-node/index.ts';
 import { jsonActionInterpreter } from '../../src/testing/index.ts';
 import { countExports, localPolicy } from './policy.ts';
 import { repoTools } from './tools.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const RUN_ID = 'demo';
 const TEMPLATE = 'Observation:\n{observation}';
+const DEFAULT_DIR = '.polyloop-demo';
+const REPLIES = ['approve', 'deny', 'cancel'] as const;
 
-type Options = { readonly dir: string; readonly resume: boolean; readonly crashAfter: number | null; readonly local: boolean };
+type Options = {
+  readonly dir: string;
+  readonly resume: boolean;
+  readonly crashAfter: number | null;
+  readonly local: boolean;
+  /** `--approve` (or `--input`): the run "demo-approve", whose report needs a person's approval. */
+  readonly approve: boolean;
+  readonly input: (typeof REPLIES)[number] | null;
+  readonly reason: string;
+  /** The options that rebuild the same run, as the printed commands repeat them. */
+  readonly sameRun: string;
+};
 
 function parseArgs(argv: readonly string[]): Options {
-  let dir = resolve('.polyloop-demo');
+  let dir = resolve(DEFAULT_DIR);
   let resumeRun = false;
   let crashAfter: number | null = null;
   let local = false;
+  let approve = false;
+  let input: Options['input'] = null;
+  let reason = 'Denied by the user.';
+  const same: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
+    const next = argv[i + 1];
     if (a === '--resume') resumeRun = true;
-    else if (a === '--local') local = true;
-    else if (a === '--dir' && argv[i + 1]) dir = resolve(argv[++i] as string);
-    else if (a === '--crash-after' && /^\d+$/.test(argv[i + 1] ?? '') && Number(argv[i + 1]) > 0) crashAfter = Number(argv[++i]);
+    else if (a === '--approve') approve = true;
+    else if (a === '--local') {
+      local = true;
+      same.push(a);
+    } else if (a === '--dir' && next) {
+      dir = resolve(next);
+      same.push(a, JSON.stringify(argv[++i]));
+    } else if (a === '--crash-after' && /^\d+$/.test(next ?? '') && Number(next) > 0) crashAfter = Number(argv[++i]);
+    else if (a === '--input' && (REPLIES as readonly string[]).includes(next ?? '')) input = argv[++i] as Options['input'];
+    else if (a === '--reason' && next !== undefined) reason = argv[++i] as string;
     else throw new UsageError(`unknown or incomplete option ${JSON.stringify(a)}`);
   }
-  return { dir, resume: resumeRun, crashAfter, local };
+  return { dir, resume: resumeRun, crashAfter, local, approve: approve || input !== null, input, reason, sameRun: same.join(' ') };
 }
+
+const runIdOf = (opts: Options): string => (opts.approve ? 'demo-approve' : 'demo');
+const reportFileOf = (opts: Options): string => join(opts.dir, 'demo-report.md');
 
 class UsageError extends Error {}
 
@@ -65,7 +96,8 @@ function printingSink(crashAfter: number | null): EventSink {
           print(`💥 --crash-after ${crashAfter}: SIGKILL to pid ${process.pid} now (resume with: npm run demo -- --resume)`);
           process.kill(process.pid, 'SIGKILL');
         }
-      } else if (e.type === 'warning') print(`warning: ${e.message}`);
+      } else if (e.type === 'input_received') print(`reply ${e.kind} to ${e.resultId} written; carrying it out`);
+      else if (e.type === 'warning') print(`warning: ${e.message}`);
       else if (e.type === 'run_ended') print(`run ${e.runId}: ended (${e.stopReason}) after ${e.steps} steps, ${e.validActions} valid actions`);
     },
   };
@@ -82,13 +114,13 @@ async function pickModel(local: boolean): Promise<{ model: ModelCaller; interpre
   return { model: localPolicy({ observationPrefix: TEMPLATE.slice(0, TEMPLATE.indexOf('{observation}')) }), interpreter: jsonActionInterpreter(), real: false };
 }
 
-function buildRequest(real: boolean): RunRequest {
-  const tools = repoTools(ROOT);
+function buildRequest(real: boolean, opts: Options): RunRequest {
+  const tools = repoTools(ROOT, opts.approve ? reportFileOf(opts) : null);
   const system = real
     ? 'You explore a TypeScript repository with the list_dir and read_file tools (one call per turn). When you know the answer, reply with it as plain text.'
     : 'You explore a TypeScript repository. Reply with JSON: {"tool": name, "args": {...}} to call a tool, or {"final": answer}.';
   return {
-    runId: RUN_ID,
+    runId: runIdOf(opts),
     budget: real ? { maxSteps: 40, maxValidActions: 40, maxContextChars: 400_000 } : { maxSteps: 200, maxValidActions: 200, maxContextChars: 5_000_000 },
     executor: tools.executor(),
     tools,
@@ -102,31 +134,71 @@ function buildRequest(real: boolean): RunRequest {
   };
 }
 
+/** The reply `--input` gives to the run's open request (read from the log: a new process knows nothing else). */
+async function replyOf(store: FileStore, opts: Options): Promise<InputReply | null> {
+  const pending = readRunLog(await store.readLog(runIdOf(opts))).pending;
+  if (pending === null) return null;
+  const resultId = pending.resultId;
+  if (opts.input === 'approve') return { kind: 'approve', resultId };
+  if (opts.input === 'deny') return { kind: 'deny', resultId, reason: opts.reason };
+  return { kind: 'cancel', resultId };
+}
+
+/** What the run asks, and the exact commands that answer it from another process. */
+function printPending(p: InputRequest, opts: Options): void {
+  const action = p.decision?.action;
+  const what = action?.kind === 'tool_call' ? `${action.name}(${JSON.stringify(action.arguments)})` : action ? `code: ${action.source}` : 'the model call';
+  const cmd = `npm run demo --${opts.sameRun ? ` ${opts.sameRun}` : ''}`;
+  const lines = [
+    '',
+    `⏸  run ${runIdOf(opts)} awaits ${p.kind === 'approval' ? 'approval' : p.kind === 'answer' ? 'an answer' : 'settlement'} at step ${p.stepIndex} (${p.resultId}; replies ${acceptedReplies(p.kind, p.target).join(', ')}):`,
+    `     ${what.length > 300 ? `${what.slice(0, 299)}…` : what}`,
+    '   Nothing is lost if this process exits now. Answer it from another command:',
+    `     ${cmd} --input approve`,
+    `     ${cmd} --input deny --reason "not now"`,
+    `   inspect: npm run polyloop -- show ${opts.dir} ${runIdOf(opts)}`,
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
 async function main(): Promise<number> {
   const opts = parseArgs(process.argv.slice(2));
+  const runId = runIdOf(opts);
   const store = new FileStore({ dir: opts.dir, onWarning: (w) => process.stdout.write(`store: ${w.message}\n`) });
   const { model, interpreter, real } = await pickModel(opts.local);
   const agent = defineAgent({ model, interpreter, store, events: printingSink(opts.crashAfter), syntheticObservations: { notExecuted: 'That action was not executed.', envError: 'The environment failed; try something else.' } });
-  const request = buildRequest(real);
-  process.stdout.write(`model: ${String(model.params['model'])} · store: ${store.logPath(RUN_ID)}\n`);
+  const request = buildRequest(real, opts);
+  process.stdout.write(`model: ${String(model.params['model'])} · store: ${store.logPath(runId)}\n`);
   let result: RunResult;
-  if (opts.resume) {
+  if (opts.input !== null) {
+    const input = await replyOf(store, opts);
+    if (input === null) {
+      process.stderr.write(`demo: run ${runId} awaits no input (start one with: npm run demo -- --approve)\n`);
+      return 1;
+    }
+    result = await resume(agent, request, { input });
+  } else if (opts.resume) {
     result = await resume(agent, request);
   } else {
-    const release = await store.acquire(RUN_ID, {}); // refuses if a demo is still running
-    await rm(store.logPath(RUN_ID), { force: true });
+    const release = await store.acquire(runId, {}); // refuses if a demo is still running
+    await rm(store.logPath(runId), { force: true });
+    if (opts.approve) await rm(reportFileOf(opts), { force: true });
     await release();
     result = await run(agent, request);
   }
-  if (opts.resume && !sawEvents) process.stdout.write(`run ${RUN_ID}: had already ended; this is its stored result (run \`npm run demo\` for a fresh one)\n`);
-  process.stdout.write(`\nanswer: ${result.finalAnswer ?? `(none: ${result.stopReason})`}\ninspect: npm run polyloop -- show ${opts.dir} ${RUN_ID}\n`);
+  if (result.pending !== null) {
+    printPending(result.pending, opts);
+    return 0;
+  }
+  if (opts.resume && !sawEvents) process.stdout.write(`run ${runId}: had already ended; this is its stored result (run \`npm run demo\` for a fresh one)\n`);
+  process.stdout.write(`\nanswer: ${result.finalAnswer ?? `(none: ${result.stopReason})`}\ninspect: npm run polyloop -- show ${opts.dir} ${runId}\n`);
   return result.stopReason === 'final_answer' ? 0 : 1;
 }
 
 main().then(
   (code) => (process.exitCode = code),
   (e: unknown) => {
-    if (e instanceof UsageError) process.stderr.write(`demo: ${e.message}\nusage: npm run demo -- [--crash-after N] [--resume] [--dir DIR] [--local]\n`);
+    if (e instanceof UsageError) process.stderr.write(`demo: ${e.message}\nusage: npm run demo -- [--crash-after N] [--resume] [--dir DIR] [--local] [--approve] [--input approve|deny|cancel [--reason TEXT]]\n`);
     else if (isPolyLoopError(e, 'run_not_found')) process.stderr.write('demo: there is no demo run to resume yet; start one with: npm run demo\n');
     else if (isPolyLoopError(e)) process.stderr.write(`demo: ${e.name}: ${e.message}\n`);
     else throw e;

@@ -1,7 +1,8 @@
 /**
  * A deterministic local "model" for the demo: it decides from the messages alone (no hidden
  * state), so a resumed run sees the same messages and makes the same decisions. It walks `src/`
- * with `list_dir`, reads every `.ts` module with `read_file`, counts exported names, and answers.
+ * with `list_dir`, reads every `.ts` module with `read_file`, counts exported names, and answers
+ * (first asking to `write_report` it when that tool is offered).
  * It speaks the JSON action protocol of `jsonActionInterpreter()`.
  */
 import type { Message, ModelCall, ModelCaller, ModelReply } from '../../src/core/index.ts';
@@ -17,7 +18,7 @@ export function countExports(source: string): number {
   return n;
 }
 
-type Seen = { readonly listed: Set<string>; readonly read: Map<string, number>; readonly dirs: string[]; readonly files: string[] };
+type Seen = { readonly listed: Set<string>; readonly read: Map<string, number>; readonly dirs: string[]; readonly files: string[]; reported: boolean };
 
 function textOf(m: Message | undefined): string {
   return m?.content.map((b) => (b.type === 'text' ? b.text : '')).join('') ?? '';
@@ -25,7 +26,7 @@ function textOf(m: Message | undefined): string {
 
 /** Rebuild what the walk has seen from the history: each action and the observation after it. */
 function replayHistory(messages: readonly Message[], observationPrefix: string): Seen {
-  const seen: Seen = { listed: new Set(), read: new Map(), dirs: ['src'], files: [] };
+  const seen: Seen = { listed: new Set(), read: new Map(), dirs: ['src'], files: [], reported: false };
   messages.forEach((m, i) => {
     if (m.role !== 'assistant') return;
     let action: { tool?: unknown; args?: { path?: unknown } };
@@ -44,6 +45,9 @@ function replayHistory(messages: readonly Message[], observationPrefix: string):
       }
     } else if (action.tool === 'read_file') {
       seen.read.set(path, countExports(obs));
+    } else if (action.tool === 'write_report') {
+      // Written, or denied: either way the report was asked for once, and the answer follows.
+      seen.reported = true;
     }
   });
   return seen;
@@ -74,6 +78,7 @@ export function localPolicy(opts: { readonly observationPrefix: string }): Model
       let text: string;
       if (dir !== undefined) text = JSON.stringify({ tool: 'list_dir', args: { path: dir } });
       else if (file !== undefined) text = JSON.stringify({ tool: 'read_file', args: { path: file } });
+      else if (call.tools.some((t) => t.name === 'write_report') && !seen.reported) text = JSON.stringify({ tool: 'write_report', args: { text: answer(seen.read) } });
       else text = JSON.stringify({ final: answer(seen.read) });
       return { callId: `local-${call.callSeq}`, text, reasoning };
     },

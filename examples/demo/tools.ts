@@ -1,11 +1,13 @@
 /**
  * The demo's tools: read-only views of the repository (`list_dir`, `read_file`), both `safe`
- * to replay. Paths are relative to the repository root and may not leave it.
+ * to replay. Paths are relative to the repository root and may not leave it. In `--approve`
+ * mode a third tool, `write_report`, writes the answer to a file: a side effect (`never`
+ * replayed) that a person approves first.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { ToolRegistry } from '../../src/core/index.ts';
-import type { JsonObject } from '../../src/core/index.ts';
+import type { JsonObject, ToolSpec } from '../../src/core/index.ts';
 
 const MAX_FILE_CHARS = 60_000;
 
@@ -24,9 +26,26 @@ const pathParam: JsonObject = {
   additionalProperties: false,
 };
 
-/** `list_dir` and `read_file` over `root`. */
-export function repoTools(root: string): ToolRegistry {
+/** The tool that needs approval: writes `text` to `file` (the only file it ever writes). */
+export function reportTool(file: string): ToolSpec {
+  return {
+    name: 'write_report',
+    description: 'Write the final report (markdown) to the report file. A person approves it first.',
+    parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
+    replayPolicy: 'never',
+    needsApproval: true,
+    handler: async (args) => {
+      const text = String(args['text']);
+      await writeFile(file, text + '\n', 'utf8');
+      return `wrote ${text.length} chars to ${file}`;
+    },
+  };
+}
+
+/** `list_dir` and `read_file` over `root`, and `write_report` to `reportFile` when given. */
+export function repoTools(root: string, reportFile: string | null = null): ToolRegistry {
   return ToolRegistry.of([
+    ...(reportFile === null ? [] : [reportTool(reportFile)]),
     {
       name: 'list_dir',
       description: 'List a directory of the repository: one entry per line, directories end with "/".',

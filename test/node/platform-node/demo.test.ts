@@ -1,9 +1,10 @@
+import { readFile, stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { countExports } from '../../../examples/demo/policy.ts';
-import { finished, spawnTs, tempDir } from './helpers.ts';
+import { finished, polyloop, spawnTs, tempDir } from './helpers.ts';
 
 const MAIN = resolve(import.meta.dirname, '../../../examples/demo/main.ts');
 const cleanups: Array<() => Promise<void>> = [];
@@ -49,6 +50,60 @@ describe('npm run demo', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('there is no demo run to resume yet; start one with: npm run demo');
   }, 60_000);
+});
+
+describe('npm run demo -- --approve', () => {
+  const env = { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
+
+  async function stopAtApproval(): Promise<{ dir: string; stdout: string }> {
+    const t = await tempDir('polyloop-demo-');
+    cleanups.push(t.cleanup);
+    const first = await finished(spawnTs(MAIN, ['--dir', t.dir, '--approve'], { env }));
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    return { dir: t.dir, stdout: first.stdout };
+  }
+
+  it('stops at the approval of write_report, printing the request and the exact commands that answer it; a second process approves and the run finishes with the report written', async () => {
+    const { dir, stdout } = await stopAtApproval();
+    expect(stdout).toMatch(/⏸ {2}run demo-approve awaits approval at step \d+ \(s\d+\.input; replies approve, deny, cancel\):/);
+    expect(stdout).toMatch(/^ +write_report\(\{"text":"src\/\S+\.ts exports the most names: \d+\./m);
+    expect(stdout).toContain(`npm run demo -- --dir ${JSON.stringify(dir)} --input approve`);
+    expect(stdout).toContain(`npm run demo -- --dir ${JSON.stringify(dir)} --input deny --reason "not now"`);
+    expect(stdout).not.toContain('run demo-approve: ended');
+    await expect(stat(join(dir, 'demo-report.md'))).rejects.toMatchObject({ code: 'ENOENT' });
+    const listed = await polyloop(['runs', dir]);
+    expect(listed.stdout).toMatch(/demo-approve\s+awaiting input at step \d+: approval of write_report/);
+
+    // A resume without input changes nothing: the run still waits.
+    const idle = await finished(spawnTs(MAIN, ['--dir', dir, '--resume', '--approve'], { env }));
+    expect(idle.code).toBe(0);
+    expect(idle.stdout).toContain('awaits approval');
+
+    const approved = await finished(spawnTs(MAIN, ['--dir', dir, '--input', 'approve'], { env }));
+    expect(approved.stderr).toBe('');
+    expect(approved.code).toBe(0);
+    expect(approved.stdout).toMatch(/reply approve to s\d+\.input written; carrying it out/);
+    expect(approved.stdout).toMatch(/write_report\(.*→ wrote \d+ chars to /);
+    expect(approved.stdout).toMatch(/run demo-approve: ended \(final_answer\)/);
+    const report = await readFile(join(dir, 'demo-report.md'), 'utf8');
+    expect(report).toMatch(/^src\/\S+\.ts exports the most names: \d+\./);
+    expect(approved.stdout).toContain(`answer: ${report.trim()}`);
+  }, 180_000);
+
+  it('--input deny --reason finishes the run without writing the report, the reason recorded as the step\'s observation', async () => {
+    const { dir } = await stopAtApproval();
+    const denied = await finished(spawnTs(MAIN, ['--dir', dir, '--input', 'deny', '--reason', 'Not in this repo.'], { env }));
+    expect(denied.stderr).toBe('');
+    expect(denied.code).toBe(0);
+    expect(denied.stdout).toMatch(/run demo-approve: ended \(final_answer\)/);
+    await expect(stat(join(dir, 'demo-report.md'))).rejects.toMatchObject({ code: 'ENOENT' });
+    const shown = await polyloop(['show', dir, 'demo-approve']);
+    expect(shown.stdout).toMatch(/write_report\(.*\[denied\]\n +observation: Not in this repo\./);
+    const again = await finished(spawnTs(MAIN, ['--dir', dir, '--input', 'approve'], { env }));
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('awaits no input');
+  }, 180_000);
 });
 
 describe('npm run demo on an OpenAI-compatible endpoint', () => {
