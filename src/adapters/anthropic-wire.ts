@@ -50,6 +50,9 @@ function toBlock(b: ContentBlock, role: 'user' | 'assistant'): AnthropicContentB
     }
     case 'tool_result':
       return { type: 'tool_result', tool_use_id: b.toolCallId, content: b.text };
+    // Another provider's state, or one this adapter does not send back yet: not part of the prompt.
+    case 'opaque':
+      return null;
   }
 }
 

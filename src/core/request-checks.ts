@@ -68,6 +68,8 @@ export function checkRequest(req: RunRequest): void {
     const n = req.budget[key];
     if (!Number.isSafeInteger(n) || n <= 0) fail(`request.budget.${key} must be a positive integer, got ${JSON.stringify(n)}`);
   }
+  const tokens = req.budget.maxTotalTokens;
+  if (tokens !== undefined && (!Number.isSafeInteger(tokens) || tokens <= 0)) fail(`request.budget.maxTotalTokens must be a positive integer or absent, got ${JSON.stringify(tokens)}`);
   if (!(req.tools instanceof ToolRegistry)) fail('request.tools must be a ToolRegistry (ToolRegistry.of([]) for none)');
   if (!isRecord(req.executor) || typeof req.executor.execute !== 'function') fail('request.executor must be an ActionExecutor');
   // Absent and null both enter the snapshot as null.

@@ -9,7 +9,8 @@ import { classifyLog } from './internal/recovery.ts';
 import { countSteps } from './internal/stopping.ts';
 import type { RunStore } from './ports.ts';
 import { decodeLog, encodeRecord } from './serialization.ts';
-import type { LogRecord, RunLogView } from './types.ts';
+import { addUsage, NO_USAGE } from './seam-values.ts';
+import type { LogRecord, RunLogView, Usage } from './types.ts';
 
 /**
  * Read a decoded log: its state, trajectory, counters, the interrupted step with its
@@ -23,6 +24,7 @@ import type { LogRecord, RunLogView } from './types.ts';
 export function readRunLog(records: readonly LogRecord[]): RunLogView {
   const c = classifyLog(records);
   const { steps, validActions } = countSteps(c.steps);
+  const usage = c.steps.reduce<Usage>((sum, s) => addUsage(sum, s.usage), NO_USAGE);
   return {
     state: c.state,
     runId: c.started?.runId ?? null,
@@ -30,6 +32,7 @@ export function readRunLog(records: readonly LogRecord[]): RunLogView {
     trajectory: c.steps,
     steps,
     validActions,
+    usage,
     inFlight: c.inFlight,
     pending: c.pending,
     ended: c.ended,

@@ -23,11 +23,11 @@ const ORDER: Readonly<Record<string, readonly string[]>> = {
   intent: ['kind', 'v', 'intent', 'stepIndex', 'callSeq', 'resultId', 'replayPolicy', 'decision'],
   result: ['kind', 'v', 'resultId', 'stepIndex', 'callSeq', 'reply'],
   step: ['kind', 'v', 'step', 'actionResult'],
-  run_ended: ['kind', 'v', 'stopReason', 'finalAnswer', 'steps', 'validActions', 'eventDeliveryFailures', 'endedAt'],
+  run_ended: ['kind', 'v', 'stopReason', 'finalAnswer', 'steps', 'validActions', 'eventDeliveryFailures', 'usage', 'endedAt'],
   input_request: ['kind', 'v', 'stepIndex', 'resultId', 'request', 'requestedAt'],
   input: ['kind', 'v', 'stepIndex', 'resultId', 'reply', 'receivedAt'],
 };
-const REPLY_ORDER = ['callId', 'text', 'reasoning', 'toolCalls', 'content'];
+const REPLY_ORDER = ['callId', 'text', 'reasoning', 'toolCalls', 'content', 'finishReason', 'usage', 'providerMetadata'];
 
 /** `obj`'s own keys, those named in `order` first and in that order, then the rest as they were. */
 function ordered(obj: Obj, order: readonly string[]): Obj {
@@ -106,7 +106,7 @@ function checkBody(r: Obj): Obj {
       const reply = r['reply'];
       need(isObj(reply) && typeof reply['text'] === 'string' && isStrOrNull(reply['callId']), 'result.reply must hold text and callId');
       const rp = reply as Obj;
-      return canonicalOrder({ ...r, reply: { reasoning: null, toolCalls: [], content: null, ...rp } });
+      return canonicalOrder({ ...r, reply: { reasoning: null, toolCalls: [], content: null, finishReason: null, usage: null, providerMetadata: null, ...rp } });
     }
     case 'step': {
       const step = r['step'];
@@ -119,7 +119,7 @@ function checkBody(r: Obj): Obj {
     case 'run_ended':
       need(typeof r['stopReason'] === 'string' && REASONS.has(r['stopReason']), 'run_ended.stopReason is not a known stop reason');
       need(isInt(r['steps']) && isInt(r['validActions']), 'run_ended.steps and validActions must be non-negative integers');
-      return canonicalOrder({ finalAnswer: null, eventDeliveryFailures: 0, endedAt: '', ...r });
+      return canonicalOrder({ finalAnswer: null, eventDeliveryFailures: 0, usage: { inputTokens: 0, outputTokens: 0 }, endedAt: '', ...r });
     case 'input_request': {
       need(isInt(r['stepIndex']) && typeof r['resultId'] === 'string', 'input_request.stepIndex and resultId are required');
       const q = r['request'];

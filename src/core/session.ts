@@ -17,7 +17,7 @@ import { checkAgentConfig, checkRequest } from './request-checks.ts';
 import { buildSnapshot, sha256Hex } from './snapshot.ts';
 import { readRunLog } from './run-log.ts';
 import { acquireLease, deliverQuietly, guardedRead, Lease, releaseWarning } from './lease.ts';
-import { copyReply, freezeDeep, freezeOutcome, isThenable } from './seam-values.ts';
+import { addUsage, copyReply, freezeDeep, freezeOutcome, isThenable, NO_USAGE } from './seam-values.ts';
 import { canonicalJson, orderStep } from './serialization.ts';
 import { refusalOf, replayPolicyOf } from './action-policy.ts';
 import { RegistryExecutor } from './tools.ts';
@@ -44,6 +44,7 @@ import type {
   ReplayPolicy,
   StepRecord,
   ToolDescriptor,
+  Usage,
 } from './types.ts';
 
 /**
@@ -124,10 +125,10 @@ async function drive(agent: AgentDefinition, request: RunRequest, opts: ResumeOp
     if (input !== undefined) checkReply(runId, input, view);
     if (view.ended) {
       const { ended, trajectory } = view;
-      return { runId, stopReason: ended.stopReason, finalAnswer: ended.finalAnswer, steps: ended.steps, validActions: ended.validActions, eventDeliveryFailures: ended.eventDeliveryFailures, trajectory, pending: null };
+      return { runId, stopReason: ended.stopReason, finalAnswer: ended.finalAnswer, steps: ended.steps, validActions: ended.validActions, eventDeliveryFailures: ended.eventDeliveryFailures, trajectory, pending: null, usage: ended.usage ?? NO_USAGE };
     }
     if (view.pending && input === undefined) {
-      return { runId, stopReason: 'awaiting_input', finalAnswer: null, steps: view.steps, validActions: view.validActions, eventDeliveryFailures: 0, trajectory: view.trajectory, pending: view.pending };
+      return { runId, stopReason: 'awaiting_input', finalAnswer: null, steps: view.steps, validActions: view.validActions, eventDeliveryFailures: 0, trajectory: view.trajectory, pending: view.pending, usage: view.usage };
     }
     driver = new RunDriver(agent, request, cancel, lease);
     return await driver.drive(view, snapshot, warnings, input ?? null);
@@ -172,7 +173,10 @@ class RunDriver {
   readonly #messages: Message[] = [];
   #fixedSize = 0;
   #historySize = 0;
-  #counters: Counters = { steps: 0, validActions: 0 };
+  #counters: Counters = { steps: 0, validActions: 0, tokens: 0 };
+  #usage: Usage = NO_USAGE;
+  /** A reply without usage under a token budget was reported once (`usage_missing`). */
+  #usageMissingTold = false;
   #deliveryFailures = 0;
   /** A write failed: nothing more may be written to this log by this driver (SPEC §2). */
   #writeFailed = false;
@@ -257,7 +261,8 @@ class RunDriver {
     const retryModel = reply?.kind === 'retry' && inFlight?.request?.request.target === 'model_call';
     const called = inFlight?.result ? { reply: inFlight.result.reply } : await this.#callModel(stepIndex, { intent: inFlight === null || retryModel, replayed: inFlight !== null });
     if ('failure' in called) return this.#finishStep(stepIndex, startedAt, { decision: 'model_error', observation: called.failure }, null);
-    const base = { modelCallId: called.reply.callId, modelText: called.reply.text, reasoning: called.reply.reasoning };
+    const { reply: r } = called;
+    const base = { modelCallId: r.callId, modelText: r.text, reasoning: r.reasoning, usage: r.usage ?? null, finishReason: r.finishReason ?? null };
     // The decision: the one recorded (action intent or input request; never re-interpreted), or a fresh interpretation.
     let decision: Decision;
     const recorded = inFlight?.actionIntent?.decision ?? (inFlight?.request?.request.kind === 'settle' ? null : inFlight?.request?.request.decision) ?? null;
@@ -374,7 +379,7 @@ class RunDriver {
   #awaiting(pending: InputRequest): RunResult {
     const { steps, validActions } = this.#counters;
     this.#closed = true;
-    return { runId: this.#runId, stopReason: 'awaiting_input', finalAnswer: null, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, trajectory: this.#trajectory, pending };
+    return { runId: this.#runId, stopReason: 'awaiting_input', finalAnswer: null, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, trajectory: this.#trajectory, pending, usage: this.#usage };
   }
 
   /** Barrier, call, result. A failure of the model is a value; abort and store failures throw. */
@@ -409,6 +414,11 @@ class RunDriver {
     const reply = copyReply(raw as ModelReply);
     await this.#write('result', (s) => s.result(this.#runId, resultId, { kind: 'result', v: RECORD_VERSION, resultId, stepIndex, callSeq, reply }));
     await this.#emit({ type: 'model_call_finished', runId: this.#runId, stepIndex, callSeq, callId: reply.callId, error: null });
+    if (reply.usage === null && req.budget.maxTotalTokens !== undefined && !this.#usageMissingTold) {
+      // A token budget cannot see calls that report nothing: say so once, and count them as 0 (SPEC §11).
+      this.#usageMissingTold = true;
+      await this.#emit({ type: 'warning', runId: this.#runId, stepIndex, code: 'usage_missing', message: `the model reported no token usage; budget.maxTotalTokens counts such calls as 0 tokens` });
+    }
     return { reply };
   }
 
@@ -462,6 +472,7 @@ class RunDriver {
   #remember(step: StepRecord): void {
     this.#trajectory.push(step);
     this.#counters = countStep(this.#counters, step);
+    this.#usage = addUsage(this.#usage, step.usage);
     const added = stepHistory(step, this.#req.observationTemplate, this.#agent.syntheticObservations);
     this.#messages.push(...added);
     this.#historySize += messagesSize(added);
@@ -470,13 +481,13 @@ class RunDriver {
   async #end(stopReason: EndReason): Promise<RunResult> {
     const finalAnswer = stopReason === 'final_answer' ? (this.#trajectory.at(-1)?.finalAnswer ?? null) : null;
     const { steps, validActions } = this.#counters;
-    await this.#write('runEnded', (s) => s.runEnded(this.#runId, { kind: 'run_ended', v: RECORD_VERSION, stopReason, finalAnswer, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, endedAt: now() }));
+    await this.#write('runEnded', (s) => s.runEnded(this.#runId, { kind: 'run_ended', v: RECORD_VERSION, stopReason, finalAnswer, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, usage: this.#usage, endedAt: now() }));
     this.#endWritten = true;
     // The last write landed: free the run before the last event, so a failed release can still be told.
     if (this.#lease) await this.#lease.release().catch((e: unknown) => this.#emit(releaseWarning(this.#runId, e)));
     await this.#emit({ type: 'run_ended', runId: this.#runId, stopReason, finalAnswer, steps, validActions });
     this.#closed = true;
-    return { runId: this.#runId, stopReason, finalAnswer, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, trajectory: this.#trajectory, pending: null };
+    return { runId: this.#runId, stopReason, finalAnswer, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, trajectory: this.#trajectory, pending: null, usage: this.#usage };
   }
 
   /**
@@ -533,7 +544,16 @@ function outcomeFields(o: ActionOutcome): Partial<StepRecord> {
 }
 
 function toModelReply(reply: ResultRecord['reply']): ModelReply {
-  return { callId: reply.callId, text: reply.text, reasoning: reply.reasoning, toolCalls: reply.toolCalls, ...(reply.content ? { content: reply.content } : {}) };
+  return {
+    callId: reply.callId,
+    text: reply.text,
+    reasoning: reply.reasoning,
+    toolCalls: reply.toolCalls,
+    ...(reply.content ? { content: reply.content } : {}),
+    ...(reply.finishReason ? { finishReason: reply.finishReason } : {}),
+    ...(reply.usage ? { usage: reply.usage } : {}),
+    ...(reply.providerMetadata ? { providerMetadata: reply.providerMetadata } : {}),
+  };
 }
 
 function summarize(decision: Decision): string {

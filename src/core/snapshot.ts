@@ -22,7 +22,13 @@ export function buildSnapshot(agent: AgentDefinition, req: RunRequest): Record<s
     // Added after 1.0, only when the executor declares one; a stored snapshot without it is not compared on it.
     ...(executorReplayPolicy === undefined ? {} : { executorReplayPolicy }),
     syntheticObservations: agent.syntheticObservations,
-    budget: { maxSteps: req.budget.maxSteps, maxValidActions: req.budget.maxValidActions, maxContextChars: req.budget.maxContextChars },
+    budget: {
+      maxSteps: req.budget.maxSteps,
+      maxValidActions: req.budget.maxValidActions,
+      maxContextChars: req.budget.maxContextChars,
+      // Added after 1.0 (SPEC §11), only when set: a run without a token limit keeps its 1.0 identity.
+      ...(req.budget.maxTotalTokens === undefined ? {} : { maxTotalTokens: req.budget.maxTotalTokens }),
+    },
     tools: req.tools.names().map((name) => toolIdentity(req.tools.get(name) as ToolDescriptor)),
     context: req.context,
     injections: req.injections,

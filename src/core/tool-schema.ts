@@ -36,7 +36,7 @@ export function plainJsonProblem(value: unknown, path: string, maxDepth: number)
   const walk = (v: unknown, p: string, depth: number): string | null => {
     if (typeof v === 'string' || typeof v === 'boolean' || v === null) return null;
     if (typeof v === 'number') return Number.isFinite(v) ? null : `${p} is ${String(v)}, which JSON cannot hold`;
-    if (typeof v !== 'object') return `${p} is a ${typeof v}, which JSON cannot hold`;
+    if (typeof v !== 'object') return `${p} is ${v === undefined ? 'undefined' : `a ${typeof v}`}, which JSON cannot hold`;
     if (depth >= maxDepth) return `${p} is nested more than ${maxDepth} levels deep`;
     if (seen.has(v)) return `${p} refers back to itself (a cycle)`;
     const proto = Object.getPrototypeOf(v) as unknown;

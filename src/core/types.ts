@@ -30,8 +30,14 @@ export type ToolResultBlock = { readonly type: 'tool_result'; readonly toolCallI
 /** Provider thinking that must be sent back verbatim (SPEC §8). Size metric: `text.length`. */
 export type ReasoningBlock = { readonly type: 'reasoning'; readonly text: string; readonly signature?: string };
 
+/**
+ * Provider state that must go back to the provider verbatim, e.g. Anthropic's redacted thinking
+ * (SPEC §11). Size metric: the JSON length of `data`.
+ */
+export type OpaqueBlock = { readonly type: 'opaque'; readonly provider: string; readonly data: JsonValue };
+
 /** One block of message content. New branches are only ever added. */
-export type ContentBlock = TextBlock | ToolCallBlock | ToolResultBlock | ReasoningBlock;
+export type ContentBlock = TextBlock | ToolCallBlock | ToolResultBlock | ReasoningBlock | OpaqueBlock;
 
 /** A message of the assembled context. Content is always a sequence of blocks. */
 export type Message = { readonly role: Role; readonly content: readonly ContentBlock[] };
@@ -48,8 +54,8 @@ export type ToolRenderStyle = 'none' | 'json' | 'markdown';
 /** A skill entry injected into a channel. */
 export type SkillEntry = { readonly name: string; readonly text: string };
 
-/** Run limits; every field is a positive integer. */
-export type Budget = { readonly maxSteps: number; readonly maxValidActions: number; readonly maxContextChars: number };
+/** Run limits; every field is a positive integer. `maxTotalTokens` is optional: absent means no limit (SPEC §11). */
+export type Budget = { readonly maxSteps: number; readonly maxValidActions: number; readonly maxContextChars: number; readonly maxTotalTokens?: number };
 
 /** The tool schema handed to a model (`ToolRegistry.modelSchemas()`). */
 export type ModelToolSchema = { readonly name: string; readonly description: string; readonly parameters: JsonObject };
@@ -83,6 +89,20 @@ export interface ToolCatalog {
 /** A tool call as the model returned it (SPEC §8). */
 export type ToolCallRequest = { readonly id: string; readonly name: string; readonly arguments: JsonValue };
 
+/** Why the model stopped (SPEC §11): `length` means the reply was cut off at the token limit. */
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error' | 'other';
+
+/** The finish reasons, as a runtime list. */
+export const FINISH_REASONS = ['stop', 'length', 'tool_calls', 'content_filter', 'error', 'other'] as const satisfies readonly FinishReason[];
+
+/** Tokens one model call used, or a run used in total (summed over calls). */
+export type Usage = {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly cachedInputTokens?: number;
+  readonly reasoningTokens?: number;
+};
+
 /** What the model replied. `callId` is the provider's response id, never `''`. */
 export type ModelReply = {
   readonly callId: string | null;
@@ -90,6 +110,12 @@ export type ModelReply = {
   readonly reasoning: string | null;
   readonly toolCalls?: readonly ToolCallRequest[];
   readonly content?: readonly ContentBlock[];
+  /** Why the model stopped (SPEC §11). */
+  readonly finishReason?: FinishReason;
+  /** Tokens this call used (SPEC §11); a reply without it counts 0 toward `maxTotalTokens`. */
+  readonly usage?: Usage;
+  /** Provider data kept with the result record (SPEC §11). */
+  readonly providerMetadata?: JsonObject;
 };
 
 type DecisionHistory = { readonly historyText: string; readonly historyContent?: readonly ContentBlock[] };
@@ -129,6 +155,7 @@ export const STOP_REASONS = [
   'tool_completed',
   'max_valid_actions',
   'max_steps',
+  'max_tokens',
   'context_limit',
   'in_flight_unknown',
 ] as const;
@@ -164,6 +191,10 @@ export type StepRecord = {
   readonly toolCallId: string | null;
   /** A `completesRun` tool ran and its handler returned normally (stop reason `tool_completed`). Default false. */
   readonly toolCompletedRun: boolean;
+  /** Tokens the step's model call used, when the model reported them (SPEC §11). Added in 1.1: null when absent (decoding fills it in). */
+  readonly usage?: Usage | null;
+  /** Why the step's model call stopped, when the model said (SPEC §11). Added in 1.1: null when absent. */
+  readonly finishReason?: FinishReason | null;
   readonly startedAt: string;
   readonly endedAt: string;
 };
@@ -188,6 +219,8 @@ export const STEP_FIELDS = [
   'explanation',
   'toolCallId',
   'toolCompletedRun',
+  'usage',
+  'finishReason',
   'startedAt',
   'endedAt',
 ] as const satisfies readonly (keyof StepRecord)[];
@@ -212,6 +245,8 @@ export const STEP_DEFAULTS = Object.freeze({
   explanation: null,
   toolCallId: null,
   toolCompletedRun: false,
+  usage: null,
+  finishReason: null,
   startedAt: '',
   endedAt: '',
 } as const satisfies Omit<StepRecord, 'stepIndex' | 'callSeq' | 'decision'>);
@@ -220,6 +255,8 @@ export const STEP_DEFAULTS = Object.freeze({
  * Record schema version. History:
  * - 1.0 — first version: run_started, intent, result, step, run_ended.
  * - 1.1 — human input (SPEC §9): input_request and input records; step `actionStatus: 'denied'`.
+ *   Reply metadata (SPEC §11): result `reply.finishReason/usage/providerMetadata`, step `usage`
+ *   and `finishReason`, run_ended `usage` (all defaulted when absent); the `opaque` block.
  *   1.0 logs still decode and resume (a 1.0 run that ended `in_flight_unknown` stays ended).
  */
 export const RECORD_VERSION = '1.1';
@@ -275,6 +312,10 @@ export type ResultRecord = {
     readonly reasoning: string | null;
     readonly toolCalls: readonly ToolCallRequest[];
     readonly content: readonly ContentBlock[] | null;
+    /** Added in 1.1 (SPEC §11), like `usage` and `providerMetadata`: null when absent. */
+    readonly finishReason?: FinishReason | null;
+    readonly usage?: Usage | null;
+    readonly providerMetadata?: JsonObject | null;
   };
 };
 
@@ -295,6 +336,8 @@ export type RunEndedRecord = {
   readonly steps: number;
   readonly validActions: number;
   readonly eventDeliveryFailures: number;
+  /** Tokens of every model call before the end, summed (SPEC §11). Added in 1.1: zeros when absent. */
+  readonly usage?: Usage;
   readonly endedAt: string;
 };
 
@@ -397,6 +440,8 @@ export type RunLogView = {
   readonly steps: number;
   /** Steps whose action was `executed`. */
   readonly validActions: number;
+  /** Tokens of the completed steps' model calls, summed (SPEC §11). */
+  readonly usage: Usage;
   /** The interrupted step when `state` is `in_flight`, else null. */
   readonly inFlight: InFlightStep | null;
   /** The open input request when `state` is `awaiting_input` (SPEC §9), else null. */
@@ -415,6 +460,8 @@ export type RunResult = {
   readonly trajectory: readonly StepRecord[];
   /** The open input request, exactly when `stopReason` is `awaiting_input`; null otherwise. */
   readonly pending: InputRequest | null;
+  /** Tokens of every model call of the run, summed over calls (SPEC §11). */
+  readonly usage: Usage;
 };
 
 type Ev<T extends string, F> = { readonly type: T; readonly runId: string } & F;

@@ -8,7 +8,8 @@ import type { Decision, DecisionInterpreter, JsonValue, ModelReply } from '../co
  * An interpreter for a tiny text protocol, handy for tests and demos: the reply text is JSON,
  * `{"tool": name, "args": {…}}` for an action or `{"final": "answer"}` for a final answer.
  * Anything else is `invalid`, with an explanation the model can act on; so is a reply that made
- * several native tool calls (one action per step).
+ * several native tool calls (one action per step), and one cut off at the token limit
+ * (`finishReason: 'length'`).
  */
 export function jsonActionInterpreter(): DecisionInterpreter {
   return {
@@ -17,6 +18,10 @@ export function jsonActionInterpreter(): DecisionInterpreter {
       const historyText = reply.text;
       // One action per step (SPEC §8): a reply that also made several native tool calls is not
       // read as one of them, nor as its text, but refused as a whole.
+      // A reply cut off at the token limit is never read as an answer or an action (SPEC §11).
+      if (reply.finishReason === 'length') {
+        return { kind: 'invalid', explanation: 'Your reply was cut off at the token limit before it ended. Reply again, shorter: one JSON object.', historyText };
+      }
       const calls = reply.toolCalls?.length ?? 0;
       if (calls > 1) {
         return { kind: 'invalid', explanation: `Your reply made ${calls} tool calls at once; reply with one JSON object, {"tool": name, "args": {...}} or {"final": "answer"}.`, historyText };

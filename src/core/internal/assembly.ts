@@ -19,6 +19,8 @@ export function blockSize(block: ContentBlock): number {
       return block.text.length;
     case 'tool_call':
       return block.name.length + (JSON.stringify(block.arguments) ?? '').length;
+    case 'opaque':
+      return (JSON.stringify(block.data) ?? '').length;
   }
 }
 

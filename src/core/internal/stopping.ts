@@ -6,26 +6,30 @@
  */
 import type { Budget, EndReason, StepRecord } from '../types.ts';
 
-/** Steps and valid actions so far. */
-export type Counters = { readonly steps: number; readonly validActions: number };
+/** Steps, valid actions and tokens (input + output, SPEC §11) so far. */
+export type Counters = { readonly steps: number; readonly validActions: number; readonly tokens: number };
 
-/** Counters after one more step: every step counts; only `executed` outcomes are valid actions. */
+/**
+ * Counters after one more step: every step counts; only `executed` outcomes are valid actions;
+ * tokens are the step's model call's input + output (0 when the model reported none).
+ */
 export function countStep(counters: Counters, step: StepRecord): Counters {
   return {
     steps: counters.steps + 1,
     validActions: counters.validActions + (step.actionStatus === 'executed' ? 1 : 0),
+    tokens: counters.tokens + (step.usage ? step.usage.inputTokens + step.usage.outputTokens : 0),
   };
 }
 
 /** Counters of a whole trajectory (used once, when a run is resumed). */
 export function countSteps(steps: readonly StepRecord[]): Counters {
-  return steps.reduce(countStep, { steps: 0, validActions: 0 });
+  return steps.reduce(countStep, { steps: 0, validActions: 0, tokens: 0 });
 }
 
 /**
  * The stop reason after a step, or null to go on. Order (SPEC §4 with §7's `interpreter_error`):
  * cancelled, model_error, interpreter_error, final_answer, env_error, env_completed,
- * tool_completed, max_valid_actions, max_steps.
+ * tool_completed, max_valid_actions, max_steps, max_tokens (SPEC §11).
  */
 export function stopAfterStep(input: {
   readonly cancelled: boolean;
@@ -43,6 +47,7 @@ export function stopAfterStep(input: {
   if (step?.toolCompletedRun === true) return 'tool_completed';
   if (counters.validActions >= budget.maxValidActions) return 'max_valid_actions';
   if (counters.steps >= budget.maxSteps) return 'max_steps';
+  if (budget.maxTotalTokens !== undefined && counters.tokens >= budget.maxTotalTokens) return 'max_tokens';
   return null;
 }
 

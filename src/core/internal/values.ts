@@ -23,6 +23,7 @@ const show = (path: string): string => (path === '' ? 'the value' : path);
 
 function kindOf(v: unknown): string {
   if (v === null) return 'null';
+  if (v === undefined) return 'undefined';
   if (Array.isArray(v)) return 'an array';
   if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
   if (typeof v === 'object') return isPlainObject(v) ? 'an object' : `a ${(v as object).constructor?.name ?? 'non-plain'} object`;
@@ -86,8 +87,10 @@ export function contentBlockProblem(block: unknown, path: string): string | null
       return str(block, 'toolCallId', path) ?? str(block, 'text', path);
     case 'reasoning':
       return str(block, 'text', path) ?? (block['signature'] === undefined ? null : str(block, 'signature', path));
+    case 'opaque':
+      return str(block, 'provider', path) ?? (block['data'] === undefined ? `${path}.data is required` : jsonProblem(block['data'], `${path}.data`));
     default:
-      return `${path}.type must be one of text, tool_call, tool_result, reasoning, got ${JSON.stringify(block['type']) ?? kindOf(block['type'])}`;
+      return `${path}.type must be one of text, tool_call, tool_result, reasoning, opaque, got ${JSON.stringify(block['type']) ?? kindOf(block['type'])}`;
   }
 }
 
@@ -134,7 +137,33 @@ export function modelReplyProblem(reply: unknown): string | null {
     const whole = jsonProblem(toolCalls, 'toolCalls');
     if (whole) return whole;
   }
-  if (content !== undefined && content !== null) return contentProblem(content, 'content');
+  if (content !== undefined && content !== null) {
+    const problem = contentProblem(content, 'content');
+    if (problem) return problem;
+  }
+  return metadataProblem(reply);
+}
+
+const FINISH: ReadonlySet<unknown> = new Set(['stop', 'length', 'tool_calls', 'content_filter', 'error', 'other']);
+const isCount = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) >= 0;
+
+/** SPEC §11: `finishReason` one of the six, `usage` token counts, `providerMetadata` a JSON object — each optional. */
+function metadataProblem(reply: Record<string, unknown>): string | null {
+  const { finishReason, usage, providerMetadata } = reply;
+  if (finishReason !== undefined && finishReason !== null && !FINISH.has(finishReason)) {
+    return `finishReason must be one of stop, length, tool_calls, content_filter, error, other, got ${JSON.stringify(finishReason) ?? kindOf(finishReason)}`;
+  }
+  if (usage !== undefined && usage !== null) {
+    if (!isPlainObject(usage)) return `usage must be an object, got ${kindOf(usage)}`;
+    for (const key of ['inputTokens', 'outputTokens']) if (!isCount(usage[key])) return `usage.${key} must be a non-negative integer, got ${kindOf(usage[key])}`;
+    for (const key of ['cachedInputTokens', 'reasoningTokens']) {
+      if (usage[key] !== undefined && !isCount(usage[key])) return `usage.${key} must be a non-negative integer when present, got ${kindOf(usage[key])}`;
+    }
+  }
+  if (providerMetadata !== undefined && providerMetadata !== null) {
+    if (!isPlainObject(providerMetadata)) return `providerMetadata must be an object, got ${kindOf(providerMetadata)}`;
+    return jsonProblem(providerMetadata, 'providerMetadata');
+  }
   return null;
 }
 

@@ -33,7 +33,7 @@ export function actionIntent(stepIndex: number): IntentRecord {
 
 /** The model-call result of step `stepIndex`. */
 export function modelResult(stepIndex: number, text = 'reply'): ResultRecord {
-  return { kind: 'result', v, resultId: `s${stepIndex}.model`, stepIndex, callSeq: stepIndex, reply: { callId: `c${stepIndex}`, text, reasoning: null, toolCalls: [], content: null } };
+  return { kind: 'result', v, resultId: `s${stepIndex}.model`, stepIndex, callSeq: stepIndex, reply: { callId: `c${stepIndex}`, text, reasoning: null, toolCalls: [], content: null, finishReason: 'stop', usage: { inputTokens: 10, outputTokens: 2 }, providerMetadata: null } };
 }
 
 /** A completed action step. */
@@ -57,6 +57,8 @@ export function stepRecord(stepIndex: number, observation = 'hi'): StepRecord {
     explanation: null,
     toolCallId: null,
     toolCompletedRun: false,
+    usage: { inputTokens: 10, outputTokens: 2 },
+    finishReason: 'stop',
     startedAt: '2026-01-01T00:00:00.000Z',
     endedAt: '2026-01-01T00:00:01.000Z',
   };
@@ -74,7 +76,7 @@ export function stepWrite(stepIndex: number, observation = 'hi'): StepWriteRecor
 
 /** A `run_ended` record after `steps` steps (a final answer). */
 export function ended(steps: number): RunEndedRecord {
-  return { kind: 'run_ended', v, stopReason: 'final_answer', finalAnswer: 'done', steps, validActions: steps, eventDeliveryFailures: 0, endedAt: '2026-01-01T00:00:02.000Z' };
+  return { kind: 'run_ended', v, stopReason: 'final_answer', finalAnswer: 'done', steps, validActions: steps, eventDeliveryFailures: 0, usage: { inputTokens: 10 * steps, outputTokens: 2 * steps }, endedAt: '2026-01-01T00:00:02.000Z' };
 }
 
 /** Write a full one-step run through every store method, in protocol order; returns what was written. */

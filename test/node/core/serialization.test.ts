@@ -22,6 +22,8 @@ const STEP: StepRecord = {
   explanation: null,
   toolCallId: null,
   toolCompletedRun: false,
+  usage: { inputTokens: 120, outputTokens: 7, cachedInputTokens: 100 },
+  finishReason: 'tool_calls',
   startedAt: '2026-01-01T00:00:00.000Z',
   endedAt: '2026-01-01T00:00:01.000Z',
 };
@@ -29,7 +31,7 @@ const STEP: StepRecord = {
 const RECORDS: readonly LogRecord[] = [
   { kind: 'run_started', v: RECORD_VERSION, runId: 'r\n1', snapshot: { model: { model: 'm' } }, snapshotHash: 'ab'.repeat(32), startedAt: '2026-01-01T00:00:00.000Z' },
   { kind: 'intent', v: RECORD_VERSION, intent: 'model_call', stepIndex: 0, callSeq: 0, resultId: 's0.model', replayPolicy: 'safe' },
-  { kind: 'result', v: RECORD_VERSION, resultId: 's0.model', stepIndex: 0, callSeq: 0, reply: { callId: 'resp-1', text: 'a\nb', reasoning: 'think\nmore', toolCalls: [], content: null } },
+  { kind: 'result', v: RECORD_VERSION, resultId: 's0.model', stepIndex: 0, callSeq: 0, reply: { callId: 'resp-1', text: 'a\nb', reasoning: 'think\nmore', toolCalls: [], content: null, finishReason: 'tool_calls', usage: { inputTokens: 120, outputTokens: 7, cachedInputTokens: 100 }, providerMetadata: { openai: { serviceTier: 'default' } } } },
   {
     kind: 'intent',
     v: RECORD_VERSION,
@@ -40,7 +42,7 @@ const RECORDS: readonly LogRecord[] = [
     decision: { kind: 'action', action: { kind: 'code', source: 'print(1)\nprint(2)' }, trajectoryRepr: 'code', historyText: 'x\ny' },
   },
   { kind: 'step', v: RECORD_VERSION, step: STEP, actionResult: { resultId: 's0.action', outcome: { status: 'executed', observation: 'o\np', observationIsSynthetic: false, envReportedCompletion: false, observationTruncatedChars: 0 } } },
-  { kind: 'run_ended', v: RECORD_VERSION, stopReason: 'final_answer', finalAnswer: 'the\nanswer', steps: 1, validActions: 1, eventDeliveryFailures: 0, endedAt: '2026-01-01T00:00:02.000Z' },
+  { kind: 'run_ended', v: RECORD_VERSION, stopReason: 'final_answer', finalAnswer: 'the\nanswer', steps: 1, validActions: 1, eventDeliveryFailures: 0, usage: { inputTokens: 120, outputTokens: 7, cachedInputTokens: 100 }, endedAt: '2026-01-01T00:00:02.000Z' },
 ];
 
 const line = (rec: Record<string, unknown>): string => JSON.stringify(rec);
@@ -111,9 +113,9 @@ describe('decodeRecord: compatible additions', () => {
   });
 
   it('fills defaults into a step written without toolCallId, toolCompletedRun, historyContent, callSeq', () => {
-    const { toolCallId: _a, toolCompletedRun: _b, historyContent: _c, callSeq: _d, ...old } = { ...STEP, stepIndex: 4 };
+    const { toolCallId: _a, toolCompletedRun: _b, historyContent: _c, callSeq: _d, usage: _e, finishReason: _f, ...old } = { ...STEP, stepIndex: 4 };
     const decoded = decodeRecord(line({ kind: 'step', v: '1.0', step: old, actionResult: null })) as StepWriteRecord;
-    expect(decoded.step).toEqual({ ...STEP, stepIndex: 4, callSeq: 4, toolCallId: null, toolCompletedRun: false, historyContent: null });
+    expect(decoded.step).toEqual({ ...STEP, stepIndex: 4, callSeq: 4, toolCallId: null, toolCompletedRun: false, historyContent: null, usage: null, finishReason: null });
   });
 
   it('fills defaults into a minimal step (only stepIndex and decision)', () => {
@@ -122,9 +124,9 @@ describe('decodeRecord: compatible additions', () => {
     expect(decoded.step).toMatchObject({ stepIndex: 2, callSeq: 2, decision: 'invalid', modelCallId: null, observation: null, actionStatus: null, envReportedCompletion: false, observationTruncatedChars: 0, observationIsSynthetic: false, finalAnswer: null, explanation: null });
   });
 
-  it('fills toolCalls, content and reasoning into a result written without them', () => {
+  it('fills toolCalls, content, reasoning and the 1.1 reply metadata into a result written without them', () => {
     const decoded = decodeRecord(line({ kind: 'result', v: '1.0', resultId: 's1.model', stepIndex: 1, callSeq: 1, reply: { callId: null, text: 'hi' } }));
-    expect(decoded).toEqual({ kind: 'result', v: '1.0', resultId: 's1.model', stepIndex: 1, callSeq: 1, reply: { callId: null, text: 'hi', reasoning: null, toolCalls: [], content: null } });
+    expect(decoded).toEqual({ kind: 'result', v: '1.0', resultId: 's1.model', stepIndex: 1, callSeq: 1, reply: { callId: null, text: 'hi', reasoning: null, toolCalls: [], content: null, finishReason: null, usage: null, providerMetadata: null } });
   });
 
   it('keeps toolCalls a result was written with', () => {
@@ -133,9 +135,9 @@ describe('decodeRecord: compatible additions', () => {
     expect(decoded.kind === 'result' && decoded.reply.toolCalls).toEqual(toolCalls);
   });
 
-  it('fills eventDeliveryFailures, finalAnswer and endedAt into a run_ended written without them', () => {
+  it('fills eventDeliveryFailures, finalAnswer, usage and endedAt into a run_ended written without them', () => {
     const decoded = decodeRecord(line({ kind: 'run_ended', v: '1.0', stopReason: 'max_steps', steps: 5, validActions: 3 }));
-    expect(decoded).toEqual({ kind: 'run_ended', v: '1.0', stopReason: 'max_steps', steps: 5, validActions: 3, finalAnswer: null, eventDeliveryFailures: 0, endedAt: '' });
+    expect(decoded).toEqual({ kind: 'run_ended', v: '1.0', stopReason: 'max_steps', steps: 5, validActions: 3, finalAnswer: null, eventDeliveryFailures: 0, usage: { inputTokens: 0, outputTokens: 0 }, endedAt: '' });
   });
 });
 

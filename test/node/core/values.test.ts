@@ -40,7 +40,7 @@ describe('jsonProblem', () => {
   });
 
   it.each([
-    { label: 'undefined', value: undefined, problem: /the value is a undefined/ },
+    { label: 'undefined', value: undefined, problem: /the value is undefined/ },
     { label: 'a function', value: () => 1, problem: /the value is a function/ },
     { label: 'a symbol', value: Symbol('s'), problem: /a symbol/ },
     { label: 'a BigInt', value: 10n, problem: /a bigint, which JSON cannot hold/ },
@@ -55,7 +55,7 @@ describe('jsonProblem', () => {
     { label: `a value ${MAX_JSON_DEPTH + 1} levels deep`, value: nested(MAX_JSON_DEPTH + 1), problem: new RegExp(`nested more than ${MAX_JSON_DEPTH} levels`) },
     { label: 'a value 100,000 levels deep (no stack overflow)', value: nested(100_000), problem: /nested more than/ },
     { label: 'a BigInt deep inside', value: { a: [{ b: 1n }] }, problem: /^\.a\[0\]\.b is a bigint/ },
-    { label: 'an undefined property', value: { a: undefined }, problem: /^\.a is a undefined/ },
+    { label: 'an undefined property', value: { a: undefined }, problem: /^\.a is undefined/ },
   ])('names $label', ({ value, problem }) => {
     expect(jsonProblem(value)).toMatch(problem);
   });
@@ -96,14 +96,14 @@ describe('contentBlockProblem', () => {
     { label: 'a string', block: 'hello', problem: 'b must be a content block object, got a string' },
     { label: 'an array', block: [], problem: 'b must be a content block object, got an array' },
     { label: 'a BigInt', block: 1n, problem: 'b must be a content block object, got a bigint' },
-    { label: 'an unknown type', block: { type: 'image', url: 'x' }, problem: 'b.type must be one of text, tool_call, tool_result, reasoning, got "image"' },
-    { label: 'no type', block: { text: 'x' }, problem: 'b.type must be one of text, tool_call, tool_result, reasoning, got a undefined' },
+    { label: 'an unknown type', block: { type: 'image', url: 'x' }, problem: 'b.type must be one of text, tool_call, tool_result, reasoning, opaque, got "image"' },
+    { label: 'no type', block: { text: 'x' }, problem: 'b.type must be one of text, tool_call, tool_result, reasoning, opaque, got undefined' },
     { label: 'a numeric text', block: { type: 'text', text: 12345 }, problem: 'b.text must be a string, got a number' },
-    { label: 'a text block without text', block: { type: 'text' }, problem: 'b.text must be a string, got a undefined' },
-    { label: 'a tool call without id', block: { type: 'tool_call', name: 'add', arguments: {} }, problem: 'b.id must be a string, got a undefined' },
+    { label: 'a text block without text', block: { type: 'text' }, problem: 'b.text must be a string, got undefined' },
+    { label: 'a tool call without id', block: { type: 'tool_call', name: 'add', arguments: {} }, problem: 'b.id must be a string, got undefined' },
     { label: 'a tool call with a numeric name', block: { type: 'tool_call', id: 'c', name: 5, arguments: {} }, problem: 'b.name must be a string, got a number' },
     { label: 'a tool call with BigInt arguments', block: { type: 'tool_call', id: 'c', name: 'n', arguments: { a: 1n } }, problem: 'b.arguments.a is a bigint' },
-    { label: 'a tool call without arguments', block: { type: 'tool_call', id: 'c', name: 'n' }, problem: 'b.arguments is a undefined' },
+    { label: 'a tool call without arguments', block: { type: 'tool_call', id: 'c', name: 'n' }, problem: 'b.arguments is undefined' },
     { label: 'a tool result without toolCallId', block: { type: 'tool_result', text: 'x' }, problem: 'b.toolCallId must be a string' },
     { label: 'a tool result with null text', block: { type: 'tool_result', toolCallId: 'c', text: null }, problem: 'b.text must be a string, got null' },
     { label: 'a reasoning block with a numeric signature', block: { type: 'reasoning', text: 't', signature: 1 }, problem: 'b.signature must be a string, got a number' },
@@ -132,7 +132,7 @@ describe('contentProblem and messageProblem', () => {
     { label: 'null', message: null, problem: 'm must be a message object, got null' },
     { label: 'a string', message: 'hi', problem: 'm must be a message object, got a string' },
     { label: 'an unknown role', message: { role: 'tool', content: [] }, problem: 'm.role must be system, user or assistant, got "tool"' },
-    { label: 'no role', message: { content: [] }, problem: 'm.role must be system, user or assistant, got a undefined' },
+    { label: 'no role', message: { content: [] }, problem: 'm.role must be system, user or assistant, got undefined' },
     { label: 'a string content', message: { role: 'user', content: 'hi' }, problem: 'm.content must be an array of content blocks' },
     { label: 'a block of unknown type', message: { role: 'user', content: [{ type: 'html', html: '<b>' }] }, problem: 'm.content[0].type must be one of' },
     { label: 'a numeric text', message: { role: 'user', content: [{ type: 'text', text: 12345 }] }, problem: 'm.content[0].text must be a string, got a number' },
