@@ -1,7 +1,8 @@
 /**
  * `npm run fuzz:browser-kill -- [trials=50] [--seed N] [--skip-barrier]`: SIGKILL Debian's Chromium
  * (its whole process group) at seeded random moments of a run on IndexedDBStore, relaunch it on
- * the same profile, let the page resume, and check every trial (test/node/browser-kill/). Prints
+ * the same profile, let the page resume (settling a `never` action in flight from the server's
+ * record of side effects), and check every trial (test/node/browser-kill/). Prints
  * the figures for docs/reliability.md; exits 1 if any trial broke a property.
  * `--skip-barrier` runs a deliberately broken page (action intents resolve before they are
  * durable), killed as each `never` action reaches the server: the suite must report violations.
@@ -33,7 +34,7 @@ const median = (xs: readonly number[]): string => {
 
 function line(o: TrialOutcome, i: number): string {
   const mark = o.problems.length > 0 ? 'FAIL' : 'ok';
-  const ran = o.inFlightNeverRan === null ? '' : ` (the never action had ${o.inFlightNeverRan ? '' : 'not '}run)`;
+  const ran = o.inFlightNeverRan === null ? '' : ` (the never action had ${o.inFlightNeverRan ? '' : 'not '}run; settled ${o.settledAs ?? 'never'})`;
   const head = `${String(i + 1).padStart(4)} ${mark.padEnd(4)} kill ${o.trigger.padEnd(22)} left: ${o.phase.padEnd(22)} -> ${o.stopReason ?? 'no end'}${ran}, relaunch->resume ${o.relaunchToDrivingMs === null ? '-' : Math.round(o.relaunchToDrivingMs)} ms`;
   return o.problems.length > 0 ? `${head}\n       ${o.problems.join('\n       ')}` : head;
 }
@@ -44,8 +45,9 @@ function summary(outcomes: readonly TrialOutcome[]): string {
     ['trials', outcomes.length],
     ...PHASES.map((p): [string, number] => [`  kill left: ${p}`, count((o) => o.phase === p)]),
     ['resumed to final_answer', count((o) => o.stopReason === 'final_answer')],
-    ['resumed to in_flight_unknown', count((o) => o.stopReason === 'in_flight_unknown')],
-    ['  ... the never action had run', count((o) => o.inFlightNeverRan === true)],
+    ['  ... after a settle: executed', count((o) => o.settledAs === 'executed')],
+    ['  ... after a settle: retry', count((o) => o.settledAs === 'retry')],
+    ['resumed to another end', count((o) => o.stopReason !== null && o.stopReason !== 'final_answer')],
     ['did not end', count((o) => o.stopReason === null)],
     ['relaxed model results lost', outcomes.reduce((n, o) => n + o.relaxedLost, 0)],
     ['processes left after group kill', outcomes.reduce((n, o) => n + o.stragglers, 0)],
@@ -67,7 +69,7 @@ try {
   for (let i = 0; i < trials; i++) {
     const trigger: Trigger = skipBarrier ? { kind: 'effect', tool: 'charge', nth: (i % 3) + 1 } : { kind: 'delay', ms: delays[i] as number };
     const outcome = await runTrial(server, ref, `trial-${seed}-${i}`, trigger, skipBarrier ? 'barrier=skip' : '').catch(
-      (e: unknown): TrialOutcome => ({ runId: `trial-${seed}-${i}`, trigger: JSON.stringify(trigger), killedAfterMs: 0, phase: 'not started', stopReason: null, inFlightNeverRan: null, relaxedLost: 0, effectCounts: {}, stragglers: 0, relaunchToBootMs: null, relaunchToDrivingMs: null, relaunchToEndMs: null, problems: [`harness: ${e instanceof Error ? e.message : String(e)}`] }),
+      (e: unknown): TrialOutcome => ({ runId: `trial-${seed}-${i}`, trigger: JSON.stringify(trigger), killedAfterMs: 0, phase: 'not started', stopReason: null, inFlightNeverRan: null, settledAs: null, relaxedLost: 0, effectCounts: {}, stragglers: 0, relaunchToBootMs: null, relaunchToDrivingMs: null, relaunchToEndMs: null, problems: [`harness: ${e instanceof Error ? e.message : String(e)}`] }),
     );
     outcomes.push(outcome);
     process.stdout.write(`${line(outcome, i)}\n`);

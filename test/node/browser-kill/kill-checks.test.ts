@@ -25,6 +25,8 @@ const steps = LOG.flatMap((r) => (r.kind === 'step' ? [timeless(r.step)] : []));
 const REF: Reference = { steps, stopReason: 'final_answer', writes: LOG.length, effects: ['charge({"order":"A-1"})'], durationMs: 100 };
 const ack = (r: LogRecord): Record<string, unknown> => ({ ...r, stepIndex: r.kind === 'step' ? r.step.stepIndex : undefined });
 const effect = (launch: number) => ({ launch, tool: 'charge', args: { order: 'A-1' } });
+const settleRequest = rec({ kind: 'input_request', stepIndex: 0, resultId: 's0.settle', request: { kind: 'settle', target: 'action', decision: { action: charge } } });
+const settleReply = (kind: string): LogRecord => rec({ kind: 'input', stepIndex: 0, resultId: 's0.settle', reply: { kind, resultId: 's0.settle' } });
 
 /** Killed just after the step of the charge landed; resumed to the end. */
 const GOOD: TrialEvidence = {
@@ -46,7 +48,8 @@ describe('browser-kill checks', () => {
     ['a never action run twice', { effects: [effect(1), effect(2)] }, 'never-replay charge({"order":"A-1"}) ran 2 times'],
     ['a never action with no intent at all', { atKill: [], acks: [], final: { ...GOOD.final!, log: LOG.filter((r) => r.kind !== 'intent' || r.intent !== 'action') } }, 'ran with no intent in the log'],
     ['a trajectory unlike the reference', { final: { ...GOOD.final!, log: LOG.map((r) => (r.kind === 'step' && r.step.stepIndex === 1 ? step(1, 'invalid') : r)) } }, 'the trajectory differs from the uninterrupted run'],
-    ['in_flight_unknown after a kill at a step boundary', { final: { ...GOOD.final!, stopReason: 'in_flight_unknown' } }, 'in_flight_unknown although the kill left: step boundary'],
+    ['in_flight_unknown (a store with input methods settles instead)', { final: { ...GOOD.final!, stopReason: 'in_flight_unknown' } }, 'unexpected stop reason in_flight_unknown'],
+    ['a settle request after a kill at a step boundary', { final: { ...GOOD.final!, log: [...LOG.slice(0, 5), settleRequest, settleReply('executed'), ...LOG.slice(5)] } }, 'a settle request although the kill left: step boundary'],
     ['a run that never ended', { final: null }, 'the run did not end after the relaunch'],
     ['a resume that rewrote the log it found', { atKill: [LOG[0]!, LOG[2]!] }, 'the resume changed the log it found'],
     ['store meta that disagrees with the log', { final: { ...GOOD.final!, meta: { records: 3, ended: true } } }, 'disagrees with a log of 9 records'],
@@ -62,11 +65,27 @@ describe('browser-kill checks', () => {
     expect(out).toMatchObject({ problems: [], relaxedLost: 1, phase: 'model call in flight' });
   });
 
-  it('tell whether the never action in flight at the kill had run', () => {
+  describe('with a never action in flight at the kill', () => {
     const atKill = LOG.slice(0, 4);
-    const final = { stopReason: 'in_flight_unknown', log: [...atKill, rec({ kind: 'run_ended' })], meta: { records: 5, ended: true } };
-    expect(checkTrial({ ...GOOD, atKill, acks: atKill.map(ack), final }, REF)).toMatchObject({ problems: [], inFlightNeverRan: true });
-    expect(checkTrial({ ...GOOD, atKill, acks: atKill.map(ack), final, effects: [] }, REF)).toMatchObject({ problems: [], inFlightNeverRan: false });
+    const settled = (kind: string): TrialEvidence['final'] => {
+      const log = [...atKill, settleRequest, settleReply(kind), ...(kind === 'retry' ? [LOG[3]!] : []), ...LOG.slice(4)];
+      return { stopReason: 'final_answer', log, meta: { records: log.length, ended: true } };
+    };
+    const inDoubt = (kind: string, effects: TrialEvidence['effects']): TrialEvidence => ({ ...GOOD, atKill, acks: atKill.map(ack), final: settled(kind), effects });
+
+    it('accept a settle answered executed when the charge had run, and retry (then run once) when it had not', () => {
+      expect(checkTrial(inDoubt('executed', [effect(1)]), REF)).toMatchObject({ problems: [], inFlightNeverRan: true, settledAs: 'executed' });
+      expect(checkTrial(inDoubt('retry', [effect(2)]), REF)).toMatchObject({ problems: [], inFlightNeverRan: false, settledAs: 'retry' });
+    });
+
+    it.each<[string, TrialEvidence, string]>([
+      ['a settle answered retry although the charge had run (it then runs twice)', inDoubt('retry', [effect(1), effect(2)]), 'answered retry, although the action had run'],
+      ['a settle answered executed although the charge had not run (it never runs)', inDoubt('executed', []), 'charge({"order":"A-1"}) never ran'],
+      ['no settle request at all', { ...inDoubt('executed', [effect(1)]), final: GOOD.final }, '0 settle requests although one never action was in flight'],
+    ])('report %s', (_what, evidence, problem) => {
+      const { problems } = checkTrial(evidence, REF);
+      expect(problems.some((p) => p.includes(problem)), problems.join('; ')).toBe(true);
+    });
   });
 
   it.each<[number, string]>([

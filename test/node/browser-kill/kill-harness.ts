@@ -1,7 +1,7 @@
 /**
  * Harness of the browser-kill suite: bundles the kill page, serves it on 127.0.0.1 together with
  * the endpoints that stand for the world outside the browser (side effects, write
- * acknowledgements, reports), and starts / SIGKILLs Debian's Chromium on a persistent profile.
+ * acknowledgements, reports, and `/settle`: did this side effect happen?), and starts / SIGKILLs Debian's Chromium on a persistent profile.
  * Chromium is spawned directly (not through Playwright) so the test holds the real browser pid and
  * its process group, and nothing but the page itself drives the run after a relaunch.
  */
@@ -13,12 +13,13 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { build as esbuild } from 'esbuild';
 import { CHROMIUM_ARGS } from '../e2e-web/harness.ts';
 
 /** One message the page sent to the server, stamped on arrival (`performance.now()`). */
 export type Message = {
-  readonly path: '/effect' | '/ack' | '/report';
+  readonly path: '/effect' | '/ack' | '/report' | '/settle';
   readonly runId: string;
   readonly launch: number;
   readonly at: number;
@@ -74,12 +75,15 @@ export async function startKillServer(): Promise<KillServer> {
   const waiters = new Set<() => void>();
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
-    if (req.method === 'POST' && (path === '/effect' || path === '/ack' || path === '/report')) {
+    if (req.method === 'POST' && (path === '/effect' || path === '/ack' || path === '/report' || path === '/settle')) {
       const body = JSON.parse(await readBody(req)) as Record<string, unknown>;
       const m: Message = { path, runId: String(body['runId']), launch: Number(body['launch']), at: performance.now(), body };
-      messages.push(m);
+      // Asked to settle an action in doubt, the outside world answers from its own record of side effects.
+      const happened = path === '/settle' ? messages.some((e) => e.path === '/effect' && e.runId === m.runId && e.body['tool'] === body['tool'] && isDeepStrictEqual(e.body['args'], body['args'])) : null;
+      messages.push(happened === null ? m : { ...m, body: { ...body, happened } });
       server.onMessage?.(m);
       for (const w of waiters) w();
+      if (happened !== null) return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ happened }));
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
       return;
     }

@@ -3,12 +3,15 @@
  * SIGKILLs). On load it reads its run's log from IndexedDB, reports it to the Node server, then
  * starts or resumes the run. Everything the outside world must be able to rely on goes to that
  * server and is awaited: a tool's side effect (before the tool returns) and the acknowledgement
- * of every store write (after its promise resolved). Query: `run`, `launch`, `think`, `tool` (ms),
+ * of every store write (after its promise resolved). A `never` action in flight at the kill comes
+ * back as a settle request (SPEC §9): the page asks the server's side-effect log whether it
+ * happened and answers `executed` (with what the tool returns) or `retry`, as a person who can look
+ * at the outside world would. Query: `run`, `launch`, `think`, `tool` (ms),
  * and `barrier=skip`: a deliberately broken page whose action intents resolve before they are
  * durable, to show the suite catches a missing barrier.
  */
 import { defineAgent, isPolyLoopError, resume, run, ToolRegistry } from '../../../src/core/index.ts';
-import type { EventSink, IntentRecord, LogRecord, ModelCall, RunRequest, RunStore } from '../../../src/core/index.ts';
+import type { EventSink, InputReply, InputRequest, IntentRecord, LogRecord, ModelCall, RunRequest, RunResult, RunStore } from '../../../src/core/index.ts';
 import { IndexedDBStore } from '../../../src/platform-web/index.ts';
 import { jsonActionInterpreter, scriptedModel, sleep } from '../../../src/testing/index.ts';
 
@@ -42,6 +45,9 @@ function policy(call: ModelCall): string {
   return JSON.stringify(next ?? { final: `done after ${seen} actions` });
 }
 
+/** What a tool returns once its side effect happened: also what a settled `executed` reply says. */
+const observationOf = (name: string, value: unknown): string => `${name} ${String(value)}: ok`;
+
 /** A tool whose side effect happens in the Node process, before the tool returns. */
 function tool(name: string, replayPolicy: 'safe' | 'never', key: string) {
   return {
@@ -52,14 +58,14 @@ function tool(name: string, replayPolicy: 'safe' | 'never', key: string) {
     handler: async (args: Readonly<Record<string, unknown>>) => {
       await post('/effect', { tool: name, args });
       await sleep(pace.toolMs);
-      return `${name} ${String(args[key])}: ok`;
+      return observationOf(name, args[key]);
     },
   } as const;
 }
 
 /** What a record is, for the server: its kind and the resultId or step index that names it. */
 function label(rec: LogRecord): Record<string, unknown> {
-  if (rec.kind === 'intent' || rec.kind === 'result') return { kind: rec.kind, resultId: rec.resultId };
+  if (rec.kind === 'intent' || rec.kind === 'result' || rec.kind === 'input_request' || rec.kind === 'input') return { kind: rec.kind, resultId: rec.resultId };
   if (rec.kind === 'step') return { kind: 'step', stepIndex: rec.step.stepIndex };
   return { kind: rec.kind };
 }
@@ -81,6 +87,8 @@ function acknowledging(inner: IndexedDBStore): RunStore {
     result: (id, resultId, rec) => acked(inner.result(id, resultId, rec), rec),
     step: (id, rec) => acked(inner.step(id, rec), rec),
     runEnded: (id, rec) => acked(inner.runEnded(id, rec), rec),
+    inputRequest: (id, rec) => acked(inner.inputRequest(id, rec), rec),
+    input: (id, rec) => acked(inner.input(id, rec), rec),
     readLog: (id) => inner.readLog(id),
     acquire: (id, opts) => inner.acquire(id, opts),
   };
@@ -120,11 +128,29 @@ function describe(e: unknown): string {
   return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
 }
 
-/** Read the log as the kill left it, report it, drive the run to its end, report the final log. */
+/** Settle an operation in doubt from the outside world: did the server record its side effect? */
+async function settle(pending: InputRequest): Promise<InputReply> {
+  const action = pending.decision?.action;
+  if (pending.kind !== 'settle') throw new Error(`this run asks no person, yet it awaits ${pending.kind} ${pending.resultId}`);
+  if (pending.target !== 'action' || action?.kind !== 'tool_call') return { kind: 'retry', resultId: pending.resultId };
+  const res = await fetch('/settle', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ runId, launch, tool: action.name, args: action.arguments }) });
+  if (!res.ok) throw new Error(`/settle answered ${res.status}`);
+  const { happened } = (await res.json()) as { happened: boolean };
+  // Each tool takes exactly one argument (additionalProperties: false): its value is in the observation.
+  const value = Object.values(action.arguments as Readonly<Record<string, unknown>>)[0];
+  return happened ? { kind: 'executed', resultId: pending.resultId, observation: observationOf(action.name, value) } : { kind: 'retry', resultId: pending.resultId };
+}
+
+/** Read the log as the kill left it, report it, drive the run to its end (settling what is in doubt), report the final log. */
 async function boot(): Promise<void> {
   const found = await store.readLog(runId);
   await post('/report', { type: 'boot', log: found });
-  const result = found.length === 0 ? await run(agent, request) : await resume(agent, request);
+  let result: RunResult = found.length === 0 ? await run(agent, request) : await resume(agent, request);
+  while (result.pending) {
+    const reply = await settle(result.pending);
+    await post('/report', { type: 'settled', resultId: reply.resultId, kind: reply.kind });
+    result = await resume(agent, request, { input: reply });
+  }
   const log = await store.readLog(runId);
   const meta = (await store.listRuns()).find((r) => r.runId === runId) ?? null;
   await post('/report', { type: 'ended', stopReason: result.stopReason, log, meta });

@@ -17,8 +17,15 @@ export const PACE = 'think=30&tool=40';
 /** What the durable log said at the kill: where the run was when Chromium died. */
 export type Phase = 'not started' | 'step boundary' | 'model call in flight' | 'model reply stored' | 'safe action in flight' | 'never action in flight' | 'ended';
 
-/** When to SIGKILL: a delay after the page booted, or the moment the server records an effect. */
-export type Trigger = { readonly kind: 'delay'; readonly ms: number } | { readonly kind: 'effect'; readonly tool: string; readonly nth: number };
+/**
+ * When to SIGKILL: a delay after the page booted, the moment the server records the `nth` side
+ * effect of `tool`, or the moment it receives the acknowledgement of the write naming `resultId`
+ * (an action intent: durable, and its tool not started yet).
+ */
+export type Trigger =
+  | { readonly kind: 'delay'; readonly ms: number }
+  | { readonly kind: 'effect'; readonly tool: string; readonly nth: number }
+  | { readonly kind: 'ack'; readonly resultId: string };
 
 /** The uninterrupted run, and its figures. */
 export type Reference = {
@@ -39,8 +46,10 @@ export type TrialOutcome = {
   readonly killedAfterMs: number;
   readonly phase: Phase;
   readonly stopReason: string | null;
-  /** For an `in_flight_unknown` end: whether the `never` action in flight had in fact run. */
+  /** For a kill that left a `never` action in flight: whether it had in fact run (its effect reached the server). */
   readonly inFlightNeverRan: boolean | null;
+  /** How the relaunched page answered the settle request of that action (`executed` / `retry`), else null. */
+  readonly settledAs: string | null;
   /** Model-call results (written `relaxed`) acknowledged but not found after the kill. */
   readonly relaxedLost: number;
   /** How many times each side effect (`tool(args)`) reached the server, over both launches. */
@@ -65,7 +74,7 @@ export type TrialEvidence = {
 const keyOf = (r: Readonly<Record<string, unknown>>): string => `${String(r['kind'])}:${String(r['resultId'] ?? r['stepIndex'] ?? '')}`;
 
 function labelOf(rec: LogRecord): string {
-  if (rec.kind === 'intent' || rec.kind === 'result') return keyOf({ kind: rec.kind, resultId: rec.resultId });
+  if (rec.kind === 'intent' || rec.kind === 'result' || rec.kind === 'input_request' || rec.kind === 'input') return keyOf({ kind: rec.kind, resultId: rec.resultId });
   if (rec.kind === 'step') return keyOf({ kind: 'step', stepIndex: rec.step.stepIndex });
   return keyOf({ kind: rec.kind });
 }
@@ -120,8 +129,8 @@ function checkEffects(ev: TrialEvidence, ref: Reference, problems: string[]): Ma
   return counts;
 }
 
-/** The run's end: the uninterrupted trajectory, or `in_flight_unknown` over a prefix of it. */
-function checkEnd(ev: TrialEvidence, ref: Reference, phase: Phase, problems: string[]): void {
+/** The run's end: the uninterrupted trajectory, whatever the kill left (a never action in flight is settled). */
+function checkEnd(ev: TrialEvidence, ref: Reference, problems: string[]): void {
   const final = ev.final;
   if (!final) return void problems.push('the run did not end after the relaunch');
   const kinds = final.log.map((r) => r.kind);
@@ -129,30 +138,51 @@ function checkEnd(ev: TrialEvidence, ref: Reference, phase: Phase, problems: str
     problems.push(`malformed log: ${kinds.join(',')}`);
   }
   if (!final.meta || final.meta.records !== final.log.length || !final.meta.ended) problems.push(`run meta ${JSON.stringify(final.meta)} disagrees with a log of ${final.log.length} records`);
-  const steps = stepsOf(final.log);
-  if (final.stopReason === 'final_answer') {
-    if (!isDeepStrictEqual(steps, ref.steps)) problems.push('the trajectory differs from the uninterrupted run');
-  } else if (final.stopReason === 'in_flight_unknown') {
-    if (phase !== 'never action in flight') problems.push(`in_flight_unknown although the kill left: ${phase}`);
-    if (!isDeepStrictEqual(steps, ref.steps.slice(0, steps.length))) problems.push('the completed steps differ from the uninterrupted run');
-  } else {
-    problems.push(`unexpected stop reason ${final.stopReason}`);
+  if (final.stopReason !== 'final_answer') return void problems.push(`unexpected stop reason ${final.stopReason}`);
+  if (!isDeepStrictEqual(stepsOf(final.log), ref.steps)) problems.push('the trajectory differs from the uninterrupted run');
+}
+
+/** The `never` action in flight at the kill: whether its side effect had reached the server then. */
+function ranAtKill(ev: TrialEvidence): boolean | null {
+  const last = ev.atKill.at(-1);
+  if (last?.kind !== 'intent' || last.intent !== 'action' || last.replayPolicy !== 'never' || last.decision.action.kind !== 'tool_call') return null;
+  const { name, arguments: args } = last.decision.action;
+  return ev.effects.some((e) => e.launch === 1 && e.tool === name && isDeepStrictEqual(e.args, args));
+}
+
+/**
+ * A settle request exactly when the kill left a `never` action in flight, answered as the outside
+ * world says: `executed` when its effect had happened, `retry` when not. Its reply kind, or null.
+ */
+function checkSettle(ev: TrialEvidence, phase: Phase, ran: boolean | null, problems: string[]): string | null {
+  const log = ev.final?.log ?? [];
+  const requests = log.flatMap((r) => (r.kind === 'input_request' && r.request.kind === 'settle' ? [r] : []));
+  if (phase !== 'never action in flight') {
+    if (requests.length > 0) problems.push(`a settle request although the kill left: ${phase}`);
+    return null;
   }
+  if (!ev.final) return null;
+  if (requests.length !== 1) {
+    problems.push(`${requests.length} settle requests although one never action was in flight`);
+    return null;
+  }
+  const reply = log.find((r) => r.kind === 'input' && r.resultId === requests[0]!.resultId);
+  const kind = reply?.kind === 'input' ? reply.reply.kind : null;
+  const expected = ran ? 'executed' : 'retry';
+  if (kind !== expected) problems.push(`the settle request was answered ${kind ?? 'never'}, although the action had ${ran ? '' : 'not '}run`);
+  return kind;
 }
 
 /** Check one trial's evidence; pure, so the checks themselves are tested on doctored evidence. */
-export function checkTrial(ev: TrialEvidence, ref: Reference): { problems: string[]; phase: Phase; relaxedLost: number; inFlightNeverRan: boolean | null; counts: Map<string, number> } {
+export function checkTrial(ev: TrialEvidence, ref: Reference): { problems: string[]; phase: Phase; relaxedLost: number; inFlightNeverRan: boolean | null; settledAs: string | null; counts: Map<string, number> } {
   const problems = ev.errors.map((e) => `page reported: ${e}`);
   const phase = phaseOf(ev.atKill);
   const relaxedLost = checkDurable(ev, problems);
   const counts = checkEffects(ev, ref, problems);
-  checkEnd(ev, ref, phase, problems);
-  let inFlightNeverRan: boolean | null = null;
-  const last = ev.atKill.at(-1);
-  if (ev.final?.stopReason === 'in_flight_unknown' && last?.kind === 'intent' && last.intent === 'action' && last.decision.action.kind === 'tool_call') {
-    inFlightNeverRan = (counts.get(effectName({ tool: last.decision.action.name, args: last.decision.action.arguments })) ?? 0) > 0;
-  }
-  return { problems, phase, relaxedLost, inFlightNeverRan, counts };
+  checkEnd(ev, ref, problems);
+  const inFlightNeverRan = ranAtKill(ev);
+  const settledAs = checkSettle(ev, phase, inFlightNeverRan, problems);
+  return { problems, phase, relaxedLost, inFlightNeverRan, settledAs, counts };
 }
 
 const isReport = (runId: string, launch: number, ...types: string[]) => (m: Message): boolean =>
@@ -188,9 +218,11 @@ async function awaitTrigger(server: KillServer, runId: string, browser: Browser,
   if (trigger.kind === 'delay') return void (await new Promise((ok) => setTimeout(ok, trigger.ms)));
   let seen = 0;
   const done = new AbortController();
+  const fires = (m: Message): boolean =>
+    trigger.kind === 'ack' ? m.path === '/ack' && m.body['resultId'] === trigger.resultId : m.path === '/effect' && m.body['tool'] === trigger.tool && ++seen === trigger.nth;
   const hit = new Promise<void>((ok) => {
     server.onMessage = (m) => {
-      if (m.runId !== runId || m.path !== '/effect' || m.body['tool'] !== trigger.tool || ++seen !== trigger.nth) return;
+      if (m.runId !== runId || !fires(m)) return;
       // Killed before the server answers: the page never learns the effect happened.
       process.kill(-browser.pid, 'SIGKILL');
       ok();
@@ -208,7 +240,7 @@ async function awaitTrigger(server: KillServer, runId: string, browser: Browser,
   }
 }
 
-const describeTrigger = (t: Trigger): string => (t.kind === 'delay' ? `after ${Math.round(t.ms)} ms` : `at ${t.tool} effect #${t.nth}`);
+const describeTrigger = (t: Trigger): string => (t.kind === 'delay' ? `after ${Math.round(t.ms)} ms` : t.kind === 'ack' ? `at ack of ${t.resultId}` : `at ${t.tool} effect #${t.nth}`);
 
 /** One trial: launch, kill at `trigger`, relaunch on the same profile, let the page resume, check. */
 export async function runTrial(server: KillServer, ref: Reference, runId: string, trigger: Trigger, extraQuery = ''): Promise<TrialOutcome> {
@@ -242,6 +274,7 @@ export async function runTrial(server: KillServer, ref: Reference, runId: string
       phase: checked.phase,
       stopReason: evidence.final?.stopReason ?? null,
       inFlightNeverRan: checked.inFlightNeverRan,
+      settledAs: checked.settledAs,
       relaxedLost: checked.relaxedLost,
       effectCounts: Object.fromEntries(checked.counts),
       stragglers,
