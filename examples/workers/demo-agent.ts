@@ -13,9 +13,13 @@ import type { RunSetup, RunSetupContext } from '../../src/platform-workers/index
 const MAX_WORDS = 12;
 const OBSERVATION = 'Observation: ';
 
-/** `input` of `POST /runs` for the demo: a goal string, or `{ goal, pauseMs }` to slow every model call and tool call down. */
+/**
+ * `input` of `POST /runs` for the demo: a goal string, or `{ goal, pauseMs, approve }` — `pauseMs`
+ * slows every model call and tool call down, `approve: true` makes each reverse_word call wait
+ * for a person's approval (`POST /runs/:id/input`, SPEC §9).
+ */
 const Goal = z.string().check(z.trim(), z.minLength(1), z.maxLength(2000));
-const DemoInput = z.union([Goal, z.strictObject({ goal: Goal, pauseMs: z.optional(z.int().check(z.minimum(0), z.maximum(10_000))) })]);
+const DemoInput = z.union([Goal, z.strictObject({ goal: Goal, pauseMs: z.optional(z.int().check(z.minimum(0), z.maximum(10_000))), approve: z.optional(z.boolean()) })]);
 
 function textOf(messages: readonly Message[], role: Message['role']): string[] {
   return messages.filter((m) => m.role === role).map((m) => m.content.map((b) => (b.type === 'text' ? b.text : '')).join(''));
@@ -39,13 +43,14 @@ function demoModel(): ModelCaller {
   };
 }
 
-function demoTools(pauseMs: number): ToolRegistry {
+function demoTools(pauseMs: number, approve: boolean): ToolRegistry {
   return ToolRegistry.of([
     {
       name: 'reverse_word',
       description: 'Reverse the characters of one word.',
       parameters: { type: 'object', properties: { word: { type: 'string', minLength: 1 } }, required: ['word'], additionalProperties: false },
       replayPolicy: 'safe',
+      needsApproval: approve,
       handler: async (args, { signal }) => {
         if (pauseMs > 0) await sleep(pauseMs, signal);
         return [...String(args['word'])].reverse().join('');
@@ -55,14 +60,14 @@ function demoTools(pauseMs: number): ToolRegistry {
 }
 
 /**
- * The demo's run factory: validates `input` (a goal string, or `{ goal, pauseMs }`), then builds
+ * The demo's run factory: validates `input` (a goal string, or `{ goal, pauseMs, approve }`), then builds
  * the agent's seams and request. A rejected input throws, which the app answers with 400.
  */
 export function demoSetup(ctx: RunSetupContext<unknown>): RunSetup {
   const parsed = DemoInput.safeParse(ctx.input);
-  if (!parsed.success) throw new Error('the demo agent takes a goal string, or { "goal": string, "pauseMs"?: integer 0-10000 }');
-  const { goal, pauseMs } = typeof parsed.data === 'string' ? { goal: parsed.data, pauseMs: 0 } : { goal: parsed.data.goal, pauseMs: parsed.data.pauseMs ?? 0 };
-  const tools = demoTools(pauseMs);
+  if (!parsed.success) throw new Error('the demo agent takes a goal string, or { "goal": string, "pauseMs"?: integer 0-10000, "approve"?: boolean }');
+  const { goal, pauseMs, approve } = typeof parsed.data === 'string' ? { goal: parsed.data, pauseMs: 0, approve: false } : { goal: parsed.data.goal, pauseMs: parsed.data.pauseMs ?? 0, approve: parsed.data.approve ?? false };
+  const tools = demoTools(pauseMs, approve);
   return {
     model: demoModel(),
     interpreter: jsonActionInterpreter(),

@@ -7,7 +7,10 @@ import type { Context } from 'hono';
 import * as z from 'zod/mini';
 import { jsonProblem } from '../core/index.ts';
 import { BodyTooLarge, drainBody, exceedsBytes, MAX_BODY_BYTES, MAX_IMPORT_BODY_BYTES, readBody } from './body.ts';
+import type { InputReply } from '../core/index.ts';
 import type { RunObjectBase } from './run-object.ts';
+import { replyShapeProblem } from './run-input.ts';
+import type { InputOutcome } from './run-input.ts';
 import type { StartOutcome } from './run-setup.ts';
 import type { RunStatus, RunTrajectory, UnreadableLog } from './run-status.ts';
 
@@ -50,6 +53,7 @@ type RunObjectRpc = {
   trajectory(): Promise<RunTrajectory | UnreadableLog | null>;
   log(): Promise<string | UnreadableLog | null>;
   cancel(): Promise<boolean>;
+  input(reply: InputReply): Promise<InputOutcome>;
   fetch(request: Request): Promise<Response>;
 };
 
@@ -134,12 +138,33 @@ async function readStartBody(c: Context): Promise<Response | StartRequest> {
   return { runId: parsed.data.runId, input: parsed.data.input, log: parsed.data.log };
 }
 
+/** Size, parse and schema checks of `POST /runs/:id/input`, in that order: the reply, or the error response. */
+async function readReplyBody(c: Context): Promise<Response | InputReply> {
+  let text: string;
+  try {
+    text = await readBody(c.req.raw, MAX_BODY_BYTES);
+  } catch (e) {
+    if (e instanceof BodyTooLarge) return fail(c, 413, 'payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`);
+    return fail(c, 400, 'bad_request', 'request body is not valid UTF-8');
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return fail(c, 400, 'bad_request', 'request body is not valid JSON');
+  }
+  const problem = replyShapeProblem(raw);
+  return problem === null ? (raw as InputReply) : fail(c, 400, 'bad_request', problem);
+}
+
 /**
  * The PolyLoop HTTP app: `POST /runs` (with `{ runId, input, log }`: import an exported run and
  * resume it, SPEC §10), `GET /runs/:id`, `GET /runs/:id/trajectory`, `GET /runs/:id/log`
  * (NDJSON, as `exportRun` gives it), `GET /runs/:id/events` (SSE, `id:` = record sequence,
  * honours `Last-Event-ID`: 204 once `run_ended` was seen, 400 for an id beyond the log),
- * `POST /runs/:id/cancel`. Checks run in this order: auth, size, parse, schema (an `input` nested
+ * `POST /runs/:id/cancel`, `POST /runs/:id/input` (an `InputReply` answering the run's open
+ * request, SPEC §9: `202` once it is durable; `409` when the run awaits no input or another
+ * resultId, `400` for a kind the request does not accept). Checks run in this order: auth, size, parse, schema (an `input` nested
  * deeper than the core's `MAX_JSON_DEPTH` is a 400). Errors never carry a stack trace; every 401
  * says only "unauthorized" (a missing token configuration is logged, not told to the caller).
  *
@@ -223,6 +248,16 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
     const runId = c.req.param('id');
     const known = RUN_ID_PATTERN.test(runId) ? await stubFor(c, runId).cancel() : false;
     return known ? c.json({ runId }, 202) : unknownRun(c, runId);
+  });
+
+  app.post('/runs/:id/input', async (c) => {
+    const runId = c.req.param('id');
+    const reply = await readReplyBody(c);
+    if (reply instanceof Response) return reply;
+    const outcome = RUN_ID_PATTERN.test(runId) ? await stubFor(c, runId).input(reply) : null;
+    if (outcome === null || (!outcome.ok && outcome.code === 'not_found')) return unknownRun(c, runId);
+    if (outcome.ok) return c.json({ runId, resultId: outcome.resultId }, 202);
+    return outcome.code === 'conflict' ? fail(c, 409, 'conflict', outcome.message) : fail(c, 400, 'bad_request', outcome.message);
   });
 
   app.notFound((c) => fail(c, 404, 'not_found', `no route ${c.req.method} ${new URL(c.req.url).pathname}`));

@@ -12,6 +12,7 @@ export type { AppOptions, HttpErrorCode } from './app.ts';
 export { DurableObjectStore, RecordTooLargeError } from './durable-object-store.ts';
 export type { DurableObjectSqlStorage, DurableObjectStoreOptions, StoredLine } from './durable-object-store.ts';
 export { createRunObject, RunObjectBase } from './run-object.ts';
+export type { InputOutcome } from './run-input.ts';
 export type { RunObjectOptions, RunSetup, RunSetupContext, StartOutcome } from './run-setup.ts';
 export { haltedStatusOf, statusOf, trajectoryOf } from './run-status.ts';
 export type { RunStatus, RunTrajectory, UnreadableLog } from './run-status.ts';

@@ -5,10 +5,12 @@
  */
 import { DurableObject } from 'cloudflare:workers';
 import { defineAgent, exportRun, importRun, InMemoryStore, isPolyLoopError, readRunLog, resume, run } from '../core/index.ts';
-import type { EventSink, RunEvent, RunLogView, RunRequest } from '../core/index.ts';
+import type { EventSink, InputReply, RunEvent, RunLogState, RunLogView, RunRequest } from '../core/index.ts';
 import { DurableObjectStore } from './durable-object-store.ts';
 import type { StoredLine } from './durable-object-store.ts';
 import { identityRefusal, isImportRefusal } from './log-import.ts';
+import { cancelReply, replyRefusal } from './run-input.ts';
+import type { InputOutcome } from './run-input.ts';
 import { haltedStatusOf, readablePrefixView, statusOf, trajectoryOf } from './run-status.ts';
 import type { RunStatus, RunTrajectory, UnreadableLog } from './run-status.ts';
 import { checkOptions, prepareRun, seamsOf } from './run-setup.ts';
@@ -16,6 +18,9 @@ import type { RunObjectOptions, RunSetup, StartOutcome } from './run-setup.ts';
 import { logEventStream } from './sse.ts';
 
 type Meta = { readonly runId: string; readonly input: string; readonly cancelRequested: boolean; readonly halted: string | null };
+
+/** A reply a drive is to write, and how its sender hears whether it landed (resolve) or the drive failed (reject). */
+type Answer = { readonly reply: InputReply; readonly done: (outcome: InputOutcome) => void; readonly fail: (e: unknown) => void };
 
 /** One reading of the run's log (`readRunLog`), or why it cannot be read: the error's name and message. */
 type Reading = { readonly view: RunLogView } | { readonly unreadable: string };
@@ -192,22 +197,56 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
 
   /**
    * Ask the run to stop: the library writes `run_ended` (`cancelled`). Idempotent; a no-op on an
-   * ended run. A halted run gets one more attempt, which ends it only if its fault has cleared
-   * (a run whose identity no longer matches stays halted). Returns false when this object holds no run.
+   * ended run. A run awaiting input is ended by a `cancel` reply to its open request (written
+   * like a person's, so the log says who ended it). A halted run gets one more attempt, which
+   * ends it only if its fault has cleared (a run whose identity no longer matches stays halted).
+   * Returns false when this object holds no run.
    */
   async cancel(): Promise<boolean> {
     const meta = this.#meta();
     if (meta === null) return false;
-    if (this.#ended(meta.runId)) return true;
+    if (this.#stateOf(meta.runId) === 'ended') return true;
     this.ctx.storage.sql.exec(`UPDATE ${META} SET cancel_requested = 1 WHERE id = 1`);
     if (this.#driving !== null) {
-      // Before the library has been called the sink aborts at `run_started` instead (see #sink).
+      // Before the library has been called the sink aborts at `run_started` instead (see #sink);
+      // a drive that just paused sends the cancel reply next (see #drive).
       if (this.#launched) this.#controller?.abort(cancelReason());
-    } else {
-      // Also for a halted run: one more attempt, which ends it cancelled if its fault has cleared.
-      void this.#launch(null);
+      return true;
     }
+    // An awaiting run has no alarm: arm one, so a cancel cut short by eviction is still carried out.
+    const armed = meta.halted === null ? this.ctx.storage.setAlarm(Date.now() + this.#resumeAfterMs()) : null;
+    // Also for a halted run: one more attempt, which ends it cancelled if its fault has cleared.
+    void this.#launch(null);
+    await armed;
     return true;
+  }
+
+  /**
+   * Answer the run's open input request (SPEC §9): resolves once the reply is durable in the log
+   * (the run then goes on in the background, its alarm re-armed for the rest of it), or with why
+   * not — `conflict` when the run awaits no input (running, ended, halted) or its request has
+   * another resultId, `bad_request` when the request does not accept the reply's kind,
+   * `not_found` when this object holds no run. `reply` has the shape of an `InputReply` already.
+   */
+  async input(reply: InputReply): Promise<InputOutcome> {
+    for (;;) {
+      const meta = this.#meta();
+      if (meta === null) return { ok: false, code: 'not_found', message: 'this object holds no run' };
+      const reading = await this.#read(meta);
+      if ('unreadable' in reading) return { ok: false, code: 'conflict', message: `the run's log is unreadable, so it is halted: ${reading.unreadable}` };
+      if (meta.halted !== null && reading.view.state !== 'ended') return { ok: false, code: 'conflict', message: `the run is halted: ${meta.halted}` };
+      const refused = replyRefusal(meta.runId, reading.view, reply);
+      if (refused !== null) return refused;
+      if (this.#driving === null) break;
+      // A drive is finishing (it just paused, or another reply is landing): look again after it.
+      // Its own failures are the drive's to handle (#drive never rejects for them).
+      await this.#driving.catch(() => undefined);
+    }
+    // In the same turn as the last look at the log: no other drive can start in between.
+    const armed = this.ctx.storage.setAlarm(Date.now() + this.#resumeAfterMs());
+    const landed = new Promise<InputOutcome>((done, fail) => void this.#launch(null, { reply, done, fail }));
+    await armed;
+    return landed;
   }
 
   /**
@@ -239,10 +278,15 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     return logEventStream(feed, afterSeq, this.#options.keepAliveMs === undefined ? {} : { keepAliveMs: this.#options.keepAliveMs });
   }
 
-  /** Heartbeat and recovery: re-arm while the run lives; resume it when no driver runs here. */
+  /**
+   * Heartbeat and recovery: re-arm while the run lives; resume it when no driver runs here. An
+   * awaiting run is left alone and its alarm not re-armed: waiting for a person costs nothing.
+   */
   override async alarm(): Promise<void> {
     const meta = this.#meta();
-    if (meta === null || meta.halted !== null || this.#ended(meta.runId)) return;
+    if (meta === null || meta.halted !== null) return;
+    const state = this.#stateOf(meta.runId);
+    if (state === 'ended' || (state === 'awaiting_input' && !meta.cancelRequested)) return;
     await this.ctx.storage.setAlarm(Date.now() + this.#resumeAfterMs());
     if (this.#driving === null) void this.#launch(null);
   }
@@ -261,24 +305,28 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   }
 
   /**
-   * True when the one reading of the log says `ended`. A log that cannot be read (or a store that
-   * fails) counts as not ended: the next resume meets the same fault and halts or retries the run.
+   * The state the one reading of the log says, or null when the log cannot be read (or the store
+   * fails): not ended, not awaiting — the next resume meets the same fault and halts or retries the run.
    */
-  #ended(runId: string): boolean {
+  #stateOf(runId: string): RunLogState | null {
     try {
       const reading = this.#readNow(runId);
-      return 'view' in reading && reading.view.state === 'ended';
+      return 'view' in reading ? reading.view.state : null;
     } catch {
-      return false;
+      return null;
     }
   }
 
-  #launch(given: RunSetup | null): Promise<void> {
+  #ended(runId: string): boolean {
+    return this.#stateOf(runId) === 'ended';
+  }
+
+  #launch(given: RunSetup | null, answer: Answer | null = null): Promise<void> {
     if (this.#driving !== null) return this.#driving;
     const controller = new AbortController();
     this.#controller = controller;
     this.#launched = false;
-    const driving = this.#drive(given, controller).finally(() => {
+    const driving = this.#drive(given, controller, answer).finally(() => {
       this.#driving = null;
       this.#controller = null;
       this.#launched = false;
@@ -288,20 +336,55 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     return driving;
   }
 
-  async #drive(given: RunSetup | null, controller: AbortController): Promise<void> {
+  /**
+   * Drive the run until it ends or waits for a person: start or resume it, send `answer` when the
+   * run awaits it, and a cancel reply when a cancel was asked for while it waits. Then the alarm
+   * is cleared (an ended or awaiting run needs none); a failure before that is left to #failed.
+   */
+  async #drive(given: RunSetup | null, first: AbortController, answer: Answer | null): Promise<void> {
     const meta = this.#meta();
-    if (meta === null) return;
+    if (meta === null) return answer?.done({ ok: false, code: 'not_found', message: 'the run is gone' });
+    let controller = first;
     try {
       const setup = given ?? (await this.#options.setup({ env: this.env, runId: meta.runId, input: JSON.parse(meta.input) as unknown }));
-      const agent = defineAgent({ ...seamsOf(setup, this.#store), events: this.#sink(setup.events, controller) });
       const request: RunRequest = { ...setup.request, runId: meta.runId };
-      const drive = this.#store.hasLog(meta.runId) ? resume : run;
-      this.#launched = true;
-      await drive(agent, request, { signal: controller.signal });
+      for (;;) {
+        const input = this.#inputFor(meta.runId, answer);
+        if (input === 'wait') break;
+        const cancelling = input?.kind === 'cancel';
+        // The cancel that aborted the previous resume is carried out by this one: it needs a live signal.
+        if (cancelling && controller.signal.aborted) this.#controller = controller = new AbortController();
+        const agent = defineAgent({ ...seamsOf(setup, this.#store), events: this.#sink(setup.events, controller, answer, cancelling) });
+        const drive = this.#store.hasLog(meta.runId) ? resume : run;
+        this.#launched = true;
+        const result = await drive(agent, request, input === null ? { signal: controller.signal } : { signal: controller.signal, input });
+        answer?.done(this.#notLanded());
+        answer = null;
+        if (result.stopReason !== 'awaiting_input') break;
+      }
     } catch (e) {
-      if (!this.#ended(meta.runId)) return this.#failed(meta.runId, e);
+      const refused = isPolyLoopError(e) && e.code === 'invalid_input';
+      if (refused) answer?.done({ ok: false, code: 'conflict', message: e.message });
+      else answer?.fail(e);
+      // A refused reply wrote nothing: the run still waits, and needs no alarm.
+      if (!refused && !this.#ended(meta.runId)) return this.#failed(meta.runId, e);
     }
     await this.ctx.storage.deleteAlarm();
+  }
+
+  /** What the next resume sends: a cancel reply, the answer, nothing (not awaiting), or 'wait' (awaiting, nothing to send). */
+  #inputFor(runId: string, answer: Answer | null): InputReply | null | 'wait' {
+    const reading = this.#readNow(runId);
+    const pending = 'view' in reading ? reading.view.pending : null;
+    if (pending === null) return null;
+    if (this.#meta()?.cancelRequested) return cancelReply(pending.resultId);
+    return answer?.reply ?? 'wait';
+  }
+
+  /** Why a reply the drive was given did not land (its sender hears this unless it landed first). */
+  #notLanded(): InputOutcome {
+    const cancelled = this.#meta()?.cancelRequested === true;
+    return { ok: false, code: 'conflict', message: cancelled ? 'the run was cancelled before the reply landed' : 'the run awaits no input' };
   }
 
   /**
@@ -338,11 +421,13 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     await this.ctx.storage.deleteAlarm();
   }
 
-  #sink(extra: EventSink | undefined, controller: AbortController): EventSink {
+  #sink(extra: EventSink | undefined, controller: AbortController, answer: Answer | null, cancelling: boolean): EventSink {
     return {
       params: extra?.params ?? { sink: 'run-object' },
       deliver: async (event: RunEvent) => {
-        if (event.type === 'run_started' && this.#meta()?.cancelRequested) controller.abort(cancelReason());
+        if (event.type === 'run_started' && !cancelling && this.#meta()?.cancelRequested) controller.abort(cancelReason());
+        // Emitted once the input record is durable: the sender may be told.
+        if (event.type === 'input_received' && answer !== null && event.resultId === answer.reply.resultId) answer.done({ ok: true, resultId: event.resultId });
         await extra?.deliver(event);
       },
     };

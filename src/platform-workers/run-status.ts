@@ -4,21 +4,23 @@
  * @module
  */
 import { decodeRecord, isPolyLoopError, readRunLog } from '../core/index.ts';
-import type { LogRecord, RunLogView, StepRecord, StopReason } from '../core/index.ts';
+import type { InputRequest, LogRecord, RunLogView, StepRecord, StopReason } from '../core/index.ts';
 
 /**
- * `GET /runs/:id` body (SPEC §6). Before its first record a run is `running` with `steps: 0`.
- * `halted`: the run object gave up driving the run (its log is unreadable, or the library refused
- * to resume it); `error` says why, and appears only then.
+ * `GET /runs/:id` body (SPEC §6, §9). Before its first record a run is `running` with `steps: 0`.
+ * `awaiting_input`: the run waits for a person; `pending` is the open request (null otherwise),
+ * answered with `POST /runs/:id/input`. `halted`: the run object gave up driving the run (its
+ * log is unreadable, or the library refused to resume it); `error` says why, and appears only then.
  */
 export type RunStatus = {
   readonly runId: string;
-  readonly status: 'running' | 'ended' | 'halted';
+  readonly status: 'running' | 'awaiting_input' | 'ended' | 'halted';
   readonly error?: string;
   readonly stopReason: StopReason | null;
   readonly finalAnswer: string | null;
   readonly steps: number;
   readonly validActions: number;
+  readonly pending: InputRequest | null;
 };
 
 /** What the run object answers instead of a status, trajectory or log when the run's log cannot be read (`unreadable`: the error's name and message). */
@@ -28,28 +30,29 @@ export type UnreadableLog = { readonly runId: string; readonly unreadable: strin
 export type RunTrajectory = { readonly runId: string; readonly steps: readonly StepRecord[] };
 
 /**
- * The status a view reports: `ended` with the outcome of its `run_ended` record; every other
- * state (not started, at a step boundary, in flight) is `running`, counted over the steps so far.
+ * The status a view reports: `ended` with the outcome of its `run_ended` record; `awaiting_input`
+ * with the open request; every other state (not started, at a step boundary, in flight — also a
+ * reply that landed and is being carried out) is `running`, counted over the steps so far.
  */
 export function statusOf(runId: string, view: RunLogView): RunStatus {
   switch (view.state) {
     case 'ended': {
       // readRunLog gives `ended` exactly when the run_ended record is there.
       const { stopReason, finalAnswer, steps, validActions } = view.ended as NonNullable<RunLogView['ended']>;
-      return { runId, status: 'ended', stopReason, finalAnswer, steps, validActions };
+      return { runId, status: 'ended', stopReason, finalAnswer, steps, validActions, pending: null };
     }
+    case 'awaiting_input':
+      return { runId, status: 'awaiting_input', stopReason: null, finalAnswer: null, steps: view.steps, validActions: view.validActions, pending: view.pending };
     case 'not_started':
     case 'at_boundary':
     case 'in_flight':
-    // No log reaches this state until human input (SPEC §9) lands; that work gives it its own status.
-    case 'awaiting_input':
-      return { runId, status: 'running', stopReason: null, finalAnswer: null, steps: view.steps, validActions: view.validActions };
+      return { runId, status: 'running', stopReason: null, finalAnswer: null, steps: view.steps, validActions: view.validActions, pending: null };
   }
 }
 
 /** The status of a halted run: the steps of what could be read, no outcome, and why it halted. */
 export function haltedStatusOf(runId: string, view: RunLogView, why: string): RunStatus {
-  return { runId, status: 'halted', stopReason: null, finalAnswer: null, steps: view.steps, validActions: view.validActions, error: why };
+  return { runId, status: 'halted', stopReason: null, finalAnswer: null, steps: view.steps, validActions: view.validActions, pending: null, error: why };
 }
 
 /** The trajectory (every completed step, in order) a view holds. */

@@ -20,7 +20,7 @@ describe('the HTTP app in workerd', () => {
   it('runs the demo agent to its final answer through the app, with status and trajectory', async () => {
     const runId = await startRun('hello brave new world');
     const done = await waitFor(runId, (s) => s.status === 'ended');
-    expect(done).toEqual({ runId, status: 'ended', stopReason: 'final_answer', finalAnswer: 'olleh evarb wen dlrow', steps: 5, validActions: 4 });
+    expect(done).toEqual({ runId, status: 'ended', stopReason: 'final_answer', finalAnswer: 'olleh evarb wen dlrow', steps: 5, validActions: 4, pending: null });
     const res = await call(`/runs/${runId}/trajectory`);
     expect(res.status).toBe(200);
     const traj = (await res.json()) as { runId: string; steps: { stepIndex: number; decision: string; observation: string | null }[] };

@@ -13,6 +13,8 @@ function storeIn(stub: DurableObjectStub): RunStore {
     result: (id, rid, rec) => inObject((s) => s.result(id, rid, rec)),
     step: (id, rec) => inObject((s) => s.step(id, rec)),
     runEnded: (id, rec) => inObject((s) => s.runEnded(id, rec)),
+    inputRequest: (id, rec) => inObject((s) => s.inputRequest(id, rec)),
+    input: (id, rec) => inObject((s) => s.input(id, rec)),
     readLog: (id) => inObject((s) => s.readLog(id)),
   };
 }

@@ -18,18 +18,30 @@ export async function startRun(input: unknown, runId?: string): Promise<string> 
   return ((await res.json()) as { runId: string }).runId;
 }
 
-export type Status = { runId: string; status: 'running' | 'ended' | 'halted'; error?: string; stopReason: string | null; finalAnswer: string | null; steps: number; validActions: number };
+export type Pending = { resultId: string; stepIndex: number; kind: 'approval' | 'answer' | 'settle'; target: 'action' | 'model_call'; decision: Record<string, unknown> | null };
 
-export async function status(runId: string): Promise<Status> {
-  const res = await call(`/runs/${runId}`);
+export type Status = {
+  runId: string;
+  status: 'running' | 'awaiting_input' | 'ended' | 'halted';
+  error?: string;
+  stopReason: string | null;
+  finalAnswer: string | null;
+  steps: number;
+  validActions: number;
+  pending: Pending | null;
+};
+
+/** `prefix` '/probes' reaches a run of the probe objects (see fixtures/probe-worker.ts). */
+export async function status(runId: string, prefix = ''): Promise<Status> {
+  const res = await call(`${prefix}/runs/${runId}`);
   if (res.status !== 200) throw new Error(`status failed: ${res.status} ${await res.text()}`);
   return (await res.json()) as Status;
 }
 
-export async function waitFor(runId: string, done: (s: Status) => boolean, timeoutMs = 15_000): Promise<Status> {
+export async function waitFor(runId: string, done: (s: Status) => boolean, timeoutMs = 15_000, prefix = ''): Promise<Status> {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    const s = await status(runId);
+    const s = await status(runId, prefix);
     if (done(s)) return s;
     if (Date.now() > until) throw new Error(`timed out waiting on ${runId}: ${JSON.stringify(s)}`);
     await new Promise((r) => setTimeout(r, 25));

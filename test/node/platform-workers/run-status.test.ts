@@ -1,9 +1,9 @@
 /** The Workers status, trajectory and halted status are mappings of `readRunLog`'s view, nothing more (SPEC §10). */
 import { describe, expect, it } from 'vitest';
-import { encodeRecord, readRunLog, run } from '../../../src/core/index.ts';
+import { encodeRecord, readRunLog, resume, run } from '../../../src/core/index.ts';
 import type { LogRecord } from '../../../src/core/index.ts';
 import { haltedStatusOf, readablePrefixView, statusOf, trajectoryOf } from '../../../src/platform-workers/run-status.ts';
-import { harness } from '../core/fixtures.ts';
+import { harness, makeTools } from '../core/fixtures.ts';
 
 async function referenceLog(): Promise<readonly LogRecord[]> {
   const h = harness();
@@ -20,9 +20,9 @@ describe('the Workers status of a run log', () => {
       const view = readRunLog(log.slice(0, n));
       const status = statusOf('run-1', view);
       if (view.state === 'ended') {
-        expect(status).toEqual({ runId: 'run-1', status: 'ended', stopReason: ended.stopReason, finalAnswer: ended.finalAnswer, steps: ended.steps, validActions: ended.validActions });
+        expect(status).toEqual({ runId: 'run-1', status: 'ended', stopReason: ended.stopReason, finalAnswer: ended.finalAnswer, steps: ended.steps, validActions: ended.validActions, pending: null });
       } else {
-        expect(status).toEqual({ runId: 'run-1', status: 'running', stopReason: null, finalAnswer: null, steps: view.steps, validActions: view.validActions });
+        expect(status).toEqual({ runId: 'run-1', status: 'running', stopReason: null, finalAnswer: null, steps: view.steps, validActions: view.validActions, pending: null });
       }
       expect(trajectoryOf('run-1', view)).toEqual({ runId: 'run-1', steps: view.trajectory });
     }
@@ -45,7 +45,20 @@ describe('the Workers status of a run log', () => {
       finalAnswer: null,
       steps: view.steps,
       validActions: view.validActions,
+      pending: null,
     });
+  });
+
+  it('reports a run waiting for a person as awaiting_input with the open request, and the reply being carried out as running', async () => {
+    const h = harness({ tools: makeTools().map((t) => (t.name === 'add' ? { ...t, needsApproval: true } : t)) });
+    const paused = await run(h.agent, h.request);
+    const view = readRunLog(await h.store.readLog('run-1'));
+    expect(statusOf('run-1', view)).toEqual({ runId: 'run-1', status: 'awaiting_input', stopReason: null, finalAnswer: null, steps: 0, validActions: 0, pending: paused.pending });
+    expect(paused.pending).toMatchObject({ kind: 'approval', resultId: 's0.input' });
+    await resume(h.agent, h.request, { input: { kind: 'approve', resultId: 's0.input' } });
+    const log = await h.store.readLog('run-1');
+    const received = log.findIndex((r) => r.kind === 'input');
+    expect(statusOf('run-1', readRunLog(log.slice(0, received + 1)))).toMatchObject({ status: 'running', pending: null });
   });
 });
 

@@ -1,0 +1,54 @@
+/**
+ * Human input over HTTP (SPEC §9): the shape check of a `POST /runs/:id/input` body, and whether
+ * a reply fits the run's open request — pure functions of the body and of `readRunLog`'s view.
+ * @module
+ */
+import { acceptedReplies, inputReplyProblem } from '../core/index.ts';
+import type { InputReply, RunLogView } from '../core/index.ts';
+
+/** The outcome of {@link RunObjectBase.input}: the reply landed (durably), or why not — a value, since errors lose their class over RPC. */
+export type InputOutcome =
+  | { readonly ok: true; readonly resultId: string }
+  | { readonly ok: false; readonly code: 'not_found' | 'conflict' | 'bad_request'; readonly message: string };
+
+/** The field each reply kind carries besides `kind` and `resultId`. */
+const TEXT_FIELD: Readonly<Record<InputReply['kind'], string | null>> = { approve: null, deny: 'reason', answer: 'text', executed: 'observation', retry: null, cancel: null };
+
+/**
+ * Why a parsed body is not an {@link InputReply} (a known `kind`, a string `resultId`, the kind's
+ * text field a string, no other field), or null.
+ */
+export function replyShapeProblem(raw: unknown): string | null {
+  const problem = inputReplyProblem(raw);
+  if (problem !== null) return problem;
+  const reply = raw as InputReply;
+  const allowed = new Set(['kind', 'resultId', TEXT_FIELD[reply.kind]]);
+  const unknown = Object.keys(reply).filter((k) => !allowed.has(k));
+  return unknown.length > 0 ? `unknown field(s) for a ${reply.kind} reply: ${unknown.join(', ')}` : null;
+}
+
+/**
+ * Why `reply` does not answer the run's open request, as the HTTP surface reports it, or null:
+ * `conflict` when the run awaits no input (not waiting, or ended) or its open request has
+ * another resultId; `bad_request` when the request does not accept the reply's kind.
+ */
+export function replyRefusal(runId: string, view: RunLogView, reply: InputReply): Extract<InputOutcome, { ok: false }> | null {
+  const run = `run ${JSON.stringify(runId.slice(0, 200))}`;
+  if (view.ended) return { ok: false, code: 'conflict', message: `${run} has ended (${view.ended.stopReason}); it awaits no input` };
+  const pending = view.pending;
+  if (pending === null) return { ok: false, code: 'conflict', message: `${run} awaits no input` };
+  if (reply.resultId !== pending.resultId) {
+    return { ok: false, code: 'conflict', message: `${run} awaits input for ${JSON.stringify(pending.resultId)}, not ${JSON.stringify(reply.resultId.slice(0, 200))}` };
+  }
+  const accepted = acceptedReplies(pending.kind, pending.target);
+  if (!accepted.includes(reply.kind)) {
+    const what = pending.kind === 'settle' ? `a settle request of ${pending.target === 'action' ? 'an action' : 'a model call'}` : `a ${pending.kind} request`;
+    return { ok: false, code: 'bad_request', message: `${JSON.stringify(pending.resultId)} is ${what}; it accepts ${accepted.join(', ')}, not ${reply.kind}` };
+  }
+  return null;
+}
+
+/** The reply a cancel of an awaiting run writes: the run ends `cancelled`, the cancel recorded as the person's reply. */
+export function cancelReply(resultId: string): InputReply {
+  return { kind: 'cancel', resultId };
+}
