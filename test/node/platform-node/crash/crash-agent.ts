@@ -3,16 +3,21 @@
  * (`record`, appends a line to a side-effect file) and `safe` tools (`add`). It can kill itself
  * with a real SIGKILL at write number `--kill-at` (`before` the write, `after` it landed, or
  * `torn`: half the line written), and reports every landed write (`W <n> <method>`), every model
- * call (`CALL <callSeq> <sha256 of its messages>`) and its result (`RESULT <json>`) on stdout.
+ * call (`CALL <callSeq> <sha256 of its messages>`), every reply it gives to an input request
+ * (`INPUT <resultId> <kind>`) and its result (`RESULT <json>`) on stdout.
  *
  * Usage: node --import tsx crash-agent.ts <dir> <runId> <sideFile> <run|auto> [<killAt> <before|after|torn>]
- * `auto` resumes the run, or starts it when its log is empty. `CRASH_MODEL_POLICY=never` in the
- * environment makes the run's `modelReplayPolicy` `never` (default `safe`).
+ * `auto` resumes the run (first WITHOUT input, as a restarted process does), or starts it when
+ * its log is empty. Either mode then answers every input request SPEC §9 raises, the same way
+ * every time: approvals approve (the step-6 `record` is denied), a settle request of a `record`
+ * is answered from the outside world (the side file: `executed` when its line is there, `retry`
+ * when not), a settle request of a model call is retried. `CRASH_VARIANT` in the environment:
+ * `safe` (default), `never` (`modelReplayPolicy: 'never'`), `approval` (`record` needs approval).
  */
 import { createHash } from 'node:crypto';
-import { appendFileSync, writeSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeSync } from 'node:fs';
 import { defineAgent, encodeRecord, isPolyLoopError, resume, run, ToolRegistry } from '../../../../src/core/index.ts';
-import type { LogRecord, ModelCall, RunRequest, RunStore } from '../../../../src/core/index.ts';
+import type { InputReply, InputRequest, LogRecord, ModelCall, RunRequest, RunResult, RunStore } from '../../../../src/core/index.ts';
 import { FileStore } from '../../../../src/platform-node/index.ts';
 import { jsonActionInterpreter, scriptedModel } from '../../../../src/testing/index.ts';
 
@@ -21,6 +26,7 @@ const [dir, runId, sideFile, mode, killAtArg, howArg] = process.argv.slice(2);
 if (!dir || !runId || !sideFile || (mode !== 'run' && mode !== 'auto')) throw new Error('usage: crash-agent.ts <dir> <runId> <sideFile> <run|auto> [<killAt> <before|after|torn>]');
 const killAt = killAtArg === undefined ? -1 : Number(killAtArg);
 const how = (howArg ?? 'before') as KillHow;
+const variant = process.env['CRASH_VARIANT'] ?? 'safe';
 
 const say = (line: string): void => {
   writeSync(1, line + '\n'); // synchronous: the parent sees it even if we die right after
@@ -43,6 +49,8 @@ function reply(call: ModelCall): string {
   return script[call.callSeq] ?? JSON.stringify({ final: `done after ${call.callSeq} calls, last ${n}` });
 }
 
+const recorded = (line: string): string => `recorded ${line.length}`;
+
 const tools = ToolRegistry.of([
   {
     name: 'add',
@@ -56,9 +64,10 @@ const tools = ToolRegistry.of([
     description: 'Appends a line to the side-effect file. Not idempotent.',
     parameters: { type: 'object', properties: { line: { type: 'string' } }, required: ['line'] },
     replayPolicy: 'never',
+    needsApproval: variant === 'approval',
     handler: async (args) => {
       appendFileSync(sideFile, `${String(args['line'])}\n`);
-      return `recorded ${String(args['line']).length}`;
+      return recorded(String(args['line']));
     },
   },
 ]);
@@ -84,6 +93,8 @@ function killingStore(inner: FileStore): RunStore {
     result: (id, resultId, rec) => write('result', id, rec, () => inner.result(id, resultId, rec)),
     step: (id, rec) => write('step', id, rec, () => inner.step(id, rec)),
     runEnded: (id, rec) => write('runEnded', id, rec, () => inner.runEnded(id, rec)),
+    inputRequest: (id, rec) => write('inputRequest', id, rec, () => inner.inputRequest(id, rec)),
+    input: (id, rec) => write('input', id, rec, () => inner.input(id, rec)),
     readLog: (id) => inner.readLog(id),
     acquire: (id, opts) => inner.acquire(id, opts),
   };
@@ -110,22 +121,51 @@ const request: RunRequest = {
   context: { run: [{ role: 'system', content: [{ type: 'text', text: 'You add numbers and record notes. Reply with JSON.' }] }], goal: [{ role: 'user', content: [{ type: 'text', text: 'Add, record, and finish.' }] }] },
   injections: {},
   modelBinding: {},
-  modelReplayPolicy: process.env['CRASH_MODEL_POLICY'] === 'never' ? 'never' : 'safe',
+  modelReplayPolicy: variant === 'never' ? 'never' : 'safe',
   observationTemplate: 'Observation:\n{observation}',
   toolRenderStyle: 'json',
   cancelGraceMs: 1000,
 };
 
-let result;
+/** The person (and the outside world): the same reply every time a request is asked. */
+function replyTo(p: InputRequest): InputReply {
+  const action = p.decision?.action;
+  const line = action?.kind === 'tool_call' ? String(action.arguments['line'] ?? '') : '';
+  if (p.kind === 'settle' && p.target === 'model_call') return { kind: 'retry', resultId: p.resultId };
+  if (p.kind === 'settle') {
+    let side = '';
+    try {
+      side = readFileSync(sideFile, 'utf8');
+    } catch {
+      // No side file yet: nothing was recorded.
+    }
+    return side.split('\n').includes(line) ? { kind: 'executed', resultId: p.resultId, observation: recorded(line) } : { kind: 'retry', resultId: p.resultId };
+  }
+  if (line.startsWith('step6')) return { kind: 'deny', resultId: p.resultId, reason: 'Not this one.' };
+  return { kind: 'approve', resultId: p.resultId };
+}
+
+async function answerAll(first: RunResult): Promise<RunResult> {
+  let result = first;
+  while (result.pending !== null) {
+    const input = replyTo(result.pending);
+    say(`INPUT ${input.resultId} ${input.kind}`);
+    result = await resume(agent, request, { input });
+  }
+  return result;
+}
+
+let first: RunResult;
 if (mode === 'run') {
-  result = await run(agent, request);
+  first = await run(agent, request);
 } else {
   try {
-    result = await resume(agent, request);
+    first = await resume(agent, request);
+    say(`FIRST ${first.pending ? `awaiting ${first.pending.resultId}` : first.stopReason}`);
   } catch (e) {
     if (!isPolyLoopError(e, 'run_not_found')) throw e;
     say('NOTE log empty, starting');
-    result = await run(agent, request);
+    first = await run(agent, request);
   }
 }
-say(`RESULT ${JSON.stringify(result)}`);
+say(`RESULT ${JSON.stringify(await answerAll(first))}`);

@@ -31,12 +31,17 @@ export async function bundleAgent(): Promise<{ readonly path: string; readonly c
   return { path, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
-/** The run's `modelReplayPolicy`: with `never`, a model call in flight at the kill ends the run `in_flight_unknown`. */
-export type ModelPolicy = 'safe' | 'never';
+/**
+ * The agent's variant: `safe` or `never` is its `modelReplayPolicy` (with `never`, a model call in
+ * flight at the kill is settled by a person: retried); `approval` makes its `record` tool need
+ * approval (approved, the step-6 one denied). FileStore has the input methods, so a `never`
+ * operation in flight is settled, never ended `in_flight_unknown` (SPEC §9).
+ */
+export type ModelPolicy = 'safe' | 'never' | 'approval';
 
 function runAgent(agent: string, policy: ModelPolicy, args: readonly string[], killOnWrite: number | null = null): Promise<ChildRun> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [agent, ...args], { stdio: 'pipe', env: { ...process.env, CRASH_MODEL_POLICY: policy } });
+    const child = spawn(process.execPath, [agent, ...args], { stdio: 'pipe', env: { ...process.env, CRASH_VARIANT: policy } });
     let stdout = '';
     let stderr = '';
     let killedByParent = false;
@@ -63,6 +68,8 @@ export type Reference = {
   readonly side: readonly string[];
   readonly calls: ReadonlyMap<number, string>;
   readonly writes: readonly string[];
+  /** The replies the reference run gave (`<resultId> <kind>`), in order. */
+  readonly inputs: readonly string[];
 };
 
 /** A step without its timestamps (the only fields allowed to differ). */
@@ -88,6 +95,7 @@ function parseWrites(out: string): string[] {
 /**
  * The index of a write of step `stepIndex` of the reference run, found from its write list (a
  * step writes intent, result, [intent], step; `action_intent` exists for action steps only).
+ * For runs without input requests (the `safe` and `never` variants); see {@link nthWrite}.
  */
 export function writeOfStep(ref: Reference, stepIndex: number, which: 'model_intent' | 'model_result' | 'action_intent' | 'step'): number {
   const steps = ref.writes.flatMap((m, i) => (m === 'step' ? [i] : []));
@@ -97,6 +105,18 @@ export function writeOfStep(ref: Reference, stepIndex: number, which: 'model_int
   const offset = { step: 0, action_intent: 1, model_result: hasAction ? 2 : 1, model_intent: hasAction ? 3 : 2 }[which];
   if (which === 'action_intent' && !hasAction) throw new Error(`step ${stepIndex} of the reference run has no action`);
   return at - offset;
+}
+
+/** The replies a process gave (`INPUT <resultId> <kind>`), as `<resultId> <kind>`. */
+function parseInputs(out: string): string[] {
+  return [...out.matchAll(/^INPUT (\S+) (\w+)$/gm)].map((m) => `${m[1]} ${m[2]}`);
+}
+
+/** The index of the `n`-th write (from 0) by store method `method` in the reference run. */
+export function nthWrite(ref: Reference, method: string, n: number): number {
+  const at = ref.writes.flatMap((m, i) => (m === method ? [i] : []))[n];
+  if (at === undefined) throw new Error(`the reference run has no ${method} write #${n}`);
+  return at;
 }
 
 function parseCalls(out: string): Map<number, string> {
@@ -117,7 +137,7 @@ export async function referenceRun(agent: string, modelPolicy: ModelPolicy = 'sa
     const r = await runAgent(agent, modelPolicy, [dir, 'reference', join(dir, 'side.txt'), 'run']);
     const result = parseResult(r.stdout);
     if (r.code !== 0 || !result) throw new Error(`reference run failed (${r.code}): ${r.stderr}`);
-    return { agent, modelPolicy, result, side: await sideLines(join(dir, 'side.txt')), calls: parseCalls(r.stdout), writes: parseWrites(r.stdout) };
+    return { agent, modelPolicy, result, side: await sideLines(join(dir, 'side.txt')), calls: parseCalls(r.stdout), writes: parseWrites(r.stdout), inputs: parseInputs(r.stdout) };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -138,8 +158,14 @@ export type TrialOutcome = {
   readonly startedFresh: boolean;
   /** The `callSeq`s of the model calls the resuming process made. */
   readonly resumedCallSeqs: readonly number[];
+  /** What the resuming process's first resume (without input) returned: a stop reason or `awaiting <resultId>`; null when it started fresh or failed. */
+  readonly firstResume: string | null;
+  /** The replies the resuming process gave (`<resultId> <kind>`): approvals it was asked again, and settlements. */
+  readonly resumedInputs: readonly string[];
   /** Lines of the side-effect file (one per `record` call) after both processes. */
   readonly side: readonly string[];
+  /** Lines of the side-effect file when the crashed process was gone, before the resume. */
+  readonly sideAtKill: readonly string[];
   /** FileStore warnings (torn tails) the resuming process reported. */
   readonly repairs: number;
   /** Property violations; empty when the trial passed. */
@@ -156,14 +182,20 @@ export async function runTrial(ref: Reference, killAt: number, how: KillHow): Pr
     const killed = crashed.signal === 'SIGKILL';
     if (!killed && crashed.code !== 0) problems.push(`crashed process failed on its own (${crashed.code}): ${crashed.stderr.slice(0, 500)}`);
     const landed = [...crashed.stdout.matchAll(/^W (\d+) /gm)].map((m) => Number(m[1]));
+    const sideAtKill = await sideLines(side);
     const resumed = await runAgent(ref.agent, ref.modelPolicy, [dir, 'trial', side, 'auto']);
     const result = parseResult(resumed.stdout);
     if (resumed.code !== 0 || !result) problems.push(`resume failed (${resumed.code ?? resumed.signal}): ${resumed.stderr.slice(0, 500)}`);
     const lines = await sideLines(side);
     if (new Set(lines).size !== lines.length) problems.push(`a never-replay action ran twice: ${JSON.stringify(lines)}`);
+    const resumedInputs = parseInputs(resumed.stdout);
     if (ref.modelPolicy === 'never') {
-      const again = [...parseCalls(resumed.stdout).keys()].filter((seq) => parseCalls(crashed.stdout).has(seq));
-      if (again.length > 0) problems.push(`model call(s) ${again.join(', ')} issued again under modelReplayPolicy never`);
+      // One model call per step here, so call `seq` is step `seq`'s: issued again only when a person said retry.
+      const again = [...parseCalls(resumed.stdout).keys()].filter((seq) => parseCalls(crashed.stdout).has(seq) && !resumedInputs.includes(`s${seq}.settle retry`));
+      if (again.length > 0) problems.push(`model call(s) ${again.join(', ')} issued again under modelReplayPolicy never, without a settle retry`);
+    }
+    for (const reply of [...parseInputs(crashed.stdout), ...resumedInputs]) {
+      if (!reply.includes('.settle ') && !ref.inputs.includes(reply)) problems.push(`reply ${reply} was not given in the reference run`);
     }
     for (const [seq, hash] of [...parseCalls(crashed.stdout), ...parseCalls(resumed.stdout)]) {
       if (ref.calls.get(seq) !== hash) problems.push(`model call ${seq} saw different messages than in the reference run`);
@@ -178,7 +210,10 @@ export async function runTrial(ref: Reference, killAt: number, how: KillHow): Pr
       resumedStopReason: result?.stopReason ?? null,
       startedFresh: resumed.stdout.includes('NOTE log empty'),
       resumedCallSeqs: [...parseCalls(resumed.stdout).keys()],
+      firstResume: /^FIRST (.+)$/m.exec(resumed.stdout)?.[1] ?? null,
+      resumedInputs,
       side: lines,
+      sideAtKill,
       repairs: (resumed.stderr.match(/^WARN /gm) ?? []).length,
       problems,
     };
@@ -187,42 +222,21 @@ export async function runTrial(ref: Reference, killAt: number, how: KillHow): Pr
   }
 }
 
+/**
+ * With the input methods, every trial must end as the uninterrupted run (SPEC §9's law): the
+ * same stop reason, answer and trajectory, and every `record` line exactly as often as in the
+ * reference — once each, the denied one never — whatever was in flight at the kill.
+ */
 function checkResult(ref: Reference, result: RunResult, side: readonly string[]): string[] {
   const problems: string[] = [];
   // Key order differs between a step built live and one decoded from the log; compare canonically.
   const got = result.trajectory.map((s) => canonicalJson(stripTimes(s)));
   const want = ref.result.trajectory.map((s) => canonicalJson(stripTimes(s)));
-  if (result.stopReason === 'in_flight_unknown') {
-    got.forEach((step, i) => {
-      if (step !== want[i]) problems.push(`step ${i} differs from the reference`);
-    });
-    // The unknown step is a never-replay action, or (with modelReplayPolicy never) any model call.
-    const unknown = ref.result.trajectory[got.length];
-    if (!unknown?.actionRepr?.startsWith('record(') && ref.modelPolicy !== 'never') problems.push(`in_flight_unknown at step ${got.length}, which is not a never-replay action`);
-    if (!unknown) problems.push(`in_flight_unknown after the last step of the reference`);
-    problems.push(...checkSideInFlight(ref, result, side));
-  } else {
-    if (JSON.stringify(got) !== JSON.stringify(want)) problems.push('the resumed trajectory differs from the uninterrupted one');
-    if (result.stopReason !== ref.result.stopReason || result.finalAnswer !== ref.result.finalAnswer) problems.push(`ended ${result.stopReason} / ${result.finalAnswer}, reference ${ref.result.stopReason} / ${ref.result.finalAnswer}`);
-    if (JSON.stringify(side) !== JSON.stringify(ref.side)) problems.push(`side effects ${JSON.stringify(side)} differ from the reference ${JSON.stringify(ref.side)}`);
-  }
+  if (result.stopReason !== ref.result.stopReason || result.finalAnswer !== ref.result.finalAnswer) problems.push(`ended ${result.stopReason} / ${result.finalAnswer}, reference ${ref.result.stopReason} / ${ref.result.finalAnswer}`);
+  const at = want.findIndex((step, i) => step !== got[i]);
+  if (at !== -1 || got.length !== want.length) problems.push(`the resumed trajectory differs from the uninterrupted one${at === -1 ? ` (${got.length} steps, not ${want.length})` : ` at step ${at}`}`);
+  if (JSON.stringify(side) !== JSON.stringify(ref.side)) problems.push(`side effects ${JSON.stringify(side)} differ from the reference ${JSON.stringify(ref.side)} (each never action exactly once)`);
   return problems;
-}
-
-/**
- * Side effects of a run that ended `in_flight_unknown`: every never-replay action of the
- * completed steps ran exactly once, as in the reference; the one left unknown ran at most once
- * (it may have run before the kill); nothing after it ran.
- */
-function checkSideInFlight(ref: Reference, result: RunResult, side: readonly string[]): string[] {
-  const n = result.trajectory.length;
-  const done = result.trajectory.filter((s) => s.actionRepr?.startsWith('record(') && s.actionStatus === 'executed').length;
-  // If the step left unknown is a record call, it may have run before the kill (its line is then
-  // the next one of the reference); under modelReplayPolicy never it may also be that step's
-  // model call, when nothing of it ran — both are allowed, twice never is.
-  const unknownIsRecord = ref.result.trajectory[n]?.actionRepr?.startsWith('record(') === true;
-  const allowed = [ref.side.slice(0, done), ...(unknownIsRecord ? [ref.side.slice(0, done + 1)] : [])].map((a) => JSON.stringify(a));
-  return allowed.includes(JSON.stringify(side)) ? [] : [`side effects ${JSON.stringify(side)}: expected ${allowed.join(' or ')} (each completed never-replay action once, the unknown one at most once)`];
 }
 
 /** A seeded PRNG (mulberry32), so a failing plan can be replayed from its seed. */
@@ -295,6 +309,9 @@ export function tally(outcomes: readonly TrialOutcome[]): Record<string, number>
     finishedBeforeKill: count((o) => !o.killed),
     resumedToFinalAnswer: count((o) => o.resumedStopReason === 'final_answer'),
     resumedInFlightUnknown: count((o) => o.resumedStopReason === 'in_flight_unknown'),
+    settledExecuted: count((o) => o.resumedInputs.some((r) => r.endsWith('.settle executed'))),
+    settledRetry: count((o) => o.resumedInputs.some((r) => r.endsWith('.settle retry'))),
+    firstResumeAwaitedInput: count((o) => o.firstResume?.startsWith('awaiting') === true),
     resumeStartedFresh: count((o) => o.startedFresh),
     tornTailsRepaired: count((o) => o.repairs > 0),
     failed: count((o) => o.problems.length > 0),

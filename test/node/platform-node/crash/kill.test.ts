@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleAgent, planInterleaved, referenceRun, runTrial, runTrials, tally, writeOfStep } from './kill-trials.ts';
+import { bundleAgent, nthWrite, planInterleaved, referenceRun, runTrial, runTrials, tally, writeOfStep } from './kill-trials.ts';
 import type { Reference } from './kill-trials.ts';
 
-const TRIALS = 20;
+const TRIALS = 24;
 const SEED = Number(process.env['POLYLOOP_KILL_SEED'] ?? 20261201);
 let ref: Reference;
 let refNever: Reference;
+let refApproval: Reference;
 let cleanup = async (): Promise<void> => undefined;
 
 beforeAll(async () => {
@@ -13,12 +14,13 @@ beforeAll(async () => {
   cleanup = agent.cleanup;
   ref = await referenceRun(agent.path, 'safe');
   refNever = await referenceRun(agent.path, 'never');
+  refApproval = await referenceRun(agent.path, 'approval');
 }, 60_000);
 
 afterAll(() => cleanup());
 
 describe('FileStore under real SIGKILL', () => {
-  it('runs the reference agent through every kind of step and both replay policies', () => {
+  it('runs the reference agent through every kind of step, both replay policies and approvals', () => {
     expect(ref.result.stopReason).toBe('final_answer');
     expect(ref.result.trajectory.map((s) => s.decision)).toEqual(['action', 'action', 'action', 'invalid', 'action', 'action', 'action', 'final']);
     expect(ref.side).toHaveLength(3);
@@ -29,44 +31,88 @@ describe('FileStore under real SIGKILL', () => {
     expect(ref.writes).toHaveLength(expectedWrites);
     expect(refNever.writes).toEqual(ref.writes);
     expect([ref.writes[0], ref.writes.at(-1)]).toEqual(['runStarted', 'runEnded']);
+    expect(ref.inputs).toEqual([]);
+    // With approvals: each record asks first (two writes more), the step-6 one is denied and never runs.
+    expect(refApproval.inputs).toEqual(['s1.input approve', 's4.input approve', 's6.input deny']);
+    expect(refApproval.result.trajectory.map((s) => s.actionStatus)).toEqual(['executed', 'executed', 'executed', null, 'executed', 'executed', 'denied', null]);
+    expect(refApproval.side).toEqual(ref.side.slice(0, 2));
+    expect(refApproval.writes.filter((w) => w === 'inputRequest' || w === 'input')).toHaveLength(6);
   });
 
   // Step 1 is a `record` call (never-replay); its write indices come from the reference run.
   it.each([
-    ['action_intent', 'after', 'after its intent landed, before it ran'],
-    ['step', 'before', 'after it ran, before its step was written'],
-    ['step', 'torn', 'while its step line was half written'],
-  ] as const)('ends in_flight_unknown and never runs a never-replay action again when killed at step 1\'s %s write (%s): %s', async (which, how, _when) => {
+    ['action_intent', 'after', 'retry', 'after its intent landed, before it ran'],
+    ['step', 'before', 'executed', 'after it ran, before its step was written'],
+    ['step', 'torn', 'executed', 'while its step line was half written'],
+  ] as const)('settles a never action in flight at step 1\'s %s write (%s) from the outside world (%s) and ends as the uninterrupted run, the action run exactly once: %s', async (which, how, settled, _when) => {
     const o = await runTrial(ref, writeOfStep(ref, 1, which), how);
     expect(o.problems).toEqual([]);
     expect(o.killed).toBe(true);
-    expect(o.resumedStopReason).toBe('in_flight_unknown');
+    expect(o.firstResume).toBe('awaiting s1.settle');
+    expect(o.resumedInputs).toEqual([`s1.settle ${settled}`]);
+    expect(o.resumedStopReason).toBe('final_answer');
     if (how === 'torn') expect(o.repairs).toBeGreaterThan(0);
-    // The record call ran once before the kill (its step not yet written), or not at all — never again.
-    expect(o.side).toEqual(which === 'step' ? ref.side.slice(0, 1) : []);
+    // The record call ran before the kill (its step not yet written), or not at all; never twice.
+    expect(o.sideAtKill).toEqual(which === 'step' ? ref.side.slice(0, 1) : []);
+    expect(o.side).toEqual(ref.side);
   }, 30_000);
 
   // With modelReplayPolicy never: step 1's model-call intent and its result.
   it.each([
-    ['model_intent', 'after', 'in_flight_unknown', 'the model call was in flight'],
-    ['model_result', 'before', 'in_flight_unknown', 'the reply was lost with the process'],
-    ['model_result', 'after', 'final_answer', 'the stored reply is re-interpreted, no new call'],
-  ] as const)('with modelReplayPolicy never, killed at step 1\'s %s write (%s) ends %s: %s', async (which, how, stop, _why) => {
+    ['model_intent', 'after', true, 'the model call was in flight: a person says retry'],
+    ['model_result', 'before', true, 'the reply was lost with the process: a person says retry'],
+    ['model_result', 'after', false, 'the stored reply is re-interpreted, no new call, nobody asked'],
+  ] as const)('with modelReplayPolicy never, killed at step 1\'s %s write (%s), settles (%s) and ends as the uninterrupted run: %s', async (which, how, asked, _why) => {
     const o = await runTrial(refNever, writeOfStep(refNever, 1, which), how);
     expect(o.problems).toEqual([]);
     expect(o.killed).toBe(true);
-    expect(o.resumedStopReason).toBe(stop);
-    expect(o.resumedCallSeqs).not.toContain(1); // step 1's model call is never issued again
-    expect(o.side).toEqual(stop === 'final_answer' ? refNever.side : []); // step 0 is an add: no record ran before the kill
+    expect(o.resumedStopReason).toBe('final_answer');
+    expect(o.resumedInputs).toEqual(asked ? ['s1.settle retry'] : []);
+    // Step 1's model call is issued again only because a person said retry.
+    expect(o.resumedCallSeqs.includes(1)).toBe(asked);
+    expect(o.side).toEqual(refNever.side);
   }, 30_000);
 
-  it(`keeps every recovery property over ${TRIALS} random kills (write index x kill method x model replay policy)`, async () => {
-    const plans = planInterleaved(TRIALS, SEED, [ref, refNever]);
-    const outcomes = await runTrials([ref, refNever], plans, { concurrency: 2 });
-    const failures = outcomes.filter((o) => o.problems.length > 0).map((o) => `seed ${SEED}, model ${o.modelPolicy}, kill ${o.how} at write ${o.killAt}: ${o.problems.join('; ')}`);
+  it('killed right after the approval reply (the input record) landed, a new process resumes WITHOUT input and carries it out: the approved never action runs exactly once', async () => {
+    const o = await runTrial(refApproval, nthWrite(refApproval, 'input', 0), 'after');
+    expect(o.problems).toEqual([]);
+    expect(o.killed).toBe(true);
+    expect(o.lastLandedWrite).toBe(nthWrite(refApproval, 'input', 0));
+    expect(o.sideAtKill).toEqual([]);
+    // The first resume carried the approval out and ran on to the next request; nobody was asked about s1 again.
+    expect(o.firstResume).toBe('awaiting s4.input');
+    expect(o.resumedInputs).toEqual(['s4.input approve', 's6.input deny']);
+    expect(o.side.filter((l) => l.startsWith('step1'))).toHaveLength(1);
+    expect(o.side).toEqual(refApproval.side);
+    expect(o.resumedStopReason).toBe('final_answer');
+  }, 30_000);
+
+  it('killed right after a denial landed, the resume carries the denial out: the denied action never runs', async () => {
+    const o = await runTrial(refApproval, nthWrite(refApproval, 'input', 2), 'after');
+    expect(o.problems).toEqual([]);
+    expect(o.killed).toBe(true);
+    expect(o.firstResume).toBe('final_answer');
+    expect(o.resumedInputs).toEqual([]);
+    expect(o.side.some((l) => l.startsWith('step6'))).toBe(false);
+  }, 30_000);
+
+  it('killed right after an approval request landed, the resume without input returns the same request, and the reply given then finishes the run', async () => {
+    const o = await runTrial(refApproval, nthWrite(refApproval, 'inputRequest', 1), 'after');
+    expect(o.problems).toEqual([]);
+    expect(o.firstResume).toBe('awaiting s4.input');
+    expect(o.resumedInputs).toEqual(['s4.input approve', 's6.input deny']);
+    expect(o.side).toEqual(refApproval.side);
+  }, 30_000);
+
+  it(`keeps every recovery property over ${TRIALS} random kills (write index x kill method x variant: model replay safe, never, approvals)`, async () => {
+    const refs = [ref, refNever, refApproval];
+    const plans = planInterleaved(TRIALS, SEED, refs);
+    const outcomes = await runTrials(refs, plans, { concurrency: 2 });
+    const failures = outcomes.filter((o) => o.problems.length > 0).map((o) => `seed ${SEED}, variant ${o.modelPolicy}, kill ${o.how} at write ${o.killAt}: ${o.problems.join('; ')}`);
     expect(failures).toEqual([]);
     const t = tally(outcomes);
     expect(t['killedBySigkill']).toBeGreaterThan(TRIALS / 2);
-    expect(outcomes.every((o) => o.killAt >= 0 && o.killAt < ref.writes.length)).toBe(true);
-  }, 120_000);
+    expect(t['resumedInFlightUnknown']).toBe(0);
+    expect(outcomes.every((o, i) => o.killAt >= 0 && o.killAt < (refs[i % refs.length] as Reference).writes.length)).toBe(true);
+  }, 180_000);
 });
