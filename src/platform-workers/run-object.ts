@@ -5,36 +5,28 @@
  */
 import { DurableObject } from 'cloudflare:workers';
 import { defineAgent, exportRun, importRun, InMemoryStore, isPolyLoopError, readRunLog, resume, run } from '../core/index.ts';
-import type { EventSink, InputReply, RunEvent, RunLogState, RunLogView, RunRequest } from '../core/index.ts';
+import type { InputReply, RunLogState, RunLogView, RunRequest } from '../core/index.ts';
+import { cancelReason, driveSink } from './drive-sink.ts';
+import type { Answer } from './drive-sink.ts';
 import { DurableObjectStore } from './durable-object-store.ts';
 import type { StoredLine } from './durable-object-store.ts';
 import { identityRefusal, isImportRefusal } from './log-import.ts';
 import { cancelReply, replyRefusal } from './run-input.ts';
+import { countFailure, createRunTables, hasRunTables, insertRunRow, markCancelRequested, markHalted, readRunRow } from './run-row.ts';
 import type { InputOutcome } from './run-input.ts';
+import type { RunRow } from './run-row.ts';
 import { haltedStatusOf, readablePrefixView, statusOf, trajectoryOf } from './run-status.ts';
 import type { RunStatus, RunTrajectory, UnreadableLog } from './run-status.ts';
 import { checkOptions, prepareRun, seamsOf } from './run-setup.ts';
 import type { RunObjectOptions, RunSetup, StartOutcome } from './run-setup.ts';
 import { logEventStream } from './sse.ts';
 
-type Meta = { readonly runId: string; readonly input: string; readonly cancelRequested: boolean; readonly halted: string | null };
-
-/** A reply a drive is to write, and how its sender hears whether it landed (resolve) or the drive failed (reject). */
-type Answer = { readonly reply: InputReply; readonly done: (outcome: InputOutcome) => void; readonly fail: (e: unknown) => void };
 
 /** One reading of the run's log (`readRunLog`), or why it cannot be read: the error's name and message. */
 type Reading = { readonly view: RunLogView } | { readonly unreadable: string };
 
-const META = 'polyloop_run';
-/** Failed drives in a row and the last sequence number when the latest one failed (a drive that wrote records made progress). */
-const FAILURES = 'polyloop_drive_failures';
-
 function conflict(runId: string): StartOutcome {
   return { ok: false, code: 'conflict', message: `run ${JSON.stringify(runId)} already exists` };
-}
-
-function cancelReason(): Error {
-  return new DOMException('run cancelled by request', 'AbortError');
 }
 
 /**
@@ -62,17 +54,13 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   /** True once this object holds a run's tables (created by {@link start}); then they are ready to use. */
   #hasSchema(): boolean {
     if (this.#schemaReady) return true;
-    const found = this.ctx.storage.sql.exec(`SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?`, META).toArray().length > 0;
+    const found = hasRunTables(this.ctx.storage.sql);
     if (found) this.#createSchema();
     return found;
   }
 
   #createSchema(): void {
-    const { sql } = this.ctx.storage;
-    sql.exec(
-      `CREATE TABLE IF NOT EXISTS ${META} (id INTEGER PRIMARY KEY CHECK (id = 1), run_id TEXT NOT NULL, input TEXT NOT NULL, cancel_requested INTEGER NOT NULL DEFAULT 0, halted TEXT)`,
-    );
-    sql.exec(`CREATE TABLE IF NOT EXISTS ${FAILURES} (id INTEGER PRIMARY KEY CHECK (id = 1), count INTEGER NOT NULL, at_seq INTEGER NOT NULL)`);
+    createRunTables(this.ctx.storage.sql);
     this.#storeRef ??= new DurableObjectStore(this.ctx.storage, { onAppend: (_runId, entry) => this.#listeners.forEach((l) => l(entry)) });
     this.#schemaReady = true;
   }
@@ -140,7 +128,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     // The alarm goes in before any work, together with the input: if this instance dies from here
     // on, the alarm resumes the run.
     const armed = this.ctx.storage.setAlarm(Date.now() + this.#resumeAfterMs());
-    this.ctx.storage.sql.exec(`INSERT INTO ${META} (id, run_id, input) VALUES (1, ?, ?)`, runId, stored);
+    insertRunRow(this.ctx.storage.sql, runId, stored);
     await armed;
   }
 
@@ -179,7 +167,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   }
 
   /** The one reading of the log; when it cannot be read the run is halted (once: no retry can heal a log). */
-  async #read(meta: Meta): Promise<Reading> {
+  async #read(meta: RunRow): Promise<Reading> {
     const reading = this.#readNow(meta.runId);
     if ('unreadable' in reading && meta.halted === null) await this.#halt(meta.runId, reading.unreadable);
     return reading;
@@ -206,7 +194,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     const meta = this.#meta();
     if (meta === null) return false;
     if (this.#stateOf(meta.runId) === 'ended') return true;
-    this.ctx.storage.sql.exec(`UPDATE ${META} SET cancel_requested = 1 WHERE id = 1`);
+    markCancelRequested(this.ctx.storage.sql);
     if (this.#driving !== null) {
       // Before the library has been called the sink aborts at `run_started` instead (see #sink);
       // a drive that just paused sends the cancel reply next (see #drive).
@@ -267,7 +255,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     return new Response(this.#events(meta, afterSeq), { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } });
   }
 
-  #events(meta: Meta, afterSeq: number): ReadableStream<Uint8Array> {
+  #events(meta: RunRow, afterSeq: number): ReadableStream<Uint8Array> {
     const feed = {
       readLines: (after: number) => this.#store.readLines(meta.runId, after),
       subscribe: (listener: (entry: StoredLine) => void) => {
@@ -295,13 +283,9 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     return this.#options.resumeAfterMs ?? 30_000;
   }
 
-  #meta(): Meta | null {
+  #meta(): RunRow | null {
     if (!this.#hasSchema()) return null;
-    const rows = this.ctx.storage.sql
-      .exec<{ run_id: string; input: string; cancel_requested: number; halted: string | null }>(`SELECT run_id, input, cancel_requested, halted FROM ${META} WHERE id = 1`)
-      .toArray();
-    const row = rows[0];
-    return row === undefined ? null : { runId: row.run_id, input: row.input, cancelRequested: row.cancel_requested === 1, halted: row.halted };
+    return readRunRow(this.ctx.storage.sql);
   }
 
   /**
@@ -348,13 +332,14 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     try {
       const setup = given ?? (await this.#options.setup({ env: this.env, runId: meta.runId, input: JSON.parse(meta.input) as unknown }));
       const request: RunRequest = { ...setup.request, runId: meta.runId };
+      const cancelRequested = (): boolean => this.#meta()?.cancelRequested === true;
       for (;;) {
         const input = this.#inputFor(meta.runId, answer);
         if (input === 'wait') break;
         const cancelling = input?.kind === 'cancel';
         // The cancel that aborted the previous resume is carried out by this one: it needs a live signal.
         if (cancelling && controller.signal.aborted) this.#controller = controller = new AbortController();
-        const agent = defineAgent({ ...seamsOf(setup, this.#store), events: this.#sink(setup.events, controller, answer, cancelling) });
+        const agent = defineAgent({ ...seamsOf(setup, this.#store), events: driveSink({ extra: setup.events, controller, answer, cancelling, cancelRequested }) });
         const drive = this.#store.hasLog(meta.runId) ? resume : run;
         this.#launched = true;
         const result = await drive(agent, request, input === null ? { signal: controller.signal } : { signal: controller.signal, input });
@@ -395,7 +380,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   async #failed(runId: string, e: unknown): Promise<void> {
     const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
     if (!isPolyLoopError(e) || e.code === 'store_error') {
-      const failures = this.#countFailure();
+      const failures = countFailure(this.ctx.storage.sql, this.#store.lastSeq(runId));
       const max = this.#options.maxFailedDrives ?? 10;
       if (failures < max) {
         console.error(`polyloop: run ${JSON.stringify(runId)} interrupted (${failures} of ${max} failed drives in a row), the alarm will resume it: ${what}`);
@@ -406,31 +391,10 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     return this.#halt(runId, what);
   }
 
-  /** Count one failed drive: consecutive with the previous one unless records were written since. */
-  #countFailure(): number {
-    const seq = this.#store.lastSeq(this.#meta()?.runId ?? '');
-    const row = this.ctx.storage.sql.exec<{ count: number; at_seq: number }>(`SELECT count, at_seq FROM ${FAILURES} WHERE id = 1`).toArray()[0];
-    const count = row !== undefined && row.at_seq === seq ? row.count + 1 : 1;
-    this.ctx.storage.sql.exec(`INSERT OR REPLACE INTO ${FAILURES} (id, count, at_seq) VALUES (1, ?, ?)`, count, seq);
-    return count;
-  }
-
   async #halt(runId: string, why: string): Promise<void> {
     console.error(`polyloop: run ${JSON.stringify(runId)} halted: ${why}`);
-    this.ctx.storage.sql.exec(`UPDATE ${META} SET halted = ? WHERE id = 1`, why);
+    markHalted(this.ctx.storage.sql, why);
     await this.ctx.storage.deleteAlarm();
-  }
-
-  #sink(extra: EventSink | undefined, controller: AbortController, answer: Answer | null, cancelling: boolean): EventSink {
-    return {
-      params: extra?.params ?? { sink: 'run-object' },
-      deliver: async (event: RunEvent) => {
-        if (event.type === 'run_started' && !cancelling && this.#meta()?.cancelRequested) controller.abort(cancelReason());
-        // Emitted once the input record is durable: the sender may be told.
-        if (event.type === 'input_received' && answer !== null && event.resultId === answer.reply.resultId) answer.done({ ok: true, resultId: event.resultId });
-        await extra?.deliver(event);
-      },
-    };
   }
 }
 

@@ -1,0 +1,59 @@
+/**
+ * The run object's own rows beside the log (SQLite in its storage): the run row (its id, its
+ * input as stored, whether a cancel was asked for, why it was halted) and the count of failed
+ * drives in a row. Plain functions over `ctx.storage.sql`.
+ * @module
+ */
+
+/** The run row: what `POST /runs` stored, and what happened to the run outside its log. */
+export type RunRow = { readonly runId: string; readonly input: string; readonly cancelRequested: boolean; readonly halted: string | null };
+
+type Sql = SqlStorage;
+
+const META = 'polyloop_run';
+/** Failed drives in a row and the last sequence number when the latest one failed (a drive that wrote records made progress). */
+const FAILURES = 'polyloop_drive_failures';
+
+/** True when the object's storage holds the run tables. */
+export function hasRunTables(sql: Sql): boolean {
+  return sql.exec(`SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?`, META).toArray().length > 0;
+}
+
+/** Create the run tables (idempotent). */
+export function createRunTables(sql: Sql): void {
+  sql.exec(
+    `CREATE TABLE IF NOT EXISTS ${META} (id INTEGER PRIMARY KEY CHECK (id = 1), run_id TEXT NOT NULL, input TEXT NOT NULL, cancel_requested INTEGER NOT NULL DEFAULT 0, halted TEXT)`,
+  );
+  sql.exec(`CREATE TABLE IF NOT EXISTS ${FAILURES} (id INTEGER PRIMARY KEY CHECK (id = 1), count INTEGER NOT NULL, at_seq INTEGER NOT NULL)`);
+}
+
+/** The run row, or null before one was written. The tables must exist. */
+export function readRunRow(sql: Sql): RunRow | null {
+  const row = sql
+    .exec<{ run_id: string; input: string; cancel_requested: number; halted: string | null }>(`SELECT run_id, input, cancel_requested, halted FROM ${META} WHERE id = 1`)
+    .toArray()[0];
+  return row === undefined ? null : { runId: row.run_id, input: row.input, cancelRequested: row.cancel_requested === 1, halted: row.halted };
+}
+
+/** Write the run row of a new run. */
+export function insertRunRow(sql: Sql, runId: string, storedInput: string): void {
+  sql.exec(`INSERT INTO ${META} (id, run_id, input) VALUES (1, ?, ?)`, runId, storedInput);
+}
+
+/** Record that a cancel was asked for (it outlives the instance). */
+export function markCancelRequested(sql: Sql): void {
+  sql.exec(`UPDATE ${META} SET cancel_requested = 1 WHERE id = 1`);
+}
+
+/** Record that the object gave up driving the run, and why. */
+export function markHalted(sql: Sql, why: string): void {
+  sql.exec(`UPDATE ${META} SET halted = ? WHERE id = 1`, why);
+}
+
+/** Count one failed drive at log sequence `seq`: consecutive with the previous one unless records were written since. */
+export function countFailure(sql: Sql, seq: number): number {
+  const row = sql.exec<{ count: number; at_seq: number }>(`SELECT count, at_seq FROM ${FAILURES} WHERE id = 1`).toArray()[0];
+  const count = row !== undefined && row.at_seq === seq ? row.count + 1 : 1;
+  sql.exec(`INSERT OR REPLACE INTO ${FAILURES} (id, count, at_seq) VALUES (1, ?, ?)`, count, seq);
+  return count;
+}
