@@ -1,15 +1,19 @@
 /**
  * One crash state of the power-loss explorer, resumed and judged: no acknowledged barrier lost,
  * nothing in the log but a prefix of the uninterrupted run's records, no `CorruptLogError` or
- * other failure, no `never` effect twice, and the uninterrupted trajectory (or `in_flight_unknown`
- * exactly where SPEC §5 allows it).
+ * other failure, no `never` effect twice, and the uninterrupted trajectory. FileStore has the
+ * input methods, so a `never` operation in flight is settled (SPEC §9), answered from the world
+ * file: a `record` that happened is `executed` (with its observation), one that did not is
+ * retried; a model call (under `modelReplayPolicy: 'never'`) the world did not see is retried,
+ * and one it saw can only be cancelled (a model call settles with retry or cancel, and a retry
+ * would make it twice) — the one case that ends `cancelled`, with the uninterrupted prefix.
  */
 import { readFile } from 'node:fs/promises';
 import { canonicalJson, isPolyLoopError, resume, run } from '../../../../src/core/index.ts';
-import type { LogRecord, RunResult, StepRecord } from '../../../../src/core/index.ts';
+import type { InputReply, InputRequest, LogRecord, RunResult, StepRecord } from '../../../../src/core/index.ts';
 import { FileStore } from '../../../../src/platform-node/index.ts';
 import type { Reference } from './explore.ts';
-import { POWER_RUN_ID, powerAgent } from './power-agent.ts';
+import { POWER_RUN_ID, powerAgent, recordedObservation } from './power-agent.ts';
 
 /** What resuming one state did. */
 export type StateOutcome = {
@@ -24,6 +28,8 @@ export type StateOutcome = {
   readonly startedFresh: boolean;
   /** FileStore reported a torn tail it ignored or cut off. */
   readonly repaired: boolean;
+  /** The settle replies given from the world file (`executed`, `retry`, `cancel`), in order. */
+  readonly settled: readonly InputReply['kind'][];
   /** Property violations; empty when the state passed. */
   readonly problems: readonly string[];
 };
@@ -56,37 +62,59 @@ function checkSurvivors(before: readonly LogRecord[], input: CheckInput): string
 }
 
 /** The resumed result and world against the uninterrupted run. */
-function checkResult(ref: Reference, result: RunResult, world: readonly string[]): string[] {
+function checkResult(ref: Reference, result: RunResult, world: readonly string[], settled: readonly InputReply['kind'][]): string[] {
   const problems: string[] = [];
   if (new Set(world).size !== world.length) problems.push(`a never-replay effect happened twice: ${JSON.stringify(world)}`);
+  if (result.stopReason === 'in_flight_unknown') problems.push('ended in_flight_unknown, although FileStore can settle a never operation in flight');
   const got = result.trajectory.map(stripTimes);
   const want = ref.result.trajectory.map(stripTimes);
-  if (result.stopReason === 'in_flight_unknown') {
+  if (result.stopReason === 'cancelled' && settled.at(-1) === 'cancel') {
+    // Only a model call the world saw ends so: the uninterrupted prefix, every effect at most once.
     got.forEach((s, i) => {
       if (s !== want[i]) problems.push(`step ${i} differs from the uninterrupted run`);
     });
-    // Only a never-replay action, or any model call under modelReplayPolicy never, may be unknown.
-    const unknown = ref.result.trajectory[got.length];
-    if (!unknown) problems.push('in_flight_unknown after the last step of the uninterrupted run');
-    else if (!unknown.actionRepr?.startsWith('record(') && ref.modelPolicy !== 'never') problems.push(`in_flight_unknown at step ${got.length}, which is not a never-replay action`);
-    if (!world.every((l) => ref.world.includes(l))) problems.push(`world effects not in the uninterrupted run: ${JSON.stringify(world)}`);
-  } else {
-    if (JSON.stringify(got) !== JSON.stringify(want)) problems.push('the resumed trajectory differs from the uninterrupted one');
-    if (result.stopReason !== ref.result.stopReason || result.finalAnswer !== ref.result.finalAnswer) problems.push(`ended ${result.stopReason} / ${result.finalAnswer}, uninterrupted ${ref.result.stopReason} / ${ref.result.finalAnswer}`);
-    if (JSON.stringify(world) !== JSON.stringify(ref.world)) problems.push(`world ${JSON.stringify(world)} differs from the uninterrupted ${JSON.stringify(ref.world)}`);
+    if (ref.modelPolicy !== 'never') problems.push('a settle request was cancelled, but only a model call under modelReplayPolicy never may be');
+    if (JSON.stringify(world) !== JSON.stringify(ref.world.slice(0, world.length))) problems.push(`world ${JSON.stringify(world)} is not a prefix of the uninterrupted ${JSON.stringify(ref.world)}`);
+    return problems;
   }
+  if (JSON.stringify(got) !== JSON.stringify(want)) problems.push('the resumed trajectory differs from the uninterrupted one');
+  if (result.stopReason !== ref.result.stopReason || result.finalAnswer !== ref.result.finalAnswer) problems.push(`ended ${result.stopReason} / ${result.finalAnswer}, uninterrupted ${ref.result.stopReason} / ${ref.result.finalAnswer}`);
+  if (JSON.stringify(world) !== JSON.stringify(ref.world)) problems.push(`world ${JSON.stringify(world)} differs from the uninterrupted ${JSON.stringify(ref.world)}`);
   return problems;
 }
 
-/** Resume `run` (or start it, when no `run_started` survived) on a fresh FileStore over the state. */
-async function resumeOrStart(input: CheckInput, store: FileStore, calls: Map<number, string>): Promise<{ result: RunResult; startedFresh: boolean }> {
-  const { agent, request } = powerAgent({ store, world: input.world, steps: input.reference.steps, modelPolicy: input.reference.modelPolicy, onCall: (seq, hash) => calls.set(seq, hash) });
+/** A person who looks at the world file: did the action (or the model call) in flight happen? */
+async function settleFromWorld(p: InputRequest, worldFile: string): Promise<InputReply> {
+  if (p.kind !== 'settle') throw new Error(`the power agent asks no ${p.kind}`);
+  const world = await worldLines(worldFile);
+  if (p.target === 'model_call') return world.includes(`call ${p.stepIndex}`) ? { kind: 'cancel', resultId: p.resultId } : { kind: 'retry', resultId: p.resultId };
+  const action = p.decision?.action;
+  const line = action?.kind === 'tool_call' ? String(action.arguments['line']) : '';
+  return world.includes(`tool ${line}`) ? { kind: 'executed', resultId: p.resultId, observation: recordedObservation(line) } : { kind: 'retry', resultId: p.resultId };
+}
+
+/** Resume `run` (or start it, when no `run_started` survived) on a fresh FileStore over the state, settling what it asks. */
+async function resumeOrStart(input: CheckInput, store: FileStore, calls: Map<number, string>): Promise<{ result: RunResult; startedFresh: boolean; settled: InputReply['kind'][] }> {
+  const build = (): ReturnType<typeof powerAgent> => powerAgent({ store, world: input.world, steps: input.reference.steps, modelPolicy: input.reference.modelPolicy, onCall: (seq, hash) => calls.set(seq, hash) });
+  const { agent, request } = build();
+  let result: RunResult;
+  let startedFresh = false;
   try {
-    return { result: await resume(agent, request), startedFresh: false };
+    result = await resume(agent, request);
   } catch (e) {
     if (!isPolyLoopError(e, 'run_not_found')) throw e;
-    return { result: await run(agent, request), startedFresh: true };
+    result = await run(agent, request);
+    startedFresh = true;
   }
+  const settled: InputReply['kind'][] = [];
+  for (let n = 0; result.pending !== null; n++) {
+    if (n > 10) throw new Error('more than 10 input requests');
+    const reply = await settleFromWorld(result.pending, input.world);
+    settled.push(reply.kind);
+    const next = build();
+    result = await resume(next.agent, next.request, { input: reply });
+  }
+  return { result, startedFresh, settled };
 }
 
 /** Resume one materialised state and check every property. Never throws: failures are problems. */
@@ -102,10 +130,10 @@ export async function checkState(input: CheckInput): Promise<StateOutcome> {
     problems.push(`readLog of the state failed: ${describe(e)}`);
   }
   const calls = new Map<number, string>();
-  let outcome: { result: RunResult; startedFresh: boolean } | null = null;
+  let outcome: Awaited<ReturnType<typeof resumeOrStart>> | null = null;
   try {
     outcome = await resumeOrStart(input, store, calls);
-    problems.push(...checkResult(input.reference, outcome.result, await worldLines(input.world)));
+    problems.push(...checkResult(input.reference, outcome.result, await worldLines(input.world), outcome.settled));
     const after = await store.readLog(POWER_RUN_ID);
     if (after.at(-1)?.kind !== 'run_ended') problems.push(`the resumed log ends with ${after.at(-1)?.kind ?? 'nothing'}, not run_ended`);
   } catch (e) {
@@ -121,6 +149,7 @@ export async function checkState(input: CheckInput): Promise<StateOutcome> {
     stopReason: outcome?.result.stopReason ?? null,
     startedFresh: outcome?.startedFresh ?? false,
     repaired: warnings.length > 0,
+    settled: outcome?.settled ?? [],
     problems,
   };
 }

@@ -90,7 +90,7 @@ export async function traceReference(work: string, opts: ExploreOptions): Promis
 export function ackedBarrierRecords(acks: readonly string[]): number {
   let n = 0;
   for (const a of acks) {
-    const m = /^ACK (\d+) (intent|step|runEnded)$/.exec(a);
+    const m = /^ACK (\d+) (intent|step|runEnded|inputRequest|input)$/.exec(a);
     if (m) n = Math.max(n, Number(m[1]) + 1);
   }
   return n;
@@ -182,7 +182,10 @@ export function tally(report: ExploreReport): Record<string, number> {
     'cut points': report.cuts,
     'states generated': report.states,
     'distinct states': report.distinct,
-    'resumed to the end': o.filter((x) => x.stopReason !== null && x.stopReason !== 'in_flight_unknown').length,
+    'resumed to the end': o.filter((x) => x.stopReason !== null && x.stopReason !== 'in_flight_unknown' && x.stopReason !== 'cancelled').length,
+    'settled: executed (the record happened)': o.filter((x) => x.settled.includes('executed')).length,
+    'settled: retry (it did not happen)': o.filter((x) => x.settled.includes('retry')).length,
+    'settled: cancel (a model call the world saw)': o.filter((x) => x.settled.includes('cancel')).length,
     'ended in_flight_unknown': o.filter((x) => x.stopReason === 'in_flight_unknown').length,
     'started afresh (no run_started survived)': o.filter((x) => x.startedFresh).length,
     'tail repaired by FileStore': o.filter((x) => x.repaired).length,

@@ -43,6 +43,11 @@ function reply(call: ModelCall, steps: number): string {
   return `reply ${k} is not JSON`;
 }
 
+/** What `record` returns for `line` (a person settling it as `executed` gives the same). */
+export function recordedObservation(line: string): string {
+  return `recorded ${line.length}`;
+}
+
 function tools(world: string): ToolRegistry {
   return ToolRegistry.of([
     {
@@ -60,7 +65,7 @@ function tools(world: string): ToolRegistry {
       handler: async (args) => {
         // Synchronous, so the traced child shows the side effect at the moment it happened.
         appendFileSync(world, `tool ${String(args['line'])}\n`);
-        return `recorded ${String(args['line']).length}`;
+        return recordedObservation(String(args['line']));
       },
     },
   ]);

@@ -42,6 +42,8 @@ function ackingStore(inner: FileStore): RunStore {
     result: (id, resultId, rec) => write('result', () => inner.result(id, resultId, rec)),
     step: (id, rec) => write('step', () => barrier(id, rec, () => inner.step(id, rec))),
     runEnded: (id, rec) => write('runEnded', () => barrier(id, rec, () => inner.runEnded(id, rec))),
+    inputRequest: (id, rec) => write('inputRequest', () => barrier(id, rec, () => inner.inputRequest(id, rec))),
+    input: (id, rec) => write('input', () => barrier(id, rec, () => inner.input(id, rec))),
     readLog: (id) => inner.readLog(id),
     acquire: (id, opts) => inner.acquire(id, opts),
   };

@@ -108,24 +108,29 @@ function problemKinds(report: ExploreReport): Set<string> {
 }
 
 describe.runIf(straceWorks())('power loss under FileStore: every state a cut can leave, resumed', () => {
-  it('no state of a 4-step run loses an acknowledged barrier, fails to resume, or runs a never action twice', async () => {
+  it('no state of a 4-step run loses an acknowledged barrier or fails to resume; each ends as the uninterrupted run, a never action in flight settled from the world, each never action exactly once', async () => {
     const report = await explore({ steps: 4, modelPolicy: 'safe', concurrency: 4 });
     const t = tally(report);
     expect(report.reference.result.stopReason).toBe('final_answer');
     expect(report.reference.world.length).toBeGreaterThan(0);
     expect(report.fsyncs).toBeGreaterThan(0);
     expect(report.distinct).toBeGreaterThan(report.cuts);
-    // Every kind of ending is reached: the cut lands before the first barrier, on an unknown never action, and elsewhere.
+    // Every kind of state is reached: the cut lands before the first barrier, on a never action that did or did not happen, and elsewhere.
     expect(t['started afresh (no run_started survived)']).toBeGreaterThan(0);
-    expect(t['ended in_flight_unknown']).toBeGreaterThan(0);
+    expect(t['settled: executed (the record happened)']).toBeGreaterThan(0);
+    expect(t['settled: retry (it did not happen)']).toBeGreaterThan(0);
+    expect(t['ended in_flight_unknown']).toBe(0);
+    expect(t['resumed to the end']).toBe(report.distinct);
     expect(t['tail repaired by FileStore']).toBeGreaterThan(0);
     expect(report.outcomes.filter((o) => o.problems.length > 0)).toEqual([]);
   }, 120_000);
 
-  it('under modelReplayPolicy never, no state sends a model call twice', async () => {
+  it('under modelReplayPolicy never, no state sends a model call twice: one the world did not see is retried, one it saw is cancelled', async () => {
     const report = await explore({ steps: 3, modelPolicy: 'never', concurrency: 4 });
     expect(report.reference.world.filter((l) => l.startsWith('call '))).toHaveLength(3);
-    expect(report.outcomes.some((o) => o.stopReason === 'in_flight_unknown')).toBe(true);
+    expect(report.outcomes.some((o) => o.settled.includes('retry') && o.stopReason === 'final_answer')).toBe(true);
+    expect(report.outcomes.some((o) => o.settled.includes('cancel') && o.stopReason === 'cancelled')).toBe(true);
+    expect(report.outcomes.some((o) => o.stopReason === 'in_flight_unknown')).toBe(false);
     expect(report.outcomes.filter((o) => o.problems.length > 0)).toEqual([]);
   }, 120_000);
 
