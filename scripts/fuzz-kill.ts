@@ -51,7 +51,7 @@ try {
   }
   for (const p of policies) {
     const mine = outcomes.filter((o) => o.modelPolicy === p);
-    process.stdout.write(`  variant ${p.padEnd(17)} ${mine.length} trials, ${mine.filter((o) => o.resumedInputs.some((r) => r.includes('.settle '))).length} settled, ${mine.filter((o) => o.firstResume?.startsWith('awaiting') === true).length} awaiting at the kill, ${mine.filter((o) => o.problems.length > 0).length} failed\n`);
+    process.stdout.write(`  variant ${p.padEnd(17)} ${mine.length} trials, ${mine.filter((o) => o.resumedInputs.some((r) => r.includes('.settle '))).length} settled, ${mine.filter((o) => o.firstResume?.startsWith('awaiting') === true).length} first resume stopped at a request, ${mine.filter((o) => o.problems.length > 0).length} failed\n`);
   }
   process.stdout.write(`  self-kill points hit      ${hit.size} of ${writes * 3} (write index x before/after/torn)\n`);
   process.exitCode = t['failed'] === 0 ? 0 : 1;

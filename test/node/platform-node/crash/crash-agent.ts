@@ -130,12 +130,12 @@ const request: RunRequest = {
 /** The person (and the outside world): the same reply every time a request is asked. */
 function replyTo(p: InputRequest): InputReply {
   const action = p.decision?.action;
-  const line = action?.kind === 'tool_call' ? String(action.arguments['line'] ?? '') : '';
+  const line = action?.kind === 'tool_call' ? String((action.arguments as { line?: unknown }).line ?? '') : '';
   if (p.kind === 'settle' && p.target === 'model_call') return { kind: 'retry', resultId: p.resultId };
   if (p.kind === 'settle') {
     let side = '';
     try {
-      side = readFileSync(sideFile, 'utf8');
+      side = readFileSync(sideFile as string, 'utf8');
     } catch {
       // No side file yet: nothing was recorded.
     }

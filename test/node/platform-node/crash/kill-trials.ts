@@ -311,7 +311,7 @@ export function tally(outcomes: readonly TrialOutcome[]): Record<string, number>
     resumedInFlightUnknown: count((o) => o.resumedStopReason === 'in_flight_unknown'),
     settledExecuted: count((o) => o.resumedInputs.some((r) => r.endsWith('.settle executed'))),
     settledRetry: count((o) => o.resumedInputs.some((r) => r.endsWith('.settle retry'))),
-    firstResumeAwaitedInput: count((o) => o.firstResume?.startsWith('awaiting') === true),
+    firstResumeStoppedAtRequest: count((o) => o.firstResume?.startsWith('awaiting') === true),
     resumeStartedFresh: count((o) => o.startedFresh),
     tornTailsRepaired: count((o) => o.repairs > 0),
     failed: count((o) => o.problems.length > 0),

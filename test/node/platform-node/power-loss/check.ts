@@ -89,7 +89,7 @@ async function settleFromWorld(p: InputRequest, worldFile: string): Promise<Inpu
   const world = await worldLines(worldFile);
   if (p.target === 'model_call') return world.includes(`call ${p.stepIndex}`) ? { kind: 'cancel', resultId: p.resultId } : { kind: 'retry', resultId: p.resultId };
   const action = p.decision?.action;
-  const line = action?.kind === 'tool_call' ? String(action.arguments['line']) : '';
+  const line = action?.kind === 'tool_call' ? String((action.arguments as { line?: unknown }).line) : '';
   return world.includes(`tool ${line}`) ? { kind: 'executed', resultId: p.resultId, observation: recordedObservation(line) } : { kind: 'retry', resultId: p.resultId };
 }
 
