@@ -42,6 +42,8 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   #driving: Promise<void> | null = null;
   #controller: AbortController | null = null;
   #launched = false;
+  /** A reply's drive was launched and its record has not landed yet (or been refused). */
+  #landing: Promise<unknown> | null = null;
   /** An import is being written: the run id is taken, though the run row does not exist yet. */
   #adopting = false;
 
@@ -226,13 +228,17 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
       const refused = replyRefusal(meta.runId, reading.view, reply);
       if (refused !== null) return refused;
       if (this.#driving === null) break;
-      // A drive is finishing (it just paused, or another reply is landing): look again after it.
-      // Its own failures are the drive's to handle (#drive never rejects for them).
-      await this.#driving.catch(() => undefined);
+      // Another reply is landing, or a drive is finishing (it just paused): look again after it.
+      // Failures are theirs to report (#drive never rejects for them).
+      await (this.#landing ?? this.#driving).catch(() => undefined);
     }
     // In the same turn as the last look at the log: no other drive can start in between.
     const armed = this.ctx.storage.setAlarm(Date.now() + this.#resumeAfterMs());
     const landed = new Promise<InputOutcome>((done, fail) => void this.#launch(null, { reply, done, fail }));
+    const landing = landed.finally(() => {
+      if (this.#landing === landing) this.#landing = null;
+    });
+    this.#landing = landing;
     await armed;
     return landed;
   }

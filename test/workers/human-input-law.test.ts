@@ -38,7 +38,7 @@ const SCRIPT = [
 ];
 
 function tools(effects: () => string[]): ToolSpec[] {
-  const obj = (props: Record<string, unknown>): ToolSpec['parameters'] => ({ type: 'object', properties: props, required: Object.keys(props), additionalProperties: false });
+  const obj = (props: Record<string, { type: string }>): ToolSpec['parameters'] => ({ type: 'object', properties: props, required: Object.keys(props), additionalProperties: false });
   return [
     {
       name: 'send',
@@ -102,7 +102,7 @@ describe('the §9 law over DurableObjectStore (workerd, a fresh object per case)
       reply: (p): InputReply => {
         replies.push(p.kind);
         const action = p.decision?.action;
-        const args = action?.kind === 'tool_call' ? action.arguments : {};
+        const args = (action?.kind === 'tool_call' ? action.arguments : {}) as Record<string, unknown>;
         if (p.kind === 'answer') return { kind: 'answer', resultId: p.resultId, text: 'Blue.' };
         if (p.kind === 'settle') {
           // Settled from the outside world: did the side effect happen before the crash?

@@ -90,6 +90,18 @@ describe('POST /runs/:id/input (workerd)', () => {
     expect(((await late.json()) as { error: { message: string } }).error.message).toMatch(/has ended \(final_answer\)/);
   });
 
+  it('takes one of two replies sent at once (202) and refuses the other (409): the approved action runs once', async () => {
+    const runId = await startRun({ goal: 'twice', approve: true });
+    await waitFor(runId, awaiting('s0.input'));
+    const [x, y] = await Promise.all([reply(runId, { kind: 'approve', resultId: 's0.input' }), reply(runId, { kind: 'deny', resultId: 's0.input', reason: 'no' })]);
+    expect([x.status, y.status].sort()).toEqual([202, 409]);
+    const done = await waitFor(runId, (s) => s.status === 'ended');
+    const kinds = await logKinds(runId);
+    expect(kinds.filter((k) => k === 'input')).toHaveLength(1);
+    // Whichever landed was carried out, and only it.
+    expect(done).toMatchObject(x.status === 202 ? { finalAnswer: 'eciwt', validActions: 1 } : { finalAnswer: 'no', validActions: 0 });
+  });
+
   it('clears the alarm while a run waits (an awaiting run costs nothing) and re-arms it once a reply lands', async () => {
     const runId = await startRun({ goal: 'one two', approve: true, pauseMs: 200 });
     await waitFor(runId, awaiting('s0.input'));

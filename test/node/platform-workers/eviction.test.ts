@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, bundleWorker, follow, ROOT, startWorker } from './miniflare-harness.ts';
+import { api, bundleWorker, follow, ROOT, startWorker, TOKEN } from './miniflare-harness.ts';
 import type { LogEvent } from './miniflare-harness.ts';
 
 type Status = { runId: string; status: string; stopReason: string | null; finalAnswer: string | null; steps: number; validActions: number };
@@ -132,23 +132,67 @@ describe('the run Durable Object after eviction (real workerd, persisted storage
     await kill(mf);
   }, 180_000);
 
-  it('ends a run killed while a never-replay action was in flight as in_flight_unknown, without running the action again', async () => {
+  it('asks for a settlement of a never-replay action killed in flight, and finishes as the uninterrupted run once it is answered from the side effect, the action not run again', async () => {
     const dir = storageDir();
     let mf = await generation(dir);
-    const input = { steps: 2, modelPauseMs: 0, toolPauseMs: 60_000, replayPolicy: 'never' };
+    const input = { steps: 1, modelPauseMs: 0, toolPauseMs: 60_000, replayPolicy: 'never' };
     expect((await api(mf, '/runs', { method: 'POST', body: { runId: 'unknowable', input } })).status).toBe(201);
     const before = await follow(mf, 'unknowable', -1, isIntent('action'));
     const first = await started('unknowable', 0); // the never action has really run, once
     await kill(mf);
 
+    // The alarm resumes the run, which cannot know whether the action happened: it asks.
     mf = await generation(dir);
-    const after = await follow(mf, 'unknowable', before.at(-1)?.id ?? -1, (e) => e.event === 'run_ended');
-    expect(after.map((e) => e.event)).toEqual(['run_ended']);
-    expect(after[0]?.record['stopReason']).toBe('in_flight_unknown');
+    const asked = await follow(mf, 'unknowable', before.at(-1)?.id ?? -1, (e) => e.event === 'input_request');
+    expect(asked.map((e) => e.event)).toEqual(['input_request']);
+    const waiting = await api<Status>(mf, '/runs/unknowable');
+    expect(waiting.body).toMatchObject({ status: 'awaiting_input', steps: 0, pending: { kind: 'settle', target: 'action', resultId: 's0.settle' } });
+
+    // Whoever can see the outside world answers: the side effect's output says it happened.
+    const observation = `item ${first.n} done`;
+    const answered = await api(mf, '/runs/unknowable/input', { method: 'POST', body: { kind: 'executed', resultId: 's0.settle', observation } });
+    expect(answered).toEqual({ status: 202, body: { runId: 'unknowable', resultId: 's0.settle' } });
+    const rest = await follow(mf, 'unknowable', asked.at(-1)?.id ?? -1, (e) => e.event === 'run_ended');
+    expect(rest.map((e) => e.event)).toEqual(['input', 'step', 'intent', 'result', 'step', 'run_ended']);
+
+    // The uninterrupted reference (a fast tool: the same observation), in the same workerd.
+    const reference = { ...input, toolPauseMs: 0 };
+    expect((await api(mf, '/runs', { method: 'POST', body: { runId: 'settled-reference', input: reference } })).status).toBe(201);
+    await follow(mf, 'settled-reference', -1, (e) => e.event === 'run_ended');
     const status = await api<Status>(mf, '/runs/unknowable');
-    expect(status.body).toMatchObject({ status: 'ended', stopReason: 'in_flight_unknown', steps: 0, validActions: 0 });
-    expect((await api<Steps>(mf, '/runs/unknowable/trajectory')).body.steps).toEqual([]);
+    expect(status.body).toMatchObject({ status: 'ended', stopReason: 'final_answer', steps: 2, validActions: 1, finalAnswer: 'item 0 done' });
+    const [a, b] = await Promise.all([api<Steps>(mf, '/runs/unknowable/trajectory'), api<Steps>(mf, '/runs/settled-reference/trajectory')]);
+    expect(withoutTimes(a.body.steps)).toEqual(withoutTimes(b.body.steps));
     expect(execsOf('unknowable')).toEqual([first]); // and never again after the eviction
+    await kill(mf);
+  }, 120_000);
+
+  it('keeps a run waiting for an approval across an eviction: nothing runs while it waits, and the approval given afterwards runs the action exactly once', async () => {
+    const dir = storageDir();
+    let mf = await generation(dir);
+    const input = { steps: 1, modelPauseMs: 0, toolPauseMs: 0, replayPolicy: 'never', approve: true };
+    expect((await api(mf, '/runs', { method: 'POST', body: { runId: 'approval', input } })).status).toBe(201);
+    const asked = await follow(mf, 'approval', -1, (e) => e.event === 'input_request');
+    expect(asked.at(-1)?.record).toMatchObject({ resultId: 's0.input', request: { kind: 'approval', target: 'action' } });
+    await kill(mf);
+
+    mf = await generation(dir);
+    const logLines = async (): Promise<number> => (await (await mf.dispatchFetch('http://polyloop.test/runs/approval/log', { headers: { authorization: `Bearer ${TOKEN}` } })).text()).split('\n').filter(Boolean).length;
+    const waiting = await api<Status>(mf, '/runs/approval');
+    expect(waiting.body).toMatchObject({ status: 'awaiting_input', steps: 0, pending: { kind: 'approval', resultId: 's0.input', decision: { action: { name: 'work', arguments: { n: 0 } } } } });
+    // Several alarm periods (300 ms) pass: an awaiting run is not driven again, and writes nothing.
+    const lines = await logLines();
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(await logLines()).toBe(lines);
+    expect(execsOf('approval')).toEqual([]);
+
+    const approved = await api(mf, '/runs/approval/input', { method: 'POST', body: { kind: 'approve', resultId: 's0.input' } });
+    expect(approved.status).toBe(202);
+    await follow(mf, 'approval', asked.at(-1)?.id ?? -1, (e) => e.event === 'run_ended');
+    expect((await api<Status>(mf, '/runs/approval')).body).toMatchObject({ status: 'ended', stopReason: 'final_answer', finalAnswer: 'item 0 done', steps: 2, validActions: 1, pending: null });
+    expect(execsOf('approval').map((e) => ({ n: e.n, generation: e.generation }))).toEqual([{ n: 0, generation: generationNo }]);
+    // A second approval of the same request is refused: the run no longer awaits it.
+    expect((await api(mf, '/runs/approval/input', { method: 'POST', body: { kind: 'approve', resultId: 's0.input' } })).status).toBe(409);
     await kill(mf);
   }, 120_000);
 });
