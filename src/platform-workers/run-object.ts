@@ -19,7 +19,7 @@ import { haltedStatusOf, readablePrefixView, statusOf, trajectoryOf } from './ru
 import type { RunStatus, RunTrajectory, UnreadableLog } from './run-status.ts';
 import { checkOptions, prepareRun, seamsOf } from './run-setup.ts';
 import type { RunObjectOptions, RunSetup, StartOutcome } from './run-setup.ts';
-import { logEventStream } from './sse.ts';
+import { logEventsResponse } from './sse.ts';
 
 
 /** One reading of the run's log (`readRunLog`), or why it cannot be read: the error's name and message. */
@@ -249,27 +249,18 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
    * 404 when this object holds no run. A plain fetch, so a client disconnect cancels the stream.
    */
   override async fetch(request: Request): Promise<Response> {
-    const after = request.headers.get('last-event-id');
-    const afterSeq = after === null ? -1 : Number(after);
     const meta = this.#meta();
     if (meta === null) return new Response(null, { status: 404 });
-    // Sequence numbers exist only once committed, so a client cannot have seen one past the end.
-    const last = this.#store.lastSeq(meta.runId);
-    if (afterSeq > last) return new Response(`Last-Event-ID ${afterSeq} is beyond the run's last record (${last})`, { status: 400 });
-    // Everything up to run_ended was seen: 204 tells an EventSource to stop reconnecting.
-    if (afterSeq === last && this.#ended(meta.runId)) return new Response(null, { status: 204 });
-    return new Response(this.#events(meta, afterSeq), { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } });
-  }
-
-  #events(meta: RunRow, afterSeq: number): ReadableStream<Uint8Array> {
+    const { runId } = meta;
     const feed = {
-      readLines: (after: number) => this.#store.readLines(meta.runId, after),
+      readLines: (after: number) => this.#store.readLines(runId, after),
       subscribe: (listener: (entry: StoredLine) => void) => {
         this.#listeners.add(listener);
         return () => void this.#listeners.delete(listener);
       },
     };
-    return logEventStream(feed, afterSeq, this.#options.keepAliveMs === undefined ? {} : { keepAliveMs: this.#options.keepAliveMs });
+    const at = { lastSeq: this.#store.lastSeq(runId), ended: () => this.#ended(runId) };
+    return logEventsResponse(feed, at, request.headers.get('last-event-id'), this.#options.keepAliveMs === undefined ? {} : { keepAliveMs: this.#options.keepAliveMs });
   }
 
   /**

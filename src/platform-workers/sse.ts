@@ -96,3 +96,20 @@ export function logEventStream(feed: LogFeed, afterSeq: number, opts: LogEventSt
     },
   });
 }
+
+/** Where the run's log stands, for {@link logEventsResponse}: its last sequence number, and whether it has ended. */
+export type LogPosition = { readonly lastSeq: number; readonly ended: () => boolean };
+
+/**
+ * The answer to an event-stream request carrying `lastEventId` (the client's `Last-Event-ID`, or
+ * null): 400 for an id beyond the log, 204 when everything up to `run_ended` was seen, else the
+ * SSE stream of {@link logEventStream}.
+ */
+export function logEventsResponse(feed: LogFeed, at: LogPosition, lastEventId: string | null, opts: LogEventStreamOptions = {}): Response {
+  const afterSeq = lastEventId === null ? -1 : Number(lastEventId);
+  // Sequence numbers exist only once committed, so a client cannot have seen one past the end.
+  if (afterSeq > at.lastSeq) return new Response(`Last-Event-ID ${afterSeq} is beyond the run's last record (${at.lastSeq})`, { status: 400 });
+  // Everything up to run_ended was seen: 204 tells an EventSource to stop reconnecting.
+  if (afterSeq === at.lastSeq && at.ended()) return new Response(null, { status: 204 });
+  return new Response(logEventStream(feed, afterSeq, opts), { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } });
+}
