@@ -1,0 +1,188 @@
+/**
+ * `polyloop/adapters/ai-sdk` — any AI SDK language model (`LanguageModelV2`, `V3` or `V4`: OpenAI,
+ * Anthropic, Google, Mistral, Bedrock, Groq, Ollama, OpenRouter, … providers) as a
+ * {@link ModelCaller}, and the matching {@link aiSdkToolInterpreter}. The dependency on
+ * `@ai-sdk/provider` is types only; nothing of `ai` is needed at run time.
+ * @module
+ */
+import type { LanguageModelV2, LanguageModelV3, LanguageModelV4 } from '@ai-sdk/provider';
+import { canonicalJson } from '../core/index.ts';
+import type { DecisionInterpreter, JsonObject, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
+import { toAiSdkPrompt, toAiSdkTools } from './ai-sdk-prompt.ts';
+import type { AiSdkFunctionTool, AiSdkPromptMessage, AiSdkProviderOptions } from './ai-sdk-prompt.ts';
+import { replyOfTurn } from './ai-sdk-reply.ts';
+import type { AiSdkTurn } from './ai-sdk-reply.ts';
+import { gatherStream } from './ai-sdk-stream.ts';
+import { nativeToolInterpreter } from './tool-interpreter.ts';
+
+export { toAiSdkPrompt, toAiSdkTools } from './ai-sdk-prompt.ts';
+export type { AiSdkFunctionTool, AiSdkOpaqueData, AiSdkPromptMessage, AiSdkProviderOptions } from './ai-sdk-prompt.ts';
+export { AiSdkStreamError } from './ai-sdk-stream.ts';
+
+/** An AI SDK language model of any specification version this adapter reads. */
+export type AiSdkLanguageModel = LanguageModelV2 | LanguageModelV3 | LanguageModelV4;
+
+/** Call settings passed to every call as they are (they change the model's behaviour, so they are in `params`). */
+export type AiSdkCallSettings = {
+  readonly maxOutputTokens?: number;
+  readonly temperature?: number;
+  readonly topP?: number;
+  readonly topK?: number;
+  readonly presencePenalty?: number;
+  readonly frequencyPenalty?: number;
+  readonly seed?: number;
+  readonly stopSequences?: readonly string[];
+};
+
+/** What a run's `modelBinding` adds to a call (see {@link AiSdkModelOptions.binding}). */
+export type AiSdkBindingOptions = { readonly headers?: Readonly<Record<string, string>>; readonly providerOptions?: AiSdkProviderOptions };
+
+/** Options of {@link aiSdkModel}. */
+export type AiSdkModelOptions = {
+  /** Call `doStream` and report text deltas via `ModelCall.onDelta`. Default false (`doGenerate`). */
+  readonly stream?: boolean;
+  /** Call settings for every call; reported in `params.settings`. */
+  readonly settings?: AiSdkCallSettings;
+  /**
+   * Provider options, merged per provider over the adapter's own (`openai.parallelToolCalls:
+   * false`, `anthropic.disableParallelToolUse: true` whenever there are tools: SPEC §8, one call
+   * per turn); reported in `params.providerOptions`.
+   */
+  readonly providerOptions?: AiSdkProviderOptions;
+  /** Extra request headers of every call (not reported in `params`: they may hold secrets). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * Where `modelBinding` goes. AI SDK models have no common field for it, so by default it is not
+   * sent; map it to headers or provider options here (e.g. `(b) => ({ providerOptions: {
+   * anthropic: { metadata: { userId: b.user_id } } } })`). Never into the prompt.
+   */
+  readonly binding?: (binding: Readonly<Record<string, string>>) => AiSdkBindingOptions;
+};
+
+const VERSIONS = new Set(['v2', 'v3', 'v4']);
+
+/** The call options every specification version accepts (the type test checks each). */
+export type AiSdkCallOptions = AiSdkCallSettings & {
+  prompt: AiSdkPromptMessage[];
+  tools?: AiSdkFunctionTool[];
+  providerOptions: AiSdkProviderOptions;
+  headers?: Record<string, string>;
+  abortSignal: AbortSignal;
+};
+
+/** One call per turn, asked of the providers that take the option (SPEC §8). */
+const ONE_CALL_PER_TURN: AiSdkProviderOptions = { openai: { parallelToolCalls: false }, anthropic: { disableParallelToolUse: true } };
+
+function mergeProviderOptions(...layers: (AiSdkProviderOptions | undefined)[]): AiSdkProviderOptions {
+  const out: AiSdkProviderOptions = {};
+  for (const layer of layers) for (const [key, value] of Object.entries(layer ?? {})) out[key] = { ...out[key], ...value };
+  return out;
+}
+
+/**
+ * Build the call options of one model call. Exported so tests can check them against every
+ * specification version's `CallOptions` type.
+ */
+export function aiSdkCallOptions(call: ModelCall, provider: string, options: AiSdkModelOptions = {}): AiSdkCallOptions {
+  const bound = options.binding?.(call.binding) ?? {};
+  const headers = { ...options.headers, ...bound.headers };
+  const hasTools = call.tools.length > 0;
+  return {
+    ...options.settings,
+    ...(options.settings?.stopSequences ? { stopSequences: [...options.settings.stopSequences] } : {}),
+    prompt: toAiSdkPrompt(call.messages, provider),
+    ...(hasTools ? { tools: toAiSdkTools(call.tools) } : {}),
+    providerOptions: mergeProviderOptions(hasTools ? ONE_CALL_PER_TURN : undefined, options.providerOptions, bound.providerOptions),
+    ...(Object.keys(headers).length > 0 ? { headers } : {}),
+    abortSignal: call.signal,
+  };
+}
+
+function jsonParam(v: object | undefined): string | null {
+  return v === undefined ? null : canonicalJson(v as JsonObject);
+}
+
+type Callable = {
+  doGenerate(o: AiSdkCallOptions): PromiseLike<Record<string, unknown>>;
+  doStream(o: AiSdkCallOptions): PromiseLike<{ stream: ReadableStream<unknown> }>;
+};
+
+async function generate(model: Callable, opts: AiSdkCallOptions): Promise<AiSdkTurn> {
+  const r = await model.doGenerate(opts);
+  const response = r['response'] as { id?: unknown } | undefined;
+  if (!Array.isArray(r['content'])) throw new TypeError('aiSdkModel: doGenerate returned a result without a content array');
+  return { content: r['content'], finishReason: r['finishReason'], usage: r['usage'], providerMetadata: r['providerMetadata'], responseId: response?.id };
+}
+
+/**
+ * A model caller for any AI SDK language model object, detected by its `specificationVersion`
+ * (`v2`, `v3`, `v4`; anything else throws a `TypeError`). `params` reports `{ adapter: 'ai-sdk',
+ * provider, model: 'provider:modelId', specificationVersion, stream, settings, providerOptions,
+ * binding }`. The provider's own errors (e.g. `APICallError`) are rethrown as they are; abort
+ * rejects with `signal.reason`; no retries (the provider's `fetch` option is the place for them).
+ *
+ * @example
+ * import { openai } from '@ai-sdk/openai';
+ * const agent = defineAgent({ model: aiSdkModel(openai.chat('gpt-4.1-mini')), interpreter: aiSdkToolInterpreter(), store, events, syntheticObservations });
+ */
+export function aiSdkModel(model: AiSdkLanguageModel, options: AiSdkModelOptions = {}): ModelCaller {
+  const version: unknown = (model as { specificationVersion?: unknown } | null)?.specificationVersion;
+  if (typeof version !== 'string' || !VERSIONS.has(version)) {
+    throw new TypeError(`aiSdkModel: specificationVersion ${JSON.stringify(version) ?? String(version)} is not supported (v2, v3 or v4)`);
+  }
+  if (typeof model.provider !== 'string' || typeof model.modelId !== 'string' || model.modelId === '') {
+    throw new TypeError('aiSdkModel: the model needs a provider and a non-empty modelId');
+  }
+  const provider = model.provider;
+  const callable = model as unknown as Callable;
+  const params = Object.freeze({
+    adapter: 'ai-sdk',
+    provider,
+    model: `${provider}:${model.modelId}`,
+    specificationVersion: version,
+    stream: options.stream ?? false,
+    settings: jsonParam(options.settings),
+    providerOptions: jsonParam(options.providerOptions),
+    binding: options.binding ? 'custom' : 'none',
+  });
+  return {
+    params,
+    async call(call: ModelCall): Promise<ModelReply> {
+      call.signal.throwIfAborted();
+      const opts = aiSdkCallOptions(call, provider, options);
+      try {
+        const turn = options.stream
+          ? await gatherStream((await callable.doStream(opts)).stream, call.signal, call.onDelta)
+          : await generate(callable, opts);
+        call.signal.throwIfAborted();
+        return replyOfTurn(turn, provider);
+      } catch (e) {
+        // Providers reject an aborted call with their own error; the loop expects the reason itself.
+        if (call.signal.aborted) throw call.signal.reason;
+        throw e;
+      }
+    },
+  };
+}
+
+/**
+ * The interpreter matching {@link aiSdkModel}: one tool call → `action` (with the call's id);
+ * text only → `final`; several calls, bad arguments, an unknown tool, an empty reply or a reply
+ * cut off at the token limit (`finishReason: 'length'`) → `invalid` with an explanation.
+ */
+export function aiSdkToolInterpreter(): DecisionInterpreter {
+  const inner = nativeToolInterpreter('ai-sdk-tools');
+  return {
+    params: inner.params,
+    interpret(reply, ctx) {
+      const decision = inner.interpret(reply, ctx);
+      if (reply.finishReason !== 'length' || decision.kind === 'invalid') return decision;
+      // SPEC §11: a cut-off reply is never an answer, nor a call whose arguments may be cut short.
+      const { historyText, historyContent } = decision;
+      return { kind: 'invalid', explanation: CUT_OFF, historyText, ...(historyContent ? { historyContent } : {}) };
+    },
+  };
+}
+
+const CUT_OFF =
+  'Your reply was cut off: it reached the output token limit before it ended, so it was not taken as your answer and no tool ran. Reply again, more briefly: give your final answer, or make one tool call.';
