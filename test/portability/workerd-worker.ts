@@ -3,11 +3,10 @@
  * reference on a `DurableObjectStore` over its own SQLite storage, crashes it at the cut and
  * answers with the exported log. `GET /?cut=<cut>`.
  */
-import { InMemoryStore } from '../../src/core/index.ts';
 import { DurableObjectStore } from '../../src/platform-workers/index.ts';
 import type { DurableObjectSqlStorage } from '../../src/platform-workers/index.ts';
-import { CUTS, cutPoint, fixtureOf, uninterrupted } from './reference.ts';
-import type { Cut } from './reference.ts';
+import { CUTS, fixtureOf } from './cuts.ts';
+import type { Cut } from './cuts.ts';
 
 type Env = { readonly FIXTURES: { idFromName(name: string): unknown; get(id: unknown): { fetch(req: Request): Promise<Response> } } };
 
@@ -30,9 +29,8 @@ export class FixtureObject {
     const cut = new URL(req.url).searchParams.get('cut') as Cut;
     if (!CUTS.includes(cut)) return new Response(`unknown cut ${cut}`, { status: 400 });
     try {
-      // The cut point comes from a counting run (the same writes on any store).
-      const { log } = await uninterrupted(new InMemoryStore());
-      const ndjson = await fixtureOf(new DurableObjectStore(this.#storage), cut, cutPoint(log, cut));
+      // The cut point comes from a counting run in memory (the same writes on any store).
+      const ndjson = await fixtureOf(new DurableObjectStore(this.#storage), cut);
       return new Response(ndjson, { headers: { 'content-type': 'application/x-ndjson' } });
     } catch (e) {
       return new Response(String(e instanceof Error ? e.stack : e), { status: 500 });

@@ -1,72 +1,104 @@
 /// <reference types="vite/client" />
 /**
- * The portability law (SPEC §10) in workerd, on DurableObjectStore: the reference run crashed at
- * every write on a Durable Object and finished in memory, and the other way round; and the logs
- * FileStore wrote in Node and IndexedDB wrote in Chromium (checked in under
- * test/fixtures/portability, read at build time) imported into a Durable Object and finished there.
+ * The portability law (SPEC §10) in workerd, on DurableObjectStore: the reference run (plain, and
+ * asking for an approval) crashed at every write on a Durable Object and finished in memory, and
+ * the other way round, every request answered from the outside world; the logs FileStore wrote in
+ * Node and IndexedDB wrote in Chromium (checked in under test/fixtures/portability, read at build
+ * time), and every runtime's 1.0-era logs, imported into a Durable Object and finished there.
  */
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { exportRun, importRun, InMemoryStore } from '../../src/core/index.ts';
+import { decodeLog, exportRun, importRun, InMemoryStore } from '../../src/core/index.ts';
 import type { RunStore } from '../../src/core/index.ts';
 import { DurableObjectStore } from '../../src/platform-workers/index.ts';
-import { CUTS, cutRun, effectsProblem, expectedOutcome, finishOn, fixtureName, RUN_ID, RUNTIMES, uninterrupted } from '../portability/reference.ts';
-import type { Cut, Outcome, Runtime } from '../portability/reference.ts';
+import { CUTS, expectedOfV10, finishDemands, fixtureName, notifies, RUNTIMES, stateOf, V10_CUTS, v10FixtureName, variantOf } from '../portability/cuts.ts';
+import type { Cut, Runtime } from '../portability/cuts.ts';
+import { cutRun, effectsProblem, finishOn, RUN_ID, uninterrupted, VARIANTS } from '../portability/reference.ts';
 
 const FIXTURES = import.meta.glob<string>('../fixtures/portability/*.ndjson', { query: '?raw', import: 'default', eager: true });
 
-function fixture(runtime: Runtime, cut: Cut): string {
-  const text = FIXTURES[`../fixtures/portability/${fixtureName(runtime, cut)}`];
-  if (text === undefined) throw new Error(`no fixture ${fixtureName(runtime, cut)}: run npm run fixtures:portability`);
+function file(name: string): string {
+  const text = FIXTURES[`../fixtures/portability/${name}`];
+  if (text === undefined) throw new Error(`no fixture ${name}: run npm run fixtures:portability`);
   return text;
 }
+
+const fixture = (runtime: Runtime, cut: Cut): string => file(fixtureName(runtime, cut));
 
 /** Run `fn` inside a fresh Durable Object, on a DurableObjectStore over its own storage. */
 const inFreshObject = <R>(fn: (store: RunStore) => Promise<R>): Promise<R> =>
   runInDurableObject(env.RUNS.get(env.RUNS.newUniqueId()), (_o, state) => fn(new DurableObjectStore(state.storage)));
 
 describe('the portability law in workerd (DurableObjectStore)', () => {
-  it.each([false, true])('a run crashed at every write on a Durable Object or in memory finishes on the other as the uninterrupted run would (write lands before the crash: %s)', async (landsBeforeThrow) => {
-    const { outcome: full, writes } = await uninterrupted(new InMemoryStore());
+  const law = VARIANTS.flatMap((variant) => [false, true].map((lands) => [variant, lands] as const));
+  it.each(law)('the %s run crashed at every write on a Durable Object or in memory finishes on the other, the world answering, as the uninterrupted run (write lands before the crash: %s)', async (variant, landsBeforeThrow) => {
+    const { outcome: full, writes } = await uninterrupted(new InMemoryStore(), variant);
     let resumed = 0;
+    const answered: string[] = [];
+    const states = new Set<string>();
     for (let k = 0; k < writes; k++) {
       for (const direction of ['object to memory', 'memory to object'] as const) {
         const effects: string[] = [];
         const cut = async (store: RunStore): Promise<{ log: Awaited<ReturnType<typeof cutRun>>; ndjson: string | null }> => {
-          const log = await cutRun(store, k, landsBeforeThrow, effects);
+          const log = await cutRun(store, k, landsBeforeThrow, effects, variant);
           return { log, ndjson: log.length === 0 ? null : await exportRun(store, RUN_ID) };
         };
         const { log, ndjson } = direction === 'object to memory' ? await inFreshObject(cut) : await cut(new InMemoryStore());
         if (ndjson === null) continue;
-        const finish = (store: RunStore): Promise<Outcome> => finishOn(store, ndjson, effects);
-        const outcome = direction === 'object to memory' ? await finish(new InMemoryStore()) : await inFreshObject(finish);
+        const finish = (store: RunStore): ReturnType<typeof finishOn> => finishOn(store, ndjson, effects, variant);
+        const finished = direction === 'object to memory' ? await finish(new InMemoryStore()) : await inFreshObject(finish);
         resumed++;
-        expect(outcome, `${direction}, crash at write ${k}`).toEqual(expectedOutcome(log, full));
-        expect(effectsProblem(effects, outcome), `${direction}, crash at write ${k}`).toBeNull();
+        states.add(stateOf(log));
+        answered.push(...finished.answered);
+        expect(finished.outcome, `${direction}, crash at write ${k}`).toEqual(full);
+        expect(effectsProblem(effects, finished.outcome), `${direction}, crash at write ${k}`).toBeNull();
       }
     }
     expect(resumed).toBe(2 * (landsBeforeThrow ? writes : writes - 1));
+    // Not vacuous: the notify in doubt at one cut per direction, settled by what really happened.
+    expect(answered.filter((a) => a.startsWith('settle:'))).toEqual(Array(2).fill(landsBeforeThrow ? 'settle:retry' : 'settle:executed'));
+    expect(states).toContain('in_flight:settle');
+    if (variant === 'approval') {
+      expect(states).toContain('awaiting_input:await_input');
+      if (landsBeforeThrow) expect(states).toContain('in_flight:apply_input');
+      expect(answered).toContain('approval:approve');
+    }
   });
 
   const cases = RUNTIMES.filter((rt) => rt !== 'workerd').flatMap((rt) => CUTS.map((cut) => [rt, cut] as const));
   it.each(cases)('the %s log at the %s cut, imported into a Durable Object, finishes as the uninterrupted run', async (runtime, cut) => {
-    const { outcome: full } = await uninterrupted(new InMemoryStore());
+    const { outcome: full } = await uninterrupted(new InMemoryStore(), variantOf(cut));
     const effects: string[] = [];
-    const outcome = await inFreshObject((store) => finishOn(store, fixture(runtime, cut), effects));
+    const { outcome, answered } = await inFreshObject((store) => finishOn(store, fixture(runtime, cut), effects, variantOf(cut)));
     expect(outcome).toEqual(full);
-    // The fixture already holds the executed never notify: this half may re-run a safe lookup only.
-    expect(effects.filter((e) => !e.startsWith('lookup:'))).toEqual([]);
+    const demands = finishDemands(fixture(runtime, cut), cut);
+    expect(answered).toEqual(demands.answered);
+    // Safe lookups may run again; the never notify runs here only if the fixture had not run it.
+    expect(notifies(effects)).toBe(demands.notifies);
   });
 
-  it.each(RUNTIMES.filter((rt) => rt !== 'workerd'))('a Durable Object exports each imported %s log as the same bytes', async (runtime) => {
-    for (const cut of CUTS) {
-      const ndjson = fixture(runtime, cut);
-      const exported = await inFreshObject(async (store) => {
+  const v10 = RUNTIMES.flatMap((rt) => V10_CUTS.map((cut) => [rt, cut] as const));
+  it.each(v10)('the 1.0-era %s log at the %s cut, imported into a Durable Object, finishes as the uninterrupted run (the 1.0 steps without usage)', async (runtime, cut) => {
+    const { outcome: full } = await uninterrupted(new InMemoryStore());
+    const ndjson = file(v10FixtureName(runtime, cut));
+    const effects: string[] = [];
+    const { outcome, answered } = await inFreshObject((store) => finishOn(store, ndjson, effects));
+    expect(outcome).toEqual(expectedOfV10(decodeLog(ndjson).records, full));
+    expect(answered).toEqual([]);
+    expect(notifies(effects)).toBe(0);
+  });
+
+  it.each(RUNTIMES)('a Durable Object exports each imported %s log as the same bytes (1.1), or the same records once decoded (1.0-era)', async (runtime) => {
+    const roundTrip = (ndjson: string): Promise<string> =>
+      inFreshObject(async (store) => {
         await importRun(store, RUN_ID, ndjson);
         return exportRun(store, RUN_ID);
       });
-      expect(exported, cut).toBe(ndjson);
+    for (const cut of CUTS) expect(await roundTrip(fixture(runtime, cut)), cut).toBe(fixture(runtime, cut));
+    for (const cut of V10_CUTS) {
+      const ndjson = file(v10FixtureName(runtime, cut));
+      expect(decodeLog(await roundTrip(ndjson)).records, `1.0 ${cut}`).toEqual(decodeLog(ndjson).records);
     }
   });
 });
