@@ -3,19 +3,25 @@
  * `ModelReply`. Pure functions; the HTTP leg is in `anthropic.ts`.
  * @module
  */
-import type { ContentBlock, JsonValue, Message, ModelReply, ModelToolSchema, ToolCallRequest } from '../core/index.ts';
-import { isRecord } from './http.ts';
+import type { ContentBlock, JsonObject, JsonValue, Message, ModelReply, ModelToolSchema, ToolCallRequest } from '../core/index.ts';
+import { isRecord, tokenCount } from './http.ts';
+
+// Core's index does not export these by name (yet); they are the reply's own field types.
+type FinishReason = NonNullable<ModelReply['finishReason']>;
+type Usage = NonNullable<ModelReply['usage']>;
 
 /** A text block on the wire. */
 export type AnthropicTextBlock = { type: 'text'; text: string };
 /** Signed thinking, sent back verbatim. */
 export type AnthropicThinkingBlock = { type: 'thinking'; thinking: string; signature: string };
+/** Thinking the API returns encrypted; it goes back verbatim (carried in an `opaque` block, SPEC §11). */
+export type AnthropicRedactedThinkingBlock = { type: 'redacted_thinking'; data: string };
 /** A tool call made by the model. */
 export type AnthropicToolUseBlock = { type: 'tool_use'; id: string; name: string; input: { [key: string]: JsonValue } };
 /** The answer to a tool call. */
 export type AnthropicToolResultBlock = { type: 'tool_result'; tool_use_id: string; content: string };
 /** Any input content block the adapter builds. */
-export type AnthropicContentBlock = AnthropicTextBlock | AnthropicThinkingBlock | AnthropicToolUseBlock | AnthropicToolResultBlock;
+export type AnthropicContentBlock = AnthropicTextBlock | AnthropicThinkingBlock | AnthropicRedactedThinkingBlock | AnthropicToolUseBlock | AnthropicToolResultBlock;
 /** One input message. */
 export type AnthropicMessage = { role: 'user' | 'assistant'; content: AnthropicContentBlock[] };
 /** A client tool definition. */
@@ -50,10 +56,17 @@ function toBlock(b: ContentBlock, role: 'user' | 'assistant'): AnthropicContentB
     }
     case 'tool_result':
       return { type: 'tool_result', tool_use_id: b.toolCallId, content: b.text };
-    // Another provider's state, or one this adapter does not send back yet: not part of the prompt.
+    // Our own provider state goes back as it came; another provider's is not part of the prompt.
     case 'opaque':
-      return null;
+      return role === 'assistant' ? redactedThinking(b) : null;
   }
+}
+
+/** The `redacted_thinking` block an `opaque` block of this adapter carries, copied key for key; null for any other. */
+function redactedThinking(b: Extract<ContentBlock, { type: 'opaque' }>): AnthropicRedactedThinkingBlock | null {
+  const data = b.data;
+  if (b.provider !== 'anthropic' || !isRecord(data) || data['type'] !== 'redacted_thinking' || typeof data['data'] !== 'string') return null;
+  return { ...(data as AnthropicRedactedThinkingBlock) };
 }
 
 /**
@@ -90,6 +103,8 @@ export type ReplyBlock =
   | { readonly type: 'text'; readonly text: string }
   | { readonly type: 'thinking'; readonly thinking: string; readonly signature: string | null }
   | { readonly type: 'tool_use'; readonly id: string; readonly name: string; readonly input: JsonValue }
+  /** `raw` is the block exactly as it came, to go back verbatim. */
+  | { readonly type: 'redacted_thinking'; readonly raw: JsonObject }
   | { readonly type: 'other' };
 
 /** Read one response content block; `null` when it is not the documented shape. */
@@ -106,14 +121,75 @@ export function replyBlock(raw: unknown): ReplyBlock | null {
       return typeof raw['id'] === 'string' && typeof raw['name'] === 'string'
         ? { type: 'tool_use', id: raw['id'], name: raw['name'], input: (raw['input'] ?? {}) as JsonValue }
         : null;
+    case 'redacted_thinking':
+      return typeof raw['data'] === 'string' ? { type: 'redacted_thinking', raw: raw as JsonObject } : null;
     default:
-      // redacted_thinking, server tool blocks, …: not represented in v1 (see docs/decisions).
+      // Server tool blocks, …: this adapter sends no server tools, so none should come (decision 0009).
       return { type: 'other' };
   }
 }
 
-/** Assemble a `ModelReply` from the turn's blocks, keeping the provider's block order in `content`. */
-export function replyFromBlocks(id: string | null, blocks: readonly ReplyBlock[]): ModelReply {
+/** How a message ended, as the API said it (`message` body, or `message_start` + `message_delta` merged). */
+export type StopInfo = { readonly stopReason: string | null; readonly stopSequence: string | null; readonly usage: unknown };
+
+const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  max_tokens: 'length',
+  // The reply was cut off too, by the context window instead of max_tokens.
+  model_context_window_exceeded: 'length',
+  tool_use: 'tool_calls',
+  refusal: 'content_filter',
+  // A server-tool turn paused for the client to continue it: neither an end nor a truncation.
+  pause_turn: 'other',
+};
+
+/** `stop_reason` → SPEC §11's finish reason; an unknown one is `other`, none is `undefined`. */
+export function anthropicFinishReason(raw: string | null | undefined): FinishReason | undefined {
+  if (raw === null || raw === undefined) return undefined;
+  return Object.hasOwn(FINISH_REASONS, raw) ? FINISH_REASONS[raw] : 'other';
+}
+
+/**
+ * `usage` → SPEC §11's usage. `input_tokens` counts only the uncached part, so `inputTokens` adds
+ * cache writes and cache reads: everything the model read, as OpenAI's `prompt_tokens` (decision
+ * 0027). `cachedInputTokens` is the cache reads; `reasoningTokens` the thinking tokens when sent.
+ */
+export function anthropicUsage(raw: unknown): Usage | undefined {
+  if (!isRecord(raw)) return undefined;
+  const input = tokenCount(raw['input_tokens']);
+  const output = tokenCount(raw['output_tokens']);
+  if (input === undefined || output === undefined) return undefined;
+  const written = tokenCount(raw['cache_creation_input_tokens']) ?? 0;
+  const read = tokenCount(raw['cache_read_input_tokens']);
+  const thinking = isRecord(raw['output_tokens_details']) ? tokenCount(raw['output_tokens_details']['thinking_tokens']) : undefined;
+  return {
+    inputTokens: input + written + (read ?? 0),
+    outputTokens: output,
+    ...(read === undefined ? {} : { cachedInputTokens: read }),
+    ...(thinking === undefined ? {} : { reasoningTokens: thinking }),
+  };
+}
+
+/** `{ anthropic: { stopReason, stopSequence, cacheCreationInputTokens, serviceTier } }`, the fields the API sent; `undefined` when none. */
+function providerMetadataOf(stop: StopInfo): JsonObject | undefined {
+  const anthropic: { [key: string]: JsonValue } = {};
+  if (stop.stopReason !== null) anthropic['stopReason'] = stop.stopReason;
+  if (stop.stopSequence !== null) anthropic['stopSequence'] = stop.stopSequence;
+  const usage = isRecord(stop.usage) ? stop.usage : {};
+  const written = tokenCount(usage['cache_creation_input_tokens']);
+  if (written !== undefined) anthropic['cacheCreationInputTokens'] = written;
+  if (typeof usage['service_tier'] === 'string') anthropic['serviceTier'] = usage['service_tier'];
+  return Object.keys(anthropic).length > 0 ? { anthropic } : undefined;
+}
+
+const NO_STOP: StopInfo = { stopReason: null, stopSequence: null, usage: null };
+
+/**
+ * Assemble a `ModelReply` from the turn's blocks, keeping the provider's block order in `content`
+ * (`redacted_thinking` as an `opaque` block), with finish reason, usage and provider metadata.
+ */
+export function replyFromBlocks(id: string | null, blocks: readonly ReplyBlock[], stop: StopInfo = NO_STOP): ModelReply {
   const content: ContentBlock[] = [];
   const toolCalls: ToolCallRequest[] = [];
   const texts: string[] = [];
@@ -129,10 +205,22 @@ export function replyFromBlocks(id: string | null, blocks: readonly ReplyBlock[]
     } else if (b.type === 'tool_use') {
       toolCalls.push({ id: b.id, name: b.name, arguments: b.input });
       content.push({ type: 'tool_call', id: b.id, name: b.name, arguments: b.input });
-    }
+    } else if (b.type === 'redacted_thinking') content.push({ type: 'opaque', provider: 'anthropic', data: b.raw });
   }
   const reasoning = thoughts.join('\n');
-  return { callId: id === null || id === '' ? null : id, text: texts.join(''), reasoning: reasoning === '' ? null : reasoning, toolCalls, content };
+  const finishReason = anthropicFinishReason(stop.stopReason);
+  const usage = anthropicUsage(stop.usage);
+  const providerMetadata = providerMetadataOf(stop);
+  return {
+    callId: id === null || id === '' ? null : id,
+    text: texts.join(''),
+    reasoning: reasoning === '' ? null : reasoning,
+    toolCalls,
+    content,
+    ...(finishReason === undefined ? {} : { finishReason }),
+    ...(usage === undefined ? {} : { usage }),
+    ...(providerMetadata === undefined ? {} : { providerMetadata }),
+  };
 }
 
 /** Read a `message` body; an error message instead when it is not the documented shape. */
@@ -145,5 +233,10 @@ export function replyFromMessage(body: unknown): ModelReply | string {
     if (b === null) return `response content block is malformed: ${JSON.stringify(raw).slice(0, 200)}`;
     blocks.push(b);
   }
-  return replyFromBlocks(typeof body['id'] === 'string' ? body['id'] : null, blocks);
+  const stop: StopInfo = {
+    stopReason: typeof body['stop_reason'] === 'string' ? body['stop_reason'] : null,
+    stopSequence: typeof body['stop_sequence'] === 'string' ? body['stop_sequence'] : null,
+    usage: body['usage'],
+  };
+  return replyFromBlocks(typeof body['id'] === 'string' ? body['id'] : null, blocks, stop);
 }

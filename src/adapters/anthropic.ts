@@ -16,6 +16,7 @@ export { toAnthropicMessages } from './anthropic-wire.ts';
 export type {
   AnthropicContentBlock,
   AnthropicMessage,
+  AnthropicRedactedThinkingBlock,
   AnthropicRequest,
   AnthropicTextBlock,
   AnthropicThinkingBlock,
@@ -124,6 +125,7 @@ type Building =
   | { type: 'text'; text: string }
   | { type: 'thinking'; thinking: string; signature: string | null }
   | { type: 'tool_use'; id: string; name: string; json: string; input: JsonValue }
+  | { type: 'redacted_thinking'; raw: JsonObject }
   | { type: 'other' };
 
 function startBlock(raw: unknown): Building | null {
@@ -148,15 +150,35 @@ function finish(block: Building): ReplyBlock {
   return { type: 'tool_use', id: block.id, name: block.name, input: block.json === '' ? block.input : parseArguments(block.json) };
 }
 
+type MessageState = { id: string | null; stopReason: string | null; stopSequence: string | null; usage: Record<string, unknown> };
+
+/**
+ * `message_start` brings the id and the first usage; `message_delta` the stop reason and usage
+ * counts that are cumulative for the whole message, so a non-null one replaces the earlier one.
+ */
+function applyMessageEvent(state: MessageState, type: unknown, data: Record<string, unknown>): void {
+  if (type === 'message_start' && isRecord(data['message'])) {
+    const message = data['message'];
+    if (typeof message['id'] === 'string') state.id = message['id'];
+    if (isRecord(message['usage'])) state.usage = { ...message['usage'] };
+  } else if (type === 'message_delta') {
+    const delta = isRecord(data['delta']) ? data['delta'] : {};
+    if (typeof delta['stop_reason'] === 'string') state.stopReason = delta['stop_reason'];
+    if (typeof delta['stop_sequence'] === 'string') state.stopSequence = delta['stop_sequence'];
+    const usage = isRecord(data['usage']) ? data['usage'] : {};
+    for (const [key, value] of Object.entries(usage)) if (value !== null && value !== undefined) state.usage[key] = value;
+  }
+}
+
 async function readStream(posted: PostedResponse, call: ModelCall): Promise<ModelReply> {
-  let id: string | null = null;
+  const state: MessageState = { id: null, stopReason: null, stopSequence: null, usage: {} };
   const blocks: Building[] = [];
   let stopped = false;
   for await (const event of readEvents(posted, 'anthropic', call.signal)) {
     const data = eventJSON(posted, 'anthropic', event.data);
     const type = data['type'] ?? event.event;
     if (type === 'error') throw streamError(posted, 'anthropic', isRecord(data['error']) ? data['error'] : {});
-    if (type === 'message_start' && isRecord(data['message']) && typeof data['message']['id'] === 'string') id = data['message']['id'];
+    applyMessageEvent(state, type, data);
     if (type === 'message_stop') {
       stopped = true;
       break;
@@ -173,13 +195,15 @@ async function readStream(posted: PostedResponse, call: ModelCall): Promise<Mode
     }
   }
   if (!stopped) throw streamEndedEarly(posted, 'anthropic', 'message_stop');
-  return replyFromBlocks(id, blocks.filter((b): b is Building => b !== undefined).map(finish));
+  const usage = Object.keys(state.usage).length > 0 ? state.usage : null;
+  const stop = { stopReason: state.stopReason, stopSequence: state.stopSequence, usage };
+  return replyFromBlocks(state.id, blocks.filter((b): b is Building => b !== undefined).map(finish), stop);
 }
 
 /**
  * The interpreter matching {@link anthropicModel}: one `tool_use` → `action` (with its id); text
- * only → `final`; several calls, bad arguments, an unknown tool or an empty reply → `invalid`
- * with a corrective explanation.
+ * only → `final`; a reply cut off at the token limit (`finishReason: 'length'`), several calls,
+ * bad arguments, an unknown tool or an empty reply → `invalid` with a corrective explanation.
  * Decisions carry `historyContent`, so each `tool_use` is answered by a `tool_result` next turn.
  */
 export function anthropicToolInterpreter(): DecisionInterpreter {

@@ -207,6 +207,11 @@ export function checkExtraBody(adapter: string, body: object | undefined, owned:
   if (clash.length > 0) throw new TypeError(`${adapter}: body.${clash.join(', body.')} is written by the adapter; use its options (model, stream, binding, tools from the run) instead`);
 }
 
+/** A token count as a provider reports it: a non-negative safe integer, else `undefined` (never a value core would refuse). */
+export function tokenCount(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
+}
+
 /** A non-null, non-array object. */
 export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -3,8 +3,12 @@
  * chunks → `ModelReply`. Pure functions; the HTTP leg is in `openai.ts`.
  * @module
  */
-import type { ContentBlock, JsonValue, Message, ModelReply, ModelToolSchema, ToolCallRequest } from '../core/index.ts';
-import { isRecord } from './http.ts';
+import type { ContentBlock, JsonObject, JsonValue, Message, ModelReply, ModelToolSchema, ToolCallRequest } from '../core/index.ts';
+import { isRecord, tokenCount } from './http.ts';
+
+// Core's index does not export these by name (yet); they are the reply's own field types.
+type FinishReason = NonNullable<ModelReply['finishReason']>;
+type Usage = NonNullable<ModelReply['usage']>;
 import { parseArguments } from './tool-interpreter.ts';
 
 /** A function tool call on the wire (`arguments` is a JSON string). */
@@ -31,6 +35,8 @@ export type OpenAIChatRequest = {
   parallel_tool_calls?: boolean;
   metadata?: { [key: string]: string };
   stream?: boolean;
+  /** Sent with `stream`: `include_usage` asks for the final usage chunk. */
+  stream_options?: { include_usage?: boolean; [key: string]: JsonValue | undefined };
 };
 
 function textOf(blocks: readonly ContentBlock[]): string[] {
@@ -89,21 +95,75 @@ export type TurnParts = {
   readonly text: string;
   readonly reasoning: string;
   readonly toolCalls: readonly { readonly id: string; readonly name: string; readonly arguments: string }[];
+  /** The choice's `finish_reason` as sent; null or absent when none came. */
+  readonly finishReason?: string | null;
+  /** The response's `usage` object as sent (streamed: the final usage chunk's). */
+  readonly usage?: unknown;
+  readonly systemFingerprint?: string | null;
+  readonly serviceTier?: string | null;
 };
 
-/** Assemble a `ModelReply` (with `content` in provider order: reasoning, text, tool calls). */
+const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
+  stop: 'stop',
+  length: 'length',
+  tool_calls: 'tool_calls',
+  // The deprecated functions API's name for a tool call.
+  function_call: 'tool_calls',
+  content_filter: 'content_filter',
+};
+
+/** `finish_reason` → SPEC §11's finish reason; an unknown one is `other`, none is `undefined`. */
+export function openAIFinishReason(raw: string | null | undefined): FinishReason | undefined {
+  if (raw === null || raw === undefined) return undefined;
+  return Object.hasOwn(FINISH_REASONS, raw) ? FINISH_REASONS[raw] : 'other';
+}
+
+/**
+ * `usage` → SPEC §11's usage: `prompt_tokens` (cached ones included) and `completion_tokens`
+ * (reasoning included); the details when the server reports them. `undefined` when the two
+ * counts are not both there (servers that report no usage count 0 toward a token budget).
+ */
+export function openAIUsage(raw: unknown): Usage | undefined {
+  if (!isRecord(raw)) return undefined;
+  const input = tokenCount(raw['prompt_tokens']);
+  const output = tokenCount(raw['completion_tokens']);
+  if (input === undefined || output === undefined) return undefined;
+  const cached = isRecord(raw['prompt_tokens_details']) ? tokenCount(raw['prompt_tokens_details']['cached_tokens']) : undefined;
+  const reasoning = isRecord(raw['completion_tokens_details']) ? tokenCount(raw['completion_tokens_details']['reasoning_tokens']) : undefined;
+  return { inputTokens: input, outputTokens: output, ...(cached === undefined ? {} : { cachedInputTokens: cached }), ...(reasoning === undefined ? {} : { reasoningTokens: reasoning }) };
+}
+
+/** `{ openai: { finishReason, systemFingerprint, serviceTier } }` with the fields the server sent; `undefined` when none. */
+function providerMetadataOf(parts: TurnParts): JsonObject | undefined {
+  const openai: { [key: string]: string } = {};
+  if (typeof parts.finishReason === 'string') openai['finishReason'] = parts.finishReason;
+  if (typeof parts.systemFingerprint === 'string') openai['systemFingerprint'] = parts.systemFingerprint;
+  if (typeof parts.serviceTier === 'string') openai['serviceTier'] = parts.serviceTier;
+  return Object.keys(openai).length > 0 ? { openai } : undefined;
+}
+
+/**
+ * Assemble a `ModelReply` (with `content` in provider order: reasoning, text, tool calls), its
+ * finish reason, usage and provider metadata (SPEC §11).
+ */
 export function replyFromParts(parts: TurnParts): ModelReply {
   const toolCalls: ToolCallRequest[] = parts.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: parseArguments(c.arguments) }));
   const content: ContentBlock[] = [];
   if (parts.reasoning !== '') content.push({ type: 'reasoning', text: parts.reasoning });
   if (parts.text !== '') content.push({ type: 'text', text: parts.text });
   for (const c of toolCalls) content.push({ type: 'tool_call', id: c.id, name: c.name, arguments: c.arguments });
+  const finishReason = openAIFinishReason(parts.finishReason);
+  const usage = openAIUsage(parts.usage);
+  const providerMetadata = providerMetadataOf(parts);
   return {
     callId: parts.id === null || parts.id === '' ? null : parts.id,
     text: parts.text,
     reasoning: parts.reasoning === '' ? null : parts.reasoning,
     toolCalls,
     content,
+    ...(finishReason === undefined ? {} : { finishReason }),
+    ...(usage === undefined ? {} : { usage }),
+    ...(providerMetadata === undefined ? {} : { providerMetadata }),
   };
 }
 
@@ -144,5 +204,19 @@ export function partsFromCompletion(body: unknown): TurnParts | string {
     const id = typeof c['id'] === 'string' && c['id'] !== '' ? c['id'] : fallbackCallId(toolCalls.length);
     toolCalls.push({ id, name: fn['name'], arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) });
   }
-  return { id: typeof body['id'] === 'string' ? body['id'] : null, text, reasoning: reasoningOf(message), toolCalls };
+  return {
+    id: typeof body['id'] === 'string' ? body['id'] : null,
+    text,
+    reasoning: reasoningOf(message),
+    toolCalls,
+    finishReason: isRecord(first) && typeof first['finish_reason'] === 'string' ? first['finish_reason'] : null,
+    usage: body['usage'],
+    systemFingerprint: stringOrNull(body['system_fingerprint']),
+    serviceTier: stringOrNull(body['service_tier']),
+  };
+}
+
+/** A string field, or null. */
+export function stringOrNull(v: unknown): string | null {
+  return typeof v === 'string' ? v : null;
 }

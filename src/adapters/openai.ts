@@ -8,7 +8,7 @@ import { canonicalJson } from '../core/index.ts';
 import type { DecisionInterpreter, JsonObject, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
 import { checkExtraBody, checkModel, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
 import type { FetchLike, PostedResponse } from './http.ts';
-import { fallbackCallId, partsFromCompletion, reasoningOf, replyFromParts, toOpenAIMessages, toOpenAITools } from './openai-wire.ts';
+import { fallbackCallId, partsFromCompletion, reasoningOf, replyFromParts, stringOrNull, toOpenAIMessages, toOpenAITools } from './openai-wire.ts';
 import type { OpenAIChatRequest, TurnParts } from './openai-wire.ts';
 import { nativeToolInterpreter } from './tool-interpreter.ts';
 
@@ -32,7 +32,11 @@ export type OpenAIModelOptions = {
   readonly fetch?: FetchLike;
   /** Extra request headers (not reported in `params`: they may hold secrets). */
   readonly headers?: Readonly<Record<string, string>>;
-  /** Stream the reply over SSE and report text deltas via `ModelCall.onDelta`. Default false. */
+  /**
+   * Stream the reply over SSE and report text deltas via `ModelCall.onDelta`. Default false.
+   * Streaming requests send `stream_options: { include_usage: true }` so the reply still carries
+   * usage; `body: { stream_options: { include_usage: false } }` turns that off for a server that refuses it.
+   */
   readonly stream?: boolean;
   /**
    * Where `modelBinding` goes: `'metadata'` (default; the request's `metadata` map, only when the
@@ -66,8 +70,20 @@ export function openAIRequestBody(call: ModelCall, options: Pick<OpenAIModelOpti
     if (options.parallelToolCalls !== 'omit') body.parallel_tool_calls = false;
   }
   if ((options.binding ?? 'metadata') === 'metadata' && Object.keys(call.binding).length > 0) body.metadata = { ...call.binding };
-  if (options.stream) body.stream = true;
+  if (options.stream) {
+    body.stream = true;
+    // Without it a stream reports no usage (SPEC §11: usage feeds `maxTotalTokens`).
+    body.stream_options = { include_usage: true };
+  }
   return body;
+}
+
+/** The request body with `options.body` extras; a caller's own `stream_options` fields win over ours. */
+function requestBody(call: ModelCall, options: OpenAIModelOptions): Record<string, unknown> {
+  const wire = openAIRequestBody(call, options);
+  const extra = options.body?.['stream_options'];
+  if (wire.stream_options && isRecord(extra)) wire.stream_options = { ...wire.stream_options, ...(extra as JsonObject) };
+  return { ...options.body, ...wire };
 }
 
 /**
@@ -99,7 +115,7 @@ export function openAIModel(options: OpenAIModelOptions): ModelCaller {
   return {
     params,
     async call(call: ModelCall): Promise<ModelReply> {
-      const body = { ...options.body, ...openAIRequestBody(call, options) };
+      const body = requestBody(call, options);
       const posted = await postJSON({ provider: 'openai', fetch: doFetch, url: endpoint, headers, body, signal: call.signal, requestIdHeader: 'x-request-id' });
       if (options.stream && !isJSONResponse(posted)) return replyFromParts(await readStream(posted, call));
       const parts = partsFromCompletion(await readJSON(posted, 'openai', call.signal));
@@ -109,14 +125,27 @@ export function openAIModel(options: OpenAIModelOptions): ModelCaller {
   };
 }
 
-type Accum = { id: string | null; text: string; reasoning: string; finished: boolean; calls: Map<number, { id: string; name: string; arguments: string }> };
+type Accum = {
+  id: string | null;
+  text: string;
+  reasoning: string;
+  finishReason: string | null;
+  usage: unknown;
+  systemFingerprint: string | null;
+  serviceTier: string | null;
+  calls: Map<number, { id: string; name: string; arguments: string }>;
+};
 
 function applyChunk(acc: Accum, chunk: Record<string, unknown>, onDelta: ((d: string) => void) | undefined): void {
   if (acc.id === null && typeof chunk['id'] === 'string' && chunk['id'] !== '') acc.id = chunk['id'];
+  // `include_usage`: every chunk has `usage: null` except the last, whose `choices` is empty.
+  if (isRecord(chunk['usage'])) acc.usage = chunk['usage'];
+  acc.systemFingerprint = stringOrNull(chunk['system_fingerprint']) ?? acc.systemFingerprint;
+  acc.serviceTier = stringOrNull(chunk['service_tier']) ?? acc.serviceTier;
   const choices = Array.isArray(chunk['choices']) ? (chunk['choices'] as unknown[]) : [];
   for (const choice of choices) {
     if (!isRecord(choice) || (choice['index'] ?? 0) !== 0) continue;
-    if (typeof choice['finish_reason'] === 'string') acc.finished = true;
+    if (typeof choice['finish_reason'] === 'string') acc.finishReason = choice['finish_reason'];
     if (!isRecord(choice['delta'])) continue;
     const delta = choice['delta'];
     if (typeof delta['content'] === 'string' && delta['content'] !== '') {
@@ -139,7 +168,7 @@ function applyChunk(acc: Accum, chunk: Record<string, unknown>, onDelta: ((d: st
 }
 
 async function readStream(posted: PostedResponse, call: ModelCall): Promise<TurnParts> {
-  const acc: Accum = { id: null, text: '', reasoning: '', finished: false, calls: new Map() };
+  const acc: Accum = { id: null, text: '', reasoning: '', finishReason: null, usage: null, systemFingerprint: null, serviceTier: null, calls: new Map() };
   let done = false;
   for await (const event of readEvents(posted, 'openai', call.signal)) {
     if (event.data === '[DONE]') {
@@ -151,15 +180,16 @@ async function readStream(posted: PostedResponse, call: ModelCall): Promise<Turn
     applyChunk(acc, chunk, call.onDelta);
   }
   // Servers end with `[DONE]`; a finish_reason is accepted too (some omit the marker).
-  if (!done && !acc.finished) throw streamEndedEarly(posted, 'openai', 'data: [DONE]');
+  if (!done && acc.finishReason === null) throw streamEndedEarly(posted, 'openai', 'data: [DONE]');
   const toolCalls = [...acc.calls.entries()].sort(([a], [b]) => a - b).map(([, c], i) => (c.id === '' ? { ...c, id: fallbackCallId(i) } : c));
-  return { id: acc.id, text: acc.text, reasoning: acc.reasoning, toolCalls };
+  const { id, text, reasoning, finishReason, usage, systemFingerprint, serviceTier } = acc;
+  return { id, text, reasoning, toolCalls, finishReason, usage, systemFingerprint, serviceTier };
 }
 
 /**
  * The interpreter matching {@link openAIModel}: one tool call → `action` (with the call's id);
- * text only → `final`; several calls, bad arguments, an unknown tool or an empty reply →
- * `invalid` with a corrective explanation. Decisions carry `historyContent`, so the calls are
+ * text only → `final`; a reply cut off at the token limit (`finishReason: 'length'`), several
+ * calls, bad arguments, an unknown tool or an empty reply → `invalid` with a corrective explanation. Decisions carry `historyContent`, so the calls are
  * answered as `role: "tool"` messages on the next turn.
  */
 export function openAIToolInterpreter(): DecisionInterpreter {

@@ -79,10 +79,20 @@ function catalogProblem(tools: ToolCatalog, action: Extract<Action, { kind: 'too
   return `Your call to tool "${action.name}" was not run: ${valid.message.replace(/\.+$/, '')}. Call a listed tool with arguments that match its parameters schema.`;
 }
 
+/**
+ * A reply cut off at the output token limit (SPEC §11): its text may end mid-sentence and its
+ * last call's arguments mid-value, so neither an answer nor a call is taken from it.
+ */
+function truncationExplanation(calls: readonly ToolCallRequest[]): string {
+  const what = calls.length > 0 ? 'No tool ran.' : 'It was not taken as your final answer.';
+  return `Your reply was cut off at the output token limit before it ended. ${what} Reply again, shorter: make one tool call with complete arguments, or give your final answer briefly.`;
+}
+
 function interpretReply(reply: ModelReply, tools: ToolCatalog): Decision {
   const calls = reply.toolCalls ?? [];
   const historyContent = assistantContent(reply);
   const historyText = [reply.text, ...calls.map(toolCallRepr)].filter((s) => s !== '').join('\n');
+  if (reply.finishReason === 'length') return { kind: 'invalid', explanation: truncationExplanation(calls), historyText, historyContent };
   if (calls.length > 1) {
     const names = calls.map((c) => `"${c.name}"`).join(', ');
     const explanation = `You called ${calls.length} tools at once (${names}), but exactly one tool call per turn is allowed. None of them ran. Call the one you need first; you will see its result before your next call.`;
@@ -104,7 +114,7 @@ function interpretReply(reply: ModelReply, tools: ToolCatalog): Decision {
 
 /**
  * The interpreter for native tool calls: one tool call → an `action` carrying the call's id; text
- * only → `final`; several calls, arguments that are not a JSON object, an unknown tool, arguments
+ * only → `final`; a reply cut off at the token limit (`finishReason: 'length'`), several calls, arguments that are not a JSON object, an unknown tool, arguments
  * that break the tool's schema, or an empty reply → `invalid`, with an explanation that tells the
  * model what to do instead. Every decision carries
  * `historyContent` (the assistant turn as the provider returned it), so each tool call in it is

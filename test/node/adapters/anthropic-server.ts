@@ -1,7 +1,7 @@
 /**
  * A fake Anthropic Messages server (hono on 127.0.0.1), built from the published API reference:
  * the request schema (checked on every request, with the API's tool_use/tool_result pairing rule),
- * `message` bodies, the SSE event sequence (`message_start`, `content_block_*`, `ping`,
+ * `message` bodies with `stop_reason` and `usage`, the SSE event sequence (`message_start`, `content_block_*`, `ping`,
  * `message_delta`, `message_stop`, `error`), and `{ type: 'error', error: { type, message } }`
  * error bodies with a `request-id` header.
  */
@@ -13,10 +13,31 @@ import type { Recorded } from './openai-server.ts';
 export type AnthropicBlockScript =
   | { readonly type: 'text'; readonly text: string }
   | { readonly type: 'thinking'; readonly thinking: string; readonly signature: string }
-  | { readonly type: 'tool_use'; readonly id: string; readonly name: string; readonly input: Record<string, unknown> };
+  | { readonly type: 'tool_use'; readonly id: string; readonly name: string; readonly input: Record<string, unknown> }
+  | { readonly type: 'redacted_thinking'; readonly data: string };
+
+/** Token counts a scripted reply reports (`usage`; `thinkingTokens` → `output_tokens_details.thinking_tokens`). */
+export type AnthropicUsageScript = {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly cacheCreationInputTokens?: number;
+  readonly cacheReadInputTokens?: number;
+  readonly thinkingTokens?: number;
+};
+
+export type AnthropicStopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'refusal' | 'pause_turn' | 'model_context_window_exceeded';
 
 export type AnthropicTurn =
-  | { readonly kind: 'reply'; readonly content: readonly AnthropicBlockScript[]; readonly stopReason?: 'end_turn' | 'tool_use' | 'max_tokens'; readonly id?: string }
+  | {
+      readonly kind: 'reply';
+      readonly content: readonly AnthropicBlockScript[];
+      readonly stopReason?: AnthropicStopReason | (string & {});
+      /** The `stop_sequence` that matched (with `stopReason: 'stop_sequence'`). */
+      readonly stopSequence?: string;
+      /** Default 12 input + 6 output tokens, no cache. */
+      readonly usage?: AnthropicUsageScript;
+      readonly id?: string;
+    }
   | { readonly kind: 'error'; readonly status: number; readonly type: string; readonly message: string }
   | { readonly kind: 'raw'; readonly status: number; readonly body: string; readonly contentType?: string }
   | { readonly kind: 'stream_error'; readonly text: string; readonly type: string; readonly message: string }
@@ -140,10 +161,25 @@ function errorResponse(status: number, type: string, message: string, requestId:
 
 const USAGE = { input_tokens: 12, output_tokens: 6, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, service_tier: 'standard' };
 
-function message(turn: Extract<AnthropicTurn, { kind: 'reply' }>, model: string, id: string): unknown {
+/** A `Usage` object as the API sends it. */
+export function usageBody(u: AnthropicUsageScript | undefined): Record<string, unknown> {
+  if (u === undefined) return USAGE;
+  return {
+    input_tokens: u.inputTokens,
+    output_tokens: u.outputTokens,
+    cache_creation_input_tokens: u.cacheCreationInputTokens ?? 0,
+    cache_read_input_tokens: u.cacheReadInputTokens ?? 0,
+    service_tier: 'standard',
+    ...(u.thinkingTokens === undefined ? {} : { output_tokens_details: { thinking_tokens: u.thinkingTokens } }),
+  };
+}
+
+type MessageBody = { readonly [key: string]: unknown; readonly stop_reason: string; readonly stop_sequence: string | null; readonly usage: Record<string, unknown> };
+
+function message(turn: Extract<AnthropicTurn, { kind: 'reply' }>, model: string, id: string): MessageBody {
   const stop = turn.stopReason ?? (turn.content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
   const content = turn.content.map((b) => (b.type === 'text' ? { ...b, citations: null } : b));
-  return { id, type: 'message', role: 'assistant', model, content, stop_reason: stop, stop_sequence: null, usage: USAGE };
+  return { id, type: 'message', role: 'assistant', model, content, stop_reason: stop, stop_sequence: turn.stopSequence ?? null, usage: usageBody(turn.usage) };
 }
 
 function ev(type: string, data: Record<string, unknown>): string {
@@ -157,6 +193,10 @@ function blockEvents(b: AnthropicBlockScript, index: number): string[] {
       ...pieces(b.text, 3).map((text) => ev('content_block_delta', { index, delta: { type: 'text_delta', text } })),
       ev('content_block_stop', { index }),
     ];
+  }
+  if (b.type === 'redacted_thinking') {
+    // Encrypted: the whole block arrives in content_block_start, no deltas.
+    return [ev('content_block_start', { index, content_block: { type: 'redacted_thinking', data: b.data } }), ev('content_block_stop', { index })];
   }
   if (b.type === 'thinking') {
     return [
@@ -174,12 +214,15 @@ function blockEvents(b: AnthropicBlockScript, index: number): string[] {
 }
 
 function streamEvents(turn: Extract<AnthropicTurn, { kind: 'reply' }>, model: string, id: string): string[] {
-  const full = message(turn, model, id) as { stop_reason: string };
+  const full = message(turn, model, id);
+  // message_start has the input side and a first output count; message_delta the cumulative output.
+  const { output_tokens: output, output_tokens_details: details, ...start } = full.usage;
+  const final = { output_tokens: output, ...(details === undefined ? {} : { output_tokens_details: details }) };
   return [
-    ev('message_start', { message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...USAGE, output_tokens: 1 } } }),
+    ev('message_start', { message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...start, output_tokens: 1 } } }),
     ev('ping', {}),
     ...turn.content.flatMap((b, i) => blockEvents(b, i)),
-    ev('message_delta', { delta: { stop_reason: full.stop_reason, stop_sequence: null }, usage: { output_tokens: 6 } }),
+    ev('message_delta', { delta: { stop_reason: full.stop_reason, stop_sequence: full.stop_sequence }, usage: final }),
     ev('message_stop', {}),
   ];
 }
@@ -196,7 +239,13 @@ function sse(lines: readonly string[], requestId: string): Response {
 }
 
 /** The fake as a hono app (Web APIs only: runs in Node and in workerd), with what it received. */
-export type AnthropicFakeApp = { readonly app: Hono; readonly requests: Recorded[]; readonly turns: AnthropicTurn[] };
+export type AnthropicFakeApp = {
+  readonly app: Hono;
+  readonly requests: Recorded[];
+  readonly turns: AnthropicTurn[];
+  /** The `usage` of every message the fake sent, in order (streamed: what message_start and message_delta add up to). */
+  readonly reportedUsage: Record<string, unknown>[];
+};
 
 /** The fake served on a loopback port. */
 export type AnthropicFake = AnthropicFakeApp & { readonly baseURL: string; close(): Promise<void> };
@@ -204,6 +253,7 @@ export type AnthropicFake = AnthropicFakeApp & { readonly baseURL: string; close
 /** Build the fake; `turns` is consumed one per request, in order (`deterministic`: as the OpenAI fake). */
 export function createAnthropicFake(turns: AnthropicTurn[] = [], opts: { readonly deterministic?: boolean } = {}): AnthropicFakeApp {
   const requests: Recorded[] = [];
+  const reportedUsage: Record<string, unknown>[] = [];
   const seen = new Map<string, AnthropicTurn>();
   let n = 0;
   const app = new Hono();
@@ -235,8 +285,9 @@ export function createAnthropicFake(turns: AnthropicTurn[] = [], opts: { readonl
       return sse([...start, ev('error', { error: { type: turn.type, message: turn.message } })], requestId);
     }
     if (turn.kind === 'stream_cut') return sse(streamEvents({ kind: 'reply', content: [{ type: 'text', text: turn.text }] }, model, id).slice(0, 4), requestId);
+    reportedUsage.push(usageBody(turn.usage));
     if (body['stream'] === true) return sse(streamEvents(turn, model, id), requestId);
     return new Response(JSON.stringify(message(turn, model, id)), { headers: { 'content-type': 'application/json', 'request-id': requestId } });
   });
-  return { app, requests, turns };
+  return { app, requests, turns, reportedUsage };
 }

@@ -118,6 +118,9 @@ describe('anthropicModel reply', () => {
         { type: 'text', text: 'Adding now.' },
         { type: 'tool_call', id: 'toolu_1', name: 'add', arguments: { a: 1, b: 2 } },
       ],
+      finishReason: 'tool_calls',
+      usage: { inputTokens: 12, outputTokens: 6, cachedInputTokens: 0 },
+      providerMetadata: { anthropic: { stopReason: 'tool_use', cacheCreationInputTokens: 0, serviceTier: 'standard' } },
     });
     const decision = anthropicToolInterpreter().interpret(reply, { tools: ToolRegistry.of([{ ...ADD_TOOL }]) });
     expect(decision).toMatchObject({ kind: 'action', action: { kind: 'tool_call', id: 'toolu_1', name: 'add', arguments: { a: 1, b: 2 } } });

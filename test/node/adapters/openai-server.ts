@@ -1,13 +1,17 @@
 /**
  * A fake OpenAI Chat Completions server (hono on 127.0.0.1), built from the published API
  * reference: the request schema (checked on every request, with the API's own semantic rules),
- * `chat.completion` bodies, `chat.completion.chunk` SSE streams ending in `[DONE]`, and
+ * `chat.completion` bodies with `usage`, `chat.completion.chunk` SSE streams ending in `[DONE]` (with
+ * the final usage chunk when `stream_options.include_usage` asks for it), and
  * `{ error: { message, type, param, code } }` error bodies with an `x-request-id` header.
  */
 import { Validator } from '@cfworker/json-schema';
 import { Hono } from 'hono';
 
 export type OpenAIToolCallScript = { readonly id: string; readonly name: string; readonly arguments: string };
+
+/** Token counts a scripted reply reports (`usage`, `prompt_tokens_details`, `completion_tokens_details`). */
+export type OpenAIUsageScript = { readonly promptTokens: number; readonly completionTokens: number; readonly cachedTokens?: number; readonly reasoningTokens?: number };
 
 export type OpenAITurn =
   | {
@@ -16,7 +20,9 @@ export type OpenAITurn =
       readonly toolCalls?: readonly OpenAIToolCallScript[];
       readonly reasoning?: string;
       readonly refusal?: string;
-      readonly finishReason?: 'stop' | 'length' | 'tool_calls' | 'content_filter';
+      readonly finishReason?: 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call' | (string & {});
+      /** The usage this reply reports; `null`: none at all (as some local servers). Default 10 prompt + 5 completion tokens. */
+      readonly usage?: OpenAIUsageScript | null;
       /** More choices after index 0 (as with `n > 1`): their texts. */
       readonly extraChoices?: readonly string[];
       readonly id?: string;
@@ -115,6 +121,7 @@ export function openAIRequestProblem(body: Record<string, unknown>): string | nu
   const result = validator.validate(body);
   if (!result.valid) return `Invalid request: ${result.errors.map((e) => `${e.instanceLocation} ${e.error}`).slice(0, 4).join('; ')}`;
   if ('parallel_tool_calls' in body && !('tools' in body)) return "Invalid value for 'parallel_tool_calls': only allowed when 'tools' are specified.";
+  if ('stream_options' in body && body['stream'] !== true) return "The 'stream_options' parameter is only allowed when 'stream' is enabled.";
   if ('metadata' in body && body['store'] !== true) return "The 'metadata' parameter is only allowed when 'store' is enabled.";
   const messages = body['messages'] as { role: string; tool_calls?: { id: string }[]; tool_call_id?: string }[];
   for (let i = 0; i < messages.length; i++) {
@@ -147,6 +154,19 @@ function errorResponse(status: number, type: string, message: string, requestId:
 
 const CREATED = 1_764_547_200;
 
+/** A `CompletionUsage` object as the API sends it. */
+export function usageBody(u: OpenAIUsageScript = { promptTokens: 10, completionTokens: 5 }): Record<string, unknown> {
+  return {
+    prompt_tokens: u.promptTokens,
+    completion_tokens: u.completionTokens,
+    total_tokens: u.promptTokens + u.completionTokens,
+    prompt_tokens_details: { cached_tokens: u.cachedTokens ?? 0, audio_tokens: 0 },
+    completion_tokens_details: { reasoning_tokens: u.reasoningTokens ?? 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+  };
+}
+
+const usageOf = (turn: Extract<OpenAITurn, { kind: 'reply' }>): Record<string, unknown> | null => (turn.usage === null ? null : usageBody(turn.usage));
+
 function completion(turn: Extract<OpenAITurn, { kind: 'reply' }>, model: string, id: string): unknown {
   const message: Record<string, unknown> = { role: 'assistant', content: turn.text ?? null, refusal: turn.refusal ?? null, annotations: [] };
   if (turn.toolCalls && turn.toolCalls.length > 0) {
@@ -156,16 +176,8 @@ function completion(turn: Extract<OpenAITurn, { kind: 'reply' }>, model: string,
   const finish = turn.finishReason ?? (turn.toolCalls?.length ? 'tool_calls' : 'stop');
   const choices = [{ index: 0, message, logprobs: null, finish_reason: finish }];
   (turn.extraChoices ?? []).forEach((text, k) => choices.push({ index: k + 1, message: { role: 'assistant', content: text, refusal: null, annotations: [] }, logprobs: null, finish_reason: 'stop' }));
-  return {
-    id,
-    object: 'chat.completion',
-    created: CREATED,
-    model,
-    choices,
-    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } },
-    service_tier: 'default',
-    system_fingerprint: 'fp_fake',
-  };
+  const usage = usageOf(turn);
+  return { id, object: 'chat.completion', created: CREATED, model, choices, ...(usage ? { usage } : {}), service_tier: 'default', system_fingerprint: 'fp_fake' };
 }
 
 /** Split a string into pieces of at most `n` characters (how servers cut deltas). */
@@ -175,14 +187,16 @@ export function pieces(s: string, n: number): string[] {
   return out;
 }
 
-function streamChunks(turn: Extract<OpenAITurn, { kind: 'reply' }>, model: string, id: string): unknown[] {
+/**
+ * The chunks of a streamed reply. With `includeUsage` every chunk carries `usage: null` and one
+ * more chunk, with empty `choices`, carries the usage (as the API does for `include_usage`).
+ */
+function streamChunks(turn: Extract<OpenAITurn, { kind: 'reply' }>, model: string, id: string, includeUsage = false): unknown[] {
+  const head = { id, object: 'chat.completion.chunk', created: CREATED, model, service_tier: 'default', system_fingerprint: 'fp_fake' };
   const chunk = (delta: Record<string, unknown>, finish: string | null = null): unknown => ({
-    id,
-    object: 'chat.completion.chunk',
-    created: CREATED,
-    model,
-    system_fingerprint: 'fp_fake',
+    ...head,
     choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    ...(includeUsage ? { usage: null } : {}),
   });
   const out: unknown[] = [chunk({ role: 'assistant', content: '', refusal: null })];
   for (const p of pieces(turn.reasoning ?? '', 4)) out.push(chunk({ reasoning_content: p }));
@@ -192,6 +206,8 @@ function streamChunks(turn: Extract<OpenAITurn, { kind: 'reply' }>, model: strin
     for (const p of pieces(c.arguments, 5)) out.push(chunk({ tool_calls: [{ index, function: { arguments: p } }] }));
   });
   out.push(chunk({}, turn.finishReason ?? (turn.toolCalls?.length ? 'tool_calls' : 'stop')));
+  const usage = usageOf(turn);
+  if (includeUsage && usage) out.push({ ...head, choices: [], usage });
   return out;
 }
 
@@ -207,7 +223,13 @@ function sse(lines: readonly string[], requestId: string, stall = false): Respon
 }
 
 /** The fake as a hono app (Web APIs only: runs in Node and in workerd), with what it received. */
-export type OpenAIFakeApp = { readonly app: Hono; readonly requests: Recorded[]; readonly turns: OpenAITurn[] };
+export type OpenAIFakeApp = {
+  readonly app: Hono;
+  readonly requests: Recorded[];
+  readonly turns: OpenAITurn[];
+  /** Every `usage` object the fake sent, in order (a body's, or a stream's usage chunk). */
+  readonly reportedUsage: Record<string, unknown>[];
+};
 
 /** The fake served on a loopback port. */
 export type OpenAIFake = OpenAIFakeApp & { readonly baseURL: string; close(): Promise<void> };
@@ -219,6 +241,7 @@ export type OpenAIFake = OpenAIFakeApp & { readonly baseURL: string; close(): Pr
  */
 export function createOpenAIFake(turns: OpenAITurn[] = [], opts: { readonly deterministic?: boolean } = {}): OpenAIFakeApp {
   const requests: Recorded[] = [];
+  const reportedUsage: Record<string, unknown>[] = [];
   const seen = new Map<string, OpenAITurn>();
   let n = 0;
   const app = new Hono();
@@ -252,8 +275,15 @@ export function createOpenAIFake(turns: OpenAITurn[] = [], opts: { readonly dete
       const lines = streamChunks({ kind: 'reply', text: turn.text }, model, id).slice(0, -1).map((ch) => `data: ${JSON.stringify(ch)}\n\n`);
       return sse(lines, requestId, turn.kind === 'stream_stall');
     }
-    if (body['stream'] === true) return sse([...streamChunks(turn, model, id).map((ch) => `data: ${JSON.stringify(ch)}\n\n`), 'data: [DONE]\n\n'], requestId);
+    const usage = usageOf(turn);
+    if (body['stream'] === true) {
+      const options = body['stream_options'];
+      const includeUsage = typeof options === 'object' && options !== null && (options as Record<string, unknown>)['include_usage'] === true;
+      if (includeUsage && usage) reportedUsage.push(usage);
+      return sse([...streamChunks(turn, model, id, includeUsage).map((ch) => `data: ${JSON.stringify(ch)}\n\n`), 'data: [DONE]\n\n'], requestId);
+    }
+    if (usage) reportedUsage.push(usage);
     return new Response(JSON.stringify(completion(turn, model, id)), { headers: { 'content-type': 'application/json', 'x-request-id': requestId } });
   });
-  return { app, requests, turns };
+  return { app, requests, turns, reportedUsage };
 }

@@ -108,6 +108,9 @@ describe('openAIModel reply', () => {
         { type: 'reasoning', text: 'simple sum' },
         { type: 'text', text: 'It is 3.' },
       ],
+      finishReason: 'stop',
+      usage: { inputTokens: 10, outputTokens: 5, cachedInputTokens: 0, reasoningTokens: 0 },
+      providerMetadata: { openai: { finishReason: 'stop', systemFingerprint: 'fp_fake', serviceTier: 'default' } },
     });
   });
 
@@ -131,13 +134,14 @@ describe('openAIModel reply', () => {
     expect((await model().call(modelCall())).text).toBe('first');
   });
 
-  it('keeps truncated tool arguments raw (finish_reason length) so the interpreter can explain them', async () => {
+  it('keeps truncated tool arguments raw (finish_reason length) and the interpreter refuses the cut-off call', async () => {
     fake.turns.push({ kind: 'reply', text: null, toolCalls: [{ id: 'call_t', name: 'add', arguments: '{"a":1,"b' }], finishReason: 'length' });
     const reply = await model().call(modelCall());
     expect(reply.toolCalls).toEqual([{ id: 'call_t', name: 'add', arguments: '{"a":1,"b' }]);
     const decision = openAIToolInterpreter().interpret(reply, { tools: ToolRegistry.of([{ ...ADD_TOOL }]) });
     expect(decision.kind).toBe('invalid');
-    expect(decision.kind === 'invalid' && decision.explanation).toContain('are not a valid JSON object');
+    expect(reply.finishReason).toBe('length');
+    expect(decision.kind === 'invalid' && decision.explanation).toContain('cut off at the output token limit');
   });
 
   it('returns a refusal as the reply text', async () => {
