@@ -62,7 +62,8 @@ export type AiSdkModelOptions = {
 const VERSIONS = new Set(['v2', 'v3', 'v4']);
 
 /** The call options every specification version accepts (the type test checks each). */
-export type AiSdkCallOptions = AiSdkCallSettings & {
+export type AiSdkCallOptions = Omit<AiSdkCallSettings, 'stopSequences'> & {
+  stopSequences?: string[];
   prompt: AiSdkPromptMessage[];
   tools?: AiSdkFunctionTool[];
   providerOptions: AiSdkProviderOptions;
@@ -87,9 +88,10 @@ export function aiSdkCallOptions(call: ModelCall, provider: string, options: AiS
   const bound = options.binding?.(call.binding) ?? {};
   const headers = { ...options.headers, ...bound.headers };
   const hasTools = call.tools.length > 0;
+  const { stopSequences, ...settings } = options.settings ?? {};
   return {
-    ...options.settings,
-    ...(options.settings?.stopSequences ? { stopSequences: [...options.settings.stopSequences] } : {}),
+    ...settings,
+    ...(stopSequences ? { stopSequences: [...stopSequences] } : {}),
     prompt: toAiSdkPrompt(call.messages, provider),
     ...(hasTools ? { tools: toAiSdkTools(call.tools) } : {}),
     providerOptions: mergeProviderOptions(hasTools ? ONE_CALL_PER_TURN : undefined, options.providerOptions, bound.providerOptions),
