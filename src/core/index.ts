@@ -29,7 +29,7 @@ export { canonicalJson, decodeLog, decodeRecord, encodeRecord, RECORD_MAJOR } fr
 export type { DecodedLog } from './serialization.ts';
 export { RegistryExecutor, ToolRegistry } from './tools.ts';
 export type { ToolHandler, ToolSpec } from './tools.ts';
-export { INPUT_REPLY_KINDS, RECORD_KINDS, RECORD_VERSION, STOP_REASONS } from './types.ts';
+export { FINISH_REASONS, INPUT_REPLY_KINDS, RECORD_KINDS, RECORD_VERSION, STOP_REASONS } from './types.ts';
 export type {
   Action,
   ActionDecision,
@@ -40,6 +40,7 @@ export type {
   ContentBlock,
   Decision,
   EndReason,
+  FinishReason,
   InFlightResolution,
   InFlightStep,
   InputRecord,
@@ -55,6 +56,7 @@ export type {
   ModelCallIntentRecord,
   ModelReply,
   ModelToolSchema,
+  OpaqueBlock,
   ParamSnapshot,
   ReasoningBlock,
   ReplayPolicy,
@@ -81,5 +83,6 @@ export type {
   ToolDescriptor,
   ToolRenderStyle,
   ToolResultBlock,
+  Usage,
   ValidationResult,
 } from './types.ts';

@@ -159,6 +159,7 @@ describe('public export names (reviewed here on purpose: a change to this list i
   it('src/core/index.ts (the polyloop entry) exports exactly these runtime names', () => {
     expect(Object.keys(core).sort()).toEqual([
       'CorruptLogError',
+      'FINISH_REASONS',
       'INPUT_REPLY_KINDS',
       'InMemoryStore',
       'InvalidInputError',
