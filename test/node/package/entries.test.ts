@@ -23,6 +23,7 @@ const SOURCES: Record<string, string> = {
   './workers': 'src/platform-workers/index.ts',
   './adapters/openai': 'src/adapters/openai.ts',
   './adapters/anthropic': 'src/adapters/anthropic.ts',
+  './adapters/ai-sdk': 'src/adapters/ai-sdk.ts',
   './zod': 'src/zod/index.ts',
   './testing': 'src/testing/index.ts',
 };
@@ -46,6 +47,12 @@ describe('the built package', () => {
       expect(existsSync(resolve(PKG, target.types)), `${s} types`).toBe(true);
       expect(existsSync(resolve(PKG, target.default)), `${s} code`).toBe(true);
     }
+  });
+
+  it('imports nothing of the AI SDK at run time from polyloop/adapters/ai-sdk (its types only)', () => {
+    const built = ['ai-sdk', 'ai-sdk-prompt', 'ai-sdk-reply', 'ai-sdk-stream'].map((f) => readFileSync(resolve(PKG, 'dist/adapters', `${f}.js`), 'utf8'));
+    for (const code of built) expect(code).not.toMatch(/^\s*(import|export)\b[^;]*['"](@ai-sdk\/[^'"]*|ai)['"]|import\(\s*['"]@ai-sdk/m);
+    expect(readFileSync(resolve(PKG, 'dist/adapters/ai-sdk.d.ts'), 'utf8')).toContain("from '@ai-sdk/provider'");
   });
 
   it('passes publint', async () => {
