@@ -1,6 +1,6 @@
 /**
  * Section 6: bundle sizes (esbuild, minified, then gzipped) of the browser builds of `polyloop`
- * and `polyloop` + `polyloop/web`, and of the Worker bundle, checked against
+ * and `polyloop` + `polyloop/web`, of the Worker bundle and of `polyloop/adapters/ai-sdk`, checked against
  * `bench/budgets.json`. Sizes are deterministic, so the size test runs this in `npm test`.
  * @module
  */
@@ -15,7 +15,7 @@ import type { BuildOptions, Metafile } from 'esbuild';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The bundles measured, by the name used in `bench/budgets.json`. */
-export const BUNDLES = ['polyloop', 'polyloop+web', 'worker'] as const;
+export const BUNDLES = ['polyloop', 'polyloop+web', 'worker', 'polyloop/adapters/ai-sdk'] as const;
 /** A bundle's name. */
 export type BundleName = (typeof BUNDLES)[number];
 
@@ -43,6 +43,7 @@ function options(name: BundleName): BuildOptions | null {
   const core = join(ROOT, 'src/core/index.ts');
   const web = join(ROOT, 'src/platform-web/index.ts');
   const worker = join(ROOT, 'examples/workers/worker.ts');
+  const aiSdk = join(ROOT, 'src/adapters/ai-sdk.ts');
   switch (name) {
     case 'polyloop':
       return { ...BROWSER, entryPoints: [core] };
@@ -52,6 +53,9 @@ function options(name: BundleName): BuildOptions | null {
       return { ...BROWSER, stdin: { contents: `export * from ${JSON.stringify(core)};\nexport * from ${JSON.stringify(web)};`, resolveDir: ROOT, loader: 'ts' } };
     case 'worker':
       return existsSync(worker) ? { ...WORKER, entryPoints: [worker] } : null;
+    case 'polyloop/adapters/ai-sdk':
+      // The adapter with the core it needs tree-shaken in; the AI SDK is the user's, never bundled here.
+      return existsSync(aiSdk) ? { ...BROWSER, entryPoints: [aiSdk] } : null;
   }
 }
 
