@@ -9,7 +9,7 @@ import { openAIModel, openAIToolInterpreter } from '../../../src/adapters/openai
 import { defineAgent, InMemoryStore, resume, run } from '../../../src/core/index.ts';
 import type { DecisionInterpreter, ModelCaller, RunStore } from '../../../src/core/index.ts';
 import { collectingSink, faultyStore } from '../../../src/testing/index.ts';
-import { ANTHROPIC_SCRIPT, EMPTY, MULTI, OPENAI_SCRIPT, request, SYNTHETIC } from './agent-fixtures.ts';
+import { ANTHROPIC_SCRIPT, ANTHROPIC_USAGE_SCRIPT, EMPTY, MULTI, OPENAI_SCRIPT, OPENAI_USAGE_SCRIPT, request, SYNTHETIC } from './agent-fixtures.ts';
 import type { AnthropicFake } from './anthropic-server.ts';
 import type { OpenAIFake } from './openai-server.ts';
 import { startAnthropicFake, startOpenAIFake } from './serve.ts';
@@ -141,10 +141,10 @@ type Fake = { readonly baseURL: string; readonly requests: { readonly body: unkn
 type Subject = readonly [string, () => Promise<Fake>, (baseURL: string) => ModelCaller, () => DecisionInterpreter];
 
 const SUBJECTS: Subject[] = [
-  ['openAIModel', () => startOpenAIFake([...OPENAI_SCRIPT], { deterministic: true }), (baseURL) => openAIModel({ model: 'gpt-test', baseURL, body: { store: true } }), openAIToolInterpreter],
+  ['openAIModel', () => startOpenAIFake([...OPENAI_USAGE_SCRIPT], { deterministic: true }), (baseURL) => openAIModel({ model: 'gpt-test', baseURL, body: { store: true } }), openAIToolInterpreter],
   [
     'anthropicModel (stream)',
-    () => startAnthropicFake([...ANTHROPIC_SCRIPT], { deterministic: true }),
+    () => startAnthropicFake([...ANTHROPIC_USAGE_SCRIPT], { deterministic: true }),
     (baseURL) => anthropicModel({ model: 'claude-test', baseURL, maxTokens: 512, stream: true }),
     anthropicToolInterpreter,
   ],
@@ -156,12 +156,17 @@ describe.each(SUBJECTS)('a run through %s crashed at every write point', (_name,
   let fake: Fake;
   let reference: Awaited<ReturnType<typeof runAgent>>;
   let referenceBodies: string[];
+  let referenceUsage: string[];
   beforeAll(async () => {
     fake = await start();
-    const counting = faultyStore(new InMemoryStore(), { crashAfterWrites: Number.MAX_SAFE_INTEGER });
+    const store = new InMemoryStore();
+    const counting = faultyStore(store, { crashAfterWrites: Number.MAX_SAFE_INTEGER });
     reference = await runAgent(makeModel(fake.baseURL), makeInterpreter(), counting);
     expect(counting.writes).toHaveLength(16);
     referenceBodies = fake.requests.map((r) => JSON.stringify(r.body));
+    referenceUsage = await storedUsage(store);
+    expect(referenceUsage).toHaveLength(4);
+    expect(reference.result.usage.inputTokens).toBeGreaterThan(0);
   });
   afterAll(() => fake.close());
 
@@ -176,5 +181,14 @@ describe.each(SUBJECTS)('a run through %s crashed at every write point', (_name,
     // A call re-issued after the crash repeats its request byte for byte; nothing else differs.
     const bodies = fake.requests.slice(before).map((r) => JSON.stringify(r.body));
     expect(bodies.filter((b, i) => b !== bodies[i - 1])).toEqual(referenceBodies);
+    // SPEC §11: each stored result keeps its call's usage, and the totals come out the same.
+    expect(await storedUsage(inner)).toEqual(referenceUsage);
+    expect(resumed.usage).toEqual(reference.result.usage);
   });
 });
+
+/** The usage, finish reason and provider metadata of every stored model result, in log order. */
+async function storedUsage(store: RunStore): Promise<string[]> {
+  const log = await store.readLog('r1');
+  return log.flatMap((r) => (r.kind === 'result' ? [JSON.stringify([r.reply.usage, r.reply.finishReason, r.reply.providerMetadata])] : []));
+}

@@ -2,13 +2,15 @@
  * Keeps the fake servers honest with clients nobody here wrote: the official `openai` and
  * `@anthropic-ai/sdk` packages, pointed at the same fakes, must accept the request bodies our
  * adapters build and parse every scripted response — replies, tool calls, streams, errors — to
- * the same content our adapters produce.
+ * the same content, finish reason and usage our adapters produce.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anthropicModel, anthropicRequestBody } from '../../../src/adapters/anthropic.ts';
+import { anthropicFinishReason, anthropicUsage } from '../../../src/adapters/anthropic-wire.ts';
 import { openAIModel, openAIRequestBody } from '../../../src/adapters/openai.ts';
+import { openAIFinishReason, openAIUsage } from '../../../src/adapters/openai-wire.ts';
 import { parseArguments } from '../../../src/adapters/tool-interpreter.ts';
 import type { ModelReply } from '../../../src/core/index.ts';
 import { startAnthropicFake } from './serve.ts';
@@ -65,12 +67,20 @@ describe('the official openai SDK against the fake', () => {
     const mine = await ours(false).call(call);
     expect({ ...oai.requests.at(-2)!.body, stream: undefined }).toEqual(oai.requests.at(-1)!.body);
     expect(seen(mine)).toEqual(fromOpenAIMessage(sdk.id, sdk.choices[0]!.message));
+    expect([mine.finishReason, mine.usage]).toEqual([openAIFinishReason(sdk.choices[0]!.finish_reason), openAIUsage(sdk.usage)]);
   });
 
   it.each(OPENAI_TURNS.slice(0, 2))('accumulates the stream of %s to what our adapter returns', async (_name, turn) => {
     oai.turns.push(turn, turn);
-    const final = await client().chat.completions.stream({ ...openAIRequestBody(call, { model: 'gpt-test' }), stream: true }).finalChatCompletion();
+    const sdkStream = client().chat.completions.stream({ ...openAIRequestBody(call, { model: 'gpt-test', stream: true }), stream: true });
+    let usage: unknown = null;
+    sdkStream.on('chunk', (chunk) => {
+      if (chunk.usage) usage = chunk.usage;
+    });
+    const final = await sdkStream.finalChatCompletion();
     const mine = await ours(true).call(call);
+    expect(usage).not.toBeNull();
+    expect([mine.finishReason, mine.usage]).toEqual([openAIFinishReason(final.choices[0]!.finish_reason), openAIUsage(usage)]);
     const sdkSeen = fromOpenAIMessage(final.id, final.choices[0]!.message);
     // The SDK's stream helper does not accumulate the non-standard reasoning_content.
     expect({ ...seen(mine), reasoning: null }).toEqual({ ...sdkSeen, reasoning: null });
@@ -119,6 +129,15 @@ const ANTHROPIC_TURNS: [string, AnthropicTurn][] = [
     },
   ],
   ['a reply cut off by max_tokens', { kind: 'reply', id: 'msg_3', content: [{ type: 'text', text: 'The answ' }], stopReason: 'max_tokens' }],
+  [
+    'redacted thinking, cache reads and writes, and thinking tokens',
+    {
+      kind: 'reply',
+      id: 'msg_4',
+      content: [{ type: 'redacted_thinking', data: 'EmwKAhgBEgy3va3p' }, { type: 'text', text: 'Done.' }],
+      usage: { inputTokens: 20, outputTokens: 44, cacheCreationInputTokens: 100, cacheReadInputTokens: 900, thinkingTokens: 30 },
+    },
+  ],
 ];
 
 describe('the official @anthropic-ai/sdk against the fake', () => {
@@ -132,6 +151,7 @@ describe('the official @anthropic-ai/sdk against the fake', () => {
     const mine = await ours(false).call(call);
     expect({ ...ant.requests.at(-2)!.body, stream: undefined }).toEqual(ant.requests.at(-1)!.body);
     expect(seen(mine)).toEqual(fromAnthropicMessage(sdk));
+    expect([mine.finishReason, mine.usage]).toEqual([anthropicFinishReason(sdk.stop_reason), anthropicUsage(sdk.usage)]);
   });
 
   it.each(ANTHROPIC_TURNS)('accumulates the stream of %s to what our adapter returns', async (_name, turn) => {
@@ -139,6 +159,10 @@ describe('the official @anthropic-ai/sdk against the fake', () => {
     const final = await client().messages.stream(body()).finalMessage();
     const mine = await ours(true).call(call);
     expect(seen(mine)).toEqual(fromAnthropicMessage(final));
+    // The SDK's own accumulation of message_start and message_delta gives the same usage.
+    expect([mine.finishReason, mine.usage]).toEqual([anthropicFinishReason(final.stop_reason), anthropicUsage(final.usage)]);
+    const redacted = final.content.find((b) => b.type === 'redacted_thinking');
+    if (redacted) expect(mine.content).toContainEqual({ type: 'opaque', provider: 'anthropic', data: { ...redacted } });
     const signature = final.content.find((b) => b.type === 'thinking');
     if (signature) expect(mine.content).toContainEqual({ type: 'reasoning', text: signature.thinking, signature: signature.signature });
   });

@@ -26,6 +26,25 @@ describe.each([
     });
   });
 
+  it('refuses a text reply cut off at the token limit instead of taking it as the final answer', () => {
+    const d = interpreter.interpret(reply({ text: 'The answer is', finishReason: 'length' }), { tools });
+    expect(d).toMatchObject({ kind: 'invalid', historyText: 'The answer is', historyContent: [{ type: 'text', text: 'The answer is' }] });
+    expect(d.kind === 'invalid' && d.explanation).toBe(
+      'Your reply was cut off at the output token limit before it ended. It was not taken as your final answer. Reply again, shorter: make one tool call with complete arguments, or give your final answer briefly.',
+    );
+  });
+
+  it('refuses a tool call cut off at the token limit even when its arguments parse, and keeps the call in history to be answered', () => {
+    const d = interpreter.interpret(reply({ toolCalls: [call('c1')], finishReason: 'length' }), { tools });
+    expect(d).toMatchObject({ kind: 'invalid', historyContent: [{ type: 'tool_call', id: 'c1', name: 'add', arguments: { a: 1, b: 2 } }] });
+    expect(d.kind === 'invalid' && d.explanation).toContain('cut off at the output token limit before it ended. No tool ran.');
+  });
+
+  it.each(['stop', 'tool_calls', 'other', undefined] as const)('reads a reply with finish reason %s as usual', (finishReason) => {
+    const d = interpreter.interpret(reply({ text: 'It is 3.', ...(finishReason ? { finishReason } : {}) }), { tools });
+    expect(d).toMatchObject({ kind: 'final', answer: 'It is 3.' });
+  });
+
   it('reads text without tool calls as the final answer', () => {
     const content = [{ type: 'text' as const, text: 'It is 3.' }];
     expect(interpreter.interpret(reply({ text: 'It is 3.', content }), { tools })).toEqual({ kind: 'final', answer: 'It is 3.', historyText: 'It is 3.', historyContent: content });
