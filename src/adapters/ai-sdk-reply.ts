@@ -5,14 +5,10 @@
  * read defensively, never trusted to match its types.
  * @module
  */
-import type { ContentBlock, JsonObject, ModelReply, ToolCallRequest } from '../core/index.ts';
+import type { ContentBlock, FinishReason, JsonObject, ModelReply, ToolCallRequest, Usage } from '../core/index.ts';
 import { providerKey } from './ai-sdk-prompt.ts';
 import type { AiSdkOpaqueData, AiSdkProviderOptions } from './ai-sdk-prompt.ts';
 import { parseArguments } from './tool-interpreter.ts';
-
-// core's index does not export these two names yet (SPEC §11 types): derived from ModelReply.
-type FinishReason = NonNullable<ModelReply['finishReason']>;
-type Usage = NonNullable<ModelReply['usage']>;
 
 /** Larger provider metadata is not kept with the reply (it lands in every result record). */
 export const MAX_PROVIDER_METADATA_CHARS = 4_096;
