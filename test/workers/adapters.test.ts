@@ -10,17 +10,29 @@ import { openAIModel, openAIToolInterpreter } from '../../src/adapters/openai.ts
 import { defineAgent, InMemoryStore, run } from '../../src/core/index.ts';
 import type { DecisionInterpreter, ModelCaller } from '../../src/core/index.ts';
 import { collectingSink } from '../../src/testing/index.ts';
-import { ANTHROPIC_SCRIPT, MULTI, OPENAI_SCRIPT, request, SYNTHETIC } from '../node/adapters/agent-fixtures.ts';
+import {
+  ANTHROPIC_SCRIPT,
+  ANTHROPIC_USAGE_SCRIPT,
+  anthropicTotals,
+  MULTI,
+  OPENAI_SCRIPT,
+  OPENAI_USAGE_SCRIPT,
+  openAITotals,
+  request,
+  SYNTHETIC,
+} from '../node/adapters/agent-fixtures.ts';
 import { createAnthropicFake } from '../node/adapters/anthropic-server.ts';
 import { createOpenAIFake } from '../node/adapters/openai-server.ts';
 
 type App = { fetch(req: Request): Response | Promise<Response> };
 const via = (app: App) => (url: string, init: RequestInit) => Promise.resolve(app.fetch(new Request(url, init)));
 
-async function runAgent(model: ModelCaller, interpreter: DecisionInterpreter) {
+async function runAgent(model: ModelCaller, interpreter: DecisionInterpreter, maxTotalTokens?: number) {
   const events = collectingSink();
   const agent = defineAgent({ model, interpreter, store: new InMemoryStore(), events, syntheticObservations: SYNTHETIC });
-  return { result: await run(agent, request('wr1')), events: events.events };
+  const req = request('wr1');
+  const budget = maxTotalTokens === undefined ? req.budget : { ...req.budget, maxTotalTokens };
+  return { result: await run(agent, { ...req, budget }), events: events.events };
 }
 
 describe.each([false, true])('adapters inside workerd (stream: %s)', (stream) => {
@@ -57,5 +69,33 @@ describe.each([false, true])('adapters inside workerd (stream: %s)', (stream) =>
       },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_0', content: 'Observation: 3' }] },
     ]);
+  });
+});
+
+describe.each([false, true])('reply metadata through the adapters inside workerd (stream: %s)', (stream) => {
+  it("totals openAIModel's usage to the fake's counts, and maxTotalTokens stops the run at the third step", async () => {
+    const fake = createOpenAIFake([...OPENAI_USAGE_SCRIPT]);
+    const model = openAIModel({ model: 'gpt-test', baseURL: 'http://fake.openai/v1', fetch: via(fake.app), stream, body: { store: true } });
+    const full = await runAgent(model, openAIToolInterpreter());
+    expect(full.result.usage).toEqual(openAITotals(fake.reportedUsage));
+    expect(fake.reportedUsage).toHaveLength(4);
+    const capped = createOpenAIFake([...OPENAI_USAGE_SCRIPT]);
+    const cappedModel = openAIModel({ model: 'gpt-test', baseURL: 'http://fake.openai/v1', fetch: via(capped.app), stream, body: { store: true } });
+    const { result } = await runAgent(cappedModel, openAIToolInterpreter(), 400);
+    expect(result).toMatchObject({ stopReason: 'max_tokens', steps: 3 });
+    expect(capped.requests).toHaveLength(3);
+  });
+
+  it("totals anthropicModel's usage to the fake's counts and sends redacted thinking back byte-identically", async () => {
+    const redacted = { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va3p' } as const;
+    const [first, ...rest] = ANTHROPIC_USAGE_SCRIPT;
+    if (first?.kind !== 'reply') throw new Error('the script starts with a reply');
+    const fake = createAnthropicFake([{ ...first, content: [redacted, ...first.content] }, ...rest]);
+    const model = anthropicModel({ model: 'claude-test', baseURL: 'http://fake.anthropic/v1', maxTokens: 512, fetch: via(fake.app), stream });
+    const { result } = await runAgent(model, anthropicToolInterpreter());
+    expect(result).toMatchObject({ stopReason: 'final_answer', steps: 4 });
+    expect(result.usage).toEqual(anthropicTotals(fake.reportedUsage));
+    const second = fake.requests[1]!.body as { messages: { role: string; content: unknown[] }[] };
+    expect(JSON.stringify(second.messages[1]!.content[0])).toBe(JSON.stringify(redacted));
   });
 });
