@@ -27,6 +27,8 @@ const ORDER: Readonly<Record<string, readonly string[]>> = {
   input_request: ['kind', 'v', 'stepIndex', 'resultId', 'request', 'requestedAt'],
   input: ['kind', 'v', 'stepIndex', 'resultId', 'reply', 'receivedAt'],
 };
+const INPUT_REPLY_ORDER = ['kind', 'resultId', 'reason', 'text', 'observation'];
+const INPUT_REQUEST_ORDER = ['kind', 'target', 'decision'];
 const REPLY_ORDER = ['callId', 'text', 'reasoning', 'toolCalls', 'content', 'finishReason', 'usage', 'providerMetadata'];
 
 /** `obj`'s own keys, those named in `order` first and in that order, then the rest as they were. */
@@ -43,6 +45,8 @@ function canonicalOrder(r: Obj): Obj {
   const out = ordered(r, order);
   if (r['kind'] === 'step' && isObj(r['step'])) out['step'] = ordered(r['step'], STEP_FIELDS);
   if (r['kind'] === 'result' && isObj(r['reply'])) out['reply'] = ordered(r['reply'], REPLY_ORDER);
+  if (r['kind'] === 'input' && isObj(r['reply'])) out['reply'] = ordered(r['reply'], INPUT_REPLY_ORDER);
+  if (r['kind'] === 'input_request' && isObj(r['request'])) out['request'] = ordered(r['request'], INPUT_REQUEST_ORDER);
   return out;
 }
 
@@ -126,7 +130,7 @@ function checkBody(r: Obj): Obj {
       need(isObj(q) && ['approval', 'answer', 'settle'].includes(q['kind'] as string) && (q['target'] === 'action' || q['target'] === 'model_call'), 'input_request.request needs a kind and a target');
       const d = (q as Obj)['decision'] ?? null;
       need(d === null || (isObj(d) && d['kind'] === 'action'), 'input_request.request.decision must be null or an action decision');
-      return canonicalOrder({ requestedAt: '', ...r, request: { kind: (q as Obj)['kind'], target: (q as Obj)['target'], decision: d } });
+      return canonicalOrder({ requestedAt: '', ...r, request: { ...(q as Obj), decision: d } });
     }
     case 'input': {
       need(isInt(r['stepIndex']) && typeof r['resultId'] === 'string', 'input.stepIndex and resultId are required');

@@ -442,7 +442,7 @@ export type RunLogView = {
   readonly validActions: number;
   /** Tokens of the completed steps' model calls, summed (SPEC §11). */
   readonly usage: Usage;
-  /** The interrupted step when `state` is `in_flight`, else null. */
+  /** The interrupted step when `state` is `in_flight` or `awaiting_input` (resolution `await_input`), else null. */
   readonly inFlight: InFlightStep | null;
   /** The open input request when `state` is `awaiting_input` (SPEC §9), else null. */
   readonly pending: InputRequest | null;

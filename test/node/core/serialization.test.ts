@@ -226,3 +226,18 @@ describe('canonicalJson', () => {
     expect([canonicalJson('s\n'), canonicalJson(1.5), canonicalJson(null), canonicalJson(true)]).toEqual(['"s\\n"', '1.5', 'null', 'true']);
   });
 });
+
+describe('human-input records have one encoding too', () => {
+  it('an input record encodes its reply in one key order, whatever order the caller built it in', () => {
+    const a = encodeRecord({ kind: 'input', v: RECORD_VERSION, stepIndex: 0, resultId: 's0.input', reply: { resultId: 's0.input', kind: 'deny', reason: 'no' }, receivedAt: '' });
+    const b = encodeRecord({ kind: 'input', v: RECORD_VERSION, stepIndex: 0, resultId: 's0.input', reply: { reason: 'no', kind: 'deny', resultId: 's0.input' }, receivedAt: '' });
+    expect(a).toBe(b);
+    expect(encodeRecord(decodeRecord(b))).toBe(a);
+  });
+
+  it('an input_request keeps unknown keys of its request, like every record keeps unknown fields', () => {
+    const text = line({ kind: 'input_request', v: '1.1', stepIndex: 0, resultId: 's0.input', request: { kind: 'approval', target: 'action', decision: null, note: 'from a newer writer' }, requestedAt: '' });
+    const decoded = decodeRecord(text);
+    expect(decoded.kind === 'input_request' && (decoded.request as unknown as Record<string, unknown>)['note']).toBe('from a newer writer');
+  });
+});
