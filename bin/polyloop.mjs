@@ -13,6 +13,14 @@ if (existsSync(built)) {
   const { tsImport } = await import('tsx/esm/api');
   cli = await tsImport('../src/platform-node/cli.ts', import.meta.url);
 }
+// A reader that stops early (`polyloop show … | head`) closes the pipe: what is left unwritten
+// was not wanted, so the command ends quietly (exit 0) instead of dying on an unhandled EPIPE.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (e) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    throw e;
+  });
+}
 try {
   const io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), outIsTerminal: process.stdout.isTTY === true };
   process.exitCode = await cli.runCli(process.argv.slice(2), io);

@@ -29,6 +29,7 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const TEMPLATE = 'Observation:\n{observation}';
 const DEFAULT_DIR = '.polyloop-demo';
 const REPLIES = ['approve', 'deny', 'cancel'] as const;
+const USAGE = 'usage: npm run demo -- [--crash-after N] [--resume] [--dir DIR] [--local] [--approve] [--input approve|deny|cancel [--reason TEXT]]';
 
 type Options = {
   readonly dir: string;
@@ -60,15 +61,39 @@ function parseArgs(argv: readonly string[]): Options {
     else if (a === '--local') {
       local = true;
       same.push(a);
-    } else if (a === '--dir' && next) {
-      dir = resolve(next);
+    } else if (a === '--dir') {
+      dir = resolve(valueOf(a, next, 'a directory'));
       same.push(a, JSON.stringify(argv[++i]));
-    } else if (a === '--crash-after' && /^\d+$/.test(next ?? '') && Number(next) > 0) crashAfter = Number(argv[++i]);
-    else if (a === '--input' && (REPLIES as readonly string[]).includes(next ?? '')) input = argv[++i] as Options['input'];
-    else if (a === '--reason' && next !== undefined) reason = argv[++i] as string;
-    else throw new UsageError(`unknown or incomplete option ${JSON.stringify(a)}`);
+    } else if (a === '--crash-after') {
+      crashAfter = stepCount(valueOf(a, next, 'a number of steps'));
+      i++;
+    } else if (a === '--input') {
+      const reply = valueOf(a, next, `a reply (${REPLIES.join(', ')})`);
+      if (!(REPLIES as readonly string[]).includes(reply)) throw new UsageError(`--input takes ${REPLIES.join(', ')}; got ${JSON.stringify(reply)}`);
+      input = argv[++i] as Options['input'];
+    } else if (a === '--reason') {
+      reason = valueOf(a, next, 'a text');
+      i++;
+    } else throw new UsageError(`unknown option ${JSON.stringify(a)}`);
   }
   return { dir, resume: resumeRun, crashAfter, local, approve: approve || input !== null, input, reason, sameRun: same.join(' ') };
+}
+
+/** The value after option `name`, or a usage error naming what it needs. */
+function valueOf(name: string, value: string | undefined, what: string): string {
+  if (value === undefined || value === '' || (value.startsWith('--') && value !== '--')) throw new UsageError(`${name} needs ${what}`);
+  return value;
+}
+
+/** `--crash-after`'s value: a whole number of steps, at least 1. */
+function stepCount(text: string): number {
+  if (!/^\d+$/.test(text) || Number(text) < 1) throw new UsageError(`--crash-after takes a whole number of steps (1 or more); got ${JSON.stringify(text)}`);
+  return Number(text);
+}
+
+/** `1 entry`, `2 entries`: a count with its noun in the right number. */
+function counted(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
 }
 
 const runIdOf = (opts: Options): string => (opts.approve ? 'demo-approve' : 'demo');
@@ -90,7 +115,7 @@ function printingSink(crashAfter: number | null): EventSink {
         const s = e.step;
         const what = s.decision === 'action' ? (s.actionRepr ?? '') : s.decision === 'final' ? 'final answer' : `${s.decision}: ${s.explanation ?? s.observation ?? ''}`;
         const obs = s.observation ?? '';
-        const detail = s.actionRepr?.startsWith('read_file') ? `${obs.length} chars, ${countExports(obs)} exported names` : s.actionRepr?.startsWith('list_dir') ? `${obs.split('\n').filter(Boolean).length} entries` : obs.replace(/\s+/g, ' ').trim().slice(0, 80);
+        const detail = s.actionRepr?.startsWith('read_file') ? `${counted(obs.length, 'char', 'chars')}, ${counted(countExports(obs), 'exported name', 'exported names')}` : s.actionRepr?.startsWith('list_dir') ? counted(obs.split('\n').filter(Boolean).length, 'entry', 'entries') : obs.replace(/\s+/g, ' ').trim().slice(0, 80);
         print(`#${String(s.stepIndex).padEnd(3)} ${what.padEnd(58)} ${s.decision === 'action' ? `→ ${detail}` : ''}`.trimEnd());
         if (crashAfter !== null && s.stepIndex + 1 >= crashAfter) {
           print(`💥 --crash-after ${crashAfter}: SIGKILL to pid ${process.pid} now (resume with: npm run demo -- --resume)`);
@@ -98,7 +123,7 @@ function printingSink(crashAfter: number | null): EventSink {
         }
       } else if (e.type === 'input_received') print(`reply ${e.kind} to ${e.resultId} written; carrying it out`);
       else if (e.type === 'warning') print(`warning: ${e.message}`);
-      else if (e.type === 'run_ended') print(`run ${e.runId}: ended (${e.stopReason}) after ${e.steps} steps, ${e.validActions} valid actions`);
+      else if (e.type === 'run_ended') print(`run ${e.runId}: ended (${e.stopReason}) after ${counted(e.steps, 'step', 'steps')}, ${counted(e.validActions, 'valid action', 'valid actions')}`);
     },
   };
 }
@@ -162,7 +187,12 @@ function printPending(p: InputRequest, opts: Options): void {
 }
 
 async function main(): Promise<number> {
-  const opts = parseArgs(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${USAGE}\n(see the comment at the top of examples/demo/main.ts for what each option does)\n`);
+    return 0;
+  }
+  const opts = parseArgs(argv);
   const runId = runIdOf(opts);
   const store = new FileStore({ dir: opts.dir, onWarning: (w) => process.stdout.write(`store: ${w.message}\n`) });
   const { model, interpreter, real } = await pickModel(opts.local);
@@ -198,7 +228,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => (process.exitCode = code),
   (e: unknown) => {
-    if (e instanceof UsageError) process.stderr.write(`demo: ${e.message}\nusage: npm run demo -- [--crash-after N] [--resume] [--dir DIR] [--local] [--approve] [--input approve|deny|cancel [--reason TEXT]]\n`);
+    if (e instanceof UsageError) process.stderr.write(`demo: ${e.message}\n${USAGE}\n`);
     else if (isPolyLoopError(e, 'run_not_found')) process.stderr.write('demo: there is no demo run to resume yet; start one with: npm run demo\n');
     else if (isPolyLoopError(e)) process.stderr.write(`demo: ${e.name}: ${e.message}\n`);
     else throw e;

@@ -15,6 +15,7 @@ const USAGE = `usage:
   polyloop show <dir> <runId> [--json]      show one run's trajectory step by step and its state
   polyloop export <dir> <runId> [-o <file>] write a run's log as NDJSON to stdout (or to <file>)
   polyloop import <dir> <file>              import an exported log (<file> - reads stdin) under its run id
+  polyloop help                             this text (also --help, -h)
   (after -- every argument is positional: polyloop show <dir> -- -run-id-with-dash)
 exit codes: 0 ok, 1 missing directory, unknown run or a run that already exists,
             2 usage error, 3 corrupt log or unsupported schema version`;
@@ -55,7 +56,8 @@ export function parseArgs(argv: readonly string[]): Args | string {
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const args = parseArgs(argv);
   if (typeof args === 'string') return usage(io, args);
-  if (args.help) {
+  // `help` as a command too: a newcomer types `polyloop help` as often as `--help`.
+  if (args.help || args.positional[0] === 'help') {
     io.out(USAGE + '\n');
     return EXIT.ok;
   }

@@ -41,7 +41,32 @@ describe('npm run demo', () => {
     expect(resumed.stdout).toMatch(/^#3 /m);
     expect(resumed.stdout).toMatch(/run demo: ended \(final_answer\) after \d+ steps/);
     expect(resumed.stdout).toMatch(/^answer: src\/\S+\.ts exports the most names: \d+\./m);
+    // src/zod holds one module: its listing reads "1 entry", and no count reads "1 <plural>".
+    const printed = crashed.stdout + resumed.stdout;
+    expect(printed).toMatch(/list_dir\(\{"path":"src\/zod"\}\) +→ 1 entry$/m);
+    expect(printed).not.toMatch(/\b1 (entries|exported names|chars|steps|valid actions)\b/);
   }, 120_000);
+
+  it.each([
+    [['--crash-after', 'abc'], '--crash-after takes a whole number of steps (1 or more); got "abc"'],
+    [['--crash-after', '0'], '--crash-after takes a whole number of steps (1 or more); got "0"'],
+    [['--crash-after'], '--crash-after needs a number of steps'],
+    [['--input', 'maybe'], '--input takes approve, deny, cancel; got "maybe"'],
+    [['--dir'], '--dir needs a directory'],
+    [['--colour'], 'unknown option "--colour"'],
+  ])('refuses %j with exit 2, saying what is wrong and how to call it', async (args, message) => {
+    const r = await finished(spawnTs(MAIN, args, { env: { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '' } }));
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`demo: ${message}\nusage: npm run demo -- [--crash-after N] [--resume] [--dir DIR] [--local] [--approve] [--input approve|deny|cancel [--reason TEXT]]\n`);
+  }, 60_000);
+
+  it('prints its usage and exits 0 with --help', async () => {
+    const r = await finished(spawnTs(MAIN, ['--help']));
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toMatch(/^usage: npm run demo -- \[--crash-after N\]/);
+  }, 60_000);
 
   it('explains how to start when there is nothing to resume, and exits 1', async () => {
     const t = await tempDir('polyloop-demo-');
