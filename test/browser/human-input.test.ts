@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { readRunLog, resume, run, ToolRegistry } from '../../src/core/index.ts';
-import type { InputReply, RunStore, ToolSpec } from '../../src/core/index.ts';
+import type { ToolSpec } from '../../src/core/index.ts';
 import { IndexedDBStore } from '../../src/platform-web/index.ts';
-import { crashAtEveryWrite } from '../../src/testing/index.ts';
+import { humanInputLaw, lawProblems } from '../contract/human-input-law.ts';
 import { harness, makeTools } from '../node/core/fixtures.ts';
 import { freshDbName } from './idb-store.cases.ts';
 
@@ -49,45 +49,18 @@ describe('human input over IndexedDBStore in Chromium', () => {
   it.each(['safe', 'never'] as const)(
     'crashed at every write (model replay %s) and resumed with the same replies, ends with the uninterrupted trajectory; the approved never action ran exactly once, the denied one never',
     async (modelReplayPolicy) => {
-      // One "outside world" and one database per case.
-      const worlds: string[][] = [];
+      // One database per case (the shared scenario keeps one outside world per case).
       const stores: IndexedDBStore[] = [];
-      const registry = toolsInto({ push: (...lines: string[]) => worlds.at(-1)!.push(...lines) });
-      const report = await crashAtEveryWrite({
-        store: (): RunStore => {
-          worlds.push([]);
+      const result = await humanInputLaw({
+        modelReplayPolicy,
+        newStore: () => {
           const store = new IndexedDBStore({ dbName: freshDbName('law9') });
           stores.push(store);
           return store;
         },
-        setup: (store) => {
-          const h = harness({ store, script: SCRIPT, tools: [], request: { tools: registry, executor: registry.executor(), modelReplayPolicy } });
-          return { agent: h.agent, request: h.request };
-        },
-        reply: (p): InputReply => {
-          const action = p.decision?.action;
-          const text = action?.kind === 'tool_call' ? (action.arguments as { text?: string }).text : undefined;
-          if (p.kind === 'answer') return { kind: 'answer', resultId: p.resultId, text: 'Blue.' };
-          if (p.kind === 'settle' && p.target === 'model_call') return { kind: 'retry', resultId: p.resultId };
-          if (p.kind === 'settle') {
-            // Answered from the outside world: did the note happen?
-            const happened = worlds.at(-1)!.includes(`note:${text}`);
-            return happened ? { kind: 'executed', resultId: p.resultId, observation: `noted ${text}` } : { kind: 'retry', resultId: p.resultId };
-          }
-          if (text === 'second') return { kind: 'deny', resultId: p.resultId, reason: 'Enough notes.' };
-          return { kind: 'approve', resultId: p.resultId };
-        },
       });
       await Promise.all(stores.map((s) => s.close()));
-      expect(report.failures).toEqual([]);
-      expect(report.reference.trajectory.map((s) => s.actionStatus)).toEqual(['executed', 'executed', 'executed', 'denied', null]);
-      expect(report.writes).toBeGreaterThan(20);
-      expect(report.cases).toHaveLength(report.writes * 2);
-      expect(worlds).toHaveLength(report.cases.length + 1);
-      for (const world of worlds) {
-        expect(world.filter((c) => c === 'note:first')).toHaveLength(1);
-        expect(world.filter((c) => c === 'note:second')).toHaveLength(0);
-      }
+      expect(lawProblems(result)).toEqual([]);
     },
     120_000,
   );

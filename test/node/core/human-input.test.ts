@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { defineAgent, exportRun, importRun, InMemoryStore, InvalidInputError, readRunLog, resume, run, StoreError, ToolRegistry } from '../../../src/core/index.ts';
 import type { DecisionInterpreter, InputReply, LogRecord, RunRequest, RunStore, ToolSpec } from '../../../src/core/index.ts';
-import { crashAtEveryWrite } from '../../../src/testing/index.ts';
+import { humanInputLaw, lawProblems, lawReply } from '../../contract/human-input-law.ts';
 import { harness, makeTools, timeless } from './fixtures.ts';
 import type { Harness } from './fixtures.ts';
 
@@ -269,49 +269,17 @@ describe('a reply that landed is carried out after a crash', () => {
 });
 
 describe('the §9 law at every write point (crashAtEveryWrite from polyloop/testing)', () => {
-  /** add (safe, needs approval), note (never, needs approval), ask (answered by a person), note again (denied), final. */
-  const SCRIPT = [
-    '{"tool":"add","args":{"a":1,"b":2}}',
-    '{"tool":"note","args":{"text":"first"}}',
-    '{"tool":"ask","args":{"q":"colour?"}}',
-    '{"tool":"note","args":{"text":"second"}}',
-    '{"final":"done"}',
-  ];
-
   it.each(['safe', 'never'] as const)('approvals, a denial, an answer and settlements (model replay %s): the uninterrupted trajectory after every crash; each never action exactly once, the denied one never', async (modelReplayPolicy) => {
-    // One "outside world" per case: a case starts with a fresh store.
-    const worlds: string[][] = [];
-    const recorder = { push: (...lines: string[]) => worlds.at(-1)!.push(...lines) } as unknown as string[];
-    const tools: ToolSpec[] = [...makeTools(recorder).map((t) => (t.name === 'add' || t.name === 'note' ? { ...t, needsApproval: true } : t)), askTool()];
-    const registry = ToolRegistry.of(tools);
-    const report = await crashAtEveryWrite({
-      store: () => (worlds.push([]), new InMemoryStore()),
-      setup: (store) => {
-        const h = harness({ store, script: SCRIPT, tools: [], request: { tools: registry, executor: registry.executor(), modelReplayPolicy } });
-        return { agent: h.agent, request: h.request };
-      },
-      reply: (p): InputReply => {
-        const action = p.decision?.action;
-        const text = action?.kind === 'tool_call' ? (action.arguments as { text?: string }).text : undefined;
-        if (p.kind === 'answer') return { kind: 'answer', resultId: p.resultId, text: 'Blue.' };
-        if (p.kind === 'settle' && p.target === 'model_call') return { kind: 'retry', resultId: p.resultId };
-        if (p.kind === 'settle') {
-          // Answered from the outside world: did the note happen?
-          const happened = worlds.at(-1)!.includes(`note:${text}`);
-          return happened ? { kind: 'executed', resultId: p.resultId, observation: `noted ${text}` } : { kind: 'retry', resultId: p.resultId };
-        }
-        if (text === 'second') return { kind: 'deny', resultId: p.resultId, reason: 'Enough notes.' };
-        return { kind: 'approve', resultId: p.resultId };
-      },
+    const result = await humanInputLaw({ modelReplayPolicy, newStore: () => new InMemoryStore() });
+    expect(lawProblems(result)).toEqual([]);
+  });
+
+  it('the law check can fail: a person who answers every settlement with retry runs the approved note twice', async () => {
+    const result = await humanInputLaw({
+      modelReplayPolicy: 'safe',
+      newStore: () => new InMemoryStore(),
+      reply: (world) => (p) => (p.kind === 'settle' ? { kind: 'retry', resultId: p.resultId } : lawReply(world)(p)),
     });
-    expect(report.failures).toEqual([]);
-    expect(report.reference.trajectory.map((s) => s.actionStatus)).toEqual(['executed', 'executed', 'executed', 'denied', null]);
-    expect(report.cases.length).toBe(report.writes * 2);
-    expect(report.writes).toBeGreaterThan(20);
-    expect(worlds).toHaveLength(report.cases.length + 1);
-    for (const world of worlds) {
-      expect(world.filter((c) => c === 'note:first')).toHaveLength(1);
-      expect(world.filter((c) => c === 'note:second')).toHaveLength(0);
-    }
+    expect(lawProblems(result).some((p) => /the approved note ran 2 times/.test(p))).toBe(true);
   });
 });

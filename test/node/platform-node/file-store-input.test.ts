@@ -1,11 +1,12 @@
 /** FileStore and human input (SPEC §9): the two barriers, their tail discipline, and the §9 law over real files. */
 import { appendFile, open, readFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { defineAgent, InMemoryStore, RECORD_VERSION, ToolRegistry } from '../../../src/core/index.ts';
-import type { InputReply, InputRequest, RunRequest, RunStore, ToolSpec } from '../../../src/core/index.ts';
+import { InMemoryStore, RECORD_VERSION } from '../../../src/core/index.ts';
+import type { RunStore } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
-import { collectingSink, crashAtEveryWrite, jsonActionInterpreter, runStoreContract, scriptedModel } from '../../../src/testing/index.ts';
+import { runStoreContract } from '../../../src/testing/index.ts';
 import type { ContractSuite } from '../../../src/testing/index.ts';
+import { humanInputLaw, lawProblems } from '../../contract/human-input-law.ts';
 import { modelIntent, modelResult, started } from '../../contract/run-store.contract.ts';
 import { tempDir } from './helpers.ts';
 
@@ -84,79 +85,17 @@ describe('the store contract input cases can fail', () => {
 });
 
 describe('the §9 law over FileStore (crashAtEveryWrite, a fresh directory per case)', () => {
-  /** add (safe, approved), note (never, approved), ask (answered by a person), note again (denied), final. */
-  const SCRIPT = [
-    '{"tool":"add","args":{"a":1,"b":2}}',
-    '{"tool":"note","args":{"text":"first"}}',
-    '{"tool":"ask","args":{"q":"colour?"}}',
-    '{"tool":"note","args":{"text":"second"}}',
-    '{"final":"done"}',
-  ];
-
-  function toolsOf(world: () => string[]): ToolSpec[] {
-    return [
-      { name: 'add', description: 'Add two integers.', parameters: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } }, required: ['a', 'b'] }, replayPolicy: 'safe', needsApproval: true, handler: async (a) => String(Number(a['a']) + Number(a['b'])) },
-      {
-        name: 'note',
-        description: 'Write a note (must not repeat).',
-        parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-        replayPolicy: 'never',
-        needsApproval: true,
-        handler: async (a) => {
-          world().push(`note:${String(a['text'])}`);
-          return `noted ${String(a['text'])}`;
-        },
-      },
-      { name: 'ask', description: 'Ask the user.', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] }, answeredBy: 'human' },
-    ];
-  }
-
   it('ends every case crashed at each write and resumed with the same replies as the uninterrupted run; the approved never action once, the denied one never', async () => {
-    const worlds: string[][] = [];
-    const dirs: string[] = [];
-    const registry = ToolRegistry.of(toolsOf(() => worlds.at(-1)!));
-    const setup = (store: RunStore): { agent: ReturnType<typeof defineAgent>; request: RunRequest } => ({
-      agent: defineAgent({ model: scriptedModel(SCRIPT), interpreter: jsonActionInterpreter(), store, events: collectingSink(), syntheticObservations: { notExecuted: 'Not executed.', envError: 'Env error.' } }),
-      request: {
-        runId: 'law',
-        budget: { maxSteps: 10, maxValidActions: 10, maxContextChars: 100_000 },
-        executor: registry.executor(),
-        tools: registry,
-        context: { run: [], goal: [{ role: 'user', content: [{ type: 'text', text: 'Add, note, ask, note.' }] }] },
-        injections: {},
-        modelBinding: {},
-        modelReplayPolicy: 'safe',
-        observationTemplate: '{observation}',
-        toolRenderStyle: 'markdown',
-        cancelGraceMs: 1000,
-      },
-    });
-    const reply = (p: InputRequest): InputReply => {
-      const action = p.decision?.action;
-      const text = action?.kind === 'tool_call' ? (action.arguments as { text?: string }).text : undefined;
-      if (p.kind === 'answer') return { kind: 'answer', resultId: p.resultId, text: 'Blue.' };
-      if (p.kind === 'settle') {
-        // Answered from the outside world: did the note happen?
-        return worlds.at(-1)!.includes(`note:${text}`) ? { kind: 'executed', resultId: p.resultId, observation: `noted ${text}` } : { kind: 'retry', resultId: p.resultId };
-      }
-      if (text === 'second') return { kind: 'deny', resultId: p.resultId, reason: 'Enough notes.' };
-      return { kind: 'approve', resultId: p.resultId };
-    };
     const tmp = await freshDir();
-    const report = await crashAtEveryWrite({
-      setup,
-      reply,
-      store: () => {
-        worlds.push([]);
+    const dirs: string[] = [];
+    const result = await humanInputLaw({
+      modelReplayPolicy: 'safe',
+      newStore: () => {
         dirs.push(`${tmp}/case-${dirs.length}`);
         return new FileStore({ dir: dirs.at(-1)!, onWarning: quiet });
       },
     });
-    expect(report.failures).toEqual([]);
-    expect(report.reference.trajectory.map((s) => s.actionStatus)).toEqual(['executed', 'executed', 'executed', 'denied', null]);
-    expect(report.writes).toBeGreaterThan(20);
-    expect(report.cases).toHaveLength(report.writes * 2);
-    expect(new Set(dirs).size).toBe(report.cases.length + 1);
-    for (const world of worlds) expect(world).toEqual(['note:first']);
+    expect(lawProblems(result)).toEqual([]);
+    expect(new Set(dirs).size).toBe(result.report.cases.length + 1);
   });
 });
