@@ -8,7 +8,7 @@ import { canonicalJson } from '../core/index.ts';
 import type { DecisionInterpreter, JsonObject, JsonValue, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
 import { replyBlock, replyFromBlocks, replyFromMessage, toAnthropicMessages, toAnthropicTools } from './anthropic-wire.ts';
 import type { AnthropicRequest, ReplyBlock } from './anthropic-wire.ts';
-import { checkExtraBody, checkModel, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
+import { checkApiKey, checkExtraBody, checkModel, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
 import type { FetchLike, PostedResponse } from './http.ts';
 import { nativeToolInterpreter, parseArguments } from './tool-interpreter.ts';
 
@@ -37,7 +37,10 @@ export const ANTHROPIC_VERSION = '2023-06-01';
 export type AnthropicModelOptions = {
   /** The model id, e.g. `claude-sonnet-4-5`; reported in `params.model`. */
   readonly model: string;
-  /** Sent as `x-api-key`; never reported in `params`. */
+  /**
+   * Sent as `x-api-key`; never reported in `params`. Required for the default `baseURL` (a missing
+   * or blank key throws `InvalidRequestError` at construction); a proxy or local server may need none.
+   */
   readonly apiKey?: string;
   /** Ends before `/messages`. Default {@link ANTHROPIC_BASE_URL}. */
   readonly baseURL?: string;
@@ -85,6 +88,7 @@ export function anthropicRequestBody(call: ModelCall, options: Pick<AnthropicMod
  * A model caller for the Anthropic Messages API. `params` reports
  * `{ provider, model, endpoint, maxTokens, stream, binding, body }` — never the key or headers.
  * Failures reject with {@link ModelCallError}; abort rejects with `signal.reason`; no retries.
+ * Throws `InvalidRequestError` at once when no key is given for Anthropic's own endpoint.
  *
  * @example
  * const model = anthropicModel({ model: 'claude-sonnet-4-5', maxTokens: 1024, apiKey: process.env.ANTHROPIC_API_KEY });
@@ -94,6 +98,7 @@ export function anthropicModel(options: AnthropicModelOptions): ModelCaller {
   checkModel('anthropicModel', options.model);
   if (!Number.isInteger(options.maxTokens) || options.maxTokens < 1) throw new TypeError(`anthropicModel: maxTokens must be a positive integer, got ${JSON.stringify(options.maxTokens)}`);
   checkExtraBody('anthropicModel', options.body, ['model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'metadata', 'stream']);
+  checkApiKey({ adapter: 'anthropicModel', apiKey: options.apiKey, baseURL: options.baseURL, defaultBaseURL: ANTHROPIC_BASE_URL, envVar: 'ANTHROPIC_API_KEY', headers: options.headers, keyHeaders: ['x-api-key', 'authorization'] });
   const endpoint = joinURL(options.baseURL ?? ANTHROPIC_BASE_URL, 'messages');
   const doFetch: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
   const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION, ...options.headers };

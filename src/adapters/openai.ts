@@ -6,7 +6,7 @@
  */
 import { canonicalJson } from '../core/index.ts';
 import type { DecisionInterpreter, JsonObject, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
-import { checkExtraBody, checkModel, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
+import { checkApiKey, checkExtraBody, checkModel, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
 import type { FetchLike, PostedResponse } from './http.ts';
 import { fallbackCallId, partsFromCompletion, reasoningOf, replyFromParts, stringOrNull, toOpenAIMessages, toOpenAITools } from './openai-wire.ts';
 import type { OpenAIChatRequest, TurnParts } from './openai-wire.ts';
@@ -24,7 +24,10 @@ export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 export type OpenAIModelOptions = {
   /** The model id, e.g. `gpt-4.1-mini`; reported in `params.model`. */
   readonly model: string;
-  /** Sent as `Authorization: Bearer …`; never reported in `params`. Local servers may need none. */
+  /**
+   * Sent as `Authorization: Bearer …`; never reported in `params`. Required for the default
+   * `baseURL` (a missing or blank key throws `InvalidRequestError` at construction); local servers may need none.
+   */
   readonly apiKey?: string;
   /** Ends before `/chat/completions`, e.g. `http://127.0.0.1:8080/v1`. Default {@link OPENAI_BASE_URL}. */
   readonly baseURL?: string;
@@ -90,6 +93,7 @@ function requestBody(call: ModelCall, options: OpenAIModelOptions): Record<strin
  * A model caller for an OpenAI-compatible Chat Completions endpoint. `params` reports
  * `{ provider, model, endpoint, stream, binding, parallelToolCalls, body }` — never the API key or headers.
  * Failures reject with {@link ModelCallError}; abort rejects with `signal.reason`; no retries.
+ * Throws `InvalidRequestError` at once when no key is given for OpenAI's own endpoint.
  *
  * @example
  * const model = openAIModel({ model: 'gpt-4.1-mini', apiKey: process.env.OPENAI_API_KEY });
@@ -98,6 +102,7 @@ function requestBody(call: ModelCall, options: OpenAIModelOptions): Record<strin
 export function openAIModel(options: OpenAIModelOptions): ModelCaller {
   checkModel('openAIModel', options.model);
   checkExtraBody('openAIModel', options.body, ['model', 'messages', 'tools', 'parallel_tool_calls', 'metadata', 'stream']);
+  checkApiKey({ adapter: 'openAIModel', apiKey: options.apiKey, baseURL: options.baseURL, defaultBaseURL: OPENAI_BASE_URL, envVar: 'OPENAI_API_KEY', headers: options.headers, keyHeaders: ['authorization'] });
   const endpoint = joinURL(options.baseURL ?? OPENAI_BASE_URL, 'chat/completions');
   const doFetch: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
   const headers: Record<string, string> = { ...options.headers };

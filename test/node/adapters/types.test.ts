@@ -35,6 +35,6 @@ describe('request body types', () => {
     expectTypeOf(anthropicModel).returns.toEqualTypeOf<ModelCaller>();
     expectTypeOf(openAIToolInterpreter).returns.toEqualTypeOf<DecisionInterpreter>();
     expectTypeOf(anthropicToolInterpreter).returns.toEqualTypeOf<DecisionInterpreter>();
-    expect(openAIModel({ model: 'x' }).params['model']).toBe('x');
+    expect(openAIModel({ model: 'x', apiKey: 'sk-x' }).params['model']).toBe('x');
   });
 });
