@@ -1,8 +1,13 @@
 import { cloudflareTest } from '@cloudflare/vitest-pool-workers';
 import { playwright } from '@vitest/browser-playwright';
 import { defineConfig } from 'vitest/config';
+import { DEBIAN_CHROMIUM, findBrowser } from './scripts/ensure-browser.mjs';
 
-const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+// The Chromium that `npm test`'s first step (scripts/ensure-browser.mjs) found or installed:
+// CHROMIUM_PATH, Debian's, or a Playwright build. Set in the environment so the Playwright
+// end-to-end tests in the node project launch the same one.
+const CHROMIUM = findBrowser()?.path ?? DEBIAN_CHROMIUM;
+process.env['CHROMIUM_PATH'] = CHROMIUM;
 
 // One config, one project per runtime (see ../shared/TOOLCHAIN.md). The `workers` and `browser`
 // projects join this list as their platforms land.
