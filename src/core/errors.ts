@@ -54,6 +54,7 @@ const CODES: ReadonlySet<string> = new Set<PolyLoopErrorCode>([
   'invalid_request',
   'corrupt_log',
   'run_locked',
+  'invalid_input',
   'model_call',
 ]);
 
@@ -135,11 +136,35 @@ export class ToolEnvironmentError extends PolyLoopError {
   }
 }
 
-/** A definition or request is malformed (missing field, non-positive budget, …). */
+/** One problem of a definition or request: where it is, and what is wrong there. */
+export type RequestProblem = {
+  /** Dotted path of the field (`request.budget.maxSteps`, `model.call`); empty when the whole value is wrong. */
+  readonly path: string;
+  /** What is wrong, without the path: `must be a positive integer, got undefined`. */
+  readonly message: string;
+};
+
+/** `path message`, the problem as one sentence. */
+const problemLine = (p: RequestProblem): string => (p.path === '' ? p.message : `${p.path} ${p.message}`);
+
+/**
+ * A definition or request is malformed (missing field, non-positive budget, …). `problems` lists
+ * every problem found, each with its path. The message is that one problem as a sentence, or,
+ * for several, `"<n> problems with the <subject>:"` and one `- <path> <message>` line each;
+ * `source` (the function that refuses, as `defineAgent`) leads it when given.
+ */
 export class InvalidRequestError extends PolyLoopError {
   override readonly name = 'InvalidRequestError';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('invalid_request', message, options);
+  /** Every problem found, in the order of the fields; one, with an empty path, for an error made from a message. */
+  readonly problems: readonly RequestProblem[];
+  constructor(problems: string | readonly RequestProblem[], options?: { cause?: unknown; subject?: string; source?: string }) {
+    const list: readonly RequestProblem[] = typeof problems === 'string' ? [{ path: '', message: problems }] : problems;
+    const body =
+      list.length === 1 && list[0]
+        ? problemLine(list[0])
+        : [`${list.length} problems with the ${options?.subject ?? 'request'}:`, ...list.map((p) => `- ${problemLine(p)}`)].join('\n');
+    super('invalid_request', options?.source ? `${options.source}: ${body}` : body, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.problems = Object.freeze(list.map((p) => Object.freeze({ path: p.path, message: p.message })));
   }
 }
 

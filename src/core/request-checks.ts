@@ -4,48 +4,79 @@
  * @module
  */
 import { InvalidRequestError } from './errors.ts';
+import type { RequestProblem } from './errors.ts';
 import { jsonProblem, MAX_JSON_DEPTH, messageProblem } from './internal/values.ts';
 import type { AgentConfig, RunRequest } from './request.ts';
 import { canonicalJson } from './serialization.ts';
 import { RegistryExecutor, ToolRegistry } from './tools.ts';
 
-// A declaration, not an arrow: only then does TypeScript narrow after `if (…) fail(…)`.
-function fail(message: string): never {
-  throw new InvalidRequestError(message);
+/**
+ * Problems found so far. Each check reports what it finds and goes on, so one error names every
+ * problem; a check skips only what depends on a value already reported (no `budget`, no limits).
+ */
+class Problems {
+  readonly list: RequestProblem[] = [];
+  /** `sentence` is `<path> <message>`, as the checks have always worded it. */
+  add(path: string, sentence: string): void {
+    const message = sentence.startsWith(`${path} `) ? sentence.slice(path.length + 1) : sentence;
+    this.list.push({ path, message });
+  }
+  /** A sentence from the shape checks (`values.ts`), which starts with the path of the value at fault. */
+  addFound(base: string, sentence: string | null): void {
+    if (sentence === null) return;
+    const rest = sentence.startsWith(base) ? sentence.slice(base.length) : null;
+    // The path ends at the first space after the base (channel or key names with spaces are rare and only shorten it).
+    const end = rest === null ? -1 : rest.indexOf(' ');
+    this.add(end < 0 ? '' : base + (rest as string).slice(0, end), sentence);
+  }
+  throwIfAny(options: { readonly subject: string; readonly source?: string }): void {
+    if (this.list.length > 0) throw new InvalidRequestError(this.list, options);
+  }
 }
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const kind = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'an array' : `a ${typeof v}`);
 
-/** Throws `InvalidRequestError` naming the first missing or malformed field. */
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const kind = (v: unknown): string => (v === null || v === undefined ? String(v) : Array.isArray(v) ? 'an array' : `a ${typeof v}`);
+
+/** Throws one `InvalidRequestError` naming every missing or malformed field of a definition. */
 export function checkAgentConfig(config: AgentConfig): void {
-  if (!isRecord(config)) fail('defineAgent needs a config object');
-  for (const key of ['model', 'interpreter', 'store', 'events', 'syntheticObservations'] as const) {
-    if (!isRecord(config[key])) fail(`defineAgent: ${key} is required`);
+  const problems = new Problems();
+  const add = (path: string, message: string): void => problems.add(path, `${path} ${message}`);
+  if (!isRecord(config)) {
+    problems.add('', 'needs a config object');
+    return problems.throwIfAny({ subject: 'agent definition', source: 'defineAgent' });
   }
-  if (typeof config.model.call !== 'function') fail('defineAgent: model.call must be a function');
-  if (typeof config.interpreter.interpret !== 'function') fail('defineAgent: interpreter.interpret must be a function');
-  if (typeof config.events.deliver !== 'function') fail('defineAgent: events.deliver must be a function');
+  const present = (['model', 'interpreter', 'store', 'events', 'syntheticObservations'] as const).filter((key) => {
+    if (!isRecord(config[key])) add(key, 'is required');
+    return isRecord(config[key]);
+  });
+  const has = (key: (typeof present)[number]): boolean => present.includes(key);
+  if (has('model') && typeof config.model.call !== 'function') add('model.call', 'must be a function');
+  if (has('interpreter') && typeof config.interpreter.interpret !== 'function') add('interpreter.interpret', 'must be a function');
+  if (has('events') && typeof config.events.deliver !== 'function') add('events.deliver', 'must be a function');
   for (const m of ['runStarted', 'intent', 'result', 'step', 'readLog', 'runEnded'] as const) {
-    if (typeof config.store[m] !== 'function') fail(`defineAgent: store.${m} must be a function`);
+    if (has('store') && typeof config.store[m] !== 'function') add(`store.${m}`, 'must be a function');
   }
-  if (!isRecord(config.model.params) || typeof config.model.params['model'] !== 'string') fail('defineAgent: model.params.model must be a string naming the model');
-  for (const seam of ['model', 'interpreter', 'events'] as const) checkSeamParams(config[seam].params, `defineAgent: ${seam}.params`);
+  if (has('model') && (!isRecord(config.model.params) || typeof config.model.params['model'] !== 'string')) add('model.params.model', 'must be a string naming the model');
+  for (const seam of ['model', 'interpreter', 'events'] as const) {
+    if (has(seam)) checkSeamParams(problems, config[seam].params, `${seam}.params`);
+  }
   for (const key of ['notExecuted', 'envError'] as const) {
-    const value: unknown = config.syntheticObservations[key];
-    if (typeof value !== 'string') fail(`defineAgent: syntheticObservations.${key} must be a string, got ${kind(value)}`);
+    const value: unknown = has('syntheticObservations') ? config.syntheticObservations[key] : '';
+    if (typeof value !== 'string') add(`syntheticObservations.${key}`, `must be a string, got ${kind(value)}`);
   }
+  problems.throwIfAny({ subject: 'agent definition', source: 'defineAgent' });
 }
 
 /**
  * Seam params enter the identity snapshot, whose canonical JSON must not throw mid-run (a BigInt,
  * a cycle) and whose hash must not depend on live objects: SPEC §2 makes them flat primitives.
  */
-function checkSeamParams(params: unknown, path: string): void {
-  if (!isRecord(params)) fail(`${path} must be an object of strings, numbers, booleans and nulls, got ${kind(params)}`);
+function checkSeamParams(problems: Problems, params: unknown, path: string): void {
+  if (!isRecord(params)) return problems.add(path, `${path} must be an object of strings, numbers, booleans and nulls, got ${kind(params)}`);
   const problem = jsonProblem(params, path);
-  if (problem) fail(problem);
+  if (problem) return problems.addFound(path, problem);
   for (const [key, value] of Object.entries(params)) {
-    if (typeof value === 'object' && value !== null) fail(`${path}.${key} must be a string, number, boolean or null, got ${Array.isArray(value) ? 'an array' : 'an object'}`);
+    if (typeof value === 'object' && value !== null) problems.add(`${path}.${key}`, `${path}.${key} must be a string, number, boolean or null, got ${Array.isArray(value) ? 'an array' : 'an object'}`);
   }
 }
 
@@ -53,38 +84,52 @@ function checkSeamParams(params: unknown, path: string): void {
 const MAX_TIMER_MS = 2_147_483_647;
 
 /**
- * Throws `InvalidRequestError` naming the first missing or malformed field of a request — the
- * check `run` and `resume` make before anything else. Exported (as `validateRunRequest`) for
- * hosts that build requests from untrusted input and want to refuse them before storing anything.
+ * Throws one `InvalidRequestError` naming every missing or malformed field of a request (its
+ * `problems`, each with a path) — the check `run` and `resume` make before anything else.
+ * Exported (as `validateRunRequest`) for hosts that build requests from untrusted input and want
+ * to refuse them before storing anything.
  *
  * @example
  * try { validateRunRequest(request); } catch (e) { if (isPolyLoopError(e, 'invalid_request')) return badRequest(e.message); throw e; }
  */
 export function checkRequest(req: RunRequest): void {
-  if (!isRecord(req)) fail('a run request must be an object');
-  if (typeof req.runId !== 'string') fail('request.runId must be a string');
-  if (!isRecord(req.budget)) fail('request.budget is required');
-  for (const key of ['maxSteps', 'maxValidActions', 'maxContextChars'] as const) {
-    const n = req.budget[key];
-    if (!Number.isSafeInteger(n) || n <= 0) fail(`request.budget.${key} must be a positive integer, got ${JSON.stringify(n)}`);
+  const problems = new Problems();
+  if (!isRecord(req)) {
+    problems.add('request', 'request must be an object');
+    return problems.throwIfAny({ subject: 'run request' });
   }
-  const tokens = req.budget.maxTotalTokens;
-  if (tokens !== undefined && (!Number.isSafeInteger(tokens) || tokens <= 0)) fail(`request.budget.maxTotalTokens must be a positive integer or absent, got ${JSON.stringify(tokens)}`);
-  if (!(req.tools instanceof ToolRegistry)) fail('request.tools must be a ToolRegistry (ToolRegistry.of([]) for none)');
-  if (!isRecord(req.executor) || typeof req.executor.execute !== 'function') fail('request.executor must be an ActionExecutor');
-  // Absent and null both enter the snapshot as null.
-  if (req.executor.params != null) checkSeamParams(req.executor.params, 'request.executor.params');
-  const policy = req.executor.replayPolicy;
-  if (policy !== undefined && policy !== 'safe' && policy !== 'never') fail(`request.executor.replayPolicy must be "safe", "never" or absent, got ${JSON.stringify(policy) ?? typeof policy}`);
-  if (req.executor instanceof RegistryExecutor) checkExecutorMatches(req.executor, req.tools);
-  checkContext(req.context);
-  checkInjections(req.injections);
-  checkBinding(req.modelBinding);
-  if (req.modelReplayPolicy !== 'safe' && req.modelReplayPolicy !== 'never') fail('request.modelReplayPolicy must be "safe" or "never"');
-  if (typeof req.observationTemplate !== 'string') fail('request.observationTemplate must be a string');
-  if (!['none', 'json', 'markdown'].includes(req.toolRenderStyle)) fail('request.toolRenderStyle must be "none", "json" or "markdown"');
+  const add = (path: string, message: string): void => problems.add(path, `${path} ${message}`);
+  if (typeof req.runId !== 'string') add('request.runId', 'must be a string');
+  checkBudget(problems, req.budget);
+  const registry = req.tools instanceof ToolRegistry;
+  if (!registry) add('request.tools', 'must be a ToolRegistry (ToolRegistry.of([]) for none)');
+  if (!isRecord(req.executor) || typeof req.executor.execute !== 'function') add('request.executor', 'must be an ActionExecutor');
+  if (isRecord(req.executor)) {
+    // Absent and null both enter the snapshot as null.
+    if (req.executor.params != null) checkSeamParams(problems, req.executor.params, 'request.executor.params');
+    const policy = req.executor.replayPolicy;
+    if (policy !== undefined && policy !== 'safe' && policy !== 'never') add('request.executor.replayPolicy', `must be "safe", "never" or absent, got ${JSON.stringify(policy) ?? typeof policy}`);
+    if (registry && req.executor instanceof RegistryExecutor) checkExecutorMatches(problems, req.executor, req.tools);
+  }
+  checkContext(problems, req.context);
+  checkInjections(problems, req.injections);
+  checkBinding(problems, req.modelBinding);
+  if (req.modelReplayPolicy !== 'safe' && req.modelReplayPolicy !== 'never') add('request.modelReplayPolicy', 'must be "safe" or "never"');
+  if (typeof req.observationTemplate !== 'string') add('request.observationTemplate', 'must be a string');
+  if (!['none', 'json', 'markdown'].includes(req.toolRenderStyle)) add('request.toolRenderStyle', 'must be "none", "json" or "markdown"');
   const grace: unknown = req.cancelGraceMs;
-  if (typeof grace !== 'number' || !(grace >= 0 && grace <= MAX_TIMER_MS)) fail(`request.cancelGraceMs must be a number of milliseconds from 0 to ${MAX_TIMER_MS}, got ${String(grace)}`);
+  if (typeof grace !== 'number' || !(grace >= 0 && grace <= MAX_TIMER_MS)) add('request.cancelGraceMs', `must be a number of milliseconds from 0 to ${MAX_TIMER_MS}, got ${String(grace)}`);
+  problems.throwIfAny({ subject: 'run request' });
+}
+
+function checkBudget(problems: Problems, budget: RunRequest['budget']): void {
+  if (!isRecord(budget)) return problems.add('request.budget', 'request.budget is required');
+  for (const key of ['maxSteps', 'maxValidActions', 'maxContextChars'] as const) {
+    const n = budget[key];
+    if (!Number.isSafeInteger(n) || n <= 0) problems.add(`request.budget.${key}`, `request.budget.${key} must be a positive integer, got ${JSON.stringify(n)}`);
+  }
+  const tokens = budget.maxTotalTokens;
+  if (tokens !== undefined && (!Number.isSafeInteger(tokens) || tokens <= 0)) problems.add('request.budget.maxTotalTokens', `request.budget.maxTotalTokens must be a positive integer or absent, got ${JSON.stringify(tokens)}`);
 }
 
 /**
@@ -93,43 +138,48 @@ export function checkRequest(req: RunRequest): void {
  * the snapshot's canonical JSON throw mid-run. The depth limit leaves room for the two levels
  * (record, snapshot) that wrap the context in the `run_started` record.
  */
-function checkContext(context: RunRequest['context']): void {
-  if (!isRecord(context)) fail('request.context must be an object with run and goal message arrays');
+function checkContext(problems: Problems, context: RunRequest['context']): void {
+  if (!isRecord(context)) return problems.add('request.context', 'request.context must be an object with run and goal message arrays');
+  let found = problems.list.length;
   for (const key of ['run', 'goal'] as const) {
     const messages: unknown = context[key];
-    if (!Array.isArray(messages)) fail(`request.context.${key} must be an array of messages, got ${kind(messages)}`);
-    for (let i = 0; i < (messages as unknown[]).length; i++) {
-      const problem = messageProblem((messages as unknown[])[i], `request.context.${key}[${i}]`);
-      if (problem) fail(problem);
+    if (!Array.isArray(messages)) {
+      problems.add(`request.context.${key}`, `request.context.${key} must be an array of messages, got ${kind(messages)}`);
+      continue;
     }
+    messages.forEach((m: unknown, i) => problems.addFound(`request.context.${key}[${i}]`, messageProblem(m, `request.context.${key}[${i}]`)));
   }
-  const problem = jsonProblem(context, 'request.context', MAX_JSON_DEPTH - 2);
-  if (problem) fail(problem);
+  // The whole-context walk would repeat a problem the messages already named.
+  found = problems.list.length - found;
+  if (found === 0) problems.addFound('request.context', jsonProblem(context, 'request.context', MAX_JSON_DEPTH - 2));
 }
 
-function checkInjections(injections: RunRequest['injections']): void {
-  if (!isRecord(injections)) fail(`request.injections must be an object of channel → entries, got ${kind(injections)}`);
+function checkInjections(problems: Problems, injections: RunRequest['injections']): void {
+  if (!isRecord(injections)) return problems.add('request.injections', `request.injections must be an object of channel → entries, got ${kind(injections)}`);
   const problem = jsonProblem(injections, 'request.injections');
-  if (problem) fail(problem);
+  if (problem) return problems.addFound('request.injections', problem);
   for (const [channel, entries] of Object.entries(injections)) {
     const path = `request.injections.${channel}`;
-    if (!Array.isArray(entries)) fail(`${path} must be an array of { name, text }, got ${kind(entries)}`);
+    if (!Array.isArray(entries)) {
+      problems.add(path, `${path} must be an array of { name, text }, got ${kind(entries)}`);
+      continue;
+    }
     entries.forEach((entry: unknown, i) => {
-      if (!isRecord(entry)) fail(`${path}[${i}] must be a { name, text } object, got ${kind(entry)}`);
+      if (!isRecord(entry)) return problems.add(`${path}[${i}]`, `${path}[${i}] must be a { name, text } object, got ${kind(entry)}`);
       for (const key of ['name', 'text'] as const) {
-        if (typeof entry[key] !== 'string') fail(`${path}[${i}].${key} must be a string, got ${kind(entry[key])}`);
+        if (typeof entry[key] !== 'string') problems.add(`${path}[${i}].${key}`, `${path}[${i}].${key} must be a string, got ${kind(entry[key])}`);
       }
     });
   }
 }
 
-function checkBinding(binding: RunRequest['modelBinding']): void {
-  if (!isRecord(binding)) fail(`request.modelBinding must map strings to strings, got ${kind(binding)}`);
+function checkBinding(problems: Problems, binding: RunRequest['modelBinding']): void {
+  if (!isRecord(binding)) return problems.add('request.modelBinding', `request.modelBinding must map strings to strings, got ${kind(binding)}`);
+  const before = problems.list.length;
   for (const [key, value] of Object.entries(binding)) {
-    if (typeof value !== 'string') fail(`request.modelBinding.${key} must be a string, got ${kind(value)}`);
+    if (typeof value !== 'string') problems.add(`request.modelBinding.${key}`, `request.modelBinding.${key} must be a string, got ${kind(value)}`);
   }
-  const problem = jsonProblem(binding, 'request.modelBinding');
-  if (problem) fail(problem);
+  if (problems.list.length === before) problems.addFound('request.modelBinding', jsonProblem(binding, 'request.modelBinding'));
 }
 
 /**
@@ -138,19 +188,20 @@ function checkBinding(binding: RunRequest['modelBinding']): void {
  * ones, and one with other schemas or replay policies would enforce what the model was not told
  * and the run's identity does not record.
  */
-function checkExecutorMatches(executor: RegistryExecutor, tools: ToolRegistry): void {
+function checkExecutorMatches(problems: Problems, executor: RegistryExecutor, tools: ToolRegistry): void {
   if (executor.registry === tools) return;
   const own = new Set(executor.registry.names());
   const visible = new Set(tools.names());
   const extra = [...own].filter((n) => !visible.has(n));
   const missing = [...visible].filter((n) => !own.has(n));
   if (extra.length + missing.length > 0) {
-    fail(`request.executor was derived from a different registry than request.tools (only in executor: ${extra.join(', ') || '-'}; only in tools: ${missing.join(', ') || '-'})`);
+    const sentence = `request.executor was derived from a different registry than request.tools (only in executor: ${extra.join(', ') || '-'}; only in tools: ${missing.join(', ') || '-'})`;
+    return problems.add('request.executor', sentence);
   }
   const differing = [...visible].filter((n) => {
     const a = executor.registry.get(n);
     const b = tools.get(n);
     return a !== b && canonicalJson(a) !== canonicalJson(b);
   });
-  if (differing.length > 0) fail(`request.executor's registry describes tools differently from request.tools: ${differing.join(', ')}`);
+  if (differing.length > 0) problems.add('request.executor', `request.executor describes tools differently from request.tools (its registry has other specs for: ${differing.join(', ')})`);
 }
