@@ -16,10 +16,14 @@ export {
   StoreError,
   ToolEnvironmentError,
 } from './errors.ts';
-export type { PolyLoopErrorCode } from './errors.ts';
+export type { PolyLoopErrorCode, RequestProblem } from './errors.ts';
 export { contentProblem, decisionProblem, inputReplyProblem, jsonProblem, MAX_JSON_DEPTH, messageProblem, modelReplyProblem, outcomeProblem } from './internal/values.ts';
 export { acceptedReplies } from './internal/input.ts';
 export { InMemoryStore } from './memory-store.ts';
+export { jsonActionInterpreter } from './json-interpreter.ts';
+export { consoleSink, silentSink } from './sinks.ts';
+export type { ConsoleSinkOptions } from './sinks.ts';
+export { STANDARD_SYNTHETIC_OBSERVATIONS } from './standard-observations.ts';
 export { checkRequest as validateRunRequest } from './request-checks.ts';
 export type { AgentConfig, AgentDefinition, AgentParams, ResumeOptions, RunOptions, RunRequest, SyntheticObservations } from './request.ts';
 export { exportRun, importRun, readRunLog } from './run-log.ts';

@@ -125,10 +125,11 @@ async function drive(agent: AgentDefinition, request: RunRequest, opts: ResumeOp
     if (input !== undefined) checkReply(runId, input, view);
     if (view.ended) {
       const { ended, trajectory } = view;
-      return { runId, stopReason: ended.stopReason, finalAnswer: ended.finalAnswer, steps: ended.steps, validActions: ended.validActions, eventDeliveryFailures: ended.eventDeliveryFailures, trajectory, pending: null, usage: ended.usage ?? NO_USAGE };
+      const { stopReason } = ended;
+      return { runId, stopReason, finalAnswer: ended.finalAnswer, steps: ended.steps, validActions: ended.validActions, eventDeliveryFailures: ended.eventDeliveryFailures, trajectory, pending: null, usage: ended.usage ?? NO_USAGE, error: failureOf(stopReason, trajectory) };
     }
     if (view.pending && input === undefined) {
-      return { runId, stopReason: 'awaiting_input', finalAnswer: null, steps: view.steps, validActions: view.validActions, eventDeliveryFailures: 0, trajectory: view.trajectory, pending: view.pending, usage: view.usage };
+      return { runId, stopReason: 'awaiting_input', finalAnswer: null, steps: view.steps, validActions: view.validActions, eventDeliveryFailures: 0, trajectory: view.trajectory, pending: view.pending, usage: view.usage, error: null };
     }
     driver = new RunDriver(agent, request, cancel, lease);
     return await driver.drive(view, snapshot, warnings, input ?? null);
@@ -379,7 +380,7 @@ class RunDriver {
   #awaiting(pending: InputRequest): RunResult {
     const { steps, validActions } = this.#counters;
     this.#closed = true;
-    return { runId: this.#runId, stopReason: 'awaiting_input', finalAnswer: null, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, trajectory: this.#trajectory, pending, usage: this.#usage };
+    return { runId: this.#runId, stopReason: 'awaiting_input', finalAnswer: null, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, trajectory: this.#trajectory, pending, usage: this.#usage, error: null };
   }
 
   /** Barrier, call, result. A failure of the model is a value; abort and store failures throw. */
@@ -487,7 +488,8 @@ class RunDriver {
     if (this.#lease) await this.#lease.release().catch((e: unknown) => this.#emit(releaseWarning(this.#runId, e)));
     await this.#emit({ type: 'run_ended', runId: this.#runId, stopReason, finalAnswer, steps, validActions });
     this.#closed = true;
-    return { runId: this.#runId, stopReason, finalAnswer, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, trajectory: this.#trajectory, pending: null, usage: this.#usage };
+    const error = failureOf(stopReason, this.#trajectory);
+    return { runId: this.#runId, stopReason, finalAnswer, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, trajectory: this.#trajectory, pending: null, usage: this.#usage, error };
   }
 
   /**
@@ -554,6 +556,16 @@ function toModelReply(reply: ResultRecord['reply']): ModelReply {
     ...(reply.usage ? { usage: reply.usage } : {}),
     ...(reply.providerMetadata ? { providerMetadata: reply.providerMetadata } : {}),
   };
+}
+
+/**
+ * `RunResult.error`: the observation of the step that ended a failed run — the model's or the
+ * interpreter's error, or the failed action's — read from the trajectory, so an ended run's stored
+ * result says the same without a record field.
+ */
+function failureOf(stopReason: EndReason, trajectory: readonly StepRecord[]): string | null {
+  if (stopReason !== 'model_error' && stopReason !== 'interpreter_error' && stopReason !== 'env_error') return null;
+  return trajectory.at(-1)?.observation ?? null;
 }
 
 function summarize(decision: Decision): string {

@@ -462,6 +462,12 @@ export type RunResult = {
   readonly pending: InputRequest | null;
   /** Tokens of every model call of the run, summed over calls (SPEC §11). */
   readonly usage: Usage;
+  /**
+   * Why the run failed, for `model_error`, `interpreter_error` and `env_error`: the failure text
+   * of the step that ended it (`"ModelCallError: openai: … (status 401 …)"`, its observation).
+   * Null for every other stop reason. Derived from the trajectory, so not a field of any record.
+   */
+  readonly error: string | null;
 };
 
 type Ev<T extends string, F> = { readonly type: T; readonly runId: string } & F;

@@ -1,52 +1,6 @@
 /**
- * A tiny JSON text protocol interpreter, for tests and demos.
+ * `jsonActionInterpreter` lives in core (`polyloop`) since issue 14, where a local or scripted
+ * model can use it without the test kit; `polyloop/testing` keeps exporting the same function.
  * @module
  */
-import type { Decision, DecisionInterpreter, JsonValue, ModelReply } from '../core/index.ts';
-
-/**
- * An interpreter for a tiny text protocol, handy for tests and demos: the reply text is JSON,
- * `{"tool": name, "args": {…}}` for an action or `{"final": "answer"}` for a final answer.
- * Anything else is `invalid`, with an explanation the model can act on; so is a reply that made
- * several native tool calls (one action per step), and one cut off at the token limit
- * (`finishReason: 'length'`).
- */
-export function jsonActionInterpreter(): DecisionInterpreter {
-  return {
-    params: Object.freeze({ interpreter: 'json-action', version: 1 }),
-    interpret(reply: ModelReply): Decision {
-      const historyText = reply.text;
-      // One action per step (SPEC §8): a reply that also made several native tool calls is not
-      // read as one of them, nor as its text, but refused as a whole.
-      // A reply cut off at the token limit is never read as an answer or an action (SPEC §11).
-      if (reply.finishReason === 'length') {
-        return { kind: 'invalid', explanation: 'Your reply was cut off at the token limit before it ended. Reply again, shorter: one JSON object.', historyText };
-      }
-      const calls = reply.toolCalls?.length ?? 0;
-      if (calls > 1) {
-        return { kind: 'invalid', explanation: `Your reply made ${calls} tool calls at once; reply with one JSON object, {"tool": name, "args": {...}} or {"final": "answer"}.`, historyText };
-      }
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(reply.text);
-      } catch {
-        return { kind: 'invalid', explanation: 'Your reply was not valid JSON. Reply with {"tool": name, "args": {...}} or {"final": "answer"}.', historyText };
-      }
-      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-        return { kind: 'invalid', explanation: 'Your reply must be a JSON object with "tool" or "final".', historyText };
-      }
-      const obj = parsed as Record<string, unknown>;
-      if (typeof obj['final'] === 'string') return { kind: 'final', answer: obj['final'], historyText };
-      if (typeof obj['tool'] === 'string') {
-        const args = (obj['args'] ?? {}) as JsonValue;
-        return {
-          kind: 'action',
-          action: { kind: 'tool_call', name: obj['tool'], arguments: args },
-          trajectoryRepr: `${obj['tool']}(${JSON.stringify(args)})`,
-          historyText,
-        };
-      }
-      return { kind: 'invalid', explanation: 'Your reply had neither a "tool" string nor a "final" string.', historyText };
-    },
-  };
-}
+export { jsonActionInterpreter } from '../core/index.ts';

@@ -174,6 +174,7 @@ describe('public export names (reviewed here on purpose: a change to this list i
       'RunIdentityMismatchError',
       'RunLockedError',
       'RunNotFoundError',
+      'STANDARD_SYNTHETIC_OBSERVATIONS',
       'STOP_REASONS',
       'SchemaVersionError',
       'StoreError',
@@ -181,6 +182,7 @@ describe('public export names (reviewed here on purpose: a change to this list i
       'ToolRegistry',
       'acceptedReplies',
       'canonicalJson',
+      'consoleSink',
       'contentProblem',
       'decisionProblem',
       'decodeLog',
@@ -191,6 +193,7 @@ describe('public export names (reviewed here on purpose: a change to this list i
       'importRun',
       'inputReplyProblem',
       'isPolyLoopError',
+      'jsonActionInterpreter',
       'jsonProblem',
       'messageProblem',
       'modelReplyProblem',
@@ -198,6 +201,7 @@ describe('public export names (reviewed here on purpose: a change to this list i
       'readRunLog',
       'resume',
       'run',
+      'silentSink',
       'validateRunRequest',
     ]);
   });
