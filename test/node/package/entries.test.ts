@@ -1,18 +1,23 @@
 /**
- * The package as users get it: `npm run build`, publint, then every `exports` subpath imported by
- * plain Node through the package's own exports map, compared with the source entry it comes from.
+ * The package as users get it: `npm pack` (whose `prepack` builds `dist/`, as for a tarball or a
+ * git install), publint, every `exports` subpath imported by plain Node through the package's own
+ * exports map and compared with the source entry it comes from, then the tarball installed into an
+ * empty ESM project that imports every subpath and runs a first agent.
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { emptyProjectWith, nodeIn, npmPack } from './pack.ts';
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../../..');
-/** Built apart from `dist/` (which the CLI launcher prefers), so parallel tests never see a half-built tree. */
+/** The tarball's content, unpacked inside the checkout so its dependencies resolve from node_modules. */
 const PKG = resolve(ROOT, '.package-test');
-const BUILD_CONFIGS = ['tsconfig.build.json', 'tsconfig.build-node.json', 'tsconfig.build-workers.json'];
+const OUT = mkdtempSync(join(tmpdir(), 'polyloop-pack-'));
+let tarball = '';
 const pkg = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, string | { types: string; default: string }> };
 
 /** Subpath → its source entry. Workers code imports `cloudflare:*`, which plain Node cannot load. */
@@ -31,12 +36,16 @@ const NODE_LOADABLE = Object.keys(SOURCES).filter((s) => s !== './workers');
 
 describe('the built package', () => {
   beforeAll(async () => {
+    // Packed from a staged copy: the checkout's own dist/ (which the CLI launcher prefers) is never rebuilt under parallel tests.
+    tarball = await npmPack(ROOT, OUT, { stage: true });
     rmSync(PKG, { recursive: true, force: true });
     mkdirSync(PKG);
-    mkdirSync(resolve(PKG, 'bin'));
-    for (const f of ['package.json', 'README.md', 'bin/polyloop.mjs']) copyFileSync(resolve(ROOT, f), resolve(PKG, f));
-    for (const config of BUILD_CONFIGS) await run('npx', ['tsc', '-p', config, '--outDir', resolve(PKG, 'dist')], { cwd: ROOT });
-  }, 120_000);
+    await run('tar', ['xzf', tarball, '-C', PKG, '--strip-components=1']);
+  }, 180_000);
+
+  afterAll(() => {
+    rmSync(OUT, { recursive: true, force: true });
+  });
 
   it('declares exactly the subpaths of SPEC §1, each with types first and both files built', () => {
     const subpaths = Object.keys(pkg.exports).filter((s) => s !== './package.json').sort();
@@ -70,4 +79,18 @@ describe('the built package', () => {
       expect(built[s]?.length, s).toBeGreaterThan(0);
     }
   }, 60_000);
+
+  it('installs from its tarball into an empty ESM project, which imports every subpath and runs a first agent', async () => {
+    const project = await emptyProjectWith(tarball);
+    try {
+      const stdout = await nodeIn(project, resolve(import.meta.dirname, 'smoke.mjs'));
+      const report = JSON.parse(stdout) as { imports: Record<string, number | string>; stopReason: string; finalAnswer: string };
+      expect(Object.keys(report.imports).sort()).toEqual(Object.keys(SOURCES).map((s) => 'polyloop' + s.slice(1)).sort());
+      for (const [entry, names] of Object.entries(report.imports)) expect(names, entry).not.toBe(0);
+      expect(report.imports['polyloop/workers']).toBe('resolved');
+      expect(report).toMatchObject({ stopReason: 'final_answer', finalAnswer: '42' });
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
