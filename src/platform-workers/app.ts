@@ -4,13 +4,17 @@
  */
 import { Hono } from 'hono';
 import type { Context } from 'hono';
+import { cors } from 'hono/cors';
 import * as z from 'zod/mini';
 import { jsonProblem } from '../core/index.ts';
 import { BodyTooLarge, drainBody, exceedsBytes, MAX_BODY_BYTES, MAX_IMPORT_BODY_BYTES, readBody } from './body.ts';
 import type { InputReply } from '../core/index.ts';
 import type { RunObjectBase } from './run-object.ts';
 import { replyShapeProblem } from './run-input.ts';
-import type { InputOutcome } from './run-input.ts';
+import type { CancelOutcome, InputOutcome } from './run-input.ts';
+import { listQuery } from './run-list.ts';
+import { runIndexStub } from './run-report.ts';
+import type { RunIndexNamespace } from './run-report.ts';
 import type { StartOutcome } from './run-setup.ts';
 import type { RunStatus, RunTrajectory, UnreadableLog } from './run-status.ts';
 
@@ -24,6 +28,25 @@ export type AppOptions<Env> = {
   readonly runs: (env: Env) => DurableObjectNamespace<RunObjectBase<Env>>;
   /** The bearer token (default: `env.POLYLOOP_TOKEN`). Missing or empty: every request is refused. */
   readonly token?: (env: Env) => string | undefined;
+  /**
+   * The run index binding (`RunIndex`), which `GET /runs` reads; give the same to
+   * `createRunObject`, whose objects keep it up to date. Without it `GET /runs` is a 404.
+   */
+  readonly index?: (env: Env) => RunIndexNamespace;
+  /** Cross-origin access for browser pages (default: none, so a browser refuses every cross-origin call). */
+  readonly cors?: CorsOptions;
+};
+
+/**
+ * CORS of {@link createApp}: a preflight (`OPTIONS`) is answered `204` before the token is
+ * checked; every other answer to an allowed origin carries `Access-Control-Allow-Origin`.
+ * Requests still need the bearer token (no cookies are involved, so no credentials mode).
+ */
+export type CorsOptions = {
+  /** Exact origins (`https://app.example.com`, `http://localhost:5173`), or `['*']` for any origin. */
+  readonly origins: readonly string[];
+  /** How long a browser may cache a preflight answer (default 600 s). */
+  readonly maxAgeSeconds?: number;
 };
 
 /** The run id rule: 1–200 characters of `[A-Za-z0-9._:-]`. */
@@ -52,7 +75,7 @@ type RunObjectRpc = {
   status(): Promise<RunStatus | null>;
   trajectory(): Promise<RunTrajectory | UnreadableLog | null>;
   log(): Promise<string | UnreadableLog | null>;
-  cancel(): Promise<boolean>;
+  cancel(): Promise<CancelOutcome>;
   input(reply: InputReply): Promise<InputOutcome>;
   fetch(request: Request): Promise<Response>;
 };
@@ -194,6 +217,9 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
     console.error('polyloop: no POLYLOOP_TOKEN is configured, so every request is refused (401)');
   };
 
+  // Before auth: a browser's preflight carries no Authorization header.
+  if (options.cors !== undefined) app.use('*', corsMiddleware(options.cors));
+
   app.use('*', async (c, next) => {
     const refused = await checkBearer(c, tokenOf(c.env), onUnset);
     if (refused !== null) return refused;
@@ -208,6 +234,14 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
     const outcome = body.log === undefined ? await stub.start(runId, body.input) : await stub.adopt(runId, body.input, body.log);
     if (outcome.ok) return c.json({ runId }, 201);
     return outcome.code === 'conflict' ? fail(c, 409, 'conflict', outcome.message) : fail(c, 400, 'bad_request', outcome.message);
+  });
+
+  app.get('/runs', async (c) => {
+    const index = options.index?.(c.env);
+    if (index === undefined) return fail(c, 404, 'not_found', 'runs are not listed: no run index is configured (the index option of createApp)');
+    const query = listQuery(new URL(c.req.url).searchParams);
+    if (typeof query === 'string') return fail(c, 400, 'bad_request', query);
+    return c.json(await runIndexStub(index).list(query));
   });
 
   app.get('/runs/:id', async (c) => {
@@ -246,8 +280,9 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
 
   app.post('/runs/:id/cancel', async (c) => {
     const runId = c.req.param('id');
-    const known = RUN_ID_PATTERN.test(runId) ? await stubFor(c, runId).cancel() : false;
-    return known ? c.json({ runId }, 202) : unknownRun(c, runId);
+    const outcome = RUN_ID_PATTERN.test(runId) ? await stubFor(c, runId).cancel() : null;
+    if (outcome === null || (!outcome.ok && outcome.code === 'not_found')) return unknownRun(c, runId);
+    return outcome.ok ? c.json({ runId }, 202) : fail(c, 409, 'conflict', outcome.message);
   });
 
   app.post('/runs/:id/input', async (c) => {
@@ -266,6 +301,26 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
     return fail(c, 500, 'internal', 'internal error');
   });
   return app;
+}
+
+/** The CORS middleware for `options`; throws a TypeError for an origin that is not `*` or a bare origin (no path, no trailing slash). */
+function corsMiddleware(options: CorsOptions): ReturnType<typeof cors> {
+  for (const origin of options.origins) {
+    let bare = false;
+    try {
+      bare = new URL(origin).origin === origin;
+    } catch {
+      // not a URL: refused below
+    }
+    if (origin !== '*' && !bare) throw new TypeError(`createApp: cors.origins must hold origins such as "https://app.example.com" (scheme, host, port; no path or trailing slash) or "*", got ${JSON.stringify(origin)}`);
+  }
+  return cors({
+    origin: options.origins.includes('*') ? '*' : [...options.origins],
+    allowMethods: ['GET', 'POST', 'OPTIONS'],
+    allowHeaders: ['authorization', 'content-type', 'last-event-id'],
+    exposeHeaders: ['www-authenticate'],
+    maxAge: options.maxAgeSeconds ?? 600,
+  });
 }
 
 function unreadableLog(c: Context, runId: string, log: UnreadableLog): Response {

@@ -11,6 +11,9 @@ export type InputOutcome =
   | { readonly ok: true; readonly resultId: string }
   | { readonly ok: false; readonly code: 'not_found' | 'conflict' | 'bad_request'; readonly message: string };
 
+/** The outcome of {@link RunObjectBase.cancel}: the cancel is under way, or why not (`conflict`: the run has ended; `not_found`: no run). */
+export type CancelOutcome = { readonly ok: true } | { readonly ok: false; readonly code: 'not_found' | 'conflict'; readonly message: string };
+
 /** The field each reply kind carries besides `kind` and `resultId`. */
 const TEXT_FIELD: Readonly<Record<InputReply['kind'], string | null>> = { approve: null, deny: 'reason', answer: 'text', executed: 'observation', retry: null, cancel: null };
 

@@ -12,8 +12,9 @@ import { DurableObjectStore } from './durable-object-store.ts';
 import type { StoredLine } from './durable-object-store.ts';
 import { identityRefusal, isImportRefusal } from './log-import.ts';
 import { cancelReply, replyRefusal } from './run-input.ts';
+import { IndexReporter, reportOf } from './run-report.ts';
 import { countFailure, createRunTables, hasRunTables, insertRunRow, markCancelRequested, markHalted, readRunRow } from './run-row.ts';
-import type { InputOutcome } from './run-input.ts';
+import type { CancelOutcome, InputOutcome } from './run-input.ts';
 import type { RunRow } from './run-row.ts';
 import { haltedStatusOf, readablePrefixView, statusOf, trajectoryOf } from './run-status.ts';
 import type { RunStatus, RunTrajectory, UnreadableLog } from './run-status.ts';
@@ -46,6 +47,13 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   #landing: Promise<unknown> | null = null;
   /** An import is being written: the run id is taken, though the run row does not exist yet. */
   #adopting = false;
+  readonly #reporter = new IndexReporter(
+    () => this.#options.index?.(this.env),
+    () => {
+      const meta = this.#meta();
+      return meta === null ? null : reportOf(meta, this.#readNow(meta.runId), Date.now());
+    },
+  );
 
   constructor(ctx: DurableObjectState, env: Env, options: RunObjectOptions<Env>) {
     super(ctx, env);
@@ -82,6 +90,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     this.#createSchema();
     this.#store.discard(runId); // records without a run row: an import that never completed
     await this.#accept(runId, prepared.stored);
+    await this.#report(); // listed before the 201: a failure here is logged and retried by the run's next report
     void this.#launch(prepared.setup);
     return { ok: true };
   }
@@ -116,6 +125,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     } finally {
       this.#adopting = false;
     }
+    await this.#report();
     void this.#launch(prepared.setup);
     return { ok: true };
   }
@@ -190,25 +200,27 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
    * ended run. A run awaiting input is ended by a `cancel` reply to its open request (written
    * like a person's, so the log says who ended it). A halted run gets one more attempt, which
    * ends it only if its fault has cleared (a run whose identity no longer matches stays halted).
-   * Returns false when this object holds no run.
+   * Refused as `conflict` when the run has ended (nothing left to cancel), `not_found` when this
+   * object holds no run.
    */
-  async cancel(): Promise<boolean> {
+  async cancel(): Promise<CancelOutcome> {
     const meta = this.#meta();
-    if (meta === null) return false;
-    if (this.#stateOf(meta.runId) === 'ended') return true;
+    if (meta === null) return { ok: false, code: 'not_found', message: 'this object holds no run' };
+    const reading = this.#readNowOrNull(meta.runId);
+    if (reading?.ended) return { ok: false, code: 'conflict', message: `run ${JSON.stringify(meta.runId)} has ended (${reading.ended.stopReason}); there is nothing to cancel` };
     markCancelRequested(this.ctx.storage.sql);
     if (this.#driving !== null) {
       // Before the library has been called the sink aborts at `run_started` instead (see #sink);
       // a drive that just paused sends the cancel reply next (see #drive).
       if (this.#launched) this.#controller?.abort(cancelReason());
-      return true;
+      return { ok: true };
     }
     // An awaiting run has no alarm: arm one, so a cancel cut short by eviction is still carried out.
     const armed = meta.halted === null ? this.ctx.storage.setAlarm(Date.now() + this.#resumeAfterMs()) : null;
     // Also for a halted run: one more attempt, which ends it cancelled if its fault has cleared.
     void this.#launch(null);
     await armed;
-    return true;
+    return { ok: true };
   }
 
   /**
@@ -240,7 +252,9 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     });
     this.#landing = landing;
     await armed;
-    return landed;
+    const outcome = await landed;
+    if (outcome.ok) await this.#report(); // the run goes on: listed as running again
+    return outcome;
   }
 
   /**
@@ -269,9 +283,13 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
    */
   override async alarm(): Promise<void> {
     const meta = this.#meta();
-    if (meta === null || meta.halted !== null) return;
+    if (meta === null) return;
     const state = this.#stateOf(meta.runId);
-    if (state === 'ended' || (state === 'awaiting_input' && !meta.cancelRequested)) return;
+    if (meta.halted !== null || state === 'ended' || (state === 'awaiting_input' && !meta.cancelRequested)) {
+      // Nothing to drive; the alarm is still armed only when the run index was not told the run's last status.
+      if (!(await this.#report())) await this.ctx.storage.setAlarm(Date.now() + this.#resumeAfterMs());
+      return;
+    }
     await this.ctx.storage.setAlarm(Date.now() + this.#resumeAfterMs());
     if (this.#driving === null) void this.#launch(null);
   }
@@ -290,12 +308,22 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
    * fails): not ended, not awaiting — the next resume meets the same fault and halts or retries the run.
    */
   #stateOf(runId: string): RunLogState | null {
+    return this.#readNowOrNull(runId)?.state ?? null;
+  }
+
+  /** The one reading of the log, or null when it cannot be read or the store fails (see {@link #stateOf}). */
+  #readNowOrNull(runId: string): RunLogView | null {
     try {
       const reading = this.#readNow(runId);
-      return 'view' in reading ? reading.view.state : null;
+      return 'view' in reading ? reading.view : null;
     } catch {
       return null;
     }
+  }
+
+  /** Tell the run index the run's status (see {@link IndexReporter}); false when that failed. */
+  #report(): Promise<boolean> {
+    return this.#reporter.report();
   }
 
   #ended(runId: string): boolean {
@@ -351,7 +379,8 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
       // A refused reply wrote nothing: the run still waits, and needs no alarm.
       if (!refused && !this.#ended(meta.runId)) return this.#failed(meta.runId, e);
     }
-    await this.ctx.storage.deleteAlarm();
+    // Ended or waiting: the alarm is kept only to retry telling the run index.
+    if (await this.#report()) await this.ctx.storage.deleteAlarm();
   }
 
   /** What the next resume sends: a cancel reply, the answer, nothing (not awaiting), or 'wait' (awaiting, nothing to send). */
@@ -391,7 +420,8 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   async #halt(runId: string, why: string): Promise<void> {
     console.error(`polyloop: run ${JSON.stringify(runId)} halted: ${why}`);
     markHalted(this.ctx.storage.sql, why);
-    await this.ctx.storage.deleteAlarm();
+    if (await this.#report()) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(Date.now() + this.#resumeAfterMs());
   }
 }
 

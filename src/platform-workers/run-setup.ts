@@ -6,6 +6,7 @@
  */
 import { defineAgent, InMemoryStore, jsonProblem, validateRunRequest } from '../core/index.ts';
 import type { AgentConfig, DecisionInterpreter, EventSink, ModelCaller, RunRequest, RunStore, SyntheticObservations } from '../core/index.ts';
+import type { RunIndexNamespace } from './run-report.ts';
 
 /** What the user's factory returns for one run: the agent's seams and the request (the run id is the object's). */
 export type RunSetup = {
@@ -42,6 +43,12 @@ export type RunObjectOptions<Env> = {
   readonly maxFailedDrives?: number;
   /** SSE keep-alive comment period (default 20 s; 0 = never). */
   readonly keepAliveMs?: number;
+  /**
+   * The run index binding (a `RunIndex` class, see `createApp`'s `index`): the object reports
+   * its run when it is created or imported and whenever its status changes. Without it no run
+   * is listed by `GET /runs`.
+   */
+  readonly index?: (env: Env) => RunIndexNamespace;
 };
 
 /** The outcome of {@link RunObjectBase.start}: ok, or why not (a value, since errors lose their class over RPC). */

@@ -112,7 +112,7 @@ describe('the HTTP app in workerd', () => {
     await waitFor(runId, (x) => x.status === 'ended');
   });
 
-  it('cancels a run mid-way: 202, then the run ends cancelled with its finished steps kept', async () => {
+  it('cancels a run mid-way: 202, then the run ends cancelled with its finished steps kept, and a second cancel is a 409', async () => {
     const runId = await startRun({ goal: 'a b c d e f g h i j', pauseMs: 100 });
     await waitFor(runId, (s) => s.steps >= 2);
     const res = await call(`/runs/${runId}/cancel`, { method: 'POST' });
@@ -121,7 +121,7 @@ describe('the HTTP app in workerd', () => {
     expect(done.stopReason).toBe('cancelled');
     expect(done.steps).toBeGreaterThanOrEqual(2);
     expect(done.steps).toBeLessThan(11);
-    expect((await call(`/runs/${runId}/cancel`, { method: 'POST' })).status).toBe(202);
+    await expectError(await call(`/runs/${runId}/cancel`, { method: 'POST' }), 409, 'conflict');
   });
 });
 

@@ -2,6 +2,7 @@
 declare namespace Cloudflare {
   interface Env {
     RUNS: DurableObjectNamespace<import('../../src/platform-workers/run-object.ts').RunObjectBase<Env>>;
+    RUN_INDEX: DurableObjectNamespace<import('../../src/platform-workers/run-index.ts').RunIndex>;
     POLYLOOP_TOKEN: string;
     PROBES: DurableObjectNamespace<import('../../src/platform-workers/run-object.ts').RunObjectBase<Env>>;
   }

@@ -1,11 +1,11 @@
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import type { RunStatus, StartOutcome } from '../../src/platform-workers/index.ts';
+import type { CancelOutcome, RunStatus, StartOutcome } from '../../src/platform-workers/index.ts';
 import type { ProbeInput } from './fixtures/probe-worker.ts';
 import { call, waitFor } from './http.ts';
 
-type Probe = { start(runId: string, input: unknown): Promise<StartOutcome>; status(): Promise<RunStatus | null>; cancel(): Promise<boolean> };
+type Probe = { start(runId: string, input: unknown): Promise<StartOutcome>; status(): Promise<RunStatus | null>; cancel(): Promise<CancelOutcome> };
 const probe = (runId: string): Probe => env.PROBES.get(env.PROBES.idFromName(runId)) as unknown as Probe;
 const stubOf = (runId: string): DurableObjectStub => env.PROBES.get(env.PROBES.idFromName(runId));
 const uid = (p: string): string => `${p}-${crypto.randomUUID()}`;
@@ -66,7 +66,7 @@ describe('a halted run (workerd)', () => {
       await new Promise((r) => setTimeout(r, 30));
     }
     expect(await alarmOf(runId)).toBeNull();
-    expect(await probe(runId).cancel()).toBe(true);
+    expect(await probe(runId).cancel()).toEqual({ ok: true });
     const done = await ended(runId);
     expect(done).toMatchObject({ status: 'ended', stopReason: 'cancelled' });
   });
@@ -212,7 +212,7 @@ describe('a run whose instance died before its first record (workerd)', () => {
     expect(await probe(runId).start(runId, { goal: 'one two', pauseMs: 100, fault: 'none' } satisfies ProbeInput)).toEqual({ ok: true });
     await runInDurableObject(stubOf(runId), (_o, state) => state.abort('simulated eviction')).catch(() => undefined);
     await runInDurableObject(stubOf(runId), (_o, state) => void state.storage.sql.exec('DELETE FROM polyloop_log'));
-    expect(await probe(runId).cancel()).toBe(true);
+    expect(await probe(runId).cancel()).toEqual({ ok: true });
     const done = await ended(runId);
     expect(done).toEqual({ runId, status: 'ended', stopReason: 'cancelled', finalAnswer: null, steps: 0, validActions: 0, pending: null });
     expect(await alarmOf(runId)).toBeNull();
