@@ -12,10 +12,11 @@ import { fileURLToPath } from 'node:url';
 export const TOKEN = 'eviction-test-token';
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
-/** Bundle a Worker entry as wrangler would: ESM, neutral platform, workerd conditions, `cloudflare:*` external. */
-export async function bundleWorker(entry: string): Promise<string> {
+/** Bundle a Worker entry as wrangler would: ESM, neutral platform, workerd conditions, `cloudflare:*` external; `alias` maps import specifiers to files. */
+export async function bundleWorker(entry: string, alias: Readonly<Record<string, string>> = {}): Promise<string> {
   const out = await build({
     entryPoints: [entry],
+    alias: { ...alias },
     bundle: true,
     format: 'esm',
     platform: 'neutral',

@@ -13,7 +13,7 @@ const outdir = mkdtempSync(join(tmpdir(), 'polyloop-dry-run-'));
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
 describe('wrangler deploy --dry-run', () => {
-  it('bundles the Worker from wrangler.toml offline, with the run Durable Object bound', async () => {
+  it('bundles the Worker from wrangler.toml offline, with the run Durable Object and the run index bound', async () => {
     const { stdout } = await run(process.execPath, [join(ROOT, 'node_modules/wrangler/bin/wrangler.js'), 'deploy', '--dry-run', '--outdir', outdir], {
       cwd: ROOT,
       env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: '1', NO_COLOR: '1' },
@@ -21,6 +21,7 @@ describe('wrangler deploy --dry-run', () => {
     });
     expect(stdout).toMatch(/--dry-run: exiting now/);
     expect(stdout).toMatch(/env\.RUNS \(RunObject\)\s+Durable Object/);
+    expect(stdout).toMatch(/env\.RUN_INDEX \(RunIndex\)\s+Durable Object/);
     const bundle = join(outdir, 'worker.js');
     const bytes = statSync(bundle).size;
     const gzip = gzipSync(readFileSync(bundle)).byteLength;
