@@ -2,7 +2,8 @@
  * The newcomer path, end to end on a fresh clone (issue 14's "done when"): `git clone`, the
  * README's `npm install` (the lockfile stays as cloned), `npm run demo`, `npm pack` and an install
  * into an empty ESM project that runs the README example offline, and the Worker template under
- * `wrangler dev` driving one run over HTTP against a loopback fake model.
+ * `wrangler dev` (copied into that project, as its README says) driving one run over HTTP against a
+ * loopback fake model.
  * Slow (a clone, an install, a build): runs in CI (`CI=true`) or with `POLYLOOP_NEWCOMER=1`.
  */
 import { execFile, execFileSync } from 'node:child_process';
@@ -12,6 +13,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emptyProjectWith, npmPack } from '../package/pack.ts';
+import { runWorkerTemplate } from './worker-template.ts';
 
 const exec = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -71,5 +73,12 @@ describe.runIf(ENABLED)('the newcomer path on a fresh clone', () => {
       const out = await sh(tsx, ['offline.mts'], project, 60_000);
       expect(out).toContain('final_answer 2 + 40 = 42 null');
     }, 90_000);
+
+    it.skipIf(!committed('examples/worker/wrangler.toml'))('serves the Worker template under wrangler dev and carries one run over HTTP to its answer', async () => {
+      const { status, listed, modelRequests } = await runWorkerTemplate(clone, project, SHELL);
+      expect(status).toMatchObject({ status: 'ended', stopReason: 'final_answer', finalAnswer: '1234 + 4321 = 5555.', steps: 2, validActions: 1 });
+      expect(modelRequests).toBe(2);
+      expect(listed).toEqual([expect.objectContaining({ runId: 'sum-1' })]);
+    }, 120_000);
   });
 });
