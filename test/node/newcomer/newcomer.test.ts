@@ -55,6 +55,11 @@ describe.runIf(ENABLED)('the newcomer path on a fresh clone', () => {
     expect(await sh('git', ['status', '--porcelain'], clone)).toBe('');
   }, 180_000);
 
+  it("leaves the lockfile as cloned under npm 10 too (Node 20's and 22's own npm)", async () => {
+    await sh('npx', ['--yes', 'npm@10.8.2', 'install', '--package-lock-only', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], clone);
+    expect(await sh('git', ['status', '--porcelain'], clone)).toBe('');
+  }, 120_000);
+
   it('runs the demo to a final answer with the local model', async () => {
     const out = await sh('npm', ['run', 'demo'], clone);
     expect(out).toMatch(/run demo: ended \(final_answer\)/);
@@ -66,6 +71,10 @@ describe.runIf(ENABLED)('the newcomer path on a fresh clone', () => {
     beforeAll(async () => {
       project = await emptyProjectWith(await npmPack(clone, join(work, 'tarballs'), { stage: false }));
     }, 240_000);
+
+    afterAll(() => {
+      if (project !== '') rmSync(project, { recursive: true, force: true });
+    });
 
     it.skipIf(!committed('examples/readme/offline.mts'))('runs the README example offline, as written, to its final answer', async () => {
       const tsx = join(clone, 'node_modules/.bin/tsx');
