@@ -13,6 +13,8 @@ import { sleep } from '../../src/testing/index.ts';
 import { demoAgent, demoRequest } from './agent.ts';
 import type { Email } from './agent.ts';
 import { renderPending } from './pending.ts';
+import { runningItem, stepItem, stepLabel } from './steps.ts';
+import { mountWorkerPanel } from './worker-panel.ts';
 
 type State = 'idle' | 'waiting' | 'running' | 'awaiting' | 'finished' | 'failed';
 
@@ -54,26 +56,9 @@ async function sendEmail(email: Email): Promise<void> {
   render();
 }
 
-function stepItem(step: StepRecord): HTMLLIElement {
-  const li = document.createElement('li');
-  li.className = 'step done';
-  const what = step.decision === 'final' ? `answer: ${step.finalAnswer ?? ''}` : (step.actionRepr ?? step.decision);
-  const status = step.actionStatus === 'denied' ? 'denied' : 'done';
-  li.innerHTML = `<span class="what"></span><span class="obs"></span><span class="pill ok">${status}</span>`;
-  (li.children[0] as HTMLElement).textContent = what;
-  (li.children[1] as HTMLElement).textContent = step.observation ?? step.explanation ?? '';
-  return li;
-}
-
 function render(): void {
   const items = steps.map(stepItem);
-  if (inFlight) {
-    const li = document.createElement('li');
-    li.className = 'step running';
-    li.innerHTML = '<span class="what"></span><span class="obs">…</span><span class="pill running">running</span>';
-    (li.children[0] as HTMLElement).textContent = inFlight.text;
-    items.push(li);
-  }
+  if (inFlight) items.push(runningItem(inFlight.stepIndex, inFlight.text));
   view.steps.replaceChildren(...items);
   view.driver.textContent = `weather lookups run by this tab: ${executions}`;
   const mail = outbox().filter((m) => m.runId === runId);
@@ -82,7 +67,7 @@ function render(): void {
 
 function onEvent(e: RunEvent): void {
   if (e.type === 'run_started') {
-    setState('running', e.resumed ? `Resumed after reopening — continuing from step ${e.fromStep + 1}.` : 'Running in this tab.');
+    setState('running', e.resumed ? `Resumed after reopening — continuing from step ${stepLabel(e.fromStep)}.` : 'Running in this tab.');
     if (e.resumed) document.body.dataset['resumed'] = 'true';
   } else if (e.type === 'step_started') {
     inFlight = { stepIndex: e.stepIndex, text: 'thinking…' };
@@ -213,7 +198,7 @@ async function boot(): Promise<void> {
   if (found.state === 'not_started') return setState('idle', 'No run yet. Start one, then reload the page whenever you like.');
   // The log is the source of truth: a request it holds is shown as is, without taking the run.
   if (found.pending) return showPending(found.pending);
-  setState('running', `Reopened mid-run: resuming from step ${steps.length + 1}.`);
+  setState('running', `Reopened mid-run: resuming from step ${stepLabel(steps.length)}.`);
   await drive('resume');
 }
 
@@ -224,4 +209,5 @@ async function boot(): Promise<void> {
   trajectory: async () => readRunLog(await store.readLog(runId)).trajectory,
 };
 
+mountWorkerPanel();
 boot().catch((e: unknown) => setState('failed', e instanceof Error ? `${e.name}: ${e.message}` : String(e)));

@@ -41,21 +41,23 @@ function control({ id, label, box, reply }: Control): HTMLElement {
 /**
  * Fill `container` with the request and its controls; `onReply` gets the reply the person chose
  * (each control names the request's resultId). Button ids: `approve`, `deny`, `answer`,
- * `executed`, `retry`, `cancel`; text boxes `<id>-text`.
+ * `executed`, `retry`, `cancel`, each after `idPrefix` (a second panel on the page keeps its ids
+ * apart); text boxes `<id>-text`.
  */
-export function renderPending(container: HTMLElement, pending: InputRequest, onReply: (reply: InputReply) => void): void {
+export function renderPending(container: HTMLElement, pending: InputRequest, onReply: (reply: InputReply) => void, idPrefix = ''): void {
   const call = argsOf(pending);
   const resultId = pending.resultId;
   const parts: HTMLElement[] = [el('p', { className: 'ask', textContent: describePending(pending) })];
   if (call && pending.kind !== 'answer') parts.push(el('pre', { className: 'call', textContent: `${call.name}(${JSON.stringify(call.args, null, 2)})` }));
   const sentText = call?.name === 'send_email' ? `Sent to ${String(call.args['to'])}.` : '';
   for (const kind of acceptedReplies(pending.kind, pending.target)) {
-    if (kind === 'approve') parts.push(control({ id: kind, label: 'Approve', reply: () => onReply({ kind, resultId }) }));
-    if (kind === 'deny') parts.push(control({ id: kind, label: 'Deny', box: { placeholder: 'why not (the agent sees this)', value: 'Not now.' }, reply: (reason) => onReply({ kind, resultId, reason }) }));
-    if (kind === 'answer') parts.push(control({ id: kind, label: 'Answer', box: { placeholder: 'your answer', value: '' }, reply: (text) => onReply({ kind, resultId, text }) }));
-    if (kind === 'executed') parts.push(control({ id: kind, label: 'It happened', box: { placeholder: 'what it did', value: sentText }, reply: (observation) => onReply({ kind, resultId, observation }) }));
-    if (kind === 'retry') parts.push(control({ id: kind, label: 'It did not happen: run it again', reply: () => onReply({ kind, resultId }) }));
-    if (kind === 'cancel') parts.push(control({ id: kind, label: 'Cancel the run', reply: () => onReply({ kind, resultId }) }));
+    const id = `${idPrefix}${kind}`;
+    if (kind === 'approve') parts.push(control({ id, label: 'Approve', reply: () => onReply({ kind, resultId }) }));
+    if (kind === 'deny') parts.push(control({ id, label: 'Deny', box: { placeholder: 'why not (the agent sees this)', value: 'Not now.' }, reply: (reason) => onReply({ kind, resultId, reason }) }));
+    if (kind === 'answer') parts.push(control({ id, label: 'Answer', box: { placeholder: 'your answer', value: '' }, reply: (text) => onReply({ kind, resultId, text }) }));
+    if (kind === 'executed') parts.push(control({ id, label: 'It happened', box: { placeholder: 'what it did', value: sentText }, reply: (observation) => onReply({ kind, resultId, observation }) }));
+    if (kind === 'retry') parts.push(control({ id, label: 'It did not happen: run it again', reply: () => onReply({ kind, resultId }) }));
+    if (kind === 'cancel') parts.push(control({ id, label: 'Cancel the run', reply: () => onReply({ kind, resultId }) }));
   }
   container.replaceChildren(...parts);
   container.hidden = false;

@@ -11,7 +11,7 @@ import { extname, join, normalize, resolve } from 'node:path';
 import { build as esbuild } from 'esbuild';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
-import { build as viteBuild } from 'vite';
+import { createServer as viteServer, build as viteBuild } from 'vite';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 
@@ -135,6 +135,27 @@ export async function trackPage(page: Page): Promise<PageLog> {
         };
         waiters.add(check);
       });
+    },
+  };
+}
+
+/** The example under the Vite dev server, `/worker/*` proxied to `workerURL` (its `server.proxy`, as `npm run example:web` runs it). */
+export type DevServed = { readonly origin: string; readonly browser: Browser; close(): Promise<void> };
+
+/** Serve examples/web with the Vite dev server (a free port), proxying `/worker` to `workerURL`, and launch Chromium. */
+export async function startDevServed(workerURL: string): Promise<DevServed> {
+  // Only the proxy target changes: the rest of `server.proxy['/worker']` (the path rewrite) is the example's own.
+  const server = await viteServer({ configFile: join(ROOT, 'examples/web/vite.config.ts'), logLevel: 'warn', server: { port: 0, strictPort: true, proxy: { '/worker/': { target: workerURL } } } });
+  await server.listen();
+  const address = server.httpServer?.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const browser = await launchChromium();
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    browser,
+    async close() {
+      await browser.close();
+      await server.close();
     },
   };
 }
