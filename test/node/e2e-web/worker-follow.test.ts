@@ -3,9 +3,10 @@
  * on loopback HTTP), the page under the Vite dev server whose `server.proxy` puts the Worker on
  * the page's own origin (`/worker`), real Chromium. The run is started over HTTP by the test,
  * stops for a person's approval, is approved from the page, and the page follows it to its end.
- * The steps are numbered as the CLI numbers them (`#0` first), in this panel and in the tab's.
+ * The same page also calls a Worker on another origin directly, which `createApp`'s `cors`
+ * option lets in. The steps are numbered as the CLI numbers them (`#0` first), in both panels.
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Miniflare } from 'miniflare';
@@ -16,18 +17,34 @@ import { startDevServed } from './harness.ts';
 import type { DevServed } from './harness.ts';
 
 let mf: Miniflare;
+/** The demo Worker again, behind `createApp`'s `cors` option allowing the page's origin: called directly, cross-origin. */
+let direct: Miniflare;
 let served: DevServed;
 let dir = '';
+
+/** A Worker entry like the demo's, whose app lets `origin` in (`createApp({ cors })`). */
+async function corsWorker(origin: string): Promise<string> {
+  const entry = join(dir, 'cors-worker.ts');
+  await writeFile(entry, [
+    `export { RunObject } from ${JSON.stringify(join(ROOT, 'examples/workers/worker.ts'))};`,
+    `import { createApp } from ${JSON.stringify(join(ROOT, 'src/platform-workers/index.ts'))};`,
+    `export default createApp({ runs: (env) => env.RUNS, cors: { origins: [${JSON.stringify(origin)}] } });`,
+  ].join('\n'));
+  return bundleWorker(entry);
+}
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'polyloop-web-worker-'));
   mf = await startWorker(await bundleWorker(join(ROOT, 'examples/workers/worker.ts')), dir, { host: '127.0.0.1', port: 0 });
   served = await startDevServed((await mf.ready).origin);
+  await mkdir(join(dir, 'direct'));
+  direct = await startWorker(await corsWorker(served.origin), join(dir, 'direct'), { host: '127.0.0.1', port: 0 });
 }, 120_000);
 
 afterAll(async () => {
   await served?.close();
   await mf?.dispose();
+  await direct?.dispose();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -85,6 +102,22 @@ describe('the web example and a run on the Worker', () => {
     expect(await stepLabels(page, '#worker-steps')).toEqual(['#0', '#1', '#2']);
     await page.context().close();
   }, 90_000);
+
+  it('follows a run on a Worker of another origin, called directly: createApp\'s cors option lets the page in', async () => {
+    const workerOrigin = (await direct.ready).origin;
+    expect(workerOrigin).not.toBe(served.origin);
+    const page = await (await served.browser.newContext()).newPage();
+    await openPanel(page);
+    await page.fill('#worker-url', workerOrigin);
+    await page.fill('#worker-goal', 'cross origin');
+    await page.click('#worker-start');
+    await page.waitForSelector('#worker[data-state="ended"]', { timeout: 30_000 });
+    expect(await page.textContent('#worker-answer')).toBe('ssorc nigiro');
+    expect(await stepLabels(page, '#worker-steps')).toEqual(['#0', '#1', '#2']);
+    const runId = await page.inputValue('#worker-run');
+    expect((await api<{ status: string }>(direct, `/runs/${runId}`)).body.status).toBe('ended');
+    await page.context().close();
+  }, 60_000);
 
   it('says the Worker refused the token, and names an unknown run', async () => {
     const page = await (await served.browser.newContext()).newPage();
