@@ -13,7 +13,7 @@ import type { StoredLine } from './durable-object-store.ts';
 import { identityRefusal, isImportRefusal } from './log-import.ts';
 import { cancelReply, replyRefusal } from './run-input.ts';
 import { IndexReporter, reportOf } from './run-report.ts';
-import { countFailure, createRunTables, hasRunTables, insertRunRow, markCancelRequested, markHalted, readRunRow } from './run-row.ts';
+import { createRunTables, failedDrive, hasRunTables, insertRunRow, markCancelRequested, markHalted, readRunRow } from './run-row.ts';
 import type { CancelOutcome, InputOutcome } from './run-input.ts';
 import type { RunRow } from './run-row.ts';
 import { haltedStatusOf, readablePrefixView, statusOf, trajectoryOf } from './run-status.ts';
@@ -90,7 +90,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     this.#createSchema();
     this.#store.discard(runId); // records without a run row: an import that never completed
     await this.#accept(runId, prepared.stored);
-    await this.#report(); // listed before the 201: a failure here is logged and retried by the run's next report
+    await this.#reporter.report(); // listed before the 201: a failure here is logged and retried by the run's next report
     void this.#launch(prepared.setup);
     return { ok: true };
   }
@@ -125,7 +125,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     } finally {
       this.#adopting = false;
     }
-    await this.#report();
+    await this.#reporter.report();
     void this.#launch(prepared.setup);
     return { ok: true };
   }
@@ -253,7 +253,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     this.#landing = landing;
     await armed;
     const outcome = await landed;
-    if (outcome.ok) await this.#report(); // the run goes on: listed as running again
+    if (outcome.ok) await this.#reporter.report(); // the run goes on: listed as running again
     return outcome;
   }
 
@@ -287,7 +287,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     const state = this.#stateOf(meta.runId);
     if (meta.halted !== null || state === 'ended' || (state === 'awaiting_input' && !meta.cancelRequested)) {
       // Nothing to drive; the alarm is still armed only when the run index was not told the run's last status.
-      if (!(await this.#report())) await this.ctx.storage.setAlarm(Date.now() + this.#resumeAfterMs());
+      if (!(await this.#reporter.report())) await this.ctx.storage.setAlarm(Date.now() + this.#resumeAfterMs());
       return;
     }
     await this.ctx.storage.setAlarm(Date.now() + this.#resumeAfterMs());
@@ -319,11 +319,6 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     } catch {
       return null;
     }
-  }
-
-  /** Tell the run index the run's status (see {@link IndexReporter}); false when that failed. */
-  #report(): Promise<boolean> {
-    return this.#reporter.report();
   }
 
   #ended(runId: string): boolean {
@@ -380,7 +375,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
       if (!refused && !this.#ended(meta.runId)) return this.#failed(meta.runId, e);
     }
     // Ended or waiting: the alarm is kept only to retry telling the run index.
-    if (await this.#report()) await this.ctx.storage.deleteAlarm();
+    if (await this.#reporter.report()) await this.ctx.storage.deleteAlarm();
   }
 
   /** What the next resume sends: a cancel reply, the answer, nothing (not awaiting), or 'wait' (awaiting, nothing to send). */
@@ -404,23 +399,15 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
    * request, corrupt log …) will not heal by retrying: the run is halted and the alarm cleared.
    */
   async #failed(runId: string, e: unknown): Promise<void> {
-    const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-    if (!isPolyLoopError(e) || e.code === 'store_error') {
-      const failures = countFailure(this.ctx.storage.sql, this.#store.lastSeq(runId));
-      const max = this.#options.maxFailedDrives ?? 10;
-      if (failures < max) {
-        console.error(`polyloop: run ${JSON.stringify(runId)} interrupted (${failures} of ${max} failed drives in a row), the alarm will resume it: ${what}`);
-        return;
-      }
-      return this.#halt(runId, `${failures} drives in a row failed without progress; last: ${what}`);
-    }
-    return this.#halt(runId, what);
+    const verdict = failedDrive(this.ctx.storage.sql, { error: e, seq: this.#store.lastSeq(runId), max: this.#options.maxFailedDrives ?? 10 });
+    if ('halt' in verdict) return this.#halt(runId, verdict.halt);
+    console.error(`polyloop: run ${JSON.stringify(runId)} ${verdict.retry}`);
   }
 
   async #halt(runId: string, why: string): Promise<void> {
     console.error(`polyloop: run ${JSON.stringify(runId)} halted: ${why}`);
     markHalted(this.ctx.storage.sql, why);
-    if (await this.#report()) await this.ctx.storage.deleteAlarm();
+    if (await this.#reporter.report()) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(Date.now() + this.#resumeAfterMs());
   }
 }

@@ -1,9 +1,11 @@
 /**
  * The run object's own rows beside the log (SQLite in its storage): the run row (its id, its
  * input as stored, whether a cancel was asked for, why it was halted) and the count of failed
- * drives in a row. Plain functions over `ctx.storage.sql`.
+ * drives in a row, with what a failed drive leads to. Plain functions over `ctx.storage.sql`.
  * @module
  */
+
+import { isPolyLoopError } from '../core/index.ts';
 
 /** The run row: what `POST /runs` stored, and what happened to the run outside its log. */
 export type RunRow = { readonly runId: string; readonly input: string; readonly cancelRequested: boolean; readonly halted: string | null };
@@ -56,4 +58,22 @@ export function countFailure(sql: Sql, seq: number): number {
   const count = row !== undefined && row.at_seq === seq ? row.count + 1 : 1;
   sql.exec(`INSERT OR REPLACE INTO ${FAILURES} (id, count, at_seq) VALUES (1, ?, ?)`, count, seq);
   return count;
+}
+
+/** What {@link failedDrive} weighs: the error, the log's last sequence number, and how many failures in a row halt the run. */
+export type FailedDrive = { readonly error: unknown; readonly seq: number; readonly max: number };
+
+/**
+ * After a drive failed before its run ended: store failures and other non-library errors may be
+ * transient, so they are counted and retried (`retry`: what to log) until `max` in a row without
+ * progress; a library refusal (identity mismatch, invalid request, corrupt log …) will not heal
+ * by retrying (`halt`: why).
+ */
+export function failedDrive(sql: Sql, drive: FailedDrive): { readonly retry: string } | { readonly halt: string } {
+  const { error: e, seq, max } = drive;
+  const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  if (isPolyLoopError(e) && e.code !== 'store_error') return { halt: what };
+  const failures = countFailure(sql, seq);
+  if (failures >= max) return { halt: `${failures} drives in a row failed without progress; last: ${what}` };
+  return { retry: `interrupted (${failures} of ${max} failed drives in a row), the alarm will resume it: ${what}` };
 }
