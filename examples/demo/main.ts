@@ -18,10 +18,9 @@
  */
 import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { acceptedReplies, defineAgent, isPolyLoopError, readRunLog, resume, run } from '../../src/core/index.ts';
+import { acceptedReplies, defineAgent, isPolyLoopError, jsonActionInterpreter, readRunLog, resume, run } from '../../src/core/index.ts';
 import type { DecisionInterpreter, EventSink, InputReply, InputRequest, ModelCaller, RunEvent, RunRequest, RunResult } from '../../src/core/index.ts';
 import { FileStore } from '../../src/platform-node/index.ts';
-import { jsonActionInterpreter } from '../../src/testing/index.ts';
 import { countExports, localPolicy } from './policy.ts';
 import { repoTools } from './tools.ts';
 
