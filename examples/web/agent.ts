@@ -6,9 +6,9 @@
  * warmest. Its replies are a pure function of the messages and tools it is shown, so a resumed
  * run that rebuilds the same history gets the same replies.
  */
-import { defineAgent, ToolRegistry } from '../../src/core/index.ts';
+import { defineAgent, jsonActionInterpreter, ToolRegistry } from '../../src/core/index.ts';
 import type { AgentDefinition, EventSink, ModelCall, RunRequest, RunStore, ToolSpec } from '../../src/core/index.ts';
-import { jsonActionInterpreter, scriptedModel, sleep } from '../../src/testing/index.ts';
+import { scriptedModel, sleep } from '../../src/testing/index.ts';
 
 /** The cities the agent visits, in order. */
 export const CITIES = ['Oslo', 'Lisbon', 'Cairo', 'Reykjavik', 'Singapore'] as const;

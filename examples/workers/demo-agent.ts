@@ -5,9 +5,9 @@
  * @module
  */
 import * as z from 'zod/mini';
-import { ToolRegistry } from '../../src/core/index.ts';
+import { jsonActionInterpreter, ToolRegistry } from '../../src/core/index.ts';
 import type { Message, ModelCall, ModelCaller, ModelReply } from '../../src/core/index.ts';
-import { jsonActionInterpreter, sleep } from '../../src/testing/index.ts';
+import { sleep } from '../../src/testing/index.ts';
 import type { RunSetup, RunSetupContext } from '../../src/platform-workers/index.ts';
 
 const MAX_WORDS = 12;
