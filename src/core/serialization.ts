@@ -5,7 +5,7 @@
  */
 import { CorruptLogError, SchemaVersionError } from './errors.ts';
 import { RECORD_KINDS, STEP_DEFAULTS, STEP_FIELDS, STOP_REASONS } from './types.ts';
-import type { JsonValue, LogRecord, StepRecord } from './types.ts';
+import type { JsonValue, LogRecord } from './types.ts';
 
 /** The record schema major this library reads and writes (see `RECORD_VERSION` for history). */
 export const RECORD_MAJOR = 1;
@@ -39,9 +39,31 @@ function ordered(obj: Obj, order: readonly string[]): Obj {
   return out;
 }
 
+/** Whether `obj`'s keys already come in `order` (a subsequence of it, nothing else): then it need not be rebuilt. */
+function inOrder(obj: Obj, order: readonly string[]): boolean {
+  let i = 0;
+  for (const key in obj) {
+    while (i < order.length && order[i] !== key) i++;
+    if (i === order.length) return false;
+    i++;
+  }
+  return true;
+}
+
+const NESTED: Readonly<Record<string, readonly [string, readonly string[]]>> = {
+  step: ['step', STEP_FIELDS],
+  result: ['reply', REPLY_ORDER],
+  input: ['reply', INPUT_REPLY_ORDER],
+  input_request: ['request', INPUT_REQUEST_ORDER],
+};
+
 function canonicalOrder(r: Obj): Obj {
   const order = ORDER[r['kind'] as string];
   if (!order) return r;
+  // Records the library builds are in order already; only reorder what is not (a cheap check, no allocation).
+  const nested = NESTED[r['kind'] as string];
+  const inner = nested ? r[nested[0]] : undefined;
+  if (inOrder(r, order) && (!nested || !isObj(inner) || inOrder(inner, nested[1]))) return r;
   const out = ordered(r, order);
   if (r['kind'] === 'step' && isObj(r['step'])) out['step'] = ordered(r['step'], STEP_FIELDS);
   if (r['kind'] === 'result' && isObj(r['reply'])) out['reply'] = ordered(r['reply'], REPLY_ORDER);
@@ -50,13 +72,6 @@ function canonicalOrder(r: Obj): Obj {
   return out;
 }
 
-/**
- * A step record with its keys in the canonical order (`STEP_FIELDS`, then unknown extra keys),
- * so a live record and the same record decoded from a log serialise byte-identically.
- */
-export function orderStep(step: StepRecord): StepRecord {
-  return ordered(step as unknown as Obj, STEP_FIELDS) as unknown as StepRecord;
-}
 
 /** JSON with object keys sorted at every level: equal values give equal strings. */
 export function canonicalJson(value: unknown): string {

@@ -18,10 +18,10 @@ import { buildSnapshot, sha256Hex } from './snapshot.ts';
 import { readRunLog } from './run-log.ts';
 import { acquireLease, deliverQuietly, guardedRead, Lease, releaseWarning } from './lease.ts';
 import { addUsage, copyReply, freezeDeep, freezeOutcome, isThenable, NO_USAGE } from './seam-values.ts';
-import { canonicalJson, orderStep } from './serialization.ts';
+import { canonicalJson } from './serialization.ts';
 import { refusalOf, replayPolicyOf } from './action-policy.ts';
 import { RegistryExecutor } from './tools.ts';
-import { RECORD_VERSION, STEP_DEFAULTS } from './types.ts';
+import { RECORD_VERSION } from './types.ts';
 import type {
   ActionDecision,
   ActionOutcome,
@@ -463,7 +463,7 @@ class RunDriver {
 
   /** Build the step record, write it (atomically with the action result), announce it. */
   async #finishStep(stepIndex: number, startedAt: string, fields: Partial<StepRecord> & Pick<StepRecord, 'decision'>, actionResult: { resultId: string; outcome: ActionOutcome } | null): Promise<StepRecord> {
-    const step = freezeDeep(orderStep({ ...STEP_DEFAULTS, stepIndex, callSeq: stepIndex, ...fields, startedAt, endedAt: now() }));
+    const step = freezeDeep(stepRecord(stepIndex, startedAt, fields));
     await this.#write('step', (s) => s.step(this.#runId, { kind: 'step', v: RECORD_VERSION, step, actionResult }));
     await this.#emit({ type: 'step_finished', runId: this.#runId, stepIndex, step });
     return step;
@@ -537,6 +537,37 @@ class RunDriver {
       if (!(this.#signal.aborted && e === this.#signal.reason)) this.#deliveryFailures++;
     }
   }
+}
+
+/**
+ * A step record in the canonical key order (`STEP_FIELDS`), built as one literal: one shape for
+ * every step, so encoding never has to reorder it, and defaults for what `fields` leaves out.
+ */
+function stepRecord(stepIndex: number, startedAt: string, f: Partial<StepRecord> & Pick<StepRecord, 'decision'>): StepRecord {
+  return {
+    stepIndex,
+    callSeq: stepIndex,
+    modelCallId: f.modelCallId ?? null,
+    modelText: f.modelText ?? null,
+    reasoning: f.reasoning ?? null,
+    decision: f.decision,
+    actionRepr: f.actionRepr ?? null,
+    historyText: f.historyText ?? null,
+    historyContent: f.historyContent ?? null,
+    observation: f.observation ?? null,
+    observationIsSynthetic: f.observationIsSynthetic ?? false,
+    actionStatus: f.actionStatus ?? null,
+    envReportedCompletion: f.envReportedCompletion ?? false,
+    observationTruncatedChars: f.observationTruncatedChars ?? 0,
+    finalAnswer: f.finalAnswer ?? null,
+    explanation: f.explanation ?? null,
+    toolCallId: f.toolCallId ?? null,
+    toolCompletedRun: f.toolCompletedRun ?? false,
+    usage: f.usage ?? null,
+    finishReason: f.finishReason ?? null,
+    startedAt,
+    endedAt: now(),
+  };
 }
 
 type FinishStep = (fields: Partial<StepRecord> & Pick<StepRecord, 'decision'>, actionResult: { resultId: string; outcome: ActionOutcome } | null) => Promise<StepRecord>;
