@@ -40,7 +40,8 @@ const FINISH: Readonly<Record<string, FinishReason>> = {
 export function finishReasonOf(v: unknown): FinishReason | undefined {
   const unified = isRecord(v) ? v['unified'] : v;
   if (typeof unified !== 'string') return undefined;
-  return FINISH[unified] ?? 'other';
+  // Own keys only: `constructor` or `__proto__` from a provider must not reach the reply as a value.
+  return Object.hasOwn(FINISH, unified) ? (FINISH[unified] as FinishReason) : 'other';
 }
 
 const count = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined);

@@ -72,6 +72,8 @@ export async function gatherStream(stream: ReadableStream<unknown>, signal: Abor
   // The cancel's own rejection is irrelevant: the abort reason is what the caller gets.
   const cancel = (): void => void reader.cancel(signal.reason).catch(() => undefined);
   signal.addEventListener('abort', cancel, { once: true });
+  // An abort while `doStream` was still opening the stream fired before the listener existed.
+  if (signal.aborted) cancel();
   try {
     for (;;) {
       const { done, value } = await reader.read();

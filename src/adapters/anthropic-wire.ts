@@ -163,8 +163,11 @@ export function anthropicUsage(raw: unknown): Usage | undefined {
   const written = tokenCount(raw['cache_creation_input_tokens']) ?? 0;
   const read = tokenCount(raw['cache_read_input_tokens']);
   const thinking = isRecord(raw['output_tokens_details']) ? tokenCount(raw['output_tokens_details']['thinking_tokens']) : undefined;
+  // Each count is safe, their sum need not be: an unsafe total is dropped as an unsafe count is (decision 0027).
+  const inputTokens = tokenCount(input + written + (read ?? 0));
+  if (inputTokens === undefined) return undefined;
   return {
-    inputTokens: input + written + (read ?? 0),
+    inputTokens,
     outputTokens: output,
     ...(read === undefined ? {} : { cachedInputTokens: read }),
     ...(thinking === undefined ? {} : { reasoningTokens: thinking }),
