@@ -6,7 +6,7 @@
 import { isPolyLoopError } from '../core/index.ts';
 import { inspectRun, listRuns, MissingDirectoryError } from './inspect.ts';
 import type { RunListing } from './inspect.ts';
-import { clip, clipId, EXIT, oneLine, renderInFlight, renderPending, renderStep, stateLine, table, viewJson } from './render.ts';
+import { clip, clipId, escapeRawForTerminal, EXIT, oneLine, renderInFlight, renderPending, renderStep, stateLine, table, viewJson } from './render.ts';
 import type { CliIo } from './render.ts';
 import { exportCommand, importCommand } from './transfer.ts';
 
@@ -100,7 +100,7 @@ async function runsCommand(dir: string, json: boolean, io: CliIo): Promise<numbe
   const runs = await listRuns(dir);
   const corrupt = runs.some((r) => r.error !== null);
   if (json) {
-    io.out(JSON.stringify(runs.map(listingJson), null, 2) + '\n');
+    io.out(jsonOut(runs.map(listingJson), io));
   } else if (runs.length === 0) {
     io.out(oneLine(`no runs in ${dir}`) + '\n');
   } else {
@@ -129,7 +129,7 @@ async function showCommand(dir: string, runId: string, json: boolean, io: CliIo)
   }
   const view = run.view;
   if (json) {
-    io.out(JSON.stringify({ ...listingJson(run), trajectory: view.trajectory }, null, 2) + '\n');
+    io.out(jsonOut({ ...listingJson(run), trajectory: view.trajectory }, io));
     return EXIT.ok;
   }
   const lines = [
@@ -150,6 +150,12 @@ async function showCommand(dir: string, runId: string, json: boolean, io: CliIo)
   // Ids and log contents are data, never terminal commands: every line is made terminal-safe.
   io.out(lines.map(oneLine).join('\n') + '\n');
   return EXIT.ok;
+}
+
+/** `--json` output; on a terminal, what JSON leaves raw and a terminal acts on is shown escaped (the same JSON). */
+function jsonOut(value: unknown, io: CliIo): string {
+  const text = JSON.stringify(value, null, 2) + '\n';
+  return io.outIsTerminal ? escapeRawForTerminal(text) : text;
 }
 
 function listingJson(r: RunListing): Record<string, unknown> {

@@ -157,6 +157,21 @@ export function oneLine(text: string): string {
   return text.replace(/\r?\n/g, ' ⏎ ').replace(TERMINAL_UNSAFE, '?');
 }
 
+/**
+ * Characters a terminal acts on, which JSON leaves raw inside strings (it escapes only U+0000 to
+ * U+001F): DEL, C1 controls (8-bit CSI), line and paragraph separators, bidirectional overrides.
+ */
+const RAW_UNSAFE = /[\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]/gu;
+
+/**
+ * JSON text (NDJSON, `--json`) made safe for a terminal: each character {@link RAW_UNSAFE} names
+ * becomes its `\uXXXX` escape. Inside a JSON string that escape decodes to the same character, so
+ * the text still parses to the same values; a log cannot drive the terminal.
+ */
+export function escapeRawForTerminal(json: string): string {
+  return json.replace(RAW_UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** `text` cut to `max` characters, saying how many were left out. */
 export function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}… (+${text.length - max + 1} chars)`;

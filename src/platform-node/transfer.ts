@@ -9,14 +9,8 @@ import type { RunExistsError } from '../core/index.ts';
 import { decodeLogText, FileStore } from './file-store.ts';
 import { atSource, requireDirectory } from './inspect.ts';
 import { errCode } from './lock.ts';
-import { EXIT, oneLine, stateLine } from './render.ts';
+import { escapeRawForTerminal, EXIT, oneLine, stateLine } from './render.ts';
 import type { CliIo } from './render.ts';
-
-/**
- * Characters a terminal acts on, which JSON leaves raw inside strings (it escapes only U+0000 to
- * U+001F): DEL, C1 controls (8-bit CSI), line and paragraph separators, bidirectional overrides.
- */
-const RAW_UNSAFE = /[\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]/gu;
 
 /** Write the run's NDJSON to stdout or `output`. A torn last line the store dropped is noted on stderr. */
 export async function exportCommand(dir: string, runId: string, output: string | null, io: CliIo): Promise<number> {
@@ -37,7 +31,7 @@ export async function exportCommand(dir: string, runId: string, output: string |
   if (output !== null) await writeFile(output, ndjson);
   // Inside a JSON string a \u escape decodes to the same character, so what a terminal shows is
   // still the same log; piped or redirected output gets exportRun's bytes untouched.
-  else io.out(io.outIsTerminal ? ndjson.replace(RAW_UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : ndjson);
+  else io.out(io.outIsTerminal ? escapeRawForTerminal(ndjson) : ndjson);
   return EXIT.ok;
 }
 
