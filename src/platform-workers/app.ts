@@ -158,6 +158,9 @@ async function readStartBody(c: Context): Promise<Response | StartRequest> {
   // deep values; the core's storable-value limit keeps the answer the same in every runtime.
   const problem = jsonProblem(parsed.data.input, 'input');
   if (problem !== null) return fail(c, 400, 'bad_request', problem);
+  // Only the log may use the import form's 16 MiB: the input is stored in one row (the platform's 2 MB per row),
+  // and a plain start's body holds at most 1 MiB of it.
+  if (large && exceedsBytes(JSON.stringify(parsed.data.input ?? null), MAX_BODY_BYTES)) return fail(c, 413, 'payload_too_large', `input exceeds ${MAX_BODY_BYTES} bytes (only the log may be larger)`);
   return { runId: parsed.data.runId, input: parsed.data.input, log: parsed.data.log };
 }
 

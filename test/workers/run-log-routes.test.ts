@@ -104,6 +104,18 @@ describe('POST /runs with a log (workerd)', () => {
     expect(await errorOf(await call('/runs', { method: 'POST', body: plain }), 413, 'payload_too_large')).toMatch(`${MAX_BODY_BYTES} bytes`);
   });
 
+  it('refuses an input over 1 MiB in this form with 413 like a plain start, storing nothing (the id stays free)', async () => {
+    const runId = uid('big-input');
+    const log = await interruptedLog(runId, 3);
+    // The probe factory ignores unknown keys, so this input builds the agent the log was written with.
+    const input = { goal: GOAL, fault: 'none', notes: 'n'.repeat(3 * MAX_BODY_BYTES) };
+    const res = await call('/probes/runs', { method: 'POST', body: JSON.stringify({ runId, input, log }) });
+    expect(await errorOf(res, 413, 'payload_too_large')).toMatch(/input/);
+    await errorOf(await call(`/probes/runs/${runId}`), 404, 'not_found');
+    expect((await call('/probes/runs', { method: 'POST', body: JSON.stringify({ runId, input: { goal: GOAL, fault: 'none' }, log }) })).status).toBe(201);
+    expect((await waitFor(runId, (s) => s.status !== 'running', 15_000, '/probes')).status).toBe('ended');
+  });
+
   it('answers 409 when the run id exists, leaving that run as it was', async () => {
     const runId = await startRun(GOAL, uid('taken'));
     await waitFor(runId, (s) => s.status === 'ended');
