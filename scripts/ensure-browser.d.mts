@@ -17,5 +17,7 @@ export declare const PLAYWRIGHT_INSTALL: string;
 export declare function findBrowser(options?: FindBrowserOptions): FoundBrowser | null;
 /** What to do about the browser on this machine: use it, install Debian's chromium, or fail with the command to run. */
 export declare function decide(options: { readonly env?: Readonly<Record<string, string | undefined>>; readonly found: FoundBrowser | null; readonly machine: Machine }): BrowserDecision;
+/** True for an executable regular file (a link to one included): what findBrowser accepts by default. */
+export declare function isExecutableFile(path: string): boolean;
 /** True for Debian, Ubuntu and their derivatives, read from the text of /etc/os-release. */
 export declare function isDebianLike(osRelease: string | null | undefined): boolean;

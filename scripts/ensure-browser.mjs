@@ -5,7 +5,7 @@
 // `chromium`, saying so. Otherwise: fails at once with the one command to run. vitest.config.ts
 // calls `findBrowser` too, so the path found here is the one the tests launch.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { accessSync, constants, readdirSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,9 +33,11 @@ const PLAYWRIGHT_BINARIES = [
 /**
  * The Chromium to launch, or null. Order: `CHROMIUM_PATH` (when set it is the answer, present or
  * not: a path the user chose is never silently replaced), the system paths, then the newest
- * Playwright-installed build under `PLAYWRIGHT_BROWSERS_PATH` or `~/.cache/ms-playwright`.
+ * Playwright-installed build under `PLAYWRIGHT_BROWSERS_PATH` or `~/.cache/ms-playwright`. A path
+ * counts only if it is an executable file (links followed): a directory or a file without the
+ * execute bit would only fail later, inside the browser tests, far from its cause.
  */
-export function findBrowser({ env = process.env, exists = existsSync, list = safeList, home = homedir() } = {}) {
+export function findBrowser({ env = process.env, exists = isExecutableFile, list = safeList, home = homedir() } = {}) {
   const chosen = env['CHROMIUM_PATH'];
   if (chosen !== undefined && chosen !== '') return exists(chosen) ? { path: chosen, source: 'CHROMIUM_PATH' } : null;
   for (const p of SYSTEM_PATHS) if (exists(p)) return { path: p, source: 'system' };
@@ -63,7 +65,7 @@ export function decide({ env = process.env, found, machine }) {
   if (found) return { action: 'use', path: found.path };
   const chosen = env['CHROMIUM_PATH'];
   if (chosen !== undefined && chosen !== '') {
-    return { action: 'fail', message: `CHROMIUM_PATH is ${chosen}, and there is no file there. Point it at a Chromium or Chrome binary, or unset it.` };
+    return { action: 'fail', message: `CHROMIUM_PATH is ${chosen}, and there is no executable file there. Point it at a Chromium or Chrome binary, or unset it.` };
   }
   const debianLike = isDebianLike(machine.osRelease);
   const apt = 'apt-get install -y chromium';
@@ -86,6 +88,17 @@ export function isDebianLike(osRelease) {
   if (osRelease === null || osRelease === undefined) return false;
   const field = (k) => (osRelease.match(new RegExp(`^${k}=("?)([^"\\n]*)\\1$`, 'm'))?.[2] ?? '').toLowerCase().split(/\s+/);
   return [...field('ID'), ...field('ID_LIKE')].some((id) => id === 'debian' || id === 'ubuntu');
+}
+
+/** True for an executable regular file (a link to one included). */
+export function isExecutableFile(path) {
+  try {
+    if (!statSync(path).isFile()) return false;
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false; // missing, a dangling link, or not executable by us
+  }
 }
 
 function revision(dir) {
