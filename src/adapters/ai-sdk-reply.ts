@@ -5,6 +5,7 @@
  * read defensively, never trusted to match its types.
  * @module
  */
+import { jsonProblem, MAX_JSON_DEPTH } from '../core/index.ts';
 import type { ContentBlock, FinishReason, JsonObject, ModelReply, ToolCallRequest, Usage } from '../core/index.ts';
 import { providerKey } from './ai-sdk-prompt.ts';
 import type { AiSdkOpaqueData, AiSdkProviderOptions } from './ai-sdk-prompt.ts';
@@ -17,12 +18,16 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** A JSON copy (drops `undefined` fields, which records cannot hold); null when not JSON. */
+/**
+ * A JSON copy (drops `undefined` fields, which records cannot hold); null when not JSON, or nested
+ * too deep for a record (it would end up in an opaque block or the reply: core would refuse the reply).
+ * Room is left for the levels the copy is nested under (`content[i].data.providerOptions`).
+ */
 function jsonObject(v: unknown): JsonObject | null {
   if (!isRecord(v)) return null;
   try {
     const copy = JSON.parse(JSON.stringify(v)) as unknown;
-    return isRecord(copy) ? (copy as JsonObject) : null;
+    return isRecord(copy) && jsonProblem(copy, '', MAX_JSON_DEPTH - 4) === null ? (copy as JsonObject) : null;
   } catch {
     return null;
   }

@@ -72,3 +72,50 @@ describe('aiSdkModel streaming, aborted while doStream is still opening the stre
     expect(cancelled).toBe(reason);
   });
 });
+
+describe('AI SDK provider metadata nested deeper than a record may hold', () => {
+  const deep = (levels: number): Record<string, unknown> => {
+    let v: Record<string, unknown> = { leaf: true };
+    for (let i = 0; i < levels; i++) v = { d: v };
+    return v;
+  };
+  const model = (providerMetadata: unknown, partMetadata: unknown): LanguageModelV3 => ({
+    specificationVersion: 'v3',
+    provider: 'hand.v3',
+    modelId: 'm',
+    supportedUrls: {},
+    doGenerate: async () =>
+      ({
+        content: [
+          { type: 'reasoning', text: 'think', providerMetadata: partMetadata },
+          { type: 'text', text: 'Done.' },
+        ],
+        finishReason: { unified: 'stop', raw: 'stop' },
+        usage: { inputTokens: { total: 3 }, outputTokens: { total: 1 } },
+        providerMetadata,
+      }) as never,
+    doStream: async () => ({ stream: new ReadableStream() }) as never,
+  });
+
+  it('is dropped from the reply, which stays well-formed (no model_error for a sloppy provider)', async () => {
+    const reply = await aiSdkModel(model({ p: deep(150) }, undefined)).call(modelCall());
+    expect(reply.providerMetadata).toBeUndefined();
+    expect(reply.text).toBe('Done.');
+    expect(modelReplyProblem(reply)).toBeNull();
+  });
+
+  it('on a reasoning part, is dropped and the part kept as plain reasoning', async () => {
+    const reply = await aiSdkModel(model(undefined, { p: deep(150) })).call(modelCall());
+    expect(reply.content).toEqual([
+      { type: 'reasoning', text: 'think' },
+      { type: 'text', text: 'Done.' },
+    ]);
+    expect(modelReplyProblem(reply)).toBeNull();
+  });
+
+  it('is kept as an opaque block when it is as deep as the reply can still hold', async () => {
+    const reply = await aiSdkModel(model(undefined, { p: deep(94) })).call(modelCall());
+    expect(reply.content?.[0]).toMatchObject({ type: 'opaque', provider: 'hand.v3' });
+    expect(modelReplyProblem(reply)).toBeNull();
+  });
+});
