@@ -5,12 +5,14 @@
  * @module
  */
 import { CorruptLogError, InvalidRequestError, RunExistsError, RunNotFoundError } from './errors.ts';
+import { acceptedReplies } from './internal/input.ts';
 import { classifyLog } from './internal/recovery.ts';
+import { inputReplyProblem } from './internal/values.ts';
 import { countSteps } from './internal/stopping.ts';
 import type { RunStore } from './ports.ts';
 import { decodeLog, encodeRecord } from './serialization.ts';
 import { addUsage, NO_USAGE } from './seam-values.ts';
-import type { LogRecord, RunLogView, Usage } from './types.ts';
+import type { InputRequestRecord, LogRecord, RunLogView, Usage } from './types.ts';
 
 /**
  * Read a decoded log: its state, trajectory, counters, the interrupted step with its
@@ -23,6 +25,7 @@ import type { LogRecord, RunLogView, Usage } from './types.ts';
  */
 export function readRunLog(records: readonly LogRecord[]): RunLogView {
   const c = classifyLog(records);
+  checkReplies(records);
   const { steps, validActions } = countSteps(c.steps);
   const usage = c.steps.reduce<Usage>((sum, s) => addUsage(sum, s.usage), NO_USAGE);
   return {
@@ -37,6 +40,23 @@ export function readRunLog(records: readonly LogRecord[]): RunLogView {
     pending: c.pending,
     ended: c.ended,
   };
+}
+
+/**
+ * Each stored reply is carried out as its kind says, so only a well-formed reply its request
+ * accepts may stand in a log (SPEC §9): else `CorruptLogError` naming the record. Runs after
+ * `classifyLog`, which has tied every `input` to the latest `input_request` of its resultId.
+ */
+function checkReplies(records: readonly LogRecord[]): void {
+  const requests = new Map<string, InputRequestRecord>();
+  for (let i = 0; i < records.length; i++) {
+    const rec = records[i] as LogRecord;
+    if (rec.kind === 'input_request') requests.set(rec.resultId, rec);
+    const request = rec.kind === 'input' ? requests.get(rec.resultId)?.request : undefined;
+    if (rec.kind !== 'input' || !request) continue;
+    const fault = inputReplyProblem(rec.reply) ?? (acceptedReplies(request.kind, request.target).includes(rec.reply.kind) ? null : `a ${request.kind} request does not accept ${rec.reply.kind}`);
+    if (fault !== null) throw new CorruptLogError(i + 1, `input for ${rec.resultId}: ${fault}`, { source: 'run log' });
+  }
 }
 
 /**

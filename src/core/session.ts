@@ -121,8 +121,8 @@ async function drive(agent: AgentDefinition, request: RunRequest, opts: ResumeOp
       const differing = diffSnapshots(view.started.snapshot, snapshot);
       if (differing.length > 0) throw new RunIdentityMismatchError(runId, differing);
     }
-    const input = mode === 'resume' ? opts.input : undefined;
-    if (input !== undefined) checkReply(runId, input, view);
+    const given = mode === 'resume' ? opts.input : undefined;
+    const input = given === undefined ? undefined : checkReply(runId, given, view);
     if (view.ended) {
       const { ended, trajectory } = view;
       const { stopReason } = ended;
@@ -148,12 +148,26 @@ async function drive(agent: AgentDefinition, request: RunRequest, opts: ResumeOp
   }
 }
 
-/** `InvalidInputError` (saying what was expected) unless `input` answers the log's open request. */
-function checkReply(runId: string, input: InputReply, view: RunLogView): void {
-  const shape = inputReplyProblem(input);
+/**
+ * A plain copy of `input`, read once, that answers the log's open request; else
+ * `InvalidInputError` (saying what was expected). The copy is what is checked, stored and
+ * carried out, so a getter cannot show one reply to the check and another to the log.
+ */
+function checkReply(runId: string, input: InputReply, view: RunLogView): InputReply {
+  let copy: unknown;
+  try {
+    const shape = inputReplyProblem(input);
+    if (shape !== null) throw new InvalidInputError(runId, shape);
+    copy = JSON.parse(JSON.stringify(input));
+  } catch (e) {
+    throw e instanceof InvalidInputError ? e : new InvalidInputError(runId, `the reply could not be read: ${describeError(e)}`);
+  }
+  const shape = inputReplyProblem(copy);
   if (shape !== null) throw new InvalidInputError(runId, shape);
-  const mismatch = replyMismatch(input, view.pending, view.state === 'ended');
+  const reply = freezeDeep(copy as InputReply);
+  const mismatch = replyMismatch(reply, view.pending, view.state === 'ended');
   if (mismatch !== null) throw new InvalidInputError(runId, mismatch);
+  return reply;
 }
 
 /**
@@ -301,13 +315,13 @@ class RunDriver {
     };
     let replayed = inFlight?.resolution === 'replay_action';
     if (!inFlight?.actionIntent) {
-      const gate = refusal === null ? this.#gateOf(decision) : null;
-      if (gate) {
-        const answer = inFlight?.approval?.reply ?? null;
-        if (!answer) return this.#ask(stepIndex, gate, 'action', decision);
-        if (answer.kind === 'deny') return denied(answer.reason);
-        if (answer.kind === 'answer') return byPerson(answer.text);
-      }
+      // A reply to this step's gate holds as recorded, whatever an executor's hook says now.
+      const answer = inFlight?.approval?.reply ?? null;
+      if (answer === null) {
+        const gate = refusal === null ? this.#gateOf(decision) : null;
+        if (gate) return this.#ask(stepIndex, gate, 'action', decision);
+      } else if (answer.kind === 'deny') return denied(answer.reason);
+      else if (answer.kind === 'answer') return byPerson(answer.text);
       // 3: the action intent, a barrier.
       await this.#writeActionIntent(stepIndex, decision, refusal === null ? replayPolicyOf(this.#req, decision) : 'safe');
     } else if (reply) {
@@ -338,13 +352,15 @@ class RunDriver {
     const { tools, executor } = this.#req;
     const { action } = decision;
     if (action.kind === 'tool_call' && (tools.get(action.name) !== undefined || tools.names().length > 0) && !tools.validate(action).ok) return null;
-    let asks = false;
+    let said: unknown;
     try {
-      asks = executor.needsApproval?.(action) === true;
+      said = executor.needsApproval?.(action) ?? false;
     } catch {
-      asks = true; // a hook that cannot answer: ask the person rather than run unapproved
+      said = true; // a hook that cannot answer: ask the person rather than run unapproved
     }
-    return gateOf(this.#tool(decision), asks);
+    // Not a plain boolean (a promise, say): the hook did not answer either, so ask.
+    if (isThenable(said)) Promise.resolve(said).catch(() => undefined);
+    return gateOf(this.#tool(decision), said !== false);
   }
 
   /** Write an input request (a barrier) and pause the run on it. */
