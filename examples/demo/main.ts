@@ -19,7 +19,7 @@
 import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { acceptedReplies, defineAgent, isPolyLoopError, jsonActionInterpreter, readRunLog, resume, run } from '../../src/core/index.ts';
-import type { DecisionInterpreter, EventSink, InputReply, InputRequest, ModelCaller, RunEvent, RunRequest, RunResult } from '../../src/core/index.ts';
+import type { DecisionInterpreter, EventSink, InputReply, InputRequest, ModelCaller, RunEvent, RunLogView, RunRequest, RunResult } from '../../src/core/index.ts';
 import { FileStore } from '../../src/platform-node/index.ts';
 import { countExports, localPolicy } from './policy.ts';
 import { repoTools } from './tools.ts';
@@ -158,14 +158,29 @@ function buildRequest(real: boolean, opts: Options): RunRequest {
   };
 }
 
-/** The reply `--input` gives to the run's open request (read from the log: a new process knows nothing else). */
-async function replyOf(store: FileStore, opts: Options): Promise<InputReply | null> {
-  const pending = readRunLog(await store.readLog(runIdOf(opts))).pending;
-  if (pending === null) return null;
+/**
+ * The reply `--input` gives to the run's open request (read from the log: a new process knows
+ * nothing else), or, when nothing is open, why not and what to run instead.
+ */
+async function replyOf(store: FileStore, opts: Options): Promise<InputReply | string> {
+  const view = readRunLog(await store.readLog(runIdOf(opts)));
+  const pending = view.pending;
+  if (pending === null) return noInputReason(view, opts);
   const resultId = pending.resultId;
   if (opts.input === 'approve') return { kind: 'approve', resultId };
   if (opts.input === 'deny') return { kind: 'deny', resultId, reason: opts.reason };
   return { kind: 'cancel', resultId };
+}
+
+/** Why a run awaits no input, with the command that carries it on: a fresh start would throw a landed reply away. */
+function noInputReason(view: RunLogView, opts: Options): string {
+  const runId = runIdOf(opts);
+  const cmd = `npm run demo --${opts.sameRun ? ` ${opts.sameRun}` : ''}`;
+  if (view.state === 'not_started') return `run ${runId} awaits no input: it has not started (start one with: ${cmd} --approve)`;
+  if (view.state === 'ended') return `run ${runId} awaits no input: it has ended (${view.ended?.stopReason ?? '?'}); start a fresh one with: ${cmd} --approve`;
+  const landed = view.inFlight?.input?.reply.kind;
+  const why = landed === undefined ? 'it was interrupted' : `a reply (${landed}) already landed and is not yet carried out`;
+  return `run ${runId} awaits no input: ${why}; carry it on with: ${cmd} --resume --approve`;
 }
 
 /** What the run asks, and the exact commands that answer it from another process. */
@@ -201,8 +216,8 @@ async function main(): Promise<number> {
   let result: RunResult;
   if (opts.input !== null) {
     const input = await replyOf(store, opts);
-    if (input === null) {
-      process.stderr.write(`demo: run ${runId} awaits no input (start one with: npm run demo -- --approve)\n`);
+    if (typeof input === 'string') {
+      process.stderr.write(`demo: ${input}\n`);
       return 1;
     }
     result = await resume(agent, request, { input });

@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { countExports } from '../../../examples/demo/policy.ts';
+import { readRunLog, RECORD_VERSION } from '../../../src/core/index.ts';
+import { FileStore } from '../../../src/platform-node/index.ts';
 import { finished, polyloop, spawnTs, tempDir } from './helpers.ts';
 
 const MAIN = resolve(import.meta.dirname, '../../../examples/demo/main.ts');
@@ -128,6 +130,37 @@ describe('npm run demo -- --approve', () => {
     const again = await finished(spawnTs(MAIN, ['--dir', dir, '--input', 'approve'], { env }));
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('awaits no input');
+  }, 180_000);
+});
+
+describe('npm run demo --input on a run that awaits nothing', () => {
+  const env = { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
+
+  it('after a reply landed but was not carried out (the answering process died), says so and gives the resume command, never the fresh start that would throw the reply away', async () => {
+    const t = await tempDir('polyloop-demo-');
+    cleanups.push(t.cleanup);
+    const first = await finished(spawnTs(MAIN, ['--dir', t.dir, '--approve'], { env }));
+    expect(first.code).toBe(0);
+    // What an `--input approve` process killed right after its input barrier leaves behind.
+    const store = new FileStore({ dir: t.dir, onWarning: () => undefined });
+    const pending = readRunLog(await store.readLog('demo-approve')).pending;
+    expect(pending).not.toBeNull();
+    const resultId = pending?.resultId ?? '';
+    await store.input('demo-approve', { kind: 'input', v: RECORD_VERSION, stepIndex: pending?.stepIndex ?? 0, resultId, reply: { kind: 'approve', resultId }, receivedAt: new Date().toISOString() });
+
+    const again = await finished(spawnTs(MAIN, ['--dir', t.dir, '--input', 'approve'], { env }));
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('awaits no input');
+    expect(again.stderr).toContain('a reply (approve) already landed');
+    expect(again.stderr).toContain(`npm run demo -- --dir ${JSON.stringify(t.dir)} --resume --approve`);
+    expect(again.stderr).not.toMatch(/start one with/);
+
+    const carried = await finished(spawnTs(MAIN, ['--dir', t.dir, '--resume', '--approve'], { env }));
+    expect(carried.code).toBe(0);
+    expect(carried.stdout).toMatch(/run demo-approve: ended \(final_answer\)/);
+    const ended = await finished(spawnTs(MAIN, ['--dir', t.dir, '--input', 'approve'], { env }));
+    expect(ended.code).toBe(1);
+    expect(ended.stderr).toContain('it has ended (final_answer)');
   }, 180_000);
 });
 
