@@ -292,6 +292,8 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     }
     await this.ctx.storage.setAlarm(Date.now() + this.#resumeAfterMs());
     if (this.#driving === null) void this.#launch(null);
+    // A run that goes on is listed too: a report refused at its start (or lost with an instance) is tried again here.
+    await this.#reporter.report();
   }
 
   #resumeAfterMs(): number {

@@ -42,6 +42,14 @@ describe('reports to a run index that is down (workerd)', () => {
     expect(await until(() => alarmOf(runId), (a) => a === null)).toBeNull();
   });
 
+  it('lists a long run whose first report was refused at its alarm firing, while it still runs', async () => {
+    const runId = uid('index-down-running');
+    expect(await probe(runId).start(runId, { goal: 'one two three', fault: 'none', pauseMs: 1_000, indexFailures: 1 } satisfies ProbeInput)).toEqual({ ok: true });
+    expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
+    expect((await probe(runId).status())?.status).toBe('running');
+    expect(await until(() => reports(runId), (r) => r.length > 0)).toEqual(['running']);
+  });
+
   it('keeps the alarm of an ended run whose report was refused, and the firing reports it and clears the alarm', async () => {
     const runId = uid('index-down-twice');
     expect(await probe(runId).start(runId, { goal: 'one', fault: 'none', indexFailures: 2 } satisfies ProbeInput)).toEqual({ ok: true });
