@@ -102,6 +102,11 @@ function need(ok: boolean, what: string): void {
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isInt = (v: unknown): boolean => Number.isInteger(v) && (v as number) >= 0;
 const isStrOrNull = (v: unknown): boolean => v === null || typeof v === 'string';
+/** Absent, null, or `{ inputTokens, outputTokens, cachedInputTokens?, reasoningTokens? }` of counts: usage is summed and budgeted. */
+const isUsageOrNull = (u: unknown): boolean =>
+  u === undefined ||
+  u === null ||
+  (isObj(u) && isInt(u['inputTokens']) && isInt(u['outputTokens']) && (u['cachedInputTokens'] === undefined || isInt(u['cachedInputTokens'])) && (u['reasoningTokens'] === undefined || isInt(u['reasoningTokens'])));
 
 
 function checkBody(r: Obj): Obj {
@@ -125,6 +130,7 @@ function checkBody(r: Obj): Obj {
       const reply = r['reply'];
       need(isObj(reply) && typeof reply['text'] === 'string' && isStrOrNull(reply['callId']), 'result.reply must hold text and callId');
       const rp = reply as Obj;
+      need(isUsageOrNull(rp['usage']), 'result.reply.usage must be null or non-negative integer token counts');
       return canonicalOrder({ ...r, reply: { reasoning: null, toolCalls: [], content: null, finishReason: null, usage: null, providerMetadata: null, ...rp } });
     }
     case 'step': {
@@ -133,6 +139,7 @@ function checkBody(r: Obj): Obj {
       const ar = r['actionResult'] ?? null;
       need(ar === null || (isObj(ar) && typeof ar['resultId'] === 'string' && isObj(ar['outcome'])), 'step.actionResult must be null or hold resultId and outcome');
       const s = step as Obj;
+      need(isUsageOrNull(s['usage']), 'step.step.usage must be null or non-negative integer token counts');
       return canonicalOrder({ ...r, actionResult: ar, step: { ...STEP_DEFAULTS, callSeq: s['stepIndex'], ...s } });
     }
     case 'run_ended':
