@@ -170,7 +170,9 @@ function finish(started: RunStartedRecord, steps: readonly StepRecord[], t: Step
     input: exchange?.input ?? null,
     approval: t.gate?.input ?? null,
   };
-  const pending: InputRequest | null = open ? { resultId: open.request.resultId, stepIndex: open.request.stepIndex, ...open.request.request } : null;
+  // Known keys only: unknown keys a request record keeps must not stand in for the record's own.
+  const q = open?.request.request;
+  const pending: InputRequest | null = open && q ? { resultId: open.request.resultId, stepIndex: open.request.stepIndex, kind: q.kind, target: q.target, decision: q.decision } : null;
   return { state: open ? 'awaiting_input' : 'in_flight', started, steps, inFlight, pending, ended: null };
 }
 

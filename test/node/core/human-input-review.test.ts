@@ -141,3 +141,19 @@ describe('readRunLog refuses replies the request never accepted', () => {
     expect(readRunLog(log)).toMatchObject({ state: 'in_flight', inFlight: { resolution: 'apply_input' } });
   });
 });
+
+describe('a request record with unknown keys', () => {
+  it('an input_request whose request carries its own resultId and stepIndex keeps the record\'s, and answering it leaves a readable log', async () => {
+    const calls: string[] = [];
+    const h = await awaitingApproval(calls);
+    const log = (await h.store.readLog('run-1')).map((r) => (r.kind === 'input_request' ? ({ ...r, request: { ...r.request, resultId: 'evil', stepIndex: 7 } } as unknown as LogRecord) : r));
+    const view = readRunLog(log);
+    expect(view.pending).toMatchObject({ resultId: 's0.input', stepIndex: 0 });
+    const target = new InMemoryStore();
+    await importRun(target, 'run-1', log.map((r) => `${encodeRecord(r)}\n`).join(''));
+    const again = harness({ tools: approvalTools(calls), script: NOTE_THEN_FINAL, calls, store: target });
+    const result = await resume(again.agent, again.request, { input: { kind: 'approve', resultId: view.pending!.resultId } });
+    expect(result.stopReason).toBe('final_answer');
+    expect(readRunLog(await target.readLog('run-1')).state).toBe('ended');
+  });
+});
