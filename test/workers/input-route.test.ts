@@ -64,6 +64,10 @@ describe('POST /runs/:id/input (workerd)', () => {
       [{ kind: 'executed', resultId: 's0.input', observation: 'x' }, 400, 'bad_request', /not executed/],
       [{ kind: 'approve' }, 400, 'bad_request', /resultId must be a string/],
       [{ kind: 'maybe', resultId: 's0.input' }, 400, 'bad_request', /kind must be one of/],
+      // Names every object inherits are no kinds either.
+      [{ kind: 'toString', resultId: 's0.input' }, 400, 'bad_request', /kind must be one of approve, deny, answer, executed, retry, cancel, got "toString"/],
+      [{ kind: '__proto__', resultId: 's0.input' }, 400, 'bad_request', /kind must be one of .*, got "__proto__"/],
+      [{ kind: 'constructor', resultId: 's0.input', 'function Object() { [native code] }': 'x' }, 400, 'bad_request', /kind must be one of .*, got "constructor"/],
       [{ kind: 'deny', resultId: 's0.input' }, 400, 'bad_request', /reason must be a string/],
       [{ kind: 'approve', resultId: 's0.input', note: 1 }, 400, 'bad_request', /unknown field\(s\) for a approve reply: note/],
       ['{"kind":', 400, 'bad_request', /not valid JSON/],

@@ -236,7 +236,7 @@ const REPLY_FIELDS: Readonly<Record<string, string | null>> = { approve: null, d
 export function inputReplyProblem(reply: unknown): string | null {
   if (!isPlainObject(reply)) return `the reply must be an object, got ${kindOf(reply)}`;
   const kind = reply['kind'];
-  if (typeof kind !== 'string' || !(kind in REPLY_FIELDS)) {
+  if (typeof kind !== 'string' || !Object.hasOwn(REPLY_FIELDS, kind)) {
     return `reply.kind must be one of ${Object.keys(REPLY_FIELDS).join(', ')}, got ${JSON.stringify(kind) ?? kindOf(kind)}`;
   }
   const field = REPLY_FIELDS[kind];
