@@ -7,8 +7,8 @@
 import { lstat, readdir, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { CorruptLogError, decodeLog, decodeRecord, isPolyLoopError, readRunLog } from '../core/index.ts';
-import type { RunLogView } from '../core/index.ts';
+import { CorruptLogError, decodeLog, decodeRecord, encodeRecord, isPolyLoopError, readRunLog } from '../core/index.ts';
+import type { LogRecord, RunLogView } from '../core/index.ts';
 import { decodeLogText, FileStore } from './file-store.ts';
 import { errCode, isOwnerAlive, parseOwner } from './lock.ts';
 import { readRegular } from './regular-file.ts';
@@ -98,6 +98,7 @@ async function inspectFile(file: string, runId: string | null): Promise<RunListi
     const { records, tornLine } = decodeLog(decodeLogText(bytes, file), { source: file });
     const warnings = tornLine === null ? [] : [`ignored a torn last line (line ${tornLine}): a write cut short by a crash`];
     const view = readRunLog(records);
+    requireEncodable(records, file);
     return { ...base, warnings, view, driverPid: await livePid(file), error: null };
   } catch (e) {
     if (isPolyLoopError(e, 'corrupt_log')) return { ...base, warnings: [], view: null, error: atSource(e as CorruptLogError, file).message };
@@ -119,6 +120,22 @@ async function hashedRunId(file: string, name: string): Promise<string | null> {
   } catch {
     return null;
   }
+}
+
+/**
+ * Rejects with `CorruptLogError` naming the line when a record cannot be encoded again: JSON.parse
+ * reads values nested deeper than JSON.stringify can write (a planted or hand-made log), and
+ * every printer, exporter and store would then die on a RangeError instead of naming the log.
+ */
+export function requireEncodable(records: readonly LogRecord[], source: string): void {
+  records.forEach((r, i) => {
+    try {
+      encodeRecord(r);
+    } catch (e) {
+      if (e instanceof RangeError) throw new CorruptLogError(i + 1, 'a value is nested too deeply to be encoded', { source });
+      throw e;
+    }
+  });
 }
 
 /**

@@ -4,10 +4,10 @@
  * @module
  */
 import { readFile, stat, writeFile } from 'node:fs/promises';
-import { CorruptLogError, decodeRecord, exportRun, importRun, isPolyLoopError, readRunLog } from '../core/index.ts';
+import { CorruptLogError, decodeLog, decodeRecord, exportRun, importRun, isPolyLoopError, readRunLog } from '../core/index.ts';
 import type { RunExistsError } from '../core/index.ts';
 import { decodeLogText, FileStore } from './file-store.ts';
-import { atSource, requireDirectory } from './inspect.ts';
+import { atSource, requireDirectory, requireEncodable } from './inspect.ts';
 import { errCode } from './lock.ts';
 import { escapeRawForTerminal, EXIT, oneLine, stateLine } from './render.ts';
 import type { CliIo } from './render.ts';
@@ -18,7 +18,11 @@ export async function exportCommand(dir: string, runId: string, output: string |
   const store = new FileStore({ dir, onWarning: (w) => io.err(oneLine(`polyloop: note: ${w.message}`) + '\n') });
   let ndjson: string;
   try {
-    ndjson = await exportRun(store, runId);
+    ndjson = await exportRun(store, runId).catch(async (e: unknown) => {
+      // A value nested deeper than JSON.stringify goes: name its line, as for any corrupt log.
+      if (e instanceof RangeError) requireEncodable(await new FileStore({ dir, onWarning: () => undefined }).readLog(runId), store.logPath(runId));
+      throw e;
+    });
   } catch (e) {
     if (isPolyLoopError(e, 'run_not_found')) {
       io.err(oneLine(`polyloop: no run ${JSON.stringify(runId)} in ${dir} (list them with: polyloop runs ${dir})`) + '\n');
@@ -47,6 +51,8 @@ export async function importCommand(dir: string, file: string, io: CliIo): Promi
   try {
     const text = decodeLogText(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), source);
     const runId = runIdOf(text);
+    // Refused before anything is written: a record no store can encode would leave a partial log.
+    requireEncodable(decodeLog(text, { source }).records, source);
     const store = new FileStore({ dir, onWarning: (w) => io.err(oneLine(`polyloop: note: ${w.message}`) + '\n') });
     await importRun(store, runId, text);
     const records = await store.readLog(runId);
