@@ -374,6 +374,8 @@ class RunDriver {
       if (!s.inputRequest) throw new TypeError('this store cannot write input requests (it has no inputRequest method)');
       return s.inputRequest(this.#runId, { kind: 'input_request', v: RECORD_VERSION, stepIndex, resultId, request, requestedAt: now() });
     });
+    // The run's last write for now: free it before the last event, so a failed release is told before it.
+    if (this.#lease) await this.#lease.release().catch((e: unknown) => this.#emit(releaseWarning(this.#runId, e)));
     const pending: InputRequest = freezeDeep({ resultId, stepIndex, ...request });
     await this.#emit({ type: 'input_requested', runId: this.#runId, stepIndex, resultId, request: pending });
     return { pause: 'awaiting', pending };

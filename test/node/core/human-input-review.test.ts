@@ -1,7 +1,7 @@
 /** SPEC §9 under attack: hostile replies, crafted logs and executor hooks that change their mind. */
 import { describe, expect, it } from 'vitest';
 import { CorruptLogError, encodeRecord, importRun, InMemoryStore, InvalidInputError, readRunLog, resume, run, ToolRegistry } from '../../../src/core/index.ts';
-import type { ActionExecutor, InputReply, LogRecord, RunRequest } from '../../../src/core/index.ts';
+import type { ActionExecutor, InputReply, LogRecord, RunRequest, RunStore } from '../../../src/core/index.ts';
 import { harness, makeTools } from './fixtures.ts';
 
 const NOTE_THEN_FINAL = ['{"tool":"note","args":{"text":"hello"}}', '{"final":"done"}'];
@@ -155,5 +155,30 @@ describe('a request record with unknown keys', () => {
     const result = await resume(again.agent, again.request, { input: { kind: 'approve', resultId: view.pending!.resultId } });
     expect(result.stopReason).toBe('final_answer');
     expect(readRunLog(await target.readLog('run-1')).state).toBe('ended');
+  });
+});
+
+describe('events of an awaiting run', () => {
+  it('input_requested is the last event even when the lease release fails (its warning comes before it)', async () => {
+    const inner = new InMemoryStore();
+    const store: RunStore = {
+      runStarted: (a, b) => inner.runStarted(a, b),
+      intent: (a, b) => inner.intent(a, b),
+      result: (a, b, c) => inner.result(a, b, c),
+      step: (a, b) => inner.step(a, b),
+      runEnded: (a, b) => inner.runEnded(a, b),
+      inputRequest: (a, b) => inner.inputRequest(a, b),
+      input: (a, b) => inner.input(a, b),
+      readLog: (a) => inner.readLog(a),
+      acquire: async () => async () => {
+        throw new Error('lock file gone');
+      },
+    };
+    const h = harness({ tools: approvalTools([]), script: NOTE_THEN_FINAL, store });
+    const result = await run(h.agent, h.request);
+    expect(result.stopReason).toBe('awaiting_input');
+    const types = h.sink.events.map((e) => e.type);
+    expect(types.at(-1)).toBe('input_requested');
+    expect(h.sink.events).toContainEqual(expect.objectContaining({ type: 'warning', code: 'lease_release_failed' }));
   });
 });
