@@ -247,7 +247,11 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     // In the same turn as the last look at the log: no other drive can start in between.
     const armed = this.ctx.storage.setAlarm(Date.now() + this.#resumeAfterMs());
     const landed = new Promise<InputOutcome>((done, fail) => void this.#launch(null, { reply, done, fail }));
-    const landing = landed.finally(() => {
+    // Settles either way (its failure is this call's to report), so no other caller waits on a rejection and none goes unhandled.
+    const landing = landed.then(
+      () => undefined,
+      () => undefined,
+    ).finally(() => {
       if (this.#landing === landing) this.#landing = null;
     });
     this.#landing = landing;

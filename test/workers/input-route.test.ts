@@ -151,6 +151,31 @@ describe('POST /runs/:id/input (workerd)', () => {
     expect(await waitFor(runId, (s) => s.status === 'ended')).toMatchObject({ stopReason: 'final_answer', finalAnswer: 'niaga' });
   });
 
+  it('answers 500 to a reply whose drive fails (the factory throws on resume), leaving the run waiting and no promise rejected unhandled', async () => {
+    const unhandled: unknown[] = [];
+    const listen = (e: PromiseRejectionEvent): void => {
+      unhandled.push(e.reason);
+      e.preventDefault();
+    };
+    addEventListener('unhandledrejection', listen);
+    try {
+      const runId = `throws-${crypto.randomUUID()}`;
+      const started = await call('/probes/runs', { method: 'POST', body: JSON.stringify({ runId, input: { goal: 'a b', approve: true, fault: 'throws-on-resume' } }) });
+      expect(started.status).toBe(201);
+      await waitFor(runId, awaiting('s0.input'), 5_000, '/probes');
+      const probe = env.PROBES.get(env.PROBES.idFromName(runId));
+      await runInDurableObject(probe, (_o, state) => state.abort('simulated eviction')).catch(() => undefined);
+      const res = await reply(runId, { kind: 'approve', resultId: 's0.input' }, '/probes');
+      expect(res.status).toBe(500);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('internal');
+      expect(await status(runId, '/probes')).toMatchObject({ status: 'awaiting_input', pending: { resultId: 's0.input' } });
+      await new Promise((r) => setTimeout(r, 100));
+      expect(unhandled.map(String)).toEqual([]);
+    } finally {
+      removeEventListener('unhandledrejection', listen);
+    }
+  });
+
   it('ends a waiting run on POST /runs/:id/cancel: a cancel reply and run_ended cancelled, no alarm left', async () => {
     const runId = await startRun(APPROVE);
     await waitFor(runId, awaiting('s0.input'));
