@@ -92,6 +92,15 @@ export async function importRun(store: RunStore, runId: string, ndjson: string, 
   if (tornLine !== null) throw new CorruptLogError(tornLine, 'the last line is torn (incomplete JSON); export the run again', { source: 'imported log' });
   if (records.length === 0) throw new InvalidRequestError('importRun: the log is empty');
   const view = readRunLog(records);
+  // A record JSON.parse read but JSON.stringify cannot write again (nested thousands of levels
+  // deep) would fail halfway through the import: refuse it before anything is written.
+  records.forEach((rec, i) => {
+    try {
+      encodeRecord(rec);
+    } catch (cause) {
+      throw new CorruptLogError(i + 1, 'the record cannot be encoded again (nested too deeply to store)', { source: 'imported log', cause });
+    }
+  });
   if (view.runId !== runId) throw new InvalidRequestError(`importRun: the log is of run ${JSON.stringify(view.runId)}, not ${JSON.stringify(runId)}`);
   if (records.some((r) => r.kind === 'input_request' || r.kind === 'input') && (!store.inputRequest || !store.input)) {
     throw new InvalidRequestError('importRun: the log holds human input, and this store cannot write it (no inputRequest/input)');

@@ -105,3 +105,20 @@ describe('exportRun / importRun', () => {
     expect(h.calls).toEqual([]);
   });
 });
+
+describe('importRun of a record nested too deeply to write again', () => {
+  it('is refused with CorruptLogError naming its line, and nothing is written', async () => {
+    const { log } = await referenceLog();
+    const lines = log.map((r) => encodeRecord(r));
+    let deep = '1';
+    for (let i = 0; i < 20_000; i++) deep = `[${deep}]`;
+    // A result whose provider metadata JSON.parse reads but JSON.stringify cannot write again.
+    const resultLine = lines.findIndex((l) => l.includes('"kind":"result"'));
+    lines[resultLine] = (lines[resultLine] as string).replace('"reasoning":null', `"reasoning":null,"extra":${deep}`);
+    const target = new InMemoryStore();
+    const e = await importRun(target, 'run-1', lines.join('\n') + '\n').catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(CorruptLogError);
+    expect(String((e as Error).message)).toMatch(new RegExp(`imported log:${resultLine + 1}: the record cannot be encoded again`));
+    expect(await target.readLog('run-1')).toEqual([]);
+  });
+});
