@@ -381,7 +381,11 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
       if (!refused && !this.#ended(meta.runId)) return this.#failed(meta.runId, e);
     }
     // Ended or waiting: the alarm is kept only to retry telling the run index.
-    if (await this.#reporter.report()) await this.ctx.storage.deleteAlarm();
+    const told = await this.#reporter.report();
+    // A cancel that came while the index was being told found this drive still running, and this drive had already
+    // looked for one: the alarm, due now, carries it out (it drives an awaiting run whose cancel was asked for).
+    if (this.#meta()?.cancelRequested === true && this.#stateOf(meta.runId) === 'awaiting_input') await this.ctx.storage.setAlarm(Date.now());
+    else if (told) await this.ctx.storage.deleteAlarm();
   }
 
   /** What the next resume sends: a cancel reply, the answer, nothing (not awaiting), or 'wait' (awaiting, nothing to send). */

@@ -189,6 +189,17 @@ describe('POST /runs/:id/input (workerd)', () => {
     expect((await reply(runId, { kind: 'approve', resultId: 's0.input' })).status).toBe(409);
   });
 
+  it('carries out a cancel that arrives while the drive that paused the run is still telling the run index (202, then ended cancelled)', async () => {
+    const runId = `slow-index-${crypto.randomUUID()}`;
+    const started = await call('/probes/runs', { method: 'POST', body: JSON.stringify({ runId, input: { goal: 'a b', approve: true, fault: 'none', indexDelayMs: 400 } }) });
+    expect(started.status).toBe(201);
+    // The log says awaiting_input at once; the drive that wrote it spends 400 ms more reporting that to the index.
+    await waitFor(runId, awaiting('s0.input'), 5_000, '/probes');
+    expect((await call(`/probes/runs/${runId}/cancel`, { method: 'POST' })).status).toBe(202);
+    const done = await waitFor(runId, (s) => s.status !== 'awaiting_input', 5_000, '/probes');
+    expect(done).toMatchObject({ status: 'ended', stopReason: 'cancelled' });
+  });
+
   it('shows input_request and input records on the event stream like every other record', async () => {
     const runId = await startRun({ goal: 'sse', approve: true });
     await waitFor(runId, awaiting('s0.input'));
