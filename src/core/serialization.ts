@@ -34,8 +34,11 @@ const REPLY_ORDER = ['callId', 'text', 'reasoning', 'toolCalls', 'content', 'fin
 /** `obj`'s own keys, those named in `order` first and in that order, then the rest as they were. */
 function ordered(obj: Obj, order: readonly string[]): Obj {
   const out: Obj = {};
-  for (const key of order) if (key in obj) out[key] = obj[key];
-  for (const key of Object.keys(obj)) if (!(key in out)) out[key] = obj[key];
+  // Own keys only, and defined (not assigned): a key named `toString`, `constructor` or
+  // `__proto__` is data like any other and must survive the reordering.
+  const put = (key: string): void => void Object.defineProperty(out, key, { value: obj[key], enumerable: true, writable: true, configurable: true });
+  for (const key of order) if (Object.hasOwn(obj, key)) put(key);
+  for (const key of Object.keys(obj)) if (!Object.hasOwn(out, key)) put(key);
   return out;
 }
 

@@ -241,3 +241,13 @@ describe('human-input records have one encoding too', () => {
     expect(decoded.kind === 'input_request' && (decoded.request as unknown as Record<string, unknown>)['note']).toBe('from a newer writer');
   });
 });
+
+describe('keys named like object members are data', () => {
+  it('an input_request and a step keep keys named toString, constructor and __proto__ through decode and encode', () => {
+    const text = '{"v":"1.1","kind":"input_request","stepIndex":0,"resultId":"s0.input","request":{"toString":"t","kind":"approval","constructor":"c","__proto__":"p","target":"action","decision":null},"requestedAt":""}';
+    const decoded = decodeRecord(text);
+    const again = JSON.parse(encodeRecord(decoded)) as { request: Record<string, unknown> };
+    for (const key of ['toString', 'constructor', '__proto__']) expect(Object.hasOwn(again.request, key), key).toBe(true);
+    expect(encodeRecord(decodeRecord(encodeRecord(decoded)))).toBe(encodeRecord(decoded));
+  });
+});
