@@ -1,12 +1,14 @@
 /**
- * Which actions the library refuses before any executor sees them, and the replay policy an
- * action intent records (SPEC §7, decision 0013). Pure functions of the request and decision.
+ * Which actions the library refuses before any executor sees them, the replay policy an action
+ * intent records (SPEC §7, decision 0013), and whether a person must approve or answer an action
+ * first (SPEC §9). Functions of the request and decision.
  * @module
  */
 import type { RunRequest } from './request.ts';
-import { freezeOutcome } from './seam-values.ts';
+import { gateOf } from './internal/input.ts';
+import { isThenable, plainOutcome } from './seam-values.ts';
 import { RegistryExecutor } from './tools.ts';
-import type { ActionDecision, ActionOutcome, ReplayPolicy } from './types.ts';
+import type { ActionDecision, ActionOutcome, ReplayPolicy, ToolDescriptor } from './types.ts';
 
 /**
  * The outcome of an action the library refuses before any executor sees it: a custom
@@ -18,7 +20,7 @@ export function refusalOf(req: RunRequest, decision: ActionDecision): { outcome:
   if (executor instanceof RegistryExecutor || decision.action.kind !== 'tool_call' || tools.names().length === 0) return null;
   const valid = tools.validate(decision.action);
   if (valid.ok) return null;
-  return { outcome: freezeOutcome({ status: 'not_executed', observation: `Not executed: ${valid.message}.`, observationIsSynthetic: true, envReportedCompletion: false, observationTruncatedChars: 0 }), completedRun: false };
+  return { outcome: plainOutcome('not_executed', `Not executed: ${valid.message}.`, true), completedRun: false };
 }
 
 /**
@@ -29,7 +31,28 @@ export function refusalOf(req: RunRequest, decision: ActionDecision): { outcome:
 export function replayPolicyOf(req: RunRequest, decision: ActionDecision): ReplayPolicy {
   const ex = req.executor;
   if (ex instanceof RegistryExecutor) return ex.replayPolicyFor(decision.action);
-  const tool = decision.action.kind === 'tool_call' ? req.tools.get(decision.action.name) : undefined;
+  const tool = toolOf(req, decision);
   if (tool) return ex.replayPolicy === 'never' ? 'never' : tool.replayPolicy;
   return ex.replayPolicy ?? 'never';
+}
+
+/** The tool an action names in `request.tools`, if any. */
+export function toolOf(req: RunRequest, decision: ActionDecision): ToolDescriptor | undefined {
+  return decision.action.kind === 'tool_call' ? req.tools.get(decision.action.name) : undefined;
+}
+
+/** Whether a person must answer or approve this action first (only for actions that validate, SPEC §9). */
+export function gateFor(req: RunRequest, decision: ActionDecision): 'answer' | 'approval' | null {
+  const { tools, executor } = req;
+  const { action } = decision;
+  if (action.kind === 'tool_call' && tools.names().length > 0 && !tools.validate(action).ok) return null;
+  let said: unknown;
+  try {
+    said = executor.needsApproval?.(action) ?? false;
+  } catch {
+    said = true; // a hook that cannot answer: ask the person rather than run unapproved
+  }
+  // Not a plain boolean (a promise, say): the hook did not answer either, so ask.
+  if (isThenable(said)) Promise.resolve(said).catch(() => undefined);
+  return gateOf(toolOf(req, decision), said !== false);
 }

@@ -24,6 +24,18 @@ export class Lease {
     this.#released = true;
     return Promise.resolve().then(() => this.#release());
   }
+
+  /**
+   * The release when `run`/`resume` settles, unless the driver already released it. A write the
+   * grace period gave up on (`abandoned`) may still land: the lease outlives it, so no second
+   * driver can append before it (decision 0012); the caller does not wait for that, and a failure
+   * then has no event left to report it. Otherwise a failed release is a `warning` to `sink`.
+   */
+  async settle(abandoned: Promise<unknown> | null, sink: EventSink, runId: string): Promise<void> {
+    if (this.#released) return;
+    if (abandoned) void abandoned.then(() => this.release(), () => this.release()).catch(() => undefined);
+    else await this.release().catch((e: unknown) => deliverQuietly(sink, releaseWarning(runId, e)));
+  }
 }
 
 export function releaseWarning(runId: string, e: unknown): RunEvent {
@@ -31,7 +43,7 @@ export function releaseWarning(runId: string, e: unknown): RunEvent {
 }
 
 /** Deliver one event outside a driver (a failed lease release after an error); a failure is dropped. */
-export async function deliverQuietly(sink: EventSink, event: RunEvent): Promise<void> {
+async function deliverQuietly(sink: EventSink, event: RunEvent): Promise<void> {
   try {
     await sink.deliver(Object.freeze(event));
   } catch {

@@ -11,8 +11,7 @@ import { inputReplyProblem } from './internal/values.ts';
 import { countSteps } from './internal/stopping.ts';
 import type { RunStore } from './ports.ts';
 import { decodeLog, encodeRecord } from './serialization.ts';
-import { addUsage, NO_USAGE } from './seam-values.ts';
-import type { InputRequestRecord, LogRecord, RunLogView, Usage } from './types.ts';
+import type { InputRequestRecord, LogRecord, RunLogView } from './types.ts';
 
 /**
  * Read a decoded log: its state, trajectory, counters, the interrupted step with its
@@ -26,8 +25,7 @@ import type { InputRequestRecord, LogRecord, RunLogView, Usage } from './types.t
 export function readRunLog(records: readonly LogRecord[]): RunLogView {
   const c = classifyLog(records);
   checkReplies(records);
-  const { steps, validActions } = countSteps(c.steps);
-  const usage = c.steps.reduce<Usage>((sum, s) => addUsage(sum, s.usage), NO_USAGE);
+  const { steps, validActions, usage } = countSteps(c.steps);
   return {
     state: c.state,
     runId: c.started?.runId ?? null,

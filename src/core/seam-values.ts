@@ -3,7 +3,10 @@
  * frozen outcomes and records, so no seam can change what the run goes on with.
  * @module
  */
-import type { ActionOutcome, JsonObject, JsonValue, ModelReply, ResultRecord, Usage } from './types.ts';
+import { describeError, InvalidInputError } from './errors.ts';
+import { replyMismatch } from './internal/input.ts';
+import { inputReplyProblem } from './internal/values.ts';
+import type { ActionOutcome, InputReply, JsonObject, JsonValue, ModelReply, ResultRecord, RunLogView, Usage } from './types.ts';
 
 export function isThenable(v: unknown): v is Promise<void> {
   return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
@@ -18,6 +21,20 @@ export function copyReply(raw: ModelReply): ResultRecord['reply'] {
   return { callId: raw.callId, text: raw.text, reasoning: raw.reasoning ?? null, toolCalls, content, finishReason: raw.finishReason ?? null, usage, providerMetadata };
 }
 
+/** A stored reply as the interpreter receives it (the inverse of {@link copyReply}). */
+export function toModelReply(reply: ResultRecord['reply']): ModelReply {
+  return {
+    callId: reply.callId,
+    text: reply.text,
+    reasoning: reply.reasoning,
+    toolCalls: reply.toolCalls,
+    ...(reply.content ? { content: reply.content } : {}),
+    ...(reply.finishReason ? { finishReason: reply.finishReason } : {}),
+    ...(reply.usage ? { usage: reply.usage } : {}),
+    ...(reply.providerMetadata ? { providerMetadata: reply.providerMetadata } : {}),
+  };
+}
+
 /** The four known counts of a usage, nothing else (a provider object may carry more). */
 export function copyUsage(u: Usage): Usage {
   return {
@@ -28,15 +45,10 @@ export function copyUsage(u: Usage): Usage {
   };
 }
 
-/** `a + b`, count by count (an optional count appears when either side has it). */
-export function addUsage(a: Usage, b: Usage | null | undefined): Usage {
-  if (!b) return a;
-  const opt = (k: 'cachedInputTokens' | 'reasoningTokens') => (a[k] === undefined && b[k] === undefined ? {} : { [k]: (a[k] ?? 0) + (b[k] ?? 0) });
-  return { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens, ...opt('cachedInputTokens'), ...opt('reasoningTokens') };
+/** A frozen outcome the library makes itself (nothing reported completion, nothing truncated). */
+export function plainOutcome(status: ActionOutcome['status'], observation: string, observationIsSynthetic = false): ActionOutcome {
+  return freezeOutcome({ status, observation, observationIsSynthetic, envReportedCompletion: false, observationTruncatedChars: 0 });
 }
-
-/** No tokens yet. */
-export const NO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0 });
 
 export function freezeOutcome(o: ActionOutcome): ActionOutcome {
   return Object.freeze({ status: o.status, observation: o.observation, observationIsSynthetic: o.observationIsSynthetic, envReportedCompletion: o.envReportedCompletion, observationTruncatedChars: o.observationTruncatedChars });
@@ -48,4 +60,26 @@ export function freezeDeep<T>(value: T): T {
     for (const v of Object.values(value) as JsonValue[]) freezeDeep(v);
   }
   return value;
+}
+
+/**
+ * A plain copy of `input`, read once, that answers the log's open request; else
+ * `InvalidInputError` (saying what was expected). The copy is what is checked, stored and
+ * carried out, so a getter cannot show one reply to the check and another to the log.
+ */
+export function checkReply(runId: string, input: InputReply, view: RunLogView): InputReply {
+  let copy: unknown;
+  try {
+    const shape = inputReplyProblem(input);
+    if (shape !== null) throw new InvalidInputError(runId, shape);
+    copy = JSON.parse(JSON.stringify(input));
+  } catch (e) {
+    throw e instanceof InvalidInputError ? e : new InvalidInputError(runId, `the reply could not be read: ${describeError(e)}`);
+  }
+  const shape = inputReplyProblem(copy);
+  if (shape !== null) throw new InvalidInputError(runId, shape);
+  const reply = freezeDeep(copy as InputReply);
+  const mismatch = replyMismatch(reply, view.pending, view.state === 'ended');
+  if (mismatch !== null) throw new InvalidInputError(runId, mismatch);
+  return reply;
 }

@@ -4,22 +4,22 @@
  * @module
  */
 import { Cancellation, GRACE_EXPIRED } from './cancellation.ts';
-import { describeError, InvalidInputError, RunExistsError, RunIdentityMismatchError, RunNotFoundError, StoreError } from './errors.ts';
+import { describeError, RunExistsError, RunNotFoundError, StoreError } from './errors.ts';
 import { assemblePrefix, messagesSize, stepHistory, toolsSize } from './internal/assembly.ts';
-import { countStep, stopAfterStep, stopBeforeModelCall } from './internal/stopping.ts';
+import { countStep, NO_USAGE, stopAfterStep, stopBeforeModelCall } from './internal/stopping.ts';
 import type { Counters } from './internal/stopping.ts';
-import { diffSnapshots } from './internal/recovery.ts';
-import { gateOf, replyMismatch } from './internal/input.ts';
-import { decisionProblem, inputReplyProblem, modelReplyProblem, outcomeProblem } from './internal/values.ts';
+import { decisionProblem, modelReplyProblem, outcomeProblem } from './internal/values.ts';
 import type { EventSink, RunStore, StoreWarning } from './ports.ts';
 import type { AgentConfig, AgentDefinition, ResumeOptions, RunOptions, RunRequest } from './request.ts';
 import { checkAgentConfig, checkRequest } from './request-checks.ts';
-import { buildSnapshot, sha256Hex } from './snapshot.ts';
+import { identityMismatch, identitySnapshot, sha256Hex } from './snapshot.ts';
 import { readRunLog } from './run-log.ts';
-import { acquireLease, deliverQuietly, guardedRead, Lease, releaseWarning } from './lease.ts';
-import { addUsage, copyReply, freezeDeep, freezeOutcome, isThenable, NO_USAGE } from './seam-values.ts';
+import { acquireLease, guardedRead, Lease, releaseWarning } from './lease.ts';
+import { checkReply, copyReply, freezeDeep, freezeOutcome, isThenable, plainOutcome, toModelReply } from './seam-values.ts';
+import { buildStep, failureOf, now, outcomeFields, storedResult, summarize } from './step-record.ts';
+import type { FinishStep } from './step-record.ts';
 import { canonicalJson } from './serialization.ts';
-import { refusalOf, replayPolicyOf } from './action-policy.ts';
+import { gateFor, refusalOf, replayPolicyOf, toolOf } from './action-policy.ts';
 import { RegistryExecutor } from './tools.ts';
 import { RECORD_VERSION } from './types.ts';
 import type {
@@ -43,8 +43,6 @@ import type {
   RunResult,
   ReplayPolicy,
   StepRecord,
-  ToolDescriptor,
-  Usage,
 } from './types.ts';
 
 /**
@@ -116,58 +114,19 @@ async function drive(agent: AgentDefinition, request: RunRequest, opts: ResumeOp
     const view = readRunLog(log);
     if (mode === 'run' && view.state !== 'not_started') throw new RunExistsError(runId);
     if (mode === 'resume' && view.state === 'not_started') throw new RunNotFoundError(runId);
-    const snapshot = JSON.parse(canonicalJson(buildSnapshot(agent, request))) as ParamSnapshot;
-    if (view.started) {
-      const differing = diffSnapshots(view.started.snapshot, snapshot);
-      if (differing.length > 0) throw new RunIdentityMismatchError(runId, differing);
-    }
+    const snapshot = identitySnapshot(agent, request);
+    const mismatch = view.started ? identityMismatch(runId, view.started, snapshot) : null;
+    if (mismatch) throw mismatch;
     const given = mode === 'resume' ? opts.input : undefined;
     const input = given === undefined ? undefined : checkReply(runId, given, view);
-    if (view.ended) {
-      const { ended, trajectory } = view;
-      const { stopReason } = ended;
-      return { runId, stopReason, finalAnswer: ended.finalAnswer, steps: ended.steps, validActions: ended.validActions, eventDeliveryFailures: ended.eventDeliveryFailures, trajectory, pending: null, usage: ended.usage ?? NO_USAGE, error: failureOf(stopReason, trajectory) };
-    }
-    if (view.pending && input === undefined) {
-      return { runId, stopReason: 'awaiting_input', finalAnswer: null, steps: view.steps, validActions: view.validActions, eventDeliveryFailures: 0, trajectory: view.trajectory, pending: view.pending, usage: view.usage, error: null };
-    }
+    // An ended run, or one awaiting input that got none: the stored result; nothing written or delivered.
+    if (view.ended || (view.pending && input === undefined)) return storedResult(runId, view);
     driver = new RunDriver(agent, request, cancel, lease);
     return await driver.drive(view, snapshot, warnings, input ?? null);
   } finally {
     cancel.dispose();
-    // A write the grace period gave up on may still land: the lease outlives it, so no second
-    // driver can append before it (decision 0012). The caller does not wait for that, and a
-    // failure then has no event left to report it (the run has settled).
-    const abandoned = driver?.abandonedWrite ?? null;
-    if (lease && !lease.released && abandoned) {
-      const held = lease;
-      void abandoned.then(() => held.release(), () => held.release()).catch(() => undefined);
-    } else if (lease && !lease.released) {
-      await lease.release().catch((e: unknown) => deliverQuietly(agent.events, releaseWarning(runId, e)));
-    }
+    await lease?.settle(driver?.abandonedWrite ?? null, agent.events, runId);
   }
-}
-
-/**
- * A plain copy of `input`, read once, that answers the log's open request; else
- * `InvalidInputError` (saying what was expected). The copy is what is checked, stored and
- * carried out, so a getter cannot show one reply to the check and another to the log.
- */
-function checkReply(runId: string, input: InputReply, view: RunLogView): InputReply {
-  let copy: unknown;
-  try {
-    const shape = inputReplyProblem(input);
-    if (shape !== null) throw new InvalidInputError(runId, shape);
-    copy = JSON.parse(JSON.stringify(input));
-  } catch (e) {
-    throw e instanceof InvalidInputError ? e : new InvalidInputError(runId, `the reply could not be read: ${describeError(e)}`);
-  }
-  const shape = inputReplyProblem(copy);
-  if (shape !== null) throw new InvalidInputError(runId, shape);
-  const reply = freezeDeep(copy as InputReply);
-  const mismatch = replyMismatch(reply, view.pending, view.state === 'ended');
-  if (mismatch !== null) throw new InvalidInputError(runId, mismatch);
-  return reply;
 }
 
 /**
@@ -188,8 +147,7 @@ class RunDriver {
   readonly #messages: Message[] = [];
   #fixedSize = 0;
   #historySize = 0;
-  #counters: Counters = { steps: 0, validActions: 0, tokens: 0 };
-  #usage: Usage = NO_USAGE;
+  #counters: Counters = { steps: 0, validActions: 0, usage: NO_USAGE };
   /** A reply without usage under a token budget was reported once (`usage_missing`). */
   #usageMissingTold = false;
   #deliveryFailures = 0;
@@ -310,15 +268,15 @@ class RunDriver {
     const fields = { decision: 'action' as const, actionRepr: decision.trajectoryRepr, toolCallId: decision.action.kind === 'tool_call' ? (decision.action.id ?? null) : null };
     const denied = (reason: string): Promise<StepRecord> => finish({ ...fields, observation: reason, actionStatus: 'denied' }, null);
     const byPerson = (observation: string): Promise<StepRecord> => {
-      const outcome = freezeOutcome({ status: 'executed', observation, observationIsSynthetic: false, envReportedCompletion: false, observationTruncatedChars: 0 });
-      return finish({ ...fields, ...outcomeFields(outcome), toolCompletedRun: this.#tool(decision)?.completesRun === true }, { resultId, outcome });
+      const outcome = plainOutcome('executed', observation);
+      return finish({ ...fields, ...outcomeFields(outcome), toolCompletedRun: toolOf(this.#req, decision)?.completesRun === true }, { resultId, outcome });
     };
     let replayed = inFlight?.resolution === 'replay_action';
     if (!inFlight?.actionIntent) {
       // A reply to this step's gate holds as recorded, whatever an executor's hook says now.
       const answer = inFlight?.approval?.reply ?? null;
       if (answer === null) {
-        const gate = refusal === null ? this.#gateOf(decision) : null;
+        const gate = refusal === null ? gateFor(this.#req, decision) : null;
         if (gate) return this.#ask(stepIndex, gate, 'action', decision);
       } else if (answer.kind === 'deny') return denied(answer.reason);
       else if (answer.kind === 'answer') return byPerson(answer.text);
@@ -343,26 +301,6 @@ class RunDriver {
     this.#signal.throwIfAborted();
   }
 
-  #tool(decision: ActionDecision): ToolDescriptor | undefined {
-    return decision.action.kind === 'tool_call' ? this.#req.tools.get(decision.action.name) : undefined;
-  }
-
-  /** Whether a person must answer or approve this action first (only for actions that validate, SPEC §9). */
-  #gateOf(decision: ActionDecision): 'answer' | 'approval' | null {
-    const { tools, executor } = this.#req;
-    const { action } = decision;
-    if (action.kind === 'tool_call' && (tools.get(action.name) !== undefined || tools.names().length > 0) && !tools.validate(action).ok) return null;
-    let said: unknown;
-    try {
-      said = executor.needsApproval?.(action) ?? false;
-    } catch {
-      said = true; // a hook that cannot answer: ask the person rather than run unapproved
-    }
-    // Not a plain boolean (a promise, say): the hook did not answer either, so ask.
-    if (isThenable(said)) Promise.resolve(said).catch(() => undefined);
-    return gateOf(this.#tool(decision), said !== false);
-  }
-
   /** Write an input request (a barrier) and pause the run on it. */
   async #ask(stepIndex: number, kind: InputRequestKind, target: 'action' | 'model_call', decision: ActionDecision | null): Promise<Pause> {
     const store = this.#agent.store;
@@ -374,17 +312,17 @@ class RunDriver {
       if (!s.inputRequest) throw new TypeError('this store cannot write input requests (it has no inputRequest method)');
       return s.inputRequest(this.#runId, { kind: 'input_request', v: RECORD_VERSION, stepIndex, resultId, request, requestedAt: now() });
     });
-    // The run's last write for now: free it before the last event, so a failed release is told before it.
-    if (this.#lease) await this.#lease.release().catch((e: unknown) => this.#emit(releaseWarning(this.#runId, e)));
+    // The run's last write for now: free it before the last event.
+    await this.#releaseLease();
     const pending: InputRequest = freezeDeep({ resultId, stepIndex, ...request });
     await this.#emit({ type: 'input_requested', runId: this.#runId, stepIndex, resultId, request: pending });
     return { pause: 'awaiting', pending };
   }
 
-  /** Write a person's reply (a barrier) before carrying it out; the step then applies it. */
+  /** Write a person's reply (a barrier; `reply` is the plain copy `checkReply` made) before carrying it out; the step then applies it. */
   async #receive(inFlight: InFlightStep, reply: InputReply): Promise<InFlightStep> {
     const request = inFlight.request as InputRequestRecord;
-    const rec: InputRecord = { kind: 'input', v: RECORD_VERSION, stepIndex: inFlight.stepIndex, resultId: request.resultId, reply: JSON.parse(JSON.stringify(reply)) as InputReply, receivedAt: now() };
+    const rec: InputRecord = { kind: 'input', v: RECORD_VERSION, stepIndex: inFlight.stepIndex, resultId: request.resultId, reply, receivedAt: now() };
     await this.#write('input', (s) => {
       if (!s.input) throw new TypeError('this store cannot write replies (it has no input method)');
       return s.input(this.#runId, rec);
@@ -396,9 +334,9 @@ class RunDriver {
 
   /** The run waits for a person: no `run_ended`; the promise resolves with the open request. */
   #awaiting(pending: InputRequest): RunResult {
-    const { steps, validActions } = this.#counters;
+    const { steps, validActions, usage } = this.#counters;
     this.#closed = true;
-    return { runId: this.#runId, stopReason: 'awaiting_input', finalAnswer: null, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, trajectory: this.#trajectory, pending, usage: this.#usage, error: null };
+    return { runId: this.#runId, stopReason: 'awaiting_input', finalAnswer: null, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, trajectory: this.#trajectory, pending, usage, error: null };
   }
 
   /** Barrier, call, result. A failure of the model is a value; abort and store failures throw. */
@@ -470,18 +408,16 @@ class RunDriver {
       const problem = outcomeProblem(raw);
       if (problem !== null) throw new TypeError(`the executor returned a malformed outcome: ${problem}`);
       const outcome = freezeOutcome(raw as ActionOutcome);
-      const tool = decision.action.kind === 'tool_call' ? this.#req.tools.get(decision.action.name) : undefined;
-      return { outcome, completedRun: outcome.status === 'executed' && tool?.completesRun === true };
+      return { outcome, completedRun: outcome.status === 'executed' && toolOf(this.#req, decision)?.completesRun === true };
     } catch (e) {
       this.#signal.throwIfAborted();
-      const outcome = freezeOutcome({ status: 'env_error', observation: describeError(e), observationIsSynthetic: false, envReportedCompletion: false, observationTruncatedChars: 0 });
-      return { outcome, completedRun: false };
+      return { outcome: plainOutcome('env_error', describeError(e)), completedRun: false };
     }
   }
 
   /** Build the step record, write it (atomically with the action result), announce it. */
   async #finishStep(stepIndex: number, startedAt: string, fields: Partial<StepRecord> & Pick<StepRecord, 'decision'>, actionResult: { resultId: string; outcome: ActionOutcome } | null): Promise<StepRecord> {
-    const step = freezeDeep(stepRecord(stepIndex, startedAt, fields));
+    const step = freezeDeep(buildStep(stepIndex, startedAt, fields));
     await this.#write('step', (s) => s.step(this.#runId, { kind: 'step', v: RECORD_VERSION, step, actionResult }));
     await this.#emit({ type: 'step_finished', runId: this.#runId, stepIndex, step });
     return step;
@@ -491,7 +427,6 @@ class RunDriver {
   #remember(step: StepRecord): void {
     this.#trajectory.push(step);
     this.#counters = countStep(this.#counters, step);
-    this.#usage = addUsage(this.#usage, step.usage);
     const added = stepHistory(step, this.#req.observationTemplate, this.#agent.syntheticObservations);
     this.#messages.push(...added);
     this.#historySize += messagesSize(added);
@@ -499,15 +434,20 @@ class RunDriver {
 
   async #end(stopReason: EndReason): Promise<RunResult> {
     const finalAnswer = stopReason === 'final_answer' ? (this.#trajectory.at(-1)?.finalAnswer ?? null) : null;
-    const { steps, validActions } = this.#counters;
-    await this.#write('runEnded', (s) => s.runEnded(this.#runId, { kind: 'run_ended', v: RECORD_VERSION, stopReason, finalAnswer, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, usage: this.#usage, endedAt: now() }));
+    const { steps, validActions, usage } = this.#counters;
+    await this.#write('runEnded', (s) => s.runEnded(this.#runId, { kind: 'run_ended', v: RECORD_VERSION, stopReason, finalAnswer, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, usage, endedAt: now() }));
     this.#endWritten = true;
-    // The last write landed: free the run before the last event, so a failed release can still be told.
-    if (this.#lease) await this.#lease.release().catch((e: unknown) => this.#emit(releaseWarning(this.#runId, e)));
+    // The last write landed: free the run before the last event.
+    await this.#releaseLease();
     await this.#emit({ type: 'run_ended', runId: this.#runId, stopReason, finalAnswer, steps, validActions });
     this.#closed = true;
     const error = failureOf(stopReason, this.#trajectory);
-    return { runId: this.#runId, stopReason, finalAnswer, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, trajectory: this.#trajectory, pending: null, usage: this.#usage, error };
+    return { runId: this.#runId, stopReason, finalAnswer, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, trajectory: this.#trajectory, pending: null, usage, error };
+  }
+
+  /** Free the store's lease after the run's last write and before its last event, so a failed release can still be told. */
+  async #releaseLease(): Promise<void> {
+    if (this.#lease) await this.#lease.release().catch((e: unknown) => this.#emit(releaseWarning(this.#runId, e)));
   }
 
   /**
@@ -557,72 +497,3 @@ class RunDriver {
   }
 }
 
-/**
- * A step record in the canonical key order (`STEP_FIELDS`), built as one literal: one shape for
- * every step, so encoding never has to reorder it, and defaults for what `fields` leaves out.
- */
-function stepRecord(stepIndex: number, startedAt: string, f: Partial<StepRecord> & Pick<StepRecord, 'decision'>): StepRecord {
-  return {
-    stepIndex,
-    callSeq: stepIndex,
-    modelCallId: f.modelCallId ?? null,
-    modelText: f.modelText ?? null,
-    reasoning: f.reasoning ?? null,
-    decision: f.decision,
-    actionRepr: f.actionRepr ?? null,
-    historyText: f.historyText ?? null,
-    historyContent: f.historyContent ?? null,
-    observation: f.observation ?? null,
-    observationIsSynthetic: f.observationIsSynthetic ?? false,
-    actionStatus: f.actionStatus ?? null,
-    envReportedCompletion: f.envReportedCompletion ?? false,
-    observationTruncatedChars: f.observationTruncatedChars ?? 0,
-    finalAnswer: f.finalAnswer ?? null,
-    explanation: f.explanation ?? null,
-    toolCallId: f.toolCallId ?? null,
-    toolCompletedRun: f.toolCompletedRun ?? false,
-    usage: f.usage ?? null,
-    finishReason: f.finishReason ?? null,
-    startedAt,
-    endedAt: now(),
-  };
-}
-
-type FinishStep = (fields: Partial<StepRecord> & Pick<StepRecord, 'decision'>, actionResult: { resultId: string; outcome: ActionOutcome } | null) => Promise<StepRecord>;
-
-function outcomeFields(o: ActionOutcome): Partial<StepRecord> {
-  return { observation: o.observation, observationIsSynthetic: o.observationIsSynthetic, actionStatus: o.status, envReportedCompletion: o.envReportedCompletion, observationTruncatedChars: o.observationTruncatedChars };
-}
-
-function toModelReply(reply: ResultRecord['reply']): ModelReply {
-  return {
-    callId: reply.callId,
-    text: reply.text,
-    reasoning: reply.reasoning,
-    toolCalls: reply.toolCalls,
-    ...(reply.content ? { content: reply.content } : {}),
-    ...(reply.finishReason ? { finishReason: reply.finishReason } : {}),
-    ...(reply.usage ? { usage: reply.usage } : {}),
-    ...(reply.providerMetadata ? { providerMetadata: reply.providerMetadata } : {}),
-  };
-}
-
-/**
- * `RunResult.error`: the observation of the step that ended a failed run — the model's or the
- * interpreter's error, or the failed action's — read from the trajectory, so an ended run's stored
- * result says the same without a record field.
- */
-function failureOf(stopReason: EndReason, trajectory: readonly StepRecord[]): string | null {
-  if (stopReason !== 'model_error' && stopReason !== 'interpreter_error' && stopReason !== 'env_error') return null;
-  return trajectory.at(-1)?.observation ?? null;
-}
-
-function summarize(decision: Decision): string {
-  if (decision.kind === 'action') return decision.trajectoryRepr;
-  if (decision.kind === 'final') return decision.answer;
-  return decision.explanation;
-}
-
-function now(): string {
-  return new Date().toISOString();
-}

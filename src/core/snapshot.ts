@@ -1,9 +1,32 @@
 /**
- * The parameter snapshot a run's identity is made of (SPEC §7), and its hash.
+ * The parameter snapshot a run's identity is made of (SPEC §7), its hash, and the comparison
+ * with the snapshot a run started with.
  * @module
  */
+import { RunIdentityMismatchError } from './errors.ts';
+import { diffSnapshots } from './internal/recovery.ts';
 import type { AgentDefinition, RunRequest } from './request.ts';
-import type { JsonValue, ToolDescriptor } from './types.ts';
+import { canonicalJson } from './serialization.ts';
+import type { JsonValue, ParamSnapshot, RunStartedRecord, ToolDescriptor } from './types.ts';
+
+/** The snapshot of `agent` and `request` in stored form (canonical JSON, parsed back): what `run_started` records. */
+export function identitySnapshot(agent: AgentDefinition, request: RunRequest): ParamSnapshot {
+  return JSON.parse(canonicalJson(buildSnapshot(agent, request))) as ParamSnapshot;
+}
+
+/**
+ * `RunIdentityMismatchError` (for `runId`) naming the keys at which `current` (see
+ * {@link identitySnapshot}) differs from the snapshot the run `started` with, or null when it is the same run. What
+ * `resume` checks first; a host can ask it before storing anything.
+ *
+ * @example
+ * const mismatch = identityMismatch(request.runId, started, identitySnapshot(agent, request));
+ * if (mismatch) return badRequest(mismatch.message);
+ */
+export function identityMismatch(runId: string, started: RunStartedRecord, current: ParamSnapshot): RunIdentityMismatchError | null {
+  const differing = diffSnapshots(started.snapshot, current);
+  return differing.length > 0 ? new RunIdentityMismatchError(runId, differing) : null;
+}
 
 /**
  * The parameter snapshot (SPEC §7): model, interpreter and executor params (and the executor's

@@ -107,7 +107,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     const prepared = await prepareRun(this.#options.setup, { env: this.env, runId, input });
     if (!prepared.ok) return prepared;
     const request: RunRequest = { ...prepared.setup.request, runId };
-    const mismatch = await identityRefusal(seamsOf(prepared.setup, new InMemoryStore()), request, log);
+    const mismatch = identityRefusal(seamsOf(prepared.setup, new InMemoryStore()), request, log);
     if (mismatch !== null) return { ok: false, code: 'bad_request', message: `log rejected: ${mismatch}` };
     if (this.#taken()) return conflict(runId);
     // Until the run row exists the run is unknown (404) and has no alarm: a half-done import is never driven.

@@ -4,26 +4,36 @@
  * reaches the same decision as the process that wrote the step.
  * @module
  */
-import type { Budget, EndReason, StepRecord } from '../types.ts';
+import type { Budget, EndReason, StepRecord, Usage } from '../types.ts';
 
-/** Steps, valid actions and tokens (input + output, SPEC §11) so far. */
-export type Counters = { readonly steps: number; readonly validActions: number; readonly tokens: number };
+/** Steps, valid actions and token usage (summed over the steps' model calls, SPEC §11) so far. */
+export type Counters = { readonly steps: number; readonly validActions: number; readonly usage: Usage };
+
+/** No tokens yet. */
+export const NO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0 });
+
+/** `a + b`, count by count (an optional count appears when either side has it). */
+export function addUsage(a: Usage, b: Usage | null | undefined): Usage {
+  if (!b) return a;
+  const opt = (k: 'cachedInputTokens' | 'reasoningTokens') => (a[k] === undefined && b[k] === undefined ? {} : { [k]: (a[k] ?? 0) + (b[k] ?? 0) });
+  return { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens, ...opt('cachedInputTokens'), ...opt('reasoningTokens') };
+}
 
 /**
  * Counters after one more step: every step counts; only `executed` outcomes are valid actions;
- * tokens are the step's model call's input + output (0 when the model reported none).
+ * usage adds the step's model call's (nothing when the model reported none).
  */
 export function countStep(counters: Counters, step: StepRecord): Counters {
   return {
     steps: counters.steps + 1,
     validActions: counters.validActions + (step.actionStatus === 'executed' ? 1 : 0),
-    tokens: counters.tokens + (step.usage ? step.usage.inputTokens + step.usage.outputTokens : 0),
+    usage: addUsage(counters.usage, step.usage),
   };
 }
 
 /** Counters of a whole trajectory (used once, when a run is resumed). */
 export function countSteps(steps: readonly StepRecord[]): Counters {
-  return steps.reduce(countStep, { steps: 0, validActions: 0, tokens: 0 });
+  return steps.reduce(countStep, { steps: 0, validActions: 0, usage: NO_USAGE });
 }
 
 /**
@@ -47,7 +57,7 @@ export function stopAfterStep(input: {
   if (step?.toolCompletedRun === true) return 'tool_completed';
   if (counters.validActions >= budget.maxValidActions) return 'max_valid_actions';
   if (counters.steps >= budget.maxSteps) return 'max_steps';
-  if (budget.maxTotalTokens !== undefined && counters.tokens >= budget.maxTotalTokens) return 'max_tokens';
+  if (budget.maxTotalTokens !== undefined && counters.usage.inputTokens + counters.usage.outputTokens >= budget.maxTotalTokens) return 'max_tokens';
   return null;
 }
 

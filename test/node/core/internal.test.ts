@@ -62,7 +62,7 @@ const CONDITIONS: readonly { reason: StopReason; decides: boolean; apply: (i: St
   { reason: 'max_steps', decides: false, apply: (i) => ({ ...i, counters: { ...i.counters, steps: i.budget.maxSteps } }) },
 ];
 
-const calm = (): StopInput => ({ cancelled: false, step: step(), counters: { steps: 3, validActions: 2, tokens: 0 }, budget: BUDGET });
+const calm = (): StopInput => ({ cancelled: false, step: step(), counters: { steps: 3, validActions: 2, usage: { inputTokens: 0, outputTokens: 0 } }, budget: BUDGET });
 
 /** Apply conditions last-to-first, so the earliest one's `decision` is the one that stays. */
 const withAll = (conds: readonly (typeof CONDITIONS)[number][]): StopInput => [...conds].reverse().reduce((acc, c) => c.apply(acc), calm());
@@ -95,22 +95,22 @@ describe('internal/stopping: stopAfterStep order', () => {
   });
 
   it.each([
-    { label: 'valid actions one below the budget', counters: { steps: 4, validActions: 4, tokens: 0 }, budget: { ...BUDGET, maxValidActions: 5 }, expected: null },
-    { label: 'valid actions equal to the budget', counters: { steps: 5, validActions: 5, tokens: 0 }, budget: { ...BUDGET, maxValidActions: 5 }, expected: 'max_valid_actions' },
-    { label: 'steps one below the budget', counters: { steps: 9, validActions: 0, tokens: 0 }, budget: { ...BUDGET, maxSteps: 10 }, expected: null },
-    { label: 'steps equal to the budget', counters: { steps: 10, validActions: 0, tokens: 0 }, budget: { ...BUDGET, maxSteps: 10 }, expected: 'max_steps' },
-    { label: 'tokens one below maxTotalTokens', counters: { steps: 1, validActions: 1, tokens: 99 }, budget: { ...BUDGET, maxTotalTokens: 100 }, expected: null },
-    { label: 'tokens equal to maxTotalTokens', counters: { steps: 1, validActions: 1, tokens: 100 }, budget: { ...BUDGET, maxTotalTokens: 100 }, expected: 'max_tokens' },
-    { label: 'max_steps before max_tokens when both are spent', counters: { steps: 10, validActions: 0, tokens: 500 }, budget: { ...BUDGET, maxSteps: 10, maxTotalTokens: 100 }, expected: 'max_steps' },
-    { label: 'no token limit without maxTotalTokens', counters: { steps: 1, validActions: 0, tokens: 10 ** 9 }, budget: BUDGET, expected: null },
-    { label: 'both budgets of 1 spent by one step', counters: { steps: 1, validActions: 1, tokens: 0 }, budget: { ...BUDGET, maxSteps: 1, maxValidActions: 1 }, expected: 'max_valid_actions' },
+    { label: 'valid actions one below the budget', counters: { steps: 4, validActions: 4, usage: { inputTokens: 0, outputTokens: 0 } }, budget: { ...BUDGET, maxValidActions: 5 }, expected: null },
+    { label: 'valid actions equal to the budget', counters: { steps: 5, validActions: 5, usage: { inputTokens: 0, outputTokens: 0 } }, budget: { ...BUDGET, maxValidActions: 5 }, expected: 'max_valid_actions' },
+    { label: 'steps one below the budget', counters: { steps: 9, validActions: 0, usage: { inputTokens: 0, outputTokens: 0 } }, budget: { ...BUDGET, maxSteps: 10 }, expected: null },
+    { label: 'steps equal to the budget', counters: { steps: 10, validActions: 0, usage: { inputTokens: 0, outputTokens: 0 } }, budget: { ...BUDGET, maxSteps: 10 }, expected: 'max_steps' },
+    { label: 'tokens one below maxTotalTokens', counters: { steps: 1, validActions: 1, usage: { inputTokens: 99, outputTokens: 0 } }, budget: { ...BUDGET, maxTotalTokens: 100 }, expected: null },
+    { label: 'tokens equal to maxTotalTokens', counters: { steps: 1, validActions: 1, usage: { inputTokens: 100, outputTokens: 0 } }, budget: { ...BUDGET, maxTotalTokens: 100 }, expected: 'max_tokens' },
+    { label: 'max_steps before max_tokens when both are spent', counters: { steps: 10, validActions: 0, usage: { inputTokens: 500, outputTokens: 0 } }, budget: { ...BUDGET, maxSteps: 10, maxTotalTokens: 100 }, expected: 'max_steps' },
+    { label: 'no token limit without maxTotalTokens', counters: { steps: 1, validActions: 0, usage: { inputTokens: 10 ** 9, outputTokens: 0 } }, budget: BUDGET, expected: null },
+    { label: 'both budgets of 1 spent by one step', counters: { steps: 1, validActions: 1, usage: { inputTokens: 0, outputTokens: 0 } }, budget: { ...BUDGET, maxSteps: 1, maxValidActions: 1 }, expected: 'max_valid_actions' },
   ] as const)('$label → $expected', ({ counters, budget, expected }) => {
     expect(stopAfterStep({ cancelled: false, step: step(), counters, budget })).toBe(expected);
   });
 
   it('decides from counters alone when there is no step (a resumed run at step 0)', () => {
-    expect(stopAfterStep({ cancelled: false, step: null, counters: { steps: 0, validActions: 0, tokens: 0 }, budget: BUDGET })).toBeNull();
-    expect(stopAfterStep({ cancelled: true, step: null, counters: { steps: 0, validActions: 0, tokens: 0 }, budget: BUDGET })).toBe('cancelled');
+    expect(stopAfterStep({ cancelled: false, step: null, counters: { steps: 0, validActions: 0, usage: { inputTokens: 0, outputTokens: 0 } }, budget: BUDGET })).toBeNull();
+    expect(stopAfterStep({ cancelled: true, step: null, counters: { steps: 0, validActions: 0, usage: { inputTokens: 0, outputTokens: 0 } }, budget: BUDGET })).toBe('cancelled');
   });
 });
 
@@ -123,25 +123,25 @@ describe('internal/stopping: counting', () => {
     { label: 'a final answer', patch: { decision: 'final', actionStatus: null, finalAnswer: 'x' }, validActions: 0 },
     { label: 'a model error', patch: { decision: 'model_error', actionStatus: null }, validActions: 0 },
   ] as const)('$label counts as a step and adds $validActions valid actions', ({ patch, validActions }) => {
-    expect(countStep({ steps: 2, validActions: 1, tokens: 0 }, step(patch))).toEqual({ steps: 3, validActions: 1 + validActions, tokens: 0 });
+    expect(countStep({ steps: 2, validActions: 1, usage: { inputTokens: 0, outputTokens: 0 } }, step(patch))).toEqual({ steps: 3, validActions: 1 + validActions, usage: { inputTokens: 0, outputTokens: 0 } });
   });
 
   it('counts a whole trajectory the same as step by step', () => {
     const steps = [step(), step({ decision: 'invalid', actionStatus: null }), step({ actionStatus: 'not_executed' }), step(), step({ actionStatus: 'env_error' })];
-    expect(countSteps(steps)).toEqual({ steps: 5, validActions: 2, tokens: 0 });
-    expect(countSteps([])).toEqual({ steps: 0, validActions: 0, tokens: 0 });
+    expect(countSteps(steps)).toEqual({ steps: 5, validActions: 2, usage: { inputTokens: 0, outputTokens: 0 } });
+    expect(countSteps([])).toEqual({ steps: 0, validActions: 0, usage: { inputTokens: 0, outputTokens: 0 } });
   });
 
   it('invalid and not_executed steps reach max_steps but never max_valid_actions', () => {
     const budget = { ...BUDGET, maxSteps: 4, maxValidActions: 1 };
-    let counters: Counters = { steps: 0, validActions: 0, tokens: 0 };
+    let counters: Counters = { steps: 0, validActions: 0, usage: { inputTokens: 0, outputTokens: 0 } };
     const reasons: (StopReason | null)[] = [];
     for (const s of [step({ decision: 'invalid', actionStatus: null }), step({ actionStatus: 'not_executed' }), step({ decision: 'invalid', actionStatus: null }), step({ actionStatus: 'not_executed' })]) {
       counters = countStep(counters, s);
       reasons.push(stopAfterStep({ cancelled: false, step: s, counters, budget }));
     }
     expect(reasons).toEqual([null, null, null, 'max_steps']);
-    expect(counters).toEqual({ steps: 4, validActions: 0, tokens: 0 });
+    expect(counters).toEqual({ steps: 4, validActions: 0, usage: { inputTokens: 0, outputTokens: 0 } });
   });
 });
 

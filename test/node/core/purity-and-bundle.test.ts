@@ -190,6 +190,8 @@ describe('public export names (reviewed here on purpose: a change to this list i
       'defineAgent',
       'encodeRecord',
       'exportRun',
+      'identityMismatch',
+      'identitySnapshot',
       'importRun',
       'inputReplyProblem',
       'isPolyLoopError',

@@ -1,6 +1,6 @@
 /** Recovery (SPEC §5, §7): in-flight cases, no re-interpretation of the past, identity checks. */
 import { describe, expect, it } from 'vitest';
-import { defineAgent, InMemoryStore, isPolyLoopError, resume, run, ToolRegistry } from '../../../src/core/index.ts';
+import { defineAgent, identityMismatch, identitySnapshot, InMemoryStore, isPolyLoopError, resume, run, RunIdentityMismatchError, ToolRegistry } from '../../../src/core/index.ts';
 import type { Decision, DecisionInterpreter, LogRecord } from '../../../src/core/index.ts';
 import { faultyStore, jsonActionInterpreter } from '../../../src/testing/index.ts';
 import { harness, makeTools, text, timeless } from './fixtures.ts';
@@ -219,3 +219,18 @@ function withInterpreterParams(h: Harness): Harness {
   const base = jsonActionInterpreter();
   return harness({ store: h.store, interpreter: { params: { ...base.params, version: 2 }, interpret: base.interpret.bind(base) } });
 }
+
+describe('identityMismatch, the comparison resume makes first', () => {
+  it('names the same differing keys as the RunIdentityMismatchError resume throws, and is null for the same run', async () => {
+    const store = await crashAfter(3, (s) => harness({ store: s }));
+    const started = (await store.readLog('run-1'))[0];
+    if (started?.kind !== 'run_started') throw new Error('no run_started');
+    const same = harness({ store });
+    expect(identityMismatch('run-1', started, identitySnapshot(same.agent, same.request))).toBeNull();
+    const changed = harness({ store, request: { observationTemplate: 'Result: {observation}' } });
+    const mismatch = identityMismatch('run-1', started, identitySnapshot(changed.agent, changed.request));
+    const thrown = await resume(changed.agent, changed.request).catch((e: unknown) => e);
+    expect(mismatch).toBeInstanceOf(RunIdentityMismatchError);
+    expect(mismatch?.message).toBe((thrown as Error).message);
+  });
+});
