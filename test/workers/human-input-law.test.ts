@@ -11,22 +11,7 @@ import { defineAgent, readRunLog, resume, run, ToolRegistry } from '../../src/co
 import type { InputReply, RunRequest, RunStore, ToolSpec } from '../../src/core/index.ts';
 import { DurableObjectStore } from '../../src/platform-workers/index.ts';
 import { collectingSink, crashAtEveryWrite, jsonActionInterpreter, scriptedModel } from '../../src/testing/index.ts';
-
-/** A RunStore whose every call runs inside one Durable Object, on a DurableObjectStore over its storage. */
-function storeIn(stub: DurableObjectStub): RunStore {
-  const inObject = <R>(fn: (s: DurableObjectStore) => R | Promise<R>): Promise<R> =>
-    runInDurableObject(stub, (_instance, state) => fn(new DurableObjectStore(state.storage)));
-  return {
-    runStarted: (id, rec) => inObject((s) => s.runStarted(id, rec)),
-    intent: (id, rec) => inObject((s) => s.intent(id, rec)),
-    result: (id, rid, rec) => inObject((s) => s.result(id, rid, rec)),
-    step: (id, rec) => inObject((s) => s.step(id, rec)),
-    runEnded: (id, rec) => inObject((s) => s.runEnded(id, rec)),
-    inputRequest: (id, rec) => inObject((s) => s.inputRequest(id, rec)),
-    input: (id, rec) => inObject((s) => s.input(id, rec)),
-    readLog: (id) => inObject((s) => s.readLog(id)),
-  };
-}
+import { storeIn } from './store-in-object.ts';
 
 /** send (never, needs approval) approved; ask (a person answers); send again, denied; charge (never, no approval); final. */
 const SCRIPT = [
