@@ -80,6 +80,13 @@ module.exports = {
       to: { path: '^src/core/', pathNot: '^src/core/index\\.ts$' },
     },
     {
+      name: 'postgres-brings-no-driver',
+      comment: 'polyloop/postgres takes the application\'s own pg.Pool: it imports no npm package (pg included), only core and node:*.',
+      severity: 'error',
+      from: { path: '^src/platform-postgres/' },
+      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'] },
+    },
+    {
       name: 'no-circular',
       severity: 'error',
       from: {},

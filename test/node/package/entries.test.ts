@@ -26,6 +26,7 @@ const SOURCES: Record<string, string> = {
   './node': 'src/platform-node/index.ts',
   './web': 'src/platform-web/index.ts',
   './workers': 'src/platform-workers/index.ts',
+  './postgres': 'src/platform-postgres/index.ts',
   './adapters/openai': 'src/adapters/openai.ts',
   './adapters/anthropic': 'src/adapters/anthropic.ts',
   './adapters/ai-sdk': 'src/adapters/ai-sdk.ts',

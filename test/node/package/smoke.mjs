@@ -2,7 +2,7 @@
 // (polyloop/workers needs workerd's `cloudflare:workers`, so it is only resolved), then one run.
 
 const out = {};
-for (const s of ['', '/node', '/web', '/adapters/openai', '/adapters/anthropic', '/adapters/ai-sdk', '/zod', '/testing']) {
+for (const s of ['', '/node', '/web', '/postgres', '/adapters/openai', '/adapters/anthropic', '/adapters/ai-sdk', '/zod', '/testing']) {
   out[`polyloop${s}`] = Object.keys(await import(`polyloop${s}`)).length;
 }
 out['polyloop/workers'] = import.meta.resolve('polyloop/workers').endsWith('/dist/platform-workers/index.js') ? 'resolved' : 'wrong';
