@@ -1,0 +1,146 @@
+/**
+ * The run lease of {@link PostgresStore}: a row in `runs` naming its holder (a random token per
+ * acquisition) and an expiry in the database's clock, renewed by a heartbeat while held. A
+ * holder that stops renewing (a killed process, a lost network) loses the run once the expiry
+ * passes; every write checks the holder token in its own statement (fencing), so a holder whose
+ * lease another process took writes nothing. See docs/decisions/0036-postgres-store.md.
+ * @module
+ */
+import { RunLockedError } from '../core/index.ts';
+import type { ReleaseLease } from '../core/index.ts';
+import type { PgPoolLike } from './pg-types.ts';
+
+/** What the lease needs to know of its store. */
+export type LeaseContext = {
+  readonly pool: PgPoolLike;
+  /** The quoted schema name. */
+  readonly schema: string;
+  readonly leaseMs: number;
+  readonly heartbeatMs: number;
+  /** Who takes leases: shown to a refused acquirer. */
+  readonly owner: string;
+  /** `'wait'`: an acquire of a held run polls until it is free (or aborted); `'refuse'`: RunLockedError at once. */
+  readonly mode: 'refuse' | 'wait';
+};
+
+/** The key of a run: sha256 of its id's JSON text (lossless for any string, and short enough to index). */
+export const RUN_KEY = `sha256(convert_to($1::text, 'UTF8'))`;
+
+const LONE_OR_NUL = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]|\u0000/g;
+
+/** The id as a readable column: a lone surrogate or NUL cannot be Postgres text, so they become U+FFFD. */
+export function readableId(runId: string): string {
+  return runId.replace(LONE_OR_NUL, '\uFFFD');
+}
+
+/** A lease this process holds: its token, and whether it is known lost. */
+export type HeldLease = { readonly token: string; lost: boolean };
+
+/**
+ * Take the lease of a run, or say who holds it. Resolves with the release and the held lease
+ * (whose token every write of this driver carries); rejects with `RunLockedError` (refuse mode)
+ * or keeps polling until the holder's lease is released or expires (wait mode), and with
+ * `signal.reason` when aborted.
+ */
+export async function takeLease(ctx: LeaseContext, runId: string, signal: AbortSignal | undefined, onEnd: () => void): Promise<{ release: ReleaseLease; held: HeldLease }> {
+  signal?.throwIfAborted();
+  const token = crypto.randomUUID();
+  for (;;) {
+    const got = await ctx.pool.query({
+      name: `polyloop-acquire-${ctx.schema}`,
+      text: `INSERT INTO ${ctx.schema}.runs AS r (run_key, run_id, lease_holder, lease_owner, lease_expires_at, lease_epoch)
+             VALUES (${RUN_KEY}, $2, $3, $4, now() + $5::float8 * interval '1 millisecond', 1)
+             ON CONFLICT (run_key) DO UPDATE SET lease_holder = $3, lease_owner = $4,
+               lease_expires_at = now() + $5::float8 * interval '1 millisecond', lease_epoch = r.lease_epoch + 1
+             WHERE r.lease_holder IS NULL OR r.lease_expires_at <= now()
+             RETURNING 1`,
+      values: [JSON.stringify(runId), readableId(runId), token, ctx.owner, ctx.leaseMs],
+    });
+    if (got.rowCount === 1) {
+      if (signal?.aborted) {
+        // Granted after the caller gave up: hand it straight back.
+        await freeLease(ctx, runId, token).catch(() => undefined);
+        throw signal.reason;
+      }
+      const held: HeldLease = { token, lost: false };
+      return { release: holdLease(ctx, runId, held, onEnd), held };
+    }
+    const holder = await describeHolder(ctx, runId);
+    if (ctx.mode === 'refuse' || holder === null) throw new RunLockedError(runId, holder?.detail ?? 'its lease changed hands while it was asked for');
+    await pause(Math.max(20, Math.min(ctx.heartbeatMs, holder.remainingMs)), signal);
+  }
+}
+
+/** Renew the lease every `heartbeatMs` until released; a renewal that finds another holder marks it lost. */
+function holdLease(ctx: LeaseContext, runId: string, held: HeldLease, onEnd: () => void): ReleaseLease {
+  let beating = false;
+  const timer = setInterval(() => {
+    if (beating) return;
+    beating = true;
+    renew(ctx, runId, held.token)
+      .then((ok) => {
+        if (ok) return;
+        held.lost = true;
+        clearInterval(timer);
+      })
+      // A renewal that failed (the database restarting) is tried again at the next beat; the
+      // lease stays ours until another process takes it after the expiry.
+      .catch(() => undefined)
+      .finally(() => (beating = false));
+  }, ctx.heartbeatMs);
+  // The heartbeat alone must not keep a process alive.
+  timer.unref?.();
+  let released: Promise<void> | null = null;
+  return () =>
+    (released ??= (async () => {
+      clearInterval(timer);
+      onEnd();
+      await freeLease(ctx, runId, held.token);
+    })());
+}
+
+async function renew(ctx: LeaseContext, runId: string, token: string): Promise<boolean> {
+  const r = await ctx.pool.query({
+    name: `polyloop-renew-${ctx.schema}`,
+    text: `UPDATE ${ctx.schema}.runs SET lease_expires_at = now() + $3::float8 * interval '1 millisecond' WHERE run_key = ${RUN_KEY} AND lease_holder = $2`,
+    values: [JSON.stringify(runId), token, ctx.leaseMs],
+  });
+  return r.rowCount === 1;
+}
+
+/** Free the lease if it is still this token's; never another holder's. */
+async function freeLease(ctx: LeaseContext, runId: string, token: string): Promise<void> {
+  await ctx.pool.query({
+    name: `polyloop-release-${ctx.schema}`,
+    text: `UPDATE ${ctx.schema}.runs SET lease_holder = NULL, lease_owner = NULL, lease_expires_at = NULL WHERE run_key = ${RUN_KEY} AND lease_holder = $2`,
+    values: [JSON.stringify(runId), token],
+  });
+}
+
+/** Who holds the run's lease and for how much longer (null: nobody does any more). */
+export async function describeHolder(ctx: Pick<LeaseContext, 'pool' | 'schema'>, runId: string): Promise<{ readonly detail: string; readonly remainingMs: number } | null> {
+  const r = await ctx.pool.query({
+    text: `SELECT lease_owner, greatest(0, extract(epoch FROM lease_expires_at - now()) * 1000)::float8 AS remaining FROM ${ctx.schema}.runs
+           WHERE run_key = ${RUN_KEY} AND lease_holder IS NOT NULL`,
+    values: [JSON.stringify(runId)],
+  });
+  const row = r.rows[0];
+  if (!row) return null;
+  const remainingMs = Number(row['remaining']);
+  return { detail: `its Postgres lease is held by ${String(row['lease_owner'])}, expiring in ${Math.ceil(remainingMs)} ms unless renewed`, remainingMs };
+}
+
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = (): void => {
+      clearTimeout(t);
+      reject(signal?.reason);
+    };
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,214 @@
+/**
+ * PostgresStore: run logs in Postgres through the application's own node-postgres pool. Every
+ * write is one statement, so one committed transaction; a run lease that expires when its holder
+ * stops renewing it; fencing on every write. See docs/postgres.md.
+ * @module
+ */
+import { hostname } from 'node:os';
+import { CorruptLogError, decodeLog, encodeRecord, isPolyLoopError, RunLockedError, StoreError } from '../core/index.ts';
+import type {
+  InputRecord,
+  InputRequestRecord,
+  IntentRecord,
+  LogRecord,
+  ReleaseLease,
+  ResultRecord,
+  RunEndedRecord,
+  RunStartedRecord,
+  RunStore,
+  StepWriteRecord,
+} from '../core/index.ts';
+import { describeHolder, readableId, RUN_KEY, takeLease } from './lease.ts';
+import type { HeldLease, LeaseContext } from './lease.ts';
+import type { PgPoolLike } from './pg-types.ts';
+import { quotedSchema } from './schema.ts';
+
+/** Options of {@link PostgresStore}. */
+export type PostgresStoreOptions = {
+  /**
+   * The application's `pg.Pool` (or anything with its `query` and `connect`). The store never
+   * ends it. Give it an `'error'` listener: node-postgres emits one for an idle connection the
+   * server dropped (a restart), and an unlistened one ends the process.
+   */
+  readonly pool: PgPoolLike;
+  /** The Postgres schema (namespace) `migrate()` created the tables in; default `polyloop`. */
+  readonly schema?: string;
+  /** How long a lease lives without renewal, in ms (default 30,000): the longest a dead holder blocks its run. */
+  readonly leaseMs?: number;
+  /** How often a held lease is renewed, in ms (default a third of `leaseMs`). */
+  readonly heartbeatMs?: number;
+  /**
+   * What `acquire` of a run another process holds does: `'refuse'` (default, `RunLockedError`
+   * at once) or `'wait'` (until the holder releases it or its lease expires, or the signal aborts).
+   */
+  readonly lease?: 'refuse' | 'wait';
+  /** Names this process to a refused acquirer (default `<hostname> pid <pid>`). */
+  readonly owner?: string;
+};
+
+type WriteOp = 'runStarted' | 'intent' | 'result' | 'step' | 'runEnded' | 'inputRequest' | 'input';
+
+/**
+ * A durable {@link RunStore} in Postgres, for Node services that run agents on several
+ * machines. One row per record in `<schema>.records`, keyed by run and sequence number, holding
+ * the record exactly as `encodeRecord` writes it (so exports are byte-equal to other stores'),
+ * and one row per run in `<schema>.runs` with its sequence counter and lease. Create the tables
+ * with {@link migrate} first.
+ *
+ * Durability: every write resolves once its statement committed (with the server's default
+ * `synchronous_commit`, flushed to the WAL): `intent`, `inputRequest` and `input` are barriers,
+ * `step` is one record, all-or-nothing. Write failures reject with `StoreError` (its `cause`
+ * the driver's error, or a `RunLockedError` when the run's lease belongs to another holder); a
+ * failed statement wrote nothing, one whose connection broke at commit may have landed.
+ *
+ * Lease: `acquire` takes a lease that lives `leaseMs` and is renewed every `heartbeatMs` while
+ * held; a killed holder blocks its run for at most `leaseMs`. Each write names the writer's
+ * lease and is refused when another holder has taken the run since.
+ *
+ * @example
+ * import pg from 'pg';
+ * import { migrate, PostgresStore } from 'polyloop/postgres';
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+ * pool.on('error', (e) => console.warn('idle Postgres connection lost:', e.message));
+ * await migrate(pool);
+ * const agent = defineAgent({ model, interpreter, store: new PostgresStore({ pool }), events, syntheticObservations });
+ */
+export class PostgresStore implements RunStore {
+  readonly #pool: PgPoolLike;
+  readonly #schema: string;
+  readonly #lease: LeaseContext;
+  /** The leases this instance holds, by run: their tokens go with every write (fencing). */
+  readonly #held = new Map<string, HeldLease>();
+
+  constructor(options: PostgresStoreOptions) {
+    if (typeof options?.pool?.query !== 'function') throw new TypeError('PostgresStore needs a `pool` (a pg.Pool)');
+    const leaseMs = options.leaseMs ?? 30_000;
+    const heartbeatMs = options.heartbeatMs ?? Math.floor(leaseMs / 3);
+    if (!Number.isInteger(leaseMs) || leaseMs < 100) throw new TypeError(`PostgresStore leaseMs must be an integer ≥ 100, got ${String(leaseMs)}`);
+    if (!Number.isInteger(heartbeatMs) || heartbeatMs < 10 || heartbeatMs >= leaseMs) throw new TypeError(`PostgresStore heartbeatMs must be an integer ≥ 10 and below leaseMs, got ${String(heartbeatMs)}`);
+    if (options.lease !== undefined && options.lease !== 'refuse' && options.lease !== 'wait') throw new TypeError(`PostgresStore lease must be 'refuse' or 'wait', got ${JSON.stringify(options.lease)}`);
+    this.#pool = options.pool;
+    this.#schema = quotedSchema(options.schema);
+    const owner = options.owner ?? `${hostname()} pid ${process.pid}`;
+    this.#lease = { pool: this.#pool, schema: this.#schema, leaseMs, heartbeatMs, owner, mode: options.lease ?? 'refuse' };
+  }
+
+  /** Contract: see {@link RunStore.runStarted}; committed when it resolves; rejects with `StoreError`. */
+  runStarted(runId: string, rec: RunStartedRecord): Promise<void> {
+    return this.#append(runId, rec, 'runStarted');
+  }
+
+  /** Contract: a barrier — committed when it resolves; rejects with `StoreError`. */
+  intent(runId: string, rec: IntentRecord): Promise<void> {
+    return this.#append(runId, rec, 'intent');
+  }
+
+  /** Contract: committed when it resolves (more than the port asks); rejects with `StoreError`. */
+  result(runId: string, _resultId: string, rec: ResultRecord): Promise<void> {
+    return this.#append(runId, rec, 'result');
+  }
+
+  /** Contract: action result and step in one record, one statement: all or nothing. */
+  step(runId: string, rec: StepWriteRecord): Promise<void> {
+    return this.#append(runId, rec, 'step');
+  }
+
+  /** Contract: committed when it resolves; rejects with `StoreError`. */
+  runEnded(runId: string, rec: RunEndedRecord): Promise<void> {
+    return this.#append(runId, rec, 'runEnded');
+  }
+
+  /** Contract: a barrier (SPEC §9) — committed before it resolves; rejects with `StoreError`. */
+  inputRequest(runId: string, rec: InputRequestRecord): Promise<void> {
+    return this.#append(runId, rec, 'inputRequest');
+  }
+
+  /** Contract: a barrier (SPEC §9) — the reply committed before it is carried out; rejects with `StoreError`. */
+  input(runId: string, rec: InputRecord): Promise<void> {
+    return this.#append(runId, rec, 'input');
+  }
+
+  /**
+   * Contract: see {@link RunStore.readLog}. One statement, so one snapshot: records in write
+   * order, never a half-written one. Never takes the lease. A record that is not JSON is
+   * `CorruptLogError` (a committed row is never torn), a foreign major `SchemaVersionError`,
+   * anything else `StoreError`.
+   */
+  async readLog(runId: string): Promise<readonly LogRecord[]> {
+    let texts: string[];
+    try {
+      const r = await this.#pool.query({
+        name: `polyloop-read-${this.#schema}`,
+        text: `SELECT record FROM ${this.#schema}.records WHERE run_key = ${RUN_KEY} ORDER BY seq`,
+        values: [JSON.stringify(runId)],
+      });
+      texts = r.rows.map((row) => String(row['record']));
+    } catch (e) {
+      throw new StoreError(runId, 'readLog', e);
+    }
+    const source = `postgres:${this.#schema}.records/${runId}`;
+    const { records, tornLine } = decodeLog(texts, { source });
+    if (tornLine !== null) throw new CorruptLogError(tornLine, 'not valid JSON', { source });
+    return records;
+  }
+
+  /**
+   * Contract: see {@link RunStore.acquire}. Resolves once this caller holds the run's lease,
+   * renewed every `heartbeatMs` until released; rejects with `RunLockedError` naming the holder
+   * while another live holder has it (or, with `lease: 'wait'`, waits until it is released or
+   * expires); rejects with `signal.reason` when aborted. Release is idempotent and never frees a
+   * lease another holder took since; a failed release rejects and the lease expires by itself.
+   */
+  async acquire(runId: string, opts: { readonly signal?: AbortSignal } = {}): Promise<ReleaseLease> {
+    opts.signal?.throwIfAborted();
+    try {
+      const { release, held } = await takeLease(this.#lease, runId, opts.signal, () => {
+        if (this.#held.get(runId) === held) this.#held.delete(runId);
+      });
+      this.#held.set(runId, held);
+      return release;
+    } catch (e) {
+      if (opts.signal?.aborted && e === opts.signal.reason) throw e;
+      throw isPolyLoopError(e) ? e : new StoreError(runId, 'acquire', e);
+    }
+  }
+
+  /**
+   * Append one record in one statement: bump the run's counter and insert the record under the
+   * old value, only if the writer's lease is the run's (or, writing without one, nobody holds a
+   * live lease). The counter row's lock orders concurrent writers of a run.
+   */
+  async #append(runId: string, rec: LogRecord, op: WriteOp): Promise<void> {
+    const held = this.#held.get(runId);
+    let landed: number | null;
+    try {
+      const text = encodeRecord(rec);
+      const r = await this.#pool.query({
+        name: `polyloop-append-${this.#schema}`,
+        text: `WITH run AS (
+                 INSERT INTO ${this.#schema}.runs AS r (run_key, run_id, next_seq) VALUES (${RUN_KEY}, $2, 1)
+                 ON CONFLICT (run_key) DO UPDATE SET next_seq = r.next_seq + 1,
+                   lease_expires_at = CASE WHEN $3::text IS NULL THEN r.lease_expires_at
+                     ELSE greatest(r.lease_expires_at, now() + $6::float8 * interval '1 millisecond') END
+                 WHERE r.lease_holder IS NOT DISTINCT FROM $3::text
+                    OR ($3::text IS NULL AND r.lease_expires_at <= now())
+                 RETURNING r.run_key, r.next_seq - 1 AS seq)
+               INSERT INTO ${this.#schema}.records (run_key, seq, run_id, kind, record)
+               SELECT run_key, seq, $2, $4, $5 FROM run RETURNING seq`,
+        values: [JSON.stringify(runId), readableId(runId), held?.token ?? null, rec.kind, text, this.#lease.leaseMs],
+      });
+      landed = r.rowCount;
+    } catch (e) {
+      throw new StoreError(runId, op, e);
+    }
+    if (landed !== 1) throw new StoreError(runId, op, await this.#refusal(runId, held));
+  }
+
+  /** Why a write was refused: the lease is another holder's (ours was lost), or someone else's live one. */
+  async #refusal(runId: string, held: HeldLease | undefined): Promise<RunLockedError> {
+    if (held) held.lost = true;
+    const holder = await describeHolder(this.#lease, runId).catch(() => null);
+    const lost = held ? 'this writer lost its lease; ' : '';
+    return new RunLockedError(runId, `${lost}${holder?.detail ?? 'another holder took its lease'}`);
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * PostgresStore against a real Postgres server started by this file: the shared RunStore
+ * contract (both lease modes), the lease of a dead holder expiring, fencing of a holder that lost
+ * its lease, the heartbeat keeping a slow holder's lease, migrate(), and rows as other programs see them.
+ */
+import { describe, expect, it } from 'vitest';
+import { encodeRecord, isPolyLoopError } from '../../../src/core/index.ts';
+import { migrate, PostgresStore, SCHEMA_VERSION } from '../../../src/platform-postgres/index.ts';
+import { runStoreContract } from '../../../src/testing/index.ts';
+import { describeContract } from '../../contract/vitest-suite.ts';
+import { modelIntent, started, stepWrite, writeFullRun } from '../../contract/run-store.contract.ts';
+import { usePostgres } from '../../postgres/fixture.ts';
+
+const db = usePostgres();
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+describeContract(runStoreContract({ name: 'PostgresStore (lease refuses)', makeStore: () => db.freshStore(), lease: 'refuses' }));
+describeContract(runStoreContract({ name: 'PostgresStore (lease waits)', makeStore: () => db.freshStore({ lease: 'wait' }), lease: 'waits' }));
+
+describe('PostgresStore lease across processes', () => {
+  it('lets another store take the run once a holder that stopped renewing (a killed process) lets its lease expire', async () => {
+    const schema = await db.freshSchema();
+    const deadPool = db.newPool();
+    const dead = new PostgresStore({ pool: deadPool, schema, leaseMs: 400, heartbeatMs: 100 });
+    await dead.acquire('r', {});
+    await dead.runStarted('r', started('r'));
+    // The holder's process dies: its heartbeat stops with its pool.
+    await deadPool.end();
+    const next = new PostgresStore({ pool: db.pool(), schema, leaseMs: 400, heartbeatMs: 100 });
+    const refused = await next.acquire('r', {}).then(() => null, (e: unknown) => e);
+    expect(isPolyLoopError(refused, 'run_locked'), String(refused)).toBe(true);
+    expect(String((refused as Error).message)).toMatch(/held by .* pid \d+, expiring in \d+ ms/);
+    await sleep(500);
+    const release = await next.acquire('r', {});
+    await next.intent('r', modelIntent(0));
+    expect((await next.readLog('r')).map((r) => r.kind)).toEqual(['run_started', 'intent']);
+    await release();
+  });
+
+  it('a waiting acquire gets the run as soon as the dead holder\'s lease expires', async () => {
+    const schema = await db.freshSchema();
+    // A holder killed a moment ago: its row names it, its lease has 600 ms left, nobody renews it.
+    await db.pool().query(`INSERT INTO ${schema}.runs (run_key, run_id, lease_holder, lease_owner, lease_expires_at) VALUES (sha256(convert_to('"r"', 'UTF8')), 'r', 'killed-token', 'killed', now() + interval '600 milliseconds')`);
+    const waiting = new PostgresStore({ pool: db.pool(), schema, lease: 'wait', leaseMs: 600, heartbeatMs: 200 });
+    const t0 = Date.now();
+    const release = await waiting.acquire('r', {});
+    const waited = Date.now() - t0;
+    expect(waited).toBeGreaterThanOrEqual(300);
+    expect(waited).toBeLessThan(5_000);
+    await release();
+  });
+
+  it('refuses every write of a holder whose lease another store took after it expired (fencing), and writes nothing of it', async () => {
+    const schema = await db.freshSchema();
+    const slow = new PostgresStore({ pool: db.pool(), schema, leaseMs: 300, heartbeatMs: 100 });
+    const releaseSlow = await slow.acquire('r', {});
+    await slow.runStarted('r', started('r'));
+    // The holder stalls (its heartbeat cannot reach the table): simulated by expiring the row.
+    await db.pool().query(`UPDATE ${schema}.runs SET lease_expires_at = now() - interval '1 second'`);
+    const other = new PostgresStore({ pool: db.pool(), schema, leaseMs: 5_000, heartbeatMs: 1_000 });
+    const releaseOther = await other.acquire('r', {});
+    const refused = await slow.intent('r', modelIntent(0)).then(() => null, (e: unknown) => e);
+    expect(isPolyLoopError(refused, 'store_error'), String(refused)).toBe(true);
+    const cause = (refused as Error & { cause?: unknown }).cause;
+    expect(isPolyLoopError(cause, 'run_locked'), String(cause)).toBe(true);
+    expect(String((cause as Error).message)).toContain('this writer lost its lease');
+    await other.intent('r', modelIntent(0));
+    expect((await other.readLog('r')).map((r) => r.kind)).toEqual(['run_started', 'intent']);
+    // The stale release frees nothing: the run is still the other holder's.
+    await releaseSlow();
+    const third = await new PostgresStore({ pool: db.pool(), schema }).acquire('r', {}).then(() => null, (e: unknown) => e);
+    expect(isPolyLoopError(third, 'run_locked')).toBe(true);
+    await releaseOther();
+  });
+
+  it('refuses a write without a lease to a run another store holds', async () => {
+    const schema = await db.freshSchema();
+    const holder = new PostgresStore({ pool: db.pool(), schema });
+    const release = await holder.acquire('r', {});
+    const outsider = new PostgresStore({ pool: db.pool(), schema });
+    const refused = await outsider.runStarted('r', started('r')).then(() => null, (e: unknown) => e);
+    expect(isPolyLoopError(refused, 'store_error')).toBe(true);
+    expect(await holder.readLog('r')).toEqual([]);
+    await release();
+    await outsider.runStarted('r', started('r'));
+  });
+
+  it('keeps a held lease alive past leaseMs by its heartbeat', async () => {
+    const schema = await db.freshSchema();
+    const holder = new PostgresStore({ pool: db.pool(), schema, leaseMs: 300, heartbeatMs: 80 });
+    const release = await holder.acquire('r', {});
+    await sleep(900);
+    const other = new PostgresStore({ pool: db.pool(), schema, leaseMs: 300, heartbeatMs: 80 });
+    const refused = await other.acquire('r', {}).then(() => null, (e: unknown) => e);
+    expect(isPolyLoopError(refused, 'run_locked'), String(refused)).toBe(true);
+    await holder.step('r', stepWrite(0));
+    await release();
+    await (await other.acquire('r', {}))();
+  });
+
+  it('gives exactly one of many simultaneous acquirers the run', async () => {
+    const schema = await db.freshSchema();
+    const stores = Array.from({ length: 8 }, () => new PostgresStore({ pool: db.pool(), schema }));
+    const outcomes = await Promise.allSettled(stores.map((s) => s.acquire('contended', {})));
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+    for (const o of outcomes) if (o.status === 'rejected') expect(isPolyLoopError(o.reason, 'run_locked')).toBe(true);
+    for (const o of outcomes) if (o.status === 'fulfilled') await o.value();
+  });
+});
+
+describe('PostgresStore tables', () => {
+  it('holds each record as encodeRecord text in write order, with its kind and readable run id, for other programs to query', async () => {
+    const schema = await db.freshSchema();
+    const store = new PostgresStore({ pool: db.pool(), schema });
+    const written = await writeFullRun(store, 'run-7');
+    const rows = await db.pool().query(`SELECT seq, run_id, kind, record FROM ${schema}.records WHERE run_id = $1 ORDER BY seq`, ['run-7']);
+    expect(rows.rows.map((r) => r.seq)).toEqual(written.map((_, i) => i));
+    expect(rows.rows.map((r) => r.record)).toEqual(written.map((r) => encodeRecord(r)));
+    expect(rows.rows.map((r) => r.kind)).toEqual(written.map((r) => r.kind));
+    const steps = await db.pool().query(`SELECT (record::jsonb -> 'step' ->> 'stepIndex')::int AS i FROM ${schema}.records WHERE run_id = 'run-7' AND kind = 'step'`);
+    expect(steps.rows).toEqual([{ i: 0 }]);
+  });
+
+  it('keeps two run ids that differ only in a lone surrogate or a NUL apart', async () => {
+    const store = await db.freshStore();
+    const ids = ['a\uD800', 'a\uDBFF', 'a\u0000', 'a\uFFFD'];
+    for (const [i, id] of ids.entries()) await store.runStarted(id, { ...started(id), snapshotHash: `h${i}` });
+    for (const [i, id] of ids.entries()) expect((await store.readLog(id)).map((r) => (r as { snapshotHash?: string }).snapshotHash)).toEqual([`h${i}`]);
+  });
+
+  it('migrate() is idempotent, safe to call concurrently, and refuses a database a newer library migrated', async () => {
+    const schema = `mig_${process.pid}`;
+    expect(await Promise.all([migrate(db.pool(), { schema }), migrate(db.pool(), { schema }), migrate(db.pool(), { schema })])).toEqual([SCHEMA_VERSION, SCHEMA_VERSION, SCHEMA_VERSION]);
+    const versions = await db.pool().query(`SELECT version FROM ${schema}.schema_versions`);
+    expect(versions.rows).toEqual([{ version: SCHEMA_VERSION }]);
+    await db.pool().query(`INSERT INTO ${schema}.schema_versions (version) VALUES (${SCHEMA_VERSION + 1})`);
+    await expect(migrate(db.pool(), { schema })).rejects.toThrow(/newer than this library/);
+    expect(() => migrate(db.pool(), { schema: 'x"; DROP TABLE y; --' })).rejects.toThrow(TypeError);
+  });
+
+  it('rejects with StoreError naming the missing tables when migrate() was never run', async () => {
+    const store = new PostgresStore({ pool: db.pool(), schema: 'never_migrated' });
+    const e = await store.runStarted('r', started('r')).then(() => null, (x: unknown) => x);
+    expect(isPolyLoopError(e, 'store_error')).toBe(true);
+    expect(String((e as Error).message)).toContain('never_migrated.runs');
+    await expect(store.readLog('r')).rejects.toMatchObject({ code: 'store_error' });
+  });
+});
