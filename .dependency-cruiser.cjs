@@ -7,7 +7,7 @@ module.exports = {
       comment: 'Rule 1: src/core imports no node:*, no cloudflare:*, nothing from platforms or adapters.',
       severity: 'error',
       from: { path: '^src/core/' },
-      to: { path: '^(node:|cloudflare:)|^src/(platform-|adapters/|zod/|testing/)', dependencyTypesNot: ['type-only'] },
+      to: { path: '^(node:|cloudflare:)|^src/(platform-|adapters/|zod/|testing/|mcp/)', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'core-no-node-builtins',
@@ -21,7 +21,7 @@ module.exports = {
       comment: 'Rule 1 also for type-only imports.',
       severity: 'error',
       from: { path: '^src/core/' },
-      to: { path: '^src/(platform-|adapters/|zod/|testing/)' },
+      to: { path: '^src/(platform-|adapters/|zod/|testing/|mcp/)' },
     },
     {
       name: 'types-imports-nothing',
@@ -73,10 +73,24 @@ module.exports = {
       to: { path: '^src/platform-' },
     },
     {
+      name: 'mcp-web-standard-only',
+      comment: 'polyloop/mcp runs in a tab, a Worker and Node: no platform, no node:* or cloudflare:*, no Node core module.',
+      severity: 'error',
+      from: { path: '^src/mcp/' },
+      to: { path: '^(node:|cloudflare:)|^src/(platform-|adapters/|zod/|testing/)' },
+    },
+    {
+      name: 'mcp-no-node-builtins',
+      comment: 'The same for Node core modules imported without the node: prefix.',
+      severity: 'error',
+      from: { path: '^src/mcp/' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
       name: 'platforms-use-core-entry',
       comment: 'STYLE: platforms, adapters, zod and testing import core only through src/core/index.ts.',
       severity: 'error',
-      from: { path: '^src/(platform-[^/]+|adapters|zod|testing)/' },
+      from: { path: '^src/(platform-[^/]+|adapters|zod|testing|mcp)/' },
       to: { path: '^src/core/', pathNot: '^src/core/index\\.ts$' },
     },
     {
