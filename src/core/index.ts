@@ -30,7 +30,7 @@ export { exportRun, importRun, readRunLog } from './run-log.ts';
 export { defineAgent, resume, run } from './session.ts';
 export { identityMismatch, identitySnapshot } from './snapshot.ts';
 export type { ActionExecutor, DecisionInterpreter, EventSink, ExecuteContext, ModelCall, ModelCaller, ReadLogOptions, ReleaseLease, RunStore, StoreWarning } from './ports.ts';
-export { canonicalJson, decodeLog, decodeRecord, encodeRecord, RECORD_MAJOR } from './serialization.ts';
+export { canonicalJson, decodeLog, decodeRecord, encodeRecord, isBarrier, RECORD_MAJOR } from './serialization.ts';
 export type { DecodedLog } from './serialization.ts';
 export { RegistryExecutor, ToolRegistry } from './tools.ts';
 export type { ToolHandler, ToolSpec } from './tools.ts';

@@ -9,7 +9,7 @@
 import { RunLockedError } from './errors.ts';
 import type { ReleaseLease, RunStore } from './ports.ts';
 import { decodeLog, encodeRecord } from './serialization.ts';
-import type { InputRecord, InputRequestRecord, IntentRecord, LogRecord, ResultRecord, RunEndedRecord, RunStartedRecord, StepWriteRecord } from './types.ts';
+import type { ActionIntentRecord, InputRecord, InputRequestRecord, IntentRecord, LogRecord, ResultRecord, RunEndedRecord, RunStartedRecord, StepWriteRecord } from './types.ts';
 
 /**
  * A {@link RunStore} in memory, for tests, demos and short-lived runs.
@@ -40,6 +40,15 @@ export class InMemoryStore implements RunStore {
 
   result(runId: string, _resultId: string, rec: ResultRecord): Promise<void> {
     return this.#append(runId, rec);
+  }
+
+  /** Contract: see {@link RunStore.resultAndIntent}; both records encoded before either lands. */
+  resultAndIntent(runId: string, result: ResultRecord, intent: ActionIntentRecord): Promise<void> {
+    const lines = [encodeRecord(result), encodeRecord(intent)];
+    let log = this.#logs.get(runId);
+    if (!log) this.#logs.set(runId, (log = []));
+    log.push(...lines);
+    return Promise.resolve();
   }
 
   step(runId: string, rec: StepWriteRecord): Promise<void> {

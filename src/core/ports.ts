@@ -5,6 +5,7 @@
  */
 import type {
   Action,
+  ActionIntentRecord,
   ActionOutcome,
   Decision,
   InputRecord,
@@ -139,12 +140,23 @@ export interface RunStore {
    */
   runStarted(runId: string, rec: RunStartedRecord): Promise<void>;
   /**
-   * Write a model-call or action intent. A barrier.
+   * Write a model-call or action intent. A barrier — except a model-call intent whose
+   * `replayPolicy` is `'safe'` (`isBarrier` says which): losing that one leaves the step at its
+   * boundary, and recovery would re-issue the call anyway.
    *
-   * Contract: resolves only when the record is durable (survives a process crash); rejects on I/O
-   * failure, after which the record may or may not have landed.
+   * Contract: a barrier resolves only when the record is durable (survives a process crash); a
+   * store may make a non-barrier intent durable later (with the next barrier), never out of order.
+   * Rejects on I/O failure, after which the record may or may not have landed.
    */
   intent(runId: string, rec: IntentRecord): Promise<void>;
+  /**
+   * Optional: write a model-call result and the action intent interpreted from it as one
+   * atomic write, a barrier (decision 0040). The loop calls it instead of `result` then `intent`
+   * when an action follows its reply at once; a store without it gets the two calls.
+   *
+   * Contract: all-or-nothing, in this order; durable when it resolves, as {@link RunStore.intent}.
+   */
+  resultAndIntent?(runId: string, result: ResultRecord, intent: ActionIntentRecord): Promise<void>;
   /**
    * Write a model-call result under its pre-assigned `resultId`.
    *

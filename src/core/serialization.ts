@@ -18,6 +18,25 @@ export function encodeRecord(rec: LogRecord): string {
   return JSON.stringify(isObj(rec) && typeof rec['kind'] === 'string' ? canonicalOrder(rec as unknown as Obj) : rec);
 }
 
+/**
+ * Whether a store must make `rec` durable before its write resolves (SPEC §3 as amended by
+ * decision 0040): intents (but a model-call intent whose replay policy is `'safe'`), input
+ * requests and replies, step records (a `step_finished` event follows only a durable step) and
+ * `run_ended`. `run_started`, `result` and a safe model-call intent may wait for the next barrier:
+ * losing them leaves the run where recovery re-issues or re-interprets, as it would anyway.
+ */
+export function isBarrier(rec: LogRecord): boolean {
+  switch (rec.kind) {
+    case 'run_started':
+    case 'result':
+      return false;
+    case 'intent':
+      return rec.intent === 'action' || rec.replayPolicy !== 'safe';
+    default:
+      return true;
+  }
+}
+
 const ORDER: Readonly<Record<string, readonly string[]>> = {
   run_started: ['kind', 'v', 'runId', 'snapshot', 'snapshotHash', 'startedAt'],
   intent: ['kind', 'v', 'intent', 'stepIndex', 'callSeq', 'resultId', 'replayPolicy', 'decision'],

@@ -24,6 +24,7 @@ import { RegistryExecutor } from './tools.ts';
 import { RECORD_VERSION } from './types.ts';
 import type {
   ActionDecision,
+  ActionIntentRecord,
   ActionOutcome,
   Decision,
   EndReason,
@@ -159,6 +160,12 @@ class RunDriver {
   #closed = false;
   /** A write the grace period gave up on; it may still land. */
   abandonedWrite: Promise<unknown> | null = null;
+  /**
+   * The model result of the current step, not yet written, and the events that follow its
+   * write: it lands with the step's next record (with the action intent as one write where the
+   * store can, decision 0040), so an action step costs two barriers, not three.
+   */
+  #unwritten: { readonly rec: ResultRecord; readonly events: RunEvent[] } | null = null;
 
   readonly #lease: Lease | null;
 
@@ -244,17 +251,20 @@ class RunDriver {
     } else {
       const interpreted = this.#interpret(called.reply);
       if ('failure' in interpreted) {
-        await this.#emit({ type: 'decision', runId: this.#runId, stepIndex, decision: 'interpreter_error', summary: interpreted.failure });
+        await this.#emitAfterResult({ type: 'decision', runId: this.#runId, stepIndex, decision: 'interpreter_error', summary: interpreted.failure });
         return this.#finishStep(stepIndex, startedAt, { ...base, decision: 'interpreter_error', observation: interpreted.failure }, null);
       }
       decision = interpreted.decision;
-      await this.#emit({ type: 'decision', runId: this.#runId, stepIndex, decision: decision.kind, summary: summarize(decision) });
+      await this.#emitAfterResult({ type: 'decision', runId: this.#runId, stepIndex, decision: decision.kind, summary: summarize(decision) });
     }
     const history = { historyText: decision.historyText, historyContent: decision.historyContent ?? null };
     if (decision.kind === 'final') return this.#finishStep(stepIndex, startedAt, { ...base, ...history, decision: 'final', finalAnswer: decision.answer }, null);
     if (decision.kind === 'invalid') return this.#finishStep(stepIndex, startedAt, { ...base, ...history, decision: 'invalid', explanation: decision.explanation }, null);
     // No new side effect after an abort, even if the model ignored the signal and replied.
-    this.#signal.throwIfAborted();
+    if (this.#signal.aborted) {
+      await this.#landResult(null);
+      this.#signal.throwIfAborted();
+    }
     return this.#act(stepIndex, decision, inFlight, reply, (fields, actionResult) => this.#finishStep(stepIndex, startedAt, { ...base, ...history, ...fields }, actionResult));
   }
 
@@ -297,8 +307,36 @@ class RunDriver {
   }
 
   async #writeActionIntent(stepIndex: number, decision: ActionDecision, replayPolicy: ReplayPolicy): Promise<void> {
-    await this.#write('intent', (s) => s.intent(this.#runId, { kind: 'intent', v: RECORD_VERSION, intent: 'action', stepIndex, resultId: `s${stepIndex}.action`, replayPolicy, decision }));
+    await this.#landResult({ kind: 'intent', v: RECORD_VERSION, intent: 'action', stepIndex, resultId: `s${stepIndex}.action`, replayPolicy, decision });
     this.#signal.throwIfAborted();
+  }
+
+  /**
+   * Write the step's model result if it is not written yet — with `intent` as one write where
+   * the store has `resultAndIntent` — then `intent` (if any), then deliver the events that waited
+   * for the result (decision 0040). Every write of a step after its model call goes through here.
+   */
+  async #landResult(intent: ActionIntentRecord | null): Promise<void> {
+    const unwritten = this.#unwritten;
+    if (unwritten === null) {
+      if (intent !== null) await this.#write('intent', (s) => s.intent(this.#runId, intent));
+      return;
+    }
+    this.#unwritten = null;
+    const { rec } = unwritten;
+    if (intent !== null && this.#agent.store.resultAndIntent) {
+      await this.#write('resultAndIntent', (s) => (s.resultAndIntent as NonNullable<RunStore['resultAndIntent']>)(this.#runId, rec, intent));
+    } else {
+      await this.#write('result', (s) => s.result(this.#runId, rec.resultId, rec));
+      if (intent !== null) await this.#write('intent', (s) => s.intent(this.#runId, intent));
+    }
+    for (const event of unwritten.events) await this.#emit(event);
+  }
+
+  /** Deliver `event` once the step's model result is written (at once if it is). */
+  async #emitAfterResult(event: RunEvent): Promise<void> {
+    if (this.#unwritten === null) await this.#emit(event);
+    else this.#unwritten.events.push(event);
   }
 
   /** Write an input request (a barrier) and pause the run on it. */
@@ -308,6 +346,7 @@ class RunDriver {
     if (!store.inputRequest && kind === 'settle') return { pause: 'in_flight_unknown' };
     const resultId = `s${stepIndex}.${kind === 'settle' ? 'settle' : 'input'}`;
     const request = { kind, target, decision };
+    await this.#landResult(null);
     await this.#write('inputRequest', (s) => {
       if (!s.inputRequest) throw new TypeError('this store cannot write input requests (it has no inputRequest method)');
       return s.inputRequest(this.#runId, { kind: 'input_request', v: RECORD_VERSION, stepIndex, resultId, request, requestedAt: now() });
@@ -369,13 +408,14 @@ class RunDriver {
     }
     await deltas;
     const reply = copyReply(raw as ModelReply);
-    await this.#write('result', (s) => s.result(this.#runId, resultId, { kind: 'result', v: RECORD_VERSION, resultId, stepIndex, callSeq, reply }));
-    await this.#emit({ type: 'model_call_finished', runId: this.#runId, stepIndex, callSeq, callId: reply.callId, error: null });
+    // Written with the step's next record (#landResult); its events wait for it.
+    const events: RunEvent[] = [{ type: 'model_call_finished', runId: this.#runId, stepIndex, callSeq, callId: reply.callId, error: null }];
     if (reply.usage === null && req.budget.maxTotalTokens !== undefined && !this.#usageMissingTold) {
       // A token budget cannot see calls that report nothing: say so once, and count them as 0 (SPEC §11).
       this.#usageMissingTold = true;
-      await this.#emit({ type: 'warning', runId: this.#runId, stepIndex, code: 'usage_missing', message: `the model reported no token usage; budget.maxTotalTokens counts such calls as 0 tokens` });
+      events.push({ type: 'warning', runId: this.#runId, stepIndex, code: 'usage_missing', message: `the model reported no token usage; budget.maxTotalTokens counts such calls as 0 tokens` });
     }
+    this.#unwritten = { rec: { kind: 'result', v: RECORD_VERSION, resultId, stepIndex, callSeq, reply }, events };
     return { reply };
   }
 
@@ -417,6 +457,7 @@ class RunDriver {
 
   /** Build the step record, write it (atomically with the action result), announce it. */
   async #finishStep(stepIndex: number, startedAt: string, fields: Partial<StepRecord> & Pick<StepRecord, 'decision'>, actionResult: { resultId: string; outcome: ActionOutcome } | null): Promise<StepRecord> {
+    await this.#landResult(null);
     const step = freezeDeep(buildStep(stepIndex, startedAt, fields));
     await this.#write('step', (s) => s.step(this.#runId, { kind: 'step', v: RECORD_VERSION, step, actionResult }));
     await this.#emit({ type: 'step_finished', runId: this.#runId, stepIndex, step });

@@ -6,8 +6,9 @@
 import { mkdir, open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { CorruptLogError, decodeLog, encodeRecord, StoreError } from '../core/index.ts';
+import { CorruptLogError, decodeLog, encodeRecord, isBarrier, StoreError } from '../core/index.ts';
 import type {
+  ActionIntentRecord,
   InputRecord,
   InputRequestRecord,
   IntentRecord,
@@ -103,9 +104,17 @@ export class FileStore implements RunStore {
     return this.#append(runId, rec, 'none');
   }
 
-  /** Contract: see {@link RunStore.intent}; resolves after `fsync` of the log (and its directory entry). */
+  /**
+   * Contract: see {@link RunStore.intent}; a barrier resolves after `fsync` of the log (and its
+   * directory entry); a safe model-call intent (not a barrier: `isBarrier`) is not fsynced on its own.
+   */
   intent(runId: string, rec: IntentRecord): Promise<void> {
-    return this.#append(runId, rec, 'fsync');
+    return this.#append(runId, rec, isBarrier(rec) ? 'fsync' : 'none');
+  }
+
+  /** Contract: see {@link RunStore.resultAndIntent}; two lines in one append, then `fsync`. */
+  resultAndIntent(runId: string, result: ResultRecord, intent: ActionIntentRecord): Promise<void> {
+    return this.#append(runId, [result, intent], 'fsync');
   }
 
   /** Contract: see {@link RunStore.result}; not fsynced on its own (the next barrier covers it). */
@@ -208,16 +217,17 @@ export class FileStore implements RunStore {
     return result;
   }
 
-  #append(runId: string, rec: LogRecord, durability: Durability): Promise<void> {
+  #append(runId: string, recs: LogRecord | readonly LogRecord[], durability: Durability): Promise<void> {
     let line: string;
+    const first = Array.isArray(recs) ? (recs[0] as LogRecord) : (recs as LogRecord);
     try {
-      line = encodeRecord(rec) + '\n';
+      line = Array.isArray(recs) ? recs.map((r: LogRecord) => encodeRecord(r) + '\n').join('') : encodeRecord(recs as LogRecord) + '\n';
     } catch (e) {
       return Promise.reject(e); // a promise-returning method never throws synchronously
     }
     return this.#serial(runId, async () => {
       const path = this.logPath(runId);
-      const fh = await this.#openForAppend(runId, path).catch(refused(runId, METHOD[rec.kind]));
+      const fh = await this.#openForAppend(runId, path).catch(refused(runId, METHOD[first.kind]));
       try {
         await fh.appendFile(line, 'utf8');
         if (durability === 'fsync') await fh.sync();

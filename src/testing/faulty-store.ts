@@ -2,7 +2,7 @@
  * A store wrapper that "crashes" after the k-th write.
  * @module
  */
-import type { InputRecord, InputRequestRecord, IntentRecord, LogRecord, ReadLogOptions, ReleaseLease, ResultRecord, RunEndedRecord, RunStartedRecord, RunStore, StepWriteRecord } from '../core/index.ts';
+import type { ActionIntentRecord, InputRecord, InputRequestRecord, IntentRecord, LogRecord, ReadLogOptions, ReleaseLease, ResultRecord, RunEndedRecord, RunStartedRecord, RunStore, StepWriteRecord } from '../core/index.ts';
 
 /** The error a {@link faultyStore} throws once it has "crashed". */
 export class SimulatedCrashError extends Error {
@@ -10,7 +10,7 @@ export class SimulatedCrashError extends Error {
 }
 
 /** The write methods of a store, in the names {@link faultyStore} counts. */
-export type WriteMethod = 'runStarted' | 'intent' | 'result' | 'step' | 'runEnded' | 'inputRequest' | 'input';
+export type WriteMethod = 'runStarted' | 'intent' | 'result' | 'resultAndIntent' | 'step' | 'runEnded' | 'inputRequest' | 'input';
 
 /** A store that crashes on cue, and tells what it let through. */
 export type FaultyStore = RunStore & {
@@ -25,8 +25,8 @@ export type FaultyStore = RunStore & {
  * later write rejects with {@link SimulatedCrashError} without landing (as if the process died),
  * and the inner store keeps exactly the log a real crash would leave. `landsBeforeThrow: true`
  * makes the first failing write land and then reject — the "settled on disk but the promise never
- * resolved" case. Reads pass through; `acquire`, `inputRequest` and `input` are there exactly
- * when the inner store has them (the input writes count like any other).
+ * resolved" case. Reads pass through; `acquire`, `resultAndIntent`, `inputRequest` and `input` are there
+ * exactly when the inner store has them (each counts as one write, like any other).
  */
 export function faultyStore(inner: RunStore, opts: { readonly crashAfterWrites: number; readonly landsBeforeThrow?: boolean }): FaultyStore {
   const writes: { method: WriteMethod; runId: string }[] = [];
@@ -53,6 +53,10 @@ export function faultyStore(inner: RunStore, opts: { readonly crashAfterWrites: 
     runEnded: (runId: string, rec: RunEndedRecord) => write('runEnded', runId, () => inner.runEnded(runId, rec)),
     readLog: (runId: string, o?: ReadLogOptions): Promise<readonly LogRecord[]> => inner.readLog(runId, o),
   };
+  if (inner.resultAndIntent) {
+    const resultAndIntent = inner.resultAndIntent.bind(inner);
+    Object.assign(store, { resultAndIntent: (runId: string, result: ResultRecord, intent: ActionIntentRecord) => write('resultAndIntent', runId, () => resultAndIntent(runId, result, intent)) });
+  }
   if (inner.inputRequest) {
     const inputRequest = inner.inputRequest.bind(inner);
     Object.assign(store, { inputRequest: (runId: string, rec: InputRequestRecord) => write('inputRequest', runId, () => inputRequest(runId, rec)) });

@@ -300,8 +300,8 @@ describe("a tool's replay policy holds under a custom executor (SPEC §7, design
   it('a never tool is recorded never and not re-run after a crash (a person settles it), even when the executor says safe', async () => {
     const ran: string[] = [];
     const inner = new InMemoryStore();
-    // Writes: run_started, model intent, result, action intent land; the tool runs; the step write crashes.
-    const h = harness({ store: faultyStore(inner, { crashAfterWrites: 4 }), script: ['{"tool":"note","args":{"text":"once"}}', '{"final":"x"}'] });
+    // Writes: run_started, model intent, result + action intent land; the tool runs; the step write crashes.
+    const h = harness({ store: faultyStore(inner, { crashAfterWrites: 3 }), script: ['{"tool":"note","args":{"text":"once"}}', '{"final":"x"}'] });
     const request = { ...h.request, executor: customExecutor('safe', ran) };
     await expect(run(h.agent, request)).rejects.toMatchObject({ cause: expect.any(SimulatedCrashError) });
     const intent = (await inner.readLog('run-1')).find((r) => r.kind === 'intent' && r.intent === 'action');

@@ -194,6 +194,7 @@ describe('public export names (reviewed here on purpose: a change to this list i
       'identitySnapshot',
       'importRun',
       'inputReplyProblem',
+      'isBarrier',
       'isPolyLoopError',
       'jsonActionInterpreter',
       'jsonProblem',

@@ -18,11 +18,11 @@ const kinds = (log: readonly LogRecord[]): string[] => log.map((r) => (r.kind ==
 
 describe('recovery of an action in flight', () => {
   it('asks a person to settle a never-replay action that was in flight, without calling the handler again (SPEC §9)', async () => {
-    // Writes: run_started; step 0: model intent, result, action intent (add), step;
-    // step 1: model intent, result, action intent (note, never) → crash before its step write.
+    // Writes: run_started; step 0: model intent, result + action intent (add), step;
+    // step 1: model intent, result + action intent (note, never) → crash before its step write.
     const script = ['{"tool":"add","args":{"a":1,"b":2}}', '{"tool":"note","args":{"text":"once"}}', '{"final":"done"}'];
     const first: string[] = [];
-    const store = await crashAfter(8, (s) => harness({ script, store: s, calls: first }));
+    const store = await crashAfter(6, (s) => harness({ script, store: s, calls: first }));
     expect(first).toEqual(['add:{"a":1,"b":2}', 'note:once']);
     expect(kinds(await store.readLog('run-1')).at(-1)).toBe('intent:action');
 
@@ -41,7 +41,8 @@ describe('recovery of an action in flight', () => {
   it('executes a safe action in flight again with the same resultId', async () => {
     const script = ['{"tool":"add","args":{"a":1,"b":2}}', '{"final":"3"}'];
     const first: string[] = [];
-    const store = await crashAfter(4, (s) => harness({ script, store: s, calls: first }));
+    // Writes: run_started, model intent, result + action intent → crash before the step write.
+    const store = await crashAfter(3, (s) => harness({ script, store: s, calls: first }));
     expect(first).toEqual(['add:{"a":1,"b":2}']);
     const seen: string[] = [];
     const h = harness({ script, store, calls: seen });
@@ -95,8 +96,8 @@ describe('re-interpretation', () => {
   const script = ['{"tool":"add","args":{"a":1,"b":2}}', '{"final":"three"}'];
 
   it('never re-interprets completed steps, and re-interprets the interrupted one with the current interpreter', async () => {
-    // Writes: run_started, intent, result, action intent, step (0 done), intent, result → crash before step 1.
-    const store = await crashAfter(7, (s) => harness({ script, store: s }));
+    // Writes: run_started, intent, result + action intent, step (0 done), intent, result → crash before step 1.
+    const store = await crashAfter(6, (s) => harness({ script, store: s }));
     const interpreter = shoutingInterpreter();
     const h = harness({ script, store, interpreter });
     const result = await resume(h.agent, h.request);
@@ -107,7 +108,7 @@ describe('re-interpretation', () => {
   });
 
   it('does not re-interpret an action in flight: the stored decision is replayed', async () => {
-    const store = await crashAfter(4, (s) => harness({ script, store: s, tools: makeTools().map((t) => ({ ...t, replayPolicy: 'safe' as const })) }));
+    const store = await crashAfter(3, (s) => harness({ script, store: s, tools: makeTools().map((t) => ({ ...t, replayPolicy: 'safe' as const })) }));
     const interpreter = shoutingInterpreter();
     const h = harness({ script, store, interpreter, tools: makeTools(['x']).map((t) => ({ ...t, replayPolicy: 'safe' as const })) });
     const result = await resume(h.agent, h.request);
@@ -182,12 +183,13 @@ describe('identity check on resume', () => {
 
   it.each(drifts)('rejects a resume after a change of %s, naming the differing key', async (_name, drift, key) => {
     const store = await crashAfter(3, (s) => harness({ store: s }));
+    const before = (await store.readLog('run-1')).length;
     const changed = drift(harness({ store }));
     const e = await resume(changed.agent, changed.request).catch((x: unknown) => x);
     expect(isPolyLoopError(e, 'run_identity_mismatch')).toBe(true);
     expect((e as { differingKeys: string[] }).differingKeys).toContain(key);
     expect(changed.model.calls).toHaveLength(0);
-    expect((await store.readLog('run-1')).length).toBe(3);
+    expect((await store.readLog('run-1')).length).toBe(before);
   });
 
   it('checks identity when resuming an ended run too', async () => {
