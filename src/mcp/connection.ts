@@ -5,7 +5,7 @@
  * @module
  */
 import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { isPolyLoopError, ToolEnvironmentError } from '../core/index.ts';
+import { ToolEnvironmentError } from '../core/index.ts';
 
 /** A `fetch`-compatible function (the global one by default). */
 export type McpFetch = (input: string | URL, init?: RequestInit) => Promise<Response>;
@@ -25,23 +25,65 @@ export type CallAnswer = { readonly kind: 'result'; readonly result: unknown } |
 const CLIENT_INFO = { name: 'polyloop', version: '0.1.0' };
 
 /**
- * A `fetch` whose response bodies stop with an error past `maxBytes`: a server that sends without
- * end must not fill this process's memory before the result could be cut to size.
+ * A `fetch` whose response bodies stop with an error past `maxBytes` (a server that sends without
+ * end must not fill this process's memory before the result could be cut to size), and that tells
+ * `onBroken` when the body of a POST (an answer to a call) breaks: the SDK would wait for that
+ * answer until its timeout, so the connection fails the calls in flight at once instead.
  */
-export function limitedFetch(inner: McpFetch, maxBytes: number): McpFetch {
+export function limitedFetch(inner: McpFetch, maxBytes: number, onBroken: (error: ToolEnvironmentError) => void): McpFetch {
+  // Open answer streams by JSON-RPC request id, so a cancelled call's stream can be closed.
+  const open = new Map<unknown, ReadableStreamDefaultReader<Uint8Array>>();
   return async (input, init) => {
+    const sent = parseBody(init?.body);
+    // The 2025 protocol cancels with a notification only and leaves the answer stream open: a
+    // server that does not hear of it (a stateless one) would hold it forever. Closing it is
+    // how such a server learns the caller has gone.
+    if (sent?.method === 'notifications/cancelled') void open.get(sent.params?.requestId)?.cancel('cancelled').catch(() => undefined);
     const response = await inner(input, init);
     if (!response.body) return response;
+    const reader = response.body.getReader();
+    const id = sent?.id;
+    if (id !== undefined) open.set(id, reader);
     let seen = 0;
-    const counter = new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        seen += chunk.byteLength;
-        if (seen > maxBytes) controller.error(new ToolEnvironmentError(`the MCP server's response is larger than ${maxBytes} bytes (maxResponseBytes)`));
-        else controller.enqueue(chunk);
+    const end = (controller: ReadableStreamDefaultController<Uint8Array>, error?: ToolEnvironmentError): void => {
+      if (id !== undefined) open.delete(id);
+      if (!error) return controller.close();
+      // A stream the transport aborted on purpose (a cancelled call, close()) is not a broken server.
+      if (init?.method === 'POST' && !init.signal?.aborted) onBroken(error);
+      controller.error(error);
+    };
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        let chunk: ReadableStreamReadResult<Uint8Array>;
+        try {
+          chunk = await reader.read();
+        } catch (e) {
+          return end(controller, new ToolEnvironmentError(`the MCP server's response broke off (${e instanceof Error ? e.message : String(e)})`, { cause: e }));
+        }
+        if (chunk.done) return end(controller);
+        seen += chunk.value.byteLength;
+        if (seen <= maxBytes) return controller.enqueue(chunk.value);
+        const error = new ToolEnvironmentError(`the MCP server's response is larger than ${maxBytes} bytes (maxResponseBytes)`);
+        reader.cancel(error).catch(() => undefined); // the body is abandoned either way; the error above is the news
+        return end(controller, error);
       },
+      cancel: (reason) => reader.cancel(reason),
     });
-    return new Response(response.body.pipeThrough(counter), { status: response.status, statusText: response.statusText, headers: response.headers });
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
+}
+
+type SentMessage = { readonly id?: unknown; readonly method?: unknown; readonly params?: { readonly requestId?: unknown } };
+
+/** The JSON-RPC message a request carries (the SDK sends one per POST, as a string), or null. */
+function parseBody(body: unknown): SentMessage | null {
+  if (typeof body !== 'string') return null;
+  try {
+    const parsed: unknown = JSON.parse(body);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as SentMessage) : null;
+  } catch {
+    return null; // not JSON: nothing to track
+  }
 }
 
 /** The connection to one server: connects on first use and again after a call found it broken. */
@@ -49,6 +91,8 @@ export class McpConnection {
   readonly #opts: ConnectionOptions;
   #client: Promise<Client> | null = null;
   #closed = false;
+  /** One controller per call in flight: a broken answer stream fails them (see {@link limitedFetch}). */
+  readonly #inFlight = new Set<AbortController>();
 
   constructor(opts: ConnectionOptions) {
     this.#opts = opts;
@@ -79,13 +123,18 @@ export class McpConnection {
    */
   async call(name: string, args: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<CallAnswer> {
     const client = await this.#connected(signal);
+    const broken = new AbortController();
+    this.#inFlight.add(broken);
     try {
-      const result = await client.callTool({ name, arguments: { ...args } }, { signal, timeout: this.#opts.timeoutMs });
+      const both = AbortSignal.any([signal, broken.signal]);
+      const result = await client.callTool({ name, arguments: { ...args } }, { signal: both, timeout: this.#opts.timeoutMs });
       return { kind: 'result', result };
     } catch (e) {
       signal.throwIfAborted();
       if (ProtocolError.isInstance(e)) return { kind: 'refused', code: e.code, message: e.message };
-      throw this.#failure(`tools/call ${JSON.stringify(name)}`, e, signal);
+      throw this.#failure(`tools/call ${JSON.stringify(name)}`, broken.signal.aborted ? broken.signal.reason : e, signal);
+    } finally {
+      this.#inFlight.delete(broken);
     }
   }
 
@@ -107,7 +156,7 @@ export class McpConnection {
   async #connect(signal: AbortSignal | undefined): Promise<Client> {
     const { url, headers, fetch: inner, maxResponseBytes, timeoutMs } = this.#opts;
     const base: McpFetch = inner ?? ((input, init) => globalThis.fetch(input, init));
-    const transport = new StreamableHTTPClientTransport(url, { fetch: limitedFetch(base, maxResponseBytes), requestInit: { headers: { ...headers } } });
+    const transport = new StreamableHTTPClientTransport(url, { fetch: limitedFetch(base, maxResponseBytes, (e) => this.#broken(e)), requestInit: { headers: { ...headers } } });
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     try {
       await client.connect(transport, { ...(signal ? { signal } : {}), timeout: timeoutMs });
@@ -119,13 +168,20 @@ export class McpConnection {
     }
   }
 
+  /**
+   * An answer stream broke: fail every call in flight on this connection (the SDK cannot tell
+   * which one it belonged to, and would wait for each until its timeout).
+   */
+  #broken(error: ToolEnvironmentError): void {
+    for (const call of this.#inFlight) call.abort(error);
+  }
+
   /** The error a failed step is reported with; the broken client is dropped so the next call connects anew. */
   #failure(what: string, e: unknown, signal: AbortSignal | undefined): unknown {
     if (signal?.aborted) return signal.reason;
     const broken = this.#client;
     this.#client = null;
     if (broken) void broken.then((c) => c.close()).catch(() => undefined); // closing a broken client may fail too; nothing to add
-    if (isPolyLoopError(e, 'tool_environment')) return e;
     const detail = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
     return new ToolEnvironmentError(`MCP server ${this.where}: ${what} failed (${detail})`, { cause: e });
   }
