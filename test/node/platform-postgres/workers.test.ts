@@ -19,7 +19,7 @@ describe('a pool of worker processes on PostgresStore and pg-boss', () => {
     expect(report.retriedJobs).toBeGreaterThan(0);
   }, 180_000);
 
-  it('finishes every run as its reference when the database restarts mid-run: runs carry on, or fail with StoreError and are resumed by the job's retry', async () => {
+  it('finishes every run as its reference when the database restarts mid-run: runs carry on, or fail with StoreError and are resumed by a retry of their job', async () => {
     const report = await workerTrial({ runs: 16, workers: 2, killEveryMs: [], restartDatabaseAfterMs: 700, seed: 3, timeoutMs: 150_000 });
     expect(report.problems).toEqual([]);
     expect(report.restarts).toBe(1);
