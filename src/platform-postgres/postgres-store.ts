@@ -7,6 +7,7 @@
 import { hostname } from 'node:os';
 import { CorruptLogError, decodeLog, encodeRecord, isPolyLoopError, RunLockedError, StoreError } from '../core/index.ts';
 import type {
+  ActionIntentRecord,
   InputRecord,
   InputRequestRecord,
   IntentRecord,
@@ -46,7 +47,7 @@ export type PostgresStoreOptions = {
   readonly owner?: string;
 };
 
-type WriteOp = 'runStarted' | 'intent' | 'result' | 'step' | 'runEnded' | 'inputRequest' | 'input';
+type WriteOp = 'runStarted' | 'intent' | 'result' | 'resultAndIntent' | 'step' | 'runEnded' | 'inputRequest' | 'input';
 
 /**
  * A durable {@link RunStore} in Postgres, for Node services that run agents on several
@@ -106,6 +107,11 @@ export class PostgresStore implements RunStore {
   /** Contract: committed when it resolves (more than the port asks); rejects with `StoreError`. */
   result(runId: string, _resultId: string, rec: ResultRecord): Promise<void> {
     return this.#append(runId, rec, 'result');
+  }
+
+  /** Contract: see {@link RunStore.resultAndIntent}; both records in one statement, in order: all or nothing, committed when it resolves. */
+  resultAndIntent(runId: string, result: ResultRecord, intent: ActionIntentRecord): Promise<void> {
+    return this.#append(runId, [result, intent], 'resultAndIntent');
   }
 
   /** Contract: action result and step in one record, one statement: all or nothing. */
@@ -174,34 +180,37 @@ export class PostgresStore implements RunStore {
   }
 
   /**
-   * Append one record in one statement: bump the run's counter and insert the record under the
-   * old value, only if the writer's lease is the run's (or, writing without one, nobody holds a
-   * live lease). The counter row's lock orders concurrent writers of a run.
+   * Append records in one statement: bump the run's counter by their number and insert them
+   * under the old value on, only if the writer's lease is the run's (or, writing without one,
+   * nobody holds a live lease). The counter row's lock orders concurrent writers of a run.
    */
-  async #append(runId: string, rec: LogRecord, op: WriteOp): Promise<void> {
+  async #append(runId: string, recs: LogRecord | readonly LogRecord[], op: WriteOp): Promise<void> {
+    const list: readonly LogRecord[] = Array.isArray(recs) ? recs : [recs as LogRecord];
     const held = this.#held.get(runId);
     let landed: number | null;
     try {
-      const text = encodeRecord(rec);
+      const texts = list.map((r) => encodeRecord(r));
       const r = await this.#pool.query({
         name: `polyloop-append-${this.#schema}`,
         text: `WITH run AS (
-                 INSERT INTO ${this.#schema}.runs AS r (run_key, run_id, next_seq) VALUES (${RUN_KEY}, $2, 1)
-                 ON CONFLICT (run_key) DO UPDATE SET next_seq = r.next_seq + 1,
+                 INSERT INTO ${this.#schema}.runs AS r (run_key, run_id, next_seq) VALUES (${RUN_KEY}, $2, $7::int)
+                 ON CONFLICT (run_key) DO UPDATE SET next_seq = r.next_seq + $7::int,
                    lease_expires_at = CASE WHEN $3::text IS NULL THEN r.lease_expires_at
                      ELSE greatest(r.lease_expires_at, now() + $6::float8 * interval '1 millisecond') END
                  WHERE r.lease_holder IS NOT DISTINCT FROM $3::text
                     OR ($3::text IS NULL AND r.lease_expires_at <= now())
-                 RETURNING r.run_key, r.next_seq - 1 AS seq)
+                 RETURNING r.run_key, r.next_seq - $7::int AS first)
                INSERT INTO ${this.#schema}.records (run_key, seq, run_id, kind, record)
-               SELECT run_key, seq, $2, $4, $5 FROM run RETURNING seq`,
-        values: [JSON.stringify(runId), readableId(runId), held?.token ?? null, rec.kind, text, this.#lease.leaseMs],
+               SELECT run.run_key, run.first + t.ord::int - 1, $2, t.kind, t.record
+               FROM run, unnest($4::text[], $5::text[]) WITH ORDINALITY AS t (kind, record, ord)
+               RETURNING seq`,
+        values: [JSON.stringify(runId), readableId(runId), held?.token ?? null, list.map((x) => x.kind), texts, this.#lease.leaseMs, list.length],
       });
       landed = r.rowCount;
     } catch (e) {
       throw new StoreError(runId, op, e);
     }
-    if (landed !== 1) throw new StoreError(runId, op, await this.#refusal(runId, held));
+    if (landed !== list.length) throw new StoreError(runId, op, await this.#refusal(runId, held));
   }
 
   /** Why a write was refused: the lease is another holder's (ours was lost), or someone else's live one. */

@@ -8,7 +8,7 @@ import { encodeRecord, isPolyLoopError } from '../../../src/core/index.ts';
 import { migrate, PostgresStore, SCHEMA_VERSION } from '../../../src/platform-postgres/index.ts';
 import { runStoreContract } from '../../../src/testing/index.ts';
 import { describeContract } from '../../contract/vitest-suite.ts';
-import { modelIntent, started, stepWrite, writeFullRun } from '../../contract/run-store.contract.ts';
+import { actionIntent, modelIntent, modelResult, started, stepWrite, writeFullRun } from '../../contract/run-store.contract.ts';
 import { usePostgres } from '../../postgres/fixture.ts';
 
 const db = usePostgres();
@@ -105,6 +105,26 @@ describe('PostgresStore lease across processes', () => {
     expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
     for (const o of outcomes) if (o.status === 'rejected') expect(isPolyLoopError(o.reason, 'run_locked')).toBe(true);
     for (const o of outcomes) if (o.status === 'fulfilled') await o.value();
+  });
+});
+
+describe('PostgresStore resultAndIntent', () => {
+  it('writes a model result and its action intent as one statement: both, in order, or neither', async () => {
+    const schema = await db.freshSchema();
+    const store = new PostgresStore({ pool: db.pool(), schema });
+    await store.runStarted('r', started('r'));
+    const intent = actionIntent(0);
+    if (intent.intent !== 'action') throw new Error('actionIntent builds an action intent');
+    await store.resultAndIntent('r', modelResult(0), intent);
+    await store.step('r', stepWrite(0));
+    expect((await store.readLog('r')).map((r) => r.kind)).toEqual(['run_started', 'result', 'intent', 'step']);
+    const seqs = await db.pool().query(`SELECT seq FROM ${schema}.records ORDER BY seq`);
+    expect(seqs.rows.map((r) => r.seq)).toEqual([0, 1, 2, 3]);
+    // Refused (another holder): neither record lands.
+    const release = await new PostgresStore({ pool: db.pool(), schema }).acquire('r', {});
+    await expect(store.resultAndIntent('r', modelResult(1), { ...intent, stepIndex: 1 })).rejects.toMatchObject({ code: 'store_error' });
+    expect(await store.readLog('r')).toHaveLength(4);
+    await release();
   });
 });
 
