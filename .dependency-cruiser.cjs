@@ -101,6 +101,13 @@ module.exports = {
       to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'] },
     },
     {
+      name: 'viewer-page-standalone',
+      comment: 'The run viewer page (src/viewer, built by vite into dist/viewer) talks to its server over HTTP only: it imports nothing outside src/viewer.',
+      severity: 'error',
+      from: { path: '^src/viewer/' },
+      to: { pathNot: '^src/viewer/' },
+    },
+    {
       name: 'no-circular',
       severity: 'error',
       from: {},
