@@ -25,7 +25,8 @@ export type CallAnswer = { readonly kind: 'result'; readonly result: unknown } |
 const CLIENT_INFO = { name: 'polyloop', version: '0.1.0' };
 
 /**
- * A `fetch` whose response bodies stop with an error past `maxBytes` (a server that sends without
+ * The `fetch` the SDK's transport is given: no standalone GET stream (see inside); response bodies
+ * that stop with an error past `maxBytes` (a server that sends without
  * end must not fill this process's memory before the result could be cut to size), and that tells
  * `onBroken` when the body of a POST (an answer to a call) breaks: the SDK would wait for that
  * answer until its timeout, so the connection fails the calls in flight at once instead.
@@ -34,6 +35,11 @@ export function limitedFetch(inner: McpFetch, maxBytes: number, onBroken: (error
   // Open answer streams by JSON-RPC request id, so a cancelled call's stream can be closed.
   const open = new Map<unknown, ReadableStreamDefaultReader<Uint8Array>>();
   return async (input, init) => {
+    // The GET stream carries only messages the server starts (list changes, logs, requests to
+    // the client), none of which this library takes. Answering it here as the protocol lets a
+    // server answer it (405: no such stream) spares each connection an HTTP connection held open
+    // for nothing — a browser allows six per host, a Worker six at a time.
+    if ((init?.method ?? 'GET') === 'GET') return new Response(null, { status: 405, statusText: 'Method Not Allowed' });
     const sent = parseBody(init?.body);
     // The 2025 protocol cancels with a notification only and leaves the answer stream open: a
     // server that does not hear of it (a stateless one) would hold it forever. Closing it is
