@@ -24,7 +24,8 @@ export default defineConfig({
       },
       {
         plugins: [cloudflareTest({ wrangler: { configPath: './wrangler.toml' }, main: './test/workers/fixtures/probe-worker.ts', miniflare: { bindings: { POLYLOOP_TOKEN: 'test-token' }, durableObjects: { PROBES: { className: 'ProbeRunObject', useSQLite: true } } } })],
-        test: { name: 'workers', include: ['test/workers/**/*.test.ts'], testTimeout: 30_000 },
+        // globalSetup: the MCP fixture server (Node, loopback) the workerd tests call: test/fixtures/mcp/.
+        test: { name: 'workers', include: ['test/workers/**/*.test.ts'], testTimeout: 30_000, globalSetup: ['./test/fixtures/mcp/global-setup.ts'] },
       },
       {
         // Real Chromium (Debian's), real IndexedDB and Web Locks: the proof for polyloop/web.
@@ -32,6 +33,8 @@ export default defineConfig({
           name: 'browser',
           include: ['test/browser/**/*.test.ts'],
           testTimeout: 30_000,
+          // The MCP fixture server (Node, loopback) the browser tests call: test/fixtures/mcp/.
+          globalSetup: ['./test/fixtures/mcp/global-setup.ts'],
           browser: {
             enabled: true,
             headless: true,
