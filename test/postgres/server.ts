@@ -65,8 +65,13 @@ function runnerFor(): Runner {
     const staging = mkdtempSync(join(tmpdir(), 'polyloop-postgres-copy-'));
     cpSync(dirname(bin), staging, { recursive: true, verbatimSymlinks: true });
     chmodSync(staging, 0o755);
-    rmSync(copy, { recursive: true, force: true });
-    renameSync(staging, copy);
+    try {
+      renameSync(staging, copy);
+    } catch (e) {
+      // Another test file made the copy first (a rename is all or nothing): use theirs.
+      rmSync(staging, { recursive: true, force: true });
+      if (!existsSync(join(copy, 'bin', 'pg_ctl'))) throw e;
+    }
   }
   return (runner = { bin: join(copy, 'bin'), uid: NOBODY });
 }
