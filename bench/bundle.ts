@@ -1,6 +1,7 @@
 /**
  * Section 6: bundle sizes (esbuild, minified, then gzipped) of the browser builds of `polyloop`
- * and `polyloop` + `polyloop/web`, of the Worker bundle and of `polyloop/adapters/ai-sdk`, checked against
+ * and `polyloop` + `polyloop/web`, of the Worker bundle, of `polyloop/adapters/ai-sdk` and of `polyloop/mcp`
+ * (with the MCP SDK client it pulls in), checked against
  * `bench/budgets.json`. Sizes are deterministic, so the size test runs this in `npm test`.
  * @module
  */
@@ -15,7 +16,7 @@ import type { BuildOptions, Metafile } from 'esbuild';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The bundles measured, by the name used in `bench/budgets.json`. */
-export const BUNDLES = ['polyloop', 'polyloop+web', 'worker', 'polyloop/adapters/ai-sdk'] as const;
+export const BUNDLES = ['polyloop', 'polyloop+web', 'worker', 'polyloop/adapters/ai-sdk', 'polyloop/mcp'] as const;
 /** A bundle's name. */
 export type BundleName = (typeof BUNDLES)[number];
 
@@ -44,6 +45,7 @@ function options(name: BundleName): BuildOptions | null {
   const web = join(ROOT, 'src/platform-web/index.ts');
   const worker = join(ROOT, 'examples/workers/worker.ts');
   const aiSdk = join(ROOT, 'src/adapters/ai-sdk.ts');
+  const mcp = join(ROOT, 'src/mcp/index.ts');
   switch (name) {
     case 'polyloop':
       return { ...BROWSER, entryPoints: [core] };
@@ -56,6 +58,10 @@ function options(name: BundleName): BuildOptions | null {
     case 'polyloop/adapters/ai-sdk':
       // The adapter with the core it needs tree-shaken in; the AI SDK is the user's, never bundled here.
       return existsSync(aiSdk) ? { ...BROWSER, entryPoints: [aiSdk] } : null;
+    case 'polyloop/mcp':
+      // What a page that uses MCP tools ships: the entry, the core it needs, and the SDK's client
+      // (its browser build, which validates with @cfworker/json-schema, not ajv).
+      return existsSync(mcp) ? { ...BROWSER, entryPoints: [mcp] } : null;
   }
 }
 
