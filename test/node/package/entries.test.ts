@@ -30,6 +30,7 @@ const SOURCES: Record<string, string> = {
   './adapters/openai': 'src/adapters/openai.ts',
   './adapters/anthropic': 'src/adapters/anthropic.ts',
   './adapters/ai-sdk': 'src/adapters/ai-sdk.ts',
+  './mcp': 'src/mcp/index.ts',
   './zod': 'src/zod/index.ts',
   './testing': 'src/testing/index.ts',
 };
@@ -89,6 +90,7 @@ describe('the built package', () => {
       expect(Object.keys(report.imports).sort()).toEqual(Object.keys(SOURCES).map((s) => 'polyloop' + s.slice(1)).sort());
       for (const [entry, names] of Object.entries(report.imports)) expect(names, entry).not.toBe(0);
       expect(report.imports['polyloop/workers']).toBe('resolved');
+      expect(report.imports['polyloop/mcp']).toBe('resolved');
       expect(report).toMatchObject({ stopReason: 'final_answer', finalAnswer: '42' });
     } finally {
       rmSync(project, { recursive: true, force: true });

@@ -1,11 +1,13 @@
 // A first agent in a project that installed polyloop from its tarball: every subpath imports
-// (polyloop/workers needs workerd's `cloudflare:workers`, so it is only resolved), then one run.
+// (polyloop/workers needs workerd's `cloudflare:workers`, and polyloop/mcp its optional peer
+// @modelcontextprotocol/client, not installed here, so those two are only resolved), then one run.
 
 const out = {};
 for (const s of ['', '/node', '/web', '/postgres', '/adapters/openai', '/adapters/anthropic', '/adapters/ai-sdk', '/zod', '/testing']) {
   out[`polyloop${s}`] = Object.keys(await import(`polyloop${s}`)).length;
 }
 out['polyloop/workers'] = import.meta.resolve('polyloop/workers').endsWith('/dist/platform-workers/index.js') ? 'resolved' : 'wrong';
+out['polyloop/mcp'] = import.meta.resolve('polyloop/mcp').endsWith('/dist/mcp/index.js') ? 'resolved' : 'wrong';
 
 const { defineAgent, InMemoryStore, run, ToolRegistry } = await import('polyloop');
 const { jsonActionInterpreter, scriptedModel } = await import('polyloop/testing');
