@@ -9,12 +9,17 @@ import type { RunListing } from './inspect.ts';
 import { clip, clipId, escapeRawForTerminal, EXIT, oneLine, renderInFlight, renderPending, renderStep, stateLine, table, viewJson } from './render.ts';
 import type { CliIo } from './render.ts';
 import { exportCommand, importCommand } from './transfer.ts';
+import { viewCommand } from './view-command.ts';
 
 const USAGE = `usage:
   polyloop runs <dir> [--json]              list the runs in a FileStore directory and where each stands
   polyloop show <dir> <runId> [--json]      show one run's trajectory step by step and its state
   polyloop export <dir> <runId> [-o <file>] write a run's log as NDJSON to stdout (or to <file>)
   polyloop import <dir> <file>              import an exported log (<file> - reads stdin) under its run id
+  polyloop view <dir> [--agent <module>]    a web page over the runs in <dir> (loopback, prints its URL);
+                                            with --agent its buttons answer approvals (docs/viewer.md)
+  polyloop view --url <worker> --token <t>  the same page over a PolyLoop Worker (the token stays server-side)
+       view options: --port <n> (default: a free one), --host <addr> (non-loopback needs --allow-remote)
   polyloop help                             this text (also --help, -h)
   (after -- every argument is positional: polyloop show <dir> -- -run-id-with-dash)
 exit codes: 0 ok, 1 missing directory, unknown run or a run that already exists,
@@ -54,6 +59,8 @@ export function parseArgs(argv: readonly string[]): Args | string {
  * process.exitCode = await runCli(process.argv.slice(2), { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  // `view` has options of its own (--port, --host, --url, …) and serves until stopped.
+  if (argv[0] === 'view' && !argv.slice(1).some((a) => a === '-h' || a === '--help')) return viewCommand(argv.slice(1), io);
   const args = parseArgs(argv);
   if (typeof args === 'string') return usage(io, args);
   // `help` as a command too: a newcomer types `polyloop help` as often as `--help`.

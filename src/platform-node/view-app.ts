@@ -1,0 +1,156 @@
+/**
+ * The run viewer's HTTP app (hono): the built page, and the read API it talks to over a
+ * {@link ViewSource}. Guarded for a server on a developer's machine: a `Host` header other than
+ * the viewer's own is refused (DNS rebinding), every request but the page's files needs the
+ * access key the viewer printed (kept in a same-site cookie once the page is opened), and a reply
+ * must be JSON from the page's own origin (no cross-site form can post one).
+ * @module
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Hono } from 'hono';
+import type { Context } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
+import type { ViewSource } from './view-source.ts';
+
+/** Options of {@link createViewApp}. */
+export type ViewAppOptions = {
+  readonly source: ViewSource;
+  /** The built page (`index.html` and `assets/`). */
+  readonly pageDir: string;
+  /** The access key the page must be opened with (`/?key=…`). */
+  readonly key: string;
+  /** The `host[:port]` values this server answers to (checked case-insensitively); null: any. */
+  readonly hosts: () => readonly string[] | null;
+};
+
+/** A fresh access key: 128 random bits, URL-safe. */
+export function newAccessKey(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+const COOKIE = 'polyloop_view';
+const MAX_STEPS_PAGE = 500;
+const MAX_REPLY_BYTES = 1024 * 1024;
+const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  // The page's own files only: a log that smuggled markup into the DOM still could not run a script.
+  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+};
+const TYPES: Readonly<Record<string, string>> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8', svg: 'image/svg+xml', html: 'text/html; charset=utf-8' };
+
+function sameKey(given: string | undefined, key: string): boolean {
+  const a = Buffer.from(given ?? '');
+  const b = Buffer.from(key);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function fail(c: Context, status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 500, message: string): Response {
+  return c.json({ error: { code: status === 404 ? 'not_found' : status === 409 ? 'conflict' : status === 401 ? 'unauthorized' : 'bad_request', message } }, status);
+}
+
+/** An integer query parameter within [min, max], the default when absent, or null when malformed. */
+function intParam(value: string | undefined, fallback: number, min: number, max: number): number | null {
+  if (value === undefined) return fallback;
+  if (!/^\d{1,9}$/.test(value)) return null;
+  return Math.min(max, Math.max(min, Number(value)));
+}
+
+/**
+ * The viewer's app: `GET /` (the page), `GET /assets/*`, `GET /viewer` (what the page is looking
+ * at), `GET /runs`, `GET /runs/:id`, `GET /runs/:id/steps?from=&limit=&full=1`, `GET
+ * /runs/:id/log`, `GET /runs/:id/events` (SSE, `Last-Event-ID`), `POST /runs/:id/input`.
+ */
+export function createViewApp(opts: ViewAppOptions): Hono {
+  const app = new Hono();
+  const { source } = opts;
+
+  app.use('*', async (c, next) => {
+    const host = (c.req.header('host') ?? '').toLowerCase();
+    const hosts = opts.hosts();
+    if (hosts !== null && !hosts.some((h) => h.toLowerCase() === host)) return c.text('unknown host', 403);
+    await next();
+    for (const [k, v] of Object.entries(SECURITY_HEADERS)) c.res.headers.set(k, v);
+  });
+
+  app.get('/assets/:file', async (c) => {
+    const file = c.req.param('file');
+    const ext = /^[\w.-]+\.(js|css|svg)$/.exec(file)?.[1];
+    if (!ext || file.includes('..')) return fail(c, 404, 'no such file');
+    const body = await readFile(join(opts.pageDir, 'assets', file)).catch(() => null);
+    return body === null ? fail(c, 404, 'no such file') : c.body(body, 200, { 'content-type': TYPES[ext] as string });
+  });
+
+  app.get('/', async (c) => {
+    const given = c.req.query('key');
+    if (given !== undefined) {
+      if (!sameKey(given, opts.key)) return c.text('wrong access key: open the URL polyloop view printed', 401);
+      setCookie(c, COOKIE, opts.key, { httpOnly: true, sameSite: 'Strict', path: '/' });
+      return c.redirect('/', 303);
+    }
+    if (!sameKey(getCookie(c, COOKIE), opts.key)) return c.text('open the URL polyloop view printed (it carries the access key)', 401);
+    const html = await readFile(join(opts.pageDir, 'index.html')).catch(() => null);
+    return html === null ? c.text('the viewer page is not built: run npm run build', 500) : c.body(html, 200, { 'content-type': TYPES['html'] as string });
+  });
+
+  // Everything below reads or changes runs: the key is needed.
+  app.use('*', async (c, next) => {
+    if (!sameKey(getCookie(c, COOKIE), opts.key)) return fail(c, 401, 'no access key: open the URL polyloop view printed');
+    await next();
+  });
+
+  app.get('/viewer', (c) => c.json(source.describe));
+  app.get('/runs', async (c) => c.json({ runs: await source.list(), nextCursor: null }));
+
+  app.get('/runs/:id', async (c) => {
+    const summary = await source.summary(c.req.param('id'));
+    return summary === null ? fail(c, 404, `no run ${JSON.stringify(c.req.param('id'))}`) : c.json(summary);
+  });
+
+  app.get('/runs/:id/steps', async (c) => {
+    const from = intParam(c.req.query('from'), 0, 0, Number.MAX_SAFE_INTEGER);
+    const limit = intParam(c.req.query('limit'), 100, 1, MAX_STEPS_PAGE);
+    if (from === null || limit === null) return fail(c, 400, 'from and limit must be non-negative integers');
+    const steps = await source.steps(c.req.param('id'), from, limit, c.req.query('full') === '1');
+    return steps === null ? fail(c, 404, `no run ${JSON.stringify(c.req.param('id'))}`) : c.json({ from, steps });
+  });
+
+  app.get('/runs/:id/log', async (c) => {
+    const log = await source.log(c.req.param('id'));
+    return log === null ? fail(c, 404, `no run ${JSON.stringify(c.req.param('id'))}`) : c.body(log, 200, { 'content-type': 'application/x-ndjson; charset=utf-8' });
+  });
+
+  app.get('/runs/:id/events', async (c) => {
+    const last = c.req.header('last-event-id')?.trim();
+    if (last !== undefined && !/^\d{1,15}$/.test(last)) return fail(c, 400, 'Last-Event-ID must be a record sequence number');
+    const res = await source.events(c.req.param('id'), last === undefined ? -1 : Number(last), c.req.raw.signal);
+    return res ?? fail(c, 404, `no run ${JSON.stringify(c.req.param('id'))}`);
+  });
+
+  app.post('/runs/:id/input', async (c) => {
+    const origin = c.req.header('origin');
+    if (origin !== undefined && new URL(c.req.url).origin !== origin) return fail(c, 403, 'a reply must come from the viewer page');
+    if (!/^application\/json\b/i.test(c.req.header('content-type') ?? '')) return fail(c, 415, 'a reply is JSON (content-type: application/json)');
+    const text = await c.req.text();
+    if (Buffer.byteLength(text) > MAX_REPLY_BYTES) return fail(c, 413, `a reply is at most ${MAX_REPLY_BYTES} bytes`);
+    let reply: unknown;
+    try {
+      reply = JSON.parse(text);
+    } catch {
+      return fail(c, 400, 'the reply is not valid JSON');
+    }
+    const answer = await source.answer(c.req.param('id'), reply);
+    if (answer.status === 202) return c.json(answer.body ?? {}, 202);
+    return fail(c, answer.status as 400, answer.message);
+  });
+
+  app.notFound((c) => fail(c, 404, `no route ${c.req.method} ${new URL(c.req.url).pathname}`));
+  app.onError((err, c) => {
+    console.error('polyloop view: request failed:', err);
+    return c.json({ error: { code: 'internal', message: 'internal error (see the viewer\'s terminal)' } }, 500);
+  });
+  return app;
+}

@@ -1,0 +1,252 @@
+/**
+ * What the run viewer's page is told about a run: thin JSON shapes over the one reading of its
+ * log (`readRunLog`, SPEC §10) — a summary, pages of steps with the records that belong to each
+ * step, and the open request with the replies it accepts. Pure: the records come in, JSON goes out.
+ * A log that cannot be read whole is read as far as it can be and says why it stopped there.
+ * @module
+ */
+import { acceptedReplies, CorruptLogError, decodeRecord, isPolyLoopError, readRunLog } from '../core/index.ts';
+import type { Action, InputRecord, InputRequestRecord, LogRecord, RunLogView, StepRecord, Usage } from '../core/index.ts';
+
+/** A decoded log, read as far as it can be. */
+export type LogReading = {
+  /** The records `view` was read from (a prefix of the log when `error` is set). */
+  readonly records: readonly LogRecord[];
+  readonly view: RunLogView;
+  /** Why the log could not be read past `records` (a corrupt line, a write-order break), else null. */
+  readonly error: string | null;
+  /** Repairs a reader should know of (a torn last line, ignored). */
+  readonly warnings: readonly string[];
+  /** Lines of the log text, the torn one included. */
+  readonly lines: number;
+};
+
+/** Per step: the person's part (requests and replies) and how often each operation was announced. */
+type StepExtras = { readonly requests: InputRequestRecord[]; readonly inputs: InputRecord[]; modelIntents: number; actionIntents: number; action: Action | null };
+
+const extrasCache = new WeakMap<LogReading, ReadonlyMap<number, StepExtras>>();
+
+/**
+ * Read NDJSON text record by record. A torn last line (a write cut short) is left out with a
+ * warning, as every store does; a bad line elsewhere, or a record `readRunLog` refuses, ends the
+ * reading there with `error` naming the line — the steps before it are still shown.
+ */
+export function readLogText(text: string, source: string): LogReading {
+  const lines = text.split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  const records: LogRecord[] = [];
+  const warnings: string[] = [];
+  let error: string | null = null;
+  for (let i = 0; i < lines.length; i++) {
+    try {
+      records.push(decodeRecord(lines[i] as string));
+    } catch (e) {
+      if (i === lines.length - 1 && !isCompleteJson(lines[i] as string)) warnings.push(`ignored a torn last line (line ${i + 1}): a write cut short by a crash`);
+      else error = `${source}:${i + 1}: ${reason(e)}`;
+      break;
+    }
+  }
+  return { ...readPrefix(records, source, error), warnings, lines: lines.length };
+}
+
+/** `readRunLog` over the longest prefix it accepts: a refusal names its record, so read again up to there. */
+function readPrefix(all: readonly LogRecord[], source: string, decodeError: string | null): Pick<LogReading, 'records' | 'view' | 'error'> {
+  let records = all;
+  let error = decodeError;
+  for (;;) {
+    try {
+      return { records, view: readRunLog(records), error };
+    } catch (e) {
+      if (!isPolyLoopError(e, 'corrupt_log')) throw e;
+      const line = (e as CorruptLogError).line;
+      error = `${source}:${line}: ${reason(e)}`;
+      records = records.slice(0, Math.max(0, Math.min(records.length - 1, line - 1)));
+    }
+  }
+}
+
+function isCompleteJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The error's own words, without the "corrupt run log at line n:" its message starts with. */
+function reason(e: unknown): string {
+  const message = e instanceof Error ? e.message : String(e);
+  return message.replace(/^corrupt run log at [^:]*(:\d+)?: /, '');
+}
+
+/** Where a run stands for the viewer. `running` and `interrupted` differ only by a live driver. */
+export type ViewStatus = 'running' | 'interrupted' | 'awaiting_input' | 'ended' | 'halted' | 'corrupt';
+
+/** A row of the run list. */
+export type RunRow = {
+  readonly runId: string;
+  readonly status: ViewStatus;
+  readonly stopReason: string | null;
+  readonly steps: number | null;
+  readonly createdAt: string | null;
+  readonly updatedAt: string | null;
+  readonly error: string | null;
+};
+
+/** The run page's header and end: state, counters, usage, the in-flight step, the open request. */
+export type RunSummary = RunRow & {
+  readonly state: string;
+  readonly finalAnswer: string | null;
+  readonly validActions: number;
+  /** Summed over the steps; null when no step carries usage (no reply metadata). */
+  readonly usage: Usage | null;
+  readonly warnings: readonly string[];
+  /** The sequence number of the last record read (-1: none): follow the events after it. */
+  readonly lastSeq: number;
+  /** First and last time in the log, for the timeline's scale. */
+  readonly span: { readonly start: string | null; readonly end: string | null };
+  readonly inFlight: InFlightSummary | null;
+  readonly pending: PendingSummary | null;
+  /** Whether this viewer can carry out a reply, and if not why. */
+  readonly answering: { readonly enabled: boolean; readonly why: string | null };
+};
+
+/** The step in flight (or waiting) at the end of the log. */
+export type InFlightSummary = { readonly stepIndex: number; readonly resolution: string; readonly target: string; readonly action: unknown; readonly resultId: string; readonly replayPolicy: string; readonly modelText: string | null };
+
+/** The open request: what is asked, the recorded action, and the reply kinds it accepts. */
+export type PendingSummary = { readonly resultId: string; readonly stepIndex: number; readonly kind: string; readonly target: string; readonly action: unknown; readonly accepts: readonly string[]; readonly requestedAt: string | null };
+
+/** Options of {@link summarize}. */
+export type SummaryContext = { readonly runId: string; readonly status: ViewStatus; readonly updatedAt: string | null; readonly answering: RunSummary['answering'] };
+
+/** The run page's summary of a reading. */
+export function summarize(reading: LogReading, ctx: SummaryContext): RunSummary {
+  const { view } = reading;
+  const withUsage = view.trajectory.some((s) => s.usage !== null);
+  return {
+    runId: ctx.runId,
+    status: ctx.status,
+    state: view.state,
+    stopReason: view.ended?.stopReason ?? null,
+    finalAnswer: view.ended?.finalAnswer ?? null,
+    steps: view.steps,
+    validActions: view.validActions,
+    usage: withUsage ? view.usage : null,
+    createdAt: view.started?.startedAt ?? null,
+    updatedAt: ctx.updatedAt,
+    error: reading.error,
+    warnings: reading.warnings,
+    lastSeq: reading.records.length - 1,
+    span: { start: view.started?.startedAt || null, end: lastTime(view) },
+    inFlight: inFlightOf(view),
+    pending: pendingOf(reading),
+    answering: ctx.answering,
+  };
+}
+
+function lastTime(view: RunLogView): string | null {
+  return view.ended?.endedAt || view.trajectory.at(-1)?.endedAt || view.started?.startedAt || null;
+}
+
+function inFlightOf(view: RunLogView): InFlightSummary | null {
+  const f = view.inFlight;
+  if (!f) return null;
+  const intent = f.actionIntent ?? f.modelIntent;
+  const action = f.actionIntent?.decision.action ?? f.request?.request.decision?.action ?? null;
+  return { stepIndex: f.stepIndex, resolution: f.resolution, target: f.target, action, resultId: intent.resultId, replayPolicy: intent.replayPolicy, modelText: f.result?.reply.text ?? null };
+}
+
+function pendingOf(reading: LogReading): PendingSummary | null {
+  const p = reading.view.pending;
+  if (!p) return null;
+  const request = reading.view.inFlight?.request;
+  return { resultId: p.resultId, stepIndex: p.stepIndex, kind: p.kind, target: p.target, action: p.decision?.action ?? null, accepts: acceptedReplies(p.kind, p.target), requestedAt: request?.requestedAt || null };
+}
+
+/** A step as the page shows it: the record, what a person was asked and replied, and how it was carried on. */
+export type StepRow = {
+  readonly step: StepRecord;
+  /** The action as recorded (its intent, or the request a person answered), with its arguments; null without one. */
+  readonly action: Action | null;
+  readonly input: readonly { readonly resultId: string; readonly kind: string; readonly requestedAt: string | null; readonly reply: unknown; readonly receivedAt: string | null }[];
+  /** Set when the log shows the step was carried on after a crash (a settlement), else null. */
+  readonly resumed: string | null;
+  /** Characters of the observation left out of this answer (ask for the step alone to get them). */
+  readonly observationClippedChars: number;
+};
+
+/** Observations longer than this are clipped in a page of steps. */
+export const OBSERVATION_PAGE_CHARS = 20_000;
+
+/** Steps `from` … `from + limit - 1` of a reading; `full` leaves observations whole. */
+export function stepsPage(reading: LogReading, from: number, limit: number, full = false): readonly StepRow[] {
+  const extras = extrasOf(reading);
+  return reading.view.trajectory.slice(from, from + limit).map((step) => stepRow(step, extras.get(step.stepIndex), full));
+}
+
+function stepRow(step: StepRecord, extra: StepExtras | undefined, full: boolean): StepRow {
+  const observation = step.observation ?? '';
+  const clipped = !full && observation.length > OBSERVATION_PAGE_CHARS ? observation.length - OBSERVATION_PAGE_CHARS : 0;
+  const shown = clipped > 0 ? { ...step, observation: observation.slice(0, OBSERVATION_PAGE_CHARS) } : step;
+  const input = (extra?.requests ?? []).map((r) => {
+    const reply = extra?.inputs.find((i) => i.resultId === r.resultId && i.stepIndex === r.stepIndex) ?? null;
+    return { resultId: r.resultId, kind: r.request.kind, requestedAt: r.requestedAt || null, reply: reply?.reply ?? null, receivedAt: reply?.receivedAt || null };
+  });
+  return { step: shown, action: extra?.action ?? null, input, resumed: resumedNote(extra), observationClippedChars: clipped };
+}
+
+/**
+ * What the log proves about a step carried on after a crash: a settlement (a `never` operation
+ * found in flight, settled by a person), and an operation announced twice (a settled retry).
+ * A `safe` operation replayed by resume leaves no mark by design (the log reads the same after
+ * a second crash), so it is not claimed here; the timeline shows the gap before such a step.
+ */
+function resumedNote(extra: StepExtras | undefined): string | null {
+  const settle = extra?.requests.find((r) => r.request.kind === 'settle');
+  if (!extra || !settle) return null;
+  const reply = extra.inputs.find((i) => i.resultId === settle.resultId);
+  const what = settle.request.target === 'action' ? 'the action' : 'the model call';
+  const again = extra.modelIntents > 1 || extra.actionIntents > 1 ? ', announced again' : '';
+  return `resumed after a crash: ${what} was in flight and was settled by a person (${reply?.reply.kind ?? 'no reply yet'})${again}`;
+}
+
+function extrasOf(reading: LogReading): ReadonlyMap<number, StepExtras> {
+  const cached = extrasCache.get(reading);
+  if (cached) return cached;
+  const map = new Map<number, StepExtras>();
+  const at = (i: number): StepExtras => {
+    let e = map.get(i);
+    if (!e) map.set(i, (e = { requests: [], inputs: [], modelIntents: 0, actionIntents: 0, action: null }));
+    return e;
+  };
+  for (const r of reading.records) {
+    if (r.kind === 'input_request') {
+      const e = at(r.stepIndex);
+      e.requests.push(r);
+      e.action ??= r.request.decision?.action ?? null;
+    } else if (r.kind === 'input') at(r.stepIndex).inputs.push(r);
+    else if (r.kind === 'intent' && r.intent === 'model_call') at(r.stepIndex).modelIntents++;
+    else if (r.kind === 'intent') {
+      const e = at(r.stepIndex);
+      e.actionIntents++;
+      e.action = r.decision.action;
+    }
+  }
+  extrasCache.set(reading, map);
+  return map;
+}
+
+/** The run list's row of a reading. */
+export function rowOf(reading: LogReading, runId: string, status: ViewStatus, updatedAt: string | null): RunRow {
+  return { runId, status, stopReason: reading.view.ended?.stopReason ?? null, steps: reading.view.steps, createdAt: reading.view.started?.startedAt ?? null, updatedAt, error: reading.error };
+}
+
+/** The viewer's status of a FileStore run: a readable log's state, with a live lock holder meaning running. */
+export function dirStatus(reading: LogReading, driverPid: number | null): ViewStatus {
+  if (reading.error !== null) return 'corrupt';
+  if (reading.view.state === 'ended') return 'ended';
+  if (reading.view.state === 'awaiting_input') return 'awaiting_input';
+  return driverPid !== null ? 'running' : 'interrupted';
+}

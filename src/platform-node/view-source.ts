@@ -1,0 +1,96 @@
+/**
+ * The run viewer's one read API, whatever holds the runs: a FileStore directory
+ * (`view-dir.ts`) or a PolyLoop Worker over HTTP (`view-worker.ts`). The page talks to the
+ * routes of `view-app.ts`, which call a source; the source reads each run with `readRunLog`.
+ * @module
+ */
+import { encodeRecord } from '../core/index.ts';
+import type { LogRecord } from '../core/index.ts';
+import type { RunRow, RunSummary, StepRow } from './view-model.ts';
+
+/** The answer to a reply: its HTTP status, a message, and the success body. */
+export type Answer = { readonly status: number; readonly message: string; readonly body?: unknown };
+
+/** What the page is told about the viewer itself. */
+export type SourceDescription = {
+  readonly source: 'dir' | 'worker';
+  /** The directory, or the Worker's URL (never its token). */
+  readonly where: string;
+  readonly answering: RunSummary['answering'];
+};
+
+/** Where runs come from. Each method resolves null for a run that does not exist. */
+export type ViewSource = {
+  readonly describe: SourceDescription;
+  /** Every run, most recently active first. */
+  list(): Promise<readonly RunRow[]>;
+  summary(runId: string): Promise<RunSummary | null>;
+  steps(runId: string, from: number, limit: number, full: boolean): Promise<readonly StepRow[] | null>;
+  /** The run's log as NDJSON (the readable part of a corrupt one). */
+  log(runId: string): Promise<string | null>;
+  /** Server-sent events, one per record after `afterSeq` (-1: all), as the Worker's `GET /runs/:id/events`. */
+  events(runId: string, afterSeq: number, signal: AbortSignal): Promise<Response | null>;
+  /** Carry out a reply to the run's open request (SPEC §9). */
+  answer(runId: string, reply: unknown): Promise<Answer>;
+  /** Stop what the source keeps running (followers, timers). */
+  close?(): Promise<void>;
+};
+
+/** Options of {@link recordEventStream}. */
+export type RecordStreamOptions = { readonly signal: AbortSignal; readonly pollMs: number; readonly keepAliveMs?: number };
+
+const encoder = new TextEncoder();
+
+/**
+ * SSE of a run's records as they land, looked for every `pollMs`: `id:` the record's sequence
+ * number, `event:` its kind, `data:` the record, as the Worker sends them; the stream closes
+ * after `run_ended` or when `signal` aborts (the page went away).
+ */
+export function recordEventStream(poll: () => Promise<readonly LogRecord[]>, afterSeq: number, opts: RecordStreamOptions): Response {
+  let last = afterSeq;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let idle = 0;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const stop = (): void => {
+        if (timer !== null) clearTimeout(timer);
+        timer = null;
+        try {
+          controller.close();
+        } catch {
+          // already closed or errored: the reader went away first
+        }
+      };
+      opts.signal.addEventListener('abort', stop, { once: true });
+      const tick = async (): Promise<void> => {
+        timer = null;
+        if (opts.signal.aborted) return;
+        const records = await poll().catch(() => [] as readonly LogRecord[]);
+        let text = '';
+        for (let seq = last + 1; seq < records.length; seq++) {
+          const rec = records[seq] as LogRecord;
+          text += `id: ${seq}\nevent: ${rec.kind}\ndata: ${encodeRecord(rec)}\n\n`;
+          last = seq;
+        }
+        idle = text === '' ? idle + opts.pollMs : 0;
+        if (idle >= (opts.keepAliveMs ?? 15_000)) {
+          text = ': keep-alive\n\n';
+          idle = 0;
+        }
+        try {
+          if (text !== '') controller.enqueue(encoder.encode(text));
+        } catch {
+          return stop();
+        }
+        if (records.at(-1)?.kind === 'run_ended' && last === records.length - 1) return stop();
+        timer = setTimeout(() => void tick(), opts.pollMs);
+      };
+      void tick();
+    },
+    cancel() {
+      if (timer !== null) clearTimeout(timer);
+      timer = null;
+    },
+  });
+  return new Response(body, { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } });
+}

@@ -1,0 +1,104 @@
+/**
+ * The run viewer over a PolyLoop Worker's HTTP API (docs/http.md): the same read API as over a
+ * directory, each run's log fetched (`GET /runs/:id/log`) and read with `readRunLog` here, the
+ * event stream and replies passed through. The bearer token stays in this process: the page
+ * never sees it.
+ * @module
+ */
+import { readLogText, stepsPage, summarize } from './view-model.ts';
+import type { LogReading, RunRow, ViewStatus } from './view-model.ts';
+import type { ViewSource } from './view-source.ts';
+
+/** Options of {@link workerSource}. */
+export type WorkerSourceOptions = { readonly url: string; readonly token: string; readonly fetch?: typeof fetch };
+
+type Status = { readonly status: string; readonly stopReason: string | null; readonly steps: number; readonly error?: string };
+type Listed = { readonly runId: string; readonly status: string; readonly stopReason: string | null; readonly createdAt: string; readonly updatedAt: string };
+
+/** How long a fetched log is reused before it is fetched again (the page asks for several step pages at once). */
+const LOG_REUSE_MS = 300;
+
+/** Thrown when the Worker answers something unexpected; the message says what. */
+export class WorkerUnreachableError extends Error {
+  override readonly name = 'WorkerUnreachableError';
+}
+
+/** A {@link ViewSource} over the Worker at `url`, authenticated with `token`. */
+export function workerSource(opts: WorkerSourceOptions): ViewSource {
+  const base = opts.url.replace(/\/+$/, '');
+  const doFetch = opts.fetch ?? fetch;
+  const logs = new Map<string, { at: number; reading: Promise<LogReading | null> }>();
+  const call = (path: string, init: RequestInit = {}): Promise<Response> =>
+    doFetch(`${base}${path}`, { ...init, headers: { ...(init.headers as Record<string, string> | undefined), authorization: `Bearer ${opts.token}` } });
+  const runPath = (runId: string, rest = ''): string => `/runs/${encodeURIComponent(runId)}${rest}`;
+
+  async function json<T>(res: Response, what: string): Promise<T | null> {
+    if (res.status === 404) return null;
+    if (res.status === 401) throw new WorkerUnreachableError(`${what}: the Worker refused the token (401)`);
+    if (!res.ok) throw new WorkerUnreachableError(`${what}: the Worker answered ${res.status} ${await res.text().catch(() => '')}`.slice(0, 500));
+    return (await res.json()) as T;
+  }
+
+  function readRun(runId: string): Promise<LogReading | null> {
+    const hit = logs.get(runId);
+    if (hit && Date.now() - hit.at < LOG_REUSE_MS) return hit.reading;
+    const reading = call(runPath(runId, '/log')).then(async (res) => {
+      if (res.status === 404) return null;
+      // An unreadable log is a 500 with the reason: shown as a run that cannot be read.
+      if (res.status === 500) return { ...readLogText('', base), error: (await json<{ error: { message: string } }>(res, 'log').catch((e: unknown) => ({ error: { message: String(e) } })))?.error.message ?? 'unreadable' };
+      if (!res.ok) await json(res, `run ${runId} log`);
+      return readLogText(await res.text(), `${base}${runPath(runId)}`);
+    });
+    logs.set(runId, { at: Date.now(), reading });
+    return reading;
+  }
+
+  const status = async (runId: string): Promise<Status | null> => json<Status>(await call(runPath(runId)), `run ${runId}`).catch(() => null);
+
+  return {
+    describe: { source: 'worker', where: base, answering: { enabled: true, why: null } },
+    async list() {
+      const page = await json<{ runs: Listed[] }>(await call('/runs?limit=100'), 'run list');
+      const runs = page?.runs ?? [];
+      const rows: RunRow[] = [];
+      // The list has no step counts: each run's status has, asked a few at a time.
+      for (let i = 0; i < runs.length; i += 8) {
+        const statuses = await Promise.all(runs.slice(i, i + 8).map((r) => status(r.runId)));
+        runs.slice(i, i + 8).forEach((r, j) => {
+          const s = statuses[j];
+          rows.push({ runId: r.runId, status: (s?.status ?? r.status) as ViewStatus, stopReason: s?.stopReason ?? r.stopReason, steps: s?.steps ?? null, createdAt: r.createdAt, updatedAt: r.updatedAt, error: s?.error ?? null });
+        });
+      }
+      return rows;
+    },
+    async summary(runId) {
+      const [s, reading] = await Promise.all([status(runId), readRun(runId)]);
+      if (s === null || reading === null) return null;
+      const sum = summarize(reading, { runId, status: s.status as ViewStatus, updatedAt: null, answering: { enabled: true, why: null } });
+      return s.error === undefined ? sum : { ...sum, error: s.error };
+    },
+    async steps(runId, from, limit, full) {
+      const reading = await readRun(runId);
+      return reading ? stepsPage(reading, from, limit, full) : null;
+    },
+    async log(runId) {
+      const res = await call(runPath(runId, '/log'));
+      if (res.status === 404) return null;
+      if (!res.ok) await json(res, `run ${runId} log`);
+      return res.text();
+    },
+    async events(runId, afterSeq, signal) {
+      const res = await call(runPath(runId, '/events'), { signal, headers: afterSeq < 0 ? {} : { 'last-event-id': String(afterSeq) } });
+      if (res.status === 404) return null;
+      return new Response(res.body, { status: res.status, headers: { 'content-type': res.headers.get('content-type') ?? 'text/event-stream', 'cache-control': 'no-cache' } });
+    },
+    async answer(runId, reply) {
+      const res = await call(runPath(runId, '/input'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(reply) });
+      logs.delete(runId);
+      const body = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
+      if (res.status === 202) return { status: 202, message: 'accepted', body };
+      const message = res.status === 401 ? 'the Worker refused the token' : (body?.error?.message ?? `the Worker answered ${res.status}`);
+      return { status: [400, 404, 409, 413].includes(res.status) ? res.status : 500, message };
+    },
+  };
+}

@@ -1,0 +1,212 @@
+/**
+ * The run page: what the run is and where it stands, the open request with the buttons its kind
+ * accepts, the steps on a timeline, and the chosen step in full. Live: each record that lands
+ * (server-sent events) refreshes the summary and the new steps, without a reload.
+ * @module
+ */
+import { api, follow } from './api.ts';
+import type { Action, StepRow, Summary } from './api.ts';
+import { clip, duration, h, ms, num, pretty, when } from './dom.ts';
+import { answerPanel } from './pending.ts';
+import { stepLabel, stepTags, timeline } from './timeline.ts';
+
+/** Show run `runId` in `app`; returns what stops following it. */
+export function showRun(app: HTMLElement, runId: string): () => void {
+  const controller = new AbortController();
+  const facts = h('dl', { class: 'facts' });
+  const banner = h('div', { id: 'log-problems' });
+  const pending = h('section', { id: 'pending', 'aria-live': 'polite', hidden: true });
+  const detail = h('section', { id: 'detail', class: 'detail', tabindex: -1, 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Choose a step (click, or focus the list and use ↑ ↓).'));
+  let summary: Summary | null = null;
+  let count = 0;
+
+  const tl = timeline({
+    load: (from, limit) => api.steps(runId, from, limit),
+    select: (i, row) => showDetail(i, row),
+    tail: () => tailOf(summary),
+  });
+  app.replaceChildren(
+    h('nav', {}, h('a', { href: '#/', id: 'back' }, '← all runs')),
+    h('h1', { id: 'run-title' }, runId),
+    facts,
+    banner,
+    pending,
+    h('div', { class: 'run-grid' }, h('section', { class: 'steps', 'aria-label': 'Timeline' }, tl.el), detail),
+  );
+  app.dataset['state'] = 'run-loading';
+
+  function showDetail(i: number, row: StepRow | null): void {
+    if (i >= count) {
+      detail.replaceChildren(...tailDetail(summary));
+      return;
+    }
+    detail.replaceChildren(row ? h('div', {}, ...stepDetail(row, () => loadFull(i))) : h('p', { class: 'muted' }, `Loading step #${i}…`));
+  }
+
+  async function loadFull(i: number): Promise<void> {
+    const [row] = await api.steps(runId, i, 1, true);
+    if (row && tl.selected() === i) detail.replaceChildren(h('div', {}, ...stepDetail(row, null)));
+  }
+
+  let refreshing: Promise<void> | null = null;
+  let again = false;
+  async function refresh(): Promise<void> {
+    if (refreshing) {
+      again = true;
+      return refreshing;
+    }
+    refreshing = (async () => {
+      try {
+        const next = await api.summary(runId);
+        const before = count;
+        const atEnd = tl.selected() >= before || tl.el.scrollTop + tl.el.clientHeight >= tl.el.scrollHeight - 2;
+        summary = next;
+        count = next.steps ?? 0;
+        renderFacts(facts, next);
+        renderProblems(banner, next);
+        renderPending(next);
+        const span = { start: ms(next.span.start), end: Math.max(ms(next.span.end), ms(next.span.start) + 1) };
+        tl.update(count, span, Math.min(before, count));
+        app.dataset['state'] = 'run';
+        app.dataset['steps'] = String(count);
+        app.dataset['status'] = next.status;
+        // Following the end: the newest step (or what is in flight) stays in view.
+        if (before !== count && atEnd && before > 0) tl.select(count - 1 + (tailOf(next) ? 1 : 0));
+        else if (tl.selected() >= count) showDetail(tl.selected(), null);
+      } catch (e) {
+        app.dataset['state'] = 'error';
+        banner.replaceChildren(h('p', { class: 'error', role: 'alert' }, `Cannot read this run: ${e instanceof Error ? e.message : String(e)}`));
+      } finally {
+        refreshing = null;
+        if (again) {
+          again = false;
+          void refresh();
+        }
+      }
+    })();
+    return refreshing;
+  }
+
+  function renderPending(s: Summary): void {
+    pending.hidden = s.pending === null;
+    if (s.pending === null) return pending.replaceChildren();
+    if (pending.dataset['resultId'] === s.pending.resultId) return;
+    pending.dataset['resultId'] = s.pending.resultId;
+    pending.replaceChildren(answerPanel(runId, s.pending, s.answering, () => void refresh()));
+  }
+
+  void refresh().then(() => {
+    if (summary && summary.status !== 'ended') void follow(runId, summary.lastSeq, () => void refresh(), controller.signal);
+  });
+  const keys = (e: KeyboardEvent): void => {
+    const typing = e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement;
+    if (e.key === 'Escape' && !typing) location.hash = '#/';
+  };
+  document.addEventListener('keydown', keys);
+  return () => {
+    controller.abort();
+    document.removeEventListener('keydown', keys);
+  };
+}
+
+function renderFacts(dl: HTMLElement, s: Summary): void {
+  const usage = s.usage ? `${num(s.usage.inputTokens + s.usage.outputTokens)} (in ${num(s.usage.inputTokens)}, out ${num(s.usage.outputTokens)}${s.usage.cachedInputTokens ? `, cached ${num(s.usage.cachedInputTokens)}` : ''})` : 'not reported';
+  const pairs: [string, Node | string, string?][] = [
+    ['Status', h('span', { class: `badge ${s.status}`, id: 'run-status' }, s.status.replace('_', ' '))],
+    ['Stop reason', s.stopReason ?? '–'],
+    ['Steps', h('span', { id: 'steps-count' }, num(s.steps ?? 0)), 'steps'],
+    ['Valid actions', num(s.validActions)],
+    ['Tokens', h('span', { id: 'usage-total' }, usage)],
+    ['Started', when(s.span.start)],
+    ['Last activity', when(s.span.end)],
+    ['Log', h('a', { href: api.logUrl(s.runId), download: `${s.runId}.ndjson` }, 'NDJSON')],
+  ];
+  if (s.finalAnswer !== null) pairs.push(['Final answer', h('span', { id: 'final-answer', class: 'pre-line' }, clip(s.finalAnswer, 2000))]);
+  dl.replaceChildren(...pairs.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
+}
+
+function renderProblems(el: HTMLElement, s: Summary): void {
+  const items: HTMLElement[] = [];
+  if (s.error) items.push(h('p', { class: 'error', role: 'alert', id: 'log-error' }, `This log cannot be read to the end — shown up to the problem. ${s.error}`));
+  for (const w of s.warnings) items.push(h('p', { class: 'warning', id: 'log-warning' }, `Note: ${w}.`));
+  el.replaceChildren(...items);
+}
+
+function actionText(a: Action | null): string {
+  if (!a) return 'the model call';
+  return a.kind === 'tool_call' ? `${a.name}(${clip(JSON.stringify(a.arguments) ?? '', 120)})` : `code: ${clip(a.source, 120)}`;
+}
+
+function tailOf(s: Summary | null): { label: string; kind: string } | null {
+  if (!s) return null;
+  if (s.pending) return { label: `waiting for a person: ${s.pending.kind} of ${actionText(s.pending.action)}`, kind: 'pending' };
+  if (s.inFlight) return { label: `${s.status === 'running' ? 'in flight' : 'interrupted'}: ${s.inFlight.target === 'action' ? actionText(s.inFlight.action) : 'model call'} — ${resolutionText(s.inFlight.resolution, s.inFlight.replayPolicy)}`, kind: 'inflight' };
+  if (s.status === 'running') return { label: 'running: the next step has not written anything yet', kind: 'inflight' };
+  return null;
+}
+
+function resolutionText(resolution: string, policy: string): string {
+  const texts: Record<string, string> = {
+    reissue_model: 'resume calls the model again (safe)',
+    reinterpret: 'the reply is stored; resume interprets it',
+    replay_action: 'resume runs the action again (safe)',
+    settle: `replay policy ${policy}: resume asks a person whether it happened`,
+    apply_input: 'a reply landed; resume carries it out',
+    await_input: 'waiting for a person',
+  };
+  return texts[resolution] ?? resolution;
+}
+
+function tailDetail(s: Summary | null): Node[] {
+  const t = tailOf(s);
+  if (!s || !t) return [h('p', { class: 'muted' }, 'Nothing is in flight.')];
+  const f = s.inFlight;
+  return [
+    h('h2', {}, `Step #${s.steps} — ${t.kind === 'pending' ? 'waiting' : 'in flight'}`),
+    h('p', {}, t.label),
+    f?.action ? section('Action', actionBlock(f.action)) : null,
+    f?.modelText ? collapsed('Model reply (stored, not yet acted on)', f.modelText) : null,
+    f ? h('p', { class: 'muted' }, `${f.resultId}, replay policy ${f.replayPolicy}`) : null,
+  ].filter((n): n is HTMLElement => n !== null);
+}
+
+function section(title: string, ...body: (Node | null)[]): HTMLElement {
+  return h('div', { class: 'block' }, h('h3', {}, title), ...body);
+}
+
+function collapsed(title: string, text: string): HTMLElement {
+  return h('details', {}, h('summary', {}, `${title} (${num(text.length)} characters)`), h('pre', {}, text));
+}
+
+function actionBlock(a: Action): HTMLElement {
+  if (a.kind === 'code') return h('pre', { class: 'args' }, a.source);
+  return h('div', {}, h('p', {}, h('strong', { class: 'tool-name' }, a.name)), h('pre', { class: 'args' }, pretty(a.arguments)));
+}
+
+function stepDetail(row: StepRow, loadFull: (() => void) | null): (Node | null)[] {
+  const s = row.step;
+  const took = ms(s.endedAt) - ms(s.startedAt);
+  const marks = stepTags(row);
+  const obs = s.observation;
+  return [
+    h('h2', {}, `Step #${s.stepIndex} — ${s.decision}`),
+    h('p', { class: 'muted' }, `${when(s.startedAt)} · ${duration(took)}${s.finishReason ? ` · finish ${s.finishReason}` : ''}`),
+    marks.length > 0 ? h('p', {}, ...marks.map((m) => h('span', { class: `tag t-${m.split(/[:\s]/)[0]}` }, m))) : null,
+    row.resumed ? h('p', { class: 'resumed-note' }, row.resumed) : null,
+    s.modelText !== null ? collapsed('Model reply', s.modelText) : null,
+    s.reasoning ? collapsed('Reasoning', s.reasoning) : null,
+    row.action ? section('Tool call', actionBlock(row.action)) : s.actionRepr ? section('Action', h('pre', { class: 'args' }, s.actionRepr)) : null,
+    ...row.input.map((i) => section(`Asked a person (${i.kind})`, h('p', {}, `asked ${when(i.requestedAt)}; ${i.reply ? `replied ${when(i.receivedAt)}` : 'no reply yet'}`), i.reply ? h('pre', { class: 'args' }, pretty(i.reply)) : null)),
+    obs !== null
+      ? section(
+          s.actionStatus === 'denied' ? 'Denied — the reason the model was told' : s.observationIsSynthetic ? 'Observation (synthetic: written by the library, not the environment)' : 'Observation',
+          h('pre', { class: `obs${s.observationIsSynthetic ? ' synthetic' : ''}` }, obs),
+          row.observationClippedChars > 0 && loadFull ? h('button', { type: 'button', onclick: loadFull }, `Show the other ${num(row.observationClippedChars)} characters`) : null,
+        )
+      : null,
+    s.finalAnswer !== null ? section('Final answer', h('pre', {}, s.finalAnswer)) : null,
+    s.explanation !== null ? section('Why the reply was invalid', h('pre', {}, s.explanation)) : null,
+    s.usage ? h('p', { class: 'muted' }, `tokens: in ${num(s.usage.inputTokens)}, out ${num(s.usage.outputTokens)}${s.usage.cachedInputTokens ? `, cached ${num(s.usage.cachedInputTokens)}` : ''}${s.usage.reasoningTokens ? `, reasoning ${num(s.usage.reasoningTokens)}` : ''}`) : null,
+    h('p', { class: 'muted label-line' }, clip(stepLabel(row), 300)),
+  ];
+}

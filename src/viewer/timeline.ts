@@ -1,0 +1,154 @@
+/**
+ * The run's steps as a virtualised list: rows of a fixed height, only those in view (and a few
+ * around) in the DOM, pages of steps fetched as they come into view — so a run of 50,000 steps
+ * opens as fast as one of five. Each row carries a bar placed on the run's time span.
+ * @module
+ */
+import type { StepRow } from './api.ts';
+import { clip, duration, h, ms } from './dom.ts';
+
+export const ROW_HEIGHT = 40;
+const PAGE = 100;
+const OVERSCAN = 8;
+
+/** What the list needs from its run page. */
+export type TimelineHost = {
+  /** Fetch steps `from` … `from + limit - 1`. */
+  readonly load: (from: number, limit: number) => Promise<StepRow[]>;
+  /** A row was chosen (click, Enter, arrow keys). */
+  readonly select: (index: number, row: StepRow | null) => void;
+  /** The extra last row: the step in flight or waiting, or null. */
+  readonly tail: () => { readonly label: string; readonly kind: string } | null;
+};
+
+/** The list element and what drives it. */
+export type Timeline = {
+  readonly el: HTMLElement;
+  /** The run now has `count` steps spanning `span`; pages at or after `dirtyFrom` are fetched again. */
+  update(count: number, span: { start: number; end: number }, dirtyFrom: number): void;
+  /** Select row `index` and scroll it into view. */
+  select(index: number): void;
+  row(index: number): StepRow | null;
+  readonly selected: () => number;
+};
+
+/** The one-line text of a step: what it did. */
+export function stepLabel(row: StepRow): string {
+  const s = row.step;
+  if (s.decision === 'action') return s.actionRepr ?? 'action';
+  if (s.decision === 'final') return `final answer: ${s.finalAnswer ?? ''}`;
+  if (s.decision === 'invalid') return `invalid reply: ${s.explanation ?? ''}`;
+  return `${s.decision}: ${s.observation ?? ''}`;
+}
+
+/** Short marks of a step: synthetic, denied, resumed, asked a person. */
+export function stepTags(row: StepRow): string[] {
+  const s = row.step;
+  const tags: string[] = [];
+  if (s.actionStatus && s.actionStatus !== 'executed') tags.push(s.actionStatus.replace('_', ' '));
+  if (s.observationIsSynthetic) tags.push('synthetic');
+  if (row.input.some((i) => i.kind !== 'settle')) tags.push(`person: ${row.input.map((i) => String(i.reply?.['kind'] ?? '…')).join(', ')}`);
+  if (row.resumed) tags.push('resumed');
+  return tags;
+}
+
+/** Build the virtualised list. */
+export function timeline(host: TimelineHost): Timeline {
+  const spacer = h('div', { class: 'spacer' });
+  const el = h('div', { class: 'timeline', role: 'listbox', tabindex: 0, 'aria-label': 'Steps', id: 'timeline' }, spacer);
+  const pages = new Map<number, StepRow[] | 'loading'>();
+  let count = 0;
+  let span = { start: 0, end: 1 };
+  let chosen = -1;
+  let frame = 0;
+
+  const rowAt = (i: number): StepRow | null => {
+    const page = pages.get(Math.floor(i / PAGE));
+    return page && page !== 'loading' ? (page[i % PAGE] ?? null) : null;
+  };
+  const fetchPage = (p: number): void => {
+    if (pages.has(p)) return;
+    pages.set(p, 'loading');
+    host.load(p * PAGE, PAGE).then(
+      (rows) => {
+        pages.set(p, rows);
+        schedule();
+        if (chosen >= p * PAGE && chosen < (p + 1) * PAGE) host.select(chosen, rowAt(chosen));
+      },
+      () => pages.delete(p),
+    );
+  };
+  const total = (): number => count + (host.tail() ? 1 : 0);
+
+  function render(): void {
+    frame = 0;
+    const n = total();
+    spacer.style.height = `${n * ROW_HEIGHT}px`;
+    const first = Math.max(0, Math.floor(el.scrollTop / ROW_HEIGHT) - OVERSCAN);
+    const last = Math.min(n - 1, Math.ceil((el.scrollTop + el.clientHeight) / ROW_HEIGHT) + OVERSCAN);
+    const rows: HTMLElement[] = [];
+    for (let i = first; i <= last; i++) rows.push(i < count ? stepRowEl(i) : tailEl(i));
+    spacer.replaceChildren(...rows);
+  }
+  const schedule = (): void => {
+    if (frame === 0) frame = requestAnimationFrame(render);
+  };
+
+  function stepRowEl(i: number): HTMLElement {
+    const row = rowAt(i);
+    if (!row) fetchPage(Math.floor(i / PAGE));
+    const s = row?.step;
+    const start = ms(s?.startedAt);
+    const end = ms(s?.endedAt);
+    const scale = Math.max(1, span.end - span.start);
+    const left = Number.isFinite(start) ? ((start - span.start) / scale) * 100 : 0;
+    const width = Number.isFinite(start) && Number.isFinite(end) ? Math.max(0.3, ((end - start) / scale) * 100) : 0;
+    const tags = row ? stepTags(row) : [];
+    return h(
+      'div',
+      { class: `row${i === chosen ? ' selected' : ''}${s ? ` d-${s.decision}` : ''}${row?.resumed ? ' resumed' : ''}`, role: 'option', 'aria-selected': i === chosen ? 'true' : 'false', 'data-index': i, style: `top:${i * ROW_HEIGHT}px`, onclick: () => api.select(i) },
+      h('span', { class: 'idx' }, `#${i}`),
+      h('span', { class: 'label' }, row ? clip(stepLabel(row), 200) : '…'),
+      ...tags.map((t) => h('span', { class: `tag t-${t.split(/[:\s]/)[0]}` }, t)),
+      h('span', { class: 'dur' }, s ? duration(end - start) : ''),
+      h('span', { class: 'track', 'aria-hidden': 'true' }, h('span', { class: 'bar', style: `left:${Math.min(100, Math.max(0, left)).toFixed(3)}%;width:${Math.min(100, width).toFixed(3)}%` })),
+    );
+  }
+
+  function tailEl(i: number): HTMLElement {
+    const t = host.tail();
+    return h('div', { class: `row tail ${t?.kind ?? ''}${i === chosen ? ' selected' : ''}`, role: 'option', 'aria-selected': i === chosen ? 'true' : 'false', 'data-index': i, id: 'tail-row', style: `top:${i * ROW_HEIGHT}px`, onclick: () => api.select(i) }, h('span', { class: 'idx' }, `#${i}`), h('span', { class: 'label' }, t?.label ?? ''));
+  }
+
+  el.addEventListener('scroll', schedule, { passive: true });
+  addEventListener('resize', schedule);
+  el.addEventListener('keydown', (e) => {
+    const n = total();
+    const moves: Record<string, number> = { ArrowDown: 1, j: 1, ArrowUp: -1, k: -1, PageDown: 10, PageUp: -10, Home: -n, End: n };
+    const by = moves[e.key];
+    if (by === undefined || n === 0) return;
+    e.preventDefault();
+    api.select(Math.min(n - 1, Math.max(0, (chosen < 0 ? -1 : chosen) + by)));
+  });
+
+  const api: Timeline = {
+    el,
+    update(c, sp, dirtyFrom) {
+      for (const p of [...pages.keys()]) if ((p + 1) * PAGE > dirtyFrom) pages.delete(p);
+      count = c;
+      span = sp;
+      schedule();
+    },
+    select(index) {
+      chosen = index;
+      const top = index * ROW_HEIGHT;
+      if (top < el.scrollTop) el.scrollTop = top;
+      else if (top + ROW_HEIGHT > el.scrollTop + el.clientHeight) el.scrollTop = top + ROW_HEIGHT - el.clientHeight;
+      schedule();
+      host.select(index, index < count ? rowAt(index) : null);
+    },
+    row: rowAt,
+    selected: () => chosen,
+  };
+  return api;
+}

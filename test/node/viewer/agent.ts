@@ -1,0 +1,72 @@
+/**
+ * The agent of the viewer tests, as a user's `--agent` module: its default export gives the
+ * agent and request of a run in a FileStore directory. What the scripted model does depends on
+ * the run id's prefix: `finished` (two lookups and an answer, with reasoning, usage and a
+ * `<script>` in its text), `approve` (a `send` that needs approval, then an answer), `slow`
+ * (eight lookups, one every 400 ms), `never` (a `send` whose replay policy is `never`, no
+ * approval), `big` (one lookup returning 5 MB), `long` (50,000 quick steps).
+ */
+import { defineAgent, silentSink, STANDARD_SYNTHETIC_OBSERVATIONS, ToolRegistry } from '../../../src/core/index.ts';
+import type { ModelCall, ModelReply, RunRequest, RunStore, ToolSpec } from '../../../src/core/index.ts';
+import { FileStore } from '../../../src/platform-node/index.ts';
+import { jsonActionInterpreter, scriptedModel, sleep } from '../../../src/testing/index.ts';
+
+/** What the world saw: every email `send` sent, per run. */
+export const SENT: { runId: string; to: string }[] = [];
+
+const specs = (runId: string): ToolSpec[] => [
+  { name: 'lookup', description: 'Look a city up.', replayPolicy: 'safe', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, handler: async ({ city }) => (String(city) === 'Big' ? 'x'.repeat(5 * 1024 * 1024) : `${String(city)}: 21°C <b>sunny</b>`) },
+  { name: 'send', description: 'Send an email.', replayPolicy: 'never', needsApproval: true, parameters: { type: 'object', properties: { to: { type: 'string' } }, required: ['to'] }, handler: async ({ to }) => (SENT.push({ runId, to: String(to) }), 'sent') },
+  { name: 'fire', description: 'Fire and forget.', replayPolicy: 'never', parameters: { type: 'object', properties: {} }, handler: async () => 'fired' },
+];
+
+const usage = { inputTokens: 100, outputTokens: 20 };
+const say = (callSeq: number, body: unknown, extra: Partial<ModelReply> = {}): ModelReply => ({ callId: `c-${callSeq}`, text: JSON.stringify(body), reasoning: null, finishReason: 'stop', usage, ...extra });
+
+function script(runId: string): (call: ModelCall) => ModelReply | Promise<ModelReply> {
+  const kind = runId.split('-')[0];
+  return async (call) => {
+    const n = call.callSeq;
+    switch (kind) {
+      case 'finished':
+        if (n < 2) return say(n, { tool: 'lookup', args: { city: n === 0 ? 'Oslo' : 'Lima' } }, { reasoning: 'I should look both cities up first.' });
+        return say(n, { final: 'Lima is warmer. <script>window.__pwned = 1</script><img src=x onerror="window.__pwned=2">' });
+      case 'approve':
+        return n === 0 ? say(n, { tool: 'send', args: { to: 'ana@example.com' } }) : say(n, { final: 'Sent.' });
+      case 'slow':
+        await sleep(400, call.signal);
+        return n < 8 ? say(n, { tool: 'lookup', args: { city: `City ${n}` } }) : say(n, { final: 'done' });
+      case 'never':
+        return n === 0 ? say(n, { tool: 'fire', args: {} }) : say(n, { final: 'fired once' });
+      case 'big':
+        return n === 0 ? say(n, { tool: 'lookup', args: { city: 'Big' } }) : say(n, { final: 'big done' });
+      default:
+        return n < 49_999 ? { callId: null, text: JSON.stringify({ tool: 'lookup', args: { city: 'C' } }), reasoning: null } : { callId: null, text: '{"final":"long done"}', reasoning: null };
+    }
+  };
+}
+
+/** The agent and request of `runId` over `store` (default: a FileStore on `dir`). */
+export function build(runId: string, store: RunStore): { agent: ReturnType<typeof defineAgent>; request: RunRequest } {
+  const sent = ToolRegistry.of(specs(runId));
+  const agent = defineAgent({ model: scriptedModel(script(runId)), interpreter: jsonActionInterpreter(), store, events: silentSink(), syntheticObservations: STANDARD_SYNTHETIC_OBSERVATIONS });
+  const request: RunRequest = {
+    runId,
+    tools: sent,
+    executor: sent.executor(),
+    toolRenderStyle: 'none',
+    cancelGraceMs: 2_000,
+    budget: { maxSteps: 60_000, maxValidActions: 60_000, maxContextChars: 1_000_000_000 },
+    context: { run: [], goal: [{ role: 'user', content: [{ type: 'text', text: 'Which city is warmer?' }] }] },
+    injections: {},
+    modelBinding: {},
+    modelReplayPolicy: 'safe',
+    observationTemplate: '{observation}',
+  };
+  return { agent, request };
+}
+
+/** The `--agent` module's default export. */
+export default function agentFor({ runId, dir }: { readonly runId: string; readonly dir: string }): ReturnType<typeof build> {
+  return build(runId, new FileStore({ dir }));
+}
