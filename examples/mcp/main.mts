@@ -1,6 +1,6 @@
 /**
  * PolyLoop with the tools of an MCP server:
- * `npx tsx --tsconfig examples/mcp/tsconfig.json examples/mcp/main.ts` (here, against the source).
+ * `npx tsx --tsconfig examples/mcp/tsconfig.json examples/mcp/main.mts` (here, against the source).
  *
  * Starts a small MCP server on 127.0.0.1 (the SDK's server classes; yours would be elsewhere),
  * connects to it with `connectMcp`, and lets a stand-in model call its two tools. Trusted, the
@@ -11,20 +11,20 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { Server } from '@modelcontextprotocol/server';
+import type { Tool } from '@modelcontextprotocol/server';
 import { defineAgent, InMemoryStore, jsonActionInterpreter, resume, run, silentSink, STANDARD_SYNTHETIC_OBSERVATIONS } from 'polyloop';
 import type { ModelCaller, RunRequest } from 'polyloop';
 import { connectMcp } from 'polyloop/mcp';
 
 // --- an MCP server (stateless: one server object per HTTP request) ---
 const notes: string[] = [];
+const TOOLS: Tool[] = [
+  { name: 'count_words', description: 'Count the words of a text.', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, annotations: { readOnlyHint: true } },
+  { name: 'append_note', description: 'Append a note.', inputSchema: { type: 'object', properties: { note: { type: 'string' } }, required: ['note'] } },
+];
 function mcpServer(): Server {
   const server = new Server({ name: 'notes', version: '1.0.0' }, { capabilities: { tools: {} } });
-  server.setRequestHandler('tools/list', () => ({
-    tools: [
-      { name: 'count_words', description: 'Count the words of a text.', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, annotations: { readOnlyHint: true } },
-      { name: 'append_note', description: 'Append a note.', inputSchema: { type: 'object', properties: { note: { type: 'string' } }, required: ['note'] } },
-    ],
-  }));
+  server.setRequestHandler('tools/list', () => ({ tools: TOOLS }));
   server.setRequestHandler('tools/call', ({ params }) => {
     const args = params.arguments ?? {};
     if (params.name === 'count_words') return { content: [{ type: 'text', text: String(String(args['text']).split(/\s+/).filter(Boolean).length) }] };
