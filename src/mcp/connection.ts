@@ -48,7 +48,8 @@ export function limitedFetch(inner: McpFetch, maxBytes: number, onBroken: (error
     const response = await inner(input, init);
     if (!response.body) return response;
     const reader = response.body.getReader();
-    const id = sent?.id;
+    // Only a request's answer is tracked: a response the client sends carries the server's id, not ours.
+    const id = typeof sent?.method === 'string' ? sent.id : undefined;
     if (id !== undefined) open.set(id, reader);
     let seen = 0;
     const end = (controller: ReadableStreamDefaultController<Uint8Array>, error?: ToolEnvironmentError): void => {
