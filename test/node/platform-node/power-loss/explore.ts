@@ -86,11 +86,15 @@ export async function traceReference(work: string, opts: ExploreOptions): Promis
   return { events: parseTrace(trace, layout), reference };
 }
 
-/** How many records the acks before the cut promise durable: through the last acknowledged barrier. */
+/**
+ * How many records the acks before the cut promise durable: through the last acknowledged
+ * barrier (`isBarrier`, as the child marks each ack). A safe model-call intent, a result or
+ * `run_started` acknowledged after it may still be lost: it becomes durable with the next barrier.
+ */
 export function ackedBarrierRecords(acks: readonly string[]): number {
   let n = 0;
   for (const a of acks) {
-    const m = /^ACK (\d+) (intent|step|runEnded|inputRequest|input)$/.exec(a);
+    const m = /^ACK (\d+) \w+ barrier$/.exec(a);
     if (m) n = Math.max(n, Number(m[1]) + 1);
   }
   return n;

@@ -1,8 +1,10 @@
 /**
  * The traced child of the power-loss explorer: one uninterrupted run of the power agent on a
- * FileStore. After each store write resolves it appends `ACK <n> <method>` to the acks file with
- * a synchronous write, so the trace shows when every write was acknowledged; it prints each model
- * call (`CALL <callSeq> <hash>`) and the result (`RESULT <json>`) on stdout.
+ * FileStore. After each store write resolves it appends `ACK <n> <method> <barrier|plain>` to
+ * the acks file with a synchronous write (`n`: the index of the write's last record in the log;
+ * `barrier` when FileStore had to make it durable: `isBarrier`, and `resultAndIntent` always),
+ * so the trace shows when every write was acknowledged; it prints each model call
+ * (`CALL <callSeq> <hash>`) and the result (`RESULT <json>`) on stdout.
  *
  * With `lazy`, barriers are written without fsync (through the path `result` takes): a broken
  * store the explorer must catch (its negative control).
@@ -10,7 +12,7 @@
  * Usage: node power-child.mjs <storeDir> <world> <acks> <steps> <safe|never> [lazy]
  */
 import { openSync, writeSync } from 'node:fs';
-import { run } from '../../../../src/core/index.ts';
+import { isBarrier, run } from '../../../../src/core/index.ts';
 import type { LogRecord, ResultRecord, RunStore } from '../../../../src/core/index.ts';
 import { FileStore } from '../../../../src/platform-node/index.ts';
 import { powerAgent } from './power-agent.ts';
@@ -27,23 +29,27 @@ const say = (line: string): void => {
 
 /** Reports each write once its promise resolved: the trace places the ack after its syscalls. */
 function ackingStore(inner: FileStore): RunStore {
-  let n = 0;
-  const write = async (method: string, doWrite: () => Promise<void>): Promise<void> => {
-    const index = n++;
+  let records = 0;
+  const write = async (method: string, recs: readonly LogRecord[], doWrite: () => Promise<void>): Promise<void> => {
+    records += recs.length;
+    const last = records - 1;
+    const barrier = method === 'resultAndIntent' || recs.some(isBarrier);
     await doWrite();
-    writeSync(acksFd, `ACK ${index} ${method}\n`);
+    writeSync(acksFd, `ACK ${last} ${method} ${barrier ? 'barrier' : 'plain'}\n`);
   };
   // The negative control: the same append, minus the fsync (FileStore's `result` path).
   const barrier = (id: string, rec: LogRecord, real: () => Promise<void>): Promise<void> =>
     lazy ? inner.result(id, 'lazy', rec as unknown as ResultRecord) : real();
   return {
-    runStarted: (id, rec) => write('runStarted', () => inner.runStarted(id, rec)),
-    intent: (id, rec) => write('intent', () => barrier(id, rec, () => inner.intent(id, rec))),
-    result: (id, resultId, rec) => write('result', () => inner.result(id, resultId, rec)),
-    step: (id, rec) => write('step', () => barrier(id, rec, () => inner.step(id, rec))),
-    runEnded: (id, rec) => write('runEnded', () => barrier(id, rec, () => inner.runEnded(id, rec))),
-    inputRequest: (id, rec) => write('inputRequest', () => barrier(id, rec, () => inner.inputRequest(id, rec))),
-    input: (id, rec) => write('input', () => barrier(id, rec, () => inner.input(id, rec))),
+    runStarted: (id, rec) => write('runStarted', [rec], () => inner.runStarted(id, rec)),
+    intent: (id, rec) => write('intent', [rec], () => barrier(id, rec, () => inner.intent(id, rec))),
+    resultAndIntent: (id, result, intent) =>
+      write('resultAndIntent', [result, intent], () => (lazy ? inner.result(id, 'lazy', result).then(() => inner.result(id, 'lazy', intent as unknown as ResultRecord)) : inner.resultAndIntent(id, result, intent))),
+    result: (id, resultId, rec) => write('result', [rec], () => inner.result(id, resultId, rec)),
+    step: (id, rec) => write('step', [rec], () => barrier(id, rec, () => inner.step(id, rec))),
+    runEnded: (id, rec) => write('runEnded', [rec], () => barrier(id, rec, () => inner.runEnded(id, rec))),
+    inputRequest: (id, rec) => write('inputRequest', [rec], () => barrier(id, rec, () => inner.inputRequest(id, rec))),
+    input: (id, rec) => write('input', [rec], () => barrier(id, rec, () => inner.input(id, rec))),
     readLog: (id) => inner.readLog(id),
     acquire: (id, opts) => inner.acquire(id, opts),
   };

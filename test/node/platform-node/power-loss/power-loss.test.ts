@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { contentChoices, crashStates, tornVariants } from './crash-states.ts';
-import { explore, straceWorks, tally } from './explore.ts';
+import { ackedBarrierRecords, explore, straceWorks, tally } from './explore.ts';
 import type { ExploreReport } from './explore.ts';
 import { parseTrace } from './trace.ts';
 import type { TraceEvent } from './trace.ts';
@@ -100,6 +100,18 @@ describe('power-loss trace parser (strace -f -y -xx)', () => {
       { kind: 'write', ino: 1, offset: 1, bytes: 'Z' },
       { kind: 'unlink', path: 's/log' },
     ]);
+  });
+});
+
+describe('power-loss acks: what a cut must keep', () => {
+  it.each([
+    { acks: [], want: 0 },
+    { acks: ['ACK 0 runStarted plain', 'ACK 1 intent plain'], want: 0 },
+    { acks: ['ACK 0 runStarted plain', 'ACK 1 intent plain', 'ACK 3 resultAndIntent barrier'], want: 4 },
+    { acks: ['ACK 3 resultAndIntent barrier', 'ACK 4 step barrier', 'ACK 5 intent plain', 'ACK 6 result plain'], want: 5 },
+    { acks: ['ACK 0 runStarted plain', 'ACK 1 intent barrier'], want: 2 },
+  ])('promises the records through the last acknowledged barrier, not a later record that is none ($want)', ({ acks, want }) => {
+    expect(ackedBarrierRecords(acks)).toBe(want);
   });
 });
 

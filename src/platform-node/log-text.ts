@@ -1,0 +1,92 @@
+/**
+ * The bytes of a JSONL run log as text: where its last line starts, whether that line is complete
+ * JSON, and strict UTF-8 for every line before it. Shared by FileStore (reading, and repairing a
+ * torn tail before appending) and the CLI's readers of a log directory.
+ * @module
+ */
+import type { FileHandle } from 'node:fs/promises';
+import { CorruptLogError } from '../core/index.ts';
+
+/** The byte every log line ends with. */
+export const NEWLINE = 0x0a;
+
+/** How many line breaks precede byte `end`. */
+export function countLines(buf: Buffer, end: number): number {
+  let n = 0;
+  for (let i = buf.indexOf(NEWLINE); i !== -1 && i < end; i = buf.indexOf(NEWLINE, i + 1)) n++;
+  return n;
+}
+
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The log's text. Lines before the last must be valid UTF-8 — a damaged byte would otherwise be
+ * read as U+FFFD into a record — so a bad one is a `CorruptLogError` naming its line. Only the
+ * last line, which may be torn inside a multi-byte character, is decoded leniently (core drops
+ * it unless it is complete JSON).
+ */
+export function decodeLogText(bytes: Buffer, source: string): string {
+  const cut = lastLineStart(bytes);
+  let head: string;
+  try {
+    head = STRICT_UTF8.decode(bytes.subarray(0, cut));
+  } catch {
+    throw new CorruptLogError(firstBadUtf8Line(bytes.subarray(0, cut)), 'not valid UTF-8', { source });
+  }
+  return head + bytes.subarray(cut).toString('utf8');
+}
+
+/** Where the last line starts (its trailing newline, if any, not counted as a line break). */
+export function lastLineStart(bytes: Buffer): number {
+  const end = bytes.length > 0 && bytes[bytes.length - 1] === NEWLINE ? bytes.length - 1 : bytes.length;
+  return end === 0 ? 0 : bytes.lastIndexOf(NEWLINE, end - 1) + 1;
+}
+
+function firstBadUtf8Line(bytes: Buffer): number {
+  let line = 1;
+  for (let start = 0; start < bytes.length; line++) {
+    const end = bytes.indexOf(NEWLINE, start);
+    try {
+      STRICT_UTF8.decode(bytes.subarray(start, end));
+    } catch {
+      return line;
+    }
+    start = end + 1;
+  }
+  return line;
+}
+
+/** Whether `text` parses as JSON. */
+export function isCompleteJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** What {@link repairTail} did to a log's last line (1-based), if anything. */
+export type TailRepair = { readonly code: 'tail_truncated' | 'tail_newline_added'; readonly line: number; readonly bytes: number };
+
+/**
+ * Make the log behind `fh` end at a line boundary, so the next line never glues onto garbage:
+ * cut a torn last line off, or add the newline a complete last record lacks (fsynced). Works
+ * through `fh`, never by path.
+ */
+export async function repairTail(fh: FileHandle): Promise<TailRepair | null> {
+  const buf = await fh.readFile();
+  if (buf.length === 0) return null;
+  // The last line as readers see it (core drops it unless it is complete JSON), newline or not.
+  const start = lastLineStart(buf);
+  const hasNewline = buf[buf.length - 1] === NEWLINE;
+  const line = countLines(buf, start) + 1;
+  if (!isCompleteJson(buf.subarray(start, hasNewline ? buf.length - 1 : buf.length).toString('utf8'))) {
+    await fh.truncate(start);
+    return { code: 'tail_truncated', line, bytes: buf.length - start };
+  }
+  if (hasNewline) return null;
+  await fh.write('\n', buf.length, 'utf8');
+  await fh.sync();
+  return { code: 'tail_newline_added', line, bytes: 1 };
+}

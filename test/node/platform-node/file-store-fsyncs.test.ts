@@ -1,0 +1,77 @@
+/**
+ * What a durable step costs FileStore, counted in system calls under strace (issue 15, decision
+ * 0040): an action step is two barriers with `modelReplayPolicy: 'safe'` (the action intent,
+ * carrying the model result; the step), three with `'never'` (the model-call intent too); a
+ * final-answer step is one. Every store call is one write of the log (`run_started` is step 0's
+ * fourth); the records that are not barriers (`run_started`, a safe model-call intent, a result
+ * written alone) are not fsynced — the next barrier's fsync covers them.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from './helpers.ts';
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+const straceWorks = spawnSync('strace', ['-f', '-e', 'trace=none', '-o', '/dev/null', 'true'], { stdio: 'ignore' }).status === 0;
+
+type StepCost = { readonly decision: string; readonly writes: number; readonly fsyncs: number };
+
+/**
+ * Cut an `strace -f -y` trace into steps at the child's `STEP <k> <decision>` lines (each printed
+ * once its step is durable) and count, per step, the writes and fsyncs of the run's log file.
+ */
+export function costPerStep(trace: string): StepCost[] {
+  const steps: StepCost[] = [];
+  let writes = 0;
+  let fsyncs = 0;
+  for (const line of trace.split('\n')) {
+    const step = /write\(1<[^>]*>, "STEP \d+ (\w+)\\n"/.exec(line);
+    if (step) {
+      steps.push({ decision: step[1] as string, writes, fsyncs });
+      writes = fsyncs = 0;
+      continue;
+    }
+    // Only calls on the log (fd annotated with its path by -y); the directory's fsync is another fd.
+    if (!/^\d+ +\w+\(\d+<[^>]*\.jsonl>/.test(line) || / = -1 /.test(line)) continue;
+    if (/^\d+ +(?:write|writev|pwrite64|pwritev2?)\(/.test(line)) writes++;
+    if (/^\d+ +(?:fsync|fdatasync)\(/.test(line)) fsyncs++;
+  }
+  return steps;
+}
+
+async function traceSteps(policy: 'safe' | 'never', steps: number): Promise<StepCost[]> {
+  const t = await tempDir();
+  cleanups.push(t.cleanup);
+  const traceFile = join(t.dir, 'trace.txt');
+  const fixture = resolve(import.meta.dirname, 'fixtures/fsync-steps.ts');
+  const args = ['-f', '-qq', '-y', '-e', 'trace=write,writev,pwrite64,pwritev,pwritev2,fsync,fdatasync', '-s', '64', '-o', traceFile];
+  const r = spawnSync('strace', [...args, process.execPath, '--import', 'tsx', fixture, join(t.dir, 'logs'), policy, String(steps)], { encoding: 'utf8' });
+  expect(r.stdout.trim().split('\n').at(-1), r.stderr).toBe('END final_answer');
+  return costPerStep(await readFile(traceFile, 'utf8'));
+}
+
+describe.runIf(straceWorks)('FileStore: writes and fsyncs of the log per step, under strace', () => {
+  it('makes an action step two fsyncs with modelReplayPolicy safe (model intent, result with action intent, step: three writes), and a final-answer step one', async () => {
+    const steps = await traceSteps('safe', 4);
+    expect(steps).toEqual([
+      { decision: 'action', writes: 4, fsyncs: 2 },
+      { decision: 'action', writes: 3, fsyncs: 2 },
+      { decision: 'action', writes: 3, fsyncs: 2 },
+      { decision: 'final', writes: 3, fsyncs: 1 },
+    ]);
+  }, 30_000);
+
+  it('makes an action step three fsyncs with modelReplayPolicy never: the model-call intent is a barrier then', async () => {
+    const steps = await traceSteps('never', 3);
+    expect(steps).toEqual([
+      { decision: 'action', writes: 4, fsyncs: 3 },
+      { decision: 'action', writes: 3, fsyncs: 3 },
+      { decision: 'final', writes: 3, fsyncs: 2 },
+    ]);
+  }, 30_000);
+});
