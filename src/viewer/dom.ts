@@ -12,6 +12,8 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = 
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (typeof v === 'function') el.addEventListener(k.slice(2), v);
+    // Through the CSSOM: the page's content security policy refuses inline style attributes.
+    else if (k === 'style' && typeof v === 'string') el.style.cssText = v;
     else if (v === true) el.setAttribute(k, '');
     else if (v !== false && v !== null && v !== undefined) el.setAttribute(k, String(v));
   }

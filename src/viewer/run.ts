@@ -122,7 +122,7 @@ function renderFacts(dl: HTMLElement, s: Summary): void {
     ['Log', h('a', { href: api.logUrl(s.runId), download: `${s.runId}.ndjson` }, 'NDJSON')],
   ];
   if (s.finalAnswer !== null) pairs.push(['Final answer', h('span', { id: 'final-answer', class: 'pre-line' }, clip(s.finalAnswer, 2000))]);
-  dl.replaceChildren(...pairs.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
+  dl.replaceChildren(...pairs.map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))));
 }
 
 function renderProblems(el: HTMLElement, s: Summary): void {

@@ -1,0 +1,169 @@
+/**
+ * The run viewer in real Chromium (Debian's, through playwright-core): the page built by Vite,
+ * served by `startViewer` over a directory of runs made by real runs of the library. One browser
+ * for the whole file. Screenshots at 1280 and 390 pixels go to test-artifacts/viewer/
+ * (`POLYLOOP_VIEWER_SHOTS=docs/viewer` refreshes the ones in the docs).
+ */
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { build } from 'vite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dirSource } from '../../../src/platform-node/view-dir.ts';
+import { startViewer } from '../../../src/platform-node/view-command.ts';
+import type { RunningViewer } from '../../../src/platform-node/view-command.ts';
+import { launchChromium } from '../e2e-web/harness.ts';
+import agentFor, { SENT } from './agent.ts';
+import { everydayRuns, hostileRuns, runIn } from './runs.ts';
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+const SHOTS = resolve(ROOT, process.env['POLYLOOP_VIEWER_SHOTS'] ?? 'test-artifacts/viewer');
+let dir: string;
+let pageDir: string;
+let viewer: RunningViewer;
+let browser: Browser;
+
+async function page(width: number, hash = '#/'): Promise<Page> {
+  const p = await browser.newPage({ viewport: { width, height: 860 } });
+  p.on('pageerror', (e) => console.log(`page error: ${e.message}`));
+  await p.goto(viewer.url);
+  await p.evaluate((h) => (location.hash = h), hash);
+  return p;
+}
+
+const state = (p: Page, s: string): Promise<unknown> => p.waitForSelector(`#app[data-state="${s}"]`);
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'polyloop-viewer-e2e-'));
+  pageDir = await mkdtemp(join(tmpdir(), 'polyloop-viewer-page-'));
+  await build({ configFile: join(ROOT, 'src/viewer/vite.config.ts'), logLevel: 'warn', build: { outDir: pageDir, emptyOutDir: true } });
+  await everydayRuns(dir);
+  await hostileRuns(dir);
+  await mkdir(SHOTS, { recursive: true });
+  viewer = await startViewer({ source: await dirSource({ dir, agent: agentFor, pollMs: 100 }), pageDir });
+  browser = await launchChromium();
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await viewer?.close();
+  await rm(dir, { recursive: true, force: true });
+  await rm(pageDir, { recursive: true, force: true });
+});
+
+describe('the run viewer in Chromium', () => {
+  it('lists the runs with their status and filters them by status (1280 px)', async () => {
+    const p = await page(1280);
+    await state(p, 'list');
+    await p.waitForSelector('a.run-link >> text=long-1', { timeout: 20_000 });
+    const rows = await p.locator('table.runs tbody tr').count();
+    expect(rows).toBe(8);
+    expect(await p.locator('tr.status-awaiting_input a.run-link').textContent()).toBe('approve-1');
+    expect(await p.locator('tr.status-interrupted a.run-link').textContent()).toBe('finished-cut');
+    expect(await p.locator('tr.status-corrupt td').nth(2).textContent()).toBe('unreadable log');
+    await p.screenshot({ path: join(SHOTS, 'list-1280.png') });
+    await p.selectOption('#filter', 'awaiting_input');
+    expect(await p.locator('table.runs tbody tr').count()).toBe(1);
+    await p.selectOption('#filter', '');
+    await p.close();
+  }, 30_000);
+
+  it('shows a finished run: step count, usage, reasoning collapsed, and a model\'s <script> as text', async () => {
+    const p = await page(1280, '#/run/finished-1');
+    await state(p, 'run');
+    expect(await p.locator('#steps-count').textContent()).toBe('3');
+    expect(await p.locator('#usage-total').textContent()).toBe('360 (in 300, out 60)');
+    expect(await p.locator('#final-answer').textContent()).toContain('<script>window.__pwned = 1</script>');
+    expect(await p.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
+    await p.focus('#timeline');
+    await p.keyboard.press('ArrowDown');
+    await p.waitForSelector('#detail h2 >> text=Step #0 — action');
+    expect(await p.locator('#detail details').first().getAttribute('open')).toBeNull();
+    expect(await p.locator('#detail .tool-name').textContent()).toBe('lookup');
+    expect(await p.locator('#detail pre.obs').textContent()).toBe('Oslo: 21°C <b>sunny</b>');
+    await p.screenshot({ path: join(SHOTS, 'run-1280.png') });
+    await p.keyboard.press('Escape');
+    await state(p, 'list');
+    await p.close();
+  }, 30_000);
+
+  it('answers an approval from the page: the buttons its kind accepts, and the run finishes', async () => {
+    const p = await page(1280, '#/run/approve-1');
+    await state(p, 'run');
+    expect(await p.locator('#pending button[data-reply]').evaluateAll((bs) => bs.map((b) => b.getAttribute('data-reply')))).toEqual(['approve', 'deny', 'cancel']);
+    expect(await p.locator('#pending-args').textContent()).toContain('ana@example.com');
+    expect(await p.locator('#tail-row').textContent()).toContain('waiting for a person: approval of send');
+    await p.screenshot({ path: join(SHOTS, 'approval-1280.png') });
+    await p.click('#pending button[data-reply="approve"]');
+    await p.waitForSelector('#app[data-status="ended"]', { timeout: 15_000 });
+    expect(await p.locator('#steps-count').textContent()).toBe('2');
+    expect(SENT.filter((s) => s.runId === 'approve-1')).toEqual([{ runId: 'approve-1', to: 'ana@example.com' }]);
+    await p.close();
+  }, 30_000);
+
+  it('shows a live run\'s steps as they land, without a reload', async () => {
+    const live = runIn(dir, 'slow-live');
+    await new Promise((ok) => setTimeout(ok, 300));
+    const p = await page(1280, '#/run/slow-live');
+    await state(p, 'run');
+    const first = Number(await p.locator('#app').getAttribute('data-steps'));
+    expect(await p.locator('#run-status').textContent()).toBe('running');
+    const navigations: string[] = [];
+    p.on('framenavigated', (f) => navigations.push(f.url()));
+    await p.waitForFunction((n) => Number(document.getElementById('app')?.dataset['steps']) > n + 1, first, { timeout: 15_000 });
+    await p.waitForSelector('#app[data-status="ended"]', { timeout: 15_000 });
+    await live;
+    expect(await p.locator('#steps-count').textContent()).toBe('9');
+    expect(navigations).toEqual([]);
+    await p.close();
+  }, 30_000);
+
+  it('is readable at 390 px: the list, and a run resumed after a crash with its mark', async () => {
+    const p = await page(390, '#/run/never-settled');
+    await state(p, 'run');
+    await p.click('.row[data-index="0"]');
+    await p.waitForSelector('#detail .resumed-note');
+    expect(await p.locator('.row[data-index="0"] .tag.t-resumed').count()).toBe(1);
+    expect(await p.locator('#detail .resumed-note').textContent()).toMatch(/settled by a person \(executed\)/);
+    expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await p.screenshot({ path: join(SHOTS, 'run-390.png'), fullPage: true });
+    await p.evaluate(() => (location.hash = '#/'));
+    await p.waitForSelector('a.run-link >> text=long-1');
+    await p.screenshot({ path: join(SHOTS, 'list-390.png') });
+    await p.close();
+  }, 30_000);
+
+  it('says what is wrong with hostile logs instead of a blank page: torn tail, corrupt line, 5 MB observation', async () => {
+    const p = await page(1280, '#/run/finished-torn');
+    await state(p, 'run');
+    expect(await p.locator('#log-warning').textContent()).toMatch(/torn last line/);
+    await p.evaluate(() => (location.hash = '#/run/finished-corrupt'));
+    await p.waitForSelector('#log-error');
+    expect(await p.locator('#log-error').textContent()).toMatch(/line|:6: not valid JSON/);
+    expect(await p.locator('#steps-count').textContent()).toBe('1');
+    await p.evaluate(() => (location.hash = '#/run/big-1'));
+    await p.waitForSelector('#app[data-state="run"][data-steps="2"]');
+    await p.click('.row[data-index="0"]');
+    await p.waitForSelector('#detail button >> text=/Show the other/');
+    expect(await p.locator('#detail pre.obs').evaluate((e) => e.textContent?.length)).toBe(20_000);
+    await p.click('#detail button >> text=/Show the other/');
+    await p.waitForFunction(() => document.querySelector('#detail pre.obs')?.textContent?.length === 5 * 1024 * 1024, undefined, { timeout: 15_000 });
+    await p.close();
+  }, 40_000);
+
+  it('opens a 50,000-step run with only the rows in view in the page, and jumps to its end', async () => {
+    const p = await page(1280);
+    const started = Date.now();
+    await p.evaluate(() => (location.hash = '#/run/long-1'));
+    await p.waitForSelector('.row[data-index="0"] .tag, .row[data-index="0"] .dur:not(:empty)');
+    console.log(`viewer: 50,000-step run open with its first rows in ${Date.now() - started} ms (log already read by the list)`);
+    expect(await p.locator('#steps-count').textContent()).toBe('50,000');
+    expect(await p.locator('.row').count()).toBeLessThan(80);
+    await p.focus('#timeline');
+    await p.keyboard.press('End');
+    await p.waitForSelector('.row[data-index="49999"].selected');
+    await p.waitForSelector('#detail h2 >> text=Step #49999 — final');
+    await p.close();
+  }, 30_000);
+});
