@@ -2,7 +2,7 @@
  * Child process of the SIGKILL tests: a multi-step agent on FileStore with a `never`-replay tool
  * (`record`, appends a line to a side-effect file) and `safe` tools (`add`). It can kill itself
  * with a real SIGKILL at write number `--kill-at` (`before` the write, `after` it landed, or
- * `torn`: half the line written), and reports every landed write (`W <n> <method>`), every model
+ * `torn`: half the write's text written), and reports every landed write (`W <n> <method>`), every model
  * call (`CALL <callSeq> <sha256 of its messages>`), every reply it gives to an input request
  * (`INPUT <resultId> <kind>`) and its result (`RESULT <json>`) on stdout.
  *
@@ -75,11 +75,11 @@ const tools = ToolRegistry.of([
 /** Counts writes, reports the ones that landed, and SIGKILLs this very process at the chosen one. */
 function killingStore(inner: FileStore): RunStore {
   let n = 0;
-  const write = async (method: string, runId: string, rec: LogRecord, doWrite: () => Promise<void>): Promise<void> => {
+  const write = async (method: string, runId: string, recs: LogRecord | readonly LogRecord[], doWrite: () => Promise<void>): Promise<void> => {
     const index = n++;
     if (index === killAt && how === 'before') process.kill(process.pid, 'SIGKILL');
     if (index === killAt && how === 'torn') {
-      const line = encodeRecord(rec) + '\n';
+      const line = (Array.isArray(recs) ? recs : [recs]).map((r: LogRecord) => encodeRecord(r) + '\n').join('');
       appendFileSync(inner.logPath(runId), line.slice(0, Math.max(1, Math.floor(line.length / 2))));
       process.kill(process.pid, 'SIGKILL');
     }
@@ -90,6 +90,8 @@ function killingStore(inner: FileStore): RunStore {
   return {
     runStarted: (id, rec) => write('runStarted', id, rec, () => inner.runStarted(id, rec)),
     intent: (id, rec) => write('intent', id, rec, () => inner.intent(id, rec)),
+    // The model result and the action intent in one write, as the loop does when the store can.
+    resultAndIntent: (id, result, intent) => write('resultAndIntent', id, [result, intent], () => inner.resultAndIntent(id, result, intent)),
     result: (id, resultId, rec) => write('result', id, rec, () => inner.result(id, resultId, rec)),
     step: (id, rec) => write('step', id, rec, () => inner.step(id, rec)),
     runEnded: (id, rec) => write('runEnded', id, rec, () => inner.runEnded(id, rec)),

@@ -93,16 +93,17 @@ function parseWrites(out: string): string[] {
 }
 
 /**
- * The index of a write of step `stepIndex` of the reference run, found from its write list (a
- * step writes intent, result, [intent], step; `action_intent` exists for action steps only).
+ * The index of a write of step `stepIndex` of the reference run, found from its write list (an
+ * action step writes intent, resultAndIntent, step — its `model_result` and `action_intent` are
+ * the one write; another step writes intent, result, step).
  * For runs without input requests (the `safe` and `never` variants); see {@link nthWrite}.
  */
 export function writeOfStep(ref: Reference, stepIndex: number, which: 'model_intent' | 'model_result' | 'action_intent' | 'step'): number {
   const steps = ref.writes.flatMap((m, i) => (m === 'step' ? [i] : []));
   const at = steps[stepIndex];
   if (at === undefined) throw new Error(`the reference run has no step ${stepIndex}`);
-  const hasAction = ref.writes[at - 1] === 'intent' && ref.writes[at - 2] === 'result';
-  const offset = { step: 0, action_intent: 1, model_result: hasAction ? 2 : 1, model_intent: hasAction ? 3 : 2 }[which];
+  const hasAction = ref.writes[at - 1] === 'resultAndIntent';
+  const offset = { step: 0, action_intent: 1, model_result: 1, model_intent: 2 }[which];
   if (which === 'action_intent' && !hasAction) throw new Error(`step ${stepIndex} of the reference run has no action`);
   return at - offset;
 }

@@ -25,10 +25,11 @@ describe('FileStore under real SIGKILL', () => {
     expect(ref.result.trajectory.map((s) => s.decision)).toEqual(['action', 'action', 'action', 'invalid', 'action', 'action', 'action', 'final']);
     expect(ref.side).toHaveLength(3);
     expect(ref.calls.size).toBe(8);
-    // Write counts come from these counting runs: run_started, 4 writes per action step, 3 per other step, run_ended.
+    // Write counts come from these counting runs: run_started, 3 writes per step (an action step's
+    // model result rides with its action intent: resultAndIntent), run_ended.
     const steps = ref.result.trajectory;
-    const expectedWrites = 2 + steps.reduce((n, s) => n + (s.decision === 'action' ? 4 : 3), 0);
-    expect(ref.writes).toHaveLength(expectedWrites);
+    expect(ref.writes).toHaveLength(2 + 3 * steps.length);
+    expect(ref.writes.filter((w) => w === 'resultAndIntent')).toHaveLength(steps.filter((s) => s.decision === 'action').length);
     expect(refNever.writes).toEqual(ref.writes);
     expect([ref.writes[0], ref.writes.at(-1)]).toEqual(['runStarted', 'runEnded']);
     expect(ref.inputs).toEqual([]);
@@ -57,19 +58,21 @@ describe('FileStore under real SIGKILL', () => {
     expect(o.side).toEqual(ref.side);
   }, 30_000);
 
-  // With modelReplayPolicy never: step 1's model-call intent and its result.
+  // With modelReplayPolicy never: a model-call intent and its result, at step 1 (an action, whose
+  // result lands with its action intent) and step 3 (an invalid reply, whose result lands alone).
   it.each([
-    ['model_intent', 'after', true, 'the model call was in flight: a person says retry'],
-    ['model_result', 'before', true, 'the reply was lost with the process: a person says retry'],
-    ['model_result', 'after', false, 'the stored reply is re-interpreted, no new call, nobody asked'],
-  ] as const)('with modelReplayPolicy never, killed at step 1\'s %s write (%s), settles (%s) and ends as the uninterrupted run: %s', async (which, how, asked, _why) => {
-    const o = await runTrial(refNever, writeOfStep(refNever, 1, which), how);
+    [1, 'model_intent', 'after', true, 'the model call was in flight: a person says retry'],
+    [1, 'model_result', 'before', true, 'the reply was lost with the process: a person says retry'],
+    [1, 'model_result', 'torn', false, 'half the joint write landed: the result line whole, the action intent torn; the stored reply is re-interpreted, nobody asked'],
+    [3, 'model_result', 'after', false, 'the stored reply is re-interpreted, no new call, nobody asked'],
+  ] as const)('with modelReplayPolicy never, killed at step %s\'s %s write (%s), settles (%s) and ends as the uninterrupted run: %s', async (step, which, how, asked, _why) => {
+    const o = await runTrial(refNever, writeOfStep(refNever, step, which), how);
     expect(o.problems).toEqual([]);
     expect(o.killed).toBe(true);
     expect(o.resumedStopReason).toBe('final_answer');
-    expect(o.resumedInputs).toEqual(asked ? ['s1.settle retry'] : []);
-    // Step 1's model call is issued again only because a person said retry.
-    expect(o.resumedCallSeqs.includes(1)).toBe(asked);
+    expect(o.resumedInputs).toEqual(asked ? [`s${step}.settle retry`] : []);
+    // The model call is issued again only because a person said retry.
+    expect(o.resumedCallSeqs.includes(step)).toBe(asked);
     expect(o.side).toEqual(refNever.side);
   }, 30_000);
 
