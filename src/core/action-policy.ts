@@ -45,6 +45,9 @@ export function toolOf(req: RunRequest, decision: ActionDecision): ToolDescripto
 export function gateFor(req: RunRequest, decision: ActionDecision): 'answer' | 'approval' | null {
   const { tools, executor } = req;
   const { action } = decision;
+  const tool = toolOf(req, decision);
+  // Nothing can ask: no validation needed to know it (the common case costs no schema check here).
+  if (tool?.answeredBy !== 'human' && tool?.needsApproval !== true && typeof executor.needsApproval !== 'function') return null;
   if (action.kind === 'tool_call' && tools.names().length > 0 && !tools.validate(action).ok) return null;
   let said: unknown;
   try {
@@ -54,5 +57,5 @@ export function gateFor(req: RunRequest, decision: ActionDecision): 'answer' | '
   }
   // Not a plain boolean (a promise, say): the hook did not answer either, so ask.
   if (isThenable(said)) Promise.resolve(said).catch(() => undefined);
-  return gateOf(toolOf(req, decision), said !== false);
+  return gateOf(tool, said !== false);
 }

@@ -2,12 +2,14 @@
  * InMemoryStore: run logs in this process's memory. No recovery across processes — choosing it
  * is choosing that. It has an in-process `acquire`: two `run`/`resume` calls on one id in this
  * process are two drivers too, and without a lease both would write (two `run_started`, a
- * `never` action run twice). Records are kept encoded, so what comes back has made the same
- * round trip through `encodeRecord`/`decodeRecord` as with a durable store.
+ * `never` action run twice). What comes back has made the same round trip through
+ * `encodeRecord`/`decodeRecord` as with a durable store; records the loop sealed are encoded
+ * when first read rather than at write (decision 0042).
  * @module
  */
 import { RunLockedError } from './errors.ts';
 import type { ReleaseLease, RunStore } from './ports.ts';
+import { isSealed } from './sealed-records.ts';
 import { decodeLog, encodeRecord } from './serialization.ts';
 import type { ActionIntentRecord, InputRecord, InputRequestRecord, IntentRecord, LogRecord, ResultRecord, RunEndedRecord, RunStartedRecord, StepWriteRecord } from './types.ts';
 
@@ -18,15 +20,19 @@ import type { ActionIntentRecord, InputRecord, InputRequestRecord, IntentRecord,
  * const agent = defineAgent({ model, interpreter, store: new InMemoryStore(), events, syntheticObservations });
  */
 export class InMemoryStore implements RunStore {
-  readonly #logs = new Map<string, string[]>();
+  /**
+   * Each run's log: encoded lines, or records the loop sealed (frozen, checked; decision 0042),
+   * kept as they are and encoded when the log is first read.
+   */
+  readonly #logs = new Map<string, (string | LogRecord)[]>();
   /** The token of the lease each driven run is held by. */
   readonly #leases = new Map<string, symbol>();
 
   #append(runId: string, rec: LogRecord): Promise<void> {
-    const line = encodeRecord(rec);
+    const entry = isSealed(rec) ? rec : encodeRecord(rec);
     let log = this.#logs.get(runId);
     if (!log) this.#logs.set(runId, (log = []));
-    log.push(line);
+    log.push(entry);
     return Promise.resolve();
   }
 
@@ -44,10 +50,10 @@ export class InMemoryStore implements RunStore {
 
   /** Contract: see {@link RunStore.resultAndIntent}; both records encoded before either lands. */
   resultAndIntent(runId: string, result: ResultRecord, intent: ActionIntentRecord): Promise<void> {
-    const lines = [encodeRecord(result), encodeRecord(intent)];
+    const entries = [isSealed(result) ? result : encodeRecord(result), isSealed(intent) ? intent : encodeRecord(intent)];
     let log = this.#logs.get(runId);
     if (!log) this.#logs.set(runId, (log = []));
-    log.push(...lines);
+    log.push(...entries);
     return Promise.resolve();
   }
 
@@ -68,7 +74,13 @@ export class InMemoryStore implements RunStore {
   }
 
   async readLog(runId: string): Promise<readonly LogRecord[]> {
-    return decodeLog(this.#logs.get(runId) ?? []).records;
+    const log = this.#logs.get(runId) ?? [];
+    // Encode what the loop sealed, once: every read then makes the round trip a durable store makes.
+    for (let i = 0; i < log.length; i++) {
+      const entry = log[i] as string | LogRecord;
+      if (typeof entry !== 'string') log[i] = encodeRecord(entry);
+    }
+    return decodeLog(log as string[]).records;
   }
 
   /**

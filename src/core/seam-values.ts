@@ -23,16 +23,13 @@ export function copyReply(raw: ModelReply): ResultRecord['reply'] {
 
 /** A stored reply as the interpreter receives it (the inverse of {@link copyReply}). */
 export function toModelReply(reply: ResultRecord['reply']): ModelReply {
-  return {
-    callId: reply.callId,
-    text: reply.text,
-    reasoning: reply.reasoning,
-    toolCalls: reply.toolCalls,
-    ...(reply.content ? { content: reply.content } : {}),
-    ...(reply.finishReason ? { finishReason: reply.finishReason } : {}),
-    ...(reply.usage ? { usage: reply.usage } : {}),
-    ...(reply.providerMetadata ? { providerMetadata: reply.providerMetadata } : {}),
-  };
+  // Built field by field (no spreads): this runs once per step.
+  const out: { -readonly [K in keyof ModelReply]: ModelReply[K] } = { callId: reply.callId, text: reply.text, reasoning: reply.reasoning, toolCalls: reply.toolCalls };
+  if (reply.content) out.content = reply.content;
+  if (reply.finishReason) out.finishReason = reply.finishReason;
+  if (reply.usage) out.usage = reply.usage;
+  if (reply.providerMetadata) out.providerMetadata = reply.providerMetadata;
+  return out;
 }
 
 /** The four known counts of a usage, nothing else (a provider object may carry more). */

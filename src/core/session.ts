@@ -8,7 +8,7 @@ import { describeError, RunExistsError, RunNotFoundError, StoreError } from './e
 import { assemblePrefix, messagesSize, stepHistory, toolsSize } from './internal/assembly.ts';
 import { countStep, NO_USAGE, stopAfterStep, stopBeforeModelCall } from './internal/stopping.ts';
 import type { Counters } from './internal/stopping.ts';
-import { decisionProblem, modelReplyProblem, outcomeProblem } from './internal/values.ts';
+import { decisionProblem, frozenJsonCopy, modelReplyProblem, outcomeProblem } from './internal/values.ts';
 import type { EventSink, RunStore, StoreWarning } from './ports.ts';
 import type { AgentConfig, AgentDefinition, ResumeOptions, RunOptions, RunRequest } from './request.ts';
 import { checkAgentConfig, checkRequest } from './request-checks.ts';
@@ -16,9 +16,10 @@ import { identityMismatch, identitySnapshot, sha256Hex } from './snapshot.ts';
 import { readRunLog } from './run-log.ts';
 import { acquireLease, guardedRead, Lease, releaseWarning } from './lease.ts';
 import { checkReply, copyReply, freezeDeep, freezeOutcome, isThenable, plainOutcome, toModelReply } from './seam-values.ts';
-import { buildStep, failureOf, now, outcomeFields, storedResult, summarize } from './step-record.ts';
-import type { FinishStep } from './step-record.ts';
+import { draftStep, failureOf, now, setOutcome, storedResult, summarize } from './step-record.ts';
+import type { StepDraft } from './step-record.ts';
 import { canonicalJson } from './serialization.ts';
+import { seal } from './sealed-records.ts';
 import { gateFor, refusalOf, replayPolicyOf, toolOf } from './action-policy.ts';
 import { RegistryExecutor } from './tools.ts';
 import { RECORD_VERSION } from './types.ts';
@@ -34,6 +35,7 @@ import type {
   InputRequest,
   InputRequestKind,
   InputRequestRecord,
+  IntentRecord,
   Message,
   ModelReply,
   ModelToolSchema,
@@ -44,6 +46,7 @@ import type {
   RunResult,
   ReplayPolicy,
   StepRecord,
+  StepWriteRecord,
 } from './types.ts';
 
 /**
@@ -232,55 +235,77 @@ class RunDriver {
    * decided; `apply_input` carries out the reply that landed.
    */
   async #step(stepIndex: number, inFlight: InFlightStep | null): Promise<StepRecord | Pause> {
-    const startedAt = now();
+    const step = draftStep(stepIndex, now());
     await this.#emit({ type: 'step_started', runId: this.#runId, stepIndex });
     const reply = inFlight?.resolution === 'apply_input' ? (inFlight.input?.reply ?? null) : null;
     if (reply?.kind === 'cancel') return { pause: 'cancelled' };
     if (inFlight?.resolution === 'settle') return this.#ask(stepIndex, 'settle', inFlight.target, inFlight.actionIntent?.decision ?? null);
     // 1–2: call the model (again, with the same resultId, for `reissue_model` or a settled retry), or use the stored reply.
     const retryModel = reply?.kind === 'retry' && inFlight?.request?.request.target === 'model_call';
-    const called = inFlight?.result ? { reply: inFlight.result.reply } : await this.#callModel(stepIndex, { intent: inFlight === null || retryModel, replayed: inFlight !== null });
-    if ('failure' in called) return this.#finishStep(stepIndex, startedAt, { decision: 'model_error', observation: called.failure }, null);
+    const called = inFlight?.result ? { reply: freezeDeep(inFlight.result.reply) } : await this.#callModel(stepIndex, { intent: inFlight === null || retryModel, replayed: inFlight !== null });
+    if ('failure' in called) {
+      step.observation = called.failure;
+      return this.#finishStep(step, null);
+    }
     const { reply: r } = called;
-    const base = { modelCallId: r.callId, modelText: r.text, reasoning: r.reasoning, usage: r.usage ?? null, finishReason: r.finishReason ?? null };
+    step.modelCallId = r.callId;
+    step.modelText = r.text;
+    step.reasoning = r.reasoning;
+    step.usage = r.usage ?? null;
+    step.finishReason = r.finishReason ?? null;
     // The decision: the one recorded (action intent or input request; never re-interpreted), or a fresh interpretation.
     let decision: Decision;
     const recorded = inFlight?.actionIntent?.decision ?? (inFlight?.request?.request.kind === 'settle' ? null : inFlight?.request?.request.decision) ?? null;
     if (recorded) {
-      decision = recorded;
+      decision = freezeDeep(recorded);
     } else {
       const interpreted = this.#interpret(called.reply);
       if ('failure' in interpreted) {
         await this.#emitAfterResult({ type: 'decision', runId: this.#runId, stepIndex, decision: 'interpreter_error', summary: interpreted.failure });
-        return this.#finishStep(stepIndex, startedAt, { ...base, decision: 'interpreter_error', observation: interpreted.failure }, null);
+        step.decision = 'interpreter_error';
+        step.observation = interpreted.failure;
+        return this.#finishStep(step, null);
       }
       decision = interpreted.decision;
       await this.#emitAfterResult({ type: 'decision', runId: this.#runId, stepIndex, decision: decision.kind, summary: summarize(decision) });
     }
-    const history = { historyText: decision.historyText, historyContent: decision.historyContent ?? null };
-    if (decision.kind === 'final') return this.#finishStep(stepIndex, startedAt, { ...base, ...history, decision: 'final', finalAnswer: decision.answer }, null);
-    if (decision.kind === 'invalid') return this.#finishStep(stepIndex, startedAt, { ...base, ...history, decision: 'invalid', explanation: decision.explanation }, null);
+    step.historyText = decision.historyText;
+    step.historyContent = decision.historyContent ?? null;
+    if (decision.kind === 'final') {
+      step.decision = 'final';
+      step.finalAnswer = decision.answer;
+      return this.#finishStep(step, null);
+    }
+    if (decision.kind === 'invalid') {
+      step.decision = 'invalid';
+      step.explanation = decision.explanation;
+      return this.#finishStep(step, null);
+    }
     // No new side effect after an abort, even if the model ignored the signal and replied.
     if (this.#signal.aborted) {
       await this.#landResult(null);
       this.#signal.throwIfAborted();
     }
-    return this.#act(stepIndex, decision, inFlight, reply, (fields, actionResult) => this.#finishStep(stepIndex, startedAt, { ...base, ...history, ...fields }, actionResult));
+    return this.#act(step, decision, inFlight, reply);
   }
 
   /**
    * The action half of a step: the gate (a person approves or answers), (3) the action intent,
    * (4) execution — or what a settlement says happened.
    */
-  async #act(stepIndex: number, decision: ActionDecision, inFlight: InFlightStep | null, reply: InputReply | null, finish: FinishStep): Promise<StepRecord | Pause> {
+  async #act(step: StepDraft, decision: ActionDecision, inFlight: InFlightStep | null, reply: InputReply | null): Promise<StepRecord | Pause> {
+    const { stepIndex } = step;
     const resultId = `s${stepIndex}.action`;
     const refusal = refusalOf(this.#req, decision);
-    const fields = { decision: 'action' as const, actionRepr: decision.trajectoryRepr, toolCallId: decision.action.kind === 'tool_call' ? (decision.action.id ?? null) : null };
-    const denied = (reason: string): Promise<StepRecord> => finish({ ...fields, observation: reason, actionStatus: 'denied' }, null);
-    const byPerson = (observation: string): Promise<StepRecord> => {
-      const outcome = plainOutcome('executed', observation);
-      return finish({ ...fields, ...outcomeFields(outcome), toolCompletedRun: toolOf(this.#req, decision)?.completesRun === true }, { resultId, outcome });
+    step.decision = 'action';
+    step.actionRepr = decision.trajectoryRepr;
+    step.toolCallId = decision.action.kind === 'tool_call' ? (decision.action.id ?? null) : null;
+    const denied = (reason: string): Promise<StepRecord> => {
+      step.observation = reason;
+      step.actionStatus = 'denied';
+      return this.#finishStep(step, null);
     };
+    const byPerson = (observation: string): Promise<StepRecord> => this.#finishAction(step, plainOutcome('executed', observation), toolOf(this.#req, decision)?.completesRun === true);
     let replayed = inFlight?.resolution === 'replay_action';
     if (!inFlight?.actionIntent) {
       // A reply to this step's gate holds as recorded, whatever an executor's hook says now.
@@ -303,11 +328,18 @@ class RunDriver {
     // 4: execute; the action result and the step record land as one write.
     const { outcome, completedRun } = refusal ?? (await this.#execute(decision, stepIndex, resultId));
     await this.#emit({ type: 'action_finished', runId: this.#runId, stepIndex, resultId, outcome });
-    return finish({ ...fields, ...outcomeFields(outcome), toolCompletedRun: completedRun }, { resultId, outcome });
+    return this.#finishAction(step, outcome, completedRun);
+  }
+
+  /** Finish an action step with its outcome (the action result lands with the step record). */
+  #finishAction(step: StepDraft, outcome: ActionOutcome, completedRun: boolean): Promise<StepRecord> {
+    setOutcome(step, outcome);
+    step.toolCompletedRun = completedRun;
+    return this.#finishStep(step, { resultId: `s${step.stepIndex}.action`, outcome });
   }
 
   async #writeActionIntent(stepIndex: number, decision: ActionDecision, replayPolicy: ReplayPolicy): Promise<void> {
-    await this.#landResult({ kind: 'intent', v: RECORD_VERSION, intent: 'action', stepIndex, resultId: `s${stepIndex}.action`, replayPolicy, decision });
+    await this.#landResult(seal<ActionIntentRecord>({ kind: 'intent', v: RECORD_VERSION, intent: 'action', stepIndex, resultId: `s${stepIndex}.action`, replayPolicy, decision }));
     this.#signal.throwIfAborted();
   }
 
@@ -385,7 +417,8 @@ class RunDriver {
     const callSeq = stepIndex;
     const { replayed } = opts;
     if (opts.intent) {
-      await this.#write('intent', (s) => s.intent(this.#runId, { kind: 'intent', v: RECORD_VERSION, intent: 'model_call', stepIndex, callSeq, resultId, replayPolicy: req.modelReplayPolicy }));
+      const rec = seal<IntentRecord>({ kind: 'intent', v: RECORD_VERSION, intent: 'model_call', stepIndex, callSeq, resultId, replayPolicy: req.modelReplayPolicy });
+      await this.#write('intent', (s) => s.intent(this.#runId, rec));
     }
     await this.#emit({ type: 'model_call_started', runId: this.#runId, stepIndex, callSeq, resultId, replayed });
     let deltas: Promise<void> = Promise.resolve();
@@ -407,7 +440,8 @@ class RunDriver {
       return { failure };
     }
     await deltas;
-    const reply = copyReply(raw as ModelReply);
+    // Frozen: it is written after the interpreter has seen it, which must not change what lands.
+    const reply = freezeDeep(copyReply(raw as ModelReply));
     // Written with the step's next record (#landResult); its events wait for it.
     const events: RunEvent[] = [{ type: 'model_call_finished', runId: this.#runId, stepIndex, callSeq, callId: reply.callId, error: null }];
     if (reply.usage === null && req.budget.maxTotalTokens !== undefined && !this.#usageMissingTold) {
@@ -415,7 +449,7 @@ class RunDriver {
       this.#usageMissingTold = true;
       events.push({ type: 'warning', runId: this.#runId, stepIndex, code: 'usage_missing', message: `the model reported no token usage; budget.maxTotalTokens counts such calls as 0 tokens` });
     }
-    this.#unwritten = { rec: { kind: 'result', v: RECORD_VERSION, resultId, stepIndex, callSeq, reply }, events };
+    this.#unwritten = { rec: seal<ResultRecord>({ kind: 'result', v: RECORD_VERSION, resultId, stepIndex, callSeq, reply }), events };
     return { reply };
   }
 
@@ -426,10 +460,18 @@ class RunDriver {
   #interpret(reply: ResultRecord['reply']): { decision: Decision } | { failure: string } {
     try {
       const decision: unknown = this.#agent.interpreter.interpret(toModelReply(reply), { tools: this.#req.tools });
-      const problem = decisionProblem(decision);
+      // A frozen copy of what will be stored (the live decision equals the one a resume reads
+      // back), read once: the copy is what is checked, so a getter cannot pass the check and
+      // then store something else. A copy that cannot be made (a cycle) is named by the check.
+      let copy: unknown;
+      try {
+        copy = frozenJsonCopy(decision);
+      } catch {
+        copy = decision;
+      }
+      const problem = decisionProblem(copy);
       if (problem !== null) throw new TypeError(`the interpreter returned a malformed decision: ${problem}`);
-      // A copy of what will be stored: the live decision equals the one a resume reads back.
-      return { decision: freezeDeep(JSON.parse(JSON.stringify(decision)) as Decision) };
+      return { decision: copy as Decision };
     } catch (e) {
       return { failure: describeError(e) };
     }
@@ -456,11 +498,14 @@ class RunDriver {
   }
 
   /** Build the step record, write it (atomically with the action result), announce it. */
-  async #finishStep(stepIndex: number, startedAt: string, fields: Partial<StepRecord> & Pick<StepRecord, 'decision'>, actionResult: { resultId: string; outcome: ActionOutcome } | null): Promise<StepRecord> {
+  async #finishStep(draft: StepDraft, actionResult: { resultId: string; outcome: ActionOutcome } | null): Promise<StepRecord> {
     await this.#landResult(null);
-    const step = freezeDeep(buildStep(stepIndex, startedAt, fields));
-    await this.#write('step', (s) => s.step(this.#runId, { kind: 'step', v: RECORD_VERSION, step, actionResult }));
-    await this.#emit({ type: 'step_finished', runId: this.#runId, stepIndex, step });
+    draft.endedAt = now();
+    // Its nested values (usage, history content) come frozen from the reply and the decision.
+    const step: StepRecord = Object.freeze(draft);
+    const rec = seal<StepWriteRecord>({ kind: 'step', v: RECORD_VERSION, step, actionResult: actionResult && Object.freeze(actionResult) });
+    await this.#write('step', (s) => s.step(this.#runId, rec));
+    await this.#emit({ type: 'step_finished', runId: this.#runId, stepIndex: step.stepIndex, step });
     return step;
   }
 
@@ -516,8 +561,8 @@ class RunDriver {
    * sink cannot change what the run goes on with. Before the end, a delivery is abandoned when
    * the signal aborts; the `run_ended` event of a cancelled run waits at most for the grace period.
    */
-  async #emit(event: RunEvent): Promise<void> {
-    if (this.#closed) return;
+  #emit(event: RunEvent): Promise<void> | undefined {
+    if (this.#closed) return undefined;
     const sink: EventSink = this.#agent.events;
     Object.freeze(event);
     let delivered: void | Promise<void>;
@@ -525,9 +570,13 @@ class RunDriver {
       delivered = sink.deliver(event);
     } catch {
       this.#deliveryFailures++;
-      return;
+      return undefined;
     }
-    if (!isThenable(delivered)) return;
+    // A sink that returns nothing costs no promise.
+    return isThenable(delivered) ? this.#awaitDelivery(event, delivered) : undefined;
+  }
+
+  async #awaitDelivery(event: RunEvent, delivered: Promise<void>): Promise<void> {
     const late = this.#signal.aborted && event.type === 'run_ended';
     try {
       if (late) await this.#cancel.bounded(() => delivered).settled;
@@ -536,5 +585,6 @@ class RunDriver {
       if (!(this.#signal.aborted && e === this.#signal.reason)) this.#deliveryFailures++;
     }
   }
+
 }
 

@@ -6,42 +6,48 @@
 import { NO_USAGE } from './internal/stopping.ts';
 import type { ActionOutcome, Decision, EndReason, RunLogView, RunResult, StepRecord } from './types.ts';
 
+/** A step record while its step runs: every field present, in the canonical key order (`STEP_FIELDS`). */
+export type StepDraft = { -readonly [K in keyof StepRecord]: StepRecord[K] };
+
 /**
- * A step record in the canonical key order (`STEP_FIELDS`), built as one literal: one shape for
- * every step, so encoding never has to reorder it, and defaults for what `fields` leaves out.
+ * A new step record with the defaults of every field, built as one literal in the canonical key
+ * order: one shape for every step, so encoding never reorders it. The step fills it in as it
+ * goes; `endedAt` is set when it finishes.
  */
-export function buildStep(stepIndex: number, startedAt: string, f: Partial<StepRecord> & Pick<StepRecord, 'decision'>): StepRecord {
+export function draftStep(stepIndex: number, startedAt: string): StepDraft {
   return {
     stepIndex,
     callSeq: stepIndex,
-    modelCallId: f.modelCallId ?? null,
-    modelText: f.modelText ?? null,
-    reasoning: f.reasoning ?? null,
-    decision: f.decision,
-    actionRepr: f.actionRepr ?? null,
-    historyText: f.historyText ?? null,
-    historyContent: f.historyContent ?? null,
-    observation: f.observation ?? null,
-    observationIsSynthetic: f.observationIsSynthetic ?? false,
-    actionStatus: f.actionStatus ?? null,
-    envReportedCompletion: f.envReportedCompletion ?? false,
-    observationTruncatedChars: f.observationTruncatedChars ?? 0,
-    finalAnswer: f.finalAnswer ?? null,
-    explanation: f.explanation ?? null,
-    toolCallId: f.toolCallId ?? null,
-    toolCompletedRun: f.toolCompletedRun ?? false,
-    usage: f.usage ?? null,
-    finishReason: f.finishReason ?? null,
+    modelCallId: null,
+    modelText: null,
+    reasoning: null,
+    decision: 'model_error',
+    actionRepr: null,
+    historyText: null,
+    historyContent: null,
+    observation: null,
+    observationIsSynthetic: false,
+    actionStatus: null,
+    envReportedCompletion: false,
+    observationTruncatedChars: 0,
+    finalAnswer: null,
+    explanation: null,
+    toolCallId: null,
+    toolCompletedRun: false,
+    usage: null,
+    finishReason: null,
     startedAt,
-    endedAt: now(),
+    endedAt: startedAt,
   };
 }
 
-export type FinishStep = (fields: Partial<StepRecord> & Pick<StepRecord, 'decision'>, actionResult: { resultId: string; outcome: ActionOutcome } | null) => Promise<StepRecord>;
-
-/** A step's outcome fields, from an action outcome. */
-export function outcomeFields(o: ActionOutcome): Partial<StepRecord> {
-  return { observation: o.observation, observationIsSynthetic: o.observationIsSynthetic, actionStatus: o.status, envReportedCompletion: o.envReportedCompletion, observationTruncatedChars: o.observationTruncatedChars };
+/** Copy an action outcome's fields into a step. */
+export function setOutcome(step: StepDraft, o: ActionOutcome): void {
+  step.observation = o.observation;
+  step.observationIsSynthetic = o.observationIsSynthetic;
+  step.actionStatus = o.status;
+  step.envReportedCompletion = o.envReportedCompletion;
+  step.observationTruncatedChars = o.observationTruncatedChars;
 }
 
 /**
@@ -61,9 +67,17 @@ export function summarize(decision: Decision): string {
   return decision.explanation;
 }
 
-/** Now, as the ISO 8601 string records carry. */
+let lastMs = Number.NaN;
+let lastIso = '';
+
+/** Now, as the ISO 8601 string records carry (formatted once per millisecond: steps are faster than that). */
 export function now(): string {
-  return new Date().toISOString();
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
 }
 
 /**

@@ -76,7 +76,7 @@ export function assemblePrefix(input: {
 
 /** Replace every `{observation}` in the template. */
 export function wrapObservation(template: string, observation: string): string {
-  return template.split('{observation}').join(observation);
+  return template.replaceAll('{observation}', () => observation);
 }
 
 /** The observation text history shows for a step's action: synthetic for not_executed / env_error. */

@@ -37,6 +37,8 @@ function kindOf(v: unknown): string {
  * {@link MAX_JSON_DEPTH}. Null when it is one.
  */
 export function jsonProblem(value: unknown, path = '', maxDepth = MAX_JSON_DEPTH): string | null {
+  // The common answer costs one walk that builds no path strings; a problem is walked again to name it.
+  if (isPlainJson(value, 0, maxDepth)) return null;
   const seen = new Set<object>();
   const walk = (v: unknown, p: string, depth: number): string | null => {
     switch (typeof v) {
@@ -70,6 +72,55 @@ export function jsonProblem(value: unknown, path = '', maxDepth = MAX_JSON_DEPTH
     }
   };
   return walk(value, path, 0);
+}
+
+/** Whether `v` is plain JSON within `maxDepth` levels (a cycle exceeds the depth): the fast half of {@link jsonProblem}. */
+function isPlainJson(v: unknown, depth: number, maxDepth: number): boolean {
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(v);
+    case 'object': {
+      if (v === null) return true;
+      if (depth >= maxDepth) return false;
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) if (!isPlainJson(v[i], depth + 1, maxDepth)) return false;
+        return true;
+      }
+      if (!isPlainObject(v)) return false;
+      for (const k in v) if (Object.hasOwn(v, k) && !isPlainJson(v[k], depth + 1, maxDepth)) return false;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+/**
+ * A frozen copy of `v` made of data properties only, as `JSON.parse(JSON.stringify(v))` would give
+ * it back for plain JSON (`-0` becomes `0`; a `__proto__` key stays data), without the text in
+ * between. What is not plain JSON is kept as it is, for a check of the copy to name; nesting
+ * deeper than {@link MAX_JSON_DEPTH} + 1 (a cycle, say) throws a `RangeError`.
+ */
+export function frozenJsonCopy<T>(v: T, depth = 0): T {
+  if (typeof v === 'number') return (Object.is(v, -0) ? 0 : v) as T;
+  if (typeof v !== 'object' || v === null) return v;
+  if (depth > MAX_JSON_DEPTH) throw new RangeError(`nested more than ${MAX_JSON_DEPTH} levels deep`);
+  if (Array.isArray(v)) {
+    const out: unknown[] = new Array<unknown>(v.length);
+    for (let i = 0; i < v.length; i++) out[i] = frozenJsonCopy(v[i] as unknown, depth + 1);
+    return Object.freeze(out) as T;
+  }
+  if (!isPlainObject(v)) return v;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v)) {
+    const c = frozenJsonCopy(v[k], depth + 1);
+    if (k === '__proto__') Object.defineProperty(out, k, { value: c, enumerable: true, writable: true, configurable: true });
+    else out[k] = c;
+  }
+  return Object.freeze(out) as T;
 }
 
 const str = (o: Record<string, unknown>, key: string, path: string): string | null =>
