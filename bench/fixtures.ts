@@ -41,8 +41,8 @@ export const nullSink: EventSink = { params: Object.freeze({ sink: 'null' }), de
 const SYNTHETIC = { notExecuted: 'The action was not executed.', envError: 'The environment failed.' } as const;
 
 /** The agent definition of the benchmark workload. */
-export function benchAgent(store: RunStore, n: number, hook?: CallHook): AgentDefinition {
-  return defineAgent({ model: instantModel(n, hook), interpreter: jsonActionInterpreter(), store, events: nullSink, syntheticObservations: SYNTHETIC });
+export function benchAgent(store: RunStore, n: number, hook?: CallHook, events: EventSink = nullSink): AgentDefinition {
+  return defineAgent({ model: instantModel(n, hook), interpreter: jsonActionInterpreter(), store, events, syntheticObservations: SYNTHETIC });
 }
 
 const TOOLS = ToolRegistry.of([

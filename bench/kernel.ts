@@ -8,10 +8,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InMemoryStore, run } from '../src/core/index.ts';
-import type { RunStore } from '../src/core/index.ts';
+import type { EventSink, RunStore } from '../src/core/index.ts';
 import { FileStore } from '../src/platform-node/index.ts';
 import { benchAgent, benchRequest, instantModel } from './fixtures.ts';
 import { floorLoop, openFloorLog } from './floors.ts';
+import type { StepTimer } from './floors.ts';
 import { collectGarbage, median, PeakHeap } from './stats.ts';
 
 /** One figure next to its floor. */
@@ -87,24 +88,71 @@ export async function overhead(plan: Plan, sizes: readonly number[]): Promise<Ro
   return rows;
 }
 
-/** Section 2: per-step cost on FileStore next to a JSONL loop with two fsyncs per step. */
-export async function durable(plan: Plan, n: number): Promise<Row[]> {
+/** Times each step of a kernel run from its `step_started` to its `step_finished` event (sent once the step is durable). */
+function stepTimingSink(onStep: StepTimer): EventSink {
+  let t0 = 0;
+  return {
+    params: Object.freeze({ sink: 'step-timer' }),
+    deliver(e): void {
+      if (e.type === 'step_started') t0 = performance.now();
+      else if (e.type === 'step_finished') onStep(performance.now() - t0, e.step.decision === 'final');
+    },
+  };
+}
+
+/** Step times (µs) of one sample, split into action steps and final answers. */
+type StepTimes = { action: number[]; final: number[] };
+const stepTimes = (): StepTimes => ({ action: [], final: [] });
+const timer = (into: StepTimes): StepTimer => (ms, final) => void (final ? into.final : into.action).push(ms * 1000);
+
+/**
+ * Section 2: per-step cost on FileStore next to the floor of decision 0040 (one fd; an action
+ * step two append+fsync pairs, a final answer one). Each sample is one run of `n` steps plus
+ * `finals` two-step runs (an action, then the final answer timed: a run's first barrier also
+ * fsyncs the directory, which is no step's cost); step times come from the step events.
+ */
+export async function durable(plan: Plan, n: number, finals = 20): Promise<Row[]> {
   const dir = await mkdtemp(join(tmpdir(), 'polyloop-bench-'));
+  const kernelSteps: number[][] = [];
+  const kernelFinals: number[][] = [];
+  const floorSteps: number[][] = [];
+  const floorFinals: number[][] = [];
   try {
-    const kernel = (): Promise<number> => kernelUsPerStep(() => new FileStore({ dir: join(dir, freshId('fs')) }), n, 1);
-    const floor = (syncStep: boolean) => async (): Promise<number> => {
-      const log = await openFloorLog(join(dir, `${freshId('floor')}.jsonl`));
-      const model = instantModel(n);
+    const kernel = async (): Promise<number> => {
+      const times = stepTimes();
+      const store = new FileStore({ dir: join(dir, freshId('fs')) });
+      const events = stepTimingSink(timer(times));
       const t0 = performance.now();
-      await floorLoop(model, n, log, syncStep);
+      const r = await run(benchAgent(store, n, undefined, events), benchRequest(freshId('d'), n));
       const us = ((performance.now() - t0) * 1000) / n;
-      await log.close();
+      if (r.stopReason !== 'final_answer' || r.steps !== n) throw new Error(`bench run ended ${r.stopReason} after ${r.steps} steps`);
+      const short = stepTimes();
+      const shortEvents = stepTimingSink(timer(short));
+      for (let i = 0; i < finals; i++) await run(benchAgent(store, 2, undefined, shortEvents), benchRequest(freshId('f'), 2));
+      kernelSteps.push(times.action);
+      kernelFinals.push(short.final);
       return us;
     };
-    const [k = [], two = [], three = []] = await sampleAll([kernel, floor(false), floor(true)], plan);
+    const floor = async (): Promise<number> => {
+      const times = stepTimes();
+      const log = await openFloorLog(join(dir, `${freshId('floor')}.jsonl`));
+      const t0 = performance.now();
+      await floorLoop(instantModel(n), n, log, timer(times));
+      const us = ((performance.now() - t0) * 1000) / n;
+      const short = stepTimes();
+      for (let i = 0; i < finals; i++) await floorLoop(instantModel(2), 2, log, timer(short));
+      await log.close();
+      floorSteps.push(times.action);
+      floorFinals.push(short.final);
+      return us;
+    };
+    const [k = [], f = []] = await sampleAll([kernel, floor], plan);
+    // Medians of each sample's step times; warm-up samples dropped.
+    const per = (samples: number[][]): number[] => samples.slice(-plan.runs).map(median);
     return [
-      row('durable', `per step, FileStore, N=${n}`, 'µs/step', { a: k, b: two }, 'floor: one fd, 4 appends + 2 fsyncs per step'),
-      row('durable', `per step, FileStore, N=${n}, vs 3 fsyncs/step`, 'µs/step', { a: k, b: three }, 'same kernel samples; floor also fsyncs the step write, as FileStore does'),
+      row('durable', `per step, FileStore, N=${n}`, 'µs/step', { a: k, b: f }, 'whole run / N (run start and end included); floor: 2 append+fsync pairs per action step'),
+      row('durable', `action step, FileStore (modelReplayPolicy safe)`, 'µs', { a: per(kernelSteps), b: per(floorSteps) }, 'step_started → step_finished (durable); floor: 2 append+fsync pairs + tool'),
+      row('durable', `final-answer step, FileStore`, 'µs', { a: per(kernelFinals), b: per(floorFinals) }, `the final steps of ${finals} two-step runs per sample; floor: 1 append+fsync pair`),
     ];
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -37,7 +37,7 @@ async function measure(kind: 'kernel' | 'floor', n: number): Promise<Reading> {
     kept = [store, result];
   } else {
     const lines: string[] = [];
-    const log: FloorLog = { append: (rec) => Promise.resolve(void lines.push(JSON.stringify(rec))) };
+    const log: FloorLog = { append: (recs) => Promise.resolve(void lines.push(...recs.map((r) => JSON.stringify(r)))) };
     const answer = await floorLoop(instantModel(n, () => heap.poll()), n, log);
     kept = [lines, answer];
   }
