@@ -26,12 +26,16 @@ export type TrialOptions = {
   readonly workers: number;
   /** SIGKILL a random worker every this many ms (uniform in the range) while runs are open; [] for none. */
   readonly killEveryMs: readonly [number, number] | [];
+  /** Kill only during this long after the runs were posted (default: until every run ended). */
+  readonly killForMs?: number;
   /** Restart the database once, this many ms after the runs were posted. */
   readonly restartDatabaseAfterMs?: number;
   readonly seed: number;
   /** Give up after this long (ms). */
   readonly timeoutMs: number;
   readonly modelDelayMs?: number;
+  /** Runs each worker drives at once (default 4). */
+  readonly concurrency?: number;
   readonly log?: (line: string) => void;
 };
 
@@ -106,7 +110,7 @@ export async function workerTrial(opts: TrialOptions): Promise<TrialReport> {
   const log = opts.log ?? (() => undefined);
   const rnd = random(opts.seed);
   const db = await startPostgres();
-  const env = { DATABASE_URL: db.url, LEASE_MS: '2000', MODEL_DELAY_MS: String(opts.modelDelayMs ?? 150), WORKER_CONCURRENCY: '4' };
+  const env = { DATABASE_URL: db.url, LEASE_MS: '2000', MODEL_DELAY_MS: String(opts.modelDelayMs ?? 150), WORKER_CONCURRENCY: String(opts.concurrency ?? 4) };
   const children = new Set<ChildProcess>();
   const spawnKnown = (script: string, extra: Record<string, string> = {}): ChildProcess => {
     const c = start(script, { ...env, ...extra }, log);
@@ -145,7 +149,7 @@ export async function workerTrial(opts: TrialOptions): Promise<TrialReport> {
         await db.restart();
         restarts++;
       }
-      if (Date.now() >= nextKill) {
+      if (Date.now() >= nextKill && Date.now() - posted < (opts.killForMs ?? Infinity)) {
         const i = Math.floor(rnd() * workers.length);
         const victim = workers[i] as ChildProcess;
         victim.kill('SIGKILL');
