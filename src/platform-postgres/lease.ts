@@ -45,7 +45,7 @@ export type HeldLease = { readonly token: string; lost: boolean };
 export async function takeLease(ctx: LeaseContext, runId: string, signal: AbortSignal | undefined, onEnd: () => void): Promise<{ release: ReleaseLease; held: HeldLease }> {
   signal?.throwIfAborted();
   const token = crypto.randomUUID();
-  for (;;) {
+  for (let round = 0; ; round++) {
     const got = await ctx.pool.query({
       name: `polyloop-acquire-${ctx.schema}`,
       text: `INSERT INTO ${ctx.schema}.runs AS r (run_key, run_id, lease_holder, lease_owner, lease_expires_at, lease_epoch)
@@ -66,7 +66,9 @@ export async function takeLease(ctx: LeaseContext, runId: string, signal: AbortS
       return { release: holdLease(ctx, runId, held, onEnd), held };
     }
     const holder = await describeHolder(ctx, runId);
-    if (ctx.mode === 'refuse' || holder === null) throw new RunLockedError(runId, holder?.detail ?? 'its lease changed hands while it was asked for');
+    // Released between the two statements: ask again (a run that keeps changing hands is busy).
+    if (holder === null && round < 3) continue;
+    if (ctx.mode === 'refuse' || holder === null) throw new RunLockedError(runId, holder?.detail ?? 'its lease keeps changing hands');
     await pause(Math.max(20, Math.min(ctx.heartbeatMs, holder.remainingMs)), signal);
   }
 }

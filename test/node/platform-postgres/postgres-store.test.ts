@@ -155,7 +155,7 @@ describe('PostgresStore tables', () => {
     expect(versions.rows).toEqual([{ version: SCHEMA_VERSION }]);
     await db.pool().query(`INSERT INTO ${schema}.schema_versions (version) VALUES (${SCHEMA_VERSION + 1})`);
     await expect(migrate(db.pool(), { schema })).rejects.toThrow(/newer than this library/);
-    expect(() => migrate(db.pool(), { schema: 'x"; DROP TABLE y; --' })).rejects.toThrow(TypeError);
+    await expect(migrate(db.pool(), { schema: 'x"; DROP TABLE y; --' })).rejects.toThrow(TypeError);
   });
 
   it('rejects with StoreError naming the missing tables when migrate() was never run', async () => {
