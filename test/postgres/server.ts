@@ -8,10 +8,10 @@
  * process that started it exits.
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { accessSync, chmodSync, chownSync, constants, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { accessSync, chmodSync, chownSync, constants, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
 
@@ -56,6 +56,7 @@ function nativeBin(): string {
 function runnerFor(): Runner {
   if (runner) return runner;
   const bin = nativeBin();
+  hydrateSymlinks(dirname(bin));
   if (process.getuid?.() !== 0) return (runner = { bin, uid: null });
   const probe = spawnSync(join(bin, 'pg_ctl'), ['--version'], { uid: NOBODY, gid: NOBODY });
   if (probe.status === 0) return (runner = { bin, uid: NOBODY });
@@ -74,6 +75,25 @@ function runnerFor(): Runner {
     }
   }
   return (runner = { bin: join(copy, 'bin'), uid: NOBODY });
+}
+
+/**
+ * The package's postinstall script makes the shared-library symlinks the binaries load (npm packs
+ * no symlinks); an install that skipped scripts lacks them, so make any that are missing.
+ */
+function hydrateSymlinks(native: string): void {
+  let links: Array<{ source: string; target: string }>;
+  try {
+    links = JSON.parse(readFileSync(join(native, 'pg-symlinks.json'), 'utf8')) as typeof links;
+  } catch {
+    return;
+  }
+  const pkg = dirname(native);
+  for (const { source, target } of links) {
+    const at = join(pkg, target);
+    if (existsSync(at)) continue;
+    symlinkSync(relative(dirname(at), join(pkg, source)), at);
+  }
 }
 
 async function freePort(): Promise<number> {
