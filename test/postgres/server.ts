@@ -133,28 +133,37 @@ export async function startPostgres(opts: PgServerOptions = {}): Promise<PgServe
   mkdirSync(dataDir, { mode: 0o700 });
   if (r.uid !== null) chownSync(dataDir, r.uid, r.uid);
   await pg(r, 'initdb', ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync', '--no-instructions']);
-  const port = await freePort();
-  const settings = [`-p ${port}`, "-c listen_addresses=127.0.0.1", "-c unix_socket_directories=''", `-c fsync=${opts.fsync === true ? 'on' : 'off'}`, `-c max_connections=${opts.maxConnections ?? 100}`];
+  let port = await freePort();
+  const settings = () => [`-p ${port}`, "-c listen_addresses=127.0.0.1", "-c unix_socket_directories=''", `-c fsync=${opts.fsync === true ? 'on' : 'off'}`, `-c max_connections=${opts.maxConnections ?? 100}`];
   const logFile = join(root, 'server.log');
   if (r.uid !== null) {
     // The log is written by the server's user; make it theirs in advance.
     spawnSync('touch', [logFile]);
     chownSync(logFile, r.uid, r.uid);
   }
-  const start = (): Promise<void> => pg(r, 'pg_ctl', ['start', '-w', '-t', '60', '-D', dataDir, '-l', logFile, '-o', settings.join(' ')]);
+  const start = (): Promise<void> => pg(r, 'pg_ctl', ['start', '-w', '-t', '60', '-D', dataDir, '-l', logFile, '-o', settings().join(' ')]);
   const halt = (mode: 'fast' | 'immediate' = 'fast'): Promise<void> => pg(r, 'pg_ctl', ['stop', '-w', '-t', '60', '-m', mode, '-D', dataDir]);
   const killNow = (): void => {
     spawnSync(join(r.bin, 'pg_ctl'), ['stop', '-m', 'immediate', '-D', dataDir], r.uid === null ? {} : { uid: r.uid, gid: r.uid });
     rmSync(root, { recursive: true, force: true });
   };
-  await start();
+  // The free port may be taken by another process before the server binds it: try another.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await start();
+      break;
+    } catch (e) {
+      if (attempt >= 2) throw e;
+      port = await freePort();
+    }
+  }
   live.add(killNow);
   let stopped: Promise<void> | null = null;
   return {
     port,
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     dataDir,
-    restart: () => pg(r, 'pg_ctl', ['restart', '-w', '-t', '60', '-m', 'fast', '-D', dataDir, '-l', logFile, '-o', settings.join(' ')]),
+    restart: () => pg(r, 'pg_ctl', ['restart', '-w', '-t', '60', '-m', 'fast', '-D', dataDir, '-l', logFile, '-o', settings().join(' ')]),
     halt,
     start,
     stop: () =>
