@@ -27,10 +27,14 @@ async function replay(store: RunStore, runId: string, records: readonly LogRecor
   }
 }
 
-/** A run crashed at step `n`: its model-call intent landed, then the process "died". */
+/**
+ * A run crashed at step `n`: its model-call intent landed, then the process "died". Writes:
+ * `run_started`, then three per action step (model intent, result + action intent, step;
+ * decision 0040), then step `n`'s model intent.
+ */
 async function crashedLog(n: number): Promise<readonly LogRecord[]> {
   const inner = new InMemoryStore();
-  const store = faultyStore(inner, { crashAfterWrites: 1 + 4 * n + 1 });
+  const store = faultyStore(inner, { crashAfterWrites: 1 + 3 * n + 1 });
   await run(benchAgent(store, n + 2), benchRequest('crashed', n + 2)).then(
     () => {
       throw new Error('the crashing run did not crash');

@@ -4,7 +4,7 @@
  * @module
  */
 import { CorruptLogError, SchemaVersionError } from './errors.ts';
-import { RECORD_KINDS, STEP_DEFAULTS, STEP_FIELDS, STOP_REASONS } from './types.ts';
+import { RECORD_KINDS, RECORD_VERSION, STEP_DEFAULTS, STEP_FIELDS, STOP_REASONS } from './types.ts';
 import type { JsonValue, LogRecord } from './types.ts';
 
 /** The record schema major this library reads and writes (see `RECORD_VERSION` for history). */
@@ -59,6 +59,13 @@ function ordered(obj: Obj, order: readonly string[]): Obj {
   for (const key of order) if (Object.hasOwn(obj, key)) put(key);
   for (const key of Object.keys(obj)) if (!Object.hasOwn(out, key)) put(key);
   return out;
+}
+
+/** Whether `obj` has exactly the keys of `order`, in that order (a record as this version writes it). */
+function isExactly(obj: Obj, order: readonly string[]): boolean {
+  let i = 0;
+  for (const key in obj) if (order[i++] !== key) return false;
+  return i === order.length;
 }
 
 /** Whether `obj`'s keys already come in `order` (a subsequence of it, nothing else): then it need not be rebuilt. */
@@ -153,6 +160,7 @@ function checkBody(r: Obj): Obj {
       need(isObj(reply) && typeof reply['text'] === 'string' && isStrOrNull(reply['callId']), 'result.reply must hold text and callId');
       const rp = reply as Obj;
       need(isUsageOrNull(rp['usage']), 'result.reply.usage must be null or non-negative integer token counts');
+      if (isExactly(r, ORDER['result'] as readonly string[]) && isExactly(rp, REPLY_ORDER)) return r;
       return canonicalOrder({ ...r, reply: { reasoning: null, toolCalls: [], content: null, finishReason: null, usage: null, providerMetadata: null, ...rp } });
     }
     case 'step': {
@@ -162,6 +170,8 @@ function checkBody(r: Obj): Obj {
       need(ar === null || (isObj(ar) && typeof ar['resultId'] === 'string' && isObj(ar['outcome'])), 'step.actionResult must be null or hold resultId and outcome');
       const s = step as Obj;
       need(isUsageOrNull(s['usage']), 'step.step.usage must be null or non-negative integer token counts');
+      // Written complete, in order, by this version (the common case): nothing to add or move.
+      if (isExactly(r, ORDER['step'] as readonly string[]) && isExactly(s, STEP_FIELDS)) return r;
       return canonicalOrder({ ...r, actionResult: ar, step: { ...STEP_DEFAULTS, callSeq: s['stepIndex'], ...s } });
     }
     case 'run_ended':
@@ -206,8 +216,10 @@ function decodeAt(text: string, line: number, source: string | undefined): LogRe
   }
   if (!isObj(parsed)) throw new CorruptLogError(line, 'a record must be a JSON object', opts);
   const v = parsed['v'];
-  const m = typeof v === 'string' ? VERSION.exec(v) : null;
-  if (!m || Number(m[1]) !== RECORD_MAJOR) throw new SchemaVersionError(v ?? null, RECORD_MAJOR);
+  if (v !== RECORD_VERSION) {
+    const m = typeof v === 'string' ? VERSION.exec(v) : null;
+    if (!m || Number(m[1]) !== RECORD_MAJOR) throw new SchemaVersionError(v ?? null, RECORD_MAJOR);
+  }
   if (typeof parsed['kind'] !== 'string' || !KINDS.has(parsed['kind'])) {
     throw new CorruptLogError(line, `unknown record kind ${JSON.stringify(parsed['kind'] ?? null)}`, opts);
   }

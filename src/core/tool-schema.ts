@@ -32,6 +32,8 @@ export const MAX_ARGUMENTS_DEPTH = 100;
  * module may not import.
  */
 export function plainJsonProblem(value: unknown, path: string, maxDepth: number): string | null {
+  // Arguments are checked at every step: the walk below, which names paths, runs only for a problem.
+  if (plainEnough(value, maxDepth)) return null;
   const seen = new Set<object>();
   const walk = (v: unknown, p: string, depth: number): string | null => {
     if (typeof v === 'string' || typeof v === 'boolean' || v === null) return null;
@@ -55,6 +57,24 @@ export function plainJsonProblem(value: unknown, path: string, maxDepth: number)
     return null;
   };
   return walk(value, path, 0);
+}
+
+/** Whether `root` is plain JSON within `maxDepth` levels; builds nothing (a cycle runs into the depth). */
+function plainEnough(root: unknown, maxDepth: number): boolean {
+  const ok = (v: unknown, depth: number): boolean => {
+    if (typeof v === 'string' || typeof v === 'boolean' || v === null) return true;
+    if (typeof v === 'number') return Number.isFinite(v);
+    if (typeof v !== 'object' || depth >= maxDepth) return false;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) if (!ok(v[i], depth + 1)) return false;
+      return true;
+    }
+    const proto = Object.getPrototypeOf(v) as unknown;
+    if (proto !== Object.prototype && proto !== null) return false;
+    for (const key of Object.keys(v)) if (!ok((v as Record<string, unknown>)[key], depth + 1)) return false;
+    return true;
+  };
+  return ok(root, 0);
 }
 
 /** Options of {@link schemaProblem}. */

@@ -55,10 +55,28 @@ export function cutPoint(log: readonly LogRecord[], cut: Cut): number {
   return at + 1;
 }
 
+/**
+ * How many writes land the first `records` records of `log` on a store: one record a write, but
+ * a model result and the action intent right after it are one write where the store has
+ * `resultAndIntent` (`joint`; decision 0040).
+ */
+export function writesFor(log: readonly LogRecord[], records: number, joint: boolean): number {
+  let writes = 0;
+  for (let i = 0; i < records; i++) {
+    const next = log[i + 1];
+    if (joint && log[i]?.kind === 'result' && next?.kind === 'intent' && next.intent === 'action') {
+      if (i + 1 >= records) throw new Error(`no write leaves record ${records} without the action intent written with it`);
+      i++;
+    }
+    writes++;
+  }
+  return writes;
+}
+
 /** The fixture of a runtime's store at a cut: the reference (of the cut's variant) crashed there, exported. */
 export async function fixtureOf(store: RunStore, cut: Cut): Promise<string> {
   const { log: full } = await uninterrupted(new InMemoryStore(), variantOf(cut));
-  const log = await cutRun(store, cutPoint(full, cut), false, [], variantOf(cut));
+  const log = await cutRun(store, writesFor(full, cutPoint(full, cut), store.resultAndIntent !== undefined), false, [], variantOf(cut));
   if (stateOf(log) !== CUT_STATES[cut]) throw new Error(`cut ${cut} left a log in state ${stateOf(log)}`);
   return exportRun(store, RUN_ID);
 }
