@@ -99,6 +99,7 @@ function watchedStore(inner: IndexedDBStore): RunStore {
   return {
     runStarted: (id, rec) => inner.runStarted(id, rec),
     intent: (id, rec) => inner.intent(id, rec),
+    resultAndIntent: (id, result, intent) => inner.resultAndIntent(id, result, intent),
     result: (id, resultId, rec) => inner.result(id, resultId, rec),
     step: (id, rec) => inner.step(id, rec),
     inputRequest: (id, rec) => inner.inputRequest(id, rec),

@@ -5,8 +5,9 @@
  */
 import { openDB } from 'idb';
 import type { IDBPDatabase } from 'idb';
-import { CorruptLogError, decodeLog, encodeRecord, isPolyLoopError, readRunLog, StoreError } from '../core/index.ts';
+import { CorruptLogError, decodeLog, encodeRecord, isBarrier, isPolyLoopError, readRunLog, StoreError } from '../core/index.ts';
 import type {
+  ActionIntentRecord,
   InputRecord,
   InputRequestRecord,
   IntentRecord,
@@ -59,13 +60,16 @@ export type StoredRunInfo = {
 };
 
 type Durability = 'strict' | 'relaxed';
-type WriteOp = 'runStarted' | 'intent' | 'result' | 'step' | 'runEnded' | 'inputRequest' | 'input';
+type WriteOp = 'runStarted' | 'intent' | 'resultAndIntent' | 'result' | 'step' | 'runEnded' | 'inputRequest' | 'input';
 
 /**
  * A {@link RunStore} over IndexedDB, for agents that run in a browser tab (or a worker) and must
- * survive a reload. Every write is one readwrite transaction that resolves on `complete`; the
- * barrier writes (`intent`, `inputRequest`, `input`) and the `run_started`, `step` and `run_ended` writes use
- * `{ durability: 'strict' }`, the model-call result `'relaxed'` (the contract lets it be lost).
+ * survive a reload. Every write is one readwrite transaction that resolves on `complete`; a
+ * barrier (`isBarrier`: an intent but a safe model-call intent, `resultAndIntent`, `step`,
+ * `inputRequest`, `input`, `run_ended`) uses `{ durability: 'strict' }`, the rest (`run_started`,
+ * a safe model-call intent, a result) `'relaxed'`: an OS crash may lose them, but not out of
+ * order — transactions over the same stores commit in order, and the next strict one is flushed
+ * after them (decision 0041). An action step is two strict transactions.
  * Records are stored as `encodeRecord` text and decoded with the core decoder, so a record of a
  * foreign schema major is refused with `SchemaVersionError`. Write failures (a full quota among
  * them) reject with `StoreError` whose `cause` is the browser's error; the aborted transaction
@@ -96,29 +100,37 @@ export class IndexedDBStore implements RunStore {
     this.#warn = options.onWarning ?? ((m) => console.warn(m));
   }
 
-  /** Contract: durable (`strict`) when it resolves; rejects with `StoreError` on failure. */
+  /** Contract: lands on its own (`relaxed`: an OS crash before the first barrier may lose it); rejects with `StoreError`. */
   runStarted(runId: string, rec: RunStartedRecord): Promise<void> {
-    return this.#append(runId, rec, 'runStarted', 'strict');
+    return this.#append(runId, [rec], 'runStarted', 'relaxed');
   }
 
-  /** Contract: a barrier — durable (`strict`, transaction `complete`) before it resolves; rejects with `StoreError`. */
+  /**
+   * Contract: a barrier — durable (`strict`, transaction `complete`) before it resolves; a safe
+   * model-call intent (no barrier: `isBarrier`) is `relaxed`. Rejects with `StoreError`.
+   */
   intent(runId: string, rec: IntentRecord): Promise<void> {
-    return this.#append(runId, rec, 'intent', 'strict');
+    return this.#append(runId, [rec], 'intent', isBarrier(rec) ? 'strict' : 'relaxed');
+  }
+
+  /** Contract: the model result and the action intent in one `strict` transaction: all or nothing, durable when it resolves. */
+  resultAndIntent(runId: string, result: ResultRecord, intent: ActionIntentRecord): Promise<void> {
+    return this.#append(runId, [result, intent], 'resultAndIntent', 'strict');
   }
 
   /** Contract: lands on its own (`relaxed`: may be lost in an OS crash); rejects with `StoreError`. */
   result(runId: string, _resultId: string, rec: ResultRecord): Promise<void> {
-    return this.#append(runId, rec, 'result', 'relaxed');
+    return this.#append(runId, [rec], 'result', 'relaxed');
   }
 
   /** Contract: action result and step record in one record, one transaction: all or nothing. */
   step(runId: string, rec: StepWriteRecord): Promise<void> {
-    return this.#append(runId, rec, 'step', 'strict');
+    return this.#append(runId, [rec], 'step', 'strict');
   }
 
   /** Contract: durable (`strict`) when it resolves; rejects with `StoreError` on failure. */
   runEnded(runId: string, rec: RunEndedRecord): Promise<void> {
-    return this.#append(runId, rec, 'runEnded', 'strict');
+    return this.#append(runId, [rec], 'runEnded', 'strict');
   }
 
   /**
@@ -126,7 +138,7 @@ export class IndexedDBStore implements RunStore {
    * `complete`) before it resolves, so a closed tab still shows it on reopen; rejects with `StoreError`.
    */
   inputRequest(runId: string, rec: InputRequestRecord): Promise<void> {
-    return this.#append(runId, rec, 'inputRequest', 'strict');
+    return this.#append(runId, [rec], 'inputRequest', 'strict');
   }
 
   /**
@@ -134,7 +146,7 @@ export class IndexedDBStore implements RunStore {
    * out, so a click is never asked for twice; rejects with `StoreError`.
    */
   input(runId: string, rec: InputRecord): Promise<void> {
-    return this.#append(runId, rec, 'input', 'strict');
+    return this.#append(runId, [rec], 'input', 'strict');
   }
 
   /**
@@ -222,14 +234,15 @@ export class IndexedDBStore implements RunStore {
     }
   }
 
-  async #append(runId: string, rec: LogRecord, op: WriteOp, durability: Durability): Promise<void> {
+  async #append(runId: string, recs: readonly LogRecord[], op: WriteOp, durability: Durability): Promise<void> {
     try {
-      const text = encodeRecord(rec);
+      const texts = recs.map((rec) => encodeRecord(rec));
       await this.#withDb(async (db) => {
         const tx = db.transaction(['records', 'runs'], 'readwrite', { durability });
         const runs = tx.objectStore('runs');
+        const records = tx.objectStore('records');
         const seq = (await runs.get(runId))?.nextSeq ?? 0;
-        await Promise.all([tx.objectStore('records').add({ runId, seq, text }), runs.put({ runId, nextSeq: seq + 1 }), tx.done]);
+        await Promise.all([...texts.map((text, i) => records.add({ runId, seq: seq + i, text })), runs.put({ runId, nextSeq: seq + texts.length }), tx.done]);
       });
     } catch (e) {
       throw new StoreError(runId, op, e);

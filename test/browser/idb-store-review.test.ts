@@ -5,9 +5,9 @@
 import { openDB } from 'idb';
 import { describe, expect, it } from 'vitest';
 import { RECORD_VERSION } from '../../src/core/index.ts';
-import type { InputRecord, InputRequestRecord, LogRecord } from '../../src/core/index.ts';
+import type { ActionIntentRecord, InputRecord, InputRequestRecord, LogRecord } from '../../src/core/index.ts';
 import { DB_VERSION, IndexedDBStore } from '../../src/platform-web/index.ts';
-import { ended, modelIntent, modelResult, started, stepWrite } from '../contract/run-store.contract.ts';
+import { actionIntent, ended, modelIntent, modelResult, started, stepWrite } from '../contract/run-store.contract.ts';
 import { freshDbName } from './idb-store.cases.ts';
 
 const inputRequest = (i: number): InputRequestRecord => ({ kind: 'input_request', v: RECORD_VERSION, stepIndex: i, resultId: `s${i}.settle`, request: { kind: 'settle', target: 'model_call', decision: null }, requestedAt: '2026-12-01T00:00:00.000Z' });
@@ -70,7 +70,7 @@ describe('IndexedDBStore review (Chromium)', () => {
     await next();
   });
 
-  it('asks for strict durability on intent, step, run_started, run_ended, input_request and input and relaxed on the model result', async () => {
+  it('asks for strict durability on the barriers only: relaxed on run_started, a safe model-call intent and a result alone; an action step is two strict transactions', async () => {
     const store = new IndexedDBStore({ dbName: freshDbName('durability') });
     const seen: string[] = [];
     const original = IDBDatabase.prototype.transaction;
@@ -82,16 +82,18 @@ describe('IndexedDBStore review (Chromium)', () => {
     try {
       await store.runStarted('r', started('r'));
       await store.intent('r', modelIntent(0));
-      await store.result('r', 's0.model', modelResult(0));
+      await store.resultAndIntent('r', modelResult(0), actionIntent(0) as ActionIntentRecord);
       await store.step('r', stepWrite(0));
+      await store.intent('r', { ...modelIntent(1), replayPolicy: 'never' });
+      await store.result('r', 's1.model', modelResult(1));
       await store.inputRequest('r', inputRequest(1));
       await store.input('r', inputReply(1));
       await store.runEnded('r', ended(1));
     } finally {
       IDBDatabase.prototype.transaction = original;
     }
-    expect(seen).toEqual(['strict', 'strict', 'relaxed', 'strict', 'strict', 'strict', 'strict']);
-    expect((await store.readLog('r')).map((r) => r.kind)).toEqual(['run_started', 'intent', 'result', 'step', 'input_request', 'input', 'run_ended']);
+    expect(seen).toEqual(['relaxed', 'relaxed', 'strict', 'strict', 'strict', 'relaxed', 'strict', 'strict', 'strict']);
+    expect((await store.readLog('r')).map((r) => r.kind)).toEqual(['run_started', 'intent', 'result', 'intent', 'step', 'intent', 'result', 'input_request', 'input', 'run_ended']);
     await store.close();
   });
 

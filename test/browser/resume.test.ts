@@ -53,8 +53,10 @@ describe('the web demo agent over IndexedDB in Chromium', () => {
     const ref = report.reference;
     expect(ref.trajectory.map((s) => s.actionStatus)).toEqual([...Array<string>(7).fill('executed'), null]);
     expect(ref.finalAnswer).toBe('Cairo is the warmest at 31°C; the report went to ana@example.com.');
-    // run_started, 8 × (model intent, result, step), 6 action intents (ask_user runs none), 2 × (input_request, input), run_ended.
-    expect(report.writes).toBe(1 + 8 * 3 + 6 + 2 * 2 + 1);
+    // run_started, 8 × (model intent, step), 5 results landing with their action intent (resultAndIntent), 3 results alone
+    // (the final answer, ask_user's step, the approval's step before its request), the approved action's intent alone,
+    // 2 × (input_request, input), run_ended.
+    expect(report.writes).toBe(1 + 8 * 2 + 5 + 3 + 1 + 2 * 2 + 1);
     expect(report.cases).toHaveLength(report.writes * 2);
     const [baseline, ...crashed] = worlds;
     expect(baseline!.outbox).toHaveLength(1);
