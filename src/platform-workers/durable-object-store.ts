@@ -2,8 +2,8 @@
  * DurableObjectStore: a run log in a Durable Object's SQLite-backed storage.
  * @module
  */
-import { CorruptLogError, decodeLog, encodeRecord, PolyLoopError } from '../core/index.ts';
-import type { InputRecord, InputRequestRecord, IntentRecord, LogRecord, ResultRecord, RunEndedRecord, RunStartedRecord, RunStore, StepWriteRecord } from '../core/index.ts';
+import { CorruptLogError, decodeLog, encodeRecord, isBarrier, PolyLoopError } from '../core/index.ts';
+import type { ActionIntentRecord, InputRecord, InputRequestRecord, IntentRecord, LogRecord, ResultRecord, RunEndedRecord, RunStartedRecord, RunStore, StepWriteRecord } from '../core/index.ts';
 
 /** The part of `ctx.storage` the store uses (SQLite-backed Durable Object storage). */
 export type DurableObjectSqlStorage = Pick<DurableObjectStorage, 'sql' | 'transactionSync' | 'sync'>;
@@ -67,9 +67,11 @@ function splitLine(line: string, size: number): string[] {
  *
  * Durability: every write is one `transactionSync` (all parts of a record, so the `step` write —
  * action result and step record — is atomic, and a chunked record lands whole or not at all).
- * Intents and input requests and replies (barriers) and the first and last records also await `storage.sync()`, which resolves
- * only once the write is durable. Other writes resolve at commit; the Durable Object output gate
- * still holds every outgoing message (response, fetch to a model or tool) until they are durable.
+ * Barriers (`isBarrier`: intents but a safe model-call intent, `resultAndIntent` — one
+ * transaction —, input requests and replies, the last record) also await `storage.sync()`, which
+ * resolves only once the write is durable. Other writes resolve at commit; the Durable Object
+ * output gate still holds every outgoing message (response, fetch to a model or tool) until they
+ * are durable.
  *
  * @example
  * export class MyObject extends DurableObject {
@@ -90,39 +92,51 @@ export class DurableObjectStore implements RunStore {
     );
   }
 
-  #append(runId: string, rec: LogRecord): StoredLine {
-    const line = encodeRecord(rec);
-    if (line.length > this.#maxRecordChars) throw new RecordTooLargeError(runId, line.length, this.#maxRecordChars);
-    const parts = splitLine(line, PART_CHARS);
+  /** Append `recs` in one transaction (every part of each), then tell the observer of each. */
+  #append(runId: string, ...recs: readonly LogRecord[]): void {
+    const lines = recs.map((rec) => {
+      const line = encodeRecord(rec);
+      if (line.length > this.#maxRecordChars) throw new RecordTooLargeError(runId, line.length, this.#maxRecordChars);
+      return line;
+    });
     const { sql } = this.#storage;
-    const seq = this.#storage.transactionSync(() => {
+    const first = this.#storage.transactionSync(() => {
       const next = this.lastSeq(runId) + 1;
-      parts.forEach((part, i) => sql.exec(`INSERT INTO ${TABLE} (run_id, seq, part, body) VALUES (?, ?, ?, ?)`, runId, next, i, part));
+      lines.forEach((line, k) => splitLine(line, PART_CHARS).forEach((part, i) => sql.exec(`INSERT INTO ${TABLE} (run_id, seq, part, body) VALUES (?, ?, ?, ?)`, runId, next + k, i, part)));
       return next;
     });
-    const entry = { seq, line };
-    try {
-      this.#onAppend?.(runId, entry);
-    } catch (e) {
-      // The record is committed; a failing observer must not turn that into a failed write.
-      console.error('polyloop: DurableObjectStore onAppend listener threw:', e);
-    }
-    return entry;
+    lines.forEach((line, k) => {
+      try {
+        this.#onAppend?.(runId, { seq: first + k, line });
+      } catch (e) {
+        // The record is committed; a failing observer must not turn that into a failed write.
+        console.error('polyloop: DurableObjectStore onAppend listener threw:', e);
+      }
+    });
   }
 
-  async #appendDurable(runId: string, rec: LogRecord): Promise<void> {
-    this.#append(runId, rec);
+  async #appendDurable(runId: string, ...recs: readonly LogRecord[]): Promise<void> {
+    this.#append(runId, ...recs);
     await this.#storage.sync();
   }
 
-  /** Contract: resolves once the record is durable; rejects on storage failure or {@link RecordTooLargeError}. */
-  runStarted(runId: string, rec: RunStartedRecord): Promise<void> {
-    return this.#appendDurable(runId, rec);
+  /** Contract: resolves at commit (no barrier: output-gated, durable before anything leaves the object); rejects on storage failure or {@link RecordTooLargeError}. */
+  async runStarted(runId: string, rec: RunStartedRecord): Promise<void> {
+    this.#append(runId, rec);
   }
 
-  /** Contract: a barrier — resolves only once the intent is durable (`storage.sync()`). */
-  intent(runId: string, rec: IntentRecord): Promise<void> {
-    return this.#appendDurable(runId, rec);
+  /**
+   * Contract: a barrier — resolves only once the intent is durable (`storage.sync()`); a safe
+   * model-call intent (no barrier: `isBarrier`) resolves at commit, output-gated like a result.
+   */
+  async intent(runId: string, rec: IntentRecord): Promise<void> {
+    if (isBarrier(rec)) return this.#appendDurable(runId, rec);
+    this.#append(runId, rec);
+  }
+
+  /** Contract: the model result and the action intent in one transaction, all or nothing; resolves once both are durable. */
+  resultAndIntent(runId: string, result: ResultRecord, intent: ActionIntentRecord): Promise<void> {
+    return this.#appendDurable(runId, result, intent);
   }
 
   /** Contract: resolves at commit (output-gated, durable before anything leaves the object). */

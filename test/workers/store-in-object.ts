@@ -9,6 +9,7 @@ export function storeIn(stub: DurableObjectStub): RunStore {
   return {
     runStarted: (id, rec) => inObject((s) => s.runStarted(id, rec)),
     intent: (id, rec) => inObject((s) => s.intent(id, rec)),
+    resultAndIntent: (id, result, intent) => inObject((s) => s.resultAndIntent(id, result, intent)),
     result: (id, rid, rec) => inObject((s) => s.result(id, rid, rec)),
     step: (id, rec) => inObject((s) => s.step(id, rec)),
     runEnded: (id, rec) => inObject((s) => s.runEnded(id, rec)),

@@ -7,7 +7,7 @@
  * @module
  */
 import { isPolyLoopError, readRunLog } from '../../core/index.ts';
-import type { InputRecord, InputReply, InputRequestRecord, IntentRecord, LogRecord, ReleaseLease, RunStartedRecord, RunStore, StepWriteRecord } from '../../core/index.ts';
+import type { ActionIntentRecord, InputRecord, InputReply, InputRequestRecord, IntentRecord, LogRecord, ReleaseLease, RunStartedRecord, RunStore, StepWriteRecord } from '../../core/index.ts';
 import { abortReason, check, ContractViolationError, equal, rejectsWithReason, settleWithin } from './check.ts';
 import type { ContractCase, ContractSuite } from './check.ts';
 import { actionIntent, ended, modelIntent, modelResult, started, stepRecord, stepWrite, writeFullRun } from './records.ts';
@@ -171,6 +171,19 @@ function appendCases(make: Make): ContractCase[] {
         equal(log.length, 101, 'number of records');
         const steps = log.slice(1).filter((x) => x.kind === 'intent').map((x) => (x as IntentRecord).stepIndex);
         equal(steps, Array.from({ length: 50 }, (_, i) => i), 'intent step indexes in order');
+      },
+    },
+    {
+      name: 'writes a model result and its action intent as one write, read back in order between the records around it (stores with resultAndIntent)',
+      run: async () => {
+        const store = await make();
+        if (!store.resultAndIntent) return;
+        const written: LogRecord[] = [started('r'), modelIntent(0), modelResult(0), actionIntent(0), stepWrite(0)];
+        await store.runStarted('r', started('r'));
+        await store.intent('r', modelIntent(0));
+        await store.resultAndIntent('r', modelResult(0), actionIntent(0) as ActionIntentRecord);
+        await store.step('r', stepWrite(0));
+        equal(await store.readLog('r'), written, 'the log');
       },
     },
   ];
