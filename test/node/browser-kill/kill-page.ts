@@ -85,6 +85,13 @@ function acknowledging(inner: IndexedDBStore): RunStore {
     runStarted: (id, rec) => acked(inner.runStarted(id, rec), rec),
     intent: (id, rec) => (skipBarrier && rec.intent === 'action' ? unsafeIntent(id, rec) : acked(inner.intent(id, rec), rec)),
     result: (id, resultId, rec) => acked(inner.result(id, resultId, rec), rec),
+    // One transaction for both records, as the loop writes them; each acknowledged once it resolved.
+    resultAndIntent: async (id, result, intent) => {
+      if (skipBarrier) return acked(inner.result(id, result.resultId, result), result).then(() => unsafeIntent(id, intent));
+      await inner.resultAndIntent(id, result, intent);
+      await post('/ack', label(result));
+      await post('/ack', label(intent));
+    },
     step: (id, rec) => acked(inner.step(id, rec), rec),
     runEnded: (id, rec) => acked(inner.runEnded(id, rec), rec),
     inputRequest: (id, rec) => acked(inner.inputRequest(id, rec), rec),
