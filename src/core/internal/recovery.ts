@@ -177,8 +177,9 @@ function finish(started: RunStartedRecord, steps: readonly StepRecord[], t: Step
 }
 
 /**
- * Dotted paths at which two snapshots differ, sorted; `[]` when equal. Arrays compare by
- * index (`tools.1.description`); a path present on one side only is listed too.
+ * Dotted paths at which two snapshots differ, sorted; `[]` when equal. Arrays of uniquely named
+ * objects (tools, injection entries) compare by name (`tools[search].description`), other arrays
+ * by index (`context.run.0.content`); a path present on one side only is listed too.
  */
 export function diffSnapshots(stored: JsonValue, current: JsonValue): string[] {
   const out: string[] = [];
@@ -199,6 +200,11 @@ function diff(a: JsonValue | undefined, b: JsonValue | undefined, path: string, 
     out.push(path || '(root)');
     return;
   }
+  if (bothArrays) {
+    const l = namesOf(a as readonly JsonValue[]);
+    const r = namesOf(b as readonly JsonValue[]);
+    if (l !== null && r !== null) return diffNamed(a as readonly JsonValue[], l, b as readonly JsonValue[], r, path, out);
+  }
   const left = a as Record<string, JsonValue>;
   const right = b as Record<string, JsonValue>;
   if (bothArrays && (a as readonly JsonValue[]).length !== (b as readonly JsonValue[]).length) {
@@ -207,6 +213,28 @@ function diff(a: JsonValue | undefined, b: JsonValue | undefined, path: string, 
   }
   const keys = new Set([...Object.keys(left), ...Object.keys(right)]);
   for (const key of keys) diff(left[key], right[key], path ? `${path}.${key}` : key, out);
+}
+
+/** The `name` of every element, when each is an object with a unique string name (tools, injection entries); else null. */
+function namesOf(items: readonly JsonValue[]): string[] | null {
+  const names = items.map((item) => (isObject(item) && typeof item['name'] === 'string' ? item['name'] : null));
+  return names.every((n): n is string => n !== null) && new Set(names).size === names.length ? names : null;
+}
+
+/**
+ * Named elements compare by name (`tools[search].description`): one added or removed is named
+ * itself, and the same names in another order name the array (order is part of the prompt).
+ */
+function diffNamed(a: readonly JsonValue[], l: readonly string[], b: readonly JsonValue[], r: readonly string[], path: string, out: string[]): void {
+  const at = (name: string): string => `${path || '(root)'}[${name}]`;
+  for (const name of new Set([...l, ...r])) {
+    const i = l.indexOf(name);
+    const j = r.indexOf(name);
+    if (i < 0 || j < 0) out.push(at(name));
+    else diff(a[i], b[j], at(name), out);
+  }
+  const common = (names: readonly string[], other: readonly string[]): string[] => names.filter((n) => other.includes(n));
+  if (common(l, r).join('\u0000') !== common(r, l).join('\u0000')) out.push(path || '(root)');
 }
 
 function isObject(v: JsonValue | undefined): v is { readonly [key: string]: JsonValue } {

@@ -168,7 +168,7 @@ describe('identity check on resume', () => {
   const drifts: [string, (h: Harness) => Harness, string][] = [
     ['the model params', (h) => harness({ store: h.store, script: [] }) && withModel(h, 'other-model'), 'model.model'],
     ['the budget', (h) => ({ ...h, request: { ...h.request, budget: { ...h.request.budget, maxSteps: 21 } } }), 'budget.maxSteps'],
-    ['a tool description', (h) => ({ ...h, request: { ...h.request, tools: tools2, executor: tools2.executor() } }), 'tools.0.description'],
+    ['a tool description', (h) => ({ ...h, request: { ...h.request, tools: tools2, executor: tools2.executor() } }), 'tools[add].description'],
     ['the run context', (h) => ({ ...h, request: { ...h.request, context: { ...h.request.context, run: [text('system', 'Be terse.')] } } }), 'context.run.0.content.0.text'],
     ['the goal context', (h) => ({ ...h, request: { ...h.request, context: { ...h.request.context, goal: [text('user', 'Other goal')] } } }), 'context.goal.0.content.0.text'],
     ['the injections', (h) => ({ ...h, request: { ...h.request, injections: { skills: [{ name: 'a', text: 'b' }] } } }), 'injections.skills'],

@@ -145,7 +145,7 @@ describe('a server whose tools changed', () => {
     const again = mcpAgent('changed', changed, [call('lookup', { key: 'a' }), final('x')], store);
     const error = await resume(again.agent, again.request).catch((e: unknown) => e);
     expect(isPolyLoopError(error, 'run_identity_mismatch')).toBe(true);
-    expect((error as { differingKeys: string[] }).differingKeys).toEqual(['tools.0.description']);
+    expect((error as { differingKeys: string[] }).differingKeys).toEqual(['tools[lookup].description']);
     expect(fixture.counts(first.ns)['lookup']).toBeUndefined();
   });
 });
