@@ -71,23 +71,10 @@ export class Cancellation {
   }
 
   #wait<R>(p: Promise<R>, waiters: Set<Waiter>, giveUp: () => Promise<R>): Promise<R> {
-    return new Promise<R>((resolve, reject) => {
-      const waiter: Waiter = () => {
-        waiters.delete(waiter);
-        resolve(giveUp());
-      };
-      waiters.add(waiter);
-      p.then(
-        (v) => {
-          waiters.delete(waiter);
-          resolve(v);
-        },
-        (e: unknown) => {
-          waiters.delete(waiter);
-          reject(e);
-        },
-      );
-    });
+    // One waiter object serves the settle handlers and the give-up call (fewer closures a step).
+    const w = new Wait<R>(waiters, giveUp);
+    p.then(w.value, w.error);
+    return w.promise;
   }
 
   #aborted(): void {
@@ -96,6 +83,37 @@ export class Cancellation {
       this.#graceOver = true;
       for (const w of [...this.#onGraceOver]) w();
     }, this.#graceMs);
+  }
+}
+
+/** One wait: settles with the awaited promise or with its give-up answer, whichever comes first. */
+class Wait<R> {
+  readonly promise: Promise<R>;
+  #resolve!: (v: R | Promise<R>) => void;
+  #reject!: (e: unknown) => void;
+  readonly #waiters: Set<Waiter>;
+  readonly #giveUp: () => Promise<R>;
+  readonly giveUp: Waiter = () => {
+    this.#waiters.delete(this.giveUp);
+    this.#resolve(this.#giveUp());
+  };
+  readonly value = (v: R): void => {
+    this.#waiters.delete(this.giveUp);
+    this.#resolve(v);
+  };
+  readonly error = (e: unknown): void => {
+    this.#waiters.delete(this.giveUp);
+    this.#reject(e);
+  };
+
+  constructor(waiters: Set<Waiter>, giveUp: () => Promise<R>) {
+    this.#waiters = waiters;
+    this.#giveUp = giveUp;
+    this.promise = new Promise<R>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+    waiters.add(this.giveUp);
   }
 }
 

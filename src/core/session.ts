@@ -84,6 +84,9 @@ export function run(agent: AgentDefinition, request: RunRequest, opts: RunOption
   return drive(agent, request, opts, 'run');
 }
 
+/** The answer of every delivery that needs no waiting. */
+const DELIVERED: Promise<void> = Promise.resolve();
+
 /**
  * Continue a run from its log: returns the stored result of an ended run (executing nothing),
  * otherwise recovers the interrupted step by its replay policy and drives the run to its end
@@ -283,7 +286,7 @@ class RunDriver {
     }
     // No new side effect after an abort, even if the model ignored the signal and replied.
     if (this.#signal.aborted) {
-      await this.#landResult(null);
+      if (this.#unwritten !== null) await this.#landResult(null);
       this.#signal.throwIfAborted();
     }
     return this.#act(step, decision, inFlight, reply);
@@ -378,7 +381,7 @@ class RunDriver {
     if (!store.inputRequest && kind === 'settle') return { pause: 'in_flight_unknown' };
     const resultId = `s${stepIndex}.${kind === 'settle' ? 'settle' : 'input'}`;
     const request = { kind, target, decision };
-    await this.#landResult(null);
+    if (this.#unwritten !== null) await this.#landResult(null);
     await this.#write('inputRequest', (s) => {
       if (!s.inputRequest) throw new TypeError('this store cannot write input requests (it has no inputRequest method)');
       return s.inputRequest(this.#runId, { kind: 'input_request', v: RECORD_VERSION, stepIndex, resultId, request, requestedAt: now() });
@@ -499,7 +502,7 @@ class RunDriver {
 
   /** Build the step record, write it (atomically with the action result), announce it. */
   async #finishStep(draft: StepDraft, actionResult: { resultId: string; outcome: ActionOutcome } | null): Promise<StepRecord> {
-    await this.#landResult(null);
+    if (this.#unwritten !== null) await this.#landResult(null);
     draft.endedAt = now();
     // Its nested values (usage, history content) come frozen from the reply and the decision.
     const step: StepRecord = Object.freeze(draft);
@@ -561,8 +564,8 @@ class RunDriver {
    * sink cannot change what the run goes on with. Before the end, a delivery is abandoned when
    * the signal aborts; the `run_ended` event of a cancelled run waits at most for the grace period.
    */
-  #emit(event: RunEvent): Promise<void> | undefined {
-    if (this.#closed) return undefined;
+  #emit(event: RunEvent): Promise<void> {
+    if (this.#closed) return DELIVERED;
     const sink: EventSink = this.#agent.events;
     Object.freeze(event);
     let delivered: void | Promise<void>;
@@ -570,10 +573,10 @@ class RunDriver {
       delivered = sink.deliver(event);
     } catch {
       this.#deliveryFailures++;
-      return undefined;
+      return DELIVERED;
     }
-    // A sink that returns nothing costs no promise.
-    return isThenable(delivered) ? this.#awaitDelivery(event, delivered) : undefined;
+    // A sink that returns nothing costs no new promise (awaiting a settled one is the cheapest await).
+    return isThenable(delivered) ? this.#awaitDelivery(event, delivered) : DELIVERED;
   }
 
   async #awaitDelivery(event: RunEvent, delivered: Promise<void>): Promise<void> {
