@@ -8,7 +8,7 @@ import { InvalidRequestError, isPolyLoopError, ToolRegistry } from '../core/inde
 import type { JsonObject, ToolHandler, ToolSpec } from '../core/index.ts';
 import { McpConnection } from './connection.ts';
 import type { McpFetch } from './connection.ts';
-import { needsApprovalOf, replayPolicyOf } from './policy.ts';
+import { needsApprovalOf, mcpReplayPolicy } from './policy.ts';
 import type { McpApproval, McpToolAnnotations, McpToolOverride } from './policy.ts';
 import { DEFAULT_MAX_RESULT_CHARS, renderResult, truncate } from './render.ts';
 
@@ -166,7 +166,7 @@ function specOf(tool: Record<string, unknown>, s: Settings, connection: McpConne
     name: s.prefix + remote,
     description: description as string,
     parameters: inputSchema as JsonObject,
-    replayPolicy: replayPolicyOf(hints, s.trusted, override),
+    replayPolicy: mcpReplayPolicy(hints, s.trusted, override),
     needsApproval: needsApprovalOf(hints, s.trusted, s.approval, override),
     handler: handlerOf(remote, s.maxResultChars, connection),
   };

@@ -44,7 +44,7 @@ export function isDestructive(annotations: McpToolAnnotations | undefined, trust
  * `destructiveHint` means destructive, as the MCP specification says); else `'never'`. Only
  * `true` counts as a hint being set: `"true"`, `1` or anything else a server sends is not.
  */
-export function replayPolicyOf(annotations: McpToolAnnotations | undefined, trusted: boolean, override?: McpToolOverride): ReplayPolicy {
+export function mcpReplayPolicy(annotations: McpToolAnnotations | undefined, trusted: boolean, override?: McpToolOverride): ReplayPolicy {
   if (override?.replayPolicy !== undefined) return override.replayPolicy;
   if (!trusted) return 'never';
   if (annotations?.readOnlyHint === true) return 'safe';

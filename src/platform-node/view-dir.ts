@@ -13,9 +13,9 @@ import { FileStore } from './file-store.ts';
 import { livePid, requireDirectory } from './inspect.ts';
 import { readRegular } from './regular-file.ts';
 import { parseRunFileName } from './run-id.ts';
-import { dirStatus, readLogText, rowOf, stepsPage, summarize } from './view-model.ts';
-import type { LogReading, RunRow } from './view-model.ts';
-import type { Answer, ViewSource } from './view-source.ts';
+import { dirStatus, readLogText, rowOf, stepsPage, summarizeRun } from './view-model.ts';
+import type { LogReading, ViewRunRow } from './view-model.ts';
+import type { ViewAnswer, ViewSource } from './view-source.ts';
 import { recordEventStream } from './view-source.ts';
 
 /** What the user's agent module gives for a run: the definition and the request `resume` needs. */
@@ -73,7 +73,7 @@ export async function dirSource(opts: DirSourceOptions): Promise<ViewSource> {
   return {
     describe: { source: 'dir', where: opts.dir, answering },
     async list() {
-      const rows: RunRow[] = [];
+      const rows: ViewRunRow[] = [];
       for (const name of (await readdir(opts.dir)).sort()) {
         const parsed = parseRunFileName(name);
         if (parsed === null) continue;
@@ -87,7 +87,7 @@ export async function dirSource(opts: DirSourceOptions): Promise<ViewSource> {
     async summary(runId) {
       const got = await readRun(runId);
       if (!got) return null;
-      return summarize(got.reading, { runId, status: await statusOf(got.reading, runId), updatedAt: got.updatedAt, answering });
+      return summarizeRun(got.reading, { runId, status: await statusOf(got.reading, runId), updatedAt: got.updatedAt, answering });
     },
     async steps(runId, from, limit, full) {
       const got = await readRun(runId);
@@ -141,7 +141,7 @@ type AnswerContext = {
  * out once the reply is in the log (202) or resume refused it; the run then goes on in the
  * background, as long as it needs (to its end or its next question).
  */
-async function answerWith(factory: AgentFactory, ctx: AnswerContext): Promise<Answer> {
+async function answerWith(factory: AgentFactory, ctx: AnswerContext): Promise<ViewAnswer> {
   let made: AgentForRun;
   try {
     made = await factory({ runId: ctx.runId, dir: ctx.dir });
@@ -170,7 +170,7 @@ async function answerWith(factory: AgentFactory, ctx: AnswerContext): Promise<An
 }
 
 /** Why resume wrote nothing, as an HTTP answer: a reply that does not fit is a 409 (or 400 for a kind not accepted). */
-function refusal(e: unknown, ctx: AnswerContext): Answer {
+function refusal(e: unknown, ctx: AnswerContext): ViewAnswer {
   const message = e instanceof Error ? e.message : String(e);
   if (e === null) return { status: 409, message: 'the run went on without this reply' };
   if (isPolyLoopError(e, 'invalid_input')) return { status: /accepts/.test(message) ? 400 : 409, message };

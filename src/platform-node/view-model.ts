@@ -84,7 +84,7 @@ function reason(e: unknown): string {
 export type ViewStatus = 'running' | 'interrupted' | 'awaiting_input' | 'ended' | 'halted' | 'corrupt';
 
 /** A row of the run list. */
-export type RunRow = {
+export type ViewRunRow = {
   readonly runId: string;
   readonly status: ViewStatus;
   readonly stopReason: string | null;
@@ -95,7 +95,7 @@ export type RunRow = {
 };
 
 /** The run page's header and end: state, counters, usage, the in-flight step, the open request. */
-export type RunSummary = RunRow & {
+export type RunSummary = ViewRunRow & {
   readonly state: string;
   readonly finalAnswer: string | null;
   readonly validActions: number;
@@ -118,11 +118,11 @@ export type InFlightSummary = { readonly stepIndex: number; readonly resolution:
 /** The open request: what is asked, the recorded action, and the reply kinds it accepts. */
 export type PendingSummary = { readonly resultId: string; readonly stepIndex: number; readonly kind: string; readonly target: string; readonly action: unknown; readonly accepts: readonly string[]; readonly requestedAt: string | null };
 
-/** Options of {@link summarize}. */
+/** Options of {@link summarizeRun}. */
 export type SummaryContext = { readonly runId: string; readonly status: ViewStatus; readonly updatedAt: string | null; readonly answering: RunSummary['answering'] };
 
 /** The run page's summary of a reading. */
-export function summarize(reading: LogReading, ctx: SummaryContext): RunSummary {
+export function summarizeRun(reading: LogReading, ctx: SummaryContext): RunSummary {
   const { view } = reading;
   const withUsage = view.trajectory.some((s) => s.usage !== null);
   return {
@@ -166,7 +166,7 @@ function pendingOf(reading: LogReading): PendingSummary | null {
 }
 
 /** A step as the page shows it: the record, what a person was asked and replied, and how it was carried on. */
-export type StepRow = {
+export type ViewStepRow = {
   readonly step: StepRecord;
   /** The action as recorded (its intent, or the request a person answered), with its arguments; null without one. */
   readonly action: Action | null;
@@ -181,12 +181,12 @@ export type StepRow = {
 export const OBSERVATION_PAGE_CHARS = 20_000;
 
 /** Steps `from` … `from + limit - 1` of a reading; `full` leaves observations whole. */
-export function stepsPage(reading: LogReading, from: number, limit: number, full = false): readonly StepRow[] {
+export function stepsPage(reading: LogReading, from: number, limit: number, full = false): readonly ViewStepRow[] {
   const extras = extrasOf(reading);
   return reading.view.trajectory.slice(from, from + limit).map((step) => stepRow(step, extras.get(step.stepIndex), full));
 }
 
-function stepRow(step: StepRecord, extra: StepExtras | undefined, full: boolean): StepRow {
+function stepRow(step: StepRecord, extra: StepExtras | undefined, full: boolean): ViewStepRow {
   const observation = step.observation ?? '';
   const clipped = !full && observation.length > OBSERVATION_PAGE_CHARS ? observation.length - OBSERVATION_PAGE_CHARS : 0;
   const shown = clipped > 0 ? { ...step, observation: observation.slice(0, OBSERVATION_PAGE_CHARS) } : step;
@@ -239,7 +239,7 @@ function extrasOf(reading: LogReading): ReadonlyMap<number, StepExtras> {
 }
 
 /** The run list's row of a reading. */
-export function rowOf(reading: LogReading, runId: string, status: ViewStatus, updatedAt: string | null): RunRow {
+export function rowOf(reading: LogReading, runId: string, status: ViewStatus, updatedAt: string | null): ViewRunRow {
   return { runId, status, stopReason: reading.view.ended?.stopReason ?? null, steps: reading.view.steps, createdAt: reading.view.started?.startedAt ?? null, updatedAt, error: reading.error };
 }
 

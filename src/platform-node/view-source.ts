@@ -6,10 +6,10 @@
  */
 import { encodeRecord } from '../core/index.ts';
 import type { LogRecord } from '../core/index.ts';
-import type { RunRow, RunSummary, StepRow } from './view-model.ts';
+import type { ViewRunRow, RunSummary, ViewStepRow } from './view-model.ts';
 
 /** The answer to a reply: its HTTP status, a message, and the success body. */
-export type Answer = { readonly status: number; readonly message: string; readonly body?: unknown };
+export type ViewAnswer = { readonly status: number; readonly message: string; readonly body?: unknown };
 
 /** What the page is told about the viewer itself. */
 export type SourceDescription = {
@@ -23,15 +23,15 @@ export type SourceDescription = {
 export type ViewSource = {
   readonly describe: SourceDescription;
   /** Every run, most recently active first. */
-  list(): Promise<readonly RunRow[]>;
+  list(): Promise<readonly ViewRunRow[]>;
   summary(runId: string): Promise<RunSummary | null>;
-  steps(runId: string, from: number, limit: number, full: boolean): Promise<readonly StepRow[] | null>;
+  steps(runId: string, from: number, limit: number, full: boolean): Promise<readonly ViewStepRow[] | null>;
   /** The run's log as NDJSON (the readable part of a corrupt one). */
   log(runId: string): Promise<string | null>;
   /** Server-sent events, one per record after `afterSeq` (-1: all), as the Worker's `GET /runs/:id/events`. */
   events(runId: string, afterSeq: number, signal: AbortSignal): Promise<Response | null>;
   /** Carry out a reply to the run's open request (SPEC §9). */
-  answer(runId: string, reply: unknown): Promise<Answer>;
+  answer(runId: string, reply: unknown): Promise<ViewAnswer>;
   /** Stop what the source keeps running (followers, timers). */
   close?(): Promise<void>;
 };

@@ -5,8 +5,8 @@
  * never sees it.
  * @module
  */
-import { readLogText, stepsPage, summarize } from './view-model.ts';
-import type { LogReading, RunRow, ViewStatus } from './view-model.ts';
+import { readLogText, stepsPage, summarizeRun } from './view-model.ts';
+import type { LogReading, ViewRunRow, ViewStatus } from './view-model.ts';
 import type { ViewSource } from './view-source.ts';
 
 /** Options of {@link workerSource}. */
@@ -60,7 +60,7 @@ export function workerSource(opts: WorkerSourceOptions): ViewSource {
     async list() {
       const page = await json<{ runs: Listed[] }>(await call('/runs?limit=100'), 'run list');
       const runs = page?.runs ?? [];
-      const rows: RunRow[] = [];
+      const rows: ViewRunRow[] = [];
       // The list has no step counts: each run's status has, asked a few at a time.
       for (let i = 0; i < runs.length; i += 8) {
         const statuses = await Promise.all(runs.slice(i, i + 8).map((r) => status(r.runId)));
@@ -74,7 +74,7 @@ export function workerSource(opts: WorkerSourceOptions): ViewSource {
     async summary(runId) {
       const [s, reading] = await Promise.all([status(runId), readRun(runId)]);
       if (s === null || reading === null) return null;
-      const sum = summarize(reading, { runId, status: s.status as ViewStatus, updatedAt: null, answering: { enabled: true, why: null } });
+      const sum = summarizeRun(reading, { runId, status: s.status as ViewStatus, updatedAt: null, answering: { enabled: true, why: null } });
       return s.error === undefined ? sum : { ...sum, error: s.error };
     },
     async steps(runId, from, limit, full) {

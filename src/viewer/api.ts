@@ -4,16 +4,16 @@
  * @module
  */
 
-export type Usage = { inputTokens: number; outputTokens: number; cachedInputTokens?: number; reasoningTokens?: number };
-export type RunRow = { runId: string; status: string; stopReason: string | null; steps: number | null; createdAt: string | null; updatedAt: string | null; error: string | null };
-export type Pending = { resultId: string; stepIndex: number; kind: string; target: string; action: Action | null; accepts: string[]; requestedAt: string | null };
-export type Action = { kind: 'tool_call'; name: string; arguments: unknown } | { kind: 'code'; source: string };
-export type InFlight = { stepIndex: number; resolution: string; target: string; action: Action | null; resultId: string; replayPolicy: string; modelText: string | null };
-export type Summary = RunRow & {
+export type ApiUsage = { inputTokens: number; outputTokens: number; cachedInputTokens?: number; reasoningTokens?: number };
+export type ApiRunRow = { runId: string; status: string; stopReason: string | null; steps: number | null; createdAt: string | null; updatedAt: string | null; error: string | null };
+export type Pending = { resultId: string; stepIndex: number; kind: string; target: string; action: ApiAction | null; accepts: string[]; requestedAt: string | null };
+export type ApiAction = { kind: 'tool_call'; name: string; arguments: unknown } | { kind: 'code'; source: string };
+export type InFlight = { stepIndex: number; resolution: string; target: string; action: ApiAction | null; resultId: string; replayPolicy: string; modelText: string | null };
+export type Summary = ApiRunRow & {
   state: string;
   finalAnswer: string | null;
   validActions: number;
-  usage: Usage | null;
+  usage: ApiUsage | null;
   warnings: string[];
   lastSeq: number;
   span: { start: string | null; end: string | null };
@@ -32,12 +32,12 @@ export type Step = {
   actionStatus: string | null;
   finalAnswer: string | null;
   explanation: string | null;
-  usage: Usage | null;
+  usage: ApiUsage | null;
   finishReason: string | null;
   startedAt: string;
   endedAt: string;
 };
-export type StepRow = { step: Step; action: Action | null; input: { resultId: string; kind: string; requestedAt: string | null; reply: Record<string, unknown> | null; receivedAt: string | null }[]; resumed: string | null; observationClippedChars: number };
+export type ApiStepRow = { step: Step; action: ApiAction | null; input: { resultId: string; kind: string; requestedAt: string | null; reply: Record<string, unknown> | null; receivedAt: string | null }[]; resumed: string | null; observationClippedChars: number };
 export type Described = { source: 'dir' | 'worker'; where: string; answering: { enabled: boolean; why: string | null } };
 
 /** A refusal of the viewer, with its status and message. */
@@ -65,9 +65,9 @@ const runPath = (runId: string, rest = ''): string => `/runs/${encodeURIComponen
 
 export const api = {
   describe: () => get<Described>('/viewer'),
-  runs: async () => (await get<{ runs: RunRow[] }>('/runs')).runs,
+  runs: async () => (await get<{ runs: ApiRunRow[] }>('/runs')).runs,
   summary: (runId: string) => get<Summary>(runPath(runId)),
-  steps: async (runId: string, from: number, limit: number, full = false) => (await get<{ steps: StepRow[] }>(runPath(runId, `/steps?from=${from}&limit=${limit}${full ? '&full=1' : ''}`))).steps,
+  steps: async (runId: string, from: number, limit: number, full = false) => (await get<{ steps: ApiStepRow[] }>(runPath(runId, `/steps?from=${from}&limit=${limit}${full ? '&full=1' : ''}`))).steps,
   logUrl: (runId: string) => runPath(runId, '/log'),
   async answer(runId: string, reply: Record<string, string>): Promise<void> {
     const res = await fetch(runPath(runId, '/input'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(reply) });

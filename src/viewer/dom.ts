@@ -22,7 +22,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = 
 }
 
 /** `text` cut to `max` characters with an ellipsis. */
-export function clip(text: string, max: number): string {
+export function clipText(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 

@@ -5,7 +5,7 @@
  * @module
  */
 import { api, ApiError } from './api.ts';
-import type { RunRow } from './api.ts';
+import type { ApiRunRow } from './api.ts';
 import { h, num, when } from './dom.ts';
 import { showRun } from './run.ts';
 
@@ -39,7 +39,7 @@ function showList(): () => void {
   const problem = h('p', { class: 'error', role: 'alert', hidden: true });
   app.replaceChildren(h('div', { class: 'toolbar' }, h('h1', {}, 'Runs'), count, h('label', {}, 'Show ', filter)), problem, h('div', { class: 'scroll-x' }, table));
   app.dataset['state'] = 'list';
-  let rows: RunRow[] = [];
+  let rows: ApiRunRow[] = [];
   const render = (): void => {
     const shown = rows.filter((r) => filter.value === '' || r.status === filter.value);
     count.textContent = `${num(shown.length)} of ${num(rows.length)}`;

@@ -45,7 +45,7 @@ export function answerPanel(runId: string, p: Pending, answering: Summary['answe
     { class: 'pending-panel' },
     h('h2', {}, `Waiting for a person: ${p.kind} at step #${p.stepIndex}`),
     h('p', { class: 'muted' }, `${p.resultId}${p.kind === 'settle' ? ' — the run crashed while this was in flight: did it happen?' : ''}`),
-    action ? h('p', {}, 'Action: ', h('strong', { class: 'tool-name' }, action.kind === 'tool_call' ? action.name : 'code')) : h('p', {}, 'The model call'),
+    action ? h('p', {}, 'ApiAction: ', h('strong', { class: 'tool-name' }, action.kind === 'tool_call' ? action.name : 'code')) : h('p', {}, 'The model call'),
     action ? h('pre', { class: 'args', id: 'pending-args' }, action.kind === 'tool_call' ? pretty(action.arguments) : action.source) : null,
     h('div', { class: 'replies' }, ...forms),
     answering.enabled ? null : h('p', { class: 'warning', id: 'answer-why' }, `Buttons disabled: ${answering.why ?? 'this viewer cannot answer'}.`),

@@ -5,8 +5,8 @@
  * @module
  */
 import { api, follow } from './api.ts';
-import type { Action, StepRow, Summary } from './api.ts';
-import { clip, duration, h, ms, num, pretty, when } from './dom.ts';
+import type { ApiAction, ApiStepRow, Summary } from './api.ts';
+import { clipText, duration, h, ms, num, pretty, when } from './dom.ts';
 import { answerPanel } from './pending.ts';
 import { stepLabel, stepTags, timeline } from './timeline.ts';
 
@@ -35,7 +35,7 @@ export function showRun(app: HTMLElement, runId: string): () => void {
   );
   app.dataset['state'] = 'run-loading';
 
-  function showDetail(i: number, row: StepRow | null): void {
+  function showDetail(i: number, row: ApiStepRow | null): void {
     if (i >= count) {
       detail.replaceChildren(...tailDetail(summary));
       return;
@@ -121,7 +121,7 @@ function renderFacts(dl: HTMLElement, s: Summary): void {
     ['Last activity', when(s.span.end)],
     ['Log', h('a', { href: api.logUrl(s.runId), download: `${s.runId}.ndjson` }, 'NDJSON')],
   ];
-  if (s.finalAnswer !== null) pairs.push(['Final answer', h('span', { id: 'final-answer', class: 'pre-line' }, clip(s.finalAnswer, 2000))]);
+  if (s.finalAnswer !== null) pairs.push(['Final answer', h('span', { id: 'final-answer', class: 'pre-line' }, clipText(s.finalAnswer, 2000))]);
   dl.replaceChildren(...pairs.map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))));
 }
 
@@ -132,9 +132,9 @@ function renderProblems(el: HTMLElement, s: Summary): void {
   el.replaceChildren(...items);
 }
 
-function actionText(a: Action | null): string {
+function actionText(a: ApiAction | null): string {
   if (!a) return 'the model call';
-  return a.kind === 'tool_call' ? `${a.name}(${clip(JSON.stringify(a.arguments) ?? '', 120)})` : `code: ${clip(a.source, 120)}`;
+  return a.kind === 'tool_call' ? `${a.name}(${clipText(JSON.stringify(a.arguments) ?? '', 120)})` : `code: ${clipText(a.source, 120)}`;
 }
 
 function tailOf(s: Summary | null): { label: string; kind: string } | null {
@@ -164,7 +164,7 @@ function tailDetail(s: Summary | null): Node[] {
   return [
     h('h2', {}, `Step #${s.steps} — ${t.kind === 'pending' ? 'waiting' : 'in flight'}`),
     h('p', {}, t.label),
-    f?.action ? section('Action', actionBlock(f.action)) : null,
+    f?.action ? section('ApiAction', actionBlock(f.action)) : null,
     f?.modelText ? collapsed('Model reply (stored, not yet acted on)', f.modelText) : null,
     f ? h('p', { class: 'muted' }, `${f.resultId}, replay policy ${f.replayPolicy}`) : null,
   ].filter((n): n is HTMLElement => n !== null);
@@ -178,12 +178,12 @@ function collapsed(title: string, text: string): HTMLElement {
   return h('details', {}, h('summary', {}, `${title} (${num(text.length)} characters)`), h('pre', {}, text));
 }
 
-function actionBlock(a: Action): HTMLElement {
+function actionBlock(a: ApiAction): HTMLElement {
   if (a.kind === 'code') return h('pre', { class: 'args' }, a.source);
   return h('div', {}, h('p', {}, h('strong', { class: 'tool-name' }, a.name)), h('pre', { class: 'args' }, pretty(a.arguments)));
 }
 
-function stepDetail(row: StepRow, loadFull: (() => void) | null): (Node | null)[] {
+function stepDetail(row: ApiStepRow, loadFull: (() => void) | null): (Node | null)[] {
   const s = row.step;
   const took = ms(s.endedAt) - ms(s.startedAt);
   const marks = stepTags(row);
@@ -195,7 +195,7 @@ function stepDetail(row: StepRow, loadFull: (() => void) | null): (Node | null)[
     row.resumed ? h('p', { class: 'resumed-note' }, row.resumed) : null,
     s.modelText !== null ? collapsed('Model reply', s.modelText) : null,
     s.reasoning ? collapsed('Reasoning', s.reasoning) : null,
-    row.action ? section('Tool call', actionBlock(row.action)) : s.actionRepr ? section('Action', h('pre', { class: 'args' }, s.actionRepr)) : null,
+    row.action ? section('Tool call', actionBlock(row.action)) : s.actionRepr ? section('ApiAction', h('pre', { class: 'args' }, s.actionRepr)) : null,
     ...row.input.map((i) => section(`Asked a person (${i.kind})`, h('p', {}, `asked ${when(i.requestedAt)}; ${i.reply ? `replied ${when(i.receivedAt)}` : 'no reply yet'}`), i.reply ? h('pre', { class: 'args' }, pretty(i.reply)) : null)),
     obs !== null
       ? section(
@@ -207,6 +207,6 @@ function stepDetail(row: StepRow, loadFull: (() => void) | null): (Node | null)[
     s.finalAnswer !== null ? section('Final answer', h('pre', {}, s.finalAnswer)) : null,
     s.explanation !== null ? section('Why the reply was invalid', h('pre', {}, s.explanation)) : null,
     s.usage ? h('p', { class: 'muted' }, `tokens: in ${num(s.usage.inputTokens)}, out ${num(s.usage.outputTokens)}${s.usage.cachedInputTokens ? `, cached ${num(s.usage.cachedInputTokens)}` : ''}${s.usage.reasoningTokens ? `, reasoning ${num(s.usage.reasoningTokens)}` : ''}`) : null,
-    h('p', { class: 'muted label-line' }, clip(stepLabel(row), 300)),
+    h('p', { class: 'muted label-line' }, clipText(stepLabel(row), 300)),
   ];
 }

@@ -4,8 +4,8 @@
  * opens as fast as one of five. Each row carries a bar placed on the run's time span.
  * @module
  */
-import type { StepRow } from './api.ts';
-import { clip, duration, h, ms } from './dom.ts';
+import type { ApiStepRow } from './api.ts';
+import { clipText, duration, h, ms } from './dom.ts';
 
 export const ROW_HEIGHT = 40;
 const PAGE = 100;
@@ -14,9 +14,9 @@ const OVERSCAN = 8;
 /** What the list needs from its run page. */
 export type TimelineHost = {
   /** Fetch steps `from` … `from + limit - 1`. */
-  readonly load: (from: number, limit: number) => Promise<StepRow[]>;
+  readonly load: (from: number, limit: number) => Promise<ApiStepRow[]>;
   /** A row was chosen (click, Enter, arrow keys). */
-  readonly select: (index: number, row: StepRow | null) => void;
+  readonly select: (index: number, row: ApiStepRow | null) => void;
   /** The extra last row: the step in flight or waiting, or null. */
   readonly tail: () => { readonly label: string; readonly kind: string } | null;
 };
@@ -28,12 +28,12 @@ export type Timeline = {
   update(count: number, span: { start: number; end: number }, dirtyFrom: number): void;
   /** Select row `index` and scroll it into view. */
   select(index: number): void;
-  row(index: number): StepRow | null;
+  row(index: number): ApiStepRow | null;
   readonly selected: () => number;
 };
 
 /** The one-line text of a step: what it did. */
-export function stepLabel(row: StepRow): string {
+export function stepLabel(row: ApiStepRow): string {
   const s = row.step;
   if (s.decision === 'action') return s.actionRepr ?? 'action';
   if (s.decision === 'final') return `final answer: ${s.finalAnswer ?? ''}`;
@@ -42,7 +42,7 @@ export function stepLabel(row: StepRow): string {
 }
 
 /** Short marks of a step: synthetic, denied, resumed, asked a person. */
-export function stepTags(row: StepRow): string[] {
+export function stepTags(row: ApiStepRow): string[] {
   const s = row.step;
   const tags: string[] = [];
   if (s.actionStatus && s.actionStatus !== 'executed') tags.push(s.actionStatus.replace('_', ' '));
@@ -56,13 +56,13 @@ export function stepTags(row: StepRow): string[] {
 export function timeline(host: TimelineHost): Timeline {
   const spacer = h('div', { class: 'spacer' });
   const el = h('div', { class: 'timeline', role: 'listbox', tabindex: 0, 'aria-label': 'Steps', id: 'timeline' }, spacer);
-  const pages = new Map<number, StepRow[] | 'loading'>();
+  const pages = new Map<number, ApiStepRow[] | 'loading'>();
   let count = 0;
   let span = { start: 0, end: 1 };
   let chosen = -1;
   let frame = 0;
 
-  const rowAt = (i: number): StepRow | null => {
+  const rowAt = (i: number): ApiStepRow | null => {
     const page = pages.get(Math.floor(i / PAGE));
     return page && page !== 'loading' ? (page[i % PAGE] ?? null) : null;
   };
@@ -108,7 +108,7 @@ export function timeline(host: TimelineHost): Timeline {
       'div',
       { class: `row${i === chosen ? ' selected' : ''}${s ? ` d-${s.decision}` : ''}${row?.resumed ? ' resumed' : ''}`, role: 'option', 'aria-selected': i === chosen ? 'true' : 'false', 'data-index': i, style: `top:${i * ROW_HEIGHT}px`, onclick: () => api.select(i) },
       h('span', { class: 'idx' }, `#${i}`),
-      h('span', { class: 'label' }, row ? clip(stepLabel(row), 200) : '…'),
+      h('span', { class: 'label' }, row ? clipText(stepLabel(row), 200) : '…'),
       ...tags.map((t) => h('span', { class: `tag t-${t.split(/[:\s]/)[0]}` }, t)),
       h('span', { class: 'dur' }, s ? duration(end - start) : ''),
       h('span', { class: 'track', 'aria-hidden': 'true' }, h('span', { class: 'bar', style: `left:${Math.min(100, Math.max(0, left)).toFixed(3)}%;width:${Math.min(100, width).toFixed(3)}%` })),

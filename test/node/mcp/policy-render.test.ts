@@ -1,9 +1,9 @@
 /** The pure parts of polyloop/mcp: what annotations may decide, and how a result reads. */
 import { describe, expect, it } from 'vitest';
-import { needsApprovalOf, renderPart, renderResult, replayPolicyOf, truncate } from '../../../src/mcp/index.ts';
+import { needsApprovalOf, renderPart, renderResult, mcpReplayPolicy, truncate } from '../../../src/mcp/index.ts';
 import type { McpToolAnnotations } from '../../../src/mcp/index.ts';
 
-describe('replayPolicyOf', () => {
+describe('mcpReplayPolicy', () => {
   it.each<[McpToolAnnotations | undefined, boolean, 'safe' | 'never']>([
     [{ readOnlyHint: true }, true, 'safe'],
     [{ readOnlyHint: true }, false, 'never'],
@@ -16,12 +16,12 @@ describe('replayPolicyOf', () => {
     [{ readOnlyHint: 1 }, true, 'never'],
     [undefined, true, 'never'],
   ])('%j from a server trusted: %s → %s', (hints, trusted, expected) => {
-    expect(replayPolicyOf(hints, trusted)).toBe(expected);
+    expect(mcpReplayPolicy(hints, trusted)).toBe(expected);
   });
 
   it('takes the user’s override over the server’s word, either way', () => {
-    expect(replayPolicyOf({ readOnlyHint: true }, true, { replayPolicy: 'never' })).toBe('never');
-    expect(replayPolicyOf({ destructiveHint: true }, false, { replayPolicy: 'safe' })).toBe('safe');
+    expect(mcpReplayPolicy({ readOnlyHint: true }, true, { replayPolicy: 'never' })).toBe('never');
+    expect(mcpReplayPolicy({ destructiveHint: true }, false, { replayPolicy: 'safe' })).toBe('safe');
   });
 });
 
