@@ -13,7 +13,7 @@ import { FileStore } from '../src/platform-node/index.ts';
 import { benchAgent, benchRequest, instantModel } from './fixtures.ts';
 import { floorLoop, openFloorLog } from './floors.ts';
 import type { StepTimer } from './floors.ts';
-import { collectGarbage, median, PeakHeap } from './stats.ts';
+import { allocatedBytes, collectGarbage, median, PeakHeap } from './stats.ts';
 
 /** One figure next to its floor. */
 export type Row = {
@@ -85,7 +85,22 @@ export async function overhead(plan: Plan, sizes: readonly number[]): Promise<Ro
     const pair = await samplePair(() => kernelUsPerStep(() => new InMemoryStore(), n, runs), () => floorUsPerStep(n, runs), plan);
     rows.push(row('overhead', `per step, InMemoryStore, N=${n.toLocaleString('en-US')}`, 'µs/step', pair, runs > 1 ? `each sample: ${runs} runs` : undefined));
   }
+  rows.push(await allocation(plan, 1_000, 10));
   return rows;
+}
+
+/** Bytes allocated per step (JS heap) by `runs` runs of `n` steps, kernel next to the floor loop. */
+async function allocation(plan: Plan, n: number, runs: number): Promise<Row> {
+  const kernel = async (): Promise<number> => {
+    const agent = benchAgent(new InMemoryStore(), n);
+    const requests = Array.from({ length: runs }, () => benchRequest(freshId('a'), n));
+    return (await allocatedBytes(async () => { for (const req of requests) await run(agent, req); })) / (n * runs);
+  };
+  const floor = async (): Promise<number> => {
+    const model = instantModel(n);
+    return (await allocatedBytes(async () => { for (let i = 0; i < runs; i++) await floorLoop(model, n); })) / (n * runs);
+  };
+  return row('overhead', `allocated per step, InMemoryStore, N=${n.toLocaleString('en-US')}`, 'bytes/step', await samplePair(kernel, floor, plan), 'JS heap, summed over collections (V8 GC profiler)');
 }
 
 /** Times each step of a kernel run from its `step_started` to its `step_finished` event (sent once the step is durable). */

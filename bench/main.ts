@@ -45,7 +45,7 @@ async function main(): Promise<number> {
     const sizes = [100, 1_000, big];
     const r = await overhead(plan, sizes);
     log(r);
-    log([growthRow(r)]);
+    log([growthRow(r.filter((row) => row.unit === 'µs/step'))]);
   }
   if (only.has('durable')) log(await durable(plan, plan.quick ? 30 : 200));
   if (only.has('resume')) log(await resumeTimes(plan, [1_000, big]));

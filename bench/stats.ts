@@ -1,8 +1,9 @@
 /**
  * Timing and memory helpers: median of repeated samples after a warm-up, and a heap reading
- * after a forced GC (needs `node --expose-gc`).
+ * after a forced GC (needs `node --expose-gc`), bytes allocated (V8's GC profiler).
  * @module
  */
+import { GCProfiler, getHeapStatistics } from 'node:v8';
 
 /** The median of a non-empty list. */
 export function median(values: readonly number[]): number {
@@ -69,4 +70,26 @@ export class PeakHeap {
   get peak(): number {
     return Math.max(this.#peak, process.memoryUsage().heapUsed);
   }
+}
+
+/**
+ * Bytes `fn` allocates on the JS heap: the used heap it grew by between collections, summed over
+ * every collection V8's GC profiler reports while it runs (what the collector had to reclaim or
+ * keep), plus the growth after the last one. Deterministic enough to compare two versions.
+ */
+export async function allocatedBytes(fn: () => Promise<unknown>): Promise<number> {
+  collectGarbage();
+  const profiler = new GCProfiler();
+  const start = getHeapStatistics().used_heap_size;
+  profiler.start();
+  await fn();
+  const end = getHeapStatistics().used_heap_size;
+  const { statistics } = profiler.stop() as { statistics: { beforeGC: { heapStatistics: { usedHeapSize: number } }; afterGC: { heapStatistics: { usedHeapSize: number } } }[] };
+  let total = 0;
+  let previous = start;
+  for (const gc of statistics) {
+    total += gc.beforeGC.heapStatistics.usedHeapSize - previous;
+    previous = gc.afterGC.heapStatistics.usedHeapSize;
+  }
+  return total + end - previous;
 }
