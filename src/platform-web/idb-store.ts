@@ -20,6 +20,7 @@ import type {
   RunStore,
   StepWriteRecord,
 } from '../core/index.ts';
+import { HeldRecords } from './held-records.ts';
 import { acquireLocalLease, acquireWebLock, leaseName, webLocks } from './lease.ts';
 import type { LeaseMode } from './lease.ts';
 import { DB_VERSION, upgradeSchema } from './schema.ts';
@@ -59,17 +60,20 @@ export type StoredRunInfo = {
   readonly error: string | null;
 };
 
-type Durability = 'strict' | 'relaxed';
-type WriteOp = 'runStarted' | 'intent' | 'resultAndIntent' | 'result' | 'step' | 'runEnded' | 'inputRequest' | 'input';
+/** How a write lands: a barrier commits `strict`; a non-barrier is held for the run's next write. */
+type Durability = 'strict' | 'hold';
+type WriteOp = 'runStarted' | 'intent' | 'resultAndIntent' | 'result' | 'step' | 'runEnded' | 'inputRequest' | 'input' | 'flush';
 
 /**
  * A {@link RunStore} over IndexedDB, for agents that run in a browser tab (or a worker) and must
- * survive a reload. Every write is one readwrite transaction that resolves on `complete`; a
- * barrier (`isBarrier`: an intent but a safe model-call intent, `resultAndIntent`, `step`,
- * `inputRequest`, `input`, `run_ended`) uses `{ durability: 'strict' }`, the rest (`run_started`,
- * a safe model-call intent, a result) `'relaxed'`: an OS crash may lose them, but not out of
- * order — transactions over the same stores commit in order, and the next strict one is flushed
- * after them (decision 0041). An action step is two strict transactions.
+ * survive a reload. A barrier (`isBarrier`: an intent but a safe model-call intent,
+ * `resultAndIntent`, `step`, `inputRequest`, `input`, `run_ended`) is one readwrite transaction
+ * with `{ durability: 'strict' }` that resolves on `complete`. The rest (`run_started`, a safe
+ * model-call intent, a result alone) are held in memory and committed first in the run's next
+ * transaction, or on their own (`relaxed`) after 50 ms without one, at the lease's release, or at
+ * `close` (decision 0043): a tab or OS crash may lose them, never out of order, which leaves the
+ * run at its last barrier. `readLog` and `listRuns` of the same instance include them. An action
+ * step is two strict transactions and nothing else.
  * Records are stored as `encodeRecord` text and decoded with the core decoder, so a record of a
  * foreign schema major is refused with `SchemaVersionError`. Write failures (a full quota among
  * them) reject with `StoreError` whose `cause` is the browser's error; the aborted transaction
@@ -87,6 +91,7 @@ export class IndexedDBStore implements RunStore {
   readonly #warn: (message: string) => void;
   #conn: Promise<IDBPDatabase<PolyLoopDB>> | null = null;
   #warnedNoLocks = false;
+  readonly #held = new HeldRecords((runId) => void this.#flush(runId).catch(() => undefined));
 
   constructor(options: IndexedDBStoreOptions) {
     if (typeof options?.dbName !== 'string' || options.dbName === '') {
@@ -100,17 +105,17 @@ export class IndexedDBStore implements RunStore {
     this.#warn = options.onWarning ?? ((m) => console.warn(m));
   }
 
-  /** Contract: lands on its own (`relaxed`: an OS crash before the first barrier may lose it); rejects with `StoreError`. */
+  /** Contract: no barrier — held, committed before the run's next record (a crash before then may lose it); rejects with `StoreError`. */
   runStarted(runId: string, rec: RunStartedRecord): Promise<void> {
-    return this.#append(runId, [rec], 'runStarted', 'relaxed');
+    return this.#append(runId, [rec], 'runStarted', 'hold');
   }
 
   /**
    * Contract: a barrier — durable (`strict`, transaction `complete`) before it resolves; a safe
-   * model-call intent (no barrier: `isBarrier`) is `relaxed`. Rejects with `StoreError`.
+   * model-call intent (no barrier: `isBarrier`) is held like a result. Rejects with `StoreError`.
    */
   intent(runId: string, rec: IntentRecord): Promise<void> {
-    return this.#append(runId, [rec], 'intent', isBarrier(rec) ? 'strict' : 'relaxed');
+    return this.#append(runId, [rec], 'intent', isBarrier(rec) ? 'strict' : 'hold');
   }
 
   /** Contract: the model result and the action intent in one `strict` transaction: all or nothing, durable when it resolves. */
@@ -118,9 +123,9 @@ export class IndexedDBStore implements RunStore {
     return this.#append(runId, [result, intent], 'resultAndIntent', 'strict');
   }
 
-  /** Contract: lands on its own (`relaxed`: may be lost in an OS crash); rejects with `StoreError`. */
+  /** Contract: no barrier — held, committed before the run's next record (a crash before then may lose it); rejects with `StoreError`. */
   result(runId: string, _resultId: string, rec: ResultRecord): Promise<void> {
-    return this.#append(runId, [rec], 'result', 'relaxed');
+    return this.#append(runId, [rec], 'result', 'hold');
   }
 
   /** Contract: action result and step record in one record, one transaction: all or nothing. */
@@ -150,14 +155,20 @@ export class IndexedDBStore implements RunStore {
   }
 
   /**
-   * Contract: never takes the lease; fresh decoded objects in write order; `[]` for an unknown
-   * run; `CorruptLogError`/`SchemaVersionError` for a bad record, `StoreError` for other failures.
+   * Contract: never takes the lease; fresh decoded objects in write order, the records this
+   * instance still holds after the stored ones; `[]` for an unknown run;
+   * `CorruptLogError`/`SchemaVersionError` for a bad record, `StoreError` for other failures.
    */
   async readLog(runId: string): Promise<readonly LogRecord[]> {
     let texts: string[];
     try {
-      const rows = await this.#withDb((db) => db.getAll('records', IDBKeyRange.bound([runId, 0], [runId, Infinity])));
-      texts = rows.map((r) => r.text);
+      texts = await this.#withDb((db) => {
+        // The read transaction and the held snapshot are taken together: a write that took held
+        // records opened its transaction before, and this read waits for it.
+        const rows = db.getAll('records', IDBKeyRange.bound([runId, 0], [runId, Infinity]));
+        const held = [...this.#held.peek(runId)];
+        return rows.then((r) => [...r.map((row) => row.text), ...held]);
+      });
     } catch (e) {
       throw isPolyLoopError(e) ? e : new StoreError(runId, 'readLog', e);
     }
@@ -175,12 +186,31 @@ export class IndexedDBStore implements RunStore {
   acquire(runId: string, opts: { readonly signal?: AbortSignal } = {}): Promise<ReleaseLease> {
     const req = { name: leaseName(this.dbName, runId), runId, mode: this.#mode, signal: opts.signal };
     const locks = webLocks();
-    if (locks) return acquireWebLock(locks, req);
-    if (!this.#warnedNoLocks) {
+    if (!locks && !this.#warnedNoLocks) {
       this.#warnedNoLocks = true;
       this.#warn(`polyloop: Web Locks (navigator.locks) is not available here; the run lease of IndexedDBStore ${JSON.stringify(this.dbName)} excludes other drivers in this page only, not other tabs`);
     }
-    return acquireLocalLease(req);
+    return (locks ? acquireWebLock(locks, req) : acquireLocalLease(req)).then((release) => this.#committingRelease(runId, release));
+  }
+
+  /**
+   * The lease's release, which first commits what the run holds, so the next driver reads it. If
+   * that commit fails the held records are dropped (a crash would have lost them too, leaving the
+   * run at its last barrier): kept, they would land later behind the next driver's records. The
+   * lease is freed either way; the failure is then reported.
+   */
+  #committingRelease(runId: string, release: ReleaseLease): ReleaseLease {
+    let done: Promise<void> | null = null;
+    const commitThenRelease = async (): Promise<void> => {
+      let failure: unknown = null;
+      await this.#flush(runId).catch((e: unknown) => {
+        this.#held.take(runId);
+        failure = e;
+      });
+      await release();
+      if (failure !== null) throw failure;
+    };
+    return () => (done ??= commitThenRelease());
   }
 
   /**
@@ -192,26 +222,45 @@ export class IndexedDBStore implements RunStore {
    */
   async listRuns(): Promise<readonly StoredRunInfo[]> {
     let rows: StoredRecord[];
+    let held: [string, string[]][] = [];
     try {
-      rows = await this.#withDb((db) => db.getAll('records'));
+      rows = await this.#withDb((db) => {
+        const all = db.getAll('records');
+        held = this.#held.runs().map((runId) => [runId, [...this.#held.peek(runId)]]);
+        return all;
+      });
     } catch (e) {
       throw new StoreError('*', 'listRuns', e);
     }
-    // Keys are [runId, seq], so getAll returns each run's records together and in write order.
+    // Keys are [runId, seq], so getAll returns each run's records together and in write order;
+    // what this instance holds follows each run's stored records.
     const byRun = new Map<string, string[]>();
     for (const row of rows) {
       const texts = byRun.get(row.runId);
       if (texts) texts.push(row.text);
       else byRun.set(row.runId, [row.text]);
     }
-    return [...byRun].map(([runId, texts]) => this.#runInfo(runId, texts));
+    for (const [runId, texts] of held) {
+      const stored = byRun.get(runId);
+      if (stored) stored.push(...texts);
+      else byRun.set(runId, [...texts]);
+    }
+    return [...byRun].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([runId, texts]) => this.#runInfo(runId, texts));
   }
 
-  /** Close the connection (a later call reopens it). Call before deleting the database. */
+  /**
+   * Commit the records this instance holds, then close the connection (a later call reopens it).
+   * Call before deleting the database. Rejects with the `StoreError` of a commit that failed
+   * (those records are then dropped; the connection is closed all the same).
+   */
   async close(): Promise<void> {
+    const flushes = await Promise.allSettled(this.#held.runs().map((runId) => this.#flush(runId)));
+    for (const runId of this.#held.runs()) this.#held.take(runId);
     const conn = this.#conn;
     this.#conn = null;
     if (conn) (await conn.catch(() => null))?.close();
+    const failed = flushes.find((f): f is PromiseRejectedResult => f.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   #decode(runId: string, texts: readonly string[]): readonly LogRecord[] {
@@ -237,15 +286,41 @@ export class IndexedDBStore implements RunStore {
   async #append(runId: string, recs: readonly LogRecord[], op: WriteOp, durability: Durability): Promise<void> {
     try {
       const texts = recs.map((rec) => encodeRecord(rec));
-      await this.#withDb(async (db) => {
-        const tx = db.transaction(['records', 'runs'], 'readwrite', { durability });
-        const runs = tx.objectStore('runs');
-        const records = tx.objectStore('records');
-        const seq = (await runs.get(runId))?.nextSeq ?? 0;
-        await Promise.all([...texts.map((text, i) => records.add({ runId, seq: seq + i, text })), runs.put({ runId, nextSeq: seq + texts.length }), tx.done]);
-      });
+      if (durability === 'hold') this.#held.hold(runId, texts);
+      else await this.#withDb((db) => this.#commit(db, runId, texts, 'strict'));
     } catch (e) {
       throw new StoreError(runId, op, e);
+    }
+  }
+
+  /** Commit what the run holds on its own (`relaxed`); nothing to do when it holds nothing. */
+  async #flush(runId: string): Promise<void> {
+    if (this.#held.peek(runId).length === 0) return;
+    try {
+      await this.#withDb((db) => this.#commit(db, runId, [], 'relaxed'));
+    } catch (e) {
+      throw new StoreError(runId, 'flush', e);
+    }
+  }
+
+  /**
+   * One transaction: what the run holds, then `texts`. The held records are taken in the same
+   * synchronous turn the transaction is opened, so no read or write can come between them; if the
+   * transaction fails (it then wrote nothing) they go back in front of whatever is held now.
+   */
+  async #commit(db: IDBPDatabase<PolyLoopDB>, runId: string, texts: readonly string[], durability: 'strict' | 'relaxed'): Promise<void> {
+    const held = this.#held.take(runId);
+    const all = held.length === 0 ? texts : [...held, ...texts];
+    if (all.length === 0) return;
+    try {
+      const tx = db.transaction(['records', 'runs'], 'readwrite', { durability });
+      const runs = tx.objectStore('runs');
+      const records = tx.objectStore('records');
+      const seq = (await runs.get(runId))?.nextSeq ?? 0;
+      await Promise.all([...all.map((text, i) => records.add({ runId, seq: seq + i, text })), runs.put({ runId, nextSeq: seq + all.length }), tx.done]);
+    } catch (e) {
+      this.#held.putBack(runId, held);
+      throw e;
     }
   }
 

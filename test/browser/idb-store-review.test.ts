@@ -13,7 +13,8 @@ import { freshDbName } from './idb-store.cases.ts';
 const inputRequest = (i: number): InputRequestRecord => ({ kind: 'input_request', v: RECORD_VERSION, stepIndex: i, resultId: `s${i}.settle`, request: { kind: 'settle', target: 'model_call', decision: null }, requestedAt: '2026-12-01T00:00:00.000Z' });
 const inputReply = (i: number): InputRecord => ({ kind: 'input', v: RECORD_VERSION, stepIndex: i, resultId: `s${i}.settle`, reply: { kind: 'retry', resultId: `s${i}.settle` }, receivedAt: '2026-12-01T00:00:01.000Z' });
 
-const stepsOf = (log: readonly LogRecord[]): number[] => log.flatMap((r) => (r.kind === 'result' ? [r.stepIndex] : []));
+// Steps are barriers: each is its own transaction (results alone would be held in memory, decision 0043).
+const stepsOf = (log: readonly LogRecord[]): number[] => log.flatMap((r) => (r.kind === 'step' ? [r.step.stepIndex] : []));
 
 describe('IndexedDBStore review (Chromium)', () => {
   it('keeps each run in write order when two connections on one database write different runs at once', async () => {
@@ -23,7 +24,7 @@ describe('IndexedDBStore review (Chromium)', () => {
     await Promise.all([a.runStarted('ra', started('ra')), b.runStarted('rb', started('rb'))]);
     const writes: Promise<void>[] = [];
     for (let i = 0; i < 30; i++) {
-      writes.push(a.result('ra', `s${i}.model`, modelResult(i)), b.result('rb', `s${i}.model`, modelResult(i)));
+      writes.push(a.step('ra', stepWrite(i)), b.step('rb', stepWrite(i)));
     }
     await Promise.all(writes);
     const expected = Array.from({ length: 30 }, (_, i) => i);
@@ -41,7 +42,7 @@ describe('IndexedDBStore review (Chromium)', () => {
     const a = new IndexedDBStore({ dbName });
     const b = new IndexedDBStore({ dbName });
     await a.runStarted('r', started('r'));
-    await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).result('r', `s${i}.model`, modelResult(i))));
+    await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).step('r', stepWrite(i))));
     expect(stepsOf(await a.readLog('r')).sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i));
     await Promise.all([a.close(), b.close()]);
   });
@@ -49,7 +50,7 @@ describe('IndexedDBStore review (Chromium)', () => {
   it('reads a log of 300 records in sequence order, not in string order of the key', async () => {
     const store = new IndexedDBStore({ dbName: freshDbName('long') });
     await store.runStarted('r', started('r'));
-    for (let i = 0; i < 300; i++) await store.result('r', `s${i}.model`, modelResult(i));
+    for (let i = 0; i < 300; i++) await store.step('r', stepWrite(i));
     const log = await store.readLog('r');
     expect(log).toHaveLength(301);
     expect(stepsOf(log)).toEqual(Array.from({ length: 300 }, (_, i) => i));
@@ -70,7 +71,7 @@ describe('IndexedDBStore review (Chromium)', () => {
     await next();
   });
 
-  it('asks for strict durability on the barriers only: relaxed on run_started, a safe model-call intent and a result alone; an action step is two strict transactions', async () => {
+  it('commits only at barriers, strict: run_started, a safe model-call intent and a result alone ride in the next transaction; an action step is two strict transactions', async () => {
     const store = new IndexedDBStore({ dbName: freshDbName('durability') });
     const seen: string[] = [];
     const original = IDBDatabase.prototype.transaction;
@@ -92,7 +93,8 @@ describe('IndexedDBStore review (Chromium)', () => {
     } finally {
       IDBDatabase.prototype.transaction = original;
     }
-    expect(seen).toEqual(['relaxed', 'relaxed', 'strict', 'strict', 'strict', 'relaxed', 'strict', 'strict', 'strict']);
+    // [run_started, safe intent, result, action intent], [step], [never intent], [result, input_request], [input], [run_ended].
+    expect(seen).toEqual(['strict', 'strict', 'strict', 'strict', 'strict', 'strict']);
     expect((await store.readLog('r')).map((r) => r.kind)).toEqual(['run_started', 'intent', 'result', 'intent', 'step', 'intent', 'result', 'input_request', 'input', 'run_ended']);
     await store.close();
   });
@@ -101,14 +103,14 @@ describe('IndexedDBStore review (Chromium)', () => {
     const dbName = freshDbName('upgrade-mid-write');
     const store = new IndexedDBStore({ dbName, onWarning: () => undefined });
     await store.runStarted('r', started('r'));
-    const writes = Array.from({ length: 20 }, (_, i) => store.result('r', `s${i}.model`, modelResult(i)).then(() => i, () => -1));
+    const writes = Array.from({ length: 20 }, (_, i) => store.step('r', stepWrite(i)).then(() => i, () => -1));
     const newer = await openDB(dbName, DB_VERSION + 1);
     const landed = (await Promise.all(writes)).filter((i) => i >= 0);
     const rows = await newer.getAll('records');
     newer.close();
     const stored = rows.flatMap((row: { text: string }) => {
-      const rec = JSON.parse(row.text) as { kind: string; stepIndex?: number };
-      return rec.kind === 'result' ? [rec.stepIndex] : [];
+      const rec = JSON.parse(row.text) as { kind: string; step?: { stepIndex: number } };
+      return rec.kind === 'step' ? [rec.step?.stepIndex] : [];
     });
     for (const i of landed) expect(stored).toContain(i);
     expect(rows.map((row: { seq: number }) => row.seq)).toEqual(rows.map((_: unknown, i: number) => i));

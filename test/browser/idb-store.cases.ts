@@ -91,12 +91,13 @@ export function indexedDbStoreCases(label: string): void {
     it('closes its connection when another tab deletes the database, instead of blocking it, and reopens after', async () => {
       const dbName = freshDbName('versionchange');
       const store = new IndexedDBStore({ dbName, onWarning: () => undefined });
-      await store.runStarted('r', started('r'));
+      // A barrier, so the connection is open and the record stored (a run_started alone is held).
+      await store.step('r', stepWrite(0));
       let blocked = false;
       await deleteDB(dbName, { blocked: () => (blocked = true) });
       expect(blocked).toBe(false);
       expect(await store.readLog('r')).toEqual([]);
-      await store.runStarted('r', started('r'));
+      await store.step('r', stepWrite(0));
       expect(await store.readLog('r')).toHaveLength(1);
       await store.close();
       await deleteDB(dbName);

@@ -1,0 +1,145 @@
+/**
+ * IndexedDBStore holds non-barrier records (`run_started`, a safe model-call intent, a result
+ * alone) in memory and commits them in the transaction of the run's next write (decision 0043), in
+ * real Chromium: how many transactions a step costs, what readLog of the same and of another
+ * instance sees, the timer, release and close, and a write that fails.
+ */
+import { openDB } from 'idb';
+import { describe, expect, it } from 'vitest';
+import { isPolyLoopError } from '../../src/core/index.ts';
+import type { ActionIntentRecord, IntentRecord, LogRecord } from '../../src/core/index.ts';
+import { IndexedDBStore } from '../../src/platform-web/index.ts';
+import { HOLD_MS } from '../../src/platform-web/held-records.ts';
+import { actionIntent, modelIntent, modelResult, started, stepWrite } from '../contract/run-store.contract.ts';
+import { freshDbName } from './idb-store.cases.ts';
+
+const action = (i: number): ActionIntentRecord => actionIntent(i) as ActionIntentRecord;
+const neverIntent = (i: number): IntentRecord => ({ ...modelIntent(i), replayPolicy: 'never' }) as IntentRecord;
+const kinds = (log: readonly LogRecord[]): string[] => log.map((r) => (r.kind === 'intent' ? `intent:${r.resultId}` : r.kind === 'result' ? `result:${r.resultId}` : r.kind));
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** The durability of every readwrite transaction opened while `fn` runs. */
+async function transactions(fn: () => Promise<unknown>): Promise<string[]> {
+  const seen: string[] = [];
+  const original = IDBDatabase.prototype.transaction;
+  IDBDatabase.prototype.transaction = function (this: IDBDatabase, ...args: Parameters<IDBDatabase['transaction']>) {
+    const tx = original.apply(this, args);
+    if (args[1] === 'readwrite') seen.push(tx.durability);
+    return tx;
+  } as IDBDatabase['transaction'];
+  try {
+    await fn();
+  } finally {
+    IDBDatabase.prototype.transaction = original;
+  }
+  return seen;
+}
+
+/** Put a raw row at `seq` of run `runId`, so the store's next add there fails with ConstraintError. */
+async function blockSeq(dbName: string, runId: string, seq: number, block: boolean): Promise<void> {
+  const db = await openDB(dbName);
+  if (block) await db.put('records', { runId, seq, text: '{}' });
+  else await db.delete('records', [runId, seq]);
+  db.close();
+}
+
+describe('IndexedDBStore holds non-barrier records until the next write (Chromium)', () => {
+  it('an action step is two strict transactions: run_started and the safe model intent land with the result and the action intent', async () => {
+    const dbName = freshDbName('held-step');
+    const store = new IndexedDBStore({ dbName });
+    const seen = await transactions(async () => {
+      await store.runStarted('r', started('r'));
+      await store.intent('r', modelIntent(0));
+      await store.resultAndIntent('r', modelResult(0), action(0));
+      await store.step('r', stepWrite(0));
+    });
+    expect(seen).toEqual(['strict', 'strict']);
+    const other = new IndexedDBStore({ dbName });
+    expect(kinds(await other.readLog('r'))).toEqual(['run_started', 'intent:s0.model', 'result:s0.model', 'intent:s0.action', 'step']);
+    await Promise.all([store.close(), other.close()]);
+  });
+
+  it('readLog of the same instance returns held records after the stored ones; another instance sees them once a barrier commits them', async () => {
+    const dbName = freshDbName('held-read');
+    const a = new IndexedDBStore({ dbName });
+    const b = new IndexedDBStore({ dbName });
+    await a.runStarted('r', started('r'));
+    await a.intent('r', neverIntent(0));
+    await a.intent('r', modelIntent(1));
+    await a.result('r', 's1.model', modelResult(1));
+    expect(kinds(await a.readLog('r'))).toEqual(['run_started', 'intent:s0.model', 'intent:s1.model', 'result:s1.model']);
+    expect(kinds(await b.readLog('r'))).toEqual(['run_started', 'intent:s0.model']);
+    expect((await a.listRuns()).map((x) => x.records)).toEqual([4]);
+    await a.step('r', stepWrite(1));
+    expect(kinds(await b.readLog('r'))).toEqual(['run_started', 'intent:s0.model', 'intent:s1.model', 'result:s1.model', 'step']);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it(`commits held records on their own, relaxed, once they waited ${HOLD_MS} ms without a write`, async () => {
+    const dbName = freshDbName('held-timer');
+    const a = new IndexedDBStore({ dbName });
+    const b = new IndexedDBStore({ dbName });
+    const seen = await transactions(async () => {
+      await a.runStarted('r', started('r'));
+      await a.intent('r', modelIntent(0));
+      expect(await b.readLog('r')).toEqual([]);
+      await sleep(HOLD_MS * 6);
+    });
+    expect(seen).toEqual(['relaxed']);
+    expect(kinds(await b.readLog('r'))).toEqual(['run_started', 'intent:s0.model']);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('releasing the lease commits the held records before the next driver gets the run, and close commits the rest', async () => {
+    const dbName = freshDbName('held-release');
+    const a = new IndexedDBStore({ dbName });
+    const release = await a.acquire('r');
+    await a.runStarted('r', started('r'));
+    await a.intent('r', modelIntent(0));
+    await release();
+    const b = new IndexedDBStore({ dbName });
+    const next = await b.acquire('r');
+    expect(kinds(await b.readLog('r'))).toEqual(['run_started', 'intent:s0.model']);
+    await next();
+    await a.runStarted('q', started('q'));
+    await a.close();
+    expect(kinds(await b.readLog('q'))).toEqual(['run_started']);
+    await b.close();
+  });
+
+  it('a write that fails keeps the held records, and the next write lands them first, in order', async () => {
+    const dbName = freshDbName('held-fail');
+    const a = new IndexedDBStore({ dbName });
+    await a.runStarted('r', started('r'));
+    await a.intent('r', neverIntent(0));
+    await a.intent('r', modelIntent(1));
+    await blockSeq(dbName, 'r', 2, true);
+    const failed = await a.resultAndIntent('r', modelResult(1), action(1)).then(() => null, (e: unknown) => e);
+    expect(isPolyLoopError(failed, 'store_error')).toBe(true);
+    await blockSeq(dbName, 'r', 2, false);
+    await a.resultAndIntent('r', modelResult(1), action(1));
+    const b = new IndexedDBStore({ dbName });
+    expect(kinds(await b.readLog('r'))).toEqual(['run_started', 'intent:s0.model', 'intent:s1.model', 'result:s1.model', 'intent:s1.action']);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('a release whose commit fails still frees the lease and drops the held records, so none lands later behind another driver', async () => {
+    const dbName = freshDbName('held-release-fail');
+    const a = new IndexedDBStore({ dbName, lease: 'refuse' });
+    const release = await a.acquire('r');
+    await a.runStarted('r', started('r'));
+    await a.intent('r', neverIntent(0));
+    await a.intent('r', modelIntent(1));
+    await blockSeq(dbName, 'r', 2, true);
+    await expect(release()).rejects.toSatisfy((e: unknown) => isPolyLoopError(e, 'store_error'));
+    await blockSeq(dbName, 'r', 2, false);
+    const b = new IndexedDBStore({ dbName, lease: 'refuse' });
+    const next = await b.acquire('r');
+    await b.step('r', stepWrite(0));
+    await next();
+    expect(kinds(await a.readLog('r'))).toEqual(['run_started', 'intent:s0.model', 'step']);
+    await a.intent('r', neverIntent(1));
+    expect(kinds(await b.readLog('r'))).toEqual(['run_started', 'intent:s0.model', 'step', 'intent:s1.model']);
+    await Promise.all([a.close(), b.close()]);
+  });
+});
