@@ -49,7 +49,7 @@ function summary(outcomes: readonly TrialOutcome[]): string {
     ['  ... after a settle: retry', count((o) => o.settledAs === 'retry')],
     ['resumed to another end', count((o) => o.stopReason !== null && o.stopReason !== 'final_answer')],
     ['did not end', count((o) => o.stopReason === null)],
-    ['relaxed model results lost', outcomes.reduce((n, o) => n + o.relaxedLost, 0)],
+    ['acknowledged non-barriers lost (allowed)', outcomes.reduce((n, o) => n + o.nonBarrierLost, 0)],
     ['processes left after group kill', outcomes.reduce((n, o) => n + o.stragglers, 0)],
     ['trials with violations', count((o) => o.problems.length > 0)],
     ['median relaunch -> page read log', median(outcomes.flatMap((o) => (o.relaunchToBootMs === null ? [] : [o.relaunchToBootMs])))],
@@ -69,7 +69,7 @@ try {
   for (let i = 0; i < trials; i++) {
     const trigger: Trigger = skipBarrier ? { kind: 'effect', tool: 'charge', nth: (i % 3) + 1 } : { kind: 'delay', ms: delays[i] as number };
     const outcome = await runTrial(server, ref, `trial-${seed}-${i}`, trigger, skipBarrier ? 'barrier=skip' : '').catch(
-      (e: unknown): TrialOutcome => ({ runId: `trial-${seed}-${i}`, trigger: JSON.stringify(trigger), killedAfterMs: 0, phase: 'not started', stopReason: null, inFlightNeverRan: null, settledAs: null, relaxedLost: 0, effectCounts: {}, stragglers: 0, relaunchToBootMs: null, relaunchToDrivingMs: null, relaunchToEndMs: null, problems: [`harness: ${e instanceof Error ? e.message : String(e)}`] }),
+      (e: unknown): TrialOutcome => ({ runId: `trial-${seed}-${i}`, trigger: JSON.stringify(trigger), killedAfterMs: 0, phase: 'not started', stopReason: null, inFlightNeverRan: null, settledAs: null, nonBarrierLost: 0, effectCounts: {}, stragglers: 0, relaunchToBootMs: null, relaunchToDrivingMs: null, relaunchToEndMs: null, problems: [`harness: ${e instanceof Error ? e.message : String(e)}`] }),
     );
     outcomes.push(outcome);
     process.stdout.write(`${line(outcome, i)}\n`);

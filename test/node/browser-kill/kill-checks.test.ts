@@ -3,6 +3,7 @@
  * reported when broken, so a green browser-kill run means something.
  */
 import { describe, expect, it } from 'vitest';
+import { isBarrier } from '../../../src/core/index.ts';
 import type { LogRecord } from '../../../src/core/index.ts';
 import { checkTrial, phaseOf, planDelays, timeless } from './kill-trials.ts';
 import type { Reference, TrialEvidence } from './kill-trials.ts';
@@ -23,7 +24,7 @@ const LOG: LogRecord[] = [
 ];
 const steps = LOG.flatMap((r) => (r.kind === 'step' ? [timeless(r.step)] : []));
 const REF: Reference = { steps, stopReason: 'final_answer', writes: LOG.length, effects: ['charge({"order":"A-1"})'], durationMs: 100 };
-const ack = (r: LogRecord): Record<string, unknown> => ({ ...r, stepIndex: r.kind === 'step' ? r.step.stepIndex : undefined });
+const ack = (r: LogRecord): Record<string, unknown> => ({ ...r, stepIndex: r.kind === 'step' ? r.step.stepIndex : undefined, barrier: isBarrier(r) });
 const effect = (launch: number) => ({ launch, tool: 'charge', args: { order: 'A-1' } });
 const settleRequest = rec({ kind: 'input_request', stepIndex: 0, resultId: 's0.settle', request: { kind: 'settle', target: 'action', decision: { action: charge } } });
 const settleReply = (kind: string): LogRecord => rec({ kind: 'input', stepIndex: 0, resultId: 's0.settle', reply: { kind, resultId: 's0.settle' } });
@@ -39,7 +40,7 @@ const GOOD: TrialEvidence = {
 
 describe('browser-kill checks', () => {
   it('find nothing wrong with a sound trial', () => {
-    expect(checkTrial(GOOD, REF)).toMatchObject({ problems: [], phase: 'step boundary', relaxedLost: 0 });
+    expect(checkTrial(GOOD, REF)).toMatchObject({ problems: [], phase: 'step boundary', nonBarrierLost: 0 });
   });
 
   it.each<[string, Partial<TrialEvidence>, string]>([
@@ -55,14 +56,21 @@ describe('browser-kill checks', () => {
     ['store meta that disagrees with the log', { final: { ...GOOD.final!, meta: { records: 3, ended: true } } }, 'disagrees with a log of 9 records'],
     ['an error the page reported', { errors: ['launch 2: CorruptLogError: bad'] }, 'page reported: launch 2: CorruptLogError: bad'],
     ['a planned side effect that never happened', { effects: [] }, 'charge({"order":"A-1"}) never ran'],
+    ['an acknowledged result written with its action intent (a barrier) missing', { atKill: LOG.slice(0, 2), acks: [ack(LOG[0]!), ack(LOG[1]!), { ...ack(LOG[2]!), barrier: true }], effects: [effect(2)] }, 'acknowledged write result:s0.model is missing after the kill'],
+    ['an acknowledged non-barrier lost although a later write survived', { atKill: [LOG[0]!, LOG[2]!, LOG[3]!], acks: LOG.slice(0, 4).map(ack) }, 'intent:s0.model is missing although the later result:s0.model survived'],
   ])('report %s', (_what, change, problem) => {
     const { problems } = checkTrial({ ...GOOD, ...change }, REF);
     expect(problems.some((p) => p.includes(problem)), problems.join('; ')).toBe(true);
   });
 
-  it('count a lost model-call result (written relaxed) without calling it a violation', () => {
+  it('count a lost model-call result written alone (no barrier) without calling it a violation', () => {
     const out = checkTrial({ ...GOOD, atKill: LOG.slice(0, 2), acks: LOG.slice(0, 3).map(ack), effects: [effect(2)] }, REF);
-    expect(out).toMatchObject({ problems: [], relaxedLost: 1, phase: 'model call in flight' });
+    expect(out).toMatchObject({ problems: [], nonBarrierLost: 1, phase: 'model call in flight' });
+  });
+
+  it('count every acknowledged non-barrier a store held and lost (run_started, a safe model intent, a result) without calling it a violation', () => {
+    const out = checkTrial({ ...GOOD, atKill: [], acks: LOG.slice(0, 3).map(ack), effects: [effect(2)] }, REF);
+    expect(out).toMatchObject({ problems: [], nonBarrierLost: 3, phase: 'not started' });
   });
 
   describe('with a never action in flight at the kill', () => {

@@ -10,7 +10,7 @@
  * and `barrier=skip`: a deliberately broken page whose action intents resolve before they are
  * durable, to show the suite catches a missing barrier.
  */
-import { defineAgent, isPolyLoopError, resume, run, ToolRegistry } from '../../../src/core/index.ts';
+import { defineAgent, isBarrier, isPolyLoopError, resume, run, ToolRegistry } from '../../../src/core/index.ts';
 import type { EventSink, InputReply, InputRequest, IntentRecord, LogRecord, ModelCall, RunRequest, RunResult, RunStore } from '../../../src/core/index.ts';
 import { IndexedDBStore } from '../../../src/platform-web/index.ts';
 import { jsonActionInterpreter, scriptedModel, sleep } from '../../../src/testing/index.ts';
@@ -70,11 +70,15 @@ function label(rec: LogRecord): Record<string, unknown> {
   return { kind: rec.kind };
 }
 
-/** The store as the run sees it: each write is acknowledged to the server once it resolved. */
+/**
+ * The store as the run sees it: each write is acknowledged to the server once it resolved, with
+ * `barrier` saying whether the contract promised it durable by then (`isBarrier`; a joint write is
+ * one barrier) or only in order with the next barrier.
+ */
 function acknowledging(inner: IndexedDBStore): RunStore {
   const acked = async (write: Promise<void>, rec: LogRecord): Promise<void> => {
     await write;
-    await post('/ack', label(rec));
+    await post('/ack', { ...label(rec), barrier: isBarrier(rec) });
   };
   const unsafeIntent = async (id: string, rec: IntentRecord): Promise<void> => {
     // The broken variant: the write goes on in the background, its failure lost, and the tool
@@ -89,8 +93,8 @@ function acknowledging(inner: IndexedDBStore): RunStore {
     resultAndIntent: async (id, result, intent) => {
       if (skipBarrier) return acked(inner.result(id, result.resultId, result), result).then(() => unsafeIntent(id, intent));
       await inner.resultAndIntent(id, result, intent);
-      await post('/ack', label(result));
-      await post('/ack', label(intent));
+      await post('/ack', { ...label(result), barrier: true });
+      await post('/ack', { ...label(intent), barrier: true });
     },
     step: (id, rec) => acked(inner.step(id, rec), rec),
     runEnded: (id, rec) => acked(inner.runEnded(id, rec), rec),

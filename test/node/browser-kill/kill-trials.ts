@@ -50,8 +50,12 @@ export type TrialOutcome = {
   readonly inFlightNeverRan: boolean | null;
   /** How the relaunched page answered the settle request of that action (`executed` / `retry`), else null. */
   readonly settledAs: string | null;
-  /** Model-call results (written `relaxed`) acknowledged but not found after the kill. */
-  readonly relaxedLost: number;
+  /**
+   * Acknowledged non-barrier records (`isBarrier` false: `run_started`, a safe model-call intent, a
+   * result written alone) not found after the kill: the store may hold them until its next write
+   * (decisions 0040, 0043), so their loss is allowed, and counted.
+   */
+  readonly nonBarrierLost: number;
   /** How many times each side effect (`tool(args)`) reached the server, over both launches. */
   readonly effectCounts: Readonly<Record<string, number>>;
   readonly stragglers: number;
@@ -66,7 +70,7 @@ export type TrialEvidence = {
   readonly atKill: readonly LogRecord[];
   readonly final: { readonly stopReason: string; readonly log: readonly LogRecord[]; readonly meta: { readonly records: number; readonly ended: boolean } | null } | null;
   readonly errors: readonly string[];
-  /** Write acknowledgements the killed browser sent. */
+  /** Write acknowledgements the killed browser sent: a record's label, and `barrier` (`isBarrier`, or true for a joint write). */
   readonly acks: readonly Readonly<Record<string, unknown>>[];
   readonly effects: readonly { readonly launch: number; readonly tool: string; readonly args: unknown }[];
 };
@@ -102,18 +106,24 @@ function intentFor(log: readonly LogRecord[], e: { tool: string; args: unknown }
   return log.some((r) => r.kind === 'intent' && r.intent === 'action' && r.decision.action.kind === 'tool_call' && r.decision.action.name === e.tool && isDeepStrictEqual(r.decision.action.arguments, e.args));
 }
 
-/** Acknowledged writes are all in the log the relaunch found; the resume kept that log as it was. */
+/**
+ * Every acknowledged barrier is in the log the relaunch found; an acknowledged non-barrier may be
+ * missing (counted), but only if nothing acknowledged after it survived: a store may lose what it
+ * held, never out of order. The resume kept the found log as it was.
+ */
 function checkDurable(ev: TrialEvidence, problems: string[]): number {
   const found = new Set(ev.atKill.map(labelOf));
-  let relaxedLost = 0;
+  const lost: string[] = [];
   for (const ack of ev.acks) {
-    if (found.has(keyOf(ack))) continue;
-    // The model-call result is written 'relaxed' (decision 0010): its loss is allowed, and counted.
-    if (ack['kind'] === 'result') relaxedLost++;
-    else problems.push(`acknowledged write ${keyOf(ack)} is missing after the kill`);
+    const key = keyOf(ack);
+    if (found.has(key)) {
+      for (const earlier of lost) problems.push(`acknowledged write ${earlier} is missing although the later ${key} survived`);
+      lost.length = 0;
+    } else if (ack['barrier'] === false) lost.push(key);
+    else problems.push(`acknowledged write ${key} is missing after the kill`);
   }
   if (ev.final && !isDeepStrictEqual(ev.final.log.slice(0, ev.atKill.length), ev.atKill)) problems.push('the resume changed the log it found');
-  return relaxedLost;
+  return ev.acks.filter((a) => a['barrier'] === false && !found.has(keyOf(a))).length;
 }
 
 /** Each `never` effect happened at most once, after its intent was durable; `safe` ones are free. */
@@ -174,15 +184,15 @@ function checkSettle(ev: TrialEvidence, phase: Phase, ran: boolean | null, probl
 }
 
 /** Check one trial's evidence; pure, so the checks themselves are tested on doctored evidence. */
-export function checkTrial(ev: TrialEvidence, ref: Reference): { problems: string[]; phase: Phase; relaxedLost: number; inFlightNeverRan: boolean | null; settledAs: string | null; counts: Map<string, number> } {
+export function checkTrial(ev: TrialEvidence, ref: Reference): { problems: string[]; phase: Phase; nonBarrierLost: number; inFlightNeverRan: boolean | null; settledAs: string | null; counts: Map<string, number> } {
   const problems = ev.errors.map((e) => `page reported: ${e}`);
   const phase = phaseOf(ev.atKill);
-  const relaxedLost = checkDurable(ev, problems);
+  const nonBarrierLost = checkDurable(ev, problems);
   const counts = checkEffects(ev, ref, problems);
   checkEnd(ev, ref, problems);
   const inFlightNeverRan = ranAtKill(ev);
   const settledAs = checkSettle(ev, phase, inFlightNeverRan, problems);
-  return { problems, phase, relaxedLost, inFlightNeverRan, settledAs, counts };
+  return { problems, phase, nonBarrierLost, inFlightNeverRan, settledAs, counts };
 }
 
 const isReport = (runId: string, launch: number, ...types: string[]) => (m: Message): boolean =>
@@ -275,7 +285,7 @@ export async function runTrial(server: KillServer, ref: Reference, runId: string
       stopReason: evidence.final?.stopReason ?? null,
       inFlightNeverRan: checked.inFlightNeverRan,
       settledAs: checked.settledAs,
-      relaxedLost: checked.relaxedLost,
+      nonBarrierLost: checked.nonBarrierLost,
       effectCounts: Object.fromEntries(checked.counts),
       stragglers,
       relaunchToBootMs: rebooted ? rebooted.at - relaunchedAt : null,
