@@ -149,8 +149,9 @@ const SUBJECTS: Subject[] = [
     anthropicToolInterpreter,
   ],
 ];
-// The run writes 16 records: run_started, 4 per action step, 3 per invalid / final step, run_ended.
-const CRASH_POINTS = Array.from({ length: 15 }, (_, i) => i + 1).flatMap((k) => [[k, false] as const, [k, true] as const]);
+// The run makes 14 writes: run_started, 3 per action step (the model result lands with the action
+// intent, decision 0040), 3 per invalid / final step, run_ended.
+const CRASH_POINTS = Array.from({ length: 13 }, (_, i) => i + 1).flatMap((k) => [[k, false] as const, [k, true] as const]);
 
 describe.each(SUBJECTS)('a run through %s crashed at every write point', (_name, start, makeModel, makeInterpreter) => {
   let fake: Fake;
@@ -162,7 +163,7 @@ describe.each(SUBJECTS)('a run through %s crashed at every write point', (_name,
     const store = new InMemoryStore();
     const counting = faultyStore(store, { crashAfterWrites: Number.MAX_SAFE_INTEGER });
     reference = await runAgent(makeModel(fake.baseURL), makeInterpreter(), counting);
-    expect(counting.writes).toHaveLength(16);
+    expect(counting.writes).toHaveLength(14);
     referenceBodies = fake.requests.map((r) => JSON.stringify(r.body));
     referenceUsage = await storedUsage(store);
     expect(referenceUsage).toHaveLength(4);
