@@ -24,8 +24,12 @@ export class Cancellation {
   #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #listener = (): void => this.#aborted();
 
-  constructor(signal: AbortSignal, graceMs: number) {
+  /** False for a run started without a signal: nothing can abort it, so no wait needs a racer. */
+  readonly #abortable: boolean;
+
+  constructor(signal: AbortSignal, graceMs: number, abortable = true) {
     this.signal = signal;
+    this.#abortable = abortable;
     this.#graceMs = graceMs;
     if (signal.aborted) this.#aborted();
     else signal.addEventListener('abort', this.#listener, { once: true });
@@ -42,6 +46,7 @@ export class Cancellation {
    */
   seam<T>(fn: () => T | Promise<T>): Promise<T> {
     const p = start(fn);
+    if (!this.#abortable) return p;
     if (this.signal.aborted) {
       p.catch(noop);
       return Promise.reject(this.signal.reason);
@@ -55,6 +60,7 @@ export class Cancellation {
    */
   bounded<T>(fn: () => T | Promise<T>): { readonly settled: Promise<T | typeof GRACE_EXPIRED>; readonly pending: Promise<T> } {
     const p = start(fn);
+    if (!this.#abortable) return { settled: p, pending: p };
     if (this.#graceOver) {
       p.catch(noop);
       return { settled: Promise.resolve(GRACE_EXPIRED), pending: p };

@@ -111,7 +111,8 @@ async function drive(agent: AgentDefinition, request: RunRequest, opts: ResumeOp
   signal.throwIfAborted();
   const { store } = agent;
   const { runId } = request;
-  const cancel = new Cancellation(signal, request.cancelGraceMs);
+  // Without a signal of the caller's, nothing can abort this run: its waits need no racing.
+  const cancel = new Cancellation(signal, request.cancelGraceMs, opts.signal !== undefined);
   let lease: Lease | null = null;
   let driver: RunDriver | null = null;
   try {
