@@ -91,6 +91,8 @@ export class IndexedDBStore implements RunStore {
   readonly #warn: (message: string) => void;
   #conn: Promise<IDBPDatabase<PolyLoopDB>> | null = null;
   #warnedNoLocks = false;
+  /** The next sequence number of each run this instance wrote, as of its last commit. */
+  readonly #nextSeq = new Map<string, number>();
   readonly #held = new HeldRecords((runId) => void this.#flush(runId).catch(() => undefined));
 
   constructor(options: IndexedDBStoreOptions) {
@@ -313,15 +315,36 @@ export class IndexedDBStore implements RunStore {
     const all = held.length === 0 ? texts : [...held, ...texts];
     if (all.length === 0) return;
     try {
-      const tx = db.transaction(['records', 'runs'], 'readwrite', { durability });
-      const runs = tx.objectStore('runs');
-      const records = tx.objectStore('records');
-      const seq = (await runs.get(runId))?.nextSeq ?? 0;
-      await Promise.all([...all.map((text, i) => records.add({ runId, seq: seq + i, text })), runs.put({ runId, nextSeq: seq + all.length }), tx.done]);
+      if (!(await this.#write(db, runId, all, durability, this.#nextSeq.get(runId)))) await this.#write(db, runId, all, durability, undefined);
     } catch (e) {
+      this.#nextSeq.delete(runId);
       this.#held.putBack(runId, held);
       throw e;
     }
+  }
+
+  /**
+   * Append `texts` to the run in one transaction. With the sequence this instance last wrote
+   * (`known`) every request goes out at once, without reading the run's row first: that saves a
+   * round trip to the storage process per write. Sequence numbers are contiguous, so if another
+   * connection appended meanwhile the slot `known` is taken, the add fails with ConstraintError
+   * and the transaction aborts (nothing written); false is returned, for a retry that reads the
+   * sequence first. A database deleted or upgraded by another tab drops the connection, and with
+   * it every remembered sequence.
+   */
+  async #write(db: IDBPDatabase<PolyLoopDB>, runId: string, texts: readonly string[], durability: 'strict' | 'relaxed', known: number | undefined): Promise<boolean> {
+    const tx = db.transaction(['records', 'runs'], 'readwrite', { durability });
+    const runs = tx.objectStore('runs');
+    const records = tx.objectStore('records');
+    const seq = known ?? (await runs.get(runId))?.nextSeq ?? 0;
+    try {
+      await Promise.all([...texts.map((text, i) => records.add({ runId, seq: seq + i, text })), runs.put({ runId, nextSeq: seq + texts.length }), tx.done]);
+    } catch (e) {
+      if (known !== undefined && e instanceof DOMException && e.name === 'ConstraintError') return false;
+      throw e;
+    }
+    this.#nextSeq.set(runId, seq + texts.length);
+    return true;
   }
 
   /**
@@ -358,6 +381,7 @@ export class IndexedDBStore implements RunStore {
 
   #drop(conn: Promise<IDBPDatabase<PolyLoopDB>>, close: boolean): void {
     if (this.#conn === conn) this.#conn = null;
+    this.#nextSeq.clear();
     if (close) void conn.then((db) => db.close(), () => undefined);
   }
 }

@@ -2,12 +2,12 @@
  * IndexedDBStore step cost in Chromium (issue 15), a benchmark, not a test: skipped by `npm test`
  * and run with `VITE_POLYLOOP_BENCH=1 npx vitest run --project browser test/browser/idb-bench.test.ts`.
  * Prints, in one page: the median of one strict transaction (one record, as a barrier writes it)
- * — the floor —, the median action and final-answer step of the bench workload on IndexedDBStore
+ * — the floor —, of an action step's two strict transactions as bare requests (a second floor), the median action and final-answer step of the bench workload on IndexedDBStore
  * (step_started → step_finished, once the step is durable), the strict transactions per step, and
  * `readLog` of a 1,000-step log. Figures go to docs/performance.md.
  */
 import { describe, expect, it } from 'vitest';
-import { run } from '../../src/core/index.ts';
+import { InMemoryStore, run } from '../../src/core/index.ts';
 import type { EventSink } from '../../src/core/index.ts';
 import { IndexedDBStore } from '../../src/platform-web/index.ts';
 import { benchAgent, benchRequest } from '../../bench/fixtures.ts';
@@ -56,6 +56,17 @@ describe.runIf(import.meta.env['VITE_POLYLOOP_BENCH'] === '1')('IndexedDBStore s
       await Promise.all([tx.store.add(line), tx.done]);
       strict.push(performance.now() - t0);
     }
+    // A second floor: an action step's two strict transactions as bare requests — three adds and
+    // a put (held model intent, result, action intent; the run's row), then an add and a put (step).
+    const pair: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      const t0 = performance.now();
+      for (const adds of [3, 1]) {
+        const tx = floorDb.transaction('t', 'readwrite', { durability: 'strict' });
+        await Promise.all([...Array.from({ length: adds }, () => tx.store.add(line)), tx.store.put(line, -1), tx.done]);
+      }
+      pair.push(performance.now() - t0);
+    }
     floorDb.close();
     const store = new IndexedDBStore({ dbName: freshDbName('bench') });
     const times = { action: [] as number[], final: [] as number[] };
@@ -63,6 +74,9 @@ describe.runIf(import.meta.env['VITE_POLYLOOP_BENCH'] === '1')('IndexedDBStore s
     const tx = await countTransactions(async () => {
       for (let r = 0; r < 3; r++) await run(benchAgent(store, n, undefined, timingSink(times)), benchRequest(`b${r}`, n));
     });
+    // The same workload on InMemoryStore: the kernel's own share of a step in this page.
+    const memory = { action: [] as number[], final: [] as number[] };
+    for (let r = 0; r < 3; r++) await run(benchAgent(new InMemoryStore(), n, undefined, timingSink(memory)), benchRequest(`m${r}`, n));
     const big = new IndexedDBStore({ dbName: freshDbName('readlog') });
     await run(benchAgent(big, 1000), benchRequest('long', 1000));
     const reads: number[] = [];
@@ -77,6 +91,9 @@ describe.runIf(import.meta.env['VITE_POLYLOOP_BENCH'] === '1')('IndexedDBStore s
       actionStepMs: median(times.action),
       finalStepMs: median(times.final),
       actionStepPerStrict: median(times.action) / median(strict),
+      inMemoryActionStepMs: median(memory.action),
+      sameRequestsFloorMs: median(pair),
+      actionStepPerSameRequests: median(times.action) / median(pair),
       transactionsPer3Runs: tx,
       strictPerStep: (tx['strict'] ?? 0) / (3 * n),
       readLog1000StepsMs: median(reads),

@@ -123,6 +123,19 @@ describe('IndexedDBStore holds non-barrier records until the next write (Chromiu
     await Promise.all([a.close(), b.close()]);
   });
 
+  it('a write after another connection appended to the run lands after that record (the sequence this instance remembers is checked, not trusted)', async () => {
+    const dbName = freshDbName('seq-cache');
+    const a = new IndexedDBStore({ dbName });
+    const b = new IndexedDBStore({ dbName });
+    await a.step('r', stepWrite(0));
+    await b.step('r', stepWrite(1));
+    await a.step('r', stepWrite(2));
+    await b.step('r', stepWrite(3));
+    const steps = (await new IndexedDBStore({ dbName }).readLog('r')).map((r) => (r.kind === 'step' ? r.step.stepIndex : -1));
+    expect(steps).toEqual([0, 1, 2, 3]);
+    await Promise.all([a.close(), b.close()]);
+  });
+
   it('a release whose commit fails still frees the lease and drops the held records, so none lands later behind another driver', async () => {
     const dbName = freshDbName('held-release-fail');
     const a = new IndexedDBStore({ dbName, lease: 'refuse' });
