@@ -57,13 +57,14 @@ let seq = 0;
 const freshId = (prefix: string): string => `${prefix}-${seq++}`;
 
 /** µs per step of `runs` runs of `n` steps, each on its own run id of one store. */
-async function kernelUsPerStep(makeStore: () => Promise<RunStore> | RunStore, n: number, runs: number): Promise<number> {
+async function kernelUsPerStep(makeStore: () => Promise<RunStore> | RunStore, n: number, runs: number, withSignal = false): Promise<number> {
   const store = await makeStore();
   const agent = benchAgent(store, n);
   const requests = Array.from({ length: runs }, () => benchRequest(freshId('k'), n));
+  const opts = withSignal ? { signal: new AbortController().signal } : {};
   const t0 = performance.now();
   for (const req of requests) {
-    const r = await run(agent, req);
+    const r = await run(agent, req, opts);
     if (r.stopReason !== 'final_answer' || r.steps !== n) throw new Error(`bench run ended ${r.stopReason} after ${r.steps} steps`);
   }
   return ((performance.now() - t0) * 1000) / (n * runs);
@@ -85,6 +86,10 @@ export async function overhead(plan: Plan, sizes: readonly number[]): Promise<Ro
     const pair = await samplePair(() => kernelUsPerStep(() => new InMemoryStore(), n, runs), () => floorUsPerStep(n, runs), plan);
     rows.push(row('overhead', `per step, InMemoryStore, N=${n.toLocaleString('en-US')}`, 'µs/step', pair, runs > 1 ? `each sample: ${runs} runs` : undefined));
   }
+  // A caller's signal makes every wait raceable (abort, grace period): what that costs.
+  const signalRuns = Math.ceil(target / 1_000);
+  const signalPair = await samplePair(() => kernelUsPerStep(() => new InMemoryStore(), 1_000, signalRuns, true), () => floorUsPerStep(1_000, signalRuns), plan);
+  rows.push(row('overhead', 'per step with an AbortSignal, InMemoryStore, N=1,000', 'µs/step, signal', signalPair, `each sample: ${signalRuns} runs; the rows above pass no signal`));
   rows.push(await allocation(plan, 1_000, 10));
   return rows;
 }

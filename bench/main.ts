@@ -48,7 +48,7 @@ async function main(): Promise<number> {
     log([growthRow(r.filter((row) => row.unit === 'µs/step'))]);
   }
   if (only.has('durable')) log(await durable(plan, plan.quick ? 30 : 200));
-  if (only.has('resume')) log(await resumeTimes(plan, [1_000, big]));
+  if (only.has('resume')) log(await resumeTimes(plan, plan.quick ? [1_000, big] : [1_000, big, 100_000]));
   if (only.has('memory')) log(await memory(plan, big));
   if (only.has('concurrency')) log(await concurrency(plan, 1_000, 10));
   let bundles: BundleSize[] = [];

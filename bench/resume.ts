@@ -106,8 +106,25 @@ export async function resumeTimes(plan: Plan, sizes: readonly number[]): Promise
       rows.push(row('resume', `resume at step ${at}, FileStore`, 'ms', await samplePair(() => resumeMs(file, n), () => parseFloorMs(null, path), plan), `${size}; floor: read the file + JSON.parse every line`));
       rows.push({ section: 'resume', name: `log size at step ${n.toLocaleString('en-US')}`, unit: 'bytes', value: bytes, floor: null, samples: [bytes], floorSamples: [], note: `${(bytes / n).toFixed(0)} bytes/step` });
     }
+    rows.push(resumeGrowth(rows, sizes));
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
   return rows;
+}
+
+/** FileStore resume time per step at the largest size ÷ at the one before: ~1 when resume is linear in the log. */
+function resumeGrowth(rows: readonly Row[], sizes: readonly number[]): Row {
+  const [small, large] = sizes.slice(-2);
+  const perStep = (n: number | undefined): Row => {
+    const r = rows.find((x) => x.name === `resume at step ${(n ?? 0).toLocaleString('en-US')}, FileStore`);
+    if (!r || r.floor === null || n === undefined) throw new Error('resume growth needs two FileStore sizes');
+    return { ...r, value: r.value / n, floor: r.floor / n };
+  };
+  const a = perStep(small);
+  const b = perStep(large);
+  const floorA = a.floor as number;
+  const floorB = b.floor as number;
+  const label = (n: number | undefined): string => (n ?? 0).toLocaleString('en-US');
+  return { section: 'resume', name: `growth: FileStore resume ms/step at ${label(large)} ÷ at ${label(small)}`, unit: '×', value: b.value / a.value, floor: floorB / floorA, samples: [], floorSamples: [], note: 'must stay near 1 (no quadratic step in resume)' };
 }
