@@ -82,6 +82,8 @@ export class DurableObjectStore implements RunStore {
   readonly #storage: DurableObjectSqlStorage;
   readonly #maxRecordChars: number;
   readonly #onAppend: ((runId: string, entry: StoredLine) => void) | undefined;
+  /** The next sequence number of each run this instance wrote, as of its last commit. */
+  readonly #nextSeq = new Map<string, number>();
 
   constructor(storage: DurableObjectSqlStorage, opts: DurableObjectStoreOptions = {}) {
     this.#storage = storage;
@@ -99,12 +101,7 @@ export class DurableObjectStore implements RunStore {
       if (line.length > this.#maxRecordChars) throw new RecordTooLargeError(runId, line.length, this.#maxRecordChars);
       return line;
     });
-    const { sql } = this.#storage;
-    const first = this.#storage.transactionSync(() => {
-      const next = this.lastSeq(runId) + 1;
-      lines.forEach((line, k) => splitLine(line, PART_CHARS).forEach((part, i) => sql.exec(`INSERT INTO ${TABLE} (run_id, seq, part, body) VALUES (?, ?, ?, ?)`, runId, next + k, i, part)));
-      return next;
-    });
+    const first = this.#insert(runId, lines);
     lines.forEach((line, k) => {
       try {
         this.#onAppend?.(runId, { seq: first + k, line });
@@ -113,6 +110,31 @@ export class DurableObjectStore implements RunStore {
         console.error('polyloop: DurableObjectStore onAppend listener threw:', e);
       }
     });
+  }
+
+  /**
+   * Insert `lines` in one transaction after the run's last record; the first sequence number. The
+   * next sequence of a run this instance wrote is remembered, which saves a `MAX(seq)` query per
+   * write; if another store on the same storage appended meanwhile, that sequence is taken, the
+   * insert fails and rolls back, and the write is made again after reading the sequence.
+   */
+  #insert(runId: string, lines: readonly string[]): number {
+    const { sql } = this.#storage;
+    const write = (next: number): number => {
+      lines.forEach((line, k) => splitLine(line, PART_CHARS).forEach((part, i) => sql.exec(`INSERT INTO ${TABLE} (run_id, seq, part, body) VALUES (?, ?, ?, ?)`, runId, next + k, i, part)));
+      return next;
+    };
+    const known = this.#nextSeq.get(runId);
+    let first: number;
+    try {
+      first = this.#storage.transactionSync(() => write(known ?? this.lastSeq(runId) + 1));
+    } catch (e) {
+      this.#nextSeq.delete(runId);
+      if (known === undefined) throw e;
+      first = this.#storage.transactionSync(() => write(this.lastSeq(runId) + 1));
+    }
+    this.#nextSeq.set(runId, first + lines.length);
+    return first;
   }
 
   async #appendDurable(runId: string, ...recs: readonly LogRecord[]): Promise<void> {
@@ -213,6 +235,7 @@ export class DurableObjectStore implements RunStore {
    */
   discard(runId: string): void {
     this.#storage.transactionSync(() => void this.#storage.sql.exec(`DELETE FROM ${TABLE} WHERE run_id = ?`, runId));
+    this.#nextSeq.delete(runId);
   }
 
   /** True when the run has at least one record. */
