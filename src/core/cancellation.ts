@@ -25,11 +25,11 @@ export class Cancellation {
   readonly #listener = (): void => this.#aborted();
 
   /** False for a run started without a signal: nothing can abort it, so no wait needs a racer. */
-  readonly #abortable: boolean;
+  readonly abortable: boolean;
 
   constructor(signal: AbortSignal, graceMs: number, abortable = true) {
     this.signal = signal;
-    this.#abortable = abortable;
+    this.abortable = abortable;
     this.#graceMs = graceMs;
     if (signal.aborted) this.#aborted();
     else signal.addEventListener('abort', this.#listener, { once: true });
@@ -46,7 +46,7 @@ export class Cancellation {
    */
   seam<T>(fn: () => T | Promise<T>): Promise<T> {
     const p = start(fn);
-    if (!this.#abortable) return p;
+    if (!this.abortable) return p;
     if (this.signal.aborted) {
       p.catch(noop);
       return Promise.reject(this.signal.reason);
@@ -60,7 +60,7 @@ export class Cancellation {
    */
   bounded<T>(fn: () => T | Promise<T>): { readonly settled: Promise<T | typeof GRACE_EXPIRED>; readonly pending: Promise<T> } {
     const p = start(fn);
-    if (!this.#abortable) return { settled: p, pending: p };
+    if (!this.abortable) return { settled: p, pending: p };
     if (this.#graceOver) {
       p.catch(noop);
       return { settled: Promise.resolve(GRACE_EXPIRED), pending: p };

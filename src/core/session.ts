@@ -36,6 +36,7 @@ import type {
   InputRequestKind,
   InputRequestRecord,
   IntentRecord,
+  LogRecord,
   Message,
   ModelReply,
   ModelToolSchema,
@@ -83,6 +84,9 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
 export function run(agent: AgentDefinition, request: RunRequest, opts: RunOptions = {}): Promise<RunResult> {
   return drive(agent, request, opts, 'run');
 }
+
+/** The store method (and `StoreError` operation) that writes each record kind. */
+const METHOD: { readonly [K in LogRecord['kind']]: string } = { run_started: 'runStarted', intent: 'intent', result: 'result', step: 'step', run_ended: 'runEnded', input_request: 'inputRequest', input: 'input' };
 
 /** The answer of every delivery that needs no waiting. */
 const DELIVERED: Promise<void> = Promise.resolve();
@@ -196,7 +200,7 @@ class RunDriver {
       let inFlight: InFlightStep | null = view.inFlight;
       if (view.state === 'not_started') {
         const snapshotHash = await sha256Hex(canonicalJson(snapshot));
-        await this.#write('runStarted', (s) => s.runStarted(this.#runId, { kind: 'run_started', v: RECORD_VERSION, runId: this.#runId, snapshot, snapshotHash, startedAt: now() }));
+        await this.#write({ kind: 'run_started', v: RECORD_VERSION, runId: this.#runId, snapshot, snapshotHash, startedAt: now() });
       } else {
         for (const step of view.trajectory) this.#remember(step);
       }
@@ -355,16 +359,16 @@ class RunDriver {
   async #landResult(intent: ActionIntentRecord | null): Promise<void> {
     const unwritten = this.#unwritten;
     if (unwritten === null) {
-      if (intent !== null) await this.#write('intent', (s) => s.intent(this.#runId, intent));
+      if (intent !== null) await this.#write(intent);
       return;
     }
     this.#unwritten = null;
     const { rec } = unwritten;
     if (intent !== null && this.#agent.store.resultAndIntent) {
-      await this.#write('resultAndIntent', (s) => (s.resultAndIntent as NonNullable<RunStore['resultAndIntent']>)(this.#runId, rec, intent));
+      await this.#write(rec, intent);
     } else {
-      await this.#write('result', (s) => s.result(this.#runId, rec.resultId, rec));
-      if (intent !== null) await this.#write('intent', (s) => s.intent(this.#runId, intent));
+      await this.#write(rec);
+      if (intent !== null) await this.#write(intent);
     }
     for (const event of unwritten.events) await this.#emit(event);
   }
@@ -383,10 +387,7 @@ class RunDriver {
     const resultId = `s${stepIndex}.${kind === 'settle' ? 'settle' : 'input'}`;
     const request = { kind, target, decision };
     if (this.#unwritten !== null) await this.#landResult(null);
-    await this.#write('inputRequest', (s) => {
-      if (!s.inputRequest) throw new TypeError('this store cannot write input requests (it has no inputRequest method)');
-      return s.inputRequest(this.#runId, { kind: 'input_request', v: RECORD_VERSION, stepIndex, resultId, request, requestedAt: now() });
-    });
+    await this.#write({ kind: 'input_request', v: RECORD_VERSION, stepIndex, resultId, request, requestedAt: now() });
     // The run's last write for now: free it before the last event.
     await this.#releaseLease();
     const pending: InputRequest = freezeDeep({ resultId, stepIndex, ...request });
@@ -398,10 +399,7 @@ class RunDriver {
   async #receive(inFlight: InFlightStep, reply: InputReply): Promise<InFlightStep> {
     const request = inFlight.request as InputRequestRecord;
     const rec: InputRecord = { kind: 'input', v: RECORD_VERSION, stepIndex: inFlight.stepIndex, resultId: request.resultId, reply, receivedAt: now() };
-    await this.#write('input', (s) => {
-      if (!s.input) throw new TypeError('this store cannot write replies (it has no input method)');
-      return s.input(this.#runId, rec);
-    });
+    await this.#write(rec);
     await this.#emit({ type: 'input_received', runId: this.#runId, stepIndex: rec.stepIndex, resultId: rec.resultId, kind: reply.kind });
     const gate = request.request.kind !== 'settle';
     return { ...inFlight, resolution: 'apply_input', input: rec, approval: gate ? rec : inFlight.approval };
@@ -422,7 +420,7 @@ class RunDriver {
     const { replayed } = opts;
     if (opts.intent) {
       const rec = seal<IntentRecord>({ kind: 'intent', v: RECORD_VERSION, intent: 'model_call', stepIndex, callSeq, resultId, replayPolicy: req.modelReplayPolicy });
-      await this.#write('intent', (s) => s.intent(this.#runId, rec));
+      await this.#write(rec);
     }
     await this.#emit({ type: 'model_call_started', runId: this.#runId, stepIndex, callSeq, resultId, replayed });
     let deltas: Promise<void> = Promise.resolve();
@@ -508,7 +506,7 @@ class RunDriver {
     // Its nested values (usage, history content) come frozen from the reply and the decision.
     const step: StepRecord = Object.freeze(draft);
     const rec = seal<StepWriteRecord>({ kind: 'step', v: RECORD_VERSION, step, actionResult: actionResult && Object.freeze(actionResult) });
-    await this.#write('step', (s) => s.step(this.#runId, rec));
+    await this.#write(rec);
     await this.#emit({ type: 'step_finished', runId: this.#runId, stepIndex: step.stepIndex, step });
     return step;
   }
@@ -525,7 +523,7 @@ class RunDriver {
   async #end(stopReason: EndReason): Promise<RunResult> {
     const finalAnswer = stopReason === 'final_answer' ? (this.#trajectory.at(-1)?.finalAnswer ?? null) : null;
     const { steps, validActions, usage } = this.#counters;
-    await this.#write('runEnded', (s) => s.runEnded(this.#runId, { kind: 'run_ended', v: RECORD_VERSION, stopReason, finalAnswer, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, usage, endedAt: now() }));
+    await this.#write({ kind: 'run_ended', v: RECORD_VERSION, stopReason, finalAnswer, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, usage, endedAt: now() });
     this.#endWritten = true;
     // The last write landed: free the run before the last event.
     await this.#releaseLease();
@@ -545,14 +543,57 @@ class RunDriver {
    * waited for at most until the grace period ends, then abandoned (it may still land) and the
    * run rejects with `signal.reason`.
    */
-  async #write(operation: string, fn: (store: RunStore) => Promise<void>): Promise<void> {
-    const { settled, pending } = this.#cancel.bounded(() => fn(this.#agent.store));
+  #write(rec: LogRecord, intent?: ActionIntentRecord): Promise<void> {
+    const operation = intent ? 'resultAndIntent' : METHOD[rec.kind];
+    let p: Promise<void>;
+    try {
+      p = Promise.resolve(this.#callStore(rec, intent));
+    } catch (e) {
+      p = Promise.reject(e);
+    }
+    // Nothing can abort the run: no racing, just the failure made a StoreError.
+    if (!this.#cancel.abortable) return p.then(undefined, (e: unknown) => this.#writeFailure(operation, e));
+    return this.#boundedWrite(operation, p);
+  }
+
+  /** The store method that writes `rec` (with `intent`: the joint write). */
+  #callStore(rec: LogRecord, intent: ActionIntentRecord | undefined): Promise<void> {
+    const s = this.#agent.store;
+    const id = this.#runId;
+    switch (rec.kind) {
+      case 'run_started':
+        return s.runStarted(id, rec);
+      case 'intent':
+        return s.intent(id, rec);
+      case 'result':
+        return intent ? (s.resultAndIntent as NonNullable<RunStore['resultAndIntent']>)(id, rec, intent) : s.result(id, rec.resultId, rec);
+      case 'step':
+        return s.step(id, rec);
+      case 'run_ended':
+        return s.runEnded(id, rec);
+      case 'input_request':
+        if (!s.inputRequest) throw new TypeError('this store cannot write input requests (it has no inputRequest method)');
+        return s.inputRequest(id, rec);
+      case 'input':
+        if (!s.input) throw new TypeError('this store cannot write replies (it has no input method)');
+        return s.input(id, rec);
+      default:
+        throw new TypeError(`no store method writes a record of kind ${JSON.stringify((rec as { kind: unknown }).kind)}`);
+    }
+  }
+
+  #writeFailure(operation: string, e: unknown): never {
+    this.#writeFailed = true;
+    throw e instanceof StoreError ? e : new StoreError(this.#runId, operation, e);
+  }
+
+  async #boundedWrite(operation: string, p: Promise<void>): Promise<void> {
+    const { settled, pending } = this.#cancel.bounded(() => p);
     let outcome: void | typeof GRACE_EXPIRED;
     try {
       outcome = await settled;
     } catch (e) {
-      this.#writeFailed = true;
-      throw e instanceof StoreError ? e : new StoreError(this.#runId, operation, e);
+      this.#writeFailure(operation, e);
     }
     if (outcome === GRACE_EXPIRED) {
       this.abandonedWrite = pending;
