@@ -1,7 +1,7 @@
 /**
  * `polyloop/web` — run agents in a browser tab that survive a reload: {@link IndexedDBStore}
- * (IndexedDB via `idb`, one transaction per write, strict durability at barriers) with a Web Locks
- * run lease, so two tabs never drive one run.
+ * (IndexedDB via `idb`, one strict transaction per barrier, the records in between held for it)
+ * with a Web Locks run lease, so two tabs never drive one run.
  * @module
  */
 export { IndexedDBStore } from './idb-store.ts';
