@@ -3,7 +3,7 @@
  * and reported, a lock file per run for a single driver. See docs/reliability.md.
  * @module
  */
-import { writeSync } from 'node:fs';
+import { fstatSync, lstatSync, writeSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -220,6 +220,10 @@ export class FileStore implements RunStore {
       if (text.length <= SYNC_WRITE_MAX) writeAllSync(lease.fh.fd, text);
       else await writeAll(lease.fh, text);
       if (durability === 'fsync') await lease.fh.sync();
+      // Another process may have deleted, moved or replaced the log since the lease opened it:
+      // then the record is in no file at the log path, and its promise must not resolve (decision 0047).
+      const path = this.logPath(runId);
+      if (!isFileAt(lease.fh.fd, path)) throw new StoreError(runId, method, new Error(`the log this lease opened is no longer at ${path} (deleted, moved or replaced by another process); the record was not written to the run's log`));
     } catch (e) {
       // The write may have landed in part: look at the tail again (through a new handle) before the next append.
       this.#tailChecked.delete(runId);
@@ -352,6 +356,14 @@ function noop(): void {}
 function writeAllSync(fd: number, text: string): void {
   const buf = Buffer.from(text, 'utf8');
   for (let at = 0; at < buf.length; ) at += writeSync(fd, buf, at, buf.length - at);
+}
+
+/** Whether the open file `fd` is the one at `path` (two synchronous stats, a few microseconds). */
+function isFileAt(fd: number, path: string): boolean {
+  const at = lstatSync(path, { throwIfNoEntry: false });
+  if (at === undefined) return false;
+  const open = fstatSync(fd);
+  return at.ino === open.ino && at.dev === open.dev;
 }
 
 /** Append all of `text` (a short write is continued, as `appendFile` does). */

@@ -5,9 +5,10 @@
  * never written through.
  */
 import { existsSync } from 'node:fs';
-import { readdir, readFile, readlink, rename, symlink, writeFile } from 'node:fs/promises';
+import { readdir, readFile, readlink, rename, symlink, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { StoreError } from '../../../src/core/index.ts';
 import type { ActionIntentRecord } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { actionIntent, ended, modelIntent, modelResult, started, stepWrite } from '../../contract/run-store.contract.ts';
@@ -95,12 +96,48 @@ describe('FileStore under a lease', () => {
     // Someone with write access to the directory moves the log away and plants a link in its place.
     await rename(store.logPath('r'), join(store.dir, 'moved.jsonl'));
     await symlink(victim, store.logPath('r'));
-    await store.intent('r', modelIntent(0));
+    // The record went to the file the lease opened, which is no longer the log: the write is refused (decision 0047).
+    await expect(store.intent('r', modelIntent(0))).rejects.toThrow(/no longer at/);
     await release();
     expect(await readFile(victim, 'utf8')).toBe('untouched\n');
     expect((await readFile(join(store.dir, 'moved.jsonl'), 'utf8')).trim().split('\n')).toHaveLength(2);
     // Without the lease, the next write opens the path again and refuses the link.
     await expect(store.intent('r', modelIntent(1))).rejects.toThrow(/symbolic link/);
+  });
+
+  it('refuses a barrier written after another process deleted the log: it resolves only if the record is in the file at the log path', async () => {
+    const store = await freshStore();
+    const release = await store.acquire('r', {});
+    await store.runStarted('r', started('r'));
+    await store.intent('r', modelIntent(0));
+    await unlink(store.logPath('r'));
+    const write = store.resultAndIntent('r', modelResult(0), actionIntent(0) as ActionIntentRecord);
+    await expect(write).rejects.toBeInstanceOf(StoreError);
+    await expect(write).rejects.toThrow(/no longer at/);
+    await release();
+  });
+
+  it('refuses a record written after the log was replaced by a rename over it, and appends the next one to the replacement (tail checked)', async () => {
+    const store = await freshStore();
+    const release = await store.acquire('r', {});
+    await store.runStarted('r', started('r'));
+    // Another process rewrites the log atomically: a copy, renamed over the path.
+    const copy = join(store.dir, 'copy.tmp');
+    await writeFile(copy, await readFile(store.logPath('r')));
+    await rename(copy, store.logPath('r'));
+    await expect(store.result('r', 's0.model', modelResult(0))).rejects.toBeInstanceOf(StoreError);
+    await store.intent('r', modelIntent(1));
+    await release();
+    expect((await store.readLog('r')).map((x) => x.kind)).toEqual(['run_started', 'intent']);
+  });
+
+  it('refuses a record written after the log was moved away under the lease', async () => {
+    const store = await freshStore();
+    const release = await store.acquire('r', {});
+    await store.runStarted('r', started('r'));
+    await rename(store.logPath('r'), join(store.dir, 'archived.jsonl'));
+    await expect(store.intent('r', modelIntent(0))).rejects.toBeInstanceOf(StoreError);
+    await release();
   });
 
   it('acquired again by the same instance after a release, checks the tail again and appends on a fresh descriptor', async () => {
