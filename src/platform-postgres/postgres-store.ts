@@ -80,6 +80,8 @@ export class PostgresStore implements RunStore {
   readonly #lease: LeaseContext;
   /** The leases this instance holds, by run: their tokens go with every write (fencing). */
   readonly #held = new Map<string, HeldLease>();
+  /** The runs a driver of this instance holds or is acquiring: settles when it released them. */
+  readonly #drivers = new Map<string, Promise<void>>();
 
   constructor(options: PostgresStoreOptions) {
     if (typeof options?.pool?.query !== 'function') throw new TypeError('PostgresStore needs a `pool` (a pg.Pool)');
@@ -162,18 +164,36 @@ export class PostgresStore implements RunStore {
    * Contract: see {@link RunStore.acquire}. Resolves once this caller holds the run's lease,
    * renewed every `heartbeatMs` until released; rejects with `RunLockedError` naming the holder
    * while another live holder has it (or, with `lease: 'wait'`, waits until it is released or
-   * expires); rejects with `signal.reason` when aborted. Release is idempotent and never frees a
-   * lease another holder took since; a failed release rejects and the lease expires by itself.
+   * expires); rejects with `signal.reason` when aborted. Through one instance a run has one driver
+   * at a time: a second acquire of a run this instance holds is refused (or waits for the
+   * release) even once the first lease expired in the database. Release is idempotent and never
+   * frees a lease another holder took since; a failed release rejects and the lease expires by itself.
    */
   async acquire(runId: string, opts: { readonly signal?: AbortSignal } = {}): Promise<ReleaseLease> {
     opts.signal?.throwIfAborted();
+    // One driver per run in this instance: its writes carry the instance's token for the run, so
+    // the database could not refuse a stale driver of this instance once a second one held it.
+    for (let busy = this.#drivers.get(runId); busy; busy = this.#drivers.get(runId)) {
+      if (this.#lease.mode === 'refuse') throw new RunLockedError(runId, `this store instance (${this.#lease.owner}) is driving it`);
+      await untilSettled(busy, opts.signal);
+    }
+    let done: () => void = () => undefined;
+    const slot = new Promise<void>((resolve) => (done = resolve));
+    this.#drivers.set(runId, slot);
+    const free = (): void => {
+      if (this.#drivers.get(runId) === slot) this.#drivers.delete(runId);
+      done();
+    };
     try {
       const { release, held } = await takeLease(this.#lease, runId, opts.signal, () => {
         if (this.#held.get(runId) === held) this.#held.delete(runId);
       });
       this.#held.set(runId, held);
-      return release;
+      let releasing: Promise<void> | null = null;
+      // The slot stays taken until the database lease is free too, so the next driver's acquire finds it free.
+      return () => (releasing ??= release().finally(free));
     } catch (e) {
+      free();
       if (opts.signal?.aborted && e === opts.signal.reason) throw e;
       throw isPolyLoopError(e) ? e : new StoreError(runId, 'acquire', e);
     }
@@ -220,4 +240,15 @@ export class PostgresStore implements RunStore {
     const lost = held ? 'this writer lost its lease; ' : '';
     return new RunLockedError(runId, `${lost}${holder?.detail ?? 'another holder took its lease'}`);
   }
+}
+
+/** Resolve once `p` settled; reject with `signal.reason` when aborted first. */
+function untilSettled(p: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return p;
+  signal.throwIfAborted();
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    void p.finally(() => signal.removeEventListener('abort', onAbort)).then(resolve, resolve);
+  });
 }

@@ -108,6 +108,58 @@ describe('PostgresStore lease across processes', () => {
   });
 });
 
+describe('PostgresStore lease within one store instance (its writes carry one token per run, so it must not hand a run to two drivers)', () => {
+  const expire = (schema: string): Promise<unknown> => db.pool().query(`UPDATE ${schema}.runs SET lease_expires_at = now() - interval '1 second'`);
+
+  it('refuses a second driver of the same instance while the first still holds the run, even after the first lease expired in the database', async () => {
+    const schema = await db.freshSchema();
+    const store = new PostgresStore({ pool: db.pool(), schema, leaseMs: 10_000, heartbeatMs: 9_000 });
+    const first = await store.acquire('r', {});
+    await store.runStarted('r', started('r'));
+    // The first driver stalls (its renewals cannot reach the table): its lease expires, nobody else takes it.
+    await expire(schema);
+    const second = await store.acquire('r', {}).then(async (release) => (await release(), null), (e: unknown) => e);
+    expect(isPolyLoopError(second, 'run_locked'), String(second)).toBe(true);
+    // The first driver wakes up and goes on; nothing of a second driver is in between.
+    await store.intent('r', modelIntent(0));
+    await first();
+    await (await store.acquire('r', {}))();
+    expect((await store.readLog('r')).map((r) => r.kind)).toEqual(['run_started', 'intent']);
+  });
+
+  it('makes a waiting second driver of the same instance wait for the first one\'s release, not for its expiry in the database', async () => {
+    const schema = await db.freshSchema();
+    const store = new PostgresStore({ pool: db.pool(), schema, lease: 'wait', leaseMs: 10_000, heartbeatMs: 9_000 });
+    const first = await store.acquire('r', {});
+    await store.runStarted('r', started('r'));
+    await expire(schema);
+    let granted = false;
+    const second = store.acquire('r', {}).then((release) => ((granted = true), release));
+    await sleep(300);
+    expect(granted).toBe(false);
+    // Without the wait, this write of the first driver would land under the second driver's token.
+    await store.intent('r', modelIntent(0));
+    await first();
+    const release = await second;
+    await store.step('r', stepWrite(0));
+    await release();
+    expect((await store.readLog('r')).map((r) => r.kind)).toEqual(['run_started', 'intent', 'step']);
+  });
+
+  it('gives up a waiting second driver of the same instance with signal.reason when aborted', async () => {
+    const store = await db.freshStore({ lease: 'wait' });
+    const first = await store.acquire('r', {});
+    const ac = new AbortController();
+    const waiting = store.acquire('r', { signal: ac.signal }).then(() => null, (e: unknown) => e);
+    await sleep(50);
+    const reason = new Error('stop waiting');
+    ac.abort(reason);
+    expect(await waiting).toBe(reason);
+    await first();
+    await (await store.acquire('r', {}))();
+  });
+});
+
 describe('PostgresStore resultAndIntent', () => {
   it('writes a model result and its action intent as one statement: both, in order, or neither', async () => {
     const schema = await db.freshSchema();
