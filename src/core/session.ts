@@ -308,12 +308,6 @@ class RunDriver {
     step.decision = 'action';
     step.actionRepr = decision.trajectoryRepr;
     step.toolCallId = decision.action.kind === 'tool_call' ? (decision.action.id ?? null) : null;
-    const denied = (reason: string): Promise<StepRecord> => {
-      step.observation = reason;
-      step.actionStatus = 'denied';
-      return this.#finishStep(step, null);
-    };
-    const byPerson = (observation: string): Promise<StepRecord> => this.#finishAction(step, plainOutcome('executed', observation), toolOf(this.#req, decision)?.completesRun === true);
     let replayed = inFlight?.resolution === 'replay_action';
     if (!inFlight?.actionIntent) {
       // A reply to this step's gate holds as recorded, whatever an executor's hook says now.
@@ -321,14 +315,14 @@ class RunDriver {
       if (answer === null) {
         const gate = refusal === null ? gateFor(this.#req, decision) : null;
         if (gate) return this.#ask(stepIndex, gate, 'action', decision);
-      } else if (answer.kind === 'deny') return denied(answer.reason);
-      else if (answer.kind === 'answer') return byPerson(answer.text);
+      } else if (answer.kind === 'deny') return this.#denied(step, answer.reason);
+      else if (answer.kind === 'answer') return this.#byPerson(step, decision, answer.text);
       // 3: the action intent, a barrier.
       await this.#writeActionIntent(stepIndex, decision, refusal === null ? replayPolicyOf(this.#req, decision) : 'safe');
     } else if (reply) {
       // A settlement of the action in flight: what the person says happened is recorded, not run again.
-      if (reply.kind === 'executed') return byPerson(reply.observation);
-      if (reply.kind === 'deny') return denied(reply.reason);
+      if (reply.kind === 'executed') return this.#byPerson(step, decision, reply.observation);
+      if (reply.kind === 'deny') return this.#denied(step, reply.reason);
       await this.#writeActionIntent(stepIndex, decision, inFlight.actionIntent.replayPolicy);
       replayed = true;
     }
@@ -337,6 +331,18 @@ class RunDriver {
     const { outcome, completedRun } = refusal ?? (await this.#execute(decision, stepIndex, resultId));
     await this.#emit({ type: 'action_finished', runId: this.#runId, stepIndex, resultId, outcome });
     return this.#finishAction(step, outcome, completedRun);
+  }
+
+  /** Finish a step whose action a person denied: nothing ran. */
+  #denied(step: StepDraft, reason: string): Promise<StepRecord> {
+    step.observation = reason;
+    step.actionStatus = 'denied';
+    return this.#finishStep(step, null);
+  }
+
+  /** Finish a step with what a person says the action gave (an answer, or a settlement): nothing ran here. */
+  #byPerson(step: StepDraft, decision: ActionDecision, observation: string): Promise<StepRecord> {
+    return this.#finishAction(step, plainOutcome('executed', observation), toolOf(this.#req, decision)?.completesRun === true);
   }
 
   /** Finish an action step with its outcome (the action result lands with the step record). */
@@ -423,7 +429,7 @@ class RunDriver {
       await this.#write(rec);
     }
     await this.#emit({ type: 'model_call_started', runId: this.#runId, stepIndex, callSeq, resultId, replayed });
-    let deltas: Promise<void> = Promise.resolve();
+    let deltas: Promise<void> = DELIVERED;
     const onDelta = (delta: string): void => {
       // An abandoned call may go on streaming: nothing of it reaches the sink after an abort.
       if (this.#signal.aborted || this.#closed || typeof delta !== 'string') return;
