@@ -4,7 +4,7 @@
  * kinds apart. Web-standard APIs only, so it runs in a tab, a Worker and Node.
  * @module
  */
-import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, ProtocolError, SdkError, SdkErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { ToolEnvironmentError } from '../core/index.ts';
 
 /** A `fetch`-compatible function (the global one by default). */
@@ -113,12 +113,13 @@ export class McpConnection {
 
   /** Every tool the server lists, page after page (the SDK follows `nextCursor`). */
   async listTools(signal: AbortSignal | undefined): Promise<readonly unknown[]> {
-    const client = await this.#connected(signal);
+    const used = this.#connected(signal);
+    const client = await used;
     try {
       const listed = await client.listTools(undefined, { ...(signal ? { signal } : {}), timeout: this.#opts.timeoutMs });
       return listed.tools as readonly unknown[];
     } catch (e) {
-      throw this.#failure('tools/list', e, signal);
+      throw this.#failure('tools/list', e, signal, used);
     }
   }
 
@@ -129,7 +130,8 @@ export class McpConnection {
    * next call then connects anew.
    */
   async call(name: string, args: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<CallAnswer> {
-    const client = await this.#connected(signal);
+    const used = this.#connected(signal);
+    const client = await used;
     const broken = new AbortController();
     this.#inFlight.add(broken);
     try {
@@ -139,7 +141,7 @@ export class McpConnection {
     } catch (e) {
       signal.throwIfAborted();
       if (ProtocolError.isInstance(e)) return { kind: 'refused', code: e.code, message: e.message };
-      throw this.#failure(`tools/call ${JSON.stringify(name)}`, broken.signal.aborted ? broken.signal.reason : e, signal);
+      throw this.#failure(`tools/call ${JSON.stringify(name)}`, broken.signal.aborted ? broken.signal.reason : e, signal, used);
     } finally {
       this.#inFlight.delete(broken);
     }
@@ -171,7 +173,7 @@ export class McpConnection {
     } catch (e) {
       this.#client = null;
       await client.close().catch(() => undefined); // the connect error is the one worth telling
-      throw this.#failure('connect', e, signal);
+      throw this.#failure('connect', e, signal, null);
     }
   }
 
@@ -183,12 +185,19 @@ export class McpConnection {
     for (const call of this.#inFlight) call.abort(error);
   }
 
-  /** The error a failed step is reported with; the broken client is dropped so the next call connects anew. */
-  #failure(what: string, e: unknown, signal: AbortSignal | undefined): unknown {
+  /**
+   * The error a failed request is reported with. The client it used (`used`) is dropped, so the
+   * next call connects anew — unless the request only ran out of time: the connection still
+   * works, and closing it would fail every other call in flight on it (other runs sharing this
+   * registry) for one slow tool. A client a later call already replaced is left alone too.
+   */
+  #failure(what: string, e: unknown, signal: AbortSignal | undefined, used: Promise<Client> | null): unknown {
     if (signal?.aborted) return signal.reason;
-    const broken = this.#client;
-    this.#client = null;
-    if (broken) void broken.then((c) => c.close()).catch(() => undefined); // closing a broken client may fail too; nothing to add
+    const timedOut = SdkError.isInstance(e) && e.code === SdkErrorCode.RequestTimeout;
+    if (used && !timedOut && this.#client === used) {
+      this.#client = null;
+      void used.then((c) => c.close()).catch(() => undefined); // closing a broken client may fail too; nothing to add
+    }
     const detail = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
     return new ToolEnvironmentError(`MCP server ${this.where}: ${what} failed (${detail})`, { cause: e });
   }
