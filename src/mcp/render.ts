@@ -66,7 +66,9 @@ export function renderResult(result: unknown): string {
 export function truncate(text: string, max: number): string {
   if (text.length <= max) return text;
   const marker = (dropped: number) => `\n[… truncated: ${dropped} of ${text.length} characters not shown]`;
-  let keep = Math.max(0, max - marker(text.length).length);
+  // A limit too small for the marker still holds: the short marker alone, cut to the limit.
+  if (max <= marker(text.length).length) return '[… truncated]'.slice(0, max);
+  let keep = max - marker(text.length).length;
   const last = text.charCodeAt(keep - 1);
   if (last >= 0xd800 && last <= 0xdbff) keep -= 1;
   return text.slice(0, keep) + marker(text.length - keep);

@@ -70,3 +70,11 @@ describe('rendering a result', () => {
     expect(emoji).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])/);
   });
 });
+
+describe('truncate with a limit shorter than its marker', () => {
+  it.each([1, 10, 40])('keeps a cut text within %i characters', (max) => {
+    const cut = truncate('a'.repeat(200), max);
+    expect(cut.length).toBeLessThanOrEqual(max);
+    expect(cut.length).toBeGreaterThan(0);
+  });
+});
