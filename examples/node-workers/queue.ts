@@ -5,6 +5,7 @@
  */
 import { PgBoss } from 'pg-boss';
 import { QUEUE } from './agent.ts';
+import type { RunJob } from './agent.ts';
 
 /** How long a job's worker may go without a heartbeat before pg-boss retries it elsewhere (pg-boss's minimum). */
 export const JOB_HEARTBEAT_SECONDS = 10;
@@ -16,8 +17,18 @@ export async function startBoss(url: string): Promise<PgBoss> {
   boss.on('error', (e: unknown) => console.error(`pg-boss: ${e instanceof Error ? e.message : String(e)}`));
   await boss.start();
   // Retried until the run ends: a failed attempt (the database restarting) is resumed by the next.
-  await boss.createQueue(QUEUE, { heartbeatSeconds: JOB_HEARTBEAT_SECONDS, retryLimit: 1_000, retryDelay: 1, expireInSeconds: 3_600 }).catch((e: unknown) => {
+  // `exclusive`: at most one job per run id (singletonKey) waiting, retrying or running; the
+  // default policy ignores singletonKey, and a run posted twice would be driven by two jobs.
+  await boss.createQueue(QUEUE, { policy: 'exclusive', heartbeatSeconds: JOB_HEARTBEAT_SECONDS, retryLimit: 1_000, retryDelay: 1, expireInSeconds: 3_600 }).catch((e: unknown) => {
     if (!/already exists/i.test(String(e))) throw e;
   });
   return boss;
+}
+
+/**
+ * Queue a run: its job, or null when the run already has one waiting, retrying or running (the
+ * queue's `exclusive` policy keys jobs by run id, so a run posted twice is driven by one job).
+ */
+export async function enqueueRun(boss: PgBoss, job: RunJob): Promise<string | null> {
+  return boss.send(QUEUE, { runId: job.runId, city: job.city }, { singletonKey: job.runId });
 }

@@ -13,9 +13,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import pg from 'pg';
 import { readRunLog } from '../../src/core/index.ts';
 import { migrate, PostgresStore } from '../../src/platform-postgres/index.ts';
-import { migrateWorld, QUEUE } from './agent.ts';
+import { migrateWorld } from './agent.ts';
 import type { RunJob } from './agent.ts';
-import { startBoss } from './queue.ts';
+import { enqueueRun, startBoss } from './queue.ts';
 
 const url = process.env['DATABASE_URL'];
 if (!url) throw new Error('server: set DATABASE_URL');
@@ -44,8 +44,8 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   if (req.method === 'POST' && path === '/runs') {
     const job = (await body(req).catch(() => null)) as Partial<RunJob> | null;
     if (typeof job?.runId !== 'string' || job.runId === '' || typeof job.city !== 'string') return send(res, 400, { error: 'send {"runId": string, "city": string}' });
-    // singletonKey: posting the same run twice queues it once.
-    const id = await boss.send(QUEUE, { runId: job.runId, city: job.city }, { singletonKey: job.runId });
+    // Posting a run whose job is still waiting, retrying or running queues nothing (job: null).
+    const id = await enqueueRun(boss, { runId: job.runId, city: job.city });
     return send(res, 202, { runId: job.runId, job: id });
   }
   const m = /^\/runs\/(.+)$/.exec(path);
