@@ -84,6 +84,8 @@ const SYNC_WRITE_MAX = 64 * 1024;
  * with one synchronous `write` into the page cache — so a record whose promise resolved survives
  * the process, as before, without a trip through the thread pool — and a barrier's fsync
  * asynchronously (decision 0041). Without the lease every write opens, appends and closes the log.
+ * A write under the lease rejects with `StoreError` if the open log is no longer the file at the
+ * log path (another process deleted, moved or replaced it; decision 0047).
  *
  * The directory may be shared: a log or lock path holding anything but a regular file (a planted
  * symbolic link, a FIFO, a directory) is never followed or opened; the operation rejects with a
