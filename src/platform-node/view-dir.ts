@@ -8,7 +8,7 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { encodeRecord, inputReplyProblem, isPolyLoopError, resume } from '../core/index.ts';
-import type { AgentDefinition, InputReply, LogRecord, RunRequest } from '../core/index.ts';
+import type { AgentDefinition, InputReply, LogRecord, PolyLoopErrorCode, RunRequest } from '../core/index.ts';
 import { FileStore } from './file-store.ts';
 import { livePid, requireDirectory } from './inspect.ts';
 import { readRegular } from './regular-file.ts';
@@ -148,17 +148,21 @@ async function answerWith(factory: AgentFactory, ctx: AnswerContext): Promise<Vi
   } catch (e) {
     return { status: 500, message: `your agent module failed for run ${JSON.stringify(ctx.runId)}: ${e instanceof Error ? e.message : String(e)}` };
   }
-  const replies = async (): Promise<number> =>
-    ((await ctx.readRun(ctx.runId))?.reading.records ?? []).filter((r) => r.kind === 'input' && r.resultId === ctx.reply.resultId).length;
-  // A reply already in the log (the run went on) must not read as this one landing.
-  const before = await replies();
+  const replies = async (): Promise<readonly LogRecord[]> =>
+    ((await ctx.readRun(ctx.runId))?.reading.records ?? []).filter((r) => r.kind === 'input' && r.resultId === ctx.reply.resultId);
+  // A reply already in the log (the run went on) must not read as this one landing, nor may
+  // another person's reply that lands while this one waits for the run's lock.
+  const before = (await replies()).length;
+  const mine = sameJson(ctx.reply);
   const driving = resume(made.agent, made.request, { input: ctx.reply }).then(
     () => null,
     (e: unknown) => e,
   );
   for (;;) {
     const settled = await Promise.race([driving.then((e) => ({ e })), new Promise<null>((ok) => setTimeout(ok, 50, null))]);
-    const landed = (await replies()) > before;
+    // resume refuses before it writes: such a refusal is this reply's answer whatever else landed.
+    if (settled !== null && isRefusal(settled.e)) return refusal(settled.e, ctx);
+    const landed = (await replies()).slice(before).some((r) => r.kind === 'input' && mine(r.reply));
     if (settled !== null && !landed) return refusal(settled.e, ctx);
     if (landed) {
       void driving.then((e) => {
@@ -167,6 +171,21 @@ async function answerWith(factory: AgentFactory, ctx: AnswerContext): Promise<Vi
       return { status: 202, message: 'the reply is in the log; the run goes on', body: { runId: ctx.runId, resultId: ctx.reply.resultId } };
     }
   }
+}
+
+/** A test of whether a value is `value` as JSON, whatever the order of object keys. */
+function sameJson(value: unknown): (other: unknown) => boolean {
+  const canon = (v: unknown): unknown =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, x]) => [k, canon(x)])) : Array.isArray(v) ? v.map(canon) : v;
+  const text = JSON.stringify(canon(value));
+  return (other) => JSON.stringify(canon(other)) === text;
+}
+
+const REFUSALS: readonly PolyLoopErrorCode[] = ['invalid_input', 'run_locked', 'run_identity_mismatch', 'invalid_request'];
+
+/** Whether resume refused the reply before writing anything (it did not fit, or another driver holds the run). */
+function isRefusal(e: unknown): boolean {
+  return REFUSALS.some((code) => isPolyLoopError(e, code));
 }
 
 /** Why resume wrote nothing, as an HTTP answer: a reply that does not fit is a 409 (or 400 for a kind not accepted). */

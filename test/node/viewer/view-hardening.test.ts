@@ -1,0 +1,90 @@
+/**
+ * The run viewer under the conditions an adversarial review found it weak in: two people replying
+ * to one request at once, and two viewers open in one browser (whose cookies ignore the port).
+ */
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ReleaseLease } from '../../../src/core/index.ts';
+import { FileStore } from '../../../src/platform-node/index.ts';
+import { startViewer } from '../../../src/platform-node/view-command.ts';
+import type { RunningViewer } from '../../../src/platform-node/view-command.ts';
+import { dirSource } from '../../../src/platform-node/view-dir.ts';
+import type { AgentFactory } from '../../../src/platform-node/view-dir.ts';
+import agentFor, { build } from './agent.ts';
+import { runIn } from './runs.ts';
+
+let dir: string;
+let pageDir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'polyloop-viewer-hard-'));
+  pageDir = await mkdtemp(join(tmpdir(), 'polyloop-viewer-page-'));
+  await mkdir(join(pageDir, 'assets'));
+  await writeFile(join(pageDir, 'index.html'), '<!doctype html><title>viewer</title>');
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+  await rm(pageDir, { recursive: true, force: true });
+});
+
+/** The cookie a browser keeps from opening `v`'s URL: [name, value]. */
+async function openedCookie(v: RunningViewer): Promise<[string, string]> {
+  const res = await fetch(v.url, { redirect: 'manual' });
+  const pair = (res.headers.get('set-cookie') ?? '').split(';')[0] as string;
+  const at = pair.indexOf('=');
+  return [pair.slice(0, at), pair.slice(at + 1)];
+}
+
+const inputLines = async (runId: string): Promise<string[]> =>
+  (await readFile(new FileStore({ dir }).logPath(runId), 'utf8')).split('\n').filter((l) => l.includes('"kind":"input"'));
+
+/** A FileStore whose lease is taken only once `ready` resolves: a driver that reaches the lock late. */
+class LateLockStore extends FileStore {
+  constructor(
+    dir: string,
+    private readonly ready: () => Promise<void>,
+    private readonly entered: () => void,
+  ) {
+    super({ dir });
+  }
+  override async acquire(runId: string, opts: { readonly signal?: AbortSignal } = {}): Promise<ReleaseLease> {
+    this.entered();
+    await this.ready();
+    return super.acquire(runId, opts);
+  }
+}
+
+describe('two replies to one request at once', () => {
+  it('answers 202 only to the reply that landed; the other is refused, though the first landed while it waited', async () => {
+    const runId = 'approve-race';
+    await runIn(dir, runId);
+    let calls = 0;
+    let denyAtLock!: () => void;
+    const denyWaiting = new Promise<void>((ok) => (denyAtLock = ok));
+    // The deny is sent first but reaches the run's lock only after the approval is in the log.
+    const approveLanded = async (): Promise<void> => {
+      while ((await inputLines(runId)).length === 0) await new Promise((ok) => setTimeout(ok, 10));
+    };
+    const factory: AgentFactory = (ctx) => (calls++ === 0 ? build(ctx.runId, new LateLockStore(ctx.dir, approveLanded, denyAtLock)) : agentFor(ctx));
+    const viewer = await startViewer({ source: await dirSource({ dir, agent: factory, pollMs: 20, log: () => undefined }), pageDir });
+    try {
+      const [name, value] = await openedCookie(viewer);
+      const post = (body: unknown): Promise<Response> =>
+        fetch(`${viewer.origin}/runs/${runId}/input`, { method: 'POST', headers: { cookie: `${name}=${value}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const deny = post({ kind: 'deny', resultId: 's0.input', reason: 'not to Ana' });
+      await denyWaiting;
+      const approve = await post({ kind: 'approve', resultId: 's0.input' });
+      const denied = await deny;
+      expect(approve.status).toBe(202);
+      expect(denied.status).toBe(409);
+      const lines = await inputLines(runId);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain('"kind":"approve"');
+    } finally {
+      await viewer.close();
+    }
+  }, 20_000);
+});
