@@ -23,6 +23,12 @@ export type ViewAppOptions = {
   readonly key: string;
   /** The `host[:port]` values this server answers to (checked case-insensitively); null: any. */
   readonly hosts: () => readonly string[] | null;
+  /**
+   * The name of the access cookie. A browser keeps one cookie per name and host whatever the
+   * port, so two viewers on one host need two names (the port in it), or opening the second
+   * locks the first out.
+   */
+  readonly cookie?: () => string;
 };
 
 /** A fresh access key: 128 random bits, URL-safe. */
@@ -30,7 +36,6 @@ export function newAccessKey(): string {
   return randomBytes(16).toString('base64url');
 }
 
-const COOKIE = 'polyloop_view';
 const MAX_STEPS_PAGE = 500;
 const MAX_REPLY_BYTES = 1024 * 1024;
 const SECURITY_HEADERS: Readonly<Record<string, string>> = {
@@ -67,6 +72,7 @@ function intParam(value: string | undefined, fallback: number, min: number, max:
 export function createViewApp(opts: ViewAppOptions): Hono {
   const app = new Hono();
   const { source } = opts;
+  const cookieName = opts.cookie ?? ((): string => 'polyloop_view');
 
   app.use('*', async (c, next) => {
     const host = (c.req.header('host') ?? '').toLowerCase();
@@ -88,17 +94,17 @@ export function createViewApp(opts: ViewAppOptions): Hono {
     const given = c.req.query('key');
     if (given !== undefined) {
       if (!sameKey(given, opts.key)) return c.text('wrong access key: open the URL polyloop view printed', 401);
-      setCookie(c, COOKIE, opts.key, { httpOnly: true, sameSite: 'Strict', path: '/' });
+      setCookie(c, cookieName(), opts.key, { httpOnly: true, sameSite: 'Strict', path: '/' });
       return c.redirect('/', 303);
     }
-    if (!sameKey(getCookie(c, COOKIE), opts.key)) return c.text('open the URL polyloop view printed (it carries the access key)', 401);
+    if (!sameKey(getCookie(c, cookieName()), opts.key)) return c.text('open the URL polyloop view printed (it carries the access key)', 401);
     const html = await readFile(join(opts.pageDir, 'index.html')).catch(() => null);
     return html === null ? c.text('the viewer page is not built: run npm run build', 500) : c.body(html, 200, { 'content-type': TYPES['html'] as string });
   });
 
   // Everything below reads or changes runs: the key is needed.
   app.use('*', async (c, next) => {
-    if (!sameKey(getCookie(c, COOKIE), opts.key)) return fail(c, 401, 'no access key: open the URL polyloop view printed');
+    if (!sameKey(getCookie(c, cookieName()), opts.key)) return fail(c, 401, 'no access key: open the URL polyloop view printed');
     await next();
   });
 

@@ -71,7 +71,7 @@ export async function startViewer(opts: ViewerOptions): Promise<RunningViewer> {
   // A rebinding page reaches a loopback server under a foreign Host: only this server's own names
   // are answered. Bound for other machines, the Host cannot be known in advance; the key guards.
   const hosts = (): readonly string[] | null => (remote ? null : [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${shown}:${port}`]);
-  const app = createViewApp({ source: opts.source, pageDir, key, hosts });
+  const app = createViewApp({ source: opts.source, pageDir, key, hosts, cookie: () => `polyloop_view_${port}` });
   const server = createServer(getRequestListener(app.fetch));
   await new Promise<void>((ok, fail) => {
     server.once('error', fail);

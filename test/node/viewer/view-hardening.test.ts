@@ -38,6 +38,8 @@ async function openedCookie(v: RunningViewer): Promise<[string, string]> {
   return [pair.slice(0, at), pair.slice(at + 1)];
 }
 
+const header = (jar: ReadonlyMap<string, string>): string => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+
 const inputLines = async (runId: string): Promise<string[]> =>
   (await readFile(new FileStore({ dir }).logPath(runId), 'utf8')).split('\n').filter((l) => l.includes('"kind":"input"'));
 
@@ -87,4 +89,23 @@ describe('two replies to one request at once', () => {
       await viewer.close();
     }
   }, 20_000);
+});
+
+describe('two viewers open in one browser', () => {
+  it('each keeps its own access: a browser keeps one cookie per name and host, whatever the port', async () => {
+    const a = await startViewer({ source: await dirSource({ dir }), pageDir });
+    const b = await startViewer({ source: await dirSource({ dir }), pageDir });
+    try {
+      // A browser's cookie jar (RFC 6265): keyed by name, host and path — not by port.
+      const jar = new Map<string, string>();
+      for (const v of [a, b]) {
+        const [name, value] = await openedCookie(v);
+        jar.set(name, value);
+      }
+      for (const v of [a, b]) expect((await fetch(`${v.origin}/runs`, { headers: { cookie: header(jar) } })).status, v.origin).toBe(200);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
 });
