@@ -32,8 +32,11 @@ const CLIENT_INFO = { name: 'polyloop', version: '0.1.0' };
  * answer until its timeout, so the connection fails the calls in flight at once instead.
  */
 export function limitedFetch(inner: McpFetch, maxBytes: number, onBroken: (error: ToolEnvironmentError) => void): McpFetch {
-  // Open answer streams by JSON-RPC request id, so a cancelled call's stream can be closed.
-  const open = new Map<unknown, ReadableStreamDefaultReader<Uint8Array>>();
+  // One controller per request in flight, by JSON-RPC request id, so a cancelled call's request
+  // can be closed whether its response headers have arrived yet or not; `cancelled` keeps an id
+  // whose cancellation came first.
+  const open = new Map<unknown, AbortController>();
+  const cancelled = new Set<unknown>();
   return async (input, init) => {
     // The GET stream carries only messages the server starts (list changes, logs, requests to
     // the client), none of which this library takes. Answering it here as the protocol lets a
@@ -44,19 +47,39 @@ export function limitedFetch(inner: McpFetch, maxBytes: number, onBroken: (error
     // The 2025 protocol cancels with a notification only and leaves the answer stream open: a
     // server that does not hear of it (a stateless one) would hold it forever. Closing it is
     // how such a server learns the caller has gone.
-    if (sent?.method === 'notifications/cancelled') void open.get(sent.params?.requestId)?.cancel('cancelled').catch(() => undefined);
-    const response = await inner(input, init);
-    if (!response.body) return response;
-    const reader = response.body.getReader();
+    if (sent?.method === 'notifications/cancelled') {
+      const target = sent.params?.requestId;
+      const request = open.get(target);
+      if (request) request.abort(new DOMException('the call was cancelled', 'AbortError'));
+      else if (cancelled.add(target).size > 1_000) cancelled.delete(cancelled.values().next().value); // a call that ended unanswered is never sent: bound what it leaves
+    }
     // Only a request's answer is tracked: a response the client sends carries the server's id, not ours.
     const id = typeof sent?.method === 'string' ? sent.id : undefined;
-    if (id !== undefined) open.set(id, reader);
+    const own = new AbortController();
+    if (id !== undefined && cancelled.delete(id)) own.abort(new DOMException('the call was cancelled', 'AbortError'));
+    if (id !== undefined) open.set(id, own);
+    const signal = init?.signal ? AbortSignal.any([init.signal, own.signal]) : own.signal;
+    let response: Response;
+    try {
+      response = await inner(input, { ...init, signal });
+    } catch (e) {
+      if (id !== undefined) open.delete(id);
+      throw e;
+    }
+    if (!response.body) {
+      if (id !== undefined) open.delete(id);
+      return response;
+    }
+    const reader = response.body.getReader();
+    // A cancellation that comes while the body is being read closes it (the fetch's own signal
+    // may not reach a body the runtime has already handed over).
+    own.signal.addEventListener('abort', () => void reader.cancel(own.signal.reason).catch(() => undefined), { once: true });
     let seen = 0;
     const end = (controller: ReadableStreamDefaultController<Uint8Array>, error?: ToolEnvironmentError): void => {
       if (id !== undefined) open.delete(id);
       if (!error) return controller.close();
       // A stream the transport aborted on purpose (a cancelled call, close()) is not a broken server.
-      if (init?.method === 'POST' && !init.signal?.aborted) onBroken(error);
+      if (init?.method === 'POST' && !signal.aborted) onBroken(error);
       controller.error(error);
     };
     const body = new ReadableStream<Uint8Array>({

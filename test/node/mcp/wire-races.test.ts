@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { run } from '../../../src/core/index.ts';
-import { connectMcp } from '../../../src/mcp/index.ts';
+import { connectMcp, mcpTools } from '../../../src/mcp/index.ts';
 import { call, final, mcpAgent } from '../../fixtures/mcp/agent.ts';
 import { startMcpFixture } from '../../fixtures/mcp/server.ts';
 import type { McpFixture } from '../../fixtures/mcp/server.ts';
@@ -34,4 +34,23 @@ it('a call that times out does not fail another run’s call in flight on the sa
   expect(done.trajectory[0]).toMatchObject({ actionStatus: 'executed', observation: 'deleted i1' });
   expect(done.stopReason).toBe('final_answer');
   await mcp.close();
+});
+
+it('closes a cancelled call’s answer stream even when its response headers arrive after the cancellation', async () => {
+  const ns = 'late-headers';
+  // The server has the call (and counts it) well before this client sees its response headers.
+  const lateHeaders = async (input: string | URL, init?: RequestInit): Promise<Response> => {
+    const response = await fetch(input, init);
+    if (typeof init?.body === 'string' && init.body.includes('"tools/call"')) await sleep(300);
+    return response;
+  };
+  const tools = await mcpTools({ url: `${fixture.base}/${ns}/good/mcp`, fetch: lateHeaders });
+  const { agent, request } = mcpAgent('late', tools, [call('hang'), final('ok')]);
+  const controller = new AbortController();
+  const reason = new Error('user cancelled');
+  const pending = run(agent, request, { signal: controller.signal });
+  await expect.poll(() => fixture.counts(ns)['hang']).toBe(1);
+  controller.abort(reason);
+  await expect(pending).rejects.toBe(reason);
+  await expect.poll(async () => ((await (await fetch(`${fixture.base}/${ns}/stats`)).json()) as { aborted: Record<string, number> }).aborted['hang'], { timeout: 3_000 }).toBe(1);
 });
