@@ -45,7 +45,9 @@ export type HeldLease = { readonly token: string; lost: boolean };
 export async function takeLease(ctx: LeaseContext, runId: string, signal: AbortSignal | undefined, onEnd: () => void): Promise<{ release: ReleaseLease; held: HeldLease }> {
   signal?.throwIfAborted();
   const token = crypto.randomUUID();
-  for (let round = 0; ; round++) {
+  // Rounds in a row whose holder was gone by the time it was asked about.
+  let vanished = 0;
+  for (;;) {
     const got = await ctx.pool.query({
       name: `polyloop-acquire-${ctx.schema}`,
       text: `INSERT INTO ${ctx.schema}.runs AS r (run_key, run_id, lease_holder, lease_owner, lease_expires_at, lease_epoch)
@@ -66,9 +68,16 @@ export async function takeLease(ctx: LeaseContext, runId: string, signal: AbortS
       return { release: holdLease(ctx, runId, held, onEnd), held };
     }
     const holder = await describeHolder(ctx, runId);
-    // Released between the two statements: ask again (a run that keeps changing hands is busy).
-    if (holder === null && round < 3) continue;
-    if (ctx.mode === 'refuse' || holder === null) throw new RunLockedError(runId, holder?.detail ?? 'its lease keeps changing hands');
+    if (holder === null) {
+      // Released between the two statements: ask again. Refusing, a run that keeps changing
+      // hands is busy; waiting, it is waited for like any held run.
+      if (++vanished <= 3) continue;
+      if (ctx.mode === 'refuse') throw new RunLockedError(runId, 'its lease keeps changing hands');
+      await pause(20, signal);
+      continue;
+    }
+    vanished = 0;
+    if (ctx.mode === 'refuse') throw new RunLockedError(runId, holder.detail);
     await pause(Math.max(20, Math.min(ctx.heartbeatMs, holder.remainingMs)), signal);
   }
 }

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { encodeRecord, isPolyLoopError } from '../../../src/core/index.ts';
 import { migrate, PostgresStore, SCHEMA_VERSION } from '../../../src/platform-postgres/index.ts';
+import type { PgQuery, PgResult } from '../../../src/platform-postgres/index.ts';
 import { runStoreContract } from '../../../src/testing/index.ts';
 import { describeContract } from '../../contract/vitest-suite.ts';
 import { actionIntent, modelIntent, modelResult, started, stepWrite, writeFullRun } from '../../contract/run-store.contract.ts';
@@ -96,6 +97,27 @@ describe('PostgresStore lease across processes', () => {
     await holder.step('r', stepWrite(0));
     await release();
     await (await other.acquire('r', {}))();
+  });
+
+  it('keeps a waiting acquire waiting, and then grants it, when the holder releases between its refused claim and its look at the holder after several rounds', async () => {
+    const schema = await db.freshSchema();
+    const holder = new PostgresStore({ pool: db.pool(), schema, leaseMs: 10_000 });
+    const releaseHolder = await holder.acquire('r', {});
+    let refusedClaims = 0;
+    // The real pool, with one interleaving forced: the holder lets go right after the waiter's 4th refused claim.
+    const pool = {
+      query: async (q: PgQuery): Promise<PgResult> => {
+        const r = await db.pool().query({ text: q.text, values: [...(q.values ?? [])], ...(q.name ? { name: q.name } : {}) });
+        if (q.name?.startsWith('polyloop-acquire') && r.rowCount === 0 && ++refusedClaims === 4) await releaseHolder();
+        return r;
+      },
+      connect: () => db.pool().connect(),
+    };
+    const waiter = new PostgresStore({ pool, schema, lease: 'wait', leaseMs: 200, heartbeatMs: 20 });
+    const got = await waiter.acquire('r', {}).then((release) => release, (e: unknown) => e);
+    expect(typeof got, String(got)).toBe('function');
+    expect(refusedClaims).toBe(4);
+    await (got as () => Promise<void>)();
   });
 
   it('gives exactly one of many simultaneous acquirers the run', async () => {
