@@ -47,6 +47,9 @@ type Entry = { readonly descriptor: ToolDescriptor; readonly handler: ToolHandle
 
 const MAX_SCHEMA_ERRORS = 3;
 
+/** The answer for arguments that validate (one frozen object: this runs every step). */
+const VALID: ValidationResult = Object.freeze({ ok: true });
+
 /**
  * An immutable set of tools. Implements {@link ToolCatalog}, the view interpreters receive.
  *
@@ -123,7 +126,7 @@ export class ToolRegistry implements ToolCatalog {
     } catch (e) {
       return { ok: false, message: `arguments of ${JSON.stringify(action.name)} could not be checked against its schema (${describeError(e)})` };
     }
-    if (result.valid) return { ok: true };
+    if (result.valid) return VALID;
     // Wrapper keywords only say "a sub-schema failed"; the leaves say which and why.
     const leaves = result.errors.filter((e) => !['properties', 'allOf', 'anyOf', 'oneOf', 'items', '$ref'].includes(e.keyword));
     const shown = (leaves.length > 0 ? leaves : result.errors).slice(0, MAX_SCHEMA_ERRORS);
