@@ -42,7 +42,10 @@ export function limitedFetch(inner: McpFetch, maxBytes: number, onBroken: (error
     // the client), none of which this library takes. Answering it here as the protocol lets a
     // server answer it (405: no such stream) spares each connection an HTTP connection held open
     // for nothing — a browser allows six per host, a Worker six at a time.
-    if ((init?.method ?? 'GET') === 'GET') return new Response(null, { status: 405, statusText: 'Method Not Allowed' });
+    // A GET with Last-Event-ID is another thing: the client resuming a call's answer stream that
+    // the server closed on purpose (the protocol's polling pattern), and it must go through.
+    const method = init?.method ?? 'GET';
+    if (method === 'GET' && !new Headers(init?.headers).has('last-event-id')) return new Response(null, { status: 405, statusText: 'Method Not Allowed' });
     const sent = parseBody(init?.body);
     // The 2025 protocol cancels with a notification only and leaves the answer stream open: a
     // server that does not hear of it (a stateless one) would hold it forever. Closing it is

@@ -3,7 +3,12 @@
  * runs at once) or race the wire: what goes wrong with one call must not end the others, and a
  * cancelled call must not hold its answer stream open.
  */
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import { Server } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { run } from '../../../src/core/index.ts';
 import { connectMcp, mcpTools } from '../../../src/mcp/index.ts';
@@ -53,4 +58,63 @@ it('closes a cancelled call’s answer stream even when its response headers arr
   controller.abort(reason);
   await expect(pending).rejects.toBe(reason);
   await expect.poll(async () => ((await (await fetch(`${fixture.base}/${ns}/stats`)).json()) as { aborted: Record<string, number> }).aborted['hang'], { timeout: 3_000 }).toBe(1);
+});
+
+/**
+ * A stateful server (the SDK's classes, with an event store) whose one tool closes its answer
+ * stream first and answers later: the MCP "polling" pattern, where the client resumes the stream
+ * with a GET carrying Last-Event-ID.
+ */
+async function pollingServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const events: { id: string; stream: string; message: unknown }[] = [];
+  const eventStore = {
+    storeEvent: async (stream: string, message: unknown) => {
+      const id = `${stream}_${events.length}`;
+      events.push({ id, stream, message });
+      return id;
+    },
+    replayEventsAfter: async (lastId: string, { send }: { send: (id: string, message: never) => Promise<void> }) => {
+      const from = events.findIndex((e) => e.id === lastId);
+      const stream = events[from]!.stream;
+      for (const e of events.slice(from + 1)) if (e.stream === stream) await send(e.id, e.message as never);
+      return stream;
+    },
+  };
+  const sessions = new Map<string, NodeStreamableHTTPServerTransport>();
+  const http = createServer(async (req, res) => {
+    const known = sessions.get(String(req.headers['mcp-session-id']));
+    if (known) return known.handleRequest(req, res);
+    const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      eventStore,
+      retryInterval: 50,
+      onsessioninitialized: (id) => void sessions.set(id, transport),
+    });
+    const server = new Server({ name: 'polling', version: '1.0.0' }, { capabilities: { tools: {} } });
+    server.setRequestHandler('tools/list', () => ({ tools: [{ name: 'slow_report', description: 'Answers after closing its stream.', inputSchema: { type: 'object' } }] }));
+    server.setRequestHandler('tools/call', async (_req, ctx) => {
+      ctx.http?.closeSSE?.();
+      await sleep(200);
+      return { content: [{ type: 'text', text: 'report ready' }] };
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
+    close: () => new Promise<void>((resolve) => (http.closeAllConnections(), http.close(() => resolve()))),
+  };
+}
+
+it('follows a server that closes a call’s answer stream and answers on the resumed stream (Last-Event-ID)', async () => {
+  const server = await pollingServer();
+  const mcp = await connectMcp({ url: server.url, timeoutMs: 5_000 });
+  const { agent, request } = mcpAgent('poll', mcp.registry, [call('slow_report'), final('ok')]);
+  const started = Date.now();
+  const result = await run(agent, request);
+  expect(result.trajectory[0]).toMatchObject({ actionStatus: 'executed', observation: 'report ready' });
+  expect(Date.now() - started).toBeLessThan(4_000);
+  await mcp.close();
+  await server.close();
 });
