@@ -155,6 +155,8 @@ export function createViewApp(opts: ViewAppOptions): Hono {
 
   app.notFound((c) => fail(c, 404, `no route ${c.req.method} ${new URL(c.req.url).pathname}`));
   app.onError((err, c) => {
+    // The Worker behind a worker source answered something unexpected: its words (never the token) help the reader.
+    if (err.name === 'WorkerUnreachableError') return c.json({ error: { code: 'bad_gateway', message: err.message } }, 502);
     console.error('polyloop view: request failed:', err);
     return c.json({ error: { code: 'internal', message: 'internal error (see the viewer\'s terminal)' } }, 500);
   });

@@ -17,6 +17,8 @@ type Listed = { readonly runId: string; readonly status: string; readonly stopRe
 
 /** How long a fetched log is reused before it is fetched again (the page asks for several step pages at once). */
 const LOG_REUSE_MS = 300;
+/** The run list is read up to this many pages of 100 runs. */
+const MAX_LIST_PAGES = 100;
 
 /** Thrown when the Worker answers something unexpected; the message says what. */
 export class WorkerUnreachableError extends Error {
@@ -54,17 +56,45 @@ export function workerSource(opts: WorkerSourceOptions): ViewSource {
   }
 
   const status = async (runId: string): Promise<Status | null> => json<Status>(await call(runPath(runId)), `run ${runId}`).catch(() => null);
+  const statuses = new Map<string, { readonly updatedAt: string; readonly status: Status | null }>();
+
+  async function statusOfListed(r: Listed): Promise<Status | null> {
+    const hit = statuses.get(r.runId);
+    if (hit && hit.updatedAt === r.updatedAt && r.status !== 'running') return hit.status;
+    const s = await status(r.runId);
+    statuses.set(r.runId, { updatedAt: r.updatedAt, status: s });
+    return s;
+  }
+
+  /** Every page of the Worker's run list (at most {@link MAX_LIST_PAGES} of 100). */
+  async function listAll(): Promise<Listed[]> {
+    const runs: Listed[] = [];
+    const seen = new Set<string>();
+    let cursor: string | null = null;
+    for (let page = 0; page < MAX_LIST_PAGES; page++) {
+      const res = await call(`/runs?limit=100${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
+      // Without a run index the Worker lists nothing: say so rather than show an empty list.
+      if (res.status === 404) throw new WorkerUnreachableError(`the Worker lists no runs: ${((await res.json().catch(() => null)) as { error?: { message?: string } } | null)?.error?.message ?? '404'} (open a run by its id: #/run/<id>)`);
+      const got = await json<{ runs: Listed[]; nextCursor: string | null }>(res, 'run list');
+      runs.push(...(got?.runs ?? []));
+      cursor = got?.nextCursor ?? null;
+      if (cursor === null || seen.has(cursor)) break;
+      seen.add(cursor);
+    }
+    return runs;
+  }
 
   return {
     describe: { source: 'worker', where: base, answering: { enabled: true, why: null } },
     async list() {
-      const page = await json<{ runs: Listed[] }>(await call('/runs?limit=100'), 'run list');
-      const runs = page?.runs ?? [];
+      const runs = await listAll();
       const rows: ViewRunRow[] = [];
-      // The list has no step counts: each run's status has, asked a few at a time.
+      // The list has no step counts: each run's status has, asked a few at a time — and again
+      // only for a run that is running or whose listing changed (the page asks every 2 s).
       for (let i = 0; i < runs.length; i += 8) {
-        const statuses = await Promise.all(runs.slice(i, i + 8).map((r) => status(r.runId)));
-        runs.slice(i, i + 8).forEach((r, j) => {
+        const batch = runs.slice(i, i + 8);
+        const statuses = await Promise.all(batch.map((r) => statusOfListed(r)));
+        batch.forEach((r, j) => {
           const s = statuses[j];
           rows.push({ runId: r.runId, status: (s?.status ?? r.status) as ViewStatus, stopReason: s?.stopReason ?? r.stopReason, steps: s?.steps ?? null, createdAt: r.createdAt, updatedAt: r.updatedAt, error: s?.error ?? null });
         });

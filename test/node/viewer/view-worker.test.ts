@@ -6,7 +6,7 @@
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Miniflare } from 'miniflare';
+import { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startViewer } from '../../../src/platform-node/view-command.ts';
 import type { RunningViewer } from '../../../src/platform-node/view-command.ts';
@@ -68,7 +68,41 @@ describe('the viewer over a Worker', () => {
     expect((await fetch(`${viewer.origin}/runs/w-approve/input`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'approve', resultId: 's0.input' }) })).status).toBe(409);
   }, 30_000);
 
+  it('says the Worker lists no runs when it has no run index, instead of an empty list', async () => {
+    const res = await get('/runs');
+    expect(res.status).toBe(502);
+    expect(res.text).toMatch(/no run index is configured/);
+  });
+
   it('never gives the page the bearer token', async () => {
     for (const path of ['/viewer', '/runs', '/runs/w-approve', '/runs/w-approve/steps', '/runs/w-approve/log']) expect((await get(path)).text).not.toContain(TOKEN);
   });
+});
+
+describe('the viewer over a Worker with a run index', () => {
+  it('lists every run, past the first page of 100 the Worker\'s list route gives', async () => {
+    const mfi = new Miniflare({
+      modules: true,
+      script: await bundleWorker(join(ROOT, 'examples/workers/worker.ts')),
+      compatibilityDate: '2026-04-20',
+      durableObjects: { RUNS: { className: 'RunObject', useSQLite: true }, RUN_INDEX: { className: 'RunIndex', useSQLite: true } },
+      durableObjectsPersist: join(dir, 'indexed'),
+      bindings: { POLYLOOP_TOKEN: TOKEN },
+    });
+    const v = await startViewer({ source: workerSource({ url: 'http://worker.test', token: TOKEN, fetch: ((url: string, init?: RequestInit) => mfi.dispatchFetch(url, init as never)) as unknown as typeof fetch }), pageDir: join(dir, 'page') });
+    try {
+      const start = (i: number): Promise<{ status: number }> =>
+        mfi.dispatchFetch('http://worker.test/runs', { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ runId: `w-many-${i}`, input: 'hello' }) });
+      for (let i = 0; i < 101; i += 10) for (const res of await Promise.all(Array.from({ length: Math.min(10, 101 - i) }, (_, j) => start(i + j)))) expect(res.status).toBe(201);
+      const c = ((await fetch(v.url, { redirect: 'manual' })).headers.get('set-cookie') ?? '').split(';')[0] as string;
+      const res = await fetch(`${v.origin}/runs`, { headers: { cookie: c } });
+      const { runs } = (await res.json()) as { runs: { runId: string; steps: number | null }[] };
+      expect(runs).toHaveLength(101);
+      // The oldest run is on the Worker's second page.
+      expect(runs.map((r) => r.runId)).toContain('w-many-0');
+    } finally {
+      await v.close();
+      await mfi.dispose();
+    }
+  }, 60_000);
 });
