@@ -66,6 +66,15 @@ describe('the built package', () => {
     expect(readFileSync(resolve(PKG, 'dist/adapters/ai-sdk.d.ts'), 'utf8')).toContain("from '@ai-sdk/provider'");
   });
 
+  it('ships the run viewer\'s page built (prepack): index.html and every asset it names, where the built `polyloop view` looks', async () => {
+    const html = readFileSync(resolve(PKG, 'dist/viewer/index.html'), 'utf8');
+    const assets = [...html.matchAll(/(?:src|href)="\/(assets\/[^"]+)"/g)].map((m) => m[1] as string);
+    expect(assets.some((a) => a.endsWith('.js')) && assets.some((a) => a.endsWith('.css'))).toBe(true);
+    for (const a of assets) expect(existsSync(resolve(PKG, 'dist/viewer', a)), a).toBe(true);
+    const { defaultPageDir } = (await import(resolve(PKG, 'dist/platform-node/view-command.js'))) as { defaultPageDir: () => string | null };
+    expect(defaultPageDir()).toBe(resolve(PKG, 'dist/viewer'));
+  });
+
   it('passes publint', async () => {
     const { stdout } = await run('npx', ['publint'], { cwd: PKG });
     expect(stdout).toContain('All good');
