@@ -156,7 +156,9 @@ class RunDriver {
   readonly #tools: readonly ModelToolSchema[];
   readonly #trajectory: StepRecord[] = [];
   /** Prefix then history, append-only: handed to the model as is, never copied per step. */
-  readonly #messages: Message[] = [];
+  #messages: Message[] = [];
+  /** The frozen prefix (run context, tools, injections, goal): what a rebuilt history starts from. */
+  #prefix: readonly Message[] = [];
   #fixedSize = 0;
   #historySize = 0;
   #counters: Counters = { steps: 0, validActions: 0, usage: NO_USAGE };
@@ -192,7 +194,9 @@ class RunDriver {
 
   async drive(view: RunLogView, snapshot: ParamSnapshot, warnings: readonly StoreWarning[], input: InputReply | null): Promise<RunResult> {
     const req = this.#req;
-    const prefix = assemblePrefix({ runContext: req.context.run, tools: this.#tools, toolRenderStyle: req.toolRenderStyle, injections: req.injections, goalContext: req.context.goal });
+    // A frozen copy: the model sees the request's messages, never the request's own objects.
+    const prefix = freezeDeep(structuredClone(assemblePrefix({ runContext: req.context.run, tools: this.#tools, toolRenderStyle: req.toolRenderStyle, injections: req.injections, goalContext: req.context.goal })));
+    this.#prefix = prefix;
     this.#messages.push(...prefix);
     this.#fixedSize = messagesSize(prefix) + toolsSize(this.#tools);
     try {
@@ -437,7 +441,12 @@ class RunDriver {
     };
     let raw: unknown;
     try {
-      raw = await this.#cancel.seam(() => this.#agent.model.call({ messages: this.#messages, callSeq, runId: this.#runId, resultId, binding: req.modelBinding, tools: this.#tools, signal: this.#signal, onDelta }));
+      const expected = this.#messages.length;
+      try {
+        raw = await this.#cancel.seam(() => this.#agent.model.call({ messages: this.#messages, callSeq, runId: this.#runId, resultId, binding: req.modelBinding, tools: this.#tools, signal: this.#signal, onDelta }));
+      } finally {
+        this.#keepHistory(expected);
+      }
       const problem = modelReplyProblem(raw);
       if (problem !== null) throw new TypeError(`the model caller returned a malformed reply: ${problem}`);
     } catch (e) {
@@ -469,13 +478,20 @@ class RunDriver {
     try {
       const decision: unknown = this.#agent.interpreter.interpret(toModelReply(reply), { tools: this.#req.tools });
       // A frozen copy of what will be stored (the live decision equals the one a resume reads
-      // back), read once: the copy is what is checked, so a getter cannot pass the check and
-      // then store something else. A copy that cannot be made (a cycle) is named by the check.
+      // back), read once: the copy is what is checked and used, so a getter or a proxy cannot
+      // pass the check and then gate, log or run something else. No copy, no step: the check
+      // of the original only names the problem (the step fails whatever it reads there).
       let copy: unknown;
       try {
         copy = frozenJsonCopy(decision);
-      } catch {
-        copy = decision;
+      } catch (e) {
+        let named: string | null = null;
+        try {
+          named = decisionProblem(decision);
+        } catch {
+          // a getter that throws again: the copy's own error says enough
+        }
+        throw new TypeError(`the interpreter returned a malformed decision: ${named ?? describeError(e)}`);
       }
       const problem = decisionProblem(copy);
       if (problem !== null) throw new TypeError(`the interpreter returned a malformed decision: ${problem}`);
@@ -521,9 +537,23 @@ class RunDriver {
   #remember(step: StepRecord): void {
     this.#trajectory.push(step);
     this.#counters = countStep(this.#counters, step);
-    const added = stepHistory(step, this.#req.observationTemplate, this.#agent.syntheticObservations);
+    const added = freezeDeep(stepHistory(step, this.#req.observationTemplate, this.#agent.syntheticObservations));
     this.#messages.push(...added);
     this.#historySize += messagesSize(added);
+  }
+
+  /**
+   * The messages array the model was handed is the loop's own (no copy per step, decision 0011),
+   * its messages frozen. A caller that changed its length or its ends anyway (shifted the system
+   * message out, emptied it, froze it) changed nothing the run relies on: the history is rebuilt
+   * from the prefix and the trajectory, as a resume builds it.
+   */
+  #keepHistory(expected: number): void {
+    const m = this.#messages;
+    if (m.length === expected && !Object.isFrozen(m) && m[0] === this.#prefix[0] && (expected === 0 || m[expected - 1] !== undefined)) return;
+    const rebuilt: Message[] = [...this.#prefix];
+    for (const step of this.#trajectory) rebuilt.push(...freezeDeep(stepHistory(step, this.#req.observationTemplate, this.#agent.syntheticObservations)));
+    this.#messages = rebuilt;
   }
 
   async #end(stopReason: EndReason): Promise<RunResult> {

@@ -100,20 +100,34 @@ function isPlainJson(v: unknown, depth: number, maxDepth: number): boolean {
 
 /**
  * A frozen copy of `v` made of data properties only, as `JSON.parse(JSON.stringify(v))` would give
- * it back for plain JSON (`-0` becomes `0`; a `__proto__` key stays data), without the text in
- * between. What is not plain JSON is kept as it is, for a check of the copy to name; nesting
- * deeper than {@link MAX_JSON_DEPTH} + 1 (a cycle, say) throws a `RangeError`.
+ * it back for plain JSON (`-0` becomes `0`; a `__proto__` key stays data), reading every property
+ * once and without the text in between. Anything that is not plain JSON (undefined, a function, a
+ * non-finite number, a non-plain object, nesting deeper than {@link MAX_JSON_DEPTH} — a cycle, say)
+ * throws a `TypeError`: nothing of the original is ever kept, so a check of the copy is a check of
+ * what will be used.
  */
 export function frozenJsonCopy<T>(v: T, depth = 0): T {
-  if (typeof v === 'number') return (Object.is(v, -0) ? 0 : v) as T;
-  if (typeof v !== 'object' || v === null) return v;
-  if (depth > MAX_JSON_DEPTH) throw new RangeError(`nested more than ${MAX_JSON_DEPTH} levels deep`);
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return v;
+    case 'number':
+      if (!Number.isFinite(v)) throw new TypeError(`${String(v)} is not JSON`);
+      return (Object.is(v, -0) ? 0 : v) as T;
+    case 'object':
+      break;
+    default:
+      throw new TypeError(`${typeof v} is not JSON`);
+  }
+  if (v === null) return v;
+  if (depth >= MAX_JSON_DEPTH) throw new TypeError(`nested more than ${MAX_JSON_DEPTH} levels deep`);
   if (Array.isArray(v)) {
-    const out: unknown[] = new Array<unknown>(v.length);
-    for (let i = 0; i < v.length; i++) out[i] = frozenJsonCopy(v[i] as unknown, depth + 1);
+    const length = v.length;
+    const out: unknown[] = new Array<unknown>(length);
+    for (let i = 0; i < length; i++) out[i] = frozenJsonCopy(v[i] as unknown, depth + 1);
     return Object.freeze(out) as T;
   }
-  if (!isPlainObject(v)) return v;
+  if (!isPlainObject(v)) throw new TypeError('not a plain object');
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(v)) {
     const c = frozenJsonCopy(v[k], depth + 1);

@@ -407,3 +407,96 @@ describe('a lease the store fails to release is reported, not swallowed', () => 
     expect(h.sink.events.at(-1)).toMatchObject({ type: 'warning', code: 'lease_release_failed' });
   });
 });
+
+describe('a decision is read once: what is checked, gated, logged and executed is one copy', () => {
+  const gatedTools = (ran: string[]) => [
+    { name: 'read', description: 'read', parameters: { type: 'object' }, replayPolicy: 'safe' as const, handler: async () => (ran.push('read'), 'ok') },
+    { name: 'wipe', description: 'wipe', parameters: { type: 'object' }, replayPolicy: 'never' as const, needsApproval: true, handler: async () => (ran.push('wipe'), 'wiped') },
+  ];
+  const hostile = (action: () => PropertyDescriptor): DecisionInterpreter => ({
+    params: { interpreter: 'hostile' },
+    interpret(reply) {
+      if (reply.text.includes('final')) return { kind: 'final', answer: 'done', historyText: reply.text };
+      const d: Record<string, unknown> = { kind: 'action', trajectoryRepr: 'read', historyText: reply.text };
+      Object.defineProperty(d, 'action', { enumerable: true, ...action() });
+      return d as never;
+    },
+  });
+
+  it('a decision whose getter throws on its first read fails the step, and never runs what a later read says', async () => {
+    const ran: string[] = [];
+    let reads = 0;
+    const interpreter = hostile(() => ({
+      get() {
+        reads++;
+        if (reads === 1) throw new Error('first read fails');
+        return { kind: 'tool_call', name: reads > 5 ? 'wipe' : 'read', arguments: {} };
+      },
+    }));
+    const h = harness({ interpreter, tools: gatedTools(ran), script: ['{"tool":"read"}', '{"final":"x"}'] });
+    const result = await run(h.agent, h.request);
+    expect(result.stopReason).toBe('interpreter_error');
+    expect(ran).toEqual([]);
+  });
+
+  it('a proxy that looks non-plain to one check and plain to the next is refused, and nothing runs', async () => {
+    const ran: string[] = [];
+    let asked = 0;
+    const interpreter = hostile(() => ({
+      value: new Proxy({ kind: 'tool_call', name: 'read', arguments: {} }, {
+        getPrototypeOf: () => (++asked === 1 ? Date.prototype : Object.prototype),
+      }),
+    }));
+    const h = harness({ interpreter, tools: gatedTools(ran), script: ['{"tool":"read"}', '{"final":"x"}'] });
+    const result = await run(h.agent, h.request);
+    expect(result.stopReason).toBe('interpreter_error');
+    expect(ran).toEqual([]);
+  });
+
+  it('a decision that changes between reads is carried out as read the first time, and logged the same', async () => {
+    const ran: string[] = [];
+    let reads = 0;
+    const interpreter = hostile(() => ({ get: () => ({ kind: 'tool_call', name: ++reads === 1 ? 'read' : 'wipe', arguments: {} }) }));
+    const h = harness({ interpreter, tools: gatedTools(ran), script: ['{"tool":"read"}', '{"final":"x"}'] });
+    const result = await run(h.agent, h.request);
+    expect(result.stopReason).toBe('final_answer');
+    expect(ran).toEqual(['read']);
+    const intents = (await h.store.readLog('run-1')).flatMap((r) => (r.kind === 'intent' && r.intent === 'action' ? [r.decision.action] : []));
+    expect(intents).toEqual([{ kind: 'tool_call', name: 'read', arguments: {} }]);
+  });
+});
+
+describe('a model caller cannot change the run through the messages it is handed', () => {
+  it('a model that empties or rewrites its messages changes neither the next call nor the history', async () => {
+    const seen: number[] = [];
+    const texts: string[] = [];
+    const replies = ['{"tool":"add","args":{"a":1,"b":2}}', '{"tool":"add","args":{"a":3,"b":4}}', '{"final":"x"}'];
+    let i = 0;
+    const model: ModelCaller = {
+      params: { model: 'vandal' },
+      call(call: ModelCall) {
+        seen.push(call.messages.length);
+        texts.push(JSON.stringify(call.messages[0]));
+        try {
+          (call.messages as unknown[]).length = 0;
+        } catch {
+          // refused: fine
+        }
+        try {
+          const first = call.messages[0] as { content: { text: string }[] } | undefined;
+          if (first) first.content[0]!.text = 'rewritten';
+        } catch {
+          // refused: fine
+        }
+        return Promise.resolve({ callId: `c${i}`, text: replies[i++] ?? '{"final":"x"}', reasoning: null });
+      },
+    };
+    const h = harness();
+    const agent = defineAgent({ model, interpreter: h.agent.interpreter, store: h.store, events: h.sink, syntheticObservations: h.agent.syntheticObservations });
+    const result = await run(agent, h.request);
+    expect(result.stopReason).toBe('final_answer');
+    expect(seen).toEqual([3, 5, 7]);
+    expect(new Set(texts).size).toBe(1);
+    expect(JSON.stringify(h.request.context.run[0])).not.toContain('rewritten');
+  });
+});
