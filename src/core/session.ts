@@ -88,6 +88,19 @@ export function run(agent: AgentDefinition, request: RunRequest, opts: RunOption
 /** The store method (and `StoreError` operation) that writes each record kind. */
 const METHOD: { readonly [K in LogRecord['kind']]: string } = { run_started: 'runStarted', intent: 'intent', result: 'result', step: 'step', run_ended: 'runEnded', input_request: 'inputRequest', input: 'input' };
 
+/** Freeze history messages as `stepHistory` builds them: a message, its content array, its blocks (all of a block only where it holds more than strings). */
+function freezeMessages(messages: Message[]): Message[] {
+  for (const m of messages) {
+    for (const block of m.content) {
+      if (block.type === 'text' || block.type === 'tool_result') Object.freeze(block);
+      else freezeDeep(block);
+    }
+    Object.freeze(m.content);
+    Object.freeze(m);
+  }
+  return messages;
+}
+
 /** The answer of every delivery that needs no waiting. */
 const DELIVERED: Promise<void> = Promise.resolve();
 
@@ -537,7 +550,7 @@ class RunDriver {
   #remember(step: StepRecord): void {
     this.#trajectory.push(step);
     this.#counters = countStep(this.#counters, step);
-    const added = freezeDeep(stepHistory(step, this.#req.observationTemplate, this.#agent.syntheticObservations));
+    const added = freezeMessages(stepHistory(step, this.#req.observationTemplate, this.#agent.syntheticObservations));
     this.#messages.push(...added);
     this.#historySize += messagesSize(added);
   }
@@ -552,7 +565,7 @@ class RunDriver {
     const m = this.#messages;
     if (m.length === expected && !Object.isFrozen(m) && m[0] === this.#prefix[0] && (expected === 0 || m[expected - 1] !== undefined)) return;
     const rebuilt: Message[] = [...this.#prefix];
-    for (const step of this.#trajectory) rebuilt.push(...freezeDeep(stepHistory(step, this.#req.observationTemplate, this.#agent.syntheticObservations)));
+    for (const step of this.#trajectory) rebuilt.push(...freezeMessages(stepHistory(step, this.#req.observationTemplate, this.#agent.syntheticObservations)));
     this.#messages = rebuilt;
   }
 
