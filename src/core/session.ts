@@ -8,7 +8,7 @@ import { describeError, RunExistsError, RunNotFoundError, StoreError } from './e
 import { assemblePrefix, messagesSize, stepHistory, toolsSize } from './internal/assembly.ts';
 import { countStep, NO_USAGE, stopAfterStep, stopBeforeModelCall } from './internal/stopping.ts';
 import type { Counters } from './internal/stopping.ts';
-import { decisionProblem, frozenJsonCopy, modelReplyProblem, outcomeProblem } from './internal/values.ts';
+import { decisionProblem, decisionShapeProblem, frozenJsonCopy, modelReplyProblem, outcomeProblem } from './internal/values.ts';
 import type { EventSink, RunStore, StoreWarning } from './ports.ts';
 import type { AgentConfig, AgentDefinition, ResumeOptions, RunOptions, RunRequest } from './request.ts';
 import { checkAgentConfig, checkRequest } from './request-checks.ts';
@@ -99,6 +99,16 @@ function freezeMessages(messages: Message[]): Message[] {
     Object.freeze(m);
   }
   return messages;
+}
+
+/** Freeze a reply `copyReply` made: its own fields, and all of what holds more than strings. */
+function freezeReply(reply: ResultRecord['reply']): ResultRecord['reply'] {
+  if (reply.toolCalls.length > 0) freezeDeep(reply.toolCalls);
+  else Object.freeze(reply.toolCalls);
+  if (reply.content) freezeDeep(reply.content);
+  if (reply.usage) Object.freeze(reply.usage);
+  if (reply.providerMetadata) freezeDeep(reply.providerMetadata);
+  return Object.freeze(reply);
 }
 
 /** The answer of every delivery that needs no waiting. */
@@ -471,7 +481,7 @@ class RunDriver {
     }
     await deltas;
     // Frozen: it is written after the interpreter has seen it, which must not change what lands.
-    const reply = freezeDeep(copyReply(raw as ModelReply));
+    const reply = freezeReply(copyReply(raw as ModelReply));
     // Written with the step's next record (#landResult); its events wait for it.
     const events: RunEvent[] = [{ type: 'model_call_finished', runId: this.#runId, stepIndex, callSeq, callId: reply.callId, error: null }];
     if (reply.usage === null && req.budget.maxTotalTokens !== undefined && !this.#usageMissingTold) {
@@ -506,7 +516,8 @@ class RunDriver {
         }
         throw new TypeError(`the interpreter returned a malformed decision: ${named ?? describeError(e)}`);
       }
-      const problem = decisionProblem(copy);
+      // The copy is plain JSON by construction: only its shape is left to check.
+      const problem = decisionShapeProblem(copy);
       if (problem !== null) throw new TypeError(`the interpreter returned a malformed decision: ${problem}`);
       return { decision: copy as Decision };
     } catch (e) {

@@ -249,6 +249,12 @@ function actionProblem(action: unknown, path: string): string | null {
  * and `historyContent` (optional) valid blocks.
  */
 export function decisionProblem(decision: unknown): string | null {
+  // The whole decision is stored (in the action intent): extra fields must be plain JSON too.
+  return decisionShapeProblem(decision) ?? jsonProblem(decision, 'decision');
+}
+
+/** {@link decisionProblem} without the plain-JSON walk, for a decision already copied as plain JSON (`frozenJsonCopy`). */
+export function decisionShapeProblem(decision: unknown): string | null {
   if (!isPlainObject(decision)) return `the decision must be an object, got ${kindOf(decision)}`;
   const problem =
     str(decision, 'historyText', 'decision') ??
@@ -266,8 +272,7 @@ export function decisionProblem(decision: unknown): string | null {
         return `decision.kind must be "action", "final" or "invalid", got ${JSON.stringify(decision['kind']) ?? kindOf(decision['kind'])}`;
     }
   })();
-  // The whole decision is stored (in the action intent): extra fields must be plain JSON too.
-  return kindProblem ?? jsonProblem(decision, 'decision');
+  return kindProblem;
 }
 
 /**
