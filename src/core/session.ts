@@ -180,6 +180,9 @@ class RunDriver {
   readonly #trajectory: StepRecord[] = [];
   /** Prefix then history, append-only: handed to the model as is, never copied per step. */
   #messages: Message[] = [];
+  /** The first and last message the loop put in `#messages`: what a caller that changed the array changed first. */
+  #firstMessage: Message | undefined;
+  #lastMessage: Message | undefined;
   /** The frozen prefix (run context, tools, injections, goal): what a rebuilt history starts from. */
   #prefix: readonly Message[] = [];
   #fixedSize = 0;
@@ -221,6 +224,8 @@ class RunDriver {
     const prefix = freezeDeep(structuredClone(assemblePrefix({ runContext: req.context.run, tools: this.#tools, toolRenderStyle: req.toolRenderStyle, injections: req.injections, goalContext: req.context.goal })));
     this.#prefix = prefix;
     this.#messages.push(...prefix);
+    this.#firstMessage = prefix[0];
+    this.#lastMessage = prefix.at(-1);
     this.#fixedSize = messagesSize(prefix) + toolsSize(this.#tools);
     try {
       // The interrupted step, entered where it stopped; null for a fresh step.
@@ -562,7 +567,11 @@ class RunDriver {
     this.#trajectory.push(step);
     this.#counters = countStep(this.#counters, step);
     const added = freezeMessages(stepHistory(step, this.#req.observationTemplate, this.#agent.syntheticObservations));
-    this.#messages.push(...added);
+    if (added.length > 0) {
+      this.#messages.push(...added);
+      this.#firstMessage ??= added[0];
+      this.#lastMessage = added.at(-1);
+    }
     this.#historySize += messagesSize(added);
   }
 
@@ -574,10 +583,12 @@ class RunDriver {
    */
   #keepHistory(expected: number): void {
     const m = this.#messages;
-    if (m.length === expected && !Object.isFrozen(m) && m[0] === this.#prefix[0] && (expected === 0 || m[expected - 1] !== undefined)) return;
+    if (m.length === expected && !Object.isFrozen(m) && m[0] === this.#firstMessage && m[expected - 1] === this.#lastMessage) return;
     const rebuilt: Message[] = [...this.#prefix];
     for (const step of this.#trajectory) rebuilt.push(...freezeMessages(stepHistory(step, this.#req.observationTemplate, this.#agent.syntheticObservations)));
     this.#messages = rebuilt;
+    this.#firstMessage = rebuilt[0];
+    this.#lastMessage = rebuilt.at(-1);
   }
 
   async #end(stopReason: EndReason): Promise<RunResult> {

@@ -500,3 +500,41 @@ describe('a model caller cannot change the run through the messages it is handed
     expect(JSON.stringify(h.request.context.run[0])).not.toContain('rewritten');
   });
 });
+
+describe('the messages array is handed over as is while nobody changes it', () => {
+  it('a run with no context messages and no tools hands every call the same array (no rebuild a step)', async () => {
+    const arrays = new Set<readonly unknown[]>();
+    const replies = ['{"tool":"add","args":{"a":1,"b":2}}', '{"tool":"add","args":{"a":3,"b":4}}', '{"final":"x"}'];
+    let i = 0;
+    const model: ModelCaller = {
+      params: { model: 'watcher' },
+      call(call: ModelCall) {
+        arrays.add(call.messages);
+        return Promise.resolve({ callId: `c${i}`, text: replies[i++] ?? '{"final":"x"}', reasoning: null });
+      },
+    };
+    const h = harness({ request: { context: { run: [], goal: [] }, toolRenderStyle: 'none' } });
+    const agent = defineAgent({ model, interpreter: h.agent.interpreter, store: h.store, events: h.sink, syntheticObservations: h.agent.syntheticObservations });
+    expect((await run(agent, h.request)).stopReason).toBe('final_answer');
+    expect(arrays.size).toBe(1);
+  });
+
+  it('a model that replaces the last message is not believed: the next call sees the run history', async () => {
+    const lasts: string[] = [];
+    const replies = ['{"tool":"add","args":{"a":1,"b":2}}', '{"tool":"add","args":{"a":3,"b":4}}', '{"final":"x"}'];
+    let i = 0;
+    const model: ModelCaller = {
+      params: { model: 'swapper' },
+      call(call: ModelCall) {
+        lasts.push(JSON.stringify(call.messages));
+        const m = call.messages as unknown[];
+        if (m.length > 2) m[m.length - 1] = { role: 'user', content: [{ type: 'text', text: 'forged' }] };
+        return Promise.resolve({ callId: `c${i}`, text: replies[i++] ?? '{"final":"x"}', reasoning: null });
+      },
+    };
+    const h = harness();
+    const agent = defineAgent({ model, interpreter: h.agent.interpreter, store: h.store, events: h.sink, syntheticObservations: h.agent.syntheticObservations });
+    expect((await run(agent, h.request)).stopReason).toBe('final_answer');
+    expect(lasts.join('\n')).not.toContain('forged');
+  });
+});
