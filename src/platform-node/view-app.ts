@@ -2,8 +2,9 @@
  * The run viewer's HTTP app (hono): the built page, and the read API it talks to over a
  * {@link ViewSource}. Guarded for a server on a developer's machine: a `Host` header other than
  * the viewer's own is refused (DNS rebinding), every request but the page's files needs the
- * access key the viewer printed (kept in a same-site cookie once the page is opened), and a reply
- * must be JSON from the page's own origin (no cross-site form can post one).
+ * access key the viewer printed as `Authorization: Bearer <key>` (the page keeps it in its own
+ * storage, never in a cookie: a browser sends a host's cookies to every port of that host), and a
+ * reply must be JSON from the page's own origin.
  * @module
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
@@ -11,7 +12,6 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Hono } from 'hono';
 import type { Context } from 'hono';
-import { getCookie, setCookie } from 'hono/cookie';
 import type { ViewSource } from './view-source.ts';
 
 /** Options of {@link createViewApp}. */
@@ -19,16 +19,10 @@ export type ViewAppOptions = {
   readonly source: ViewSource;
   /** The built page (`index.html` and `assets/`). */
   readonly pageDir: string;
-  /** The access key the page must be opened with (`/?key=…`). */
+  /** The access key every run route needs, as `Authorization: Bearer <key>`. */
   readonly key: string;
   /** The `host[:port]` values this server answers to (checked case-insensitively); null: any. */
   readonly hosts: () => readonly string[] | null;
-  /**
-   * The name of the access cookie. A browser keeps one cookie per name and host whatever the
-   * port, so two viewers on one host need two names (the port in it), or opening the second
-   * locks the first out.
-   */
-  readonly cookie?: () => string;
 };
 
 /** A fresh access key: 128 random bits, URL-safe. */
@@ -47,8 +41,14 @@ const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 };
 const TYPES: Readonly<Record<string, string>> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8', svg: 'image/svg+xml', html: 'text/html; charset=utf-8' };
 
+/** The key of an `Authorization: Bearer <key>` header; a cookie or a query parameter is never read. */
+function bearerKey(header: string | undefined): string | undefined {
+  return /^Bearer ([\w-]{1,200})$/i.exec(header?.trim() ?? '')?.[1];
+}
+
 function sameKey(given: string | undefined, key: string): boolean {
-  const a = Buffer.from(given ?? '');
+  if (given === undefined) return false;
+  const a = Buffer.from(given);
   const b = Buffer.from(key);
   return a.length === b.length && timingSafeEqual(a, b);
 }
@@ -72,7 +72,6 @@ function intParam(value: string | undefined, fallback: number, min: number, max:
 export function createViewApp(opts: ViewAppOptions): Hono {
   const app = new Hono();
   const { source } = opts;
-  const cookieName = opts.cookie ?? ((): string => 'polyloop_view');
 
   app.use('*', async (c, next) => {
     const host = (c.req.header('host') ?? '').toLowerCase();
@@ -90,21 +89,21 @@ export function createViewApp(opts: ViewAppOptions): Hono {
     return body === null ? fail(c, 404, 'no such file') : c.body(body, 200, { 'content-type': TYPES[ext] as string });
   });
 
+  // The page holds no run data, so it is served to anyone who can reach the viewer; it reads the
+  // key from the URL's fragment (`#key=…`), which the browser never sends here.
   app.get('/', async (c) => {
-    const given = c.req.query('key');
-    if (given !== undefined) {
-      if (!sameKey(given, opts.key)) return c.text('wrong access key: open the URL polyloop view printed', 401);
-      setCookie(c, cookieName(), opts.key, { httpOnly: true, sameSite: 'Strict', path: '/' });
-      return c.redirect('/', 303);
-    }
-    if (!sameKey(getCookie(c, cookieName()), opts.key)) return c.text('open the URL polyloop view printed (it carries the access key)', 401);
     const html = await readFile(join(opts.pageDir, 'index.html')).catch(() => null);
     return html === null ? c.text('the viewer page is not built: run npm run build', 500) : c.body(html, 200, { 'content-type': TYPES['html'] as string });
   });
 
-  // Everything below reads or changes runs: the key is needed.
+  // Everything below reads or changes runs: the key is needed, in the Authorization header only.
+  // A cross-origin page cannot send that header here without a CORS preflight this server never
+  // grants, and no other local server ever receives it.
   app.use('*', async (c, next) => {
-    if (!sameKey(getCookie(c, cookieName()), opts.key)) return fail(c, 401, 'no access key: open the URL polyloop view printed');
+    if (!sameKey(bearerKey(c.req.header('authorization')), opts.key)) {
+      c.header('www-authenticate', 'Bearer realm="polyloop view"');
+      return fail(c, 401, 'no access key: open the URL polyloop view printed');
+    }
     await next();
   });
 

@@ -30,11 +30,11 @@ export type ViewerOptions = {
   readonly allowRemote?: boolean;
   /** The built page (default: `dist/viewer/` of this package). */
   readonly pageDir?: string;
-  /** The access key (default: a fresh random one). */
+  /** The access key (default: a fresh random one): 16 to 200 URL-safe characters (`[A-Za-z0-9_-]`). */
   readonly key?: string;
 };
 
-/** A running viewer: the URL to open (with its access key) and how to stop it. */
+/** A running viewer: the URL to open (its access key in the fragment, `/#key=…`) and how to stop it. */
 export type RunningViewer = { readonly url: string; readonly origin: string; readonly key: string; readonly server: Server; close(): Promise<void> };
 
 /** Thrown for a viewer the options forbid (a non-loopback address without `allowRemote`, no built page). */
@@ -66,12 +66,14 @@ export async function startViewer(opts: ViewerOptions): Promise<RunningViewer> {
   const pageDir = opts.pageDir ?? defaultPageDir();
   if (pageDir === null) throw new ViewerRefusedError('the viewer page is not built: run `npm run build` in the polyloop checkout');
   const key = opts.key ?? newAccessKey();
+  // The page sends it as a bearer token: characters a header or a fragment would mangle never match.
+  if (!/^[\w-]{16,200}$/.test(key)) throw new ViewerRefusedError('the access key must be 16 to 200 characters of A-Z, a-z, 0-9, _ and -');
   let port = 0;
   const shown = host.includes(':') ? `[${host}]` : host;
   // A rebinding page reaches a loopback server under a foreign Host: only this server's own names
   // are answered. Bound for other machines, the Host cannot be known in advance; the key guards.
   const hosts = (): readonly string[] | null => (remote ? null : [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${shown}:${port}`]);
-  const app = createViewApp({ source: opts.source, pageDir, key, hosts, cookie: () => `polyloop_view_${port}` });
+  const app = createViewApp({ source: opts.source, pageDir, key, hosts });
   const server = createServer(getRequestListener(app.fetch));
   await new Promise<void>((ok, fail) => {
     server.once('error', fail);
@@ -81,7 +83,9 @@ export async function startViewer(opts: ViewerOptions): Promise<RunningViewer> {
   port = typeof address === 'object' && address ? address.port : 0;
   const origin = `http://${shown}:${port}`;
   return {
-    url: `${origin}/?key=${key}`,
+    // In the fragment: never sent to a server, so never in a request line, an access log or a
+    // Referer; the page moves it into its own storage and out of the address bar.
+    url: `${origin}/#key=${key}`,
     origin,
     key,
     server,

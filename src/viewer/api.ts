@@ -1,5 +1,8 @@
 /**
- * The viewer's read API as the page calls it (same origin; the access key travels in a cookie).
+ * The viewer's read API as the page calls it (same origin). The access key arrives in the
+ * printed URL's fragment (`#key=…`), is kept in this tab's sessionStorage (which belongs to this
+ * origin, port included) and goes with every request as `Authorization: Bearer <key>` — never in a
+ * cookie, which the browser would hand to every other server on this host (decision 0048).
  * Shapes mirror src/platform-node/view-model.ts.
  * @module
  */
@@ -50,8 +53,42 @@ export class ApiError extends Error {
   }
 }
 
+const KEY_ITEM = 'polyloop-view-key';
+let memoryKey: string | null = null;
+
+/**
+ * Move the access key from the URL's fragment (`#key=…`) into this tab's sessionStorage and out of
+ * the address bar and the history (so it is not left on screen, in a bookmark or a shared
+ * screenshot). Call before anything else reads `location.hash`.
+ */
+export function takeKeyFromUrl(): void {
+  const m = /^#key=([\w-]{1,200})$/.exec(location.hash);
+  if (!m) return;
+  memoryKey = m[1] as string;
+  try {
+    sessionStorage.setItem(KEY_ITEM, memoryKey);
+  } catch {
+    // Storage refused (a locked-down profile): the key lives in memory for this page's life.
+  }
+  history.replaceState(null, '', `${location.pathname}${location.search}#/`);
+}
+
+function accessKey(): string | null {
+  try {
+    return sessionStorage.getItem(KEY_ITEM) ?? memoryKey;
+  } catch {
+    return memoryKey;
+  }
+}
+
+/** The headers every API request carries: the access key, when the page has one. */
+function withKey(headers: Record<string, string> = {}): Record<string, string> {
+  const key = accessKey();
+  return key === null ? headers : { ...headers, authorization: `Bearer ${key}` };
+}
+
 async function get<T>(path: string): Promise<T> {
-  const res = await fetch(path, { headers: { accept: 'application/json' } });
+  const res = await fetch(path, { headers: withKey({ accept: 'application/json' }) });
   if (!res.ok) throw new ApiError(res.status, await messageOf(res));
   return (await res.json()) as T;
 }
@@ -68,15 +105,21 @@ export const api = {
   runs: async () => (await get<{ runs: ApiRunRow[] }>('/runs')).runs,
   summary: (runId: string) => get<Summary>(runPath(runId)),
   steps: async (runId: string, from: number, limit: number, full = false) => (await get<{ steps: ApiStepRow[] }>(runPath(runId, `/steps?from=${from}&limit=${limit}${full ? '&full=1' : ''}`))).steps,
-  logUrl: (runId: string) => runPath(runId, '/log'),
+  /** The run's log as a file to save (fetched with the key: a plain link would go without it). */
+  async log(runId: string): Promise<Blob> {
+    const res = await fetch(runPath(runId, '/log'), { headers: withKey() });
+    if (!res.ok) throw new ApiError(res.status, await messageOf(res));
+    return res.blob();
+  },
   async answer(runId: string, reply: Record<string, string>): Promise<void> {
-    const res = await fetch(runPath(runId, '/input'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(reply) });
+    const res = await fetch(runPath(runId, '/input'), { method: 'POST', headers: withKey({ 'content-type': 'application/json' }), body: JSON.stringify(reply) });
     if (res.status !== 202) throw new ApiError(res.status, await messageOf(res));
   },
 };
 
 /**
- * Follow a run's records (server-sent events read with `fetch`), calling `onRecord` for each
+ * Follow a run's records (server-sent events read with `fetch` and a stream reader rather than
+ * `EventSource`, which cannot send the Authorization header), calling `onRecord` for each
  * kind that lands, from after `afterSeq`; reconnects after the last id seen until `run_ended`
  * or `signal` aborts.
  */
@@ -84,7 +127,7 @@ export async function follow(runId: string, afterSeq: number, onRecord: (kind: s
   let last = afterSeq;
   while (!signal.aborted) {
     try {
-      const res = await fetch(runPath(runId, '/events'), { headers: last < 0 ? {} : { 'last-event-id': String(last) }, signal });
+      const res = await fetch(runPath(runId, '/events'), { headers: withKey(last < 0 ? {} : { 'last-event-id': String(last) }), signal });
       if (res.status === 204 || !res.body) return;
       if (!res.ok) throw new ApiError(res.status, await messageOf(res));
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();

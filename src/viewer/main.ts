@@ -4,7 +4,7 @@
  * `error`), for people using assistive tools and for the end-to-end tests alike.
  * @module
  */
-import { api, ApiError } from './api.ts';
+import { api, ApiError, takeKeyFromUrl } from './api.ts';
 import type { ApiRunRow } from './api.ts';
 import { h, num, when } from './dom.ts';
 import { showRun } from './run.ts';
@@ -112,4 +112,6 @@ async function start(): Promise<void> {
   route();
 }
 
+// Before routing reads the hash: `#key=…` is the access key, not a route.
+takeKeyFromUrl();
 void start();

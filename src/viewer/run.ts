@@ -109,6 +109,21 @@ export function showRun(app: HTMLElement, runId: string): () => void {
   };
 }
 
+/** Save the run's log: fetched with the access key (which a plain download link could not send), then handed to the browser as a file. */
+async function saveLog(button: HTMLButtonElement, runId: string): Promise<void> {
+  button.disabled = true;
+  try {
+    const url = URL.createObjectURL(await api.log(runId));
+    h('a', { href: url, download: `${runId}.ndjson` }).click();
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    button.title = '';
+  } catch (e) {
+    button.title = `Cannot fetch the log: ${e instanceof Error ? e.message : String(e)}`;
+  } finally {
+    button.disabled = false;
+  }
+}
+
 function renderFacts(dl: HTMLElement, s: Summary): void {
   const usage = s.usage ? `${num(s.usage.inputTokens + s.usage.outputTokens)} (in ${num(s.usage.inputTokens)}, out ${num(s.usage.outputTokens)}${s.usage.cachedInputTokens ? `, cached ${num(s.usage.cachedInputTokens)}` : ''})` : 'not reported';
   const pairs: [string, Node | string, string?][] = [
@@ -119,7 +134,7 @@ function renderFacts(dl: HTMLElement, s: Summary): void {
     ['Tokens', h('span', { id: 'usage-total' }, usage)],
     ['Started', when(s.span.start)],
     ['Last activity', when(s.span.end)],
-    ['Log', h('a', { href: api.logUrl(s.runId), download: `${s.runId}.ndjson` }, 'NDJSON')],
+    ['Log', h('button', { type: 'button', id: 'log-download', onclick: (e: Event) => void saveLog(e.currentTarget as HTMLButtonElement, s.runId) }, 'NDJSON')],
   ];
   if (s.finalAnswer !== null) pairs.push(['Final answer', h('span', { id: 'final-answer', class: 'pre-line' }, clipText(s.finalAnswer, 2000))]);
   dl.replaceChildren(...pairs.map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))));

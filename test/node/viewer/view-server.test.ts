@@ -18,22 +18,16 @@ let dir: string;
 let pageDir: string;
 let viewer: RunningViewer;
 let readOnly: RunningViewer;
-let cookie: string;
-
-async function open(v: RunningViewer): Promise<string> {
-  const res = await fetch(v.url, { redirect: 'manual' });
-  expect(res.status).toBe(303);
-  return (res.headers.get('set-cookie') ?? '').split(';')[0] as string;
-}
-
-const get = (v: RunningViewer, path: string, headers: Record<string, string> = {}, c = cookie): Promise<Response> => fetch(`${v.origin}${path}`, { headers: { cookie: c, ...headers } });
-const reply = (v: RunningViewer, runId: string, body: unknown, headers: Record<string, string> = {}, c = cookie): Promise<Response> =>
-  fetch(`${v.origin}/runs/${encodeURIComponent(runId)}/input`, { method: 'POST', headers: { cookie: c, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+/** The header the page sends with every request once it has `v`'s key (none for an empty key). */
+const auth = (key: string): Record<string, string> => (key === '' ? {} : { authorization: `Bearer ${key}` });
+const get = (v: RunningViewer, path: string, headers: Record<string, string> = {}, key = v.key): Promise<Response> => fetch(`${v.origin}${path}`, { headers: { ...auth(key), ...headers } });
+const reply = (v: RunningViewer, runId: string, body: unknown, headers: Record<string, string> = {}, key = v.key): Promise<Response> =>
+  fetch(`${v.origin}/runs/${encodeURIComponent(runId)}/input`, { method: 'POST', headers: { ...auth(key), 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
 /** GET /runs with a Host header of our choosing (fetch does not let a caller set one). */
 function statusUnderHost(v: RunningViewer, host: string): Promise<number | undefined> {
   return new Promise((ok, fail) => {
-    const req = request(`${v.origin}/runs`, { headers: { host, cookie } }, (res) => {
+    const req = request(`${v.origin}/runs`, { headers: { host, ...auth(v.key) } }, (res) => {
       res.resume();
       ok(res.statusCode);
     });
@@ -52,7 +46,6 @@ beforeAll(async () => {
   await hostileRuns(dir);
   viewer = await startViewer({ source: await dirSource({ dir, agent: agentFor, pollMs: 50 }), pageDir });
   readOnly = await startViewer({ source: await dirSource({ dir }), pageDir });
-  cookie = await open(viewer);
 }, 60_000);
 
 afterAll(async () => {
@@ -63,8 +56,8 @@ afterAll(async () => {
 });
 
 describe('where the viewer listens and whom it answers', () => {
-  it('binds 127.0.0.1 on a free port by default and prints a URL with its access key', () => {
-    expect(viewer.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?key=[\w-]{22}$/);
+  it('binds 127.0.0.1 on a free port by default and prints a URL with its access key in the fragment', () => {
+    expect(viewer.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#key=[\w-]{22}$/);
   });
 
   it('refuses a non-loopback address unless allowRemote is given, from the API and from the command line', async () => {
@@ -80,7 +73,8 @@ describe('where the viewer listens and whom it answers', () => {
 
   it('answers nothing without the access key, and nothing under a foreign Host (DNS rebinding)', async () => {
     expect((await get(viewer, '/runs', {}, '')).status).toBe(401);
-    expect((await fetch(`${viewer.origin}/?key=wrong`)).status).toBe(401);
+    expect((await get(viewer, '/runs', {}, 'wrong')).status).toBe(401);
+    expect((await get(viewer, '/runs', {}, readOnly.key)).status).toBe(401);
     expect(await statusUnderHost(viewer, `evil.example:${new URL(viewer.origin).port}`)).toBe(403);
     expect(await statusUnderHost(viewer, `localhost:${new URL(viewer.origin).port}`)).toBe(200);
     expect((await get(viewer, '/runs')).status).toBe(200);
@@ -158,11 +152,10 @@ describe('what the viewer says about each run', () => {
 
 describe('replies', () => {
   it('without the agent the viewer writes nothing and says why', async () => {
-    const c = await open(readOnly);
-    const res = await reply(readOnly, 'approve-1', { kind: 'approve', resultId: 's0.input' }, {}, c);
+    const res = await reply(readOnly, 'approve-1', { kind: 'approve', resultId: 's0.input' });
     expect(res.status).toBe(409);
     expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/--agent/);
-    const summary = (await (await get(readOnly, '/runs/approve-1', {}, c)).json()) as { answering: { enabled: boolean } };
+    const summary = (await (await get(readOnly, '/runs/approve-1')).json()) as { answering: { enabled: boolean } };
     expect(summary.answering.enabled).toBe(false);
   });
 

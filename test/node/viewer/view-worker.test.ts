@@ -16,10 +16,9 @@ import { bundleWorker, ROOT, startWorker, TOKEN } from '../platform-workers/mini
 let dir: string;
 let mf: Miniflare;
 let viewer: RunningViewer;
-let cookie: string;
 
 const get = async (path: string): Promise<{ status: number; text: string }> => {
-  const res = await fetch(`${viewer.origin}${path}`, { headers: { cookie } });
+  const res = await fetch(`${viewer.origin}${path}`, { headers: { authorization: `Bearer ${viewer.key}` } });
   return { status: res.status, text: await res.text() };
 };
 
@@ -39,7 +38,6 @@ beforeAll(async () => {
   await mkdir(join(dir, 'page/assets'), { recursive: true });
   await writeFile(join(dir, 'page/index.html'), '<!doctype html><title>viewer</title>');
   viewer = await startViewer({ source: workerSource({ url: base, token: TOKEN }), pageDir: join(dir, 'page') });
-  cookie = ((await fetch(viewer.url, { redirect: 'manual' })).headers.get('set-cookie') ?? '').split(';')[0] as string;
   const started = await fetch(new URL('/runs', base), { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ runId: 'w-approve', input: { goal: 'hello', approve: true } }) });
   expect(started.status).toBe(201);
 }, 60_000);
@@ -59,13 +57,13 @@ describe('the viewer over a Worker', () => {
   });
 
   it('passes an approval to the Worker, and the run ends there', async () => {
-    const res = await fetch(`${viewer.origin}/runs/w-approve/input`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'approve', resultId: 's0.input' }) });
+    const res = await fetch(`${viewer.origin}/runs/w-approve/input`, { method: 'POST', headers: { authorization: `Bearer ${viewer.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'approve', resultId: 's0.input' }) });
     expect(res.status).toBe(202);
     const ended = await until('/runs/w-approve', (b) => b['status'] === 'ended');
     expect(ended['stopReason']).toBe('final_answer');
     const page = JSON.parse((await get('/runs/w-approve/steps')).text) as { steps: { input: { reply: { kind: string } }[] }[] };
     expect(page.steps.flatMap((s) => s.input.map((i) => i.reply.kind))).toEqual(['approve']);
-    expect((await fetch(`${viewer.origin}/runs/w-approve/input`, { method: 'POST', headers: { cookie, 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'approve', resultId: 's0.input' }) })).status).toBe(409);
+    expect((await fetch(`${viewer.origin}/runs/w-approve/input`, { method: 'POST', headers: { authorization: `Bearer ${viewer.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'approve', resultId: 's0.input' }) })).status).toBe(409);
   }, 30_000);
 
   it('says the Worker lists no runs when it has no run index, instead of an empty list', async () => {
@@ -94,8 +92,7 @@ describe('the viewer over a Worker with a run index', () => {
       const start = (i: number): Promise<{ status: number }> =>
         mfi.dispatchFetch('http://worker.test/runs', { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ runId: `w-many-${i}`, input: 'hello' }) });
       for (let i = 0; i < 101; i += 10) for (const res of await Promise.all(Array.from({ length: Math.min(10, 101 - i) }, (_, j) => start(i + j)))) expect(res.status).toBe(201);
-      const c = ((await fetch(v.url, { redirect: 'manual' })).headers.get('set-cookie') ?? '').split(';')[0] as string;
-      const res = await fetch(`${v.origin}/runs`, { headers: { cookie: c } });
+      const res = await fetch(`${v.origin}/runs`, { headers: { authorization: `Bearer ${v.key}` } });
       const { runs } = (await res.json()) as { runs: { runId: string; steps: number | null }[] };
       expect(runs).toHaveLength(101);
       // The oldest run is on the Worker's second page.

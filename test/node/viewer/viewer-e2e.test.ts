@@ -4,7 +4,9 @@
  * for the whole file. Screenshots at 1280 and 390 pixels go to test-artifacts/viewer/
  * (`POLYLOOP_VIEWER_SHOTS=docs/viewer` refreshes the ones in the docs).
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -53,6 +55,59 @@ afterAll(async () => {
 });
 
 describe('the run viewer in Chromium', () => {
+  it('opens from the printed URL: the key leaves the address bar for this origin\'s sessionStorage, and no cookie is set', async () => {
+    const context = await browser.newContext();
+    try {
+      const p = await context.newPage();
+      await p.goto(viewer.url);
+      await state(p, 'list');
+      expect(p.url()).toBe(`${viewer.origin}/#/`);
+      expect(await p.evaluate(() => sessionStorage.getItem('polyloop-view-key'))).toBe(viewer.key);
+      expect(await context.cookies()).toEqual([]);
+      // Without the fragment (a bookmark, another browser), the page says how to get in.
+      const bare = await browser.newPage();
+      await bare.goto(`${viewer.origin}/`);
+      await state(bare, 'error');
+      expect(await bare.locator('#app').textContent()).toContain('open the URL polyloop view printed');
+      await bare.close();
+    } finally {
+      await context.close();
+    }
+  }, 30_000);
+
+  it('gives a page on another port of 127.0.0.1, opened in the same browser, no key: no cookie reaches it, no storage holds it', async () => {
+    const seen: IncomingHttpHeaders[] = [];
+    // Another local server the user opens after the viewer (another user's, a dev server…).
+    const other = createServer((req, res) => {
+      seen.push(req.headers);
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>elsewhere</title>');
+    });
+    await new Promise<void>((ok) => other.listen(0, '127.0.0.1', ok));
+    const address = other.address();
+    const otherOrigin = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    const context = await browser.newContext();
+    try {
+      const p = await context.newPage();
+      await p.goto(viewer.url);
+      await state(p, 'list');
+      const q = await context.newPage();
+      await q.goto(`${otherOrigin}/`);
+      await p.goto(`${otherOrigin}/again`);
+      expect(seen.length).toBeGreaterThanOrEqual(2);
+      for (const headers of seen) {
+        expect(headers.cookie).toBeUndefined();
+        expect(JSON.stringify(headers)).not.toContain(viewer.key);
+      }
+      for (const tab of [p, q]) {
+        const found = await tab.evaluate(() => document.cookie + JSON.stringify({ ...sessionStorage }) + JSON.stringify({ ...localStorage }));
+        expect(found).not.toContain(viewer.key);
+      }
+    } finally {
+      await context.close();
+      await new Promise((ok) => other.close(ok));
+    }
+  }, 30_000);
+
   it('lists the runs with their status and filters them by status (1280 px)', async () => {
     const p = await page(1280);
     await state(p, 'list');
@@ -85,6 +140,18 @@ describe('the run viewer in Chromium', () => {
     await p.screenshot({ path: join(SHOTS, 'run-1280.png') });
     await p.keyboard.press('Escape');
     await state(p, 'list');
+    await p.close();
+  }, 30_000);
+
+  it('saves a run\'s log from the page, fetched with the key', async () => {
+    const p = await browser.newPage({ acceptDownloads: true });
+    await p.goto(viewer.url);
+    await p.evaluate(() => (location.hash = '#/run/finished-1'));
+    await state(p, 'run');
+    const [download] = await Promise.all([p.waitForEvent('download'), p.click('#log-download')]);
+    expect(download.suggestedFilename()).toBe('finished-1.ndjson');
+    const saved = await readFile(await download.path(), 'utf8');
+    expect(saved.split('\n')[0]).toContain('"kind":"run_started"');
     await p.close();
   }, 30_000);
 
