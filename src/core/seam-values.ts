@@ -21,6 +21,16 @@ export function copyReply(raw: ModelReply): ResultRecord['reply'] {
   return { callId: raw.callId, text: raw.text, reasoning: raw.reasoning ?? null, toolCalls, content, finishReason: raw.finishReason ?? null, usage, providerMetadata };
 }
 
+/** Freeze a reply `copyReply` made: its own fields, and all of what holds more than strings. */
+export function freezeReply(reply: ResultRecord['reply']): ResultRecord['reply'] {
+  if (reply.toolCalls.length > 0) freezeDeep(reply.toolCalls);
+  else Object.freeze(reply.toolCalls);
+  if (reply.content) freezeDeep(reply.content);
+  if (reply.usage) Object.freeze(reply.usage);
+  if (reply.providerMetadata) freezeDeep(reply.providerMetadata);
+  return Object.freeze(reply);
+}
+
 /** A stored reply as the interpreter receives it (the inverse of {@link copyReply}). */
 export function toModelReply(reply: ResultRecord['reply']): ModelReply {
   // Built field by field (no spreads): this runs once per step.

@@ -5,20 +5,22 @@
  */
 import { Cancellation, GRACE_EXPIRED } from './cancellation.ts';
 import { describeError, RunExistsError, RunNotFoundError, StoreError } from './errors.ts';
-import { assemblePrefix, messagesSize, stepHistory, toolsSize } from './internal/assembly.ts';
+import { assemblePrefix, messagesSize, toolsSize } from './internal/assembly.ts';
 import { countStep, NO_USAGE, stopAfterStep, stopBeforeModelCall } from './internal/stopping.ts';
 import type { Counters } from './internal/stopping.ts';
 import { decisionProblem, decisionShapeProblem, frozenJsonCopy, modelReplyProblem, outcomeProblem } from './internal/values.ts';
-import type { EventSink, RunStore, StoreWarning } from './ports.ts';
+import type { EventSink, StoreWarning } from './ports.ts';
 import type { AgentConfig, AgentDefinition, ResumeOptions, RunOptions, RunRequest } from './request.ts';
 import { checkAgentConfig, checkRequest } from './request-checks.ts';
 import { identityMismatch, identitySnapshot, sha256Hex } from './snapshot.ts';
 import { readRunLog } from './run-log.ts';
 import { acquireLease, guardedRead, Lease, releaseWarning } from './lease.ts';
-import { checkReply, copyReply, freezeDeep, freezeOutcome, isThenable, plainOutcome, toModelReply } from './seam-values.ts';
+import { checkReply, copyReply, freezeDeep, freezeOutcome, freezeReply, isThenable, plainOutcome, toModelReply } from './seam-values.ts';
 import { draftStep, failureOf, now, setOutcome, storedResult, summarize } from './step-record.ts';
 import type { StepDraft } from './step-record.ts';
 import { canonicalJson } from './serialization.ts';
+import { History } from './history.ts';
+import { callStore, operationOf } from './store-write.ts';
 import { seal } from './sealed-records.ts';
 import { gateFor, refusalOf, replayPolicyOf, toolOf } from './action-policy.ts';
 import { RegistryExecutor } from './tools.ts';
@@ -37,7 +39,6 @@ import type {
   InputRequestRecord,
   IntentRecord,
   LogRecord,
-  Message,
   ModelReply,
   ModelToolSchema,
   ParamSnapshot,
@@ -85,31 +86,6 @@ export function run(agent: AgentDefinition, request: RunRequest, opts: RunOption
   return drive(agent, request, opts, 'run');
 }
 
-/** The store method (and `StoreError` operation) that writes each record kind. */
-const METHOD: { readonly [K in LogRecord['kind']]: string } = { run_started: 'runStarted', intent: 'intent', result: 'result', step: 'step', run_ended: 'runEnded', input_request: 'inputRequest', input: 'input' };
-
-/** Freeze history messages as `stepHistory` builds them: a message, its content array, its blocks (all of a block only where it holds more than strings). */
-function freezeMessages(messages: Message[]): Message[] {
-  for (const m of messages) {
-    for (const block of m.content) {
-      if (block.type === 'text' || block.type === 'tool_result') Object.freeze(block);
-      else freezeDeep(block);
-    }
-    Object.freeze(m.content);
-    Object.freeze(m);
-  }
-  return messages;
-}
-
-/** Freeze a reply `copyReply` made: its own fields, and all of what holds more than strings. */
-function freezeReply(reply: ResultRecord['reply']): ResultRecord['reply'] {
-  if (reply.toolCalls.length > 0) freezeDeep(reply.toolCalls);
-  else Object.freeze(reply.toolCalls);
-  if (reply.content) freezeDeep(reply.content);
-  if (reply.usage) Object.freeze(reply.usage);
-  if (reply.providerMetadata) freezeDeep(reply.providerMetadata);
-  return Object.freeze(reply);
-}
 
 /** The answer of every delivery that needs no waiting. */
 const DELIVERED: Promise<void> = Promise.resolve();
@@ -179,14 +155,9 @@ class RunDriver {
   readonly #tools: readonly ModelToolSchema[];
   readonly #trajectory: StepRecord[] = [];
   /** Prefix then history, append-only: handed to the model as is, never copied per step. */
-  #messages: Message[] = [];
-  /** The first and last message the loop put in `#messages`: what a caller that changed the array changed first. */
-  #firstMessage: Message | undefined;
-  #lastMessage: Message | undefined;
-  /** The frozen prefix (run context, tools, injections, goal): what a rebuilt history starts from. */
-  #prefix: readonly Message[] = [];
-  #fixedSize = 0;
-  #historySize = 0;
+  readonly #history: History;
+  /** Characters of the prefix and the tool schemas: the part of the context that never grows. */
+  readonly #fixedSize: number;
   #counters: Counters = { steps: 0, validActions: 0, usage: NO_USAGE };
   /** A reply without usage under a token budget was reported once (`usage_missing`). */
   #usageMissingTold = false;
@@ -216,17 +187,13 @@ class RunDriver {
     this.#signal = cancel.signal;
     this.#runId = request.runId;
     this.#tools = request.tools.modelSchemas();
+    const prefix = assemblePrefix({ runContext: request.context.run, tools: this.#tools, toolRenderStyle: request.toolRenderStyle, injections: request.injections, goalContext: request.context.goal });
+    this.#history = new History(prefix, request.observationTemplate, agent.syntheticObservations);
+    this.#fixedSize = messagesSize(prefix) + toolsSize(this.#tools);
   }
 
   async drive(view: RunLogView, snapshot: ParamSnapshot, warnings: readonly StoreWarning[], input: InputReply | null): Promise<RunResult> {
     const req = this.#req;
-    // A frozen copy: the model sees the request's messages, never the request's own objects.
-    const prefix = freezeDeep(structuredClone(assemblePrefix({ runContext: req.context.run, tools: this.#tools, toolRenderStyle: req.toolRenderStyle, injections: req.injections, goalContext: req.context.goal })));
-    this.#prefix = prefix;
-    this.#messages.push(...prefix);
-    this.#firstMessage = prefix[0];
-    this.#lastMessage = prefix.at(-1);
-    this.#fixedSize = messagesSize(prefix) + toolsSize(this.#tools);
     try {
       // The interrupted step, entered where it stopped; null for a fresh step.
       let inFlight: InFlightStep | null = view.inFlight;
@@ -243,7 +210,7 @@ class RunDriver {
       let reason = inFlight === null ? stopAfterStep({ cancelled: this.#signal.aborted, step: last, counters: this.#counters, budget: req.budget }) : null;
       while (reason === null) {
         if (inFlight === null) {
-          reason = stopBeforeModelCall({ cancelled: this.#signal.aborted, contextSize: this.#fixedSize + this.#historySize, budget: req.budget });
+          reason = stopBeforeModelCall({ cancelled: this.#signal.aborted, contextSize: this.#fixedSize + this.#history.size, budget: req.budget });
           if (reason !== null) break;
         }
         const step = await this.#step(this.#trajectory.length, inFlight);
@@ -469,11 +436,11 @@ class RunDriver {
     };
     let raw: unknown;
     try {
-      const expected = this.#messages.length;
+      const expected = this.#history.messages.length;
       try {
-        raw = await this.#cancel.seam(() => this.#agent.model.call({ messages: this.#messages, callSeq, runId: this.#runId, resultId, binding: req.modelBinding, tools: this.#tools, signal: this.#signal, onDelta }));
+        raw = await this.#cancel.seam(() => this.#agent.model.call({ messages: this.#history.messages, callSeq, runId: this.#runId, resultId, binding: req.modelBinding, tools: this.#tools, signal: this.#signal, onDelta }));
       } finally {
-        this.#keepHistory(expected);
+        this.#history.keep(expected, this.#trajectory);
       }
       const problem = modelReplyProblem(raw);
       if (problem !== null) throw new TypeError(`the model caller returned a malformed reply: ${problem}`);
@@ -566,29 +533,7 @@ class RunDriver {
   #remember(step: StepRecord): void {
     this.#trajectory.push(step);
     this.#counters = countStep(this.#counters, step);
-    const added = freezeMessages(stepHistory(step, this.#req.observationTemplate, this.#agent.syntheticObservations));
-    if (added.length > 0) {
-      this.#messages.push(...added);
-      this.#firstMessage ??= added[0];
-      this.#lastMessage = added.at(-1);
-    }
-    this.#historySize += messagesSize(added);
-  }
-
-  /**
-   * The messages array the model was handed is the loop's own (no copy per step, decision 0011),
-   * its messages frozen. A caller that changed its length or its ends anyway (shifted the system
-   * message out, emptied it, froze it) changed nothing the run relies on: the history is rebuilt
-   * from the prefix and the trajectory, as a resume builds it.
-   */
-  #keepHistory(expected: number): void {
-    const m = this.#messages;
-    if (m.length === expected && !Object.isFrozen(m) && m[0] === this.#firstMessage && m[expected - 1] === this.#lastMessage) return;
-    const rebuilt: Message[] = [...this.#prefix];
-    for (const step of this.#trajectory) rebuilt.push(...freezeMessages(stepHistory(step, this.#req.observationTemplate, this.#agent.syntheticObservations)));
-    this.#messages = rebuilt;
-    this.#firstMessage = rebuilt[0];
-    this.#lastMessage = rebuilt.at(-1);
+    this.#history.add(step);
   }
 
   async #end(stopReason: EndReason): Promise<RunResult> {
@@ -615,42 +560,16 @@ class RunDriver {
    * run rejects with `signal.reason`.
    */
   #write(rec: LogRecord, intent?: ActionIntentRecord): Promise<void> {
-    const operation = intent ? 'resultAndIntent' : METHOD[rec.kind];
+    const operation = operationOf(rec, intent);
     let p: Promise<void>;
     try {
-      p = Promise.resolve(this.#callStore(rec, intent));
+      p = Promise.resolve(callStore(this.#agent.store, this.#runId, rec, intent));
     } catch (e) {
       p = Promise.reject(e);
     }
     // Nothing can abort the run: no racing, just the failure made a StoreError.
     if (!this.#cancel.abortable) return p.then(undefined, (e: unknown) => this.#writeFailure(operation, e));
     return this.#boundedWrite(operation, p);
-  }
-
-  /** The store method that writes `rec` (with `intent`: the joint write). */
-  #callStore(rec: LogRecord, intent: ActionIntentRecord | undefined): Promise<void> {
-    const s = this.#agent.store;
-    const id = this.#runId;
-    switch (rec.kind) {
-      case 'run_started':
-        return s.runStarted(id, rec);
-      case 'intent':
-        return s.intent(id, rec);
-      case 'result':
-        return intent ? (s.resultAndIntent as NonNullable<RunStore['resultAndIntent']>)(id, rec, intent) : s.result(id, rec.resultId, rec);
-      case 'step':
-        return s.step(id, rec);
-      case 'run_ended':
-        return s.runEnded(id, rec);
-      case 'input_request':
-        if (!s.inputRequest) throw new TypeError('this store cannot write input requests (it has no inputRequest method)');
-        return s.inputRequest(id, rec);
-      case 'input':
-        if (!s.input) throw new TypeError('this store cannot write replies (it has no input method)');
-        return s.input(id, rec);
-      default:
-        throw new TypeError(`no store method writes a record of kind ${JSON.stringify((rec as { kind: unknown }).kind)}`);
-    }
   }
 
   #writeFailure(operation: string, e: unknown): never {

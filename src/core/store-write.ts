@@ -1,0 +1,38 @@
+/**
+ * Which store method writes a record: the one dispatch of the loop's writes (SPEC §3, §9,
+ * decision 0040), and the operation name a `StoreError` carries.
+ * @module
+ */
+import type { RunStore } from './ports.ts';
+import type { ActionIntentRecord, LogRecord } from './types.ts';
+
+const METHOD: { readonly [K in LogRecord['kind']]: string } = { run_started: 'runStarted', intent: 'intent', result: 'result', step: 'step', run_ended: 'runEnded', input_request: 'inputRequest', input: 'input' };
+
+/** The store method (and `StoreError` operation) that writes `rec`; with `intent`, the joint write. */
+export function operationOf(rec: LogRecord, intent: ActionIntentRecord | undefined): string {
+  return intent ? 'resultAndIntent' : METHOD[rec.kind];
+}
+
+/** Write `rec` (with `intent`: a model result and its action intent as one write) through the store's method for it. */
+export function callStore(store: RunStore, runId: string, rec: LogRecord, intent: ActionIntentRecord | undefined): Promise<void> {
+  switch (rec.kind) {
+    case 'run_started':
+      return store.runStarted(runId, rec);
+    case 'intent':
+      return store.intent(runId, rec);
+    case 'result':
+      return intent ? (store.resultAndIntent as NonNullable<RunStore['resultAndIntent']>)(runId, rec, intent) : store.result(runId, rec.resultId, rec);
+    case 'step':
+      return store.step(runId, rec);
+    case 'run_ended':
+      return store.runEnded(runId, rec);
+    case 'input_request':
+      if (!store.inputRequest) throw new TypeError('this store cannot write input requests (it has no inputRequest method)');
+      return store.inputRequest(runId, rec);
+    case 'input':
+      if (!store.input) throw new TypeError('this store cannot write replies (it has no input method)');
+      return store.input(runId, rec);
+    default:
+      throw new TypeError(`no store method writes a record of kind ${JSON.stringify((rec as { kind: unknown }).kind)}`);
+  }
+}
