@@ -76,17 +76,23 @@ export async function connectMcp(options: McpToolsOptions): Promise<McpServerToo
   const settings = checkOptions(options);
   const connection = new McpConnection(settings.connection);
   const { signal } = options;
+  const onAbort = (): void => void connection.close();
+  // Taken off again at close: a long-lived signal must not keep closed connections reachable.
+  const close = (): Promise<void> => {
+    signal?.removeEventListener('abort', onAbort);
+    return connection.close();
+  };
   if (signal) {
     signal.throwIfAborted();
-    signal.addEventListener('abort', () => void connection.close(), { once: true });
+    signal.addEventListener('abort', onAbort, { once: true });
   }
   try {
     const listed = await connection.listTools(signal);
     const specs = buildSpecs(listed, settings, connection);
     const registry = refusingAsServer(connection.where, () => ToolRegistry.of(specs));
-    return { specs, registry, close: () => connection.close() };
+    return { specs, registry, close };
   } catch (e) {
-    await connection.close();
+    await close();
     throw e;
   }
 }

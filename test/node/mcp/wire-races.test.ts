@@ -118,3 +118,13 @@ it('follows a server that closes a call’s answer stream and answers on the res
   await mcp.close();
   await server.close();
 });
+
+it('close() takes connectMcp’s listener off a long-lived signal, so a closed connection is not kept reachable by it', async () => {
+  const { getEventListeners } = await import('node:events');
+  const app = new AbortController();
+  for (let i = 0; i < 3; i++) {
+    const mcp = await connectMcp({ url: `${fixture.base}/closing${i}/good/mcp`, signal: app.signal });
+    await mcp.close();
+  }
+  expect(getEventListeners(app.signal, 'abort')).toHaveLength(0);
+});
