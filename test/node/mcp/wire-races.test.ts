@@ -4,6 +4,7 @@
  * cancelled call must not hold its answer stream open.
  */
 import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -120,11 +121,10 @@ it('follows a server that closes a call’s answer stream and answers on the res
 });
 
 it('close() takes connectMcp’s listener off a long-lived signal, so a closed connection is not kept reachable by it', async () => {
-  const { getEventListeners } = await import('node:events');
   const app = new AbortController();
   for (let i = 0; i < 3; i++) {
     const mcp = await connectMcp({ url: `${fixture.base}/closing${i}/good/mcp`, signal: app.signal });
     await mcp.close();
   }
-  expect(getEventListeners(app.signal, 'abort')).toHaveLength(0);
+  expect(EventEmitter.getEventListeners(app.signal, 'abort')).toHaveLength(0);
 });
