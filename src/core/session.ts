@@ -1,26 +1,26 @@
 /**
- * `defineAgent`, `run`, `resume`: the only place the internals are woven together, and the one
- * loop. Writes follow SPEC §3 (four writes, two barriers), stops follow §4, recovery §5.
+ * The one loop: `RunDriver` drives a run step by step from where its log stands. Writes follow
+ * SPEC §3 (as amended by decision 0040: two barriers an action step), stops follow §4, recovery
+ * §5, human input §9. `run.ts` reads the log and hands the driver what it found.
  * @module
  */
-import { Cancellation, GRACE_EXPIRED } from './cancellation.ts';
-import { describeError, RunExistsError, RunNotFoundError, StoreError } from './errors.ts';
+import { Cancellation } from './cancellation.ts';
+import { describeError } from './errors.ts';
 import { assemblePrefix, messagesSize, toolsSize } from './internal/assembly.ts';
 import { countStep, NO_USAGE, stopAfterStep, stopBeforeModelCall } from './internal/stopping.ts';
 import type { Counters } from './internal/stopping.ts';
 import { decisionProblem, decisionShapeProblem, frozenJsonCopy, modelReplyProblem, outcomeProblem } from './internal/values.ts';
-import type { EventSink, StoreWarning } from './ports.ts';
-import type { AgentConfig, AgentDefinition, ResumeOptions, RunOptions, RunRequest } from './request.ts';
-import { checkAgentConfig, checkRequest } from './request-checks.ts';
-import { identityMismatch, identitySnapshot, sha256Hex } from './snapshot.ts';
-import { readRunLog } from './run-log.ts';
-import { acquireLease, guardedRead, Lease, releaseWarning } from './lease.ts';
-import { checkReply, copyReply, freezeDeep, freezeOutcome, freezeReply, isThenable, plainOutcome, toModelReply } from './seam-values.ts';
-import { draftStep, failureOf, now, setOutcome, storedResult, summarize } from './step-record.ts';
+import type { StoreWarning } from './ports.ts';
+import type { AgentDefinition, RunRequest } from './request.ts';
+import { sha256Hex } from './snapshot.ts';
+import { releaseWarning } from './lease.ts';
+import type { Lease } from './lease.ts';
+import { copyReply, freezeDeep, freezeOutcome, freezeReply, plainOutcome, toModelReply } from './seam-values.ts';
+import { draftStep, failureOf, now, setOutcome, summarize } from './step-record.ts';
 import type { StepDraft } from './step-record.ts';
 import { canonicalJson } from './serialization.ts';
 import { History } from './history.ts';
-import { callStore, operationOf } from './store-write.ts';
+import { Outbox } from './outbox.ts';
 import { seal } from './sealed-records.ts';
 import { gateFor, refusalOf, replayPolicyOf, toolOf } from './action-policy.ts';
 import { RegistryExecutor } from './tools.ts';
@@ -38,7 +38,6 @@ import type {
   InputRequestKind,
   InputRequestRecord,
   IntentRecord,
-  LogRecord,
   ModelReply,
   ModelToolSchema,
   ParamSnapshot,
@@ -51,94 +50,8 @@ import type {
   StepWriteRecord,
 } from './types.ts';
 
-/**
- * Define an agent: the reusable, frozen half of a run (model, interpreter, store, events,
- * synthetic observation texts). One definition serves any number of concurrent runs.
- *
- * @example
- * const agent = defineAgent({ model, interpreter, store: new InMemoryStore(), events,
- *   syntheticObservations: { notExecuted: 'The action was not executed.', envError: 'The environment failed.' } });
- */
-export function defineAgent(config: AgentConfig): AgentDefinition {
-  checkAgentConfig(config);
-  const syntheticObservations = Object.freeze({ ...config.syntheticObservations });
-  const params = Object.freeze({
-    model: Object.freeze({ ...config.model.params }),
-    interpreter: Object.freeze({ ...config.interpreter.params }),
-    events: Object.freeze({ ...config.events.params }),
-    syntheticObservations,
-  });
-  return Object.freeze({ ...config, syntheticObservations, params });
-}
-
-/**
- * Start a new run and drive it to its end.
- *
- * Rejects with `RunExistsError` if the run has a log, `InvalidRequestError` for a malformed
- * request, `StoreError` when the store fails (the log stays resumable), and `signal.reason`
- * when aborted (after writing `run_ended` with stop reason `cancelled`, within `cancelGraceMs`).
- *
- * @example
- * const result = await run(agent, request, { signal: AbortSignal.timeout(60_000) });
- * console.log(result.stopReason, result.finalAnswer);
- */
-export function run(agent: AgentDefinition, request: RunRequest, opts: RunOptions = {}): Promise<RunResult> {
-  return drive(agent, request, opts, 'run');
-}
-
-
-/** The answer of every delivery that needs no waiting. */
+/** A settled promise: where the chain of a call's `model_delta` deliveries starts. */
 const DELIVERED: Promise<void> = Promise.resolve();
-
-/**
- * Continue a run from its log: returns the stored result of an ended run (executing nothing),
- * otherwise recovers the interrupted step by its replay policy and drives the run to its end
- * (or to the next input request). A run awaiting input moves on only with `opts.input`, a reply
- * to its open request (SPEC §9); without it, resume returns the same awaiting result and writes
- * and delivers nothing. Rejects with `RunNotFoundError` for an empty log,
- * `RunIdentityMismatchError` when the definition or request differ from the ones the run
- * started with, `InvalidInputError` for a reply that fits no open request (nothing written);
- * otherwise as {@link run}.
- *
- * @example
- * const result = await resume(agent, sameRequestAsBefore);
- * if (result.pending) await resume(agent, sameRequestAsBefore, { input: { kind: 'approve', resultId: result.pending.resultId } });
- */
-export function resume(agent: AgentDefinition, request: RunRequest, opts: ResumeOptions = {}): Promise<RunResult> {
-  return drive(agent, request, opts, 'resume');
-}
-
-async function drive(agent: AgentDefinition, request: RunRequest, opts: ResumeOptions, mode: 'run' | 'resume'): Promise<RunResult> {
-  checkRequest(request);
-  const signal = opts.signal ?? new AbortController().signal;
-  signal.throwIfAborted();
-  const { store } = agent;
-  const { runId } = request;
-  // Without a signal of the caller's, nothing can abort this run: its waits need no racing.
-  const cancel = new Cancellation(signal, request.cancelGraceMs, opts.signal !== undefined);
-  let lease: Lease | null = null;
-  let driver: RunDriver | null = null;
-  try {
-    if (store.acquire) lease = new Lease(await acquireLease(cancel, runId, store));
-    const warnings: StoreWarning[] = [];
-    const log = await guardedRead(runId, 'readLog', () => cancel.seam(() => store.readLog(runId, { onWarning: (w) => void warnings.push(w) })), signal);
-    const view = readRunLog(log);
-    if (mode === 'run' && view.state !== 'not_started') throw new RunExistsError(runId);
-    if (mode === 'resume' && view.state === 'not_started') throw new RunNotFoundError(runId);
-    const snapshot = identitySnapshot(agent, request);
-    const mismatch = view.started ? identityMismatch(runId, view.started, snapshot) : null;
-    if (mismatch) throw mismatch;
-    const given = mode === 'resume' ? opts.input : undefined;
-    const input = given === undefined ? undefined : checkReply(runId, given, view);
-    // An ended run, or one awaiting input that got none: the stored result; nothing written or delivered.
-    if (view.ended || (view.pending && input === undefined)) return storedResult(runId, view);
-    driver = new RunDriver(agent, request, cancel, lease);
-    return await driver.drive(view, snapshot, warnings, input ?? null);
-  } finally {
-    cancel.dispose();
-    await lease?.settle(driver?.abandonedWrite ?? null, agent.events, runId);
-  }
-}
 
 /**
  * What a step may end in besides a step record: it waits for a person, a person cancelled the
@@ -146,7 +59,8 @@ async function drive(agent: AgentDefinition, request: RunRequest, opts: ResumeOp
  */
 type Pause = { readonly pause: 'awaiting'; readonly pending: InputRequest } | { readonly pause: 'cancelled' } | { readonly pause: 'in_flight_unknown' };
 
-class RunDriver {
+/** One run, driven from its log's state to its end or its next pause: the one loop. */
+export class RunDriver {
   readonly #agent: AgentDefinition;
   readonly #req: RunRequest;
   readonly #signal: AbortSignal;
@@ -161,15 +75,10 @@ class RunDriver {
   #counters: Counters = { steps: 0, validActions: 0, usage: NO_USAGE };
   /** A reply without usage under a token budget was reported once (`usage_missing`). */
   #usageMissingTold = false;
-  #deliveryFailures = 0;
-  /** A write failed: nothing more may be written to this log by this driver (SPEC §2). */
-  #writeFailed = false;
+  /** Records to the store, events to the sink. */
+  readonly #out: Outbox;
   /** The `run_ended` record landed: the run is over, whatever happens next. */
   #endWritten = false;
-  /** The `run_ended` event went out (or the run settled): no event may follow it. */
-  #closed = false;
-  /** A write the grace period gave up on; it may still land. */
-  abandonedWrite: Promise<unknown> | null = null;
   /**
    * The model result of the current step, not yet written, and the events that follow its
    * write: it lands with the step's next record (with the action intent as one write where the
@@ -187,9 +96,15 @@ class RunDriver {
     this.#signal = cancel.signal;
     this.#runId = request.runId;
     this.#tools = request.tools.modelSchemas();
+    this.#out = new Outbox(agent.store, agent.events, request.runId, cancel);
     const prefix = assemblePrefix({ runContext: request.context.run, tools: this.#tools, toolRenderStyle: request.toolRenderStyle, injections: request.injections, goalContext: request.context.goal });
     this.#history = new History(prefix, request.observationTemplate, agent.syntheticObservations);
     this.#fixedSize = messagesSize(prefix) + toolsSize(this.#tools);
+  }
+
+  /** A write the grace period gave up on; it may still land. */
+  get abandonedWrite(): Promise<unknown> | null {
+    return this.#out.abandonedWrite;
   }
 
   async drive(view: RunLogView, snapshot: ParamSnapshot, warnings: readonly StoreWarning[], input: InputReply | null): Promise<RunResult> {
@@ -199,12 +114,12 @@ class RunDriver {
       let inFlight: InFlightStep | null = view.inFlight;
       if (view.state === 'not_started') {
         const snapshotHash = await sha256Hex(canonicalJson(snapshot));
-        await this.#write({ kind: 'run_started', v: RECORD_VERSION, runId: this.#runId, snapshot, snapshotHash, startedAt: now() });
+        await this.#out.write({ kind: 'run_started', v: RECORD_VERSION, runId: this.#runId, snapshot, snapshotHash, startedAt: now() });
       } else {
         for (const step of view.trajectory) this.#remember(step);
       }
-      await this.#emit({ type: 'run_started', runId: this.#runId, resumed: view.state !== 'not_started', fromStep: this.#trajectory.length });
-      for (const w of warnings) await this.#emit({ type: 'warning', runId: this.#runId, code: w.code, message: w.message });
+      await this.#out.emit({ type: 'run_started', runId: this.#runId, resumed: view.state !== 'not_started', fromStep: this.#trajectory.length });
+      for (const w of warnings) await this.#out.emit({ type: 'warning', runId: this.#runId, code: w.code, message: w.message });
       if (input !== null && inFlight !== null) inFlight = await this.#receive(inFlight, input);
       const last = this.#trajectory.at(-1) ?? null;
       let reason = inFlight === null ? stopAfterStep({ cancelled: this.#signal.aborted, step: last, counters: this.#counters, budget: req.budget }) : null;
@@ -226,12 +141,12 @@ class RunDriver {
       return await this.#end(reason);
     } catch (e) {
       // Abort wins, but nothing is written after a failed or abandoned write, nor after the end.
-      if (this.#signal.aborted && !this.#writeFailed && this.abandonedWrite === null && !this.#endWritten) {
+      if (this.#signal.aborted && !this.#out.writeFailed && this.#out.abandonedWrite === null && !this.#endWritten) {
         await this.#end('cancelled').catch(() => undefined);
       }
       throw this.#signal.aborted ? this.#signal.reason : e;
     } finally {
-      this.#closed = true;
+      this.#out.close();
     }
   }
 
@@ -243,7 +158,7 @@ class RunDriver {
    */
   async #step(stepIndex: number, inFlight: InFlightStep | null): Promise<StepRecord | Pause> {
     const step = draftStep(stepIndex, now());
-    await this.#emit({ type: 'step_started', runId: this.#runId, stepIndex });
+    await this.#out.emit({ type: 'step_started', runId: this.#runId, stepIndex });
     const reply = inFlight?.resolution === 'apply_input' ? (inFlight.input?.reply ?? null) : null;
     if (reply?.kind === 'cancel') return { pause: 'cancelled' };
     if (inFlight?.resolution === 'settle') return this.#ask(stepIndex, 'settle', inFlight.target, inFlight.actionIntent?.decision ?? null);
@@ -325,10 +240,10 @@ class RunDriver {
       await this.#writeActionIntent(stepIndex, decision, inFlight.actionIntent.replayPolicy);
       replayed = true;
     }
-    await this.#emit({ type: 'action_started', runId: this.#runId, stepIndex, resultId, action: decision.action, replayed });
+    await this.#out.emit({ type: 'action_started', runId: this.#runId, stepIndex, resultId, action: decision.action, replayed });
     // 4: execute; the action result and the step record land as one write.
     const { outcome, completedRun } = refusal ?? (await this.#execute(decision, stepIndex, resultId));
-    await this.#emit({ type: 'action_finished', runId: this.#runId, stepIndex, resultId, outcome });
+    await this.#out.emit({ type: 'action_finished', runId: this.#runId, stepIndex, resultId, outcome });
     return this.#finishAction(step, outcome, completedRun);
   }
 
@@ -364,23 +279,23 @@ class RunDriver {
   async #landResult(intent: ActionIntentRecord | null): Promise<void> {
     const unwritten = this.#unwritten;
     if (unwritten === null) {
-      if (intent !== null) await this.#write(intent);
+      if (intent !== null) await this.#out.write(intent);
       return;
     }
     this.#unwritten = null;
     const { rec } = unwritten;
     if (intent !== null && this.#agent.store.resultAndIntent) {
-      await this.#write(rec, intent);
+      await this.#out.write(rec, intent);
     } else {
-      await this.#write(rec);
-      if (intent !== null) await this.#write(intent);
+      await this.#out.write(rec);
+      if (intent !== null) await this.#out.write(intent);
     }
-    for (const event of unwritten.events) await this.#emit(event);
+    for (const event of unwritten.events) await this.#out.emit(event);
   }
 
   /** Deliver `event` once the step's model result is written (at once if it is). */
   async #emitAfterResult(event: RunEvent): Promise<void> {
-    if (this.#unwritten === null) await this.#emit(event);
+    if (this.#unwritten === null) await this.#out.emit(event);
     else this.#unwritten.events.push(event);
   }
 
@@ -392,11 +307,11 @@ class RunDriver {
     const resultId = `s${stepIndex}.${kind === 'settle' ? 'settle' : 'input'}`;
     const request = { kind, target, decision };
     if (this.#unwritten !== null) await this.#landResult(null);
-    await this.#write({ kind: 'input_request', v: RECORD_VERSION, stepIndex, resultId, request, requestedAt: now() });
+    await this.#out.write({ kind: 'input_request', v: RECORD_VERSION, stepIndex, resultId, request, requestedAt: now() });
     // The run's last write for now: free it before the last event.
     await this.#releaseLease();
     const pending: InputRequest = freezeDeep({ resultId, stepIndex, ...request });
-    await this.#emit({ type: 'input_requested', runId: this.#runId, stepIndex, resultId, request: pending });
+    await this.#out.emit({ type: 'input_requested', runId: this.#runId, stepIndex, resultId, request: pending });
     return { pause: 'awaiting', pending };
   }
 
@@ -404,8 +319,8 @@ class RunDriver {
   async #receive(inFlight: InFlightStep, reply: InputReply): Promise<InFlightStep> {
     const request = inFlight.request as InputRequestRecord;
     const rec: InputRecord = { kind: 'input', v: RECORD_VERSION, stepIndex: inFlight.stepIndex, resultId: request.resultId, reply, receivedAt: now() };
-    await this.#write(rec);
-    await this.#emit({ type: 'input_received', runId: this.#runId, stepIndex: rec.stepIndex, resultId: rec.resultId, kind: reply.kind });
+    await this.#out.write(rec);
+    await this.#out.emit({ type: 'input_received', runId: this.#runId, stepIndex: rec.stepIndex, resultId: rec.resultId, kind: reply.kind });
     const gate = request.request.kind !== 'settle';
     return { ...inFlight, resolution: 'apply_input', input: rec, approval: gate ? rec : inFlight.approval };
   }
@@ -413,8 +328,8 @@ class RunDriver {
   /** The run waits for a person: no `run_ended`; the promise resolves with the open request. */
   #awaiting(pending: InputRequest): RunResult {
     const { steps, validActions, usage } = this.#counters;
-    this.#closed = true;
-    return { runId: this.#runId, stopReason: 'awaiting_input', finalAnswer: null, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, trajectory: this.#trajectory, pending, usage, error: null };
+    this.#out.close();
+    return { runId: this.#runId, stopReason: 'awaiting_input', finalAnswer: null, steps, validActions, eventDeliveryFailures: this.#out.deliveryFailures, trajectory: this.#trajectory, pending, usage, error: null };
   }
 
   /** Barrier, call, result. A failure of the model is a value; abort and store failures throw. */
@@ -425,14 +340,14 @@ class RunDriver {
     const { replayed } = opts;
     if (opts.intent) {
       const rec = seal<IntentRecord>({ kind: 'intent', v: RECORD_VERSION, intent: 'model_call', stepIndex, callSeq, resultId, replayPolicy: req.modelReplayPolicy });
-      await this.#write(rec);
+      await this.#out.write(rec);
     }
-    await this.#emit({ type: 'model_call_started', runId: this.#runId, stepIndex, callSeq, resultId, replayed });
+    await this.#out.emit({ type: 'model_call_started', runId: this.#runId, stepIndex, callSeq, resultId, replayed });
     let deltas: Promise<void> = DELIVERED;
     const onDelta = (delta: string): void => {
       // An abandoned call may go on streaming: nothing of it reaches the sink after an abort.
-      if (this.#signal.aborted || this.#closed || typeof delta !== 'string') return;
-      deltas = deltas.then(() => this.#emit({ type: 'model_delta', runId: this.#runId, stepIndex, callSeq, delta }));
+      if (this.#signal.aborted || this.#out.closed || typeof delta !== 'string') return;
+      deltas = deltas.then(() => this.#out.emit({ type: 'model_delta', runId: this.#runId, stepIndex, callSeq, delta }));
     };
     let raw: unknown;
     try {
@@ -448,7 +363,7 @@ class RunDriver {
       await deltas;
       this.#signal.throwIfAborted();
       const failure = describeError(e);
-      await this.#emit({ type: 'model_call_finished', runId: this.#runId, stepIndex, callSeq, callId: null, error: failure });
+      await this.#out.emit({ type: 'model_call_finished', runId: this.#runId, stepIndex, callSeq, callId: null, error: failure });
       return { failure };
     }
     await deltas;
@@ -524,8 +439,8 @@ class RunDriver {
     // Its nested values (usage, history content) come frozen from the reply and the decision.
     const step: StepRecord = Object.freeze(draft);
     const rec = seal<StepWriteRecord>({ kind: 'step', v: RECORD_VERSION, step, actionResult: actionResult && Object.freeze(actionResult) });
-    await this.#write(rec);
-    await this.#emit({ type: 'step_finished', runId: this.#runId, stepIndex: step.stepIndex, step });
+    await this.#out.write(rec);
+    await this.#out.emit({ type: 'step_finished', runId: this.#runId, stepIndex: step.stepIndex, step });
     return step;
   }
 
@@ -539,87 +454,19 @@ class RunDriver {
   async #end(stopReason: EndReason): Promise<RunResult> {
     const finalAnswer = stopReason === 'final_answer' ? (this.#trajectory.at(-1)?.finalAnswer ?? null) : null;
     const { steps, validActions, usage } = this.#counters;
-    await this.#write({ kind: 'run_ended', v: RECORD_VERSION, stopReason, finalAnswer, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, usage, endedAt: now() });
+    await this.#out.write({ kind: 'run_ended', v: RECORD_VERSION, stopReason, finalAnswer, steps, validActions, eventDeliveryFailures: this.#out.deliveryFailures, usage, endedAt: now() });
     this.#endWritten = true;
     // The last write landed: free the run before the last event.
     await this.#releaseLease();
-    await this.#emit({ type: 'run_ended', runId: this.#runId, stopReason, finalAnswer, steps, validActions });
-    this.#closed = true;
+    await this.#out.emit({ type: 'run_ended', runId: this.#runId, stopReason, finalAnswer, steps, validActions });
+    this.#out.close();
     const error = failureOf(stopReason, this.#trajectory);
-    return { runId: this.#runId, stopReason, finalAnswer, steps, validActions, eventDeliveryFailures: this.#deliveryFailures, trajectory: this.#trajectory, pending: null, usage, error };
+    return { runId: this.#runId, stopReason, finalAnswer, steps, validActions, eventDeliveryFailures: this.#out.deliveryFailures, trajectory: this.#trajectory, pending: null, usage, error };
   }
 
   /** Free the store's lease after the run's last write and before its last event, so a failed release can still be told. */
   async #releaseLease(): Promise<void> {
-    if (this.#lease) await this.#lease.release().catch((e: unknown) => this.#emit(releaseWarning(this.#runId, e)));
+    if (this.#lease) await this.#lease.release().catch((e: unknown) => this.#out.emit(releaseWarning(this.#runId, e)));
   }
-
-  /**
-   * One write. A failure becomes `StoreError` and stops all writing; after an abort the write is
-   * waited for at most until the grace period ends, then abandoned (it may still land) and the
-   * run rejects with `signal.reason`.
-   */
-  #write(rec: LogRecord, intent?: ActionIntentRecord): Promise<void> {
-    const operation = operationOf(rec, intent);
-    let p: Promise<void>;
-    try {
-      p = Promise.resolve(callStore(this.#agent.store, this.#runId, rec, intent));
-    } catch (e) {
-      p = Promise.reject(e);
-    }
-    // Nothing can abort the run: no racing, just the failure made a StoreError.
-    if (!this.#cancel.abortable) return p.then(undefined, (e: unknown) => this.#writeFailure(operation, e));
-    return this.#boundedWrite(operation, p);
-  }
-
-  #writeFailure(operation: string, e: unknown): never {
-    this.#writeFailed = true;
-    throw e instanceof StoreError ? e : new StoreError(this.#runId, operation, e);
-  }
-
-  async #boundedWrite(operation: string, p: Promise<void>): Promise<void> {
-    const { settled, pending } = this.#cancel.bounded(() => p);
-    let outcome: void | typeof GRACE_EXPIRED;
-    try {
-      outcome = await settled;
-    } catch (e) {
-      this.#writeFailure(operation, e);
-    }
-    if (outcome === GRACE_EXPIRED) {
-      this.abandonedWrite = pending;
-      throw this.#signal.reason;
-    }
-  }
-
-  /**
-   * Deliver in order, awaited; a failure is counted, never re-emitted. Events are frozen, so a
-   * sink cannot change what the run goes on with. Before the end, a delivery is abandoned when
-   * the signal aborts; the `run_ended` event of a cancelled run waits at most for the grace period.
-   */
-  #emit(event: RunEvent): Promise<void> {
-    if (this.#closed) return DELIVERED;
-    const sink: EventSink = this.#agent.events;
-    Object.freeze(event);
-    let delivered: void | Promise<void>;
-    try {
-      delivered = sink.deliver(event);
-    } catch {
-      this.#deliveryFailures++;
-      return DELIVERED;
-    }
-    // A sink that returns nothing costs no new promise (awaiting a settled one is the cheapest await).
-    return isThenable(delivered) ? this.#awaitDelivery(event, delivered) : DELIVERED;
-  }
-
-  async #awaitDelivery(event: RunEvent, delivered: Promise<void>): Promise<void> {
-    const late = this.#signal.aborted && event.type === 'run_ended';
-    try {
-      if (late) await this.#cancel.bounded(() => delivered).settled;
-      else await this.#cancel.seam(() => delivered);
-    } catch (e) {
-      if (!(this.#signal.aborted && e === this.#signal.reason)) this.#deliveryFailures++;
-    }
-  }
-
 }
 

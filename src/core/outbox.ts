@@ -1,0 +1,120 @@
+/**
+ * Everything a run sends out: records to its store and events to its sink, with the rules both
+ * follow (SPEC §2, decisions 0006, 0012): a failed write stops all writing; after an abort a write
+ * is waited for at most `cancelGraceMs`, then abandoned; events go out in order, each awaited,
+ * each failure counted and never re-emitted, nothing after the run is closed.
+ * @module
+ */
+import { GRACE_EXPIRED } from './cancellation.ts';
+import type { Cancellation } from './cancellation.ts';
+import { StoreError } from './errors.ts';
+import type { EventSink, RunStore } from './ports.ts';
+import { isThenable } from './seam-values.ts';
+import { callStore, operationOf } from './store-write.ts';
+import type { ActionIntentRecord, LogRecord, RunEvent } from './types.ts';
+
+/** The answer of every delivery that needs no waiting. */
+const DELIVERED: Promise<void> = Promise.resolve();
+
+/** One run's writes and events. */
+export class Outbox {
+  readonly #store: RunStore;
+  readonly #sink: EventSink;
+  readonly #runId: string;
+  readonly #cancel: Cancellation;
+  #writeFailed = false;
+  #closed = false;
+  /** Event deliveries that threw or rejected so far. */
+  deliveryFailures = 0;
+  /** A write the grace period gave up on; it may still land. */
+  abandonedWrite: Promise<unknown> | null = null;
+
+  constructor(store: RunStore, sink: EventSink, runId: string, cancel: Cancellation) {
+    this.#store = store;
+    this.#sink = sink;
+    this.#runId = runId;
+    this.#cancel = cancel;
+  }
+
+  /** A write failed: nothing more may be written to this log by this driver (SPEC §2). */
+  get writeFailed(): boolean {
+    return this.#writeFailed;
+  }
+
+  /** The `run_ended` event went out (or the run settled): no event may follow it. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** No event after this. */
+  close(): void {
+    this.#closed = true;
+  }
+
+  /**
+   * One write (with `intent`: a model result and its action intent as one). A failure becomes
+   * `StoreError` and stops all writing; after an abort the write is waited for at most until the
+   * grace period ends, then abandoned (it may still land) and the run rejects with `signal.reason`.
+   */
+  write(rec: LogRecord, intent?: ActionIntentRecord): Promise<void> {
+    const operation = operationOf(rec, intent);
+    let p: Promise<void>;
+    try {
+      p = Promise.resolve(callStore(this.#store, this.#runId, rec, intent));
+    } catch (e) {
+      p = Promise.reject(e);
+    }
+    // Nothing can abort the run: no racing, just the failure made a StoreError.
+    if (!this.#cancel.abortable) return p.then(undefined, (e: unknown) => this.#failed(operation, e));
+    return this.#bounded(operation, p);
+  }
+
+  /**
+   * Deliver in order, awaited; a failure is counted, never re-emitted. Events are frozen, so a
+   * sink cannot change what the run goes on with. Before the end, a delivery is abandoned when
+   * the signal aborts; the `run_ended` event of a cancelled run waits at most for the grace period.
+   */
+  emit(event: RunEvent): Promise<void> {
+    if (this.#closed) return DELIVERED;
+    Object.freeze(event);
+    let delivered: void | Promise<void>;
+    try {
+      delivered = this.#sink.deliver(event);
+    } catch {
+      this.deliveryFailures++;
+      return DELIVERED;
+    }
+    // A sink that returns nothing costs no new promise (awaiting a settled one is the cheapest await).
+    return isThenable(delivered) ? this.#awaitDelivery(event, delivered) : DELIVERED;
+  }
+
+  #failed(operation: string, e: unknown): never {
+    this.#writeFailed = true;
+    throw e instanceof StoreError ? e : new StoreError(this.#runId, operation, e);
+  }
+
+  async #bounded(operation: string, p: Promise<void>): Promise<void> {
+    const { settled, pending } = this.#cancel.bounded(() => p);
+    let outcome: void | typeof GRACE_EXPIRED;
+    try {
+      outcome = await settled;
+    } catch (e) {
+      this.#failed(operation, e);
+    }
+    if (outcome === GRACE_EXPIRED) {
+      this.abandonedWrite = pending;
+      throw this.#cancel.signal.reason;
+    }
+  }
+
+  async #awaitDelivery(event: RunEvent, delivered: Promise<void>): Promise<void> {
+    const signal = this.#cancel.signal;
+    const late = signal.aborted && event.type === 'run_ended';
+    try {
+      if (late) await this.#cancel.bounded(() => delivered).settled;
+      else await this.#cancel.seam(() => delivered);
+    } catch (e) {
+      if (!(signal.aborted && e === signal.reason)) this.deliveryFailures++;
+    }
+  }
+}
