@@ -11,6 +11,7 @@ import { inputReplyProblem } from './internal/values.ts';
 import { countSteps } from './internal/stopping.ts';
 import type { RunStore } from './ports.ts';
 import { decodeLog, encodeRecord } from './serialization.ts';
+import { callStore } from './store-write.ts';
 import type { InputRequestRecord, LogRecord, RunLogView } from './types.ts';
 
 /**
@@ -106,29 +107,9 @@ export async function importRun(store: RunStore, runId: string, ndjson: string, 
   const release = store.acquire ? await store.acquire(runId, { signal: opts.signal ?? new AbortController().signal }) : null;
   try {
     if ((await store.readLog(runId)).length > 0) throw new RunExistsError(runId);
-    for (const rec of records) await writeRecord(store, runId, rec);
+    // The human-input methods were checked above, so each record has its store method.
+    for (const rec of records) await callStore(store, runId, rec, undefined);
   } finally {
     await release?.();
-  }
-}
-
-function writeRecord(store: RunStore, runId: string, rec: LogRecord): Promise<void> {
-  switch (rec.kind) {
-    case 'run_started':
-      return store.runStarted(runId, rec);
-    case 'intent':
-      return store.intent(runId, rec);
-    case 'result':
-      return store.result(runId, rec.resultId, rec);
-    case 'step':
-      return store.step(runId, rec);
-    case 'run_ended':
-      return store.runEnded(runId, rec);
-    case 'input_request':
-      if (!store.inputRequest) throw new InvalidRequestError('importRun: the log holds human input, and this store cannot write input requests');
-      return store.inputRequest(runId, rec);
-    case 'input':
-      if (!store.input) throw new InvalidRequestError('importRun: the log holds human input, and this store cannot write replies');
-      return store.input(runId, rec);
   }
 }

@@ -7,6 +7,7 @@
  */
 import { acceptedReplies, CorruptLogError, decodeRecord, isPolyLoopError, readRunLog } from '../core/index.ts';
 import type { Action, InputRecord, InputRequestRecord, LogRecord, RunLogView, StepRecord, Usage } from '../core/index.ts';
+import { isCompleteJson } from './log-text.ts';
 
 /** A decoded log, read as far as it can be. */
 export type LogReading = {
@@ -62,15 +63,6 @@ function readPrefix(all: readonly LogRecord[], source: string, decodeError: stri
       error = `${source}:${line}: ${reason(e)}`;
       records = records.slice(0, Math.max(0, Math.min(records.length - 1, line - 1)));
     }
-  }
-}
-
-function isCompleteJson(text: string): boolean {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
   }
 }
 
