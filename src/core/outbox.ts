@@ -13,8 +13,8 @@ import { isThenable } from './seam-values.ts';
 import { callStore, operationOf } from './store-write.ts';
 import type { ActionIntentRecord, LogRecord, RunEvent } from './types.ts';
 
-/** The answer of every delivery that needs no waiting. */
-const DELIVERED: Promise<void> = Promise.resolve();
+/** The answer of every delivery that needs no waiting (a settled promise). */
+export const DELIVERED: Promise<void> = Promise.resolve();
 
 /** One run's writes and events. */
 export class Outbox {

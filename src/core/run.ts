@@ -51,8 +51,6 @@ export function run(agent: AgentDefinition, request: RunRequest, opts: RunOption
   return drive(agent, request, opts, 'run');
 }
 
-
-
 /**
  * Continue a run from its log: returns the stored result of an ended run (executing nothing),
  * otherwise recovers the interrupted step by its replay policy and drives the run to its end

@@ -20,7 +20,7 @@ import { draftStep, failureOf, now, setOutcome, summarize } from './step-record.
 import type { StepDraft } from './step-record.ts';
 import { canonicalJson } from './serialization.ts';
 import { History } from './history.ts';
-import { Outbox } from './outbox.ts';
+import { DELIVERED, Outbox } from './outbox.ts';
 import { seal } from './sealed-records.ts';
 import { gateFor, refusalOf, replayPolicyOf, toolOf } from './action-policy.ts';
 import { RegistryExecutor } from './tools.ts';
@@ -49,9 +49,6 @@ import type {
   StepRecord,
   StepWriteRecord,
 } from './types.ts';
-
-/** A settled promise: where the chain of a call's `model_delta` deliveries starts. */
-const DELIVERED: Promise<void> = Promise.resolve();
 
 /**
  * What a step may end in besides a step record: it waits for a person, a person cancelled the
