@@ -40,9 +40,16 @@ export type HeldLease = { readonly token: string; lost: boolean };
  * Take the lease of a run, or say who holds it. Resolves with the release and the held lease
  * (whose token every write of this driver carries); rejects with `RunLockedError` (refuse mode)
  * or keeps polling until the holder's lease is released or expires (wait mode), and with
- * `signal.reason` when aborted.
+ * `signal.reason` when aborted. `reclaim`: a token of this caller's whose release never reached
+ * the database; a lease still held under it is taken over at once instead of waited out.
  */
-export async function takeLease(ctx: LeaseContext, runId: string, signal: AbortSignal | undefined, onEnd: () => void): Promise<{ release: ReleaseLease; held: HeldLease }> {
+export async function takeLease(
+  ctx: LeaseContext,
+  runId: string,
+  signal: AbortSignal | undefined,
+  onEnd: () => void,
+  reclaim: string | null = null,
+): Promise<{ release: ReleaseLease; held: HeldLease }> {
   signal?.throwIfAborted();
   const token = crypto.randomUUID();
   // Rounds in a row whose holder was gone by the time it was asked about.
@@ -54,9 +61,9 @@ export async function takeLease(ctx: LeaseContext, runId: string, signal: AbortS
              VALUES (${RUN_KEY}, $2, $3, $4, now() + $5::float8 * interval '1 millisecond', 1)
              ON CONFLICT (run_key) DO UPDATE SET lease_holder = $3, lease_owner = $4,
                lease_expires_at = now() + $5::float8 * interval '1 millisecond', lease_epoch = r.lease_epoch + 1
-             WHERE r.lease_holder IS NULL OR r.lease_expires_at <= now()
+             WHERE r.lease_holder IS NULL OR r.lease_expires_at <= now() OR r.lease_holder = $6::text
              RETURNING 1`,
-      values: [JSON.stringify(runId), readableId(runId), token, ctx.owner, ctx.leaseMs],
+      values: [JSON.stringify(runId), readableId(runId), token, ctx.owner, ctx.leaseMs, reclaim],
     });
     if (got.rowCount === 1) {
       if (signal?.aborted) {

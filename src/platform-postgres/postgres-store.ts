@@ -63,8 +63,9 @@ type WriteOp = 'runStarted' | 'intent' | 'result' | 'resultAndIntent' | 'step' |
  * failed statement wrote nothing, one whose connection broke at commit may have landed.
  *
  * Lease: `acquire` takes a lease that lives `leaseMs` and is renewed every `heartbeatMs` while
- * held; a killed holder blocks its run for at most `leaseMs`. Each write names the writer's
- * lease and is refused when another holder has taken the run since.
+ * held; a killed holder blocks its run for at most `leaseMs`, and a lease whose release failed
+ * (the database was down) does not block the next acquire through the same instance. Each
+ * write names the writer's lease and is refused when another holder has taken the run since.
  *
  * @example
  * import pg from 'pg';
@@ -82,6 +83,12 @@ export class PostgresStore implements RunStore {
   readonly #held = new Map<string, HeldLease>();
   /** The runs a driver of this instance holds or is acquiring: settles when it released them. */
   readonly #drivers = new Map<string, Promise<void>>();
+  /**
+   * Tokens of leases this instance took whose release failed (the database was unreachable), by
+   * run: still this instance's in the database until they expire, so its next acquire of the run
+   * takes them over at once. They never leave the instance; forgotten after `leaseMs`.
+   */
+  readonly #leftBehind = new Map<string, string>();
 
   constructor(options: PostgresStoreOptions) {
     if (typeof options?.pool?.query !== 'function') throw new TypeError('PostgresStore needs a `pool` (a pg.Pool)');
@@ -167,7 +174,9 @@ export class PostgresStore implements RunStore {
    * expires); rejects with `signal.reason` when aborted. Through one instance a run has one driver
    * at a time: a second acquire of a run this instance holds is refused (or waits for the
    * release) even once the first lease expired in the database. Release is idempotent and never
-   * frees a lease another holder took since; a failed release rejects and the lease expires by itself.
+   * frees a lease another holder took since. A failed release rejects and the lease expires by
+   * itself; until then this instance's next acquire of the run (and only this instance's) takes
+   * it over at once (docs/postgres.md, "Lease and fencing").
    */
   async acquire(runId: string, opts: { readonly signal?: AbortSignal } = {}): Promise<ReleaseLease> {
     opts.signal?.throwIfAborted();
@@ -185,18 +194,33 @@ export class PostgresStore implements RunStore {
       done();
     };
     try {
+      const reclaim = this.#leftBehind.get(runId) ?? null;
       const { release, held } = await takeLease(this.#lease, runId, opts.signal, () => {
         if (this.#held.get(runId) === held) this.#held.delete(runId);
-      });
+      }, reclaim);
+      if (reclaim !== null && this.#leftBehind.get(runId) === reclaim) this.#leftBehind.delete(runId);
       this.#held.set(runId, held);
       let releasing: Promise<void> | null = null;
+      const leaveBehind = (e: unknown): never => {
+        if (!held.lost) this.#leaveBehind(runId, held.token);
+        throw e;
+      };
       // The slot stays taken until the database lease is free too, so the next driver's acquire finds it free.
-      return () => (releasing ??= release().finally(free));
+      return () => (releasing ??= release().catch(leaveBehind).finally(free));
     } catch (e) {
       free();
       if (opts.signal?.aborted && e === opts.signal.reason) throw e;
       throw isPolyLoopError(e) ? e : new StoreError(runId, 'acquire', e);
     }
+  }
+
+  /** Keep the token of a lease whose release failed for this instance's next acquire of the run, until it expired anyway. */
+  #leaveBehind(runId: string, token: string): void {
+    this.#leftBehind.set(runId, token);
+    const forget = setTimeout(() => {
+      if (this.#leftBehind.get(runId) === token) this.#leftBehind.delete(runId);
+    }, this.#lease.leaseMs);
+    forget.unref?.();
   }
 
   /**
