@@ -214,7 +214,7 @@ export class PostgresStore implements RunStore {
     }
   }
 
-  /** Keep the token of a lease whose release failed for this instance's next acquire of the run, until it expired anyway. */
+  /** Keep a failed release's token for this instance's next acquire of the run, until the lease expired anyway. */
   #leaveBehind(runId: string, token: string): void {
     this.#leftBehind.set(runId, token);
     const forget = setTimeout(() => {
