@@ -31,6 +31,7 @@ const SOURCES: Record<string, string> = {
   './adapters/anthropic': 'src/adapters/anthropic.ts',
   './adapters/ai-sdk': 'src/adapters/ai-sdk.ts',
   './mcp': 'src/mcp/index.ts',
+  './chat': 'src/chat/index.ts',
   './zod': 'src/zod/index.ts',
   './testing': 'src/testing/index.ts',
 };

@@ -1,0 +1,102 @@
+/**
+ * The public shapes of `polyloop/chat`: what a host hands the chat (agent, store, the turn's
+ * request) and what one turn looks like to the code that builds its request.
+ * @module
+ */
+import type { AgentDefinition, Message, RunRequest, RunStore } from '../core/index.ts';
+import type { UIMessage, UIMessageChunk } from 'ai';
+
+/** One turn of a chat, as {@link ChatOptions.request} receives it. */
+export type ChatTurn = {
+  /** The chat's id (`useChat`'s `id`): 1–128 characters of `[A-Za-z0-9_-]`, never `.` or `..`. */
+  readonly chatId: string;
+  /** 1 for the first user message of the chat, 2 for the second, … */
+  readonly turn: number;
+  /** The turn's run id, derived from `chatId` and `turn` (see {@link chatRunId}). */
+  readonly runId: string;
+  /** The new user message, as one message (its text parts, one text block each). */
+  readonly goal: readonly Message[];
+  /**
+   * The conversation before this turn: the history the previous turn's run ended with (its
+   * context, every completed step's turns, its final reply), read from that run's log, without
+   * system messages. `[]` for the first turn. Never what the client sent.
+   */
+  readonly context: readonly Message[];
+};
+
+/**
+ * What every chat host takes: the agent that runs each turn, the store the turns live in, and
+ * the function that builds a turn's request.
+ */
+export type ChatOptions = {
+  /**
+   * Runs every turn. Its model, interpreter and synthetic texts are used as they are; the chat
+   * runs each turn on `store` (not the agent's own store) and adds its own event sink next to
+   * the agent's (the event sink is not part of a run's identity).
+   */
+  readonly agent: AgentDefinition;
+  /** Where the chat's turns live: one run per turn, run ids from {@link chatRunId}. */
+  readonly store: RunStore;
+  /**
+   * The turn's `RunRequest`. It must use `turn.runId` as its `runId` and keep `turn.goal`'s
+   * message as the last user message of `context.goal` (the chat reads the user's message back
+   * from there); it usually puts a system prompt and `turn.context` into `context.run`.
+   * Called once per new turn and again, with the same turn, whenever the turn is resumed — it
+   * must give the same request for the same turn.
+   *
+   * @example
+   * request: ({ runId, goal, context }) => ({ ...base, runId, context: { run: [system, ...context], goal } })
+   */
+  readonly request: (turn: ChatTurn) => RunRequest | Promise<RunRequest>;
+};
+
+/** Options of {@link chatHandler}. */
+export type ChatHandlerOptions = ChatOptions & {
+  /**
+   * Told about every turn the handler drives, so a host that would stop when the response
+   * ends (a Worker: `ctx.waitUntil`) keeps the turn running after the client went away.
+   */
+  readonly waitUntil?: (promise: Promise<unknown>) => void;
+  /** Largest POST body accepted, in bytes (default 1 MiB); a larger one is refused with 413. */
+  readonly maxBodyBytes?: number;
+};
+
+/** Options of {@link localChatTransport}. */
+export type LocalChatTransportOptions = ChatOptions;
+
+/** Options of {@link chatEngine}. */
+export type ChatEngineOptions = ChatOptions & {
+  /** As {@link ChatHandlerOptions.waitUntil}. */
+  readonly waitUntil?: (promise: Promise<unknown>) => void;
+};
+
+/** Options of one call of the engine. */
+export type ChatCallOptions = {
+  /** Ends this stream only; the turn itself goes on (it is durable, and another stream may follow it). */
+  readonly signal?: AbortSignal;
+};
+
+/**
+ * The transport-free core every chat host wraps: `chatHandler` in HTTP and SSE,
+ * `localChatTransport` as a `ChatTransport`. One engine keeps the turns it drives in memory, so
+ * a second stream of the same turn attaches to it instead of starting another driver.
+ */
+export interface ChatEngine {
+  /**
+   * A `DefaultChatTransport` POST body (`{ id, messages, trigger, messageId }`) or a reply to
+   * the open request of the chat's latest turn (`{ id, input }`, an `InputReply`): the turn's
+   * UI message stream. Rejects with `InvalidRequestError` for a malformed body,
+   * `InvalidInputError` for a reply that fits no open request, `RunLockedError` when the turn
+   * cannot be driven now (the previous turn still runs, another process drives it); nothing is
+   * written then.
+   */
+  post(body: unknown, opts?: ChatCallOptions): Promise<ReadableStream<UIMessageChunk>>;
+  /**
+   * The stream of the chat's latest turn, replayed from its log and then followed live (a turn
+   * in flight that nothing drives is resumed here); null when no turn runs (none, ended, or
+   * awaiting input). Rejects with `InvalidRequestError` for a malformed chat id.
+   */
+  reconnect(chatId: string, opts?: ChatCallOptions): Promise<ReadableStream<UIMessageChunk> | null>;
+  /** As {@link loadChat} over the engine's store. */
+  load(chatId: string): Promise<UIMessage[]>;
+}
