@@ -32,7 +32,8 @@ export type PolyLoopErrorCode =
   | 'corrupt_log'
   | 'run_locked'
   | 'invalid_input'
-  | 'model_call';
+  | 'model_call'
+  | 'tool_arguments';
 
 /** Base of every error the library throws. Check with {@link isPolyLoopError}, not `instanceof`. */
 export class PolyLoopError extends Error {
@@ -56,6 +57,7 @@ const CODES: ReadonlySet<string> = new Set<PolyLoopErrorCode>([
   'run_locked',
   'invalid_input',
   'model_call',
+  'tool_arguments',
 ]);
 
 /**

@@ -20,6 +20,8 @@ export type { PolyLoopErrorCode, RequestProblem } from './errors.ts';
 export { contentProblem, decisionProblem, inputReplyProblem, jsonProblem, MAX_JSON_DEPTH, messageProblem, modelReplyProblem, outcomeProblem } from './internal/values.ts';
 export { acceptedReplies } from './internal/input.ts';
 export { InMemoryStore } from './memory-store.ts';
+export { checkOptionKeys } from './options.ts';
+export type { OptionHints, OptionKeys } from './options.ts';
 export { jsonActionInterpreter } from './json-interpreter.ts';
 export { consoleSink, silentSink } from './sinks.ts';
 export type { ConsoleSinkOptions } from './sinks.ts';

@@ -182,6 +182,7 @@ describe('public export names (reviewed here on purpose: a change to this list i
       'ToolRegistry',
       'acceptedReplies',
       'canonicalJson',
+      'checkOptionKeys',
       'consoleSink',
       'contentProblem',
       'decisionProblem',

@@ -1,9 +1,10 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import * as zm from 'zod/mini';
-import { ToolRegistry } from '../../../src/core/index.ts';
+import { isPolyLoopError, run, ToolRegistry } from '../../../src/core/index.ts';
 import type { ToolSpec } from '../../../src/core/index.ts';
 import { defineTool, ToolArgumentsError } from '../../../src/zod/index.ts';
+import { harness } from '../core/fixtures.ts';
 
 const ctx = { runId: 'r', stepIndex: 0, resultId: 's0.action', signal: new AbortController().signal };
 
@@ -85,5 +86,63 @@ describe('defineTool', () => {
     expect(spec.parameters).toEqual({ type: 'object', properties: { n: { type: 'number' }, tag: { default: 'x', type: 'string' } }, required: ['n'] });
     const outcome = await ToolRegistry.of([spec]).executor().execute({ kind: 'tool_call', name: 'mini', arguments: { n: 2 } }, ctx);
     expect(outcome.observation).toBe('2:x');
+  });
+
+  it('keeps needsApproval: a zod tool that needs approval stops the run awaiting input, its handler not run', async () => {
+    const sent: string[] = [];
+    const sendEmail = defineTool({
+      name: 'send_email',
+      description: 'Send an email.',
+      schema: z.object({ to: z.string() }),
+      needsApproval: true,
+      handler: async ({ to }) => (sent.push(to), 'sent'),
+    });
+    const h = harness({ tools: [sendEmail], script: ['{"tool":"send_email","args":{"to":"boss@example.com"}}', '{"final":"done"}'] });
+    const result = await run(h.agent, h.request);
+    expect(result.stopReason).toBe('awaiting_input');
+    expect(result.pending).toMatchObject({ kind: 'approval', decision: { action: { name: 'send_email' } } });
+    expect(sent).toEqual([]);
+    expect(sendEmail.needsApproval).toBe(true);
+  });
+
+  it('keeps answeredBy: a zod tool a person answers has no handler and asks for an answer', async () => {
+    const ask = defineTool({ name: 'ask', description: 'Ask the user.', schema: z.object({ q: z.string() }), answeredBy: 'human' });
+    expect(ask).toMatchObject({ name: 'ask', answeredBy: 'human' });
+    expect(ask.handler).toBeUndefined();
+    const h = harness({ tools: [ask], script: ['{"tool":"ask","args":{"q":"Which city?"}}', '{"final":"done"}'] });
+    expect((await run(h.agent, h.request)).pending).toMatchObject({ kind: 'answer' });
+  });
+
+  it('refuses a misspelt option, naming it and the option it most likely meant', () => {
+    const def = { name: 'send_email', description: 'd', schema: z.object({}), needsAproval: true };
+    expect(() => defineTool(def as never)).toThrow(/needsAproval is not an option of defineTool\("send_email"\); did you mean `needsApproval`\?/);
+    try {
+      defineTool(def as never);
+    } catch (e) {
+      expect(isPolyLoopError(e, 'invalid_request')).toBe(true);
+    }
+  });
+
+  it('says to give the zod object as schema when parameters is given instead', () => {
+    const def = { name: 'add', description: 'd', parameters: z.object({ a: z.number() }) };
+    expect(() => defineTool(def as never)).toThrow(/parameters is not an option of defineTool\("add"\); give a zod object as `schema`/);
+  });
+
+  it.each([
+    ['null', null, /defineTool needs an options object, got null/],
+    ['an array', [], /defineTool needs an options object, got an array/],
+    ['a string', 'add', /defineTool needs an options object, got a string/],
+    ['no schema', { name: 'add', description: 'd' }, /schema must be a zod object/],
+    ['a plain object as schema', { name: 'add', description: 'd', schema: { type: 'object' } }, /schema must be a zod object/],
+  ])('refuses %s with an InvalidRequestError before zod sees it', (_label, def, message) => {
+    expect(() => defineTool(def as never)).toThrow(message);
+    expect(() => defineTool(def as never)).toThrow(expect.objectContaining({ code: 'invalid_request' }));
+  });
+
+  it('throws PolyLoop errors only: ToolArgumentsError has a code', () => {
+    const e = new ToolArgumentsError('t', 'm');
+    expect(isPolyLoopError(e, 'tool_arguments')).toBe(true);
+    expect(e.name).toBe('ToolArgumentsError');
+    expect(() => defineTool({ name: 'when', description: 'd', schema: z.object({ at: z.date() }) })).toThrow(expect.objectContaining({ code: 'invalid_request' }));
   });
 });
