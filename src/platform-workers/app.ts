@@ -109,15 +109,18 @@ function schemaMessage(issues: readonly z.core.$ZodIssue[]): string {
     .join('; ');
 }
 
+/** The one 401 message: what the caller must send, nothing about the token the server expects or whether it has one. */
+const UNAUTHORIZED = 'unauthorized: send Authorization: Bearer <token>';
+
 /** Auth, the first check: null when the bearer token matches, else the 401 response. */
 async function checkBearer(c: Context, expected: string | undefined, onUnset: () => void): Promise<Response | null> {
   // One body for every refusal: a caller without the token learns nothing about the server's configuration.
   if (typeof expected !== 'string' || expected === '') {
     onUnset();
-    return fail(c, 401, 'unauthorized', 'unauthorized');
+    return fail(c, 401, 'unauthorized', UNAUTHORIZED);
   }
   const match = /^Bearer +([^\s]+)$/i.exec((c.req.header('authorization') ?? '').trim());
-  if (!match || !(await sameSecret(match[1] ?? '', expected))) return fail(c, 401, 'unauthorized', 'unauthorized');
+  if (!match || !(await sameSecret(match[1] ?? '', expected))) return fail(c, 401, 'unauthorized', UNAUTHORIZED);
   return null;
 }
 
@@ -192,7 +195,8 @@ async function readReplyBody(c: Context): Promise<Response | InputReply> {
  * request, SPEC §9: `202` once it is durable; `409` when the run awaits no input or another
  * resultId, `400` for a kind the request does not accept). Checks run in this order: auth, size, parse, schema (an `input` nested
  * deeper than the core's `MAX_JSON_DEPTH` is a 400). Errors never carry a stack trace; every 401
- * says only "unauthorized" (a missing token configuration is logged, not told to the caller).
+ * says the same: that a bearer token is expected (a missing token configuration is logged, not
+ * told to the caller).
  *
  * @example
  * export class RunObject extends createRunObject<Env>({ setup }) {}

@@ -10,12 +10,17 @@ import type { InputRequest, LogRecord, RunLogView, StepRecord, StopReason } from
  * `GET /runs/:id` body (SPEC §6, §9). Before its first record a run is `running` with `steps: 0`.
  * `awaiting_input`: the run waits for a person; `pending` is the open request (null otherwise),
  * answered with `POST /runs/:id/input`. `halted`: the run object gave up driving the run (its
- * log is unreadable, or the library refused to resume it); `error` says why, and appears only then.
+ * log is unreadable, or the library refused to resume it).
  */
 export type RunStatus = {
   readonly runId: string;
   readonly status: 'running' | 'awaiting_input' | 'ended' | 'halted';
-  readonly error?: string;
+  /**
+   * Why the run failed: for an `ended` run what `RunResult.error` says (the failure text of the
+   * step that ended a `model_error`, `interpreter_error` or `env_error` run), for a `halted` one
+   * why the object gave up; null otherwise.
+   */
+  readonly error: string | null;
   readonly stopReason: StopReason | null;
   readonly finalAnswer: string | null;
   readonly steps: number;
@@ -35,19 +40,36 @@ export type RunTrajectory = { readonly runId: string; readonly steps: readonly S
  * reply that landed and is being carried out) is `running`, counted over the steps so far.
  */
 export function statusOf(runId: string, view: RunLogView): RunStatus {
+  const { steps, validActions } = view;
   switch (view.state) {
     case 'ended': {
       // readRunLog gives `ended` exactly when the run_ended record is there.
-      const { stopReason, finalAnswer, steps, validActions } = view.ended as NonNullable<RunLogView['ended']>;
-      return { runId, status: 'ended', stopReason, finalAnswer, steps, validActions, pending: null };
+      const ended = view.ended as NonNullable<RunLogView['ended']>;
+      const { stopReason, finalAnswer } = ended;
+      const error = failureOf(stopReason, view.trajectory);
+      return {
+        runId, status: 'ended', stopReason, finalAnswer, steps: ended.steps, validActions: ended.validActions,
+        pending: null, error,
+      };
     }
     case 'awaiting_input':
-      return { runId, status: 'awaiting_input', stopReason: null, finalAnswer: null, steps: view.steps, validActions: view.validActions, pending: view.pending };
+      return {
+        runId, status: 'awaiting_input', stopReason: null, finalAnswer: null, steps, validActions,
+        pending: view.pending, error: null,
+      };
     case 'not_started':
     case 'at_boundary':
     case 'in_flight':
-      return { runId, status: 'running', stopReason: null, finalAnswer: null, steps: view.steps, validActions: view.validActions, pending: null };
+      return {
+        runId, status: 'running', stopReason: null, finalAnswer: null, steps, validActions, pending: null, error: null,
+      };
   }
+}
+
+/** `RunResult.error` of an ended run, as `run` and `resume` derive it: the last step's observation of a failed run. */
+function failureOf(stopReason: StopReason, trajectory: readonly StepRecord[]): string | null {
+  if (stopReason !== 'model_error' && stopReason !== 'interpreter_error' && stopReason !== 'env_error') return null;
+  return trajectory.at(-1)?.observation ?? null;
 }
 
 /** The status of a halted run: the steps of what could be read, no outcome, and why it halted. */

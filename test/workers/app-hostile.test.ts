@@ -105,7 +105,7 @@ describe('Last-Event-ID values (workerd)', () => {
 });
 
 describe('the 401 body (workerd)', () => {
-  it('says only "unauthorized", the same whether no token is configured or the token is wrong or missing', async () => {
+  it('says a bearer token is expected and nothing more, the same whether no token is configured or the token is wrong or missing', async () => {
     const app = createApp<Cloudflare.Env>({ runs: (e) => e.RUNS });
     const unset = { RUNS: env.RUNS } as Cloudflare.Env;
     const bodies = new Set<string>();
@@ -123,6 +123,9 @@ describe('the 401 body (workerd)', () => {
       expect(res.headers.get('www-authenticate')).toBe('Bearer');
       bodies.add(await res.text());
     }
-    expect([...bodies]).toEqual([JSON.stringify({ error: { code: 'unauthorized', message: 'unauthorized' } })]);
+    expect([...bodies]).toEqual([JSON.stringify({ error: { code: 'unauthorized', message: 'unauthorized: send Authorization: Bearer <token>' } })]);
+    // Nothing of the real token, not even its length.
+    expect([...bodies][0]).not.toContain('test-token');
+    expect([...bodies][0]).not.toMatch(/\d/);
   });
 });

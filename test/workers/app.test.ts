@@ -5,6 +5,7 @@ import { call, startRun, status, waitFor } from './http.ts';
 
 type ErrorBody = { error: { code: string; message: string } };
 const uid = (p: string): string => `${p}-${crypto.randomUUID()}`;
+const UNAUTHORIZED = 'unauthorized: send Authorization: Bearer <token>';
 
 async function expectError(res: Response, statusCode: number, code: string): Promise<string> {
   expect(res.status).toBe(statusCode);
@@ -20,7 +21,7 @@ describe('the HTTP app in workerd', () => {
   it('runs the demo agent to its final answer through the app, with status and trajectory', async () => {
     const runId = await startRun('hello brave new world');
     const done = await waitFor(runId, (s) => s.status === 'ended');
-    expect(done).toEqual({ runId, status: 'ended', stopReason: 'final_answer', finalAnswer: 'olleh evarb wen dlrow', steps: 5, validActions: 4, pending: null });
+    expect(done).toEqual({ runId, status: 'ended', stopReason: 'final_answer', finalAnswer: 'olleh evarb wen dlrow', steps: 5, validActions: 4, pending: null, error: null });
     const res = await call(`/runs/${runId}/trajectory`);
     expect(res.status).toBe(200);
     const traj = (await res.json()) as { runId: string; steps: { stepIndex: number; decision: string; observation: string | null }[] };
@@ -45,7 +46,7 @@ describe('the HTTP app in workerd', () => {
   it('refuses every route without a token, or with a wrong one, with 401', async () => {
     for (const [path, method] of [['/runs', 'POST'], ['/runs/x', 'GET'], ['/runs/x/trajectory', 'GET'], ['/runs/x/events', 'GET'], ['/runs/x/cancel', 'POST'], ['/nope', 'GET']] as const) {
       const message = await expectError(await call(path, { method, token: null }), 401, 'unauthorized');
-      expect(message).toBe('unauthorized');
+      expect(message).toBe(UNAUTHORIZED);
       await expectError(await call(path, { method, token: 'wrong-token' }), 401, 'unauthorized');
     }
   });
@@ -54,7 +55,7 @@ describe('the HTTP app in workerd', () => {
     const app = createApp<Cloudflare.Env>({ runs: (e) => e.RUNS });
     const unset = { RUNS: env.RUNS } as Cloudflare.Env;
     const res = await app.fetch(new Request('http://x/runs/abc', { headers: { authorization: 'Bearer ' } }), unset);
-    expect(await expectError(res, 401, 'unauthorized')).toBe('unauthorized');
+    expect(await expectError(res, 401, 'unauthorized')).toBe(UNAUTHORIZED);
     const post = new Request('http://x/runs', { method: 'POST', body: '{"input":"x"}', headers: { authorization: 'Bearer anything' } });
     await expectError(await app.fetch(post, { RUNS: env.RUNS, POLYLOOP_TOKEN: '' }), 401, 'unauthorized');
     const custom = createApp<Cloudflare.Env>({ runs: (e) => e.RUNS, token: () => undefined });
@@ -107,9 +108,20 @@ describe('the HTTP app in workerd', () => {
   it('reports a started run as running with zero steps and null outcome before it ends', async () => {
     const runId = await startRun({ goal: 'slow words here', pauseMs: 300 });
     const s = await status(runId);
-    expect(s).toMatchObject({ runId, status: 'running', stopReason: null, finalAnswer: null });
+    expect(s).toMatchObject({ runId, status: 'running', stopReason: null, finalAnswer: null, error: null });
     await call(`/runs/${runId}/cancel`, { method: 'POST' });
     await waitFor(runId, (x) => x.status === 'ended');
+  });
+
+  it('says why a failed run failed in error, as RunResult.error does', async () => {
+    const runId = uid('failed');
+    const res = await call('/probes/runs', { method: 'POST', body: JSON.stringify({ runId, input: { goal: 'one', fault: 'fails-model' } }) });
+    expect(res.status).toBe(201);
+    const done = await waitFor(runId, (s) => s.status === 'ended', 15_000, '/probes');
+    expect(done).toMatchObject({ status: 'ended', stopReason: 'model_error', finalAnswer: null, steps: 1, validActions: 0 });
+    expect(done.error).toMatch(/the model is down/);
+    const trajectory = (await (await call(`/probes/runs/${runId}/trajectory`)).json()) as { steps: { observation: string | null }[] };
+    expect(done.error).toBe(trajectory.steps.at(-1)?.observation);
   });
 
   it('cancels a run mid-way: 202, then the run ends cancelled with its finished steps kept, and a second cancel is a 409', async () => {

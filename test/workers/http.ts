@@ -23,7 +23,7 @@ export type Pending = { resultId: string; stepIndex: number; kind: 'approval' | 
 export type Status = {
   runId: string;
   status: 'running' | 'awaiting_input' | 'ended' | 'halted';
-  error?: string;
+  error: string | null;
   stopReason: string | null;
   finalAnswer: string | null;
   steps: number;

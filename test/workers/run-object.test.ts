@@ -200,11 +200,11 @@ describe('a run whose instance died before its first record (workerd)', () => {
     await runInDurableObject(stubOf(runId), (_o, state) => state.abort('simulated eviction')).catch(() => undefined);
     // As if the instance had died after storing the input and the alarm, before run_started.
     await runInDurableObject(stubOf(runId), (_o, state) => void state.storage.sql.exec('DELETE FROM polyloop_log'));
-    expect(await probe(runId).status()).toEqual({ runId, status: 'running', stopReason: null, finalAnswer: null, steps: 0, validActions: 0, pending: null });
+    expect(await probe(runId).status()).toEqual({ runId, status: 'running', stopReason: null, finalAnswer: null, steps: 0, validActions: 0, pending: null, error: null });
     expect(await alarmOf(runId)).not.toBeNull();
     expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
     const done = await ended(runId);
-    expect(done).toEqual({ runId, status: 'ended', stopReason: 'final_answer', finalAnswer: 'eno owt', steps: 3, validActions: 2, pending: null });
+    expect(done).toEqual({ runId, status: 'ended', stopReason: 'final_answer', finalAnswer: 'eno owt', steps: 3, validActions: 2, pending: null, error: null });
   });
 
   it('is ended cancelled with zero steps by a cancel that arrives before any record, with no alarm left', async () => {
@@ -214,7 +214,7 @@ describe('a run whose instance died before its first record (workerd)', () => {
     await runInDurableObject(stubOf(runId), (_o, state) => void state.storage.sql.exec('DELETE FROM polyloop_log'));
     expect(await probe(runId).cancel()).toEqual({ ok: true });
     const done = await ended(runId);
-    expect(done).toEqual({ runId, status: 'ended', stopReason: 'cancelled', finalAnswer: null, steps: 0, validActions: 0, pending: null });
+    expect(done).toEqual({ runId, status: 'ended', stopReason: 'cancelled', finalAnswer: null, steps: 0, validActions: 0, pending: null, error: null });
     expect(await alarmOf(runId)).toBeNull();
   });
 });
