@@ -5,10 +5,12 @@
  * @module
  */
 import { Client, ProtocolError, SdkError, SdkErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { RequestOptions } from '@modelcontextprotocol/client';
 import { ToolEnvironmentError } from '../core/index.ts';
+import { CALL_HEADER, limitedFetch, RESUME_ATTEMPTS } from './wire.ts';
+import type { McpFetch } from './wire.ts';
 
-/** A `fetch`-compatible function (the global one by default). */
-export type McpFetch = (input: string | URL, init?: RequestInit) => Promise<Response>;
+export type { McpFetch } from './wire.ts';
 
 /** What a {@link McpConnection} needs. */
 export type ConnectionOptions = {
@@ -24,108 +26,17 @@ export type CallAnswer = { readonly kind: 'result'; readonly result: unknown } |
 
 const CLIENT_INFO = { name: 'polyloop', version: '0.1.0' };
 
-/**
- * The `fetch` the SDK's transport is given: no standalone GET stream (see inside); response bodies
- * that stop with an error past `maxBytes` (a server that sends without
- * end must not fill this process's memory before the result could be cut to size), and that tells
- * `onBroken` when the body of a POST (an answer to a call) breaks: the SDK would wait for that
- * answer until its timeout, so the connection fails the calls in flight at once instead.
- */
-export function limitedFetch(inner: McpFetch, maxBytes: number, onBroken: (error: ToolEnvironmentError) => void): McpFetch {
-  // One controller per request in flight, by JSON-RPC request id, so a cancelled call's request
-  // can be closed whether its response headers have arrived yet or not; `cancelled` keeps an id
-  // whose cancellation came first.
-  const open = new Map<unknown, AbortController>();
-  const cancelled = new Set<unknown>();
-  return async (input, init) => {
-    // The GET stream carries only messages the server starts (list changes, logs, requests to
-    // the client), none of which this library takes. Answering it here as the protocol lets a
-    // server answer it (405: no such stream) spares each connection an HTTP connection held open
-    // for nothing — a browser allows six per host, a Worker six at a time.
-    // A GET with Last-Event-ID is another thing: the client resuming a call's answer stream that
-    // the server closed on purpose (the protocol's polling pattern), and it must go through.
-    const method = init?.method ?? 'GET';
-    if (method === 'GET' && !new Headers(init?.headers).has('last-event-id')) return new Response(null, { status: 405, statusText: 'Method Not Allowed' });
-    const sent = parseBody(init?.body);
-    // The 2025 protocol cancels with a notification only and leaves the answer stream open: a
-    // server that does not hear of it (a stateless one) would hold it forever. Closing it is
-    // how such a server learns the caller has gone.
-    if (sent?.method === 'notifications/cancelled') {
-      const target = sent.params?.requestId;
-      const request = open.get(target);
-      if (request) request.abort(new DOMException('the call was cancelled', 'AbortError'));
-      else if (cancelled.add(target).size > 1_000) cancelled.delete(cancelled.values().next().value); // a call that ended unanswered is never sent: bound what it leaves
-    }
-    // Only a request's answer is tracked: a response the client sends carries the server's id, not ours.
-    const id = typeof sent?.method === 'string' ? sent.id : undefined;
-    const own = new AbortController();
-    if (id !== undefined && cancelled.delete(id)) own.abort(new DOMException('the call was cancelled', 'AbortError'));
-    if (id !== undefined) open.set(id, own);
-    const signal = init?.signal ? AbortSignal.any([init.signal, own.signal]) : own.signal;
-    let response: Response;
-    try {
-      response = await inner(input, { ...init, signal });
-    } catch (e) {
-      if (id !== undefined) open.delete(id);
-      throw e;
-    }
-    if (!response.body) {
-      if (id !== undefined) open.delete(id);
-      return response;
-    }
-    const reader = response.body.getReader();
-    // A cancellation that comes while the body is being read closes it (the fetch's own signal
-    // may not reach a body the runtime has already handed over).
-    own.signal.addEventListener('abort', () => void reader.cancel(own.signal.reason).catch(() => undefined), { once: true });
-    let seen = 0;
-    const end = (controller: ReadableStreamDefaultController<Uint8Array>, error?: ToolEnvironmentError): void => {
-      if (id !== undefined) open.delete(id);
-      if (!error) return controller.close();
-      // A stream the transport aborted on purpose (a cancelled call, close()) is not a broken server.
-      if (init?.method === 'POST' && !signal.aborted) onBroken(error);
-      controller.error(error);
-    };
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        let chunk: ReadableStreamReadResult<Uint8Array>;
-        try {
-          chunk = await reader.read();
-        } catch (e) {
-          return end(controller, new ToolEnvironmentError(`the MCP server's response broke off (${e instanceof Error ? e.message : String(e)})`, { cause: e }));
-        }
-        if (chunk.done) return end(controller);
-        seen += chunk.value.byteLength;
-        if (seen <= maxBytes) return controller.enqueue(chunk.value);
-        const error = new ToolEnvironmentError(`the MCP server's response is larger than ${maxBytes} bytes (maxResponseBytes)`);
-        reader.cancel(error).catch(() => undefined); // the body is abandoned either way; the error above is the news
-        return end(controller, error);
-      },
-      cancel: (reason) => reader.cancel(reason),
-    });
-    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
-  };
-}
-
-type SentMessage = { readonly id?: unknown; readonly method?: unknown; readonly params?: { readonly requestId?: unknown } };
-
-/** The JSON-RPC message a request carries (the SDK sends one per POST, as a string), or null. */
-function parseBody(body: unknown): SentMessage | null {
-  if (typeof body !== 'string') return null;
-  try {
-    const parsed: unknown = JSON.parse(body);
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as SentMessage) : null;
-  } catch {
-    return null; // not JSON: nothing to track
-  }
-}
+/** A request in flight: aborting `controller` fails it; `callOnly` when the connection itself still works. */
+type Flight = { readonly controller: AbortController; callOnly: boolean };
 
 /** The connection to one server: connects on first use and again after a call found it broken. */
 export class McpConnection {
   readonly #opts: ConnectionOptions;
   #client: Promise<Client> | null = null;
   #closed = false;
-  /** One controller per call in flight: a broken answer stream fails them (see {@link limitedFetch}). */
-  readonly #inFlight = new Set<AbortController>();
+  /** By key (see `CALL_HEADER`), each request in flight, so its answer stream can fail it (see {@link limitedFetch}). */
+  readonly #inFlight = new Map<string, Flight>();
+  #keys = 0;
 
   constructor(opts: ConnectionOptions) {
     this.#opts = opts;
@@ -139,37 +50,43 @@ export class McpConnection {
 
   /** Every tool the server lists, page after page (the SDK follows `nextCursor`). */
   async listTools(signal: AbortSignal | undefined): Promise<readonly unknown[]> {
-    const used = this.#connected(signal);
-    const client = await used;
-    try {
-      const listed = await client.listTools(undefined, { ...(signal ? { signal } : {}), timeout: this.#opts.timeoutMs });
-      return listed.tools as readonly unknown[];
-    } catch (e) {
-      throw this.#failure('tools/list', e, signal, used);
-    }
+    const listed = await this.#request('tools/list', signal, (client, options) => client.listTools(undefined, options));
+    return listed.tools as readonly unknown[];
   }
 
   /**
    * Call one tool. Resolves with its result, or with the JSON-RPC error the server answered
    * (the server works and said no). Rejects with `signal.reason` when aborted, and with
    * `ToolEnvironmentError` when the server could not be reached or answered nothing usable; the
-   * next call then connects anew.
+   * next call then connects anew, unless only this call went wrong.
    */
   async call(name: string, args: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<CallAnswer> {
+    const refused = (e: unknown): CallAnswer | null => (ProtocolError.isInstance(e) ? { kind: 'refused', code: e.code, message: e.message } : null);
+    const send = async (client: Client, options: RequestOptions): Promise<CallAnswer> => ({ kind: 'result', result: await client.callTool({ name, arguments: { ...args } }, options) });
+    return this.#request(`tools/call ${JSON.stringify(name)}`, signal, send, refused);
+  }
+
+  /**
+   * One request through the client, under a key its answer stream is watched by. `answered` turns
+   * an error that is an answer (the server said no) into a value.
+   */
+  async #request<T>(what: string, signal: AbortSignal | undefined, send: (client: Client, options: RequestOptions) => Promise<T>, answered?: (e: unknown) => T | null): Promise<T> {
     const used = this.#connected(signal);
     const client = await used;
-    const broken = new AbortController();
-    this.#inFlight.add(broken);
+    const key = String(++this.#keys);
+    const flight: Flight = { controller: new AbortController(), callOnly: false };
+    this.#inFlight.set(key, flight);
+    const failed = flight.controller.signal;
     try {
-      const both = AbortSignal.any([signal, broken.signal]);
-      const result = await client.callTool({ name, arguments: { ...args } }, { signal: both, timeout: this.#opts.timeoutMs });
-      return { kind: 'result', result };
+      const both = signal ? AbortSignal.any([signal, failed]) : failed;
+      return await send(client, { signal: both, timeout: this.#opts.timeoutMs, headers: { [CALL_HEADER]: key } });
     } catch (e) {
-      signal.throwIfAborted();
-      if (ProtocolError.isInstance(e)) return { kind: 'refused', code: e.code, message: e.message };
-      throw this.#failure(`tools/call ${JSON.stringify(name)}`, broken.signal.aborted ? broken.signal.reason : e, signal, used);
+      signal?.throwIfAborted();
+      const answer = failed.aborted ? null : (answered?.(e) ?? null);
+      if (answer !== null) return answer;
+      throw this.#failure(what, failed.aborted ? failed.reason : e, signal, used, flight.callOnly);
     } finally {
-      this.#inFlight.delete(broken);
+      this.#inFlight.delete(key);
     }
   }
 
@@ -191,7 +108,13 @@ export class McpConnection {
   async #connect(signal: AbortSignal | undefined): Promise<Client> {
     const { url, headers, fetch: inner, maxResponseBytes, timeoutMs } = this.#opts;
     const base: McpFetch = inner ?? ((input, init) => globalThis.fetch(input, init));
-    const transport = new StreamableHTTPClientTransport(url, { fetch: limitedFetch(base, maxResponseBytes, (e) => this.#broken(e)), requestInit: { headers: { ...headers } } });
+    const events = { broken: (e: ToolEnvironmentError) => this.#broken(e), unanswered: (key: string, e: ToolEnvironmentError) => this.#unanswered(key, e) };
+    const transport = new StreamableHTTPClientTransport(url, {
+      fetch: limitedFetch(base, maxResponseBytes, events),
+      requestInit: { headers: { ...headers } },
+      // The SDK's own defaults, written out so that the count of attempts is the one limitedFetch counts.
+      reconnectionOptions: { initialReconnectionDelay: 1_000, maxReconnectionDelay: 30_000, reconnectionDelayGrowFactor: 1.5, maxRetries: RESUME_ATTEMPTS },
+    });
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     try {
       await client.connect(transport, { ...(signal ? { signal } : {}), timeout: timeoutMs });
@@ -204,23 +127,32 @@ export class McpConnection {
   }
 
   /**
-   * An answer stream broke: fail every call in flight on this connection (the SDK cannot tell
+   * An answer stream broke: fail every request in flight on this connection (the SDK cannot tell
    * which one it belonged to, and would wait for each until its timeout).
    */
   #broken(error: ToolEnvironmentError): void {
-    for (const call of this.#inFlight) call.abort(error);
+    for (const flight of this.#inFlight.values()) flight.controller.abort(error);
+  }
+
+  /** The request `key` will get no answer: fail it now. The connection still works, so it stays. */
+  #unanswered(key: string, error: ToolEnvironmentError): void {
+    const flight = this.#inFlight.get(key);
+    if (!flight || flight.controller.signal.aborted) return;
+    flight.callOnly = true;
+    flight.controller.abort(error);
   }
 
   /**
    * The error a failed request is reported with. The client it used (`used`) is dropped, so the
-   * next call connects anew — unless the request only ran out of time: the connection still
-   * works, and closing it would fail every other call in flight on it (other runs sharing this
-   * registry) for one slow tool. A client a later call already replaced is left alone too.
+   * next call connects anew — unless the request only ran out of time or only it went wrong
+   * (`callOnly`): the connection still works, and closing it would fail every other call in
+   * flight on it (other runs sharing this registry) for one tool. A client a later call already
+   * replaced is left alone too.
    */
-  #failure(what: string, e: unknown, signal: AbortSignal | undefined, used: Promise<Client> | null): unknown {
+  #failure(what: string, e: unknown, signal: AbortSignal | undefined, used: Promise<Client> | null, callOnly = false): unknown {
     if (signal?.aborted) return signal.reason;
     const timedOut = SdkError.isInstance(e) && e.code === SdkErrorCode.RequestTimeout;
-    if (used && !timedOut && this.#client === used) {
+    if (used && !timedOut && !callOnly && this.#client === used) {
       this.#client = null;
       void used.then((c) => c.close()).catch(() => undefined); // closing a broken client may fail too; nothing to add
     }
