@@ -6,7 +6,10 @@
 import { InvalidRequestError } from './errors.ts';
 import type { RequestProblem } from './errors.ts';
 import { jsonProblem, MAX_JSON_DEPTH, messageProblem } from './internal/values.ts';
-import type { AgentConfig, RunRequest } from './request.ts';
+import { unknownKeyProblems } from './options.ts';
+import type { OptionKeys } from './options.ts';
+import type { AgentConfig, AgentDefinition, RunRequest, SyntheticObservations } from './request.ts';
+import type { SkillEntry } from './types.ts';
 import { canonicalJson } from './serialization.ts';
 import { RegistryExecutor, ToolRegistry } from './tools.ts';
 
@@ -29,12 +32,49 @@ class Problems {
     const end = rest === null ? -1 : rest.indexOf(' ');
     this.add(end < 0 ? '' : base + (rest as string).slice(0, end), sentence);
   }
+  /** One problem per key of `value` that `known` lacks, at `path` + the key. */
+  addUnknown(value: object, known: Readonly<Record<string, true>>, where: string, path: string): void {
+    this.list.push(...unknownKeyProblems(value, Object.keys(known), where, { path, noun: 'a field' }));
+  }
   throwIfAny(options: { readonly subject: string; readonly source?: string }): void {
     if (this.list.length > 0) throw new InvalidRequestError(this.list, options);
   }
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+// Every field of each bag, so a misspelt key is named rather than lost; the compiler keeps them complete.
+// `params` too: `defineAgent({ ...agent, model })` spreads a definition's params back in; they are recomputed.
+const AGENT_FIELDS: OptionKeys<AgentDefinition> = {
+  model: true,
+  interpreter: true,
+  store: true,
+  events: true,
+  syntheticObservations: true,
+  params: true,
+};
+const SYNTHETIC_FIELDS: OptionKeys<SyntheticObservations> = { notExecuted: true, envError: true };
+const REQUEST_FIELDS: OptionKeys<RunRequest> = {
+  runId: true,
+  budget: true,
+  executor: true,
+  tools: true,
+  context: true,
+  injections: true,
+  modelBinding: true,
+  modelReplayPolicy: true,
+  observationTemplate: true,
+  toolRenderStyle: true,
+  cancelGraceMs: true,
+};
+const BUDGET_FIELDS: OptionKeys<RunRequest['budget']> = {
+  maxSteps: true,
+  maxValidActions: true,
+  maxContextChars: true,
+  maxTotalTokens: true,
+};
+const CONTEXT_FIELDS: OptionKeys<RunRequest['context']> = { run: true, goal: true };
+const ENTRY_FIELDS: OptionKeys<SkillEntry> = { name: true, text: true };
 const kind = (v: unknown): string => (v === null || v === undefined ? String(v) : Array.isArray(v) ? 'an array' : `a ${typeof v}`);
 
 /** Throws one `InvalidRequestError` naming every missing or malformed field of a definition. */
@@ -44,6 +84,11 @@ export function checkAgentConfig(config: AgentConfig): void {
   if (!isRecord(config)) {
     problems.add('', 'needs a config object');
     return problems.throwIfAny({ subject: 'agent definition', source: 'defineAgent' });
+  }
+  problems.addUnknown(config, AGENT_FIELDS, 'the agent definition', '');
+  if (isRecord(config.syntheticObservations)) {
+    const path = 'syntheticObservations';
+    problems.addUnknown(config.syntheticObservations, SYNTHETIC_FIELDS, path, `${path}.`);
   }
   const present = (['model', 'interpreter', 'store', 'events', 'syntheticObservations'] as const).filter((key) => {
     if (!isRecord(config[key])) add(key, 'is required');
@@ -99,6 +144,7 @@ export function checkRequest(req: RunRequest): void {
     return problems.throwIfAny({ subject: 'run request' });
   }
   const add = (path: string, message: string): void => problems.add(path, `${path} ${message}`);
+  problems.addUnknown(req, REQUEST_FIELDS, 'the run request', 'request.');
   if (typeof req.runId !== 'string') add('request.runId', 'must be a string');
   checkBudget(problems, req.budget);
   const registry = req.tools instanceof ToolRegistry;
@@ -124,6 +170,7 @@ export function checkRequest(req: RunRequest): void {
 
 function checkBudget(problems: Problems, budget: RunRequest['budget']): void {
   if (!isRecord(budget)) return problems.add('request.budget', 'request.budget is required');
+  problems.addUnknown(budget, BUDGET_FIELDS, 'request.budget', 'request.budget.');
   for (const key of ['maxSteps', 'maxValidActions', 'maxContextChars'] as const) {
     const n = budget[key];
     if (!Number.isSafeInteger(n) || n <= 0) problems.add(`request.budget.${key}`, `request.budget.${key} must be a positive integer, got ${JSON.stringify(n)}`);
@@ -140,6 +187,7 @@ function checkBudget(problems: Problems, budget: RunRequest['budget']): void {
  */
 function checkContext(problems: Problems, context: RunRequest['context']): void {
   if (!isRecord(context)) return problems.add('request.context', 'request.context must be an object with run and goal message arrays');
+  problems.addUnknown(context, CONTEXT_FIELDS, 'request.context', 'request.context.');
   let found = problems.list.length;
   for (const key of ['run', 'goal'] as const) {
     const messages: unknown = context[key];
@@ -166,6 +214,7 @@ function checkInjections(problems: Problems, injections: RunRequest['injections'
     }
     entries.forEach((entry: unknown, i) => {
       if (!isRecord(entry)) return problems.add(`${path}[${i}]`, `${path}[${i}] must be a { name, text } object, got ${kind(entry)}`);
+      problems.addUnknown(entry, ENTRY_FIELDS, 'a skill entry', `${path}[${i}].`);
       for (const key of ['name', 'text'] as const) {
         if (typeof entry[key] !== 'string') problems.add(`${path}[${i}].${key}`, `${path}[${i}].${key} must be a string, got ${kind(entry[key])}`);
       }

@@ -2,6 +2,8 @@
  * Two ready event sinks: one that drops every event, one that prints a line per event.
  * @module
  */
+import { checkOptionKeys } from './options.ts';
+import type { OptionKeys } from './options.ts';
 import type { EventSink } from './ports.ts';
 import type { Action, RunEvent } from './types.ts';
 
@@ -26,6 +28,8 @@ export type ConsoleSinkOptions = {
   readonly deltas?: boolean;
 };
 
+const CONSOLE_SINK_OPTIONS: OptionKeys<ConsoleSinkOptions> = { write: true, maxChars: true, deltas: true };
+
 /**
  * An {@link EventSink} that prints one human-readable line per event, prefixed by the run id and
  * the step number (`[sum-1] #0 action add({"a":2,"b":40})`); whitespace in texts is folded and
@@ -35,6 +39,7 @@ export type ConsoleSinkOptions = {
  * const agent = defineAgent({ model, interpreter, store, events: consoleSink(), syntheticObservations });
  */
 export function consoleSink(opts: ConsoleSinkOptions = {}): EventSink {
+  checkOptionKeys(opts, CONSOLE_SINK_OPTIONS, 'consoleSink');
   const maxChars = opts.maxChars ?? 200;
   const deltas = opts.deltas ?? false;
   if (!Number.isSafeInteger(maxChars) || maxChars < 1) throw new RangeError(`consoleSink: maxChars must be a positive integer, got ${String(maxChars)}`);

@@ -6,6 +6,8 @@
  */
 import { dereference, Validator } from '@cfworker/json-schema';
 import { describeError, InvalidRequestError, isPolyLoopError } from './errors.ts';
+import { unknownKeyProblems } from './options.ts';
+import type { OptionKeys } from './options.ts';
 import { MAX_ARGUMENTS_DEPTH, MAX_SCHEMA_DEPTH, plainJsonProblem, schemaProblem } from './tool-schema.ts';
 import type { ActionExecutor, ExecuteContext } from './ports.ts';
 import type {
@@ -156,10 +158,28 @@ export class ToolRegistry implements ToolCatalog {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** Every field of a {@link ToolSpec}: a misspelt `needsAproval` must not leave a tool running unasked. */
+const SPEC_FIELDS: OptionKeys<ToolSpec> = {
+  name: true,
+  description: true,
+  parameters: true,
+  replayPolicy: true,
+  completesRun: true,
+  handler: true,
+  needsApproval: true,
+  answeredBy: true,
+};
+
 /** A spec's fields, each of the kind {@link ToolSpec} declares, or an `InvalidRequestError` naming the tool. */
 function checkSpec(spec: unknown): ToolSpec {
   if (!isObject(spec)) throw new InvalidRequestError(`a tool spec must be an object, got ${describeKind(spec)}`);
-  if (typeof spec['name'] !== 'string' || spec['name'] === '') throw new InvalidRequestError('a tool needs a non-empty name');
+  const named = typeof spec['name'] === 'string' && spec['name'] !== '';
+  const unknown = unknownKeyProblems(spec, Object.keys(SPEC_FIELDS), 'a ToolSpec', { noun: 'a field' });
+  if (unknown.length > 0) {
+    const source = named ? `tool ${JSON.stringify(spec['name'])}` : 'a tool spec';
+    throw new InvalidRequestError(unknown, { source, subject: 'tool spec' });
+  }
+  if (!named) throw new InvalidRequestError('a tool needs a non-empty name');
   const refuse = (what: string): never => {
     throw new InvalidRequestError(`tool ${JSON.stringify(spec['name'])}: ${what}`);
   };
