@@ -5,7 +5,7 @@
  * `@ai-sdk/provider` is types only; nothing of `ai` is needed at run time.
  * @module
  */
-import type { LanguageModelV2, LanguageModelV3, LanguageModelV4 } from '@ai-sdk/provider';
+import type { LanguageModelV2, LanguageModelV3 } from '@ai-sdk/provider';
 import { canonicalJson } from '../core/index.ts';
 import type { DecisionInterpreter, JsonObject, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
 import { toAiSdkPrompt, toAiSdkTools } from './ai-sdk-prompt.ts';
@@ -19,8 +19,24 @@ export { toAiSdkPrompt, toAiSdkTools } from './ai-sdk-prompt.ts';
 export type { AiSdkFunctionTool, AiSdkOpaqueData, AiSdkPromptMessage, AiSdkProviderOptions } from './ai-sdk-prompt.ts';
 export { AiSdkStreamError } from './ai-sdk-stream.ts';
 
-/** An AI SDK language model of any specification version this adapter reads. */
-export type AiSdkLanguageModel = LanguageModelV2 | LanguageModelV3 | LanguageModelV4;
+/**
+ * An AI SDK `LanguageModelV4` (`@ai-sdk/provider` 4.x) as far as this adapter uses it. Described
+ * here rather than imported: the optional peer range takes provider 3.x too, which has no such
+ * name, and these declarations must compile against either.
+ */
+export type AiSdkLanguageModelV4 = {
+  readonly specificationVersion: 'v4';
+  readonly provider: string;
+  readonly modelId: string;
+  doGenerate(options: AiSdkCallOptions): PromiseLike<unknown>;
+  doStream(options: AiSdkCallOptions): PromiseLike<{ readonly stream: ReadableStream<unknown> }>;
+};
+
+/**
+ * An AI SDK language model of any specification version this adapter reads: `LanguageModelV2` and
+ * `V3` as the installed `@ai-sdk/provider` (3.x or 4.x) declares them, and a V4 model.
+ */
+export type AiSdkLanguageModel = LanguageModelV2 | LanguageModelV3 | AiSdkLanguageModelV4;
 
 /** Call settings passed to every call as they are (they change the model's behaviour, so they are in `params`). */
 export type AiSdkCallSettings = {
