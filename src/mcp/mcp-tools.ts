@@ -4,13 +4,13 @@
  * annotations only when the user trusts that server.
  * @module
  */
-import { InvalidRequestError, isPolyLoopError, ToolRegistry } from '../core/index.ts';
+import { InvalidRequestError, isPolyLoopError, ToolEnvironmentError, ToolRegistry } from '../core/index.ts';
 import type { JsonObject, ToolHandler, ToolSpec } from '../core/index.ts';
 import { McpConnection } from './connection.ts';
 import type { McpFetch } from './connection.ts';
 import { needsApprovalOf, mcpReplayPolicy } from './policy.ts';
 import type { McpApproval, McpToolAnnotations, McpToolOverride } from './policy.ts';
-import { DEFAULT_MAX_RESULT_CHARS, renderResult, truncate } from './render.ts';
+import { DEFAULT_MAX_RESULT_CHARS, renderResult, resultProblem, truncate } from './render.ts';
 
 /** Options of {@link mcpTools} and {@link connectMcp}. */
 export type McpToolsOptions = {
@@ -21,7 +21,10 @@ export type McpToolsOptions = {
    * server's annotations are believed — read-only, or idempotent and not destructive → `'safe'`.
    */
   readonly trust?: boolean;
-  /** Put before every tool name, verbatim (`'github_'` makes `create_issue` `github_create_issue`). */
+  /**
+   * Put before every tool name, verbatim (`'github_'` makes `create_issue` `github_create_issue`).
+   * Letters, digits, `_` and `-` only: model providers refuse any other character in a tool name.
+   */
   readonly prefix?: string;
   /** Sent with every request (e.g. `Authorization`); never part of a run's identity. */
   readonly headers?: Readonly<Record<string, string>>;
@@ -125,6 +128,9 @@ function checkOptions(o: McpToolsOptions): Settings {
   };
   if (o.trust !== undefined && typeof o.trust !== 'boolean') fail('trust must be a boolean');
   if (o.prefix !== undefined && typeof o.prefix !== 'string') fail('prefix must be a string');
+  if (typeof o.prefix === 'string' && !/^[a-zA-Z0-9_-]{0,63}$/.test(o.prefix)) {
+    fail(`prefix may hold only letters, digits, _ and - (model providers refuse any other character in a tool name), got ${JSON.stringify(o.prefix)}`);
+  }
   if (o.needsApproval !== undefined && typeof o.needsApproval !== 'boolean' && o.needsApproval !== 'destructive') fail('needsApproval must be a boolean or "destructive"');
   if (o.fetch !== undefined && typeof o.fetch !== 'function') fail('fetch must be a function');
   if (o.include !== undefined && !(Array.isArray(o.include) && o.include.every((n) => typeof n === 'string'))) fail('include must be an array of tool names');
@@ -144,6 +150,9 @@ function checkOptions(o: McpToolsOptions): Settings {
     maxResultChars: positive(o.maxResultChars, 'maxResultChars', DEFAULT_MAX_RESULT_CHARS),
   };
 }
+
+/** The tool names OpenAI and Anthropic accept: a name outside it fails every model call of a run. */
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -168,8 +177,13 @@ function specOf(tool: Record<string, unknown>, s: Settings, connection: McpConne
   if (!isRecord(inputSchema)) refuse(`tool ${JSON.stringify(remote)}: inputSchema is not an object`);
   const hints = isRecord(annotations) ? (annotations as McpToolAnnotations) : undefined;
   const override = Object.hasOwn(s.overrides, remote) ? s.overrides[remote] : undefined;
+  const name = s.prefix + remote;
+  if (!TOOL_NAME.test(name)) {
+    const as = s.prefix === '' ? '' : `as ${JSON.stringify(name)}: `;
+    refuse(`tool ${JSON.stringify(remote)} has a name model providers refuse (${as}only letters, digits, _ and -, at most 64 characters); leave it out with include`);
+  }
   return {
-    name: s.prefix + remote,
+    name,
     description: description as string,
     parameters: inputSchema as JsonObject,
     replayPolicy: mcpReplayPolicy(hints, s.trusted, override),
@@ -186,8 +200,10 @@ function specOf(tool: Record<string, unknown>, s: Settings, connection: McpConne
 function handlerOf(remote: string, maxChars: number, connection: McpConnection): ToolHandler {
   return async (args, { signal }) => {
     const answer = await connection.call(remote, args, signal);
-    const text = answer.kind === 'result' ? renderResult(answer.result) : `The MCP server refused the call: ${answer.message} (JSON-RPC error ${answer.code})`;
-    return truncate(text, maxChars);
+    if (answer.kind === 'refused') return truncate(`The MCP server refused the call: ${answer.message} (JSON-RPC error ${answer.code})`, maxChars);
+    const problem = resultProblem(answer.result);
+    if (problem !== null) throw new ToolEnvironmentError(`MCP server ${connection.where}: tools/call ${JSON.stringify(remote)} answered ${problem}`);
+    return truncate(renderResult(answer.result), maxChars);
   };
 }
 

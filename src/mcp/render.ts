@@ -3,6 +3,7 @@
  * are, their media type and size, or the address they point to), bounded in length. Pure.
  * @module
  */
+import { jsonProblem, MAX_JSON_DEPTH } from '../core/index.ts';
 
 /** Default of {@link McpToolsOptions.maxResultChars}: enough for a page of output, far below a context window. */
 export const DEFAULT_MAX_RESULT_CHARS = 100_000;
@@ -46,16 +47,38 @@ export function renderPart(part: unknown): string {
   }
 }
 
+/** The structured content {@link renderResult} shows (when there are no content parts), or undefined. */
+function shownStructure(r: Record<string, unknown>): unknown {
+  const content = Array.isArray(r['content']) ? r['content'] : [];
+  return content.length === 0 ? r['structuredContent'] : undefined;
+}
+
+/**
+ * Why a `tools/call` result cannot be shown to the model, or null. Only structured content shown
+ * as JSON can be: nested deeper than any value the library keeps (`MAX_JSON_DEPTH`), it would
+ * stop `JSON.stringify` at a depth each runtime puts elsewhere. Content parts are read one field
+ * deep, so whatever is nested in them is never walked.
+ */
+export function resultProblem(result: unknown): string | null {
+  const shown = isRecord(result) ? shownStructure(result) : undefined;
+  if (shown === undefined || jsonProblem(shown, '', MAX_JSON_DEPTH) === null) return null;
+  return `structured content nested more than ${MAX_JSON_DEPTH} levels deep, which cannot be shown to the model`;
+}
+
 /**
  * A `tools/call` result as one text: its content parts, one after the other on their own lines;
  * the structured content as JSON when there are no parts (a server should send both, some send
  * only the latter). An `isError` result is said to be one, so the model reads it as a failure.
+ * Throws a `TypeError` for a result {@link resultProblem} refuses.
  */
 export function renderResult(result: unknown): string {
+  const problem = resultProblem(result);
+  if (problem !== null) throw new TypeError(`a tool result with ${problem}`);
   const r = isRecord(result) ? result : {};
   const content = Array.isArray(r['content']) ? r['content'] : [];
   let body = content.map(renderPart).join('\n');
-  if (content.length === 0 && r['structuredContent'] !== undefined) body = JSON.stringify(r['structuredContent']) ?? '';
+  const shown = shownStructure(r);
+  if (shown !== undefined) body = JSON.stringify(shown) ?? '';
   return r['isError'] === true ? `The tool reported an error: ${body || '(no details)'}` : body;
 }
 
