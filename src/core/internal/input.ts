@@ -24,7 +24,7 @@ export function replyMismatch(reply: InputReply, pending: InputRequest | null, e
   if (reply.resultId !== pending.resultId) return `the open request is ${JSON.stringify(pending.resultId)}, not ${JSON.stringify(reply.resultId)}`;
   const accepted = acceptedReplies(pending.kind, pending.target);
   if (!accepted.includes(reply.kind)) {
-    return `a ${pending.kind} request${pending.kind === 'settle' ? ` of a ${pending.target === 'action' ? 'action' : 'model call'}` : ''} accepts ${accepted.join(', ')}, not ${reply.kind}`;
+    return `a ${pending.kind} request${pending.kind === 'settle' ? ` of ${pending.target === 'action' ? 'an action' : 'a model call'}` : ''} accepts ${accepted.join(', ')}, not ${reply.kind}`;
   }
   return null;
 }

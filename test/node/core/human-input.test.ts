@@ -200,6 +200,7 @@ describe('settlement replaces the in_flight_unknown end', () => {
   it('executed: the person says it happened; recorded with their observation, not run again', async () => {
     const calls: string[] = [];
     const { h, pendingId } = await inDoubt(calls);
+    await expect(resume(h.agent, h.request, { input: { kind: 'approve', resultId: pendingId } })).rejects.toThrow(/a settle request of an action accepts executed, retry, deny, cancel, not approve/);
     const result = await resume(h.agent, h.request, { input: { kind: 'executed', resultId: pendingId, observation: 'noted hello (checked by hand)' } });
     expect(calls).toEqual(['note:hello']);
     expect(result.trajectory[0]).toMatchObject({ actionStatus: 'executed', observation: 'noted hello (checked by hand)' });
@@ -236,7 +237,7 @@ describe('settlement replaces the in_flight_unknown end', () => {
     const again = harness({ store: store.inner, request: { modelReplayPolicy: 'never' }, script: ['{"final":"x"}'] });
     const r = await resume(again.agent, again.request);
     expect(r.pending).toEqual({ resultId: 's0.settle', stepIndex: 0, kind: 'settle', target: 'model_call', decision: null });
-    await expect(resume(again.agent, again.request, { input: { kind: 'executed', resultId: 's0.settle', observation: 'x' } })).rejects.toThrow(/accepts retry, cancel, not executed/);
+    await expect(resume(again.agent, again.request, { input: { kind: 'executed', resultId: 's0.settle', observation: 'x' } })).rejects.toThrow(/a settle request of a model call accepts retry, cancel, not executed/);
     const done = await resume(again.agent, again.request, { input: { kind: 'retry', resultId: 's0.settle' } });
     expect(done).toMatchObject({ stopReason: 'final_answer', finalAnswer: 'x' });
     expect(again.model.calls).toHaveLength(1);
