@@ -2,8 +2,10 @@
  * `toUIMessageStream`: run events as UI message chunks, for a host that drives runs itself.
  * @module
  */
-import type { RunEvent } from '../core/index.ts';
+import type { RunEvent, StepRecord, StopReason, Usage } from '../core/index.ts';
 import type { UIMessageChunk } from 'ai';
+import { describeFailure } from './live-turn.ts';
+import { failureText, TurnChunks } from './turn-chunks.ts';
 
 /** Options of {@link toUIMessageStream}. */
 export type ToUIMessageStreamOptions = {
@@ -13,18 +15,71 @@ export type ToUIMessageStreamOptions = {
 
 /**
  * Map one run's events to UI message chunks (the table in docs/chat.md): `start`, then per
- * step `start-step`, text as it streams (`model_delta`), tool input when decided, tool output
- * when it lands, approvals and denials, `finish-step`; `finish` (after `error` for a run that
- * failed) at `run_ended`, or at a pause for input.
+ * step `start-step`, text as it streams (`model_delta`; a model that does not stream shows its
+ * text when the step finishes), tool input when decided, tool output when it lands, approvals
+ * and denials, `finish-step`; `finish` (after `error` for a run that failed) at `run_ended`, or
+ * when the events end after a request for input. Usage counts the steps the events showed.
  *
  * @example
  * const events = new TransformStream<RunEvent, RunEvent>();
  * const writer = events.writable.getWriter();
- * const sink = { params: {}, deliver: (e: RunEvent) => writer.write(e) };
+ * const agent = defineAgent({ ...config, events: { params: {}, deliver: (e) => writer.write(e) } });
  * const chunks = toUIMessageStream(events.readable, { messageId: 'm1' });
+ * void run(agent, request).finally(() => writer.close());
  */
 export function toUIMessageStream(events: AsyncIterable<RunEvent> | ReadableStream<RunEvent>, options: ToUIMessageStreamOptions = {}): ReadableStream<UIMessageChunk> {
-  void events;
-  void options;
-  throw new Error('toUIMessageStream: not implemented yet');
+  return new ReadableStream<UIMessageChunk>({
+    start(controller) {
+      controller.enqueue({ type: 'start', ...(options.messageId !== undefined ? { messageId: options.messageId } : {}) });
+      void pump(iterate(events), controller);
+    },
+  });
+}
+
+async function pump(events: AsyncIterable<RunEvent>, controller: ReadableStreamDefaultController<UIMessageChunk>): Promise<void> {
+  let chunks: TurnChunks | null = null;
+  const steps: StepRecord[] = [];
+  let paused = false;
+  let ended = false;
+  try {
+    for await (const e of events) {
+      chunks ??= new TurnChunks(e.runId, (c) => controller.enqueue(c));
+      if (e.type === 'step_finished') steps.push(e.step);
+      if (e.type === 'input_requested') paused = true;
+      if (e.type === 'step_started') paused = false;
+      if (e.type === 'run_ended') {
+        chunks.end(ending(e.stopReason, steps));
+        ended = true;
+        continue;
+      }
+      chunks.event(e);
+    }
+    if (!ended && paused && chunks) chunks.end(ending('awaiting_input', steps));
+  } catch (e) {
+    controller.enqueue({ type: 'error', errorText: describeFailure(e) });
+  }
+  controller.close();
+}
+
+function ending(stopReason: StopReason, steps: readonly StepRecord[]): { stopReason: StopReason; usage: Usage; error: string | null } {
+  const usage = { inputTokens: 0, outputTokens: 0 };
+  for (const s of steps) {
+    usage.inputTokens += s.usage?.inputTokens ?? 0;
+    usage.outputTokens += s.usage?.outputTokens ?? 0;
+  }
+  return { stopReason, usage, error: stopReason === 'awaiting_input' ? null : failureText(stopReason, steps) };
+}
+
+async function* iterate(events: AsyncIterable<RunEvent> | ReadableStream<RunEvent>): AsyncIterable<RunEvent> {
+  if (!(events instanceof ReadableStream)) return yield* events;
+  const reader = events.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    reader.releaseLock();
+  }
 }

@@ -3,14 +3,44 @@
  * the UI message stream protocol over SSE.
  * @module
  */
+import { isPolyLoopError } from '../core/index.ts';
+import type { UIMessageChunk } from 'ai';
+import { chatEngine } from './engine.ts';
+import { checkChatOptions } from './options.ts';
 import type { ChatHandlerOptions } from './types.ts';
+
+/** Default largest POST body: 1 MiB. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+/** The headers of a UI message stream response (as the AI SDK's own `createUIMessageStreamResponse` sends them). */
+export const UI_MESSAGE_STREAM_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+  'x-vercel-ai-ui-message-stream': 'v1',
+  'x-accel-buffering': 'no',
+});
+
+/** An error response's code. */
+type ErrorCode = 'bad_request' | 'not_found' | 'method_not_allowed' | 'conflict' | 'payload_too_large' | 'internal';
+
+class HttpError extends Error {
+  readonly status: number;
+  readonly code: ErrorCode;
+  constructor(status: number, code: ErrorCode, message: string) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
 
 /**
  * A fetch-style handler for `useChat`'s `DefaultChatTransport`: `POST <base>` with the
  * transport's body streams the turn (`x-vercel-ai-ui-message-stream: v1`, SSE, `data: [DONE]`
  * last); `GET <base>/:chatId/stream` reconnects (`204` when no turn runs). Errors are JSON
- * `{ error: { code, message } }`: `400 bad_request`, `404 not_found`, `405`, `409 conflict`,
- * `413 payload_too_large`.
+ * `{ error: { code, message } }`: `400 bad_request`, `404 not_found`, `405 method_not_allowed`,
+ * `409 conflict`, `413 payload_too_large`, `500 internal` (no detail). A client that goes away
+ * ends its stream, never the turn: it runs on, and a reconnect follows it.
  *
  * @example
  * const handle = chatHandler({ agent, store: new FileStore({ dir: './chats' }), request });
@@ -18,6 +48,93 @@ import type { ChatHandlerOptions } from './types.ts';
  * app.get('/api/chat/:id/stream', (c) => handle(c.req.raw));
  */
 export function chatHandler(options: ChatHandlerOptions): (req: Request) => Promise<Response> {
-  void options;
-  throw new Error('chatHandler: not implemented yet');
+  checkChatOptions(options, ['agent', 'store', 'request', 'waitUntil', 'maxBodyBytes'], 'chatHandler');
+  const { maxBodyBytes = DEFAULT_MAX_BODY_BYTES, ...rest } = options;
+  const engine = chatEngine(rest);
+  return async (req: Request): Promise<Response> => {
+    try {
+      if (req.method === 'POST') return sse(await engine.post(await readJson(req, maxBodyBytes), { signal: req.signal }));
+      if (req.method === 'GET') {
+        const stream = await engine.reconnect(chatIdOfPath(new URL(req.url).pathname), { signal: req.signal });
+        return stream === null ? new Response(null, { status: 204 }) : sse(stream);
+      }
+      return errorResponse(new HttpError(405, 'method_not_allowed', 'use POST to send a message, GET …/:chatId/stream to reconnect'), { allow: 'GET, POST' });
+    } catch (e) {
+      return errorResponse(e);
+    }
+  };
+}
+
+/** `…/:chatId/stream` → chatId (decoded; the engine checks it). */
+function chatIdOfPath(pathname: string): string {
+  const segments = pathname.split('/');
+  const last = segments.at(-1);
+  const id = segments.at(-2);
+  if (last !== 'stream' || id === undefined || id === '') throw new HttpError(404, 'not_found', 'reconnect with GET …/:chatId/stream');
+  try {
+    return decodeURIComponent(id);
+  } catch {
+    throw new HttpError(400, 'bad_request', 'the chat id in the path is not valid percent-encoding');
+  }
+}
+
+/** The body as JSON, read up to `max` bytes: 413 beyond, 400 for anything but UTF-8 JSON. */
+async function readJson(req: Request, max: number): Promise<unknown> {
+  const declared = Number(req.headers.get('content-length') ?? '0');
+  if (declared > max) throw tooLarge(max);
+  if (req.body === null) throw new HttpError(400, 'bad_request', 'the body must be JSON');
+  const reader = req.body.getReader();
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => undefined); // the refusal stands whatever the cancel does
+      throw tooLarge(max);
+    }
+    parts.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const p of parts) {
+    bytes.set(p, at);
+    at += p.byteLength;
+  }
+  try {
+    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes)) as unknown;
+  } catch {
+    throw new HttpError(400, 'bad_request', 'the body must be JSON (UTF-8)');
+  }
+}
+
+const tooLarge = (max: number): HttpError => new HttpError(413, 'payload_too_large', `the body is over ${max} bytes`);
+
+/** The chunks as SSE: `data: <json>` each, `data: [DONE]` last. */
+function sse(stream: ReadableStream<UIMessageChunk>): Response {
+  const body = stream
+    .pipeThrough(
+      new TransformStream<UIMessageChunk, string>({
+        transform: (chunk, c) => c.enqueue(`data: ${JSON.stringify(chunk)}\n\n`),
+        flush: (c) => c.enqueue('data: [DONE]\n\n'),
+      }),
+    )
+    .pipeThrough(new TextEncoderStream());
+  return new Response(body, { status: 200, headers: { ...UI_MESSAGE_STREAM_HEADERS } });
+}
+
+function errorResponse(e: unknown, headers: Record<string, string> = {}): Response {
+  const err = toHttpError(e);
+  return new Response(JSON.stringify({ error: { code: err.code, message: err.message } }), {
+    status: err.status,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+}
+
+function toHttpError(e: unknown): HttpError {
+  if (e instanceof HttpError) return e;
+  if (isPolyLoopError(e, 'invalid_request')) return new HttpError(400, 'bad_request', e.message);
+  if (isPolyLoopError(e, 'invalid_input') || isPolyLoopError(e, 'run_locked')) return new HttpError(409, 'conflict', e.message);
+  return new HttpError(500, 'internal', 'the chat turn could not be served');
 }

@@ -2,20 +2,42 @@
  * `localChatTransport`: the chat engine as a `ChatTransport`, so a page runs its turns itself.
  * @module
  */
-import type { ChatTransport, UIMessage } from 'ai';
+import type { ChatTransport, UIMessage, UIMessageChunk } from 'ai';
+import { chatEngine } from './engine.ts';
+import { checkChatOptions } from './options.ts';
 import type { LocalChatTransportOptions } from './types.ts';
 
 /**
  * A `ChatTransport` that runs each turn in the page (usually on an `IndexedDBStore`):
  * `sendMessages` posts to the chat engine, `reconnectToStream` continues a turn a reload
  * interrupted (its log replayed, then the turn resumed and followed). Replays start from the
- * turn's beginning (`resumeStreamIsReplay: true`).
+ * turn's beginning (`resumeStreamIsReplay: true`). Errors reject `sendMessages` as the engine
+ * throws them (`InvalidRequestError`, `InvalidInputError`, `RunLockedError`).
  *
  * @example
  * const transport = localChatTransport({ agent, store: new IndexedDBStore({ dbName: 'chat' }), request });
  * const chat = useChat({ id, transport, messages: await loadChat(store, id), resume: true });
  */
 export function localChatTransport(options: LocalChatTransportOptions): ChatTransport<UIMessage> {
-  void options;
-  throw new Error('localChatTransport: not implemented yet');
+  checkChatOptions(options, ['agent', 'store', 'request'], 'localChatTransport');
+  const engine = chatEngine(options);
+  return {
+    resumeStreamIsReplay: true,
+    async sendMessages({ chatId, messages, trigger, messageId, abortSignal, body }) {
+      const posted = { ...(typeof body === 'object' && body !== null ? body : {}), id: chatId, messages, trigger, messageId };
+      return copies(await engine.post(posted, abortSignal ? { signal: abortSignal } : {}));
+    },
+    async reconnectToStream({ chatId, abortSignal }) {
+      const stream = await engine.reconnect(chatId, abortSignal ? { signal: abortSignal } : {});
+      return stream === null ? null : copies(stream);
+    },
+  };
+}
+
+/**
+ * Each chunk copied: the AI SDK keeps data chunks as message parts and changes them in place,
+ * and a chunk object is shared by every stream of a turn (HTTP gets copies by serialising).
+ */
+function copies(stream: ReadableStream<UIMessageChunk>): ReadableStream<UIMessageChunk> {
+  return stream.pipeThrough(new TransformStream<UIMessageChunk, UIMessageChunk>({ transform: (chunk, c) => c.enqueue(structuredClone(chunk)) }));
 }

@@ -29,6 +29,7 @@ export { STANDARD_SYNTHETIC_OBSERVATIONS } from './standard-observations.ts';
 export { checkRequest as validateRunRequest } from './request-checks.ts';
 export type { AgentConfig, AgentDefinition, AgentParams, ResumeOptions, RunOptions, RunRequest, SyntheticObservations } from './request.ts';
 export { exportRun, importRun, readRunLog } from './run-log.ts';
+export { conversationOf } from './conversation.ts';
 export { defineAgent, resume, run } from './run.ts';
 export { identityMismatch, identitySnapshot } from './snapshot.ts';
 export type { ActionExecutor, DecisionInterpreter, EventSink, ExecuteContext, ModelCall, ModelCaller, ReadLogOptions, ReleaseLease, RunStore, StoreWarning } from './ports.ts';

@@ -1,0 +1,299 @@
+/**
+ * One turn's UI message chunks, from its log records (a replay) or its run events (live), or
+ * both in sequence: the records a driver found, then the events it delivers. Every chunk is
+ * sent once — a step a resumed driver starts again, a tool whose input the log already showed —
+ * so a stream that replays a log and then follows the run assembles what an uninterrupted stream
+ * would have. The table is in docs/chat.md.
+ * @module
+ */
+import { acceptedReplies } from '../core/index.ts';
+import type { Action, EndReason, InputReply, InputRequestKind, LogRecord, RunEvent, StepActionStatus, StepRecord, StopReason, Usage } from '../core/index.ts';
+import type { UIMessageChunk } from 'ai';
+
+/** What the AI SDK's `finish` chunk says, for each way a turn stops. */
+export type ChunkFinishReason = 'stop' | 'length' | 'error' | 'other' | 'tool-calls';
+
+/** How a turn's stream ends: its stop reason, tokens, and the failure text of a failed run. */
+export type TurnEnding = { readonly stopReason: StopReason; readonly usage: Usage; readonly error: string | null };
+
+/** The metadata of a turn's assistant message (`finish.messageMetadata`). */
+export type TurnMetadata = { readonly runId: string; readonly stopReason: StopReason; readonly usage: Usage };
+
+const FINISH: Readonly<Record<StopReason, ChunkFinishReason>> = {
+  final_answer: 'stop',
+  env_completed: 'stop',
+  tool_completed: 'stop',
+  max_steps: 'length',
+  max_valid_actions: 'length',
+  max_tokens: 'length',
+  context_limit: 'length',
+  model_error: 'error',
+  interpreter_error: 'error',
+  env_error: 'error',
+  cancelled: 'other',
+  in_flight_unknown: 'other',
+  awaiting_input: 'tool-calls',
+};
+
+/** The `finish` reason of a stop reason. */
+export function chunkFinishReason(stopReason: StopReason): ChunkFinishReason {
+  return FINISH[stopReason] ?? 'other';
+}
+
+/** What a tool part of a cancelled turn says. */
+const CANCELLED = 'The turn was cancelled before this tool call ran.';
+
+type ToolPart = { readonly toolCallId: string; readonly toolName: string; readonly dynamic: boolean; approved: boolean | null; output: boolean };
+
+/** A reply as far as the stream shows it. */
+type ShownReply = { readonly text: string; readonly reasoning: string | null };
+
+/** A turn's chunks, each sent once; `emit` receives them in order. */
+export class TurnChunks {
+  readonly #runId: string;
+  readonly #emit: (chunk: UIMessageChunk) => void;
+  /** Called after a reply to `resultId` was shown: where a stream that answers it starts. */
+  readonly #onReply: (resultId: string) => void;
+  readonly #started = new Set<number>();
+  readonly #finished = new Set<number>();
+  readonly #text = new Map<number, 'open' | 'closed'>();
+  readonly #reasoning = new Set<number>();
+  readonly #tools = new Map<number, ToolPart>();
+  readonly #settles = new Map<string, Record<string, unknown>>();
+  readonly #asked = new Set<string>();
+  readonly #approvals = new Set<string>();
+
+  constructor(runId: string, emit: (chunk: UIMessageChunk) => void, onReply: (resultId: string) => void = () => undefined) {
+    this.#runId = runId;
+    this.#emit = emit;
+    this.#onReply = onReply;
+  }
+
+  /** The tool part of step `i`, once shown. */
+  toolOf(stepIndex: number): { readonly toolCallId: string; readonly toolName: string } | undefined {
+    return this.#tools.get(stepIndex);
+  }
+
+  /** The resultId of the answer request about the tool part `toolCallId` (a person fills it in), or null. */
+  requestOfTool(toolCallId: string): string | null {
+    for (const [i, tool] of this.#tools) if (tool.toolCallId === toolCallId) return `s${i}.input`;
+    return null;
+  }
+
+  /** One log record, as a replay shows it. `run_started` and `run_ended` show nothing here (see {@link end}). */
+  record(rec: LogRecord): void {
+    switch (rec.kind) {
+      case 'intent':
+        this.startStep(rec.stepIndex);
+        if (rec.intent === 'action') this.toolInput(rec.stepIndex, rec.decision.action);
+        return;
+      case 'result':
+        this.startStep(rec.stepIndex);
+        this.reply(rec.stepIndex, { text: rec.reply.text, reasoning: rec.reply.reasoning });
+        return;
+      case 'input_request':
+        this.startStep(rec.stepIndex);
+        this.request(rec.stepIndex, rec.resultId, rec.request.kind, rec.request.target, rec.request.decision?.action ?? null);
+        return;
+      case 'input':
+        this.received(rec.stepIndex, rec.resultId, rec.reply);
+        return;
+      case 'step':
+        this.stepDone(rec.step, rec.actionResult?.outcome.observation ?? null);
+        return;
+      default:
+        return;
+    }
+  }
+
+  /**
+   * One run event, as a live stream shows it. `run_ended` shows nothing here: the host ends the
+   * stream with {@link end} once it knows the run's result (tokens, failure text).
+   */
+  event(e: RunEvent): void {
+    switch (e.type) {
+      case 'step_started':
+        return this.startStep(e.stepIndex);
+      case 'model_delta':
+        return this.delta(e.stepIndex, e.delta);
+      case 'model_call_finished':
+        return this.closeText(e.stepIndex);
+      case 'action_started':
+        return this.toolInput(e.stepIndex, e.action);
+      case 'action_finished':
+        return this.output(e.stepIndex, e.outcome.status, e.outcome.observation);
+      case 'input_requested':
+        return this.request(e.stepIndex, e.resultId, e.request.kind, e.request.target, e.request.decision?.action ?? null);
+      case 'input_received':
+        return this.received(e.stepIndex, e.resultId, { kind: e.kind });
+      case 'step_finished':
+        return this.stepDone(e.step, null);
+      default:
+        return;
+    }
+  }
+
+  /** `start-step`, once per step. */
+  startStep(stepIndex: number): void {
+    if (this.#started.has(stepIndex)) return;
+    this.#started.add(stepIndex);
+    this.#emit({ type: 'start-step' });
+  }
+
+  /** A text delta of step `i`'s model call: opens the step's text part on the first one. */
+  delta(stepIndex: number, delta: string): void {
+    if (delta === '' || this.#text.get(stepIndex) === 'closed') return;
+    const id = textId(stepIndex);
+    if (!this.#text.has(stepIndex)) {
+      this.startStep(stepIndex);
+      this.#text.set(stepIndex, 'open');
+      this.#emit({ type: 'text-start', id });
+    }
+    this.#emit({ type: 'text-delta', id, delta });
+  }
+
+  /** Close step `i`'s text part if it is open. */
+  closeText(stepIndex: number): void {
+    if (this.#text.get(stepIndex) !== 'open') return;
+    this.#text.set(stepIndex, 'closed');
+    this.#emit({ type: 'text-end', id: textId(stepIndex) });
+  }
+
+  /**
+   * A finished reply of step `i`: its reasoning, then its text as one part — each unless already
+   * shown (text that streamed in is closed, not repeated).
+   */
+  reply(stepIndex: number, reply: ShownReply): void {
+    this.startStep(stepIndex);
+    this.reasoning(stepIndex, reply.reasoning);
+    if (this.#text.get(stepIndex) === 'open') return this.closeText(stepIndex);
+    if (this.#text.has(stepIndex) || reply.text === '') return;
+    this.#text.set(stepIndex, 'closed');
+    const id = textId(stepIndex);
+    this.#emit({ type: 'text-start', id });
+    this.#emit({ type: 'text-delta', id, delta: reply.text });
+    this.#emit({ type: 'text-end', id });
+  }
+
+  /** Step `i`'s reasoning as one part, once. */
+  reasoning(stepIndex: number, reasoning: string | null): void {
+    if (reasoning === null || reasoning === '' || this.#reasoning.has(stepIndex)) return;
+    this.#reasoning.add(stepIndex);
+    const id = `s${stepIndex}.reasoning`;
+    this.#emit({ type: 'reasoning-start', id });
+    this.#emit({ type: 'reasoning-delta', id, delta: reasoning });
+    this.#emit({ type: 'reasoning-end', id });
+  }
+
+  /** The step's action as a tool part with its input, once: a tool call as `tool-<name>`, code as the dynamic tool `code`. */
+  toolInput(stepIndex: number, action: Action): void {
+    if (this.#tools.has(stepIndex)) return;
+    this.startStep(stepIndex);
+    this.closeText(stepIndex);
+    const toolCallId = (action.kind === 'tool_call' ? action.id : undefined) ?? `${this.#runId}:s${stepIndex}`;
+    if (action.kind === 'tool_call') {
+      this.#tools.set(stepIndex, { toolCallId, toolName: action.name, dynamic: false, approved: null, output: false });
+      this.#emit({ type: 'tool-input-available', toolCallId, toolName: action.name, input: action.arguments });
+    } else {
+      this.#tools.set(stepIndex, { toolCallId, toolName: 'code', dynamic: true, approved: null, output: false });
+      this.#emit({ type: 'tool-input-available', toolCallId, toolName: 'code', input: { source: action.source }, dynamic: true });
+    }
+  }
+
+  /** An input request: an approval request on the tool part, a tool part to fill, or a settlement data part. */
+  request(stepIndex: number, resultId: string, kind: InputRequestKind, target: 'action' | 'model_call', action: Action | null): void {
+    if (this.#asked.has(resultId)) return;
+    this.#asked.add(resultId);
+    this.startStep(stepIndex);
+    if (action !== null) this.toolInput(stepIndex, action);
+    const tool = this.#tools.get(stepIndex);
+    if (kind === 'approval' && tool) {
+      this.#approvals.add(resultId);
+      this.#emit({ type: 'tool-approval-request', approvalId: approvalIdOf(this.#runId, resultId), toolCallId: tool.toolCallId });
+    } else if (kind === 'settle') {
+      const data = { runId: this.#runId, resultId, stepIndex, target, action, accepts: [...acceptedReplies('settle', target)] };
+      this.#settles.set(resultId, data);
+      this.#emit({ type: 'data-polyloop-settle', id: settleIdOf(this.#runId, resultId), data });
+    }
+  }
+
+  /**
+   * A reply landed: on an approval, `tool-approval-response`; on a settlement, its data part
+   * again with the reply. A live event knows only the kind: a denial's reason is then not shown.
+   */
+  received(stepIndex: number, resultId: string, reply: Pick<InputReply, 'kind'> & { readonly reason?: string }): void {
+    const settle = this.#settles.get(resultId);
+    const tool = this.#tools.get(stepIndex);
+    if (settle) {
+      const data = { ...settle, reply: { ...reply, resultId } };
+      this.#emit({ type: 'data-polyloop-settle', id: settleIdOf(this.#runId, resultId), data });
+    } else if (tool && tool.approved === null && this.#approvals.has(resultId) && reply.kind !== 'answer') {
+      tool.approved = reply.kind === 'approve';
+      const reason = reply.kind === 'cancel' ? { reason: CANCELLED } : reply.kind === 'deny' && typeof reply.reason === 'string' ? { reason: reply.reason } : {};
+      this.#emit({ type: 'tool-approval-response', approvalId: approvalIdOf(this.#runId, resultId), approved: tool.approved, ...reason });
+      // A cancelled turn never finishes the step: its tool part ends here.
+      if (reply.kind === 'cancel') this.output(stepIndex, 'denied', CANCELLED);
+    } else if (tool && reply.kind === 'cancel') {
+      this.output(stepIndex, 'not_executed', CANCELLED);
+    }
+    this.#onReply(resultId);
+  }
+
+  /**
+   * The step's tool output, once: `tool-output-available` for an executed action,
+   * `tool-output-denied` for one a person refused at its approval, `tool-output-error` for the
+   * rest (not executed, environment error, refused without an approval request).
+   */
+  output(stepIndex: number, status: StepActionStatus, observation: string): void {
+    const tool = this.#tools.get(stepIndex);
+    if (!tool || tool.output) return;
+    tool.output = true;
+    const { toolCallId } = tool;
+    const dynamic = tool.dynamic ? { dynamic: true } : {};
+    if (status === 'executed') this.#emit({ type: 'tool-output-available', toolCallId, output: observation, ...dynamic });
+    else if (status === 'denied' && tool.approved === false) this.#emit({ type: 'tool-output-denied', toolCallId });
+    else this.#emit({ type: 'tool-output-error', toolCallId, errorText: observation, ...dynamic });
+  }
+
+  /** A completed step: what no earlier record or event showed of it (text, reasoning, tool output), then `finish-step`. */
+  stepDone(step: StepRecord, observation: string | null): void {
+    const i = step.stepIndex;
+    this.startStep(i);
+    if (this.#text.get(i) === 'open') this.closeText(i);
+    else this.reply(i, { text: step.modelText ?? '', reasoning: null });
+    this.reasoning(i, step.reasoning);
+    if (step.decision === 'action' && step.actionStatus !== null) this.output(i, step.actionStatus, observation ?? step.observation ?? '');
+    if (this.#finished.has(i)) return;
+    this.#finished.add(i);
+    this.#emit({ type: 'finish-step' });
+  }
+
+  /** The end of a stream: `error` with the failure text of a failed run, then `finish`. */
+  end(ending: TurnEnding): void {
+    for (const [i, state] of this.#text) if (state === 'open') this.closeText(i);
+    if (ending.error !== null) this.#emit({ type: 'error', errorText: ending.error });
+    const messageMetadata: TurnMetadata = { runId: this.#runId, stopReason: ending.stopReason, usage: ending.usage };
+    this.#emit({ type: 'finish', finishReason: chunkFinishReason(ending.stopReason), messageMetadata });
+  }
+}
+
+/** A step's text part id. */
+function textId(stepIndex: number): string {
+  return `s${stepIndex}.text`;
+}
+
+/** The approval id of an input request: unique in the chat (it names the turn's run). */
+export function approvalIdOf(runId: string, resultId: string): string {
+  return `${runId}:${resultId}`;
+}
+
+/** The id of a settlement's data part. */
+export function settleIdOf(runId: string, resultId: string): string {
+  return `${runId}:${resultId}`;
+}
+
+/** The failure text an ended run shows (`error` chunk): the last step's, for the three failures. */
+export function failureText(stopReason: EndReason, trajectory: readonly StepRecord[]): string | null {
+  if (stopReason !== 'model_error' && stopReason !== 'interpreter_error' && stopReason !== 'env_error') return null;
+  return trajectory.at(-1)?.observation ?? null;
+}

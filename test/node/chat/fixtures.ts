@@ -1,0 +1,151 @@
+/**
+ * A chat for tests: a scripted model that records what it saw (and can stream its text), four
+ * tools (a safe one, one that needs approval, one a person answers, one that must run once),
+ * the real `DefaultChatTransport` over `chatHandler` (no socket: its fetch calls the handler),
+ * and chunk helpers that check every chunk against the AI SDK's own schema.
+ */
+import { safeValidateTypes } from '@ai-sdk/provider-utils';
+import { DefaultChatTransport, readUIMessageStream, uiMessageChunkSchema } from 'ai';
+import type { UIMessage, UIMessageChunk } from 'ai';
+import { expect } from 'vitest';
+import { nativeToolInterpreter } from '../../../src/adapters/tool-interpreter.ts';
+import { chatHandler } from '../../../src/chat/index.ts';
+import type { ChatTurn } from '../../../src/chat/index.ts';
+import { defineAgent, InMemoryStore, silentSink, STANDARD_SYNTHETIC_OBSERVATIONS, ToolRegistry } from '../../../src/core/index.ts';
+import type { AgentDefinition, Message, ModelCall, ModelCaller, ModelReply, RunRequest, RunStore } from '../../../src/core/index.ts';
+
+/** One scripted reply: text, reasoning, and at most one tool call. */
+export type Say = { readonly text?: string; readonly reasoning?: string; readonly call?: { readonly name: string; readonly args: Record<string, unknown>; readonly id?: string } };
+
+export type ChatModel = ModelCaller & {
+  /** The messages of every call, copied. */
+  readonly seen: Message[][];
+  /** Replies not yet given. */
+  readonly left: () => number;
+};
+
+/**
+ * Replies in order across every run (every turn); `stream: true` sends the text as deltas of a
+ * few characters each before replying. `gate` holds each call until it resolves.
+ */
+export function chatModel(replies: readonly Say[], opts: { readonly stream?: boolean; readonly gate?: (callSeq: number) => Promise<void> } = {}): ChatModel {
+  const queue = [...replies];
+  const seen: Message[][] = [];
+  let n = 0;
+  return {
+    params: Object.freeze({ model: 'chat-scripted' }),
+    seen,
+    left: () => queue.length,
+    async call(call: ModelCall): Promise<ModelReply> {
+      seen.push(structuredClone([...call.messages]));
+      const k = n++;
+      await opts.gate?.(k);
+      const say = queue.shift();
+      if (!say) throw new Error(`no scripted reply for call ${k}`);
+      const text = say.text ?? '';
+      if (opts.stream) for (let i = 0; i < text.length; i += 4) call.onDelta?.(text.slice(i, i + 4));
+      const toolCalls = say.call ? [{ id: say.call.id ?? `call-${k}`, name: say.call.name, arguments: say.call.args as never }] : [];
+      return { callId: `reply-${k}`, text, reasoning: say.reasoning ?? null, toolCalls, usage: { inputTokens: 10, outputTokens: 5 } };
+    },
+  };
+}
+
+export type Counters = { add: number; charge: number; send: number };
+
+/** The tools: `add` (safe), `send_email` (needs approval, never), `ask_user` (a person answers), `charge` (never). */
+export function chatTools(counters: Counters): ToolRegistry {
+  const object = (props: Record<string, unknown>) => ({ type: 'object', properties: props, required: Object.keys(props), additionalProperties: false });
+  return ToolRegistry.of([
+    { name: 'add', description: 'Adds two numbers', parameters: object({ a: { type: 'number' }, b: { type: 'number' } }), replayPolicy: 'safe', handler: async (args) => {
+      counters.add++;
+      const { a, b } = args as { a: number; b: number };
+      return String(a + b);
+    } },
+    { name: 'send_email', description: 'Sends an email', parameters: object({ to: { type: 'string' } }), needsApproval: true, handler: async (args) => {
+      counters.send++;
+      return `sent to ${(args as { to: string }).to}`;
+    } },
+    { name: 'ask_user', description: 'Asks the user', parameters: object({ question: { type: 'string' } }), answeredBy: 'human' },
+    { name: 'charge', description: 'Charges a card', parameters: object({ cents: { type: 'number' } }), handler: async () => {
+      counters.charge++;
+      return 'charged';
+    } },
+  ]);
+}
+
+export const SYSTEM: Message = { role: 'system', content: [{ type: 'text', text: 'You are a test assistant.' }] };
+
+export type TestChat = {
+  readonly model: ChatModel;
+  readonly store: RunStore;
+  readonly agent: AgentDefinition;
+  readonly counters: Counters;
+  readonly request: (turn: ChatTurn) => RunRequest;
+  readonly handle: (req: Request) => Promise<Response>;
+  readonly transport: DefaultChatTransport<UIMessage>;
+};
+
+/** A chat over `store` (a fresh in-memory one by default) with the real `DefaultChatTransport` in front of `chatHandler`. */
+export function testChat(model: ChatModel, opts: { readonly store?: RunStore } = {}): TestChat {
+  const store = opts.store ?? new InMemoryStore();
+  const counters: Counters = { add: 0, charge: 0, send: 0 };
+  const tools = chatTools(counters);
+  const agent = defineAgent({ model, interpreter: nativeToolInterpreter('test'), store: new InMemoryStore(), events: silentSink(), syntheticObservations: STANDARD_SYNTHETIC_OBSERVATIONS });
+  const request = ({ runId, goal, context }: ChatTurn): RunRequest => ({
+    runId,
+    budget: { maxSteps: 80, maxValidActions: 80, maxContextChars: 1_000_000 },
+    executor: tools.executor(),
+    tools,
+    context: { run: [SYSTEM, ...context], goal },
+    injections: {},
+    modelBinding: {},
+    modelReplayPolicy: 'safe',
+    observationTemplate: '{observation}',
+    toolRenderStyle: 'none',
+    cancelGraceMs: 1000,
+  });
+  const handle = chatHandler({ agent, store, request });
+  const transport = new DefaultChatTransport<UIMessage>({ api: 'http://chat.test/api/chat', fetch: (url, init) => handle(new Request(String(url), init)) });
+  return { model, store, agent, counters, request, handle, transport };
+}
+
+/** Every chunk of a stream, each checked against the AI SDK's `uiMessageChunkSchema`. */
+export async function chunksOf(stream: ReadableStream<UIMessageChunk>): Promise<UIMessageChunk[]> {
+  const out: UIMessageChunk[] = [];
+  for await (const chunk of stream as unknown as AsyncIterable<UIMessageChunk>) {
+    const checked = await safeValidateTypes({ value: chunk, schema: uiMessageChunkSchema });
+    expect(checked.success, JSON.stringify(chunk)).toBe(true);
+    out.push(chunk);
+  }
+  return out;
+}
+
+/** The message `readUIMessageStream` assembles from `chunks` (continuing `from`, as `useChat` does for a POST answering a turn). */
+export async function assemble(chunks: readonly UIMessageChunk[], from?: UIMessage): Promise<UIMessage> {
+  const stream = new ReadableStream<UIMessageChunk>({
+    start(c) {
+      for (const chunk of chunks) c.enqueue(structuredClone(chunk));
+      c.close();
+    },
+  });
+  let last: UIMessage | undefined;
+  const errors: unknown[] = [];
+  for await (const m of readUIMessageStream({ stream, ...(from ? { message: structuredClone(from) } : {}), onError: (e) => errors.push(e) })) last = m;
+  if (!last) throw new Error('no message assembled');
+  return JSON.parse(JSON.stringify(last)) as UIMessage;
+}
+
+/** A user message as `useChat` sends it. */
+export function userMessage(text: string, id = `u-${text}`): UIMessage {
+  return { id, role: 'user', parts: [{ type: 'text', text }] };
+}
+
+/** POST `messages` through the transport; the chunks, each checked. */
+export async function send(chat: TestChat, chatId: string, messages: UIMessage[], messageId?: string): Promise<UIMessageChunk[]> {
+  return chunksOf(await chat.transport.sendMessages({ chatId, messages, trigger: 'submit-message', messageId, abortSignal: undefined }));
+}
+
+/** The text of a message's text parts, joined. */
+export function textOf(m: UIMessage): string {
+  return m.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
+}
