@@ -4,8 +4,8 @@
  * registration so that a schema the validator would misread or throw on (`properties: 5`,
  * `type: 'banana'`, a `pattern` that is no regular expression, a `$ref` that points nowhere) is
  * refused with its path instead of failing in the middle of a run; and a plain-JSON check of
- * schemas and arguments. Pure and synchronous; no `eval`, so it runs in workerd. Imports nothing:
- * `tools.ts` may not import `internal/*` (SPEC §1 rule 3), so this is its own leaf.
+ * schemas and arguments. Pure and synchronous; no `eval`, so it runs in workerd. Imports only the
+ * pattern matcher: `tools.ts` may not import `internal/*`, so this is its own leaf.
  *
  * Why not the official meta-schema: it is written with `$dynamicRef`, which the validator we use
  * (`@cfworker/json-schema`) does not implement, and it would be one more large file to ship. This
@@ -13,6 +13,7 @@
  * annotations and pass unread, as the specification says.
  * @module
  */
+import { compilePattern } from './linear-pattern.ts';
 
 /**
  * The deepest nesting a tool's parameter schema may have: the record depth limit
@@ -123,14 +124,14 @@ const VALUE_KINDS: readonly (readonly [readonly string[], (v: unknown) => boolea
 const shown = (v: unknown): string =>
   (typeof v === 'string' && v.length <= 40) || typeof v === 'boolean' || typeof v === 'number' ? String(JSON.stringify(v)) : kindOf(v);
 
-/** Why `source` is not a regular expression the validator can compile (`new RegExp(source, 'u')`), or null. */
+/**
+ * Why `source` cannot be a pattern of the argument validator, or null: not a `u`-flag regular
+ * expression, or one the linear-time matcher refuses (a backreference or lookaround, which only a
+ * backtracking matcher runs; repetition counts that expand past its size limit).
+ */
 export function regexProblem(source: string, path: string): string | null {
-  try {
-    new RegExp(source, 'u');
-    return null;
-  } catch (e) {
-    return `${path} is not a valid regular expression (${e instanceof Error ? e.message : String(e)})`;
-  }
+  const compiled = compilePattern(source);
+  return 'problem' in compiled ? `${path} ${compiled.problem}` : null;
 }
 
 /**

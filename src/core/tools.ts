@@ -1,13 +1,14 @@
 /**
  * Tools: specs with their handlers, an immutable registry, and the executor derived from it.
  * Argument validation uses `@cfworker/json-schema` (draft 2020-12), which runs in workerd
- * without `eval`.
+ * without `eval`, with its regular expressions matched in linear time (`schema-validator.ts`).
  * @module
  */
-import { dereference, Validator } from '@cfworker/json-schema';
+import { dereference } from '@cfworker/json-schema';
 import { describeError, InvalidRequestError, isPolyLoopError } from './errors.ts';
 import { unknownKeyProblems } from './options.ts';
 import type { OptionKeys } from './options.ts';
+import { SchemaValidator } from './schema-validator.ts';
 import { MAX_ARGUMENTS_DEPTH, MAX_SCHEMA_DEPTH, plainJsonProblem, schemaProblem } from './tool-schema.ts';
 import type { ActionExecutor, ExecuteContext } from './ports.ts';
 import type {
@@ -45,7 +46,7 @@ export type ToolSpec = {
   readonly answeredBy?: 'human';
 };
 
-type Entry = { readonly descriptor: ToolDescriptor; readonly handler: ToolHandler | undefined; readonly validator: Validator };
+type Entry = { readonly descriptor: ToolDescriptor; readonly handler: ToolHandler | undefined; readonly validator: SchemaValidator };
 
 const MAX_SCHEMA_ERRORS = 3;
 
@@ -122,7 +123,7 @@ export class ToolRegistry implements ToolCatalog {
     }
     const problem = plainJsonProblem(args, 'arguments', MAX_ARGUMENTS_DEPTH);
     if (problem) return { ok: false, message: `arguments of ${JSON.stringify(action.name)} are not plain JSON: ${problem}` };
-    let result: ReturnType<Validator['validate']>;
+    let result: ReturnType<SchemaValidator['validate']>;
     try {
       result = entry.validator.validate(args);
     } catch (e) {
@@ -201,7 +202,7 @@ function checkSpec(spec: unknown): ToolSpec {
  * right kind, every `$ref` resolving, and a trial run. `$ref`s are checked against the lookup
  * table the validator builds, because an unresolvable `$ref` throws only when arguments reach it.
  */
-function compileSchema(spec: ToolSpec): Validator {
+function compileSchema(spec: ToolSpec): SchemaValidator {
   const refuse = (what: string): never => {
     throw new InvalidRequestError(`tool ${JSON.stringify(spec.name)}: ${what}`);
   };
@@ -221,7 +222,7 @@ function compileSchema(spec: ToolSpec): Validator {
   if (shape) refuse(shape);
   try {
     // The validator gets its own copy: it annotates the schema object it is given.
-    const validator = new Validator(structuredClone(spec.parameters) as object, '2020-12', false);
+    const validator = new SchemaValidator(structuredClone(spec.parameters) as object);
     validator.validate({});
     return validator;
   } catch (e) {
