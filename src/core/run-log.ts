@@ -9,10 +9,12 @@ import { acceptedReplies } from './internal/input.ts';
 import { classifyLog } from './internal/recovery.ts';
 import { inputReplyProblem } from './internal/values.ts';
 import { countSteps } from './internal/stopping.ts';
+import type { Counters } from './internal/stopping.ts';
 import type { RunStore } from './ports.ts';
 import { decodeLog, encodeRecord } from './serialization.ts';
 import { callStore } from './store-write.ts';
-import type { InputRequestRecord, LogRecord, RunLogView } from './types.ts';
+import { checkRecordDepth, checkSnapshotHash } from './log-trust.ts';
+import type { InputRequestRecord, LogRecord, RunEndedRecord, RunLogView, StepRecord } from './types.ts';
 
 /**
  * Read a decoded log: its state, trajectory, counters, the interrupted step with its
@@ -27,6 +29,7 @@ export function readRunLog(records: readonly LogRecord[]): RunLogView {
   const c = classifyLog(records);
   checkReplies(records);
   const { steps, validActions, usage } = countSteps(c.steps);
+  if (c.ended) checkEnd(c.ended, c.steps, { steps, validActions, usage }, records.length);
   return {
     state: c.state,
     runId: c.started?.runId ?? null,
@@ -39,6 +42,26 @@ export function readRunLog(records: readonly LogRecord[]): RunLogView {
     pending: c.pending,
     ended: c.ended,
   };
+}
+
+/**
+ * The end record repeats what the trajectory says (counters, the final answer, usage totals): a
+ * reader believes it, so one that disagrees with the steps before it is a forged or damaged log.
+ */
+function checkEnd(ended: RunEndedRecord, trajectory: readonly StepRecord[], counted: Counters, line: number): void {
+  const last = trajectory.at(-1);
+  const final = ended.stopReason === 'final_answer';
+  const usage = ended.usage ?? { inputTokens: 0, outputTokens: 0 };
+  const faults: readonly (string | false)[] = [
+    ended.steps !== counted.steps && `run_ended says ${ended.steps} steps, the log holds ${counted.steps}`,
+    ended.validActions !== counted.validActions && `run_ended says ${ended.validActions} valid actions, the steps count ${counted.validActions}`,
+    final && last?.decision !== 'final' && 'run_ended says final_answer, but the last step is no final answer',
+    ended.finalAnswer !== (final ? (last?.finalAnswer ?? null) : null) && 'run_ended holds another final answer than its last step',
+    (usage.inputTokens !== counted.usage.inputTokens || usage.outputTokens !== counted.usage.outputTokens) &&
+      'run_ended holds other token totals than its steps',
+  ];
+  const fault = faults.find((f) => f !== false);
+  if (fault) throw new CorruptLogError(line, fault, { source: 'run log' });
 }
 
 /**
@@ -90,16 +113,11 @@ export async function importRun(store: RunStore, runId: string, ndjson: string, 
   const { records, tornLine } = decodeLog(ndjson, { source: 'imported log' });
   if (tornLine !== null) throw new CorruptLogError(tornLine, 'the last line is torn (incomplete JSON); export the run again', { source: 'imported log' });
   if (records.length === 0) throw new InvalidRequestError('importRun: the log is empty');
+  // JSON.parse reads any depth, but JSON.stringify, structured clone and the other runtimes'
+  // stacks do not: one fixed limit, checked before anything is written or compared.
+  checkRecordDepth(records, 'imported log');
   const view = readRunLog(records);
-  // A record JSON.parse read but JSON.stringify cannot write again (nested thousands of levels
-  // deep) would fail halfway through the import: refuse it before anything is written.
-  records.forEach((rec, i) => {
-    try {
-      encodeRecord(rec);
-    } catch (cause) {
-      throw new CorruptLogError(i + 1, 'the record cannot be encoded again (nested too deeply to store)', { source: 'imported log', cause });
-    }
-  });
+  if (view.started) await checkSnapshotHash(view.started, 'imported log');
   if (view.runId !== runId) throw new InvalidRequestError(`importRun: the log is of run ${JSON.stringify(view.runId)}, not ${JSON.stringify(runId)}`);
   if (records.some((r) => r.kind === 'input_request' || r.kind === 'input') && (!store.inputRequest || !store.input)) {
     throw new InvalidRequestError('importRun: the log holds human input, and this store cannot write it (no inputRequest/input)');

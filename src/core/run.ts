@@ -10,6 +10,7 @@ import type { StoreWarning } from './ports.ts';
 import type { AgentConfig, AgentDefinition, ResumeOptions, RunOptions, RunRequest } from './request.ts';
 import { checkAgentConfig, checkRequest } from './request-checks.ts';
 import { readRunLog } from './run-log.ts';
+import { checkSnapshotHash, trustInFlight } from './log-trust.ts';
 import { checkReply } from './seam-values.ts';
 import { RunDriver } from './session.ts';
 import { identityMismatch, identitySnapshot } from './snapshot.ts';
@@ -86,15 +87,18 @@ async function drive(agent: AgentDefinition, request: RunRequest, opts: ResumeOp
     const view = readRunLog(log);
     if (mode === 'run' && view.state !== 'not_started') throw new RunExistsError(runId);
     if (mode === 'resume' && view.state === 'not_started') throw new RunNotFoundError(runId);
+    if (view.started) await checkSnapshotHash(view.started, 'run log');
     const snapshot = identitySnapshot(agent, request);
     const mismatch = view.started ? identityMismatch(runId, view.started, snapshot) : null;
     if (mismatch) throw mismatch;
+    // The interrupted step goes on as the run's own tools allow, not as the log claims.
+    const trusted = trustInFlight(view, request);
     const given = mode === 'resume' ? opts.input : undefined;
-    const input = given === undefined ? undefined : checkReply(runId, given, view);
+    const input = given === undefined ? undefined : checkReply(runId, given, trusted);
     // An ended run, or one awaiting input that got none: the stored result; nothing written or delivered.
-    if (view.ended || (view.pending && input === undefined)) return storedResult(runId, view);
+    if (trusted.ended || (trusted.pending && input === undefined)) return storedResult(runId, trusted);
     driver = new RunDriver(agent, request, cancel, lease);
-    return await driver.drive(view, snapshot, warnings, input ?? null);
+    return await driver.drive(trusted, snapshot, warnings, input ?? null);
   } finally {
     cancel.dispose();
     await lease?.settle(driver?.abandonedWrite ?? null, agent.events, runId);

@@ -121,7 +121,8 @@ function sortKeys(value: unknown): unknown {
 type Obj = Record<string, unknown>;
 const KINDS: ReadonlySet<string> = new Set(RECORD_KINDS);
 const REASONS: ReadonlySet<string> = new Set(STOP_REASONS);
-const VERSION = /^(\d+)\.(\d+)$/;
+// Numbers as written, without leading zeros: "01.7" is no version this library ever wrote.
+const VERSION = /^(0|[1-9]\d*)\.(0|[1-9]\d*)$/;
 
 class Shape extends Error {}
 
@@ -137,6 +138,45 @@ const isUsageOrNull = (u: unknown): boolean =>
   u === null ||
   (isObj(u) && isInt(u['inputTokens']) && isInt(u['outputTokens']) && (u['cachedInputTokens'] === undefined || isInt(u['cachedInputTokens'])) && (u['reasoningTokens'] === undefined || isInt(u['reasoningTokens'])));
 
+
+const DECISIONS: ReadonlySet<unknown> = new Set(['action', 'final', 'invalid', 'model_error', 'interpreter_error']);
+const OUTCOME_STATUSES: ReadonlySet<unknown> = new Set(['executed', 'not_executed', 'env_error']);
+const isBool = (v: unknown): boolean => typeof v === 'boolean';
+/** Each step field's type; an absent field takes its default (an older writer did not write it). */
+const STEP_TYPES: Readonly<Record<string, (v: unknown) => boolean>> = {
+  callSeq: isInt,
+  modelCallId: isStrOrNull,
+  modelText: isStrOrNull,
+  reasoning: isStrOrNull,
+  decision: (v) => DECISIONS.has(v),
+  actionRepr: isStrOrNull,
+  historyText: isStrOrNull,
+  historyContent: (v) => v === null || Array.isArray(v),
+  observation: isStrOrNull,
+  observationIsSynthetic: isBool,
+  actionStatus: (v) => v === null || v === 'denied' || OUTCOME_STATUSES.has(v),
+  envReportedCompletion: isBool,
+  observationTruncatedChars: isInt,
+  finalAnswer: isStrOrNull,
+  explanation: isStrOrNull,
+  toolCallId: isStrOrNull,
+  toolCompletedRun: isBool,
+  finishReason: isStrOrNull,
+  startedAt: (v) => typeof v === 'string',
+  endedAt: (v) => typeof v === 'string',
+};
+
+/** Readers believe a step's fields (counters, history, the viewer): each must have its type. */
+function checkStepFields(s: Obj): void {
+  for (const key in STEP_TYPES) {
+    if (s[key] !== undefined) need((STEP_TYPES[key] as (v: unknown) => boolean)(s[key]), `step.step.${key} has the wrong type`);
+  }
+}
+
+function checkOutcome(o: Obj): void {
+  need(OUTCOME_STATUSES.has(o['status']) && typeof o['observation'] === 'string', 'step.actionResult.outcome needs a status and an observation');
+  need(isBool(o['observationIsSynthetic']) && isBool(o['envReportedCompletion']) && isInt(o['observationTruncatedChars']), 'step.actionResult.outcome has a field of the wrong type');
+}
 
 function checkBody(r: Obj): Obj {
   switch (r['kind']) {
@@ -170,6 +210,8 @@ function checkBody(r: Obj): Obj {
       need(ar === null || (isObj(ar) && typeof ar['resultId'] === 'string' && isObj(ar['outcome'])), 'step.actionResult must be null or hold resultId and outcome');
       const s = step as Obj;
       need(isUsageOrNull(s['usage']), 'step.step.usage must be null or non-negative integer token counts');
+      checkStepFields(s);
+      if (ar !== null) checkOutcome((ar as Obj)['outcome'] as Obj);
       // Written complete, in order, by this version (the common case): nothing to add or move.
       if (isExactly(r, ORDER['step'] as readonly string[]) && isExactly(s, STEP_FIELDS)) return r;
       return canonicalOrder({ ...r, actionResult: ar, step: { ...STEP_DEFAULTS, callSeq: s['stepIndex'], ...s } });

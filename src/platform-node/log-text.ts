@@ -22,8 +22,8 @@ const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 /**
  * The log's text. Lines before the last must be valid UTF-8 — a damaged byte would otherwise be
  * read as U+FFFD into a record — so a bad one is a `CorruptLogError` naming its line. Only the
- * last line, which may be torn inside a multi-byte character, is decoded leniently (core drops
- * it unless it is complete JSON).
+ * last line, which may be torn inside a multi-byte character, is decoded leniently when it is
+ * torn (core drops it); a complete last line with a bad byte is as corrupt as any other.
  */
 export function decodeLogText(bytes: Buffer, source: string): string {
   const cut = lastLineStart(bytes);
@@ -33,7 +33,16 @@ export function decodeLogText(bytes: Buffer, source: string): string {
   } catch {
     throw new CorruptLogError(firstBadUtf8Line(bytes.subarray(0, cut)), 'not valid UTF-8', { source });
   }
-  return head + bytes.subarray(cut).toString('utf8');
+  const tail = bytes.subarray(cut);
+  try {
+    return head + STRICT_UTF8.decode(tail);
+  } catch {
+    // A torn write may end inside a character; a line that is complete JSON was not torn, so a bad
+    // byte inside it is damage, as on any other line.
+    const lenient = tail.toString('utf8');
+    if (isCompleteJson(lenient.endsWith('\n') ? lenient.slice(0, -1) : lenient)) throw new CorruptLogError(countLines(bytes, cut) + 1, 'not valid UTF-8', { source });
+    return head + lenient;
+  }
 }
 
 /** Where the last line starts (its trailing newline, if any, not counted as a line break). */

@@ -127,9 +127,13 @@ function acceptActionIntent(t: StepTrack, rec: ActionIntentRecord, i: number): v
   if (!t.result) throw corrupt(i, 'an action intent without a model result before it');
   if (t.actionIntent) {
     if (t.settlement?.request.request.target !== 'action' || t.settlement.input?.reply.kind !== 'retry') throw corrupt(i, 'a second action intent for the same step');
+    // A retry runs again what the person was shown: the action in flight, not another one.
+    if (!sameJson(rec.decision, t.actionIntent.decision)) throw corrupt(i, `the retried action of step ${rec.stepIndex} is not the action that was settled`);
     t.settlement = null;
-  } else if (t.gate && t.gate.input?.reply.kind !== 'approve') {
-    throw corrupt(i, `an action intent although ${t.gate.request.resultId} was not approved`);
+  } else if (t.gate) {
+    if (t.gate.input?.reply.kind !== 'approve') throw corrupt(i, `an action intent although ${t.gate.request.resultId} was not approved`);
+    // What runs is what the person approved: a log that swaps the arguments after the approval is forged.
+    if (!sameJson(rec.decision, t.gate.request.request.decision)) throw corrupt(i, `the action intent of step ${rec.stepIndex} is not the decision approved in ${t.gate.request.resultId}`);
   }
   t.actionIntent = rec;
 }
@@ -139,6 +143,10 @@ function acceptRequest(t: StepTrack, rec: InputRequestRecord, i: number): void {
   if (kind === 'settle') {
     const due = target === 'model_call' ? !t.result : t.actionIntent !== null;
     if (!due) throw corrupt(i, `a settle request of the ${target === 'action' ? 'action' : 'model call'} of step ${rec.stepIndex}, which is not in flight`);
+    // The person settles the action shown to them; it must be the one in flight.
+    const shown = rec.request.decision;
+    if (target === 'action' && !sameJson(shown, t.actionIntent?.decision ?? null)) throw corrupt(i, `the settle request of step ${rec.stepIndex} shows another action than the one in flight`);
+    if (target === 'model_call' && shown !== null) throw corrupt(i, `the settle request of the model call of step ${rec.stepIndex} holds a decision`);
     t.settlement = { request: rec, input: null };
   } else {
     if (!t.result || t.actionIntent || t.gate) throw corrupt(i, `a${kind === 'approval' ? 'n approval' : 'n answer'} request out of place in step ${rec.stepIndex}`);
@@ -239,4 +247,26 @@ function diffNamed(a: readonly JsonValue[], l: readonly string[], b: readonly Js
 
 function isObject(v: JsonValue | undefined): v is { readonly [key: string]: JsonValue } {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Deeper than any record the library writes (values inside records nest at most 100 levels). */
+const SAME_JSON_DEPTH = 200;
+
+/**
+ * Whether two decoded JSON values are equal: the same scalars, arrays of equal items in order,
+ * objects with the same keys (in any order) and equal values. For values read from a log.
+ */
+function sameJson(a: unknown, b: unknown, depth = 0): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  // Deeper than any value the library stores: not equal, rather than a stack overflow on a planted log.
+  if (Array.isArray(a) !== Array.isArray(b) || depth > SAME_JSON_DEPTH) return false;
+  if (Array.isArray(a)) {
+    const other = b as unknown[];
+    return a.length === other.length && a.every((item, i) => sameJson(item, other[i], depth + 1));
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const keys = Object.keys(x);
+  return keys.length === Object.keys(y).length && keys.every((k) => Object.hasOwn(y, k) && sameJson(x[k], y[k], depth + 1));
 }

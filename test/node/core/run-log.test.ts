@@ -118,7 +118,7 @@ describe('importRun of a record nested too deeply to write again', () => {
     const target = new InMemoryStore();
     const e = await importRun(target, 'run-1', lines.join('\n') + '\n').catch((x: unknown) => x);
     expect(e).toBeInstanceOf(CorruptLogError);
-    expect(String((e as Error).message)).toMatch(new RegExp(`imported log:${resultLine + 1}: the record cannot be encoded again`));
+    expect(String((e as Error).message)).toMatch(new RegExp(`imported log:${resultLine + 1}: the record is nested more than 110 levels deep`));
     expect(await target.readLog('run-1')).toEqual([]);
   });
 });

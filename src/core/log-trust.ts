@@ -1,0 +1,61 @@
+/**
+ * A log is not a capability. A log can come from anywhere (an import, a copied file, a store an
+ * attacker can write), so what it says is checked before anything runs on its word: its
+ * snapshot matches its hash, its records nest no deeper than any runtime can store, and an
+ * interrupted action runs again only when the run's own tools allow it — never on the replay
+ * policy or the approval a log merely claims. See docs/recovery.md ("What a log cannot decide").
+ * @module
+ */
+import { CorruptLogError } from './errors.ts';
+import { jsonProblem, MAX_JSON_DEPTH } from './internal/values.ts';
+import { gateFor, refusalOf, replayPolicyOf } from './action-policy.ts';
+import type { RunRequest } from './request.ts';
+import { canonicalJson } from './serialization.ts';
+import { sha256Hex } from './snapshot.ts';
+import type { InFlightStep, LogRecord, RunLogView, RunStartedRecord } from './types.ts';
+
+/**
+ * The deepest nesting a record may have: the values inside it (arguments, provider metadata,
+ * tool schemas) nest at most {@link MAX_JSON_DEPTH} levels, and the record adds a few of its own.
+ * One limit for every import path, so a log one runtime accepts moves to every other.
+ */
+export const MAX_RECORD_DEPTH = MAX_JSON_DEPTH + 10;
+
+/** Rejects with `CorruptLogError` (record 1) when `run_started.snapshotHash` is not the SHA-256 of its snapshot. */
+export async function checkSnapshotHash(started: RunStartedRecord, source: string): Promise<void> {
+  const hash = await sha256Hex(canonicalJson(started.snapshot));
+  if (hash !== started.snapshotHash) throw new CorruptLogError(1, 'run_started.snapshotHash is not the hash of its snapshot', { source });
+}
+
+/** Throws `CorruptLogError` naming the first record nested deeper than {@link MAX_RECORD_DEPTH} levels. */
+export function checkRecordDepth(records: readonly LogRecord[], source: string): void {
+  records.forEach((rec, i) => {
+    // Decoded JSON: depth is the only problem it can have.
+    if (jsonProblem(rec, 'record', MAX_RECORD_DEPTH) !== null) {
+      throw new CorruptLogError(i + 1, `the record is nested more than ${MAX_RECORD_DEPTH} levels deep (too deep to store in every runtime)`, { source });
+    }
+  });
+}
+
+/**
+ * The view with the interrupted step's resolution as the run's own request allows it. A model
+ * call or an action is re-issued only when the current policy is `safe` too (the stricter of the
+ * log's word and the tools' wins), and an action of a tool that needs a person runs only behind
+ * an `approve` record of its step. Otherwise a person settles it: asked, never run.
+ */
+export function trustInFlight(view: RunLogView, req: RunRequest): RunLogView {
+  const f = view.inFlight;
+  if (f === null) return view;
+  if (f.resolution === 'reissue_model' && req.modelReplayPolicy === 'never') return settled(view, f);
+  if (f.resolution !== 'replay_action' || f.actionIntent === null) return view;
+  const { decision } = f.actionIntent;
+  // An action the library refuses runs nothing when replayed: no person is needed.
+  if (refusalOf(req, decision) !== null) return view;
+  const approved = f.approval?.reply.kind === 'approve';
+  if (replayPolicyOf(req, decision) === 'never' || (gateFor(req, decision) !== null && !approved)) return settled(view, f);
+  return view;
+}
+
+function settled(view: RunLogView, f: InFlightStep): RunLogView {
+  return { ...view, inFlight: { ...f, resolution: 'settle' } };
+}
