@@ -5,14 +5,14 @@
  * and chunk helpers that check every chunk against the AI SDK's own schema.
  */
 import { safeValidateTypes } from '@ai-sdk/provider-utils';
-import { DefaultChatTransport, readUIMessageStream, uiMessageChunkSchema } from 'ai';
-import type { UIMessage, UIMessageChunk } from 'ai';
+import { AbstractChat, DefaultChatTransport, readUIMessageStream, uiMessageChunkSchema } from 'ai';
+import type { ChatState, ChatTransport, UIMessage, UIMessageChunk } from 'ai';
 import { expect } from 'vitest';
 import { nativeToolInterpreter } from '../../../src/adapters/tool-interpreter.ts';
 import { chatHandler } from '../../../src/chat/index.ts';
 import type { ChatTurn } from '../../../src/chat/index.ts';
 import { defineAgent, InMemoryStore, silentSink, STANDARD_SYNTHETIC_OBSERVATIONS, ToolRegistry } from '../../../src/core/index.ts';
-import type { AgentDefinition, Message, ModelCall, ModelCaller, ModelReply, RunRequest, RunStore } from '../../../src/core/index.ts';
+import type { AgentDefinition, JsonObject, Message, ModelCall, ModelCaller, ModelReply, RunRequest, RunStore } from '../../../src/core/index.ts';
 
 /** One scripted reply: text, reasoning, and at most one tool call. */
 export type Say = { readonly text?: string; readonly reasoning?: string; readonly call?: { readonly name: string; readonly args: Record<string, unknown>; readonly id?: string } };
@@ -26,7 +26,8 @@ export type ChatModel = ModelCaller & {
 
 /**
  * Replies in order across every run (every turn); `stream: true` sends the text as deltas of a
- * few characters each before replying. `gate` holds each call until it resolves.
+ * few characters each before replying. `gate` holds each call until it resolves (a streaming
+ * call after its first delta).
  */
 export function chatModel(replies: readonly Say[], opts: { readonly stream?: boolean; readonly gate?: (callSeq: number) => Promise<void> } = {}): ChatModel {
   const queue = [...replies];
@@ -39,11 +40,17 @@ export function chatModel(replies: readonly Say[], opts: { readonly stream?: boo
     async call(call: ModelCall): Promise<ModelReply> {
       seen.push(structuredClone([...call.messages]));
       const k = n++;
-      await opts.gate?.(k);
       const say = queue.shift();
       if (!say) throw new Error(`no scripted reply for call ${k}`);
       const text = say.text ?? '';
-      if (opts.stream) for (let i = 0; i < text.length; i += 4) call.onDelta?.(text.slice(i, i + 4));
+      if (opts.stream && text !== '') {
+        // The gate holds a streaming call after its first delta: mid-text.
+        call.onDelta?.(text.slice(0, 4));
+        await opts.gate?.(k);
+        for (let i = 4; i < text.length; i += 4) call.onDelta?.(text.slice(i, i + 4));
+      } else {
+        await opts.gate?.(k);
+      }
       const toolCalls = say.call ? [{ id: say.call.id ?? `call-${k}`, name: say.call.name, arguments: say.call.args as never }] : [];
       return { callId: `reply-${k}`, text, reasoning: say.reasoning ?? null, toolCalls, usage: { inputTokens: 10, outputTokens: 5 } };
     },
@@ -54,7 +61,7 @@ export type Counters = { add: number; charge: number; send: number };
 
 /** The tools: `add` (safe), `send_email` (needs approval, never), `ask_user` (a person answers), `charge` (never). */
 export function chatTools(counters: Counters): ToolRegistry {
-  const object = (props: Record<string, unknown>) => ({ type: 'object', properties: props, required: Object.keys(props), additionalProperties: false });
+  const object = (props: Record<string, JsonObject>): JsonObject => ({ type: 'object', properties: props, required: Object.keys(props), additionalProperties: false });
   return ToolRegistry.of([
     { name: 'add', description: 'Adds two numbers', parameters: object({ a: { type: 'number' }, b: { type: 'number' } }), replayPolicy: 'safe', handler: async (args) => {
       counters.add++;
@@ -148,4 +155,54 @@ export async function send(chat: TestChat, chatId: string, messages: UIMessage[]
 /** The text of a message's text parts, joined. */
 export function textOf(m: UIMessage): string {
   return m.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
+}
+
+/** The AI SDK's own chat state machine (`AbstractChat`, what `useChat` drives) over a plain array. */
+export class UiChat extends AbstractChat<UIMessage> {
+  constructor(init: { readonly id: string; readonly transport: ChatTransport<UIMessage>; readonly messages?: UIMessage[] }) {
+    const state: ChatState<UIMessage> = {
+      status: 'ready',
+      error: undefined,
+      messages: [...(init.messages ?? [])],
+      pushMessage(m) {
+        this.messages = [...this.messages, m];
+      },
+      popMessage() {
+        this.messages = this.messages.slice(0, -1);
+      },
+      replaceMessage(i, m) {
+        this.messages = this.messages.map((old, j) => (j === i ? m : old));
+      },
+      snapshot: <T>(thing: T): T => structuredClone(thing),
+    };
+    super({ id: init.id, transport: init.transport, state });
+  }
+
+  /** The last message, as plain JSON. */
+  get last(): UIMessage {
+    return JSON.parse(JSON.stringify(this.messages.at(-1))) as UIMessage;
+  }
+}
+
+/** The tool part of a message that has one. */
+export function toolPart(m: UIMessage): Record<string, unknown> & { toolCallId: string; state: string; approval?: { id: string } } {
+  const part = m.parts.find((p) => p.type.startsWith('tool-') || p.type === 'dynamic-tool');
+  if (!part) throw new Error(`no tool part in ${JSON.stringify(m)}`);
+  return part as never;
+}
+
+/** A promise with its resolve function. */
+export function deferred<T = void>(): { promise: Promise<T>; resolve: (v: T) => void } {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** Read a stream to its end in the background; `done` has every chunk. */
+export function drain<T>(stream: ReadableStream<T>): Promise<T[]> {
+  return (async () => {
+    const out: T[] = [];
+    for await (const c of stream as unknown as AsyncIterable<T>) out.push(c);
+    return out;
+  })();
 }
