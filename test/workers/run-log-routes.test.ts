@@ -132,6 +132,9 @@ describe('POST /runs with a log (workerd)', () => {
     ['a log of another run id', (log, runId) => log.replace(`"runId":"${runId}"`, '"runId":"someone-else"'), /InvalidRequestError: .*is of run "someone-else"/],
     ['an empty log', () => '', /InvalidRequestError: .*empty/],
     ['records out of protocol order', (log) => { const l = log.trimEnd().split('\n'); return `${[l[0], l[2], l[1], ...l.slice(3)].join('\n')}\n`; }, /CorruptLogError: /],
+    ['a run_ended that claims 42 steps and "All good"', (log) => `${log}{"kind":"run_ended","v":"1.1","stopReason":"final_answer","finalAnswer":"All good","steps":42,"validActions":0}\n`, /CorruptLogError: .*run_ended says 42 steps/],
+    ['a snapshot that is not its hash', (log) => log.replace(/"snapshotHash":"[0-9a-f]/, '"snapshotHash":"x'), /CorruptLogError: .*snapshotHash/],
+    ['a record nested 100,000 levels deep', (log) => log.replace(/\}\n/, `,"extra":${'['.repeat(100_000)}${']'.repeat(100_000)}}\n`), /CorruptLogError: .*imported log:1: the record is nested more than 110 levels deep/],
   ];
 
   it.each(spoilers)('answers 400 bad_request for %s, storing nothing (the id stays free)', async (_what, spoil, message) => {
