@@ -113,4 +113,25 @@ describe('reconnect: the turn so far from its log, then live', () => {
     expect(chat.counters.charge).toBe(1);
     expect(model.seen).toHaveLength(2);
   });
+
+  it('a settlement can be answered through its part too: data.reply on the data-polyloop-settle part, then a POST of the messages', async () => {
+    const inner = new InMemoryStore();
+    const script: Say[] = [{ call: { name: 'charge', args: { cents: 9 } } }, { text: 'Not charged, then.' }];
+    const crashed = testChat(chatModel(script), { store: faultyStore(inner, { crashAfterWrites: 3 }) });
+    await chunksOf(await crashed.transport.sendMessages({ chatId: 'r6', messages: [userMessage('charge')], trigger: 'submit-message', messageId: undefined, abortSignal: undefined }));
+    const restarted = testChat(chatModel(script.slice(1)), { store: inner });
+    await chunksOf((await restarted.transport.reconnectToStream({ chatId: 'r6' })) as ReadableStream<UIMessageChunk>);
+    const [user, waiting] = await loadChat(inner, 'r6');
+    const answered: UIMessage = {
+      ...(waiting as UIMessage),
+      parts: (waiting as UIMessage).parts.map((p) => (p.type === 'data-polyloop-settle' ? { ...p, data: { ...(p.data as object), reply: { kind: 'deny', reason: 'it did not go through' } } } : p)),
+    };
+    const ui = new UiChat({ id: 'r6', transport: restarted.transport, messages: [user as UIMessage, answered] });
+    await ui.sendMessage();
+    expect(toolPart(ui.last)).toMatchObject({ state: 'output-error', errorText: 'it did not go through' });
+    expect(textOf(ui.last)).toBe('Not charged, then.');
+    expect(restarted.counters.charge).toBe(0);
+    const settle = ui.last.parts.find((p) => p.type === 'data-polyloop-settle') as { data: { reply?: { kind: string } } } | undefined;
+    expect(settle?.data.reply?.kind).toBe('deny');
+  });
 });
