@@ -1,0 +1,112 @@
+/**
+ * The parts of a UI message as the chat page shows them: text, reasoning, tool parts with their
+ * state (approve / deny on `approval-requested`, an answer box for a tool a person answers), and
+ * the `data-polyloop-settle` part with one button per reply it accepts.
+ */
+import { getToolName, isToolUIPart } from 'ai';
+import type { DynamicToolUIPart, ToolUIPart, UIMessage } from 'ai';
+import { useState } from 'react';
+import type { JSX } from 'react';
+
+/** A reply to a settlement, as the settle part's `data.reply` carries it (the server adds its resultId). */
+export type SettleReply = { kind: 'executed'; observation: string } | { kind: 'retry' } | { kind: 'cancel' } | { kind: 'deny'; reason: string };
+
+/** What the page does when a person acts on a part. */
+export type PartActions = {
+  readonly approve: (approvalId: string, approved: boolean, reason: string) => void;
+  readonly answer: (tool: string, toolCallId: string, text: string) => void;
+  readonly settle: (partId: string, reply: SettleReply) => void;
+};
+
+type ToolPart = ToolUIPart | DynamicToolUIPart;
+
+/** The settle part's data, as the server sends it (see docs/chat.md). */
+type SettleData = { readonly action?: unknown; readonly accepts?: readonly string[]; readonly reply?: { readonly kind: string } };
+
+const json = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
+
+function Approval({ part, actions }: { part: ToolPart; actions: PartActions }): JSX.Element | null {
+  const [reason, setReason] = useState('');
+  if (part.state !== 'approval-requested') return null;
+  const id = part.approval.id;
+  return (
+    <div className="reply">
+      <button className="approve" onClick={() => actions.approve(id, true, '')}>Approve</button>
+      <input className="reason" placeholder="reason (optional)" value={reason} onChange={(e) => setReason(e.target.value)} />
+      <button className="deny" onClick={() => actions.approve(id, false, reason)}>Deny</button>
+    </div>
+  );
+}
+
+function Answer({ part, actions }: { part: ToolPart; actions: PartActions }): JSX.Element {
+  const [text, setText] = useState('');
+  const send = (): void => {
+    if (text.trim() !== '') actions.answer(getToolName(part), part.toolCallId, text.trim());
+  };
+  return (
+    <form className="reply" onSubmit={(e) => (e.preventDefault(), send())}>
+      <input className="answer-text" placeholder="your answer" value={text} onChange={(e) => setText(e.target.value)} />
+      <button className="answer">Answer</button>
+    </form>
+  );
+}
+
+function ToolView({ part, actions, awaiting }: { part: ToolPart; actions: PartActions; awaiting: boolean }): JSX.Element {
+  const name = getToolName(part);
+  const approval = 'approval' in part ? part.approval : undefined;
+  return (
+    <div className="tool" data-tool={name} data-state={part.state} data-call={part.toolCallId}>
+      <div className="head">
+        <code>{name}({json(part.input ?? {})})</code> <span className={`pill ${part.state}`}>{part.state}</span>
+      </div>
+      {part.state === 'output-available' && <div className="output">{json(part.output)}</div>}
+      {part.state === 'output-error' && <div className="output error">{part.errorText}</div>}
+      {part.state === 'output-denied' && <div className="output denied">denied{approval?.reason ? `: ${approval.reason}` : ''}</div>}
+      <Approval part={part} actions={actions} />
+      {/* A tool part with input and no output while no turn runs: the turn waits for a person's answer. */}
+      {awaiting && part.state === 'input-available' && <Answer part={part} actions={actions} />}
+    </div>
+  );
+}
+
+function Settle({ id, data, actions, open }: { id: string; data: SettleData; actions: PartActions; open: boolean }): JSX.Element {
+  const [observation, setObservation] = useState('It went out.');
+  const accepts = data.accepts ?? [];
+  const settled = data.reply?.kind;
+  return (
+    <div className="settle" data-state={settled === undefined ? 'open' : 'settled'}>
+      <div>An action may or may not have happened when the turn was interrupted: <code>{json(data.action)}</code></div>
+      {settled !== undefined && <div className="output">settled: {settled}</div>}
+      {settled === undefined && open && (
+        <div className="reply">
+          {accepts.includes('executed') && (
+            <>
+              <input className="observation" value={observation} onChange={(e) => setObservation(e.target.value)} />
+              <button className="settle-executed" onClick={() => actions.settle(id, { kind: 'executed', observation })}>It happened</button>
+            </>
+          )}
+          {accepts.includes('retry') && <button className="settle-retry" onClick={() => actions.settle(id, { kind: 'retry' })}>Run it again</button>}
+          {accepts.includes('cancel') && <button className="settle-cancel" onClick={() => actions.settle(id, { kind: 'cancel' })}>Cancel the turn</button>}
+        </div>
+      )}
+    </div>
+  );
+}
+
+/** One message; `awaiting` says the turn of this message waits for a person (no turn runs, and it is the last message). */
+export function MessageView({ message, actions, awaiting }: { message: UIMessage; actions: PartActions; awaiting: boolean }): JSX.Element {
+  return (
+    <li className={`msg ${message.role}`} data-role={message.role} data-id={message.id}>
+      {message.parts.map((part, i) => {
+        if (part.type === 'text') return <p key={i} className="text">{part.text}</p>;
+        if (part.type === 'reasoning') return <p key={i} className="reasoning">{part.text}</p>;
+        if (isToolUIPart(part)) return <ToolView key={i} part={part} actions={actions} awaiting={awaiting} />;
+        if (part.type === 'data-polyloop-settle') {
+          const { id, data } = part as { id?: string; data: SettleData };
+          return <Settle key={i} id={id ?? ''} data={data} actions={actions} open={awaiting} />;
+        }
+        return null;
+      })}
+    </li>
+  );
+}

@@ -1,0 +1,94 @@
+/**
+ * What the chat page talks to, chosen by its URL: `?mode=local` runs the turns in this tab
+ * (`localChatTransport` over IndexedDB), `?api=<base>&token=<t>` sends them to a server
+ * (`DefaultChatTransport`, `Authorization: Bearer <t>`). `?chat=<id>` names the conversation
+ * (a new id is put into the URL when there is none, so a reload finds the same chat).
+ */
+import { DefaultChatTransport } from 'ai';
+import type { ChatTransport, UIMessage } from 'ai';
+import { loadChat, localChatTransport } from '../../../src/chat/index.ts';
+import { silentSink } from '../../../src/core/index.ts';
+import { IndexedDBStore } from '../../../src/platform-web/index.ts';
+import { chatAgent } from './agent.ts';
+import type { Email, HoldPoint } from './agent.ts';
+
+/** The localStorage key of the local mode's outbox: every email `send_email` sent, in order. */
+export const OUTBOX_KEY = 'polyloop-chat-outbox';
+/** The localStorage key that holds a turn at `point` while it is set (for tests and demos). */
+export const holdKey = (point: HoldPoint): string => `polyloop-chat-hold:${point}`;
+
+/** The page's chat: its id, where its turns run, and the conversation so far. */
+export type ChatSetup = {
+  readonly mode: 'local' | 'remote';
+  readonly chatId: string;
+  readonly transport: ChatTransport<UIMessage>;
+  /** The conversation rebuilt from the turns' logs (local) or fetched from the server (remote, when it offers it). */
+  readonly initial: UIMessage[];
+  /** Where the turns run, for the page's header. */
+  readonly where: string;
+};
+
+/** The emails the local mode sent (localStorage: outside the run, like a real outbox). */
+export function outbox(): Email[] {
+  try {
+    const sent = JSON.parse(localStorage.getItem(OUTBOX_KEY) ?? '[]') as unknown;
+    return Array.isArray(sent) ? (sent as Email[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The chat id of the URL, or a new one written into it (replaceState: a reload keeps it). */
+function chatIdOf(url: URL): string {
+  const given = url.searchParams.get('chat');
+  if (given !== null && given !== '') return given;
+  const id = `c${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
+  url.searchParams.set('chat', id);
+  history.replaceState(null, '', url);
+  return id;
+}
+
+function localSetup(url: URL, chatId: string): Promise<ChatSetup> {
+  const store = new IndexedDBStore({ dbName: 'polyloop-chat-example' });
+  const delayMs = Number(url.searchParams.get('delay') ?? '60');
+  const { agent, request } = chatAgent(store, silentSink(), {
+    delayMs: Number.isFinite(delayMs) && delayMs >= 0 ? delayMs : 60,
+    sendEmail: (email) => localStorage.setItem(OUTBOX_KEY, JSON.stringify([...outbox(), email])),
+    held: (point) => localStorage.getItem(holdKey(point)) !== null,
+  });
+  const transport = localChatTransport({ agent, store, request });
+  return loadChat(store, chatId).then((initial) => ({ mode: 'local', chatId, transport, initial, where: 'this tab (IndexedDB)' }));
+}
+
+/**
+ * The conversation from the server: `GET <api>/<chatId>/messages` (the Node example serves it
+ * with `loadChat`). A server without that route gives `[]`; `useChat({ resume: true })` still
+ * follows a turn that is running.
+ */
+async function fetchMessages(api: string, chatId: string, headers: Record<string, string>): Promise<UIMessage[]> {
+  try {
+    const res = await fetch(`${api}/${encodeURIComponent(chatId)}/messages`, { headers });
+    if (!res.ok) return [];
+    const body = (await res.json()) as unknown;
+    return Array.isArray(body) ? (body as UIMessage[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+async function remoteSetup(url: URL, api: string, chatId: string): Promise<ChatSetup> {
+  const token = url.searchParams.get('token');
+  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  // DefaultChatTransport reconnects with GET <api>/<chatId>/stream, the route chatHandler serves.
+  const transport = new DefaultChatTransport<UIMessage>({ api, headers });
+  return { mode: 'remote', chatId, transport, initial: await fetchMessages(api, chatId, headers), where: api };
+}
+
+/** The page's chat, from `location`. */
+export function chatSetup(href: string): Promise<ChatSetup> {
+  const url = new URL(href);
+  const chatId = chatIdOf(url);
+  const api = url.searchParams.get('api');
+  if (api !== null && api !== '' && url.searchParams.get('mode') !== 'local') return remoteSetup(url, api.replace(/\/+$/, ''), chatId);
+  return localSetup(url, chatId);
+}
