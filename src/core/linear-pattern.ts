@@ -333,77 +333,102 @@ function anchoredAtStart(p: Program): boolean {
   return true;
 }
 
-/** The Pike machine over `program`; one native RegExp per distinct set atom, ASCII answers remembered. */
+/** The Pike machine over `program`: one native RegExp per distinct set atom, ASCII answers remembered. */
 function machineOf(source: string, p: Program): LinearPattern {
-  const size = p.op.length;
-  const natives = p.sets.map((src) => new RegExp(`^(?:${src})$`, 'u'));
-  // 0 unknown, 1 in, 2 out: most arguments are ASCII, and a native call per character is the cost here.
-  const ascii = p.sets.map(() => new Uint8Array(128));
-  const anchored = anchoredAtStart(p);
-  const inSet = (set: number, cp: number, ch: () => string): boolean => {
-    if (cp < 128) {
-      const memo = ascii[set] as Uint8Array;
-      if (memo[cp] === 0) memo[cp] = (natives[set] as RegExp).test(ch()) ? 1 : 2;
-      return memo[cp] === 1;
-    }
-    return (natives[set] as RegExp).test(ch());
-  };
-  const test = (input: string): boolean => {
-    const mark = new Int32Array(size).fill(-1);
-    let current = new Int32Array(size);
-    let upcoming = new Int32Array(size);
+  const machine = new PikeMachine(p);
+  return Object.freeze({ source, test: (input: string): boolean => machine.test(input) });
+}
+
+/**
+ * Runs every thread in step over the input's code points. Its lists are reused from call to call
+ * (a call runs to its end synchronously, so no two share them); a state is in a list at most once,
+ * which `#mark` (the step that last added it, steps counted across calls) tells.
+ */
+class PikeMachine {
+  readonly #p: Program;
+  readonly #anchored: boolean;
+  readonly #natives: readonly RegExp[];
+  /** Per set, per ASCII code point: 0 unknown, 1 in, 2 out (most arguments are ASCII; a native call costs). */
+  readonly #ascii: readonly Uint8Array[];
+  readonly #mark: Float64Array;
+  #current: Int32Array;
+  #upcoming: Int32Array;
+  readonly #stack: number[] = [];
+  #step = 0;
+
+  constructor(p: Program) {
+    this.#p = p;
+    this.#anchored = anchoredAtStart(p);
+    this.#natives = p.sets.map((src) => new RegExp(`^(?:${src})$`, 'u'));
+    this.#ascii = p.sets.map(() => new Uint8Array(128));
+    this.#mark = new Float64Array(p.op.length).fill(-1);
+    this.#current = new Int32Array(p.op.length);
+    this.#upcoming = new Int32Array(p.op.length);
+  }
+
+  test(input: string): boolean {
+    const p = this.#p;
     let count = 0;
-    let upcomingCount = 0;
-    const stack: number[] = [];
-    const holds = (kind: number, pos: number): boolean => {
-      if (kind === 0) return pos === 0;
-      if (kind === 1) return pos === input.length;
-      const before = pos > 0 && isWordUnit(input.charCodeAt(pos - 1));
-      const after = pos < input.length && isWordUnit(input.charCodeAt(pos));
-      return (before !== after) === (kind === 2);
-    };
-    /** Follow the empty moves from `pc` at `pos`, adding the states that read a character; true on reaching MATCH. */
-    const add = (list: Int32Array, length: number, pc: number, pos: number, step: number): number => {
-      stack.push(pc);
-      while (stack.length > 0) {
-        const at = stack.pop() as number;
-        if (mark[at] === step) continue;
-        mark[at] = step;
-        const op = p.op[at];
-        if (op === MATCH) {
-          stack.length = 0;
-          return -1;
-        }
-        if (op === CHAR || op === SET) list[length++] = at;
-        else if (op === SPLIT) stack.push(p.next[at] as number, p.arg[at] as number);
-        else if (holds(p.arg[at] as number, pos)) stack.push(p.next[at] as number);
-      }
-      return length;
-    };
-    let pos = 0;
-    for (let step = 0; ; step++) {
-      if (pos === 0 || !anchored) {
-        count = add(current, count, p.start, pos, step);
+    // The last call may have marked states with its last step + 1: start past it.
+    this.#step++;
+    for (let pos = 0; ; ) {
+      const step = ++this.#step;
+      if (pos === 0 || !this.#anchored) {
+        count = this.#add(this.#current, count, p.start, input, pos, step);
         if (count < 0) return true;
       }
-      if (count === 0 && (anchored || pos >= input.length)) return false;
-      if (pos >= input.length) return false;
+      if (pos >= input.length || (count === 0 && this.#anchored)) return false;
       const cp = input.codePointAt(pos) as number;
       const width = cp > 0xffff ? 2 : 1;
-      let ch: string | null = null;
-      const char = (): string => (ch ??= input.slice(pos, pos + width));
-      upcomingCount = 0;
+      let next = 0;
       for (let k = 0; k < count; k++) {
-        const at = current[k] as number;
-        const ok = p.op[at] === CHAR ? p.arg[at] === cp : inSet(p.arg[at] as number, cp, char);
+        const at = this.#current[k] as number;
+        const ok = p.op[at] === CHAR ? p.arg[at] === cp : this.#inSet(p.arg[at] as number, cp, input, pos, width);
         if (!ok) continue;
-        upcomingCount = add(upcoming, upcomingCount, p.next[at] as number, pos + width, step + 1);
-        if (upcomingCount < 0) return true;
+        next = this.#add(this.#upcoming, next, p.next[at] as number, input, pos + width, step + 1);
+        if (next < 0) return true;
       }
-      [current, upcoming] = [upcoming, current];
-      count = upcomingCount;
+      [this.#current, this.#upcoming] = [this.#upcoming, this.#current];
+      count = next;
       pos += width;
     }
-  };
-  return Object.freeze({ source, test });
+  }
+
+  #inSet(set: number, cp: number, input: string, pos: number, width: number): boolean {
+    const native = this.#natives[set] as RegExp;
+    if (cp >= 128) return native.test(input.slice(pos, pos + width));
+    const memo = this.#ascii[set] as Uint8Array;
+    if (memo[cp] === 0) memo[cp] = native.test(input[pos] as string) ? 1 : 2;
+    return memo[cp] === 1;
+  }
+
+  /** Follow the empty moves from `pc` at `pos` into `list` (whose length is `length`); -1 on reaching MATCH. */
+  #add(list: Int32Array, length: number, pc: number, input: string, pos: number, step: number): number {
+    const { op, arg, next } = this.#p;
+    const stack = this.#stack;
+    stack.push(pc);
+    while (stack.length > 0) {
+      const at = stack.pop() as number;
+      if (this.#mark[at] === step) continue;
+      this.#mark[at] = step;
+      const code = op[at];
+      if (code === MATCH) {
+        stack.length = 0;
+        return -1;
+      }
+      if (code === CHAR || code === SET) list[length++] = at;
+      else if (code === SPLIT) stack.push(next[at] as number, arg[at] as number);
+      else if (holds(arg[at] as number, input, pos)) stack.push(next[at] as number);
+    }
+    return length;
+  }
+}
+
+/** Whether assertion `kind` (an index of ASSERTIONS) holds at `pos`. Without the `m` flag, `^` and `$` are the ends. */
+function holds(kind: number, input: string, pos: number): boolean {
+  if (kind === 0) return pos === 0;
+  if (kind === 1) return pos === input.length;
+  const before = pos > 0 && isWordUnit(input.charCodeAt(pos - 1));
+  const after = pos < input.length && isWordUnit(input.charCodeAt(pos));
+  return (before !== after) === (kind === 2);
 }
