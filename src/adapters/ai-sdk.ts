@@ -12,12 +12,12 @@ import { toAiSdkPrompt, toAiSdkTools } from './ai-sdk-prompt.ts';
 import type { AiSdkFunctionTool, AiSdkPromptMessage, AiSdkProviderOptions } from './ai-sdk-prompt.ts';
 import { replyOfTurn } from './ai-sdk-reply.ts';
 import type { AiSdkTurn } from './ai-sdk-reply.ts';
-import { gatherStream } from './ai-sdk-stream.ts';
+import { gatherStream, ReplySize } from './ai-sdk-stream.ts';
 import { nativeToolInterpreter } from './tool-interpreter.ts';
 
 export { toAiSdkPrompt, toAiSdkTools } from './ai-sdk-prompt.ts';
 export type { AiSdkFunctionTool, AiSdkOpaqueData, AiSdkPromptMessage, AiSdkProviderOptions } from './ai-sdk-prompt.ts';
-export { AiSdkStreamError } from './ai-sdk-stream.ts';
+export { AiSdkResponseTooLargeError, AiSdkStreamError } from './ai-sdk-stream.ts';
 
 /**
  * An AI SDK `LanguageModelV4` (`@ai-sdk/provider` 4.x) as far as this adapter uses it. Described
@@ -73,7 +73,17 @@ export type AiSdkModelOptions = {
    * anthropic: { metadata: { userId: b.user_id } } } })`). Never into the prompt.
    */
   readonly binding?: (binding: Readonly<Record<string, string>>) => AiSdkBindingOptions;
+  /**
+   * The most a reply may deliver before the call fails with `AiSdkResponseTooLargeError` (the run
+   * ends `model_error`) and the stream is cancelled. An AI SDK model hands over parts, not bytes:
+   * what counts is the text, reasoning and tool input (streamed deltas, tool calls, a generate
+   * result's parts) in UTF-8 bytes. Default 32 MiB (33 554 432). Not part of `params`.
+   */
+  readonly maxResponseBytes?: number;
 };
+
+/** Default of {@link AiSdkModelOptions.maxResponseBytes}: 32 MiB, as the other adapters. */
+const DEFAULT_MAX_RESPONSE_BYTES = 33_554_432;
 
 const VERSIONS = new Set(['v2', 'v3', 'v4']);
 
@@ -125,10 +135,11 @@ type Callable = {
   doStream(o: AiSdkCallOptions): PromiseLike<{ stream: ReadableStream<unknown> }>;
 };
 
-async function generate(model: Callable, opts: AiSdkCallOptions): Promise<AiSdkTurn> {
+async function generate(model: Callable, opts: AiSdkCallOptions, size: ReplySize): Promise<AiSdkTurn> {
   const r = await model.doGenerate(opts);
   const response = r['response'] as { id?: unknown } | undefined;
   if (!Array.isArray(r['content'])) throw new TypeError('aiSdkModel: doGenerate returned a result without a content array');
+  for (const part of r['content'] as unknown[]) if (typeof part === 'object' && part !== null) size.add(part as Record<string, unknown>);
   return { content: r['content'], finishReason: r['finishReason'], usage: r['usage'], providerMetadata: r['providerMetadata'], responseId: response?.id };
 }
 
@@ -151,6 +162,10 @@ export function aiSdkModel(model: AiSdkLanguageModel, options: AiSdkModelOptions
   if (typeof model.provider !== 'string' || typeof model.modelId !== 'string' || model.modelId === '') {
     throw new TypeError('aiSdkModel: the model needs a provider and a non-empty modelId');
   }
+  const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes < 1) {
+    throw new TypeError(`aiSdkModel: maxResponseBytes must be a positive integer, got ${JSON.stringify(options.maxResponseBytes)}`);
+  }
   const provider = model.provider;
   const callable = model as unknown as Callable;
   const params = Object.freeze({
@@ -169,9 +184,10 @@ export function aiSdkModel(model: AiSdkLanguageModel, options: AiSdkModelOptions
       call.signal.throwIfAborted();
       const opts = aiSdkCallOptions(call, provider, options);
       try {
+        const size = new ReplySize(maxResponseBytes);
         const turn = options.stream
-          ? await gatherStream((await callable.doStream(opts)).stream, call.signal, call.onDelta)
-          : await generate(callable, opts);
+          ? await gatherStream((await callable.doStream(opts)).stream, call.signal, size, call.onDelta)
+          : await generate(callable, opts, size);
         call.signal.throwIfAborted();
         return replyOfTurn(turn, provider);
       } catch (e) {

@@ -8,7 +8,7 @@ import { canonicalJson } from '../core/index.ts';
 import type { DecisionInterpreter, JsonObject, JsonValue, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
 import { replyBlock, replyFromBlocks, replyFromMessage, toAnthropicMessages, toAnthropicTools } from './anthropic-wire.ts';
 import type { AnthropicRequest, ReplyBlock } from './anthropic-wire.ts';
-import { checkApiKey, checkExtraBody, checkModel, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
+import { checkApiKey, checkExtraBody, checkMaxResponseBytes, checkModel, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
 import type { FetchLike, PostedResponse } from './http.ts';
 import { nativeToolInterpreter, parseArguments } from './tool-interpreter.ts';
 
@@ -63,6 +63,12 @@ export type AnthropicModelOptions = {
    * `system`, `tools`, `tool_choice`, `metadata`, `stream`) throw a `TypeError`.
    */
   readonly body?: JsonObject;
+  /**
+   * The most bytes read from a response body, streamed or not, before the call fails with a
+   * `ModelCallError` of kind `too_large` (the run ends `model_error`) and the body is cancelled.
+   * Default 32 MiB (33 554 432). Not part of `params`: it changes no reply, only refuses a runaway one.
+   */
+  readonly maxResponseBytes?: number;
 };
 
 /**
@@ -101,6 +107,7 @@ export function anthropicModel(options: AnthropicModelOptions): ModelCaller {
   checkApiKey({ adapter: 'anthropicModel', apiKey: options.apiKey, baseURL: options.baseURL, defaultBaseURL: ANTHROPIC_BASE_URL, envVar: 'ANTHROPIC_API_KEY', headers: options.headers, keyHeaders: ['x-api-key', 'authorization'] });
   const endpoint = joinURL(options.baseURL ?? ANTHROPIC_BASE_URL, 'messages');
   const doFetch: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
+  const maxResponseBytes = checkMaxResponseBytes('anthropicModel', options.maxResponseBytes);
   const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION, ...options.headers };
   if (options.apiKey !== undefined) headers['x-api-key'] = options.apiKey;
   if (options.stream) headers['accept'] = 'text/event-stream';
@@ -117,7 +124,7 @@ export function anthropicModel(options: AnthropicModelOptions): ModelCaller {
     params,
     async call(call: ModelCall): Promise<ModelReply> {
       const body = { ...options.body, ...anthropicRequestBody(call, options) };
-      const posted = await postJSON({ provider: 'anthropic', fetch: doFetch, url: endpoint, headers, body, signal: call.signal, requestIdHeader: 'request-id' });
+      const posted = await postJSON({ provider: 'anthropic', fetch: doFetch, url: endpoint, headers, body, signal: call.signal, requestIdHeader: 'request-id', maxResponseBytes });
       if (options.stream && !isJSONResponse(posted)) return readStream(posted, call);
       const reply = replyFromMessage(await readJSON(posted, 'anthropic', call.signal));
       if (typeof reply === 'string') throw malformed('anthropic', posted, reply);

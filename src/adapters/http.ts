@@ -12,8 +12,11 @@ import type { SSEEvent } from './sse.ts';
 /** Which provider protocol an adapter speaks. */
 export type ModelProvider = 'openai' | 'anthropic';
 
-/** What went wrong in a model call. */
-export type ModelCallErrorKind = 'http' | 'network' | 'malformed_response' | 'stream';
+/** What went wrong in a model call (`too_large`: the response passed `maxResponseBytes`). */
+export type ModelCallErrorKind = 'http' | 'network' | 'malformed_response' | 'stream' | 'too_large';
+
+/** Default of every adapter's `maxResponseBytes`: 32 MiB, far above any reply, far below a process's memory. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 33_554_432;
 
 /** The context a {@link ModelCallError} carries. */
 export type ModelCallErrorInit = {
@@ -76,10 +79,15 @@ export type PostJSONOptions = {
   readonly signal: AbortSignal;
   /** Response header holding the provider's request id. */
   readonly requestIdHeader: string;
+  /** The most bytes read from the response body before the call fails (`too_large`). */
+  readonly maxResponseBytes: number;
 };
 
-/** An accepted (2xx) response and its request id. */
-export type PostedResponse = { readonly response: Response; readonly requestId: string | null };
+/**
+ * An accepted (2xx) response, its request id, and its body as it is read: bounded by
+ * `maxResponseBytes` (read the body through this, never through `response`).
+ */
+export type PostedResponse = { readonly response: Response; readonly requestId: string | null; readonly body: ReadableStream<Uint8Array> | null };
 
 /**
  * POST `body` as JSON. Resolves with a 2xx response; rejects with a {@link ModelCallError} on a
@@ -109,8 +117,9 @@ export async function postJSON(opts: PostJSONOptions): Promise<PostedResponse> {
     });
   }
   const requestId = response.headers.get(opts.requestIdHeader);
-  if (response.ok) return { response, requestId };
-  const text = await readText(response, opts.signal, opts.provider, requestId);
+  const posted = { response, requestId, body: bounded(response, opts.provider, requestId, opts.maxResponseBytes) };
+  if (response.ok) return posted;
+  const text = await readText(posted, opts.signal, opts.provider);
   const { type, message } = parseErrorBody(text);
   throw new ModelCallError(message ?? `HTTP ${response.status} ${response.statusText}`.trim(), {
     provider: opts.provider,
@@ -123,7 +132,7 @@ export async function postJSON(opts: PostJSONOptions): Promise<PostedResponse> {
 
 /** Read and parse a JSON body; a body that is not JSON rejects with a `malformed_response` error. */
 export async function readJSON(posted: PostedResponse, provider: ModelProvider, signal: AbortSignal): Promise<unknown> {
-  const text = await readText(posted.response, signal, provider, posted.requestId);
+  const text = await readText(posted, signal, provider);
   try {
     return JSON.parse(text) as unknown;
   } catch (e) {
@@ -143,20 +152,62 @@ export function malformed(provider: ModelProvider, posted: PostedResponse, messa
   });
 }
 
-async function readText(response: Response, signal: AbortSignal, provider: ModelProvider, requestId: string | null): Promise<string> {
+/**
+ * `response`'s body, failing with a `too_large` {@link ModelCallError} once more than `maxBytes`
+ * have been read: the body is cancelled then, so the server sees the connection close and an
+ * endless stream or a huge body never sits in memory.
+ */
+function bounded(response: Response, provider: ModelProvider, requestId: string | null, maxBytes: number): ReadableStream<Uint8Array> | null {
+  if (response.body === null) return null;
+  const reader = response.body.getReader();
+  let seen = 0;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const chunk = await reader.read(); // a failed read errors this stream with the same error
+        if (chunk.done) return controller.close();
+        seen += chunk.value.byteLength;
+        if (seen <= maxBytes) return controller.enqueue(chunk.value);
+        const error = new ModelCallError(`the response is larger than ${maxBytes} bytes (maxResponseBytes)`, { provider, kind: 'too_large', status: response.status, errorType: null, requestId });
+        await reader.cancel(error).catch(() => undefined); // the body is abandoned either way; the error is the news
+        controller.error(error);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+async function readText(posted: PostedResponse, signal: AbortSignal, provider: ModelProvider): Promise<string> {
+  if (posted.body === null) return '';
+  const reader = posted.body.getReader();
+  const decoder = new TextDecoder();
+  const parts: string[] = [];
   try {
-    return await response.text();
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) parts.push(decoder.decode(chunk.value, { stream: true }));
+    parts.push(decoder.decode());
+    return parts.join('');
   } catch (e) {
     signal.throwIfAborted();
+    if (isModelCallError(e)) throw e;
     throw new ModelCallError(`failed reading the response body: ${e instanceof Error ? e.message : String(e)}`, {
       provider,
       kind: 'network',
-      status: response.status,
+      status: posted.response.status,
       errorType: null,
-      requestId,
+      requestId: posted.requestId,
       cause: e,
     });
+  } finally {
+    reader.releaseLock();
   }
+}
+
+/** `maxResponseBytes` as given: a positive safe integer, else a `TypeError` naming the adapter. Default {@link DEFAULT_MAX_RESPONSE_BYTES}. */
+export function checkMaxResponseBytes(adapter: string, v: unknown): number {
+  if (v === undefined) return DEFAULT_MAX_RESPONSE_BYTES;
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v > 0) return v;
+  throw new TypeError(`${adapter}: maxResponseBytes must be a positive integer, got ${JSON.stringify(v) ?? String(v)}`);
 }
 
 /**
@@ -259,7 +310,7 @@ export function joinURL(base: string, path: string): string {
  * `network` {@link ModelCallError}; abort rejects with `signal.reason`.
  */
 export async function* readEvents(posted: PostedResponse, provider: ModelProvider, signal: AbortSignal): AsyncGenerator<SSEEvent> {
-  const body = posted.response.body;
+  const body = posted.body;
   if (body === null) throw malformed(provider, posted, 'streaming response has no body');
   try {
     yield* parseSSE(body, signal);

@@ -6,7 +6,7 @@
  */
 import { canonicalJson } from '../core/index.ts';
 import type { DecisionInterpreter, JsonObject, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
-import { checkApiKey, checkExtraBody, checkModel, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
+import { checkApiKey, checkExtraBody, checkMaxResponseBytes, checkModel, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
 import type { FetchLike, PostedResponse } from './http.ts';
 import { fallbackCallId, partsFromCompletion, reasoningOf, replyFromParts, stringOrNull, toOpenAIMessages, toOpenAITools } from './openai-wire.ts';
 import type { OpenAIChatRequest, TurnParts } from './openai-wire.ts';
@@ -59,6 +59,12 @@ export type OpenAIModelOptions = {
    * adapter writes (`model`, `messages`, `tools`, `parallel_tool_calls`, `metadata`, `stream`) throw a `TypeError`.
    */
   readonly body?: JsonObject;
+  /**
+   * The most bytes read from a response body, streamed or not, before the call fails with a
+   * `ModelCallError` of kind `too_large` (the run ends `model_error`) and the body is cancelled.
+   * Default 32 MiB (33 554 432). Not part of `params`: it changes no reply, only refuses a runaway one.
+   */
+  readonly maxResponseBytes?: number;
 };
 
 /**
@@ -105,6 +111,7 @@ export function openAIModel(options: OpenAIModelOptions): ModelCaller {
   checkApiKey({ adapter: 'openAIModel', apiKey: options.apiKey, baseURL: options.baseURL, defaultBaseURL: OPENAI_BASE_URL, envVar: 'OPENAI_API_KEY', headers: options.headers, keyHeaders: ['authorization'] });
   const endpoint = joinURL(options.baseURL ?? OPENAI_BASE_URL, 'chat/completions');
   const doFetch: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
+  const maxResponseBytes = checkMaxResponseBytes('openAIModel', options.maxResponseBytes);
   const headers: Record<string, string> = { ...options.headers };
   if (options.apiKey !== undefined) headers['authorization'] = `Bearer ${options.apiKey}`;
   if (options.stream) headers['accept'] = 'text/event-stream';
@@ -121,7 +128,7 @@ export function openAIModel(options: OpenAIModelOptions): ModelCaller {
     params,
     async call(call: ModelCall): Promise<ModelReply> {
       const body = requestBody(call, options);
-      const posted = await postJSON({ provider: 'openai', fetch: doFetch, url: endpoint, headers, body, signal: call.signal, requestIdHeader: 'x-request-id' });
+      const posted = await postJSON({ provider: 'openai', fetch: doFetch, url: endpoint, headers, body, signal: call.signal, requestIdHeader: 'x-request-id', maxResponseBytes });
       if (options.stream && !isJSONResponse(posted)) return replyFromParts(await readStream(posted, call));
       const parts = partsFromCompletion(await readJSON(posted, 'openai', call.signal));
       if (typeof parts === 'string') throw malformed('openai', posted, parts);

@@ -99,3 +99,18 @@ describe.each([false, true])('reply metadata through the adapters inside workerd
     expect(JSON.stringify(second.messages[1]!.content[0])).toBe(JSON.stringify(redacted));
   });
 });
+
+describe.each([false, true])('a response past maxResponseBytes inside workerd (stream: %s)', (stream) => {
+  it('ends the run model_error naming the limit, and cancels a body that never ends', async () => {
+    let cancelled = false;
+    const piece = new TextEncoder().encode(`data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: 'x'.repeat(4096) } }] })}\n\n`);
+    const endless = new ReadableStream<Uint8Array>({ pull: (c) => c.enqueue(piece), cancel: () => void (cancelled = true) });
+    const type = stream ? 'text/event-stream' : 'application/json';
+    const fetch = async (): Promise<Response> => new Response(endless, { headers: { 'content-type': type } });
+    const model = openAIModel({ model: 'gpt-test', baseURL: 'http://fake.openai/v1', fetch, stream, maxResponseBytes: 65_536 });
+    const { result } = await runAgent(model, openAIToolInterpreter());
+    expect(result.stopReason).toBe('model_error');
+    expect(result.error).toMatch(/larger than 65536 bytes \(maxResponseBytes\)/);
+    expect(cancelled).toBe(true);
+  });
+});
