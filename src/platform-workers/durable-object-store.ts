@@ -2,8 +2,8 @@
  * DurableObjectStore: a run log in a Durable Object's SQLite-backed storage.
  * @module
  */
-import { CorruptLogError, decodeLog, encodeRecord, isBarrier, PolyLoopError } from '../core/index.ts';
-import type { ActionIntentRecord, InputRecord, InputRequestRecord, IntentRecord, LogRecord, ResultRecord, RunEndedRecord, RunStartedRecord, RunStore, StepWriteRecord } from '../core/index.ts';
+import { checkOptionKeys, CorruptLogError, decodeLog, encodeRecord, isBarrier, PolyLoopError } from '../core/index.ts';
+import type { ActionIntentRecord, InputRecord, InputRequestRecord, IntentRecord, LogRecord, OptionKeys, ResultRecord, RunEndedRecord, RunStartedRecord, RunStore, StepWriteRecord } from '../core/index.ts';
 
 /** The part of `ctx.storage` the store uses (SQLite-backed Durable Object storage). */
 export type DurableObjectSqlStorage = Pick<DurableObjectStorage, 'sql' | 'transactionSync' | 'sync'>;
@@ -27,6 +27,7 @@ export type DurableObjectStoreOptions = {
  * the platform's 2 MB limit for one SQLite string or row; bigger records span several rows.
  */
 const PART_CHARS = 256 * 1024;
+const DO_STORE_OPTIONS: OptionKeys<DurableObjectStoreOptions> = { maxRecordChars: true, onAppend: true };
 const DEFAULT_MAX_RECORD_CHARS = 16 * 1024 * 1024;
 const TABLE = 'polyloop_log';
 
@@ -86,6 +87,7 @@ export class DurableObjectStore implements RunStore {
   readonly #nextSeq = new Map<string, number>();
 
   constructor(storage: DurableObjectSqlStorage, opts: DurableObjectStoreOptions = {}) {
+    checkOptionKeys(opts, DO_STORE_OPTIONS, 'new DurableObjectStore');
     this.#storage = storage;
     this.#maxRecordChars = opts.maxRecordChars ?? DEFAULT_MAX_RECORD_CHARS;
     this.#onAppend = opts.onAppend;

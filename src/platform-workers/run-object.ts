@@ -423,8 +423,9 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
 }
 
 /**
- * Make the run Durable Object class for your agent. Throws a TypeError for an invalid option. Export it under the `class_name` your
- * `wrangler.toml` binds (with a `new_sqlite_classes` migration).
+ * Make the run Durable Object class for your agent. Throws `InvalidRequestError` for a key that is not
+ * an option (naming the nearest one) and a TypeError for an invalid value. Export it under the
+ * `class_name` your `wrangler.toml` binds (with a `new_sqlite_classes` migration).
  *
  * @example
  * export class RunObject extends createRunObject<Env>({

@@ -4,8 +4,8 @@
  * class is made.
  * @module
  */
-import { defineAgent, InMemoryStore, jsonProblem, validateRunRequest } from '../core/index.ts';
-import type { AgentConfig, DecisionInterpreter, EventSink, ModelCaller, RunRequest, RunStore, SyntheticObservations } from '../core/index.ts';
+import { checkOptionKeys, defineAgent, InMemoryStore, jsonProblem, validateRunRequest } from '../core/index.ts';
+import type { AgentConfig, DecisionInterpreter, EventSink, ModelCaller, OptionKeys, RunRequest, RunStore, SyntheticObservations } from '../core/index.ts';
 import type { RunIndexNamespace } from './run-report.ts';
 
 /** What the user's factory returns for one run: the agent's seams and the request (the run id is the object's). */
@@ -54,8 +54,21 @@ export type RunObjectOptions<Env> = {
 /** The outcome of {@link RunObjectBase.start}: ok, or why not (a value, since errors lose their class over RPC). */
 export type StartOutcome = { readonly ok: true } | { readonly ok: false; readonly code: 'conflict' | 'bad_request'; readonly message: string };
 
-/** Throws a TypeError naming an option that would make the alarm spin, never fire, or the keep-alive misbehave. */
-export function checkOptions(options: Pick<RunObjectOptions<unknown>, 'resumeAfterMs' | 'maxFailedDrives' | 'keepAliveMs'>): void {
+const RUN_OBJECT_OPTIONS: OptionKeys<RunObjectOptions<unknown>> = {
+  setup: true,
+  resumeAfterMs: true,
+  maxFailedDrives: true,
+  keepAliveMs: true,
+  index: true,
+};
+const SETUP_FIELDS: OptionKeys<RunSetup> = { model: true, interpreter: true, syntheticObservations: true, request: true, events: true };
+
+/**
+ * Throws `InvalidRequestError` for a key that is not an option (naming the nearest one), and a
+ * TypeError naming an option that would make the alarm spin, never fire, or the keep-alive misbehave.
+ */
+export function checkOptions<Env>(options: RunObjectOptions<Env>): void {
+  checkOptionKeys(options, RUN_OBJECT_OPTIONS, 'createRunObject');
   const { resumeAfterMs, maxFailedDrives, keepAliveMs } = options;
   if (resumeAfterMs !== undefined && !(Number.isFinite(resumeAfterMs) && resumeAfterMs > 0)) {
     throw new TypeError(`createRunObject: resumeAfterMs must be a positive number of milliseconds, got ${resumeAfterMs}`);
@@ -86,6 +99,7 @@ export function seamsOf(setup: RunSetup, store: RunStore): Pick<AgentConfig, 'mo
 /** Why the library would refuse what the factory built (invalid agent or request), or null. */
 function refusal(runId: string, setup: RunSetup): string | null {
   try {
+    checkOptionKeys(setup, SETUP_FIELDS, 'what setup returned');
     defineAgent({ ...seamsOf(setup, new InMemoryStore()), events: { params: { sink: 'run-object' }, deliver: () => undefined } });
     validateRunRequest({ ...setup.request, runId });
   } catch (e) {

@@ -2,6 +2,8 @@
  * Server-sent events over a run log: replay what a client missed, then follow live appends.
  * @module
  */
+import { checkOptionKeys } from '../core/index.ts';
+import type { OptionKeys } from '../core/index.ts';
 import type { StoredLine } from './durable-object-store.ts';
 
 /** Where a log stream reads from and subscribes to. All calls happen inside one Durable Object. */
@@ -17,6 +19,8 @@ export type LogEventStreamOptions = {
   /** Send a comment line this often so proxies keep an idle stream open (default 20 s; 0 = never). */
   readonly keepAliveMs?: number;
 };
+
+const STREAM_OPTIONS: OptionKeys<LogEventStreamOptions> = { keepAliveMs: true };
 
 const encoder = new TextEncoder();
 
@@ -47,6 +51,7 @@ export function formatLogEvent(entry: StoredLine): string {
  * subscription registered in the same synchronous turn, so no record is missed or sent twice.
  */
 export function logEventStream(feed: LogFeed, afterSeq: number, opts: LogEventStreamOptions = {}): ReadableStream<Uint8Array> {
+  checkOptionKeys(opts, STREAM_OPTIONS, 'logEventStream');
   let unsubscribe: (() => void) | null = null;
   let timer: ReturnType<typeof setInterval> | null = null;
   const stop = (): void => {

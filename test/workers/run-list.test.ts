@@ -85,8 +85,9 @@ describe('GET /runs (workerd)', () => {
     const runId = uid('list-import');
     const setup = demoSetup({ env: {}, runId, input: 'one two' });
     const inner = new InMemoryStore();
-    const agent = defineAgent({ ...setup, store: faultyStore(inner, { crashAfterWrites: 3 }), events: { params: { sink: 'test' }, deliver: () => undefined } });
-    await run(agent, { ...setup.request, runId }).catch(() => undefined);
+    const { request, ...seams } = setup;
+    const agent = defineAgent({ ...seams, store: faultyStore(inner, { crashAfterWrites: 3 }), events: { params: { sink: 'test' }, deliver: () => undefined } });
+    await run(agent, { ...request, runId }).catch(() => undefined);
     const res = await call('/runs', { method: 'POST', body: JSON.stringify({ runId, input: 'one two', log: await exportRun(inner, runId) }) });
     expect(res.status).toBe(201);
     expect((await page('?limit=100')).runs.map((i) => i.runId)).toContain(runId);
