@@ -6,9 +6,9 @@ import { Hono } from 'hono';
 import type { Context } from 'hono';
 import { cors } from 'hono/cors';
 import * as z from 'zod/mini';
-import { jsonProblem } from '../core/index.ts';
+import { checkOptionKeys, jsonProblem } from '../core/index.ts';
 import { BodyTooLarge, drainBody, exceedsBytes, MAX_BODY_BYTES, MAX_IMPORT_BODY_BYTES, readBody } from './body.ts';
-import type { InputReply } from '../core/index.ts';
+import type { InputReply, OptionKeys } from '../core/index.ts';
 import type { RunObjectBase } from './run-object.ts';
 import { replyShapeProblem } from './run-input.ts';
 import type { CancelOutcome, InputOutcome } from './run-input.ts';
@@ -48,6 +48,9 @@ export type CorsOptions = {
   /** How long a browser may cache a preflight answer (default 600 s). */
   readonly maxAgeSeconds?: number;
 };
+
+const APP_OPTIONS: OptionKeys<AppOptions<unknown>> = { runs: true, token: true, index: true, cors: true };
+const CORS_OPTIONS: OptionKeys<CorsOptions> = { origins: true, maxAgeSeconds: true };
 
 /** The run id rule: 1–200 characters of `[A-Za-z0-9._:-]`. */
 export const RUN_ID_PATTERN = /^[A-Za-z0-9._:-]{1,200}$/;
@@ -203,6 +206,8 @@ async function readReplyBody(c: Context): Promise<Response | InputReply> {
  * export default createApp<Env>({ runs: (env) => env.RUNS });
  */
 export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ Bindings: Env }> {
+  checkOptionKeys(options, APP_OPTIONS, 'createApp');
+  if (options.cors !== undefined) checkOptionKeys(options.cors, CORS_OPTIONS, 'createApp cors');
   const app = new Hono<{ Bindings: Env }>();
   const tokenOf = options.token ?? ((env: Env) => (env as { POLYLOOP_TOKEN?: unknown }).POLYLOOP_TOKEN as string | undefined);
   const stubFor = (c: Context<{ Bindings: Env }>, runId: string): RunObjectRpc => {
