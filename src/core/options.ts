@@ -44,17 +44,33 @@ function distance(a: string, b: string, limit: number): number {
   return previous[t.length] as number;
 }
 
+/** A key with a plural ending made singular, lower case: `replies` and `reply` meet. */
+const stem = (key: string): string => key.toLowerCase().replace(/ies$/, 'y').replace(/s$/, '');
+
+/**
+ * How far `key` is from `candidate`, or null when too far to suggest: about one slip in three
+ * characters of the longer, at most three (`signl` → `signal`, never `a` → `dir`); a plural for a
+ * singular, or a key cut short (`delay` for `delayMs`, at least three characters), is one slip.
+ */
+function slips(key: string, candidate: string): number | null {
+  const limit = Math.min(3, Math.max(1, Math.floor(Math.max(key.length, candidate.length) / 3)));
+  const d = distance(key, candidate, limit);
+  if (d <= limit) return d;
+  const [a, b] = [key.toLowerCase(), candidate.toLowerCase()];
+  const [shorter, longer] = a.length < b.length ? [a, b] : [b, a];
+  if (stem(key) === stem(candidate) || (shorter.length >= 3 && longer.startsWith(shorter))) return limit;
+  return null;
+}
+
 /** The known key `key` was most likely meant to be (the first of the closest), or null when none is close. */
 export function nearestKey(key: string, known: readonly string[]): string | null {
-  // About one slip in three characters, at most three: `signl` → `signal`, never `a` → `dir`.
-  const limit = Math.min(3, Math.max(1, Math.floor(key.length / 3)));
   let best: string | null = null;
-  let bestDistance = limit + 1;
+  let bestSlips = Number.POSITIVE_INFINITY;
   for (const candidate of known) {
-    const d = distance(key, candidate, limit);
-    if (d < bestDistance) {
+    const d = slips(key, candidate);
+    if (d !== null && d < bestSlips) {
       best = candidate;
-      bestDistance = d;
+      bestSlips = d;
     }
   }
   return best;

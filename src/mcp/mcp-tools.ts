@@ -4,8 +4,8 @@
  * annotations only when the user trusts that server.
  * @module
  */
-import { InvalidRequestError, isPolyLoopError, ToolEnvironmentError, ToolRegistry } from '../core/index.ts';
-import type { JsonObject, ToolHandler, ToolSpec } from '../core/index.ts';
+import { checkOptionKeys, InvalidRequestError, isPolyLoopError, ToolEnvironmentError, ToolRegistry } from '../core/index.ts';
+import type { JsonObject, OptionKeys, ToolHandler, ToolSpec } from '../core/index.ts';
 import { McpConnection } from './connection.ts';
 import type { McpFetch } from './connection.ts';
 import { needsApprovalOf, mcpReplayPolicy } from './policy.ts';
@@ -110,11 +110,31 @@ type Settings = {
   readonly maxResultChars: number;
 };
 
+const MCP_OPTIONS: OptionKeys<McpToolsOptions> = {
+  url: true,
+  trust: true,
+  prefix: true,
+  headers: true,
+  fetch: true,
+  needsApproval: true,
+  tools: true,
+  include: true,
+  maxResultChars: true,
+  maxResponseBytes: true,
+  timeoutMs: true,
+  signal: true,
+};
+const OVERRIDE_OPTIONS: OptionKeys<McpToolOverride> = { replayPolicy: true, needsApproval: true };
+
 function checkOptions(o: McpToolsOptions): Settings {
   const fail = (message: string): never => {
     throw new InvalidRequestError(`mcpTools: ${message}`);
   };
-  if (typeof o !== 'object' || o === null) fail('needs an options object with a url');
+  checkOptionKeys(o, MCP_OPTIONS, 'mcpTools');
+  if (o.tools !== undefined && !isRecord(o.tools)) fail('tools must be an object of { replayPolicy?, needsApproval? } by tool name');
+  for (const [name, override] of Object.entries(o.tools ?? {})) {
+    checkOptionKeys(override, OVERRIDE_OPTIONS, `mcpTools tools[${JSON.stringify(name)}]`);
+  }
   let url: URL | null = null;
   try {
     url = new URL(o.url);

@@ -7,13 +7,14 @@ import { fstatSync, lstatSync, writeSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { decodeLog, encodeRecord, isBarrier, StoreError } from '../core/index.ts';
+import { checkOptionKeys, decodeLog, encodeRecord, isBarrier, StoreError } from '../core/index.ts';
 import type {
   ActionIntentRecord,
   InputRecord,
   InputRequestRecord,
   IntentRecord,
   LogRecord,
+  OptionKeys,
   ReadLogOptions,
   ReleaseLease,
   ResultRecord,
@@ -57,6 +58,8 @@ export type FileStoreOptions = {
    */
   readonly onWarning?: (warning: FileStoreWarning) => void;
 };
+
+const FILE_STORE_OPTIONS: OptionKeys<FileStoreOptions> = { dir: true, onWarning: true };
 
 type Durability = 'fsync' | 'none';
 
@@ -109,6 +112,7 @@ export class FileStore implements RunStore {
   readonly #leases = new Map<string, Lease>();
 
   constructor(opts: FileStoreOptions) {
+    checkOptionKeys(opts, FILE_STORE_OPTIONS, 'new FileStore');
     if (typeof opts?.dir !== 'string' || opts.dir === '') throw new TypeError('FileStore: `dir` must be a non-empty path');
     this.dir = resolve(opts.dir);
     this.#onWarning = opts.onWarning ?? defaultWarning;

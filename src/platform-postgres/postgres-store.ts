@@ -5,13 +5,14 @@
  * @module
  */
 import { hostname } from 'node:os';
-import { CorruptLogError, decodeLog, encodeRecord, isPolyLoopError, RunLockedError, StoreError } from '../core/index.ts';
+import { checkOptionKeys, CorruptLogError, decodeLog, encodeRecord, isPolyLoopError, RunLockedError, StoreError } from '../core/index.ts';
 import type {
   ActionIntentRecord,
   InputRecord,
   InputRequestRecord,
   IntentRecord,
   LogRecord,
+  OptionKeys,
   ReleaseLease,
   ResultRecord,
   RunEndedRecord,
@@ -45,6 +46,15 @@ export type PostgresStoreOptions = {
   readonly lease?: 'refuse' | 'wait';
   /** Names this process to a refused acquirer (default `<hostname> pid <pid>`). */
   readonly owner?: string;
+};
+
+const POSTGRES_STORE_OPTIONS: OptionKeys<PostgresStoreOptions> = {
+  pool: true,
+  schema: true,
+  leaseMs: true,
+  heartbeatMs: true,
+  lease: true,
+  owner: true,
 };
 
 type WriteOp = 'runStarted' | 'intent' | 'result' | 'resultAndIntent' | 'step' | 'runEnded' | 'inputRequest' | 'input';
@@ -91,6 +101,7 @@ export class PostgresStore implements RunStore {
   readonly #leftBehind = new Map<string, string>();
 
   constructor(options: PostgresStoreOptions) {
+    checkOptionKeys(options, POSTGRES_STORE_OPTIONS, 'new PostgresStore');
     if (typeof options?.pool?.query !== 'function') throw new TypeError('PostgresStore needs a `pool` (a pg.Pool)');
     const leaseMs = options.leaseMs ?? 30_000;
     const heartbeatMs = options.heartbeatMs ?? Math.floor(leaseMs / 3);

@@ -9,6 +9,8 @@
  *   `written_at`); a hash index on `run_id` of each for readers that query by the id.
  * @module
  */
+import { checkOptionKeys } from '../core/index.ts';
+import type { OptionKeys } from '../core/index.ts';
 import type { PgPoolLike } from './pg-types.ts';
 
 /** The schema version this library writes and reads. */
@@ -65,6 +67,8 @@ export type MigrateOptions = {
   readonly schema?: string;
 };
 
+const MIGRATE_OPTIONS: OptionKeys<MigrateOptions> = { schema: true };
+
 /**
  * Create or upgrade PolyLoop's tables to {@link SCHEMA_VERSION}. Idempotent and safe to call from
  * several processes at once; call it at deploy time or at start-up, before the first store use.
@@ -78,6 +82,7 @@ export type MigrateOptions = {
  * await migrate(pool);
  */
 export async function migrate(pool: PgPoolLike, opts: MigrateOptions = {}): Promise<number> {
+  checkOptionKeys(opts, MIGRATE_OPTIONS, 'migrate');
   const s = quotedSchema(opts.schema);
   const client = await pool.connect();
   let failed = false;

@@ -5,13 +5,14 @@
  */
 import { openDB } from 'idb';
 import type { IDBPDatabase } from 'idb';
-import { CorruptLogError, decodeLog, encodeRecord, isBarrier, isPolyLoopError, readRunLog, StoreError } from '../core/index.ts';
+import { checkOptionKeys, CorruptLogError, decodeLog, encodeRecord, isBarrier, isPolyLoopError, readRunLog, StoreError } from '../core/index.ts';
 import type {
   ActionIntentRecord,
   InputRecord,
   InputRequestRecord,
   IntentRecord,
   LogRecord,
+  OptionKeys,
   ReleaseLease,
   ResultRecord,
   RunEndedRecord,
@@ -41,6 +42,8 @@ export type IndexedDBStoreOptions = {
    */
   readonly onWarning?: (message: string) => void;
 };
+
+const IDB_STORE_OPTIONS: OptionKeys<IndexedDBStoreOptions> = { dbName: true, lease: true, onWarning: true };
 
 /**
  * One run as its log reads (through `readRunLog`, the one reader of a log), for a page that lists
@@ -96,6 +99,7 @@ export class IndexedDBStore implements RunStore {
   readonly #held = new HeldRecords((runId) => void this.#flush(runId).catch(() => undefined));
 
   constructor(options: IndexedDBStoreOptions) {
+    checkOptionKeys(options, IDB_STORE_OPTIONS, 'new IndexedDBStore');
     if (typeof options?.dbName !== 'string' || options.dbName === '') {
       throw new TypeError('IndexedDBStore needs a non-empty dbName');
     }

@@ -2,13 +2,19 @@
  * An event sink that keeps what it is given.
  * @module
  */
-import type { EventSink, RunEvent } from '../core/index.ts';
+import { checkOptionKeys } from '../core/index.ts';
+import type { EventSink, OptionKeys, RunEvent } from '../core/index.ts';
 
 /** An {@link EventSink} that keeps every event. */
 export type CollectingSink = EventSink & { readonly events: RunEvent[] };
 
+/** Options of {@link collectingSink}. */
+type CollectingSinkOptions = { readonly failOn?: readonly RunEvent['type'][] };
+const KNOWN: OptionKeys<CollectingSinkOptions> = { failOn: true };
+
 /** Collect events in memory; `failOn` makes delivery of those event types throw (to test counting). */
-export function collectingSink(opts: { readonly failOn?: readonly RunEvent['type'][] } = {}): CollectingSink {
+export function collectingSink(opts: CollectingSinkOptions = {}): CollectingSink {
+  checkOptionKeys(opts, KNOWN, 'collectingSink');
   const events: RunEvent[] = [];
   const failOn = new Set(opts.failOn ?? []);
   return {

@@ -6,8 +6,8 @@
  * approval flows survive a crash at every write point (SPEC §5, §9).
  * @module
  */
-import { InMemoryStore, resume, run } from '../core/index.ts';
-import type { AgentDefinition, InputReply, InputRequest, RunRequest, RunResult, RunStore, StepRecord } from '../core/index.ts';
+import { checkOptionKeys, InMemoryStore, resume, run } from '../core/index.ts';
+import type { AgentDefinition, InputReply, InputRequest, OptionKeys, RunRequest, RunResult, RunStore, StepRecord } from '../core/index.ts';
 import { faultyStore } from './faulty-store.ts';
 
 /** What {@link crashAtEveryWrite} needs. */
@@ -41,6 +41,7 @@ export type CrashLawReport = {
 };
 
 const MAX_REPLIES = 1_000;
+const KNOWN: OptionKeys<CrashLawOptions> = { setup: true, reply: true, store: true, landed: true };
 
 /**
  * Check the crash law over one agent: every case ends like the uninterrupted run (stop reason,
@@ -51,6 +52,7 @@ const MAX_REPLIES = 1_000;
  * expect(report.failures).toEqual([]);
  */
 export async function crashAtEveryWrite(opts: CrashLawOptions): Promise<CrashLawReport> {
+  checkOptionKeys(opts, KNOWN, 'crashAtEveryWrite');
   const fresh = opts.store ?? (() => new InMemoryStore());
   const counting = faultyStore(fresh(), { crashAfterWrites: Number.POSITIVE_INFINITY });
   const reference = await driveToEnd(opts, counting, false);

@@ -2,7 +2,8 @@
  * A store wrapper that "crashes" after the k-th write.
  * @module
  */
-import type { ActionIntentRecord, InputRecord, InputRequestRecord, IntentRecord, LogRecord, ReadLogOptions, ReleaseLease, ResultRecord, RunEndedRecord, RunStartedRecord, RunStore, StepWriteRecord } from '../core/index.ts';
+import { checkOptionKeys } from '../core/index.ts';
+import type { ActionIntentRecord, InputRecord, InputRequestRecord, IntentRecord, LogRecord, OptionKeys, ReadLogOptions, ReleaseLease, ResultRecord, RunEndedRecord, RunStartedRecord, RunStore, StepWriteRecord } from '../core/index.ts';
 
 /** The error a {@link faultyStore} throws once it has "crashed". */
 export class SimulatedCrashError extends Error {
@@ -20,6 +21,10 @@ export type FaultyStore = RunStore & {
   readonly crashed: boolean;
 };
 
+/** Options of {@link faultyStore}. */
+type FaultyStoreOptions = { readonly crashAfterWrites: number; readonly landsBeforeThrow?: boolean };
+const KNOWN: OptionKeys<FaultyStoreOptions> = { crashAfterWrites: true, landsBeforeThrow: true };
+
 /**
  * Wrap a store so that it "crashes" after `crashAfterWrites` writes: that many writes land, every
  * later write rejects with {@link SimulatedCrashError} without landing (as if the process died),
@@ -28,7 +33,8 @@ export type FaultyStore = RunStore & {
  * resolved" case. Reads pass through; `acquire`, `resultAndIntent`, `inputRequest` and `input` are there
  * exactly when the inner store has them (each counts as one write, like any other).
  */
-export function faultyStore(inner: RunStore, opts: { readonly crashAfterWrites: number; readonly landsBeforeThrow?: boolean }): FaultyStore {
+export function faultyStore(inner: RunStore, opts: FaultyStoreOptions): FaultyStore {
+  checkOptionKeys(opts, KNOWN, 'faultyStore');
   const writes: { method: WriteMethod; runId: string }[] = [];
   let crashed = false;
   const write = async (method: WriteMethod, runId: string, doWrite: () => Promise<void>): Promise<void> => {

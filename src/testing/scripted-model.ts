@@ -2,7 +2,8 @@
  * A deterministic model for tests: replies from a script, remembers its calls.
  * @module
  */
-import type { ModelCall, ModelCaller, ModelReply, SeamParams } from '../core/index.ts';
+import { checkOptionKeys } from '../core/index.ts';
+import type { ModelCall, ModelCaller, ModelReply, OptionKeys, SeamParams } from '../core/index.ts';
 
 /** One scripted reply: a full reply, or just its text. */
 export type ScriptedReply = ModelReply | string;
@@ -16,6 +17,10 @@ export type ScriptedModel = ModelCaller & {
   readonly calls: ModelCall[];
 };
 
+/** Options of {@link scriptedModel}. */
+type ScriptedModelOptions = { readonly model?: string; readonly delayMs?: number };
+const KNOWN: OptionKeys<ScriptedModelOptions> = { model: true, delayMs: true };
+
 /**
  * A deterministic model. Replies by `callSeq` from an array, or by a function of the call.
  * A call past the end of an array script rejects. `delayMs` makes each call take visible time
@@ -24,7 +29,8 @@ export type ScriptedModel = ModelCaller & {
  * @example
  * const model = scriptedModel(['{"tool":"add","args":{"a":1,"b":2}}', '{"final":"3"}']);
  */
-export function scriptedModel(script: Script, opts: { readonly model?: string; readonly delayMs?: number } = {}): ScriptedModel {
+export function scriptedModel(script: Script, opts: ScriptedModelOptions = {}): ScriptedModel {
+  checkOptionKeys(opts, KNOWN, 'scriptedModel');
   const calls: ModelCall[] = [];
   const params: SeamParams = Object.freeze({ model: opts.model ?? 'scripted', scripted: true });
   return {

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { isPolyLoopError } from '../../src/core/index.ts';
 import { IndexedDBStore, leaseName } from '../../src/platform-web/index.ts';
 import { runStoreContract } from '../contract/run-store.contract.ts';
+import { expectUnknownOption } from '../contract/unknown-option.ts';
 import { freshDbName, indexedDbStoreCases } from './idb-store.cases.ts';
 
 runStoreContract('IndexedDBStore (Chromium, waiting lease)', () => new IndexedDBStore({ dbName: freshDbName('contract') }), { lease: 'waits' });
@@ -14,6 +15,11 @@ runStoreContract('IndexedDBStore (Chromium, refusing lease)', () => new IndexedD
 indexedDbStoreCases('Chromium');
 
 describe('IndexedDBStore in a real browser', () => {
+  it('refuses an option it does not know, naming the one it most likely meant', async () => {
+    await expectUnknownOption(() => new IndexedDBStore({ dbName: freshDbName('opts'), leases: 'refuse' } as never), 'leases', 'lease');
+    await expectUnknownOption(() => new IndexedDBStore({ dbname: freshDbName('opts') } as never), 'dbname', 'dbName');
+  });
+
   it('refuses a run whose Web Lock a worker holds, and gets it once that worker is gone', async () => {
     const dbName = freshDbName('worker');
     const name = leaseName(dbName, 'r');

@@ -4,8 +4,8 @@
  * `signal.reason`; the action stays as it was.
  * @module
  */
-import { outcomeProblem } from '../../core/index.ts';
-import type { Action, ActionExecutor, ActionOutcome, ExecuteContext } from '../../core/index.ts';
+import { checkOptionKeys, outcomeProblem } from '../../core/index.ts';
+import type { Action, ActionExecutor, ActionOutcome, ExecuteContext, OptionKeys } from '../../core/index.ts';
 import { abortReason, check, ContractViolationError, deepFreeze, equal, invoke, noProblem, paramsProblem, rejectsWithReason, settleWithin, snapshot } from './check.ts';
 import type { ContractCase, ContractSuite } from './check.ts';
 
@@ -26,6 +26,17 @@ export type ActionExecutorContractOptions = {
   /** How soon execution must settle once aborted, and how long an outcome may take, in ms (defaults 2,000 and 30,000). */
   readonly abortWithinMs?: number;
   readonly outcomeWithinMs?: number;
+};
+
+const KNOWN: OptionKeys<ActionExecutorContractOptions> = {
+  name: true,
+  makeExecutor: true,
+  validAction: true,
+  unknownAction: true,
+  malformedAction: true,
+  slowAction: true,
+  abortWithinMs: true,
+  outcomeWithinMs: true,
 };
 
 /** Throws a violation naming the first way `outcome` breaks the `ActionOutcome` contract (the library's own check). */
@@ -138,6 +149,7 @@ function abortCases(make: Make, valid: Action, slow: Action | undefined, o: Opts
  * describe(suite.name, () => { for (const c of suite.cases) it(c.name, c.run); });
  */
 export function actionExecutorContract(options: ActionExecutorContractOptions): ContractSuite {
+  checkOptionKeys(options, KNOWN, 'actionExecutorContract');
   const make: Make = async () => options.makeExecutor();
   const valid = options.validAction;
   const actions: { readonly valid: Action; readonly unknown: Action; readonly malformed: Action } = {

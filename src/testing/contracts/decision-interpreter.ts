@@ -4,8 +4,8 @@
  * was, and several tool calls in one reply read as `invalid`.
  * @module
  */
-import { decisionProblem, ToolRegistry } from '../../core/index.ts';
-import type { Decision, DecisionInterpreter, ModelReply, ToolCatalog } from '../../core/index.ts';
+import { checkOptionKeys, decisionProblem, ToolRegistry } from '../../core/index.ts';
+import type { Decision, DecisionInterpreter, ModelReply, OptionKeys, ToolCatalog } from '../../core/index.ts';
 import { check, ContractViolationError, deepFreeze, equal, noProblem, paramsProblem, snapshot } from './check.ts';
 import type { ContractCase, ContractSuite } from './check.ts';
 
@@ -22,6 +22,8 @@ export type DecisionInterpreterContractOptions = {
   /** Replies your protocol must read as `invalid` (garbage text, for a text protocol); several tool calls always are. */
   readonly invalidReplies?: readonly ModelReply[];
 };
+
+const KNOWN: OptionKeys<DecisionInterpreterContractOptions> = { name: true, makeInterpreter: true, tools: true, replies: true, invalidReplies: true };
 
 const reply = (over: Partial<ModelReply>): ModelReply => ({ callId: 'resp_1', text: '', reasoning: null, ...over });
 
@@ -163,6 +165,7 @@ function cases(c: Ctx): ContractCase[] {
  * describe(suite.name, () => { for (const c of suite.cases) it(c.name, c.run); });
  */
 export function decisionInterpreterContract(options: DecisionInterpreterContractOptions): ContractSuite {
+  checkOptionKeys(options, KNOWN, 'decisionInterpreterContract');
   const invalid = options.invalidReplies ?? [];
   const ctx: Ctx = { make: options.makeInterpreter, tools: options.tools ?? defaultTools(), samples: [...SAMPLES, ...(options.replies ?? []), ...invalid], invalid };
   return { name: `DecisionInterpreter contract: ${options.name}`, cases: cases(ctx) };

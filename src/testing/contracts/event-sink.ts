@@ -3,7 +3,8 @@
  * hands them over — settles without a throw, and the sink leaves the events as they were.
  * @module
  */
-import type { EventSink, RunEvent, RunEventType } from '../../core/index.ts';
+import { checkOptionKeys } from '../../core/index.ts';
+import type { EventSink, OptionKeys, RunEvent, RunEventType } from '../../core/index.ts';
 import { ContractViolationError, deepFreeze, equal, invoke, noProblem, paramsProblem, settleWithin, snapshot } from './check.ts';
 import type { ContractCase, ContractSuite } from './check.ts';
 import { stepRecord } from './records.ts';
@@ -17,6 +18,8 @@ export type EventSinkContractOptions = {
   /** How long one delivery may take, in ms (default 5,000): the run awaits every delivery. */
   readonly deliverWithinMs?: number;
 };
+
+const KNOWN: OptionKeys<EventSinkContractOptions> = { name: true, makeSink: true, deliverWithinMs: true };
 
 const runId = 'contract-run';
 
@@ -98,5 +101,6 @@ function cases(make: () => Promise<EventSink>, ms: number): ContractCase[] {
  * describe(suite.name, () => { for (const c of suite.cases) it(c.name, c.run); });
  */
 export function eventSinkContract(options: EventSinkContractOptions): ContractSuite {
+  checkOptionKeys(options, KNOWN, 'eventSinkContract');
   return { name: `EventSink contract: ${options.name}`, cases: cases(async () => options.makeSink(), options.deliverWithinMs ?? 5000) };
 }

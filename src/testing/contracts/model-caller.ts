@@ -4,8 +4,8 @@
  * the call stay as they were.
  * @module
  */
-import { modelReplyProblem } from '../../core/index.ts';
-import type { Message, ModelCall, ModelCaller, ModelReply, ModelToolSchema } from '../../core/index.ts';
+import { checkOptionKeys, modelReplyProblem } from '../../core/index.ts';
+import type { Message, ModelCall, ModelCaller, ModelReply, ModelToolSchema, OptionKeys } from '../../core/index.ts';
 import { abortReason, check, ContractViolationError, deepFreeze, equal, invoke, noProblem, paramsProblem, rejectsWithReason, settleWithin, snapshot } from './check.ts';
 import type { ContractCase, ContractSuite } from './check.ts';
 
@@ -30,6 +30,8 @@ export type ModelCallerContractOptions = {
   /** How long into a hanging call the abort comes, in ms (default 20). */
   readonly abortAfterMs?: number;
 };
+
+const KNOWN: OptionKeys<ModelCallerContractOptions> = { name: true, makeModel: true, abortWithinMs: true, replyWithinMs: true, abortAfterMs: true };
 
 const ADD: ModelToolSchema = {
   name: 'add',
@@ -146,6 +148,7 @@ function abortCases(make: ModelCallerContractOptions['makeModel'], o: Opts): Con
  * describe(suite.name, () => { for (const c of suite.cases) it(c.name, c.run); });
  */
 export function modelCallerContract(options: ModelCallerContractOptions): ContractSuite {
+  checkOptionKeys(options, KNOWN, 'modelCallerContract');
   const make = async (scenario: ModelScenario): Promise<ModelCaller> => options.makeModel(scenario);
   const o: Opts = { abortMs: options.abortWithinMs ?? 2000, replyMs: options.replyWithinMs ?? 30_000, abortAfterMs: options.abortAfterMs ?? 20 };
   return { name: `ModelCaller contract: ${options.name}`, cases: [...replyCases(make, o), ...abortCases(make, o)] };

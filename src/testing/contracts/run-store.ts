@@ -6,8 +6,8 @@
  * Node, workerd and a browser.
  * @module
  */
-import { isPolyLoopError, readRunLog } from '../../core/index.ts';
-import type { ActionIntentRecord, InputRecord, InputReply, InputRequestRecord, IntentRecord, LogRecord, ReleaseLease, RunStartedRecord, RunStore, StepWriteRecord } from '../../core/index.ts';
+import { checkOptionKeys, isPolyLoopError, readRunLog } from '../../core/index.ts';
+import type { ActionIntentRecord, InputRecord, InputReply, InputRequestRecord, IntentRecord, LogRecord, OptionKeys, ReleaseLease, RunStartedRecord, RunStore, StepWriteRecord } from '../../core/index.ts';
 import { abortReason, check, ContractViolationError, equal, rejectsWithReason, settleWithin } from './check.ts';
 import type { ContractCase, ContractSuite } from './check.ts';
 import { actionIntent, ended, modelIntent, modelResult, started, stepRecord, stepWrite, writeFullRun } from './records.ts';
@@ -29,6 +29,15 @@ export type RunStoreContractOptions = {
   /** How long a waiting `acquire` is watched, and how soon it must reject once aborted, in ms (default 50 and 2,000). */
   readonly waitProbeMs?: number;
   readonly abortWithinMs?: number;
+};
+
+const KNOWN: OptionKeys<RunStoreContractOptions> = {
+  name: true,
+  makeStore: true,
+  lease: true,
+  largeObservationChars: true,
+  waitProbeMs: true,
+  abortWithinMs: true,
 };
 
 const HOSTILE_IDS = ['../../etc/passwd', 'a/b', 'a\\b', 'CON', 'nul.txt', '.', '..', '', ' ', 'run id with spaces', 'ünïcødé-运行-🚀', 'x'.repeat(5000), 'A', 'a', 'a%2Fb', 'a:b?c*d|e<f>g"h'];
@@ -388,6 +397,7 @@ function leaseCases(make: Make, opts: LeaseOptions): ContractCase[] {
  * describe(suite.name, () => { for (const c of suite.cases) it(c.name, c.run); });
  */
 export function runStoreContract(options: RunStoreContractOptions): ContractSuite {
+  checkOptionKeys(options, KNOWN, 'runStoreContract');
   const make: Make = async () => options.makeStore();
   const lease = options.lease ?? 'either';
   const cases = [...logCases(make), ...contentCases(make, options.largeObservationChars ?? 200_000), ...appendCases(make), ...inputCases(make)];
