@@ -2,17 +2,36 @@
  * The agent of the viewer tests, as a user's `--agent` module: its default export gives the
  * agent and request of a run in a FileStore directory. What the scripted model does depends on
  * the run id's prefix: `finished` (two lookups and an answer, with reasoning, usage and a
- * `<script>` in its text), `approve` (a `send` that needs approval, then an answer), `slow`
- * (eight lookups, one every 400 ms), `never` (a `send` whose replay policy is `never`, no
- * approval), `big` (one lookup returning 5 MB), `long` (50,000 quick steps).
+ * `<script>` in its text), `approve` (a `send` that needs approval, then an answer), `held`
+ * (eight lookups and an answer; its second model call waits for the test, see {@link hold}),
+ * `never` (a `send` whose replay policy is `never`, no approval), `big` (one lookup returning
+ * 5 MB), `long` (50,000 quick steps).
  */
 import { defineAgent, silentSink, STANDARD_SYNTHETIC_OBSERVATIONS, ToolRegistry } from '../../../src/core/index.ts';
 import type { ModelCall, ModelReply, RunRequest, RunStore, ToolSpec } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
-import { jsonActionInterpreter, scriptedModel, sleep } from '../../../src/testing/index.ts';
+import { jsonActionInterpreter, scriptedModel } from '../../../src/testing/index.ts';
 
 /** What the world saw: every email `send` sent, per run. */
 export const SENT: { runId: string; to: string }[] = [];
+
+/** A held run, seen from the test: `reached` once its step #0 is in the log and its next model call waits. */
+export type Hold = { readonly reached: Promise<void>; release(): void };
+
+const HOLDS = new Map<string, { readonly arrive: () => void; readonly released: Promise<void> }>();
+
+/**
+ * Hold the `held-…` run `runId` at a point the test controls: its second model call waits (the
+ * run is live, its lock held, step #0 written) until `release()`. No timer decides what the test sees.
+ */
+export function hold(runId: string): Hold {
+  let arrive = (): void => undefined;
+  let release = (): void => undefined;
+  const reached = new Promise<void>((ok) => (arrive = ok));
+  const released = new Promise<void>((ok) => (release = ok));
+  HOLDS.set(runId, { arrive, released });
+  return { reached, release };
+}
 
 const specs = (runId: string): ToolSpec[] => [
   { name: 'lookup', description: 'Look a city up.', replayPolicy: 'safe', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, handler: async ({ city }) => (String(city) === 'Big' ? 'x'.repeat(5 * 1024 * 1024) : `${String(city)}: 21°C <b>sunny</b>`) },
@@ -33,9 +52,12 @@ function script(runId: string): (call: ModelCall) => ModelReply | Promise<ModelR
         return say(n, { final: 'Lima is warmer. <script>window.__pwned = 1</script><img src=x onerror="window.__pwned=2">' });
       case 'approve':
         return n === 0 ? say(n, { tool: 'send', args: { to: 'ana@example.com' } }) : say(n, { final: 'Sent.' });
-      case 'slow':
-        await sleep(400, call.signal);
+      case 'held': {
+        const held = n === 1 ? HOLDS.get(runId) : undefined;
+        held?.arrive();
+        await held?.released;
         return n < 8 ? say(n, { tool: 'lookup', args: { city: `City ${n}` } }) : say(n, { final: 'done' });
+      }
       case 'never':
         return n === 0 ? say(n, { tool: 'fire', args: {} }) : say(n, { final: 'fired once' });
       case 'big':
