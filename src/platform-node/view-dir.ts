@@ -16,7 +16,7 @@ import { parseRunFileName } from './run-id.ts';
 import { dirStatus, readLogText, rowOf, stepsPage, summarizeRun } from './view-model.ts';
 import type { LogReading, ViewRunRow } from './view-model.ts';
 import type { ViewAnswer, ViewSource } from './view-source.ts';
-import { recordEventStream } from './view-source.ts';
+import { eventsRefusal, recordEventStream } from './view-source.ts';
 
 /** What the user's agent module gives for a run: the definition and the request `resume` needs. */
 export type AgentForRun = { readonly agent: AgentDefinition; readonly request: RunRequest };
@@ -98,7 +98,11 @@ export async function dirSource(opts: DirSourceOptions): Promise<ViewSource> {
       return got ? got.reading.records.map((r) => `${encodeRecord(r)}\n`).join('') : null;
     },
     async events(runId, afterSeq, signal) {
-      if (!(await readRun(runId))) return null;
+      const got = await readRun(runId);
+      if (!got) return null;
+      const records = got.reading.records;
+      const refused = eventsRefusal(afterSeq, records.length - 1, records.at(-1)?.kind === 'run_ended');
+      if (refused !== null) return refused;
       const poll = async (): Promise<readonly LogRecord[]> => (await readRun(runId))?.reading.records ?? [];
       return recordEventStream(poll, afterSeq, { signal, pollMs: opts.pollMs ?? 200 });
     },

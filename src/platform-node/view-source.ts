@@ -36,6 +36,20 @@ export type ViewSource = {
   close?(): Promise<void>;
 };
 
+/**
+ * The answer to an event-stream request before any stream, as the Worker gives it: 400 for a
+ * `Last-Event-ID` beyond the log (a sequence number exists only once written, so no client saw
+ * one), 204 when everything up to `run_ended` was seen (an EventSource stops reconnecting), else
+ * null: stream. `lastSeq` is the log's last record (-1: none).
+ */
+export function eventsRefusal(afterSeq: number, lastSeq: number, ended: boolean): Response | null {
+  if (afterSeq > lastSeq) {
+    const message = `Last-Event-ID ${afterSeq} is beyond the run's last record (${lastSeq})`;
+    return Response.json({ error: { code: 'bad_request', message } }, { status: 400 });
+  }
+  return afterSeq === lastSeq && ended ? new Response(null, { status: 204 }) : null;
+}
+
 /** Options of {@link recordEventStream}. */
 export type RecordStreamOptions = { readonly signal: AbortSignal; readonly pollMs: number; readonly keepAliveMs?: number };
 

@@ -11,7 +11,7 @@ import { runCli } from '../../../src/platform-node/cli.ts';
 import { dirSource } from '../../../src/platform-node/view-dir.ts';
 import { startViewer, ViewerRefusedError } from '../../../src/platform-node/view-command.ts';
 import type { RunningViewer } from '../../../src/platform-node/view-command.ts';
-import agentFor, { SENT } from './agent.ts';
+import agentFor, { hold, SENT } from './agent.ts';
 import { everydayRuns, hostileRuns, runIn } from './runs.ts';
 
 let dir: string;
@@ -136,9 +136,13 @@ describe('what the viewer says about each run', () => {
   });
 
   it('streams a run\'s records as server-sent events, live, and closes after run_ended', async () => {
-    const live = runIn(dir, 'slow-events');
-    await new Promise((ok) => setTimeout(ok, 100));
-    const res = await get(viewer, '/runs/slow-events/events');
+    // Held at its second model call: the stream opens on a live run with step #0 written.
+    const held = hold('held-events');
+    const live = runIn(dir, 'held-events');
+    await held.reached;
+    const res = await get(viewer, '/runs/held-events/events');
+    expect(res.status).toBe(200);
+    held.release();
     const text = await res.text();
     await live;
     const kinds = [...text.matchAll(/^event: (.+)$/gm)].map((m) => m[1]);
@@ -148,6 +152,26 @@ describe('what the viewer says about each run', () => {
     const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
     expect(ids).toEqual(ids.map((_, i) => i));
   }, 20_000);
+
+  it('answers 400 to a Last-Event-ID beyond the log, as the Worker does, instead of waiting for records that cannot be', async () => {
+    for (const runId of ['finished-1', 'finished-cut']) {
+      const { lastSeq } = (await (await get(viewer, `/runs/${runId}`)).json()) as { lastSeq: number };
+      const res = await get(viewer, `/runs/${runId}/events`, { 'last-event-id': String(lastSeq + 3) });
+      expect(res.status).toBe(400);
+      const message = `Last-Event-ID ${lastSeq + 3} is beyond the run's last record (${lastSeq})`;
+      expect(await res.json()).toEqual({ error: { code: 'bad_request', message } });
+    }
+    // Everything up to run_ended seen: 204, which tells an EventSource to stop reconnecting.
+    const ended = (await (await get(viewer, '/runs/finished-1')).json()) as { lastSeq: number };
+    expect((await get(viewer, '/runs/finished-1/events', { 'last-event-id': String(ended.lastSeq) })).status).toBe(204);
+    // At the end of a run that goes on (interrupted): the stream, which waits for what comes next.
+    const { lastSeq } = (await (await get(viewer, '/runs/finished-cut')).json()) as { lastSeq: number };
+    const open = new AbortController();
+    const headers = { ...auth(viewer.key), 'last-event-id': String(lastSeq) };
+    const res = await fetch(`${viewer.origin}/runs/finished-cut/events`, { headers, signal: open.signal });
+    expect(res.status).toBe(200);
+    open.abort();
+  });
 });
 
 describe('replies', () => {
