@@ -3,19 +3,18 @@
  * over a FileStore directory or a PolyLoop Worker, on loopback unless asked otherwise.
  * @module
  */
-import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import { isIP } from 'node:net';
-import { resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { getRequestListener } from '@hono/node-server';
 import { MissingDirectoryError } from './inspect.ts';
 import { EXIT, oneLine } from './render.ts';
 import type { CliIo } from './render.ts';
+import { loadAgentModule } from './view-agent.ts';
 import { createViewApp, newAccessKey } from './view-app.ts';
 import { dirSource } from './view-dir.ts';
-import type { AgentFactory } from './view-dir.ts';
+import { defaultPageSearch, isBuiltPage, viewerPage } from './view-page.ts';
+import { ViewerRefusedError } from './view-source.ts';
 import type { ViewSource } from './view-source.ts';
 import { workerSource } from './view-worker.ts';
 
@@ -28,7 +27,7 @@ export type ViewerOptions = {
   readonly port?: number;
   /** Serve on a non-loopback address: anyone who can reach it and has the key can read runs and answer them. */
   readonly allowRemote?: boolean;
-  /** The built page (default: `dist/viewer/` of this package). */
+  /** The built page (default: `dist/viewer/` of this package; in a checkout without it, one built now with Vite). */
   readonly pageDir?: string;
   /** The access key (default: a fresh random one): 16 to 200 URL-safe characters (`[A-Za-z0-9_-]`). */
   readonly key?: string;
@@ -37,10 +36,8 @@ export type ViewerOptions = {
 /** A running viewer: the URL to open (its access key in the fragment, `/#key=…`) and how to stop it. */
 export type RunningViewer = { readonly url: string; readonly origin: string; readonly key: string; readonly server: Server; close(): Promise<void> };
 
-/** Thrown for a viewer the options forbid (a non-loopback address without `allowRemote`, no built page). */
-export class ViewerRefusedError extends Error {
-  override readonly name = 'ViewerRefusedError';
-}
+export { ViewerRefusedError } from './view-source.ts';
+export { loadAgentModule } from './view-agent.ts';
 
 /** Whether `host` names this machine's loopback interface only. */
 export function isLoopback(host: string): boolean {
@@ -49,11 +46,9 @@ export function isLoopback(host: string): boolean {
   return isIP(h) === 4 && h.startsWith('127.');
 }
 
-/** The built page: `dist/viewer` beside the compiled code, or of the checkout when run from source. */
+/** The built page: `dist/viewer` beside the compiled code, or the checkout's; null when not built. */
 export function defaultPageDir(): string | null {
-  const here = fileURLToPath(new URL('.', import.meta.url));
-  for (const dir of [resolve(here, '../viewer'), resolve(here, '../../dist/viewer')]) if (existsSync(resolve(dir, 'index.html'))) return dir;
-  return null;
+  return defaultPageSearch().built.find(isBuiltPage) ?? null;
 }
 
 /** Serve the viewer; resolves once it listens. */
@@ -63,8 +58,8 @@ export async function startViewer(opts: ViewerOptions): Promise<RunningViewer> {
   if (remote && opts.allowRemote !== true) {
     throw new ViewerRefusedError(`refusing to serve runs on ${host}, which other machines may reach: pass --allow-remote (allowRemote: true) if you mean it`);
   }
-  const pageDir = opts.pageDir ?? defaultPageDir();
-  if (pageDir === null) throw new ViewerRefusedError('the viewer page is not built: run `npm run build` in the polyloop checkout');
+  // A checkout without a build gets its page built now (or a refusal saying what to run), never the TypeScript source.
+  const pageDir = opts.pageDir ?? (await viewerPage());
   const key = opts.key ?? newAccessKey();
   // The page sends it as a bearer token: characters a header or a fragment would mangle never match.
   if (!/^[\w-]{16,200}$/.test(key)) throw new ViewerRefusedError('the access key must be 16 to 200 characters of A-Z, a-z, 0-9, _ and -');
@@ -126,14 +121,6 @@ export function parseViewArgs(argv: readonly string[]): ViewArgs | string {
   if (a.url !== null && a.agent !== null) return '--agent is for a directory: a Worker carries out replies with its own agent';
   if (a.url !== null && !/^https?:\/\//.test(a.url)) return `--url must be an http(s) URL, not ${a.url}`;
   return a;
-}
-
-/** Load the user's agent module: its default export (or `agent` export) must be a function of `{ runId, dir }`. */
-export async function loadAgentModule(file: string): Promise<AgentFactory> {
-  const mod = (await import(pathToFileURL(resolve(file)).href)) as { default?: unknown; agent?: unknown };
-  const factory = mod.default ?? mod.agent;
-  if (typeof factory !== 'function') throw new ViewerRefusedError(`${file} must export a default function ({ runId, dir }) => ({ agent, request })`);
-  return factory as AgentFactory;
 }
 
 /**

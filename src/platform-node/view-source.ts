@@ -37,6 +37,14 @@ export type ViewSource = {
 };
 
 /**
+ * Thrown for a viewer the options forbid: a non-loopback address without `allowRemote`, no page
+ * it can serve, an agent module it cannot load.
+ */
+export class ViewerRefusedError extends Error {
+  override readonly name = 'ViewerRefusedError';
+}
+
+/**
  * The answer to an event-stream request before any stream, as the Worker gives it: 400 for a
  * `Last-Event-ID` beyond the log (a sequence number exists only once written, so no client saw
  * one), 204 when everything up to `run_ended` was seen (an EventSource stops reconnecting), else
