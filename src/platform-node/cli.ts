@@ -8,14 +8,15 @@ import { inspectRun, listRuns, MissingDirectoryError } from './inspect.ts';
 import type { RunListing } from './inspect.ts';
 import { clip, clipId, escapeRawForTerminal, EXIT, oneLine, renderInFlight, renderPending, renderStep, stateLine, table, viewJson } from './render.ts';
 import type { CliIo } from './render.ts';
-import { exportCommand, importCommand } from './transfer.ts';
+import { exportCommand, importCommand, MAX_IMPORT_BYTES } from './transfer.ts';
 import { viewCommand } from './view-command.ts';
 
 const USAGE = `usage:
   polyloop runs <dir> [--json]              list the runs in a FileStore directory and where each stands
   polyloop show <dir> <runId> [--json]      show one run's trajectory step by step and its state
   polyloop export <dir> <runId> [-o <file>] write a run's log as NDJSON to stdout (or to <file>)
-  polyloop import <dir> <file>              import an exported log (<file> - reads stdin) under its run id
+  polyloop import <dir> <file>              import an exported log (<file> - reads stdin) under its run id;
+                                            at most 16 MiB unless --max-bytes <n> says otherwise
   polyloop view <dir> [--agent <module>]    a web page over the runs in <dir> (loopback, prints its URL);
                                             with --agent its buttons answer approvals (docs/viewer.md)
   polyloop view --url <worker> --token <t>  the same page over a PolyLoop Worker (the token stays server-side)
@@ -23,10 +24,17 @@ const USAGE = `usage:
   polyloop help                             this text (also --help, -h)
   (after -- every argument is positional: polyloop show <dir> -- -run-id-with-dash)
 exit codes: 0 ok, 1 missing directory, unknown run or a run that already exists,
-            2 usage error, 3 corrupt log or unsupported schema version`;
+            2 usage error or an import over its size limit, 3 corrupt log or unsupported schema version`;
 
 /** Parsed command line: positional arguments and the options every command may take. */
-export type Args = { readonly positional: readonly string[]; readonly json: boolean; readonly output: string | null; readonly help: boolean };
+export type Args = {
+  readonly positional: readonly string[];
+  readonly json: boolean;
+  readonly output: string | null;
+  readonly help: boolean;
+  /** `--max-bytes <n>` (import): the most bytes read from its file or stdin; null: the default. */
+  readonly maxBytes: number | null;
+};
 
 /** Parse `argv`; a string is the usage problem. A lone `-` is positional (stdin). */
 export function parseArgs(argv: readonly string[]): Args | string {
@@ -34,6 +42,7 @@ export function parseArgs(argv: readonly string[]): Args | string {
   let json = false;
   let output: string | null = null;
   let help = false;
+  let maxBytes: number | null = null;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i] as string;
     if (a === '--') {
@@ -46,10 +55,17 @@ export function parseArgs(argv: readonly string[]): Args | string {
       const value = argv[++i];
       if (value === undefined) return `${a} needs a file`;
       output = value;
+    } else if (a === '--max-bytes') {
+      const value = argv[++i];
+      if (value === undefined) return `${a} needs a number of bytes`;
+      if (!/^\d{1,15}$/.test(value) || Number(value) === 0) {
+        return `--max-bytes must be a whole number of bytes above 0, not ${value}`;
+      }
+      maxBytes = Number(value);
     } else if (a.startsWith('-') && a !== '-') return `unknown option ${a}`;
     else positional.push(a);
   }
-  return { positional, json, output, help };
+  return { positional, json, output, help, maxBytes };
 }
 
 /**
@@ -78,12 +94,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   const arity = command === 'runs' ? arg === undefined : arg !== undefined && extra.length === 0;
   if (dir === undefined || !arity) return usage(io, `wrong arguments for ${command}`);
   if (args.output !== null && command !== 'export') return usage(io, `-o is an option of export only`);
+  if (args.maxBytes !== null && command !== 'import') return usage(io, `--max-bytes is an option of import only`);
   if (args.json && (command === 'export' || command === 'import')) return usage(io, `--json is not an option of ${command}`);
   try {
     if (command === 'runs') return await runsCommand(dir, args.json, io);
     if (command === 'show') return await showCommand(dir, arg as string, args.json, io);
     if (command === 'export') return await exportCommand(dir, arg as string, args.output, io);
-    return await importCommand(dir, arg as string, io);
+    return await importCommand(dir, arg as string, io, args.maxBytes ?? MAX_IMPORT_BYTES);
   } catch (e) {
     if (e instanceof MissingDirectoryError) {
       io.err(oneLine(`polyloop: ${e.message}`) + '\n');

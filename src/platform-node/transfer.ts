@@ -3,7 +3,8 @@
  * exported log written into a FileStore directory through the store's own methods.
  * @module
  */
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { stat, writeFile } from 'node:fs/promises';
 import { CorruptLogError, decodeLog, decodeRecord, exportRun, importRun, isPolyLoopError, readRunLog } from '../core/index.ts';
 import type { RunExistsError } from '../core/index.ts';
 import { decodeLogText, FileStore } from './file-store.ts';
@@ -40,13 +41,33 @@ export async function exportCommand(dir: string, runId: string, output: string |
 }
 
 /**
+ * The most bytes `polyloop import` reads unless `--max-bytes` says otherwise: 16 MiB, what a
+ * Worker accepts as an imported log (`POST /runs` with `log`), so a log moves either way.
+ */
+export const MAX_IMPORT_BYTES = 16 * 1024 * 1024;
+
+const MIB = 1024 * 1024;
+
+/**
  * Import an exported log (`file`, or `-` for stdin) into `dir` under the run id its first
  * record names; `dir` is created if missing, like any FileStore's. Prints what was imported.
+ * More than `maxBytes` is refused (exit 2) once that many are read, before anything is written.
  */
-export async function importCommand(dir: string, file: string, io: CliIo): Promise<number> {
+export async function importCommand(
+  dir: string,
+  file: string,
+  io: CliIo,
+  maxBytes = MAX_IMPORT_BYTES,
+): Promise<number> {
   const source = file === '-' ? 'stdin' : file;
-  const bytes = file === '-' ? await (io.stdin ?? readStdin)() : await readInput(file, io);
+  const bytes = file === '-' ? await readStdinCapped(io, maxBytes) : await readInput(file, maxBytes, io);
   if (bytes === null) return EXIT.notFound;
+  if (bytes === TOO_LARGE) {
+    const limit = `${maxBytes} bytes${maxBytes % MIB === 0 ? ` (${maxBytes / MIB} MiB)` : ''}`;
+    const what = `${source} is larger than ${limit}, the import limit: nothing was imported (--max-bytes <n> raises it)`;
+    io.err(oneLine(`polyloop: ${what}`) + '\n');
+    return EXIT.usage;
+  }
   await refuseNonDirectory(dir);
   try {
     const text = decodeLogText(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), source);
@@ -82,9 +103,27 @@ function runIdOf(text: string): string {
   return first.runId;
 }
 
-async function readInput(file: string, io: CliIo): Promise<Uint8Array | null> {
+/** What a capped read gives for an input over its limit. */
+const TOO_LARGE = Symbol('too large');
+
+/** Every byte of `chunks`, or TOO_LARGE as soon as there are more than `max` (the rest is not read). */
+async function readCapped(chunks: AsyncIterable<Uint8Array>, max: number): Promise<Uint8Array | typeof TOO_LARGE> {
+  const kept: Uint8Array[] = [];
+  let size = 0;
+  // Leaving the loop early closes the stream: a file is closed, stdin's writer sees the pipe close.
+  for await (const chunk of chunks) {
+    size += chunk.byteLength;
+    if (size > max) return TOO_LARGE;
+    kept.push(chunk);
+  }
+  return Buffer.concat(kept, size);
+}
+
+async function readInput(file: string, max: number, io: CliIo): Promise<Uint8Array | typeof TOO_LARGE | null> {
   try {
-    return await readFile(file);
+    // A regular file's size says it at once; the capped read still guards one that grows, or a pipe.
+    if ((await stat(file)).size > max) return TOO_LARGE;
+    return await readCapped(createReadStream(file), max);
   } catch (e) {
     io.err(oneLine(`polyloop: cannot read ${file}: ${errCode(e) === 'ENOENT' ? 'no such file' : e instanceof Error ? e.message : String(e)}`) + '\n');
     return null;
@@ -100,8 +139,9 @@ async function refuseNonDirectory(dir: string): Promise<void> {
   if (!missing) await requireDirectory(dir);
 }
 
-async function readStdin(): Promise<Uint8Array> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
+/** Standard input up to `max` bytes (the `io.stdin` of a test is read whole, then measured). */
+async function readStdinCapped(io: CliIo, max: number): Promise<Uint8Array | typeof TOO_LARGE> {
+  if (io.stdin === undefined) return readCapped(process.stdin, max);
+  const bytes = await io.stdin();
+  return bytes.byteLength > max ? TOO_LARGE : bytes;
 }
