@@ -46,7 +46,9 @@ const pageDir = env['CHAT_PAGE_DIR'] ?? (await buildChatPage(join(dir, 'page')))
 
 const app = new Hono();
 app.use('/api/*', async (c, next) => {
-  if (c.req.header('authorization') !== `Bearer ${token}`) return c.json({ error: { code: 'unauthorized', message: 'send Authorization: Bearer <token>' } }, 401);
+  if (c.req.header('authorization') !== `Bearer ${token}`) {
+    return c.json({ error: { code: 'unauthorized', message: 'send Authorization: Bearer <token>' } }, 401);
+  }
   await next();
 });
 app.post('/api/chat', (c) => handle(c.req.raw));
@@ -56,11 +58,14 @@ app.get('/api/chat/:chatId/messages', async (c) => {
   try {
     return c.json(await loadChat(store, c.req.param('chatId')));
   } catch (e) {
-    if (isPolyLoopError(e, 'invalid_request')) return c.json({ error: { code: 'bad_request', message: e.message } }, 400);
+    if (isPolyLoopError(e, 'invalid_request')) {
+      return c.json({ error: { code: 'bad_request', message: e.message } }, 400);
+    }
     throw e;
   }
 });
-const page = (file: string, type: string) => async (): Promise<Response> => new Response(await readFile(join(pageDir, file)), { headers: { 'content-type': type, 'cache-control': 'no-store' } });
+const page = (file: string, type: string) => async (): Promise<Response> =>
+  new Response(await readFile(join(pageDir, file)), { headers: { 'content-type': type, 'cache-control': 'no-store' } });
 app.get('/', page('index.html', 'text/html; charset=utf-8'));
 app.get('/chat.js', page('chat.js', 'text/javascript; charset=utf-8'));
 

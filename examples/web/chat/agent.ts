@@ -11,7 +11,18 @@
 import { nativeToolInterpreter } from '../../../src/adapters/tool-interpreter.ts';
 import type { ChatTurn } from '../../../src/chat/index.ts';
 import { defineAgent, STANDARD_SYNTHETIC_OBSERVATIONS, ToolRegistry } from '../../../src/core/index.ts';
-import type { AgentDefinition, EventSink, JsonObject, Message, ModelCall, ModelCaller, ModelReply, RunRequest, RunStore, ToolSpec } from '../../../src/core/index.ts';
+import type {
+  AgentDefinition,
+  EventSink,
+  JsonObject,
+  Message,
+  ModelCall,
+  ModelCaller,
+  ModelReply,
+  RunRequest,
+  RunStore,
+  ToolSpec,
+} from '../../../src/core/index.ts';
 
 /**
  * Where a turn can be held, for a person (or a test) to act while it waits: `text` after the
@@ -32,7 +43,10 @@ export type ChatWorld = {
   readonly held?: (point: HoldPoint) => boolean;
 };
 
-const SYSTEM: Message = { role: 'system', content: [{ type: 'text', text: 'You are a helpful assistant with three tools.' }] };
+const SYSTEM: Message = {
+  role: 'system',
+  content: [{ type: 'text', text: 'You are a helpful assistant with three tools.' }],
+};
 
 const ADDRESS = /[\w.+-]+@[\w-]+(?:\.[\w-]+)*/;
 const CITY = /weather in ([A-Za-z][A-Za-z -]*)/i;
@@ -46,7 +60,11 @@ export function temperatureOf(city: string): number {
 }
 
 /** What the model says next: text, reasoning, at most one tool call. */
-export type Say = { readonly text: string; readonly reasoning: string; readonly call?: { readonly name: string; readonly args: JsonObject } };
+export type Say = {
+  readonly text: string;
+  readonly reasoning: string;
+  readonly call?: { readonly name: string; readonly args: JsonObject };
+};
 
 /** The turn's request (the last user message with text) and the tool results after it. */
 function turnOf(messages: readonly Message[]): { request: string; results: string[] } {
@@ -55,7 +73,8 @@ function turnOf(messages: readonly Message[]): { request: string; results: strin
     if (m?.role !== 'user') continue;
     const text = m.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join(' ');
     if (text === '') continue;
-    const results = messages.slice(i + 1).flatMap((n) => n.content.flatMap((b) => (b.type === 'tool_result' ? [b.text] : [])));
+    const later = messages.slice(i + 1);
+    const results = later.flatMap((n) => n.content.flatMap((b) => (b.type === 'tool_result' ? [b.text] : [])));
     return { request: text, results };
   }
   return { request: '', results: [] };
@@ -68,22 +87,32 @@ function turnOf(messages: readonly Message[]): { request: string; results: strin
 export function policy(messages: readonly Message[]): Say {
   const { request, results } = turnOf(messages);
   const [result] = results;
-  const reasoning = `The user wrote "${request}". ${result === undefined ? 'Nothing ran yet.' : `The tool said "${result}".`}`;
+  const seen = result === undefined ? 'Nothing ran yet.' : `The tool said "${result}".`;
+  const reasoning = `The user wrote "${request}". ${seen}`;
   const to = ADDRESS.exec(request)?.[0];
   if (to !== undefined && /\bmail\b|\bemail\b/i.test(request)) {
     if (result === undefined) {
-      return { text: `I will email ${to} once you approve.`, reasoning, call: { name: 'send_email', args: { to, subject: 'A note from PolyLoop', body: request } } };
+      const args = { to, subject: 'A note from PolyLoop', body: request };
+      return { text: `I will email ${to} once you approve.`, reasoning, call: { name: 'send_email', args } };
     }
-    if (result.startsWith('Sent to ')) return { text: `Done: the note went to ${to}, and it went exactly once.`, reasoning };
+    // `Sent to …` from the tool itself; `It happened…` from a person who settled a send a crash interrupted.
+    if (/^(Sent to |It happened)/.test(result)) {
+      return { text: `Done: the note went to ${to}, and it went exactly once.`, reasoning };
+    }
     return { text: `I did not send the email (${result}).`, reasoning };
   }
   const city = CITY.exec(request)?.[1]?.trim();
   if (city !== undefined) {
-    if (result === undefined) return { text: `Let me look up the weather in ${city}.`, reasoning, call: { name: 'weather', args: { city } } };
+    if (result === undefined) {
+      return { text: `Let me look up the weather in ${city}.`, reasoning, call: { name: 'weather', args: { city } } };
+    }
     return { text: `Right now: ${result}.`, reasoning };
   }
   if (/\bask me\b/i.test(request)) {
-    if (result === undefined) return { text: 'I need to ask you something first.', reasoning, call: { name: 'ask_user', args: { question: 'What is your favourite colour?' } } };
+    if (result === undefined) {
+      const args = { question: 'What is your favourite colour?' };
+      return { text: 'I need to ask you something first.', reasoning, call: { name: 'ask_user', args } };
+    }
     return { text: `Your favourite colour is ${result}. Noted.`, reasoning };
   }
   return { text: `You said: "${request}". This reply streams in word by word, so you can watch it arrive.`, reasoning };
@@ -109,7 +138,10 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** The local model: {@link policy}'s reply, its text streamed word by word (held after the first word when `text` is held). */
+/**
+ * The local model: {@link policy}'s reply, its text streamed word by word (held after the first
+ * word while `text` is held).
+ */
 export function localChatModel(world: ChatWorld): ModelCaller {
   return {
     params: Object.freeze({ model: 'local-chat-policy' }),
@@ -122,15 +154,22 @@ export function localChatModel(world: ChatWorld): ModelCaller {
         if (i === 0) await waitWhileHeld(world, 'text', call.signal);
       }
       // The id is a function of the messages, so a re-issued call names its tool call the same.
-      const toolCalls = say.call ? [{ id: `call_${call.messages.length}`, name: say.call.name, arguments: say.call.args }] : [];
-      return { callId: null, text: say.text, reasoning: say.reasoning, toolCalls, usage: { inputTokens: 0, outputTokens: words.length } };
+      const id = `call_${call.messages.length}`;
+      const toolCalls = say.call ? [{ id, name: say.call.name, arguments: say.call.args }] : [];
+      const usage = { inputTokens: 0, outputTokens: words.length };
+      return { callId: null, text: say.text, reasoning: say.reasoning, toolCalls, usage };
     },
   };
 }
 
 function tools(world: ChatWorld): ToolRegistry {
   const text = { type: 'string' } as const;
-  const object = (props: Record<string, JsonObject>): JsonObject => ({ type: 'object', properties: props, required: Object.keys(props), additionalProperties: false });
+  const object = (props: Record<string, JsonObject>): JsonObject => ({
+    type: 'object',
+    properties: props,
+    required: Object.keys(props),
+    additionalProperties: false,
+  });
   const specs: ToolSpec[] = [
     {
       name: 'weather',
@@ -139,7 +178,12 @@ function tools(world: ChatWorld): ToolRegistry {
       replayPolicy: 'safe', // a lookup: running it again after a crash is harmless
       handler: async (args) => `${String(args['city'])}: ${temperatureOf(String(args['city']))}°C`,
     },
-    { name: 'ask_user', description: 'Ask the person a question; their answer is the result.', parameters: object({ question: text }), answeredBy: 'human' },
+    {
+      name: 'ask_user',
+      description: 'Ask the person a question; their answer is the result.',
+      parameters: object({ question: text }),
+      answeredBy: 'human',
+    },
     {
       name: 'send_email',
       description: 'Send an email. The person approves each one before it goes.',
@@ -157,10 +201,16 @@ function tools(world: ChatWorld): ToolRegistry {
 }
 
 /** The chat's agent and the builder of each turn's request, over `store`. */
-export function chatAgent(store: RunStore, events: EventSink, world: ChatWorld): { agent: AgentDefinition; request: (turn: ChatTurn) => RunRequest } {
+export function chatAgent(
+  store: RunStore,
+  events: EventSink,
+  world: ChatWorld,
+): { agent: AgentDefinition; request: (turn: ChatTurn) => RunRequest } {
   const model = localChatModel(world);
   const registry = tools(world);
-  const agent = defineAgent({ model, interpreter: nativeToolInterpreter('local-chat-tools'), store, events, syntheticObservations: STANDARD_SYNTHETIC_OBSERVATIONS });
+  const interpreter = nativeToolInterpreter('local-chat-tools');
+  const syntheticObservations = STANDARD_SYNTHETIC_OBSERVATIONS;
+  const agent = defineAgent({ model, interpreter, store, events, syntheticObservations });
   const request = ({ runId, goal, context }: ChatTurn): RunRequest => ({
     runId,
     budget: { maxSteps: 8, maxValidActions: 4, maxContextChars: 200_000 },

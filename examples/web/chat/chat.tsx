@@ -36,7 +36,12 @@ function Composer({ busy, send }: { busy: boolean; send: (text: string) => void 
         setText('');
       }}
     >
-      <input id="prompt" placeholder='Try "weather in Oslo", "email bob@example.com", "ask me"' value={text} onChange={(e) => setText(e.target.value)} />
+      <input
+        id="prompt"
+        placeholder='Try "weather in Oslo", "email bob@example.com", "ask me"'
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+      />
       <button id="send" disabled={busy}>Send</button>
     </form>
   );
@@ -55,16 +60,20 @@ function useActions(chat: UseChatHelpers<UIMessage>): PartActions {
       await sendMessage();
     })(),
     settle: (partId: string, reply: SettleReply) => {
-      setMessages((messages) =>
-        messages.map((m) => ({ ...m, parts: m.parts.map((p) => (p.type === 'data-polyloop-settle' && 'id' in p && p.id === partId ? { ...p, data: { ...(p.data as object), reply } } : p)) })),
-      );
+      // The reply rides in the settle part's data; the server reads it from the message sent back.
+      const answered = (p: UIMessage['parts'][number]): UIMessage['parts'][number] => {
+        if (p.type !== 'data-polyloop-settle' || !('id' in p) || p.id !== partId) return p;
+        return { ...p, data: { ...(p.data as object), reply } };
+      };
+      setMessages((messages) => messages.map((m) => ({ ...m, parts: m.parts.map(answered) })));
       void sendMessage();
     },
   };
 }
 
 function Chat({ setup }: { setup: ChatSetup }): JSX.Element {
-  const chat = useChat<UIMessage>({ id: setup.chatId, transport: setup.transport, messages: setup.initial, resume: true });
+  const { chatId: id, transport, initial } = setup;
+  const chat = useChat<UIMessage>({ id, transport, messages: initial, resume: true });
   const { messages, status, error, sendMessage, resumeStream } = chat;
   const actions = useActions(chat);
   const reconnects = useRef(0);

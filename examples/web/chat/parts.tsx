@@ -9,7 +9,7 @@ import { useState } from 'react';
 import type { JSX } from 'react';
 
 /** A reply to a settlement, as the settle part's `data.reply` carries it (the server adds its resultId). */
-export type SettleReply = { kind: 'executed'; observation: string } | { kind: 'retry' } | { kind: 'cancel' } | { kind: 'deny'; reason: string };
+export type SettleReply = { kind: 'executed'; observation: string } | { kind: 'retry' } | { kind: 'cancel' };
 
 /** What the page does when a person acts on a part. */
 export type PartActions = {
@@ -19,26 +19,40 @@ export type PartActions = {
 };
 
 type ToolPart = ToolUIPart | DynamicToolUIPart;
+type ToolProps = { readonly part: ToolPart; readonly actions: PartActions };
 
 /** The settle part's data, as the server sends it (see docs/chat.md). */
-type SettleData = { readonly action?: unknown; readonly accepts?: readonly string[]; readonly reply?: { readonly kind: string } };
+type SettleData = {
+  readonly action?: unknown;
+  readonly accepts?: readonly string[];
+  readonly reply?: { readonly kind: string };
+};
 
 const json = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
 
-function Approval({ part, actions }: { part: ToolPart; actions: PartActions }): JSX.Element | null {
+function Approval({ part, actions }: ToolProps): JSX.Element | null {
   const [reason, setReason] = useState('');
   if (part.state !== 'approval-requested') return null;
   const id = part.approval.id;
   return (
     <div className="reply">
-      <button className="approve" onClick={() => actions.approve(id, true, '')}>Approve</button>
-      <input className="reason" placeholder="reason (optional)" value={reason} onChange={(e) => setReason(e.target.value)} />
-      <button className="deny" onClick={() => actions.approve(id, false, reason)}>Deny</button>
+      <button className="approve" onClick={() => actions.approve(id, true, '')}>
+        Approve
+      </button>
+      <input
+        className="reason"
+        placeholder="reason (optional)"
+        value={reason}
+        onChange={(e) => setReason(e.target.value)}
+      />
+      <button className="deny" onClick={() => actions.approve(id, false, reason)}>
+        Deny
+      </button>
     </div>
   );
 }
 
-function Answer({ part, actions }: { part: ToolPart; actions: PartActions }): JSX.Element {
+function Answer({ part, actions }: ToolProps): JSX.Element {
   const [text, setText] = useState('');
   const send = (): void => {
     if (text.trim() !== '') actions.answer(getToolName(part), part.toolCallId, text.trim());
@@ -51,17 +65,20 @@ function Answer({ part, actions }: { part: ToolPart; actions: PartActions }): JS
   );
 }
 
-function ToolView({ part, actions, awaiting }: { part: ToolPart; actions: PartActions; awaiting: boolean }): JSX.Element {
+function ToolView({ part, actions, awaiting }: ToolProps & { readonly awaiting: boolean }): JSX.Element {
   const name = getToolName(part);
-  const approval = 'approval' in part ? part.approval : undefined;
+  const reason = 'approval' in part && part.approval?.reason ? `: ${part.approval.reason}` : '';
   return (
     <div className="tool" data-tool={name} data-state={part.state} data-call={part.toolCallId}>
       <div className="head">
-        <code>{name}({json(part.input ?? {})})</code> <span className={`pill ${part.state}`}>{part.state}</span>
+        <code>
+          {name}({json(part.input ?? {})})
+        </code>{' '}
+        <span className={`pill ${part.state}`}>{part.state}</span>
       </div>
       {part.state === 'output-available' && <div className="output">{json(part.output)}</div>}
       {part.state === 'output-error' && <div className="output error">{part.errorText}</div>}
-      {part.state === 'output-denied' && <div className="output denied">denied{approval?.reason ? `: ${approval.reason}` : ''}</div>}
+      {part.state === 'output-denied' && <div className="output denied">denied{reason}</div>}
       <Approval part={part} actions={actions} />
       {/* A tool part with input and no output while no turn runs: the turn waits for a person's answer. */}
       {awaiting && part.state === 'input-available' && <Answer part={part} actions={actions} />}
@@ -69,32 +86,51 @@ function ToolView({ part, actions, awaiting }: { part: ToolPart; actions: PartAc
   );
 }
 
-function Settle({ id, data, actions, open }: { id: string; data: SettleData; actions: PartActions; open: boolean }): JSX.Element {
-  const [observation, setObservation] = useState('It went out.');
+type SettleProps = {
+  readonly id: string;
+  readonly data: SettleData;
+  readonly actions: PartActions;
+  readonly open: boolean;
+};
+
+function Settle({ id, data, actions, open }: SettleProps): JSX.Element {
+  const [observation, setObservation] = useState('It happened: the email went out.');
   const accepts = data.accepts ?? [];
   const settled = data.reply?.kind;
+  const button = (kind: 'retry' | 'cancel', label: string): JSX.Element | null =>
+    accepts.includes(kind) ? (
+      <button className={`settle-${kind}`} onClick={() => actions.settle(id, { kind })}>
+        {label}
+      </button>
+    ) : null;
   return (
     <div className="settle" data-state={settled === undefined ? 'open' : 'settled'}>
-      <div>An action may or may not have happened when the turn was interrupted: <code>{json(data.action)}</code></div>
+      <div>
+        An action may or may not have happened when the turn was interrupted: <code>{json(data.action)}</code>
+      </div>
       {settled !== undefined && <div className="output">settled: {settled}</div>}
       {settled === undefined && open && (
         <div className="reply">
           {accepts.includes('executed') && (
             <>
               <input className="observation" value={observation} onChange={(e) => setObservation(e.target.value)} />
-              <button className="settle-executed" onClick={() => actions.settle(id, { kind: 'executed', observation })}>It happened</button>
+              <button className="settle-executed" onClick={() => actions.settle(id, { kind: 'executed', observation })}>
+                It happened
+              </button>
             </>
           )}
-          {accepts.includes('retry') && <button className="settle-retry" onClick={() => actions.settle(id, { kind: 'retry' })}>Run it again</button>}
-          {accepts.includes('cancel') && <button className="settle-cancel" onClick={() => actions.settle(id, { kind: 'cancel' })}>Cancel the turn</button>}
+          {button('retry', 'Run it again')}
+          {button('cancel', 'Cancel the turn')}
         </div>
       )}
     </div>
   );
 }
 
-/** One message; `awaiting` says the turn of this message waits for a person (no turn runs, and it is the last message). */
-export function MessageView({ message, actions, awaiting }: { message: UIMessage; actions: PartActions; awaiting: boolean }): JSX.Element {
+type MessageProps = { readonly message: UIMessage; readonly actions: PartActions; readonly awaiting: boolean };
+
+/** One message; `awaiting`: no turn runs and this is the last message, so its open parts wait for a person. */
+export function MessageView({ message, actions, awaiting }: MessageProps): JSX.Element {
   return (
     <li className={`msg ${message.role}`} data-role={message.role} data-id={message.id}>
       {message.parts.map((part, i) => {

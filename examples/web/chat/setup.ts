@@ -57,7 +57,8 @@ function localSetup(url: URL, chatId: string): Promise<ChatSetup> {
     held: (point) => localStorage.getItem(holdKey(point)) !== null,
   });
   const transport = localChatTransport({ agent, store, request });
-  return loadChat(store, chatId).then((initial) => ({ mode: 'local', chatId, transport, initial, where: 'this tab (IndexedDB)' }));
+  const where = 'this tab (IndexedDB)';
+  return loadChat(store, chatId).then((initial) => ({ mode: 'local', chatId, transport, initial, where }));
 }
 
 /**
@@ -89,6 +90,8 @@ export function chatSetup(href: string): Promise<ChatSetup> {
   const url = new URL(href);
   const chatId = chatIdOf(url);
   const api = url.searchParams.get('api');
-  if (api !== null && api !== '' && url.searchParams.get('mode') !== 'local') return remoteSetup(url, api.replace(/\/+$/, ''), chatId);
+  if (api !== null && api !== '' && url.searchParams.get('mode') !== 'local') {
+    return remoteSetup(url, api.replace(/\/+$/, ''), chatId);
+  }
   return localSetup(url, chatId);
 }
