@@ -11,6 +11,7 @@ import { inputReplyProblem } from './internal/values.ts';
 import { countSteps } from './internal/stopping.ts';
 import type { Counters } from './internal/stopping.ts';
 import type { RunStore } from './ports.ts';
+import { checkOptionKeys } from './options.ts';
 import { decodeLog, encodeRecord } from './serialization.ts';
 import { callStore } from './store-write.ts';
 import { checkRecordDepth, checkSnapshotHash } from './log-trust.ts';
@@ -96,6 +97,8 @@ export async function exportRun(store: RunStore, runId: string): Promise<string>
   return records.map((r) => `${encodeRecord(r)}\n`).join('');
 }
 
+const IMPORT_OPTIONS = { signal: true } as const;
+
 /**
  * Write an exported log into `store` under `runId`, record by record through the store's own
  * methods (so its barriers and atomic step writes hold), holding the store's lease when it has
@@ -109,6 +112,7 @@ export async function exportRun(store: RunStore, runId: string): Promise<string>
  * await resume(agent, request);
  */
 export async function importRun(store: RunStore, runId: string, ndjson: string, opts: { readonly signal?: AbortSignal } = {}): Promise<void> {
+  checkOptionKeys(opts, IMPORT_OPTIONS, 'importRun');
   if (typeof ndjson !== 'string') throw new InvalidRequestError('importRun: the log must be NDJSON text');
   const { records, tornLine } = decodeLog(ndjson, { source: 'imported log' });
   if (tornLine !== null) throw new CorruptLogError(tornLine, 'the last line is torn (incomplete JSON); export the run again', { source: 'imported log' });

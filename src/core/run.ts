@@ -6,6 +6,8 @@
 import { Cancellation } from './cancellation.ts';
 import { RunExistsError, RunNotFoundError } from './errors.ts';
 import { acquireLease, guardedRead, Lease } from './lease.ts';
+import { checkOptionKeys } from './options.ts';
+import type { OptionKeys } from './options.ts';
 import type { StoreWarning } from './ports.ts';
 import type { AgentConfig, AgentDefinition, ResumeOptions, RunOptions, RunRequest } from './request.ts';
 import { checkAgentConfig, checkRequest } from './request-checks.ts';
@@ -70,7 +72,13 @@ export function resume(agent: AgentDefinition, request: RunRequest, opts: Resume
   return drive(agent, request, opts, 'resume');
 }
 
+const RUN_OPTIONS: OptionKeys<RunOptions> = { signal: true };
+const RESUME_OPTIONS: OptionKeys<ResumeOptions> = { signal: true, input: true };
+const RUN_HINTS = { input: 'it answers an open request: pass it to resume' };
+
 async function drive(agent: AgentDefinition, request: RunRequest, opts: ResumeOptions, mode: 'run' | 'resume'): Promise<RunResult> {
+  if (mode === 'run') checkOptionKeys(opts, RUN_OPTIONS, 'run', { hints: RUN_HINTS });
+  else checkOptionKeys(opts, RESUME_OPTIONS, 'resume');
   checkRequest(request);
   const signal = opts.signal ?? new AbortController().signal;
   signal.throwIfAborted();

@@ -4,6 +4,7 @@
  * @module
  */
 import { CorruptLogError, SchemaVersionError } from './errors.ts';
+import { checkOptionKeys } from './options.ts';
 import { RECORD_KINDS, RECORD_VERSION, STEP_DEFAULTS, STEP_FIELDS, STOP_REASONS } from './types.ts';
 import type { JsonValue, LogRecord } from './types.ts';
 
@@ -280,6 +281,8 @@ export type DecodedLog = {
   readonly tornLine: number | null;
 };
 
+const DECODE_OPTIONS = { source: true } as const;
+
 /**
  * Decode a whole log (JSONL text or its lines). A last line that is not valid JSON is a torn
  * write (the process died mid-append): it is dropped and reported in `tornLine`. A bad line
@@ -287,6 +290,7 @@ export type DecodedLog = {
  * except a trailing newline.
  */
 export function decodeLog(input: string | readonly string[], opts?: { readonly source?: string }): DecodedLog {
+  if (opts !== undefined) checkOptionKeys(opts, DECODE_OPTIONS, 'decodeLog');
   const lines = typeof input === 'string' ? input.split('\n') : [...input];
   if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
   const records: LogRecord[] = [];
