@@ -8,9 +8,12 @@ import type { IntentRecord, LogRecord, ResultRecord, RunEndedRecord, RunStartedR
 
 const v = RECORD_VERSION;
 
+/** The SHA-256 of the canonical JSON of {@link started}'s snapshot: readers check it. */
+const SNAPSHOT_HASH = 'ed0d7d5778506b77c2ebdf61e7d4001d26a46cc4c6e3fa6aa04e6b6b9532c59f';
+
 /** A `run_started` record for `runId`. */
 export function started(runId: string): RunStartedRecord {
-  return { kind: 'run_started', v, runId, snapshot: { model: { model: 'm' }, budget: { maxSteps: 3 } }, snapshotHash: 'ab'.repeat(32), startedAt: '2026-01-01T00:00:00.000Z' };
+  return { kind: 'run_started', v, runId, snapshot: { model: { model: 'm' }, budget: { maxSteps: 3 } }, snapshotHash: SNAPSHOT_HASH, startedAt: '2026-01-01T00:00:00.000Z' };
 }
 
 /** The model-call intent of step `stepIndex`. */
@@ -74,9 +77,9 @@ export function stepWrite(stepIndex: number, observation = 'hi'): StepWriteRecor
   };
 }
 
-/** A `run_ended` record after `steps` steps (a final answer). */
+/** A `run_ended` record after `steps` action steps (the step budget spent), agreeing with them as readers check. */
 export function ended(steps: number): RunEndedRecord {
-  return { kind: 'run_ended', v, stopReason: 'final_answer', finalAnswer: 'done', steps, validActions: steps, eventDeliveryFailures: 0, usage: { inputTokens: 10 * steps, outputTokens: 2 * steps }, endedAt: '2026-01-01T00:00:02.000Z' };
+  return { kind: 'run_ended', v, stopReason: 'max_steps', finalAnswer: null, steps, validActions: steps, eventDeliveryFailures: 0, usage: { inputTokens: 10 * steps, outputTokens: 2 * steps }, endedAt: '2026-01-01T00:00:02.000Z' };
 }
 
 /** Write a full one-step run through every store method, in protocol order; returns what was written. */

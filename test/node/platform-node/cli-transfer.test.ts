@@ -111,7 +111,7 @@ describe('polyloop import', () => {
     const dst = join(await freshDir(), 'new', 'runs');
     const r = await polyloop(['import', dst, '-'], { stdin: ndjson });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/imported run "done" .*\(6 records\): ended \(final_answer\)/);
+    expect(r.stdout).toMatch(/imported run "done" .*\(6 records\): ended \(max_steps\)/);
     expect(await exportRun(new FileStore({ dir: dst }), 'done')).toBe(ndjson);
   });
 

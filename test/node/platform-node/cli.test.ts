@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeRecord } from '../../../src/core/index.ts';
 import type { IntentRecord } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
-import { actionIntent, modelIntent, modelResult, started, stepWrite, writeFullRun } from '../../contract/run-store.contract.ts';
+import { actionIntent, ended, modelIntent, modelResult, started, stepRecord, stepWrite, writeFullRun } from '../../contract/run-store.contract.ts';
 import { polyloop as cli, tempDir } from './helpers.ts';
 
 const polyloop = (...args: string[]): ReturnType<typeof cli> => cli(args);
@@ -65,7 +65,7 @@ describe.concurrent('polyloop runs', () => {
     const lines = r.stdout.trim().split('\n');
     expect(lines[0]).toMatch(/^RUN ID\s+STATE\s+STEPS\s+VALID ACTIONS\s+LAST WRITE$/);
     expect(lines).toHaveLength(8);
-    expect(r.stdout).toMatch(/finished-run\s+ended \(final_answer\)\s+1\s+1\s+\d{4}-\d\d-\d\dT/);
+    expect(r.stdout).toMatch(/finished-run\s+ended \(max_steps\)\s+1\s+1\s+\d{4}-\d\d-\d\dT/);
     expect(r.stdout).toMatch(/flying\s+in flight at step 0: action echo\(\{"text":"hi"\}\) — a never action was in flight: resume asks a person to settle it\s+0\s+0/);
     expect(r.stdout).toMatch(/replaying\s+in flight at step 0: action add\(\{"a":1\}\) — will be replayed \(safe\)\s+0\s+0/);
     expect(r.stdout).toMatch(/asking\s+model call in flight at step 0 — will be re-issued\s+0/);
@@ -81,7 +81,7 @@ describe.concurrent('polyloop runs', () => {
     expect(rows.map((x) => [x.runId, x.state, x.stopReason, x.steps, x.inFlight?.resolution ?? null]).sort()).toEqual([
       ['asking', 'in_flight', null, 0, 'reissue_model'],
       ['driven', 'at_boundary', null, 0, null],
-      ['finished-run', 'ended', 'final_answer', 1, null],
+      ['finished-run', 'ended', 'max_steps', 1, null],
       ['flying', 'in_flight', null, 0, 'settle'],
       ['replaying', 'in_flight', null, 0, 'replay_action'],
       ['replied', 'in_flight', null, 0, 'reinterpret'],
@@ -108,7 +108,7 @@ describe.concurrent('polyloop runs', () => {
     const r = await polyloop('runs', corruptDir);
     expect(r.code).toBe(3);
     expect(r.stdout).toMatch(/broken\s+corrupt: .*:2: not valid JSON/);
-    expect(r.stdout).toMatch(/fine\s+ended \(final_answer\)/);
+    expect(r.stdout).toMatch(/fine\s+ended \(max_steps\)/);
   });
 
   it('lists a log that breaks the write protocol as corrupt, naming its file and line', async () => {
@@ -129,7 +129,16 @@ describe.concurrent('polyloop show', () => {
   });
 
   it('shows the stop reason and final answer of an ended run', async () => {
-    const r = await polyloop('show', dir, 'finished-run');
+    const t = await tempDir();
+    cleanups.push(t.cleanup);
+    const store = new FileStore({ dir: t.dir });
+    const final = { ...stepRecord(0), decision: 'final' as const, actionRepr: null, observation: null, actionStatus: null, finalAnswer: 'done' };
+    await store.runStarted('answered', started('answered'));
+    await store.intent('answered', modelIntent(0));
+    await store.result('answered', 's0.model', modelResult(0));
+    await store.step('answered', { ...stepWrite(0), step: final, actionResult: null });
+    await store.runEnded('answered', { ...ended(1), stopReason: 'final_answer', finalAnswer: 'done', validActions: 0 });
+    const r = await polyloop('show', t.dir, 'answered');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('state        ended (final_answer)');
     expect(r.stdout).toContain('final answer done');
