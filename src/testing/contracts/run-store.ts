@@ -2,7 +2,8 @@
  * The {@link RunStore} contract suite: what every store must do for `run` and `resume` to keep
  * their promises — logs read back equal and in order, runs kept apart whatever their ids, and,
  * for stores with `acquire`, one driver per run, and, for stores with `inputRequest`/`input`,
- * human input (SPEC §9) written and read back like any record. Web APIs only, so one suite serves a store in
+ * human input written and read back like any record, so crafted logs imported into it are
+ * settled or refused as on any store. Web APIs only, so one suite serves a store in
  * Node, workerd and a browser.
  * @module
  */
@@ -10,6 +11,7 @@ import { checkOptionKeys, isPolyLoopError, readRunLog } from '../../core/index.t
 import type { ActionIntentRecord, InputRecord, InputReply, InputRequestRecord, IntentRecord, LogRecord, OptionKeys, ReleaseLease, RunStartedRecord, RunStore, StepWriteRecord } from '../../core/index.ts';
 import { abortReason, check, ContractViolationError, equal, rejectsWithReason, settleWithin } from './check.ts';
 import type { ContractCase, ContractSuite } from './check.ts';
+import { forgedLogCases } from './forged-logs.ts';
 import { actionIntent, ended, modelIntent, modelResult, started, stepRecord, stepWrite, writeFullRun } from './records.ts';
 
 /** Options of {@link runStoreContract}. */
@@ -400,7 +402,7 @@ export function runStoreContract(options: RunStoreContractOptions): ContractSuit
   checkOptionKeys(options, KNOWN, 'runStoreContract');
   const make: Make = async () => options.makeStore();
   const lease = options.lease ?? 'either';
-  const cases = [...logCases(make), ...contentCases(make, options.largeObservationChars ?? 200_000), ...appendCases(make), ...inputCases(make)];
+  const cases = [...logCases(make), ...contentCases(make, options.largeObservationChars ?? 200_000), ...appendCases(make), ...inputCases(make), ...forgedLogCases(make)];
   if (lease !== 'none') cases.push(...leaseCases(make, { mode: lease, probeMs: options.waitProbeMs ?? 50, abortMs: options.abortWithinMs ?? 2000 }));
   return { name: `RunStore contract: ${options.name}`, cases };
 }
