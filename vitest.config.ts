@@ -23,7 +23,7 @@ export default defineConfig({
         },
       },
       {
-        plugins: [cloudflareTest({ wrangler: { configPath: './wrangler.toml' }, main: './test/workers/fixtures/probe-worker.ts', miniflare: { bindings: { POLYLOOP_TOKEN: 'test-token' }, durableObjects: { PROBES: { className: 'ProbeRunObject', useSQLite: true } } } })],
+        plugins: [cloudflareTest({ wrangler: { configPath: './wrangler.toml' }, main: './test/workers/fixtures/probe-worker.ts', miniflare: { bindings: { POLYLOOP_TOKEN: 'test-token' }, durableObjects: { PROBES: { className: 'ProbeRunObject', useSQLite: true }, CHAT_PROBES: { className: 'ChatProbeObject', useSQLite: true } } } })],
         // globalSetup: the MCP fixture server (Node, loopback) the workerd tests call: test/fixtures/mcp/.
         test: { name: 'workers', include: ['test/workers/**/*.test.ts'], testTimeout: 30_000, globalSetup: ['./test/fixtures/mcp/global-setup.ts'] },
       },

@@ -103,7 +103,7 @@ async function readJson(req: Request, max: number): Promise<unknown> {
     at += p.byteLength;
   }
   try {
-    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes)) as unknown;
+    return JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes)) as unknown;
   } catch {
     throw new HttpError(400, 'bad_request', 'the body must be JSON (UTF-8)');
   }

@@ -9,6 +9,8 @@ import * as z from 'zod/mini';
 import { checkOptionKeys, jsonProblem } from '../core/index.ts';
 import { BodyTooLarge, drainBody, exceedsBytes, MAX_BODY_BYTES, MAX_IMPORT_BODY_BYTES, readBody } from './body.ts';
 import type { InputReply, OptionKeys } from '../core/index.ts';
+import { chatRoutes } from './chat-routes.ts';
+import type { ChatNamespaceOf } from './chat-routes.ts';
 import type { RunObjectBase } from './run-object.ts';
 import { replyShapeProblem } from './run-input.ts';
 import type { CancelOutcome, InputOutcome } from './run-input.ts';
@@ -35,6 +37,11 @@ export type AppOptions<Env> = {
   readonly index?: (env: Env) => RunIndexNamespace;
   /** Cross-origin access for browser pages (default: none, so a browser refuses every cross-origin call). */
   readonly cors?: CorsOptions;
+  /**
+   * The chat turn objects' namespace (a class from `createChatTurnObject`): adds `POST /chat`,
+   * `GET /chat/:chatId/stream` and `GET /chat/:chatId/messages` for `useChat` (docs/http.md).
+   */
+  readonly chat?: ChatNamespaceOf<Env>;
 };
 
 /**
@@ -49,7 +56,7 @@ export type CorsOptions = {
   readonly maxAgeSeconds?: number;
 };
 
-const APP_OPTIONS: OptionKeys<AppOptions<unknown>> = { runs: true, token: true, index: true, cors: true };
+const APP_OPTIONS: OptionKeys<AppOptions<unknown>> = { runs: true, token: true, index: true, cors: true, chat: true };
 const CORS_OPTIONS: OptionKeys<CorsOptions> = { origins: true, maxAgeSeconds: true };
 
 /** The run id rule: 1–200 characters of `[A-Za-z0-9._:-]`. */
@@ -196,7 +203,9 @@ async function readReplyBody(c: Context): Promise<Response | InputReply> {
  * honours `Last-Event-ID`: 204 once `run_ended` was seen, 400 for an id beyond the log),
  * `POST /runs/:id/cancel`, `POST /runs/:id/input` (an `InputReply` answering the run's open
  * request, SPEC §9: `202` once it is durable; `409` when the run awaits no input or another
- * resultId, `400` for a kind the request does not accept). Checks run in this order: auth, size, parse, schema (an `input` nested
+ * resultId, `400` for a kind the request does not accept); with the `chat` option also `POST /chat`,
+ * `GET /chat/:chatId/stream` and `GET /chat/:chatId/messages` (a turn per chat turn object, decision 0057).
+ * Checks run in this order: auth, size, parse, schema (an `input` nested
  * deeper than the core's `MAX_JSON_DEPTH` is a 400). Errors never carry a stack trace; every 401
  * says the same: that a bearer token is expected (a missing token configuration is logged, not
  * told to the caller).
@@ -306,6 +315,8 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
     if (outcome.ok) return c.json({ runId, resultId: outcome.resultId }, 202);
     return outcome.code === 'conflict' ? fail(c, 409, 'conflict', outcome.message) : fail(c, 400, 'bad_request', outcome.message);
   });
+
+  if (options.chat !== undefined) chatRoutes(app, options.chat, fail);
 
   app.notFound((c) => fail(c, 404, 'not_found', `no route ${c.req.method} ${new URL(c.req.url).pathname}`));
   app.onError((err, c) => {
