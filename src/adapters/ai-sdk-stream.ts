@@ -19,7 +19,10 @@ function mergeMetadata(slot: Slot, md: unknown): void {
   for (const [key, value] of Object.entries(md)) if (isRecord(value)) slot.providerMetadata[key] = { ...slot.providerMetadata[key], ...value };
 }
 
-/** A stream that failed: its `error` part, an end without a `finish` part, or a finish without the provider's reason. */
+/**
+ * A stream that failed: its `error` part, an end without a `finish` part, or a finish without the
+ * provider's reason.
+ */
 export class AiSdkStreamError extends Error {
   override readonly name = 'AiSdkStreamError';
 }
@@ -33,7 +36,8 @@ export class AiSdkResponseTooLargeError extends PolyLoopError {
   /** The limit that was passed, in bytes. */
   readonly maxResponseBytes: number;
   constructor(maxResponseBytes: number) {
-    super('model_call', `aiSdkModel: the reply is larger than ${maxResponseBytes} bytes of text, reasoning and tool input (maxResponseBytes)`);
+    const what = `${maxResponseBytes} bytes of text, reasoning and tool input`;
+    super('model_call', `aiSdkModel: the reply is larger than ${what} (maxResponseBytes)`);
     this.maxResponseBytes = maxResponseBytes;
   }
 }
@@ -135,7 +139,12 @@ function apply(g: Gathered, part: Record<string, unknown>, onDelta: ((d: string)
  * `signal.reason`, untouched, even when the provider's stream does not end on its own. A reply
  * past `size`'s limit, an `error` part, or a finish without the provider's own reason rejects.
  */
-export async function gatherStream(stream: ReadableStream<unknown>, signal: AbortSignal, size: ReplySize, onDelta?: (delta: string) => void): Promise<AiSdkTurn> {
+export async function gatherStream(
+  stream: ReadableStream<unknown>,
+  signal: AbortSignal,
+  size: ReplySize,
+  onDelta?: (delta: string) => void,
+): Promise<AiSdkTurn> {
   const g: Gathered = { parts: [], slots: new Map(), turn: null, responseId: null };
   const reader = stream.getReader();
   // The provider aborts its fetch too, but a stream it built itself may never notice: cancel here.
@@ -162,7 +171,10 @@ export async function gatherStream(stream: ReadableStream<unknown>, signal: Abor
     reader.releaseLock();
   }
   if (g.turn === null) throw new AiSdkStreamError("the model's stream ended without a finish part");
-  if (untold(g.turn.finishReason)) throw new AiSdkStreamError("the model's stream ended without the provider's finish reason (cut short, empty, or not a stream); the reply may be incomplete");
+  if (untold(g.turn.finishReason)) {
+    const why = '(cut short, empty, or not a stream); the reply may be incomplete';
+    throw new AiSdkStreamError(`the model's stream ended without the provider's finish reason ${why}`);
+  }
   const content = g.parts.map((p) => ('slot' in p ? toPart(p.slot) : p.part));
   return { ...g.turn, responseId: g.responseId, content };
 }

@@ -6,7 +6,6 @@
  * @module
  */
 import { InvalidRequestError, PolyLoopError } from '../core/index.ts';
-import type { OptionHints } from '../core/index.ts';
 import { parseSSE } from './sse.ts';
 import type { SSEEvent } from './sse.ts';
 
@@ -88,7 +87,11 @@ export type PostJSONOptions = {
  * An accepted (2xx) response, its request id, and its body as it is read: bounded by
  * `maxResponseBytes` (read the body through this, never through `response`).
  */
-export type PostedResponse = { readonly response: Response; readonly requestId: string | null; readonly body: ReadableStream<Uint8Array> | null };
+export type PostedResponse = {
+  readonly response: Response;
+  readonly requestId: string | null;
+  readonly body: ReadableStream<Uint8Array> | null;
+};
 
 /**
  * POST `body` as JSON. Resolves with a 2xx response; rejects with a {@link ModelCallError} on a
@@ -158,7 +161,12 @@ export function malformed(provider: ModelProvider, posted: PostedResponse, messa
  * have been read: the body is cancelled then, so the server sees the connection close and an
  * endless stream or a huge body never sits in memory.
  */
-function bounded(response: Response, provider: ModelProvider, requestId: string | null, maxBytes: number): ReadableStream<Uint8Array> | null {
+function bounded(
+  response: Response,
+  provider: ModelProvider,
+  requestId: string | null,
+  maxBytes: number,
+): ReadableStream<Uint8Array> | null {
   if (response.body === null) return null;
   const reader = response.body.getReader();
   let seen = 0;
@@ -169,7 +177,13 @@ function bounded(response: Response, provider: ModelProvider, requestId: string 
         if (chunk.done) return controller.close();
         seen += chunk.value.byteLength;
         if (seen <= maxBytes) return controller.enqueue(chunk.value);
-        const error = new ModelCallError(`the response is larger than ${maxBytes} bytes (maxResponseBytes)`, { provider, kind: 'too_large', status: response.status, errorType: null, requestId });
+        const error = new ModelCallError(`the response is larger than ${maxBytes} bytes (maxResponseBytes)`, {
+          provider,
+          kind: 'too_large',
+          status: response.status,
+          errorType: null,
+          requestId,
+        });
         await reader.cancel(error).catch(() => undefined); // the body is abandoned either way; the error is the news
         controller.error(error);
       },
@@ -185,7 +199,9 @@ async function readText(posted: PostedResponse, signal: AbortSignal, provider: M
   const decoder = new TextDecoder();
   const parts: string[] = [];
   try {
-    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) parts.push(decoder.decode(chunk.value, { stream: true }));
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      parts.push(decoder.decode(chunk.value, { stream: true }));
+    }
     parts.push(decoder.decode());
     return parts.join('');
   } catch (e) {
@@ -204,7 +220,10 @@ async function readText(posted: PostedResponse, signal: AbortSignal, provider: M
   }
 }
 
-/** `maxResponseBytes` as given: a positive safe integer, else a `TypeError` naming the adapter. Default {@link DEFAULT_MAX_RESPONSE_BYTES}. */
+/**
+ * `maxResponseBytes` as given: a positive safe integer, else a `TypeError` naming the adapter.
+ * Default {@link DEFAULT_MAX_RESPONSE_BYTES}.
+ */
 export function checkMaxResponseBytes(adapter: string, v: unknown): number {
   if (v === undefined) return DEFAULT_MAX_RESPONSE_BYTES;
   if (typeof v === 'number' && Number.isSafeInteger(v) && v > 0) return v;
@@ -243,11 +262,6 @@ function bodyRequestId(text: string): string | null {
  */
 export function isJSONResponse(posted: PostedResponse): boolean {
   return (posted.response.headers.get('content-type') ?? '').toLowerCase().includes('application/json');
-}
-
-/** The hint for a provider request field given as an adapter option: it belongs in `body`. */
-export function bodyFieldHints(fields: readonly string[]): OptionHints {
-  return Object.fromEntries(fields.map((f) => [f, `a request field of the provider goes in \`body\` (\`body: { ${f}: … }\`)`]));
 }
 
 /** A model id must be a non-empty string (it is the run's identity). */

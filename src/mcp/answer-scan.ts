@@ -8,7 +8,11 @@
  */
 
 /** What a body held for the request: its answer, only another request's answer, or no answer. */
-export type Answered = { readonly kind: 'own' } | { readonly kind: 'other'; readonly id: unknown } | { readonly kind: 'none' } | { readonly kind: 'unreadable' };
+export type Answered =
+  | { readonly kind: 'own' }
+  | { readonly kind: 'other'; readonly id: unknown }
+  | { readonly kind: 'none' }
+  | { readonly kind: 'unreadable' };
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -22,7 +22,9 @@ export type ConnectionOptions = {
 };
 
 /** What one call answered: the result as the server sent it, or the server's JSON-RPC error. */
-export type CallAnswer = { readonly kind: 'result'; readonly result: unknown } | { readonly kind: 'refused'; readonly code: number; readonly message: string };
+export type CallAnswer =
+  | { readonly kind: 'result'; readonly result: unknown }
+  | { readonly kind: 'refused'; readonly code: number; readonly message: string };
 
 const CLIENT_INFO = { name: 'polyloop', version: '0.1.0' };
 
@@ -34,7 +36,7 @@ export class McpConnection {
   readonly #opts: ConnectionOptions;
   #client: Promise<Client> | null = null;
   #closed = false;
-  /** By key (see `CALL_HEADER`), each request in flight, so its answer stream can fail it (see {@link limitedFetch}). */
+  /** By key (see `CALL_HEADER`), each request in flight: its answer stream can fail it (see `limitedFetch`). */
   readonly #inFlight = new Map<string, Flight>();
   #keys = 0;
 
@@ -61,8 +63,12 @@ export class McpConnection {
    * next call then connects anew, unless only this call went wrong.
    */
   async call(name: string, args: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<CallAnswer> {
-    const refused = (e: unknown): CallAnswer | null => (ProtocolError.isInstance(e) ? { kind: 'refused', code: e.code, message: e.message } : null);
-    const send = async (client: Client, options: RequestOptions): Promise<CallAnswer> => ({ kind: 'result', result: await client.callTool({ name, arguments: { ...args } }, options) });
+    const refused = (e: unknown): CallAnswer | null =>
+      ProtocolError.isInstance(e) ? { kind: 'refused', code: e.code, message: e.message } : null;
+    const send = async (client: Client, options: RequestOptions): Promise<CallAnswer> => {
+      const result = await client.callTool({ name, arguments: { ...args } }, options);
+      return { kind: 'result', result };
+    };
     return this.#request(`tools/call ${JSON.stringify(name)}`, signal, send, refused);
   }
 
@@ -70,7 +76,12 @@ export class McpConnection {
    * One request through the client, under a key its answer stream is watched by. `answered` turns
    * an error that is an answer (the server said no) into a value.
    */
-  async #request<T>(what: string, signal: AbortSignal | undefined, send: (client: Client, options: RequestOptions) => Promise<T>, answered?: (e: unknown) => T | null): Promise<T> {
+  async #request<T>(
+    what: string,
+    signal: AbortSignal | undefined,
+    send: (client: Client, options: RequestOptions) => Promise<T>,
+    answered?: (e: unknown) => T | null,
+  ): Promise<T> {
     const used = this.#connected(signal);
     const client = await used;
     const key = String(++this.#keys);
@@ -108,12 +119,20 @@ export class McpConnection {
   async #connect(signal: AbortSignal | undefined): Promise<Client> {
     const { url, headers, fetch: inner, maxResponseBytes, timeoutMs } = this.#opts;
     const base: McpFetch = inner ?? ((input, init) => globalThis.fetch(input, init));
-    const events = { broken: (e: ToolEnvironmentError) => this.#broken(e), unanswered: (key: string, e: ToolEnvironmentError) => this.#unanswered(key, e) };
+    const events = {
+      broken: (e: ToolEnvironmentError) => this.#broken(e),
+      unanswered: (key: string, e: ToolEnvironmentError) => this.#unanswered(key, e),
+    };
     const transport = new StreamableHTTPClientTransport(url, {
       fetch: limitedFetch(base, maxResponseBytes, events),
       requestInit: { headers: { ...headers } },
       // The SDK's own defaults, written out so that the count of attempts is the one limitedFetch counts.
-      reconnectionOptions: { initialReconnectionDelay: 1_000, maxReconnectionDelay: 30_000, reconnectionDelayGrowFactor: 1.5, maxRetries: RESUME_ATTEMPTS },
+      reconnectionOptions: {
+        initialReconnectionDelay: 1_000,
+        maxReconnectionDelay: 30_000,
+        reconnectionDelayGrowFactor: 1.5,
+        maxRetries: RESUME_ATTEMPTS,
+      },
     });
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     try {

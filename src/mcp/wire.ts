@@ -33,7 +33,11 @@ export type WireEvents = {
 /** A call whose answer is awaited on a stream: its key, its JSON-RPC id, failed attempts to resume the stream. */
 type Awaited = { readonly key: string; readonly id: unknown; failures: number };
 
-type SentMessage = { readonly id?: unknown; readonly method?: unknown; readonly params?: { readonly requestId?: unknown } };
+type SentMessage = {
+  readonly id?: unknown;
+  readonly method?: unknown;
+  readonly params?: { readonly requestId?: unknown };
+};
 
 const METHOD_NOT_ALLOWED = (): Response => new Response(null, { status: 405, statusText: 'Method Not Allowed' });
 const mediaType = (r: Response): string => (r.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
@@ -91,7 +95,8 @@ export function limitedFetch(inner: McpFetch, maxBytes: number, events: WireEven
     }
     // Only a request's answer is tracked: a response the client sends carries the server's id, not ours.
     const requestId = typeof sent?.method === 'string' ? sent.id : undefined;
-    const awaited = resumeFrom !== null ? resumable.get(resumeFrom) : key !== null && requestId !== undefined ? { key, id: requestId, failures: 0 } : undefined;
+    const asked = key !== null && requestId !== undefined ? { key, id: requestId, failures: 0 } : undefined;
+    const awaited = resumeFrom !== null ? resumable.get(resumeFrom) : asked;
     const id = requestId ?? awaited?.id;
     const own = new AbortController();
     if (id !== undefined && cancelled.delete(id)) own.abort(new DOMException('the call was cancelled', 'AbortError'));
@@ -136,7 +141,12 @@ type Watch = {
   fail(error: ToolEnvironmentError): void;
 };
 
-function watcher(awaited: Awaited, resumeFrom: string | null, resumable: Map<string, Awaited>, events: WireEvents): Watch {
+function watcher(
+  awaited: Awaited,
+  resumeFrom: string | null,
+  resumable: Map<string, Awaited>,
+  events: WireEvents,
+): Watch {
   const failWith = (error: ToolEnvironmentError): void => {
     if (resumeFrom !== null) resumable.delete(resumeFrom);
     events.unanswered(awaited.key, error);
@@ -176,18 +186,21 @@ function watcher(awaited: Awaited, resumeFrom: string | null, resumable: Map<str
       if (error && resumeFrom === null) return; // a broken POST has failed every call already
       const answered = error ? { kind: 'none' as const } : scan.end();
       if (answered.kind === 'own' || answered.kind === 'unreadable') return settle(undefined);
-      if (answered.kind === 'other') return fail(`the answer stream answered another request (id ${JSON.stringify(answered.id)}), not this one`);
+      if (answered.kind === 'other') {
+        return fail(`the answer stream answered another request (id ${JSON.stringify(answered.id)}), not this one`);
+      }
       // Unanswered: the SDK resumes from the last event id; without one, it has lost the answer.
       if (scan.lastEventId !== undefined) return settle(scan.lastEventId);
-      fail(resumeFrom === null ? 'the answer stream ended without an answer' : 'the resumed answer stream ended without an answer or an event id to resume from');
+      if (resumeFrom === null) return fail('the answer stream ended without an answer');
+      fail('the resumed answer stream ended without an answer or an event id to resume from');
     },
   };
 }
 
 /**
  * `body`, fed to `scan` as it is read, ending with an error past `maxBytes`; `ended` hears how
- * it ended (`tooLarge`: past the limit). A cancellation of the request (`cancelled`) closes it even once the runtime has handed
- * the body over (the fetch's own signal may not reach it then).
+ * it ended (`tooLarge`: past the limit). A cancellation of the request (`cancelled`) closes it
+ * even once the runtime has handed the body over (the fetch's own signal may not reach it then).
  */
 function boundedBody(
   body: ReadableStream<Uint8Array>,
@@ -197,7 +210,8 @@ function boundedBody(
   ended: (error: ToolEnvironmentError | undefined, tooLarge: boolean) => void,
 ): ReadableStream<Uint8Array> {
   const reader = body.getReader();
-  cancelled.addEventListener('abort', () => void reader.cancel(cancelled.reason).catch(() => undefined), { once: true });
+  const close = (): void => void reader.cancel(cancelled.reason).catch(() => undefined);
+  cancelled.addEventListener('abort', close, { once: true });
   let seen = 0;
   const end = (controller: ReadableStreamDefaultController<Uint8Array>, error?: ToolEnvironmentError): void => {
     ended(error, seen > maxBytes);
@@ -210,12 +224,15 @@ function boundedBody(
       try {
         chunk = await reader.read();
       } catch (e) {
-        return end(controller, new ToolEnvironmentError(`the MCP server's response broke off (${e instanceof Error ? e.message : String(e)})`, { cause: e }));
+        const detail = e instanceof Error ? e.message : String(e);
+        const error = new ToolEnvironmentError(`the MCP server's response broke off (${detail})`, { cause: e });
+        return end(controller, error);
       }
       if (chunk.done) return end(controller);
       seen += chunk.value.byteLength;
       if (seen > maxBytes) {
-        const error = new ToolEnvironmentError(`the MCP server's response is larger than ${maxBytes} bytes (maxResponseBytes)`);
+        const message = `the MCP server's response is larger than ${maxBytes} bytes (maxResponseBytes)`;
+        const error = new ToolEnvironmentError(message);
         reader.cancel(error).catch(() => undefined); // the body is abandoned either way; the error above is the news
         return end(controller, error);
       }

@@ -19,13 +19,23 @@ export type Hostile = {
   close(): Promise<void>;
 };
 
+/** Until `res` may take more, or is closed. */
+const drained = (res: ServerResponse): Promise<void> =>
+  new Promise<void>((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+
 /** Write `piece()` again and again (heeding backpressure) until the client goes or `bound` bytes are out. */
-export async function writeEndlessly(res: ServerResponse, head: string, piece: () => string, bound = ENDLESS_BOUND): Promise<void> {
+
+export async function writeEndlessly(
+  res: ServerResponse,
+  head: string,
+  piece: () => string,
+  bound = ENDLESS_BOUND,
+): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   let sent = 0;
   const out = (text: string): Promise<void> | null => {
     sent += Buffer.byteLength(text);
-    return res.write(text) ? null : new Promise<void>((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+    return res.write(text) ? null : drained(res);
   };
   await out(head);
   while (!res.destroyed && sent < bound) await out(piece());
@@ -37,7 +47,7 @@ export async function writeBody(res: ServerResponse, type: string, text: string)
   res.writeHead(200, { 'content-type': type });
   const STEP = 1024 * 1024;
   for (let i = 0; i < text.length && !res.destroyed; i += STEP) {
-    if (!res.write(text.slice(i, i + STEP))) await new Promise<void>((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+    if (!res.write(text.slice(i, i + STEP))) await drained(res);
   }
   res.end();
 }

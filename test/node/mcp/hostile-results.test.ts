@@ -24,7 +24,10 @@ const nested = (levels: number): string => `${'{"a":'.repeat(levels)}1${'}'.repe
 async function answering(resultJson: (c: RawCall) => string, tools?: Record<string, unknown>[]): Promise<RawServer> {
   const server = await startRawMcp({
     ...(tools ? { tools } : {}),
-    call: (c, res: ServerResponse) => void res.writeHead(200, { 'content-type': 'application/json' }).end(`{"jsonrpc":"2.0","id":${JSON.stringify(c.id)},"result":${resultJson(c)}}`),
+    call: (c, res: ServerResponse) => {
+      const body = `{"jsonrpc":"2.0","id":${JSON.stringify(c.id)},"result":${resultJson(c)}}`;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+    },
   });
   servers.push(server);
   return server;
@@ -43,10 +46,11 @@ it('ends the run with env_error, saying why, when structured content is nested t
   const result = await reportOnce(server, 'deep');
   expect(result.stopReason).toBe('env_error');
   expect(result.trajectory[0]?.actionStatus).toBe('env_error');
-  expect(result.error).toBe(`MCP server ${server.url}: tools/call "report" answered structured content nested more than 100 levels deep, which cannot be shown to the model`);
+  const why = 'structured content nested more than 100 levels deep, which cannot be shown to the model';
+  expect(result.error).toBe(`MCP server ${server.url}: tools/call "report" answered ${why}`);
 });
 
-it('shows structured content of 100 levels and refuses 101, the depth limit of every value the library keeps', async () => {
+it('shows structured content of 100 levels and refuses 101, the depth limit of every value kept', async () => {
   const at = (levels: number) => answering(() => `{"content":[],"structuredContent":${nested(levels)}}`);
   const deepest = await reportOnce(await at(100), 'deepest');
   expect(deepest.trajectory[0]).toMatchObject({ actionStatus: 'executed', observation: nested(100) });
@@ -55,18 +59,20 @@ it('shows structured content of 100 levels and refuses 101, the depth limit of e
 
 it('shows text content whatever is nested beside it, since only the parts’ own fields are read', async () => {
   const server = await answering(() => `{"content":[{"type":"text","text":"plain","_meta":${nested(5_000)}}]}`);
-  expect((await reportOnce(server, 'deep-meta')).trajectory[0]).toMatchObject({ actionStatus: 'executed', observation: 'plain' });
+  const step = (await reportOnce(server, 'deep-meta')).trajectory[0];
+  expect(step).toMatchObject({ actionStatus: 'executed', observation: 'plain' });
 });
 
 const named = (...names: string[]) => names.map((name) => ({ name, inputSchema: { type: 'object' } }));
 
-it('refuses a server listing a tool name model providers refuse, naming the tool, and takes the rest with include', async () => {
+it('refuses a server listing a tool name providers refuse, naming the tool; include takes the rest', async () => {
   for (const bad of ['read.file', 'read file', 'lire_fiché', 'x'.repeat(65)]) {
     const server = await answering(() => '{}', named('ok_tool', bad));
     const error = await mcpTools({ url: server.url }).catch((e: unknown) => e);
     expect(isPolyLoopError(error, 'invalid_request')).toBe(true);
     expect((error as Error).message).toBe(
-      `MCP server ${server.url}: tool ${JSON.stringify(bad)} has a name model providers refuse (only letters, digits, _ and -, at most 64 characters); leave it out with include`,
+      `MCP server ${server.url}: tool ${JSON.stringify(bad)} has a name model providers refuse ` +
+        '(only letters, digits, _ and -, at most 64 characters); leave it out with include',
     );
     expect((await mcpTools({ url: server.url, include: ['ok_tool'] })).names()).toEqual(['ok_tool']);
   }
@@ -76,13 +82,15 @@ it('refuses a tool whose name only the prefix makes too long, naming it as the m
   const long = 'y'.repeat(60);
   const server = await answering(() => '{}', named(long));
   expect((await mcpTools({ url: server.url, prefix: 'abc_' })).names()).toEqual([`abc_${long}`]);
-  await expect(mcpTools({ url: server.url, prefix: 'abcde_' })).rejects.toThrow(`tool ${JSON.stringify(long)} has a name model providers refuse (as "abcde_${long}": `);
+  const refused = `tool ${JSON.stringify(long)} has a name model providers refuse (as "abcde_${long}": `;
+  await expect(mcpTools({ url: server.url, prefix: 'abcde_' })).rejects.toThrow(refused);
 });
 
 it('refuses a prefix with a character model providers refuse in a tool name, before connecting', async () => {
   for (const prefix of ['files.', 'files/', 'fichiers→']) {
     const error = await mcpTools({ url: 'http://127.0.0.1:9/mcp', prefix }).catch((e: unknown) => e);
     expect(isPolyLoopError(error, 'invalid_request')).toBe(true);
-    expect((error as Error).message).toBe(`mcpTools: prefix may hold only letters, digits, _ and - (model providers refuse any other character in a tool name), got ${JSON.stringify(prefix)}`);
+    const rule = 'only letters, digits, _ and - (model providers refuse any other character in a tool name)';
+    expect((error as Error).message).toBe(`mcpTools: prefix may hold ${rule}, got ${JSON.stringify(prefix)}`);
   }
 });

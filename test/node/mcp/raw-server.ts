@@ -10,7 +10,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** A `tools/call` request as it arrived. */
-export type RawCall = { readonly id: number | string; readonly name: string; readonly arguments: Record<string, unknown> };
+export type RawCall = {
+  readonly id: number | string;
+  readonly name: string;
+  readonly arguments: Record<string, unknown>;
+};
 
 /** What the test decides: how to answer a call, and a resumed stream. */
 export type RawHandlers = {
@@ -33,10 +37,21 @@ export function sse(res: ServerResponse, text = ''): void {
 }
 
 /** One `message` event carrying `message` as JSON, with an event id when given. */
-export const event = (message: unknown, id?: string): string => `${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(message)}\n\n`;
+export const event = (message: unknown, id?: string): string =>
+  `${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(message)}\n\n`;
 
 /** A JSON-RPC result with the given text. */
-export const textResult = (id: unknown, text: string): unknown => ({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }] } });
+export const textResult = (id: unknown, text: string): unknown => ({
+  jsonrpc: '2.0',
+  id,
+  result: { content: [{ type: 'text', text }] },
+});
+
+type Message = { id?: number | string; method?: string; params?: Record<string, unknown> };
+
+/** Answer `res` with `body` as JSON. */
+const sendJson = (res: ServerResponse, body: unknown): void =>
+  void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 
 async function bodyOf(req: IncomingMessage): Promise<string> {
   let text = '';
@@ -55,20 +70,22 @@ export async function startRawMcp(handlers: RawHandlers): Promise<RawServer> {
       return handlers.resume(lastEventId, res);
     }
     if (req.method !== 'POST') return void res.writeHead(405).end();
-    const message = JSON.parse(await bodyOf(req)) as { id?: number | string; method?: string; params?: Record<string, unknown> };
+    const message = JSON.parse(await bodyOf(req)) as Message;
     seen.push({ method: 'POST', rpc: message.method ?? null, lastEventId });
     // A notification, or the client's answer to a request the server sent: accepted, nothing to say.
     if (message.id === undefined || message.method === undefined) return void res.writeHead(202).end();
-    const json = (answer: unknown): void => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: answer }));
+    const json = (answer: unknown): void => sendJson(res, { jsonrpc: '2.0', id: message.id, result: answer });
     const params = message.params ?? {};
     if (message.method === 'initialize') {
-      return json({ protocolVersion: params['protocolVersion'], capabilities: { tools: {} }, serverInfo: { name: 'raw', version: '1.0.0' } });
+      const serverInfo = { name: 'raw', version: '1.0.0' };
+      return json({ protocolVersion: params['protocolVersion'], capabilities: { tools: {} }, serverInfo });
     }
     if (message.method === 'tools/list') return json({ tools: handlers.tools ?? DEFAULT_TOOLS });
     if (message.method === 'tools/call') {
-      return handlers.call({ id: message.id, name: String(params['name']), arguments: (params['arguments'] ?? {}) as Record<string, unknown> }, res);
+      const args = (params['arguments'] ?? {}) as Record<string, unknown>;
+      return handlers.call({ id: message.id, name: String(params['name']), arguments: args }, res);
     }
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'no such method' } }));
+    sendJson(res, { jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'no such method' } });
   });
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   return {
