@@ -6,8 +6,8 @@
  * @module
  */
 import type { LanguageModelV2, LanguageModelV3 } from '@ai-sdk/provider';
-import { canonicalJson } from '../core/index.ts';
-import type { DecisionInterpreter, JsonObject, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
+import { canonicalJson, checkOptionKeys } from '../core/index.ts';
+import type { DecisionInterpreter, JsonObject, ModelCall, ModelCaller, ModelReply, OptionKeys } from '../core/index.ts';
 import { toAiSdkPrompt, toAiSdkTools } from './ai-sdk-prompt.ts';
 import type { AiSdkFunctionTool, AiSdkPromptMessage, AiSdkProviderOptions } from './ai-sdk-prompt.ts';
 import { replyOfTurn } from './ai-sdk-reply.ts';
@@ -87,6 +87,36 @@ const DEFAULT_MAX_RESPONSE_BYTES = 33_554_432;
 
 const VERSIONS = new Set(['v2', 'v3', 'v4']);
 
+const AI_SDK_OPTIONS: OptionKeys<AiSdkModelOptions> = {
+  stream: true,
+  settings: true,
+  providerOptions: true,
+  headers: true,
+  binding: true,
+  maxResponseBytes: true,
+};
+const SETTINGS: OptionKeys<AiSdkCallSettings> = {
+  maxOutputTokens: true,
+  temperature: true,
+  topP: true,
+  topK: true,
+  presencePenalty: true,
+  frequencyPenalty: true,
+  seed: true,
+  stopSequences: true,
+};
+/** A call setting given beside the options belongs in `settings`. */
+const SETTINGS_HINTS = Object.fromEntries(
+  Object.keys(SETTINGS).map((k) => [k, `a call setting goes in \`settings\` (\`settings: { ${k}: … }\`)`]),
+);
+
+/** Refuses a key that is not an option of `where` (or of its `settings`), naming the nearest one. */
+function checkOptions(options: AiSdkModelOptions, where: string): void {
+  checkOptionKeys(options, AI_SDK_OPTIONS, where, { hints: SETTINGS_HINTS });
+  if (options.settings === undefined) return;
+  checkOptionKeys(options.settings, SETTINGS, `${where} settings`, { hints: { maxTokens: 'did you mean `maxOutputTokens`?' } });
+}
+
 /** The call options every specification version accepts (the type test checks each). */
 export type AiSdkCallOptions = Omit<AiSdkCallSettings, 'stopSequences'> & {
   stopSequences?: string[];
@@ -111,6 +141,7 @@ function mergeProviderOptions(...layers: (AiSdkProviderOptions | undefined)[]): 
  * specification version's `CallOptions` type.
  */
 export function aiSdkCallOptions(call: ModelCall, provider: string, options: AiSdkModelOptions = {}): AiSdkCallOptions {
+  checkOptions(options, 'aiSdkCallOptions');
   const bound = options.binding?.(call.binding) ?? {};
   const headers = { ...options.headers, ...bound.headers };
   const hasTools = call.tools.length > 0;
@@ -157,6 +188,7 @@ async function generate(model: Callable, opts: AiSdkCallOptions, size: ReplySize
  * const agent = defineAgent({ model: aiSdkModel(openai.chat('gpt-4.1-mini')), interpreter: aiSdkToolInterpreter(), store, events, syntheticObservations });
  */
 export function aiSdkModel(model: AiSdkLanguageModel, options: AiSdkModelOptions = {}): ModelCaller {
+  checkOptions(options, 'aiSdkModel');
   const version: unknown = (model as { specificationVersion?: unknown } | null)?.specificationVersion;
   if (typeof version !== 'string' || !VERSIONS.has(version)) {
     throw new TypeError(`aiSdkModel: specificationVersion ${JSON.stringify(version) ?? String(version)} is not supported (v2, v3 or v4)`);

@@ -4,11 +4,11 @@
  * the matching {@link anthropicToolInterpreter}.
  * @module
  */
-import { canonicalJson } from '../core/index.ts';
-import type { DecisionInterpreter, JsonObject, JsonValue, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
+import { canonicalJson, checkOptionKeys } from '../core/index.ts';
+import type { DecisionInterpreter, JsonObject, JsonValue, ModelCall, ModelCaller, ModelReply, OptionKeys } from '../core/index.ts';
 import { replyBlock, replyFromBlocks, replyFromMessage, toAnthropicMessages, toAnthropicTools } from './anthropic-wire.ts';
 import type { AnthropicRequest, ReplyBlock } from './anthropic-wire.ts';
-import { checkApiKey, checkExtraBody, checkMaxResponseBytes, checkModel, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
+import { bodyFieldHints, checkApiKey, checkExtraBody, checkMaxResponseBytes, checkModel, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
 import type { FetchLike, PostedResponse } from './http.ts';
 import { nativeToolInterpreter, parseArguments } from './tool-interpreter.ts';
 
@@ -71,6 +71,23 @@ export type AnthropicModelOptions = {
   readonly maxResponseBytes?: number;
 };
 
+/** Every option of {@link anthropicModel}. */
+const ANTHROPIC_OPTIONS: OptionKeys<AnthropicModelOptions> = {
+  model: true,
+  apiKey: true,
+  baseURL: true,
+  maxTokens: true,
+  fetch: true,
+  headers: true,
+  stream: true,
+  binding: true,
+  body: true,
+  maxResponseBytes: true,
+};
+
+/** Messages API fields people give as options; they go in `body`. */
+const BODY_FIELD_HINTS = bodyFieldHints(['temperature', 'top_p', 'top_k', 'thinking', 'stop_sequences']);
+
 /**
  * Build the Messages request body for one call (without `options.body` extras). Exported so
  * tests can check it against the provider's schema and the official SDK's types.
@@ -101,6 +118,7 @@ export function anthropicRequestBody(call: ModelCall, options: Pick<AnthropicMod
  * const agent = defineAgent({ model, interpreter: anthropicToolInterpreter(), store, events, syntheticObservations });
  */
 export function anthropicModel(options: AnthropicModelOptions): ModelCaller {
+  checkOptionKeys(options, ANTHROPIC_OPTIONS, 'anthropicModel', { hints: BODY_FIELD_HINTS });
   checkModel('anthropicModel', options.model);
   if (!Number.isInteger(options.maxTokens) || options.maxTokens < 1) throw new TypeError(`anthropicModel: maxTokens must be a positive integer, got ${JSON.stringify(options.maxTokens)}`);
   checkExtraBody('anthropicModel', options.body, ['model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'metadata', 'stream']);

@@ -6,6 +6,7 @@
  * @module
  */
 import { InvalidRequestError, PolyLoopError } from '../core/index.ts';
+import type { OptionHints } from '../core/index.ts';
 import { parseSSE } from './sse.ts';
 import type { SSEEvent } from './sse.ts';
 
@@ -262,6 +263,11 @@ function bodyRequestId(text: string): string | null {
  */
 export function isJSONResponse(posted: PostedResponse): boolean {
   return (posted.response.headers.get('content-type') ?? '').toLowerCase().includes('application/json');
+}
+
+/** The hint for a provider request field given as an adapter option: it belongs in `body`. */
+export function bodyFieldHints(fields: readonly string[]): OptionHints {
+  return Object.fromEntries(fields.map((f) => [f, `a request field of the provider goes in \`body\` (\`body: { ${f}: … }\`)`]));
 }
 
 /** A model id must be a non-empty string (it is the run's identity). */

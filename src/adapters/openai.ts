@@ -4,9 +4,9 @@
  * calling, optional SSE streaming, and the matching {@link openAIToolInterpreter}.
  * @module
  */
-import { canonicalJson } from '../core/index.ts';
-import type { DecisionInterpreter, JsonObject, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
-import { checkApiKey, checkExtraBody, checkMaxResponseBytes, checkModel, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
+import { canonicalJson, checkOptionKeys } from '../core/index.ts';
+import type { DecisionInterpreter, JsonObject, ModelCall, ModelCaller, ModelReply, OptionKeys } from '../core/index.ts';
+import { bodyFieldHints, checkApiKey, checkExtraBody, checkMaxResponseBytes, checkModel, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
 import type { FetchLike, PostedResponse } from './http.ts';
 import { fallbackCallId, partsFromCompletion, reasoningOf, replyFromParts, stringOrNull, toOpenAIMessages, toOpenAITools } from './openai-wire.ts';
 import type { OpenAIChatRequest, TurnParts } from './openai-wire.ts';
@@ -67,6 +67,32 @@ export type OpenAIModelOptions = {
   readonly maxResponseBytes?: number;
 };
 
+/** Every option of {@link openAIModel}. */
+const OPENAI_OPTIONS: OptionKeys<OpenAIModelOptions> = {
+  model: true,
+  apiKey: true,
+  baseURL: true,
+  fetch: true,
+  headers: true,
+  stream: true,
+  binding: true,
+  parallelToolCalls: true,
+  body: true,
+  maxResponseBytes: true,
+};
+
+/** Chat Completions fields people give as options; they go in `body`. */
+const BODY_FIELD_HINTS = bodyFieldHints([
+  'temperature',
+  'max_completion_tokens',
+  'max_tokens',
+  'top_p',
+  'seed',
+  'store',
+  'tool_choice',
+  'stop',
+]);
+
 /**
  * Build the Chat Completions request body for one call (without `options.body` extras). Exported
  * so tests can check it against the provider's schema and the official SDK's types.
@@ -106,6 +132,7 @@ function requestBody(call: ModelCall, options: OpenAIModelOptions): Record<strin
  * const agent = defineAgent({ model, interpreter: openAIToolInterpreter(), store, events, syntheticObservations });
  */
 export function openAIModel(options: OpenAIModelOptions): ModelCaller {
+  checkOptionKeys(options, OPENAI_OPTIONS, 'openAIModel', { hints: BODY_FIELD_HINTS });
   checkModel('openAIModel', options.model);
   checkExtraBody('openAIModel', options.body, ['model', 'messages', 'tools', 'parallel_tool_calls', 'metadata', 'stream']);
   checkApiKey({ adapter: 'openAIModel', apiKey: options.apiKey, baseURL: options.baseURL, defaultBaseURL: OPENAI_BASE_URL, envVar: 'OPENAI_API_KEY', headers: options.headers, keyHeaders: ['authorization'] });

@@ -13,7 +13,7 @@ describe('MCP options', () => {
     ['connectMcp', () => connectMcp({ ...base, trusted: true } as never), 'trusted', 'trust'],
     ['connectMcp', () => connectMcp({ ...base, timeout: 5 } as never), 'timeout', 'timeoutMs'],
     ['a tool override', () => mcpTools({ ...base, tools: { delete_file: { needsAproval: true } } } as never), 'needsAproval', 'needsApproval'],
-  ])('%s refuses %s', async (_fn, build, key, meant) => {
+  ])('%s refuses a misspelt key', async (_fn, build, key, meant) => {
     await expectUnknownOption(build, key, meant);
   });
 
