@@ -6,74 +6,98 @@
 import type { UIMessage, UIMessageChunk } from 'ai';
 
 type Part = UIMessage['parts'][number];
+type TextChunk = Extract<UIMessageChunk, { type: `${'text' | 'reasoning'}-${'start' | 'delta' | 'end'}` }>;
+type DataChunk = { type: `data-${string}`; id?: string; data: unknown };
 type ToolLike = Record<string, unknown> & { toolCallId: string; state: string };
 
 /** The message `chunks` build, starting from an empty assistant message with id `id`. */
 export function assembleMessage(id: string, chunks: Iterable<UIMessageChunk>): UIMessage {
-  const parts: Part[] = [];
-  const open = new Map<string, { text: string; state: 'streaming' | 'done' }>();
-  const tools = new Map<string, ToolLike>();
-  let metadata: unknown;
-  for (const chunk of chunks) {
+  const m = new MessageBuilder();
+  for (const chunk of chunks) m.add(chunk);
+  return { id, role: 'assistant', ...(m.metadata !== undefined ? { metadata: m.metadata } : {}), parts: m.parts };
+}
+
+/** One message's parts as chunks arrive: text and reasoning by id, tool parts by tool-call id. */
+class MessageBuilder {
+  readonly parts: Part[] = [];
+  metadata: unknown;
+  readonly #open = new Map<string, { text: string; state: 'streaming' | 'done' }>();
+  readonly #tools = new Map<string, ToolLike>();
+
+  add(chunk: UIMessageChunk): void {
     switch (chunk.type) {
       case 'start-step':
-        parts.push({ type: 'step-start' });
-        break;
+        return void this.parts.push({ type: 'step-start' });
       case 'text-start':
-      case 'reasoning-start': {
-        const part = chunk.type === 'text-start' ? { type: 'text' as const, text: '', state: 'streaming' as const } : { type: 'reasoning' as const, id: chunk.id, text: '', state: 'streaming' as const };
-        open.set(`${part.type}:${chunk.id}`, part);
-        parts.push(part);
-        break;
-      }
       case 'text-delta':
-      case 'reasoning-delta': {
-        const part = open.get(`${chunk.type === 'text-delta' ? 'text' : 'reasoning'}:${chunk.id}`);
-        if (part) part.text += chunk.delta;
-        break;
-      }
       case 'text-end':
-      case 'reasoning-end': {
-        const key = `${chunk.type === 'text-end' ? 'text' : 'reasoning'}:${chunk.id}`;
-        const part = open.get(key);
-        if (part) part.state = 'done';
-        open.delete(key);
-        break;
-      }
-      case 'tool-input-available': {
-        const base = chunk.dynamic ? { type: 'dynamic-tool', toolName: chunk.toolName } : { type: `tool-${chunk.toolName}` };
-        const part: ToolLike = { ...base, toolCallId: chunk.toolCallId, state: 'input-available', input: chunk.input };
-        tools.set(chunk.toolCallId, part);
-        parts.push(part as unknown as Part);
-        break;
-      }
-      case 'tool-approval-request':
-        update(tools.get(chunk.toolCallId), { state: 'approval-requested', approval: { id: chunk.approvalId } });
-        break;
-      case 'tool-approval-response': {
-        const part = [...tools.values()].find((t) => (t['approval'] as { id?: unknown } | undefined)?.id === chunk.approvalId);
-        const reason = chunk.reason !== undefined ? { reason: chunk.reason } : {};
-        update(part, { state: 'approval-responded', approval: { ...(part?.['approval'] as object), approved: chunk.approved, ...reason } });
-        break;
-      }
-      case 'tool-output-available':
-        update(tools.get(chunk.toolCallId), { state: 'output-available', output: chunk.output });
-        break;
-      case 'tool-output-error':
-        update(tools.get(chunk.toolCallId), { state: 'output-error', errorText: chunk.errorText });
-        break;
-      case 'tool-output-denied':
-        update(tools.get(chunk.toolCallId), { state: 'output-denied' });
-        break;
+      case 'reasoning-start':
+      case 'reasoning-delta':
+      case 'reasoning-end':
+        return this.#text(chunk);
       case 'start':
       case 'finish':
-        if (chunk.messageMetadata !== undefined) metadata = chunk.messageMetadata;
-        break;
+        if (chunk.messageMetadata !== undefined) this.metadata = chunk.messageMetadata;
+        return;
       default:
-        if (chunk.type.startsWith('data-')) upsertData(parts, chunk as { type: `data-${string}`; id?: string; data: unknown });
+        if (chunk.type.startsWith('data-')) return upsertData(this.parts, chunk as DataChunk);
+        return this.#tool(chunk);
     }
   }
-  return { id, role: 'assistant', ...(metadata !== undefined ? { metadata } : {}), parts };
+
+  #text(chunk: TextChunk): void {
+    const kind = chunk.type.startsWith('text') ? 'text' : 'reasoning';
+    const key = `${kind}:${chunk.id}`;
+    if (chunk.type === 'text-start' || chunk.type === 'reasoning-start') {
+      const state = 'streaming' as const;
+      const reasoning = { type: 'reasoning' as const, id: chunk.id, text: '', state };
+      const part = kind === 'text' ? { type: 'text' as const, text: '', state } : reasoning;
+      this.#open.set(key, part);
+      this.parts.push(part);
+      return;
+    }
+    const part = this.#open.get(key);
+    if (!part) return;
+    if (chunk.type === 'text-delta' || chunk.type === 'reasoning-delta') {
+      part.text += chunk.delta;
+      return;
+    }
+    part.state = 'done';
+    this.#open.delete(key);
+  }
+
+  #tool(chunk: UIMessageChunk): void {
+    const tools = this.#tools;
+    switch (chunk.type) {
+      case 'tool-input-available': {
+        const { toolName } = chunk;
+        const base = chunk.dynamic ? { type: 'dynamic-tool', toolName } : { type: `tool-${toolName}` };
+        const part: ToolLike = { ...base, toolCallId: chunk.toolCallId, state: 'input-available', input: chunk.input };
+        tools.set(chunk.toolCallId, part);
+        return void this.parts.push(part as unknown as Part);
+      }
+      case 'tool-approval-request':
+        return update(tools.get(chunk.toolCallId), { state: 'approval-requested', approval: { id: chunk.approvalId } });
+      case 'tool-approval-response': {
+        const part = [...tools.values()].find((t) => approvalIdOfPart(t) === chunk.approvalId);
+        const reason = chunk.reason !== undefined ? { reason: chunk.reason } : {};
+        const approval = { ...(part?.['approval'] as object), approved: chunk.approved, ...reason };
+        return update(part, { state: 'approval-responded', approval });
+      }
+      case 'tool-output-available':
+        return update(tools.get(chunk.toolCallId), { state: 'output-available', output: chunk.output });
+      case 'tool-output-error':
+        return update(tools.get(chunk.toolCallId), { state: 'output-error', errorText: chunk.errorText });
+      case 'tool-output-denied':
+        return update(tools.get(chunk.toolCallId), { state: 'output-denied' });
+      default:
+        return;
+    }
+  }
+}
+
+function approvalIdOfPart(part: ToolLike): unknown {
+  return (part['approval'] as { id?: unknown } | undefined)?.id;
 }
 
 function update(part: ToolLike | undefined, fields: Record<string, unknown>): void {
@@ -81,8 +105,9 @@ function update(part: ToolLike | undefined, fields: Record<string, unknown>): vo
 }
 
 /** A data part replaces the data of the part with its type and id, as the AI SDK does. */
-function upsertData(parts: Part[], chunk: { type: `data-${string}`; id?: string; data: unknown }): void {
-  const existing = chunk.id === undefined ? undefined : parts.find((p) => p.type === chunk.type && (p as { id?: unknown }).id === chunk.id);
+function upsertData(parts: Part[], chunk: DataChunk): void {
+  const same = (p: Part): boolean => p.type === chunk.type && (p as { id?: unknown }).id === chunk.id;
+  const existing = chunk.id === undefined ? undefined : parts.find(same);
   if (existing) (existing as { data: unknown }).data = chunk.data;
   else parts.push({ type: chunk.type, ...(chunk.id !== undefined ? { id: chunk.id } : {}), data: chunk.data } as Part);
 }

@@ -40,14 +40,17 @@ export function parseChatPost(body: unknown): ChatPost {
     throw bad('`trigger` must be "submit-message" or "regenerate-message"');
   }
   const messageId = body['messageId'];
-  if (messageId !== undefined && messageId !== null && typeof messageId !== 'string') throw bad('`messageId` must be a string');
+  const absent = messageId === undefined || messageId === null;
+  if (!absent && typeof messageId !== 'string') throw bad('`messageId` must be a string');
   const messages = body['messages'];
   if (!Array.isArray(messages) || messages.length === 0) throw bad('`messages` must be a non-empty array');
   if (messages.length > MAX_MESSAGES) throw bad(`\`messages\` holds more than ${MAX_MESSAGES} messages`);
   let turn = 0;
   for (const [i, m] of messages.entries()) {
     const role = isRecord(m) ? m['role'] : undefined;
-    if (role !== 'user' && role !== 'assistant' && role !== 'system') throw bad(`messages[${i}].role must be "user", "assistant" or "system"`);
+    if (role !== 'user' && role !== 'assistant' && role !== 'system') {
+      throw bad(`messages[${i}].role must be "user", "assistant" or "system"`);
+    }
     if (role === 'user') turn++;
   }
   const last = messages[messages.length - 1] as Record<string, unknown>;
@@ -63,7 +66,9 @@ export function parseChatPost(body: unknown): ChatPost {
 function userGoal(parts: readonly unknown[]): Message {
   const content: TextBlock[] = [];
   for (const [i, part] of parts.entries()) {
-    if (!isRecord(part) || typeof part['type'] !== 'string') throw bad(`parts[${i}] of the user message must be an object with a string type`);
+    if (!isRecord(part) || typeof part['type'] !== 'string') {
+      throw bad(`parts[${i}] of the user message must be an object with a string type`);
+    }
     if (part['type'] === 'text') {
       if (typeof part['text'] !== 'string') throw bad(`parts[${i}].text of the user message must be a string`);
       content.push({ type: 'text', text: part['text'] });

@@ -4,14 +4,24 @@
  * POST means, where its history comes from and how streams attach: decision 0055.
  * @module
  */
-import { acceptedReplies, conversationOf, defineAgent, InvalidInputError, InvalidRequestError, readRunLog, resume, run, RunLockedError } from '../core/index.ts';
+import {
+  acceptedReplies,
+  conversationOf,
+  defineAgent,
+  InvalidInputError,
+  InvalidRequestError,
+  readRunLog,
+  resume,
+  run,
+  RunLockedError,
+} from '../core/index.ts';
 import type { AgentDefinition, InputReply, LogRecord, Message, RunRequest, RunStore } from '../core/index.ts';
 import type { UIMessage, UIMessageChunk } from 'ai';
 import { parseChatPost } from './body.ts';
 import type { ChatPost } from './body.ts';
 import { LiveTurn } from './live-turn.ts';
 import { loadChat, userMessageOf } from './load.ts';
-import { checkChatOptions } from './options.ts';
+import { CHAT_ENGINE_KEYS, checkChatOptions } from './options.ts';
 import { answeredIds, replyOfParts } from './replies.ts';
 import { TurnChunks } from './turn-chunks.ts';
 import { assistantMessageId, chatRunId, checkChatId } from './turn-id.ts';
@@ -19,6 +29,15 @@ import type { ChatCallOptions, ChatEngine, ChatEngineOptions, ChatTurn } from '.
 
 /** How a driver starts, or null when the turn needs none (it ended, or waits for a reply it did not get). */
 type Plan = { readonly mode: 'run' | 'resume'; readonly request: RunRequest; readonly input: InputReply | null } | null;
+type Planner = (records: readonly LogRecord[]) => Promise<Plan>;
+type ReplyOf = (records: readonly LogRecord[]) => InputReply | null;
+type Stream = ReadableStream<UIMessageChunk>;
+type TurnPost = Extract<ChatPost, { kind: 'turn' }>;
+type ContinuePost = Extract<ChatPost, { kind: 'continue' }>;
+type InputPost = Extract<ChatPost, { kind: 'input' }>;
+
+const refuse = (message: string): InvalidRequestError => new InvalidRequestError(message, { source: 'chat' });
+const chatName = (chatId: string): string => `chat ${JSON.stringify(chatId)}`;
 
 /**
  * The transport-free chat core: `post` a `DefaultChatTransport` body (or `{ id, input }`) and
@@ -30,7 +49,7 @@ type Plan = { readonly mode: 'run' | 'resume'; readonly request: RunRequest; rea
  * const stream = await chat.post(await req.json());
  */
 export function chatEngine(options: ChatEngineOptions): ChatEngine {
-  checkChatOptions(options, ['agent', 'store', 'request', 'waitUntil'], 'chatEngine');
+  checkChatOptions(options, CHAT_ENGINE_KEYS, 'chatEngine');
   return new Engine(options);
 }
 
@@ -51,19 +70,19 @@ class Engine implements ChatEngine {
     this.#waitUntil = options.waitUntil;
   }
 
-  async post(body: unknown, opts: ChatCallOptions = {}): Promise<ReadableStream<UIMessageChunk>> {
+  async post(body: unknown, opts: ChatCallOptions = {}): Promise<Stream> {
     const post = parseChatPost(body);
     if (post.kind === 'turn') return this.#turn(post, opts);
     if (post.kind === 'continue') return this.#continue(post, opts);
     return this.#input(post, opts);
   }
 
-  async reconnect(chatId: string, opts: ChatCallOptions = {}): Promise<ReadableStream<UIMessageChunk> | null> {
+  async reconnect(chatId: string, opts: ChatCallOptions = {}): Promise<Stream | null> {
     checkChatId(chatId);
     const turn = await this.#latestTurn(chatId);
     if (turn === 0) return null;
     const runId = chatRunId(chatId, turn);
-    const live = await this.#open(runId, (records) => this.#carryOn(chatId, turn, records, null));
+    const { live } = await this.#open(runId, (records) => this.#carryOn(chatId, turn, records, null));
     // A turn that ended, or waits for a person, has nothing to resume.
     if (live.driving === null) return null;
     return live.follow(assistantMessageId(runId), { from: 'start' }, opts.signal);
@@ -74,70 +93,79 @@ class Engine implements ChatEngine {
   }
 
   /** A new turn, or a repeated POST of one: the whole turn, from its log, then live. */
-  async #turn(post: Extract<ChatPost, { kind: 'turn' }>, opts: ChatCallOptions): Promise<ReadableStream<UIMessageChunk>> {
+  async #turn(post: TurnPost, opts: ChatCallOptions): Promise<Stream> {
     const runId = chatRunId(post.chatId, post.turn);
-    const live = await this.#open(runId, (records) => (records.length > 0 ? this.#carryOn(post.chatId, post.turn, records, null) : this.#newTurn(post)));
+    const { live } = await this.#open(runId, (records) =>
+      records.length > 0 ? this.#carryOn(post.chatId, post.turn, records, null) : this.#newTurn(post),
+    );
     return live.follow(assistantMessageId(runId), { from: 'start' }, opts.signal);
   }
 
-  /** The turn's assistant message came back with answers: carry out the one its open request awaits, stream what follows. */
-  async #continue(post: Extract<ChatPost, { kind: 'continue' }>, opts: ChatCallOptions): Promise<ReadableStream<UIMessageChunk>> {
+  /** The turn's assistant message came back with answers: carry out the one its request awaits; stream what follows. */
+  async #continue(post: ContinuePost, opts: ChatCallOptions): Promise<Stream> {
     const runId = chatRunId(post.chatId, post.turn);
-    const live = await this.#openWithReply(runId, (records) => {
+    const live = await this.#openWithReply(post.chatId, post.turn, (records) => {
       const pending = readRunLog(records).pending;
       if (pending === null) return null;
       const chunks = new TurnChunks(runId, () => undefined);
       for (const rec of records) chunks.record(rec);
       const input = replyOfParts(post.parts, runId, pending, chunks.toolOf(pending.stepIndex)?.toolCallId ?? null);
-      if (input === null) throw new InvalidInputError(runId, `the turn awaits the ${pending.kind} ${pending.resultId}, and the message answers nothing of it`);
+      if (input === null) {
+        const what = `the ${pending.kind} ${pending.resultId}`;
+        throw new InvalidInputError(runId, `the turn awaits ${what}; the message answers nothing of it`);
+      }
       return input;
-    }, post.chatId, post.turn);
+    });
     const answered = answeredIds(post.parts, runId, (toolCallId) => live.chunks.requestOfTool(toolCallId));
     const at = live.transcript.afterReplies(answered) ?? live.driverFrom;
     return live.follow(assistantMessageId(runId), { from: 'index', index: at }, opts.signal);
   }
 
   /** `{ id, input }`: a reply to the open request of the chat's latest turn. */
-  async #input(post: Extract<ChatPost, { kind: 'input' }>, opts: ChatCallOptions): Promise<ReadableStream<UIMessageChunk>> {
+  async #input(post: InputPost, opts: ChatCallOptions): Promise<Stream> {
     const turn = await this.#latestTurn(post.chatId);
-    if (turn === 0) throw new InvalidRequestError(`chat ${JSON.stringify(post.chatId)} has no turn to answer`, { source: 'chat' });
+    if (turn === 0) throw refuse(`${chatName(post.chatId)} has no turn to answer`);
     const runId = chatRunId(post.chatId, turn);
-    const live = await this.#openWithReply(runId, (records) => (readRunLog(records).pending === null ? null : post.input), post.chatId, turn);
+    const live = await this.#openWithReply(post.chatId, turn, (records) => (readRunLog(records).pending && post.input));
     const at = live.transcript.afterReplies([post.input.resultId]);
-    if (at === null && live.driving === null) throw new InvalidInputError(runId, `the turn awaits no input ${post.input.resultId}`);
+    if (at === null && live.driving === null) {
+      throw new InvalidInputError(runId, `the turn awaits no input ${post.input.resultId}`);
+    }
     return live.follow(assistantMessageId(runId), { from: 'index', index: at ?? live.driverFrom }, opts.signal);
   }
 
   /**
    * Open a turn to carry out a reply that `replyOf` reads from its log (null: the turn awaits
-   * none, so the reply may be one already carried out). A turn this process drives awaits
-   * nothing; one that another stream opened without a driver is opened again for the reply.
+   * none; the reply may be one carried out already). A turn another stream opened without a
+   * driver (a reconnect that found it waiting) is opened again, with the reply.
    */
-  async #openWithReply(runId: string, replyOf: (records: readonly LogRecord[]) => InputReply | null, chatId: string, turn: number): Promise<LiveTurn> {
-    const plan = async (records: readonly LogRecord[]): Promise<Plan> => {
-      if (records.length === 0) throw new InvalidRequestError(`turn ${turn} of chat ${JSON.stringify(chatId)} has not started`, { source: 'chat' });
+  async #openWithReply(chatId: string, turn: number, replyOf: ReplyOf): Promise<LiveTurn> {
+    const runId = chatRunId(chatId, turn);
+    const plan: Planner = async (records) => {
+      if (records.length === 0) throw refuse(`turn ${turn} of ${chatName(chatId)} has not started`);
       const input = replyOf(records);
       if (input !== null) checkFits(runId, records, input);
       return this.#carryOn(chatId, turn, records, input);
     };
-    const live = await this.#open(runId, plan);
-    if (live.driving !== null || !live.transcript.closed) return live;
-    // Opened by a stream that carried no reply (a reconnect) and found the turn waiting: open it again with ours.
-    return this.#open(runId, plan);
+    const opened = await this.#open(runId, plan);
+    if (opened.mine || opened.live.driving !== null) return opened.live;
+    return (await this.#open(runId, plan)).live;
   }
 
   /**
-   * The turn of `runId` as this process has it: the live one, or one made from its log, with a
-   * driver when `plan` gives one. A turn with no driver leaves the registry at once.
+   * The turn of `runId` as this process has it: the one still open (`mine: false`), or one made
+   * from its log, with a driver when `plan` gives one (`mine: true`). A turn whose transcript
+   * closed is done with: its log is complete, so it is read again.
    */
-  async #open(runId: string, plan: (records: readonly LogRecord[]) => Promise<Plan>): Promise<LiveTurn> {
+  async #open(runId: string, plan: Planner): Promise<{ live: LiveTurn; mine: boolean }> {
     const found = this.#live.get(runId);
-    if (found) {
+    if (found && !found.transcript.closed) {
       await found.ready;
-      return found;
+      return { live: found, mine: false };
     }
     const live = new LiveTurn(runId);
     this.#live.set(runId, live);
+    const forget = (): void => void (this.#live.get(runId) === live && this.#live.delete(runId));
     live.ready = (async () => {
       try {
         const records = await this.#store.readLog(runId);
@@ -145,29 +173,36 @@ class Engine implements ChatEngine {
         const p = await plan(records);
         if (p === null) {
           live.endFromLog(records);
-          this.#live.delete(runId);
+          forget();
           return;
         }
-        this.#drive(live, p);
+        // Started whether or not the host wants to be told (an optional call would skip its argument).
+        const driving = this.#drive(live, p).finally(forget);
+        this.#waitUntil?.(driving);
       } catch (e) {
-        this.#live.delete(runId);
+        forget();
         throw e;
       }
     })();
     await live.ready;
-    return live;
+    return { live, mine: true };
   }
 
-  #drive(live: LiveTurn, plan: NonNullable<Plan>): void {
+  /** Start the turn's driver; settles (never rejects) when it ended or paused. */
+  #drive(live: LiveTurn, plan: NonNullable<Plan>): Promise<void> {
     const base = this.#agent;
-    const done = live.drive((model, events) => {
+    return live.drive((model, events) => {
       // The event sink is not part of a run's identity, and the model keeps its params: the same run as with `agent`.
-      const agent = defineAgent({ model: model(base.model), interpreter: base.interpreter, store: this.#store, events: events(base.events), syntheticObservations: base.syntheticObservations });
+      const agent = defineAgent({
+        model: model(base.model),
+        interpreter: base.interpreter,
+        store: this.#store,
+        events: events(base.events),
+        syntheticObservations: base.syntheticObservations,
+      });
       if (plan.mode === 'run') return run(agent, plan.request);
       return resume(agent, plan.request, plan.input === null ? {} : { input: plan.input });
     }, plan.input);
-    const settled = done.finally(() => this.#live.delete(live.runId));
-    this.#waitUntil?.(settled);
   }
 
   /** A turn with a log: resume it when it is in flight, or when it awaits input and `input` answers it. */
@@ -179,27 +214,33 @@ class Engine implements ChatEngine {
   }
 
   /** A turn never run: its history from the previous turn's log (a turn waiting for a person is cancelled first). */
-  async #newTurn(post: Extract<ChatPost, { kind: 'turn' }>): Promise<Plan> {
+  async #newTurn(post: TurnPost): Promise<Plan> {
     const { chatId, turn } = post;
     const context = turn === 1 ? [] : await this.#previousContext(chatId, turn - 1);
-    const request = await this.#buildRequest({ chatId, turn, runId: chatRunId(chatId, turn), goal: [post.goal], context });
+    const runId = chatRunId(chatId, turn);
+    const request = await this.#buildRequest({ chatId, turn, runId, goal: [post.goal], context });
     this.#latest.set(chatId, Math.max(turn, this.#latest.get(chatId) ?? 0));
     return { mode: 'run', request, input: null };
   }
 
-  /** The history turn `turn` ended with, once it has ended; a turn waiting for input is cancelled (recorded in its log). */
+  /** The history turn `turn` ended with, once it has ended; a turn waiting for input is cancelled (in its log). */
   async #previousContext(chatId: string, turn: number): Promise<Message[]> {
     const runId = chatRunId(chatId, turn);
-    if (this.#live.has(runId)) throw new RunLockedError(runId, 'the previous turn of this chat is still running');
+    if (this.#live.get(runId)?.transcript.closed === false) {
+      throw new RunLockedError(runId, 'the previous turn of this chat is still running');
+    }
     const records = await this.#store.readLog(runId);
-    if (records.length === 0) throw new InvalidRequestError(`chat ${JSON.stringify(chatId)} has no turn ${turn}; its messages do not match the server's`, { source: 'chat' });
-    const view = readRunLog(records);
-    if (view.pending !== null) {
-      const cancel: InputReply = { kind: 'cancel', resultId: view.pending.resultId };
-      const live = await this.#open(runId, async (recs) => this.#carryOn(chatId, turn, recs, readRunLog(recs).pending === null ? null : cancel));
+    if (records.length === 0) throw refuse(`${chatName(chatId)} has no turn ${turn}: these messages are not its own`);
+    const pending = readRunLog(records).pending;
+    if (pending !== null) {
+      const cancel: InputReply = { kind: 'cancel', resultId: pending.resultId };
+      const plan: Planner = async (recs) => this.#carryOn(chatId, turn, recs, readRunLog(recs).pending && cancel);
+      const { live } = await this.#open(runId, plan);
       await live.driving;
-      if (readRunLog(await this.#store.readLog(runId)).ended === null) throw new RunLockedError(runId, 'the previous turn waits for input and could not be cancelled');
-    } else if (view.state !== 'ended') {
+      if (readRunLog(await this.#store.readLog(runId)).ended === null) {
+        throw new RunLockedError(runId, 'the previous turn waits for input and could not be cancelled');
+      }
+    } else if (readRunLog(records).state !== 'ended') {
       throw new RunLockedError(runId, 'the previous turn of this chat has not ended; reconnect to it first');
     }
     return conversationOf(records);
@@ -208,7 +249,7 @@ class Engine implements ChatEngine {
   /** The request of a turn that has a log: rebuilt from its user message and the previous turn's history. */
   async #turnRequest(chatId: string, turn: number, records: readonly LogRecord[]): Promise<RunRequest> {
     const user = userMessageOf(records);
-    if (user === null) throw new InvalidRequestError(`turn ${turn} of chat ${JSON.stringify(chatId)} has no user message in its log`, { source: 'chat' });
+    if (user === null) throw refuse(`turn ${turn} of ${chatName(chatId)} has no user message in its log`);
     const context = turn === 1 ? [] : conversationOf(await this.#store.readLog(chatRunId(chatId, turn - 1)));
     return this.#buildRequest({ chatId, turn, runId: chatRunId(chatId, turn), goal: [user], context });
   }
@@ -216,12 +257,12 @@ class Engine implements ChatEngine {
   async #buildRequest(turn: ChatTurn): Promise<RunRequest> {
     const request = await this.#request(Object.freeze(turn));
     if (typeof request !== 'object' || request === null || request.runId !== turn.runId) {
-      throw new InvalidRequestError(`chat: request() must return a request whose runId is the turn's (${JSON.stringify(turn.runId)})`, { source: 'chat' });
+      throw refuse(`request() must return a request whose runId is the turn's (${JSON.stringify(turn.runId)})`);
     }
     return request;
   }
 
-  /** The chat's latest turn (0: none). Turns are numbered without gaps, so a doubling search then a halving one finds it. */
+  /** The chat's latest turn (0: none). Turns are numbered without gaps: a doubling search, then a halving one. */
   async #latestTurn(chatId: string): Promise<number> {
     let lo = this.#latest.get(chatId) ?? 0;
     let step = 1;
@@ -249,7 +290,11 @@ class Engine implements ChatEngine {
 function checkFits(runId: string, records: readonly LogRecord[], input: InputReply): void {
   const pending = readRunLog(records).pending;
   if (pending === null) return;
-  if (input.resultId !== pending.resultId) throw new InvalidInputError(runId, `the turn awaits ${pending.resultId}, not ${input.resultId}`);
+  if (input.resultId !== pending.resultId) {
+    throw new InvalidInputError(runId, `the turn awaits ${pending.resultId}, not ${input.resultId}`);
+  }
   const accepted = acceptedReplies(pending.kind, pending.target);
-  if (!accepted.includes(input.kind)) throw new InvalidInputError(runId, `a ${pending.kind} request accepts ${accepted.join(', ')}, not ${input.kind}`);
+  if (!accepted.includes(input.kind)) {
+    throw new InvalidInputError(runId, `a ${pending.kind} request accepts ${accepted.join(', ')}, not ${input.kind}`);
+  }
 }

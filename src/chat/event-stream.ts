@@ -2,10 +2,13 @@
  * `toUIMessageStream`: run events as UI message chunks, for a host that drives runs itself.
  * @module
  */
-import type { RunEvent, StepRecord, StopReason, Usage } from '../core/index.ts';
+import type { RunEvent, StepRecord, StopReason } from '../core/index.ts';
 import type { UIMessageChunk } from 'ai';
 import { describeFailure } from './live-turn.ts';
 import { failureText, TurnChunks } from './turn-chunks.ts';
+import type { TurnEnding } from './turn-chunks.ts';
+
+type Controller = ReadableStreamDefaultController<UIMessageChunk>;
 
 /** Options of {@link toUIMessageStream}. */
 export type ToUIMessageStreamOptions = {
@@ -27,16 +30,20 @@ export type ToUIMessageStreamOptions = {
  * const chunks = toUIMessageStream(events.readable, { messageId: 'm1' });
  * void run(agent, request).finally(() => writer.close());
  */
-export function toUIMessageStream(events: AsyncIterable<RunEvent> | ReadableStream<RunEvent>, options: ToUIMessageStreamOptions = {}): ReadableStream<UIMessageChunk> {
+export function toUIMessageStream(
+  events: AsyncIterable<RunEvent> | ReadableStream<RunEvent>,
+  options: ToUIMessageStreamOptions = {},
+): ReadableStream<UIMessageChunk> {
   return new ReadableStream<UIMessageChunk>({
     start(controller) {
-      controller.enqueue({ type: 'start', ...(options.messageId !== undefined ? { messageId: options.messageId } : {}) });
+      const { messageId } = options;
+      controller.enqueue({ type: 'start', ...(messageId !== undefined ? { messageId } : {}) });
       void pump(iterate(events), controller);
     },
   });
 }
 
-async function pump(events: AsyncIterable<RunEvent>, controller: ReadableStreamDefaultController<UIMessageChunk>): Promise<void> {
+async function pump(events: AsyncIterable<RunEvent>, controller: Controller): Promise<void> {
   let chunks: TurnChunks | null = null;
   const steps: StepRecord[] = [];
   let paused = false;
@@ -61,7 +68,7 @@ async function pump(events: AsyncIterable<RunEvent>, controller: ReadableStreamD
   controller.close();
 }
 
-function ending(stopReason: StopReason, steps: readonly StepRecord[]): { stopReason: StopReason; usage: Usage; error: string | null } {
+function ending(stopReason: StopReason, steps: readonly StepRecord[]): TurnEnding {
   const usage = { inputTokens: 0, outputTokens: 0 };
   for (const s of steps) {
     usage.inputTokens += s.usage?.inputTokens ?? 0;

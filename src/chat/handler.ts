@@ -6,7 +6,7 @@
 import { isPolyLoopError } from '../core/index.ts';
 import type { UIMessageChunk } from 'ai';
 import { chatEngine } from './engine.ts';
-import { checkChatOptions } from './options.ts';
+import { CHAT_HANDLER_KEYS, checkChatOptions } from './options.ts';
 import type { ChatHandlerOptions } from './types.ts';
 
 /** Default largest POST body: 1 MiB. */
@@ -48,17 +48,21 @@ class HttpError extends Error {
  * app.get('/api/chat/:id/stream', (c) => handle(c.req.raw));
  */
 export function chatHandler(options: ChatHandlerOptions): (req: Request) => Promise<Response> {
-  checkChatOptions(options, ['agent', 'store', 'request', 'waitUntil', 'maxBodyBytes'], 'chatHandler');
+  checkChatOptions(options, CHAT_HANDLER_KEYS, 'chatHandler');
   const { maxBodyBytes = DEFAULT_MAX_BODY_BYTES, ...rest } = options;
   const engine = chatEngine(rest);
   return async (req: Request): Promise<Response> => {
     try {
-      if (req.method === 'POST') return sse(await engine.post(await readJson(req, maxBodyBytes), { signal: req.signal }));
+      if (req.method === 'POST') {
+        const body = await readJson(req, maxBodyBytes);
+        return sse(await engine.post(body, { signal: req.signal }));
+      }
       if (req.method === 'GET') {
         const stream = await engine.reconnect(chatIdOfPath(new URL(req.url).pathname), { signal: req.signal });
         return stream === null ? new Response(null, { status: 204 }) : sse(stream);
       }
-      return errorResponse(new HttpError(405, 'method_not_allowed', 'use POST to send a message, GET …/:chatId/stream to reconnect'), { allow: 'GET, POST' });
+      const how = 'use POST to send a message, GET …/:chatId/stream to reconnect';
+      return errorResponse(new HttpError(405, 'method_not_allowed', how), { allow: 'GET, POST' });
     } catch (e) {
       return errorResponse(e);
     }
@@ -70,7 +74,9 @@ function chatIdOfPath(pathname: string): string {
   const segments = pathname.split('/');
   const last = segments.at(-1);
   const id = segments.at(-2);
-  if (last !== 'stream' || id === undefined || id === '') throw new HttpError(404, 'not_found', 'reconnect with GET …/:chatId/stream');
+  if (last !== 'stream' || id === undefined || id === '') {
+    throw new HttpError(404, 'not_found', 'reconnect with GET …/:chatId/stream');
+  }
   try {
     return decodeURIComponent(id);
   } catch {
@@ -135,6 +141,7 @@ function errorResponse(e: unknown, headers: Record<string, string> = {}): Respon
 function toHttpError(e: unknown): HttpError {
   if (e instanceof HttpError) return e;
   if (isPolyLoopError(e, 'invalid_request')) return new HttpError(400, 'bad_request', e.message);
-  if (isPolyLoopError(e, 'invalid_input') || isPolyLoopError(e, 'run_locked')) return new HttpError(409, 'conflict', e.message);
+  const conflict = isPolyLoopError(e, 'invalid_input') || isPolyLoopError(e, 'run_locked');
+  if (conflict) return new HttpError(409, 'conflict', (e as Error).message);
   return new HttpError(500, 'internal', 'the chat turn could not be served');
 }

@@ -7,7 +7,8 @@
  *
  * @example
  * import { chatHandler } from 'polyloop/chat';
- * const handle = chatHandler({ agent, store, request: ({ runId, goal, context }) => ({ ...base, runId, context: { run: context, goal } }) });
+ * const request = ({ runId, goal, context }: ChatTurn) => ({ ...base, runId, context: { run: context, goal } });
+ * const handle = chatHandler({ agent, store, request });
  * app.all('/api/chat/*', (c) => handle(c.req.raw)); // POST /api/chat, GET /api/chat/:chatId/stream
  * @module
  */

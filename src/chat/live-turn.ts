@@ -4,9 +4,19 @@
  * @module
  */
 import { readRunLog } from '../core/index.ts';
-import type { EventSink, InputReply, LogRecord, ModelCall, ModelCaller, ModelReply, RunEvent, RunResult } from '../core/index.ts';
+import type {
+  EventSink,
+  InputReply,
+  LogRecord,
+  ModelCall,
+  ModelCaller,
+  ModelReply,
+  RunEvent,
+  RunResult,
+} from '../core/index.ts';
 import type { UIMessageChunk } from 'ai';
 import { Transcript } from './transcript.ts';
+import type { JoinAt } from './transcript.ts';
 import { failureText, TurnChunks } from './turn-chunks.ts';
 import type { TurnEnding } from './turn-chunks.ts';
 
@@ -25,6 +35,12 @@ export function endingOfLog(records: readonly LogRecord[]): TurnEnding {
   }
   return { stopReason: 'awaiting_input', usage: view.usage, error: null };
 }
+
+/** Starts a driver, given the wrappers that feed the transcript: around the agent's model, and around its sink. */
+type DriverStart = (
+  model: (inner: ModelCaller) => ModelCaller,
+  events: (inner: EventSink) => EventSink,
+) => Promise<RunResult>;
 
 /** One turn: its transcript, and the driver of this process when there is one. */
 export class LiveTurn {
@@ -61,7 +77,7 @@ export class LiveTurn {
   }
 
   /** A stream of the turn, opening with `start` under the turn's assistant message id. */
-  follow(messageId: string, at: Parameters<Transcript['follow']>[1], signal?: AbortSignal): ReadableStream<UIMessageChunk> {
+  follow(messageId: string, at: JoinAt, signal?: AbortSignal): ReadableStream<UIMessageChunk> {
     return this.transcript.follow([{ type: 'start', messageId }], at, signal);
   }
 
@@ -69,7 +85,7 @@ export class LiveTurn {
    * Run a driver for the turn: `start` is given the model and the event sink that feed this
    * transcript (the agent's own sink still gets every event). The transcript ends with the run.
    */
-  drive(start: (model: (inner: ModelCaller) => ModelCaller, events: (inner: EventSink) => EventSink) => Promise<RunResult>, input: InputReply | null): Promise<void> {
+  drive(start: DriverStart, input: InputReply | null): Promise<void> {
     this.#given = input;
     this.driverFrom = this.transcript.length;
     let run: Promise<RunResult>;
@@ -92,7 +108,9 @@ export class LiveTurn {
       return;
     }
     this.chunks.event(e);
-    if (e.type === 'model_call_finished' && e.error === null) this.chunks.reasoning(e.stepIndex, this.#reasoning.get(e.stepIndex) ?? null);
+    if (e.type === 'model_call_finished' && e.error === null) {
+      this.chunks.reasoning(e.stepIndex, this.#reasoning.get(e.stepIndex) ?? null);
+    }
   }
 
   /** The agent's sink, with this transcript beside it: it gets each event first and never fails. */

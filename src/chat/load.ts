@@ -10,7 +10,8 @@ import { TurnChunks } from './turn-chunks.ts';
 import type { UIMessageChunk } from 'ai';
 import { assistantMessageId, chatRunId, checkChatId, userMessageId } from './turn-id.ts';
 
-const isRecord = (v: unknown): v is Record<string, JsonValue> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isRecord = (v: unknown): v is Record<string, JsonValue> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * Every turn of the chat as UI messages — per turn the user's message and the assistant's (text,

@@ -4,7 +4,7 @@
  */
 import type { ChatTransport, UIMessage, UIMessageChunk } from 'ai';
 import { chatEngine } from './engine.ts';
-import { checkChatOptions } from './options.ts';
+import { checkChatOptions, LOCAL_TRANSPORT_KEYS } from './options.ts';
 import type { LocalChatTransportOptions } from './types.ts';
 
 /**
@@ -19,12 +19,13 @@ import type { LocalChatTransportOptions } from './types.ts';
  * const chat = useChat({ id, transport, messages: await loadChat(store, id), resume: true });
  */
 export function localChatTransport(options: LocalChatTransportOptions): ChatTransport<UIMessage> {
-  checkChatOptions(options, ['agent', 'store', 'request'], 'localChatTransport');
+  checkChatOptions(options, LOCAL_TRANSPORT_KEYS, 'localChatTransport');
   const engine = chatEngine(options);
   return {
     resumeStreamIsReplay: true,
     async sendMessages({ chatId, messages, trigger, messageId, abortSignal, body }) {
-      const posted = { ...(typeof body === 'object' && body !== null ? body : {}), id: chatId, messages, trigger, messageId };
+      const extra = typeof body === 'object' && body !== null ? body : {};
+      const posted = { ...extra, id: chatId, messages, trigger, messageId };
       return copies(await engine.post(posted, abortSignal ? { signal: abortSignal } : {}));
     },
     async reconnectToStream({ chatId, abortSignal }) {
@@ -39,5 +40,8 @@ export function localChatTransport(options: LocalChatTransportOptions): ChatTran
  * and a chunk object is shared by every stream of a turn (HTTP gets copies by serialising).
  */
 function copies(stream: ReadableStream<UIMessageChunk>): ReadableStream<UIMessageChunk> {
-  return stream.pipeThrough(new TransformStream<UIMessageChunk, UIMessageChunk>({ transform: (chunk, c) => c.enqueue(structuredClone(chunk)) }));
+  const copy = new TransformStream<UIMessageChunk, UIMessageChunk>({
+    transform: (chunk, c) => c.enqueue(structuredClone(chunk)),
+  });
+  return stream.pipeThrough(copy);
 }

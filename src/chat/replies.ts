@@ -13,19 +13,26 @@ import { approvalIdOf, settleIdOf } from './turn-chunks.ts';
 export const DEFAULT_DENIAL = 'The user denied this tool call.';
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isToolPart = (p: Record<string, unknown>): boolean => typeof p['type'] === 'string' && (p['type'].startsWith('tool-') || p['type'] === 'dynamic-tool');
+const isToolPart = (p: Record<string, unknown>): boolean =>
+  typeof p['type'] === 'string' && (p['type'].startsWith('tool-') || p['type'] === 'dynamic-tool');
 
 /**
  * The reply the message's parts give to `pending`, or null when they give none. `toolCallId`
  * is the id of the tool part the request is about (for an answer).
  */
-export function replyOfParts(parts: readonly unknown[], runId: string, pending: InputRequest, toolCallId: string | null): InputReply | null {
+export function replyOfParts(
+  parts: readonly unknown[],
+  runId: string,
+  pending: InputRequest,
+  toolCallId: string | null,
+): InputReply | null {
   const { resultId } = pending;
   for (const p of parts) {
     if (!isRecord(p)) continue;
     if (pending.kind === 'approval' && isToolPart(p)) {
       const approval = p['approval'];
-      if (!isRecord(approval) || approval['id'] !== approvalIdOf(runId, resultId) || typeof approval['approved'] !== 'boolean') continue;
+      if (!isRecord(approval) || approval['id'] !== approvalIdOf(runId, resultId)) continue;
+      if (typeof approval['approved'] !== 'boolean') continue;
       if (approval['approved']) return { kind: 'approve', resultId };
       return { kind: 'deny', resultId, reason: reasonOf(approval['reason']) };
     }
@@ -46,15 +53,21 @@ export function replyOfParts(parts: readonly unknown[], runId: string, pending: 
  * The requests the message's parts answered, by resultId — whatever the turn's state now: where
  * a repeated POST of the same answers starts its stream.
  */
-export function answeredIds(parts: readonly unknown[], runId: string, resultIdOfTool: (toolCallId: string) => string | null): string[] {
+export function answeredIds(
+  parts: readonly unknown[],
+  runId: string,
+  resultIdOfTool: (toolCallId: string) => string | null,
+): string[] {
   const ids: string[] = [];
   const prefix = `${runId}:`;
   for (const p of parts) {
     if (!isRecord(p)) continue;
-    const approval = p['approval'];
-    if (isToolPart(p) && isRecord(approval) && typeof approval['approved'] === 'boolean' && typeof approval['id'] === 'string' && approval['id'].startsWith(prefix)) {
-      ids.push(approval['id'].slice(prefix.length));
-    } else if (isToolPart(p) && (p['state'] === 'output-available' || p['state'] === 'output-error') && typeof p['toolCallId'] === 'string') {
+    const approval = isRecord(p['approval']) ? p['approval'] : {};
+    const approvalId = typeof approval['approved'] === 'boolean' ? approval['id'] : undefined;
+    const filled = p['state'] === 'output-available' || p['state'] === 'output-error';
+    if (isToolPart(p) && typeof approvalId === 'string' && approvalId.startsWith(prefix)) {
+      ids.push(approvalId.slice(prefix.length));
+    } else if (isToolPart(p) && filled && typeof p['toolCallId'] === 'string') {
       const id = resultIdOfTool(p['toolCallId']);
       if (id !== null) ids.push(id);
     } else if (p['type'] === 'data-polyloop-settle' && typeof p['id'] === 'string' && p['id'].startsWith(prefix)) {

@@ -12,7 +12,10 @@ type PartEntry = { readonly part: 'text' | 'reasoning'; readonly id: string; tex
 type Entry = PartEntry | { readonly chunk: UIMessageChunk };
 
 /** Where a stream joins the transcript: from the start, after a reply, or from now on. */
-export type JoinAt = { readonly from: 'start' } | { readonly from: 'index'; readonly index: number } | { readonly from: 'now' };
+export type JoinAt =
+  | { readonly from: 'start' }
+  | { readonly from: 'index'; readonly index: number }
+  | { readonly from: 'now' };
 
 /** One turn's chunks and the streams that follow them. */
 export class Transcript {
@@ -115,9 +118,11 @@ export class Transcript {
         yield e.chunk;
         continue;
       }
-      yield e.part === 'text' ? { type: 'text-start', id: e.id } : { type: 'reasoning-start', id: e.id };
-      if (e.text !== '') yield e.part === 'text' ? { type: 'text-delta', id: e.id, delta: e.text } : { type: 'reasoning-delta', id: e.id, delta: e.text };
-      if (e.ended) yield e.part === 'text' ? { type: 'text-end', id: e.id } : { type: 'reasoning-end', id: e.id };
+      const { id, text } = e;
+      const isText = e.part === 'text';
+      yield isText ? { type: 'text-start', id } : { type: 'reasoning-start', id };
+      if (text !== '') yield { type: isText ? 'text-delta' : 'reasoning-delta', id, delta: text };
+      if (e.ended) yield isText ? { type: 'text-end', id } : { type: 'reasoning-end', id };
     }
   }
 
@@ -125,7 +130,8 @@ export class Transcript {
     switch (chunk.type) {
       case 'text-start':
       case 'reasoning-start': {
-        const entry: PartEntry = { part: chunk.type === 'text-start' ? 'text' : 'reasoning', id: chunk.id, text: '', ended: false };
+        const part = chunk.type === 'text-start' ? 'text' : 'reasoning';
+        const entry: PartEntry = { part, id: chunk.id, text: '', ended: false };
         this.#open.set(`${entry.part}:${chunk.id}`, entry);
         this.#entries.push(entry);
         return;

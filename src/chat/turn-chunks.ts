@@ -7,7 +7,18 @@
  * @module
  */
 import { acceptedReplies } from '../core/index.ts';
-import type { Action, EndReason, InputReply, InputRequestKind, LogRecord, RunEvent, StepActionStatus, StepRecord, StopReason, Usage } from '../core/index.ts';
+import type {
+  Action,
+  EndReason,
+  InputReply,
+  InputRequestKind,
+  LogRecord,
+  RunEvent,
+  StepActionStatus,
+  StepRecord,
+  StopReason,
+  Usage,
+} from '../core/index.ts';
 import type { UIMessageChunk } from 'ai';
 
 /** What the AI SDK's `finish` chunk says, for each way a turn stops. */
@@ -43,7 +54,16 @@ export function chunkFinishReason(stopReason: StopReason): ChunkFinishReason {
 /** What a tool part of a cancelled turn says. */
 const CANCELLED = 'The turn was cancelled before this tool call ran.';
 
-type ToolPart = { readonly toolCallId: string; readonly toolName: string; readonly dynamic: boolean; approved: boolean | null; output: boolean };
+type Target = 'action' | 'model_call';
+
+type ToolPart = {
+  readonly toolCallId: string;
+  readonly toolName: string;
+  readonly dynamic: boolean;
+  /** The person's answer to the part's approval request, null before one. */
+  approved: boolean | null;
+  output: boolean;
+};
 
 /** A reply as far as the stream shows it. */
 type ShownReply = { readonly text: string; readonly reasoning: string | null };
@@ -63,7 +83,7 @@ export class TurnChunks {
   readonly #asked = new Set<string>();
   readonly #approvals = new Set<string>();
 
-  constructor(runId: string, emit: (chunk: UIMessageChunk) => void, onReply: (resultId: string) => void = () => undefined) {
+  constructor(runId: string, emit: (chunk: UIMessageChunk) => void, onReply: (resultId: string) => void = () => {}) {
     this.#runId = runId;
     this.#emit = emit;
     this.#onReply = onReply;
@@ -93,7 +113,7 @@ export class TurnChunks {
         return;
       case 'input_request':
         this.startStep(rec.stepIndex);
-        this.request(rec.stepIndex, rec.resultId, rec.request.kind, rec.request.target, rec.request.decision?.action ?? null);
+        this.request(rec.stepIndex, rec.resultId, rec.request.kind, rec.request.target, actionOf(rec.request.decision));
         return;
       case 'input':
         this.received(rec.stepIndex, rec.resultId, rec.reply);
@@ -123,7 +143,7 @@ export class TurnChunks {
       case 'action_finished':
         return this.output(e.stepIndex, e.outcome.status, e.outcome.observation);
       case 'input_requested':
-        return this.request(e.stepIndex, e.resultId, e.request.kind, e.request.target, e.request.decision?.action ?? null);
+        return this.request(e.stepIndex, e.resultId, e.request.kind, e.request.target, actionOf(e.request.decision));
       case 'input_received':
         return this.received(e.stepIndex, e.resultId, { kind: e.kind });
       case 'step_finished':
@@ -185,7 +205,7 @@ export class TurnChunks {
     this.#emit({ type: 'reasoning-end', id });
   }
 
-  /** The step's action as a tool part with its input, once: a tool call as `tool-<name>`, code as the dynamic tool `code`. */
+  /** The step's action as a tool part with its input, once: `tool-<name>`, or code as the dynamic tool `code`. */
   toolInput(stepIndex: number, action: Action): void {
     if (this.#tools.has(stepIndex)) return;
     this.startStep(stepIndex);
@@ -196,12 +216,13 @@ export class TurnChunks {
       this.#emit({ type: 'tool-input-available', toolCallId, toolName: action.name, input: action.arguments });
     } else {
       this.#tools.set(stepIndex, { toolCallId, toolName: 'code', dynamic: true, approved: null, output: false });
-      this.#emit({ type: 'tool-input-available', toolCallId, toolName: 'code', input: { source: action.source }, dynamic: true });
+      const input = { source: action.source };
+      this.#emit({ type: 'tool-input-available', toolCallId, toolName: 'code', input, dynamic: true });
     }
   }
 
   /** An input request: an approval request on the tool part, a tool part to fill, or a settlement data part. */
-  request(stepIndex: number, resultId: string, kind: InputRequestKind, target: 'action' | 'model_call', action: Action | null): void {
+  request(stepIndex: number, resultId: string, kind: InputRequestKind, target: Target, action: Action | null): void {
     if (this.#asked.has(resultId)) return;
     this.#asked.add(resultId);
     this.startStep(stepIndex);
@@ -209,9 +230,11 @@ export class TurnChunks {
     const tool = this.#tools.get(stepIndex);
     if (kind === 'approval' && tool) {
       this.#approvals.add(resultId);
-      this.#emit({ type: 'tool-approval-request', approvalId: approvalIdOf(this.#runId, resultId), toolCallId: tool.toolCallId });
+      const approvalId = approvalIdOf(this.#runId, resultId);
+      this.#emit({ type: 'tool-approval-request', approvalId, toolCallId: tool.toolCallId });
     } else if (kind === 'settle') {
-      const data = { runId: this.#runId, resultId, stepIndex, target, action, accepts: [...acceptedReplies('settle', target)] };
+      const accepts = [...acceptedReplies('settle', target)];
+      const data = { runId: this.#runId, resultId, stepIndex, target, action, accepts };
       this.#settles.set(resultId, data);
       this.#emit({ type: 'data-polyloop-settle', id: settleIdOf(this.#runId, resultId), data });
     }
@@ -229,8 +252,10 @@ export class TurnChunks {
       this.#emit({ type: 'data-polyloop-settle', id: settleIdOf(this.#runId, resultId), data });
     } else if (tool && tool.approved === null && this.#approvals.has(resultId) && reply.kind !== 'answer') {
       tool.approved = reply.kind === 'approve';
-      const reason = reply.kind === 'cancel' ? { reason: CANCELLED } : reply.kind === 'deny' && typeof reply.reason === 'string' ? { reason: reply.reason } : {};
-      this.#emit({ type: 'tool-approval-response', approvalId: approvalIdOf(this.#runId, resultId), approved: tool.approved, ...reason });
+      const why = reply.kind === 'cancel' ? CANCELLED : reply.kind === 'deny' ? reply.reason : undefined;
+      const reason = typeof why === 'string' ? { reason: why } : {};
+      const approvalId = approvalIdOf(this.#runId, resultId);
+      this.#emit({ type: 'tool-approval-response', approvalId, approved: tool.approved, ...reason });
       // A cancelled turn never finishes the step: its tool part ends here.
       if (reply.kind === 'cancel') this.output(stepIndex, 'denied', CANCELLED);
     } else if (tool && reply.kind === 'cancel') {
@@ -250,19 +275,24 @@ export class TurnChunks {
     tool.output = true;
     const { toolCallId } = tool;
     const dynamic = tool.dynamic ? { dynamic: true } : {};
-    if (status === 'executed') this.#emit({ type: 'tool-output-available', toolCallId, output: observation, ...dynamic });
-    else if (status === 'denied' && tool.approved === false) this.#emit({ type: 'tool-output-denied', toolCallId });
+    if (status === 'executed') {
+      this.#emit({ type: 'tool-output-available', toolCallId, output: observation, ...dynamic });
+      return;
+    }
+    if (status === 'denied' && tool.approved === false) this.#emit({ type: 'tool-output-denied', toolCallId });
     else this.#emit({ type: 'tool-output-error', toolCallId, errorText: observation, ...dynamic });
   }
 
-  /** A completed step: what no earlier record or event showed of it (text, reasoning, tool output), then `finish-step`. */
+  /** A completed step: what nothing before showed of it (text, reasoning, tool output), then `finish-step`. */
   stepDone(step: StepRecord, observation: string | null): void {
     const i = step.stepIndex;
     this.startStep(i);
     if (this.#text.get(i) === 'open') this.closeText(i);
     else this.reply(i, { text: step.modelText ?? '', reasoning: null });
     this.reasoning(i, step.reasoning);
-    if (step.decision === 'action' && step.actionStatus !== null) this.output(i, step.actionStatus, observation ?? step.observation ?? '');
+    if (step.decision === 'action' && step.actionStatus !== null) {
+      this.output(i, step.actionStatus, observation ?? step.observation ?? '');
+    }
     if (this.#finished.has(i)) return;
     this.#finished.add(i);
     this.#emit({ type: 'finish-step' });
@@ -275,6 +305,11 @@ export class TurnChunks {
     const messageMetadata: TurnMetadata = { runId: this.#runId, stopReason: ending.stopReason, usage: ending.usage };
     this.#emit({ type: 'finish', finishReason: chunkFinishReason(ending.stopReason), messageMetadata });
   }
+}
+
+/** The action a recorded decision names, if any. */
+function actionOf(decision: { readonly action: Action } | null): Action | null {
+  return decision?.action ?? null;
 }
 
 /** A step's text part id. */

@@ -32,7 +32,9 @@ export function checkChatId(chatId: unknown): string {
  */
 export function chatRunId(chatId: string, turn: number): string {
   checkChatId(chatId);
-  if (!Number.isSafeInteger(turn) || turn < 1) throw new InvalidRequestError('the turn number must be a positive integer', { source: 'chat' });
+  if (!Number.isSafeInteger(turn) || turn < 1) {
+    throw new InvalidRequestError('the turn number must be a positive integer', { source: 'chat' });
+  }
   return `chat:${chatId}:${turn}`;
 }
 

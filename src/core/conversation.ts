@@ -8,7 +8,8 @@ import type { SyntheticTexts } from './internal/assembly.ts';
 import { readRunLog } from './run-log.ts';
 import type { ContentBlock, JsonValue, LogRecord, Message, StepRecord } from './types.ts';
 
-const isRecord = (v: unknown): v is Record<string, JsonValue> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isRecord = (v: unknown): v is Record<string, JsonValue> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The history a run ended with, without its system messages: its context messages (run
@@ -27,9 +28,11 @@ export function conversationOf(records: readonly LogRecord[]): Message[] {
   if (view.started === null) return [];
   const { snapshot } = view.started;
   const context = isRecord(snapshot['context']) ? snapshot['context'] : {};
-  const template = typeof snapshot['observationTemplate'] === 'string' ? snapshot['observationTemplate'] : '{observation}';
+  const recorded = snapshot['observationTemplate'];
+  const template = typeof recorded === 'string' ? recorded : '{observation}';
   const synthetic = syntheticTexts(snapshot['syntheticObservations']);
-  const messages: Message[] = [...messagesOf(context['run']), ...messagesOf(context['goal'])].filter((m) => m.role !== 'system');
+  const given = [...messagesOf(context['run']), ...messagesOf(context['goal'])];
+  const messages: Message[] = given.filter((m) => m.role !== 'system');
   for (const step of view.trajectory) messages.push(...stepHistory(step, template, synthetic));
   const last = view.trajectory.at(-1);
   if (last?.decision === 'final') messages.push({ role: 'assistant', content: finalContent(last) });

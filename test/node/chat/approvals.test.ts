@@ -3,23 +3,30 @@ import { describe, expect, it } from 'vitest';
 import { loadChat } from '../../../src/chat/index.ts';
 import { InMemoryStore, readRunLog } from '../../../src/core/index.ts';
 import { chatModel, testChat, textOf, toolPart, UiChat } from './fixtures.ts';
+import type { Say } from './fixtures.ts';
 
-const lastToolResult = (messages: readonly { role: string; content: readonly { type: string; text?: string }[] }[] | undefined): string | undefined =>
+type Seen = readonly { role: string; content: readonly { type: string; text?: string }[] }[] | undefined;
+const lastToolResult = (messages: Seen): string | undefined =>
   messages?.at(-1)?.content.find((b) => b.type === 'tool_result')?.text;
 
+const SEND: Say = { text: 'Sending.', call: { name: 'send_email', args: { to: 'a@b' } } };
+
 describe('human input through the AI SDK\'s own parts', () => {
-  it('approve: the approval request shows, addToolApprovalResponse carries on the turn, the tool runs once', async () => {
-    const chat = testChat(chatModel([{ text: 'Sending.', call: { name: 'send_email', args: { to: 'a@b' } } }, { text: 'Sent.' }]));
+  it('approve: the request shows, addToolApprovalResponse carries on the turn, the tool runs once', async () => {
+    const chat = testChat(chatModel([SEND, { text: 'Sent.' }]));
     const ui = new UiChat({ id: 'a1', transport: chat.transport });
     await ui.sendMessage({ text: 'mail a@b' });
     const asked = toolPart(ui.last);
-    expect(asked).toMatchObject({ type: 'tool-send_email', state: 'approval-requested', input: { to: 'a@b' }, approval: { id: 'chat:a1:1:s0.input' } });
+    const approval = { id: 'chat:a1:1:s0.input' };
+    expect(asked).toMatchObject({ type: 'tool-send_email', state: 'approval-requested', approval });
+    expect(asked.input).toEqual({ to: 'a@b' });
     expect(chat.counters.send).toBe(0);
     await ui.addToolApprovalResponse({ id: asked.approval?.id ?? '', approved: true });
     await ui.sendMessage();
     expect(ui.status).toBe('ready');
     expect(ui.messages).toHaveLength(2);
-    expect(toolPart(ui.last)).toMatchObject({ state: 'output-available', output: 'sent to a@b', approval: { approved: true } });
+    const done = { state: 'output-available', output: 'sent to a@b', approval: { approved: true } };
+    expect(toolPart(ui.last)).toMatchObject(done);
     expect(textOf(ui.last)).toBe('Sending.Sent.');
     expect(chat.counters.send).toBe(1);
     const loaded = await loadChat(chat.store, 'a1');
@@ -32,9 +39,11 @@ describe('human input through the AI SDK\'s own parts', () => {
     const chat = testChat(model);
     const ui = new UiChat({ id: 'a2', transport: chat.transport });
     await ui.sendMessage({ text: 'mail a@b' });
-    await ui.addToolApprovalResponse({ id: toolPart(ui.last).approval?.id ?? '', approved: false, reason: 'not today' });
+    const id = toolPart(ui.last).approval?.id ?? '';
+    await ui.addToolApprovalResponse({ id, approved: false, reason: 'not today' });
     await ui.sendMessage();
-    expect(toolPart(ui.last)).toMatchObject({ state: 'output-denied', approval: { approved: false, reason: 'not today' } });
+    const denied = { state: 'output-denied', approval: { approved: false, reason: 'not today' } };
+    expect(toolPart(ui.last)).toMatchObject(denied);
     expect(chat.counters.send).toBe(0);
     expect(lastToolResult(model.seen[1])).toBe('not today');
     const loaded = await loadChat(chat.store, 'a2');
@@ -57,9 +66,9 @@ describe('human input through the AI SDK\'s own parts', () => {
     expect((await loadChat(chat.store, 'a3'))[1]).toEqual(ui.last);
   });
 
-  it('an approval survives a reload and a new server: loadChat shows it, GET …/stream is 204, approving from the reloaded page finishes the turn', async () => {
+  it('an approval survives a reload and a new server: GET is 204, approving from the page finishes', async () => {
     const store = new InMemoryStore();
-    const first = testChat(chatModel([{ text: 'Sending.', call: { name: 'send_email', args: { to: 'a@b' } } }]), { store });
+    const first = testChat(chatModel([SEND]), { store });
     const ui = new UiChat({ id: 'a4', transport: first.transport });
     await ui.sendMessage({ text: 'mail a@b' });
     const second = testChat(chatModel([{ text: 'Sent.' }]), { store });
@@ -90,7 +99,7 @@ describe('human input through the AI SDK\'s own parts', () => {
     expect(chat.counters.send).toBe(1);
   });
 
-  it('a new message while an approval waits cancels that turn (the tool part ends denied) and starts the next', async () => {
+  it('a new message while an approval waits cancels that turn (its tool part ends denied), then runs', async () => {
     const model = chatModel([{ call: { name: 'send_email', args: { to: 'a@b' } } }, { text: 'OK, something else.' }]);
     const chat = testChat(model);
     const ui = new UiChat({ id: 'a6', transport: chat.transport });

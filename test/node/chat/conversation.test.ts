@@ -6,14 +6,18 @@ const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text
 
 describe('conversationOf: the history a run ended with', () => {
   it('is the context without system messages, each step\'s turns, then the final reply', async () => {
-    const chat = testChat(chatModel([{ text: 'Adding.', call: { name: 'add', args: { a: 1, b: 2 }, id: 't1' } }, { text: 'Three.' }]));
+    const args = { a: 1, b: 2 };
+    const call = { name: 'add', args, id: 't1' };
+    const toolCall = { type: 'tool_call', id: 't1', name: 'add', arguments: args };
+    const chat = testChat(chatModel([{ text: 'Adding.', call }, { text: 'Three.' }]));
     const store = new InMemoryStore();
     const agent = { ...chat.agent, store };
-    await run(agent, chat.request({ chatId: 'x', turn: 1, runId: 'r1', goal: [user('1+2?')], context: [user('earlier')] }));
+    const turn = { chatId: 'x', turn: 1, runId: 'r1', goal: [user('1+2?')], context: [user('earlier')] };
+    await run(agent, chat.request(turn));
     expect(conversationOf(await store.readLog('r1'))).toEqual([
       user('earlier'),
       user('1+2?'),
-      { role: 'assistant', content: [{ type: 'text', text: 'Adding.' }, { type: 'tool_call', id: 't1', name: 'add', arguments: { a: 1, b: 2 } }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'Adding.' }, toolCall] },
       { role: 'user', content: [{ type: 'tool_result', toolCallId: 't1', text: '3' }] },
       { role: 'assistant', content: [{ type: 'text', text: 'Three.' }] },
     ]);

@@ -11,11 +11,21 @@ import { expect } from 'vitest';
 import { nativeToolInterpreter } from '../../../src/adapters/tool-interpreter.ts';
 import { chatHandler } from '../../../src/chat/index.ts';
 import type { ChatTurn } from '../../../src/chat/index.ts';
-import { defineAgent, InMemoryStore, silentSink, STANDARD_SYNTHETIC_OBSERVATIONS, ToolRegistry } from '../../../src/core/index.ts';
-import type { AgentDefinition, JsonObject, Message, ModelCall, ModelCaller, ModelReply, RunRequest, RunStore } from '../../../src/core/index.ts';
+import { defineAgent, InMemoryStore, silentSink, ToolRegistry } from '../../../src/core/index.ts';
+import { STANDARD_SYNTHETIC_OBSERVATIONS as SYNTHETIC } from '../../../src/core/index.ts';
+import type { AgentDefinition, JsonObject, Message, ModelCall, ModelCaller } from '../../../src/core/index.ts';
+import type { ModelReply } from '../../../src/core/index.ts';
+import type { RunRequest, RunStore, ToolSpec } from '../../../src/core/index.ts';
 
 /** One scripted reply: text, reasoning, and at most one tool call. */
-export type Say = { readonly text?: string; readonly reasoning?: string; readonly call?: { readonly name: string; readonly args: Record<string, unknown>; readonly id?: string } };
+export type Say = {
+  readonly text?: string;
+  readonly reasoning?: string;
+  readonly call?: { readonly name: string; readonly args: Record<string, unknown>; readonly id?: string };
+};
+
+/** How a scripted model replies: streaming its text or not, held at a gate. */
+export type ChatModelOptions = { readonly stream?: boolean; readonly gate?: (callSeq: number) => Promise<void> };
 
 export type ChatModel = ModelCaller & {
   /** The messages of every call, copied. */
@@ -29,7 +39,7 @@ export type ChatModel = ModelCaller & {
  * few characters each before replying. `gate` holds each call until it resolves (a streaming
  * call after its first delta).
  */
-export function chatModel(replies: readonly Say[], opts: { readonly stream?: boolean; readonly gate?: (callSeq: number) => Promise<void> } = {}): ChatModel {
+export function chatModel(replies: readonly Say[], opts: ChatModelOptions = {}): ChatModel {
   const queue = [...replies];
   const seen: Message[][] = [];
   let n = 0;
@@ -51,8 +61,10 @@ export function chatModel(replies: readonly Say[], opts: { readonly stream?: boo
       } else {
         await opts.gate?.(k);
       }
-      const toolCalls = say.call ? [{ id: say.call.id ?? `call-${k}`, name: say.call.name, arguments: say.call.args as never }] : [];
-      return { callId: `reply-${k}`, text, reasoning: say.reasoning ?? null, toolCalls, usage: { inputTokens: 10, outputTokens: 5 } };
+      const { call: c } = say;
+      const toolCalls = c ? [{ id: c.id ?? `call-${k}`, name: c.name, arguments: c.args as never }] : [];
+      const usage = { inputTokens: 10, outputTokens: 5 };
+      return { callId: `reply-${k}`, text, reasoning: say.reasoning ?? null, toolCalls, usage };
     },
   };
 }
@@ -61,22 +73,37 @@ export type Counters = { add: number; charge: number; send: number };
 
 /** The tools: `add` (safe), `send_email` (needs approval, never), `ask_user` (a person answers), `charge` (never). */
 export function chatTools(counters: Counters): ToolRegistry {
-  const object = (props: Record<string, JsonObject>): JsonObject => ({ type: 'object', properties: props, required: Object.keys(props), additionalProperties: false });
+  const tool = (name: string, props: Record<string, JsonObject>, rest: Partial<ToolSpec>): ToolSpec => ({
+    name,
+    description: `The ${name} tool`,
+    parameters: { type: 'object', properties: props, required: Object.keys(props), additionalProperties: false },
+    ...rest,
+  });
+  const number = { type: 'number' };
+  const string = { type: 'string' };
   return ToolRegistry.of([
-    { name: 'add', description: 'Adds two numbers', parameters: object({ a: { type: 'number' }, b: { type: 'number' } }), replayPolicy: 'safe', handler: async (args) => {
-      counters.add++;
-      const { a, b } = args as { a: number; b: number };
-      return String(a + b);
-    } },
-    { name: 'send_email', description: 'Sends an email', parameters: object({ to: { type: 'string' } }), needsApproval: true, handler: async (args) => {
-      counters.send++;
-      return `sent to ${(args as { to: string }).to}`;
-    } },
-    { name: 'ask_user', description: 'Asks the user', parameters: object({ question: { type: 'string' } }), answeredBy: 'human' },
-    { name: 'charge', description: 'Charges a card', parameters: object({ cents: { type: 'number' } }), handler: async () => {
-      counters.charge++;
-      return 'charged';
-    } },
+    tool('add', { a: number, b: number }, {
+      replayPolicy: 'safe',
+      handler: async (args) => {
+        counters.add++;
+        const { a, b } = args as { a: number; b: number };
+        return String(a + b);
+      },
+    }),
+    tool('send_email', { to: string }, {
+      needsApproval: true,
+      handler: async (args) => {
+        counters.send++;
+        return `sent to ${(args as { to: string }).to}`;
+      },
+    }),
+    tool('ask_user', { question: string }, { answeredBy: 'human' }),
+    tool('charge', { cents: number }, {
+      handler: async () => {
+        counters.charge++;
+        return 'charged';
+      },
+    }),
   ]);
 }
 
@@ -92,12 +119,15 @@ export type TestChat = {
   readonly transport: DefaultChatTransport<UIMessage>;
 };
 
-/** A chat over `store` (a fresh in-memory one by default) with the real `DefaultChatTransport` in front of `chatHandler`. */
+/** A chat over `store` (a fresh in-memory one by default), the real `DefaultChatTransport` before `chatHandler`. */
 export function testChat(model: ChatModel, opts: { readonly store?: RunStore } = {}): TestChat {
   const store = opts.store ?? new InMemoryStore();
   const counters: Counters = { add: 0, charge: 0, send: 0 };
   const tools = chatTools(counters);
-  const agent = defineAgent({ model, interpreter: nativeToolInterpreter('test'), store: new InMemoryStore(), events: silentSink(), syntheticObservations: STANDARD_SYNTHETIC_OBSERVATIONS });
+  const interpreter = nativeToolInterpreter('test');
+  const events = silentSink();
+  const own = new InMemoryStore();
+  const agent = defineAgent({ model, interpreter, store: own, events, syntheticObservations: SYNTHETIC });
   const request = ({ runId, goal, context }: ChatTurn): RunRequest => ({
     runId,
     budget: { maxSteps: 80, maxValidActions: 80, maxContextChars: 1_000_000 },
@@ -112,7 +142,9 @@ export function testChat(model: ChatModel, opts: { readonly store?: RunStore } =
     cancelGraceMs: 1000,
   });
   const handle = chatHandler({ agent, store, request });
-  const transport = new DefaultChatTransport<UIMessage>({ api: 'http://chat.test/api/chat', fetch: (url, init) => handle(new Request(String(url), init)) });
+  const fetch = (url: RequestInfo | URL, init?: RequestInit): Promise<Response> =>
+    handle(new Request(String(url), init));
+  const transport = new DefaultChatTransport<UIMessage>({ api: 'http://chat.test/api/chat', fetch });
   return { model, store, agent, counters, request, handle, transport };
 }
 
@@ -127,7 +159,7 @@ export async function chunksOf(stream: ReadableStream<UIMessageChunk>): Promise<
   return out;
 }
 
-/** The message `readUIMessageStream` assembles from `chunks` (continuing `from`, as `useChat` does for a POST answering a turn). */
+/** What `readUIMessageStream` assembles from `chunks` (continuing `from`, as `useChat` does answering a turn). */
 export async function assemble(chunks: readonly UIMessageChunk[], from?: UIMessage): Promise<UIMessage> {
   const stream = new ReadableStream<UIMessageChunk>({
     start(c) {
@@ -137,7 +169,8 @@ export async function assemble(chunks: readonly UIMessageChunk[], from?: UIMessa
   });
   let last: UIMessage | undefined;
   const errors: unknown[] = [];
-  for await (const m of readUIMessageStream({ stream, ...(from ? { message: structuredClone(from) } : {}), onError: (e) => errors.push(e) })) last = m;
+  const start = from ? { message: structuredClone(from) } : {};
+  for await (const m of readUIMessageStream({ stream, ...start, onError: (e) => errors.push(e) })) last = m;
   if (!last) throw new Error('no message assembled');
   return JSON.parse(JSON.stringify(last)) as UIMessage;
 }
@@ -148,8 +181,20 @@ export function userMessage(text: string, id = `u-${text}`): UIMessage {
 }
 
 /** POST `messages` through the transport; the chunks, each checked. */
-export async function send(chat: TestChat, chatId: string, messages: UIMessage[], messageId?: string): Promise<UIMessageChunk[]> {
-  return chunksOf(await chat.transport.sendMessages({ chatId, messages, trigger: 'submit-message', messageId, abortSignal: undefined }));
+export async function send(chat: TestChat, chatId: string, messages: UIMessage[]): Promise<UIMessageChunk[]> {
+  return chunksOf(await post(chat, chatId, messages));
+}
+
+/** POST `messages` through the transport: the response's chunk stream. */
+export function post(chat: TestChat, chatId: string, messages: UIMessage[]): Promise<ReadableStream<UIMessageChunk>> {
+  const trigger = 'submit-message';
+  return chat.transport.sendMessages({ chatId, messages, trigger, messageId: undefined, abortSignal: undefined });
+}
+
+/** GET `…/:chatId/stream` through the transport: the chunks, or null for a 204. */
+export async function reconnect(chat: TestChat, chatId: string): Promise<UIMessageChunk[] | null> {
+  const stream = await chat.transport.reconnectToStream({ chatId });
+  return stream === null ? null : chunksOf(stream);
 }
 
 /** The text of a message's text parts, joined. */
@@ -157,9 +202,16 @@ export function textOf(m: UIMessage): string {
   return m.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
 }
 
+type UiChatInit = {
+  readonly id: string;
+  readonly transport: ChatTransport<UIMessage>;
+  readonly messages?: UIMessage[];
+};
+type ToolPartView = Record<string, unknown> & { toolCallId: string; state: string; approval?: { id: string } };
+
 /** The AI SDK's own chat state machine (`AbstractChat`, what `useChat` drives) over a plain array. */
 export class UiChat extends AbstractChat<UIMessage> {
-  constructor(init: { readonly id: string; readonly transport: ChatTransport<UIMessage>; readonly messages?: UIMessage[] }) {
+  constructor(init: UiChatInit) {
     const state: ChatState<UIMessage> = {
       status: 'ready',
       error: undefined,
@@ -185,7 +237,7 @@ export class UiChat extends AbstractChat<UIMessage> {
 }
 
 /** The tool part of a message that has one. */
-export function toolPart(m: UIMessage): Record<string, unknown> & { toolCallId: string; state: string; approval?: { id: string } } {
+export function toolPart(m: UIMessage): ToolPartView {
   const part = m.parts.find((p) => p.type.startsWith('tool-') || p.type === 'dynamic-tool');
   if (!part) throw new Error(`no tool part in ${JSON.stringify(m)}`);
   return part as never;

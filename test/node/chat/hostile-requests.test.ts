@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chatEngine, chatHandler, chatRunId } from '../../../src/chat/index.ts';
+import type { ChatTurn } from '../../../src/chat/index.ts';
 import { InMemoryStore, isPolyLoopError } from '../../../src/core/index.ts';
 import { faultyStore } from '../../../src/testing/index.ts';
 import { chatModel, send, testChat, userMessage } from './fixtures.ts';
@@ -7,7 +8,8 @@ import { chatModel, send, testChat, userMessage } from './fixtures.ts';
 /** A chat whose store counts every write. */
 function counted() {
   const store = faultyStore(new InMemoryStore(), { crashAfterWrites: Number.MAX_SAFE_INTEGER });
-  const chat = testChat(chatModel([{ call: { name: 'send_email', args: { to: 'a@b' } } }, { text: 'x' }, { text: 'y' }]), { store });
+  const model = chatModel([{ call: { name: 'send_email', args: { to: 'a@b' } } }, { text: 'x' }, { text: 'y' }]);
+  const chat = testChat(model, { store });
   return { chat, store };
 }
 
@@ -15,6 +17,10 @@ const post = (body: BodyInit, headers: Record<string, string> = { 'content-type'
   new Request('http://chat.test/api/chat', { method: 'POST', body, headers });
 const json = (value: unknown) => post(JSON.stringify(value));
 const text = (parts: unknown[]) => ({ id: 'h1', role: 'user', parts });
+const hi = [text([{ type: 'text', text: 'hi' }])];
+const BAD = 'bad_request';
+const FILE = { type: 'file', url: 'data:,', mediaType: 'x/y' };
+const EMPTY_ASSISTANT = { role: 'assistant', parts: [] };
 
 describe('hostile chat requests: a clear refusal, nothing written', () => {
   it.each([
@@ -24,20 +30,20 @@ describe('hostile chat requests: a clear refusal, nothing written', () => {
     ['no id', json({ messages: [text([{ type: 'text', text: 'hi' }])] }), 400, 'bad_request'],
     ['a path in the id', json({ id: '../etc', messages: [text([{ type: 'text', text: 'hi' }])] }), 400, 'bad_request'],
     ['a dot id', json({ id: '.', messages: [text([{ type: 'text', text: 'hi' }])] }), 400, 'bad_request'],
-    ['an id of 129 characters', json({ id: 'a'.repeat(129), messages: [text([{ type: 'text', text: 'hi' }])] }), 400, 'bad_request'],
+    ['an id of 129 characters', json({ id: 'a'.repeat(129), messages: hi }), 400, BAD],
     ['messages not an array', json({ id: 'h1', messages: 'hi' }), 400, 'bad_request'],
     ['no messages', json({ id: 'h1', messages: [] }), 400, 'bad_request'],
     ['a message without a role', json({ id: 'h1', messages: [{ parts: [] }] }), 400, 'bad_request'],
     ['a last message without parts', json({ id: 'h1', messages: [{ role: 'user' }] }), 400, 'bad_request'],
-    ['a system message last', json({ id: 'h1', messages: [{ role: 'user', parts: [] }, { role: 'system', parts: [] }] }), 400, 'bad_request'],
-    ['a file part', json({ id: 'h1', messages: [text([{ type: 'file', url: 'data:,x', mediaType: 'text/plain' }])] }), 400, 'bad_request'],
-    ['a text part that is not text', json({ id: 'h1', messages: [text([{ type: 'text', text: 42 }])] }), 400, 'bad_request'],
+    ['a system message last', json({ id: 'h1', messages: [...hi, { role: 'system', parts: [] }] }), 400, BAD],
+    ['a file part', json({ id: 'h1', messages: [text([FILE])] }), 400, BAD],
+    ['a text part that is not text', json({ id: 'h1', messages: [text([{ type: 'text', text: 42 }])] }), 400, BAD],
     ['an empty user message', json({ id: 'h1', messages: [text([{ type: 'text', text: '' }])] }), 400, 'bad_request'],
-    ['an unknown trigger', json({ id: 'h1', trigger: 'rm -rf', messages: [text([{ type: 'text', text: 'hi' }])] }), 400, 'bad_request'],
+    ['an unknown trigger', json({ id: 'h1', trigger: 'rm -rf', messages: hi }), 400, BAD],
     ['an input without its resultId', json({ id: 'h1', input: { kind: 'approve' } }), 400, 'bad_request'],
-    ['an input for a chat without turns', json({ id: 'h1', input: { kind: 'approve', resultId: 's0.input' } }), 400, 'bad_request'],
-    ['turn 3 of a chat without turns', json({ id: 'h1', messages: [1, 2, 3].map((n) => text([{ type: 'text', text: `m${n}` }])) }), 400, 'bad_request'],
-    ['a continuation of a turn never started', json({ id: 'h1', messages: [text([{ type: 'text', text: 'hi' }]), { role: 'assistant', parts: [] }] }), 400, 'bad_request'],
+    ['an input for a chat without turns', json({ id: 'h1', input: { kind: 'approve', resultId: 's0' } }), 400, BAD],
+    ['turn 3 of a chat without turns', json({ id: 'h1', messages: [...hi, ...hi, ...hi] }), 400, BAD],
+    ['answers to a turn not started', json({ id: 'h1', messages: [...hi, EMPTY_ASSISTANT] }), 400, BAD],
   ])('%s → %i %s', async (_name, req, status, code) => {
     const { chat, store } = counted();
     const res = await chat.handle(req);
@@ -74,7 +80,8 @@ describe('hostile chat requests: a clear refusal, nothing written', () => {
     const { chat, store } = counted();
     const res = await chat.handle(new Request(url, { method }));
     expect(res.status).toBe(status);
-    expect(((await res.json()) as { error: { code: string } }).error.code).toMatch(/^(bad_request|not_found|method_not_allowed)$/);
+    const { error } = (await res.json()) as { error: { code: string } };
+    expect(error.code).toMatch(/^(bad_request|not_found|method_not_allowed)$/);
     expect(store.writes).toEqual([]);
   });
 
@@ -86,7 +93,8 @@ describe('hostile chat requests: a clear refusal, nothing written', () => {
     expect(wrong.status).toBe(409);
     const other = await chat.handle(json({ id: 'h2', input: { kind: 'approve', resultId: 's9.input' } }));
     expect(other.status).toBe(409);
-    const silent = await chat.handle(json({ id: 'h2', messages: [userMessage('mail a@b'), { id: 'x', role: 'assistant', parts: [] }] }));
+    const nothing = { id: 'x', role: 'assistant', parts: [] };
+    const silent = await chat.handle(json({ id: 'h2', messages: [userMessage('mail a@b'), nothing] }));
     expect(silent.status).toBe(409);
     expect(((await silent.json()) as { error: { code: string } }).error.code).toBe('conflict');
     expect(store.writes).toHaveLength(written);
@@ -94,10 +102,12 @@ describe('hostile chat requests: a clear refusal, nothing written', () => {
 
   it('options bags refuse keys they do not know, and a request() that names another run is refused', async () => {
     const { chat } = counted();
-    const bad = () => chatHandler({ agent: chat.agent, store: chat.store, request: chat.request, maxBodyByte: 5 } as never);
+    const { agent, store, request } = chat;
+    const bad = () => chatHandler({ agent, store, request, maxBodyByte: 5 } as never);
     expect(bad).toThrow(/maxBodyByte/);
     expect(() => chatEngine({ agent: chat.agent, store: chat.store } as never)).toThrow(/request/);
-    const engine = chatEngine({ agent: chat.agent, store: new InMemoryStore(), request: (t) => ({ ...chat.request(t), runId: 'elsewhere' }) });
+    const elsewhere = (t: ChatTurn) => ({ ...request(t), runId: 'elsewhere' });
+    const engine = chatEngine({ agent, store: new InMemoryStore(), request: elsewhere });
     const refused = await engine.post({ id: 'h3', messages: [userMessage('hi')] }).catch((e: unknown) => e);
     expect(isPolyLoopError(refused, 'invalid_request')).toBe(true);
     expect(() => chatRunId('a/b', 1)).toThrow(/chat id/);

@@ -4,10 +4,13 @@ import { loadChat, localChatTransport, toUIMessageStream } from '../../../src/ch
 import { defineAgent, InMemoryStore, run } from '../../../src/core/index.ts';
 import type { RunEvent } from '../../../src/core/index.ts';
 import { faultyStore } from '../../../src/testing/index.ts';
-import { assemble, chatModel, chunksOf, testChat, textOf, toolPart, UiChat, userMessage } from './fixtures.ts';
+import { assemble, chatModel, chunksOf, send, testChat, textOf, toolPart, UiChat, userMessage } from './fixtures.ts';
 import type { Say } from './fixtures.ts';
 
-const SCRIPT: Say[] = [{ text: 'Sending it now.', call: { name: 'send_email', args: { to: 'a@b' } } }, { text: 'Sent, all done.' }];
+const SCRIPT: Say[] = [
+  { text: 'Sending it now.', call: { name: 'send_email', args: { to: 'a@b' } } },
+  { text: 'Sent, all done.' },
+];
 
 describe('localChatTransport: the turns run in the page', () => {
   it('carries a turn with an approval through the AI SDK\'s chat state, the same as over HTTP', async () => {
@@ -28,12 +31,14 @@ describe('localChatTransport: the turns run in the page', () => {
     const inner = new InMemoryStore();
     const script: Say[] = [{ text: 'Adding.', call: { name: 'add', args: { a: 1, b: 2 } } }, { text: 'Three.' }];
     const crashed = testChat(chatModel(script));
-    const dying = localChatTransport({ agent: crashed.agent, store: faultyStore(inner, { crashAfterWrites: 3 }), request: crashed.request });
+    const store = faultyStore(inner, { crashAfterWrites: 3 });
+    const dying = localChatTransport({ agent: crashed.agent, store, request: crashed.request });
     const before = new UiChat({ id: 'l2', transport: dying });
     await before.sendMessage({ text: '1+2' });
     expect(before.status).toBe('error');
     const again = testChat(chatModel(script.slice(1)));
-    const after = new UiChat({ id: 'l2', transport: localChatTransport({ agent: again.agent, store: inner, request: again.request }), messages: await loadChat(inner, 'l2') });
+    const transport = localChatTransport({ agent: again.agent, store: inner, request: again.request });
+    const after = new UiChat({ id: 'l2', transport, messages: await loadChat(inner, 'l2') });
     await after.resumeStream();
     expect(after.messages).toHaveLength(2);
     expect(toolPart(after.last)).toMatchObject({ state: 'output-available', output: '3' });
@@ -45,13 +50,15 @@ describe('localChatTransport: the turns run in the page', () => {
 describe('toUIMessageStream: a run\'s own events as chunks', () => {
   it('assembles the message chatHandler streams for the same turn', async () => {
     const viaHandler = testChat(chatModel(SCRIPT.slice(1), { stream: true }));
-    const expected = await assemble(await chunksOf(await viaHandler.transport.sendMessages({ chatId: 'e1', messages: [userMessage('go')], trigger: 'submit-message', messageId: undefined, abortSignal: undefined })));
+    const expected = await assemble(await send(viaHandler, 'e1', [userMessage('go')]));
     const own = testChat(chatModel(SCRIPT.slice(1), { stream: true }));
     const events = new TransformStream<RunEvent, RunEvent>();
     const writer = events.writable.getWriter();
-    const agent = defineAgent({ ...own.agent, store: new InMemoryStore(), events: { params: {}, deliver: (e: RunEvent) => writer.write(e) } });
+    const sink = { params: {}, deliver: (e: RunEvent) => writer.write(e) };
+    const agent = defineAgent({ ...own.agent, store: new InMemoryStore(), events: sink });
     const chunks = chunksOf(toUIMessageStream(events.readable, { messageId: 'chat:e1:1:assistant' }));
-    await run(agent, own.request({ chatId: 'e1', turn: 1, runId: 'chat:e1:1', goal: [{ role: 'user', content: [{ type: 'text', text: 'go' }] }], context: [] }));
+    const goal = [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'go' }] }];
+    await run(agent, own.request({ chatId: 'e1', turn: 1, runId: 'chat:e1:1', goal, context: [] }));
     await writer.close();
     const got: UIMessageChunk[] = await chunks;
     expect(got.at(-1)).toMatchObject({ type: 'finish', finishReason: 'stop' });
