@@ -7,6 +7,7 @@
 import { Client, ProtocolError, SdkError, SdkErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { RequestOptions } from '@modelcontextprotocol/client';
 import { ToolEnvironmentError } from '../core/index.ts';
+import { linearOutputValidator } from './output-validator.ts';
 import { CALL_HEADER, limitedFetch, RESUME_ATTEMPTS } from './wire.ts';
 import type { McpFetch } from './wire.ts';
 
@@ -134,7 +135,7 @@ export class McpConnection {
         maxRetries: RESUME_ATTEMPTS,
       },
     });
-    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    const client = new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: linearOutputValidator });
     try {
       await client.connect(transport, { ...(signal ? { signal } : {}), timeout: timeoutMs });
       return client;

@@ -21,6 +21,7 @@ const DEADLINE_MS = 20_000;
 const dir = mkdtempSync(join(tmpdir(), 'polyloop-patterns-'));
 const bundle = join(dir, 'scenarios.mjs');
 let server: RawServer;
+let reporting: RawServer;
 
 beforeAll(async () => {
   const out = await build({
@@ -37,10 +38,19 @@ beforeAll(async () => {
   writeFileSync(bundle, out.outputFiles[0]?.text ?? '');
   const tools = [{ name: 'echo', description: 'Echoes', inputSchema: { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } }, required: ['s'] } }];
   server = await startRawMcp({ tools, call: (_c, res) => void res.writeHead(500).end() });
+  const report = [{ name: 'report', description: 'Reports', inputSchema: { type: 'object' }, outputSchema: { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } } }];
+  reporting = await startRawMcp({
+    tools: report,
+    call: (c, res) => {
+      const result = { content: [{ type: 'text', text: 'report' }], structuredContent: { s: `${'a'.repeat(35)}!` } };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: c.id, result }));
+    },
+  });
 });
 
 afterAll(async () => {
   await server?.close();
+  await reporting?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -83,6 +93,10 @@ describe('a catastrophic-backtracking pattern meets a model-chosen string', () =
   it('refuses the argument of an MCP tool whose inputSchema has that pattern, without calling the server', async () => {
     expect(await inWorker('mcp', server.url)).toMatchObject(NOT_MATCHED);
     expect(server.seen.filter((s) => s.rpc === 'tools/call')).toEqual([]);
+  }, DEADLINE_MS + 10_000);
+
+  it('checks an MCP tool\'s structured output against its outputSchema in linear time too (the server picks both): a mismatch is answered at once', async () => {
+    expect(await inWorker('mcpOutput', reporting.url)).toMatchObject({ status: 'executed', observation: expect.stringMatching(/does not match the tool's output schema.*pattern/) });
   }, DEADLINE_MS + 10_000);
 
   it('lets a run whose model sends such an argument go on to its final answer', async () => {

@@ -32,6 +32,8 @@ const scenarios: Record<string, (input: string) => Promise<unknown>> = {
     return execute(ToolRegistry.of([spec]), 'echo', { s: ADVERSARIAL });
   },
   mcp: async (url) => execute(await mcpTools({ url }), 'echo', { s: ADVERSARIAL }),
+  // The server's output schema and its structured content: both chosen by the server.
+  mcpOutput: async (url) => execute(await mcpTools({ url }), 'report', {}),
   run: async () => {
     const tools = ToolRegistry.of([{ name: 'echo', description: 'Echoes', parameters: REDOS, handler: async () => 'ran' }]);
     const { agent, request } = mcpAgent('redos-run', tools, [call('echo', { s: ADVERSARIAL }), final('gave up')]);
