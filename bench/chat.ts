@@ -17,7 +17,8 @@ import { getRequestListener } from '@hono/node-server';
 import { nativeToolInterpreter } from '../src/adapters/tool-interpreter.ts';
 import { chatHandler } from '../src/chat/index.ts';
 import type { ChatTurn } from '../src/chat/index.ts';
-import { defineAgent, InMemoryStore, silentSink, STANDARD_SYNTHETIC_OBSERVATIONS, ToolRegistry } from '../src/core/index.ts';
+import { defineAgent, InMemoryStore, silentSink, ToolRegistry } from '../src/core/index.ts';
+import { STANDARD_SYNTHETIC_OBSERVATIONS as SYNTHETIC } from '../src/core/index.ts';
 import type { ModelCall, ModelCaller, ModelReply, RunRequest, RunStore } from '../src/core/index.ts';
 import { FileStore } from '../src/platform-node/index.ts';
 import type { Plan, Row } from './kernel.ts';
@@ -25,6 +26,7 @@ import { median } from './stats.ts';
 
 /** How long the model takes to its first delta. */
 const FIRST_DELTA_MS = 10;
+const noop = (): void => {};
 const STEPS = 50;
 
 /**
@@ -32,7 +34,7 @@ const STEPS = 50;
  * calls, then the answer. `ownFirstDelta` is told, per call, how long the model itself took to
  * its first delta (the floor, paired with the sample it belongs to).
  */
-function streamingModel(steps: number, firstDeltaMs: number, ownFirstDelta: (ms: number) => void = () => undefined): ModelCaller {
+function streamingModel(steps: number, firstDeltaMs: number, ownFirstDelta: (ms: number) => void = noop): ModelCaller {
   return {
     params: Object.freeze({ model: 'bench-stream' }),
     async call(call: ModelCall): Promise<ModelReply> {
@@ -56,24 +58,35 @@ function handlerFor(store: RunStore, model: ModelCaller): (req: Request) => Prom
     replayPolicy: 'safe',
     handler: async (args) => String((args as { a: number }).a + (args as { b: number }).b),
   }]);
-  const agent = defineAgent({ model, interpreter: nativeToolInterpreter('bench'), store, events: silentSink(), syntheticObservations: STANDARD_SYNTHETIC_OBSERVATIONS });
+  const interpreter = nativeToolInterpreter('bench');
+  const agent = defineAgent({ model, interpreter, store, events: silentSink(), syntheticObservations: SYNTHETIC });
   const request = ({ runId, goal, context }: ChatTurn): RunRequest => ({
-    runId, budget: { maxSteps: STEPS + 5, maxValidActions: STEPS + 5, maxContextChars: 10_000_000 }, executor: tools.executor(), tools,
-    context: { run: context, goal }, injections: {}, modelBinding: {}, modelReplayPolicy: 'safe', observationTemplate: '{observation}',
-    toolRenderStyle: 'none', cancelGraceMs: 1000,
+    runId,
+    budget: { maxSteps: STEPS + 5, maxValidActions: STEPS + 5, maxContextChars: 10_000_000 },
+    executor: tools.executor(),
+    tools,
+    context: { run: context, goal },
+    injections: {},
+    modelBinding: {},
+    modelReplayPolicy: 'safe',
+    observationTemplate: '{observation}',
+    toolRenderStyle: 'none',
+    cancelGraceMs: 1000,
   });
   return chatHandler({ agent, store, request });
 }
 
 /** A loopback HTTP server for `handle`; its base URL and a close function. */
-async function serve(handle: (req: Request) => Promise<Response>): Promise<{ url: string; close: () => Promise<void> }> {
+async function serve(handle: (req: Request) => Promise<Response>): Promise<{ url: string; close(): Promise<void> }> {
   const server = createServer(getRequestListener(handle));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}/api/chat`, close: () => new Promise((r) => server.close(() => r())) };
 }
 
-const body = (id: string) => JSON.stringify({ id, trigger: 'submit-message', messages: [{ id: 'u', role: 'user', parts: [{ type: 'text', text: 'go' }] }] });
+const USER = { id: 'u', role: 'user', parts: [{ type: 'text', text: 'go' }] };
+const body = (id: string): string =>
+  JSON.stringify({ id, trigger: 'submit-message', messages: [USER] });
 
 /** POST a turn; ms until the first `text-delta` line arrived, and every byte of the response. */
 async function postTurn(url: string, id: string): Promise<{ firstTextMs: number; bytes: number }> {
@@ -115,8 +128,12 @@ async function firstTextRow(plan: Plan, store: RunStore, label: string): Promise
     await server.close();
   }
   const overhead = median(overheads);
-  return { section: 'chat', name: `POST → first text chunk (${label})`, unit: 'ms', value: median(values), floor: median(floors), samples: values, floorSamples: floors,
-    note: `floor = the model's own first delta in the same request; overhead (median of the paired differences) ${overhead.toFixed(1)} ms, target ≤ 5` };
+  const paired = `overhead (median of the paired differences) ${overhead.toFixed(1)} ms, target ≤ 5`;
+  const note = `floor = the model's own first delta in the same request; ${paired}`;
+  const name = `POST → first text chunk (${label})`;
+  const value = median(values);
+  const floor = median(floors);
+  return { section: 'chat', name, unit: 'ms', value, floor, samples: values, floorSamples: floors, note };
 }
 
 async function replayBytesRow(plan: Plan): Promise<Row> {
@@ -133,7 +150,8 @@ async function replayBytesRow(plan: Plan): Promise<Row> {
   }
   const value = median(replay);
   const floor = median(live);
-  return { section: 'chat', name: `replay of a ${STEPS}-step turn`, unit: 'bytes', value, floor, samples: replay, floorSamples: live,
+  const name = `replay of a ${STEPS}-step turn`;
+  return { section: 'chat', name, unit: 'bytes', value, floor, samples: replay, floorSamples: live,
     note: 'floor = the live stream of the same turn (target ≤ 1×)' };
 }
 

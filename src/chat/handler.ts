@@ -117,16 +117,15 @@ async function readJson(req: Request, max: number): Promise<unknown> {
 
 const tooLarge = (max: number): HttpError => new HttpError(413, 'payload_too_large', `the body is over ${max} bytes`);
 
-/** The chunks as SSE: `data: <json>` each, `data: [DONE]` last. */
+/** The chunks as SSE: `data: <json>` each, `data: [DONE]` last; encoded in the same step (one stage, not two). */
 function sse(stream: ReadableStream<UIMessageChunk>): Response {
-  const body = stream
-    .pipeThrough(
-      new TransformStream<UIMessageChunk, string>({
-        transform: (chunk, c) => c.enqueue(`data: ${JSON.stringify(chunk)}\n\n`),
-        flush: (c) => c.enqueue('data: [DONE]\n\n'),
-      }),
-    )
-    .pipeThrough(new TextEncoderStream());
+  const encoder = new TextEncoder();
+  const body = stream.pipeThrough(
+    new TransformStream<UIMessageChunk, Uint8Array>({
+      transform: (chunk, c) => c.enqueue(encoder.encode(`data: ${JSON.stringify(chunk)}\n\n`)),
+      flush: (c) => c.enqueue(encoder.encode('data: [DONE]\n\n')),
+    }),
+  );
   return new Response(body, { status: 200, headers: { ...UI_MESSAGE_STREAM_HEADERS } });
 }
 
