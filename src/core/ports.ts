@@ -46,8 +46,14 @@ export type ModelCall = {
   /** `RunRequest.tools.modelSchemas()`; `[]` when the registry is empty. Text protocols ignore it. */
   readonly tools: readonly ModelToolSchema[];
   readonly signal: AbortSignal;
-  /** Streaming callers may report token deltas here; they become `model_delta` events. */
-  readonly onDelta?: (delta: string) => void;
+  /**
+   * Streaming callers may report deltas here as they arrive; they become `model_delta` events.
+   * `kind` says what the delta belongs to: the reply's text (`'text'`, or absent) or its
+   * reasoning (`'reasoning'`, the event then carries `kind: 'reasoning'`). A delta of any other
+   * kind, or one that is not a string, is ignored. The returned reply stays the whole truth:
+   * deltas only show it sooner.
+   */
+  readonly onDelta?: (delta: string, kind?: 'text' | 'reasoning') => void;
 };
 
 /** Calls a model. */

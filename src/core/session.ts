@@ -341,10 +341,13 @@ export class RunDriver {
     }
     await this.#out.emit({ type: 'model_call_started', runId: this.#runId, stepIndex, callSeq, resultId, replayed });
     let deltas: Promise<void> = DELIVERED;
-    const onDelta = (delta: string): void => {
+    const onDelta = (delta: string, kind?: 'text' | 'reasoning'): void => {
       // An abandoned call may go on streaming: nothing of it reaches the sink after an abort.
       if (this.#signal.aborted || this.#out.closed || typeof delta !== 'string') return;
-      deltas = deltas.then(() => this.#out.emit({ type: 'model_delta', runId: this.#runId, stepIndex, callSeq, delta }));
+      if (kind !== undefined && kind !== 'text' && kind !== 'reasoning') return;
+      // A text delta's event stays as it always was: `kind` is there only for reasoning.
+      const tag = kind === 'reasoning' ? { kind } : {};
+      deltas = deltas.then(() => this.#out.emit({ type: 'model_delta', runId: this.#runId, stepIndex, callSeq, delta, ...tag }));
     };
     let raw: unknown;
     try {

@@ -24,7 +24,10 @@ export type ConsoleSinkOptions = {
   readonly write?: (line: string) => void;
   /** Longest text (observation, answer, error) shown on a line before it is cut with `…`; 200 when absent. */
   readonly maxChars?: number;
-  /** Print `model_delta` events too, one line each (streaming models); false when absent. */
+  /**
+   * Print `model_delta` events too, one line each (streaming models): `model: …` for text,
+   * `model thinks: …` for reasoning; false when absent.
+   */
   readonly deltas?: boolean;
 };
 
@@ -63,7 +66,7 @@ function describe(e: RunEvent, clip: (text: string) => string): string {
     case 'model_call_started':
       return e.replayed ? 'model call (again, after an interruption)' : 'model call';
     case 'model_delta':
-      return `model: ${clip(e.delta)}`;
+      return `${e.kind === 'reasoning' ? 'model thinks' : 'model'}: ${clip(e.delta)}`;
     case 'model_call_finished':
       return e.error === null ? 'model replied' : `model call failed: ${clip(e.error)}`;
     case 'decision':

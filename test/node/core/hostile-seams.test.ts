@@ -136,7 +136,7 @@ describe('abort wins within cancelGraceMs whatever a seam does', () => {
     const hang = stuck<unknown>();
     let sawCall!: () => void;
     const called = new Promise<void>((r) => (sawCall = r));
-    const model: ModelCaller = { params: { model: 'deaf' }, call: (c: ModelCall) => (sawCall(), setTimeout(() => c.onDelta?.('late delta'), 30), hang.promise as never) };
+    const model: ModelCaller = { params: { model: 'deaf' }, call: (c: ModelCall) => (sawCall(), setTimeout(() => (c.onDelta?.('late delta'), c.onDelta?.('late thought', 'reasoning')), 30), hang.promise as never) };
     const agent = defineAgent({ ...h.agent, model });
     const ctl = new AbortController();
     const pending = run(agent, { ...h.request, cancelGraceMs: 50 }, { signal: ctl.signal });

@@ -1,6 +1,6 @@
 /** The loop's outcomes, faults, cancellation, events and concurrency (SPEC §2, §4, §7). */
 import { describe, expect, it } from 'vitest';
-import { defineAgent, InMemoryStore, isPolyLoopError, resume, run, ToolRegistry } from '../../../src/core/index.ts';
+import { consoleSink, defineAgent, InMemoryStore, isPolyLoopError, resume, run, ToolRegistry } from '../../../src/core/index.ts';
 import type { ActionExecutor, LogRecord, ModelCaller, RunEndedRecord, RunStore } from '../../../src/core/index.ts';
 import { collectingSink, faultyStore, jsonActionInterpreter, scriptedModel, sleep } from '../../../src/testing/index.ts';
 import { harness, makeTools, SYNTHETIC, timeless } from './fixtures.ts';
@@ -125,6 +125,43 @@ describe('events', () => {
     const types = sink.events.map((e) => (e.type === 'model_delta' ? `delta:${e.delta}` : e.type));
     expect(types.slice(2, 6)).toEqual(['model_call_started', 'delta:{"fin', 'delta:al":"', 'delta:ok"}']);
     expect(types[6]).toBe('model_call_finished');
+  });
+
+  it('delivers reasoning deltas with kind reasoning, text deltas exactly as before, and ignores other kinds', async () => {
+    const sink = collectingSink();
+    const model: ModelCaller = { params: { model: 'thinker' }, call: async (c) => {
+      const onDelta = c.onDelta as (d: unknown, kind?: unknown) => void;
+      onDelta('Think', 'reasoning');
+      onDelta('ing.', 'reasoning');
+      onDelta('ignored', 'thought');
+      onDelta(42, 'reasoning');
+      onDelta('{"final":', 'text');
+      onDelta('"ok"}');
+      return { callId: 'r', text: '{"final":"ok"}', reasoning: 'Thinking.' };
+    } };
+    const h = harness();
+    await run(defineAgent({ ...h.agent, model, events: sink }), h.request);
+    expect(sink.events.filter((e) => e.type === 'model_delta')).toEqual([
+      { type: 'model_delta', runId: 'run-1', stepIndex: 0, callSeq: 0, delta: 'Think', kind: 'reasoning' },
+      { type: 'model_delta', runId: 'run-1', stepIndex: 0, callSeq: 0, delta: 'ing.', kind: 'reasoning' },
+      { type: 'model_delta', runId: 'run-1', stepIndex: 0, callSeq: 0, delta: '{"final":' },
+      { type: 'model_delta', runId: 'run-1', stepIndex: 0, callSeq: 0, delta: '"ok"}' },
+    ]);
+    const text = sink.events.find((e) => e.type === 'model_delta' && e.delta === '"ok"}');
+    expect(Object.keys(text ?? {})).toEqual(['type', 'runId', 'stepIndex', 'callSeq', 'delta']);
+  });
+
+  it('prints reasoning deltas apart from text deltas in consoleSink with deltas: true', async () => {
+    const lines: string[] = [];
+    const model: ModelCaller = { params: { model: 'thinker' }, call: async (c) => {
+      c.onDelta?.('Hmm, three.', 'reasoning');
+      c.onDelta?.('{"final":"3"}');
+      return { callId: 'r', text: '{"final":"3"}', reasoning: 'Hmm, three.' };
+    } };
+    const h = harness();
+    await run(defineAgent({ ...h.agent, model, events: consoleSink({ write: (l) => void lines.push(l), deltas: true }) }), h.request);
+    expect(lines).toContain('[run-1] #0 model thinks: Hmm, three.');
+    expect(lines).toContain('[run-1] #0 model: {"final":"3"}');
   });
 });
 
