@@ -1,11 +1,12 @@
 /**
  * Gathering an AI SDK `doStream` part stream into the turn `ai-sdk-reply.ts` reads: text and
  * reasoning deltas joined per part id, in order of first appearance, their metadata merged
- * (Anthropic sends a thinking block's signature in a late delta), text deltas reported as they
- * arrive, and the `finish` part's reason, usage and metadata.
+ * (Anthropic sends a thinking block's signature in a late delta), text and reasoning deltas reported
+ * as they arrive, and the `finish` part's reason, usage and metadata.
  * @module
  */
 import { PolyLoopError } from '../core/index.ts';
+import type { ModelCall } from '../core/index.ts';
 import type { AiSdkTurn } from './ai-sdk-reply.ts';
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -109,7 +110,9 @@ function slotFor(g: Gathered, type: Slot['type'], id: unknown): Slot {
   return slot;
 }
 
-function apply(g: Gathered, part: Record<string, unknown>, onDelta: ((d: string) => void) | undefined): void {
+type OnDelta = ModelCall['onDelta'];
+
+function apply(g: Gathered, part: Record<string, unknown>, onDelta: OnDelta): void {
   const type = part['type'];
   if (type === 'text-start' || type === 'text-delta' || type === 'text-end') {
     const slot = slotFor(g, 'text', part['id']);
@@ -121,7 +124,11 @@ function apply(g: Gathered, part: Record<string, unknown>, onDelta: ((d: string)
   } else if (type === 'reasoning-start' || type === 'reasoning-delta' || type === 'reasoning-end') {
     const slot = slotFor(g, 'reasoning', part['id']);
     mergeMetadata(slot, part['providerMetadata']);
-    if (type === 'reasoning-delta' && typeof part['delta'] === 'string') slot.text += part['delta'];
+    if (type === 'reasoning-delta' && typeof part['delta'] === 'string') {
+      slot.text += part['delta'];
+      // A signature arrives as an empty delta with metadata: nothing to show.
+      if (part['delta'] !== '') onDelta?.(part['delta'], 'reasoning');
+    }
   } else if (type === 'tool-call') {
     g.parts.push({ part });
   } else if (type === 'response-metadata') {
@@ -143,7 +150,7 @@ export async function gatherStream(
   stream: ReadableStream<unknown>,
   signal: AbortSignal,
   size: ReplySize,
-  onDelta?: (delta: string) => void,
+  onDelta?: OnDelta,
 ): Promise<AiSdkTurn> {
   const g: Gathered = { parts: [], slots: new Map(), turn: null, responseId: null };
   const reader = stream.getReader();

@@ -55,7 +55,10 @@ export type AiSdkBindingOptions = { readonly headers?: Readonly<Record<string, s
 
 /** Options of {@link aiSdkModel}. */
 export type AiSdkModelOptions = {
-  /** Call `doStream` and report text deltas via `ModelCall.onDelta`. Default false (`doGenerate`). */
+  /**
+   * Call `doStream` and report text deltas via `ModelCall.onDelta`, and `reasoning-delta` parts as
+   * `'reasoning'`. Default false (`doGenerate`).
+   */
   readonly stream?: boolean;
   /** Call settings for every call; reported in `params.settings`. */
   readonly settings?: AiSdkCallSettings;

@@ -50,7 +50,10 @@ export type AnthropicModelOptions = {
   readonly fetch?: FetchLike;
   /** Extra headers, e.g. `anthropic-beta` or, in a browser, `anthropic-dangerous-direct-browser-access`. */
   readonly headers?: Readonly<Record<string, string>>;
-  /** Stream the reply over SSE and report text deltas via `ModelCall.onDelta`. Default false. */
+  /**
+   * Stream the reply over SSE and report text deltas via `ModelCall.onDelta`, and `thinking_delta`s as
+   * `'reasoning'` (a `'\n'` between thinking blocks, as the reply's `reasoning` joins them). Default false.
+   */
   readonly stream?: boolean;
   /**
    * Where `modelBinding` goes: `'metadata'` (default: `binding.user_id` → `metadata.user_id`, the
@@ -165,13 +168,15 @@ function startBlock(raw: unknown): Building | null {
   return b.type === 'tool_use' ? { type: 'tool_use', id: b.id, name: b.name, json: '', input: b.input } : { ...b };
 }
 
-function applyDelta(block: Building, delta: Record<string, unknown>, onDelta: ((d: string) => void) | undefined): void {
+function applyDelta(block: Building, delta: Record<string, unknown>, onDelta: ModelCall['onDelta']): void {
   const d = (key: string): string => (typeof delta[key] === 'string' ? delta[key] : '');
   if (block.type === 'text' && delta['type'] === 'text_delta') {
     block.text += d('text');
     if (d('text') !== '') onDelta?.(d('text'));
-  } else if (block.type === 'thinking' && delta['type'] === 'thinking_delta') block.thinking += d('thinking');
-  else if (block.type === 'thinking' && delta['type'] === 'signature_delta') block.signature = (block.signature ?? '') + d('signature');
+  } else if (block.type === 'thinking' && delta['type'] === 'thinking_delta') {
+    block.thinking += d('thinking');
+    if (d('thinking') !== '') onDelta?.(d('thinking'), 'reasoning');
+  } else if (block.type === 'thinking' && delta['type'] === 'signature_delta') block.signature = (block.signature ?? '') + d('signature');
   else if (block.type === 'tool_use' && delta['type'] === 'input_json_delta') block.json += d('partial_json');
 }
 
@@ -204,6 +209,7 @@ async function readStream(posted: PostedResponse, call: ModelCall): Promise<Mode
   const state: MessageState = { id: null, stopReason: null, stopSequence: null, usage: {} };
   const blocks: Building[] = [];
   let stopped = false;
+  let thinking = false;
   for await (const event of readEvents(posted, 'anthropic', call.signal)) {
     const data = eventJSON(posted, 'anthropic', event.data);
     const type = data['type'] ?? event.event;
@@ -218,6 +224,12 @@ async function readStream(posted: PostedResponse, call: ModelCall): Promise<Mode
       const block = startBlock(data['content_block']);
       if (block === null) throw malformed('anthropic', posted, `malformed content_block_start: ${event.data.slice(0, 200)}`);
       blocks[index] = block;
+      if (block.type === 'thinking') {
+        // The reply's reasoning joins the thinking blocks with '\n': the deltas add up to it.
+        const shown = (thinking ? '\n' : '') + block.thinking;
+        thinking = true;
+        if (shown !== '') call.onDelta?.(shown, 'reasoning');
+      }
     } else if (type === 'content_block_delta') {
       const block = blocks[index];
       if (block === undefined || !isRecord(data['delta'])) throw malformed('anthropic', posted, `content_block_delta for unknown block ${index}`);

@@ -36,7 +36,8 @@ export type OpenAIModelOptions = {
   /** Extra request headers (not reported in `params`: they may hold secrets). */
   readonly headers?: Readonly<Record<string, string>>;
   /**
-   * Stream the reply over SSE and report text deltas via `ModelCall.onDelta`. Default false.
+   * Stream the reply over SSE and report text deltas via `ModelCall.onDelta`, and reasoning deltas
+   * (`reasoning_content` / `reasoning`, as the reply's `reasoning` reads them) as `'reasoning'`. Default false.
    * Streaming requests send `stream_options: { include_usage: true }` so the reply still carries
    * usage; `body: { stream_options: { include_usage: false } }` turns that off for a server that refuses it.
    */
@@ -175,7 +176,7 @@ type Accum = {
   calls: Map<number, { id: string; name: string; arguments: string }>;
 };
 
-function applyChunk(acc: Accum, chunk: Record<string, unknown>, onDelta: ((d: string) => void) | undefined): void {
+function applyChunk(acc: Accum, chunk: Record<string, unknown>, onDelta: ModelCall['onDelta']): void {
   if (acc.id === null && typeof chunk['id'] === 'string' && chunk['id'] !== '') acc.id = chunk['id'];
   // `include_usage`: every chunk has `usage: null` except the last, whose `choices` is empty.
   if (isRecord(chunk['usage'])) acc.usage = chunk['usage'];
@@ -187,11 +188,14 @@ function applyChunk(acc: Accum, chunk: Record<string, unknown>, onDelta: ((d: st
     if (typeof choice['finish_reason'] === 'string') acc.finishReason = choice['finish_reason'];
     if (!isRecord(choice['delta'])) continue;
     const delta = choice['delta'];
+    // Reasoning first: a server that sends both in one chunk thought before it wrote.
+    const reasoning = reasoningOf(delta);
+    acc.reasoning += reasoning;
+    if (reasoning !== '') onDelta?.(reasoning, 'reasoning');
     if (typeof delta['content'] === 'string' && delta['content'] !== '') {
       acc.text += delta['content'];
       onDelta?.(delta['content']);
     }
-    acc.reasoning += reasoningOf(delta);
     const calls = Array.isArray(delta['tool_calls']) ? (delta['tool_calls'] as unknown[]) : [];
     for (const c of calls) {
       if (!isRecord(c)) continue;

@@ -49,7 +49,7 @@ describe.each([false, true])('adapters inside workerd (stream: %s)', (stream) =>
     ]);
     const third = fake.requests[2]!.body as { messages: { role: string; content: unknown }[] };
     expect(third.messages.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual(['Observation: 3', MULTI, MULTI]);
-    const deltas = events.flatMap((e) => (e.type === 'model_delta' ? [e.delta] : []));
+    const deltas = events.flatMap((e) => (e.type === 'model_delta' && e.kind === undefined ? [e.delta] : []));
     expect(deltas.join('')).toBe(stream ? 'Adding 3 and 4.The answer is 7.' : '');
   });
 

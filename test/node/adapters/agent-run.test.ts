@@ -69,9 +69,11 @@ describe.each([false, true])('a run through openAIModel (stream: %s)', (stream) 
       { role: 'system', content: expect.stringContaining('Answer briefly.') },
       { role: 'user', content: 'What is (1+2)+4?' },
     ]);
-    const deltas = events.flatMap((e) => (e.type === 'model_delta' ? [e.delta] : []));
+    const deltas = events.flatMap((e) => (e.type === 'model_delta' && e.kind === undefined ? [e.delta] : []));
     if (stream) expect(deltas.join('')).toBe('Adding 3 and 4.The answer is 7.');
     else expect(deltas).toEqual([]);
+    const thoughts = events.flatMap((e) => (e.type === 'model_delta' && e.kind === 'reasoning' ? [e.delta] : []));
+    expect(thoughts.join('')).toBe(stream ? 'first add' : '');
   });
 });
 

@@ -11,8 +11,9 @@ export async function runThrough(model: ModelCaller, over: Partial<RunRequest> =
   const events = collectingSink();
   const agent = defineAgent({ model, interpreter: aiSdkToolInterpreter(), store, events, syntheticObservations: SYNTHETIC });
   const result = await run(agent, { ...request('ai-sdk-run'), ...over });
-  const deltas = events.events.flatMap((e) => (e.type === 'model_delta' ? [e.delta] : []));
-  return { result, events: events.events, deltas };
+  const deltas = events.events.flatMap((e) => (e.type === 'model_delta' && e.kind === undefined ? [e.delta] : []));
+  const thoughts = events.events.flatMap((e) => (e.type === 'model_delta' && e.kind === 'reasoning' ? [e.delta] : []));
+  return { result, events: events.events, deltas, thoughts };
 }
 
 /** A reply cut off at the token limit, then the whole answer. */

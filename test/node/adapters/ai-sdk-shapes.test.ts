@@ -91,6 +91,25 @@ describe('aiSdkModel over a hand-written LanguageModelV2', () => {
     expect(reply).toMatchObject({ callId: 'resp-s', text: 'The answer.', finishReason: 'length', usage: { inputTokens: 4, outputTokens: 9 } });
   });
 
+  it('streams V2 reasoning deltas into onDelta as reasoning, before the text deltas, and the reply is unchanged', async () => {
+    const parts = [
+      { type: 'stream-start', warnings: [] },
+      { type: 'reasoning-start', id: 'r' },
+      { type: 'reasoning-delta', id: 'r', delta: 'thi' },
+      { type: 'reasoning-delta', id: 'r', delta: '' },
+      { type: 'reasoning-delta', id: 'r', delta: 'nk' },
+      { type: 'reasoning-end', id: 'r' },
+      { type: 'text-start', id: 't' },
+      { type: 'text-delta', id: 't', delta: 'Adding.' },
+      { type: 'text-end', id: 't' },
+      { type: 'finish', finishReason: 'stop', usage: { inputTokens: 4, outputTokens: 9, totalTokens: 13 } },
+    ];
+    const deltas: [string, string][] = [];
+    const reply = await aiSdkModel(v2(result, parts), { stream: true }).call(modelCall({ onDelta: (d, kind) => deltas.push([kind ?? 'text', d]) }));
+    expect(deltas).toEqual([['reasoning', 'thi'], ['reasoning', 'nk'], ['text', 'Adding.']]);
+    expect(reply).toMatchObject({ text: 'Adding.', reasoning: 'think', content: [{ type: 'reasoning', text: 'think' }, { type: 'text', text: 'Adding.' }] });
+  });
+
   it('rejects with the error part of a stream', async () => {
     const boom = new Error('overloaded');
     const e = await rejection(aiSdkModel(v2(result, [{ type: 'error', error: boom }]), { stream: true }).call(modelCall()));
@@ -142,7 +161,9 @@ describe('aiSdkModel over a hand-written LanguageModelV3', () => {
       { type: 'tool-call', toolCallId: 'tu', toolName: 'add', input: '{"a":2,"b":2}' },
       { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_use' }, usage: { inputTokens: { total: 3 }, outputTokens: { total: 4 } } },
     ];
-    const reply = await aiSdkModel(v3({}, parts), { stream: true }).call(modelCall());
+    const deltas: [string, string][] = [];
+    const reply = await aiSdkModel(v3({}, parts), { stream: true }).call(modelCall({ onDelta: (d, kind) => deltas.push([kind ?? 'text', d]) }));
+    expect(deltas).toEqual([['reasoning', 'hmm']]);
     expect(reply).toMatchObject({
       content: [
         { type: 'reasoning', text: 'hmm', signature: 'late' },

@@ -67,7 +67,7 @@ describe.each([false, true])('a run through aiSdkModel(@ai-sdk/anthropic) on the
 
   it('sends signed thinking back and sums usage to the fake counts', async () => {
     const model = aiSdkModel(anthropicMessages(fake), { stream });
-    const { result, deltas } = await runThrough(model);
+    const { result, deltas, thoughts, events } = await runThrough(model);
     expect(result).toMatchObject({ stopReason: 'final_answer', finalAnswer: 'The answer is 7.', steps: 4, validActions: 2 });
     expect(result.trajectory.map((s) => [s.decision, s.modelCallId, s.observation ?? s.explanation])).toEqual([
       ['action', 'msg_0', '3'],
@@ -92,6 +92,12 @@ describe.each([false, true])('a run through aiSdkModel(@ai-sdk/anthropic) on the
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_0', content: 'Observation: 3' }] },
     ]);
     if (stream) expect(deltas.join('')).toBe('Now 3+4.The answer is 7.');
+    // The first step's thinking streams as reasoning deltas, all before the step's call finishes.
+    expect(thoughts.join('')).toBe(stream ? 'First add 1 and 2.' : '');
+    const firstFinish = events.findIndex((e) => e.type === 'model_call_finished');
+    const lastThought = events.findLastIndex((e) => e.type === 'model_delta' && e.kind === 'reasoning');
+    if (stream) expect(lastThought).toBeLessThan(firstFinish);
+    expect(result.trajectory[0]!.reasoning).toBe('First add 1 and 2.');
     // The fake reports 12 input and 6 output tokens per call, in bodies and in streams.
     expect(result.usage).toMatchObject({ inputTokens: 48, outputTokens: 24 });
     expect(result.trajectory.map((s) => s.usage)).toEqual(Array(4).fill({ inputTokens: 12, outputTokens: 6, cachedInputTokens: 0 }));

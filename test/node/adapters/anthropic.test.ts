@@ -175,12 +175,35 @@ describe('anthropicModel streaming', () => {
   it('delivers text deltas and returns the same reply as without streaming', async () => {
     fake.turns.push(turn, turn);
     const plain = await model().call(modelCall());
-    const deltas: string[] = [];
-    const streamed = await model({ stream: true }).call(modelCall({ onDelta: (d) => deltas.push(d) }));
+    const deltas: [string, string][] = [];
+    const streamed = await model({ stream: true }).call(modelCall({ onDelta: (d, kind) => deltas.push([kind ?? 'text', d]) }));
     expect(lastBody()['stream']).toBe(true);
     expect(streamed).toEqual(plain);
-    expect(deltas.length).toBeGreaterThan(1);
-    expect(deltas.join('')).toBe('Calling add now.');
+    const text = deltas.filter(([k]) => k === 'text').map(([, d]) => d);
+    expect(text.length).toBeGreaterThan(1);
+    expect(text.join('')).toBe('Calling add now.');
+  });
+
+  it('delivers thinking deltas as reasoning, before the text, adding up to the reply reasoning across blocks', async () => {
+    const thoughts: AnthropicTurn = {
+      kind: 'reply',
+      id: 'msg_t',
+      content: [
+        { type: 'thinking', thinking: 'First, the sum.', signature: 'sig-1' },
+        { type: 'thinking', thinking: 'Then the check.', signature: 'sig-2' },
+        { type: 'text', text: 'It is 42.' },
+      ],
+    };
+    fake.turns.push(thoughts, thoughts);
+    const plain = await model().call(modelCall());
+    const deltas: [string, string][] = [];
+    const streamed = await model({ stream: true }).call(modelCall({ onDelta: (d, kind) => deltas.push([kind ?? 'text', d]) }));
+    expect(streamed).toEqual(plain);
+    const kinds = deltas.map(([k]) => k);
+    expect(kinds.lastIndexOf('reasoning')).toBeLessThan(kinds.indexOf('text'));
+    expect(deltas.filter(([k]) => k === 'reasoning').map(([, d]) => d).join('')).toBe(streamed.reasoning);
+    expect(streamed.reasoning).toBe('First, the sum.\nThen the check.');
+    expect(deltas.filter(([k]) => k === 'text').map(([, d]) => d).join('')).toBe('It is 42.');
   });
 
   it('reads a JSON body when a server ignores stream: true', async () => {

@@ -215,12 +215,27 @@ describe('openAIModel streaming', () => {
     const turn = { kind: 'reply', id: 'chatcmpl-s', text: 'The answer is 3.', reasoning: 'add them' } as const;
     fake.turns.push(turn, turn);
     const plain = await model().call(modelCall());
-    const deltas: string[] = [];
-    const streamed = await model({ stream: true }).call(modelCall({ onDelta: (d) => deltas.push(d) }));
+    const deltas: [string, string][] = [];
+    const streamed = await model({ stream: true }).call(modelCall({ onDelta: (d, kind) => deltas.push([kind ?? 'text', d]) }));
     expect(lastBody()['stream']).toBe(true);
     expect(streamed).toEqual(plain);
-    expect(deltas.length).toBeGreaterThan(1);
-    expect(deltas.join('')).toBe('The answer is 3.');
+    const text = deltas.filter(([k]) => k === 'text').map(([, d]) => d);
+    expect(text.length).toBeGreaterThan(1);
+    expect(text.join('')).toBe('The answer is 3.');
+  });
+
+  it('delivers reasoning_content deltas as reasoning, in order and before the text, and the reply is unchanged', async () => {
+    const turn = { kind: 'reply', id: 'chatcmpl-r', text: 'Three.', reasoning: 'one plus two is three' } as const;
+    fake.turns.push(turn, turn);
+    const plain = await model().call(modelCall());
+    const deltas: [string, string][] = [];
+    const streamed = await model({ stream: true }).call(modelCall({ onDelta: (d, kind) => deltas.push([kind ?? 'text', d]) }));
+    expect(streamed).toEqual(plain);
+    const kinds = deltas.map(([k]) => k);
+    expect(kinds.lastIndexOf('reasoning')).toBeLessThan(kinds.indexOf('text'));
+    expect(kinds.filter((k) => k === 'reasoning').length).toBeGreaterThan(1);
+    expect(deltas.filter(([k]) => k === 'reasoning').map(([, d]) => d).join('')).toBe(streamed.reasoning);
+    expect(deltas.filter(([k]) => k === 'text').map(([, d]) => d).join('')).toBe('Three.');
   });
 
   it('reassembles a streamed tool call from its argument fragments', async () => {
