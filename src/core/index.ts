@@ -36,7 +36,7 @@ export type { ActionExecutor, DecisionInterpreter, EventSink, ExecuteContext, Mo
 export { canonicalJson, decodeLog, decodeRecord, encodeRecord, isBarrier, RECORD_MAJOR } from './serialization.ts';
 export type { DecodedLog } from './serialization.ts';
 export { RegistryExecutor, ToolRegistry } from './tools.ts';
-export { jsonSchemaCheck } from './schema-validator.ts';
+export { jsonSchemaCheck } from './json-schema-check.ts';
 export type { ToolHandler, ToolSpec } from './tools.ts';
 export { FINISH_REASONS, INPUT_REPLY_KINDS, RECORD_KINDS, RECORD_VERSION, STOP_REASONS } from './types.ts';
 export type {
