@@ -18,8 +18,8 @@ export type ToUIMessageStreamOptions = {
 
 /**
  * Map one run's events to UI message chunks (the table in docs/chat.md): `start`, then per
- * step `start-step`, text as it streams (`model_delta`; a model that does not stream shows its
- * text when the step finishes), tool input when decided, tool output when it lands, approvals
+ * step `start-step`, reasoning then text as they stream (`model_delta`; a model that does not
+ * stream shows them when the step finishes), tool input when decided, tool output when it lands, approvals
  * and denials, `finish-step`; `finish` (after `error` for a run that failed) at `run_ended`, or
  * when the events end after a request for input. Usage counts the steps the events showed.
  *

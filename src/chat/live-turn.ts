@@ -130,17 +130,18 @@ export class LiveTurn {
 
   /**
    * The agent's model, reporting its reply: a model that streamed its text gets its reasoning
-   * shown when the call's result is announced; one that did not stream gets its reasoning and
-   * text shown the moment it replies, so they come before the step's tool part.
+   * (unless that streamed in too, before the text) shown when the call's result is announced;
+   * one that did not stream its text gets its reasoning and text shown the moment it replies, so
+   * they come before the step's tool part.
    */
   #model(inner: ModelCaller): ModelCaller {
     return {
       params: inner.params,
       call: async (call: ModelCall): Promise<ModelReply> => {
         let streamed = false;
-        const onDelta = (delta: string): void => {
-          streamed = true;
-          call.onDelta?.(delta);
+        const onDelta = (delta: string, kind?: 'text' | 'reasoning'): void => {
+          if (kind === undefined || kind === 'text') streamed = true;
+          call.onDelta?.(delta, kind);
         };
         const reply = await inner.call({ ...call, onDelta });
         const text = typeof reply?.text === 'string' ? reply.text : '';

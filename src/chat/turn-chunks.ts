@@ -77,7 +77,7 @@ export class TurnChunks {
   readonly #started = new Set<number>();
   readonly #finished = new Set<number>();
   readonly #text = new Map<number, 'open' | 'closed'>();
-  readonly #reasoning = new Set<number>();
+  readonly #reasoning = new Map<number, 'open' | 'closed'>();
   readonly #tools = new Map<number, ToolPart>();
   readonly #settles = new Map<string, Record<string, unknown>>();
   readonly #asked = new Set<string>();
@@ -135,7 +135,7 @@ export class TurnChunks {
       case 'step_started':
         return this.startStep(e.stepIndex);
       case 'model_delta':
-        return this.delta(e.stepIndex, e.delta);
+        return e.kind === 'reasoning' ? this.reasoningDelta(e.stepIndex, e.delta) : this.delta(e.stepIndex, e.delta);
       case 'model_call_finished':
         return this.closeText(e.stepIndex);
       case 'action_started':
@@ -160,20 +160,44 @@ export class TurnChunks {
     this.#emit({ type: 'start-step' });
   }
 
-  /** A text delta of step `i`'s model call: opens the step's text part on the first one. */
+  /** A text delta of step `i`'s model call: opens the step's text part on the first one (ending its reasoning). */
   delta(stepIndex: number, delta: string): void {
     if (delta === '' || this.#text.get(stepIndex) === 'closed') return;
     const id = textId(stepIndex);
     if (!this.#text.has(stepIndex)) {
       this.startStep(stepIndex);
+      this.#closeReasoning(stepIndex);
       this.#text.set(stepIndex, 'open');
       this.#emit({ type: 'text-start', id });
     }
     this.#emit({ type: 'text-delta', id, delta });
   }
 
-  /** Close step `i`'s text part if it is open. */
+  /**
+   * A reasoning delta of step `i`'s model call: opens the step's reasoning part on the first one.
+   * The part ends when the text starts or the call finishes; reasoning after that is not shown
+   * live (one reasoning part per step, before its text, as a replay shows it).
+   */
+  reasoningDelta(stepIndex: number, delta: string): void {
+    if (delta === '' || this.#reasoning.get(stepIndex) === 'closed' || this.#text.has(stepIndex)) return;
+    const id = reasoningId(stepIndex);
+    if (!this.#reasoning.has(stepIndex)) {
+      this.startStep(stepIndex);
+      this.#reasoning.set(stepIndex, 'open');
+      this.#emit({ type: 'reasoning-start', id });
+    }
+    this.#emit({ type: 'reasoning-delta', id, delta });
+  }
+
+  #closeReasoning(stepIndex: number): void {
+    if (this.#reasoning.get(stepIndex) !== 'open') return;
+    this.#reasoning.set(stepIndex, 'closed');
+    this.#emit({ type: 'reasoning-end', id: reasoningId(stepIndex) });
+  }
+
+  /** Close step `i`'s reasoning and text parts if they are open. */
   closeText(stepIndex: number): void {
+    this.#closeReasoning(stepIndex);
     if (this.#text.get(stepIndex) !== 'open') return;
     this.#text.set(stepIndex, 'closed');
     this.#emit({ type: 'text-end', id: textId(stepIndex) });
@@ -195,11 +219,12 @@ export class TurnChunks {
     this.#emit({ type: 'text-end', id });
   }
 
-  /** Step `i`'s reasoning as one part, once. */
+  /** Step `i`'s reasoning as one part, once: reasoning that streamed in is closed, not repeated. */
   reasoning(stepIndex: number, reasoning: string | null): void {
+    this.#closeReasoning(stepIndex);
     if (reasoning === null || reasoning === '' || this.#reasoning.has(stepIndex)) return;
-    this.#reasoning.add(stepIndex);
-    const id = `s${stepIndex}.reasoning`;
+    this.#reasoning.set(stepIndex, 'closed');
+    const id = reasoningId(stepIndex);
     this.#emit({ type: 'reasoning-start', id });
     this.#emit({ type: 'reasoning-delta', id, delta: reasoning });
     this.#emit({ type: 'reasoning-end', id });
@@ -300,6 +325,7 @@ export class TurnChunks {
 
   /** The end of a stream: `error` with the failure text of a failed run, then `finish`. */
   end(ending: TurnEnding): void {
+    for (const [i, state] of this.#reasoning) if (state === 'open') this.#closeReasoning(i);
     for (const [i, state] of this.#text) if (state === 'open') this.closeText(i);
     if (ending.error !== null) this.#emit({ type: 'error', errorText: ending.error });
     const messageMetadata: TurnMetadata = { runId: this.#runId, stopReason: ending.stopReason, usage: ending.usage };
@@ -315,6 +341,11 @@ function actionOf(decision: { readonly action: Action } | null): Action | null {
 /** A step's text part id. */
 function textId(stepIndex: number): string {
   return `s${stepIndex}.text`;
+}
+
+/** A step's reasoning part id. */
+function reasoningId(stepIndex: number): string {
+  return `s${stepIndex}.reasoning`;
 }
 
 /** The approval id of an input request: unique in the chat (it names the turn's run). */

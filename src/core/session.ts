@@ -347,7 +347,8 @@ export class RunDriver {
       if (kind !== undefined && kind !== 'text' && kind !== 'reasoning') return;
       // A text delta's event stays as it always was: `kind` is there only for reasoning.
       const tag = kind === 'reasoning' ? { kind } : {};
-      deltas = deltas.then(() => this.#out.emit({ type: 'model_delta', runId: this.#runId, stepIndex, callSeq, delta, ...tag }));
+      const event: RunEvent = { type: 'model_delta', runId: this.#runId, stepIndex, callSeq, delta, ...tag };
+      deltas = deltas.then(() => this.#out.emit(event));
     };
     let raw: unknown;
     try {

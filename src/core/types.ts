@@ -478,7 +478,12 @@ export type RunEvent =
   | Ev<'step_started', { readonly stepIndex: number }>
   | Ev<'model_call_started', { readonly stepIndex: number; readonly callSeq: number; readonly resultId: string; readonly replayed: boolean }>
   /** A streamed delta of the reply's text, or of its reasoning (`kind: 'reasoning'`; absent for text). */
-  | Ev<'model_delta', { readonly stepIndex: number; readonly callSeq: number; readonly delta: string; readonly kind?: 'reasoning' }>
+  | Ev<'model_delta', {
+      readonly stepIndex: number;
+      readonly callSeq: number;
+      readonly delta: string;
+      readonly kind?: 'reasoning';
+    }>
   | Ev<'model_call_finished', { readonly stepIndex: number; readonly callSeq: number; readonly callId: string | null; readonly error: string | null }>
   | Ev<'decision', { readonly stepIndex: number; readonly decision: StepDecisionKind; readonly summary: string }>
   | Ev<'action_started', { readonly stepIndex: number; readonly resultId: string; readonly action: Action; readonly replayed: boolean }>

@@ -24,8 +24,15 @@ export type Say = {
   readonly call?: { readonly name: string; readonly args: Record<string, unknown>; readonly id?: string };
 };
 
-/** How a scripted model replies: streaming its text or not, held at a gate. */
-export type ChatModelOptions = { readonly stream?: boolean; readonly gate?: (callSeq: number) => Promise<void> };
+/**
+ * How a scripted model replies: streaming its reasoning and text or not, held at a gate after the
+ * first delta of its text (`holdIn: 'text'`, the default) or of its reasoning.
+ */
+export type ChatModelOptions = {
+  readonly stream?: boolean;
+  readonly gate?: (callSeq: number) => Promise<void>;
+  readonly holdIn?: 'text' | 'reasoning';
+};
 
 export type ChatModel = ModelCaller & {
   /** The messages of every call, copied. */
@@ -35,9 +42,9 @@ export type ChatModel = ModelCaller & {
 };
 
 /**
- * Replies in order across every run (every turn); `stream: true` sends the text as deltas of a
- * few characters each before replying. `gate` holds each call until it resolves (a streaming
- * call after its first delta).
+ * Replies in order across every run (every turn); `stream: true` sends the reasoning, then the
+ * text, as deltas of a few characters each before replying. `gate` holds each call until it
+ * resolves (a streaming call after its first delta of the `holdIn` kind).
  */
 export function chatModel(replies: readonly Say[], opts: ChatModelOptions = {}): ChatModel {
   const queue = [...replies];
@@ -53,14 +60,22 @@ export function chatModel(replies: readonly Say[], opts: ChatModelOptions = {}):
       const say = queue.shift();
       if (!say) throw new Error(`no scripted reply for call ${k}`);
       const text = say.text ?? '';
-      if (opts.stream && text !== '') {
-        // The gate holds a streaming call after its first delta: mid-text.
-        call.onDelta?.(text.slice(0, 4));
-        await opts.gate?.(k);
-        for (let i = 4; i < text.length; i += 4) call.onDelta?.(text.slice(i, i + 4));
-      } else {
-        await opts.gate?.(k);
+      let held = false;
+      const stream = async (part: string, kind: 'text' | 'reasoning'): Promise<void> => {
+        if (part === '') return;
+        // The gate holds a streaming call after its first delta of one kind: mid-text, or mid-reasoning.
+        call.onDelta?.(part.slice(0, 4), kind);
+        if (kind === (opts.holdIn ?? 'text')) {
+          held = true;
+          await opts.gate?.(k);
+        }
+        for (let i = 4; i < part.length; i += 4) call.onDelta?.(part.slice(i, i + 4), kind);
+      };
+      if (opts.stream) {
+        await stream(say.reasoning ?? '', 'reasoning');
+        await stream(text, 'text');
       }
+      if (!held) await opts.gate?.(k);
       const { call: c } = say;
       const toolCalls = c ? [{ id: c.id ?? `call-${k}`, name: c.name, arguments: c.args as never }] : [];
       const usage = { inputTokens: 10, outputTokens: 5 };
