@@ -107,9 +107,13 @@ class Engine implements ChatEngine {
     const live = await this.#openWithReply(post.chatId, post.turn, (records) => {
       const pending = readRunLog(records).pending;
       if (pending === null) return null;
-      const chunks = new TurnChunks(runId, () => undefined);
+      const replied = new Set<string>();
+      const chunks = new TurnChunks(runId, () => undefined, (id) => replied.add(id));
       for (const rec of records) chunks.record(rec);
       const input = replyOfParts(post.parts, runId, pending, chunks.toolOf(pending.stepIndex)?.toolCallId ?? null);
+      // The same answers sent again (a retry) stream what followed them, though the turn now waits on another request.
+      const answered = answeredIds(post.parts, runId, (toolCallId) => chunks.requestOfTool(toolCallId));
+      if (input === null && answered.some((id) => replied.has(id))) return null;
       if (input === null) {
         const what = `the ${pending.kind} ${pending.resultId}`;
         throw new InvalidInputError(runId, `the turn awaits ${what}; the message answers nothing of it`);

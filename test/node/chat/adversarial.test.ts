@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { chatModel, chunksOf, testChat, toolPart, UiChat } from './fixtures.ts';
+import type { Say } from './fixtures.ts';
+
+const SEND: Say = { text: 'Sending.', call: { name: 'send_email', args: { to: 'a@b' } } };
+const SEND_AGAIN: Say = { text: 'And again.', call: { name: 'send_email', args: { to: 'c@d' }, id: 'c2' } };
+const json = (value: unknown): Request =>
+  new Request('http://chat.test/api/chat', {
+    method: 'POST',
+    body: JSON.stringify(value),
+    headers: { 'content-type': 'application/json' },
+  });
+
+describe('a chat attacked by a hostile client or an unlucky user', () => {
+  it('a repeated approval POST streams what followed it even when the turn now awaits a second approval', async () => {
+    const chat = testChat(chatModel([SEND, SEND_AGAIN, { text: 'Sent.' }]));
+    const ui = new UiChat({ id: 'v1', transport: chat.transport });
+    await ui.sendMessage({ text: 'mail twice' });
+    await ui.addToolApprovalResponse({ id: toolPart(ui.last).approval?.id ?? '', approved: true });
+    const answered = ui.messages.map((m) => JSON.parse(JSON.stringify(m)));
+    await ui.sendMessage();
+    const res = await chat.handle(json({ id: 'v1', messages: answered }));
+    expect(res.status).toBe(200);
+    const again = await chat.transport.sendMessages({
+      chatId: 'v1',
+      messages: answered,
+      trigger: 'submit-message',
+      messageId: undefined,
+      abortSignal: undefined,
+    });
+    const chunks = await chunksOf(again);
+    const request = { type: 'tool-approval-request', approvalId: 'chat:v1:1:s1.input', toolCallId: 'c2' };
+    expect(chunks).toContainEqual(request);
+    expect(chat.counters.send).toBe(1);
+    expect(chat.model.seen).toHaveLength(2);
+  });
+});
