@@ -269,6 +269,8 @@ class Engine implements ChatEngine {
   /** The chat's latest turn (0: none). Turns are numbered without gaps: a doubling search, then a halving one. */
   async #latestTurn(chatId: string): Promise<number> {
     let lo = this.#latest.get(chatId) ?? 0;
+    // A turn remembered here may never have got a log (its start failed): search from nothing then.
+    if (lo > 0 && !(await this.#exists(chatId, lo))) lo = 0;
     let step = 1;
     while (await this.#exists(chatId, lo + step)) {
       lo += step;

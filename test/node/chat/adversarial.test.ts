@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { chatModel, chunksOf, testChat, toolPart, UiChat } from './fixtures.ts';
+import { chunksOf, chatModel, send, testChat, toolPart, UiChat, userMessage } from './fixtures.ts';
+import { InMemoryStore } from '../../../src/core/index.ts';
+import { faultyStore } from '../../../src/testing/index.ts';
 import type { Say } from './fixtures.ts';
 
 const SEND: Say = { text: 'Sending.', call: { name: 'send_email', args: { to: 'a@b' } } };
@@ -33,5 +35,14 @@ describe('a chat attacked by a hostile client or an unlucky user', () => {
     expect(chunks).toContainEqual(request);
     expect(chat.counters.send).toBe(1);
     expect(chat.model.seen).toHaveLength(2);
+  });
+
+  it('a reconnect to a chat whose first turn failed before its log began answers 204', async () => {
+    const store = faultyStore(new InMemoryStore(), { crashAfterWrites: 0 });
+    const chat = testChat(chatModel([{ text: 'x' }]), { store });
+    const chunks = await send(chat, 'v2', [userMessage('hi')]);
+    expect(chunks.at(-1)).toMatchObject({ type: 'error' });
+    const res = await chat.handle(new Request('http://chat.test/api/chat/v2/stream'));
+    expect(res.status).toBe(204);
   });
 });
