@@ -15,7 +15,7 @@ import { checkOptionKeys } from './options.ts';
 import { decodeLog, encodeRecord } from './serialization.ts';
 import { callStore } from './store-write.ts';
 import { checkRecordDepth, checkSnapshotHash } from './log-trust.ts';
-import type { InputRequestRecord, LogRecord, RunEndedRecord, RunLogView, StepRecord } from './types.ts';
+import type { InputRequestRecord, LogRecord, RunEndedRecord, RunLogView, StepRecord, Usage } from './types.ts';
 
 /**
  * Read a decoded log: its state, trajectory, counters, the interrupted step with its
@@ -58,11 +58,17 @@ function checkEnd(ended: RunEndedRecord, trajectory: readonly StepRecord[], coun
     ended.validActions !== counted.validActions && `run_ended says ${ended.validActions} valid actions, the steps count ${counted.validActions}`,
     final && last?.decision !== 'final' && 'run_ended says final_answer, but the last step is no final answer',
     ended.finalAnswer !== (final ? (last?.finalAnswer ?? null) : null) && 'run_ended holds another final answer than its last step',
-    (usage.inputTokens !== counted.usage.inputTokens || usage.outputTokens !== counted.usage.outputTokens) &&
+    (usage.inputTokens !== counted.usage.inputTokens || usage.outputTokens !== counted.usage.outputTokens || !sameOptional(usage, counted.usage)) &&
       'run_ended holds other token totals than its steps',
   ];
   const fault = faults.find((f) => f !== false);
   if (fault) throw new CorruptLogError(line, fault, { source: 'run log' });
+}
+
+/** The optional totals `run_ended` states (an older writer may state none) are the steps' sums. */
+function sameOptional(stated: Usage, counted: Usage): boolean {
+  const keys = ['cachedInputTokens', 'reasoningTokens'] as const;
+  return keys.every((k) => stated[k] === undefined || stated[k] === (counted[k] ?? 0));
 }
 
 /**

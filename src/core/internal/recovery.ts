@@ -104,12 +104,23 @@ export function classifyLog(log: readonly LogRecord[]): LogClass {
         if (rec.actionResult !== null && !t.actionIntent && t.gate?.input?.reply.kind !== 'answer') {
           throw corrupt(i, `step ${next} holds an action result without its action intent`);
         }
+        if (statusProblem(rec) !== null) throw corrupt(i, `step ${next} ${statusProblem(rec)}`);
         steps.push(rec.step);
         t = new StepTrack();
         break;
     }
   }
   return finish(first, steps, t);
+}
+
+/**
+ * Readers count a step's `actionStatus` (valid actions, the viewer): it must be what its action
+ * result says, and a step without one ran nothing (`denied`, or no action status).
+ */
+function statusProblem(rec: Extract<LogRecord, { kind: 'step' }>): string | null {
+  const status = rec.step.actionStatus;
+  if (rec.actionResult === null) return status === null || status === 'denied' ? null : `says ${status} but holds no action result`;
+  return status === rec.actionResult.outcome.status ? null : `says ${String(status)} but its action result is ${rec.actionResult.outcome.status}`;
 }
 
 function acceptModelIntent(t: StepTrack, rec: ModelCallIntentRecord, i: number): void {
@@ -149,7 +160,10 @@ function acceptRequest(t: StepTrack, rec: InputRequestRecord, i: number): void {
     if (target === 'model_call' && shown !== null) throw corrupt(i, `the settle request of the model call of step ${rec.stepIndex} holds a decision`);
     t.settlement = { request: rec, input: null };
   } else {
-    if (!t.result || t.actionIntent || t.gate) throw corrupt(i, `a${kind === 'approval' ? 'n approval' : 'n answer'} request out of place in step ${rec.stepIndex}`);
+    const what = kind === 'approval' ? 'an approval' : 'an answer';
+    if (!t.result || t.actionIntent || t.gate) throw corrupt(i, `${what} request out of place in step ${rec.stepIndex}`);
+    // A person approves or answers the action shown to them: one that shows none is no approval of anything.
+    if (target !== 'action' || rec.request.decision === null) throw corrupt(i, `${what} request of step ${rec.stepIndex} that shows no action`);
     t.gate = { request: rec, input: null };
   }
 }

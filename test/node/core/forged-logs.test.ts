@@ -247,3 +247,53 @@ describe('invalid UTF-8 in a FileStore log', () => {
     }
   });
 });
+
+describe('an approval request shows the action a person approves', () => {
+  it('an approved request that shows no decision is corrupt, so nothing re-interpreted runs behind it', async () => {
+    const { lines } = await awaitingApproval();
+    const forged = lines.map((r) => (r.kind === 'input_request' ? { ...r, request: { ...(r['request'] as Rec), decision: null } } : r));
+    const calls: string[] = [];
+    const h = harness({ tools: approvalTools(calls), script: NOTE_THEN_FINAL });
+    await plant(h.store, [...forged, approve()]);
+    await expect(resume(h.agent, h.request)).rejects.toThrow(CorruptLogError);
+    expect(calls).toEqual([]);
+  });
+
+  it('an approval request whose target is the model call is corrupt', async () => {
+    const { lines } = await awaitingApproval();
+    const forged = lines.map((r) => (r.kind === 'input_request' ? { ...r, request: { ...(r['request'] as Rec), target: 'model_call' } } : r));
+    await expect(importRun(new InMemoryStore(), 'run-1', toNdjson([...forged, approve()]))).rejects.toThrow(CorruptLogError);
+  });
+});
+
+describe('a step’s action status agrees with its action result', () => {
+  it.each([
+    ['denied, though the step holds an action result', (s: Rec): Rec => ({ ...s, step: { ...(s['step'] as Rec), actionStatus: 'denied' } })],
+    ['executed, though the step holds no action result', (s: Rec): Rec => ({ ...s, actionResult: null })],
+    ['executed, though its action result was not executed', (s: Rec): Rec => {
+      const ar = s['actionResult'] as Rec;
+      return { ...s, actionResult: { ...ar, outcome: { ...(ar['outcome'] as Rec), status: 'env_error' } } };
+    }],
+  ])('a step whose status says %s is corrupt', async (_label, change) => {
+    const lines = await finishedNoteRun();
+    const i = lines.findIndex((r) => r.kind === 'step' && r['actionResult'] !== null);
+    // Without its run_ended, whose counters would give the lie away: the step itself must.
+    const forged = lines.slice(0, -1).map((r, j) => (j === i ? change(r) : r));
+    expect(() => readRunLog(decodeLog(toNdjson(forged)).records)).toThrow(CorruptLogError);
+  });
+});
+
+describe('the end record’s optional token counts agree with the steps', () => {
+  it('a run_ended claiming cached input tokens its steps never reported is corrupt', async () => {
+    const lines = await finishedNoteRun();
+    const end = lines.at(-1) as Rec;
+    const forged = [...lines.slice(0, -1), { ...end, usage: { ...(end['usage'] as Rec), cachedInputTokens: 999 } }];
+    expect(() => readRunLog(decodeLog(toNdjson(forged)).records)).toThrow(/token totals/);
+  });
+
+  it('a run_ended with unknown extra keys still reads', async () => {
+    const lines = await finishedNoteRun();
+    const forged = [...lines.slice(0, -1), { ...(lines.at(-1) as Rec), note: 'from a newer writer' }];
+    expect(readRunLog(decodeLog(toNdjson(forged)).records).state).toBe('ended');
+  });
+});

@@ -338,7 +338,7 @@ const actionIntent = (i: number): LogRecord => ({
   replayPolicy: 'never',
   decision: { kind: 'action', action: { kind: 'code', source: 'x' }, trajectoryRepr: 'x', historyText: 't' },
 });
-const stepRec = (i: number): LogRecord => ({ kind: 'step', v, step: step({ stepIndex: i, callSeq: i }), actionResult: null });
+const stepRec = (i: number): LogRecord => ({ kind: 'step', v, step: step({ stepIndex: i, callSeq: i, actionStatus: null }), actionResult: null });
 const ended: LogRecord = { kind: 'run_ended', v, stopReason: 'max_steps', finalAnswer: null, steps: 1, validActions: 1, eventDeliveryFailures: 0, endedAt: '' };
 const fullStep = (i: number): LogRecord[] => [modelIntent(i), result(i), actionIntent(i), stepRec(i)];
 
