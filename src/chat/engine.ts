@@ -132,7 +132,8 @@ class Engine implements ChatEngine {
     const runId = chatRunId(post.chatId, turn);
     const live = await this.#openWithReply(post.chatId, turn, (records) => (readRunLog(records).pending && post.input));
     const at = live.transcript.afterReplies([post.input.resultId]);
-    if (at === null && live.driving === null) {
+    // A driver that carries out another reply, or none, would drop this one: refused, not streamed as if taken.
+    if (at === null && live.given?.resultId !== post.input.resultId) {
       throw new InvalidInputError(runId, `the turn awaits no input ${post.input.resultId}`);
     }
     return live.follow(assistantMessageId(runId), { from: 'index', index: at ?? live.driverFrom }, opts.signal);

@@ -63,6 +63,11 @@ export class LiveTurn {
     this.chunks = new TurnChunks(runId, (c) => this.transcript.push(c), (id) => this.transcript.markReply(id));
   }
 
+  /** The reply this driver carries out, or null (no driver, or one that carries out none). */
+  get given(): InputReply | null {
+    return this.driving === null ? null : this.#given;
+  }
+
   /** The chunks of a log (what happened before this process looked). */
   replay(records: readonly LogRecord[]): void {
     for (const rec of records) this.chunks.record(rec);

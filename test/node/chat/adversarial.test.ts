@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chunksOf, chatModel, send, testChat, toolPart, UiChat, userMessage } from './fixtures.ts';
+import { chatModel, chunksOf, deferred, drain, post, send, testChat, toolPart, UiChat, userMessage } from './fixtures.ts';
 import { InMemoryStore } from '../../../src/core/index.ts';
 import { faultyStore } from '../../../src/testing/index.ts';
 import type { Say } from './fixtures.ts';
@@ -44,5 +44,17 @@ describe('a chat attacked by a hostile client or an unlucky user', () => {
     expect(chunks.at(-1)).toMatchObject({ type: 'error' });
     const res = await chat.handle(new Request('http://chat.test/api/chat/v2/stream'));
     expect(res.status).toBe(204);
+  });
+
+  it('an input POSTed while the turn runs and awaits nothing is a 409, not a stream that drops it', async () => {
+    const release = deferred();
+    const model = chatModel([{ text: 'Working on it.' }], { gate: () => release.promise });
+    const chat = testChat(model);
+    const running = drain(await post(chat, 'v3', [userMessage('hi')]));
+    const res = await chat.handle(json({ id: 'v3', input: { kind: 'approve', resultId: 's0.input' } }));
+    release.resolve();
+    await running;
+    expect(res.status).toBe(409);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('conflict');
   });
 });
