@@ -5,7 +5,7 @@
  * carrying `data.reply`.
  * @module
  */
-import { inputReplyProblem } from '../core/index.ts';
+import { InvalidRequestError, inputReplyProblem } from '../core/index.ts';
 import type { InputReply, InputRequest } from '../core/index.ts';
 import { approvalIdOf, settleIdOf } from './turn-chunks.ts';
 
@@ -84,5 +84,10 @@ function reasonOf(value: unknown): string {
 /** What the model reads as a person's answer: a string as is, anything else as JSON. */
 function answerText(output: unknown): string {
   if (typeof output === 'string') return output;
-  return JSON.stringify(output) ?? '';
+  try {
+    return JSON.stringify(output) ?? '';
+  } catch {
+    // Nested past what JSON.stringify can walk: the client's doing, so a 400, not a server failure.
+    throw new InvalidRequestError('the tool output is nested too deeply to be written as text', { source: 'chat' });
+  }
 }

@@ -57,4 +57,22 @@ describe('a chat attacked by a hostile client or an unlucky user', () => {
     expect(res.status).toBe(409);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('conflict');
   });
+
+  it('an answer nested too deeply to write as text is a 400 bad_request and writes nothing', async () => {
+    const chat = testChat(chatModel([{ call: { name: 'ask_user', args: { question: 'colour?' } } }, { text: 'OK.' }]));
+    const ui = new UiChat({ id: 'v4', transport: chat.transport });
+    await ui.sendMessage({ text: 'ask me' });
+    const { toolCallId } = toolPart(ui.last);
+    const filled = (p: Record<string, unknown>) =>
+      p['toolCallId'] === toolCallId ? { ...p, state: 'output-available', output: 'DEEP' } : p;
+    const last = { ...ui.last, parts: ui.last.parts.map((p) => filled(p as never)) };
+    const depth = 100_000;
+    const deep = '['.repeat(depth) + ']'.repeat(depth);
+    const body = JSON.stringify({ id: 'v4', messages: [ui.messages[0], last] }).replace('"DEEP"', deep);
+    const before = (await chat.store.readLog('chat:v4:1')).length;
+    const res = await chat.handle(new Request('http://chat.test/api/chat', { method: 'POST', body }));
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('bad_request');
+    expect(await chat.store.readLog('chat:v4:1')).toHaveLength(before);
+  });
 });
