@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { chatModel, chunksOf, deferred, drain, post, send, testChat, toolPart, UiChat, userMessage } from './fixtures.ts';
+import { chatModel, chunksOf, deferred, drain, post, send, testChat, toolPart } from './fixtures.ts';
+import { UiChat, userMessage } from './fixtures.ts';
 import { InMemoryStore } from '../../../src/core/index.ts';
 import { faultyStore } from '../../../src/testing/index.ts';
 import type { Say } from './fixtures.ts';
