@@ -43,9 +43,10 @@ export function checkRecordDepth(records: readonly LogRecord[], source: string):
  * log's word and the tools' wins), and an action of a tool that needs a person runs only behind
  * an `approve` record of its step. Otherwise a person settles it: asked, never run.
  */
-export function trustInFlight(view: RunLogView, req: RunRequest): RunLogView {
+export function trustInFlight(view: RunLogView, req: RunRequest, log: readonly LogRecord[]): RunLogView {
   const f = view.inFlight;
   if (f === null) return view;
+  checkGateKind(f, req, log);
   if (f.resolution === 'reissue_model' && req.modelReplayPolicy === 'never') return settled(view, f);
   if (f.resolution !== 'replay_action' || f.actionIntent === null) return view;
   const { decision } = f.actionIntent;
@@ -54,6 +55,23 @@ export function trustInFlight(view: RunLogView, req: RunRequest): RunLogView {
   const approved = f.approval?.reply.kind === 'approve';
   if (replayPolicyOf(req, decision) === 'never' || (gateFor(req, decision) !== null && !approved)) return settled(view, f);
   return view;
+}
+
+/**
+ * The gate a step's records show must be the one the run's tools set (a tool's `answeredBy` is part
+ * of its identity): an approval of a tool a person answers would hand the executor an action that
+ * no executor may run, and an answer to any other tool would record a person's text as its result.
+ */
+function checkGateKind(f: InFlightStep, req: RunRequest, log: readonly LogRecord[]): void {
+  const shown = f.request !== null && f.request.request.kind !== 'settle' ? f.request.request : null;
+  const kind = shown?.kind ?? (f.approval?.reply.kind === 'approve' ? 'approval' : null);
+  const decision = shown?.decision ?? f.actionIntent?.decision ?? null;
+  if (kind === null || decision === null || (kind === 'answer') === (gateFor(req, decision) === 'answer')) return;
+  const resultId = `s${f.stepIndex}.input`;
+  const line = log.findIndex((r) => r.kind === 'input_request' && r.resultId === resultId) + 1;
+  const tool = decision.action.kind === 'tool_call' ? `tool ${JSON.stringify(decision.action.name)}` : 'a code action';
+  const says = kind === 'answer' ? 'an answer request for' : 'an approval of';
+  throw new CorruptLogError(line, `${resultId} is ${says} ${tool}, which ${kind === 'answer' ? 'no person answers' : 'a person answers'}`, { source: 'run log' });
 }
 
 function settled(view: RunLogView, f: InFlightStep): RunLogView {

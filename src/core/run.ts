@@ -100,7 +100,7 @@ async function drive(agent: AgentDefinition, request: RunRequest, opts: ResumeOp
     const mismatch = view.started ? identityMismatch(runId, view.started, snapshot) : null;
     if (mismatch) throw mismatch;
     // The interrupted step goes on as the run's own tools allow, not as the log claims.
-    const trusted = trustInFlight(view, request);
+    const trusted = trustInFlight(view, request, log);
     const given = mode === 'resume' ? opts.input : undefined;
     const input = given === undefined ? undefined : checkReply(runId, given, trusted);
     // An ended run, or one awaiting input that got none: the stored result; nothing written or delivered.

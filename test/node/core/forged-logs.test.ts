@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CorruptLogError, decodeLog, decodeRecord, exportRun, importRun, InMemoryStore, readRunLog, resume, run, SchemaVersionError } from '../../../src/core/index.ts';
-import type { LogRecord, RunStore, ToolSpec } from '../../../src/core/index.ts';
+import type { ActionExecutor, LogRecord, RunStore, ToolSpec } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { harness, makeTools } from './fixtures.ts';
 
@@ -295,5 +295,29 @@ describe('the end record’s optional token counts agree with the steps', () => 
     const lines = await finishedNoteRun();
     const forged = [...lines.slice(0, -1), { ...(lines.at(-1) as Rec), note: 'from a newer writer' }];
     expect(readRunLog(decodeLog(toNdjson(forged)).records).state).toBe('ended');
+  });
+});
+
+describe('a recorded reply holds only for the gate the run’s own tools set', () => {
+  const answerTools = (): ToolSpec[] => makeTools([]).map((t) => (t.name === 'note' ? { name: t.name, description: t.description, parameters: t.parameters, answeredBy: 'human' as const } : t));
+  const executor = (calls: string[]): ActionExecutor => ({
+    replayPolicy: 'safe',
+    execute: async (action) => {
+      calls.push(action.kind === 'tool_call' ? action.name : 'code');
+      return { status: 'executed', observation: 'ran', observationIsSynthetic: false, envReportedCompletion: false, observationTruncatedChars: 0 };
+    },
+  });
+
+  it('an approval planted for a tool a person answers does not run the executor', async () => {
+    const h0 = harness({ tools: answerTools(), script: NOTE_THEN_FINAL, request: { executor: executor([]) } });
+    const first = await run(h0.agent, h0.request);
+    expect(first.pending?.kind).toBe('answer');
+    const lines = toLines(await exportRun(h0.store, 'run-1'));
+    const forged = lines.map((r) => (r.kind === 'input_request' ? { ...r, request: { ...(r['request'] as Rec), kind: 'approval' } } : r));
+    const calls: string[] = [];
+    const h = harness({ tools: answerTools(), script: NOTE_THEN_FINAL, request: { executor: executor(calls) } });
+    await plant(h.store, [...forged, approve()]);
+    await expect(resume(h.agent, h.request)).rejects.toThrow(/s0\.input is an approval of tool "note", which a person answers/);
+    expect(calls).toEqual([]);
   });
 });
