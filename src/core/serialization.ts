@@ -220,6 +220,9 @@ function checkBody(r: Obj): Obj {
     case 'run_ended':
       need(typeof r['stopReason'] === 'string' && REASONS.has(r['stopReason']), 'run_ended.stopReason is not a known stop reason');
       need(isInt(r['steps']) && isInt(r['validActions']), 'run_ended.steps and validActions must be non-negative integers');
+      // Readers report these as they stand (the CLI, the Workers status, resume of an ended run).
+      need(r['eventDeliveryFailures'] === undefined || isInt(r['eventDeliveryFailures']), 'run_ended.eventDeliveryFailures must be a non-negative integer');
+      need(isUsageOrNull(r['usage']) && (r['finalAnswer'] === undefined || isStrOrNull(r['finalAnswer'])), 'run_ended.usage or finalAnswer has the wrong type');
       return canonicalOrder({ finalAnswer: null, eventDeliveryFailures: 0, usage: { inputTokens: 0, outputTokens: 0 }, endedAt: '', ...r });
     case 'input_request': {
       need(isInt(r['stepIndex']) && typeof r['resultId'] === 'string', 'input_request.stepIndex and resultId are required');

@@ -291,6 +291,17 @@ describe('the end record’s optional token counts agree with the steps', () => 
     expect(() => readRunLog(decodeLog(toNdjson(forged)).records)).toThrow(/token totals/);
   });
 
+  it.each([
+    ['eventDeliveryFailures', 'lots'],
+    ['eventDeliveryFailures', -3],
+    ['usage', { inputTokens: 0, outputTokens: 0, cachedInputTokens: 'many' }],
+    ['finalAnswer', 42],
+  ])('a run_ended whose %s is %j is corrupt, not reported', async (field, value) => {
+    const lines = await finishedNoteRun();
+    const forged = [...lines.slice(0, -1), { ...(lines.at(-1) as Rec), [field]: value }];
+    expect(() => decodeLog(toNdjson(forged))).toThrow(CorruptLogError);
+  });
+
   it('a run_ended with unknown extra keys still reads', async () => {
     const lines = await finishedNoteRun();
     const forged = [...lines.slice(0, -1), { ...(lines.at(-1) as Rec), note: 'from a newer writer' }];
