@@ -343,3 +343,28 @@ describe('a recorded reply holds only for the gate the run’s own tools set', (
     expect(calls).toEqual([]);
   });
 });
+
+describe('a real log is never taken for a forged one', () => {
+  it('an approval, a crash right after its action intent and a resume run the approved action once', async () => {
+    const inner = new InMemoryStore();
+    let intents = 0;
+    const intent = async (runId: string, rec: Parameters<RunStore['intent']>[1]): Promise<void> => {
+      await inner.intent(runId, rec);
+      if (++intents === 2) throw new Error('simulated crash after the action intent');
+    };
+    const store = new Proxy(inner, {
+      get: (t, k) => (k === 'intent' ? intent : typeof Reflect.get(t, k) === 'function' ? (Reflect.get(t, k) as () => unknown).bind(t) : Reflect.get(t, k)),
+    });
+    const calls: string[] = [];
+    const tools = approvalTools(calls).map((t) => (t.name === 'note' ? { ...t, replayPolicy: 'safe' as const } : t));
+    const h = harness({ tools, script: NOTE_THEN_FINAL, store });
+    const first = await run(h.agent, h.request);
+    const resultId = first.pending?.resultId as string;
+    await expect(resume(h.agent, h.request, { input: { kind: 'approve', resultId } })).rejects.toThrow(/simulated crash/);
+    expect(calls).toEqual([]);
+    const result = await resume(h.agent, h.request);
+    expect(calls).toEqual(['note:hello']);
+    expect(result.stopReason).toBe('final_answer');
+    await expect(importRun(new InMemoryStore(), 'run-1', await exportRun(h.store, 'run-1'))).resolves.toBeUndefined();
+  });
+});
