@@ -16,15 +16,15 @@ export const MAX_MESSAGES = 10_000;
 export type ChatPost =
   | { readonly kind: 'turn'; readonly chatId: string; readonly turn: number; readonly goal: Message }
   | { readonly kind: 'continue'; readonly chatId: string; readonly turn: number; readonly parts: readonly unknown[] }
-  | { readonly kind: 'input'; readonly chatId: string; readonly input: InputReply };
+  | { readonly kind: 'input'; readonly chatId: string; readonly runId: string; readonly input: InputReply };
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const bad = (message: string): InvalidRequestError => new InvalidRequestError(message, { source: 'chat' });
 
 /**
  * Read a POST body: `{ id, messages, trigger?, messageId? }` (the `DefaultChatTransport` body;
- * other keys a page adds are ignored) or `{ id, input }`. Throws `InvalidRequestError` naming
- * what is wrong.
+ * other keys a page adds are ignored) or `{ id, runId, input }`. Throws `InvalidRequestError`
+ * naming what is wrong.
  */
 export function parseChatPost(body: unknown): ChatPost {
   if (!isRecord(body)) throw bad('the body must be a JSON object');
@@ -33,7 +33,11 @@ export function parseChatPost(body: unknown): ChatPost {
     if (body['messages'] !== undefined) throw bad('give either `messages` or `input`, not both');
     const problem = inputReplyProblem(body['input']);
     if (problem !== null) throw bad(`input: ${problem}`);
-    return { kind: 'input', chatId, input: body['input'] as InputReply };
+    // A resultId (`s0.input`) repeats in every turn: only the turn's run id tells which request is answered.
+    const runId = body['runId'];
+    if (runId === undefined) throw bad('`runId` is required with `input`: the run id of the turn it answers');
+    if (typeof runId !== 'string') throw bad('`runId` must be a string');
+    return { kind: 'input', chatId, runId, input: body['input'] as InputReply };
   }
   const trigger = body['trigger'];
   if (trigger !== undefined && trigger !== 'submit-message' && trigger !== 'regenerate-message') {

@@ -40,7 +40,7 @@ const refuse = (message: string): InvalidRequestError => new InvalidRequestError
 const chatName = (chatId: string): string => `chat ${JSON.stringify(chatId)}`;
 
 /**
- * The transport-free chat core: `post` a `DefaultChatTransport` body (or `{ id, input }`) and
+ * The transport-free chat core: `post` a `DefaultChatTransport` body (or `{ id, runId, input }`) and
  * get the turn's UI message stream; `reconnect` to the latest turn; `load` the conversation.
  * `chatHandler` and `localChatTransport` are thin wrappers over it.
  *
@@ -125,11 +125,17 @@ class Engine implements ChatEngine {
     return live.follow(assistantMessageId(runId), { from: 'index', index: at }, opts.signal);
   }
 
-  /** `{ id, input }`: a reply to the open request of the chat's latest turn. */
+  /**
+   * `{ id, runId, input }`: a reply to the open request of the chat's latest turn, which `runId`
+   * must name — a reply kept from an earlier turn would otherwise answer a request of the same id.
+   */
   async #input(post: InputPost, opts: ChatCallOptions): Promise<Stream> {
     const turn = await this.#latestTurn(post.chatId);
     if (turn === 0) throw refuse(`${chatName(post.chatId)} has no turn to answer`);
     const runId = chatRunId(post.chatId, turn);
+    if (post.runId !== runId) {
+      throw new InvalidInputError(post.runId, `not the latest turn of ${chatName(post.chatId)} (that is ${runId})`);
+    }
     const live = await this.#openWithReply(post.chatId, turn, (records) => (readRunLog(records).pending && post.input));
     const at = live.transcript.afterReplies([post.input.resultId]);
     // A driver that carries out another reply, or none, would drop this one: refused, not streamed as if taken.

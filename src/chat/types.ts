@@ -84,11 +84,12 @@ export type ChatCallOptions = {
 export interface ChatEngine {
   /**
    * A `DefaultChatTransport` POST body (`{ id, messages, trigger, messageId }`) or a reply to
-   * the open request of the chat's latest turn (`{ id, input }`, an `InputReply`): the turn's
-   * UI message stream. Rejects with `InvalidRequestError` for a malformed body,
-   * `InvalidInputError` for a reply that fits no open request, `RunLockedError` when the turn
-   * cannot be driven now (the previous turn still runs, another process drives it); nothing is
-   * written then.
+   * the open request of the chat's latest turn (`{ id, runId, input }`: that turn's run id, which
+   * is required, and an `InputReply`): the turn's UI message stream. Rejects with
+   * `InvalidRequestError` for a malformed body (a reply without `runId`), `InvalidInputError` for
+   * a reply whose `runId` is not the latest turn's or that fits no open request,
+   * `RunLockedError` when the turn cannot be driven now (the previous turn still runs, another
+   * process drives it); nothing is written then.
    */
   post(body: unknown, opts?: ChatCallOptions): Promise<ReadableStream<UIMessageChunk>>;
   /**

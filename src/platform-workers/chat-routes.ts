@@ -95,7 +95,8 @@ export function chatRoutes<Env extends object>(
     const read = await readChatPost(c, fail);
     if (read instanceof Response) return read;
     const { post, text } = read;
-    // `{ id, input }` answers the chat's latest turn; a message list names its turn by its count of user messages.
+    // `{ id, runId, input }` goes to the chat's latest turn, whose engine refuses a runId naming another turn;
+    // a message list names its turn by its count of user messages.
     const turn = post.kind === 'input' ? await latestTurn(ns(c), post.chatId) : post.turn;
     if (turn === 0) return fail(c, 400, 'bad_request', `chat ${JSON.stringify(post.chatId)} has no turn to answer`);
     const runId = chatRunId(post.chatId, turn);

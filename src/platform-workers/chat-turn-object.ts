@@ -135,7 +135,7 @@ export class ChatTurnObjectBase<Env = unknown> extends DurableObject<Env> {
     if (id === null || store === null || !store.hasLog(runId)) return false;
     const pending = readRunLog(store.readLogSync(runId)).pending;
     if (pending === null) return true;
-    const body = JSON.stringify({ id: id.chatId, input: { kind: 'cancel', resultId: pending.resultId } });
+    const body = JSON.stringify({ id: id.chatId, runId, input: { kind: 'cancel', resultId: pending.resultId } });
     const headers = { 'content-type': 'application/json' };
     const res = await this.#handler(id)(new Request('https://chat-turn/chat', { method: 'POST', body, headers }));
     // The stream ends once the cancelled turn has ended; an error answer (it was answered
@@ -145,7 +145,7 @@ export class ChatTurnObjectBase<Env = unknown> extends DurableObject<Env> {
   }
 
   /**
-   * The turn's HTTP face, for the app only: `POST` a chat body (`useChat`'s, or `{ id, input }`)
+   * The turn's HTTP face, for the app only: `POST` a chat body (`useChat`'s, or `{ id, runId, input }`)
    * and get the turn's UI message stream; `GET …/:chatId/stream` to reconnect (`204` when it is
    * not running). The turn is named by the `polyloop-chat-turn` header.
    */

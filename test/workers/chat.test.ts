@@ -169,25 +169,40 @@ describe('chat on Workers: a turn per object (workerd)', () => {
     expect(await runInDurableObject(stubOf(runId), (_o, state) => state.storage.getAlarm())).toBeNull();
   });
 
-  it('runs a never tool once: an eviction mid-call makes the turn ask a person to settle it, and a { id, input } reply settles it in the turn\'s object', async () => {
+  it('runs a never tool once: an eviction mid-call makes the turn ask a person to settle it, and a { id, runId, input } reply settles it in the turn\'s object', async () => {
     const id = chatId();
     const runId = `chat:${id}:1`;
     await chunksOf(await send(id, [user('charge')]), (c) => c.type === 'tool-input-available');
     await new Promise((r) => setTimeout(r, 50)); // the charge has started (it takes 400 ms)
     await evict(runId);
     const asked = await chunksOf(await call(`/probes/chat/${id}/stream`));
-    const settle = asked.find((c) => c.type === 'data-polyloop-settle') as { data: { resultId: string } } | undefined;
+    const settle = asked.find((c) => c.type === 'data-polyloop-settle') as { data: { runId: string; resultId: string } } | undefined;
     expect(settle).toBeDefined();
     expect(asked.at(-1)).toMatchObject({ type: 'finish', finishReason: 'tool-calls' });
     const again = await chunksOf(await send(id, [user('charge')]));
     expect(again.at(-1)).toMatchObject({ type: 'finish', finishReason: 'tool-calls' });
     const reply = { kind: 'executed', resultId: settle?.data.resultId, observation: 'charged (checked by hand)' };
-    const rest = await chunksOf(await post({ id, input: reply }));
+    const rest = await chunksOf(await post({ id, runId: settle?.data.runId, input: reply }));
     const done = await assemble(rest, await assemble(asked));
     const charged = { type: 'tool-charge', state: 'output-available', output: 'charged (checked by hand)' };
     expect(toolParts(done)).toMatchObject([charged]);
     expect(textOf(done)).toBe('done: charged (checked by hand)');
     expect(await ranIn(runId)).toEqual({ charge: 1 });
+  });
+
+  it('refuses with 409 a { id, runId, input } reply kept from an earlier turn when the latest turn asks the same request id, and sends nothing', async () => {
+    const id = chatId();
+    const first = await chunksOf(await send(id, [user('email')]));
+    const approve = { id, runId: `chat:${id}:1`, input: { kind: 'approve', resultId: 's0.input' } };
+    const message = await assemble(await chunksOf(await post(approve)), await assemble(first));
+    expect(await ranIn(`chat:${id}:1`)).toEqual({ send_email: 1 });
+    const asked = await chunksOf(await send(id, [user('email'), message, user('email', 'u-email-2')]));
+    const request = { type: 'tool-approval-request', approvalId: `chat:${id}:2:s0.input` };
+    expect(asked).toContainEqual(expect.objectContaining(request));
+    const stale = await post(approve);
+    expect(stale.status).toBe(409);
+    expect(await stale.json()).toMatchObject({ error: { code: 'conflict' } });
+    expect(await ranIn(`chat:${id}:2`)).toEqual({});
   });
 
   it('cancels a turn still waiting for an approval when the next turn is posted, and runs the next one on its history', async () => {
@@ -238,7 +253,9 @@ describe('chat on Workers: a turn per object (workerd)', () => {
     }
     const fresh = chatId();
     expect((await send(fresh, [user('one'), user('two')])).status).toBe(400); // turn 2 of a chat with no turn 1
-    expect((await post({ id: fresh, input: { kind: 'approve', resultId: 's0.input' } })).status).toBe(400); // nothing to answer
+    const nothing = { id: fresh, runId: `chat:${fresh}:1`, input: { kind: 'approve', resultId: 's0.input' } };
+    expect((await post(nothing)).status).toBe(400); // nothing to answer
+    expect((await post({ id, input: { kind: 'approve', resultId: 's0.input' } })).status).toBe(400); // no runId
     const tables = (_o: unknown, state: DurableObjectState): unknown[] => state.storage.sql.exec('SELECT name FROM sqlite_master').toArray();
     expect(await runInDurableObject(stubOf(`chat:${fresh}:2`), tables)).toEqual([]); // refused before anything was stored
     const slow = chatId();

@@ -52,11 +52,43 @@ describe('a chat attacked by a hostile client or an unlucky user', () => {
     const model = chatModel([{ text: 'Working on it.' }], { gate: () => release.promise });
     const chat = testChat(model);
     const running = drain(await post(chat, 'v3', [userMessage('hi')]));
-    const res = await chat.handle(json({ id: 'v3', input: { kind: 'approve', resultId: 's0.input' } }));
+    const res = await chat.handle(json({ id: 'v3', runId: 'chat:v3:1', input: { kind: 'approve', resultId: 's0.input' } }));
     release.resolve();
     await running;
     expect(res.status).toBe(409);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('conflict');
+  });
+
+  it('a stale input reply sent again after the next turn asks the same request id is refused and sends nothing', async () => {
+    const chat = testChat(chatModel([SEND, { text: 'Sent.' }, SEND_AGAIN, { text: 'Sent again.' }]));
+    await send(chat, 'v5', [userMessage('mail a@b')]);
+    const approve = { id: 'v5', runId: 'chat:v5:1', input: { kind: 'approve', resultId: 's0.input' } };
+    const first = await chat.handle(json(approve));
+    expect(first.status).toBe(200);
+    await first.text();
+    expect(chat.counters.send).toBe(1);
+    const earlier = { id: 'a1', role: 'assistant', parts: [] };
+    const asked = await send(chat, 'v5', [userMessage('mail a@b'), earlier as never, userMessage('now c@d')]);
+    expect(asked).toContainEqual({ type: 'tool-approval-request', approvalId: 'chat:v5:2:s0.input', toolCallId: 'c2' });
+    const before = (await chat.store.readLog('chat:v5:2')).length;
+    const stale = await chat.handle(json(approve));
+    expect(stale.status).toBe(409);
+    expect(((await stale.json()) as { error: { code: string } }).error.code).toBe('conflict');
+    const elsewhere = await chat.handle(json({ ...approve, runId: 'chat:other:2' }));
+    expect(elsewhere.status).toBe(409);
+    expect(chat.counters.send).toBe(1);
+    expect(await chat.store.readLog('chat:v5:2')).toHaveLength(before);
+  });
+
+  it('an input reply without the runId of the turn it answers is a 400 bad_request naming runId', async () => {
+    const chat = testChat(chatModel([SEND, { text: 'Sent.' }]));
+    await send(chat, 'v6', [userMessage('mail a@b')]);
+    const res = await chat.handle(json({ id: 'v6', input: { kind: 'approve', resultId: 's0.input' } }));
+    expect(res.status).toBe(400);
+    const { error } = (await res.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe('bad_request');
+    expect(error.message).toMatch(/runId/);
+    expect(chat.counters.send).toBe(0);
   });
 
   it('an answer nested too deeply to write as text is a 400 bad_request and writes nothing', async () => {

@@ -41,7 +41,7 @@ describe('hostile chat requests: a clear refusal, nothing written', () => {
     ['an empty user message', json({ id: 'h1', messages: [text([{ type: 'text', text: '' }])] }), 400, 'bad_request'],
     ['an unknown trigger', json({ id: 'h1', trigger: 'rm -rf', messages: hi }), 400, BAD],
     ['an input without its resultId', json({ id: 'h1', input: { kind: 'approve' } }), 400, 'bad_request'],
-    ['an input for a chat without turns', json({ id: 'h1', input: { kind: 'approve', resultId: 's0' } }), 400, BAD],
+    ['an input for a chat without turns', json({ id: 'h1', runId: 'chat:h1:1', input: { kind: 'approve', resultId: 's0' } }), 400, BAD],
     ['turn 3 of a chat without turns', json({ id: 'h1', messages: [...hi, ...hi, ...hi] }), 400, BAD],
     ['answers to a turn not started', json({ id: 'h1', messages: [...hi, EMPTY_ASSISTANT] }), 400, BAD],
   ])('%s → %i %s', async (_name, req, status, code) => {
@@ -89,9 +89,10 @@ describe('hostile chat requests: a clear refusal, nothing written', () => {
     const { chat, store } = counted();
     await send(chat, 'h2', [userMessage('mail a@b')]);
     const written = store.writes.length;
-    const wrong = await chat.handle(json({ id: 'h2', input: { kind: 'answer', resultId: 's0.input', text: 'no' } }));
+    const RUN = 'chat:h2:1';
+    const wrong = await chat.handle(json({ id: 'h2', runId: RUN, input: { kind: 'answer', resultId: 's0.input', text: 'no' } }));
     expect(wrong.status).toBe(409);
-    const other = await chat.handle(json({ id: 'h2', input: { kind: 'approve', resultId: 's9.input' } }));
+    const other = await chat.handle(json({ id: 'h2', runId: RUN, input: { kind: 'approve', resultId: 's9.input' } }));
     expect(other.status).toBe(409);
     const nothing = { id: 'x', role: 'assistant', parts: [] };
     const silent = await chat.handle(json({ id: 'h2', messages: [userMessage('mail a@b'), nothing] }));

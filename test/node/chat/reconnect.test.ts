@@ -111,7 +111,7 @@ describe('reconnect: the turn so far from its log, then live', () => {
     const answer = new DefaultChatTransport<UIMessage>({
       api: 'http://chat.test/api/chat',
       fetch: (url, init) => restarted.handle(new Request(String(url), init)),
-      prepareSendMessagesRequest: ({ id }) => ({ body: { id, input } }),
+      prepareSendMessagesRequest: ({ id }) => ({ body: { id, runId: 'chat:r4:1', input } }),
     });
     const trigger = 'submit-message';
     const none = { messageId: undefined, abortSignal: undefined };
