@@ -176,7 +176,8 @@ describe('chat on Workers: a turn per object (workerd)', () => {
     await new Promise((r) => setTimeout(r, 50)); // the charge has started (it takes 400 ms)
     await evict(runId);
     const asked = await chunksOf(await call(`/probes/chat/${id}/stream`));
-    const settle = asked.find((c) => c.type === 'data-polyloop-settle') as { data: { runId: string; resultId: string } } | undefined;
+    type Settle = { data: { runId: string; resultId: string } };
+    const settle = asked.find((c) => c.type === 'data-polyloop-settle') as Settle | undefined;
     expect(settle).toBeDefined();
     expect(asked.at(-1)).toMatchObject({ type: 'finish', finishReason: 'tool-calls' });
     const again = await chunksOf(await send(id, [user('charge')]));

@@ -52,7 +52,8 @@ describe('a chat attacked by a hostile client or an unlucky user', () => {
     const model = chatModel([{ text: 'Working on it.' }], { gate: () => release.promise });
     const chat = testChat(model);
     const running = drain(await post(chat, 'v3', [userMessage('hi')]));
-    const res = await chat.handle(json({ id: 'v3', runId: 'chat:v3:1', input: { kind: 'approve', resultId: 's0.input' } }));
+    const approve = { kind: 'approve', resultId: 's0.input' };
+    const res = await chat.handle(json({ id: 'v3', runId: 'chat:v3:1', input: approve }));
     release.resolve();
     await running;
     expect(res.status).toBe(409);

@@ -22,6 +22,8 @@ const BAD = 'bad_request';
 const FILE = { type: 'file', url: 'data:,', mediaType: 'x/y' };
 const EMPTY_ASSISTANT = { role: 'assistant', parts: [] };
 
+const APPROVE_S0 = { kind: 'approve', resultId: 's0' };
+
 describe('hostile chat requests: a clear refusal, nothing written', () => {
   it.each([
     ['not JSON', post('{"id": "h1", "messages": ['), 400, 'bad_request'],
@@ -41,7 +43,7 @@ describe('hostile chat requests: a clear refusal, nothing written', () => {
     ['an empty user message', json({ id: 'h1', messages: [text([{ type: 'text', text: '' }])] }), 400, 'bad_request'],
     ['an unknown trigger', json({ id: 'h1', trigger: 'rm -rf', messages: hi }), 400, BAD],
     ['an input without its resultId', json({ id: 'h1', input: { kind: 'approve' } }), 400, 'bad_request'],
-    ['an input for a chat without turns', json({ id: 'h1', runId: 'chat:h1:1', input: { kind: 'approve', resultId: 's0' } }), 400, BAD],
+    ['an input for a chat without turns', json({ id: 'h1', runId: 'chat:h1:1', input: APPROVE_S0 }), 400, BAD],
     ['turn 3 of a chat without turns', json({ id: 'h1', messages: [...hi, ...hi, ...hi] }), 400, BAD],
     ['answers to a turn not started', json({ id: 'h1', messages: [...hi, EMPTY_ASSISTANT] }), 400, BAD],
   ])('%s → %i %s', async (_name, req, status, code) => {
@@ -90,7 +92,8 @@ describe('hostile chat requests: a clear refusal, nothing written', () => {
     await send(chat, 'h2', [userMessage('mail a@b')]);
     const written = store.writes.length;
     const RUN = 'chat:h2:1';
-    const wrong = await chat.handle(json({ id: 'h2', runId: RUN, input: { kind: 'answer', resultId: 's0.input', text: 'no' } }));
+    const answer = { kind: 'answer', resultId: 's0.input', text: 'no' };
+    const wrong = await chat.handle(json({ id: 'h2', runId: RUN, input: answer }));
     expect(wrong.status).toBe(409);
     const other = await chat.handle(json({ id: 'h2', runId: RUN, input: { kind: 'approve', resultId: 's9.input' } }));
     expect(other.status).toBe(409);
