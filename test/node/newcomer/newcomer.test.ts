@@ -46,9 +46,11 @@ describe.runIf(ENABLED)('the newcomer path on a fresh clone', () => {
     await sh('git', ['clone', '--quiet', ROOT, clone], work);
   }, 60_000);
 
+  // A fresh clone's node_modules (react, ai, wrangler, …) is hundreds of MB: removing it takes
+  // longer than the default hook timeout on a busy 2-core machine.
   afterAll(() => {
     if (work !== '') rmSync(work, { recursive: true, force: true });
-  });
+  }, 180_000);
 
   it("installs with the README's npm install and leaves the clone as it was cloned", async () => {
     await sh('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], clone);
