@@ -13,6 +13,9 @@ process.env['CHROMIUM_PATH'] = CHROMIUM;
 // projects join this list as their platforms land.
 export default defineConfig({
   test: {
+    // Vitest's default is one worker fewer than the cores: on the 2-core machine that is one, and the
+    // suite's files (many of them waiting on child processes, Chromium or workerd) ran one at a time.
+    maxWorkers: 2,
     projects: [
       {
         test: {
