@@ -14,8 +14,8 @@ const isRecord = (v: unknown): v is Record<string, JsonValue> =>
 /**
  * The history a run ended with, without its system messages: its context messages (run
  * context, then goal context, as `run_started` recorded them), the turns every completed step
- * added to history (SPEC §2 "Assembly": the assistant's decision, then the observation or the
- * explanation), and, when the last step gave the final answer, that reply as an assistant
+ * added to history (as the loop assembles it, see docs/api.md: the assistant's decision, then the
+ * observation or the explanation), and, when the last step gave the final answer, that reply as an assistant
  * message. The tool section and injections are left out with the other system messages. A run
  * that awaits input or is still in flight gives what its completed steps hold. `[]` for an
  * empty log. Throws `CorruptLogError` as `readRunLog` does.
