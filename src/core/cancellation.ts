@@ -17,7 +17,7 @@ type Waiter = () => void;
 /** The abort and grace-period bookkeeping of one run. */
 export class Cancellation {
   readonly signal: AbortSignal;
-  readonly #graceMs: number;
+  #graceMs: number;
   readonly #onAbort = new Set<Waiter>();
   readonly #onGraceOver = new Set<Waiter>();
   #graceOver = false;
@@ -33,6 +33,11 @@ export class Cancellation {
     this.#graceMs = graceMs;
     if (signal.aborted) this.#aborted();
     else signal.addEventListener('abort', this.#listener, { once: true });
+  }
+
+  /** The grace period, known only once a run resumed by id has read its log (nothing is written before). */
+  set graceMs(ms: number) {
+    this.#graceMs = ms;
   }
 
   /** Whether the grace period after the abort has run out. */

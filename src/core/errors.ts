@@ -33,7 +33,8 @@ export type PolyLoopErrorCode =
   | 'run_locked'
   | 'invalid_input'
   | 'model_call'
-  | 'tool_arguments';
+  | 'tool_arguments'
+  | 'upgrade_refused';
 
 /** Base of every error the library throws. Check with {@link isPolyLoopError}, not `instanceof`. */
 export class PolyLoopError extends Error {
@@ -97,13 +98,33 @@ export class RunIdentityMismatchError extends PolyLoopError {
   readonly runId: string;
   /** Dotted paths of the snapshot keys that differ, sorted. */
   readonly differingKeys: readonly string[];
-  constructor(runId: string, differingKeys: readonly string[]) {
-    super(
-      'run_identity_mismatch',
-      `run ${JSON.stringify(runId)} was started with different parameters; differing keys: ${differingKeys.join(', ')}`,
-    );
+  /** Whether the run has ended: an ended run is never upgraded. */
+  readonly ended: boolean;
+  constructor(runId: string, differingKeys: readonly string[], options: { readonly ended?: boolean } = {}) {
+    const how = options.ended
+      ? 'the run has ended, and an ended run is never upgraded'
+      : 'to go on under the new parameters, resume with { upgrade: { reason } } (see docs/upgrades.md)';
+    super('run_identity_mismatch', `run ${JSON.stringify(runId)} was started with different parameters; differing keys: ${differingKeys.join(', ')}; ${how}`);
     this.runId = runId;
     this.differingKeys = differingKeys;
+    this.ended = options.ended === true;
+  }
+}
+
+/**
+ * `resume` with `upgrade` would change what the run's interrupted step or open request depends
+ * on: remove a tool its action names, or make that tool's `never` replay policy `safe`. Nothing
+ * was written; the run resumes as it was with its old parameters.
+ */
+export class UpgradeRefusedError extends PolyLoopError {
+  override readonly name = 'UpgradeRefusedError';
+  readonly runId: string;
+  /** The tool the refusal is about. */
+  readonly tool: string;
+  constructor(runId: string, tool: string, detail: string) {
+    super('upgrade_refused', `run ${JSON.stringify(runId)} cannot be upgraded: ${detail}`);
+    this.runId = runId;
+    this.tool = tool;
   }
 }
 

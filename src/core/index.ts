@@ -15,6 +15,7 @@ export {
   SchemaVersionError,
   StoreError,
   ToolEnvironmentError,
+  UpgradeRefusedError,
 } from './errors.ts';
 export type { PolyLoopErrorCode, RequestProblem } from './errors.ts';
 export { contentProblem, decisionProblem, inputReplyProblem, jsonProblem, MAX_JSON_DEPTH, messageProblem, modelReplyProblem, outcomeProblem } from './internal/values.ts';
@@ -27,7 +28,18 @@ export { consoleSink, silentSink } from './sinks.ts';
 export type { ConsoleSinkOptions } from './sinks.ts';
 export { STANDARD_SYNTHETIC_OBSERVATIONS } from './standard-observations.ts';
 export { checkRequest as validateRunRequest } from './request-checks.ts';
-export type { AgentConfig, AgentDefinition, AgentParams, ResumeOptions, RunOptions, RunRequest, SyntheticObservations } from './request.ts';
+export type {
+  AgentConfig,
+  AgentDefaults,
+  AgentDefinition,
+  AgentParams,
+  ResumeOptions,
+  RunOptions,
+  RunRequest,
+  RunRequestInput,
+  SyntheticObservations,
+  UpgradeOptions,
+} from './request.ts';
 export { exportRun, importRun, readRunLog } from './run-log.ts';
 export { conversationOf } from './conversation.ts';
 export { defineAgent, resume, run } from './run.ts';
@@ -85,6 +97,7 @@ export type {
   StepRecord,
   StepWriteRecord,
   StopReason,
+  StoredRequest,
   TextBlock,
   ToolCallBlock,
   ToolCallRequest,
@@ -92,6 +105,8 @@ export type {
   ToolDescriptor,
   ToolRenderStyle,
   ToolResultBlock,
+  UpgradeChange,
+  UpgradeRecord,
   Usage,
   ValidationResult,
 } from './types.ts';

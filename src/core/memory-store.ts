@@ -11,7 +11,7 @@ import { RunLockedError } from './errors.ts';
 import type { ReleaseLease, RunStore } from './ports.ts';
 import { isSealed } from './sealed-records.ts';
 import { decodeLog, encodeRecord } from './serialization.ts';
-import type { ActionIntentRecord, InputRecord, InputRequestRecord, IntentRecord, LogRecord, ResultRecord, RunEndedRecord, RunStartedRecord, StepWriteRecord } from './types.ts';
+import type { ActionIntentRecord, InputRecord, InputRequestRecord, IntentRecord, LogRecord, ResultRecord, RunEndedRecord, RunStartedRecord, StepWriteRecord, UpgradeRecord } from './types.ts';
 
 /**
  * A {@link RunStore} in memory, for tests, demos and short-lived runs.
@@ -70,6 +70,10 @@ export class InMemoryStore implements RunStore {
   }
 
   input(runId: string, rec: InputRecord): Promise<void> {
+    return this.#append(runId, rec);
+  }
+
+  upgrade(runId: string, rec: UpgradeRecord): Promise<void> {
     return this.#append(runId, rec);
   }
 

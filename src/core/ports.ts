@@ -23,6 +23,7 @@ import type {
   SeamParams,
   StepWriteRecord,
   ToolCatalog,
+  UpgradeRecord,
 } from './types.ts';
 
 /** One model call, as the library assembled it. */
@@ -206,6 +207,14 @@ export interface RunStore {
    * Contract: as {@link RunStore.intent} — durable when it resolves.
    */
   input?(runId: string, rec: InputRecord): Promise<void>;
+  /**
+   * Write an `upgrade` record: the run goes on under a new identity (docs/upgrades.md). A barrier.
+   *
+   * Contract: as {@link RunStore.intent} — durable when it resolves. Every PolyLoop store has it;
+   * a store without it cannot upgrade a run (`resume` with `upgrade` fails with `StoreError`,
+   * nothing written).
+   */
+  upgrade?(runId: string, rec: UpgradeRecord): Promise<void>;
   /**
    * Optional single-driver lease, for stores several processes or tabs can open.
    *

@@ -8,7 +8,9 @@ import type { RequestProblem } from './errors.ts';
 import { jsonProblem, MAX_JSON_DEPTH, messageProblem } from './internal/values.ts';
 import { unknownKeyProblems } from './options.ts';
 import type { OptionKeys } from './options.ts';
-import type { AgentConfig, AgentDefinition, RunRequest, SyntheticObservations } from './request.ts';
+import type { AgentConfig, AgentDefaults, AgentDefinition, RunRequest, SyntheticObservations } from './request.ts';
+import { resolveRequest } from './request-input.ts';
+import type { ResolvedRequest } from './request-input.ts';
 import type { SkillEntry } from './types.ts';
 import { canonicalJson } from './serialization.ts';
 import { RegistryExecutor, ToolRegistry } from './tools.ts';
@@ -39,6 +41,14 @@ class Problems {
   throwIfAny(options: { readonly subject: string; readonly source?: string }): void {
     if (this.list.length > 0) throw new InvalidRequestError(this.list, options);
   }
+  /** Problems of fields the agent's defaults filled are the defaults' problems: named as `defaults.<field>`. */
+  blameDefaults(defaulted: readonly string[]): void {
+    const from = (path: string): boolean => defaulted.some((f) => path === `request.${f}` || path.startsWith(`request.${f}.`) || path.startsWith(`request.${f}[`));
+    for (let i = 0; i < this.list.length; i++) {
+      const p = this.list[i] as RequestProblem;
+      if (from(p.path)) this.list[i] = { path: `defaults.${p.path.slice('request.'.length)}`, message: p.message };
+    }
+  }
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -51,6 +61,7 @@ const AGENT_FIELDS: OptionKeys<AgentDefinition> = {
   store: true,
   events: true,
   syntheticObservations: true,
+  defaults: true,
   params: true,
 };
 const SYNTHETIC_FIELDS: OptionKeys<SyntheticObservations> = { notExecuted: true, envError: true };
@@ -67,6 +78,9 @@ const REQUEST_FIELDS: OptionKeys<RunRequest> = {
   toolRenderStyle: true,
   cancelGraceMs: true,
 };
+// A run id is per run: never a default.
+const { runId: _runId, ...DEFAULT_REQUEST_FIELDS } = REQUEST_FIELDS;
+const DEFAULT_FIELDS: OptionKeys<AgentDefaults> = { ...DEFAULT_REQUEST_FIELDS, goal: true };
 const BUDGET_FIELDS: OptionKeys<RunRequest['budget']> = {
   maxSteps: true,
   maxValidActions: true,
@@ -109,7 +123,31 @@ export function checkAgentConfig(config: AgentConfig): void {
     const value: unknown = has('syntheticObservations') ? config.syntheticObservations[key] : '';
     if (typeof value !== 'string') add(`syntheticObservations.${key}`, `must be a string, got ${kind(value)}`);
   }
+  if (config.defaults !== undefined) checkDefaults(problems, config.defaults);
   problems.throwIfAny({ subject: 'agent definition', source: 'defineAgent' });
+}
+
+/**
+ * The defaults are checked when the agent is defined, as the request fields they fill: a probe
+ * request of the defaults alone, and only the problems of fields the defaults gave.
+ */
+function checkDefaults(problems: Problems, defaults: AgentDefaults): void {
+  if (!isRecord(defaults)) return problems.add('defaults', `defaults must be an object of request fields, got ${kind(defaults)}`);
+  problems.addUnknown(defaults, DEFAULT_FIELDS, 'the agent\'s defaults', 'defaults.');
+  let resolved: ResolvedRequest;
+  try {
+    resolved = resolveRequest({ runId: 'defaults', ...(defaults.goal === undefined && !isRecord(defaults.context) ? { goal: 'probe' } : {}) }, defaults);
+  } catch (e) {
+    if (!(e instanceof InvalidRequestError)) throw e;
+    for (const p of e.problems) problems.add(p.path.replace(/^request\./, 'defaults.'), `${p.path.replace(/^request\./, 'defaults.')} ${p.message}`);
+    return;
+  }
+  try {
+    checkRequest(resolved.request, { defaulted: resolved.defaulted });
+  } catch (e) {
+    if (!(e instanceof InvalidRequestError)) throw e;
+    for (const p of e.problems) if (p.path.startsWith('defaults.')) problems.list.push(p);
+  }
 }
 
 /**
@@ -137,7 +175,7 @@ const MAX_TIMER_MS = 2_147_483_647;
  * @example
  * try { validateRunRequest(request); } catch (e) { if (isPolyLoopError(e, 'invalid_request')) return badRequest(e.message); throw e; }
  */
-export function checkRequest(req: RunRequest): void {
+export function checkRequest(req: RunRequest, opts: { readonly defaulted?: readonly string[]; readonly source?: string } = {}): void {
   const problems = new Problems();
   if (!isRecord(req)) {
     problems.add('request', 'request must be an object');
@@ -165,7 +203,8 @@ export function checkRequest(req: RunRequest): void {
   if (!['none', 'json', 'markdown'].includes(req.toolRenderStyle)) add('request.toolRenderStyle', 'must be "none", "json" or "markdown"');
   const grace: unknown = req.cancelGraceMs;
   if (typeof grace !== 'number' || !(grace >= 0 && grace <= MAX_TIMER_MS)) add('request.cancelGraceMs', `must be a number of milliseconds from 0 to ${MAX_TIMER_MS}, got ${String(grace)}`);
-  problems.throwIfAny({ subject: 'run request' });
+  problems.blameDefaults(opts.defaulted ?? []);
+  problems.throwIfAny(opts.source === undefined ? { subject: 'run request' } : { subject: 'run request', source: opts.source });
 }
 
 function checkBudget(problems: Problems, budget: RunRequest['budget']): void {

@@ -15,14 +15,26 @@ export type SyntheticObservations = {
   readonly envError: string;
 };
 
-/** What {@link defineAgent} takes. Every field is required; there is no default store. */
+/**
+ * What {@link defineAgent} takes. Every field but `defaults` is required; there is no default
+ * store.
+ */
 export type AgentConfig = {
   readonly model: ModelCaller;
   readonly interpreter: DecisionInterpreter;
   readonly store: RunStore;
   readonly events: EventSink;
   readonly syntheticObservations: SyntheticObservations;
+  /**
+   * Request fields every run of this agent would repeat, given once: a request fills what it
+   * leaves out from here (the request wins where both give a field). They count in a run's
+   * identity like the fields they fill. See docs/upgrades.md.
+   */
+  readonly defaults?: AgentDefaults;
 };
+
+/** What an agent's `defaults` may hold: any request field but `runId`. */
+export type AgentDefaults = Partial<Omit<RunRequestInput, 'runId'>>;
 
 /** `agent.params`: every seam's params plus the synthetic texts. */
 export type AgentParams = {
@@ -50,8 +62,26 @@ export type RunRequest = {
   readonly cancelGraceMs: number;
 };
 
+/**
+ * A request as `run` and `resume` take it: `runId` and whatever the agent's defaults do not
+ * already give. `goal` is the short form of `context.goal` (a string is one user text message);
+ * `context.run` falls back to the defaults', then to no messages.
+ */
+export type RunRequestInput = Partial<Omit<RunRequest, 'runId' | 'context'>> & {
+  readonly runId: string;
+  readonly goal?: string | readonly Message[];
+  readonly context?: { readonly run?: readonly Message[]; readonly goal?: readonly Message[] };
+};
+
 /** Options of `run`. */
 export type RunOptions = { readonly signal?: AbortSignal };
 
-/** Options of `resume`: `input` answers the run's open input request (SPEC §9). */
-export type ResumeOptions = RunOptions & { readonly input?: InputReply };
+/**
+ * Options of `resume`: `input` answers the run's open input request (SPEC §9); `upgrade` lets a
+ * run whose identity changed go on under the new one, writing an `upgrade` record with `reason`
+ * (docs/upgrades.md).
+ */
+export type ResumeOptions = RunOptions & { readonly input?: InputReply; readonly upgrade?: UpgradeOptions };
+
+/** Why a run is upgraded: kept in its `upgrade` record, shown by the viewer and the CLI. */
+export type UpgradeOptions = { readonly reason: string };

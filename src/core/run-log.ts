@@ -41,6 +41,7 @@ export function readRunLog(records: readonly LogRecord[]): RunLogView {
     usage,
     inFlight: c.inFlight,
     pending: c.pending,
+    upgrades: c.upgrades,
     ended: c.ended,
   };
 }

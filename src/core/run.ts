@@ -4,28 +4,35 @@
  * @module
  */
 import { Cancellation } from './cancellation.ts';
-import { RunExistsError, RunNotFoundError } from './errors.ts';
+import { InvalidRequestError, RunExistsError, RunIdentityMismatchError, RunNotFoundError } from './errors.ts';
+import { diffSnapshots } from './internal/recovery.ts';
 import { acquireLease, guardedRead, Lease } from './lease.ts';
 import { checkOptionKeys } from './options.ts';
 import type { OptionKeys } from './options.ts';
 import type { StoreWarning } from './ports.ts';
-import type { AgentConfig, AgentDefinition, ResumeOptions, RunOptions, RunRequest } from './request.ts';
+import type { AgentConfig, AgentDefinition, ResumeOptions, RunOptions, RunRequestInput, UpgradeOptions } from './request.ts';
+import { requestFromLog, resolveRequest } from './request-input.ts';
+import type { ResolvedRequest } from './request-input.ts';
 import { checkAgentConfig, checkRequest } from './request-checks.ts';
 import { readRunLog } from './run-log.ts';
 import { checkSnapshotHash, trustInFlight } from './log-trust.ts';
 import { checkReply } from './seam-values.ts';
 import { RunDriver } from './session.ts';
-import { identityMismatch, identitySnapshot } from './snapshot.ts';
+import { identitySnapshot, snapshotInForce } from './snapshot.ts';
 import { storedResult } from './step-record.ts';
-import type { RunResult } from './types.ts';
+import type { ParamSnapshot, RunResult, RunStartedRecord, UpgradeRecord } from './types.ts';
+import { checkUpgradeHashes, storedRequestOf, upgradeRecord, upgradeRefusal } from './upgrade.ts';
 
 /**
  * Define an agent: the reusable, frozen half of a run (model, interpreter, store, events,
- * synthetic observation texts). One definition serves any number of concurrent runs.
+ * synthetic observation texts, and the request fields its runs share as `defaults`). One
+ * definition serves any number of concurrent runs.
  *
  * @example
  * const agent = defineAgent({ model, interpreter, store: new InMemoryStore(), events,
- *   syntheticObservations: { notExecuted: 'The action was not executed.', envError: 'The environment failed.' } });
+ *   syntheticObservations: { notExecuted: 'The action was not executed.', envError: 'The environment failed.' },
+ *   defaults: { tools, executor: new RegistryExecutor(tools), budget, injections: {}, modelBinding: {}, modelReplayPolicy: 'safe',
+ *     observationTemplate: '{observation}', toolRenderStyle: 'none', cancelGraceMs: 5_000 } });
  */
 export function defineAgent(config: AgentConfig): AgentDefinition {
   checkAgentConfig(config);
@@ -36,56 +43,80 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
     events: Object.freeze({ ...config.events.params }),
     syntheticObservations,
   });
-  return Object.freeze({ ...config, syntheticObservations, params });
+  const defaults = config.defaults === undefined ? {} : { defaults: Object.freeze({ ...config.defaults }) };
+  return Object.freeze({ ...config, ...defaults, syntheticObservations, params });
 }
 
 /**
- * Start a new run and drive it to its end.
+ * Start a new run and drive it to its end. `request` is complete with the agent's defaults:
+ * `run(agent, { runId, goal })` is enough when they give the rest.
  *
  * Rejects with `RunExistsError` if the run has a log, `InvalidRequestError` for a malformed
  * request, `StoreError` when the store fails (the log stays resumable), and `signal.reason`
  * when aborted (after writing `run_ended` with stop reason `cancelled`, within `cancelGraceMs`).
  *
  * @example
- * const result = await run(agent, request, { signal: AbortSignal.timeout(60_000) });
+ * const result = await run(agent, { runId: 'run-1', goal: 'Summarise the report' }, { signal: AbortSignal.timeout(60_000) });
  * console.log(result.stopReason, result.finalAnswer);
  */
-export function run(agent: AgentDefinition, request: RunRequest, opts: RunOptions = {}): Promise<RunResult> {
+export function run(agent: AgentDefinition, request: RunRequestInput, opts: RunOptions = {}): Promise<RunResult> {
   return drive(agent, request, opts, 'run');
 }
 
 /**
  * Continue a run from its log: returns the stored result of an ended run (executing nothing),
  * otherwise recovers the interrupted step by its replay policy and drives the run to its end
- * (or to the next input request). A run awaiting input moves on only with `opts.input`, a reply
- * to its open request (SPEC §9); without it, resume returns the same awaiting result and writes
- * and delivers nothing. Rejects with `RunNotFoundError` for an empty log,
- * `RunIdentityMismatchError` when the definition or request differ from the ones the run
- * started with, `InvalidInputError` for a reply that fits no open request (nothing written);
+ * (or to the next input request). Give the run's id, and the request is rebuilt from its log
+ * (its tools and executor from the agent's defaults), or give the request as `run` takes it.
+ *
+ * A run awaiting input moves on only with `opts.input`, a reply to its open request (SPEC §9);
+ * without it, resume returns the same awaiting result and writes and delivers nothing. A run
+ * whose definition or request changed goes on only with `opts.upgrade`, which writes an
+ * `upgrade` record first (docs/upgrades.md). Rejects with `RunNotFoundError` for an empty log,
+ * `RunIdentityMismatchError` when the parameters differ from the run's and no upgrade was asked
+ * for (or the run has ended), `UpgradeRefusedError` for an upgrade the interrupted step forbids,
+ * `InvalidInputError` for a reply that fits no open request (nothing written in each case);
  * otherwise as {@link run}.
  *
  * @example
- * const result = await resume(agent, sameRequestAsBefore);
- * if (result.pending) await resume(agent, sameRequestAsBefore, { input: { kind: 'approve', resultId: result.pending.resultId } });
+ * const result = await resume(agent, 'run-1');
+ * if (result.pending) await resume(agent, 'run-1', { input: { kind: 'approve', resultId: result.pending.resultId } });
+ * await resume(agentV2, 'run-1', { upgrade: { reason: 'deploy 42: search tool added' } });
  */
-export function resume(agent: AgentDefinition, request: RunRequest, opts: ResumeOptions = {}): Promise<RunResult> {
+export function resume(agent: AgentDefinition, request: RunRequestInput | string, opts: ResumeOptions = {}): Promise<RunResult> {
   return drive(agent, request, opts, 'resume');
 }
 
 const RUN_OPTIONS: OptionKeys<RunOptions> = { signal: true };
-const RESUME_OPTIONS: OptionKeys<ResumeOptions> = { signal: true, input: true };
-const RUN_HINTS = { input: 'it answers an open request: pass it to resume' };
+const RESUME_OPTIONS: OptionKeys<ResumeOptions> = { signal: true, input: true, upgrade: true };
+const UPGRADE_OPTIONS: OptionKeys<UpgradeOptions> = { reason: true };
+const RUN_HINTS = { input: 'it answers an open request: pass it to resume', upgrade: 'a new run has nothing to upgrade: pass it to resume' };
+/** The grace of a run resumed by id until its log is read: nothing is written before then. */
+const UNREAD_GRACE_MS = 0;
 
-async function drive(agent: AgentDefinition, request: RunRequest, opts: ResumeOptions, mode: 'run' | 'resume'): Promise<RunResult> {
-  if (mode === 'run') checkOptionKeys(opts, RUN_OPTIONS, 'run', { hints: RUN_HINTS });
-  else checkOptionKeys(opts, RESUME_OPTIONS, 'resume');
-  checkRequest(request);
+function checkOptions(opts: ResumeOptions, mode: 'run' | 'resume'): void {
+  if (mode === 'run') return checkOptionKeys(opts, RUN_OPTIONS, 'run', { hints: RUN_HINTS });
+  checkOptionKeys(opts, RESUME_OPTIONS, 'resume');
+  const { upgrade } = opts;
+  if (upgrade === undefined) return;
+  checkOptionKeys(upgrade, UPGRADE_OPTIONS, 'resume: upgrade');
+  if (typeof upgrade.reason !== 'string' || upgrade.reason.trim() === '') {
+    throw new InvalidRequestError([{ path: 'upgrade.reason', message: 'must be a non-empty string: why the run goes on under new parameters' }], { source: 'resume' });
+  }
+}
+
+async function drive(agent: AgentDefinition, given: RunRequestInput | string, opts: ResumeOptions, mode: 'run' | 'resume'): Promise<RunResult> {
+  checkOptions(opts, mode);
+  const byId = typeof given === 'string';
+  if (byId && mode === 'run') throw new InvalidRequestError('run takes a request, not a run id: resume(agent, runId) goes on with a run that has a log', { source: 'run' });
+  let resolved = byId ? null : resolveRequest(given, agent.defaults);
+  if (resolved) checkRequest(resolved.request, { defaulted: resolved.defaulted });
+  const runId = byId ? given : (resolved as ResolvedRequest).request.runId;
   const signal = opts.signal ?? new AbortController().signal;
   signal.throwIfAborted();
   const { store } = agent;
-  const { runId } = request;
   // Without a signal of the caller's, nothing can abort this run: its waits need no racing.
-  const cancel = new Cancellation(signal, request.cancelGraceMs, opts.signal !== undefined);
+  const cancel = new Cancellation(signal, resolved?.request.cancelGraceMs ?? UNREAD_GRACE_MS, opts.signal !== undefined);
   let lease: Lease | null = null;
   let driver: RunDriver | null = null;
   try {
@@ -95,21 +126,41 @@ async function drive(agent: AgentDefinition, request: RunRequest, opts: ResumeOp
     const view = readRunLog(log);
     if (mode === 'run' && view.state !== 'not_started') throw new RunExistsError(runId);
     if (mode === 'resume' && view.state === 'not_started') throw new RunNotFoundError(runId);
-    if (view.started) await checkSnapshotHash(view.started, 'run log');
+    const started = view.started;
+    if (started) {
+      await checkSnapshotHash(started, 'run log');
+      await checkUpgradeHashes(started, view.upgrades, log, 'run log');
+    }
+    const inForce = started ? snapshotInForce(started, view.upgrades) : null;
+    if (resolved === null) {
+      const s = started as RunStartedRecord;
+      resolved = requestFromLog(agent, runId, inForce as ParamSnapshot, storedRequestOf(s, view.upgrades), s.v);
+      checkRequest(resolved.request, { defaulted: resolved.defaulted, source: 'resume (the request rebuilt from the log and the agent)' });
+      cancel.graceMs = resolved.request.cancelGraceMs;
+    }
+    const { request, defaulted } = resolved;
     const snapshot = identitySnapshot(agent, request);
-    const mismatch = view.started ? identityMismatch(runId, view.started, snapshot) : null;
-    if (mismatch) throw mismatch;
+    const differing = inForce ? diffSnapshots(inForce, snapshot) : [];
+    if (differing.length > 0 && (opts.upgrade === undefined || view.ended)) throw new RunIdentityMismatchError(runId, differing, { ended: view.ended !== null });
     // The interrupted step goes on as the run's own tools allow, not as the log claims.
     const trusted = trustInFlight(view, request, log);
-    const given = mode === 'resume' ? opts.input : undefined;
-    const input = given === undefined ? undefined : checkReply(runId, given, trusted);
-    // An ended run, or one awaiting input that got none: the stored result; nothing written or delivered.
-    if (trusted.ended || (trusted.pending && input === undefined)) return storedResult(runId, trusted);
+    const reply = mode === 'resume' ? opts.input : undefined;
+    const input = reply === undefined ? undefined : checkReply(runId, reply, trusted);
+    const stored = { cancelGraceMs: request.cancelGraceMs, defaulted };
+    let upgrade: UpgradeRecord | null = null;
+    if (differing.length > 0 && inForce && opts.upgrade) {
+      const refusal = upgradeRefusal(runId, trusted, inForce, request);
+      if (refusal) throw refusal;
+      upgrade = await upgradeRecord(trusted, inForce, snapshot, { reason: opts.upgrade.reason, request: stored, at: new Date().toISOString() });
+    }
+    // An ended run, or one awaiting input that got none: the stored result; nothing delivered, nothing written but an upgrade asked for.
+    if (trusted.ended) return storedResult(runId, trusted);
     driver = new RunDriver(agent, request, cancel, lease);
-    return await driver.drive(trusted, snapshot, warnings, input ?? null);
+    if (upgrade) await driver.upgrade(upgrade);
+    if (trusted.pending && input === undefined) return storedResult(runId, trusted);
+    return await driver.drive(trusted, { snapshot, request: stored }, warnings, input ?? null);
   } finally {
     cancel.dispose();
     await lease?.settle(driver?.abandonedWrite ?? null, agent.events, runId);
   }
 }
-

@@ -39,13 +39,14 @@ export function isBarrier(rec: LogRecord): boolean {
 }
 
 const ORDER: Readonly<Record<string, readonly string[]>> = {
-  run_started: ['kind', 'v', 'runId', 'snapshot', 'snapshotHash', 'startedAt'],
+  run_started: ['kind', 'v', 'runId', 'snapshot', 'snapshotHash', 'request', 'startedAt'],
   intent: ['kind', 'v', 'intent', 'stepIndex', 'callSeq', 'resultId', 'replayPolicy', 'decision'],
   result: ['kind', 'v', 'resultId', 'stepIndex', 'callSeq', 'reply'],
   step: ['kind', 'v', 'step', 'actionResult'],
   run_ended: ['kind', 'v', 'stopReason', 'finalAnswer', 'steps', 'validActions', 'eventDeliveryFailures', 'usage', 'endedAt'],
   input_request: ['kind', 'v', 'stepIndex', 'resultId', 'request', 'requestedAt'],
   input: ['kind', 'v', 'stepIndex', 'resultId', 'reply', 'receivedAt'],
+  upgrade: ['kind', 'v', 'stepIndex', 'reason', 'changes', 'snapshotHash', 'request', 'at'],
 };
 const INPUT_REPLY_ORDER = ['kind', 'resultId', 'reason', 'text', 'observation'];
 const INPUT_REQUEST_ORDER = ['kind', 'target', 'decision'];
@@ -185,6 +186,7 @@ function checkBody(r: Obj): Obj {
       need(typeof r['runId'] === 'string', 'run_started.runId must be a string');
       need(isObj(r['snapshot']), 'run_started.snapshot must be an object');
       need(typeof r['snapshotHash'] === 'string', 'run_started.snapshotHash must be a string');
+      need(r['request'] === undefined || isStoredRequest(r['request']), 'run_started.request must hold cancelGraceMs and the defaulted field names');
       return canonicalOrder(r);
     case 'intent':
       need(r['intent'] === 'model_call' || r['intent'] === 'action', 'intent.intent must be "model_call" or "action"');
@@ -238,9 +240,26 @@ function checkBody(r: Obj): Obj {
       need(isObj(reply) && typeof reply['kind'] === 'string' && reply['resultId'] === r['resultId'], 'input.reply needs a kind and the resultId of its request');
       return canonicalOrder({ receivedAt: '', ...r });
     }
+    case 'upgrade': {
+      need(isInt(r['stepIndex']) && typeof r['reason'] === 'string' && typeof r['snapshotHash'] === 'string', 'upgrade.stepIndex, reason and snapshotHash are required');
+      const changes = r['changes'];
+      need(isObj(changes) && Object.values(changes).every(isChange), 'upgrade.changes must map snapshot keys to { before, after, value? }');
+      need(isStoredRequest(r['request']), 'upgrade.request must hold cancelGraceMs and the defaulted field names');
+      need(typeof r['at'] === 'string', 'upgrade.at must be a string');
+      return canonicalOrder(r);
+    }
     default:
       throw new Shape('unknown kind');
   }
+}
+
+/** `{ cancelGraceMs, defaulted }`: what a resume by id needs beyond the snapshot. */
+function isStoredRequest(v: unknown): boolean {
+  return isObj(v) && isInt(v['cancelGraceMs']) && Array.isArray(v['defaulted']) && v['defaulted'].every((k) => typeof k === 'string');
+}
+
+function isChange(v: unknown): boolean {
+  return isObj(v) && isStrOrNull(v['before']) && isStrOrNull(v['after']) && (v['after'] === null) === (v['value'] === undefined);
 }
 
 /**

@@ -48,6 +48,8 @@ import type {
   ReplayPolicy,
   StepRecord,
   StepWriteRecord,
+  StoredRequest,
+  UpgradeRecord,
 } from './types.ts';
 
 /**
@@ -104,14 +106,20 @@ export class RunDriver {
     return this.#out.abandonedWrite;
   }
 
-  async drive(view: RunLogView, snapshot: ParamSnapshot, warnings: readonly StoreWarning[], input: InputReply | null): Promise<RunResult> {
+  /** Write the `upgrade` record (a barrier) before anything runs under the new identity. */
+  upgrade(rec: UpgradeRecord): Promise<void> {
+    return this.#out.write(rec);
+  }
+
+  async drive(view: RunLogView, start: { readonly snapshot: ParamSnapshot; readonly request: StoredRequest }, warnings: readonly StoreWarning[], input: InputReply | null): Promise<RunResult> {
     const req = this.#req;
     try {
       // The interrupted step, entered where it stopped; null for a fresh step.
       let inFlight: InFlightStep | null = view.inFlight;
       if (view.state === 'not_started') {
+        const { snapshot, request } = start;
         const snapshotHash = await sha256Hex(canonicalJson(snapshot));
-        await this.#out.write({ kind: 'run_started', v: RECORD_VERSION, runId: this.#runId, snapshot, snapshotHash, startedAt: now() });
+        await this.#out.write({ kind: 'run_started', v: RECORD_VERSION, runId: this.#runId, snapshot, snapshotHash, request, startedAt: now() });
       } else {
         for (const step of view.trajectory) this.#remember(step);
       }

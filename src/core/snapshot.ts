@@ -7,7 +7,7 @@ import { RunIdentityMismatchError } from './errors.ts';
 import { diffSnapshots } from './internal/recovery.ts';
 import type { AgentDefinition, RunRequest } from './request.ts';
 import { canonicalJson } from './serialization.ts';
-import type { JsonValue, ParamSnapshot, RunStartedRecord, ToolDescriptor } from './types.ts';
+import type { JsonValue, ParamSnapshot, RunStartedRecord, ToolDescriptor, UpgradeRecord } from './types.ts';
 
 /** The snapshot of `agent` and `request` in stored form (canonical JSON, parsed back): what `run_started` records. */
 export function identitySnapshot(agent: AgentDefinition, request: RunRequest): ParamSnapshot {
@@ -16,16 +16,33 @@ export function identitySnapshot(agent: AgentDefinition, request: RunRequest): P
 
 /**
  * `RunIdentityMismatchError` (for `runId`) naming the keys at which `current` (see
- * {@link identitySnapshot}) differs from the snapshot the run `started` with, or null when it is the same run. What
+ * {@link identitySnapshot}) differs from the snapshot the run is under (the one it `started` with, after its
+ * `upgrades`), or null when it is the same run. What
  * `resume` checks first; a host can ask it before storing anything.
  *
  * @example
  * const mismatch = identityMismatch(request.runId, started, identitySnapshot(agent, request));
  * if (mismatch) return badRequest(mismatch.message);
  */
-export function identityMismatch(runId: string, started: RunStartedRecord, current: ParamSnapshot): RunIdentityMismatchError | null {
-  const differing = diffSnapshots(started.snapshot, current);
+export function identityMismatch(runId: string, started: RunStartedRecord, current: ParamSnapshot, upgrades: readonly UpgradeRecord[] = []): RunIdentityMismatchError | null {
+  const differing = diffSnapshots(snapshotInForce(started, upgrades), current);
   return differing.length > 0 ? new RunIdentityMismatchError(runId, differing) : null;
+}
+
+/** The snapshot a run is under: the one it started with, each upgrade's new values laid over it in order. */
+export function snapshotInForce(started: RunStartedRecord, upgrades: readonly UpgradeRecord[]): ParamSnapshot {
+  if (upgrades.length === 0) return started.snapshot;
+  const out: Record<string, JsonValue> = { ...started.snapshot };
+  for (const u of upgrades) applyUpgrade(out, u);
+  return out;
+}
+
+/** Lay an upgrade's new values over `snapshot` (a key without a value is gone). */
+export function applyUpgrade(snapshot: Record<string, JsonValue>, u: UpgradeRecord): void {
+  for (const [key, change] of Object.entries(u.changes)) {
+    if (change.value === undefined) delete snapshot[key];
+    else snapshot[key] = change.value;
+  }
 }
 
 /**

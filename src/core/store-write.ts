@@ -6,7 +6,7 @@
 import type { RunStore } from './ports.ts';
 import type { ActionIntentRecord, LogRecord } from './types.ts';
 
-const METHOD: { readonly [K in LogRecord['kind']]: string } = { run_started: 'runStarted', intent: 'intent', result: 'result', step: 'step', run_ended: 'runEnded', input_request: 'inputRequest', input: 'input' };
+const METHOD: { readonly [K in LogRecord['kind']]: string } = { run_started: 'runStarted', intent: 'intent', result: 'result', step: 'step', run_ended: 'runEnded', input_request: 'inputRequest', input: 'input', upgrade: 'upgrade' };
 
 /** The store method (and `StoreError` operation) that writes `rec`; with `intent`, the joint write. */
 export function operationOf(rec: LogRecord, intent: ActionIntentRecord | undefined): string {
@@ -32,6 +32,9 @@ export function callStore(store: RunStore, runId: string, rec: LogRecord, intent
     case 'input':
       if (!store.input) throw new TypeError('this store cannot write replies (it has no input method)');
       return store.input(runId, rec);
+    case 'upgrade':
+      if (!store.upgrade) throw new TypeError('this store cannot upgrade a run (it has no upgrade method)');
+      return store.upgrade(runId, rec);
     default:
       throw new TypeError(`no store method writes a record of kind ${JSON.stringify((rec as { kind: unknown }).kind)}`);
   }

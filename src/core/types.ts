@@ -258,11 +258,25 @@ export const STEP_DEFAULTS = Object.freeze({
  *   Reply metadata (SPEC §11): result `reply.finishReason/usage/providerMetadata`, step `usage`
  *   and `finishReason`, run_ended `usage` (all defaulted when absent); the `opaque` block.
  *   1.0 logs still decode and resume (a 1.0 run that ended `in_flight_unknown` stays ended).
+ * - 1.2 — runs that outlive their code: `run_started.request` (what `resume(agent, runId)` needs
+ *   beyond the snapshot) and the `upgrade` record. Every other record is shaped as in 1.1.
  */
-export const RECORD_VERSION = '1.1';
+export const RECORD_VERSION = '1.2';
 
 /** The merged parameter snapshot a run's identity is made of. */
 export type ParamSnapshot = JsonObject;
+
+/**
+ * What a log keeps of a request beyond its snapshot, so `resume(agent, runId)` can rebuild it:
+ * the snapshot already holds every data field of the identity (context, injections, budget,
+ * binding, replay policy, template, render style); this adds the cancel grace and which fields
+ * the agent's defaults filled (those follow the agent's current defaults on a resume by id).
+ */
+export type StoredRequest = {
+  readonly cancelGraceMs: number;
+  /** Request fields the agent's defaults filled (`context.run`, `context.goal`, `budget`, …), sorted. */
+  readonly defaulted: readonly string[];
+};
 
 /** First record of every run. */
 export type RunStartedRecord = {
@@ -271,7 +285,28 @@ export type RunStartedRecord = {
   readonly runId: string;
   readonly snapshot: ParamSnapshot;
   readonly snapshotHash: string;
+  /** Added in 1.2; absent in older logs, which `resume(agent, runId)` cannot rebuild a request from. */
+  readonly request?: StoredRequest;
   readonly startedAt: string;
+};
+
+/** One changed top-level key of the identity snapshot: hashes of its canonical JSON, and the new value (absent: the key is gone). */
+export type UpgradeChange = { readonly before: string | null; readonly after: string | null; readonly value?: JsonValue };
+
+/**
+ * Barrier: the run goes on under a new identity from `stepIndex` (the first step run under it).
+ * `changes` holds every top-level snapshot key that changed; the snapshot in force is
+ * `run_started.snapshot` with each upgrade's values laid over it, and `snapshotHash` is its hash.
+ */
+export type UpgradeRecord = {
+  readonly kind: 'upgrade';
+  readonly v: string;
+  readonly stepIndex: number;
+  readonly reason: string;
+  readonly changes: { readonly [key: string]: UpgradeChange };
+  readonly snapshotHash: string;
+  readonly request: StoredRequest;
+  readonly at: string;
 };
 
 /** Barrier before a model call: written and durable before the call is made. */
@@ -342,10 +377,10 @@ export type RunEndedRecord = {
 };
 
 /** Every record kind of a run log. */
-export type LogRecord = RunStartedRecord | IntentRecord | ResultRecord | StepWriteRecord | RunEndedRecord | InputRequestRecord | InputRecord;
+export type LogRecord = RunStartedRecord | IntentRecord | ResultRecord | StepWriteRecord | RunEndedRecord | InputRequestRecord | InputRecord | UpgradeRecord;
 
 /** The kinds of record, as a runtime list. */
-export const RECORD_KINDS = ['run_started', 'intent', 'result', 'step', 'run_ended', 'input_request', 'input'] as const;
+export const RECORD_KINDS = ['run_started', 'intent', 'result', 'step', 'run_ended', 'input_request', 'input', 'upgrade'] as const;
 
 /** What a person is asked (SPEC §9). */
 export type InputRequestKind = 'approval' | 'answer' | 'settle';
@@ -446,6 +481,8 @@ export type RunLogView = {
   readonly inFlight: InFlightStep | null;
   /** The open input request when `state` is `awaiting_input` (SPEC §9), else null. */
   readonly pending: InputRequest | null;
+  /** The run's `upgrade` records, in order (empty for a run never upgraded). */
+  readonly upgrades: readonly UpgradeRecord[];
   readonly ended: RunEndedRecord | null;
 };
 

@@ -22,6 +22,7 @@ import type {
   RunStartedRecord,
   RunStore,
   StepWriteRecord,
+  UpgradeRecord,
 } from '../core/index.ts';
 import { acquireLock, errCode } from './lock.ts';
 import { fsyncDir, syncNewDirs } from './dir-sync.ts';
@@ -168,6 +169,11 @@ export class FileStore implements RunStore {
 
   /** Contract: see {@link RunStore.input}; a barrier like `intent`: resolves after `fsync`, before the reply is carried out. */
   input(runId: string, rec: InputRecord): Promise<void> {
+    return this.#append(runId, rec, 'fsync');
+  }
+
+  /** Contract: see {@link RunStore.upgrade}; a barrier: resolves after `fsync`, before any step runs under the new identity. */
+  upgrade(runId: string, rec: UpgradeRecord): Promise<void> {
     return this.#append(runId, rec, 'fsync');
   }
 
@@ -354,7 +360,7 @@ export class FileStore implements RunStore {
 }
 
 /** The store method that writes each record kind, for error messages. */
-const METHOD: Record<LogRecord['kind'], string> = { run_started: 'runStarted', intent: 'intent', result: 'result', step: 'step', run_ended: 'runEnded', input_request: 'inputRequest', input: 'input' };
+const METHOD: Record<LogRecord['kind'], string> = { run_started: 'runStarted', intent: 'intent', result: 'result', step: 'step', run_ended: 'runEnded', input_request: 'inputRequest', input: 'input', upgrade: 'upgrade' };
 
 function noop(): void {}
 

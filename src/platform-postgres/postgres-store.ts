@@ -9,6 +9,7 @@ import { checkOptionKeys, CorruptLogError, decodeLog, encodeRecord, isPolyLoopEr
 import type {
   ActionIntentRecord,
   InputRecord,
+  UpgradeRecord,
   InputRequestRecord,
   IntentRecord,
   LogRecord,
@@ -57,7 +58,7 @@ const POSTGRES_STORE_OPTIONS: OptionKeys<PostgresStoreOptions> = {
   owner: true,
 };
 
-type WriteOp = 'runStarted' | 'intent' | 'result' | 'resultAndIntent' | 'step' | 'runEnded' | 'inputRequest' | 'input';
+type WriteOp = 'runStarted' | 'intent' | 'result' | 'resultAndIntent' | 'step' | 'runEnded' | 'inputRequest' | 'input' | 'upgrade';
 
 /**
  * A durable {@link RunStore} in Postgres, for Node services that run agents on several
@@ -152,6 +153,11 @@ export class PostgresStore implements RunStore {
   /** Contract: a barrier (SPEC §9) — the reply committed before it is carried out; rejects with `StoreError`. */
   input(runId: string, rec: InputRecord): Promise<void> {
     return this.#append(runId, rec, 'input');
+  }
+
+  /** Contract: see {@link RunStore.upgrade}; one statement, committed before it resolves. */
+  upgrade(runId: string, rec: UpgradeRecord): Promise<void> {
+    return this.#append(runId, rec, 'upgrade');
   }
 
   /**

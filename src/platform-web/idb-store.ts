@@ -9,6 +9,7 @@ import { checkOptionKeys, CorruptLogError, decodeLog, encodeRecord, isBarrier, i
 import type {
   ActionIntentRecord,
   InputRecord,
+  UpgradeRecord,
   InputRequestRecord,
   IntentRecord,
   LogRecord,
@@ -65,7 +66,7 @@ export type StoredRunInfo = {
 
 /** How a write lands: a barrier commits `strict`; a non-barrier is held for the run's next write. */
 type Durability = 'strict' | 'hold';
-type WriteOp = 'runStarted' | 'intent' | 'resultAndIntent' | 'result' | 'step' | 'runEnded' | 'inputRequest' | 'input' | 'flush';
+type WriteOp = 'runStarted' | 'intent' | 'resultAndIntent' | 'result' | 'step' | 'runEnded' | 'inputRequest' | 'input' | 'upgrade' | 'flush';
 
 /**
  * A {@link RunStore} over IndexedDB, for agents that run in a browser tab (or a worker) and must
@@ -158,6 +159,11 @@ export class IndexedDBStore implements RunStore {
    */
   input(runId: string, rec: InputRecord): Promise<void> {
     return this.#append(runId, [rec], 'input', 'strict');
+  }
+
+  /** Contract: see {@link RunStore.upgrade}; a barrier like `input`: a strict-durability transaction. */
+  upgrade(runId: string, rec: UpgradeRecord): Promise<void> {
+    return this.#append(runId, [rec], 'upgrade', 'strict');
   }
 
   /**

@@ -8,6 +8,7 @@ import { CorruptLogError, decodeLog, RunLockedError, StoreError } from '../core/
 import type {
   ActionIntentRecord,
   InputRecord,
+  UpgradeRecord,
   InputRequestRecord,
   IntentRecord,
   LogRecord,
@@ -97,6 +98,10 @@ export class TurnStore implements RunStore {
 
   input(runId: string, rec: InputRecord): Promise<void> {
     return this.#writer(runId).input(runId, rec);
+  }
+
+  upgrade(runId: string, rec: UpgradeRecord): Promise<void> {
+    return this.#writer(runId).upgrade(runId, rec);
   }
 
   /**

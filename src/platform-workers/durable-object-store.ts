@@ -3,7 +3,7 @@
  * @module
  */
 import { checkOptionKeys, CorruptLogError, decodeLog, encodeRecord, isBarrier, PolyLoopError } from '../core/index.ts';
-import type { ActionIntentRecord, InputRecord, InputRequestRecord, IntentRecord, LogRecord, OptionKeys, ResultRecord, RunEndedRecord, RunStartedRecord, RunStore, StepWriteRecord } from '../core/index.ts';
+import type { ActionIntentRecord, InputRecord, InputRequestRecord, IntentRecord, LogRecord, OptionKeys, ResultRecord, RunEndedRecord, RunStartedRecord, RunStore, StepWriteRecord, UpgradeRecord } from '../core/index.ts';
 
 /** The part of `ctx.storage` the store uses (SQLite-backed Durable Object storage). */
 export type DurableObjectSqlStorage = Pick<DurableObjectStorage, 'sql' | 'transactionSync' | 'sync'>;
@@ -180,6 +180,11 @@ export class DurableObjectStore implements RunStore {
 
   /** Contract: a barrier (SPEC §9) — resolves only once the person's reply is durable (`storage.sync()`). */
   input(runId: string, rec: InputRecord): Promise<void> {
+    return this.#appendDurable(runId, rec);
+  }
+
+  /** Contract: resolves once the record is durable. */
+  upgrade(runId: string, rec: UpgradeRecord): Promise<void> {
     return this.#appendDurable(runId, rec);
   }
 

@@ -3,7 +3,7 @@
  * @module
  */
 import { checkOptionKeys } from '../core/index.ts';
-import type { ActionIntentRecord, InputRecord, InputRequestRecord, IntentRecord, LogRecord, OptionKeys, ReadLogOptions, ReleaseLease, ResultRecord, RunEndedRecord, RunStartedRecord, RunStore, StepWriteRecord } from '../core/index.ts';
+import type { ActionIntentRecord, InputRecord, InputRequestRecord, IntentRecord, LogRecord, OptionKeys, ReadLogOptions, ReleaseLease, ResultRecord, RunEndedRecord, RunStartedRecord, RunStore, StepWriteRecord, UpgradeRecord } from '../core/index.ts';
 
 /** The error a {@link faultyStore} throws once it has "crashed". */
 export class SimulatedCrashError extends Error {
@@ -11,7 +11,7 @@ export class SimulatedCrashError extends Error {
 }
 
 /** The write methods of a store, in the names {@link faultyStore} counts. */
-export type WriteMethod = 'runStarted' | 'intent' | 'result' | 'resultAndIntent' | 'step' | 'runEnded' | 'inputRequest' | 'input';
+export type WriteMethod = 'runStarted' | 'intent' | 'result' | 'resultAndIntent' | 'step' | 'runEnded' | 'inputRequest' | 'input' | 'upgrade';
 
 /** A store that crashes on cue, and tells what it let through. */
 export type FaultyStore = RunStore & {
@@ -70,6 +70,10 @@ export function faultyStore(inner: RunStore, opts: FaultyStoreOptions): FaultySt
   if (inner.input) {
     const input = inner.input.bind(inner);
     Object.assign(store, { input: (runId: string, rec: InputRecord) => write('input', runId, () => input(runId, rec)) });
+  }
+  if (inner.upgrade) {
+    const upgrade = inner.upgrade.bind(inner);
+    Object.assign(store, { upgrade: (runId: string, rec: UpgradeRecord) => write('upgrade', runId, () => upgrade(runId, rec)) });
   }
   if (inner.acquire) {
     const acquire = inner.acquire.bind(inner);

@@ -18,6 +18,7 @@ import type {
   RunLogState,
   RunStartedRecord,
   StepRecord,
+  UpgradeRecord,
 } from '../types.ts';
 
 /** What a log says about its run, before counting (see `readRunLog` in `run-log.ts`). */
@@ -27,6 +28,7 @@ export type LogClass = {
   readonly steps: readonly StepRecord[];
   readonly inFlight: InFlightStep | null;
   readonly pending: InputRequest | null;
+  readonly upgrades: readonly UpgradeRecord[];
   readonly ended: RunEndedRecord | null;
 };
 
@@ -60,21 +62,27 @@ class StepTrack {
  * 1-based) when the records do not follow the write protocol.
  */
 export function classifyLog(log: readonly LogRecord[]): LogClass {
-  if (log.length === 0) return { state: 'not_started', started: null, steps: [], inFlight: null, pending: null, ended: null };
+  if (log.length === 0) return { state: 'not_started', started: null, steps: [], inFlight: null, pending: null, upgrades: [], ended: null };
   const first = log[0] as LogRecord;
   if (first.kind !== 'run_started') throw corrupt(0, `first record is ${first.kind}, not run_started`);
   const steps: StepRecord[] = [];
+  const upgrades: UpgradeRecord[] = [];
   let t = new StepTrack();
   for (let i = 1; i < log.length; i++) {
     const rec = log[i] as LogRecord;
     if (rec.kind === 'run_started') throw corrupt(i, 'a second run_started record');
     if (rec.kind === 'run_ended') {
       if (i !== log.length - 1) throw corrupt(i + 1, 'records after run_ended');
-      return { state: 'ended', started: first, steps, inFlight: null, pending: null, ended: rec };
+      return { state: 'ended', started: first, steps, inFlight: null, pending: null, upgrades, ended: rec };
     }
     const next = steps.length;
     const index = rec.kind === 'step' ? rec.step.stepIndex : rec.stepIndex;
     if (index !== next) throw corrupt(i, `${rec.kind} for step ${index} while step ${next} is next`);
+    // An upgrade may come between any two records of a step: resume writes it wherever the run stopped.
+    if (rec.kind === 'upgrade') {
+      upgrades.push(rec);
+      continue;
+    }
     if (rec.kind !== 'intent' || rec.intent !== 'model_call') {
       if (!t.modelIntent) throw corrupt(i, `${rec.kind} of step ${next} without its model-call intent`);
     }
@@ -110,7 +118,7 @@ export function classifyLog(log: readonly LogRecord[]): LogClass {
         break;
     }
   }
-  return finish(first, steps, t);
+  return finish(first, steps, upgrades, t);
 }
 
 /**
@@ -168,9 +176,9 @@ function acceptRequest(t: StepTrack, rec: InputRequestRecord, i: number): void {
   }
 }
 
-function finish(started: RunStartedRecord, steps: readonly StepRecord[], t: StepTrack): LogClass {
+function finish(started: RunStartedRecord, steps: readonly StepRecord[], upgrades: readonly UpgradeRecord[], t: StepTrack): LogClass {
   const { modelIntent, result, actionIntent } = t;
-  if (!modelIntent) return { state: 'at_boundary', started, steps, inFlight: null, pending: null, ended: null };
+  if (!modelIntent) return { state: 'at_boundary', started, steps, inFlight: null, pending: null, upgrades, ended: null };
   const open = t.open();
   const answered = t.settlement?.input ? t.settlement : t.gate?.input && !actionIntent ? t.gate : null;
   const exchange = open ?? answered;
@@ -195,7 +203,7 @@ function finish(started: RunStartedRecord, steps: readonly StepRecord[], t: Step
   // Known keys only: unknown keys a request record keeps must not stand in for the record's own.
   const q = open?.request.request;
   const pending: InputRequest | null = open && q ? { resultId: open.request.resultId, stepIndex: open.request.stepIndex, kind: q.kind, target: q.target, decision: q.decision } : null;
-  return { state: open ? 'awaiting_input' : 'in_flight', started, steps, inFlight, pending, ended: null };
+  return { state: open ? 'awaiting_input' : 'in_flight', started, steps, inFlight, pending, upgrades, ended: null };
 }
 
 /**

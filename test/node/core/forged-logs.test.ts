@@ -48,6 +48,7 @@ async function plant(store: RunStore, recs: readonly Rec[]): Promise<void> {
     else if (rec.kind === 'input_request') await store.inputRequest?.('run-1', rec);
     else if (rec.kind === 'input') await store.input?.('run-1', rec);
     else if (rec.kind === 'step') await store.step('run-1', rec);
+    else if (rec.kind === 'upgrade') await store.upgrade?.('run-1', rec);
     else await store.runEnded('run-1', rec);
   }
 }

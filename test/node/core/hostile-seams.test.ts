@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { decodeLog, defineAgent, encodeRecord, InMemoryStore, resume, run, ToolRegistry } from '../../../src/core/index.ts';
-import type { ActionExecutor, DecisionInterpreter, EventSink, LogRecord, ModelCall, ModelCaller, RunEvent, RunStore } from '../../../src/core/index.ts';
+import type { ActionExecutor, DecisionInterpreter, EventSink, LogRecord, ModelCall, ModelCaller, RunEvent, RunRequest, RunStore } from '../../../src/core/index.ts';
 import { collectingSink, faultyStore, SimulatedCrashError } from '../../../src/testing/index.ts';
 import { harness, makeTools, timeless } from './fixtures.ts';
 
@@ -20,7 +20,7 @@ function modelReturning(reply: unknown): ModelCaller {
 }
 
 /** The log must decode, resume must hand back the stored result, nothing may throw. */
-async function expectReadable(store: RunStore, agent: Parameters<typeof resume>[0], request: Parameters<typeof resume>[1]): Promise<readonly LogRecord[]> {
+async function expectReadable(store: RunStore, agent: Parameters<typeof resume>[0], request: RunRequest): Promise<readonly LogRecord[]> {
   const log = await store.readLog(request.runId);
   const text = log.map((r) => encodeRecord(r)).join('\n');
   expect(decodeLog(text).records).toHaveLength(log.length);

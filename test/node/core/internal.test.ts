@@ -346,11 +346,11 @@ const withPolicy = (rec: LogRecord, replayPolicy: 'safe' | 'never'): LogRecord =
 
 describe('internal/recovery: classifyLog', () => {
   it('classifies an empty log as not started', () => {
-    expect(classifyLog([])).toEqual({ state: 'not_started', started: null, steps: [], inFlight: null, pending: null, ended: null });
+    expect(classifyLog([])).toEqual({ state: 'not_started', started: null, steps: [], inFlight: null, pending: null, upgrades: [], ended: null });
   });
 
   it('classifies a log with only run_started as the step-0 boundary', () => {
-    expect(classifyLog([started])).toEqual({ state: 'at_boundary', started, steps: [], inFlight: null, pending: null, ended: null });
+    expect(classifyLog([started])).toEqual({ state: 'at_boundary', started, steps: [], inFlight: null, pending: null, upgrades: [], ended: null });
   });
 
   it.each([
@@ -365,7 +365,7 @@ describe('internal/recovery: classifyLog', () => {
 
   it('classifies a log ending in run_ended as ended, with its steps', () => {
     const c = classifyLog([started, ...fullStep(0), ended]);
-    expect(c).toEqual({ state: 'ended', started, steps: [(stepRec(0) as { step: StepRecord }).step], inFlight: null, pending: null, ended });
+    expect(c).toEqual({ state: 'ended', started, steps: [(stepRec(0) as { step: StepRecord }).step], inFlight: null, pending: null, upgrades: [], ended });
   });
 
   it.each([

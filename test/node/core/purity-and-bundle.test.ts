@@ -180,6 +180,7 @@ describe('public export names (reviewed here on purpose: a change to this list i
       'StoreError',
       'ToolEnvironmentError',
       'ToolRegistry',
+      'UpgradeRefusedError',
       'acceptedReplies',
       'canonicalJson',
       'checkOptionKeys',

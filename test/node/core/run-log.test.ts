@@ -61,7 +61,7 @@ describe('exportRun / importRun', () => {
     ['a torn last line', (t) => t.slice(0, -20), CorruptLogError, /torn/],
     ['a corrupt middle line', (t) => t.split('\n').map((l, i) => (i === 2 ? '{oops' : l)).join('\n'), CorruptLogError, /imported log:3: not valid JSON/],
     ['a log of another run id', (t) => t.replace(/"runId":"run-1"/, '"runId":"run-2"'), Error, /is of run "run-2", not "run-1"/],
-    ['schema major 2', (t) => t.replaceAll('"v":"1.1"', '"v":"2.0"'), SchemaVersionError, /2\.0/],
+    ['schema major 2', (t) => t.replaceAll('"v":"1.2"', '"v":"2.0"'), SchemaVersionError, /2\.0/],
     ['records out of protocol order', (t) => { const l = t.trimEnd().split('\n'); return [l[0], l[2], l[1], ...l.slice(3)].join('\n') + '\n'; }, CorruptLogError, /run log:2: result of step 0 without its model-call intent/],
     ['an empty text', () => '', Error, /empty/],
     ['50 MB of garbage', () => 'x'.repeat(50 * 1024 * 1024), CorruptLogError, /torn|JSON/],

@@ -1,0 +1,84 @@
+/**
+ * Runs that outlive their code: the identity a run is under after its upgrades, the `upgrade`
+ * record that moves it to a new one, and what an upgrade may not change under an interrupted
+ * step. The rules are in docs/upgrades.md.
+ * @module
+ */
+import { CorruptLogError, UpgradeRefusedError } from './errors.ts';
+import { diffSnapshots } from './internal/recovery.ts';
+import type { RunRequest } from './request.ts';
+import { canonicalJson } from './serialization.ts';
+import { applyUpgrade, sha256Hex } from './snapshot.ts';
+import { RECORD_VERSION } from './types.ts';
+import type { JsonObject, JsonValue, ParamSnapshot, RunLogView, RunStartedRecord, StoredRequest, UpgradeChange, UpgradeRecord } from './types.ts';
+
+type Upgrades = readonly UpgradeRecord[];
+
+/** The request data a run keeps beyond its snapshot, as its last upgrade (or `run_started`) left it; null for a log older than 1.2. */
+export function storedRequestOf(started: RunStartedRecord, upgrades: Upgrades): StoredRequest | null {
+  return upgrades.at(-1)?.request ?? started.request ?? null;
+}
+
+/**
+ * Rejects with `CorruptLogError` naming the first `upgrade` record whose `snapshotHash` is not
+ * the hash of the snapshot in force after it: the values it lays over the old identity are the
+ * ones it was written with.
+ */
+export async function checkUpgradeHashes(started: RunStartedRecord, upgrades: Upgrades, log: readonly unknown[], source: string): Promise<void> {
+  const snapshot: Record<string, JsonValue> = { ...started.snapshot };
+  for (const u of upgrades) {
+    applyUpgrade(snapshot, u);
+    if ((await sha256Hex(canonicalJson(snapshot))) !== u.snapshotHash) {
+      throw new CorruptLogError(log.indexOf(u) + 1, `the upgrade of step ${u.stepIndex} holds a snapshotHash that is not the hash of the snapshot it leaves in force`, { source });
+    }
+  }
+}
+
+/** Snapshot keys that differ, at the top level: what an upgrade record lists. */
+export function changedKeys(inForce: ParamSnapshot, current: ParamSnapshot): string[] {
+  const keys = diffSnapshots(inForce, current).map((path) => path.split(/[.[]/)[0] as string);
+  return [...new Set(keys)].sort();
+}
+
+/**
+ * The `upgrade` record that moves a run from `inForce` to `current`: every changed top-level key
+ * with hashes of both sides and its new value (absent when the key is gone).
+ */
+export async function upgradeRecord(view: RunLogView, inForce: ParamSnapshot, current: ParamSnapshot, opts: { readonly reason: string; readonly request: StoredRequest; readonly at: string }): Promise<UpgradeRecord> {
+  const changes: Record<string, UpgradeChange> = {};
+  const hashOf = async (s: ParamSnapshot, key: string): Promise<string | null> => (Object.hasOwn(s, key) ? sha256Hex(canonicalJson(s[key])) : null);
+  for (const key of changedKeys(inForce, current)) {
+    const value = Object.hasOwn(current, key) ? current[key] : undefined;
+    const change = { before: await hashOf(inForce, key), after: await hashOf(current, key) };
+    changes[key] = value === undefined ? change : { ...change, value };
+  }
+  const stepIndex = view.inFlight?.stepIndex ?? view.steps;
+  const snapshotHash = await sha256Hex(canonicalJson(current));
+  return { kind: 'upgrade', v: RECORD_VERSION, stepIndex, reason: opts.reason, changes, snapshotHash, request: opts.request, at: opts.at };
+}
+
+/**
+ * `UpgradeRefusedError` when the new request would change what the interrupted step or the open
+ * request stands on: the tool its recorded action names is gone, or its `never` became `safe`
+ * (which would let resume run again an action that may have run). Null when the upgrade may go on.
+ */
+export function upgradeRefusal(runId: string, view: RunLogView, inForce: ParamSnapshot, request: RunRequest): UpgradeRefusedError | null {
+  const f = view.inFlight;
+  if (f === null) return null;
+  const decision = f.actionIntent?.decision ?? f.request?.request.decision ?? view.pending?.decision ?? null;
+  if (decision === null || decision.action.kind !== 'tool_call') return null;
+  const name = decision.action.name;
+  const before = toolsOf(inForce).find((t) => t['name'] === name);
+  const after = request.tools.get(name);
+  const what = f.actionIntent ? `the action in flight in step ${f.stepIndex}` : `the open request of step ${f.stepIndex}`;
+  if (before !== undefined && after === undefined) return new UpgradeRefusedError(runId, name, `it removes tool ${JSON.stringify(name)}, which ${what} names; finish or settle that step first`);
+  if (before?.['replayPolicy'] === 'never' && after?.replayPolicy === 'safe') {
+    return new UpgradeRefusedError(runId, name, `it makes tool ${JSON.stringify(name)} replay-safe while ${what} names it: an action that may have run would run again`);
+  }
+  return null;
+}
+
+function toolsOf(snapshot: ParamSnapshot): readonly JsonObject[] {
+  const tools = snapshot['tools'];
+  return Array.isArray(tools) ? (tools.filter((t) => typeof t === 'object' && t !== null && !Array.isArray(t)) as JsonObject[]) : [];
+}
