@@ -59,6 +59,7 @@ const CODES: ReadonlySet<string> = new Set<PolyLoopErrorCode>([
   'invalid_input',
   'model_call',
   'tool_arguments',
+  'upgrade_refused',
 ]);
 
 /**
