@@ -136,7 +136,8 @@ function checkDefaults(problems: Problems, defaults: AgentDefaults): void {
   problems.addUnknown(defaults, DEFAULT_FIELDS, 'the agent\'s defaults', 'defaults.');
   let resolved: ResolvedRequest;
   try {
-    resolved = resolveRequest({ runId: 'defaults', ...(defaults.goal === undefined && !isRecord(defaults.context) ? { goal: 'probe' } : {}) }, defaults);
+    const goalGiven = defaults.goal !== undefined || (isRecord(defaults.context) && defaults.context['goal'] !== undefined);
+    resolved = resolveRequest({ runId: 'defaults', ...(goalGiven ? {} : { goal: 'probe' }) }, defaults);
   } catch (e) {
     if (!(e instanceof InvalidRequestError)) throw e;
     for (const p of e.problems) problems.add(p.path.replace(/^request\./, 'defaults.'), `${p.path.replace(/^request\./, 'defaults.')} ${p.message}`);

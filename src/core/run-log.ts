@@ -15,6 +15,7 @@ import { checkOptionKeys } from './options.ts';
 import { decodeLog, encodeRecord } from './serialization.ts';
 import { callStore } from './store-write.ts';
 import { checkRecordDepth, checkSnapshotHash } from './log-trust.ts';
+import { checkUpgradeHashes } from './upgrade.ts';
 import type { InputRequestRecord, LogRecord, RunEndedRecord, RunLogView, StepRecord, Usage } from './types.ts';
 
 /**
@@ -128,11 +129,15 @@ export async function importRun(store: RunStore, runId: string, ndjson: string, 
   // stacks do not: one fixed limit, checked before anything is written or compared.
   checkRecordDepth(records, 'imported log');
   const view = readRunLog(records);
-  if (view.started) await checkSnapshotHash(view.started, 'imported log');
+  if (view.started) {
+    await checkSnapshotHash(view.started, 'imported log');
+    await checkUpgradeHashes(view.started, view.upgrades, records, 'imported log');
+  }
   if (view.runId !== runId) throw new InvalidRequestError(`importRun: the log is of run ${JSON.stringify(view.runId)}, not ${JSON.stringify(runId)}`);
   if (records.some((r) => r.kind === 'input_request' || r.kind === 'input') && (!store.inputRequest || !store.input)) {
     throw new InvalidRequestError('importRun: the log holds human input, and this store cannot write it (no inputRequest/input)');
   }
+  if (view.upgrades.length > 0 && !store.upgrade) throw new InvalidRequestError('importRun: the log holds an upgrade, and this store cannot write it (no upgrade method)');
   const release = store.acquire ? await store.acquire(runId, { signal: opts.signal ?? new AbortController().signal }) : null;
   try {
     if ((await store.readLog(runId)).length > 0) throw new RunExistsError(runId);
