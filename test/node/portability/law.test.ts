@@ -148,7 +148,8 @@ describe('export bytes', () => {
         exports.set(kind, await exportRun(store, RUN_ID));
       }
       expect(new Set(exports.values()).size).toBe(1);
-      expect([...exports.values()][0]).toContain('"v":"1.1"');
+      expect([...exports.values()][0]).toContain('"v":"1.2"');
+      expect([...exports.values()][0]).toContain('"request":{"cancelGraceMs":');
     } finally {
       vi.useRealTimers();
     }
