@@ -128,7 +128,7 @@ export type Answered = string[];
  * Start (`run`) or resume the reference on `store` and answer every request from the outside
  * world until it ends; each call builds the agent afresh, as a restarted process would.
  */
-async function drive(store: RunStore, effects: string[], variant: Variant, start: 'run' | 'resume', answered: Answered): Promise<RunResult> {
+export async function drive(store: RunStore, effects: string[], variant: Variant, start: 'run' | 'resume', answered: Answered): Promise<RunResult> {
   const first = reference(store, effects, variant);
   let result = start === 'run' ? await run(first.agent, first.request) : await resume(first.agent, first.request);
   while (result.pending !== null) {

@@ -2,15 +2,18 @@
  * Cross-runtime portability (SPEC §10) from Node: the logs IndexedDB wrote in Chromium and a
  * Durable Object wrote in workerd (checked in under test/fixtures/portability) are imported into
  * each Node store and finished there; FileStore's own fixtures are still what it writes today;
- * the 1.0-era logs of every runtime still import and finish. With POLYLOOP_WRITE_FIXTURES=1
+ * the 1.0-era logs of every runtime still import and finish; a resume by run id of any of them
+ * (they predate stored requests) is refused, and they still finish resumed by request. With POLYLOOP_WRITE_FIXTURES=1
  * (`npm run fixtures:portability`) it rewrites the node-* fixtures (never the 1.0-era ones).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { decodeLog, exportRun, importRun } from '../../../src/core/index.ts';
+import { decodeLog, defineAgent, exportRun, importRun, resume } from '../../../src/core/index.ts';
+import type { AgentDefinition, RunStore } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/file-store.ts';
 import { CUT_STATES, CUTS, expectedOfV10, finishDemands, fixtureOf, meaningOf, notifies, RUNTIMES, stateOf, timelessNdjson, V10_CUTS, variantOf } from '../../portability/cuts.ts';
 import type { Cut } from '../../portability/cuts.ts';
-import { finishOn, RUN_ID, uninterrupted } from '../../portability/reference.ts';
+import { drive, finishOn, outcomeOf, reference, RUN_ID, uninterrupted } from '../../portability/reference.ts';
+import type { Variant } from '../../portability/reference.ts';
 import { readFixture, readV10Fixture, WRITE_FIXTURES, writeFixture } from './fixture-files.ts';
 import { freshStore, NODE_STORES, removeTempDirs, tempDir } from './stores.ts';
 
@@ -18,6 +21,21 @@ afterAll(removeTempDirs);
 
 /** The log FileStore writes at a cut today. */
 const nodeFixture = (cut: Cut): Promise<string> => fixtureOf(new FileStore({ dir: tempDir() }), cut);
+
+/** The reference agent with its request but the run id as its defaults: all a resume by id takes from an agent. */
+function referenceById(store: RunStore, effects: string[], variant: Variant): AgentDefinition {
+  const { agent, request } = reference(store, effects, variant);
+  const { runId: _runId, ...defaults } = request;
+  const { model, interpreter, events, syntheticObservations } = agent;
+  return defineAgent({ model, interpreter, store, events, syntheticObservations, defaults });
+}
+
+/** A FileStore holding `ndjson` imported as the reference run. */
+async function imported(ndjson: string): Promise<RunStore> {
+  const store = freshStore('file');
+  await importRun(store, RUN_ID, ndjson);
+  return store;
+}
 
 const versions = (ndjson: string): string[] => [...new Set(ndjson.trimEnd().split('\n').map((l) => (JSON.parse(l) as { v: string }).v))];
 
@@ -74,6 +92,27 @@ describe.skipIf(WRITE_FIXTURES)('the checked-in fixtures, from Node', () => {
     expect(outcome).toEqual(expectedOfV10(decodeLog(ndjson).records, full));
     expect(answered).toEqual([]);
     expect(notifies(effects)).toBe(0);
+  });
+
+  const byId = RUNTIMES.flatMap((rt) => [
+    ...CUTS.map((cut) => [rt, '1.1', cut] as const),
+    ...V10_CUTS.map((cut) => [rt, '1.0', cut] as const),
+  ]);
+  const byIdName = 'the %s log of record version %s at the %s cut, imported into a FileStore, refuses a resume by id '
+    + '(it predates stored requests), writes nothing, and still finishes resumed by request';
+  it.each(byId)(byIdName, async (runtime, version, cut) => {
+    const ndjson = version === '1.1' ? readFixture(runtime, cut) : readV10Fixture(runtime, cut);
+    const store = await imported(ndjson);
+    const effects: string[] = [];
+    const refused = resume(referenceById(store, effects, variantOf(cut)), RUN_ID);
+    await expect(refused).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(refused).rejects.toThrow(`resume: run "${RUN_ID}" was started under record version ${version}, `
+      + 'which predates stored requests: resume it with its request, resume(agent, request)');
+    expect(await exportRun(store, RUN_ID)).toBe(await exportRun(await imported(ndjson), RUN_ID));
+    expect(effects).toEqual([]);
+    const { outcome: full } = await uninterrupted(freshStore('memory'), variantOf(cut));
+    const outcome = outcomeOf(await drive(store, effects, variantOf(cut), 'resume', []));
+    expect(outcome).toEqual(version === '1.1' ? full : expectedOfV10(decodeLog(ndjson).records, full));
   });
 
   it.each(NODE_STORES)('%s exports each imported 1.1 fixture of every runtime as the same bytes', async (kind) => {
