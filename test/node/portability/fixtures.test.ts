@@ -3,8 +3,9 @@
  * Durable Object wrote in workerd (checked in under test/fixtures/portability) are imported into
  * each Node store and finished there; FileStore's own fixtures are still what it writes today;
  * the 1.0-era logs of every runtime still import and finish; a resume by run id of any of them
- * (they predate stored requests) is refused, and they still finish resumed by request. With POLYLOOP_WRITE_FIXTURES=1
- * (`npm run fixtures:portability`) it rewrites the node-* fixtures (never the 1.0-era ones).
+ * (they predate stored requests) is refused, and they still finish resumed by request. With
+ * POLYLOOP_WRITE_FIXTURES=1 (`npm run fixtures:portability`) it rewrites the node-* fixtures
+ * (never the 1.0-era ones).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { decodeLog, defineAgent, exportRun, importRun, resume } from '../../../src/core/index.ts';
