@@ -1,5 +1,6 @@
 /**
- * The user's agent module of `polyloop view --agent <module>` (decision 0039): JavaScript is
+ * The user's agent module of `polyloop view --agent <module>` (decisions 0039, 0060): it exports
+ * the agent (or, in the older form, a function of `{ runId, dir }` giving `{ agent, request }`). JavaScript is
  * imported as it is; TypeScript (`.ts`, `.mts`, `.cts`, `.tsx`) through the tsx of the user's
  * project when it resolves there, else by Node's own type stripping when this Node has it, else
  * refused with what to do instead (decision 0054).
@@ -9,11 +10,12 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { AgentFactory } from './view-dir.ts';
+import { isAgentDefinition } from './view-reply.ts';
+import type { ViewerAgent } from './view-reply.ts';
 import { ViewerRefusedError } from './view-source.ts';
 
-/** tsx's `tsImport`: import a module through tsx without registering it for the whole process. */
-type TsImport = (specifier: string, parentURL: string) => Promise<unknown>;
+/** tsx's `register`: load TypeScript for the whole process; resolves with how to stop. */
+type TsRegister = () => () => Promise<void>;
 
 const TYPESCRIPT = /\.(?:[cm]?ts|tsx)$/i;
 
@@ -35,16 +37,18 @@ async function tsxApiFrom(dir: string): Promise<string | null> {
   return typeof file === 'string' ? resolve(dirname(manifest), file) : null;
 }
 
-/** tsx's `tsImport` from the first of `dirs` that has it (the module's directory, the working directory, this package). */
-async function findTsImport(dirs: readonly string[]): Promise<TsImport | null> {
+/** tsx's `register` from the first of `dirs` that has it (the module's directory, the working directory, this package). */
+async function findTsRegister(dirs: readonly string[]): Promise<TsRegister | null> {
   for (const dir of dirs) {
     const file = await tsxApiFrom(dir);
     if (file === null) continue;
-    const api = (await import(pathToFileURL(file).href)) as { tsImport?: unknown };
-    if (typeof api.tsImport === 'function') return api.tsImport as TsImport;
+    const api = (await import(pathToFileURL(file).href)) as { register?: unknown };
+    if (typeof api.register === 'function') return api.register as TsRegister;
   }
   return null;
 }
+
+let registered = false;
 
 /** Whether this Node loads TypeScript by itself (type stripping: Node 22.6 behind a flag, 23.6 by default). */
 function nodeStripsTypes(): boolean {
@@ -55,9 +59,17 @@ function nodeStripsTypes(): boolean {
 async function importModule(file: string): Promise<unknown> {
   const url = pathToFileURL(resolve(file)).href;
   if (!TYPESCRIPT.test(file)) return import(url);
+  if (registered) return import(url);
   const here = dirname(fileURLToPath(import.meta.url));
-  const tsImport = await findTsImport([dirname(resolve(file)), process.cwd(), here]);
-  if (tsImport !== null) return tsImport(url, import.meta.url);
+  const register = await findTsRegister([dirname(resolve(file)), process.cwd(), here]);
+  if (register !== null) {
+    // For the whole process, not scoped to the module (tsx's tsImport): a scoped import loads its
+    // own copy of every module it reaches, polyloop included, and the viewer's resume would not
+    // know that copy's ToolRegistry. Registered, `import 'polyloop'` is the viewer's own copy.
+    register();
+    registered = true;
+    return import(url);
+  }
   if (nodeStripsTypes()) return import(url);
   throw new ViewerRefusedError(
     `${file} is TypeScript, and neither tsx (from its project) nor this Node (${process.version}) can load it: ` +
@@ -65,12 +77,19 @@ async function importModule(file: string): Promise<unknown> {
   );
 }
 
-/** Load the user's agent module: its default export (or `agent` export) must be a function of `{ runId, dir }`. */
-export async function loadAgentModule(file: string): Promise<AgentFactory> {
-  const mod = (await importModule(file)) as { default?: unknown; agent?: unknown };
-  const factory = mod.default ?? mod.agent;
-  if (typeof factory !== 'function') {
-    throw new ViewerRefusedError(`${file} must export a default function ({ runId, dir }) => ({ agent, request })`);
-  }
-  return factory as AgentFactory;
+/**
+ * Load the user's agent module: its default export (or `agent` export) is the agent
+ * (`defineAgent`'s result), or — the older form — a function `({ runId, dir }) => ({ agent, request })`.
+ */
+export async function loadAgentModule(file: string): Promise<ViewerAgent> {
+  type Exports = { default?: unknown; agent?: unknown } | null | undefined;
+  const mod = (await importModule(file)) as Exports;
+  let given = mod?.default ?? mod?.agent;
+  // TypeScript outside an ES module package is loaded as CommonJS: its exports arrive as the default.
+  if (typeof given === 'object' && !isAgentDefinition(given)) given = (given as Exports)?.default ?? (given as Exports)?.agent ?? given;
+  if (typeof given === 'function' || isAgentDefinition(given)) return given as ViewerAgent;
+  throw new ViewerRefusedError(
+    `${file} must export the agent: export default defineAgent({ …, store: new FileStore({ dir }), defaults: { tools, executor: tools.executor() } }) ` +
+      '(or, the older form, a function ({ runId, dir }) => ({ agent, request }))',
+  );
 }

@@ -53,8 +53,25 @@ function sameKey(given: string | undefined, key: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-function fail(c: Context, status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 500, message: string): Response {
-  return c.json({ error: { code: status === 404 ? 'not_found' : status === 409 ? 'conflict' : status === 401 ? 'unauthorized' : 'bad_request', message } }, status);
+type FailStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 500;
+
+function fail(c: Context, status: FailStatus, message: string, code?: string): Response {
+  const named = code ?? (status === 404 ? 'not_found' : status === 409 ? 'conflict' : status === 401 ? 'unauthorized' : 'bad_request');
+  return c.json({ error: { code: named, message } }, status);
+}
+
+/** A POSTed JSON body from the page's own origin, or the refusal to send. */
+async function jsonBody(c: Context, what: string): Promise<{ value: unknown } | Response> {
+  const origin = c.req.header('origin');
+  if (origin !== undefined && new URL(c.req.url).origin !== origin) return fail(c, 403, `${what} must come from the viewer page`);
+  if (!/^application\/json\b/i.test(c.req.header('content-type') ?? '')) return fail(c, 415, `${what} is JSON (content-type: application/json)`);
+  const text = await c.req.text();
+  if (Buffer.byteLength(text) > MAX_REPLY_BYTES) return fail(c, 413, `${what} is at most ${MAX_REPLY_BYTES} bytes`);
+  try {
+    return { value: JSON.parse(text) as unknown };
+  } catch {
+    return fail(c, 400, `${what} is not valid JSON`);
+  }
 }
 
 /** An integer query parameter within [min, max], the default when absent, or null when malformed. */
@@ -67,7 +84,8 @@ function intParam(value: string | undefined, fallback: number, min: number, max:
 /**
  * The viewer's app: `GET /` (the page), `GET /assets/*`, `GET /viewer` (what the page is looking
  * at), `GET /runs`, `GET /runs/:id`, `GET /runs/:id/steps?from=&limit=&full=1`, `GET
- * /runs/:id/log`, `GET /runs/:id/events` (SSE, `Last-Event-ID`), `POST /runs/:id/input`.
+ * /runs/:id/log`, `GET /runs/:id/events` (SSE, `Last-Event-ID`), `POST /runs/:id/input`, `POST
+ * /runs/:id/upgrade` (`{ reason, input? }`).
  */
 export function createViewApp(opts: ViewAppOptions): Hono {
   const app = new Hono();
@@ -136,20 +154,20 @@ export function createViewApp(opts: ViewAppOptions): Hono {
   });
 
   app.post('/runs/:id/input', async (c) => {
-    const origin = c.req.header('origin');
-    if (origin !== undefined && new URL(c.req.url).origin !== origin) return fail(c, 403, 'a reply must come from the viewer page');
-    if (!/^application\/json\b/i.test(c.req.header('content-type') ?? '')) return fail(c, 415, 'a reply is JSON (content-type: application/json)');
-    const text = await c.req.text();
-    if (Buffer.byteLength(text) > MAX_REPLY_BYTES) return fail(c, 413, `a reply is at most ${MAX_REPLY_BYTES} bytes`);
-    let reply: unknown;
-    try {
-      reply = JSON.parse(text);
-    } catch {
-      return fail(c, 400, 'the reply is not valid JSON');
-    }
-    const answer = await source.answer(c.req.param('id'), reply);
+    const body = await jsonBody(c, 'a reply');
+    if (body instanceof Response) return body;
+    const answer = await source.answer(c.req.param('id'), body.value);
     if (answer.status === 202) return c.json(answer.body ?? {}, 202);
-    return fail(c, answer.status as 400, answer.message);
+    return fail(c, answer.status as FailStatus, answer.message, answer.code);
+  });
+
+  app.post('/runs/:id/upgrade', async (c) => {
+    const body = await jsonBody(c, 'an upgrade');
+    if (body instanceof Response) return body;
+    if (!source.upgrade) return fail(c, 409, `this viewer cannot upgrade runs: ${source.describe.source === 'worker' ? 'a Worker\'s runs go on with its own agent' : 'it has no agent'}`);
+    const answer = await source.upgrade(c.req.param('id'), body.value);
+    if (answer.status === 202) return c.json(answer.body ?? {}, 202);
+    return fail(c, answer.status as FailStatus, answer.message, answer.code);
   });
 
   app.notFound((c) => fail(c, 404, `no route ${c.req.method} ${new URL(c.req.url).pathname}`));

@@ -8,6 +8,8 @@
 import { acceptedReplies, CorruptLogError, decodeRecord, isPolyLoopError, readRunLog } from '../core/index.ts';
 import type { Action, InputRecord, InputRequestRecord, LogRecord, RunLogView, StepRecord, Usage } from '../core/index.ts';
 import { isCompleteJson } from './log-text.ts';
+import { upgradeSummaries } from './upgrades.ts';
+import type { UpgradeSummary } from './upgrades.ts';
 
 /** A decoded log, read as far as it can be. */
 export type LogReading = {
@@ -100,6 +102,8 @@ export type RunSummary = ViewRunRow & {
   readonly span: { readonly start: string | null; readonly end: string | null };
   readonly inFlight: InFlightSummary | null;
   readonly pending: PendingSummary | null;
+  /** Where the run went on under new code (its `upgrade` records), in order. */
+  readonly upgrades: readonly UpgradeSummary[];
   /** Whether this viewer can carry out a reply, and if not why. */
   readonly answering: { readonly enabled: boolean; readonly why: string | null };
 };
@@ -134,6 +138,7 @@ export function summarizeRun(reading: LogReading, ctx: SummaryContext): RunSumma
     span: { start: view.started?.startedAt || null, end: lastTime(view) },
     inFlight: inFlightOf(view),
     pending: pendingOf(reading),
+    upgrades: upgradeSummaries(view),
     answering: ctx.answering,
   };
 }

@@ -8,8 +8,11 @@ import { encodeRecord } from '../core/index.ts';
 import type { LogRecord } from '../core/index.ts';
 import type { ViewRunRow, RunSummary, ViewStepRow } from './view-model.ts';
 
-/** The answer to a reply: its HTTP status, a message, and the success body. */
-export type ViewAnswer = { readonly status: number; readonly message: string; readonly body?: unknown };
+/**
+ * The answer to a reply or an upgrade: its HTTP status, a message, the success body, and for a
+ * refusal the page acts on, its error code (`run_identity_mismatch`: offer an upgrade).
+ */
+export type ViewAnswer = { readonly status: number; readonly message: string; readonly body?: unknown; readonly code?: string };
 
 /** What the page is told about the viewer itself. */
 export type SourceDescription = {
@@ -30,8 +33,13 @@ export type ViewSource = {
   log(runId: string): Promise<string | null>;
   /** Server-sent events, one per record after `afterSeq` (-1: all), as the Worker's `GET /runs/:id/events`. */
   events(runId: string, afterSeq: number, signal: AbortSignal): Promise<Response | null>;
-  /** Carry out a reply to the run's open request (SPEC §9). */
+  /** Carry out a reply to the run's open request (docs/human-input.md). */
   answer(runId: string, reply: unknown): Promise<ViewAnswer>;
+  /**
+   * Move a run waiting for a person onto the agent's current code: `{ reason, input? }`, as
+   * `resume(agent, runId, { upgrade: { reason }, input })`. Absent: this source cannot.
+   */
+  upgrade?(runId: string, body: unknown): Promise<ViewAnswer>;
   /** Stop what the source keeps running (followers, timers). */
   close?(): Promise<void>;
 };

@@ -8,6 +8,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
+import type { BuildOptions, PluginBuild } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -60,9 +61,9 @@ async function project(name: string, file: string, tsx: boolean): Promise<string
   return dir;
 }
 
-function load(cwd: string, file: string): Promise<string> {
+function load(cwd: string, file: string, args: readonly string[] = [runner]): Promise<string> {
   return new Promise((ok, fail) => {
-    const child = spawn(process.execPath, [runner, file], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...args, file], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
@@ -70,6 +71,60 @@ function load(cwd: string, file: string): Promise<string> {
     child.on('error', fail);
     child.on('close', () => (out === '' ? fail(new Error(`no output; stderr: ${err}`)) : ok(out.trim())));
   });
+}
+
+/** Imports of the core from the rest of the package go to the package's own entry, as in its build. */
+const coreExternal = { name: 'core-external', setup: (b: PluginBuild) => b.onResolve({ filter: /\/core\/index\.ts$/ }, () => ({ path: 'polyloop', external: true })) };
+
+/** An agent in TypeScript that imports the package by name: it awaits approval of `send`, then answers. */
+const TYPED_AGENT = `import { defineAgent, jsonActionInterpreter, silentSink, STANDARD_SYNTHETIC_OBSERVATIONS, ToolRegistry } from 'polyloop';
+import { FileStore } from 'polyloop/node';
+const tools: ToolRegistry = ToolRegistry.of([{ name: 'send', description: 'Send.', replayPolicy: 'never', needsApproval: true,
+  parameters: { type: 'object', properties: {} }, handler: async () => 'sent' }]);
+const say = (n: number, body: unknown) => ({ callId: 'c' + n, text: JSON.stringify(body), reasoning: null });
+const model = { params: { model: 'fixed' }, call: async (c: { callSeq: number }) => (c.callSeq === 0 ? say(0, { tool: 'send', args: {} }) : say(1, { final: 'done' })) };
+export default defineAgent({ model, interpreter: jsonActionInterpreter(), store: new FileStore({ dir: 'runs' }), events: silentSink(),
+  syntheticObservations: STANDARD_SYNTHETIC_OBSERVATIONS, defaults: { tools, executor: tools.executor(), injections: {}, modelBinding: {},
+  budget: { maxSteps: 5, maxValidActions: 5, maxContextChars: 100000 }, modelReplayPolicy: 'safe', observationTemplate: '{observation}',
+  toolRenderStyle: 'none', cancelGraceMs: 1000 } });
+`;
+
+/** Starts a run with the module's agent, answers its approval through the viewer's source, and prints where the run ended. */
+const RUNNER = `import { readRunLog, run } from 'polyloop';
+import { dirSource, loadAgentModule } from 'polyloop/viewer';
+const agent = await loadAgentModule('./agent.ts');
+await run(agent, { runId: 'r-1', goal: 'send it' });
+const source = await dirSource({ dir: 'runs', agent });
+const answer = await source.answer('r-1', { kind: 'approve', resultId: 's0.input' });
+let view = readRunLog(await agent.store.readLog('r-1'));
+for (let i = 0; i < 200 && answer.status === 202 && view.state !== 'ended'; i++) {
+  await new Promise((ok) => setTimeout(ok, 25));
+  view = readRunLog(await agent.store.readLog('r-1'));
+}
+console.log(JSON.stringify({ answer, state: view.state, stopReason: view.ended?.stopReason ?? null }));
+`;
+
+/**
+ * A user's project with polyloop installed as a package (its core, its Node platform and the
+ * viewer built as separate files, as \`npm run build\` lays them out) and tsx: the agent module
+ * imports \`polyloop\` by name, as the viewer does.
+ */
+async function installedProject(): Promise<string> {
+  const dir = join(tmp, 'installed');
+  const pkg = join(dir, 'node_modules/polyloop');
+  await mkdir(join(dir, 'runs'), { recursive: true });
+  await mkdir(pkg, { recursive: true });
+  await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'installed', type: 'module' }));
+  await symlink(join(ROOT, 'node_modules/tsx'), join(dir, 'node_modules/tsx'), 'dir');
+  await writeFile(join(pkg, 'package.json'), JSON.stringify({ name: 'polyloop', type: 'module', exports: { '.': './core.mjs', './node': './node.mjs', './viewer': './viewer.mjs' } }));
+  const common: BuildOptions = { bundle: true, platform: 'node', format: 'esm', target: 'node20', external: ['vite'], logLevel: 'warning', banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" } };
+  await build({ ...common, entryPoints: [join(ROOT, 'src/core/index.ts')], outfile: join(pkg, 'core.mjs') });
+  await build({ ...common, entryPoints: [join(ROOT, 'src/platform-node/index.ts')], outfile: join(pkg, 'node.mjs'), plugins: [coreExternal] });
+  const viewer = `export { loadAgentModule } from './view-agent.ts';\nexport { dirSource } from './view-dir.ts';\n`;
+  await build({ ...common, stdin: { contents: viewer, resolveDir: join(ROOT, 'src/platform-node'), loader: 'ts' }, outfile: join(pkg, 'viewer.mjs'), plugins: [coreExternal] });
+  await writeFile(join(dir, 'agent.ts'), TYPED_AGENT);
+  await writeFile(join(dir, 'runner.mjs'), RUNNER);
+  return dir;
 }
 
 const nodeStripsTypes = Boolean((process.features as { typescript?: unknown }).typescript);
@@ -89,6 +144,13 @@ describe('a TypeScript --agent module', () => {
       expect(out).toContain('install tsx (`npm i -D tsx`) or point --agent at a .js/.mjs build');
     }
   }, 30_000);
+
+  it('that exports the agent carries out a reply with the installed package\'s own classes (one copy of polyloop, not two)', async () => {
+    const dir = await installedProject();
+    const out = JSON.parse(await load(dir, './runner.mjs', [])) as { answer: { status: number; message: string }; state: string; stopReason: string | null };
+    expect(out.answer).toMatchObject({ status: 202 });
+    expect(out).toMatchObject({ state: 'ended', stopReason: 'final_answer' });
+  }, 60_000);
 
   it('loads a plain .mjs module as before, without tsx', async () => {
     const dir = join(tmp, 'plain');
