@@ -7,7 +7,7 @@
 import { InvalidRequestError } from './errors.ts';
 import type { RequestProblem } from './errors.ts';
 import type { AgentDefaults, AgentDefinition, RunRequest, RunRequestInput } from './request.ts';
-import type { Budget, JsonObject, Message, ParamSnapshot, StoredRequest } from './types.ts';
+import type { Budget, Message, ParamSnapshot, StoredRequest } from './types.ts';
 
 /** A complete request and the fields the agent's defaults filled (`context.run`, `budget`, …), sorted. */
 export type ResolvedRequest = { readonly request: RunRequest; readonly defaulted: readonly string[] };
@@ -85,7 +85,9 @@ export function requestFromLog(agent: AgentDefinition, runId: string, snapshot: 
   if (problems.length > 0) throw new InvalidRequestError(problems, { subject: 'agent definition', source: 'resume' });
   const filled = new Set(stored.defaulted);
   const pick = <T>(field: string, logged: T, current: T | undefined): T => (filled.has(field) && current !== undefined ? current : logged);
-  const context = snapshot['context'] as JsonObject as unknown as RunRequest['context'];
+  // A log is checked, not trusted: a snapshot without a context object gives none, and checkRequest names it.
+  const logged = snapshot['context'];
+  const context = (isRecord(logged) ? logged : {}) as unknown as RunRequest['context'];
   const defaultGoal = d.goal !== undefined ? goalMessages(d.goal) : d.context?.goal;
   const request: RunRequest = {
     runId,

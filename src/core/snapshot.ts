@@ -41,7 +41,8 @@ export function snapshotInForce(started: RunStartedRecord, upgrades: readonly Up
 export function applyUpgrade(snapshot: Record<string, JsonValue>, u: UpgradeRecord): void {
   for (const [key, change] of Object.entries(u.changes)) {
     if (change.value === undefined) delete snapshot[key];
-    else snapshot[key] = change.value;
+    // Defined, not assigned: a key named `__proto__` in a log is data, never the object's prototype.
+    else Object.defineProperty(snapshot, key, { value: change.value, enumerable: true, writable: true, configurable: true });
   }
 }
 

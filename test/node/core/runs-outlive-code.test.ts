@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { decodeRecord, defineAgent, encodeRecord, InMemoryStore, InvalidRequestError, readRunLog, resume, run, RunIdentityMismatchError, ToolRegistry, UpgradeRefusedError } from '../../../src/core/index.ts';
 import type { AgentDefaults, AgentDefinition, LogRecord, RunStore, ToolSpec, UpgradeRecord } from '../../../src/core/index.ts';
 import { CorruptLogError } from '../../../src/core/errors.ts';
+import { canonicalJson } from '../../../src/core/serialization.ts';
+import { sha256Hex } from '../../../src/core/snapshot.ts';
 import { collectingSink, jsonActionInterpreter, scriptedModel } from '../../../src/testing/index.ts';
 import { makeTools, SYNTHETIC, text } from './fixtures.ts';
 
@@ -313,3 +315,33 @@ async function writeRecord(store: RunStore, rec: LogRecord): Promise<void> {
   else if (rec.kind === 'upgrade') await store.upgrade?.('run-1', rec);
   else await store.runEnded('run-1', rec);
 }
+
+describe('a log resumed by id is checked, not trusted', () => {
+  it('names a snapshot without a context as a request problem instead of failing with a TypeError', async () => {
+    const { store } = await waitingRun();
+    const [started, ...rest] = await store.readLog('run-1');
+    if (started?.kind !== 'run_started') throw new Error('no run_started');
+    const { context: _c, ...snapshot } = started.snapshot;
+    const forged = new InMemoryStore();
+    await writeRecord(forged, { ...started, snapshot, snapshotHash: await sha256Hex(canonicalJson(snapshot)) });
+    for (const rec of rest) await writeRecord(forged, rec);
+    const e = await resume(agentOf(forged, defaultsFor(gatedTools([]))), 'run-1').catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(InvalidRequestError);
+    expect((e as Error).message).toMatch(/request\.context\.(run|goal)/);
+  });
+
+  it('hashes a key named __proto__ as data, so an upgrade that smuggles one in fails its hash and pollutes nothing', async () => {
+    const { store, b } = await waitingRun();
+    await resume(b([]), 'run-1', { upgrade: { reason: 'deploy 2' } });
+    const log = await store.readLog('run-1');
+    const forged = new InMemoryStore();
+    for (const rec of log) {
+      if (rec.kind !== 'upgrade') await writeRecord(forged, rec);
+      else await writeRecord(forged, decodeRecord(encodeRecord(rec).replace('"changes":{', '"changes":{"__proto__":{"before":null,"after":"x","value":{"polluted":true}},')));
+    }
+    // The hash no longer fits the snapshot in force: refused as corrupt, and nothing was polluted.
+    expect(canonicalJson(JSON.parse('{"b":1,"__proto__":{"x":1}}'))).toBe('{"__proto__":{"x":1},"b":1}');
+    await expect(resume(agentOf(forged, defaultsFor([...gatedTools([]), search])), 'run-1')).rejects.toBeInstanceOf(CorruptLogError);
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+  });
+});
