@@ -4,11 +4,13 @@
  * @module
  */
 import { isPolyLoopError } from '../core/index.ts';
+import type { RunLogView } from '../core/index.ts';
 import { inspectRun, listRuns, MissingDirectoryError } from './inspect.ts';
 import type { RunListing } from './inspect.ts';
 import { clip, clipId, escapeRawForTerminal, EXIT, oneLine, renderInFlight, renderPending, renderStep, stateLine, table, viewJson } from './render.ts';
 import type { CliIo } from './render.ts';
 import { exportCommand, importCommand, MAX_IMPORT_BYTES } from './transfer.ts';
+import { upgradeLine, upgradeSummaries } from './upgrades.ts';
 import { viewCommand } from './view-command.ts';
 
 const USAGE = `usage:
@@ -130,7 +132,7 @@ async function runsCommand(dir: string, json: boolean, io: CliIo): Promise<numbe
   } else {
     const rows = runs.map((r) => [
       r.runId === null ? '(unknown id)' : clipId(oneLine(r.runId)),
-      oneLine(r.view ? stateLine(r.view, r.driverPid) + (r.warnings.length > 0 ? ' (torn tail ignored)' : '') : `corrupt: ${r.error ?? ''}`),
+      oneLine(r.view ? stateLine(r.view, r.driverPid) + (r.warnings.length > 0 ? ' (torn tail ignored)' : '') + upgradedText(r.view) : `corrupt: ${r.error ?? ''}`),
       r.view ? String(r.view.steps) : '-',
       r.view ? String(r.view.validActions) : '-',
       r.lastWriteAt,
@@ -139,6 +141,12 @@ async function runsCommand(dir: string, json: boolean, io: CliIo): Promise<numbe
   }
   if (corrupt) io.err('polyloop: some logs are corrupt (see STATE); they were left untouched\n');
   return corrupt ? EXIT.corrupt : EXIT.ok;
+}
+
+/** How often a run went on under new code, for the runs table (nothing when never). */
+function upgradedText(view: RunLogView): string {
+  const n = view.upgrades.length;
+  return n === 0 ? '' : `; upgraded ${n === 1 ? 'once' : `${n} times`}`;
 }
 
 async function showCommand(dir: string, runId: string, json: boolean, io: CliIo): Promise<number> {
@@ -169,7 +177,11 @@ async function showCommand(dir: string, runId: string, json: boolean, io: CliIo)
   if (view.pending) lines.push(...renderPending(view.pending));
   for (const w of run.warnings) lines.push(`note         ${w}`);
   lines.push('');
-  for (const step of view.trajectory) lines.push(...renderStep(step));
+  // Each upgrade where it took effect: before the first step run under the new identity.
+  const upgrades = upgradeSummaries(view);
+  const upgradesBefore = (stepIndex: number): string[] => upgrades.filter((u) => u.stepIndex === stepIndex).map(upgradeLine);
+  for (const step of view.trajectory) lines.push(...upgradesBefore(step.stepIndex), ...renderStep(step));
+  lines.push(...upgrades.filter((u) => u.stepIndex >= view.trajectory.length).map(upgradeLine));
   if (view.inFlight) lines.push(renderInFlight(view.inFlight));
   // Ids and log contents are data, never terminal commands: every line is made terminal-safe.
   io.out(lines.map(oneLine).join('\n') + '\n');
@@ -184,5 +196,6 @@ function jsonOut(value: unknown, io: CliIo): string {
 
 function listingJson(r: RunListing): Record<string, unknown> {
   const derived = r.view ? viewJson(r.view, r.driverPid) : { state: 'corrupt', stateLine: `corrupt: ${r.error ?? ''}`, stopReason: null, inFlight: null, pending: null, driverPid: null, steps: null, validActions: null };
-  return { runId: r.runId, file: r.file, lastWriteAt: r.lastWriteAt, ...derived, error: r.error, warnings: r.warnings };
+  const upgrades = r.view ? upgradeSummaries(r.view) : null;
+  return { runId: r.runId, file: r.file, lastWriteAt: r.lastWriteAt, ...derived, upgrades, error: r.error, warnings: r.warnings };
 }

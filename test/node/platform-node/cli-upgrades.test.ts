@@ -1,0 +1,73 @@
+/**
+ * `polyloop show` and `runs` on runs that went on under new code: a line where each upgrade took
+ * effect (its reason, what it changed, the tools it added and removed, its time), and the
+ * upgrades in `--json`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resume, run } from '../../../src/core/index.ts';
+import type { UpgradeRecord } from '../../../src/core/index.ts';
+import { FileStore } from '../../../src/platform-node/index.ts';
+import { readRunLog } from '../../../src/core/index.ts';
+import { agentVersions } from '../viewer/upgrade-agents.ts';
+import { polyloop, tempDir } from './helpers.ts';
+
+let dir = '';
+let cleanup = async (): Promise<void> => undefined;
+let finished: UpgradeRecord;
+let waiting: UpgradeRecord;
+
+const upgradesOf = async (runId: string): Promise<readonly UpgradeRecord[]> => readRunLog(await new FileStore({ dir }).readLog(runId)).upgrades;
+
+beforeAll(async () => {
+  ({ dir, cleanup } = await tempDir('polyloop-cli-upgrades-'));
+  const { v1, v2, v3 } = agentVersions(dir);
+  // Started under v1, waiting for approval of `send` at step 1; upgraded to v2 with the approval.
+  await run(v1, { runId: 'upgraded', goal: 'Tell Ana the weather.' });
+  await resume(v2, 'upgraded', { upgrade: { reason: 'deploy 42: search added' }, input: { kind: 'approve', resultId: 's1.input' } });
+  [finished] = (await upgradesOf('upgraded')) as [UpgradeRecord];
+  // Upgraded without a reply (still waiting), its reason on two lines; then to v3 would drop `send`: refused.
+  await run(v1, { runId: 'waiting', goal: 'Tell Ana the weather.' });
+  await resume(v2, 'waiting', { upgrade: { reason: 'new tools\nsecond line' } });
+  await expect(resume(v3, 'waiting', { upgrade: { reason: 'drop send' } })).rejects.toThrow(/cannot be upgraded/);
+  [waiting] = (await upgradesOf('waiting')) as [UpgradeRecord];
+}, 30_000);
+
+afterAll(async () => {
+  await cleanup();
+});
+
+describe('polyloop show on an upgraded run', () => {
+  it('prints a line where the upgrade took effect: before its step, with the reason, the changes, the tools added, the time', async () => {
+    const r = await polyloop(['show', dir, 'upgraded']);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split('\n');
+    const at = lines.indexOf(`── upgrade before step 1: deploy 42: search added (changed: context, tools +search) at ${finished.at}`);
+    expect(at).toBeGreaterThan(0);
+    expect(lines[at - 2]).toMatch(/^#0 {2}action/);
+    expect(lines[at + 1]).toMatch(/^#1 {2}action +send/);
+  });
+
+  it('prints an upgrade of the step still waiting before the line of that step, its reason on one line', async () => {
+    const r = await polyloop(['show', dir, 'waiting']);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split('\n');
+    const at = lines.indexOf(`── upgrade before step 1: new tools ⏎ second line (changed: context, tools +search) at ${waiting.at}`);
+    expect(at).toBeGreaterThan(0);
+    expect(lines[at + 1]).toMatch(/^#1 {2}awaiting approval of action send/);
+  });
+
+  it('says in the runs table how often a run was upgraded', async () => {
+    const r = await polyloop(['runs', dir]);
+    expect(r.stdout).toMatch(/upgraded +ended \(final_answer\); upgraded once +3 +2 /);
+    expect(r.stdout).toMatch(/waiting +awaiting input at step 1: .*; upgraded once +1 +1 /);
+  });
+
+  it('gives the upgrades in --json, for show and for runs', async () => {
+    const expected = { stepIndex: 1, reason: 'deploy 42: search added', at: finished.at, changed: ['context', 'tools'], tools: { added: ['search'], removed: [] }, snapshotHash: finished.snapshotHash };
+    const shown = JSON.parse((await polyloop(['show', dir, 'upgraded', '--json'])).stdout) as { upgrades: unknown[] };
+    expect(shown.upgrades).toEqual([expected]);
+    const listed = JSON.parse((await polyloop(['runs', dir, '--json'])).stdout) as { runId: string; upgrades: unknown[] }[];
+    expect(listed.find((r) => r.runId === 'upgraded')?.upgrades).toEqual([expected]);
+    expect(listed.find((r) => r.runId === 'waiting')?.upgrades).toHaveLength(1);
+  });
+});
