@@ -30,5 +30,5 @@ export async function startBoss(url: string): Promise<PgBoss> {
  * queue's `exclusive` policy keys jobs by run id, so a run posted twice is driven by one job).
  */
 export async function enqueueRun(boss: PgBoss, job: RunJob): Promise<string | null> {
-  return boss.send(QUEUE, { runId: job.runId, city: job.city }, { singletonKey: job.runId });
+  return boss.send(QUEUE, { runId: job.runId, goal: job.goal }, { singletonKey: job.runId });
 }

@@ -1,9 +1,11 @@
 /**
  * The front door: accepts runs over HTTP and answers what became of them. It drives nothing —
- * starting a run sends a job; the workers do the rest.
+ * starting a run sends a job (the run's id and goal); the workers do the rest, and keep nothing
+ * per run: a run's request is in its log from its first record on.
  *
  *   DATABASE_URL=postgres://… PORT=8080 npx tsx examples/node-workers/server.ts
- *   curl -X POST localhost:8080/runs -d '{"runId":"r1","city":"Paris"}'   → 202 {"runId":"r1","job":"…"}
+ *   curl -X POST localhost:8080/runs -d '{"runId":"r1","goal":"What is the weather in Paris? Tell ops."}'
+ *     → 202 {"runId":"r1","job":"…"}
  *   curl localhost:8080/runs/r1                                           → {"state":"ended","steps":3,…}
  *
  * It creates the tables on start (migrate() of PolyLoop, the world's table, pg-boss's schema).
@@ -43,9 +45,11 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   const path = new URL(req.url ?? '/', 'http://x').pathname;
   if (req.method === 'POST' && path === '/runs') {
     const job = (await body(req).catch(() => null)) as Partial<RunJob> | null;
-    if (typeof job?.runId !== 'string' || job.runId === '' || typeof job.city !== 'string') return send(res, 400, { error: 'send {"runId": string, "city": string}' });
+    if (typeof job?.runId !== 'string' || job.runId === '' || typeof job.goal !== 'string' || job.goal === '') {
+      return send(res, 400, { error: 'send {"runId": string, "goal": string}' });
+    }
     // Posting a run whose job is still waiting, retrying or running queues nothing (job: null).
-    const id = await enqueueRun(boss, { runId: job.runId, city: job.city });
+    const id = await enqueueRun(boss, { runId: job.runId, goal: job.goal });
     return send(res, 202, { runId: job.runId, job: id });
   }
   const m = /^\/runs\/(.+)$/.exec(path);

@@ -1,7 +1,8 @@
 /**
- * One worker process: takes run jobs from the queue and drives each run to its end — `run` for a
- * new one, `resume` for one another worker started (and died in), answering a notification left
- * in doubt from the world's table. Start as many as you like, on as many machines:
+ * One worker process: takes run jobs from the queue and drives each run to its end — `run(agent,
+ * { runId, goal })` for a new one, `resume(agent, runId)` for one another worker started (and died
+ * in): the run's log holds its request, the agent its tools. A notification left in doubt is
+ * answered from the world's table. Start as many as you like, on as many machines:
  *
  *   DATABASE_URL=postgres://… npx tsx examples/node-workers/worker.ts
  *
@@ -9,11 +10,10 @@
  * LEASE_MS (the run lease, default 5000), MODEL_DELAY_MS (the stand-in model's latency, default 20).
  */
 import pg from 'pg';
-import { isPolyLoopError, resume, run } from '../../src/core/index.ts';
-import type { RunResult } from '../../src/core/index.ts';
 import { PostgresStore } from '../../src/platform-postgres/index.ts';
-import { agentFor, QUEUE, settleFromWorld } from './agent.ts';
+import { QUEUE, weatherAgent } from './agent.ts';
 import type { RunJob } from './agent.ts';
+import { driveJob } from './jobs.ts';
 import { startBoss } from './queue.ts';
 
 const url = process.env['DATABASE_URL'];
@@ -27,33 +27,17 @@ const pool = new pg.Pool({ connectionString: url, max: concurrency + 2 });
 pool.on('error', (e) => console.error(`worker ${process.pid}: idle connection lost: ${e.message}`));
 // 'wait': a run whose previous worker died is taken as soon as that worker's lease expires.
 const store = new PostgresStore({ pool, leaseMs, lease: 'wait', owner: `worker pid ${process.pid}` });
-
-/** Drive one run to its end, whoever started it; a throw fails the job, and pg-boss retries it. */
-async function drive(job: RunJob): Promise<RunResult> {
-  const build = () => agentFor(store, pool, job, delayMs);
-  let result: RunResult;
-  try {
-    const { agent, request } = build();
-    result = await run(agent, request);
-  } catch (e) {
-    if (!isPolyLoopError(e, 'run_exists')) throw e;
-    const { agent, request } = build();
-    result = await resume(agent, request);
-  }
-  for (let asked = 0; result.pending !== null; asked++) {
-    if (asked > 3) throw new Error(`run ${job.runId} keeps asking`);
-    const reply = await settleFromWorld(pool, job.runId, result.pending);
-    const { agent, request } = build();
-    result = await resume(agent, request, { input: reply });
-  }
-  return result;
-}
+// One agent for every run: what they share is its defaults; each run's own request is in its log.
+const agent = weatherAgent(store, pool, { delayMs });
 
 const boss = await startBoss(url);
 await boss.work<RunJob>(QUEUE, { localConcurrency: concurrency, pollingIntervalSeconds: 0.5 }, async ([job]) => {
   if (!job) return;
-  const result = await drive(job.data);
-  console.log(`worker ${process.pid}: ${job.data.runId} ${result.stopReason}`);
+  // A throw fails the job, and pg-boss retries it.
+  const outcome = await driveJob(agent, pool, job.data);
+  const { runId } = job.data;
+  if ('left' in outcome) console.error(`worker ${process.pid}: ${runId} left for an operator: ${outcome.left}`);
+  else console.log(`worker ${process.pid}: ${runId} ${outcome.result.stopReason}`);
 });
 console.log(`worker ${process.pid}: ready`);
 

@@ -9,11 +9,11 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import pg from 'pg';
-import { InMemoryStore, readRunLog, resume, run } from '../../src/core/index.ts';
+import { InMemoryStore, readRunLog, run } from '../../src/core/index.ts';
 import type { RunResult, StepRecord } from '../../src/core/index.ts';
 import { PostgresStore } from '../../src/platform-postgres/index.ts';
 import type { PgPoolLike, PgQuery } from '../../src/platform-postgres/index.ts';
-import { agentFor } from '../../examples/node-workers/agent.ts';
+import { weatherAgent, weatherGoal } from '../../examples/node-workers/agent.ts';
 import type { RunJob } from '../../examples/node-workers/agent.ts';
 import { startPostgres } from './server.ts';
 
@@ -69,16 +69,13 @@ function random(seed: number): () => number {
 
 const timeless = (steps: readonly StepRecord[]): unknown[] => steps.map(({ startedAt: _s, endedAt: _e, ...rest }) => rest);
 
-/** The uninterrupted run of a job on InMemoryStore, its world in memory. */
+/** The uninterrupted run of a job on InMemoryStore, its world in memory (it asks nothing). */
 async function reference(job: RunJob): Promise<RunResult> {
   const world: PgPoolLike = {
     query: async (_q: PgQuery) => ({ rows: [], rowCount: 1 }),
     connect: () => Promise.reject(new Error('unused')),
   };
-  const { agent, request } = agentFor(new InMemoryStore(), world, job, 0);
-  const result = await run(agent, request);
-  if (result.pending) return resume(agent, request);
-  return result;
+  return run(weatherAgent(new InMemoryStore(), world, { delayMs: 0 }), job);
 }
 
 function start(script: string, env: Record<string, string>, log: (l: string) => void): ChildProcess {
@@ -129,7 +126,7 @@ export async function workerTrial(opts: TrialOptions): Promise<TrialReport> {
     const workers: ChildProcess[] = [];
     for (let i = 0; i < opts.workers; i++) workers.push(spawnKnown('worker.ts'));
     await Promise.all(workers.map((w) => waitForLine(w, /ready/, 60_000)));
-    const jobs: RunJob[] = Array.from({ length: opts.runs }, (_, i) => ({ runId: `run-${i}`, city: CITIES[i % CITIES.length] as string }));
+    const jobs: RunJob[] = Array.from({ length: opts.runs }, (_, i) => ({ runId: `run-${i}`, goal: weatherGoal(CITIES[i % CITIES.length] as string) }));
     for (const job of jobs) {
       const res = await fetch(`http://127.0.0.1:${port}/runs`, { method: 'POST', body: JSON.stringify(job) });
       if (res.status !== 202) throw new Error(`POST /runs answered ${res.status}: ${await res.text()}`);
@@ -188,8 +185,8 @@ async function check(pool: pg.Pool, jobs: readonly RunJob[], _opts: TrialOptions
     }
     ended++;
     if (log.some((r) => r.kind === 'input')) settled++;
-    let ref = refs.get(job.city);
-    if (!ref) refs.set(job.city, (ref = timeless((await reference({ runId: 'ref', city: job.city })).trajectory)));
+    let ref = refs.get(job.goal);
+    if (!ref) refs.set(job.goal, (ref = timeless((await reference({ runId: 'ref', goal: job.goal })).trajectory)));
     const mine = JSON.stringify(timeless(view.trajectory)).replaceAll(job.runId, 'ref');
     if (mine !== JSON.stringify(ref)) problems.push(`${job.runId}: trajectory differs from the reference: ${mine}`);
     const executed = view.trajectory.filter((s) => (s.actionRepr ?? '').startsWith('notify') && s.actionStatus === 'executed').length;
