@@ -19,7 +19,7 @@
 import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { acceptedReplies, defineAgent, isPolyLoopError, jsonActionInterpreter, readRunLog, resume, run } from '../../src/core/index.ts';
-import type { DecisionInterpreter, EventSink, InputReply, InputRequest, ModelCaller, RunEvent, RunLogView, RunRequest, RunResult } from '../../src/core/index.ts';
+import type { AgentDefaults, DecisionInterpreter, EventSink, InputReply, InputRequest, ModelCaller, RunEvent, RunLogView, RunResult } from '../../src/core/index.ts';
 import { FileStore } from '../../src/platform-node/index.ts';
 import { countExports, localPolicy } from './policy.ts';
 import { repoTools } from './tools.ts';
@@ -138,17 +138,20 @@ async function pickModel(local: boolean): Promise<{ model: ModelCaller; interpre
   return { model: localPolicy({ observationPrefix: TEMPLATE.slice(0, TEMPLATE.indexOf('{observation}')) }), interpreter: jsonActionInterpreter(), real: false };
 }
 
-function buildRequest(real: boolean, opts: Options): RunRequest {
+/**
+ * What every run of the demo agent shares, given once as the agent's defaults: a run is then
+ * `run(agent, { runId, goal })`, and a new process resumes it by its id alone (the log keeps the goal).
+ */
+function demoDefaults(real: boolean, opts: Options): AgentDefaults {
   const tools = repoTools(ROOT, opts.approve ? reportFileOf(opts) : null);
   const system = real
     ? 'You explore a TypeScript repository with the list_dir and read_file tools (one call per turn). When you know the answer, reply with it as plain text.'
     : 'You explore a TypeScript repository. Reply with JSON: {"tool": name, "args": {...}} to call a tool, or {"final": answer}.';
   return {
-    runId: runIdOf(opts),
     budget: real ? { maxSteps: 40, maxValidActions: 40, maxContextChars: 400_000 } : { maxSteps: 200, maxValidActions: 200, maxContextChars: 5_000_000 },
     executor: tools.executor(),
     tools,
-    context: { run: [{ role: 'system', content: [{ type: 'text', text: system }] }], goal: [{ role: 'user', content: [{ type: 'text', text: 'Which module under src/ has the most exported names? Count the names each .ts module exports.' }] }] },
+    context: { run: [{ role: 'system', content: [{ type: 'text', text: system }] }] },
     injections: {},
     modelBinding: {},
     modelReplayPolicy: 'safe',
@@ -157,6 +160,8 @@ function buildRequest(real: boolean, opts: Options): RunRequest {
     cancelGraceMs: 2_000,
   };
 }
+
+const GOAL = 'Which module under src/ has the most exported names? Count the names each .ts module exports.';
 
 /**
  * The reply `--input` gives to the run's open request (read from the log: a new process knows
@@ -210,8 +215,8 @@ async function main(): Promise<number> {
   const runId = runIdOf(opts);
   const store = new FileStore({ dir: opts.dir, onWarning: (w) => process.stdout.write(`store: ${w.message}\n`) });
   const { model, interpreter, real } = await pickModel(opts.local);
-  const agent = defineAgent({ model, interpreter, store, events: printingSink(opts.crashAfter), syntheticObservations: { notExecuted: 'That action was not executed.', envError: 'The environment failed; try something else.' } });
-  const request = buildRequest(real, opts);
+  const syntheticObservations = { notExecuted: 'That action was not executed.', envError: 'The environment failed; try something else.' };
+  const agent = defineAgent({ model, interpreter, store, events: printingSink(opts.crashAfter), syntheticObservations, defaults: demoDefaults(real, opts) });
   process.stdout.write(`model: ${String(model.params['model'])} · store: ${store.logPath(runId)}\n`);
   let result: RunResult;
   if (opts.input !== null) {
@@ -220,15 +225,15 @@ async function main(): Promise<number> {
       process.stderr.write(`demo: ${input}\n`);
       return 1;
     }
-    result = await resume(agent, request, { input });
+    result = await resume(agent, runId, { input });
   } else if (opts.resume) {
-    result = await resume(agent, request);
+    result = await resume(agent, runId);
   } else {
     const release = await store.acquire(runId, {}); // refuses if a demo is still running
     await rm(store.logPath(runId), { force: true });
     if (opts.approve) await rm(reportFileOf(opts), { force: true });
     await release();
-    result = await run(agent, request);
+    result = await run(agent, { runId, goal: GOAL });
   }
   if (result.pending !== null) {
     printPending(result.pending, opts);
