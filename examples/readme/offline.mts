@@ -1,5 +1,5 @@
 import { consoleSink, defineAgent, InMemoryStore, jsonActionInterpreter, run, STANDARD_SYNTHETIC_OBSERVATIONS, ToolRegistry } from 'polyloop';
-import type { ModelCaller, RunRequest } from 'polyloop';
+import type { ModelCaller } from 'polyloop';
 
 const tools = ToolRegistry.of([{
   name: 'add', description: 'Add two integers.', replayPolicy: 'safe',
@@ -24,15 +24,13 @@ const agent = defineAgent({
   store: new InMemoryStore(),           // or new FileStore({ dir: './runs' }) from 'polyloop/node'
   events: consoleSink(),                // one line per event; silentSink() prints nothing
   syntheticObservations: STANDARD_SYNTHETIC_OBSERVATIONS,
-});
-const request: RunRequest = {
-  runId: 'sum-1', tools, executor: tools.executor(), toolRenderStyle: 'none', cancelGraceMs: 2_000,
-  budget: { maxSteps: 10, maxValidActions: 5, maxContextChars: 50_000 },
-  context: {
-    run: [{ role: 'system', content: [{ type: 'text', text: 'Reply with JSON: {"tool": name, "args": {...}} or {"final": answer}.' }] }],
-    goal: [{ role: 'user', content: [{ type: 'text', text: 'What is 2 + 40?' }] }],
+  defaults: {                           // what every run of this agent shares; a run's request may give its own
+    tools, executor: tools.executor(),
+    context: { run: [{ role: 'system', content: [{ type: 'text', text: 'Reply with JSON: {"tool": name, "args": {...}} or {"final": answer}.' }] }] },
+    budget: { maxSteps: 10, maxValidActions: 5, maxContextChars: 50_000 },
+    injections: {}, modelBinding: {}, modelReplayPolicy: 'safe', observationTemplate: '{observation}',
+    toolRenderStyle: 'none', cancelGraceMs: 2_000,
   },
-  injections: {}, modelBinding: {}, modelReplayPolicy: 'safe', observationTemplate: '{observation}',
-};
-const result = await run(agent, request);
+});
+const result = await run(agent, { runId: 'sum-1', goal: 'What is 2 + 40?' });
 console.log(result.stopReason, result.finalAnswer, result.error); // final_answer 2 + 40 = 42 null

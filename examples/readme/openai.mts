@@ -1,5 +1,4 @@
 import { consoleSink, defineAgent, run, STANDARD_SYNTHETIC_OBSERVATIONS, ToolRegistry } from 'polyloop';
-import type { RunRequest } from 'polyloop';
 import { FileStore } from 'polyloop/node';
 import { openAIModel, openAIToolInterpreter } from 'polyloop/adapters/openai';
 
@@ -14,12 +13,11 @@ const agent = defineAgent({
   store: new FileStore({ dir: './runs' }), // survives a crash of this process: resume carries on
   events: consoleSink(),
   syntheticObservations: STANDARD_SYNTHETIC_OBSERVATIONS,
+  defaults: {
+    tools, executor: tools.executor(), budget: { maxSteps: 10, maxValidActions: 5, maxContextChars: 50_000 },
+    injections: {}, modelBinding: {}, modelReplayPolicy: 'safe', observationTemplate: '{observation}',
+    toolRenderStyle: 'none', cancelGraceMs: 2_000,
+  },
 });
-const request: RunRequest = {
-  runId: 'sum-1', tools, executor: tools.executor(), toolRenderStyle: 'none', cancelGraceMs: 2_000,
-  budget: { maxSteps: 10, maxValidActions: 5, maxContextChars: 50_000 },
-  context: { run: [], goal: [{ role: 'user', content: [{ type: 'text', text: 'What is 2 + 40?' }] }] },
-  injections: {}, modelBinding: {}, modelReplayPolicy: 'safe', observationTemplate: '{observation}',
-};
-const result = await run(agent, request); // after a crash: await resume(agent, request)
+const result = await run(agent, { runId: 'sum-1', goal: 'What is 2 + 40?' }); // after a crash: await resume(agent, 'sum-1')
 console.log(result.stopReason, result.finalAnswer, result.error); // e.g. model_error null ModelCallError: openai: … (status 401, …)
