@@ -43,13 +43,15 @@ export type {
 export { exportRun, importRun, readRunLog } from './run-log.ts';
 export { conversationOf } from './conversation.ts';
 export { defineAgent, resume, run } from './run.ts';
+export { resolveRequest } from './request-input.ts';
+export type { ResolvedRequest } from './request-input.ts';
 export { identityMismatch, identitySnapshot } from './snapshot.ts';
 export type { ActionExecutor, DecisionInterpreter, EventSink, ExecuteContext, ModelCall, ModelCaller, ReadLogOptions, ReleaseLease, RunStore, StoreWarning } from './ports.ts';
 export { canonicalJson, decodeLog, decodeRecord, encodeRecord, isBarrier, RECORD_MAJOR } from './serialization.ts';
 export type { DecodedLog } from './serialization.ts';
 export { RegistryExecutor, ToolRegistry } from './tools.ts';
 export { jsonSchemaCheck } from './json-schema-check.ts';
-export type { ToolHandler, ToolSpec } from './tools.ts';
+export type { ToolContext, ToolHandler, ToolSpec } from './tools.ts';
 export { FINISH_REASONS, INPUT_REPLY_KINDS, RECORD_KINDS, RECORD_VERSION, STOP_REASONS } from './types.ts';
 export type {
   Action,

@@ -27,7 +27,14 @@ import type {
  * neither forge environment completion nor dodge budget counting. Throw `ToolEnvironmentError`
  * to say the environment is broken; reject with `signal.reason` when aborted.
  */
-export type ToolHandler = (args: JsonObject, ctx: { readonly signal: AbortSignal }) => Promise<string>;
+export type ToolHandler = (args: JsonObject, ctx: ToolContext) => Promise<string>;
+
+/**
+ * What a handler is told besides its arguments. `resultId` (`s{stepIndex}.action`) is the same
+ * every time this action runs, replays included: use it (with `runId`) as an idempotency key, so
+ * a `safe` tool whose effect is keyed is safe for real.
+ */
+export type ToolContext = { readonly signal: AbortSignal; readonly runId: string; readonly stepIndex: number; readonly resultId: string };
 
 /** One tool. New fields are only ever appended. */
 export type ToolSpec = {
@@ -305,7 +312,7 @@ export class RegistryExecutor implements ActionExecutor {
     // The loop asks a person instead; reached only when this executor is called directly.
     if (!handler) return { outcome: notExecuted(`Not executed: ${JSON.stringify(action.name)} is answered by a person, not run.`), completedRun: false };
     try {
-      const text: unknown = await handler(action.arguments as JsonObject, { signal: ctx.signal });
+      const text: unknown = await handler(action.arguments as JsonObject, { signal: ctx.signal, runId: ctx.runId, stepIndex: ctx.stepIndex, resultId: ctx.resultId });
       ctx.signal.throwIfAborted();
       // A handler that broke its contract is treated as one that threw (SPEC §2's table): the
       // model learns what happened, and a completesRun tool completes nothing.

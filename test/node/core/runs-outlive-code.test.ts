@@ -8,7 +8,7 @@ import type { AgentDefaults, AgentDefinition, LogRecord, RunStore, ToolSpec, Upg
 import { CorruptLogError } from '../../../src/core/errors.ts';
 import { canonicalJson } from '../../../src/core/serialization.ts';
 import { sha256Hex } from '../../../src/core/snapshot.ts';
-import { collectingSink, jsonActionInterpreter, scriptedModel } from '../../../src/testing/index.ts';
+import { collectingSink, faultyStore, jsonActionInterpreter, scriptedModel } from '../../../src/testing/index.ts';
 import { makeTools, SYNTHETIC, text } from './fixtures.ts';
 
 const BUDGET = { maxSteps: 20, maxValidActions: 10, maxContextChars: 100_000 };
@@ -343,5 +343,26 @@ describe('a log resumed by id is checked, not trusted', () => {
     expect(canonicalJson(JSON.parse('{"b":1,"__proto__":{"x":1}}'))).toBe('{"__proto__":{"x":1},"b":1}');
     await expect(resume(agentOf(forged, defaultsFor([...gatedTools([]), search])), 'run-1')).rejects.toBeInstanceOf(CorruptLogError);
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+  });
+});
+
+describe('a tool handler knows which action it runs', () => {
+  it('gets the run id, step index and result id of the action, the same when the action is replayed', async () => {
+    const seen: string[] = [];
+    const keyed: ToolSpec = {
+      name: 'add', description: 'Add.', parameters: { type: 'object' }, replayPolicy: 'safe',
+      handler: async (_args, ctx) => {
+        seen.push(`${ctx.runId}/${ctx.stepIndex}/${ctx.resultId}`);
+        return 'ok';
+      },
+    };
+    const store = new InMemoryStore();
+    const script = ['{"tool":"add","args":{}}', '{"final":"done"}'];
+    // The step write (the fourth: run_started, model intent, result with action intent, step) crashes.
+    const crashing = faultyStore(store, { crashAfterWrites: 3 });
+    await expect(run(agentOf(crashing, defaultsFor([keyed]), script), { runId: 'run-1', goal: 'Go.' })).rejects.toThrow();
+    const done = await resume(agentOf(store, defaultsFor([keyed]), script), 'run-1');
+    expect(done.stopReason).toBe('final_answer');
+    expect(seen).toEqual(['run-1/0/s0.action', 'run-1/0/s0.action']);
   });
 });
