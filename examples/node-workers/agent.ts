@@ -9,9 +9,8 @@
  * budget, …): `run(agent, { runId, goal })` starts a run, and `resume(agent, runId)` goes on with
  * it from its log alone, so no worker keeps anything per run.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { defineAgent, jsonActionInterpreter, silentSink, STANDARD_SYNTHETIC_OBSERVATIONS, ToolRegistry } from '../../src/core/index.ts';
-import type { ActionExecutor, AgentDefinition, InputReply, InputRequest, Message, ModelCaller, RunStore }
+import type { AgentDefinition, InputReply, InputRequest, Message, ModelCaller, RunStore }
   from '../../src/core/index.ts';
 import type { PgPoolLike } from '../../src/platform-postgres/index.ts';
 
@@ -61,9 +60,6 @@ function model(delayMs: number): ModelCaller {
   };
 }
 
-/** The run whose action is executing: a tool handler gets only its arguments, and the world's rows name the run. */
-const executingRun = new AsyncLocalStorage<string>();
-
 /** The tools: `lookup` (safe), `notify` (never) writing to the world's table. */
 function tools(world: PgPoolLike, delayMs: number): ToolRegistry {
   return ToolRegistry.of([
@@ -77,9 +73,7 @@ function tools(world: PgPoolLike, delayMs: number): ToolRegistry {
       parameters: {
         type: 'object', properties: { to: { type: 'string' }, text: { type: 'string' } }, required: ['to', 'text'],
       },
-      handler: async ({ text }) => {
-        const runId = executingRun.getStore();
-        if (runId === undefined) throw new Error('notify runs through the agent\'s executor, which names the run');
+      handler: async ({ text }, { runId }) => {
         const insert = 'INSERT INTO notifications (run_id, text) VALUES ($1, $2)';
         await world.query({ text: insert, values: [runId, String(text)] });
         // Time between the effect and the step record: a kill here leaves the notify in doubt.
@@ -88,11 +82,6 @@ function tools(world: PgPoolLike, delayMs: number): ToolRegistry {
       },
     },
   ]);
-}
-
-/** The registry's executor, run with the id of the run the action belongs to at hand for the handlers. */
-function runAware(inner: ActionExecutor): ActionExecutor {
-  return { execute: (action, ctx) => executingRun.run(ctx.runId, () => inner.execute(action, ctx)) };
 }
 
 /** Options of {@link weatherAgent}: `delayMs`, the stand-in model's (and notify's) latency, default 20. */
@@ -109,7 +98,7 @@ export function weatherAgent(store: RunStore, world: PgPoolLike, opts: WeatherAg
     events: silentSink(),
     syntheticObservations: STANDARD_SYNTHETIC_OBSERVATIONS,
     defaults: {
-      tools: registry, executor: runAware(registry.executor()), toolRenderStyle: 'none', cancelGraceMs: 2_000,
+      tools: registry, executor: registry.executor(), toolRenderStyle: 'none', cancelGraceMs: 2_000,
       budget: { maxSteps: 10, maxValidActions: 5, maxContextChars: 50_000 },
       injections: {}, modelBinding: {}, modelReplayPolicy: 'safe', observationTemplate: '{observation}',
     },
