@@ -12,6 +12,8 @@ export type ApiRunRow = { runId: string; status: string; stopReason: string | nu
 export type Pending = { resultId: string; stepIndex: number; kind: string; target: string; action: ApiAction | null; accepts: string[]; requestedAt: string | null };
 export type ApiAction = { kind: 'tool_call'; name: string; arguments: unknown } | { kind: 'code'; source: string };
 export type InFlight = { stepIndex: number; resolution: string; target: string; action: ApiAction | null; resultId: string; replayPolicy: string; modelText: string | null };
+/** Where the run went on under new code: the first step under it, why, what changed, the tools added and removed. */
+export type ApiUpgrade = { stepIndex: number; reason: string; at: string; changed: string[]; tools: { added: string[]; removed: string[] }; snapshotHash: string };
 export type Summary = ApiRunRow & {
   state: string;
   finalAnswer: string | null;
@@ -22,6 +24,7 @@ export type Summary = ApiRunRow & {
   span: { start: string | null; end: string | null };
   inFlight: InFlight | null;
   pending: Pending | null;
+  upgrades: ApiUpgrade[];
   answering: { enabled: boolean; why: string | null };
 };
 export type Step = {
@@ -43,11 +46,12 @@ export type Step = {
 export type ApiStepRow = { step: Step; action: ApiAction | null; input: { resultId: string; kind: string; requestedAt: string | null; reply: Record<string, unknown> | null; receivedAt: string | null }[]; resumed: string | null; observationClippedChars: number };
 export type Described = { source: 'dir' | 'worker'; where: string; answering: { enabled: boolean; why: string | null } };
 
-/** A refusal of the viewer, with its status and message. */
+/** A refusal of the viewer, with its status, message and error code (`run_identity_mismatch`, …). */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    readonly code: string | null = null,
   ) {
     super(message);
   }
@@ -94,8 +98,17 @@ async function get<T>(path: string): Promise<T> {
 }
 
 async function messageOf(res: Response): Promise<string> {
-  const body = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
-  return body?.error?.message ?? `HTTP ${res.status}`;
+  return (await refusalOf(res)).message;
+}
+
+async function refusalOf(res: Response): Promise<ApiError> {
+  const body = (await res.json().catch(() => null)) as { error?: { message?: string; code?: string } } | null;
+  return new ApiError(res.status, body?.error?.message ?? `HTTP ${res.status}`, body?.error?.code ?? null);
+}
+
+async function post(path: string, body: unknown): Promise<void> {
+  const res = await fetch(path, { method: 'POST', headers: withKey({ 'content-type': 'application/json' }), body: JSON.stringify(body) });
+  if (res.status !== 202) throw await refusalOf(res);
 }
 
 const runPath = (runId: string, rest = ''): string => `/runs/${encodeURIComponent(runId)}${rest}`;
@@ -111,10 +124,9 @@ export const api = {
     if (!res.ok) throw new ApiError(res.status, await messageOf(res));
     return res.blob();
   },
-  async answer(runId: string, reply: Record<string, string>): Promise<void> {
-    const res = await fetch(runPath(runId, '/input'), { method: 'POST', headers: withKey({ 'content-type': 'application/json' }), body: JSON.stringify(reply) });
-    if (res.status !== 202) throw new ApiError(res.status, await messageOf(res));
-  },
+  answer: (runId: string, reply: Record<string, string>) => post(runPath(runId, '/input'), reply),
+  /** Move the run onto the viewer's agent as it is now, with `reason`, and carry out `input` (a reply) under it. */
+  upgrade: (runId: string, reason: string, input: Record<string, string> | null) => post(runPath(runId, '/upgrade'), input === null ? { reason } : { reason, input }),
 };
 
 /**

@@ -1,10 +1,12 @@
 /**
  * The open request and its buttons: approve, deny with a reason, answer, executed with what
  * happened, retry, cancel — exactly the replies the request accepts. A reply goes to
- * `POST /runs/:id/input`, which the viewer carries out as `resume(…, { input })` would.
+ * `POST /runs/:id/input`, which the viewer carries out as `resume(…, { input })` would. When the
+ * viewer's agent no longer fits the run, the refusal says why and the panel offers an upgrade:
+ * a reason, then `POST /runs/:id/upgrade` with the reply, as `resume(…, { upgrade, input })`.
  * @module
  */
-import { api } from './api.ts';
+import { api, ApiError } from './api.ts';
 import type { Pending, Summary } from './api.ts';
 import { h, pretty } from './dom.ts';
 
@@ -12,10 +14,35 @@ const LABELS: Record<string, string> = { approve: 'Approve', deny: 'Deny', answe
 /** The text field a reply kind needs, and its label. */
 const FIELDS: Record<string, [string, string] | undefined> = { deny: ['reason', 'Reason (the model reads it)'], answer: ['text', 'Answer'], executed: ['observation', 'What happened (the observation)'] };
 
+/** What the upgrade button does besides upgrading, per reply kind. */
+const AND: Record<string, string> = { approve: 'approve', deny: 'deny', answer: 'answer', executed: 'record what happened', retry: 'retry', cancel: 'cancel' };
+
 /** The panel for `p`; `done` is called once a reply was stored. */
 export function answerPanel(runId: string, p: Pending, answering: Summary['answering'], done: () => void): HTMLElement {
   const status = h('p', { class: 'reply-status', role: 'status', id: 'reply-status' });
+  const upgradeSlot = h('div', { class: 'upgrade-slot' });
   const action = p.action;
+  const enable = (on: boolean): void => {
+    for (const b of panel.querySelectorAll<HTMLButtonElement | HTMLInputElement>('button, input')) b.disabled = !on;
+  };
+  /** Send `reply` (through an upgrade with `reason` when given); a mismatch offers the upgrade. */
+  const send = (reply: Record<string, string>, reason: string | null): void => {
+    const kind = reply['kind'] as string;
+    enable(false);
+    status.textContent = 'Sending…';
+    (reason === null ? api.answer(runId, reply) : api.upgrade(runId, reason, reply)).then(
+      () => {
+        status.textContent = `${reason === null ? '' : 'Upgraded. '}Reply "${kind}" stored; the run goes on.`;
+        upgradeSlot.replaceChildren();
+        done();
+      },
+      (err: unknown) => {
+        status.textContent = `Refused: ${err instanceof Error ? err.message : String(err)}`;
+        enable(true);
+        if (err instanceof ApiError && err.code === 'run_identity_mismatch') upgradeSlot.replaceChildren(upgradeForm(reply, send));
+      },
+    );
+  };
   const forms = p.accepts.map((kind) => {
     const field = FIELDS[kind];
     const input = field ? h('input', { type: 'text', name: field[0], id: `reply-${kind}-text`, 'aria-label': field[1], placeholder: field[1], disabled: !answering.enabled }) : null;
@@ -25,18 +52,7 @@ export function answerPanel(runId: string, p: Pending, answering: Summary['answe
       e.preventDefault();
       const reply: Record<string, string> = { kind, resultId: p.resultId };
       if (field && input) reply[field[0]] = input.value;
-      for (const b of panel.querySelectorAll<HTMLButtonElement | HTMLInputElement>('button, input')) b.disabled = true;
-      status.textContent = 'Sending…';
-      api.answer(runId, reply).then(
-        () => {
-          status.textContent = `Reply "${kind}" stored; the run goes on.`;
-          done();
-        },
-        (err: unknown) => {
-          status.textContent = `Refused: ${err instanceof Error ? err.message : String(err)}`;
-          for (const b of panel.querySelectorAll<HTMLButtonElement | HTMLInputElement>('button, input')) b.disabled = false;
-        },
-      );
+      send(reply, null);
     });
     return form;
   });
@@ -50,6 +66,24 @@ export function answerPanel(runId: string, p: Pending, answering: Summary['answe
     h('div', { class: 'replies' }, ...forms),
     answering.enabled ? null : h('p', { class: 'warning', id: 'answer-why' }, `Buttons disabled: ${answering.why ?? 'this viewer cannot answer'}.`),
     status,
+    upgradeSlot,
   );
   return panel;
+}
+
+/** The offer to move the run onto the viewer's agent with a reason, then carry out `reply` under it. */
+function upgradeForm(reply: Record<string, string>, send: (reply: Record<string, string>, reason: string) => void): HTMLElement {
+  const reason = h('input', { type: 'text', id: 'upgrade-reason', required: true, 'aria-label': 'Why the run goes on under the new code', placeholder: 'Why (e.g. deploy 42: search tool added)' });
+  const form = h(
+    'form',
+    { class: 'upgrade-form', id: 'upgrade-form' },
+    h('p', { class: 'muted' }, 'This run started under other code than the agent this viewer has. Upgrading records why and what changed; the run goes on under the new code from this step.'),
+    h('div', { class: 'reply-form' }, reason, h('button', { type: 'submit', id: 'upgrade-submit' }, `Upgrade and ${AND[reply['kind'] as string] ?? reply['kind']}`)),
+  );
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    if (reason.value.trim() === '') return reason.focus();
+    send(reply, reason.value);
+  });
+  return form;
 }

@@ -5,10 +5,10 @@
  * @module
  */
 import { api, follow } from './api.ts';
-import type { ApiAction, ApiStepRow, Summary } from './api.ts';
+import type { ApiAction, ApiStepRow, ApiUpgrade, Summary } from './api.ts';
 import { clipText, duration, h, ms, num, pretty, when } from './dom.ts';
 import { answerPanel } from './pending.ts';
-import { stepLabel, stepTags, timeline } from './timeline.ts';
+import { stepLabel, stepTags, timeline, upgradeMarker } from './timeline.ts';
 
 /** Show run `runId` in `app`; returns what stops following it. */
 export function showRun(app: HTMLElement, runId: string): () => void {
@@ -24,6 +24,7 @@ export function showRun(app: HTMLElement, runId: string): () => void {
     load: (from, limit) => api.steps(runId, from, limit),
     select: (i, row) => showDetail(i, row),
     tail: () => tailOf(summary),
+    upgradesAt: (i) => upgradesAt(summary, i),
   });
   app.replaceChildren(
     h('nav', {}, h('a', { href: '#/', id: 'back' }, '← all runs')),
@@ -36,16 +37,17 @@ export function showRun(app: HTMLElement, runId: string): () => void {
   app.dataset['state'] = 'run-loading';
 
   function showDetail(i: number, row: ApiStepRow | null): void {
+    const notes = upgradeNotes(upgradesAt(summary, i));
     if (i >= count) {
-      detail.replaceChildren(...tailDetail(summary));
+      detail.replaceChildren(...notes, ...tailDetail(summary));
       return;
     }
-    detail.replaceChildren(row ? h('div', {}, ...stepDetail(row, () => loadFull(i))) : h('p', { class: 'muted' }, `Loading step #${i}…`));
+    detail.replaceChildren(...notes, row ? h('div', {}, ...stepDetail(row, () => loadFull(i))) : h('p', { class: 'muted' }, `Loading step #${i}…`));
   }
 
   async function loadFull(i: number): Promise<void> {
     const [row] = await api.steps(runId, i, 1, true);
-    if (row && tl.selected() === i) detail.replaceChildren(h('div', {}, ...stepDetail(row, null)));
+    if (row && tl.selected() === i) detail.replaceChildren(...upgradeNotes(upgradesAt(summary, i)), h('div', {}, ...stepDetail(row, null)));
   }
 
   let refreshing: Promise<void> | null = null;
@@ -107,6 +109,16 @@ export function showRun(app: HTMLElement, runId: string): () => void {
     controller.abort();
     document.removeEventListener('keydown', keys);
   };
+}
+
+/** The upgrades that took effect at step `i`: the run went on under new code from there. */
+function upgradesAt(s: Summary | null, i: number): readonly ApiUpgrade[] {
+  return (s?.upgrades ?? []).filter((u) => u.stepIndex === i);
+}
+
+/** Each upgrade's marker line, above the step it took effect at. */
+function upgradeNotes(upgrades: readonly ApiUpgrade[]): HTMLElement[] {
+  return upgrades.map((u) => h('p', { class: 'upgrade-note' }, upgradeMarker(u)));
 }
 
 /** Save the run's log: fetched with the access key (which a plain download link could not send), then handed to the browser as a file. */

@@ -4,8 +4,8 @@
  * opens as fast as one of five. Each row carries a bar placed on the run's time span.
  * @module
  */
-import type { ApiStepRow } from './api.ts';
-import { clipText, duration, h, ms } from './dom.ts';
+import type { ApiStepRow, ApiUpgrade } from './api.ts';
+import { clipText, duration, h, ms, when } from './dom.ts';
 
 export const ROW_HEIGHT = 40;
 const PAGE = 100;
@@ -19,6 +19,8 @@ export type TimelineHost = {
   readonly select: (index: number, row: ApiStepRow | null) => void;
   /** The extra last row: the step in flight or waiting, or null. */
   readonly tail: () => { readonly label: string; readonly kind: string } | null;
+  /** The upgrades that took effect at step `index` (the run went on under new code from it). */
+  readonly upgradesAt: (index: number) => readonly ApiUpgrade[];
 };
 
 /** The list element and what drives it. */
@@ -39,6 +41,17 @@ export function stepLabel(row: ApiStepRow): string {
   if (s.decision === 'final') return `final answer: ${s.finalAnswer ?? ''}`;
   if (s.decision === 'invalid') return `invalid reply: ${s.explanation ?? ''}`;
   return `${s.decision}: ${s.observation ?? ''}`;
+}
+
+/** An upgrade as `polyloop show` prints it: `── upgrade before step 3: <reason> (changed: context, tools +search) at <time>`. */
+export function upgradeMarker(u: ApiUpgrade): string {
+  const changed = u.changed.map((key) => (key === 'tools' ? ['tools', ...u.tools.added.map((n) => `+${n}`), ...u.tools.removed.map((n) => `-${n}`)].join(' ') : key));
+  return `── upgrade before step ${u.stepIndex}: ${u.reason} (changed: ${changed.join(', ')}) at ${when(u.at)}`;
+}
+
+/** The mark of a row where the run went on under new code (its markers as the tooltip), or null. */
+function upgradeTag(upgrades: readonly ApiUpgrade[]): HTMLElement | null {
+  return upgrades.length === 0 ? null : h('span', { class: 'tag t-upgrade', title: upgrades.map(upgradeMarker).join('\n') }, 'upgrade');
 }
 
 /** Short marks of a step: synthetic, denied, resumed, asked a person. */
@@ -104,11 +117,13 @@ export function timeline(host: TimelineHost): Timeline {
     const left = Number.isFinite(start) ? ((start - span.start) / scale) * 100 : 0;
     const width = Number.isFinite(start) && Number.isFinite(end) ? Math.max(0.3, ((end - start) / scale) * 100) : 0;
     const tags = row ? stepTags(row) : [];
+    const upgrades = host.upgradesAt(i);
     return h(
       'div',
-      { class: `row${i === chosen ? ' selected' : ''}${s ? ` d-${s.decision}` : ''}${row?.resumed ? ' resumed' : ''}`, role: 'option', 'aria-selected': i === chosen ? 'true' : 'false', 'data-index': i, style: `top:${i * ROW_HEIGHT}px`, onclick: () => api.select(i) },
+      { class: `row${i === chosen ? ' selected' : ''}${s ? ` d-${s.decision}` : ''}${row?.resumed ? ' resumed' : ''}${upgrades.length > 0 ? ' upgraded' : ''}`, role: 'option', 'aria-selected': i === chosen ? 'true' : 'false', 'data-index': i, style: `top:${i * ROW_HEIGHT}px`, onclick: () => api.select(i) },
       h('span', { class: 'idx' }, `#${i}`),
       h('span', { class: 'label' }, row ? clipText(stepLabel(row), 200) : '…'),
+      upgradeTag(upgrades),
       ...tags.map((t) => h('span', { class: `tag t-${t.split(/[:\s]/)[0]}` }, t)),
       h('span', { class: 'dur' }, s ? duration(end - start) : ''),
       h('span', { class: 'track', 'aria-hidden': 'true' }, h('span', { class: 'bar', style: `left:${Math.min(100, Math.max(0, left)).toFixed(3)}%;width:${Math.min(100, width).toFixed(3)}%` })),
@@ -117,7 +132,9 @@ export function timeline(host: TimelineHost): Timeline {
 
   function tailEl(i: number): HTMLElement {
     const t = host.tail();
-    return h('div', { class: `row tail ${t?.kind ?? ''}${i === chosen ? ' selected' : ''}`, role: 'option', 'aria-selected': i === chosen ? 'true' : 'false', 'data-index': i, id: 'tail-row', style: `top:${i * ROW_HEIGHT}px`, onclick: () => api.select(i) }, h('span', { class: 'idx' }, `#${i}`), h('span', { class: 'label' }, t?.label ?? ''));
+    const upgrades = host.upgradesAt(i);
+    const attrs = { class: `row tail ${t?.kind ?? ''}${i === chosen ? ' selected' : ''}${upgrades.length > 0 ? ' upgraded' : ''}`, role: 'option', 'aria-selected': i === chosen ? 'true' : 'false', 'data-index': i, id: 'tail-row', style: `top:${i * ROW_HEIGHT}px`, onclick: () => api.select(i) };
+    return h('div', attrs, h('span', { class: 'idx' }, `#${i}`), h('span', { class: 'label' }, t?.label ?? ''), upgradeTag(upgrades));
   }
 
   el.addEventListener('scroll', schedule, { passive: true });

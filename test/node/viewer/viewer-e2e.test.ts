@@ -12,24 +12,29 @@ import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { run } from '../../../src/core/index.ts';
 import { dirSource } from '../../../src/platform-node/view-dir.ts';
 import { startViewer } from '../../../src/platform-node/view-command.ts';
 import type { RunningViewer } from '../../../src/platform-node/view-command.ts';
 import { launchChromium } from '../e2e-web/harness.ts';
 import agentFor, { hold, SENT } from './agent.ts';
 import { everydayRuns, hostileRuns, runIn } from './runs.ts';
+import { agentVersions } from './upgrade-agents.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const SHOTS = resolve(ROOT, process.env['POLYLOOP_VIEWER_SHOTS'] ?? 'test-artifacts/viewer');
 let dir: string;
 let pageDir: string;
 let viewer: RunningViewer;
+/** A viewer whose agent module exports a newer version of the agent its runs started under. */
+let upgrading: RunningViewer;
+let upgradeDir: string;
 let browser: Browser;
 
-async function page(width: number, hash = '#/'): Promise<Page> {
+async function page(width: number, hash = '#/', on: RunningViewer = viewer): Promise<Page> {
   const p = await browser.newPage({ viewport: { width, height: 860 } });
   p.on('pageerror', (e) => console.log(`page error: ${e.message}`));
-  await p.goto(viewer.url);
+  await p.goto(on.url);
   await p.evaluate((h) => (location.hash = h), hash);
   return p;
 }
@@ -48,12 +53,16 @@ beforeAll(async () => {
   // seconds, far more on a loaded machine) is done here, not inside the first test's time limit.
   const listed = await fetch(`${viewer.origin}/runs`, { headers: { authorization: `Bearer ${viewer.key}` } });
   expect(listed.status).toBe(200);
+  upgradeDir = await mkdtemp(join(tmpdir(), 'polyloop-viewer-e2e-upgrade-'));
+  upgrading = await startViewer({ source: await dirSource({ dir: upgradeDir, agent: agentVersions(upgradeDir).v2, pollMs: 100 }), pageDir });
   browser = await launchChromium();
 }, 90_000);
 
 afterAll(async () => {
   await browser?.close();
   await viewer?.close();
+  await upgrading?.close();
+  await rm(upgradeDir, { recursive: true, force: true });
   await rm(dir, { recursive: true, force: true });
   await rm(pageDir, { recursive: true, force: true });
 });
@@ -170,6 +179,29 @@ describe('the run viewer in Chromium', () => {
     await p.waitForSelector('#app[data-status="ended"]', { timeout: 15_000 });
     expect(await p.locator('#steps-count').textContent()).toBe('2');
     expect(SENT.filter((s) => s.runId === 'approve-1')).toEqual([{ runId: 'approve-1', to: 'ana@example.com' }]);
+    await p.close();
+  }, 30_000);
+
+  it('offers an upgrade when the agent no longer fits the run: the mismatch, a reason, and the upgrade marked where it took effect', async () => {
+    await run(agentVersions(upgradeDir).v1, { runId: 'changed-e2e', goal: 'Tell Ana the weather in Oslo.' });
+    const p = await page(1280, '#/run/changed-e2e', upgrading);
+    await state(p, 'run');
+    expect(await p.locator('#upgrade-form').count()).toBe(0);
+    await p.click('#pending button[data-reply="approve"]');
+    await p.waitForSelector('#upgrade-form');
+    expect(await p.locator('#reply-status').textContent()).toMatch(/your agent module does not fit this run: .*differing keys: .*tools/);
+    expect(await p.locator('#upgrade-submit').textContent()).toBe('Upgrade and approve');
+    await p.fill('#upgrade-reason', 'deploy 42: search added');
+    await p.screenshot({ path: join(SHOTS, 'upgrade-offer-1280.png') });
+    await p.click('#upgrade-submit');
+    await p.waitForSelector('#app[data-status="ended"]', { timeout: 15_000 });
+    expect(await p.locator('#steps-count').textContent()).toBe('3');
+    await p.waitForSelector('.row[data-index="1"] .tag.t-upgrade');
+    expect(await p.locator('.row[data-index="0"] .tag.t-upgrade').count()).toBe(0);
+    await p.click('.row[data-index="1"]');
+    await p.waitForSelector('#detail .upgrade-note');
+    expect(await p.locator('#detail .upgrade-note').textContent()).toMatch(/^── upgrade before step 1: deploy 42: search added \(changed: context, tools \+search\) at ./);
+    await p.screenshot({ path: join(SHOTS, 'upgrade-1280.png') });
     await p.close();
   }, 30_000);
 
