@@ -142,6 +142,9 @@ async function drive(agent: AgentDefinition, given: RunRequestInput | string, op
     const snapshot = identitySnapshot(agent, request);
     const differing = inForce ? diffSnapshots(inForce, snapshot) : [];
     if (differing.length > 0 && (opts.upgrade === undefined || view.ended)) throw new RunIdentityMismatchError(runId, differing, { ended: view.ended !== null });
+    // Before the log is read against the new tools: what an upgrade may not change is refused as such.
+    const refusal = differing.length > 0 && inForce ? upgradeRefusal(runId, view, inForce, request) : null;
+    if (refusal) throw refusal;
     // The interrupted step goes on as the run's own tools allow, not as the log claims.
     const trusted = trustInFlight(view, request, log);
     const reply = mode === 'resume' ? opts.input : undefined;
@@ -149,8 +152,6 @@ async function drive(agent: AgentDefinition, given: RunRequestInput | string, op
     const stored = { cancelGraceMs: request.cancelGraceMs, defaulted };
     let upgrade: UpgradeRecord | null = null;
     if (differing.length > 0 && inForce && opts.upgrade) {
-      const refusal = upgradeRefusal(runId, trusted, inForce, request);
-      if (refusal) throw refusal;
       upgrade = await upgradeRecord(trusted, inForce, snapshot, { reason: opts.upgrade.reason, request: stored, at: new Date().toISOString() });
     }
     // An ended run, or one awaiting input that got none: the stored result; nothing delivered, nothing written but an upgrade asked for.

@@ -307,7 +307,8 @@ export class RegistryExecutor implements ActionExecutor {
       return { outcome: notExecuted('Not executed: this executor runs tool calls only, and the action is not a tool call.'), completedRun: false };
     }
     const valid = this.registry.validate(action);
-    if (!valid.ok) return { outcome: notExecuted(`Not executed: ${valid.message}.`), completedRun: false };
+    // A validator's message may end a sentence of its own: one full stop, not two.
+    if (!valid.ok) return { outcome: notExecuted(`Not executed: ${valid.message.replace(/\.$/, '')}.`), completedRun: false };
     const handler = this.#handlers.get(action.name);
     // The loop asks a person instead; reached only when this executor is called directly.
     if (!handler) return { outcome: notExecuted(`Not executed: ${JSON.stringify(action.name)} is answered by a person, not run.`), completedRun: false };

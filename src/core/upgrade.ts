@@ -59,8 +59,10 @@ export async function upgradeRecord(view: RunLogView, inForce: ParamSnapshot, cu
 
 /**
  * `UpgradeRefusedError` when the new request would change what the interrupted step or the open
- * request stands on: the tool its recorded action names is gone, or its `never` became `safe`
- * (which would let resume run again an action that may have run). Null when the upgrade may go on.
+ * request stands on: the tool its recorded action names is gone, its `never` became `safe`
+ * (resume could then run again an action that may have run), or — while a person is asked about
+ * it — the way a person gates it changed (an approval of a tool a person now answers, or the
+ * reverse, would be carried out as the other). Null when the upgrade may go on.
  */
 export function upgradeRefusal(runId: string, view: RunLogView, inForce: ParamSnapshot, request: RunRequest): UpgradeRefusedError | null {
   const f = view.inFlight;
@@ -71,9 +73,15 @@ export function upgradeRefusal(runId: string, view: RunLogView, inForce: ParamSn
   const before = toolsOf(inForce).find((t) => t['name'] === name);
   const after = request.tools.get(name);
   const what = f.actionIntent ? `the action in flight in step ${f.stepIndex}` : `the open request of step ${f.stepIndex}`;
-  if (before !== undefined && after === undefined) return new UpgradeRefusedError(runId, name, `it removes tool ${JSON.stringify(name)}, which ${what} names; finish or settle that step first`);
+  const refuse = (detail: string): UpgradeRefusedError => new UpgradeRefusedError(runId, name, detail);
+  if (before !== undefined && after === undefined) return refuse(`it removes tool ${JSON.stringify(name)}, which ${what} names; finish or settle that step first`);
   if (before?.['replayPolicy'] === 'never' && after?.replayPolicy === 'safe') {
-    return new UpgradeRefusedError(runId, name, `it makes tool ${JSON.stringify(name)} replay-safe while ${what} names it: an action that may have run would run again`);
+    const why = f.actionIntent ? 'an action that may have run would run again' : 'a crash while the approved action runs would run it again';
+    return refuse(`it makes tool ${JSON.stringify(name)} replay-safe while ${what} names it: ${why}`);
+  }
+  const asked = f.request !== null && f.request.request.kind !== 'settle';
+  if (asked && after !== undefined && (before?.['answeredBy'] ?? null) !== after.answeredBy) {
+    return refuse(`it changes whether a person answers tool ${JSON.stringify(name)} while ${what} asks about it; answer or cancel that request first`);
   }
   return null;
 }

@@ -77,6 +77,12 @@ describe('RegistryExecutor outcome table', () => {
     expect(out.observation).not.toMatch(/\n\s+at /);
   });
 
+  it('ends a schema refusal with one full stop, though the validator ends its own sentence', async () => {
+    const out = await tableRegistry().executor().execute(call('add', { a: 1 }), ctx());
+    expect(out.observation).toMatch(/required property "b"\.$/);
+    expect(out.observation).not.toMatch(/\.\.$/);
+  });
+
   it('reports several schema violations of one call in one sentence', async () => {
     const out = await tableRegistry().executor().execute(call('add', { a: 'x', b: 1.5, c: true }), ctx());
     expect(out.status).toBe('not_executed');
