@@ -15,12 +15,14 @@ import { viewCommand } from './view-command.ts';
 
 const USAGE = `usage:
   polyloop runs <dir> [--json]              list the runs in a FileStore directory and where each stands
-  polyloop show <dir> <runId> [--json]      show one run's trajectory step by step and its state
+  polyloop show <dir> <runId> [--json]      show one run's trajectory step by step (upgrades where they
+                                            took effect) and its state
   polyloop export <dir> <runId> [-o <file>] write a run's log as NDJSON to stdout (or to <file>)
   polyloop import <dir> <file>              import an exported log (<file> - reads stdin) under its run id;
                                             at most 16 MiB unless --max-bytes <n> says otherwise
   polyloop view <dir> [--agent <module>]    a web page over the runs in <dir> (loopback, prints its URL);
-                                            with --agent its buttons answer approvals (docs/viewer.md)
+                                            with --agent (a module exporting your agent) its buttons answer
+                                            approvals and upgrade runs (docs/viewer.md)
   polyloop view --url <worker> --token <t>  the same page over a PolyLoop Worker (the token stays server-side)
        view options: --port <n> (default: a free one), --host <addr> (non-loopback needs --allow-remote)
   polyloop help                             this text (also --help, -h)
