@@ -6,7 +6,7 @@
  */
 import * as z from 'zod/mini';
 import { jsonActionInterpreter, ToolRegistry } from '../../src/core/index.ts';
-import type { Message, ModelCall, ModelCaller, ModelReply } from '../../src/core/index.ts';
+import type { Message, ModelCall, ModelCaller, ModelReply, ToolSpec } from '../../src/core/index.ts';
 import { sleep } from '../../src/testing/index.ts';
 import type { RunSetup, RunSetupContext } from '../../src/platform-workers/index.ts';
 
@@ -43,8 +43,9 @@ function demoModel(): ModelCaller {
   };
 }
 
-function demoTools(pauseMs: number, approve: boolean): ToolRegistry {
-  return ToolRegistry.of([
+/** The demo's one tool, reverse_word (each call slowed by `pauseMs`, approved first with `approve`). */
+export function demoToolSpecs(pauseMs: number, approve: boolean): ToolSpec[] {
+  return [
     {
       name: 'reverse_word',
       description: 'Reverse the characters of one word.',
@@ -56,36 +57,35 @@ function demoTools(pauseMs: number, approve: boolean): ToolRegistry {
         return [...String(args['word'])].reverse().join('');
       },
     },
-  ]);
+  ];
 }
 
 /**
  * The demo's run factory: validates `input` (a goal string, or `{ goal, pauseMs, approve }`), then builds
- * the agent's seams and request. A rejected input throws, which the app answers with 400.
+ * the agent — its seams and `defaults`, the tool and settings every run shares — and the run's own
+ * fields: its goal and pause. A rejected input throws, which the app answers with 400. On a resume
+ * the same input builds the agent again; the run's own fields are read back from its log.
  */
 export function demoSetup(ctx: RunSetupContext<unknown>): RunSetup {
   const parsed = DemoInput.safeParse(ctx.input);
   if (!parsed.success) throw new Error('the demo agent takes a goal string, or { "goal": string, "pauseMs"?: integer 0-10000, "approve"?: boolean }');
   const { goal, pauseMs, approve } = typeof parsed.data === 'string' ? { goal: parsed.data, pauseMs: 0, approve: false } : { goal: parsed.data.goal, pauseMs: parsed.data.pauseMs ?? 0, approve: parsed.data.approve ?? false };
-  const tools = demoTools(pauseMs, approve);
+  const tools = ToolRegistry.of(demoToolSpecs(pauseMs, approve));
   return {
     model: demoModel(),
     interpreter: jsonActionInterpreter(),
     syntheticObservations: { notExecuted: 'The action was not executed.', envError: 'The environment failed.' },
-    request: {
-      budget: { maxSteps: MAX_WORDS + 2, maxValidActions: MAX_WORDS + 1, maxContextChars: 200_000 },
-      executor: tools.executor(),
+    defaults: {
       tools,
-      context: {
-        run: [{ role: 'system', content: [{ type: 'text', text: 'Reverse every word of the goal with reverse_word, one call per step, then give the final answer. Reply with JSON.' }] }],
-        goal: [{ role: 'user', content: [{ type: 'text', text: goal }] }],
-      },
+      executor: tools.executor(),
+      budget: { maxSteps: MAX_WORDS + 2, maxValidActions: MAX_WORDS + 1, maxContextChars: 200_000 },
+      context: { run: [{ role: 'system', content: [{ type: 'text', text: 'Reverse every word of the goal with reverse_word, one call per step, then give the final answer. Reply with JSON.' }] }] },
       injections: {},
-      modelBinding: { pauseMs: String(pauseMs) },
       modelReplayPolicy: 'safe',
       observationTemplate: `${OBSERVATION}{observation}`,
       toolRenderStyle: 'json',
       cancelGraceMs: 5_000,
     },
+    request: { goal, modelBinding: { pauseMs: String(pauseMs) } },
   };
 }

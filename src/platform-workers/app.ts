@@ -12,8 +12,8 @@ import type { InputReply, OptionKeys } from '../core/index.ts';
 import { chatRoutes } from './chat-routes.ts';
 import type { ChatNamespaceOf } from './chat-routes.ts';
 import type { RunObjectBase } from './run-object.ts';
-import { replyShapeProblem } from './run-input.ts';
-import type { CancelOutcome, InputOutcome } from './run-input.ts';
+import { replyShapeProblem, upgradeBodyProblem } from './run-input.ts';
+import type { CancelOutcome, InputOutcome, UpgradeOutcome } from './run-input.ts';
 import { listQuery } from './run-list.ts';
 import { runIndexStub } from './run-report.ts';
 import type { RunIndexNamespace } from './run-report.ts';
@@ -87,6 +87,7 @@ type RunObjectRpc = {
   log(): Promise<string | UnreadableLog | null>;
   cancel(): Promise<CancelOutcome>;
   input(reply: InputReply): Promise<InputOutcome>;
+  upgrade(reason: string): Promise<UpgradeOutcome>;
   fetch(request: Request): Promise<Response>;
 };
 
@@ -177,8 +178,11 @@ async function readStartBody(c: Context): Promise<Response | StartRequest> {
   return { runId: parsed.data.runId, input: parsed.data.input, log: parsed.data.log };
 }
 
-/** Size, parse and schema checks of `POST /runs/:id/input`, in that order: the reply, or the error response. */
-async function readReplyBody(c: Context): Promise<Response | InputReply> {
+/**
+ * Size, parse and shape checks of a small JSON body (`POST /runs/:id/input`, `/upgrade`), in that
+ * order: the body, or the error response.
+ */
+async function readSmallBody<T>(c: Context, problemOf: (raw: unknown) => string | null): Promise<Response | T> {
   let text: string;
   try {
     text = await readBody(c.req.raw, MAX_BODY_BYTES);
@@ -192,8 +196,8 @@ async function readReplyBody(c: Context): Promise<Response | InputReply> {
   } catch {
     return fail(c, 400, 'bad_request', 'request body is not valid JSON');
   }
-  const problem = replyShapeProblem(raw);
-  return problem === null ? (raw as InputReply) : fail(c, 400, 'bad_request', problem);
+  const problem = problemOf(raw);
+  return problem === null ? (raw as T) : fail(c, 400, 'bad_request', problem);
 }
 
 /**
@@ -203,7 +207,9 @@ async function readReplyBody(c: Context): Promise<Response | InputReply> {
  * honours `Last-Event-ID`: 204 once `run_ended` was seen, 400 for an id beyond the log),
  * `POST /runs/:id/cancel`, `POST /runs/:id/input` (an `InputReply` answering the run's open
  * request, SPEC §9: `202` once it is durable; `409` when the run awaits no input or another
- * resultId, `400` for a kind the request does not accept); with the `chat` option also `POST /chat`,
+ * resultId, `400` for a kind the request does not accept), `POST /runs/:id/upgrade` (`{ reason }`:
+ * a run whose agent changed goes on under this deployment's, `202 { runId, upgraded }`; `409` for
+ * an ended or running run or an upgrade the library refuses); with the `chat` option also `POST /chat`,
  * `GET /chat/:chatId/stream` and `GET /chat/:chatId/messages` (a turn per chat turn object, decision 0057).
  * Checks run in this order: auth, size, parse, schema (an `input` nested
  * deeper than the core's `MAX_JSON_DEPTH` is a 400). Errors never carry a stack trace; every 401
@@ -308,12 +314,21 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
 
   app.post('/runs/:id/input', async (c) => {
     const runId = c.req.param('id');
-    const reply = await readReplyBody(c);
+    const reply = await readSmallBody<InputReply>(c, replyShapeProblem);
     if (reply instanceof Response) return reply;
     const outcome = RUN_ID_PATTERN.test(runId) ? await stubFor(c, runId).input(reply) : null;
     if (outcome === null || (!outcome.ok && outcome.code === 'not_found')) return unknownRun(c, runId);
     if (outcome.ok) return c.json({ runId, resultId: outcome.resultId }, 202);
     return outcome.code === 'conflict' ? fail(c, 409, 'conflict', outcome.message) : fail(c, 400, 'bad_request', outcome.message);
+  });
+
+  app.post('/runs/:id/upgrade', async (c) => {
+    const runId = c.req.param('id');
+    const body = await readSmallBody<{ reason: string }>(c, upgradeBodyProblem);
+    if (body instanceof Response) return body;
+    const outcome = RUN_ID_PATTERN.test(runId) ? await stubFor(c, runId).upgrade(body.reason) : null;
+    if (outcome === null || (!outcome.ok && outcome.code === 'not_found')) return unknownRun(c, runId);
+    return outcome.ok ? c.json({ runId, upgraded: outcome.upgraded }, 202) : fail(c, 409, 'conflict', outcome.message);
   });
 
   if (options.chat !== undefined) chatRoutes(app, options.chat, fail);

@@ -1,14 +1,43 @@
 /**
- * The event sink of one drive of the run object: it aborts a drive a cancel was asked for
- * before the library was called, tells the sender of a reply once the reply is durable, and
- * passes every event on to the user's own sink.
+ * What one drive of the run object tells the callers waiting on it: its event sink aborts a drive
+ * a cancel was asked for before the library was called, tells the sender of a reply once the
+ * reply is durable (and the asker of an upgrade once the run restarts), and passes every event on
+ * to the user's own sink; {@link tellFailure} tells them why a drive failed.
  * @module
  */
+import { isPolyLoopError } from '../core/index.ts';
 import type { EventSink, InputReply, RunEvent } from '../core/index.ts';
-import type { InputOutcome } from './run-input.ts';
+import { upgradeHint } from './run-input.ts';
+import type { InputOutcome, UpgradeOutcome } from './run-input.ts';
 
 /** A reply a drive is to write, and how its sender hears whether it landed (resolve) or the drive failed (reject). */
 export type Answer = { readonly reply: InputReply; readonly done: (outcome: InputOutcome) => void; readonly fail: (e: unknown) => void };
+
+/** Why an upgrade was refused (nothing written). */
+export type UpgradeRefusal = Extract<UpgradeOutcome, { readonly ok: false }>;
+
+/** An upgrade a drive is to ask for, and how its asker hears it landed (null) or was refused, or the drive failed. */
+export type Upgrade = {
+  readonly reason: string;
+  readonly done: (refused: UpgradeRefusal | null) => void;
+  readonly fail: (e: unknown) => void;
+};
+
+/**
+ * Tell the sender of `answer` and the asker of `upgrade` why the drive failed with `e`: a reply
+ * that fits no open request or meets a changed agent, and a refused upgrade, are `conflict`s;
+ * anything else rejects their call. True when `e` refused the reply or upgrade, writing nothing.
+ */
+export function tellFailure(e: unknown, runId: string, answer: Answer | null, upgrade: Upgrade | null): boolean {
+  const code = isPolyLoopError(e) ? e.code : null;
+  const message = e instanceof Error ? `${e.name}: ${e.message}${upgradeHint(e, runId)}` : String(e);
+  if (code === 'invalid_input') answer?.done({ ok: false, code: 'conflict', message: (e as Error).message });
+  else if (code === 'run_identity_mismatch') answer?.done({ ok: false, code: 'conflict', message });
+  else answer?.fail(e);
+  if (code === 'upgrade_refused') upgrade?.done({ ok: false, code: 'conflict', message });
+  else upgrade?.fail(e);
+  return code === 'invalid_input' || code === 'upgrade_refused';
+}
 
 /** What {@link driveSink} needs. */
 export type DriveSinkOptions = {
@@ -21,6 +50,8 @@ export type DriveSinkOptions = {
   readonly cancelling: boolean;
   /** Whether a cancel was asked for (read when the run starts). */
   readonly cancelRequested: () => boolean;
+  /** Called when the run (re)starts: an upgrade this drive asked for is durable by then. */
+  readonly started?: () => void;
 };
 
 /** The reason a cancelled drive is aborted with. */
@@ -30,10 +61,11 @@ export function cancelReason(): Error {
 
 /** The sink of one drive (see the module). */
 export function driveSink(opts: DriveSinkOptions): EventSink {
-  const { extra, controller, answer, cancelling, cancelRequested } = opts;
+  const { extra, controller, answer, cancelling, cancelRequested, started } = opts;
   return {
     params: extra?.params ?? { sink: 'run-object' },
     deliver: async (event: RunEvent) => {
+      if (event.type === 'run_started') started?.();
       if (event.type === 'run_started' && !cancelling && cancelRequested()) controller.abort(cancelReason());
       // Emitted once the input record is durable: the sender may be told.
       if (event.type === 'input_received' && answer !== null && event.resultId === answer.reply.resultId) answer.done({ ok: true, resultId: event.resultId });

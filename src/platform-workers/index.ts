@@ -19,7 +19,7 @@ export { RunIndex } from './run-index.ts';
 export type { RunList, RunListItem, RunListQuery, RunReport } from './run-index.ts';
 export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from './run-list.ts';
 export type { RunIndexNamespace } from './run-report.ts';
-export type { CancelOutcome, InputOutcome } from './run-input.ts';
+export type { CancelOutcome, InputOutcome, UpgradeOutcome } from './run-input.ts';
 export type { RunObjectOptions, RunSetup, RunSetupContext, StartOutcome } from './run-setup.ts';
 export { haltedStatusOf, statusOf, trajectoryOf } from './run-status.ts';
 export type { RunStatus, RunTrajectory, UnreadableLog } from './run-status.ts';

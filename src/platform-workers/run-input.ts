@@ -3,7 +3,7 @@
  * a reply fits the run's open request — pure functions of the body and of `readRunLog`'s view.
  * @module
  */
-import { acceptedReplies, inputReplyProblem } from '../core/index.ts';
+import { acceptedReplies, inputReplyProblem, RunIdentityMismatchError } from '../core/index.ts';
 import type { InputReply, RunLogView } from '../core/index.ts';
 
 /** The outcome of {@link RunObjectBase.input}: the reply landed (durably), or why not — a value, since errors lose their class over RPC. */
@@ -13,6 +13,30 @@ export type InputOutcome =
 
 /** The outcome of {@link RunObjectBase.cancel}: the cancel is under way, or why not (`conflict`: the run has ended; `not_found`: no run). */
 export type CancelOutcome = { readonly ok: true } | { readonly ok: false; readonly code: 'not_found' | 'conflict'; readonly message: string };
+
+/**
+ * The outcome of {@link RunObjectBase.upgrade}: the run goes on under this deployment's agent
+ * (`upgraded`: an `upgrade` record was written; false when nothing differed), or why not.
+ */
+export type UpgradeOutcome =
+  | { readonly ok: true; readonly upgraded: boolean }
+  | { readonly ok: false; readonly code: 'not_found' | 'conflict'; readonly message: string };
+
+/** Why a parsed `POST /runs/:id/upgrade` body is not `{ "reason": <non-empty string> }`, or null. */
+export function upgradeBodyProblem(raw: unknown): string | null {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'body: expected { "reason": "…" }';
+  const unknown = Object.keys(raw).filter((k) => k !== 'reason');
+  if (unknown.length > 0) return `unknown field(s): ${unknown.join(', ')}`;
+  const { reason } = raw as { reason?: unknown };
+  if (typeof reason === 'string' && reason.trim() !== '') return null;
+  return 'reason: must be a non-empty string (why the run goes on under the new agent)';
+}
+
+/** For a run whose identity changed (and has not ended): how to upgrade it over HTTP, after its message; else ''. */
+export function upgradeHint(e: unknown, runId: string): string {
+  if (!(e instanceof RunIdentityMismatchError) || e.ended) return '';
+  return `; over HTTP: POST /runs/${runId}/upgrade with { "reason": "…" }`;
+}
 
 /** The field each reply kind carries besides `kind` and `resultId`. */
 const TEXT_FIELD: Readonly<Record<InputReply['kind'], string | null>> = { approve: null, deny: 'reason', answer: 'text', executed: 'observation', retry: null, cancel: null };

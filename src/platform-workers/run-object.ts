@@ -4,27 +4,31 @@
  * @module
  */
 import { DurableObject } from 'cloudflare:workers';
-import { defineAgent, exportRun, importRun, InMemoryStore, isPolyLoopError, readRunLog, resume, run } from '../core/index.ts';
-import type { InputReply, RunLogState, RunLogView, RunRequest } from '../core/index.ts';
-import { cancelReason, driveSink } from './drive-sink.ts';
-import type { Answer } from './drive-sink.ts';
+import { defineAgent, exportRun, importRun, InMemoryStore, isPolyLoopError, readRunLog } from '../core/index.ts';
+import type { InputReply, ResumeOptions, RunLogState, RunLogView } from '../core/index.ts';
+import { cancelReason, driveSink, tellFailure } from './drive-sink.ts';
+import type { Answer, Upgrade, UpgradeRefusal } from './drive-sink.ts';
 import { DurableObjectStore } from './durable-object-store.ts';
 import type { StoredLine } from './durable-object-store.ts';
 import { identityRefusal, isImportRefusal } from './log-import.ts';
-import { cancelReply, replyRefusal } from './run-input.ts';
+import { cancelReply, replyRefusal, upgradeHint } from './run-input.ts';
 import { IndexReporter, reportOf } from './run-report.ts';
-import { createRunTables, failedDrive, hasRunTables, insertRunRow, markCancelRequested, markHalted, readRunRow } from './run-row.ts';
-import type { CancelOutcome, InputOutcome } from './run-input.ts';
+import { clearHalted, createRunTables, failedDrive, hasRunTables, insertRunRow } from './run-row.ts';
+import { markCancelRequested, markHalted, readRunRow } from './run-row.ts';
+import type { CancelOutcome, InputOutcome, UpgradeOutcome } from './run-input.ts';
 import type { RunRow } from './run-row.ts';
 import { haltedStatusOf, readablePrefixView, statusOf, trajectoryOf } from './run-status.ts';
 import type { RunStatus, RunTrajectory, UnreadableLog } from './run-status.ts';
-import { checkOptions, prepareRun, seamsOf } from './run-setup.ts';
-import type { RunObjectOptions, RunSetup, StartOutcome } from './run-setup.ts';
+import { agentOf, callLibrary, checkOptions, prepareRun } from './run-setup.ts';
+import type { Logged, RunObjectOptions, RunSetup, StartOutcome } from './run-setup.ts';
 import { logEventsResponse } from './sse.ts';
 
 
 /** One reading of the run's log (`readRunLog`), or why it cannot be read: the error's name and message. */
 type Reading = { readonly view: RunLogView } | { readonly unreadable: string };
+
+/** What the next resume of a drive sends: a reply, nothing, or 'wait' (the run awaits input and there is none to send). */
+type Next = InputReply | 'wait' | null;
 
 function conflict(runId: string): StartOutcome {
   return { ok: false, code: 'conflict', message: `run ${JSON.stringify(runId)} already exists` };
@@ -97,17 +101,17 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
 
   /**
    * Take over a run exported elsewhere (SPEC §10): check the input as {@link start} does and the
-   * log's identity against what the factory builds, import the log through the store's own
-   * methods, then drive it on with resume (and the alarm) like any run. Refused as `bad_request`
-   * with nothing stored: a torn or corrupt log, a foreign schema major, a log of another run, a
-   * log whose run the factory's agent and request would not resume (identity mismatch).
+   * log's identity (as its upgrades left it) against what the factory builds, import the log
+   * through the store's own methods, then drive it on with resume (and the alarm) like any run.
+   * Refused as `bad_request` with nothing stored: a torn or corrupt log, a foreign schema major, a
+   * log of another run, a log whose run the factory's agent and request would not resume
+   * (identity mismatch).
    */
   async adopt(runId: string, input: unknown, log: string): Promise<StartOutcome> {
     if (this.#taken()) return conflict(runId);
     const prepared = await prepareRun(this.#options.setup, { env: this.env, runId, input });
     if (!prepared.ok) return prepared;
-    const request: RunRequest = { ...prepared.setup.request, runId };
-    const mismatch = identityRefusal(seamsOf(prepared.setup, new InMemoryStore()), request, log);
+    const mismatch = identityRefusal(agentOf(prepared.setup, new InMemoryStore()), prepared.request, log);
     if (mismatch !== null) return { ok: false, code: 'bad_request', message: `log rejected: ${mismatch}` };
     if (this.#taken()) return conflict(runId);
     // Until the run row exists the run is unknown (404) and has no alarm: a half-done import is never driven.
@@ -262,6 +266,36 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   }
 
   /**
+   * Let a run whose agent changed under it (a deploy) go on under this deployment's agent: resumes
+   * it with `{ upgrade: { reason } }`, which writes an `upgrade` record when the identity differs.
+   * Resolves once that record is durable (a halted run is no longer halted; a waiting run still
+   * waits, a run in flight goes on in the background), or with why not — `conflict` when the run
+   * has ended, is being driven, its log is unreadable, or the library refuses the upgrade
+   * (`UpgradeRefusedError`: nothing written, the run as it was); `not_found` when this object
+   * holds no run.
+   */
+  async upgrade(reason: string): Promise<UpgradeOutcome> {
+    const meta = this.#meta();
+    if (meta === null) return { ok: false, code: 'not_found', message: 'this object holds no run' };
+    const reading = await this.#read(meta);
+    const run = `run ${JSON.stringify(meta.runId)}`;
+    const refuse = (message: string): UpgradeRefusal => ({ ok: false, code: 'conflict', message });
+    if ('unreadable' in reading) return refuse(`the run's log is unreadable, so it is halted: ${reading.unreadable}`);
+    const { ended, upgrades } = reading.view;
+    if (ended) return refuse(`${run} has ended (${ended.stopReason}); an ended run is never upgraded`);
+    if (this.#driving !== null) return refuse(`${run} is being driven: upgrade it once it is halted or waits`);
+    const armed = this.ctx.storage.setAlarm(Date.now() + this.#resumeAfterMs());
+    const landed = new Promise<UpgradeRefusal | null>((done, fail) => {
+      void this.#launch(null, null, { reason, done, fail });
+    });
+    await armed;
+    const refused = await landed;
+    if (refused !== null) return refused;
+    await this.#reporter.report();
+    return { ok: true, upgraded: (this.#readNowOrNull(meta.runId)?.upgrades.length ?? 0) > upgrades.length };
+  }
+
+  /**
    * The object's own HTTP face, used by the app for the event stream only (`GET /events`,
    * `Last-Event-ID`): SSE of every record after that sequence, then live ones until `run_ended`;
    * 404 when this object holds no run. A plain fetch, so a client disconnect cancels the stream.
@@ -331,12 +365,12 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     return this.#stateOf(runId) === 'ended';
   }
 
-  #launch(given: RunSetup | null, answer: Answer | null = null): Promise<void> {
+  #launch(given: RunSetup | null, answer: Answer | null = null, upgrade: Upgrade | null = null): Promise<void> {
     if (this.#driving !== null) return this.#driving;
     const controller = new AbortController();
     this.#controller = controller;
     this.#launched = false;
-    const driving = this.#drive(given, controller, answer).finally(() => {
+    const driving = this.#drive(given, controller, answer, upgrade).finally(() => {
       this.#driving = null;
       this.#controller = null;
       this.#launched = false;
@@ -348,37 +382,54 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
 
   /**
    * Drive the run until it ends or waits for a person: start or resume it, send `answer` when the
-   * run awaits it, and a cancel reply when a cancel was asked for while it waits. Then the alarm
-   * is cleared (an ended or awaiting run needs none); a failure before that is left to #failed.
+   * run awaits it, a cancel reply when a cancel was asked for while it waits, and ask for
+   * `upgrade` on the first resume. Then the alarm is cleared (an ended or awaiting run needs
+   * none); a failure before that is left to #failed.
    */
-  async #drive(given: RunSetup | null, first: AbortController, answer: Answer | null): Promise<void> {
+  async #drive(given: RunSetup | null, first: AbortController, answer: Answer | null, asked: Upgrade | null): Promise<void> {
+    let upgrade = asked;
     const meta = this.#meta();
-    if (meta === null) return answer?.done({ ok: false, code: 'not_found', message: 'the run is gone' });
+    if (meta === null) {
+      upgrade?.done({ ok: false, code: 'conflict', message: 'the run is gone' });
+      return answer?.done({ ok: false, code: 'not_found', message: 'the run is gone' });
+    }
     let controller = first;
+    /** The upgrade has landed (or nothing differed): the run is no longer halted, and its asker is told. */
+    const landed = (): void => {
+      if (upgrade === null) return;
+      clearHalted(this.ctx.storage.sql);
+      upgrade.done(null);
+      upgrade = null;
+    };
     try {
       const setup = given ?? (await this.#options.setup({ env: this.env, runId: meta.runId, input: JSON.parse(meta.input) as unknown }));
-      const request: RunRequest = { ...setup.request, runId: meta.runId };
       const cancelRequested = (): boolean => this.#meta()?.cancelRequested === true;
       for (;;) {
-        const input = this.#inputFor(meta.runId, answer);
-        if (input === 'wait') break;
+        const { next, logged } = this.#nextFor(meta.runId, answer);
+        // A waiting run with nothing to send is resumed only to write an upgrade.
+        if (next === 'wait' && upgrade === null) break;
+        const input = next === 'wait' ? null : next;
         const cancelling = input?.kind === 'cancel';
         // The cancel that aborted the previous resume is carried out by this one: it needs a live signal.
         if (cancelling && controller.signal.aborted) this.#controller = controller = new AbortController();
-        const agent = defineAgent({ ...seamsOf(setup, this.#store), events: driveSink({ extra: setup.events, controller, answer, cancelling, cancelRequested }) });
-        const drive = this.#store.hasLog(meta.runId) ? resume : run;
+        const started = landed;
+        const events = driveSink({ extra: setup.events, controller, answer, cancelling, cancelRequested, started });
+        const agent = defineAgent({ ...agentOf(setup, this.#store), events });
         this.#launched = true;
-        const result = await drive(agent, request, input === null ? { signal: controller.signal } : { signal: controller.signal, input });
+        const opts: ResumeOptions & { signal: AbortSignal } = {
+          signal: controller.signal,
+          ...(input === null ? {} : { input }),
+          ...(upgrade === null ? {} : { upgrade: { reason: upgrade.reason } }),
+        };
+        const result = await callLibrary(agent, setup, meta.runId, opts, logged);
         answer?.done(this.#notLanded());
         answer = null;
+        landed();
         if (result.stopReason !== 'awaiting_input') break;
       }
     } catch (e) {
-      const refused = isPolyLoopError(e) && e.code === 'invalid_input';
-      if (refused) answer?.done({ ok: false, code: 'conflict', message: e.message });
-      else answer?.fail(e);
-      // A refused reply wrote nothing: the run still waits, and needs no alarm.
-      if (!refused && !this.#ended(meta.runId)) return this.#failed(meta.runId, e);
+      // A refused reply or upgrade wrote nothing: the run still waits (or stays halted), and needs no alarm.
+      if (!tellFailure(e, meta.runId, answer, upgrade) && !this.#ended(meta.runId)) return this.#failed(meta.runId, e);
     }
     // Ended or waiting: the alarm is kept only to retry telling the run index.
     const told = await this.#reporter.report();
@@ -388,13 +439,18 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     else if (told) await this.ctx.storage.deleteAlarm();
   }
 
-  /** What the next resume sends: a cancel reply, the answer, nothing (not awaiting), or 'wait' (awaiting, nothing to send). */
-  #inputFor(runId: string, answer: Answer | null): InputReply | null | 'wait' {
+  /**
+   * What the next resume sends — a cancel reply, the answer, nothing (not awaiting), or 'wait'
+   * (awaiting, nothing to send) — and what the log keeps.
+   */
+  #nextFor(runId: string, answer: Answer | null): { readonly next: Next; readonly logged: Logged } {
     const reading = this.#readNow(runId);
-    const pending = 'view' in reading ? reading.view.pending : null;
-    if (pending === null) return null;
-    if (this.#meta()?.cancelRequested) return cancelReply(pending.resultId);
-    return answer?.reply ?? 'wait';
+    const view = 'view' in reading ? reading.view : null;
+    const logged = { hasLog: this.#store.hasLog(runId), storedRequest: view?.started?.request !== undefined };
+    const pending = view?.pending ?? null;
+    if (pending === null) return { next: null, logged };
+    if (this.#meta()?.cancelRequested) return { next: cancelReply(pending.resultId), logged };
+    return { next: answer?.reply ?? 'wait', logged };
   }
 
   /** Why a reply the drive was given did not land (its sender hears this unless it landed first). */
@@ -410,7 +466,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
    */
   async #failed(runId: string, e: unknown): Promise<void> {
     const verdict = failedDrive(this.ctx.storage.sql, { error: e, seq: this.#store.lastSeq(runId), max: this.#options.maxFailedDrives ?? 10 });
-    if ('halt' in verdict) return this.#halt(runId, verdict.halt);
+    if ('halt' in verdict) return this.#halt(runId, `${verdict.halt}${upgradeHint(e, runId)}`);
     console.error(`polyloop: run ${JSON.stringify(runId)} ${verdict.retry}`);
   }
 
@@ -429,7 +485,9 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
  *
  * @example
  * export class RunObject extends createRunObject<Env>({
- *   setup: ({ env, input }) => ({ model, interpreter, syntheticObservations, request: buildRequest(input) }),
+ *   setup: ({ env, input }) => ({ model, interpreter, syntheticObservations,
+ *     defaults: { tools, executor: tools.executor(), budget, context: { run: [system] }, … },
+ *     request: { goal: goalOf(input) } }),
  * }) {}
  */
 export function createRunObject<Env = unknown>(options: RunObjectOptions<Env>): new (ctx: DurableObjectState, env: Env) => RunObjectBase<Env> {

@@ -52,6 +52,11 @@ export function markHalted(sql: Sql, why: string): void {
   sql.exec(`UPDATE ${META} SET halted = ? WHERE id = 1`, why);
 }
 
+/** Forget why the run was halted: an upgrade lets it go on. */
+export function clearHalted(sql: Sql): void {
+  sql.exec(`UPDATE ${META} SET halted = NULL WHERE id = 1`);
+}
+
 /** Count one failed drive at log sequence `seq`: consecutive with the previous one unless records were written since. */
 export function countFailure(sql: Sql, seq: number): number {
   const row = sql.exec<{ count: number; at_seq: number }>(`SELECT count, at_seq FROM ${FAILURES} WHERE id = 1`).toArray()[0];

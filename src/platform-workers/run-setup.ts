@@ -4,16 +4,43 @@
  * class is made.
  * @module
  */
-import { checkOptionKeys, defineAgent, InMemoryStore, jsonProblem, validateRunRequest } from '../core/index.ts';
-import type { AgentConfig, DecisionInterpreter, EventSink, ModelCaller, OptionKeys, RunRequest, RunStore, SyntheticObservations } from '../core/index.ts';
+import { checkOptionKeys, defineAgent, InMemoryStore, jsonProblem, resolveRequest } from '../core/index.ts';
+import { resume, run, validateRunRequest } from '../core/index.ts';
+import type {
+  AgentConfig,
+  AgentDefaults,
+  AgentDefinition,
+  DecisionInterpreter,
+  EventSink,
+  ModelCaller,
+  OptionKeys,
+  RunRequest,
+  RunRequestInput,
+  RunResult,
+  RunStore,
+  ResumeOptions,
+  SyntheticObservations,
+} from '../core/index.ts';
 import type { RunIndexNamespace } from './run-report.ts';
 
-/** What the user's factory returns for one run: the agent's seams and the request (the run id is the object's). */
+/**
+ * What the user's factory returns for one run: the agent's seams, its `defaults`, and the run's
+ * own request fields (the run id is the object's). Two forms (decision 0059):
+ * - **with `defaults`** holding `tools` and `executor` (the code a resume needs) and the fields
+ *   the agent's runs share: `request` gives only the run's own data (`goal`, …). The request is
+ *   written into the run's log when it starts, and a resume goes on by the run's id: only the
+ *   agent is built again, so a deploy that changes it halts the run until it is upgraded.
+ * - **without `defaults`**: `request` is the whole request, built again from the input at every
+ *   resume (the form before defaults).
+ */
 export type RunSetup = {
   readonly model: ModelCaller;
   readonly interpreter: DecisionInterpreter;
   readonly syntheticObservations: SyntheticObservations;
-  readonly request: Omit<RunRequest, 'runId'>;
+  /** The request fields every run of this agent shares, with `tools` and `executor` (`defineAgent`'s `defaults`). */
+  readonly defaults?: AgentDefaults;
+  /** The run's own fields; with `defaults`, data only (`{ goal }` is enough), and read from the log on a resume. */
+  readonly request?: Omit<RunRequestInput, 'runId'>;
   /** Optional extra sink that receives every event too (logging, metrics). Not part of the run's identity. */
   readonly events?: EventSink;
 };
@@ -26,7 +53,8 @@ export type RunObjectOptions<Env> = {
   /**
    * Build the run from its input. Called when the run starts (a throw rejects the input: HTTP 400,
    * nothing is stored) and again, with the same stored input, whenever the run is resumed after
-   * eviction — so it must be deterministic: the same input gives the same agent and request.
+   * eviction — so it must be deterministic: the same input gives the same agent (and, without
+   * `defaults`, the same request; with them the request is read back from the run's log).
    */
   readonly setup: (ctx: RunSetupContext<Env>) => RunSetup | Promise<RunSetup>;
   /**
@@ -61,7 +89,14 @@ const RUN_OBJECT_OPTIONS: OptionKeys<RunObjectOptions<unknown>> = {
   keepAliveMs: true,
   index: true,
 };
-const SETUP_FIELDS: OptionKeys<RunSetup> = { model: true, interpreter: true, syntheticObservations: true, request: true, events: true };
+const SETUP_FIELDS: OptionKeys<RunSetup> = {
+  model: true,
+  interpreter: true,
+  syntheticObservations: true,
+  defaults: true,
+  request: true,
+  events: true,
+};
 
 /**
  * Throws `InvalidRequestError` for a key that is not an option (naming the nearest one), and a
@@ -81,8 +116,13 @@ export function checkOptions<Env>(options: RunObjectOptions<Env>): void {
   }
 }
 
-/** A new run's input, checked: the factory's setup and the input as stored (JSON). */
-export type Prepared = { readonly ok: true; readonly setup: RunSetup; readonly stored: string };
+/** A new run's input, checked: the factory's setup, the run's complete request, and the input as stored (JSON). */
+export type Prepared = {
+  readonly ok: true;
+  readonly setup: RunSetup;
+  readonly request: RunRequest;
+  readonly stored: string;
+};
 
 /** Why a start or import is refused. */
 export type Refused = Extract<StartOutcome, { readonly ok: false }>;
@@ -91,21 +131,68 @@ function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/** The agent seams of a setup, over `store`. */
-export function seamsOf(setup: RunSetup, store: RunStore): Pick<AgentConfig, 'model' | 'interpreter' | 'store' | 'syntheticObservations'> {
-  return { model: setup.model, interpreter: setup.interpreter, store, syntheticObservations: setup.syntheticObservations };
+/** The agent config of a setup over `store` (its defaults included), without the event sink. */
+export function agentOf(setup: RunSetup, store: RunStore): Omit<AgentConfig, 'events'> {
+  const { model, interpreter, syntheticObservations, defaults } = setup;
+  const config = { model, interpreter, store, syntheticObservations };
+  return defaults === undefined ? config : { ...config, defaults };
 }
 
-/** Why the library would refuse what the factory built (invalid agent or request), or null. */
-function refusal(runId: string, setup: RunSetup): string | null {
+/** True when the setup's runs are resumed by their id (it has `defaults`): their request lives in their log. */
+export function byId(setup: RunSetup): boolean {
+  return setup.defaults !== undefined;
+}
+
+/** The request a run starts with (or, without `defaults`, is resumed with): the setup's fields and the run id. */
+export function requestOf(setup: RunSetup, runId: string): RunRequestInput {
+  return { ...setup.request, runId };
+}
+
+/** What a drive knows of the run's log: whether there is one, whether its `run_started` keeps the request (1.2 on). */
+export type Logged = { readonly hasLog: boolean; readonly storedRequest: boolean };
+
+/**
+ * One call of the library: `run` for a run without a log; else `resume` — by the run's id when
+ * the setup has defaults and the log keeps its request, otherwise with the request the setup
+ * builds (a setup without defaults, or a log written before stored requests).
+ */
+export function callLibrary(
+  agent: AgentDefinition,
+  setup: RunSetup,
+  runId: string,
+  opts: ResumeOptions & { signal: AbortSignal },
+  logged: Logged,
+): Promise<RunResult> {
+  if (!logged.hasLog) return run(agent, requestOf(setup, runId), { signal: opts.signal });
+  return resume(agent, byId(setup) && logged.storedRequest ? runId : requestOf(setup, runId), opts);
+}
+
+/** Why the defaults form is incomplete: the code a resume needs is in the defaults, and only there. */
+function codeProblem(setup: RunSetup): string | null {
+  if (!byId(setup)) return null;
+  const missing = (['tools', 'executor'] as const).filter((k) => setup.defaults?.[k] === undefined);
+  if (missing.length > 0) {
+    return `defaults.${missing.join(' and defaults.')} required: a run resumes by its id, its code from the defaults`;
+  }
+  const given = (['tools', 'executor'] as const).filter((k) => setup.request?.[k] !== undefined);
+  if (given.length === 0) return null;
+  return `request.${given.join(' and request.')} not allowed with defaults: a resume takes the code from the defaults`;
+}
+
+/** The complete request of what the factory built, or why the library would refuse it (invalid agent or request). */
+function checked(runId: string, setup: RunSetup): RunRequest | string {
   try {
     checkOptionKeys(setup, SETUP_FIELDS, 'what setup returned');
-    defineAgent({ ...seamsOf(setup, new InMemoryStore()), events: { params: { sink: 'run-object' }, deliver: () => undefined } });
-    validateRunRequest({ ...setup.request, runId });
+    const problem = codeProblem(setup);
+    if (problem !== null) return problem;
+    const events = { params: { sink: 'run-object' }, deliver: () => undefined };
+    const agent = defineAgent({ ...agentOf(setup, new InMemoryStore()), events });
+    const { request, defaulted } = resolveRequest(requestOf(setup, runId), agent.defaults);
+    validateRunRequest(request, { defaulted });
+    return request;
   } catch (e) {
     return messageOf(e);
   }
-  return null;
 }
 
 /**
@@ -126,7 +213,7 @@ export async function prepareRun<Env>(setup: RunObjectOptions<Env>['setup'], ctx
   } catch (e) {
     return { ok: false, code: 'bad_request', message: `input rejected: ${messageOf(e)}` };
   }
-  const refused = refusal(ctx.runId, built);
-  if (refused !== null) return { ok: false, code: 'bad_request', message: `input rejected: ${refused}` };
-  return { ok: true, setup: built, stored };
+  const request = checked(ctx.runId, built);
+  if (typeof request === 'string') return { ok: false, code: 'bad_request', message: `input rejected: ${request}` };
+  return { ok: true, setup: built, request, stored };
 }

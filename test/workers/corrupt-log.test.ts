@@ -100,7 +100,9 @@ describe('a run whose log holds an unreadable record (workerd)', () => {
     const runId = await startRun({ goal: 'one two three four five six', pauseMs: 150 });
     await waitFor(runId, (s) => s.steps >= 1);
     await runInDurableObject(stubOf(runId), (_o, state) => state.abort('simulated eviction')).catch(() => undefined);
-    await runInDurableObject(stubOf(runId), (_o, state) => void state.storage.sql.exec(`UPDATE polyloop_run SET input = '"a different goal"'`));
+    // As if a deploy changed the agent the stored input builds (its tool now needs approval).
+    const changed = JSON.stringify({ goal: 'one two three four five six', pauseMs: 150, approve: true });
+    await runInDurableObject(stubOf(runId), (_o, state) => void state.storage.sql.exec(`UPDATE polyloop_run SET input = ?`, changed));
     expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
     const halted = await waitFor(runId, (s) => s.status === 'halted');
     expect(halted.error).toMatch(/^RunIdentityMismatchError: /);

@@ -44,12 +44,22 @@ describe('the run object when its instance is lost (workerd)', () => {
     expect(done.steps).toBeLessThan(7);
   });
 
-  it('halts a run whose resume is refused (identity changed), clears its alarm, does not retry, and reports it halted', async () => {
+  it('resumes a run by its id: the request comes from its log, so a goal changed in the stored input does not change the run', async () => {
     const runId = await startRun(SLOW);
     await waitFor(runId, (s) => s.steps >= 1);
     await evict(runId);
-    // As if a deploy changed what the stored input builds: the run's identity no longer matches.
     await runInDurableObject(stubOf(runId), (_o, state) => void state.storage.sql.exec(`UPDATE polyloop_run SET input = '"a different goal"'`));
+    expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
+    const done = await waitFor(runId, (s) => s.status === 'ended' || s.status === 'halted');
+    expect(done).toMatchObject({ status: 'ended', stopReason: 'final_answer', finalAnswer: 'eno owt eerht ruof evif xis' });
+  });
+
+  it('halts a run whose resume is refused (identity changed), clears its alarm, does not retry, and reports it halted with how to upgrade it', async () => {
+    const runId = await startRun(SLOW);
+    await waitFor(runId, (s) => s.steps >= 1);
+    await evict(runId);
+    // As if a deploy changed the agent the stored input builds (its tool now needs approval): the identity no longer matches.
+    await runInDurableObject(stubOf(runId), (_o, state) => void state.storage.sql.exec(`UPDATE polyloop_run SET input = ?`, JSON.stringify({ ...SLOW, approve: true })));
     expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
     const row = async (): Promise<{ halted: string | null; alarm: number | null }> =>
       runInDurableObject(stubOf(runId), async (_o, state) => ({
@@ -58,7 +68,7 @@ describe('the run object when its instance is lost (workerd)', () => {
       }));
     for (let i = 0; i < 100 && (await row()).halted === null; i++) await new Promise((r) => setTimeout(r, 20));
     const after = await row();
-    expect(after.halted).toMatch(/^RunIdentityMismatchError: /);
+    expect(after.halted).toMatch(/^RunIdentityMismatchError: .*differing keys: tools.*POST \/runs\/.+\/upgrade/);
     expect(after.alarm).toBeNull();
     expect(await status(runId)).toMatchObject({ status: 'halted', stopReason: null, error: after.halted });
   });

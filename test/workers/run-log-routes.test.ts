@@ -5,7 +5,7 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { defineAgent, exportRun, importRun, InMemoryStore, run } from '../../src/core/index.ts';
+import { defineAgent, exportRun, importRun, InMemoryStore, resume, run } from '../../src/core/index.ts';
 import type { RunStore, StepRecord } from '../../src/core/index.ts';
 import { DurableObjectStore, MAX_BODY_BYTES } from '../../src/platform-workers/index.ts';
 import { faultyStore } from '../../src/testing/index.ts';
@@ -18,9 +18,9 @@ const timeless = (steps: readonly StepRecord[]): Omit<StepRecord, 'startedAt' | 
 
 /** Run the demo agent of the Worker (the same factory, same input) on `store`, here in the test. */
 function runHere(store: RunStore, runId: string, goal = GOAL): Promise<unknown> {
-  const setup = demoSetup({ env: {}, runId, input: goal });
-  const agent = defineAgent({ model: setup.model, interpreter: setup.interpreter, syntheticObservations: setup.syntheticObservations, store, events: { params: { sink: 'test' }, deliver: () => undefined } });
-  return run(agent, { ...setup.request, runId });
+  const { model, interpreter, syntheticObservations, defaults, request } = demoSetup({ env: {}, runId, input: goal });
+  const agent = defineAgent({ model, interpreter, syntheticObservations, defaults: defaults!, store, events: { params: { sink: 'test' }, deliver: () => undefined } });
+  return run(agent, { ...request, runId });
 }
 
 async function errorOf(res: Response, statusCode: number, code: string): Promise<string> {
@@ -154,6 +154,26 @@ describe('POST /runs with a log (workerd)', () => {
     await errorOf(await call(`/runs/${runId}`), 404, 'not_found');
     expect((await post({ runId, input: GOAL, log })).status).toBe(201);
     expect(await waitFor(runId, (s) => s.status !== 'running')).toMatchObject({ status: 'ended', finalAnswer: 'eno owt' });
+  });
+
+  it('imports a log upgraded elsewhere: judged against the identity its upgrade put in force, not the one it started with', async () => {
+    const runId = uid('upgraded');
+    const inner = new InMemoryStore();
+    const { model, interpreter, syntheticObservations, defaults, request } = demoSetup({ env: {}, runId, input: GOAL });
+    const agentOn = (store: RunStore, system?: string) => {
+      const prompt = system === undefined ? defaults!.context!.run! : [{ role: 'system' as const, content: [{ type: 'text' as const, text: system }] }];
+      return defineAgent({ model, interpreter, syntheticObservations, defaults: { ...defaults, context: { run: prompt } }, store, events: { params: { sink: 'test' }, deliver: () => undefined } });
+    };
+    // The old code: another system prompt, interrupted after its first step.
+    await run(agentOn(faultyStore(inner, { crashAfterWrites: 4 }), 'The old prompt.'), { ...request, runId }).catch(() => undefined);
+    // The new code (this Worker's agent) takes it over with an upgrade, and is interrupted right after it.
+    await resume(agentOn(faultyStore(inner, { crashAfterWrites: 1 })), runId, { upgrade: { reason: 'the new prompt' } }).catch(() => undefined);
+    const log = await exportRun(inner, runId);
+    expect(log).toMatch(/"kind":"upgrade"/);
+    const res = await post({ runId, input: GOAL, log });
+    expect(res.status, await res.clone().text()).toBe(201);
+    expect(await waitFor(runId, (s) => s.status !== 'running')).toMatchObject({ status: 'ended', finalAnswer: 'eno owt' });
+    expect((await (await call(`/runs/${runId}/log`)).text()).startsWith(log)).toBe(true);
   });
 
   it('answers 400 for a log without runId (a log names its run), for a non-string log, and for an input the factory rejects', async () => {

@@ -206,6 +206,7 @@ describe('public export names (reviewed here on purpose: a change to this list i
       'modelReplyProblem',
       'outcomeProblem',
       'readRunLog',
+      'resolveRequest',
       'resume',
       'run',
       'silentSink',
