@@ -30,7 +30,10 @@ const settings = { injections: {}, modelBinding: {}, modelReplayPolicy: 'safe' a
 export { RunIndex };
 export class RunObject extends createRunObject<Env>({
   index: (env) => env.RUN_INDEX,
-  // Called when a run starts (a throw is a 400) and again on every resume, with the same input.
+  // Called when a run starts (a throw is a 400) and again on every resume, with the same input. The agent's part
+  // (defaults: tools, prompt, budget) is built anew each time; the run's own part (request: its goal) goes into its
+  // log at the start and is read back from there. A deploy that changes the agent halts the runs that live on until
+  // you upgrade them: POST /runs/:id/upgrade with { "reason": "…" } (docs/http.md).
   setup: ({ env, input }) => {
     const goal = (input as { goal?: unknown } | null)?.goal;
     if (typeof goal !== 'string' || goal.trim() === '') throw new Error('input must be { "goal": "<a task>" }');
@@ -38,15 +41,16 @@ export class RunObject extends createRunObject<Env>({
       model: model(env),
       interpreter: openAIToolInterpreter(),
       syntheticObservations,
-      request: {
+      defaults: {
         ...settings,
-        budget: { maxSteps: 10, maxValidActions: 5, maxContextChars: 100_000 },
         tools,
         executor: tools.executor(),
-        context: { run: [text('system', 'Use the add tool for arithmetic, then answer in one sentence.')], goal: [text('user', goal)] },
+        budget: { maxSteps: 10, maxValidActions: 5, maxContextChars: 100_000 },
+        context: { run: [text('system', 'Use the add tool for arithmetic, then answer in one sentence.')] },
         observationTemplate: '{observation}',
         toolRenderStyle: 'none',
       },
+      request: { goal },
     };
   },
 }) {}
