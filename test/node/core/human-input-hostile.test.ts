@@ -1,4 +1,4 @@
-/** SPEC §9 under attack: hostile replies, crafted logs and executor hooks that change their mind. */
+/** Human input under attack: hostile replies, crafted logs and executor hooks that change their mind. */
 import { describe, expect, it } from 'vitest';
 import { CorruptLogError, encodeRecord, importRun, InMemoryStore, InvalidInputError, readRunLog, resume, run, ToolRegistry } from '../../../src/core/index.ts';
 import type { ActionExecutor, InputReply, LogRecord, RunRequest, RunStore } from '../../../src/core/index.ts';
