@@ -1,7 +1,8 @@
 /**
  * Which actions the library refuses before any executor sees them, the replay policy an action
- * intent records (SPEC §7, decision 0013), and whether a person must approve or answer an action
- * first (SPEC §9). Functions of the request and decision.
+ * intent records (docs/design/records-and-recovery.md#replay-policies, decision 0013), and whether a
+ * person must approve or answer an action first (docs/design/human-input.md). Functions of the request
+ * and decision.
  * @module
  */
 import type { RunRequest } from './request.ts';
@@ -12,7 +13,7 @@ import type { ActionDecision, ActionOutcome, ReplayPolicy, ToolDescriptor } from
 
 /**
  * The outcome of an action the library refuses before any executor sees it: a custom
- * executor next to a non-empty `request.tools` gets only tool calls that validate (SPEC §7).
+ * executor next to a non-empty `request.tools` gets only tool calls that validate.
  * The registry executor validates on its own, with the same sentence.
  */
 export function refusalOf(req: RunRequest, decision: ActionDecision): { outcome: ActionOutcome; completedRun: false } | null {
@@ -24,7 +25,7 @@ export function refusalOf(req: RunRequest, decision: ActionDecision): { outcome:
 }
 
 /**
- * The replay policy of an action (SPEC §7): the named tool declares it, whatever the
+ * The replay policy of an action: the named tool declares it, whatever the
  * executor; a custom executor's explicit `'never'` makes it stricter, never looser. An action
  * naming no known tool, or a code action, takes the executor's own policy (default `'never'`).
  */
@@ -41,7 +42,7 @@ export function toolOf(req: RunRequest, decision: ActionDecision): ToolDescripto
   return decision.action.kind === 'tool_call' ? req.tools.get(decision.action.name) : undefined;
 }
 
-/** Whether a person must answer or approve this action first (only for actions that validate, SPEC §9). */
+/** Whether a person must answer or approve this action first (only for actions that validate). */
 export function gateFor(req: RunRequest, decision: ActionDecision): 'answer' | 'approval' | null {
   const { tools, executor } = req;
   const { action } = decision;

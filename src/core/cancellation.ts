@@ -1,8 +1,9 @@
 /**
- * How a run waits on code it does not control once its signal may abort (SPEC §2, decision 0012):
- * a seam (model call, action, event delivery) is abandoned the moment the signal aborts, and a
- * store write is waited for at most `cancelGraceMs` after the abort. Either way `run`/`resume`
- * settle on time whatever the seam does; what settles late is ignored.
+ * How a run waits on code it does not control once its signal may abort
+ * (docs/design/step.md#cancellation, decision 0012): a seam (model call, action, event delivery) is
+ * abandoned the moment the signal aborts, and a store write is waited for at most `cancelGraceMs`
+ * after the abort. Either way `run`/`resume` settle on time whatever the seam does; what settles
+ * late is ignored.
  *
  * One abort listener per run serves every wait (a listener or a `Promise.race` per wait would
  * cost microseconds, or memory, on every step).

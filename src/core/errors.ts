@@ -218,7 +218,7 @@ export class RunLockedError extends PolyLoopError {
 }
 
 /**
- * A reply to a run's input request that does not fit (SPEC §9): no request is open, it names
+ * A reply to a run's input request that does not fit: no request is open, it names
  * another resultId, or the request does not accept its kind. Nothing was written.
  */
 export class InvalidInputError extends PolyLoopError {

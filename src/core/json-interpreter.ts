@@ -22,9 +22,9 @@ export function jsonActionInterpreter(): DecisionInterpreter {
     params: Object.freeze({ interpreter: 'json-action', version: 1 }),
     interpret(reply: ModelReply): Decision {
       const historyText = reply.text;
-      // One action per step (SPEC §8): a reply that also made several native tool calls is not
+      // One action per step: a reply that also made several native tool calls is not
       // read as one of them, nor as its text, but refused as a whole.
-      // A reply cut off at the token limit is never read as an answer or an action (SPEC §11).
+      // A reply cut off at the token limit is never read as an answer or an action: its text may end mid-sentence.
       if (reply.finishReason === 'length') {
         return { kind: 'invalid', explanation: 'Your reply was cut off at the token limit before it ended. Reply again, shorter: one JSON object.', historyText };
       }

@@ -1,7 +1,8 @@
 /**
- * The store's single-driver lease as `run`/`resume` hold it (SPEC §2): taken before the log is
- * read, given up on abort even if the store ignores the signal, released once, and a failed
- * release reported rather than swallowed.
+ * The store's single-driver lease as `run`/`resume` hold it
+ * (docs/design/stores-and-leases.md#leases): taken before the log is read, given up on abort even
+ * if the store ignores the signal, released once, and a failed release reported rather than
+ * swallowed.
  * @module
  */
 import type { Cancellation } from './cancellation.ts';

@@ -1,8 +1,8 @@
 /**
  * Everything a run sends out: records to its store and events to its sink, with the rules both
- * follow (SPEC §2, decisions 0006, 0012): a failed write stops all writing; after an abort a write
- * is waited for at most `cancelGraceMs`, then abandoned; events go out in order, each awaited,
- * each failure counted and never re-emitted, nothing after the run is closed.
+ * follow (docs/design/step.md#events, decisions 0006, 0012): a failed write stops all writing;
+ * after an abort a write is waited for at most `cancelGraceMs`, then abandoned; events go out in
+ * order, each awaited, each failure counted and never re-emitted, nothing after the run is closed.
  * @module
  */
 import { GRACE_EXPIRED } from './cancellation.ts';
@@ -36,7 +36,7 @@ export class Outbox {
     this.#cancel = cancel;
   }
 
-  /** A write failed: nothing more may be written to this log by this driver (SPEC §2). */
+  /** A write failed: this driver writes nothing more to this log (a later record could land after a missing one). */
   get writeFailed(): boolean {
     return this.#writeFailed;
   }

@@ -1,6 +1,6 @@
 /**
  * The five seams of the loop: model, interpreter, executor, store, events.
- * This module imports only `types.ts` (SPEC §1 rule 2).
+ * This module imports only `types.ts` (docs/design/README.md#dependency-rules, rule 2).
  * @module
  */
 import type {
@@ -108,7 +108,7 @@ export interface ActionExecutor {
    */
   readonly replayPolicy?: ReplayPolicy;
   /**
-   * Optional (SPEC §9): whether a person must approve `action` before it runs. Asked only about
+   * Optional: whether a person must approve `action` before it runs. Asked only about
    * actions that validate; a tool's own `needsApproval: true` asks anyway. Must be pure.
    */
   needsApproval?(action: Action): boolean;
@@ -119,7 +119,7 @@ export interface ActionExecutor {
    * (`not_executed`) and a broken environment (`env_error`); rejects with `ctx.signal.reason`
    * when aborted (an executor that ignores the signal is abandoned at the abort). Any other
    * rejection, or an outcome of the wrong shape, is recorded as `env_error`. Next to a non-empty
-   * `request.tools` it only ever receives tool calls that validate against them (SPEC §7). Idempotent only if its
+   * `request.tools` it only ever receives tool calls that validate against them. Idempotent only if its
    * replay policy says `safe`: a `safe` action may be executed again with the same `resultId`.
    */
   execute(action: Action, ctx: ExecuteContext): Promise<ActionOutcome>;
@@ -195,14 +195,14 @@ export interface RunStore {
    */
   runEnded(runId: string, rec: RunEndedRecord): Promise<void>;
   /**
-   * Write an input request (SPEC §9): the run asks a person and waits. A barrier.
+   * Write an input request (docs/design/human-input.md): the run asks a person and waits. A barrier.
    *
    * Contract: as {@link RunStore.intent} — durable when it resolves. Every PolyLoop store has it;
    * a store without it cannot host human input (a run that needs it fails with `StoreError`).
    */
   inputRequest?(runId: string, rec: InputRequestRecord): Promise<void>;
   /**
-   * Write a person's reply (SPEC §9), before it is carried out. A barrier.
+   * Write a person's reply, before it is carried out. A barrier.
    *
    * Contract: as {@link RunStore.intent} — durable when it resolves.
    */

@@ -1,6 +1,6 @@
 /**
- * Checks of a definition and a request (SPEC §2, §7): every problem named with its path, never
- * a raw `TypeError` from a hostile value.
+ * Checks of a definition and a request (docs/api.md#runrequest, docs/api.md#options-are-checked): every
+ * problem named with its path, never a raw `TypeError` from a hostile value.
  * @module
  */
 import { InvalidRequestError } from './errors.ts';
@@ -153,7 +153,8 @@ function checkDefaults(problems: Problems, defaults: AgentDefaults): void {
 
 /**
  * Seam params enter the identity snapshot, whose canonical JSON must not throw mid-run (a BigInt,
- * a cycle) and whose hash must not depend on live objects: SPEC §2 makes them flat primitives.
+ * a cycle) and whose hash must not depend on live objects: so they are flat primitives
+ * (docs/design/records-and-recovery.md#identity-snapshot).
  */
 function checkSeamParams(problems: Problems, params: unknown, path: string): void {
   if (!isRecord(params)) return problems.add(path, `${path} must be an object of strings, numbers, booleans and nulls, got ${kind(params)}`);

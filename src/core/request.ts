@@ -1,5 +1,5 @@
 /**
- * The definition and request types (SPEC §2). Their checks are in `request-checks.ts`, the
+ * The definition and request types (docs/api.md). Their checks are in `request-checks.ts`, the
  * identity snapshot in `snapshot.ts`.
  * @module
  */
@@ -77,9 +77,9 @@ export type RunRequestInput = Partial<Omit<RunRequest, 'runId' | 'context'>> & {
 export type RunOptions = { readonly signal?: AbortSignal };
 
 /**
- * Options of `resume`: `input` answers the run's open input request (SPEC §9); `upgrade` lets a
- * run whose identity changed go on under the new one, writing an `upgrade` record with `reason`
- * (docs/upgrades.md).
+ * Options of `resume`: `input` answers the run's open input request (docs/human-input.md);
+ * `upgrade` lets a run whose identity changed go on under the new one, writing an `upgrade` record
+ * with `reason` (docs/upgrades.md).
  */
 export type ResumeOptions = RunOptions & { readonly input?: InputReply; readonly upgrade?: UpgradeOptions };
 

@@ -1,7 +1,7 @@
 /**
- * The run log as a value (SPEC §10): one reader that every consumer uses — resume, the CLI, the
- * Workers status and event stream, the stores — and export/import, so a run started on one
- * store (and runtime) finishes on another.
+ * The run log as a value (docs/design/run-log.md#one-reader): one reader that every consumer uses —
+ * resume, the CLI, the Workers status and event stream, the stores — and export/import, so a run
+ * started on one store (and runtime) finishes on another.
  * @module
  */
 import { CorruptLogError, InvalidRequestError, RunExistsError, RunNotFoundError } from './errors.ts';
@@ -75,7 +75,7 @@ function sameOptional(stated: Usage, counted: Usage): boolean {
 
 /**
  * Each stored reply is carried out as its kind says, so only a well-formed reply its request
- * accepts may stand in a log (SPEC §9): else `CorruptLogError` naming the record. Runs after
+ * accepts may stand in a log: else `CorruptLogError` naming the record. Runs after
  * `classifyLog`, which has tied every `input` to the latest `input_request` of its resultId.
  */
 function checkReplies(records: readonly LogRecord[]): void {

@@ -69,7 +69,7 @@ export function run(agent: AgentDefinition, request: RunRequestInput, opts: RunO
  * (or to the next input request). Give the run's id, and the request is rebuilt from its log
  * (its tools and executor from the agent's defaults), or give the request as `run` takes it.
  *
- * A run awaiting input moves on only with `opts.input`, a reply to its open request (SPEC §9);
+ * A run awaiting input moves on only with `opts.input`, a reply to its open request;
  * without it, resume returns the same awaiting result and writes and delivers nothing. A run
  * whose definition or request changed goes on only with `opts.upgrade`, which writes an
  * `upgrade` record first (docs/upgrades.md). Rejects with `RunNotFoundError` for an empty log,

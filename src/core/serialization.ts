@@ -1,6 +1,7 @@
 /**
  * Record encoding and decoding, public so downstream code can read logs without running the
- * library. One record = one line of JSON. Decoding checks the schema major (SPEC §5, §7).
+ * library. One record = one line of JSON. Decoding checks the schema major
+ * (docs/design/records-and-recovery.md#records, docs/log-format.md#versions).
  * @module
  */
 import { CorruptLogError, SchemaVersionError } from './errors.ts';
@@ -20,11 +21,12 @@ export function encodeRecord(rec: LogRecord): string {
 }
 
 /**
- * Whether a store must make `rec` durable before its write resolves (SPEC §3 as amended by
- * decision 0040): intents (but a model-call intent whose replay policy is `'safe'`), input
- * requests and replies, step records (a `step_finished` event follows only a durable step) and
- * `run_ended`. `run_started`, `result` and a safe model-call intent may wait for the next barrier:
- * losing them leaves the run where recovery re-issues or re-interprets, as it would anyway.
+ * Whether a store must make `rec` durable before its write resolves
+ * (docs/design/step.md#writes-and-barriers, decision 0040): intents (but a model-call intent whose
+ * replay policy is `'safe'`), input requests and replies, step records (a `step_finished` event
+ * follows only a durable step) and `run_ended`. `run_started`, `result` and a safe model-call
+ * intent may wait for the next barrier: losing them leaves the run where recovery re-issues or
+ * re-interprets, as it would anyway.
  */
 export function isBarrier(rec: LogRecord): boolean {
   switch (rec.kind) {

@@ -1,7 +1,8 @@
 /**
  * The one loop: `RunDriver` drives a run step by step from where its log stands. Writes follow
- * SPEC §3 (as amended by decision 0040: two barriers an action step), stops follow §4, recovery
- * §5, human input §9. `run.ts` reads the log and hands the driver what it found.
+ * docs/design/step.md#writes-and-barriers (decision 0040: two barriers an action step), stops
+ * docs/design/step.md#the-stop-decision, recovery docs/design/records-and-recovery.md#the-interrupted-step,
+ * human input docs/design/human-input.md. `run.ts` reads the log and hands the driver what it found.
  * @module
  */
 import { Cancellation } from './cancellation.ts';
@@ -54,7 +55,8 @@ import type {
 
 /**
  * What a step may end in besides a step record: it waits for a person, a person cancelled the
- * run, or (a store without input methods) a `never` operation in flight ends it, as in 1.0.
+ * run, or (a store without input methods) a `never` operation in flight ends it: such a store
+ * cannot hold a person's settlement.
  */
 type Pause = { readonly pause: 'awaiting'; readonly pending: InputRequest } | { readonly pause: 'cancelled' } | { readonly pause: 'in_flight_unknown' };
 
@@ -156,10 +158,10 @@ export class RunDriver {
   }
 
   /**
-   * One step, in the order of SPEC §3: (1) model-call intent, (2) model result, interpretation,
+   * One step, in the order of its writes: (1) model-call intent, (2) model result, interpretation,
    * (3) action intent, (4) action result and step record in one write — with a person asked
-   * where SPEC §9 says so. An interrupted step is entered where it stopped, as `readRunLog`
-   * decided; `apply_input` carries out the reply that landed.
+   * where the tool or a `never` operation in flight needs one. An interrupted step is entered where
+   * it stopped, as `readRunLog` decided; `apply_input` carries out the reply that landed.
    */
   async #step(stepIndex: number, inFlight: InFlightStep | null): Promise<StepRecord | Pause> {
     const step = draftStep(stepIndex, now());
@@ -307,7 +309,7 @@ export class RunDriver {
   /** Write an input request (a barrier) and pause the run on it. */
   async #ask(stepIndex: number, kind: InputRequestKind, target: 'action' | 'model_call', decision: ActionDecision | null): Promise<Pause> {
     const store = this.#agent.store;
-    // A store from before human input cannot hold a settlement: the 1.0 end (SPEC §9).
+    // A store without input methods cannot hold a settlement: the run ends `in_flight_unknown`.
     if (!store.inputRequest && kind === 'settle') return { pause: 'in_flight_unknown' };
     const resultId = `s${stepIndex}.${kind === 'settle' ? 'settle' : 'input'}`;
     const request = { kind, target, decision };
@@ -381,7 +383,7 @@ export class RunDriver {
     // Written with the step's next record (#landResult); its events wait for it.
     const events: RunEvent[] = [{ type: 'model_call_finished', runId: this.#runId, stepIndex, callSeq, callId: reply.callId, error: null }];
     if (reply.usage === null && req.budget.maxTotalTokens !== undefined && !this.#usageMissingTold) {
-      // A token budget cannot see calls that report nothing: say so once, and count them as 0 (SPEC §11).
+      // A token budget cannot see calls that report nothing: say so once, and count them as 0.
       this.#usageMissingTold = true;
       events.push({ type: 'warning', runId: this.#runId, stepIndex, code: 'usage_missing', message: `the model reported no token usage; budget.maxTotalTokens counts such calls as 0 tokens` });
     }

@@ -1,6 +1,7 @@
 /**
- * The parameter snapshot a run's identity is made of (SPEC §7), its hash, and the comparison
- * with the snapshot a run started with.
+ * The parameter snapshot a run's identity is made of
+ * (docs/design/records-and-recovery.md#identity-snapshot), its hash, and the comparison with the
+ * snapshot a run started with.
  * @module
  */
 import { RunIdentityMismatchError } from './errors.ts';
@@ -47,7 +48,7 @@ export function applyUpgrade(snapshot: Record<string, JsonValue>, u: UpgradeReco
 }
 
 /**
- * The parameter snapshot (SPEC §7): model, interpreter and executor params (and the executor's
+ * The parameter snapshot: model, interpreter and executor params (and the executor's
  * replay policy when it declares one), synthetic texts, and
  * the request's budget, tools, context, injections, binding, replay policy, template and render
  * style. Not in it: runId, cancelGraceMs, the store, the event sink.
@@ -60,14 +61,14 @@ export function buildSnapshot(agent: AgentDefinition, req: RunRequest): Record<s
     model: agent.params.model,
     interpreter: agent.params.interpreter,
     executor: req.executor.params ?? null,
-    // Added after 1.0, only when the executor declares one; a stored snapshot without it is not compared on it.
+    // Only when the executor declares one: a stored snapshot without it is not compared on it.
     ...(executorReplayPolicy === undefined ? {} : { executorReplayPolicy }),
     syntheticObservations: agent.syntheticObservations,
     budget: {
       maxSteps: req.budget.maxSteps,
       maxValidActions: req.budget.maxValidActions,
       maxContextChars: req.budget.maxContextChars,
-      // Added after 1.0 (SPEC §11), only when set: a run without a token limit keeps its 1.0 identity.
+      // Only when set: a run without a token limit keeps the identity it had before the key existed.
       ...(req.budget.maxTotalTokens === undefined ? {} : { maxTotalTokens: req.budget.maxTotalTokens }),
     },
     tools: req.tools.names().map((name) => toolIdentity(req.tools.get(name) as ToolDescriptor)),
@@ -87,9 +88,9 @@ export async function sha256Hex(text: string): Promise<string> {
 }
 
 /**
- * A tool's part of the identity. Keys added after 1.0 (`needsApproval`, `answeredBy`) appear
+ * A tool's part of the identity. The human-input keys (`needsApproval`, `answeredBy`) appear
  * only when they differ from their default, so a snapshot written before they existed still
- * equals the snapshot of the same tool today (SPEC §9).
+ * equals the snapshot of the same tool today.
  */
 function toolIdentity(d: ToolDescriptor): JsonValue {
   const { needsApproval, answeredBy, ...v1 } = d;

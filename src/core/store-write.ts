@@ -1,6 +1,7 @@
 /**
- * Which store method writes a record: the one dispatch of the loop's writes (SPEC §3, §9,
- * decision 0040), and the operation name a `StoreError` carries.
+ * Which store method writes a record: the one dispatch of the loop's writes
+ * (docs/design/step.md#writes-and-barriers, decision 0040), and the operation name a `StoreError`
+ * carries.
  * @module
  */
 import type { RunStore } from './ports.ts';

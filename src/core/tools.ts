@@ -47,9 +47,9 @@ export type ToolSpec = {
   /** Default false. True: running this tool successfully ends the run (`tool_completed`). */
   readonly completesRun?: boolean;
   readonly handler?: ToolHandler;
-  /** Default false. True: a person approves each call before it runs (SPEC §9). */
+  /** Default false. True: a person approves each call before it runs. */
   readonly needsApproval?: boolean;
-  /** `'human'`: a person answers each call; the tool needs no handler (SPEC §9). */
+  /** `'human'`: a person answers each call; the tool needs no handler. */
   readonly answeredBy?: 'human';
 };
 
@@ -76,7 +76,7 @@ export class ToolRegistry implements ToolCatalog {
 
   /**
    * Build a registry. Throws `InvalidRequestError`, naming the tool, on a duplicate or empty name,
-   * a field of the wrong kind, or a parameter schema the validator could not apply (SPEC §7):
+   * a field of the wrong kind, or a parameter schema the validator could not apply:
    * refused here rather than failing in the middle of a run.
    */
   static of(specs: readonly ToolSpec[]): ToolRegistry {
@@ -292,7 +292,7 @@ export class RegistryExecutor implements ActionExecutor {
     return action.kind === 'tool_call' ? (this.registry.get(action.name)?.replayPolicy ?? 'safe') : 'safe';
   }
 
-  /** Contract: see {@link ActionExecutor.execute}; the outcome table is SPEC §2. */
+  /** Contract: see {@link ActionExecutor.execute}; the outcomes are in docs/api.md#tools. */
   async execute(action: Action, ctx: ExecuteContext): Promise<ActionOutcome> {
     return (await this.executeTracked(action, ctx)).outcome;
   }
@@ -315,7 +315,7 @@ export class RegistryExecutor implements ActionExecutor {
     try {
       const text: unknown = await handler(action.arguments as JsonObject, { signal: ctx.signal, runId: ctx.runId, stepIndex: ctx.stepIndex, resultId: ctx.resultId });
       ctx.signal.throwIfAborted();
-      // A handler that broke its contract is treated as one that threw (SPEC §2's table): the
+      // A handler that broke its contract is treated as one that threw: the
       // model learns what happened, and a completesRun tool completes nothing.
       if (typeof text !== 'string') throw new TypeError(`handler of ${JSON.stringify(action.name)} returned ${describeKind(text)}, not a string`);
       const completedRun = this.registry.get(action.name)?.completesRun === true;

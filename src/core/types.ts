@@ -1,6 +1,6 @@
 /**
  * Public value types of PolyLoop: messages, decisions, actions, outcomes, records and events.
- * This module imports nothing (SPEC §1 rule 2).
+ * This module imports nothing (docs/design/README.md#dependency-rules, rule 2).
  * @module
  */
 
@@ -16,7 +16,10 @@ export type Role = 'system' | 'user' | 'assistant';
 /** Plain text. Size metric: `text.length`. */
 export type TextBlock = { readonly type: 'text'; readonly text: string };
 
-/** A native tool call made by the model (SPEC §8). Size metric: `name.length + JSON.stringify(arguments).length`. */
+/**
+ * A native tool call made by the model (docs/design/conversation.md#native-tool-calls).
+ * Size metric: `name.length + JSON.stringify(arguments).length`.
+ */
 export type ToolCallBlock = {
   readonly type: 'tool_call';
   readonly id: string;
@@ -24,15 +27,15 @@ export type ToolCallBlock = {
   readonly arguments: JsonValue;
 };
 
-/** The answer to a native tool call, sent back to the model (SPEC §8). Size metric: `text.length`. */
+/** The answer to a native tool call, sent back to the model. Size metric: `text.length`. */
 export type ToolResultBlock = { readonly type: 'tool_result'; readonly toolCallId: string; readonly text: string };
 
-/** Provider thinking that must be sent back verbatim (SPEC §8). Size metric: `text.length`. */
+/** Provider thinking that must be sent back verbatim. Size metric: `text.length`. */
 export type ReasoningBlock = { readonly type: 'reasoning'; readonly text: string; readonly signature?: string };
 
 /**
  * Provider state that must go back to the provider verbatim, e.g. Anthropic's redacted thinking
- * (SPEC §11). Size metric: the JSON length of `data`.
+ * (docs/design/conversation.md#reply-metadata-and-token-budgets). Size metric: the JSON length of `data`.
  */
 export type OpaqueBlock = { readonly type: 'opaque'; readonly provider: string; readonly data: JsonValue };
 
@@ -54,7 +57,7 @@ export type ToolRenderStyle = 'none' | 'json' | 'markdown';
 /** A skill entry injected into a channel. */
 export type SkillEntry = { readonly name: string; readonly text: string };
 
-/** Run limits; every field is a positive integer. `maxTotalTokens` is optional: absent means no limit (SPEC §11). */
+/** Run limits; every field is a positive integer. `maxTotalTokens` is optional: absent means no limit. */
 export type Budget = { readonly maxSteps: number; readonly maxValidActions: number; readonly maxContextChars: number; readonly maxTotalTokens?: number };
 
 /** The tool schema handed to a model (`ToolRegistry.modelSchemas()`). */
@@ -64,9 +67,9 @@ export type ModelToolSchema = { readonly name: string; readonly description: str
 export type ToolDescriptor = ModelToolSchema & {
   readonly replayPolicy: ReplayPolicy;
   readonly completesRun: boolean;
-  /** A person approves each call before it runs (SPEC §9). Default false. */
+  /** A person approves each call before it runs. Default false. */
   readonly needsApproval: boolean;
-  /** `'human'`: a person answers the call instead of a handler (SPEC §9); null otherwise. */
+  /** `'human'`: a person answers the call instead of a handler; null otherwise. */
   readonly answeredBy: 'human' | null;
 };
 
@@ -86,10 +89,10 @@ export interface ToolCatalog {
   modelSchemas(): readonly ModelToolSchema[];
 }
 
-/** A tool call as the model returned it (SPEC §8). */
+/** A tool call as the model returned it. */
 export type ToolCallRequest = { readonly id: string; readonly name: string; readonly arguments: JsonValue };
 
-/** Why the model stopped (SPEC §11): `length` means the reply was cut off at the token limit. */
+/** Why the model stopped: `length` means the reply was cut off at the token limit. */
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error' | 'other';
 
 /** The finish reasons, as a runtime list. */
@@ -110,11 +113,11 @@ export type ModelReply = {
   readonly reasoning: string | null;
   readonly toolCalls?: readonly ToolCallRequest[];
   readonly content?: readonly ContentBlock[];
-  /** Why the model stopped (SPEC §11). */
+  /** Why the model stopped. */
   readonly finishReason?: FinishReason;
-  /** Tokens this call used (SPEC §11); a reply without it counts 0 toward `maxTotalTokens`. */
+  /** Tokens this call used; a reply without it counts 0 toward `maxTotalTokens`. */
   readonly usage?: Usage;
-  /** Provider data kept with the result record (SPEC §11). */
+  /** Provider data kept with the result record. */
   readonly providerMetadata?: JsonObject;
 };
 
@@ -132,7 +135,7 @@ export type ActionDecision = Extract<Decision, { kind: 'action' }>;
 /** How an action went. */
 export type ActionStatus = 'executed' | 'not_executed' | 'env_error';
 
-/** A step's action status: an executor's, or `denied` (a person refused the action; nothing ran, SPEC §9). */
+/** A step's action status: an executor's, or `denied` (a person refused the action; nothing ran). */
 export type StepActionStatus = ActionStatus | 'denied';
 
 /** What an executor reports about one action. */
@@ -144,7 +147,10 @@ export type ActionOutcome = {
   readonly observationTruncatedChars: number;
 };
 
-/** Why a run ended, in the order the stop decision checks them (SPEC §4); `in_flight_unknown` last. */
+/**
+ * Why a run ended, in the order the stop decision checks them (docs/design/step.md#the-stop-decision);
+ * `in_flight_unknown` last.
+ */
 export const STOP_REASONS = [
   'cancelled',
   'model_error',
@@ -163,13 +169,16 @@ export const STOP_REASONS = [
 /** Why a run ended: what a `run_ended` record holds. */
 export type EndReason = (typeof STOP_REASONS)[number];
 
-/** Why `run`/`resume` resolved: a run's end, or `awaiting_input` (it waits for a person, SPEC §9; never in a record). */
+/** Why `run`/`resume` resolved: a run's end, or `awaiting_input` (it waits for a person; never in a record). */
 export type StopReason = EndReason | 'awaiting_input';
 
 /** What kind of step a step record describes. */
 export type StepDecisionKind = 'action' | 'final' | 'invalid' | 'model_error' | 'interpreter_error';
 
-/** One completed step of the trajectory (SPEC §5, §7, §8). Field names are fixed. */
+/**
+ * One completed step of the trajectory. Field names are fixed
+ * (docs/log-format.md#step--one-finished-step-with-its-action-result).
+ */
 export type StepRecord = {
   readonly stepIndex: number;
   readonly callSeq: number;
@@ -187,13 +196,13 @@ export type StepRecord = {
   readonly observationTruncatedChars: number;
   readonly finalAnswer: string | null;
   readonly explanation: string | null;
-  /** The provider's tool-call id of the action that ran (SPEC §8), or null. Added in 1.0; default null. */
+  /** The provider's tool-call id of the action that ran, or null (the default). */
   readonly toolCallId: string | null;
   /** A `completesRun` tool ran and its handler returned normally (stop reason `tool_completed`). Default false. */
   readonly toolCompletedRun: boolean;
-  /** Tokens the step's model call used, when the model reported them (SPEC §11). Added in 1.1: null when absent (decoding fills it in). */
+  /** Tokens the step's model call used, when the model reported them. Null in 1.0 records (decoding fills it in). */
   readonly usage?: Usage | null;
-  /** Why the step's model call stopped, when the model said (SPEC §11). Added in 1.1: null when absent. */
+  /** Why the step's model call stopped, when the model said. Absent from 1.0 records: null. */
   readonly finishReason?: FinishReason | null;
   readonly startedAt: string;
   readonly endedAt: string;
@@ -254,8 +263,8 @@ export const STEP_DEFAULTS = Object.freeze({
 /**
  * Record schema version. History:
  * - 1.0 — first version: run_started, intent, result, step, run_ended.
- * - 1.1 — human input (SPEC §9): input_request and input records; step `actionStatus: 'denied'`.
- *   Reply metadata (SPEC §11): result `reply.finishReason/usage/providerMetadata`, step `usage`
+ * - 1.1 — human input: input_request and input records; step `actionStatus: 'denied'`.
+ *   Reply metadata: result `reply.finishReason/usage/providerMetadata`, step `usage`
  *   and `finishReason`, run_ended `usage` (all defaulted when absent); the `opaque` block.
  *   1.0 logs still decode and resume (a 1.0 run that ended `in_flight_unknown` stays ended).
  * - 1.2 — runs that outlive their code: `run_started.request` (what `resume(agent, runId)` needs
@@ -347,7 +356,7 @@ export type ResultRecord = {
     readonly reasoning: string | null;
     readonly toolCalls: readonly ToolCallRequest[];
     readonly content: readonly ContentBlock[] | null;
-    /** Added in 1.1 (SPEC §11), like `usage` and `providerMetadata`: null when absent. */
+    /** Absent from 1.0 records, like `usage` and `providerMetadata`: null then. */
     readonly finishReason?: FinishReason | null;
     readonly usage?: Usage | null;
     readonly providerMetadata?: JsonObject | null;
@@ -371,7 +380,7 @@ export type RunEndedRecord = {
   readonly steps: number;
   readonly validActions: number;
   readonly eventDeliveryFailures: number;
-  /** Tokens of every model call before the end, summed (SPEC §11). Added in 1.1: zeros when absent. */
+  /** Tokens of every model call before the end, summed. Absent from 1.0 records: zeros. */
   readonly usage?: Usage;
   readonly endedAt: string;
 };
@@ -382,7 +391,7 @@ export type LogRecord = RunStartedRecord | IntentRecord | ResultRecord | StepWri
 /** The kinds of record, as a runtime list. */
 export const RECORD_KINDS = ['run_started', 'intent', 'result', 'step', 'run_ended', 'input_request', 'input', 'upgrade'] as const;
 
-/** What a person is asked (SPEC §9). */
+/** What a person is asked (docs/human-input.md#the-flow). */
 export type InputRequestKind = 'approval' | 'answer' | 'settle';
 
 /**
@@ -432,15 +441,15 @@ export type InputRecord = {
   readonly receivedAt: string;
 };
 
-/** Where a log says its run is (SPEC §10). `awaiting_input` belongs to human input (SPEC §9). */
+/** Where a log says its run is (docs/design/records-and-recovery.md#log-states). */
 export type RunLogState = 'not_started' | 'at_boundary' | 'in_flight' | 'awaiting_input' | 'ended';
 
 /**
- * How resume carries on an interrupted step (SPEC §5, §9): call the model again with the same
- * resultId (`reissue_model`), interpret the stored reply (`reinterpret`), execute the recorded
- * action again (`replay_action`), ask a person to settle an operation whose replay policy is
- * `never` (`settle`), wait for the reply to an open request (`await_input`), or carry out a
- * reply that landed (`apply_input`).
+ * How resume carries on an interrupted step (docs/design/records-and-recovery.md#the-interrupted-step): call
+ * the model again with the same resultId (`reissue_model`), interpret the stored reply (`reinterpret`),
+ * execute the recorded action again (`replay_action`), ask a person to settle an operation whose replay
+ * policy is `never` (`settle`), wait for the reply to an open request (`await_input`), or carry out a reply
+ * that landed (`apply_input`).
  */
 export type InFlightResolution = 'reissue_model' | 'reinterpret' | 'replay_action' | 'settle' | 'await_input' | 'apply_input';
 
@@ -463,7 +472,7 @@ export type InFlightStep = {
   readonly approval: InputRecord | null;
 };
 
-/** What one reading of a run log says (`readRunLog`, SPEC §10): the one answer every consumer uses. */
+/** What one reading of a run log says (docs/design/run-log.md#one-reader): the one answer every consumer uses. */
 export type RunLogView = {
   readonly state: RunLogState;
   /** From `run_started`; null for an empty log. */
@@ -475,11 +484,11 @@ export type RunLogView = {
   readonly steps: number;
   /** Steps whose action was `executed`. */
   readonly validActions: number;
-  /** Tokens of the completed steps' model calls, summed (SPEC §11). */
+  /** Tokens of the completed steps' model calls, summed. */
   readonly usage: Usage;
   /** The interrupted step when `state` is `in_flight` or `awaiting_input` (resolution `await_input`), else null. */
   readonly inFlight: InFlightStep | null;
-  /** The open input request when `state` is `awaiting_input` (SPEC §9), else null. */
+  /** The open input request when `state` is `awaiting_input`, else null. */
   readonly pending: InputRequest | null;
   /** The run's `upgrade` records, in order (empty for a run never upgraded). */
   readonly upgrades: readonly UpgradeRecord[];
@@ -497,7 +506,7 @@ export type RunResult = {
   readonly trajectory: readonly StepRecord[];
   /** The open input request, exactly when `stopReason` is `awaiting_input`; null otherwise. */
   readonly pending: InputRequest | null;
-  /** Tokens of every model call of the run, summed over calls (SPEC §11). */
+  /** Tokens of every model call of the run, summed over calls. */
   readonly usage: Usage;
   /**
    * Why the run failed, for `model_error`, `interpreter_error` and `env_error`: the failure text

@@ -1,6 +1,7 @@
 /**
  * Context assembly (pure, sync): segment order, tool section, injection slots, history messages
- * of a completed step, and the size metric. SPEC §2 "Assembly", §7 "Rendering", §8.
+ * of a completed step, and the size metric (docs/design/conversation.md#assembly,
+ * docs/design/conversation.md#native-tool-calls).
  * The session keeps the prefix and the history as it grows and adds sizes incrementally, so
  * nothing here is ever called over the whole history per step.
  * @module
@@ -10,7 +11,7 @@ import type { ContentBlock, Message, ModelToolSchema, SkillEntry, StepRecord, To
 /** The texts the library puts into history for actions that did not (properly) run. */
 export type SyntheticTexts = { readonly notExecuted: string; readonly envError: string };
 
-/** Size of one block (SPEC §2, §8). */
+/** Size of one block (docs/design/conversation.md#the-size-metric-and-the-context-limit). */
 export function blockSize(block: ContentBlock): number {
   switch (block.type) {
     case 'text':
@@ -89,7 +90,7 @@ export function historyObservation(step: StepRecord, synthetic: SyntheticTexts):
 /**
  * The messages a completed step adds to history: the assistant turn, then the user turn with the
  * wrapped observation (action) or the explanation verbatim (invalid). Native tool calls in the
- * assistant turn are each answered, in order, by a `tool_result` (SPEC §8). Steps that end a run
+ * assistant turn are each answered, in order, by a `tool_result`. Steps that end a run
  * (final answer, model or interpreter error) add nothing: no model call ever follows them.
  */
 export function stepHistory(step: StepRecord, template: string, synthetic: SyntheticTexts): Message[] {

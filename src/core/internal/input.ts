@@ -1,6 +1,6 @@
 /**
- * Human input (SPEC §9), the pure part: which replies a request accepts, whether a reply fits
- * the open request, and whether an action needs a person before it runs.
+ * Human input (docs/design/human-input.md), the pure part: which replies a request accepts, whether
+ * a reply fits the open request, and whether an action needs a person before it runs.
  * @module
  */
 import type { InputReply, InputRequest, InputRequestKind, ToolDescriptor } from '../types.ts';

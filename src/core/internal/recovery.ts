@@ -1,5 +1,6 @@
 /**
- * Recovery (pure, sync): classify a run log (SPEC §5, §7) and compare parameter snapshots.
+ * Recovery (pure, sync): classify a run log (docs/design/records-and-recovery.md#log-states) and
+ * compare parameter snapshots.
  * @module
  */
 import { CorruptLogError } from '../errors.ts';
@@ -54,12 +55,13 @@ class StepTrack {
 }
 
 /**
- * Classify a decoded log and decide how an interrupted step goes on (SPEC §5, §9): a model-call
- * intent without its result is re-issued (`safe`) or settled by a person (`never`); a result
- * without an action intent is re-interpreted (nothing ran yet); an action intent without its
- * step is executed again (`safe`) or settled (`never`); an unanswered input request awaits
- * input; a reply with nothing after it is carried out. Throws `CorruptLogError` (record number,
- * 1-based) when the records do not follow the write protocol.
+ * Classify a decoded log and decide how an interrupted step goes on
+ * (docs/design/records-and-recovery.md#the-interrupted-step): a model-call intent without its
+ * result is re-issued (`safe`) or settled by a person (`never`); a result without an action intent
+ * is re-interpreted (nothing ran yet); an action intent without its step is executed again (`safe`)
+ * or settled (`never`); an unanswered input request awaits input; a reply with nothing after it is
+ * carried out. Throws `CorruptLogError` (record number, 1-based) when the records do not follow the
+ * write protocol.
  */
 export function classifyLog(log: readonly LogRecord[]): LogClass {
   if (log.length === 0) return { state: 'not_started', started: null, steps: [], inFlight: null, pending: null, upgrades: [], ended: null };
@@ -214,7 +216,7 @@ function finish(started: RunStartedRecord, steps: readonly StepRecord[], upgrade
 export function diffSnapshots(stored: JsonValue, current: JsonValue): string[] {
   const out: string[] = [];
   diff(stored, current, '', out);
-  // Keys added to the snapshot after 1.0 that an older writer never recorded: not a difference.
+  // A key a 1.0 writer did not record is no difference when the stored snapshot lacks it.
   const lacks = (key: string): boolean => isObject(stored) && !(key in stored);
   return out.filter((path) => !(ADDED_AFTER_1_0.includes(path) && lacks(path))).sort();
 }

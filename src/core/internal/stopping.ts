@@ -1,12 +1,13 @@
 /**
- * The stop decision (pure, sync): the fixed order of SPEC §4, and the counters it settles.
+ * The stop decision (pure, sync): the fixed order of docs/design/step.md#the-stop-decision, and the
+ * counters it settles.
  * Everything it reads after a step is in the step record, so a resumed run at a step boundary
  * reaches the same decision as the process that wrote the step.
  * @module
  */
 import type { Budget, EndReason, StepRecord, Usage } from '../types.ts';
 
-/** Steps, valid actions and token usage (summed over the steps' model calls, SPEC §11) so far. */
+/** Steps, valid actions and token usage (summed over the steps' model calls) so far. */
 export type Counters = { readonly steps: number; readonly validActions: number; readonly usage: Usage };
 
 /** No tokens yet. */
@@ -37,9 +38,9 @@ export function countSteps(steps: readonly StepRecord[]): Counters {
 }
 
 /**
- * The stop reason after a step, or null to go on. Order (SPEC §4 with §7's `interpreter_error`):
+ * The stop reason after a step, or null to go on. Order:
  * cancelled, model_error, interpreter_error, final_answer, env_error, env_completed,
- * tool_completed, max_valid_actions, max_steps, max_tokens (SPEC §11).
+ * tool_completed, max_valid_actions, max_steps, max_tokens.
  */
 export function stopAfterStep(input: {
   readonly cancelled: boolean;

@@ -1,7 +1,8 @@
 /**
  * Shape checks of values that come from outside the library and end up in records: JSON values,
- * content blocks, messages, model replies. Each returns the first problem as a sentence that
- * names its path, or null. Pure and synchronous (SPEC §1 rule 4): no I/O, no clock.
+ * content blocks, messages, model replies. Each returns the first problem as a sentence that names
+ * its path, or null. Pure and synchronous (docs/design/README.md#dependency-rules, rule 4): no I/O,
+ * no clock.
  *
  * Why a depth limit: `JSON.stringify` of a value nested a few thousand levels deep throws a
  * `RangeError` whose threshold depends on the runtime's stack (Node, workerd and Chromium
@@ -212,7 +213,7 @@ export function modelReplyProblem(reply: unknown): string | null {
 const FINISH: ReadonlySet<unknown> = new Set(['stop', 'length', 'tool_calls', 'content_filter', 'error', 'other']);
 const isCount = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) >= 0;
 
-/** SPEC §11: `finishReason` one of the six, `usage` token counts, `providerMetadata` a JSON object — each optional. */
+/** Reply metadata, each optional: `finishReason` one of the six, `usage` token counts, `providerMetadata` JSON. */
 function metadataProblem(reply: Record<string, unknown>): string | null {
   const { finishReason, usage, providerMetadata } = reply;
   if (finishReason !== undefined && finishReason !== null && !FINISH.has(finishReason)) {
