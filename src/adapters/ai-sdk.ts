@@ -64,8 +64,8 @@ export type AiSdkModelOptions = {
   readonly settings?: AiSdkCallSettings;
   /**
    * Provider options, merged per provider over the adapter's own (`openai.parallelToolCalls:
-   * false`, `anthropic.disableParallelToolUse: true` whenever there are tools: SPEC §8, one call
-   * per turn); reported in `params.providerOptions`.
+   * false`, `anthropic.disableParallelToolUse: true` whenever there are tools: one call per turn,
+   * docs/design/conversation.md#native-tool-calls); reported in `params.providerOptions`.
    */
   readonly providerOptions?: AiSdkProviderOptions;
   /** Extra request headers of every call (not reported in `params`: they may hold secrets). */
@@ -130,7 +130,7 @@ export type AiSdkCallOptions = Omit<AiSdkCallSettings, 'stopSequences'> & {
   abortSignal: AbortSignal;
 };
 
-/** One call per turn, asked of the providers that take the option (SPEC §8). */
+/** One call per turn, asked of the providers that take the option. */
 const ONE_CALL_PER_TURN: AiSdkProviderOptions = { openai: { parallelToolCalls: false }, anthropic: { disableParallelToolUse: true } };
 
 function mergeProviderOptions(...layers: (AiSdkProviderOptions | undefined)[]): AiSdkProviderOptions {
@@ -249,7 +249,7 @@ export function aiSdkToolInterpreter(): DecisionInterpreter {
     interpret(reply, ctx) {
       const decision = inner.interpret(reply, ctx);
       if (reply.finishReason !== 'length' || decision.kind === 'invalid') return decision;
-      // SPEC §11: a cut-off reply is never an answer, nor a call whose arguments may be cut short.
+      // A cut-off reply is never an answer, nor a call whose arguments may be cut short.
       const { historyText, historyContent } = decision;
       return { kind: 'invalid', explanation: CUT_OFF, historyText, ...(historyContent ? { historyContent } : {}) };
     },

@@ -14,7 +14,7 @@ type Usage = NonNullable<ModelReply['usage']>;
 export type AnthropicTextBlock = { type: 'text'; text: string };
 /** Signed thinking, sent back verbatim. */
 export type AnthropicThinkingBlock = { type: 'thinking'; thinking: string; signature: string };
-/** Thinking the API returns encrypted; it goes back verbatim (carried in an `opaque` block, SPEC §11). */
+/** Thinking the API returns encrypted; it goes back verbatim (carried in an `opaque` block). */
 export type AnthropicRedactedThinkingBlock = { type: 'redacted_thinking'; data: string };
 /** A tool call made by the model. */
 export type AnthropicToolUseBlock = { type: 'tool_use'; id: string; name: string; input: { [key: string]: JsonValue } };
@@ -144,14 +144,14 @@ const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
   pause_turn: 'other',
 };
 
-/** `stop_reason` → SPEC §11's finish reason; an unknown one is `other`, none is `undefined`. */
+/** `stop_reason` → the reply's `finishReason`; an unknown one is `other`, none is `undefined`. */
 export function anthropicFinishReason(raw: string | null | undefined): FinishReason | undefined {
   if (raw === null || raw === undefined) return undefined;
   return Object.hasOwn(FINISH_REASONS, raw) ? FINISH_REASONS[raw] : 'other';
 }
 
 /**
- * `usage` → SPEC §11's usage. `input_tokens` counts only the uncached part, so `inputTokens` adds
+ * `usage` → the reply's `usage`. `input_tokens` counts only the uncached part, so `inputTokens` adds
  * cache writes and cache reads: everything the model read, as OpenAI's `prompt_tokens` (decision
  * 0027). `cachedInputTokens` is the cache reads; `reasoningTokens` the thinking tokens when sent.
  */

@@ -101,7 +101,7 @@ export function anthropicRequestBody(call: ModelCall, options: Pick<AnthropicMod
   if (system.length > 0) body.system = system;
   if (call.tools.length > 0) {
     body.tools = toAnthropicTools(call.tools);
-    // One call per step (SPEC §8).
+    // A step runs at most one call.
     body.tool_choice = { type: 'auto', disable_parallel_tool_use: true };
   }
   const userId = call.binding['user_id'];

@@ -112,14 +112,14 @@ const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
   content_filter: 'content_filter',
 };
 
-/** `finish_reason` → SPEC §11's finish reason; an unknown one is `other`, none is `undefined`. */
+/** `finish_reason` → the reply's `finishReason`; an unknown one is `other`, none is `undefined`. */
 export function openAIFinishReason(raw: string | null | undefined): FinishReason | undefined {
   if (raw === null || raw === undefined) return undefined;
   return Object.hasOwn(FINISH_REASONS, raw) ? FINISH_REASONS[raw] : 'other';
 }
 
 /**
- * `usage` → SPEC §11's usage: `prompt_tokens` (cached ones included) and `completion_tokens`
+ * `usage` → the reply's `usage`: `prompt_tokens` (cached ones included) and `completion_tokens`
  * (reasoning included); the details when the server reports them. `undefined` when the two
  * counts are not both there (servers that report no usage count 0 toward a token budget).
  */
@@ -144,7 +144,8 @@ function providerMetadataOf(parts: TurnParts): JsonObject | undefined {
 
 /**
  * Assemble a `ModelReply` (with `content` in provider order: reasoning, text, tool calls), its
- * finish reason, usage and provider metadata (SPEC §11).
+ * finish reason, usage and provider metadata
+ * (docs/design/conversation.md#reply-metadata-and-token-budgets).
  */
 export function replyFromParts(parts: TurnParts): ModelReply {
   const toolCalls: ToolCallRequest[] = parts.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: parseArguments(c.arguments) }));

@@ -49,9 +49,9 @@ export type OpenAIModelOptions = {
    */
   readonly binding?: 'metadata' | 'none';
   /**
-   * `false` (default) sends `parallel_tool_calls: false` with the tools (SPEC §8: one call per
-   * turn); `'omit'` leaves the field out, for models or servers that refuse it. The interpreter
-   * refuses several calls either way.
+   * `false` (default) sends `parallel_tool_calls: false` with the tools (one call per turn,
+   * docs/design/conversation.md#native-tool-calls); `'omit'` leaves the field out, for models or
+   * servers that refuse it. The interpreter refuses several calls either way.
    */
   readonly parallelToolCalls?: false | 'omit';
   /**
@@ -102,13 +102,13 @@ export function openAIRequestBody(call: ModelCall, options: Pick<OpenAIModelOpti
   const body: OpenAIChatRequest = { model: options.model, messages: toOpenAIMessages(call.messages) };
   if (call.tools.length > 0) {
     body.tools = toOpenAITools(call.tools);
-    // One call per step (SPEC §8). Only valid together with `tools`.
+    // A step runs at most one call. Only valid together with `tools`.
     if (options.parallelToolCalls !== 'omit') body.parallel_tool_calls = false;
   }
   if ((options.binding ?? 'metadata') === 'metadata' && Object.keys(call.binding).length > 0) body.metadata = { ...call.binding };
   if (options.stream) {
     body.stream = true;
-    // Without it a stream reports no usage (SPEC §11: usage feeds `maxTotalTokens`).
+    // Without it a stream reports no usage, and usage feeds `maxTotalTokens`.
     body.stream_options = { include_usage: true };
   }
   return body;

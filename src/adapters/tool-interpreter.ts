@@ -1,8 +1,9 @@
 /**
- * The native-tool-call interpreter both adapters ship (SPEC §8). Provider differences end in the
- * adapter: by the time a reply gets here it is `text` + `toolCalls` + `content`, the same shape
- * for every provider. An adapter that could not parse a call's arguments as JSON passes the raw
- * string on as `arguments`, so the interpreter can say exactly what was wrong.
+ * The native-tool-call interpreter both adapters ship
+ * (docs/design/conversation.md#native-tool-calls). Provider differences end in the adapter: by the
+ * time a reply gets here it is `text` + `toolCalls` + `content`, the same shape for every provider.
+ * An adapter that could not parse a call's arguments as JSON passes the raw string on as
+ * `arguments`, so the interpreter can say exactly what was wrong.
  * @module
  */
 import type { Action, ContentBlock, Decision, DecisionInterpreter, JsonValue, ModelReply, ToolCallRequest, ToolCatalog } from '../core/index.ts';
@@ -80,7 +81,7 @@ function catalogProblem(tools: ToolCatalog, action: Extract<Action, { kind: 'too
 }
 
 /**
- * A reply cut off at the output token limit (SPEC §11): its text may end mid-sentence and its
+ * A reply cut off at the output token limit: its text may end mid-sentence and its
  * last call's arguments mid-value, so neither an answer nor a call is taken from it.
  */
 function truncationExplanation(calls: readonly ToolCallRequest[]): string {

@@ -30,7 +30,7 @@ export type McpToolsOptions = {
   readonly headers?: Readonly<Record<string, string>>;
   /** Default: the global `fetch`. */
   readonly fetch?: McpFetch;
-  /** Which calls a person approves (SPEC §9): `true` all, `'destructive'` those not shown harmless, default `false` none. */
+  /** Which calls a person approves: `true` all, `'destructive'` those not shown harmless, default `false` none. */
   readonly needsApproval?: McpApproval;
   /** Per tool, by the server's name for it: the user's replay policy or approval, which win over anything else. */
   readonly tools?: Readonly<Record<string, McpToolOverride>>;

@@ -1,7 +1,8 @@
 /**
- * Read-only inspection of a FileStore directory: what runs are there and where each one stands,
- * as `readRunLog` reads it (SPEC §10: no second classifier), plus whether a live process holds
- * the run's lock. Used by the `polyloop` CLI; never takes a lease and never writes.
+ * Read-only inspection of a FileStore directory: what runs are there and where each one stands, as
+ * `readRunLog` reads it (no second classifier, docs/design/run-log.md#one-reader), plus whether a
+ * live process holds the run's lock. Used by the `polyloop` CLI; never takes a lease and never
+ * writes.
  * @module
  */
 import { lstat, readdir, stat } from 'node:fs/promises';

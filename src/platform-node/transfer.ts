@@ -1,6 +1,7 @@
 /**
- * `polyloop export` and `polyloop import` (SPEC §10): a FileStore run's log as NDJSON, and an
- * exported log written into a FileStore directory through the store's own methods.
+ * `polyloop export` and `polyloop import` (docs/design/run-log.md#export-and-import): a FileStore
+ * run's log as NDJSON, and an exported log written into a FileStore directory through the store's
+ * own methods.
  * @module
  */
 import { createReadStream } from 'node:fs';

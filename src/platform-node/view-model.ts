@@ -1,8 +1,9 @@
 /**
- * What the run viewer's page is told about a run: thin JSON shapes over the one reading of its
- * log (`readRunLog`, SPEC §10) — a summary, pages of steps with the records that belong to each
- * step, and the open request with the replies it accepts. Pure: the records come in, JSON goes out.
- * A log that cannot be read whole is read as far as it can be and says why it stopped there.
+ * What the run viewer's page is told about a run: thin JSON shapes over the one reading of its log
+ * (`readRunLog`, docs/design/run-log.md#one-reader) — a summary, pages of steps with the records
+ * that belong to each step, and the open request with the replies it accepts. Pure: the records
+ * come in, JSON goes out. A log that cannot be read whole is read as far as it can be and says why
+ * it stopped there.
  * @module
  */
 import { acceptedReplies, CorruptLogError, decodeRecord, isPolyLoopError, readRunLog } from '../core/index.ts';

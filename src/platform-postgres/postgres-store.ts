@@ -145,12 +145,12 @@ export class PostgresStore implements RunStore {
     return this.#append(runId, rec, 'runEnded');
   }
 
-  /** Contract: a barrier (SPEC §9) — committed before it resolves; rejects with `StoreError`. */
+  /** Contract: a barrier — committed before it resolves; rejects with `StoreError`. */
   inputRequest(runId: string, rec: InputRequestRecord): Promise<void> {
     return this.#append(runId, rec, 'inputRequest');
   }
 
-  /** Contract: a barrier (SPEC §9) — the reply committed before it is carried out; rejects with `StoreError`. */
+  /** Contract: a barrier — the reply committed before it is carried out; rejects with `StoreError`. */
   input(runId: string, rec: InputRecord): Promise<void> {
     return this.#append(runId, rec, 'input');
   }

@@ -146,7 +146,7 @@ export class IndexedDBStore implements RunStore {
   }
 
   /**
-   * Contract: a barrier (SPEC §9) — the request a person answers, durable (`strict`, transaction
+   * Contract: a barrier — the request a person answers, durable (`strict`, transaction
    * `complete`) before it resolves, so a closed tab still shows it on reopen; rejects with `StoreError`.
    */
   inputRequest(runId: string, rec: InputRequestRecord): Promise<void> {
@@ -154,7 +154,7 @@ export class IndexedDBStore implements RunStore {
   }
 
   /**
-   * Contract: a barrier (SPEC §9) — the person's reply, durable (`strict`) before it is carried
+   * Contract: a barrier — the person's reply, durable (`strict`) before it is carried
    * out, so a click is never asked for twice; rejects with `StoreError`.
    */
   input(runId: string, rec: InputRecord): Promise<void> {

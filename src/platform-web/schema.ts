@@ -9,7 +9,8 @@
  *   sequence counter (no cursor scan per write) and an `ended` flag.
  * - 3: `runs` rows are `{ runId, nextSeq }`. The flag is gone: whether a run ended (and every
  *   other fact about it) is read from its log by core's `readRunLog`, the one reader of a log
- *   (SPEC §10, decision 0021). Upgrading from 1 or 2 rebuilds `runs` from the record keys.
+ *   (docs/design/run-log.md#one-reader, decision 0021). Upgrading from 1 or 2 rebuilds `runs`
+ *   from the record keys.
  * @module
  */
 import type { DBSchema, IDBPDatabase, IDBPTransaction } from 'idb';

@@ -12,7 +12,7 @@
 /** Largest accepted request body: 1 MiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/** Largest accepted body of `POST /runs` carrying a `log` to import (SPEC §10): 16 MiB. */
+/** Largest accepted body of `POST /runs` carrying a `log` to import (docs/http.md#post-runs): 16 MiB. */
 export const MAX_IMPORT_BODY_BYTES = 16 * 1024 * 1024;
 
 /** Most bytes of an unread or refused body read and discarded to keep the connection usable: 8 MiB. */

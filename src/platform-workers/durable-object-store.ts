@@ -173,12 +173,12 @@ export class DurableObjectStore implements RunStore {
     this.#append(runId, rec);
   }
 
-  /** Contract: a barrier (SPEC §9) — resolves only once the input request is durable (`storage.sync()`). */
+  /** Contract: a barrier — resolves only once the input request is durable (`storage.sync()`). */
   inputRequest(runId: string, rec: InputRequestRecord): Promise<void> {
     return this.#appendDurable(runId, rec);
   }
 
-  /** Contract: a barrier (SPEC §9) — resolves only once the person's reply is durable (`storage.sync()`). */
+  /** Contract: a barrier — resolves only once the person's reply is durable (`storage.sync()`). */
   input(runId: string, rec: InputRecord): Promise<void> {
     return this.#appendDurable(runId, rec);
   }

@@ -1,16 +1,16 @@
 /**
  * What the HTTP surface reports about a run: thin mappings of the one reading of its log
- * (`readRunLog`, SPEC §10), never a second classification of the records.
+ * (`readRunLog`, docs/design/run-log.md#one-reader), never a second classification of the records.
  * @module
  */
 import { decodeRecord, isPolyLoopError, readRunLog } from '../core/index.ts';
 import type { InputRequest, LogRecord, RunLogView, StepRecord, StopReason } from '../core/index.ts';
 
 /**
- * `GET /runs/:id` body (SPEC §6, §9). Before its first record a run is `running` with `steps: 0`.
- * `awaiting_input`: the run waits for a person; `pending` is the open request (null otherwise),
- * answered with `POST /runs/:id/input`. `halted`: the run object gave up driving the run (its
- * log is unreadable, or the library refused to resume it).
+ * `GET /runs/:id` body (docs/http.md#get-runsid). Before its first record a run is `running` with
+ * `steps: 0`. `awaiting_input`: the run waits for a person; `pending` is the open request (null
+ * otherwise), answered with `POST /runs/:id/input`. `halted`: the run object gave up driving the
+ * run (its log is unreadable, or the library refused to resume it).
  */
 export type RunStatus = {
   readonly runId: string;
@@ -31,7 +31,7 @@ export type RunStatus = {
 /** What the run object answers instead of a status, trajectory or log when the run's log cannot be read (`unreadable`: the error's name and message). */
 export type UnreadableLog = { readonly runId: string; readonly unreadable: string };
 
-/** `GET /runs/:id/trajectory` body (SPEC §6). */
+/** `GET /runs/:id/trajectory` body (docs/http.md#get-runsidtrajectory-and-get-runsidlog). */
 export type RunTrajectory = { readonly runId: string; readonly steps: readonly StepRecord[] };
 
 /**

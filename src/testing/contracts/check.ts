@@ -120,8 +120,8 @@ export async function settleWithin(promise: Promise<unknown>, ms: number): Promi
 const describeValue = (v: unknown): string => (v instanceof Error ? `${v.name}: ${v.message}` : typeof v === 'string' ? JSON.stringify(v) : String(v));
 
 /**
- * Fails unless `promise` rejects with exactly `reason` (the same object, SPEC: "rethrow
- * `signal.reason` untouched") within `ms`.
+ * Fails unless `promise` rejects with exactly `reason` (the same object: a seam rethrows
+ * `signal.reason` untouched) within `ms`.
  */
 export async function rejectsWithReason(promise: Promise<unknown>, reason: unknown, ms: number, what: string): Promise<void> {
   const s = await settleWithin(promise, ms);
@@ -132,7 +132,7 @@ export async function rejectsWithReason(promise: Promise<unknown>, reason: unkno
   }
 }
 
-/** The first reason `params` is not flat JSON scalars (SPEC §2 `SeamParams`), or null. */
+/** The first reason `params` is not flat JSON scalars (`SeamParams`), or null. */
 export function paramsProblem(params: unknown): string | null {
   if (!isRecord(params) || Array.isArray(params)) return `params must be an object, got ${params === null ? 'null' : typeof params}`;
   for (const [k, v] of Object.entries(params)) {

@@ -41,7 +41,7 @@ const ADD: ModelToolSchema = {
 
 const text = (role: Message['role'], t: string): Message => ({ role, content: [{ type: 'text', text: t }] });
 
-/** A conversation as the library assembles it, one tool call already answered (SPEC §8). */
+/** A conversation as the library assembles it, one tool call already answered. */
 function conversation(): Message[] {
   return [
     text('system', 'You add numbers. Call the add tool, then answer with the sum.'),
