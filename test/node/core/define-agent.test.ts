@@ -1,6 +1,6 @@
 /** defineAgent (frozen, reports params) and the checks run() makes before writing anything (SPEC §2, §7). */
 import { describe, expect, it } from 'vitest';
-import { defineAgent, InMemoryStore, InvalidRequestError, resume, run, ToolRegistry } from '../../../src/core/index.ts';
+import { defineAgent, InMemoryStore, InvalidRequestError, resume, run, STANDARD_SYNTHETIC_OBSERVATIONS, ToolRegistry } from '../../../src/core/index.ts';
 import type { AgentConfig, Budget, ModelCaller, RunRequest, ToolRenderStyle, ToolSpec } from '../../../src/core/index.ts';
 import { collectingSink, jsonActionInterpreter, scriptedModel } from '../../../src/testing/index.ts';
 import { harness, makeTools, SYNTHETIC } from './fixtures.ts';
@@ -70,6 +70,17 @@ describe('defineAgent', () => {
   it('refuses synthetic observations that are not both strings', () => {
     const bad = { notExecuted: 'x' } as unknown as AgentConfig['syntheticObservations'];
     expect(() => defineAgent(config({ syntheticObservations: bad }))).toThrow(InvalidRequestError);
+  });
+});
+
+describe('STANDARD_SYNTHETIC_OBSERVATIONS', () => {
+  it('is a frozen pair of non-empty texts that defineAgent accepts and records in the params', () => {
+    expect(Object.isFrozen(STANDARD_SYNTHETIC_OBSERVATIONS)).toBe(true);
+    expect(STANDARD_SYNTHETIC_OBSERVATIONS.notExecuted).toMatch(/not executed/);
+    expect(STANDARD_SYNTHETIC_OBSERVATIONS.envError).toMatch(/environment/);
+    const h = harness();
+    const agent = defineAgent({ ...h.agent, store: new InMemoryStore(), syntheticObservations: STANDARD_SYNTHETIC_OBSERVATIONS });
+    expect(agent.params.syntheticObservations).toEqual(STANDARD_SYNTHETIC_OBSERVATIONS);
   });
 });
 

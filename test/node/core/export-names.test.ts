@@ -1,10 +1,13 @@
 /**
- * Issue 11 review item: no two declarations in the shipped source share a name — a user who
- * imports `RunStatus` (or anything else) from two entries must never get two different shapes.
+ * No two declarations in the shipped source share a name — a user who imports `RunStatus` (or
+ * anything else) from two entries must never get two different shapes — and a name two entries
+ * export is the very same value in both.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { jsonActionInterpreter } from '../../../src/core/index.ts';
+import * as testing from '../../../src/testing/index.ts';
 
 const SRC = join(import.meta.dirname, '../../../src');
 const DECLARATION = /^export (?:async )?(?:type|interface|class|function|const|enum|abstract class) ([A-Za-z0-9_$]+)/gm;
@@ -31,5 +34,12 @@ describe('exported names', () => {
     expect(where.size).toBeGreaterThan(100);
     const twice = [...where].filter(([, files]) => files.length > 1).map(([name, files]) => `${name}: ${files.join(', ')}`);
     expect(twice).toEqual([]);
+  });
+});
+
+describe('jsonActionInterpreter', () => {
+  it('is exported by core, and polyloop/testing exports the very same function', () => {
+    expect(testing.jsonActionInterpreter).toBe(jsonActionInterpreter);
+    expect(jsonActionInterpreter().params).toEqual({ interpreter: 'json-action', version: 1 });
   });
 });

@@ -1,11 +1,7 @@
-/**
- * Issue 14, "Keep every field explicit, make it cheap": the named building blocks core exports
- * for a short first agent — two event sinks, standard synthetic texts, the JSON action interpreter.
- */
+/** The two event sinks core exports for a short first agent: consoleSink prints a line per event, silentSink takes them. */
 import { describe, expect, it } from 'vitest';
-import { consoleSink, defineAgent, InMemoryStore, jsonActionInterpreter, run, silentSink, STANDARD_SYNTHETIC_OBSERVATIONS } from '../../../src/core/index.ts';
+import { consoleSink, defineAgent, run, silentSink } from '../../../src/core/index.ts';
 import type { RunEvent } from '../../../src/core/index.ts';
-import * as testing from '../../../src/testing/index.ts';
 import { eventSinkContract } from '../../../src/testing/index.ts';
 import { harness } from './fixtures.ts';
 
@@ -77,23 +73,5 @@ describe('silentSink', () => {
     const result = await run(defineAgent({ ...h.agent, events: silentSink() }), h.request);
     expect(result).toMatchObject({ stopReason: 'final_answer', finalAnswer: '7', eventDeliveryFailures: 0 });
     expect(silentSink().params).toEqual({ sink: 'silent' });
-  });
-});
-
-describe('STANDARD_SYNTHETIC_OBSERVATIONS', () => {
-  it('is a frozen pair of non-empty texts that defineAgent accepts and records in the params', () => {
-    expect(Object.isFrozen(STANDARD_SYNTHETIC_OBSERVATIONS)).toBe(true);
-    expect(STANDARD_SYNTHETIC_OBSERVATIONS.notExecuted).toMatch(/not executed/);
-    expect(STANDARD_SYNTHETIC_OBSERVATIONS.envError).toMatch(/environment/);
-    const h = harness();
-    const agent = defineAgent({ ...h.agent, store: new InMemoryStore(), syntheticObservations: STANDARD_SYNTHETIC_OBSERVATIONS });
-    expect(agent.params.syntheticObservations).toEqual(STANDARD_SYNTHETIC_OBSERVATIONS);
-  });
-});
-
-describe('jsonActionInterpreter', () => {
-  it('is exported by core, and polyloop/testing exports the very same function', () => {
-    expect(testing.jsonActionInterpreter).toBe(jsonActionInterpreter);
-    expect(jsonActionInterpreter().params).toEqual({ interpreter: 'json-action', version: 1 });
   });
 });
