@@ -1,4 +1,4 @@
-/** Adversarial review cases for the `polyloop` CLI: hostile ids and log contents, odd directories. */
+/** The `polyloop` CLI on hostile run ids and log contents, and on odd directories. */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { IntentRecord } from '../../../src/core/index.ts';
@@ -30,7 +30,7 @@ async function storeWith(...runIds: string[]): Promise<FileStore> {
 /** Characters a terminal acts on or that reorder or break what it shows. */
 const TERMINAL_HOSTILE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]/u;
 
-describe('polyloop CLI review', () => {
+describe('polyloop on hostile run ids, logs and directories', () => {
   it('shows a run whose id and log hold terminal escapes, line separators and bidi overrides without passing them to the terminal', async () => {
     const id = 'evil\u001b]0;pwned\u0007\u001b[2J\u2028\u202e\u009b31m';
     const store = await storeWith(id);
