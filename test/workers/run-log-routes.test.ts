@@ -176,6 +176,18 @@ describe('POST /runs with a log (workerd)', () => {
     expect((await (await call(`/runs/${runId}/log`)).text()).startsWith(log)).toBe(true);
   });
 
+  it('resumes an imported log written before stored requests (record version 1.1) with the request setup builds', async () => {
+    const runId = uid('v1-1');
+    const records = (await interruptedLog(runId, 5)).trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    // What a 1.1 writer left: the same records, without run_started's request.
+    const older = records.map((r): Record<string, unknown> => ({ ...r, v: '1.1' }));
+    delete older[0]!['request'];
+    const log = older.map((r) => `${JSON.stringify(r)}\n`).join('');
+    expect(log).not.toMatch(/"defaulted"/);
+    expect((await post({ runId, input: GOAL, log })).status).toBe(201);
+    expect(await waitFor(runId, (s) => s.status !== 'running')).toMatchObject({ status: 'ended', finalAnswer: 'eno owt' });
+  });
+
   it('answers 400 for a log without runId (a log names its run), for a non-string log, and for an input the factory rejects', async () => {
     const runId = uid('shape');
     const log = await interruptedLog(runId, 4);
