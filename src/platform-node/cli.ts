@@ -134,7 +134,7 @@ async function runsCommand(dir: string, json: boolean, io: CliIo): Promise<numbe
   } else {
     const rows = runs.map((r) => [
       r.runId === null ? '(unknown id)' : clipId(oneLine(r.runId)),
-      oneLine(r.view ? stateLine(r.view, r.driverPid) + (r.warnings.length > 0 ? ' (torn tail ignored)' : '') + upgradedText(r.view) : `corrupt: ${r.error ?? ''}`),
+      oneLine(r.view ? stateCell(r.view, r.driverPid, r.warnings) : `corrupt: ${r.error ?? ''}`),
       r.view ? String(r.view.steps) : '-',
       r.view ? String(r.view.validActions) : '-',
       r.lastWriteAt,
@@ -145,10 +145,11 @@ async function runsCommand(dir: string, json: boolean, io: CliIo): Promise<numbe
   return corrupt ? EXIT.corrupt : EXIT.ok;
 }
 
-/** How often a run went on under new code, for the runs table (nothing when never). */
-function upgradedText(view: RunLogView): string {
+/** The runs table's STATE: where the run stands, a torn tail ignored, how often it was upgraded. */
+function stateCell(view: RunLogView, driverPid: number | null, warnings: readonly string[]): string {
   const n = view.upgrades.length;
-  return n === 0 ? '' : `; upgraded ${n === 1 ? 'once' : `${n} times`}`;
+  const upgraded = n === 0 ? '' : `; upgraded ${n === 1 ? 'once' : `${n} times`}`;
+  return stateLine(view, driverPid) + (warnings.length > 0 ? ' (torn tail ignored)' : '') + upgraded;
 }
 
 async function showCommand(dir: string, runId: string, json: boolean, io: CliIo): Promise<number> {
@@ -181,7 +182,8 @@ async function showCommand(dir: string, runId: string, json: boolean, io: CliIo)
   lines.push('');
   // Each upgrade where it took effect: before the first step run under the new identity.
   const upgrades = upgradeSummaries(view);
-  const upgradesBefore = (stepIndex: number): string[] => upgrades.filter((u) => u.stepIndex === stepIndex).map(upgradeLine);
+  const upgradesBefore = (stepIndex: number): string[] =>
+    upgrades.filter((u) => u.stepIndex === stepIndex).map(upgradeLine);
   for (const step of view.trajectory) lines.push(...upgradesBefore(step.stepIndex), ...renderStep(step));
   lines.push(...upgrades.filter((u) => u.stepIndex >= view.trajectory.length).map(upgradeLine));
   if (view.inFlight) lines.push(renderInFlight(view.inFlight));
@@ -199,5 +201,6 @@ function jsonOut(value: unknown, io: CliIo): string {
 function listingJson(r: RunListing): Record<string, unknown> {
   const derived = r.view ? viewJson(r.view, r.driverPid) : { state: 'corrupt', stateLine: `corrupt: ${r.error ?? ''}`, stopReason: null, inFlight: null, pending: null, driverPid: null, steps: null, validActions: null };
   const upgrades = r.view ? upgradeSummaries(r.view) : null;
-  return { runId: r.runId, file: r.file, lastWriteAt: r.lastWriteAt, ...derived, upgrades, error: r.error, warnings: r.warnings };
+  const { runId, file, lastWriteAt, error, warnings } = r;
+  return { runId, file, lastWriteAt, ...derived, upgrades, error, warnings };
 }

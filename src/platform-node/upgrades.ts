@@ -30,6 +30,11 @@ function toolNames(tools: JsonValue | undefined): Set<string> {
   return names;
 }
 
+/** The names in `a` and not in `b`, sorted. */
+function missingFrom(a: ReadonlySet<string>, b: ReadonlySet<string>): string[] {
+  return [...a].filter((n) => !b.has(n)).sort();
+}
+
 /**
  * The run's upgrades in order. The tools in force are the started snapshot's, each upgrade's
  * new `tools` value laid over them in turn (a change without a value: the key is gone).
@@ -46,7 +51,7 @@ export function upgradeSummaries(view: RunLogView): UpgradeSummary[] {
       reason: u.reason,
       at: u.at,
       changed: Object.keys(u.changes).sort(),
-      tools: { added: [...after].filter((n) => !before.has(n)).sort(), removed: [...before].filter((n) => !after.has(n)).sort() },
+      tools: { added: missingFrom(after, before), removed: missingFrom(before, after) },
       snapshotHash: u.snapshotHash,
     };
   });
@@ -54,9 +59,8 @@ export function upgradeSummaries(view: RunLogView): UpgradeSummary[] {
 
 /** What an upgrade changed, in a few words: `context, tools +search -send`. */
 export function upgradeChangeText(u: UpgradeSummary): string {
-  return u.changed
-    .map((key) => (key === 'tools' ? ['tools', ...u.tools.added.map((n) => `+${n}`), ...u.tools.removed.map((n) => `-${n}`)].join(' ') : key))
-    .join(', ');
+  const tools = ['tools', ...u.tools.added.map((n) => `+${n}`), ...u.tools.removed.map((n) => `-${n}`)].join(' ');
+  return u.changed.map((key) => (key === 'tools' ? tools : key)).join(', ');
 }
 
 /** The line `polyloop show` prints where an upgrade took effect. */

@@ -37,7 +37,10 @@ async function tsxApiFrom(dir: string): Promise<string | null> {
   return typeof file === 'string' ? resolve(dirname(manifest), file) : null;
 }
 
-/** tsx's `register` from the first of `dirs` that has it (the module's directory, the working directory, this package). */
+/**
+ * tsx's `register` from the first of `dirs` that has it (the module's directory, the working
+ * directory, this package).
+ */
 async function findTsRegister(dirs: readonly string[]): Promise<TsRegister | null> {
   for (const dir of dirs) {
     const file = await tsxApiFrom(dir);
@@ -86,10 +89,13 @@ export async function loadAgentModule(file: string): Promise<ViewerAgent> {
   const mod = (await importModule(file)) as Exports;
   let given = mod?.default ?? mod?.agent;
   // TypeScript outside an ES module package is loaded as CommonJS: its exports arrive as the default.
-  if (typeof given === 'object' && !isAgentDefinition(given)) given = (given as Exports)?.default ?? (given as Exports)?.agent ?? given;
+  if (typeof given === 'object' && !isAgentDefinition(given)) {
+    given = (given as Exports)?.default ?? (given as Exports)?.agent ?? given;
+  }
   if (typeof given === 'function' || isAgentDefinition(given)) return given as ViewerAgent;
   throw new ViewerRefusedError(
-    `${file} must export the agent: export default defineAgent({ …, store: new FileStore({ dir }), defaults: { tools, executor: tools.executor() } }) ` +
+    `${file} must export the agent: export default defineAgent({ …, store: new FileStore({ dir }), ` +
+      'defaults: { tools, executor: tools.executor() } }) ' +
       '(or, the older form, a function ({ runId, dir }) => ({ agent, request }))',
   );
 }

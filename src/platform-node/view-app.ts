@@ -56,15 +56,20 @@ function sameKey(given: string | undefined, key: string): boolean {
 type FailStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 500;
 
 function fail(c: Context, status: FailStatus, message: string, code?: string): Response {
-  const named = code ?? (status === 404 ? 'not_found' : status === 409 ? 'conflict' : status === 401 ? 'unauthorized' : 'bad_request');
+  const byStatus: Partial<Record<FailStatus, string>> = { 404: 'not_found', 409: 'conflict', 401: 'unauthorized' };
+  const named = code ?? byStatus[status] ?? 'bad_request';
   return c.json({ error: { code: named, message } }, status);
 }
 
 /** A POSTed JSON body from the page's own origin, or the refusal to send. */
 async function jsonBody(c: Context, what: string): Promise<{ value: unknown } | Response> {
   const origin = c.req.header('origin');
-  if (origin !== undefined && new URL(c.req.url).origin !== origin) return fail(c, 403, `${what} must come from the viewer page`);
-  if (!/^application\/json\b/i.test(c.req.header('content-type') ?? '')) return fail(c, 415, `${what} is JSON (content-type: application/json)`);
+  if (origin !== undefined && new URL(c.req.url).origin !== origin) {
+    return fail(c, 403, `${what} must come from the viewer page`);
+  }
+  if (!/^application\/json\b/i.test(c.req.header('content-type') ?? '')) {
+    return fail(c, 415, `${what} is JSON (content-type: application/json)`);
+  }
   const text = await c.req.text();
   if (Buffer.byteLength(text) > MAX_REPLY_BYTES) return fail(c, 413, `${what} is at most ${MAX_REPLY_BYTES} bytes`);
   try {
@@ -164,7 +169,10 @@ export function createViewApp(opts: ViewAppOptions): Hono {
   app.post('/runs/:id/upgrade', async (c) => {
     const body = await jsonBody(c, 'an upgrade');
     if (body instanceof Response) return body;
-    if (!source.upgrade) return fail(c, 409, `this viewer cannot upgrade runs: ${source.describe.source === 'worker' ? 'a Worker\'s runs go on with its own agent' : 'it has no agent'}`);
+    if (!source.upgrade) {
+      const why = source.describe.source === 'worker' ? 'a Worker\'s runs go on with its own agent' : 'it has no agent';
+      return fail(c, 409, `this viewer cannot upgrade runs: ${why}`);
+    }
     const answer = await source.upgrade(c.req.param('id'), body.value);
     if (answer.status === 202) return c.json(answer.body ?? {}, 202);
     return fail(c, answer.status as FailStatus, answer.message, answer.code);

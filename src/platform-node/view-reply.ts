@@ -18,7 +18,10 @@ import { ViewerRefusedError } from './view-source.ts';
 export type AgentForRun = { readonly agent: AgentDefinition; readonly request: RunRequest };
 
 /** The older form of agent module's default export: the agent and request of a run in `dir`. */
-export type AgentFactory = (ctx: { readonly runId: string; readonly dir: string }) => AgentForRun | Promise<AgentForRun>;
+export type AgentFactory = (ctx: {
+  readonly runId: string;
+  readonly dir: string;
+}) => AgentForRun | Promise<AgentForRun>;
 
 /** What `--agent` gives the viewer: the agent itself, or the older factory of `{ agent, request }`. */
 export type ViewerAgent = AgentDefinition | AgentFactory;
@@ -27,10 +30,13 @@ export type ViewerAgent = AgentDefinition | AgentFactory;
 export function isAgentDefinition(value: unknown): value is AgentDefinition {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<string, unknown>;
-  return typeof v['params'] === 'object' && v['params'] !== null && typeof v['store'] === 'object' && v['store'] !== null && typeof v['model'] === 'object';
+  const isObject = (x: unknown): boolean => typeof x === 'object' && x !== null;
+  return isObject(v['params']) && isObject(v['store']) && isObject(v['model']);
 }
 
-const EXPORT_NOW = 'export the agent: export default defineAgent({ …, store: new FileStore({ dir }), defaults: { tools, executor: tools.executor() } })';
+const EXPORT_NOW =
+  'export the agent: export default defineAgent({ …, store: new FileStore({ dir }), ' +
+  'defaults: { tools, executor: tools.executor() } })';
 
 /**
  * Refuses (`ViewerRefusedError`) an agent the viewer could not resume runs of `dir` with: one
@@ -40,15 +46,21 @@ const EXPORT_NOW = 'export the agent: export default defineAgent({ …, store: n
 export async function checkViewerAgent(agent: unknown, dir: string): Promise<void> {
   if (typeof agent === 'function') return;
   if (!isAgentDefinition(agent)) throw new ViewerRefusedError(`the agent module must give an agent: ${EXPORT_NOW}`);
-  const missing = (['tools', 'executor'] as const).filter((k) => agent.defaults?.[k] === undefined).map((k) => `defaults.${k}`);
+  const missing = (['tools', 'executor'] as const).filter((k) => agent.defaults?.[k] === undefined);
   if (missing.length > 0) {
-    throw new ViewerRefusedError(`your agent has no ${missing.join(' or ')}: the viewer resumes a run by its id and the log keeps no code, so the tools and executor come from the agent's defaults (${EXPORT_NOW})`);
+    throw new ViewerRefusedError(
+      `your agent has no ${missing.map((k) => `defaults.${k}`).join(' or ')}: the viewer resumes a run by its id ` +
+        `and the log keeps no code, so the tools and executor come from the agent's defaults (${EXPORT_NOW})`,
+    );
   }
   const storeDir = (agent.store as { readonly dir?: unknown }).dir;
   if (typeof storeDir !== 'string') return;
   const real = (p: string): Promise<string> => realpath(p).catch(() => resolvePath(p));
   if ((await real(storeDir)) !== (await real(dir))) {
-    throw new ViewerRefusedError(`your agent's store writes to ${storeDir}, not to ${dir}, the directory this viewer shows: give it new FileStore({ dir: '${dir}' }), or view its directory`);
+    throw new ViewerRefusedError(
+      `your agent's store writes to ${storeDir}, not to ${dir}, the directory this viewer shows: ` +
+        `give it new FileStore({ dir: '${dir}' }), or view its directory`,
+    );
   }
 }
 
@@ -73,16 +85,19 @@ async function resumerFor(agent: ViewerAgent, ctx: CarryContext): Promise<Resume
   }
   const given = made as Partial<AgentForRun> | null;
   if (isAgentDefinition(made) || !isAgentDefinition(given?.agent) || typeof given?.request !== 'object') {
-    return { status: 500, message: `your agent module's function must give { agent, request } (the older form); or ${EXPORT_NOW}` };
+    const message = `your agent module's function must give { agent, request } (the older form); or ${EXPORT_NOW}`;
+    return { status: 500, message };
   }
   const { agent: a, request } = given as AgentForRun;
   return (opts) => resume(a, request, opts);
 }
 
 /** The log's records of `kind` for the run, as it stands now. */
-async function recordsOf<K extends LogRecord['kind']>(ctx: CarryContext, kind: K): Promise<Extract<LogRecord, { kind: K }>[]> {
+type RecordOf<K extends LogRecord['kind']> = Extract<LogRecord, { kind: K }>;
+
+async function recordsOf<K extends LogRecord['kind']>(ctx: CarryContext, kind: K): Promise<RecordOf<K>[]> {
   const records = (await ctx.readRun(ctx.runId))?.reading.records ?? [];
-  return records.filter((r): r is Extract<LogRecord, { kind: K }> => r.kind === kind);
+  return records.filter((r): r is RecordOf<K> => r.kind === kind);
 }
 
 /**
@@ -92,9 +107,10 @@ async function recordsOf<K extends LogRecord['kind']>(ctx: CarryContext, kind: K
  */
 async function replyLanding(ctx: CarryContext, reply: InputReply): Promise<() => Promise<boolean>> {
   const mine = sameJson(reply);
-  const ofRequest = async (): Promise<LogRecord[]> => (await recordsOf(ctx, 'input')).filter((r) => r.resultId === reply.resultId);
+  const ofRequest = async (): Promise<RecordOf<'input'>[]> =>
+    (await recordsOf(ctx, 'input')).filter((r) => r.resultId === reply.resultId);
   const before = (await ofRequest()).length;
-  return async () => (await ofRequest()).slice(before).some((r) => r.kind === 'input' && mine(r.reply));
+  return async () => (await ofRequest()).slice(before).some((r) => mine(r.reply));
 }
 
 type Carried = { readonly landed: boolean; readonly error: unknown };
@@ -103,18 +119,24 @@ type Carried = { readonly landed: boolean; readonly error: unknown };
  * Wait until `landed` (what resume writes first is in the log: the answer goes out and the run
  * goes on in the background, to its end or its next question) or resume settles without it.
  */
-async function carry(ctx: CarryContext, resuming: Promise<RunResult>, landed: () => Promise<boolean>): Promise<Carried> {
+async function carry(
+  ctx: CarryContext,
+  resuming: Promise<RunResult>,
+  landed: () => Promise<boolean>,
+): Promise<Carried> {
   const driving = resuming.then(
     () => null,
     (e: unknown) => e,
   );
   for (;;) {
-    const settled = await Promise.race([driving.then((e) => ({ e })), new Promise<null>((ok) => setTimeout(ok, 50, null))]);
+    const tick = new Promise<null>((ok) => setTimeout(ok, 50, null));
+    const settled = await Promise.race([driving.then((e) => ({ e })), tick]);
     // resume refuses before it writes: such a refusal is the answer whatever else landed.
     if (settled !== null && isRefusal(settled.e)) return { landed: false, error: settled.e };
     if (await landed()) {
       void driving.then((e) => {
-        if (e !== null) ctx.log(`polyloop view: run ${JSON.stringify(ctx.runId)} failed after the reply landed: ${errorText(e)}`);
+        if (e === null) return;
+        ctx.log(`polyloop view: run ${JSON.stringify(ctx.runId)} failed after the reply landed: ${errorText(e)}`);
       });
       return { landed: true, error: null };
     }
@@ -128,7 +150,9 @@ export async function answerWith(agent: ViewerAgent, ctx: CarryContext, reply: I
   if (typeof resumer !== 'function') return resumer;
   const landed = await replyLanding(ctx, reply);
   const out = await carry(ctx, resumer({ input: reply }), landed);
-  if (out.landed) return { status: 202, message: 'the reply is in the log; the run goes on', body: { runId: ctx.runId, resultId: reply.resultId } };
+  if (!out.landed) return refusal(out.error, ctx, agent);
+  const body = { runId: ctx.runId, resultId: reply.resultId };
+  return { status: 202, message: 'the reply is in the log; the run goes on', body };
   return refusal(out.error, ctx, agent);
 }
 
@@ -145,7 +169,9 @@ export function upgradeBody(raw: unknown): UpgradeBody | string {
     return errorText(e);
   }
   const { reason, input } = raw as { reason?: unknown; input?: unknown };
-  if (typeof reason !== 'string' || reason.trim() === '') return 'an upgrade needs a reason: a non-empty string saying why the run goes on under new code';
+  if (typeof reason !== 'string' || reason.trim() === '') {
+    return 'an upgrade needs a reason: a non-empty string saying why the run goes on under new code';
+  }
   if (input === undefined || input === null) return { reason, input: null };
   const problem = inputReplyProblem(input);
   return problem === null ? { reason, input: input as InputReply } : `the upgrade's input: ${problem}`;
@@ -159,34 +185,54 @@ export function upgradeBody(raw: unknown): UpgradeBody | string {
 export async function upgradeWith(agent: ViewerAgent, ctx: CarryContext, body: UpgradeBody): Promise<ViewAnswer> {
   const view = (await ctx.readRun(ctx.runId))?.reading.view;
   const id = JSON.stringify(ctx.runId);
-  if (view?.state === 'ended') return { status: 409, message: `run ${id} has ended, and an ended run is never upgraded` };
+  if (view?.state === 'ended') {
+    return { status: 409, message: `run ${id} has ended, and an ended run is never upgraded` };
+  }
   if (view?.state !== 'awaiting_input') {
-    return { status: 409, message: `run ${id} waits for no person: the viewer upgrades a run it can answer; carry this one on from your program with resume(agent, runId, { upgrade: { reason } })` };
+    const how = 'carry this one on from your program with resume(agent, runId, { upgrade: { reason } })';
+    return { status: 409, message: `run ${id} waits for no person: the viewer upgrades a run it can answer; ${how}` };
   }
   const resumer = await resumerFor(agent, ctx);
   if (typeof resumer !== 'function') return resumer;
   const before = (await recordsOf(ctx, 'upgrade')).length;
-  const upgraded = async (): Promise<boolean> => (await recordsOf(ctx, 'upgrade')).slice(before).some((u) => u.reason === body.reason);
+  const upgraded = async (): Promise<boolean> =>
+    (await recordsOf(ctx, 'upgrade')).slice(before).some((u) => u.reason === body.reason);
   const landed = body.input === null ? upgraded : await replyLanding(ctx, body.input);
-  const opts: ResumeOptions = { upgrade: { reason: body.reason }, ...(body.input === null ? {} : { input: body.input }) };
+  const reply = body.input === null ? {} : { input: body.input };
+  const opts: ResumeOptions = { upgrade: { reason: body.reason }, ...reply };
   const out = await carry(ctx, resumer(opts), landed);
   if (out.landed) {
-    const reply = body.input === null ? {} : { resultId: body.input.resultId };
-    return { status: 202, message: 'the upgrade is in the log', body: { runId: ctx.runId, upgraded: await upgraded(), ...reply } };
+    const answered = body.input === null ? {} : { resultId: body.input.resultId };
+    const done = { runId: ctx.runId, upgraded: await upgraded(), ...answered };
+    return { status: 202, message: 'the upgrade is in the log', body: done };
   }
-  if (out.error === null && body.input === null) return { status: 409, message: `nothing to upgrade: your agent module fits run ${id} as it stands; reply as usual` };
+  if (out.error === null && body.input === null) {
+    const message = `nothing to upgrade: your agent module fits run ${id} as it stands; reply as usual`;
+    return { status: 409, message };
+  }
   return refusal(out.error, ctx, agent);
 }
 
 /** A test of whether a value is `value` as JSON, whatever the order of object keys. */
 function sameJson(value: unknown): (other: unknown) => boolean {
-  const canon = (v: unknown): unknown =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, x]) => [k, canon(x)])) : Array.isArray(v) ? v.map(canon) : v;
+  const byKey = ([a]: [string, unknown], [b]: [string, unknown]): number => (a < b ? -1 : a > b ? 1 : 0);
+  const canon = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(canon);
+    if (v === null || typeof v !== 'object') return v;
+    return Object.fromEntries(Object.entries(v).sort(byKey).map(([k, x]) => [k, canon(x)]));
+  };
   const text = JSON.stringify(canon(value));
   return (other) => JSON.stringify(canon(other)) === text;
 }
 
-const REFUSALS = ['invalid_input', 'run_locked', 'run_identity_mismatch', 'invalid_request', 'upgrade_refused', 'run_not_found'] as const;
+const REFUSALS = [
+  'invalid_input',
+  'run_locked',
+  'run_identity_mismatch',
+  'invalid_request',
+  'upgrade_refused',
+  'run_not_found',
+] as const;
 
 /** Whether resume refused before writing anything (it did not fit, or another driver holds the run). */
 function isRefusal(e: unknown): boolean {
@@ -207,13 +253,16 @@ function refusal(e: unknown, ctx: CarryContext, agent: ViewerAgent): ViewAnswer 
   if (isPolyLoopError(e, 'upgrade_refused')) return { status: 409, message, code: 'upgrade_refused' };
   if (isPolyLoopError(e, 'run_identity_mismatch')) {
     if ((e as { ended?: unknown }).ended === true) return { status: 409, message };
-    return { status: 400, message: `your agent module does not fit this run: ${message}`, code: 'run_identity_mismatch' };
+    const code = 'run_identity_mismatch';
+    return { status: 400, message: `your agent module does not fit this run: ${message}`, code };
   }
   if (isPolyLoopError(e, 'run_not_found')) {
-    return { status: 400, message: `your agent's store has no run ${id}: its store must be the FileStore on ${ctx.dir}, the directory this viewer shows` };
+    const where = `its store must be the FileStore on ${ctx.dir}, the directory this viewer shows`;
+    return { status: 400, message: `your agent's store has no run ${id}: ${where}` };
   }
   if (isPolyLoopError(e, 'invalid_request')) {
-    const older = typeof agent !== 'function' && /predates stored requests/.test(message) ? '; the older module form, a function ({ runId, dir }) => ({ agent, request }), can answer it' : '';
+    const byId = typeof agent !== 'function' && /predates stored requests/.test(message);
+    const older = byId ? '; the older module form, ({ runId, dir }) => ({ agent, request }), can answer it' : '';
     return { status: 400, message: `your agent module does not fit this run: ${message}${older}` };
   }
   return { status: 500, message };

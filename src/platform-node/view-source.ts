@@ -12,7 +12,12 @@ import type { ViewRunRow, RunSummary, ViewStepRow } from './view-model.ts';
  * The answer to a reply or an upgrade: its HTTP status, a message, the success body, and for a
  * refusal the page acts on, its error code (`run_identity_mismatch`: offer an upgrade).
  */
-export type ViewAnswer = { readonly status: number; readonly message: string; readonly body?: unknown; readonly code?: string };
+export type ViewAnswer = {
+  readonly status: number;
+  readonly message: string;
+  readonly body?: unknown;
+  readonly code?: string;
+};
 
 /** What the page is told about the viewer itself. */
 export type SourceDescription = {

@@ -13,7 +13,14 @@ export type Pending = { resultId: string; stepIndex: number; kind: string; targe
 export type ApiAction = { kind: 'tool_call'; name: string; arguments: unknown } | { kind: 'code'; source: string };
 export type InFlight = { stepIndex: number; resolution: string; target: string; action: ApiAction | null; resultId: string; replayPolicy: string; modelText: string | null };
 /** Where the run went on under new code: the first step under it, why, what changed, the tools added and removed. */
-export type ApiUpgrade = { stepIndex: number; reason: string; at: string; changed: string[]; tools: { added: string[]; removed: string[] }; snapshotHash: string };
+export type ApiUpgrade = {
+  stepIndex: number;
+  reason: string;
+  at: string;
+  changed: string[];
+  tools: { added: string[]; removed: string[] };
+  snapshotHash: string;
+};
 export type Summary = ApiRunRow & {
   state: string;
   finalAnswer: string | null;
@@ -107,7 +114,8 @@ async function refusalOf(res: Response): Promise<ApiError> {
 }
 
 async function post(path: string, body: unknown): Promise<void> {
-  const res = await fetch(path, { method: 'POST', headers: withKey({ 'content-type': 'application/json' }), body: JSON.stringify(body) });
+  const headers = withKey({ 'content-type': 'application/json' });
+  const res = await fetch(path, { method: 'POST', headers, body: JSON.stringify(body) });
   if (res.status !== 202) throw await refusalOf(res);
 }
 
@@ -126,7 +134,8 @@ export const api = {
   },
   answer: (runId: string, reply: Record<string, string>) => post(runPath(runId, '/input'), reply),
   /** Move the run onto the viewer's agent as it is now, with `reason`, and carry out `input` (a reply) under it. */
-  upgrade: (runId: string, reason: string, input: Record<string, string> | null) => post(runPath(runId, '/upgrade'), input === null ? { reason } : { reason, input }),
+  upgrade: (runId: string, reason: string, input: Record<string, string> | null) =>
+    post(runPath(runId, '/upgrade'), input === null ? { reason } : { reason, input }),
 };
 
 /**

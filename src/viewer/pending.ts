@@ -15,7 +15,14 @@ const LABELS: Record<string, string> = { approve: 'Approve', deny: 'Deny', answe
 const FIELDS: Record<string, [string, string] | undefined> = { deny: ['reason', 'Reason (the model reads it)'], answer: ['text', 'Answer'], executed: ['observation', 'What happened (the observation)'] };
 
 /** What the upgrade button does besides upgrading, per reply kind. */
-const AND: Record<string, string> = { approve: 'approve', deny: 'deny', answer: 'answer', executed: 'record what happened', retry: 'retry', cancel: 'cancel' };
+const AND: Record<string, string> = {
+  approve: 'approve',
+  deny: 'deny',
+  answer: 'answer',
+  executed: 'record what happened',
+  retry: 'retry',
+  cancel: 'cancel',
+};
 
 /** The panel for `p`; `done` is called once a reply was stored. */
 export function answerPanel(runId: string, p: Pending, answering: Summary['answering'], done: () => void): HTMLElement {
@@ -39,7 +46,8 @@ export function answerPanel(runId: string, p: Pending, answering: Summary['answe
       (err: unknown) => {
         status.textContent = `Refused: ${err instanceof Error ? err.message : String(err)}`;
         enable(true);
-        if (err instanceof ApiError && err.code === 'run_identity_mismatch') upgradeSlot.replaceChildren(upgradeForm(reply, send));
+        const mismatch = err instanceof ApiError && err.code === 'run_identity_mismatch';
+        if (mismatch) upgradeSlot.replaceChildren(upgradeForm(reply, send));
       },
     );
   };
@@ -72,14 +80,19 @@ export function answerPanel(runId: string, p: Pending, answering: Summary['answe
 }
 
 /** The offer to move the run onto the viewer's agent with a reason, then carry out `reply` under it. */
-function upgradeForm(reply: Record<string, string>, send: (reply: Record<string, string>, reason: string) => void): HTMLElement {
-  const reason = h('input', { type: 'text', id: 'upgrade-reason', required: true, 'aria-label': 'Why the run goes on under the new code', placeholder: 'Why (e.g. deploy 42: search tool added)' });
-  const form = h(
-    'form',
-    { class: 'upgrade-form', id: 'upgrade-form' },
-    h('p', { class: 'muted' }, 'This run started under other code than the agent this viewer has. Upgrading records why and what changed; the run goes on under the new code from this step.'),
-    h('div', { class: 'reply-form' }, reason, h('button', { type: 'submit', id: 'upgrade-submit' }, `Upgrade and ${AND[reply['kind'] as string] ?? reply['kind']}`)),
-  );
+type Send = (reply: Record<string, string>, reason: string) => void;
+
+function upgradeForm(reply: Record<string, string>, send: Send): HTMLElement {
+  const label = 'Why the run goes on under the new code';
+  const placeholder = 'Why (e.g. deploy 42: search tool added)';
+  const reason = h('input', { type: 'text', id: 'upgrade-reason', required: true, 'aria-label': label, placeholder });
+  const kind = reply['kind'] as string;
+  const button = h('button', { type: 'submit', id: 'upgrade-submit' }, `Upgrade and ${AND[kind] ?? kind}`);
+  const why =
+    'This run started under other code than the agent this viewer has. ' +
+    'Upgrading records why and what changed; the run goes on under the new code from this step.';
+  const fields = h('div', { class: 'reply-form' }, reason, button);
+  const form = h('form', { class: 'upgrade-form', id: 'upgrade-form' }, h('p', { class: 'muted' }, why), fields);
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     if (reason.value.trim() === '') return reason.focus();

@@ -42,12 +42,15 @@ export function showRun(app: HTMLElement, runId: string): () => void {
       detail.replaceChildren(...notes, ...tailDetail(summary));
       return;
     }
-    detail.replaceChildren(...notes, row ? h('div', {}, ...stepDetail(row, () => loadFull(i))) : h('p', { class: 'muted' }, `Loading step #${i}…`));
+    const loading = (): HTMLElement => h('p', { class: 'muted' }, `Loading step #${i}…`);
+    const body = row ? h('div', {}, ...stepDetail(row, () => loadFull(i))) : loading();
+    detail.replaceChildren(...notes, body);
   }
 
   async function loadFull(i: number): Promise<void> {
     const [row] = await api.steps(runId, i, 1, true);
-    if (row && tl.selected() === i) detail.replaceChildren(...upgradeNotes(upgradesAt(summary, i)), h('div', {}, ...stepDetail(row, null)));
+    if (!row || tl.selected() !== i) return;
+    detail.replaceChildren(...upgradeNotes(upgradesAt(summary, i)), h('div', {}, ...stepDetail(row, null)));
   }
 
   let refreshing: Promise<void> | null = null;

@@ -43,15 +43,20 @@ export function stepLabel(row: ApiStepRow): string {
   return `${s.decision}: ${s.observation ?? ''}`;
 }
 
-/** An upgrade as `polyloop show` prints it: `── upgrade before step 3: <reason> (changed: context, tools +search) at <time>`. */
+/**
+ * An upgrade as `polyloop show` prints it (the time in the reader's zone):
+ * `── upgrade before step 3: <reason> (changed: context, tools +search) at <time>`.
+ */
 export function upgradeMarker(u: ApiUpgrade): string {
-  const changed = u.changed.map((key) => (key === 'tools' ? ['tools', ...u.tools.added.map((n) => `+${n}`), ...u.tools.removed.map((n) => `-${n}`)].join(' ') : key));
-  return `── upgrade before step ${u.stepIndex}: ${u.reason} (changed: ${changed.join(', ')}) at ${when(u.at)}`;
+  const tools = ['tools', ...u.tools.added.map((n) => `+${n}`), ...u.tools.removed.map((n) => `-${n}`)].join(' ');
+  const changed = u.changed.map((key) => (key === 'tools' ? tools : key)).join(', ');
+  return `── upgrade before step ${u.stepIndex}: ${u.reason} (changed: ${changed}) at ${when(u.at)}`;
 }
 
 /** The mark of a row where the run went on under new code (its markers as the tooltip), or null. */
 function upgradeTag(upgrades: readonly ApiUpgrade[]): HTMLElement | null {
-  return upgrades.length === 0 ? null : h('span', { class: 'tag t-upgrade', title: upgrades.map(upgradeMarker).join('\n') }, 'upgrade');
+  if (upgrades.length === 0) return null;
+  return h('span', { class: 'tag t-upgrade', title: upgrades.map(upgradeMarker).join('\n') }, 'upgrade');
 }
 
 /** Short marks of a step: synthetic, denied, resumed, asked a person. */
@@ -118,9 +123,18 @@ export function timeline(host: TimelineHost): Timeline {
     const width = Number.isFinite(start) && Number.isFinite(end) ? Math.max(0.3, ((end - start) / scale) * 100) : 0;
     const tags = row ? stepTags(row) : [];
     const upgrades = host.upgradesAt(i);
+    const marks = `${i === chosen ? ' selected' : ''}${s ? ` d-${s.decision}` : ''}${row?.resumed ? ' resumed' : ''}`;
+    const attrs = {
+      class: `row${marks}${upgrades.length > 0 ? ' upgraded' : ''}`,
+      role: 'option',
+      'aria-selected': i === chosen ? 'true' : 'false',
+      'data-index': i,
+      style: `top:${i * ROW_HEIGHT}px`,
+      onclick: () => api.select(i),
+    };
     return h(
       'div',
-      { class: `row${i === chosen ? ' selected' : ''}${s ? ` d-${s.decision}` : ''}${row?.resumed ? ' resumed' : ''}${upgrades.length > 0 ? ' upgraded' : ''}`, role: 'option', 'aria-selected': i === chosen ? 'true' : 'false', 'data-index': i, style: `top:${i * ROW_HEIGHT}px`, onclick: () => api.select(i) },
+      attrs,
       h('span', { class: 'idx' }, `#${i}`),
       h('span', { class: 'label' }, row ? clipText(stepLabel(row), 200) : '…'),
       upgradeTag(upgrades),
@@ -133,8 +147,18 @@ export function timeline(host: TimelineHost): Timeline {
   function tailEl(i: number): HTMLElement {
     const t = host.tail();
     const upgrades = host.upgradesAt(i);
-    const attrs = { class: `row tail ${t?.kind ?? ''}${i === chosen ? ' selected' : ''}${upgrades.length > 0 ? ' upgraded' : ''}`, role: 'option', 'aria-selected': i === chosen ? 'true' : 'false', 'data-index': i, id: 'tail-row', style: `top:${i * ROW_HEIGHT}px`, onclick: () => api.select(i) };
-    return h('div', attrs, h('span', { class: 'idx' }, `#${i}`), h('span', { class: 'label' }, t?.label ?? ''), upgradeTag(upgrades));
+    const marks = `${t?.kind ?? ''}${i === chosen ? ' selected' : ''}${upgrades.length > 0 ? ' upgraded' : ''}`;
+    const attrs = {
+      class: `row tail ${marks}`,
+      role: 'option',
+      'aria-selected': i === chosen ? 'true' : 'false',
+      'data-index': i,
+      id: 'tail-row',
+      style: `top:${i * ROW_HEIGHT}px`,
+      onclick: () => api.select(i),
+    };
+    const label = h('span', { class: 'label' }, t?.label ?? '');
+    return h('div', attrs, h('span', { class: 'idx' }, `#${i}`), label, upgradeTag(upgrades));
   }
 
   el.addEventListener('scroll', schedule, { passive: true });

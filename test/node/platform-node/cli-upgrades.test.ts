@@ -16,14 +16,17 @@ let cleanup = async (): Promise<void> => undefined;
 let finished: UpgradeRecord;
 let waiting: UpgradeRecord;
 
-const upgradesOf = async (runId: string): Promise<readonly UpgradeRecord[]> => readRunLog(await new FileStore({ dir }).readLog(runId)).upgrades;
+const upgradesOf = async (runId: string): Promise<readonly UpgradeRecord[]> =>
+  readRunLog(await new FileStore({ dir }).readLog(runId)).upgrades;
+const approve = { kind: 'approve', resultId: 's1.input' } as const;
+const CHANGED = 'context, tools +search';
 
 beforeAll(async () => {
   ({ dir, cleanup } = await tempDir('polyloop-cli-upgrades-'));
   const { v1, v2, v3 } = agentVersions(dir);
   // Started under v1, waiting for approval of `send` at step 1; upgraded to v2 with the approval.
   await run(v1, { runId: 'upgraded', goal: 'Tell Ana the weather.' });
-  await resume(v2, 'upgraded', { upgrade: { reason: 'deploy 42: search added' }, input: { kind: 'approve', resultId: 's1.input' } });
+  await resume(v2, 'upgraded', { upgrade: { reason: 'deploy 42: search added' }, input: approve });
   [finished] = (await upgradesOf('upgraded')) as [UpgradeRecord];
   // Upgraded without a reply (still waiting), its reason on two lines; then to v3 would drop `send`: refused.
   await run(v1, { runId: 'waiting', goal: 'Tell Ana the weather.' });
@@ -37,11 +40,12 @@ afterAll(async () => {
 });
 
 describe('polyloop show on an upgraded run', () => {
-  it('prints a line where the upgrade took effect: before its step, with the reason, the changes, the tools added, the time', async () => {
+  it('prints a line where the upgrade took effect: before its step, with reason, changes, tools added, time', async () => {
     const r = await polyloop(['show', dir, 'upgraded']);
     expect(r.code).toBe(0);
     const lines = r.stdout.split('\n');
-    const at = lines.indexOf(`── upgrade before step 1: deploy 42: search added (changed: context, tools +search) at ${finished.at}`);
+    const line = `── upgrade before step 1: deploy 42: search added (changed: ${CHANGED}) at ${finished.at}`;
+    const at = lines.indexOf(line);
     expect(at).toBeGreaterThan(0);
     expect(lines[at - 2]).toMatch(/^#0 {2}action/);
     expect(lines[at + 1]).toMatch(/^#1 {2}action +send/);
@@ -51,7 +55,8 @@ describe('polyloop show on an upgraded run', () => {
     const r = await polyloop(['show', dir, 'waiting']);
     expect(r.code).toBe(0);
     const lines = r.stdout.split('\n');
-    const at = lines.indexOf(`── upgrade before step 1: new tools ⏎ second line (changed: context, tools +search) at ${waiting.at}`);
+    const line = `── upgrade before step 1: new tools ⏎ second line (changed: ${CHANGED}) at ${waiting.at}`;
+    const at = lines.indexOf(line);
     expect(at).toBeGreaterThan(0);
     expect(lines[at + 1]).toMatch(/^#1 {2}awaiting approval of action send/);
   });
@@ -63,10 +68,18 @@ describe('polyloop show on an upgraded run', () => {
   });
 
   it('gives the upgrades in --json, for show and for runs', async () => {
-    const expected = { stepIndex: 1, reason: 'deploy 42: search added', at: finished.at, changed: ['context', 'tools'], tools: { added: ['search'], removed: [] }, snapshotHash: finished.snapshotHash };
+    const expected = {
+      stepIndex: 1,
+      reason: 'deploy 42: search added',
+      at: finished.at,
+      changed: ['context', 'tools'],
+      tools: { added: ['search'], removed: [] },
+      snapshotHash: finished.snapshotHash,
+    };
     const shown = JSON.parse((await polyloop(['show', dir, 'upgraded', '--json'])).stdout) as { upgrades: unknown[] };
     expect(shown.upgrades).toEqual([expected]);
-    const listed = JSON.parse((await polyloop(['runs', dir, '--json'])).stdout) as { runId: string; upgrades: unknown[] }[];
+    type Row = { runId: string; upgrades: unknown[] };
+    const listed = JSON.parse((await polyloop(['runs', dir, '--json'])).stdout) as Row[];
     expect(listed.find((r) => r.runId === 'upgraded')?.upgrades).toEqual([expected]);
     expect(listed.find((r) => r.runId === 'waiting')?.upgrades).toHaveLength(1);
   });

@@ -5,17 +5,40 @@
  * message (context), `v3` drops the `send` tool an open approval names. The model's script,
  * by call: a lookup, a `send` that needs approval, then the answer.
  */
-import { defineAgent, jsonActionInterpreter, silentSink, STANDARD_SYNTHETIC_OBSERVATIONS, ToolRegistry } from '../../../src/core/index.ts';
-import type { AgentDefaults, AgentDefinition, JsonValue, Message, ModelReply, ToolSpec } from '../../../src/core/index.ts';
+import {
+  defineAgent,
+  jsonActionInterpreter,
+  silentSink,
+  STANDARD_SYNTHETIC_OBSERVATIONS,
+  ToolRegistry,
+} from '../../../src/core/index.ts';
+import type { AgentDefaults, AgentDefinition, JsonValue, Message, ModelReply } from '../../../src/core/index.ts';
+import type { ToolSpec } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { scriptedModel } from '../../../src/testing/index.ts';
 
 /** What `send` sent, per run. */
 export const SENT_V: { runId: string; to: string }[] = [];
 
-const object = (properties: Record<string, JsonValue>, required: string[]): ToolSpec['parameters'] => ({ type: 'object', properties, required });
-const lookup: ToolSpec = { name: 'lookup', description: 'Look a city up.', replayPolicy: 'safe', parameters: object({ city: { type: 'string' } }, ['city']), handler: async ({ city }) => `${String(city)}: 21°C` };
-const search: ToolSpec = { name: 'search', description: 'Search the web.', replayPolicy: 'safe', parameters: object({ q: { type: 'string' } }, ['q']), handler: async () => 'nothing' };
+const object = (properties: Record<string, JsonValue>, required: string[]): ToolSpec['parameters'] => ({
+  type: 'object',
+  properties,
+  required,
+});
+const lookup: ToolSpec = {
+  name: 'lookup',
+  description: 'Look a city up.',
+  replayPolicy: 'safe',
+  parameters: object({ city: { type: 'string' } }, ['city']),
+  handler: async ({ city }) => `${String(city)}: 21°C`,
+};
+const search: ToolSpec = {
+  name: 'search',
+  description: 'Search the web.',
+  replayPolicy: 'safe',
+  parameters: object({ q: { type: 'string' } }, ['q']),
+  handler: async () => 'nothing',
+};
 const send = (runId: () => string): ToolSpec => ({
   name: 'send',
   description: 'Send an email.',
@@ -25,11 +48,18 @@ const send = (runId: () => string): ToolSpec => ({
   handler: async ({ to }) => (SENT_V.push({ runId: runId(), to: String(to) }), 'sent'),
 });
 
-const say = (n: number, body: unknown): ModelReply => ({ callId: `c-${n}`, text: JSON.stringify(body), reasoning: null, finishReason: 'stop' });
+const say = (n: number, body: unknown): ModelReply => ({
+  callId: `c-${n}`,
+  text: JSON.stringify(body),
+  reasoning: null,
+  finishReason: 'stop',
+});
 const SYSTEM: Message = { role: 'system', content: [{ type: 'text', text: 'Be brief.' }] };
 
 /** The three versions of the agent over a FileStore on `dir` (and one without the defaults resume by id needs). */
-export function agentVersions(dir: string): { v1: AgentDefinition; v2: AgentDefinition; v3: AgentDefinition; bare: AgentDefinition } {
+type Versions = { v1: AgentDefinition; v2: AgentDefinition; v3: AgentDefinition; bare: AgentDefinition };
+
+export function agentVersions(dir: string): Versions {
   let current = '';
   const model = scriptedModel((call) => {
     current = call.runId;
@@ -48,8 +78,12 @@ export function agentVersions(dir: string): { v1: AgentDefinition; v2: AgentDefi
   } as const satisfies AgentDefaults;
   const define = (specs: ToolSpec[] | null, extra: AgentDefaults = {}): AgentDefinition => {
     const tools = specs === null ? null : ToolRegistry.of(specs);
-    const defaults: AgentDefaults = tools === null ? { ...common, ...extra } : { ...common, tools, executor: tools.executor(), ...extra };
-    return defineAgent({ model, interpreter: jsonActionInterpreter(), store: new FileStore({ dir }), events: silentSink(), syntheticObservations: STANDARD_SYNTHETIC_OBSERVATIONS, defaults });
+    const code = tools === null ? {} : { tools, executor: tools.executor() };
+    const defaults: AgentDefaults = { ...common, ...code, ...extra };
+    const store = new FileStore({ dir });
+    const interpreter = jsonActionInterpreter();
+    const syntheticObservations = STANDARD_SYNTHETIC_OBSERVATIONS;
+    return defineAgent({ model, interpreter, store, events: silentSink(), syntheticObservations, defaults });
   };
   const sendTool = send(() => current);
   return {

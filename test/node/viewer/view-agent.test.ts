@@ -74,22 +74,30 @@ function load(cwd: string, file: string, args: readonly string[] = [runner]): Pr
 }
 
 /** Imports of the core from the rest of the package go to the package's own entry, as in its build. */
-const coreExternal = { name: 'core-external', setup: (b: PluginBuild) => b.onResolve({ filter: /\/core\/index\.ts$/ }, () => ({ path: 'polyloop', external: true })) };
+const coreExternal = {
+  name: 'core-external',
+  setup: (b: PluginBuild) =>
+    b.onResolve({ filter: /\/core\/index\.ts$/ }, () => ({ path: 'polyloop', external: true })),
+};
 
 /** An agent in TypeScript that imports the package by name: it awaits approval of `send`, then answers. */
-const TYPED_AGENT = `import { defineAgent, jsonActionInterpreter, silentSink, STANDARD_SYNTHETIC_OBSERVATIONS, ToolRegistry } from 'polyloop';
+const TYPED_AGENT = `import { defineAgent, jsonActionInterpreter, silentSink, ToolRegistry } from 'polyloop';
+import { STANDARD_SYNTHETIC_OBSERVATIONS as syntheticObservations } from 'polyloop';
 import { FileStore } from 'polyloop/node';
-const tools: ToolRegistry = ToolRegistry.of([{ name: 'send', description: 'Send.', replayPolicy: 'never', needsApproval: true,
-  parameters: { type: 'object', properties: {} }, handler: async () => 'sent' }]);
+const tools: ToolRegistry = ToolRegistry.of([{ name: 'send', description: 'Send.', replayPolicy: 'never',
+  needsApproval: true, parameters: { type: 'object', properties: {} }, handler: async () => 'sent' }]);
 const say = (n: number, body: unknown) => ({ callId: 'c' + n, text: JSON.stringify(body), reasoning: null });
-const model = { params: { model: 'fixed' }, call: async (c: { callSeq: number }) => (c.callSeq === 0 ? say(0, { tool: 'send', args: {} }) : say(1, { final: 'done' })) };
-export default defineAgent({ model, interpreter: jsonActionInterpreter(), store: new FileStore({ dir: 'runs' }), events: silentSink(),
-  syntheticObservations: STANDARD_SYNTHETIC_OBSERVATIONS, defaults: { tools, executor: tools.executor(), injections: {}, modelBinding: {},
-  budget: { maxSteps: 5, maxValidActions: 5, maxContextChars: 100000 }, modelReplayPolicy: 'safe', observationTemplate: '{observation}',
+const call = async (c: { callSeq: number }) =>
+  c.callSeq === 0 ? say(0, { tool: 'send', args: {} }) : say(1, { final: 'done' });
+const model = { params: { model: 'fixed' }, call };
+const budget = { maxSteps: 5, maxValidActions: 5, maxContextChars: 100000 };
+export default defineAgent({ model, interpreter: jsonActionInterpreter(), store: new FileStore({ dir: 'runs' }),
+  events: silentSink(), syntheticObservations, defaults: { tools, executor: tools.executor(), injections: {},
+  modelBinding: {}, budget, modelReplayPolicy: 'safe', observationTemplate: '{observation}',
   toolRenderStyle: 'none', cancelGraceMs: 1000 } });
 `;
 
-/** Starts a run with the module's agent, answers its approval through the viewer's source, and prints where the run ended. */
+/** Starts a run with the module's agent, answers its approval through the viewer's source, prints where it ended. */
 const RUNNER = `import { readRunLog, run } from 'polyloop';
 import { dirSource, loadAgentModule } from 'polyloop/viewer';
 const agent = await loadAgentModule('./agent.ts');
@@ -116,12 +124,23 @@ async function installedProject(): Promise<string> {
   await mkdir(pkg, { recursive: true });
   await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'installed', type: 'module' }));
   await symlink(join(ROOT, 'node_modules/tsx'), join(dir, 'node_modules/tsx'), 'dir');
-  await writeFile(join(pkg, 'package.json'), JSON.stringify({ name: 'polyloop', type: 'module', exports: { '.': './core.mjs', './node': './node.mjs', './viewer': './viewer.mjs' } }));
-  const common: BuildOptions = { bundle: true, platform: 'node', format: 'esm', target: 'node20', external: ['vite'], logLevel: 'warning', banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" } };
+  const exports = { '.': './core.mjs', './node': './node.mjs', './viewer': './viewer.mjs' };
+  await writeFile(join(pkg, 'package.json'), JSON.stringify({ name: 'polyloop', type: 'module', exports }));
+  const common: BuildOptions = {
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    external: ['vite'],
+    logLevel: 'warning',
+    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+  };
   await build({ ...common, entryPoints: [join(ROOT, 'src/core/index.ts')], outfile: join(pkg, 'core.mjs') });
-  await build({ ...common, entryPoints: [join(ROOT, 'src/platform-node/index.ts')], outfile: join(pkg, 'node.mjs'), plugins: [coreExternal] });
+  const nodeEntry = join(ROOT, 'src/platform-node/index.ts');
+  await build({ ...common, entryPoints: [nodeEntry], outfile: join(pkg, 'node.mjs'), plugins: [coreExternal] });
   const viewer = `export { loadAgentModule } from './view-agent.ts';\nexport { dirSource } from './view-dir.ts';\n`;
-  await build({ ...common, stdin: { contents: viewer, resolveDir: join(ROOT, 'src/platform-node'), loader: 'ts' }, outfile: join(pkg, 'viewer.mjs'), plugins: [coreExternal] });
+  const stdin = { contents: viewer, resolveDir: join(ROOT, 'src/platform-node'), loader: 'ts' } as const;
+  await build({ ...common, stdin, outfile: join(pkg, 'viewer.mjs'), plugins: [coreExternal] });
   await writeFile(join(dir, 'agent.ts'), TYPED_AGENT);
   await writeFile(join(dir, 'runner.mjs'), RUNNER);
   return dir;
@@ -147,7 +166,8 @@ describe('a TypeScript --agent module', () => {
 
   it('that exports the agent carries out a reply with the installed package\'s own classes (one copy of polyloop, not two)', async () => {
     const dir = await installedProject();
-    const out = JSON.parse(await load(dir, './runner.mjs', [])) as { answer: { status: number; message: string }; state: string; stopReason: string | null };
+    type Out = { answer: { status: number; message: string }; state: string; stopReason: string | null };
+    const out = JSON.parse(await load(dir, './runner.mjs', [])) as Out;
     expect(out.answer).toMatchObject({ status: 202 });
     expect(out).toMatchObject({ state: 'ended', stopReason: 'final_answer' });
   }, 60_000);

@@ -24,11 +24,18 @@ let v3View: RunningViewer;
 
 type ErrorBody = { error: { code: string; message: string } };
 const post = (v: RunningViewer, runId: string, route: 'input' | 'upgrade', body: unknown): Promise<Response> =>
-  fetch(`${v.origin}/runs/${encodeURIComponent(runId)}/${route}`, { method: 'POST', headers: { authorization: `Bearer ${v.key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-const get = async <T>(v: RunningViewer, path: string): Promise<T> => (await (await fetch(`${v.origin}${path}`, { headers: { authorization: `Bearer ${v.key}` } })).json()) as T;
+  fetch(`${v.origin}/runs/${encodeURIComponent(runId)}/${route}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${v.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+const get = async <T>(v: RunningViewer, path: string): Promise<T> =>
+  (await (await fetch(`${v.origin}${path}`, { headers: { authorization: `Bearer ${v.key}` } })).json()) as T;
+const approve = { kind: 'approve', resultId: 's1.input' } as const;
 const logText = (runId: string): Promise<string> => readFile(new FileStore({ dir }).logPath(runId), 'utf8');
 const viewOf = async (runId: string): Promise<RunLogView> => readRunLog(decodeLog(await logText(runId)).records);
-const viewerOf = async (agent: AgentDefinition): Promise<RunningViewer> => startViewer({ source: await dirSource({ dir, agent, pollMs: 20 }), pageDir });
+const viewerOf = async (agent: AgentDefinition): Promise<RunningViewer> =>
+  startViewer({ source: await dirSource({ dir, agent, pollMs: 20 }), pageDir });
 
 /** Start `runId` under v1: it stops at step 1, waiting for approval of `send`. */
 async function waiting(runId: string): Promise<void> {
@@ -75,8 +82,10 @@ describe('an agent module that exports the agent', () => {
     const fixture = JSON.stringify(join(import.meta.dirname, 'upgrade-agents.ts'));
     const modules = join(dir, '..', `${dir.split('/').at(-1)}-modules`);
     await mkdir(modules, { recursive: true });
-    await writeFile(join(modules, 'agent.ts'), `import { agentVersions } from ${fixture};\nexport default agentVersions(${JSON.stringify(dir)}).v1;\n`);
-    await writeFile(join(modules, 'named.mts'), `import { agentVersions } from ${fixture};\nexport const agent = agentVersions(${JSON.stringify(dir)}).v1;\n`);
+    const v1 = `agentVersions(${JSON.stringify(dir)}).v1`;
+    const imports = `import { agentVersions } from ${fixture};\n`;
+    await writeFile(join(modules, 'agent.ts'), `${imports}export default ${v1};\n`);
+    await writeFile(join(modules, 'named.mts'), `${imports}export const agent = ${v1};\n`);
     await writeFile(join(modules, 'neither.mjs'), 'export default { model: null };\n');
     try {
       for (const file of ['agent.ts', 'named.mts']) {
@@ -85,26 +94,29 @@ describe('an agent module that exports the agent', () => {
         await waiting(`module-${file}`);
         const v = await viewerOf(loaded as AgentDefinition);
         try {
-          const res = await post(v, `module-${file}`, 'input', { kind: 'deny', resultId: 's1.input', reason: 'not now' });
+          const deny = { kind: 'deny', resultId: 's1.input', reason: 'not now' };
+          const res = await post(v, `module-${file}`, 'input', deny);
           expect(res.status, await res.clone().text()).toBe(202);
           await until(`module-${file}`, 'ended');
         } finally {
           await v.close();
         }
       }
-      await expect(loadAgentModule(join(modules, 'neither.mjs'))).rejects.toThrow(/must export the agent: export default defineAgent\(/);
+      const neither = loadAgentModule(join(modules, 'neither.mjs'));
+      await expect(neither).rejects.toThrow(/must export the agent: export default defineAgent\(/);
     } finally {
       await rm(modules, { recursive: true, force: true });
     }
   }, 30_000);
 
   it('is refused at start without the tools and executor a resume by id needs, or with a store in another directory', async () => {
-    await expect(dirSource({ dir, agent: agents.bare })).rejects.toThrow(/defaults\.tools.*defaults\.executor|tools and executor/);
+    await expect(dirSource({ dir, agent: agents.bare })).rejects.toThrow(/defaults\.tools or defaults\.executor/);
     await expect(dirSource({ dir, agent: agents.bare })).rejects.toBeInstanceOf(ViewerRefusedError);
     const elsewhere = await mkdtemp(join(tmpdir(), 'polyloop-viewer-elsewhere-'));
     try {
       const there = agentVersions(elsewhere).v1;
-      await expect(dirSource({ dir, agent: there })).rejects.toThrow(/store writes .* not .*the directory this viewer shows/);
+      const refused = dirSource({ dir, agent: there });
+      await expect(refused).rejects.toThrow(/store writes .* not .*the directory this viewer shows/);
     } finally {
       await rm(elsewhere, { recursive: true, force: true });
     }
@@ -125,7 +137,7 @@ describe('a run whose code changed', () => {
 
   it('is upgraded with a reason and the reply: 202, the upgrade record before the reply, the run ends under the new tools', async () => {
     await waiting('changed-2');
-    const res = await post(v2View, 'changed-2', 'upgrade', { reason: 'deploy 42: search added', input: { kind: 'approve', resultId: 's1.input' } });
+    const res = await post(v2View, 'changed-2', 'upgrade', { reason: 'deploy 42: search added', input: approve });
     expect(res.status).toBe(202);
     expect(await res.json()).toEqual({ runId: 'changed-2', upgraded: true, resultId: 's1.input' });
     const view = await until('changed-2', 'ended');
@@ -140,7 +152,11 @@ describe('a run whose code changed', () => {
   it('carries its upgrades in the run JSON: step, reason, changed keys, tools added and removed, time', async () => {
     const summary = await get<{ upgrades: unknown[] }>(v2View, '/runs/changed-2');
     const [u] = (await viewOf('changed-2')).upgrades;
-    expect(summary.upgrades).toEqual([{ stepIndex: 1, reason: 'deploy 42: search added', at: u?.at, changed: ['context', 'tools'], tools: { added: ['search'], removed: [] }, snapshotHash: u?.snapshotHash }]);
+    const tools = { added: ['search'], removed: [] };
+    const changed = ['context', 'tools'];
+    const reason = 'deploy 42: search added';
+    const snapshotHash = u?.snapshotHash;
+    expect(summary.upgrades).toEqual([{ stepIndex: 1, reason, at: u?.at, changed, tools, snapshotHash }]);
     const plain = await get<{ upgrades: unknown[] }>(v2View, '/runs/same-1');
     expect(plain.upgrades).toEqual([]);
   });
@@ -164,7 +180,9 @@ describe('a run whose code changed', () => {
   it('refuses an upgrade body with unknown keys, without a reason, or with a malformed reply (400), writing nothing', async () => {
     await waiting('changed-4');
     const before = await logText('changed-4');
-    for (const body of [{ reason: 'x', force: true }, {}, { reason: '  ' }, { reason: 7 }, { reason: 'x', input: { kind: 'approve' } }, [], 'x']) {
+    const malformedReply = { reason: 'x', input: { kind: 'approve' } };
+    const bodies = [{ reason: 'x', force: true }, {}, { reason: '  ' }, { reason: 7 }, malformedReply, [], 'x'];
+    for (const body of bodies) {
       const res = await post(v2View, 'changed-4', 'upgrade', body);
       expect(res.status, JSON.stringify(body)).toBe(400);
     }
@@ -176,7 +194,7 @@ describe('a run whose code changed', () => {
   it('answers UpgradeRefusedError as a 409 with its words (the new tools drop the tool the open request names), writing nothing', async () => {
     await waiting('changed-5');
     const before = await logText('changed-5');
-    const res = await post(v3View, 'changed-5', 'upgrade', { reason: 'send retired', input: { kind: 'approve', resultId: 's1.input' } });
+    const res = await post(v3View, 'changed-5', 'upgrade', { reason: 'send retired', input: approve });
     expect(res.status).toBe(409);
     const body = (await res.json()) as ErrorBody;
     expect(body.error.code).toBe('upgrade_refused');

@@ -54,7 +54,8 @@ beforeAll(async () => {
   const listed = await fetch(`${viewer.origin}/runs`, { headers: { authorization: `Bearer ${viewer.key}` } });
   expect(listed.status).toBe(200);
   upgradeDir = await mkdtemp(join(tmpdir(), 'polyloop-viewer-e2e-upgrade-'));
-  upgrading = await startViewer({ source: await dirSource({ dir: upgradeDir, agent: agentVersions(upgradeDir).v2, pollMs: 100 }), pageDir });
+  const v2 = agentVersions(upgradeDir).v2;
+  upgrading = await startViewer({ source: await dirSource({ dir: upgradeDir, agent: v2, pollMs: 100 }), pageDir });
   browser = await launchChromium();
 }, 90_000);
 
@@ -189,7 +190,8 @@ describe('the run viewer in Chromium', () => {
     expect(await p.locator('#upgrade-form').count()).toBe(0);
     await p.click('#pending button[data-reply="approve"]');
     await p.waitForSelector('#upgrade-form');
-    expect(await p.locator('#reply-status').textContent()).toMatch(/your agent module does not fit this run: .*differing keys: .*tools/);
+    const refused = await p.locator('#reply-status').textContent();
+    expect(refused).toMatch(/your agent module does not fit this run: .*differing keys: .*tools/);
     expect(await p.locator('#upgrade-submit').textContent()).toBe('Upgrade and approve');
     await p.fill('#upgrade-reason', 'deploy 42: search added');
     await p.screenshot({ path: join(SHOTS, 'upgrade-offer-1280.png') });
@@ -200,7 +202,10 @@ describe('the run viewer in Chromium', () => {
     expect(await p.locator('.row[data-index="0"] .tag.t-upgrade').count()).toBe(0);
     await p.click('.row[data-index="1"]');
     await p.waitForSelector('#detail .upgrade-note');
-    expect(await p.locator('#detail .upgrade-note').textContent()).toMatch(/^── upgrade before step 1: deploy 42: search added \(changed: context, tools \+search\) at ./);
+    const marker = await p.locator('#detail .upgrade-note').textContent();
+    expect(marker).toMatch(
+      /^── upgrade before step 1: deploy 42: search added \(changed: context, tools \+search\) at ./,
+    );
     await p.screenshot({ path: join(SHOTS, 'upgrade-1280.png') });
     await p.close();
   }, 30_000);
