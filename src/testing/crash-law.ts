@@ -2,12 +2,28 @@
  * The crash law as a harness: run an agent once without a crash, then crash it after every one
  * of its writes (the failing write lost, and landed), resume it as a new process would, answer
  * every input request it raises with the same scripted replies, and report every case whose
- * end differs from the uninterrupted run. Users run it over their own agents to prove their
- * approval flows survive a crash at every write point (SPEC §5, §9).
+ * end differs from the uninterrupted run, or that ran a `never` action twice. Users run it over
+ * their own agents to prove their approval flows survive a crash at every write point — and,
+ * with `upgrade`, that a run their next deploy upgrades mid-way does too (docs/recovery.md).
  * @module
  */
-import { checkOptionKeys, InMemoryStore, resume, run } from '../core/index.ts';
-import type { AgentDefinition, InputReply, InputRequest, OptionKeys, RunRequest, RunResult, RunStore, StepRecord } from '../core/index.ts';
+import { checkOptionKeys, encodeRecord, InMemoryStore } from '../core/index.ts';
+import type {
+  AgentDefinition,
+  InputReply,
+  InputRequest,
+  LogRecord,
+  OptionKeys,
+  RunLogView,
+  RunRequestInput,
+  RunResult,
+  RunStore,
+  StepRecord,
+  StepWriteRecord,
+  UpgradeRecord,
+} from '../core/index.ts';
+import { driveStory, stepRecords } from './crash-story.ts';
+import type { CaseMemory, Story } from './crash-story.ts';
 import { faultyStore } from './faulty-store.ts';
 
 /** What {@link crashAtEveryWrite} needs. */
@@ -16,7 +32,7 @@ export type CrashLawOptions = {
    * A fresh agent and request over `store` — the same definition every time, as a restarted
    * process would build it (a fresh scripted model, the same tools).
    */
-  readonly setup: (store: RunStore) => { readonly agent: AgentDefinition; readonly request: RunRequest };
+  readonly setup: (store: RunStore) => { readonly agent: AgentDefinition; readonly request: RunRequestInput };
   /**
    * The reply a person gives to an open request — the same reply every time it is asked. For a
    * `settle` request, answer from the outside world: `executed` (with the observation) when the
@@ -27,6 +43,30 @@ export type CrashLawOptions = {
   readonly store?: () => RunStore;
   /** Also crash with the failing write landed before its promise failed (default true). */
   readonly landed?: boolean;
+  /** Upgrade the run mid-way: `setup` is the old code, this the deploy that replaces it. */
+  readonly upgrade?: CrashLawUpgrade;
+};
+
+/**
+ * The new code of a run upgraded mid-way, and the point where it takes over. Past that point
+ * every process calls `resume(agent, request, { upgrade: { reason } })` — the first writes the
+ * `upgrade` record; one whose record a crash lost asks again and writes it; one after the record
+ * landed finds the identity in force and writes none.
+ */
+export type CrashLawUpgrade = {
+  /** Agent B and its request, or the run's id to resume by id (then B's `defaults` give tools and executor). */
+  readonly setup: (store: RunStore) => { readonly agent: AgentDefinition; readonly request: RunRequestInput | string };
+  /** The upgrade's reason (kept in its record). */
+  readonly reason: string;
+  /**
+   * When B takes over. `'input'`: once the run waits for a person's approval or answer (a
+   * settlement, which only a crash raises, does not count). A function: asked of the run's log
+   * before each write of the old code (true stops the old process there, that write unmade) and
+   * after each of its calls returns — `(v) => v.steps === 2` is a step boundary (a deploy drains
+   * the old process between steps), `(v) => v.inFlight?.actionIntent?.stepIndex === 1` an action
+   * in flight (the old process died after the action ran, before its result was written).
+   */
+  readonly at: 'input' | ((view: RunLogView) => boolean);
 };
 
 /** One crashed-and-resumed case. */
@@ -35,17 +75,26 @@ export type CrashCase = { readonly crashAfterWrites: number; readonly landed: bo
 /** What {@link crashAtEveryWrite} found: the reference, every case, and what differed (empty when the law holds). */
 export type CrashLawReport = {
   readonly reference: RunResult;
+  /** The reference's `upgrade` record; null without the `upgrade` option. */
+  readonly upgrade: UpgradeRecord | null;
   readonly writes: number;
   readonly cases: readonly CrashCase[];
   readonly failures: readonly string[];
 };
 
-const MAX_REPLIES = 1_000;
-const KNOWN: OptionKeys<CrashLawOptions> = { setup: true, reply: true, store: true, landed: true };
+const KNOWN: OptionKeys<CrashLawOptions> = { setup: true, reply: true, store: true, landed: true, upgrade: true };
+const KNOWN_UPGRADE: OptionKeys<CrashLawUpgrade> = { setup: true, reason: true, at: true };
+
+/** A story's end with the log it left and what its case remembered. */
+type Outcome = { readonly result: RunResult; readonly log: readonly LogRecord[]; readonly memory: CaseMemory };
 
 /**
  * Check the crash law over one agent: every case ends like the uninterrupted run (stop reason,
- * final answer, counters, and the trajectory field by field, timestamps aside).
+ * final answer, counters, and the trajectory field by field, timestamps aside), and every `never`
+ * action ran as many times as in the uninterrupted run, never twice. With `upgrade`, also: the
+ * run holds one `upgrade` record, the uninterrupted run's (its time aside), and the step records
+ * before its `stepIndex` are byte for byte the ones the log held when B took over — and the
+ * uninterrupted run's, timestamps aside.
  *
  * @example
  * const report = await crashAtEveryWrite({ setup: (store) => build(store), reply: (p) => ({ kind: 'approve', resultId: p.resultId }) });
@@ -53,52 +102,62 @@ const KNOWN: OptionKeys<CrashLawOptions> = { setup: true, reply: true, store: tr
  */
 export async function crashAtEveryWrite(opts: CrashLawOptions): Promise<CrashLawReport> {
   checkOptionKeys(opts, KNOWN, 'crashAtEveryWrite');
+  if (opts.upgrade !== undefined) checkOptionKeys(opts.upgrade, KNOWN_UPGRADE, 'crashAtEveryWrite: upgrade');
   const fresh = opts.store ?? (() => new InMemoryStore());
   const counting = faultyStore(fresh(), { crashAfterWrites: Number.POSITIVE_INFINITY });
-  const reference = await driveToEnd(opts, counting, false);
-  if (!isResult(reference)) throw new Error(`the uninterrupted run failed: ${String(reference)}`);
+  const { setup, reply, upgrade: newCode } = opts;
+  const story: Story = { runId: setup(counting).request.runId, setup, reply, upgrade: newCode };
+  const reference = await play(story, counting, null);
+  if (!('result' in reference)) throw new Error(`the uninterrupted run failed: ${String(reference.error)}`);
+  const upgrade = upgradesOf(reference.log)[0] ?? null;
+  if (newCode && upgrade === null) {
+    throw new Error("the uninterrupted run wrote no upgrade record: the new code's agent and request are the old one's");
+  }
   const writes = counting.writes.length;
   const cases: CrashCase[] = [];
   const failures: string[] = [];
+  const upgrading = newCode !== undefined;
+  const own = lawProblem(reference, reference, upgrading);
+  if (own) failures.push(`the uninterrupted run: ${own}`);
   for (const landed of opts.landed === false ? [false] : [false, true]) {
     for (let k = 0; k < writes; k++) {
       const label = `crash after ${k} writes${landed ? ' (the next one landed)' : ''}`;
-      const inner = fresh();
-      const first = await driveToEnd(opts, faultyStore(inner, { crashAfterWrites: k, landsBeforeThrow: landed }), false);
-      const result = isResult(first) ? first : await driveToEnd(opts, inner, true);
-      if (!isResult(result)) {
-        failures.push(`${label}: the resume failed: ${String(result)}`);
+      const end = await play(story, fresh(), { crashAfterWrites: k, landsBeforeThrow: landed });
+      if (!('result' in end)) {
+        failures.push(`${label}: the resume failed: ${String(end.error)}`);
         continue;
       }
-      cases.push({ crashAfterWrites: k, landed, result });
-      const problem = difference(reference, result);
+      cases.push({ crashAfterWrites: k, landed, result: end.result });
+      const problem = lawProblem(reference, end, upgrading);
       if (problem) failures.push(`${label}: ${problem}`);
     }
   }
-  return { reference, writes, cases, failures };
+  return { reference: reference.result, upgrade, writes, cases, failures };
 }
 
-/** Start (or resume) and answer every request until the run ends; a failure is returned, not thrown. */
-async function driveToEnd(opts: CrashLawOptions, store: RunStore, resuming: boolean): Promise<RunResult | unknown> {
+/**
+ * One case over a fresh store: the story until the crash, then — if it crashed — again as a
+ * restarted process on what the crash left (`crash` null: the uninterrupted run, on `store` as is).
+ */
+async function play(
+  story: Story,
+  store: RunStore,
+  crash: { crashAfterWrites: number; landsBeforeThrow: boolean } | null,
+): Promise<Outcome | { readonly error: unknown }> {
+  const memory: CaseMemory = { executions: new Map(), stepsAtTakeover: null };
+  let end = await driveStory(story, crash === null ? store : faultyStore(store, crash), memory, false);
+  if (!end.ok && crash !== null) end = await driveStory(story, store, memory, true);
+  if (!end.ok) return { error: end.error };
   try {
-    const first = opts.setup(store);
-    // A crash before the first write left no log: the restarted process starts the run again.
-    const started = resuming && (await store.readLog(first.request.runId)).length > 0;
-    let result = started ? await resume(first.agent, first.request) : await run(first.agent, first.request);
-    for (let n = 0; result.pending !== null; n++) {
-      if (!opts.reply) throw new Error(`the run asks for input (${result.pending.kind} ${result.pending.resultId}) and no reply was scripted`);
-      if (n >= MAX_REPLIES) throw new Error(`more than ${MAX_REPLIES} input requests`);
-      const next = opts.setup(store);
-      result = await resume(next.agent, next.request, { input: opts.reply(result.pending) });
-    }
-    return result;
-  } catch (e) {
-    return e;
+    return { result: end.result, log: await store.readLog(story.runId), memory };
+  } catch (error) {
+    return { error };
   }
 }
 
-function isResult(v: unknown): v is RunResult {
-  return typeof v === 'object' && v !== null && 'stopReason' in v && 'trajectory' in v;
+/** What breaks the law in `got` against the reference, or null. */
+function lawProblem(ref: Outcome, got: Outcome, upgrading: boolean): string | null {
+  return difference(ref.result, got.result) ?? neverProblem(ref, got) ?? (upgrading ? upgradeProblem(ref, got) : null);
 }
 
 const untimed = (steps: readonly StepRecord[]): string => JSON.stringify(steps.map((s) => ({ ...s, startedAt: '', endedAt: '' })));
@@ -112,6 +171,59 @@ function difference(ref: RunResult, got: RunResult): string | null {
   if (a !== b) {
     const i = ref.trajectory.findIndex((s, n) => untimed([s]) !== untimed(got.trajectory.slice(n, n + 1)));
     return `the trajectory differs from the uninterrupted one at step ${i}`;
+  }
+  return null;
+}
+
+/** How many times each `never` action of the log ran (by result id; the policy as its intent recorded it). */
+function neverRuns(o: Outcome): Map<string, number> {
+  const runs = new Map<string, number>();
+  for (const r of o.log) {
+    if (r.kind !== 'intent' || r.intent !== 'action' || r.replayPolicy !== 'never') continue;
+    runs.set(r.resultId, o.memory.executions.get(r.resultId) ?? 0);
+  }
+  return runs;
+}
+
+function neverProblem(ref: Outcome, got: Outcome): string | null {
+  const want = neverRuns(ref);
+  const ran = neverRuns(got);
+  for (const id of new Set([...want.keys(), ...ran.keys()])) {
+    const n = ran.get(id) ?? 0;
+    const m = want.get(id) ?? 0;
+    if (n > 1) return `the never action ${id} ran ${n} times`;
+    if (n !== m) return `the never action ${id} ran ${n} times, ${m} in the uninterrupted run`;
+  }
+  return null;
+}
+
+const upgradesOf = (log: readonly LogRecord[]): UpgradeRecord[] =>
+  log.filter((r): r is UpgradeRecord => r.kind === 'upgrade');
+const encodeUntimed = (rec: StepWriteRecord): string =>
+  encodeRecord({ ...rec, step: { ...rec.step, startedAt: '', endedAt: '' } });
+
+/**
+ * One upgrade record, the reference's (its time aside); the step records before its `stepIndex`
+ * as they were when B took over (byte for byte), and as the reference's (timestamps aside).
+ */
+function upgradeProblem(ref: Outcome, got: Outcome): string | null {
+  const ups = upgradesOf(got.log);
+  const [u] = ups;
+  if (ups.length !== 1 || u === undefined) return `the log holds ${ups.length} upgrade records, not one`;
+  const want = upgradesOf(ref.log)[0] as UpgradeRecord;
+  if (encodeRecord({ ...u, at: '' }) !== encodeRecord({ ...want, at: '' })) {
+    return `the upgrade record differs from the uninterrupted run's: ${encodeRecord(u)}`;
+  }
+  const before = (log: readonly StepWriteRecord[]): StepWriteRecord[] =>
+    log.filter((r) => r.step.stepIndex < u.stepIndex);
+  const steps = `the step records before the upgrade (steps 0–${u.stepIndex - 1})`;
+  const now = before(stepRecords(got.log));
+  const then = before(got.memory.stepsAtTakeover ?? []);
+  if (now.map(encodeRecord).join('\n') !== then.map(encodeRecord).join('\n')) {
+    return `${steps} are not the bytes they were when the new code took over`;
+  }
+  if (now.map(encodeUntimed).join('\n') !== before(stepRecords(ref.log)).map(encodeUntimed).join('\n')) {
+    return `${steps} differ from the uninterrupted run's, timestamps aside`;
   }
   return null;
 }

@@ -30,14 +30,14 @@ const KNOWN: OptionKeys<FaultyStoreOptions> = { crashAfterWrites: true, landsBef
  * later write rejects with {@link SimulatedCrashError} without landing (as if the process died),
  * and the inner store keeps exactly the log a real crash would leave. `landsBeforeThrow: true`
  * makes the first failing write land and then reject — the "settled on disk but the promise never
- * resolved" case. Reads pass through; `acquire`, `resultAndIntent`, `inputRequest` and `input` are there
- * exactly when the inner store has them (each counts as one write, like any other).
+ * resolved" case. Reads pass through; `acquire`, `resultAndIntent`, `inputRequest`, `input` and
+ * `upgrade` are there exactly when the inner store has them (each write counts as one, like any other).
  */
 export function faultyStore(inner: RunStore, opts: FaultyStoreOptions): FaultyStore {
   checkOptionKeys(opts, KNOWN, 'faultyStore');
   const writes: { method: WriteMethod; runId: string }[] = [];
   let crashed = false;
-  const write = async (method: WriteMethod, runId: string, doWrite: () => Promise<void>): Promise<void> => {
+  const write = async (method: WriteMethod, runId: string, _records: readonly LogRecord[], doWrite: () => Promise<void>): Promise<void> => {
     if (crashed || writes.length >= opts.crashAfterWrites) {
       const first = !crashed;
       crashed = true;
@@ -47,37 +47,48 @@ export function faultyStore(inner: RunStore, opts: FaultyStoreOptions): FaultySt
     await doWrite();
     writes.push({ method, runId });
   };
-  const store: FaultyStore = {
-    writes,
-    get crashed() {
-      return crashed;
-    },
-    runStarted: (runId: string, rec: RunStartedRecord) => write('runStarted', runId, () => inner.runStarted(runId, rec)),
-    intent: (runId: string, rec: IntentRecord) => write('intent', runId, () => inner.intent(runId, rec)),
-    result: (runId: string, resultId: string, rec: ResultRecord) => write('result', runId, () => inner.result(runId, resultId, rec)),
-    step: (runId: string, rec: StepWriteRecord) => write('step', runId, () => inner.step(runId, rec)),
-    runEnded: (runId: string, rec: RunEndedRecord) => write('runEnded', runId, () => inner.runEnded(runId, rec)),
+  // A getter, not a copied value: `crashed` turns true later.
+  return Object.defineProperties(interceptWrites(inner, write), {
+    writes: { value: writes, enumerable: true },
+    crashed: { get: () => crashed, enumerable: true },
+  }) as FaultyStore;
+}
+
+/** How an {@link interceptWrites} store makes each write of `records`: call `doWrite` to let it land. */
+export type WriteInterceptor = (method: WriteMethod, runId: string, records: readonly LogRecord[], doWrite: () => Promise<void>) => Promise<void>;
+
+/**
+ * A store whose every write goes through `write`; reads and `acquire` pass through. The optional
+ * writes are there exactly when the inner store has them. Internal to the test kit.
+ */
+export function interceptWrites(inner: RunStore, write: WriteInterceptor): RunStore {
+  const store: RunStore = {
+    runStarted: (runId: string, rec: RunStartedRecord) => write('runStarted', runId, [rec], () => inner.runStarted(runId, rec)),
+    intent: (runId: string, rec: IntentRecord) => write('intent', runId, [rec], () => inner.intent(runId, rec)),
+    result: (runId: string, resultId: string, rec: ResultRecord) => write('result', runId, [rec], () => inner.result(runId, resultId, rec)),
+    step: (runId: string, rec: StepWriteRecord) => write('step', runId, [rec], () => inner.step(runId, rec)),
+    runEnded: (runId: string, rec: RunEndedRecord) => write('runEnded', runId, [rec], () => inner.runEnded(runId, rec)),
     readLog: (runId: string, o?: ReadLogOptions): Promise<readonly LogRecord[]> => inner.readLog(runId, o),
   };
   if (inner.resultAndIntent) {
     const resultAndIntent = inner.resultAndIntent.bind(inner);
-    Object.assign(store, { resultAndIntent: (runId: string, result: ResultRecord, intent: ActionIntentRecord) => write('resultAndIntent', runId, () => resultAndIntent(runId, result, intent)) });
+    Object.assign(store, { resultAndIntent: (runId: string, result: ResultRecord, intent: ActionIntentRecord) => write('resultAndIntent', runId, [result, intent], () => resultAndIntent(runId, result, intent)) });
   }
   if (inner.inputRequest) {
     const inputRequest = inner.inputRequest.bind(inner);
-    Object.assign(store, { inputRequest: (runId: string, rec: InputRequestRecord) => write('inputRequest', runId, () => inputRequest(runId, rec)) });
+    Object.assign(store, { inputRequest: (runId: string, rec: InputRequestRecord) => write('inputRequest', runId, [rec], () => inputRequest(runId, rec)) });
   }
   if (inner.input) {
     const input = inner.input.bind(inner);
-    Object.assign(store, { input: (runId: string, rec: InputRecord) => write('input', runId, () => input(runId, rec)) });
+    Object.assign(store, { input: (runId: string, rec: InputRecord) => write('input', runId, [rec], () => input(runId, rec)) });
   }
   if (inner.upgrade) {
     const upgrade = inner.upgrade.bind(inner);
-    Object.assign(store, { upgrade: (runId: string, rec: UpgradeRecord) => write('upgrade', runId, () => upgrade(runId, rec)) });
+    Object.assign(store, { upgrade: (runId: string, rec: UpgradeRecord) => write('upgrade', runId, [rec], () => upgrade(runId, rec)) });
   }
   if (inner.acquire) {
     const acquire = inner.acquire.bind(inner);
-    return Object.assign(store, { acquire: (runId: string, o: { readonly signal?: AbortSignal }): Promise<ReleaseLease> => acquire(runId, o) });
+    Object.assign(store, { acquire: (runId: string, o: { readonly signal?: AbortSignal }): Promise<ReleaseLease> => acquire(runId, o) });
   }
   return store;
 }

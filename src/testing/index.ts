@@ -9,7 +9,7 @@
 export { collectingSink } from './collecting-sink.ts';
 export type { CollectingSink } from './collecting-sink.ts';
 export { crashAtEveryWrite } from './crash-law.ts';
-export type { CrashCase, CrashLawOptions, CrashLawReport } from './crash-law.ts';
+export type { CrashCase, CrashLawOptions, CrashLawReport, CrashLawUpgrade } from './crash-law.ts';
 export { faultyStore, SimulatedCrashError } from './faulty-store.ts';
 export type { FaultyStore, WriteMethod } from './faulty-store.ts';
 export { jsonActionInterpreter } from './json-interpreter.ts';

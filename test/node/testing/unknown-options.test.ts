@@ -25,6 +25,7 @@ describe('test kit options', () => {
     ['collectingSink', () => collectingSink({ failOnly: [] } as never), 'failOnly', 'failOn'],
     ['faultyStore', () => faultyStore(new InMemoryStore(), { crashAfterWrites: 1, landBeforeThrow: true } as never), 'landBeforeThrow', 'landsBeforeThrow'],
     ['crashAtEveryWrite', () => crashAtEveryWrite({ setup: never, replies: never } as never), 'replies', 'reply'],
+    ['crashAtEveryWrite: upgrade', () => crashAtEveryWrite({ setup: never, upgrade: { setup: never, reasons: 'deploy', at: 'input' } } as never), 'reasons', 'reason'],
     ['runStoreContract', () => runStoreContract({ name: 's', makeStore: never, leases: 'none' } as never), 'leases', 'lease'],
     ['modelCallerContract', () => modelCallerContract({ name: 'm', makeModel: never, abortWithinMS: 1 } as never), 'abortWithinMS', 'abortWithinMs'],
     ['decisionInterpreterContract', () => decisionInterpreterContract({ name: 'i', makeInterpreter: jsonActionInterpreter, reply: [] } as never), 'reply', 'replies'],
