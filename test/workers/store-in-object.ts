@@ -15,6 +15,7 @@ export function storeIn(stub: DurableObjectStub): RunStore {
     runEnded: (id, rec) => inObject((s) => s.runEnded(id, rec)),
     inputRequest: (id, rec) => inObject((s) => s.inputRequest(id, rec)),
     input: (id, rec) => inObject((s) => s.input(id, rec)),
+    upgrade: (id, rec) => inObject((s) => s.upgrade(id, rec)),
     readLog: (id) => inObject((s) => s.readLog(id)),
   };
 }
