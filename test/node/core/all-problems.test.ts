@@ -1,6 +1,6 @@
 /**
- * Issue 14, "All problems at once": a request or a definition with several problems is refused
- * once, by one InvalidRequestError that lists every problem with its path.
+ * All problems at once: a request or a definition with several problems is refused once, by one
+ * InvalidRequestError that lists every problem with its path.
  */
 import { describe, expect, it } from 'vitest';
 import {

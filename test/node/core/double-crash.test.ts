@@ -1,9 +1,9 @@
 /**
- * The equivalence law under a second crash (issue 10): crash at any write of a run, crash again
- * at any write of the resume that follows, resume again — still the uninterrupted trajectory
- * (timestamps aside), with byte-identical model input per callSeq across all three attempts.
- * With a `never` tool in the run it executes exactly once over all attempts: when it was in
- * flight at a crash, a person settles it from what the outside world shows (SPEC §9).
+ * The equivalence law (docs/design/laws.md#equivalence) under a second crash: crash at any write of
+ * a run, crash again at any write of the resume that follows, resume again — still the
+ * uninterrupted trajectory (timestamps aside), with byte-identical model input per callSeq across
+ * all three attempts. With a `never` tool in the run it executes exactly once over all attempts:
+ * when it was in flight at a crash, a person settles it from what the outside world shows.
  */
 import { describe, expect, it } from 'vitest';
 import { InMemoryStore, isPolyLoopError, resume, run, ToolRegistry } from '../../../src/core/index.ts';
@@ -29,7 +29,7 @@ let settlements = 0;
 
 /**
  * One process lifetime: start the run, or resume it when its log has records (a crash before
- * run_started leaves none); a settle request (a never action was in flight, SPEC §9) is answered
+ * run_started leaves none); a settle request (a never action was in flight) is answered
  * from the outside world — `executed` when the note happened, `retry` when it did not.
  */
 async function attempt(policy: Policy, store: RunStore, inner: InMemoryStore, calls: string[]): Promise<Attempt> {
@@ -70,7 +70,7 @@ function checker(ref: RunResult, expected: readonly string[]) {
     const modelCalls = attempts.flatMap((a) => a.h.model.calls);
     for (const call of modelCalls) if (messagesOf(call) !== expected[call.callSeq]) problems.push(`model call ${call.callSeq} saw other input`);
     const notes = calls.filter((c) => c.startsWith('note:'));
-    // With settlements (SPEC §9) every pair ends like the uninterrupted run, a never tool included.
+    // With settlements every pair ends like the uninterrupted run, a never tool included.
     if (JSON.stringify(timeless(last.trajectory)) !== want) problems.push('the trajectory differs from the uninterrupted one');
     if (JSON.stringify({ ...last, trajectory: null }) !== wantRest) problems.push(`the result differs: ${last.stopReason}, ${last.steps} steps`);
     if (new Set(modelCalls.map((c) => c.callSeq)).size !== expected.length) problems.push('not every model call was made');

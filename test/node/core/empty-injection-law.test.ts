@@ -1,4 +1,7 @@
-/** The empty-injection law (SPEC §5): empty injections and an empty registry assemble byte-identical messages. */
+/**
+ * The empty-injection law (docs/design/laws.md#empty-injection): empty injections and an empty
+ * registry assemble byte-identical messages.
+ */
 import { describe, expect, it } from 'vitest';
 import { run, ToolRegistry } from '../../../src/core/index.ts';
 import type { RunRequest } from '../../../src/core/index.ts';

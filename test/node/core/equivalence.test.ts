@@ -1,7 +1,7 @@
 /**
- * The equivalence law (SPEC §5): for a deterministic model and `safe` policies, crashing at any
- * write point and resuming yields the uninterrupted trajectory (timestamps aside), and the model
- * sees byte-identical messages at every call.
+ * The equivalence law (docs/design/laws.md#equivalence): for a deterministic model and `safe`
+ * policies, crashing at any write point and resuming yields the uninterrupted trajectory
+ * (timestamps aside), and the model sees byte-identical messages at every call.
  */
 import { describe, expect, it } from 'vitest';
 import { InMemoryStore, isPolyLoopError, resume, run } from '../../../src/core/index.ts';

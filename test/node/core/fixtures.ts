@@ -92,7 +92,7 @@ export function safeTools(calls: string[] = []): ToolSpec[] {
   return makeTools(calls).map((t) => ({ ...t, replayPolicy: 'safe' as const }));
 }
 
-/** A native tool-calling interpreter (SPEC §8) for tests: one call → action, none → final, several → invalid. */
+/** A native tool-calling interpreter for tests: one call → action, none → final, several → invalid. */
 export function nativeInterpreter(): DecisionInterpreter {
   return {
     params: Object.freeze({ interpreter: 'native-test' }),

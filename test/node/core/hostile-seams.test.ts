@@ -1,7 +1,7 @@
 /**
- * Issue 10, items 1–3, 8–10: whatever a model, interpreter, executor, sink or store does, the
- * library writes nothing it cannot read back, cancellation settles on time, nothing is written
- * after a failed or abandoned write, and a tool's replay policy holds under any executor.
+ * Whatever a model, interpreter, executor, sink or store does, the library writes nothing it cannot
+ * read back, cancellation settles on time, nothing is written after a failed or abandoned write,
+ * and a tool's replay policy holds under any executor.
  */
 import { describe, expect, it } from 'vitest';
 import { decodeLog, defineAgent, encodeRecord, InMemoryStore, resume, run, ToolRegistry } from '../../../src/core/index.ts';
@@ -291,7 +291,7 @@ describe('records have one key order: a decoded log serialises byte-identically 
   });
 });
 
-describe("a tool's replay policy holds under a custom executor (SPEC §7, design 0008)", () => {
+describe("a tool's replay policy holds under a custom executor", () => {
   const customExecutor = (replayPolicy: 'safe' | 'never' | undefined, ran: string[]): ActionExecutor => {
     const inner = ToolRegistry.of(makeTools(ran)).executor();
     return { ...(replayPolicy ? { replayPolicy } : {}), execute: (a, ctx) => inner.execute(a, ctx) };
@@ -326,7 +326,7 @@ describe("a tool's replay policy holds under a custom executor (SPEC §7, design
   });
 });
 
-describe('a custom executor next to tools sees only tool calls that validate (SPEC §7, design 0008)', () => {
+describe('a custom executor next to tools sees only tool calls that validate', () => {
   it.each([
     ['an unknown tool', '{"tool":"nope","args":{}}', /unknown tool "nope"/],
     ['arguments that fail the schema', '{"tool":"add","args":{"a":"one","b":2}}', /do not match its schema/],

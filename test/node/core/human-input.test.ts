@@ -1,4 +1,4 @@
-/** SPEC §9 in core: approvals, answers and settlements, each surviving a stop of the process. */
+/** Human input in core: approvals, answers and settlements, each surviving a stop of the process. */
 import { describe, expect, it } from 'vitest';
 import { defineAgent, exportRun, importRun, InMemoryStore, InvalidInputError, readRunLog, resume, run, StoreError, ToolRegistry } from '../../../src/core/index.ts';
 import type { DecisionInterpreter, InputReply, LogRecord, RunRequest, RunStore, ToolSpec } from '../../../src/core/index.ts';
@@ -243,7 +243,7 @@ describe('settlement replaces the in_flight_unknown end', () => {
     expect(again.model.calls).toHaveLength(1);
   });
 
-  it('a store without input methods keeps the 1.0 end: in_flight_unknown', async () => {
+  it('a store without input methods ends a never action in flight as in_flight_unknown', async () => {
     const store = failingStore('step', 1, false);
     const h = withTools(makeTools(), NOTE_THEN_FINAL, store);
     await expect(run(h.agent, h.request)).rejects.toBeInstanceOf(StoreError);

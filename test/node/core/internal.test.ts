@@ -1,4 +1,4 @@
-/** The pure internals, table-driven and synchronous: stopping (SPEC §4), assembly (§2, §7, §8), recovery (§5, §7). */
+/** The pure internals, table-driven and synchronous: stopping, assembly, recovery. */
 import { describe, expect, it } from 'vitest';
 import { CorruptLogError, RECORD_VERSION, STOP_REASONS } from '../../../src/core/index.ts';
 import type { Budget, ContentBlock, JsonValue, LogRecord, Message, ModelToolSchema, StepRecord, StopReason } from '../../../src/core/index.ts';
@@ -202,7 +202,7 @@ describe('internal/assembly: segment order', () => {
   });
 });
 
-describe('internal/assembly: tool section rendering (SPEC §7)', () => {
+describe('internal/assembly: tool section rendering', () => {
   it('renders json as the modelSchemas array in one system message', () => {
     const msg = renderToolSection(TOOLS, 'json');
     expect(msg?.role).toBe('system');

@@ -1,6 +1,6 @@
 /**
- * InMemoryStore's in-process lease: two drivers of one run id in one process are excluded like
- * two processes on a FileStore (issue 10, item 4).
+ * InMemoryStore's in-process lease: two drivers of one run id in one process are excluded like two
+ * processes on a FileStore, so a test of a second driver means the same on either.
  */
 import { describe, expect, it } from 'vitest';
 import { InMemoryStore, isPolyLoopError, resume, run } from '../../../src/core/index.ts';

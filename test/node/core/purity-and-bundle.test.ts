@@ -1,7 +1,8 @@
 /**
- * Machine checks of SPEC §1: the internal modules are pure (rule 4), the `polyloop` entry bundles
- * for a neutral platform with no `node:` import and no store or adapter code (rules 1 and 6), its
- * validator needs no code generation from strings (SPEC §2 Tools), and the public export lists.
+ * Machine checks of the dependency rules (docs/design/README.md#dependency-rules): the internal
+ * modules are pure (rule 4), the `polyloop` entry bundles for a neutral platform with no `node:`
+ * import and no store or adapter code (rules 1 and 6), its validator needs no code generation from
+ * strings (decision 0001), and the public export lists.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -43,7 +44,7 @@ function impurities(file: string, source: string): Finding[] {
   return found;
 }
 
-describe('the internal modules are pure (SPEC §1 rule 4)', () => {
+describe('the internal modules are pure', () => {
   it.each(INTERNAL)('%s has no await, async, clock, randomness, timers, I/O or imports beyond types and errors', async (file) => {
     const source = await readFile(join(ROOT, file), 'utf8');
     expect(source.length).toBeGreaterThan(200);
@@ -66,7 +67,7 @@ describe('the internal modules are pure (SPEC §1 rule 4)', () => {
   });
 });
 
-describe('the polyloop entry bundle (SPEC §1 rules 1 and 6)', () => {
+describe('the polyloop entry bundle', () => {
   let metafile: Metafile;
   let code: string;
 
@@ -232,7 +233,7 @@ describe('public export names (reviewed here on purpose: a change to this list i
     ]);
   });
 
-  it('the core entry exports every error class SPEC §2 and §7 name', () => {
+  it('the core entry exports every error class the loop, its stores and its tools throw', () => {
     const errors = ['RunExistsError', 'RunNotFoundError', 'RunIdentityMismatchError', 'SchemaVersionError', 'StoreError', 'ToolEnvironmentError', 'InvalidRequestError', 'CorruptLogError', 'RunLockedError', 'InvalidInputError'] as const;
     for (const name of errors) {
       const Cls = core[name] as unknown as { prototype: unknown };

@@ -1,4 +1,4 @@
-/** Recovery (SPEC §5, §7): in-flight cases, no re-interpretation of the past, identity checks. */
+/** Recovery (docs/recovery.md): in-flight cases, no re-interpretation of the past, identity checks. */
 import { describe, expect, it } from 'vitest';
 import { defineAgent, identityMismatch, identitySnapshot, InMemoryStore, isPolyLoopError, resume, run, RunIdentityMismatchError, ToolRegistry } from '../../../src/core/index.ts';
 import type { Decision, DecisionInterpreter, LogRecord } from '../../../src/core/index.ts';
@@ -17,7 +17,7 @@ async function crashAfter(writes: number, make: (store: InMemoryStore | ReturnTy
 const kinds = (log: readonly LogRecord[]): string[] => log.map((r) => (r.kind === 'intent' ? `intent:${r.intent}` : r.kind));
 
 describe('recovery of an action in flight', () => {
-  it('asks a person to settle a never-replay action that was in flight, without calling the handler again (SPEC §9)', async () => {
+  it('asks a person to settle a never-replay action that was in flight, without calling the handler again', async () => {
     // Writes: run_started; step 0: model intent, result + action intent (add), step;
     // step 1: model intent, result + action intent (note, never) → crash before its step write.
     const script = ['{"tool":"add","args":{"a":1,"b":2}}', '{"tool":"note","args":{"text":"once"}}', '{"final":"done"}'];

@@ -1,4 +1,4 @@
-/** SPEC §11 in core: finish reason, usage and provider metadata; usage totals; maxTotalTokens; opaque blocks. */
+/** Reply metadata in core: finish reason, usage and provider metadata; usage totals; maxTotalTokens; opaque blocks. */
 import { describe, expect, it } from 'vitest';
 import { InMemoryStore, readRunLog, resume, run, validateRunRequest } from '../../../src/core/index.ts';
 import type { LogRecord, ModelReply, RunEvent } from '../../../src/core/index.ts';

@@ -1,5 +1,5 @@
 /**
- * The checks run() and defineAgent make before anything else (SPEC §2): every required field, and
+ * The checks run() and defineAgent make before anything else: every required field, and
  * every value that later reaches the size metric, the snapshot's canonical JSON or a timer.
  */
 import { describe, expect, it } from 'vitest';

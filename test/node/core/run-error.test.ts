@@ -1,5 +1,5 @@
 /**
- * Issue 14, "A failed run says why": `RunResult.error` carries the failure text of the step that
+ * A failed run says why: `RunResult.error` carries the failure text of the step that
  * ended a run as `model_error`, `interpreter_error` or `env_error`, live and from the stored log.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-/** SPEC §10 in core: `readRunLog` as the one reader, `exportRun`/`importRun` on InMemoryStore. */
+/** The run log as a value in core: `readRunLog` as the one reader, `exportRun`/`importRun` on InMemoryStore. */
 import { describe, expect, it } from 'vitest';
 import { CorruptLogError, encodeRecord, exportRun, importRun, InMemoryStore, readRunLog, resume, run, RunExistsError, RunNotFoundError, SchemaVersionError } from '../../../src/core/index.ts';
 import type { LogRecord, RunStore } from '../../../src/core/index.ts';

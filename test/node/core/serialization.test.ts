@@ -1,4 +1,4 @@
-/** Record encoding and decoding (SPEC §5, §7 "Decoding"). */
+/** Record encoding and decoding (docs/design/records-and-recovery.md#records). */
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, CorruptLogError, decodeLog, decodeRecord, encodeRecord, RECORD_VERSION, SchemaVersionError } from '../../../src/core/index.ts';
 import type { LogRecord, StepRecord, StepWriteRecord } from '../../../src/core/index.ts';

@@ -1,4 +1,4 @@
-/** The loop's outcomes, faults, cancellation, events and concurrency (SPEC §2, §4, §7). */
+/** The loop's outcomes, faults, cancellation, events and concurrency. */
 import { describe, expect, it } from 'vitest';
 import { consoleSink, defineAgent, InMemoryStore, isPolyLoopError, resume, run, ToolRegistry } from '../../../src/core/index.ts';
 import type { ActionExecutor, LogRecord, ModelCaller, RunEndedRecord, RunStore } from '../../../src/core/index.ts';

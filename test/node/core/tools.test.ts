@@ -1,4 +1,4 @@
-/** ToolRegistry and RegistryExecutor: every row of the outcome table (SPEC §2) and the registry rules (SPEC §7). */
+/** ToolRegistry and RegistryExecutor: every outcome of a call and the registry rules (docs/api.md#tools). */
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError, RegistryExecutor, ToolEnvironmentError, ToolRegistry } from '../../../src/core/index.ts';
 import type { Action, ActionOutcome, JsonObject, ToolHandler, ToolSpec } from '../../../src/core/index.ts';
@@ -100,7 +100,8 @@ describe('RegistryExecutor outcome table', () => {
   });
 
   it('names the error class of a subclass that does not set its own name', async () => {
-    // SPEC §2: "error class name + message". A subclass that does not override `name` still has a class name.
+    // A throw is observed as "error class name: message"; a subclass that does not override `name`
+    // still has a class name.
     const out = await tableRegistry().executor().execute(call('nameless', {}), ctx());
     expect(out.status).toBe('executed');
     expect(out.observation).toBe('NamelessSubclassError: a subclass that does not set name');
@@ -511,7 +512,7 @@ describe('RegistryExecutor built directly and handlers that break the contract',
       envReportedCompletion: false,
       observationTruncatedChars: 0,
     });
-    // A handler that broke its contract did not return normally: it completes nothing (SPEC §7).
+    // A handler that broke its contract did not return normally: it completes nothing.
     expect(tracked.completedRun).toBe(false);
   });
 
