@@ -105,9 +105,9 @@ describe('documentation links', () => {
 
   it('finds the anchors GitHub gives headings, and none inside code fences', () => {
     const page = ['# Records and recovery', '## `run_started` — always the first record', '## Log states', '## Log states',
-      '```sh', '# not a heading', '```', '<a id="custom"></a>', '### What `readRunLog` says (SPEC-free)'].join('\n');
+      '```sh', '# not a heading', '```', '<a id="custom"></a>', '### What `readRunLog` says (read-only)'].join('\n');
     expect([...anchorsOf(page)].sort()).toEqual(
-      ['custom', 'log-states', 'log-states-1', 'records-and-recovery', 'run_started--always-the-first-record', 'what-readrunlog-says-spec-free'].sort(),
+      ['custom', 'log-states', 'log-states-1', 'records-and-recovery', 'run_started--always-the-first-record', 'what-readrunlog-says-read-only'].sort(),
     );
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Issue 14: the README's examples cannot rot. The first two ```ts blocks of its "## Example"
+ * The README's examples cannot rot. The first two ```ts blocks of its "## Example"
  * section are the files in examples/readme/ byte for byte; both type-check as a user's strict
  * project sees them (examples/readme/tsconfig.json maps `polyloop` to this source), and the
  * offline one runs as written and prints its final answer.

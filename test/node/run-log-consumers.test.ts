@@ -1,9 +1,9 @@
 /**
- * Issue 11: one table of logs through every consumer — core's `readRunLog`, the CLI's listing
- * over a FileStore directory, the Workers status, the IndexedDB store's run list — and they
- * agree on the state, the counters and the open request. The table is every prefix of a real
- * run that mixes steps, an approval, a never action and an answer, plus a log that breaks the
- * write protocol, which every consumer must refuse.
+ * One table of logs through every consumer — core's `readRunLog`, the CLI's listing over a
+ * FileStore directory, the Workers status, the IndexedDB store's run list — and they agree on the
+ * state, the counters and the open request. The table is every prefix of a real run that mixes
+ * steps, an approval, a never action and an answer, plus a log that breaks the write protocol,
+ * which every consumer must refuse.
  */
 import 'fake-indexeddb/auto';
 import { mkdtemp, rm } from 'node:fs/promises';

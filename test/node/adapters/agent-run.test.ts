@@ -184,7 +184,7 @@ describe.each(SUBJECTS)('a run through %s crashed at every write point', (_name,
     // A call re-issued after the crash repeats its request byte for byte; nothing else differs.
     const bodies = fake.requests.slice(before).map((r) => JSON.stringify(r.body));
     expect(bodies.filter((b, i) => b !== bodies[i - 1])).toEqual(referenceBodies);
-    // SPEC §11: each stored result keeps its call's usage, and the totals come out the same.
+    // Each stored result keeps its call's usage, and the totals come out the same.
     expect(await storedUsage(inner)).toEqual(referenceUsage);
     expect(resumed.usage).toEqual(reference.result.usage);
   });

@@ -23,7 +23,7 @@ export function modelCall(over: Partial<ModelCall> = {}): ModelCall {
   };
 }
 
-/** A conversation after one tool call was answered (SPEC §8 assembly), with provider reasoning. */
+/** A conversation after one tool call was answered, as assembly gives it, with provider reasoning. */
 export const ROUND_TRIP: readonly Message[] = [
   txt('system', 'You add numbers.'),
   txt('system', 'Skills: be brief.'),

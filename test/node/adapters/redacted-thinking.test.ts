@@ -1,5 +1,5 @@
 /**
- * SPEC §11 opaque blocks through the Anthropic adapter: a `redacted_thinking` block comes back
+ * Opaque blocks through the Anthropic adapter: a `redacted_thinking` block comes back
  * as `{ type: 'opaque', provider: 'anthropic', data }` in the reply and the step's history, and
  * goes back byte for byte in the next request's assistant turn — plain and streamed. Opaque
  * blocks of another provider never reach a prompt.

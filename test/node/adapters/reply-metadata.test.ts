@@ -1,5 +1,5 @@
 /**
- * SPEC §11 in each adapter's reply: every documented finish / stop reason maps to one of the six
+ * Reply metadata in each adapter's reply: every documented finish / stop reason maps to one of the six
  * finish reasons (an unknown one to `other`), usage comes from the wire's own fields — plain and
  * streamed alike — and provider metadata keeps the small facts worth storing.
  */

@@ -1,5 +1,5 @@
 /**
- * SPEC §11 truncation through each adapter over loopback HTTP: when the fake stops a reply at
+ * Truncation through each adapter over loopback HTTP: when the fake stops a reply at
  * the token limit (`finish_reason: "length"`, `stop_reason: "max_tokens"`), the run never ends
  * with the cut text as its answer nor runs the cut call; the model reads why and tries again.
  */

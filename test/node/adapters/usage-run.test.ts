@@ -1,5 +1,5 @@
 /**
- * SPEC §11 through the real adapters over loopback HTTP: a multi-step run's `usage` equals the
+ * Token usage through the real adapters over loopback HTTP: a multi-step run's `usage` equals the
  * fake provider's own counts, each step records its call's usage and finish reason, and
  * `budget.maxTotalTokens` stops the run with `max_tokens` at the step that crosses it.
  */

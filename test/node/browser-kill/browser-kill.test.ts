@@ -5,7 +5,7 @@
  * under way, relaunched on the same profile, and the page resumes the run on load. The world
  * outside the browser is this Node process: it records every side effect and every acknowledged
  * write, and tells the relaunched page whether a `never` action in flight at the kill happened, so
- * the page answers its settle request (SPEC §9) and the run still ends with the uninterrupted
+ * the page answers its settle request and the run still ends with the uninterrupted
  * trajectory. `npm run fuzz:browser-kill` runs many more trials and prints the figures.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

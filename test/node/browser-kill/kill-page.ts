@@ -4,7 +4,7 @@
  * starts or resumes the run. Everything the outside world must be able to rely on goes to that
  * server and is awaited: a tool's side effect (before the tool returns) and the acknowledgement
  * of every store write (after its promise resolved). A `never` action in flight at the kill comes
- * back as a settle request (SPEC §9): the page asks the server's side-effect log whether it
+ * back as a settle request: the page asks the server's side-effect log whether it
  * happened and answers `executed` (with what the tool returns) or `retry`, as a person who can look
  * at the outside world would. Query: `run`, `launch`, `think`, `tool` (ms),
  * and `barrier=skip`: a deliberately broken page whose action intents resolve before they are

@@ -50,7 +50,7 @@ describe('the built package', () => {
     rmSync(OUT, { recursive: true, force: true });
   });
 
-  it('declares exactly the subpaths of SPEC §1, each with types first and both files built', () => {
+  it('declares exactly the subpaths of the layers, each with types first and both files built', () => {
     const subpaths = Object.keys(pkg.exports).filter((s) => s !== './package.json').sort();
     expect(subpaths).toEqual(Object.keys(SOURCES).sort());
     for (const s of subpaths) {

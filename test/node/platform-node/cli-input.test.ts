@@ -1,4 +1,4 @@
-/** `polyloop runs` / `show` on runs that wait for a person or carry a reply out (SPEC §9), through the real launcher. */
+/** `polyloop runs` / `show` on runs that wait for a person or carry a reply out, through the real launcher. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECORD_VERSION } from '../../../src/core/index.ts';
 import type { ActionDecision, InputReply, InputRequestRecord, IntentRecord } from '../../../src/core/index.ts';

@@ -1,4 +1,7 @@
-/** `polyloop export` / `polyloop import` (SPEC §10) through the real launcher, on real files. */
+/**
+ * `polyloop export` / `polyloop import` (docs/design/run-log.md#export-and-import) through the real
+ * launcher, on real files.
+ */
 import { appendFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,10 +1,10 @@
 /**
- * What a durable step costs FileStore, counted in system calls under strace (issue 15, decision
- * 0040): an action step is two barriers with `modelReplayPolicy: 'safe'` (the action intent,
- * carrying the model result; the step), three with `'never'` (the model-call intent too); a
- * final-answer step is one. Every store call is one write of the log (`run_started` is step 0's
- * fourth); the records that are not barriers (`run_started`, a safe model-call intent, a result
- * written alone) are not fsynced — the next barrier's fsync covers them.
+ * What a durable step costs FileStore, counted in system calls under strace (decision 0040): an
+ * action step is two barriers with `modelReplayPolicy: 'safe'` (the action intent, carrying the
+ * model result; the step), three with `'never'` (the model-call intent too); a final-answer step is
+ * one. Every store call is one write of the log (`run_started` is step 0's fourth); the records
+ * that are not barriers (`run_started`, a safe model-call intent, a result written alone) are not
+ * fsynced — the next barrier's fsync covers them.
  */
 import { spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';

@@ -1,4 +1,7 @@
-/** FileStore and human input (SPEC §9): the two barriers, their tail discipline, and the §9 law over real files. */
+/**
+ * FileStore and human input: the two barriers, their tail discipline, and the law over real files
+ * (docs/design/laws.md#human-input-across-crashes).
+ */
 import { appendFile, open, readFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { InMemoryStore, RECORD_VERSION } from '../../../src/core/index.ts';

@@ -1,7 +1,7 @@
 /**
- * A store directory may be shared and writable by others (issue 10, item 5): whatever is planted
- * at a log or lock path — a symbolic link, a FIFO, a directory — is refused with a clear
- * StoreError, never followed, never waited on.
+ * A store directory may be shared and writable by others: whatever is planted at a log or lock path
+ * — a symbolic link, a FIFO, a directory — is refused with a clear StoreError, never followed,
+ * never waited on.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, readlink, symlink, utimes, writeFile } from 'node:fs/promises';

@@ -1,9 +1,9 @@
 /**
- * The laws every store keeps, on PostgresStore over a real Postgres: the crash law with human
- * input (SPEC §5, §9: crashed at every write, resumed, the same end; a `never` note exactly once),
- * and portability (SPEC §10): a run crashed at every write on Postgres, exported, imported into
- * memory and finished there — and the other way round — ends as the uninterrupted run, and an
- * imported run exports as the same bytes.
+ * The laws every store keeps, on PostgresStore over a real Postgres: the crash law with human input
+ * (docs/design/laws.md#human-input-across-crashes: crashed at every write, resumed, the same end; a
+ * `never` note exactly once), and portability (docs/design/laws.md#portability): a run crashed at
+ * every write on Postgres, exported, imported into memory and finished there — and the other way
+ * round — ends as the uninterrupted run, and an imported run exports as the same bytes.
  */
 import { describe, expect, it } from 'vitest';
 import { exportRun, importRun, InMemoryStore } from '../../../src/core/index.ts';

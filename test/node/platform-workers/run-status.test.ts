@@ -1,4 +1,4 @@
-/** The Workers status, trajectory and halted status are mappings of `readRunLog`'s view, nothing more (SPEC §10). */
+/** The Workers status, trajectory and halted status are mappings of `readRunLog`'s view, nothing more. */
 import { describe, expect, it } from 'vitest';
 import { encodeRecord, readRunLog, resume, run } from '../../../src/core/index.ts';
 import type { LogRecord } from '../../../src/core/index.ts';

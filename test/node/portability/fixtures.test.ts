@@ -1,11 +1,11 @@
 /**
- * Cross-runtime portability (SPEC §10) from Node: the logs IndexedDB wrote in Chromium and a
- * Durable Object wrote in workerd (checked in under test/fixtures/portability) are imported into
- * each Node store and finished there; FileStore's own fixtures are still what it writes today;
- * the 1.0-era logs of every runtime still import and finish; a resume by run id of any of them
- * (they predate stored requests) is refused, and they still finish resumed by request. With
- * POLYLOOP_WRITE_FIXTURES=1 (`npm run fixtures:portability`) it rewrites the node-* fixtures
- * (never the 1.0-era ones).
+ * Cross-runtime portability (docs/design/run-log.md#portability) from Node: the logs IndexedDB
+ * wrote in Chromium and a Durable Object wrote in workerd (checked in under
+ * test/fixtures/portability) are imported into each Node store and finished there; FileStore's own
+ * fixtures are still what it writes today; the 1.0-era logs of every runtime still import and
+ * finish; a resume by run id of any of them (they predate stored requests) is refused, and they
+ * still finish resumed by request. With POLYLOOP_WRITE_FIXTURES=1 (`npm run fixtures:portability`)
+ * it rewrites the node-* fixtures (never the 1.0-era ones).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { decodeLog, defineAgent, exportRun, importRun, resume } from '../../../src/core/index.ts';

@@ -1,10 +1,10 @@
 /**
- * The portability law (SPEC §10) among the stores Node has: the reference run, crashed at every
- * one of its writes on one store (the write lost, or landed with its promise failed), exported,
- * imported into each other store and resumed there — every request answered from the outside
- * world (a `never` action in doubt settled `executed` or `retry` by what really happened, the
- * approval approved) — ends with the uninterrupted trajectory, and the `never` action ran exactly
- * once across both halves. The `approval` variant (SPEC §9) also carries a run waiting for a
+ * The portability law (docs/design/laws.md#portability) among the stores Node has: the reference
+ * run, crashed at every one of its writes on one store (the write lost, or landed with its promise
+ * failed), exported, imported into each other store and resumed there — every request answered from
+ * the outside world (a `never` action in doubt settled `executed` or `retry` by what really
+ * happened, the approval approved) — ends with the uninterrupted trajectory, and the `never` action
+ * ran exactly once across both halves. The `approval` variant also carries a run waiting for a
  * person, and a reply stored without what follows, to another store. And every store exports the
  * same run as the same bytes.
  */
@@ -75,7 +75,7 @@ describe('the portability law among Node stores (memory, file, IndexedDB over fa
     expect(answered).toEqual([]);
     expect(outcome.stopReason).toBe('final_answer');
     expect(outcome.trajectory.map((s) => `${s.decision}:${s.actionStatus}`)).toEqual(['action:executed', 'invalid:null', 'action:executed', 'action:executed', 'final:null']);
-    // The replies' metadata reaches the steps and the total (SPEC §11).
+    // The replies' metadata reaches the steps and the total.
     expect(outcome.trajectory.map((s) => s.finishReason)).toEqual(['stop', 'stop', 'stop', 'stop', 'stop']);
     expect(outcome.usage).toEqual({ inputTokens: 600, outputTokens: 110 });
   });

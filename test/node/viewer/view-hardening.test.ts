@@ -1,7 +1,7 @@
 /**
- * The run viewer under the conditions an adversarial review found it weak in: two people replying
- * to one request at once. (Two viewers in one browser, whose cookies ignore the port: the key is
- * no longer in a cookie at all, see view-key.test.ts.)
+ * The run viewer where it is easiest to break: two people replying to one request at once. (Two
+ * viewers in one browser, whose cookies ignore the port: the key is not in a cookie at all,
+ * see view-key.test.ts.)
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -8,7 +8,7 @@
  *
  * Usage: node --import tsx crash-agent.ts <dir> <runId> <sideFile> <run|auto> [<killAt> <before|after|torn>]
  * `auto` resumes the run (first WITHOUT input, as a restarted process does), or starts it when
- * its log is empty. Either mode then answers every input request SPEC §9 raises, the same way
+ * its log is empty. Either mode then answers every input request the run raises, the same way
  * every time: approvals approve (the step-6 `record` is denied), a settle request of a `record`
  * is answered from the outside world (the side file: `executed` when its line is there, `retry`
  * when not), a settle request of a model call is retried. `CRASH_VARIANT` in the environment:

@@ -35,7 +35,7 @@ export async function bundleAgent(): Promise<{ readonly path: string; readonly c
  * The agent's variant: `safe` or `never` is its `modelReplayPolicy` (with `never`, a model call in
  * flight at the kill is settled by a person: retried); `approval` makes its `record` tool need
  * approval (approved, the step-6 one denied). FileStore has the input methods, so a `never`
- * operation in flight is settled, never ended `in_flight_unknown` (SPEC §9).
+ * operation in flight is settled, never ended `in_flight_unknown`.
  */
 export type ModelPolicy = 'safe' | 'never' | 'approval';
 
@@ -224,9 +224,10 @@ export async function runTrial(ref: Reference, killAt: number, how: KillHow): Pr
 }
 
 /**
- * With the input methods, every trial must end as the uninterrupted run (SPEC §9's law): the
- * same stop reason, answer and trajectory, and every `record` line exactly as often as in the
- * reference — once each, the denied one never — whatever was in flight at the kill.
+ * With the input methods, every trial must end as the uninterrupted run
+ * (docs/design/laws.md#human-input-across-crashes): the same stop reason, answer and trajectory,
+ * and every `record` line exactly as often as in the reference — once each, the denied one never —
+ * whatever was in flight at the kill.
  */
 function checkResult(ref: Reference, result: RunResult, side: readonly string[]): string[] {
   const problems: string[] = [];

@@ -2,7 +2,7 @@
  * One crash state of the power-loss explorer, resumed and judged: no acknowledged barrier lost,
  * nothing in the log but a prefix of the uninterrupted run's records, no `CorruptLogError` or
  * other failure, no `never` effect twice, and the uninterrupted trajectory. FileStore has the
- * input methods, so a `never` operation in flight is settled (SPEC §9), answered from the world
+ * input methods, so a `never` operation in flight is settled, answered from the world
  * file: a `record` that happened is `executed` (with its observation), one that did not is
  * retried; a model call (under `modelReplayPolicy: 'never'`) the world did not see is retried,
  * and one it saw can only be cancelled (a model call settles with retry or cancel, and a retry

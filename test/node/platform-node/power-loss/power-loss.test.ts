@@ -1,7 +1,7 @@
 /**
- * Power loss, not only process death (issue 10): the crash-state explorer's model, its trace
- * parser, a negative control, and the exploration of real FileStore runs. The figures in
- * docs/reliability.md come from the longer `npm run fuzz:power`.
+ * Power loss, not only process death (a write acknowledged is not yet on disk): the crash-state
+ * explorer's model, its trace parser, a negative control, and the exploration of real FileStore
+ * runs. The figures in docs/reliability.md come from the longer `npm run fuzz:power`.
  */
 import { describe, expect, it } from 'vitest';
 import { contentChoices, crashStates, tornVariants } from './crash-states.ts';
