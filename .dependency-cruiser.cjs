@@ -1,4 +1,4 @@
-/** SPEC §1 dependency rules, checked in `npm test` (`npm run lint:deps`). */
+/** The dependency rules of docs/design/README.md#dependency-rules, checked in `npm test` (`npm run lint:deps`). */
 const PURE = '^src/core/(tools|serialization|internal/assembly|internal/stopping|internal/recovery|internal/values)\\.ts$';
 module.exports = {
   forbidden: [

@@ -2,13 +2,13 @@
  * `npm run bench:workerd`: a durable step on DurableObjectStore in real workerd (Miniflare, SQLite
  * storage persisted on disk), next to a floor taken in the same object and the same run: the same
  * records' lines written with bare `sql.exec` inserts in the same transactions (one per record, the
- * model result and action intent together) with the same `storage.sync()` calls (issue 15: ≤ 1.5×).
- * Kernel and floor samples alternate, so machine load hits both alike. Figures: milliseconds per
- * step of a whole N-step run, measured inside the object (`performance.now()` there) and from Node
- * around the request (which also waits for the output gate). Single steps are not timed: workerd's
- * clock stands still while code runs and moves only at I/O, so a step timed from its events reads
- * 0 ms. `BENCH_WORKERD_N` (default 100) and
- * `BENCH_WORKERD_SAMPLES` (default 7) change the size.
+ * model result and action intent together) with the same `storage.sync()` calls (the target: within
+ * 1.5× of it). Kernel and floor samples alternate, so machine load hits both alike. Figures:
+ * milliseconds per step of a whole N-step run, measured inside the object (`performance.now()`
+ * there) and from Node around the request (which also waits for the output gate). Single steps are
+ * not timed: workerd's clock stands still while code runs and moves only at I/O, so a step timed
+ * from its events reads 0 ms. `BENCH_WORKERD_N` (default 100) and `BENCH_WORKERD_SAMPLES` (default
+ * 7) change the size.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

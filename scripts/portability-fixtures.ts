@@ -1,12 +1,12 @@
 /**
  * `npm run fixtures:portability`: (re)write the cross-runtime fixtures of the portability law
- * (SPEC §10) in test/fixtures/portability — the reference run crashed at each named cut, as
- * FileStore leaves it in Node, a Durable Object in real workerd (Miniflare) and IndexedDB in
- * Chromium (five cuts each, of the current record schema). Each runtime's own test writes its files
- * in its "write fixtures" mode; this script runs them in turn, then the regular tests, which import
- * every runtime's fixtures into the others. The 1.0-era fixtures (`*-v1.0-*.ndjson`) are never
- * rewritten: they are the proof that old logs still import and finish. Check the changed files in.
- * Exits non-zero when any step fails.
+ * (docs/design/laws.md#portability) in test/fixtures/portability — the reference run crashed at
+ * each named cut, as FileStore leaves it in Node, a Durable Object in real workerd (Miniflare) and
+ * IndexedDB in Chromium (five cuts each, of the current record schema). Each runtime's own test
+ * writes its files in its "write fixtures" mode; this script runs them in turn, then the regular
+ * tests, which import every runtime's fixtures into the others. The 1.0-era fixtures
+ * (`*-v1.0-*.ndjson`) are never rewritten: they are the proof that old logs still import and
+ * finish. Check the changed files in. Exits non-zero when any step fails.
  */
 import { spawnSync } from 'node:child_process';
 

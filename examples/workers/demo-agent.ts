@@ -16,7 +16,7 @@ const OBSERVATION = 'Observation: ';
 /**
  * `input` of `POST /runs` for the demo: a goal string, or `{ goal, pauseMs, approve }` — `pauseMs`
  * slows every model call and tool call down, `approve: true` makes each reverse_word call wait
- * for a person's approval (`POST /runs/:id/input`, SPEC §9).
+ * for a person's approval (`POST /runs/:id/input`).
  */
 const Goal = z.string().check(z.trim(), z.minLength(1), z.maxLength(2000));
 const DemoInput = z.union([Goal, z.strictObject({ goal: Goal, pauseMs: z.optional(z.int().check(z.minimum(0), z.maximum(10_000))), approve: z.optional(z.boolean()) })]);

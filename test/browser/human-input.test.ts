@@ -1,5 +1,5 @@
 /**
- * SPEC §9 over IndexedDBStore in real Chromium: the law at every write point (crashAtEveryWrite
+ * Human input over IndexedDBStore in real Chromium: the law at every write point (crashAtEveryWrite
  * from polyloop/testing, a fresh database per case) for a run with approvals, a denial, an answer
  * and settlements of a `never` action in flight; and an open request that a new store instance
  * (a reopened tab) reads back as the same pending request.

@@ -1,5 +1,5 @@
 /**
- * IndexedDBStore step cost in Chromium (issue 15), a benchmark, not a test: skipped by `npm test`
+ * IndexedDBStore step cost in Chromium, a benchmark, not a test: skipped by `npm test`
  * and run with `VITE_POLYLOOP_BENCH=1 npx vitest run --project browser test/browser/idb-bench.test.ts`.
  * Prints, in one page: the median of one strict transaction (one record, as a barrier writes it)
  * — the floor —, of an action step's two strict transactions as bare requests (a second floor), the median action and final-answer step of the bench workload on IndexedDBStore

@@ -1,9 +1,10 @@
 /**
- * exportRun / importRun with IndexedDBStore in real Chromium (SPEC §10): the same run exports as
- * the same bytes as from InMemoryStore; a log InMemoryStore wrote in this page, cut at any of its
- * writes, imports into IndexedDB and resumes to the uninterrupted trajectory; a hostile import
- * writes nothing; an import holds the run's Web Lock against a second driver.
- * The clock is frozen so two runs of the demo agent write identical timestamps.
+ * exportRun / importRun with IndexedDBStore in real Chromium
+ * (docs/design/run-log.md#export-and-import): the same run exports as the same bytes as from
+ * InMemoryStore; a log InMemoryStore wrote in this page, cut at any of its writes, imports into
+ * IndexedDB and resumes to the uninterrupted trajectory; a hostile import writes nothing; an import
+ * holds the run's Web Lock against a second driver. The clock is frozen so two runs of the demo
+ * agent write identical timestamps.
  */
 import { openDB } from 'idb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';

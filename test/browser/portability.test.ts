@@ -1,12 +1,12 @@
 /// <reference types="vite/client" />
 /**
- * Cross-runtime portability (SPEC §10) in real Chromium: the logs FileStore wrote in Node and a
- * Durable Object wrote in workerd (checked in under test/fixtures/portability, read at build time)
- * are imported into IndexedDBStore and finished here — including a run waiting for an approval
- * and one whose approval landed without what follows (SPEC §9) — and the 1.0-era logs of every
- * runtime still import and finish; IndexedDB's own fixtures are still what it writes today. With
- * VITE_POLYLOOP_WRITE_FIXTURES=1 (`npm run fixtures:portability`) it rewrites the chromium-*
- * fixtures through the browser runner's file command.
+ * Cross-runtime portability (docs/design/run-log.md#portability) in real Chromium: the logs
+ * FileStore wrote in Node and a Durable Object wrote in workerd (checked in under
+ * test/fixtures/portability, read at build time) are imported into IndexedDBStore and finished here
+ * — including a run waiting for an approval and one whose approval landed without what follows —
+ * and the 1.0-era logs of every runtime still import and finish; IndexedDB's own fixtures are still
+ * what it writes today. With VITE_POLYLOOP_WRITE_FIXTURES=1 (`npm run fixtures:portability`) it
+ * rewrites the chromium-* fixtures through the browser runner's file command.
  */
 import { describe, expect, it } from 'vitest';
 import { commands } from 'vitest/browser';

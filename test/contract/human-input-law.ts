@@ -1,8 +1,9 @@
 /**
- * The SPEC §9 law as one scenario every store runs (Web APIs only: Node, workerd, Chromium): a
- * run with an approved safe action, an approved `never` action, an answer, a denied `never`
- * action and a final answer, crashed at every write by `crashAtEveryWrite` and resumed with the
- * same replies — settle requests answered from the case's own outside world.
+ * The human-input law (docs/design/laws.md#human-input-across-crashes) as one scenario every store
+ * runs (Web APIs only: Node, workerd, Chromium): a run with an approved safe action, an approved
+ * `never` action, an answer, a denied `never` action and a final answer, crashed at every write by
+ * `crashAtEveryWrite` and resumed with the same replies — settle requests answered from the case's
+ * own outside world.
  */
 import { defineAgent, ToolRegistry } from '../../src/core/index.ts';
 import type { InputReply, InputRequest, ReplayPolicy, RunRequest, RunStore, ToolSpec } from '../../src/core/index.ts';

@@ -1,9 +1,9 @@
 /**
- * The reference run of the portability law (SPEC §10), in Web APIs only so the SAME agent runs in
- * Node, workerd and Chromium: a scripted model (its replies carry finish reasons, usage and
- * provider metadata, SPEC §11), a `safe` lookup and a `never` notify whose side effects go to an
- * in-memory list — "the outside world" — and one request. The `approval` variant asks a person
- * before the notify (SPEC §9). Also how a run is driven to its end and the law's checks.
+ * The reference run of the portability law (docs/design/laws.md#portability), in Web APIs only so
+ * the SAME agent runs in Node, workerd and Chromium: a scripted model (its replies carry finish
+ * reasons, usage and provider metadata), a `safe` lookup and a `never` notify whose side effects go
+ * to an in-memory list — "the outside world" — and one request. The `approval` variant asks a
+ * person before the notify. Also how a run is driven to its end and the law's checks.
  */
 import { defineAgent, importRun, resume, run, ToolRegistry } from '../../src/core/index.ts';
 import type { AgentDefinition, InputReply, InputRequest, LogRecord, ModelReply, RunRequest, RunResult, RunStore, StepRecord, ToolSpec } from '../../src/core/index.ts';
@@ -24,7 +24,7 @@ const TEXTS = [
   '{"final":"Paris is sunny, Oslo is snowy; ops was told."}',
 ];
 
-/** Each reply with the metadata a provider reports (SPEC §11), so the records carry it. */
+/** Each reply with the metadata a provider reports, so the records carry it. */
 const SCRIPT: ModelReply[] = TEXTS.map((text, i) => ({
   callId: `scripted-${i}`,
   text,

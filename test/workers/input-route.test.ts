@@ -1,5 +1,5 @@
 /**
- * Human input over HTTP in workerd (SPEC §9): `GET /runs/:id` reports a waiting run with its
+ * Human input over HTTP in workerd (docs/http.md#post-runsidinput): `GET /runs/:id` reports a waiting run with its
  * request, `POST /runs/:id/input` answers it (202 once durable; 409, 400, 404 otherwise, writing
  * nothing), cancel ends a waiting run, an awaiting run has no alarm, and the event stream shows
  * the input records.

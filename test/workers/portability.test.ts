@@ -1,10 +1,11 @@
 /// <reference types="vite/client" />
 /**
- * The portability law (SPEC §10) in workerd, on DurableObjectStore: the reference run (plain, and
- * asking for an approval) crashed at every write on a Durable Object and finished in memory, and
- * the other way round, every request answered from the outside world; the logs FileStore wrote in
- * Node and IndexedDB wrote in Chromium (checked in under test/fixtures/portability, read at build
- * time), and every runtime's 1.0-era logs, imported into a Durable Object and finished there.
+ * The portability law (docs/design/laws.md#portability) in workerd, on DurableObjectStore: the
+ * reference run (plain, and asking for an approval) crashed at every write on a Durable Object and
+ * finished in memory, and the other way round, every request answered from the outside world; the
+ * logs FileStore wrote in Node and IndexedDB wrote in Chromium (checked in under
+ * test/fixtures/portability, read at build time), and every runtime's 1.0-era logs, imported into a
+ * Durable Object and finished there.
  */
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
