@@ -392,8 +392,9 @@ export class RunDriver {
   }
 
   /**
-   * Interpret a stored reply. A throw, or a decision that breaks the contract (and so could not
-   * be stored and read back), is an interpreter failure (§7, decision 0012).
+   * Interpret a stored reply. A throw, or a decision that breaks the contract (and so could not be
+   * stored and read back), is an interpreter failure
+   * (docs/design/records-and-recovery.md#seam-faults, decision 0012).
    */
   #interpret(reply: ResultRecord['reply']): { decision: Decision } | { failure: string } {
     try {
@@ -423,7 +424,7 @@ export class RunDriver {
     }
   }
 
-  /** Run the action. A custom executor's throw (not abort) or malformed outcome is `env_error` (§7). */
+  /** Run the action. A custom executor's throw (not abort) or malformed outcome is `env_error`. */
   async #execute(decision: ActionDecision, stepIndex: number, resultId: string): Promise<{ outcome: ActionOutcome; completedRun: boolean }> {
     const ex = this.#req.executor;
     const ctx = { runId: this.#runId, stepIndex, resultId, signal: this.#signal };

@@ -299,7 +299,7 @@ export class RegistryExecutor implements ActionExecutor {
 
   /**
    * `execute`, also telling whether the action completed the run: a `completesRun` tool whose
-   * handler returned normally (a handler that threw is `executed` but completes nothing, §7).
+   * handler returned normally (a handler that threw is `executed` but completes nothing).
    */
   async executeTracked(action: Action, ctx: ExecuteContext): Promise<{ readonly outcome: ActionOutcome; readonly completedRun: boolean }> {
     ctx.signal.throwIfAborted();

@@ -1,14 +1,15 @@
 /**
- * The HTTP surface of SPEC §6, as a `hono` app that routes each run to its own Durable Object.
+ * The HTTP surface of docs/http.md, as a `hono` app that routes each run to its own Durable Object.
  * @module
  */
 import { Hono } from 'hono';
 import type { Context } from 'hono';
 import { cors } from 'hono/cors';
 import * as z from 'zod/mini';
-import { checkOptionKeys, jsonProblem } from '../core/index.ts';
+import { checkOptionKeys, jsonProblem } from '../core/internal-entry.ts';
 import { BodyTooLarge, drainBody, exceedsBytes, MAX_BODY_BYTES, MAX_IMPORT_BODY_BYTES, readBody } from './body.ts';
-import type { InputReply, OptionKeys } from '../core/index.ts';
+import type { InputReply } from '../core/index.ts';
+import type { OptionKeys } from '../core/internal-entry.ts';
 import { chatRoutes } from './chat-routes.ts';
 import type { ChatNamespaceOf } from './chat-routes.ts';
 import type { RunObjectBase } from './run-object.ts';
@@ -71,7 +72,7 @@ const StartBody = z.strictObject({
     ),
   ),
   input: z.unknown(),
-  /** An exported run log (NDJSON) to import and resume (SPEC §10). */
+  /** An exported run log (NDJSON) to import and resume (docs/design/run-log.md#export-and-import). */
   log: z.optional(z.string()),
 });
 
@@ -164,7 +165,7 @@ async function readStartBody(c: Context): Promise<Response | StartRequest> {
   if (large && !isImportForm(raw)) return tooLarge(MAX_BODY_BYTES);
   const parsed = StartBody.safeParse(raw);
   if (!parsed.success) return fail(c, 400, 'bad_request', schemaMessage(parsed.error.issues));
-  // z.unknown() also accepts a missing key; SPEC: `input` is required (null is a value).
+  // z.unknown() also accepts a missing key, but `input` is required (null is a value).
   if (!Object.hasOwn(raw as object, 'input')) return fail(c, 400, 'bad_request', 'input: required');
   // A log belongs to one run: the server cannot make up its id.
   if (parsed.data.log !== undefined && parsed.data.runId === undefined) return fail(c, 400, 'bad_request', 'runId: required with log (the log names its run)');
@@ -202,11 +203,11 @@ async function readSmallBody<T>(c: Context, problemOf: (raw: unknown) => string 
 
 /**
  * The PolyLoop HTTP app: `POST /runs` (with `{ runId, input, log }`: import an exported run and
- * resume it, SPEC §10), `GET /runs/:id`, `GET /runs/:id/trajectory`, `GET /runs/:id/log`
+ * resume it), `GET /runs/:id`, `GET /runs/:id/trajectory`, `GET /runs/:id/log`
  * (NDJSON, as `exportRun` gives it), `GET /runs/:id/events` (SSE, `id:` = record sequence,
  * honours `Last-Event-ID`: 204 once `run_ended` was seen, 400 for an id beyond the log),
  * `POST /runs/:id/cancel`, `POST /runs/:id/input` (an `InputReply` answering the run's open
- * request, SPEC §9: `202` once it is durable; `409` when the run awaits no input or another
+ * request: `202` once it is durable; `409` when the run awaits no input or another
  * resultId, `400` for a kind the request does not accept), `POST /runs/:id/upgrade` (`{ reason }`:
  * a run whose agent changed goes on under this deployment's, `202 { runId, upgraded }`; `409` for
  * an ended or running run or an upgrade the library refuses); with the `chat` option also `POST /chat`,

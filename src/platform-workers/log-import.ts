@@ -1,5 +1,6 @@
 /**
- * The checks of `POST /runs` with a `log` (SPEC §10) that must answer before anything is stored.
+ * The checks of `POST /runs` with a `log` (docs/http.md#post-runs) that must answer before anything
+ * is stored.
  * @module
  */
 import { decodeRecord, defineAgent, identityMismatch, identitySnapshot, InMemoryStore, isPolyLoopError } from '../core/index.ts';

@@ -1,9 +1,11 @@
 /**
- * Human input over HTTP (SPEC §9): the shape check of a `POST /runs/:id/input` body, and whether
- * a reply fits the run's open request — pure functions of the body and of `readRunLog`'s view.
+ * Human input over HTTP (docs/http.md#post-runsidinput): the shape check of a
+ * `POST /runs/:id/input` body, and whether a reply fits the run's open request — pure functions of
+ * the body and of `readRunLog`'s view.
  * @module
  */
-import { acceptedReplies, inputReplyProblem, RunIdentityMismatchError } from '../core/index.ts';
+import { acceptedReplies, RunIdentityMismatchError } from '../core/index.ts';
+import { inputReplyProblem } from '../core/internal-entry.ts';
 import type { InputReply, RunLogView } from '../core/index.ts';
 
 /** The outcome of {@link RunObjectBase.input}: the reply landed (durably), or why not — a value, since errors lose their class over RPC. */

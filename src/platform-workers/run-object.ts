@@ -100,12 +100,12 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   }
 
   /**
-   * Take over a run exported elsewhere (SPEC §10): check the input as {@link start} does and the
-   * log's identity (as its upgrades left it) against what the factory builds, import the log
-   * through the store's own methods, then drive it on with resume (and the alarm) like any run.
-   * Refused as `bad_request` with nothing stored: a torn or corrupt log, a foreign schema major, a
-   * log of another run, a log whose run the factory's agent and request would not resume
-   * (identity mismatch).
+   * Take over a run exported elsewhere (docs/design/run-log.md#export-and-import): check the input
+   * as {@link start} does and the log's identity (as its upgrades left it) against what the factory
+   * builds, import the log through the store's own methods, then drive it on with resume (and the
+   * alarm) like any run. Refused as `bad_request` with nothing stored: a torn or corrupt log, a
+   * foreign schema major, a log of another run, a log whose run the factory's agent and request
+   * would not resume (identity mismatch).
    */
   async adopt(runId: string, input: unknown, log: string): Promise<StartOutcome> {
     if (this.#taken()) return conflict(runId);
@@ -228,7 +228,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   }
 
   /**
-   * Answer the run's open input request (SPEC §9): resolves once the reply is durable in the log
+   * Answer the run's open input request: resolves once the reply is durable in the log
    * (the run then goes on in the background, its alarm re-armed for the rest of it), or with why
    * not — `conflict` when the run awaits no input (running, ended, halted) or its request has
    * another resultId, `bad_request` when the request does not accept the reply's kind,

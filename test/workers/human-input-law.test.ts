@@ -1,8 +1,8 @@
 /**
- * The §9 law over DurableObjectStore in workerd: a run with an approval, a denial, an answer and
- * a never action, crashed at every write (a fresh Durable Object per case) and resumed with the
- * same replies, ends as the uninterrupted run; each never action runs exactly once when approved
- * or settled, the denied one never.
+ * The human-input law (docs/design/laws.md#human-input-across-crashes) over DurableObjectStore in
+ * workerd: a run with an approval, a denial, an answer and a never action, crashed at every write
+ * (a fresh Durable Object per case) and resumed with the same replies, ends as the uninterrupted
+ * run; each never action runs exactly once when approved or settled, the denied one never.
  */
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
@@ -75,7 +75,7 @@ function setup(store: RunStore, effects: () => string[]): { agent: ReturnType<ty
   return { agent, request };
 }
 
-describe('the §9 law over DurableObjectStore (workerd, a fresh object per case)', () => {
+describe('the human-input law over DurableObjectStore (workerd, a fresh object per case)', () => {
   it('an approval, an answer, a denial and a never action crashed at every write and answered alike end as the uninterrupted run; never actions exactly once, the denied one never', async () => {
     // One outside world per case: each case starts with a fresh store (and object).
     const worlds: string[][] = [];

@@ -1,6 +1,7 @@
 /**
- * SPEC §10 on Workers: `GET /runs/:id/log` exports a run as NDJSON, and `POST /runs` with
- * `{ runId, input, log }` imports a run written elsewhere and finishes it with the object's resume.
+ * The run log as a value on Workers: `GET /runs/:id/log` exports a run as NDJSON, and `POST /runs`
+ * with `{ runId, input, log }` imports a run written elsewhere and finishes it with the object's
+ * resume.
  */
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';

@@ -1,4 +1,4 @@
-/** defineAgent (frozen, reports params) and the checks run() makes before writing anything (SPEC §2, §7). */
+/** defineAgent (frozen, reports params) and the checks run() makes before writing anything. */
 import { describe, expect, it } from 'vitest';
 import { defineAgent, InMemoryStore, InvalidRequestError, resume, run, STANDARD_SYNTHETIC_OBSERVATIONS, ToolRegistry } from '../../../src/core/index.ts';
 import type { AgentConfig, Budget, ModelCaller, RunRequest, ToolRenderStyle, ToolSpec } from '../../../src/core/index.ts';

@@ -269,7 +269,7 @@ describe('a reply that landed is carried out after a crash', () => {
   });
 });
 
-describe('the §9 law at every write point (crashAtEveryWrite from polyloop/testing)', () => {
+describe('the human-input law at every write point (crashAtEveryWrite from polyloop/testing)', () => {
   it.each(['safe', 'never'] as const)('approvals, a denial, an answer and settlements (model replay %s): the uninterrupted trajectory after every crash; each never action exactly once, the denied one never', async (modelReplayPolicy) => {
     const result = await humanInputLaw({ modelReplayPolicy, newStore: () => new InMemoryStore() });
     expect(lawProblems(result)).toEqual([]);

@@ -49,7 +49,7 @@ function step(patch: Partial<StepRecord> = {}): StepRecord {
 
 type StopInput = { cancelled: boolean; step: StepRecord; counters: Counters; budget: Budget };
 
-/** Each condition of §4 (in order) as a patch that makes it true, and whether it sets `decision`. */
+/** Each condition of the stop decision (in order) as a patch that makes it true, and whether it sets `decision`. */
 const CONDITIONS: readonly { reason: StopReason; decides: boolean; apply: (i: StopInput) => StopInput }[] = [
   { reason: 'cancelled', decides: false, apply: (i) => ({ ...i, cancelled: true }) },
   { reason: 'model_error', decides: true, apply: (i) => ({ ...i, step: { ...i.step, decision: 'model_error' } }) },

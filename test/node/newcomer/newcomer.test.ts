@@ -1,10 +1,10 @@
 /**
- * The newcomer path, end to end on a fresh clone, as the README tells it: `git clone`, the README's
- * `npm install` (the lockfile stays as cloned), `npm run demo`, `npm pack` and an install into an
- * empty ESM project that runs the README example offline, and the Worker template under `wrangler
- * dev` (copied into that project, as its README says) driving one run over HTTP against a loopback
- * fake model. Slow (a clone, an install, a build): runs in CI (`CI=true`) or with
- * `POLYLOOP_NEWCOMER=1`.
+ * The newcomer path, end to end on a fresh clone, as the README tells it: `git clone`, the
+ * README's `npm install` (the lockfile stays as cloned), `npm run demo`, `npm pack` and an install
+ * into an empty ESM project that runs the README example offline, and the Worker template under
+ * `wrangler dev` (copied into that project, as its README says) driving one run over HTTP against a
+ * loopback fake model.
+ * Slow (a clone, an install, a build): runs in CI (`CI=true`) or with `POLYLOOP_NEWCOMER=1`.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';

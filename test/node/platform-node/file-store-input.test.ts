@@ -87,7 +87,7 @@ describe('the store contract input cases can fail', () => {
   });
 });
 
-describe('the §9 law over FileStore (crashAtEveryWrite, a fresh directory per case)', () => {
+describe('the human-input law over FileStore (crashAtEveryWrite, a fresh directory per case)', () => {
   it('ends every case crashed at each write and resumed with the same replies as the uninterrupted run; the approved never action once, the denied one never', async () => {
     const tmp = await freshDir();
     const dirs: string[] = [];
