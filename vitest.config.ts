@@ -9,8 +9,8 @@ import { DEBIAN_CHROMIUM, findBrowser } from './scripts/ensure-browser.mjs';
 const CHROMIUM = findBrowser()?.path ?? DEBIAN_CHROMIUM;
 process.env['CHROMIUM_PATH'] = CHROMIUM;
 
-// One config, one project per runtime (see ../shared/TOOLCHAIN.md). The `workers` and `browser`
-// projects join this list as their platforms land.
+// One config, one project per runtime (test/README.md says which runtime runs what): `node`,
+// `workers` and `browser`.
 export default defineConfig({
   test: {
     // Vitest's default is one worker fewer than the cores: on the 2-core machine that is one, and the

@@ -1,8 +1,8 @@
 /**
- * The README and docs are read in a fresh clone without ../shared: every relative link in them
- * must resolve to a file or folder of the repository, and a link to a heading of a Markdown page
- * (`page.md#anchor`, `#anchor`) to a heading that page has. Source comments point readers at
- * `docs/…` pages and their headings too; those must resolve as well.
+ * The README and docs are read in a fresh clone, with nothing outside the repository: every
+ * relative link in them must resolve to a file or folder of the repository, and a link to a heading
+ * of a Markdown page (`page.md#anchor`, `#anchor`) to a heading that page has. Source comments
+ * point readers at `docs/…` pages and their headings too; those must resolve as well.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';

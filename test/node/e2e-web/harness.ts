@@ -15,7 +15,10 @@ import { createServer as viteServer, build as viteBuild } from 'vite';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 
-/** Chromium flags from ../shared/TOOLCHAIN.md, plus no timer throttling for hidden tabs. */
+/**
+ * Headless Chromium in a container (no sandbox, no GPU, no /dev/shm, nothing fetched in the
+ * background), plus no timer throttling for hidden tabs.
+ */
 export const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
