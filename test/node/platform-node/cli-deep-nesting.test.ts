@@ -1,18 +1,13 @@
 /** A planted or imported log whose values nest deeper than JSON.stringify can go: the CLI names it corrupt and keeps working. */
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { encodeRecord, RECORD_VERSION } from '../../../src/core/index.ts';
 import type { ActionDecision, InputRequestRecord, LogRecord } from '../../../src/core/index.ts';
 import { runCli } from '../../../src/platform-node/cli.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { modelIntent, modelResult, started } from '../../contract/run-store.contract.ts';
-import { tempDir } from './helpers.ts';
-
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0)) await c();
-});
+import { tempDir } from '../../support/temp-dir.ts';
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
@@ -33,9 +28,8 @@ function deepLog(runId: string): string {
 
 describe('polyloop on a log nested too deeply to encode', () => {
   it('lists it as corrupt beside the other runs, and show, export and import exit 3 naming it, import writing nothing', async () => {
-    const t = await tempDir();
-    cleanups.push(t.cleanup);
-    const dir = join(t.dir, 'runs');
+    const root = await tempDir();
+    const dir = join(root, 'runs');
     await mkdir(dir);
     const store = new FileStore({ dir, onWarning: () => undefined });
     await store.runStarted('good', started('good'));
@@ -54,9 +48,9 @@ describe('polyloop on a log nested too deeply to encode', () => {
       expect(r.err).toMatch(/:4: .*nested too deeply/);
     }
 
-    const file = join(t.dir, 'deep.ndjson');
+    const file = join(root, 'deep.ndjson');
     await writeFile(file, text);
-    const target = join(t.dir, 'target');
+    const target = join(root, 'target');
     const imported = await cli('import', target, file);
     expect(imported.code).toBe(3);
     expect(imported.err).toContain(`${file}:4`);

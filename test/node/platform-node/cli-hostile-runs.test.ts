@@ -1,16 +1,11 @@
 /** The `polyloop` CLI on hostile run ids and log contents, and on odd directories. */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { IntentRecord } from '../../../src/core/index.ts';
 import { runCli } from '../../../src/platform-node/cli.ts';
 import { FileStore, runIdFileName } from '../../../src/platform-node/index.ts';
 import { actionIntent, modelIntent, modelResult, started, stepWrite } from '../../contract/run-store.contract.ts';
-import { tempDir } from './helpers.ts';
-
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0)) await c();
-});
+import { tempDir } from '../../support/temp-dir.ts';
 
 async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
@@ -20,9 +15,8 @@ async function cli(...argv: string[]): Promise<{ code: number; out: string; err:
 }
 
 async function storeWith(...runIds: string[]): Promise<FileStore> {
-  const t = await tempDir();
-  cleanups.push(t.cleanup);
-  const store = new FileStore({ dir: t.dir, onWarning: () => undefined });
+  const dir = await tempDir();
+  const store = new FileStore({ dir, onWarning: () => undefined });
   for (const id of runIds) await store.runStarted(id, started(id));
   return store;
 }

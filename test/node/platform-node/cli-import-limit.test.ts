@@ -7,17 +7,18 @@ import { createWriteStream } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { encodeRecord, exportRun } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { started } from '../../contract/run-store.contract.ts';
 import { runIn } from '../viewer/runs.ts';
-import { polyloop, tempDir } from './helpers.ts';
+import { sharedTempDirs } from '../../support/temp-dir.ts';
+import { polyloop } from './helpers.ts';
 
 const MIB = 1024 * 1024;
 const LIMIT = 16 * MIB;
 const BIN = join(import.meta.dirname, '../../../bin/polyloop.mjs');
-const cleanups: Array<() => Promise<void>> = [];
+const dirs = sharedTempDirs();
 let work = '';
 let small = '';
 let ndjson = '';
@@ -39,9 +40,7 @@ async function oversized(file: string, bytes: number): Promise<void> {
 }
 
 beforeAll(async () => {
-  const t = await tempDir('polyloop-import-limit-');
-  cleanups.push(t.cleanup);
-  work = t.dir;
+  work = await dirs.make('polyloop-import-limit-');
   // A real run of the library, to its end.
   await runIn(join(work, 'src'), 'finished-done');
   ndjson = await exportRun(new FileStore({ dir: join(work, 'src') }), 'finished-done');
@@ -49,10 +48,6 @@ beforeAll(async () => {
   const out = createWriteStream(small);
   out.end(ndjson);
   await once(out, 'close');
-});
-
-afterAll(async () => {
-  for (const c of cleanups) await c();
 });
 
 const entries = (dir: string): Promise<string[]> => readdir(dir).catch(() => []);

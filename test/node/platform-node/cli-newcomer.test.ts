@@ -5,28 +5,27 @@
 import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { encodeRecord } from '../../../src/core/index.ts';
 import type { LogRecord } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { actionIntent, ended, modelIntent, modelResult, started, stepWrite } from '../../contract/run-store.contract.ts';
-import { polyloop, tempDir } from './helpers.ts';
+import { sharedTempDirs } from '../../support/temp-dir.ts';
+import { polyloop } from './helpers.ts';
 
 const BIN = join(import.meta.dirname, '../../../bin/polyloop.mjs');
 const STEPS = 2_000;
+const dirs = sharedTempDirs();
 let dir = '';
-let cleanup = async (): Promise<void> => undefined;
 
 beforeAll(async () => {
-  ({ dir, cleanup } = await tempDir());
+  dir = await dirs.make();
   const store = new FileStore({ dir });
   const records: LogRecord[] = [started('long')];
   for (let i = 0; i < STEPS; i++) records.push(modelIntent(i), modelResult(i), actionIntent(i), stepWrite(i, 'x'.repeat(200)));
   records.push(ended(STEPS));
   await writeFile(store.logPath('long'), records.map(encodeRecord).join('\n') + '\n');
 });
-
-afterAll(() => cleanup());
 
 /** `polyloop <args> | head -n 2` in bash with pipefail: the exit status is polyloop's when head succeeded. */
 function pipedIntoHead(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {

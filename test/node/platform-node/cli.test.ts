@@ -5,7 +5,8 @@ import { encodeRecord } from '../../../src/core/index.ts';
 import type { IntentRecord } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { actionIntent, ended, modelIntent, modelResult, started, stepRecord, stepWrite, writeFullRun } from '../../contract/run-store.contract.ts';
-import { polyloop as cli, tempDir } from './helpers.ts';
+import { sharedTempDirs, tempDir } from '../../support/temp-dir.ts';
+import { polyloop as cli } from './helpers.ts';
 
 const polyloop = (...args: string[]): ReturnType<typeof cli> => cli(args);
 
@@ -15,14 +16,11 @@ const safeAdd: IntentRecord = { ...actionIntent(0), replayPolicy: 'safe', decisi
 let dir = '';
 let release = async (): Promise<void> => undefined;
 let corruptDir = '';
-const cleanups: Array<() => Promise<void>> = [];
+const dirs = sharedTempDirs();
 
 beforeAll(async () => {
-  const a = await tempDir();
-  const b = await tempDir();
-  cleanups.push(a.cleanup, b.cleanup);
-  dir = a.dir;
-  corruptDir = b.dir;
+  dir = await dirs.make();
+  corruptDir = await dirs.make();
   const store = new FileStore({ dir, onWarning: () => undefined });
   await writeFullRun(store, 'finished-run');
   await store.runStarted('flying', started('flying'));
@@ -55,7 +53,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await release();
-  for (const c of cleanups) await c();
 });
 
 describe.concurrent('polyloop runs', () => {
@@ -128,17 +125,15 @@ describe.concurrent('polyloop show', () => {
     expect(r.stdout).toContain('note         ignored a torn last line (line 6)');
   });
 
-  it('shows the stop reason and final answer of an ended run', async () => {
-    const t = await tempDir();
-    cleanups.push(t.cleanup);
-    const store = new FileStore({ dir: t.dir });
+  it('shows the stop reason and final answer of an ended run', async (test) => {
+    const store = new FileStore({ dir: await tempDir(undefined, test) });
     const final = { ...stepRecord(0), decision: 'final' as const, actionRepr: null, observation: null, actionStatus: null, finalAnswer: 'done' };
     await store.runStarted('answered', started('answered'));
     await store.intent('answered', modelIntent(0));
     await store.result('answered', 's0.model', modelResult(0));
     await store.step('answered', { ...stepWrite(0), step: final, actionResult: null });
     await store.runEnded('answered', { ...ended(1), stopReason: 'final_answer', finalAnswer: 'done', validActions: 0 });
-    const r = await polyloop('show', t.dir, 'answered');
+    const r = await polyloop('show', store.dir, 'answered');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('state        ended (final_answer)');
     expect(r.stdout).toContain('final answer done');

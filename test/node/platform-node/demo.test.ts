@@ -2,17 +2,14 @@ import { readFile, stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { countExports } from '../../../examples/demo/policy.ts';
 import { readRunLog, RECORD_VERSION } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
-import { finished, polyloop, spawnTs, tempDir } from './helpers.ts';
+import { finished, polyloop, spawnTs } from './helpers.ts';
+import { tempDir } from '../../support/temp-dir.ts';
 
 const MAIN = resolve(import.meta.dirname, '../../../examples/demo/main.ts');
-const cleanups: Array<() => Promise<void>> = [];
-afterAll(async () => {
-  for (const c of cleanups) await c();
-});
 
 describe('demo policy', () => {
   it.each([
@@ -28,15 +25,14 @@ describe('demo policy', () => {
 
 describe('npm run demo', () => {
   it('is SIGKILLed after step 3 with --crash-after 3, and --resume finishes the same run with the answer', async () => {
-    const t = await tempDir('polyloop-demo-');
-    cleanups.push(t.cleanup);
+    const dir = await tempDir('polyloop-demo-');
     const env = { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
-    const crashed = await finished(spawnTs(MAIN, ['--dir', t.dir, '--crash-after', '3'], { env }));
+    const crashed = await finished(spawnTs(MAIN, ['--dir', dir, '--crash-after', '3'], { env }));
     expect(crashed.signal).toBe('SIGKILL');
     expect(crashed.stdout).toMatch(/^#0 +list_dir\(\{"path":"src"\}\)/m);
     expect(crashed.stdout).toMatch(/^#2 /m);
     expect(crashed.stdout).not.toMatch(/^#3 /m);
-    const resumed = await finished(spawnTs(MAIN, ['--dir', t.dir, '--resume'], { env }));
+    const resumed = await finished(spawnTs(MAIN, ['--dir', dir, '--resume'], { env }));
     expect(resumed.stderr).toBe('');
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toContain('run demo: resumed at step 3');
@@ -71,9 +67,8 @@ describe('npm run demo', () => {
   }, 60_000);
 
   it('explains how to start when there is nothing to resume, and exits 1', async () => {
-    const t = await tempDir('polyloop-demo-');
-    cleanups.push(t.cleanup);
-    const r = await finished(spawnTs(MAIN, ['--dir', t.dir, '--resume'], { env: { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '' } }));
+    const dir = await tempDir('polyloop-demo-');
+    const r = await finished(spawnTs(MAIN, ['--dir', dir, '--resume'], { env: { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '' } }));
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('there is no demo run to resume yet; start one with: npm run demo');
   }, 60_000);
@@ -83,12 +78,11 @@ describe('npm run demo -- --approve', () => {
   const env = { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
 
   async function stopAtApproval(): Promise<{ dir: string; stdout: string }> {
-    const t = await tempDir('polyloop-demo-');
-    cleanups.push(t.cleanup);
-    const first = await finished(spawnTs(MAIN, ['--dir', t.dir, '--approve'], { env }));
+    const dir = await tempDir('polyloop-demo-');
+    const first = await finished(spawnTs(MAIN, ['--dir', dir, '--approve'], { env }));
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
-    return { dir: t.dir, stdout: first.stdout };
+    return { dir, stdout: first.stdout };
   }
 
   it('stops at the approval of write_report, printing the request and the exact commands that answer it; a second process approves and the run finishes with the report written', async () => {
@@ -137,28 +131,27 @@ describe('npm run demo --input on a run that awaits nothing', () => {
   const env = { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '' };
 
   it('after a reply landed but was not carried out (the answering process died), says so and gives the resume command, never the fresh start that would throw the reply away', async () => {
-    const t = await tempDir('polyloop-demo-');
-    cleanups.push(t.cleanup);
-    const first = await finished(spawnTs(MAIN, ['--dir', t.dir, '--approve'], { env }));
+    const dir = await tempDir('polyloop-demo-');
+    const first = await finished(spawnTs(MAIN, ['--dir', dir, '--approve'], { env }));
     expect(first.code).toBe(0);
     // What an `--input approve` process killed right after its input barrier leaves behind.
-    const store = new FileStore({ dir: t.dir, onWarning: () => undefined });
+    const store = new FileStore({ dir, onWarning: () => undefined });
     const pending = readRunLog(await store.readLog('demo-approve')).pending;
     expect(pending).not.toBeNull();
     const resultId = pending?.resultId ?? '';
     await store.input('demo-approve', { kind: 'input', v: RECORD_VERSION, stepIndex: pending?.stepIndex ?? 0, resultId, reply: { kind: 'approve', resultId }, receivedAt: new Date().toISOString() });
 
-    const again = await finished(spawnTs(MAIN, ['--dir', t.dir, '--input', 'approve'], { env }));
+    const again = await finished(spawnTs(MAIN, ['--dir', dir, '--input', 'approve'], { env }));
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('awaits no input');
     expect(again.stderr).toContain('a reply (approve) already landed');
-    expect(again.stderr).toContain(`npm run demo -- --dir ${JSON.stringify(t.dir)} --resume --approve`);
+    expect(again.stderr).toContain(`npm run demo -- --dir ${JSON.stringify(dir)} --resume --approve`);
     expect(again.stderr).not.toMatch(/start one with/);
 
-    const carried = await finished(spawnTs(MAIN, ['--dir', t.dir, '--resume', '--approve'], { env }));
+    const carried = await finished(spawnTs(MAIN, ['--dir', dir, '--resume', '--approve'], { env }));
     expect(carried.code).toBe(0);
     expect(carried.stdout).toMatch(/run demo-approve: ended \(final_answer\)/);
-    const ended = await finished(spawnTs(MAIN, ['--dir', t.dir, '--input', 'approve'], { env }));
+    const ended = await finished(spawnTs(MAIN, ['--dir', dir, '--input', 'approve'], { env }));
     expect(ended.code).toBe(1);
     expect(ended.stderr).toContain('it has ended (final_answer)');
   }, 180_000);
@@ -183,11 +176,10 @@ describe('npm run demo on an OpenAI-compatible endpoint', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
-      const t = await tempDir('polyloop-demo-');
-      cleanups.push(t.cleanup);
+      const dir = await tempDir('polyloop-demo-');
       const port = (server.address() as AddressInfo).port;
       const env = { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_MODEL: 'fake-model' };
-      const r = await finished(spawnTs(MAIN, ['--dir', t.dir], { env }));
+      const r = await finished(spawnTs(MAIN, ['--dir', dir], { env }));
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
       expect(r.stdout).toContain('model: fake-model');

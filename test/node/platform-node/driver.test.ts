@@ -1,17 +1,14 @@
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defineAgent, isPolyLoopError, resume, run, ToolRegistry } from '../../../src/core/index.ts';
 import type { RunRequest } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { collectingSink, jsonActionInterpreter, scriptedModel } from '../../../src/testing/index.ts';
-import { finished, spawnTs, tempDir, waitForLine } from './helpers.ts';
+import { finished, spawnTs, waitForLine } from './helpers.ts';
+import { tempDir } from '../../support/temp-dir.ts';
 
 const holder = resolve(import.meta.dirname, 'fixtures/hold-lock.ts');
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0)) await c();
-});
 
 function request(runId: string): RunRequest {
   const tools = ToolRegistry.of([{ name: 'echo', description: 'Echoes.', parameters: { type: 'object', properties: { text: { type: 'string' } } }, replayPolicy: 'safe', handler: async (a) => String(a['text']) }]);
@@ -42,9 +39,8 @@ function agentOn(store: FileStore): ReturnType<typeof defineAgent> {
 
 describe('FileStore with run/resume', () => {
   it('reports a torn last line as a warning event when resuming, and finishes the run', async () => {
-    const t = await tempDir();
-    cleanups.push(t.cleanup);
-    const quiet = { dir: t.dir, onWarning: () => undefined };
+    const dir = await tempDir();
+    const quiet = { dir, onWarning: () => undefined };
     const full = await run(agentOn(new FileStore(quiet)), request('torn'));
     const path = new FileStore(quiet).logPath('torn');
     const lines = (await readFile(path, 'utf8')).split('\n').filter(Boolean);
@@ -60,20 +56,18 @@ describe('FileStore with run/resume', () => {
   });
 
   it('runs to the end on disk, releases its lock, and resumes an ended run from the file', async () => {
-    const t = await tempDir();
-    cleanups.push(t.cleanup);
-    const result = await run(agentOn(new FileStore({ dir: t.dir })), request('r1'));
+    const dir = await tempDir();
+    const result = await run(agentOn(new FileStore({ dir })), request('r1'));
     expect(result.stopReason).toBe('final_answer');
-    expect(await readdir(t.dir)).toEqual(['r-7231.jsonl']);
-    const again = await resume(agentOn(new FileStore({ dir: t.dir })), request('r1'));
+    expect(await readdir(dir)).toEqual(['r-7231.jsonl']);
+    const again = await resume(agentOn(new FileStore({ dir })), request('r1'));
     expect(again.trajectory).toEqual(result.trajectory);
   });
 
   it('refuses to drive a run another live process holds, writing nothing', async () => {
-    const t = await tempDir();
-    cleanups.push(t.cleanup);
-    const store = new FileStore({ dir: t.dir });
-    const child = spawnTs(holder, [t.dir, 'busy']);
+    const dir = await tempDir();
+    const store = new FileStore({ dir });
+    const child = spawnTs(holder, [dir, 'busy']);
     const exit = finished(child);
     await waitForLine(child, /^held /);
     try {
@@ -89,15 +83,14 @@ describe('FileStore with run/resume', () => {
   });
 
   it('refuses to resume a log with a corrupt middle line, naming file and line, and leaves the file as it was', async () => {
-    const t = await tempDir();
-    cleanups.push(t.cleanup);
-    const store = new FileStore({ dir: t.dir });
+    const dir = await tempDir();
+    const store = new FileStore({ dir });
     await run(agentOn(store), request('r2'));
     const lines = (await readFile(store.logPath('r2'), 'utf8')).split('\n');
     lines[2] = '{"kind":"result", oops';
     const damaged = lines.join('\n');
     await writeFile(store.logPath('r2'), damaged);
-    const err = await resume(agentOn(new FileStore({ dir: t.dir })), request('r2')).then(() => null, (e: unknown) => e);
+    const err = await resume(agentOn(new FileStore({ dir })), request('r2')).then(() => null, (e: unknown) => e);
     expect(isPolyLoopError(err, 'corrupt_log')).toBe(true);
     expect((err as Error).message).toContain(`${store.logPath('r2')}:3`);
     expect(await readFile(store.logPath('r2'), 'utf8')).toBe(damaged);

@@ -7,22 +7,16 @@
 import { existsSync } from 'node:fs';
 import { readdir, readFile, readlink, rename, symlink, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { StoreError } from '../../../src/core/index.ts';
 import type { ActionIntentRecord } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { actionIntent, ended, modelIntent, modelResult, started, stepWrite } from '../../contract/run-store.contract.ts';
-import { tempDir } from './helpers.ts';
-
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0)) await c();
-});
+import { tempDir } from '../../support/temp-dir.ts';
 
 async function freshStore(): Promise<FileStore> {
-  const t = await tempDir();
-  cleanups.push(t.cleanup);
-  return new FileStore({ dir: t.dir, onWarning: () => undefined });
+  const dir = await tempDir();
+  return new FileStore({ dir, onWarning: () => undefined });
 }
 
 /** How many descriptors of this process are open on `path` (Linux: /proc/self/fd). */

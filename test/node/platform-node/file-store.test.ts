@@ -3,23 +3,19 @@ import { appendFile, readdir, readFile, rm, stat, utimes, writeFile } from 'node
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CorruptLogError, encodeRecord, isPolyLoopError } from '../../../src/core/index.ts';
 import { FileStore, parseRunFileName, runIdFileName } from '../../../src/platform-node/index.ts';
 import type { FileStoreWarning } from '../../../src/platform-node/index.ts';
 import { modelIntent, modelResult, runStoreContract, started, stepWrite, writeFullRun } from '../../contract/run-store.contract.ts';
-import { finished, spawnTs, tempDir, waitForLine } from './helpers.ts';
+import { finished, spawnTs, waitForLine } from './helpers.ts';
+import { tempDir } from '../../support/temp-dir.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0)) await c();
-});
 
 async function freshStore(onWarning?: (w: FileStoreWarning) => void): Promise<FileStore> {
-  const t = await tempDir();
-  cleanups.push(t.cleanup);
-  return new FileStore(onWarning ? { dir: t.dir, onWarning } : { dir: t.dir });
+  const dir = await tempDir();
+  return new FileStore(onWarning ? { dir, onWarning } : { dir });
 }
 
 runStoreContract('FileStore', () => freshStore(() => undefined), { lease: 'refuses' });
@@ -128,9 +124,8 @@ describe('FileStore logs on disk', () => {
   });
 
   it('reads an empty log for a missing directory without creating it', async () => {
-    const t = await tempDir();
-    cleanups.push(t.cleanup);
-    const store = new FileStore({ dir: join(t.dir, 'not', 'yet') });
+    const root = await tempDir();
+    const store = new FileStore({ dir: join(root, 'not', 'yet') });
     expect(await store.readLog('r')).toEqual([]);
     await expect(stat(store.dir)).rejects.toThrow();
     await store.runStarted('r', started('r'));
