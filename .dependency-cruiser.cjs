@@ -88,10 +88,10 @@ module.exports = {
     },
     {
       name: 'platforms-use-core-entry',
-      comment: 'STYLE: platforms, adapters, zod and testing import core only through src/core/index.ts.',
+      comment: 'Platforms, adapters, chat, MCP, zod and testing import core only through its two entries: src/core/index.ts (polyloop) and src/core/internal-entry.ts (polyloop/internal, the unstable plumbing).',
       severity: 'error',
       from: { path: '^src/(platform-[^/]+|adapters|zod|testing|mcp|chat)/' },
-      to: { path: '^src/core/', pathNot: '^src/core/index\\.ts$' },
+      to: { path: '^src/core/', pathNot: '^src/core/(index|internal-entry)\\.ts$' },
     },
     {
       name: 'chat-web-standard-only',

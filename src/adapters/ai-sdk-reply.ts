@@ -5,7 +5,7 @@
  * read defensively, never trusted to match its types.
  * @module
  */
-import { jsonProblem, MAX_JSON_DEPTH } from '../core/index.ts';
+import { jsonProblem, MAX_JSON_DEPTH } from '../core/internal-entry.ts';
 import type { ContentBlock, FinishReason, JsonObject, ModelReply, ToolCallRequest, Usage } from '../core/index.ts';
 import { providerKey } from './ai-sdk-prompt.ts';
 import type { AiSdkOpaqueData, AiSdkProviderOptions } from './ai-sdk-prompt.ts';

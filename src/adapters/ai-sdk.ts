@@ -6,8 +6,9 @@
  * @module
  */
 import type { LanguageModelV2, LanguageModelV3 } from '@ai-sdk/provider';
-import { canonicalJson, checkOptionKeys } from '../core/index.ts';
-import type { DecisionInterpreter, JsonObject, ModelCall, ModelCaller, ModelReply, OptionKeys } from '../core/index.ts';
+import { canonicalJson, checkOptionKeys } from '../core/internal-entry.ts';
+import type { DecisionInterpreter, JsonObject, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
+import type { OptionKeys } from '../core/internal-entry.ts';
 import { toAiSdkPrompt, toAiSdkTools } from './ai-sdk-prompt.ts';
 import type { AiSdkFunctionTool, AiSdkPromptMessage, AiSdkProviderOptions } from './ai-sdk-prompt.ts';
 import { replyOfTurn } from './ai-sdk-reply.ts';

@@ -4,8 +4,9 @@
  * the matching {@link anthropicToolInterpreter}.
  * @module
  */
-import { canonicalJson, checkOptionKeys } from '../core/index.ts';
-import type { DecisionInterpreter, JsonObject, JsonValue, ModelCall, ModelCaller, ModelReply, OptionKeys } from '../core/index.ts';
+import { canonicalJson, checkOptionKeys } from '../core/internal-entry.ts';
+import type { DecisionInterpreter, JsonObject, JsonValue, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
+import type { OptionKeys } from '../core/internal-entry.ts';
 import { replyBlock, replyFromBlocks, replyFromMessage, toAnthropicMessages, toAnthropicTools } from './anthropic-wire.ts';
 import type { AnthropicRequest, ReplyBlock } from './anthropic-wire.ts';
 import { bodyFieldHints, checkApiKey, checkExtraBody, checkMaxResponseBytes, checkModel, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';

@@ -6,7 +6,7 @@
  * @module
  */
 import { InvalidRequestError, PolyLoopError } from '../core/index.ts';
-import type { OptionHints } from '../core/index.ts';
+import type { OptionHints } from '../core/internal-entry.ts';
 import { parseSSE } from './sse.ts';
 import type { SSEEvent } from './sse.ts';
 

@@ -4,8 +4,9 @@
  * calling, optional SSE streaming, and the matching {@link openAIToolInterpreter}.
  * @module
  */
-import { canonicalJson, checkOptionKeys } from '../core/index.ts';
-import type { DecisionInterpreter, JsonObject, ModelCall, ModelCaller, ModelReply, OptionKeys } from '../core/index.ts';
+import { canonicalJson, checkOptionKeys } from '../core/internal-entry.ts';
+import type { DecisionInterpreter, JsonObject, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
+import type { OptionKeys } from '../core/internal-entry.ts';
 import { bodyFieldHints, checkApiKey, checkExtraBody, checkMaxResponseBytes, checkModel, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
 import type { FetchLike, PostedResponse } from './http.ts';
 import { fallbackCallId, partsFromCompletion, reasoningOf, replyFromParts, stringOrNull, toOpenAIMessages, toOpenAITools } from './openai-wire.ts';

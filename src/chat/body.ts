@@ -5,7 +5,8 @@
  * the client sends for earlier turns is never used.
  * @module
  */
-import { InvalidRequestError, inputReplyProblem } from '../core/index.ts';
+import { InvalidRequestError } from '../core/index.ts';
+import { inputReplyProblem } from '../core/internal-entry.ts';
 import type { InputReply, Message, TextBlock } from '../core/index.ts';
 import { checkChatId } from './turn-id.ts';
 

@@ -6,7 +6,6 @@
  */
 import {
   acceptedReplies,
-  conversationOf,
   defineAgent,
   InvalidInputError,
   InvalidRequestError,
@@ -15,6 +14,7 @@ import {
   run,
   RunLockedError,
 } from '../core/index.ts';
+import { conversationOf } from '../core/internal-entry.ts';
 import type { AgentDefinition, InputReply, LogRecord, Message, RunRequest, RunStore } from '../core/index.ts';
 import type { UIMessage, UIMessageChunk } from 'ai';
 import { parseChatPost } from './body.ts';

@@ -3,8 +3,9 @@
  * misspelt option would otherwise vanish with the behaviour it asked for), required ones here.
  * @module
  */
-import { checkOptionKeys, InvalidRequestError } from '../core/index.ts';
-import type { OptionKeys } from '../core/index.ts';
+import { InvalidRequestError } from '../core/index.ts';
+import { checkOptionKeys } from '../core/internal-entry.ts';
+import type { OptionKeys } from '../core/internal-entry.ts';
 import type { ChatEngineOptions, ChatHandlerOptions, LocalChatTransportOptions } from './types.ts';
 
 /** The keys of each bag: the compiler refuses a list that misses an option or names one the type lacks. */

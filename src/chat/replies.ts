@@ -5,7 +5,8 @@
  * carrying `data.reply`.
  * @module
  */
-import { InvalidRequestError, inputReplyProblem } from '../core/index.ts';
+import { InvalidRequestError } from '../core/index.ts';
+import { inputReplyProblem } from '../core/internal-entry.ts';
 import type { InputReply, InputRequest } from '../core/index.ts';
 import { approvalIdOf, settleIdOf } from './turn-chunks.ts';
 

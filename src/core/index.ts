@@ -1,5 +1,7 @@
 /**
- * PolyLoop core — the `polyloop` entry. Web-standard APIs only; loads no store or adapter code.
+ * PolyLoop core — the `polyloop` entry: what an application calls. Web-standard APIs only; loads
+ * no store or adapter code. The plumbing the package's own platforms share is `polyloop/internal`
+ * (src/core/internal-entry.ts), which is unstable.
  * @module
  */
 export {
@@ -18,11 +20,8 @@ export {
   UpgradeRefusedError,
 } from './errors.ts';
 export type { PolyLoopErrorCode, RequestProblem } from './errors.ts';
-export { contentProblem, decisionProblem, inputReplyProblem, jsonProblem, MAX_JSON_DEPTH, messageProblem, modelReplyProblem, outcomeProblem } from './internal/values.ts';
 export { acceptedReplies } from './internal/input.ts';
 export { InMemoryStore } from './memory-store.ts';
-export { checkOptionKeys } from './options.ts';
-export type { OptionHints, OptionKeys } from './options.ts';
 export { jsonActionInterpreter } from './json-interpreter.ts';
 export { consoleSink, silentSink } from './sinks.ts';
 export type { ConsoleSinkOptions } from './sinks.ts';
@@ -41,18 +40,14 @@ export type {
   UpgradeOptions,
 } from './request.ts';
 export { exportRun, importRun, readRunLog } from './run-log.ts';
-export { conversationOf } from './conversation.ts';
 export { defineAgent, resume, run } from './run.ts';
-export { resolveRequest } from './request-input.ts';
-export type { ResolvedRequest } from './request-input.ts';
 export { identityMismatch, identitySnapshot } from './snapshot.ts';
 export type { ActionExecutor, DecisionInterpreter, EventSink, ExecuteContext, ModelCall, ModelCaller, ReadLogOptions, ReleaseLease, RunStore, StoreWarning } from './ports.ts';
-export { canonicalJson, decodeLog, decodeRecord, encodeRecord, isBarrier, RECORD_MAJOR } from './serialization.ts';
+export { decodeLog, decodeRecord, encodeRecord, isBarrier, RECORD_MAJOR } from './serialization.ts';
 export type { DecodedLog } from './serialization.ts';
 export { RegistryExecutor, ToolRegistry } from './tools.ts';
-export { jsonSchemaCheck } from './json-schema-check.ts';
 export type { ToolContext, ToolHandler, ToolSpec } from './tools.ts';
-export { FINISH_REASONS, INPUT_REPLY_KINDS, RECORD_KINDS, RECORD_VERSION, STOP_REASONS } from './types.ts';
+export { RECORD_KINDS, RECORD_VERSION, STOP_REASONS } from './types.ts';
 export type {
   Action,
   ActionDecision,

@@ -4,8 +4,10 @@
  * annotations only when the user trusts that server.
  * @module
  */
-import { checkOptionKeys, InvalidRequestError, isPolyLoopError, ToolEnvironmentError, ToolRegistry } from '../core/index.ts';
-import type { JsonObject, OptionKeys, ToolHandler, ToolSpec } from '../core/index.ts';
+import { InvalidRequestError, isPolyLoopError, ToolEnvironmentError, ToolRegistry } from '../core/index.ts';
+import { checkOptionKeys } from '../core/internal-entry.ts';
+import type { JsonObject, ToolHandler, ToolSpec } from '../core/index.ts';
+import type { OptionKeys } from '../core/internal-entry.ts';
 import { McpConnection } from './connection.ts';
 import type { McpFetch } from './connection.ts';
 import { needsApprovalOf, mcpReplayPolicy } from './policy.ts';

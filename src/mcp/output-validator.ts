@@ -6,7 +6,7 @@
  * @module
  */
 import type { JsonSchemaType, jsonSchemaValidator, JsonSchemaValidator } from '@modelcontextprotocol/client';
-import { jsonSchemaCheck } from '../core/index.ts';
+import { jsonSchemaCheck } from '../core/internal-entry.ts';
 
 /** A `jsonSchemaValidator` provider for `new Client(…, { jsonSchemaValidator })`. */
 export const linearOutputValidator: jsonSchemaValidator = {

@@ -3,7 +3,7 @@
  * are, their media type and size, or the address they point to), bounded in length. Pure.
  * @module
  */
-import { jsonProblem, MAX_JSON_DEPTH } from '../core/index.ts';
+import { jsonProblem, MAX_JSON_DEPTH } from '../core/internal-entry.ts';
 
 /** Default of {@link McpToolsOptions.maxResultChars}: enough for a page of output, far below a context window. */
 export const DEFAULT_MAX_RESULT_CHARS = 100_000;

@@ -7,14 +7,14 @@ import { fstatSync, lstatSync, writeSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { checkOptionKeys, decodeLog, encodeRecord, isBarrier, StoreError } from '../core/index.ts';
+import { decodeLog, encodeRecord, isBarrier, StoreError } from '../core/index.ts';
+import { checkOptionKeys } from '../core/internal-entry.ts';
 import type {
   ActionIntentRecord,
   InputRecord,
   InputRequestRecord,
   IntentRecord,
   LogRecord,
-  OptionKeys,
   ReadLogOptions,
   ReleaseLease,
   ResultRecord,
@@ -24,6 +24,7 @@ import type {
   StepWriteRecord,
   UpgradeRecord,
 } from '../core/index.ts';
+import type { OptionKeys } from '../core/internal-entry.ts';
 import { acquireLock, errCode } from './lock.ts';
 import { fsyncDir, syncNewDirs } from './dir-sync.ts';
 import { decodeLogText, repairTail } from './log-text.ts';

@@ -7,7 +7,8 @@
  */
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { encodeRecord, inputReplyProblem } from '../core/index.ts';
+import { encodeRecord } from '../core/index.ts';
+import { inputReplyProblem } from '../core/internal-entry.ts';
 import type { InputReply, LogRecord } from '../core/index.ts';
 import { FileStore } from './file-store.ts';
 import { livePid, requireDirectory } from './inspect.ts';

@@ -8,7 +8,8 @@
  */
 import { realpath } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
-import { checkOptionKeys, inputReplyProblem, isPolyLoopError, resume } from '../core/index.ts';
+import { isPolyLoopError, resume } from '../core/index.ts';
+import { checkOptionKeys, inputReplyProblem } from '../core/internal-entry.ts';
 import type { AgentDefinition, InputReply, LogRecord, ResumeOptions, RunRequest, RunResult } from '../core/index.ts';
 import type { LogReading } from './view-model.ts';
 import type { ViewAnswer } from './view-source.ts';

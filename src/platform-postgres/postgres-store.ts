@@ -5,7 +5,15 @@
  * @module
  */
 import { hostname } from 'node:os';
-import { checkOptionKeys, CorruptLogError, decodeLog, encodeRecord, isPolyLoopError, RunLockedError, StoreError } from '../core/index.ts';
+import {
+  CorruptLogError,
+  decodeLog,
+  encodeRecord,
+  isPolyLoopError,
+  RunLockedError,
+  StoreError,
+} from '../core/index.ts';
+import { checkOptionKeys } from '../core/internal-entry.ts';
 import type {
   ActionIntentRecord,
   InputRecord,
@@ -13,7 +21,6 @@ import type {
   InputRequestRecord,
   IntentRecord,
   LogRecord,
-  OptionKeys,
   ReleaseLease,
   ResultRecord,
   RunEndedRecord,
@@ -21,6 +28,7 @@ import type {
   RunStore,
   StepWriteRecord,
 } from '../core/index.ts';
+import type { OptionKeys } from '../core/internal-entry.ts';
 import { describeHolder, readableId, RUN_KEY, takeLease } from './lease.ts';
 import type { HeldLease, LeaseContext } from './lease.ts';
 import type { PgPoolLike } from './pg-types.ts';

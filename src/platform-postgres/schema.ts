@@ -9,8 +9,8 @@
  *   `written_at`); a hash index on `run_id` of each for readers that query by the id.
  * @module
  */
-import { checkOptionKeys } from '../core/index.ts';
-import type { OptionKeys } from '../core/index.ts';
+import { checkOptionKeys } from '../core/internal-entry.ts';
+import type { OptionKeys } from '../core/internal-entry.ts';
 import type { PgPoolLike } from './pg-types.ts';
 
 /** The schema version this library writes and reads. */

@@ -5,7 +5,16 @@
  */
 import { openDB } from 'idb';
 import type { IDBPDatabase } from 'idb';
-import { checkOptionKeys, CorruptLogError, decodeLog, encodeRecord, isBarrier, isPolyLoopError, readRunLog, StoreError } from '../core/index.ts';
+import {
+  CorruptLogError,
+  decodeLog,
+  encodeRecord,
+  isBarrier,
+  isPolyLoopError,
+  readRunLog,
+  StoreError,
+} from '../core/index.ts';
+import { checkOptionKeys } from '../core/internal-entry.ts';
 import type {
   ActionIntentRecord,
   InputRecord,
@@ -13,7 +22,6 @@ import type {
   InputRequestRecord,
   IntentRecord,
   LogRecord,
-  OptionKeys,
   ReleaseLease,
   ResultRecord,
   RunEndedRecord,
@@ -22,6 +30,7 @@ import type {
   RunStore,
   StepWriteRecord,
 } from '../core/index.ts';
+import type { OptionKeys } from '../core/internal-entry.ts';
 import { HeldRecords } from './held-records.ts';
 import { acquireLocalLease, acquireWebLock, leaseName, webLocks } from './lease.ts';
 import type { LeaseMode } from './lease.ts';

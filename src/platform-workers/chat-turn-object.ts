@@ -6,8 +6,10 @@
  * @module
  */
 import { DurableObject } from 'cloudflare:workers';
-import { checkOptionKeys, isPolyLoopError, readRunLog } from '../core/index.ts';
-import type { AgentDefinition, OptionKeys, RunLogState, RunRequest } from '../core/index.ts';
+import { isPolyLoopError, readRunLog } from '../core/index.ts';
+import { checkOptionKeys } from '../core/internal-entry.ts';
+import type { AgentDefinition, RunLogState, RunRequest } from '../core/index.ts';
+import type { OptionKeys } from '../core/internal-entry.ts';
 import { chatHandler } from '../chat/index.ts';
 import type { ChatTurn } from '../chat/index.ts';
 import { DurableObjectStore } from './durable-object-store.ts';

@@ -2,8 +2,22 @@
  * DurableObjectStore: a run log in a Durable Object's SQLite-backed storage.
  * @module
  */
-import { checkOptionKeys, CorruptLogError, decodeLog, encodeRecord, isBarrier, PolyLoopError } from '../core/index.ts';
-import type { ActionIntentRecord, InputRecord, InputRequestRecord, IntentRecord, LogRecord, OptionKeys, ResultRecord, RunEndedRecord, RunStartedRecord, RunStore, StepWriteRecord, UpgradeRecord } from '../core/index.ts';
+import { CorruptLogError, decodeLog, encodeRecord, isBarrier, PolyLoopError } from '../core/index.ts';
+import { checkOptionKeys } from '../core/internal-entry.ts';
+import type {
+  ActionIntentRecord,
+  InputRecord,
+  InputRequestRecord,
+  IntentRecord,
+  LogRecord,
+  ResultRecord,
+  RunEndedRecord,
+  RunStartedRecord,
+  RunStore,
+  StepWriteRecord,
+  UpgradeRecord,
+} from '../core/index.ts';
+import type { OptionKeys } from '../core/internal-entry.ts';
 
 /** The part of `ctx.storage` the store uses (SQLite-backed Durable Object storage). */
 export type DurableObjectSqlStorage = Pick<DurableObjectStorage, 'sql' | 'transactionSync' | 'sync'>;

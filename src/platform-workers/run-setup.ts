@@ -4,7 +4,8 @@
  * class is made.
  * @module
  */
-import { checkOptionKeys, defineAgent, InMemoryStore, jsonProblem, resolveRequest } from '../core/index.ts';
+import { defineAgent, InMemoryStore } from '../core/index.ts';
+import { checkOptionKeys, jsonProblem, resolveRequest } from '../core/internal-entry.ts';
 import { resume, run, validateRunRequest } from '../core/index.ts';
 import type {
   AgentConfig,
@@ -13,7 +14,6 @@ import type {
   DecisionInterpreter,
   EventSink,
   ModelCaller,
-  OptionKeys,
   RunRequest,
   RunRequestInput,
   RunResult,
@@ -21,6 +21,7 @@ import type {
   ResumeOptions,
   SyntheticObservations,
 } from '../core/index.ts';
+import type { OptionKeys } from '../core/internal-entry.ts';
 import type { RunIndexNamespace } from './run-report.ts';
 
 /**

@@ -2,8 +2,8 @@
  * Server-sent events over a run log: replay what a client missed, then follow live appends.
  * @module
  */
-import { checkOptionKeys } from '../core/index.ts';
-import type { OptionKeys } from '../core/index.ts';
+import { checkOptionKeys } from '../core/internal-entry.ts';
+import type { OptionKeys } from '../core/internal-entry.ts';
 import type { StoredLine } from './durable-object-store.ts';
 
 /** Where a log stream reads from and subscribes to. All calls happen inside one Durable Object. */

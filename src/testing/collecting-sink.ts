@@ -2,8 +2,9 @@
  * An event sink that keeps what it is given.
  * @module
  */
-import { checkOptionKeys } from '../core/index.ts';
-import type { EventSink, OptionKeys, RunEvent } from '../core/index.ts';
+import { checkOptionKeys } from '../core/internal-entry.ts';
+import type { EventSink, RunEvent } from '../core/index.ts';
+import type { OptionKeys } from '../core/internal-entry.ts';
 
 /** An {@link EventSink} that keeps every event. */
 export type CollectingSink = EventSink & { readonly events: RunEvent[] };

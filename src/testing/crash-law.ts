@@ -7,13 +7,13 @@
  * with `upgrade`, that a run their next deploy upgrades mid-way does too (docs/recovery.md).
  * @module
  */
-import { checkOptionKeys, encodeRecord, InMemoryStore } from '../core/index.ts';
+import { encodeRecord, InMemoryStore } from '../core/index.ts';
+import { checkOptionKeys } from '../core/internal-entry.ts';
 import type {
   AgentDefinition,
   InputReply,
   InputRequest,
   LogRecord,
-  OptionKeys,
   RunLogView,
   RunRequestInput,
   RunResult,
@@ -22,6 +22,7 @@ import type {
   StepWriteRecord,
   UpgradeRecord,
 } from '../core/index.ts';
+import type { OptionKeys } from '../core/internal-entry.ts';
 import { driveStory, stepRecords } from './crash-story.ts';
 import type { CaseMemory, Story } from './crash-story.ts';
 import { faultyStore } from './faulty-store.ts';

@@ -2,8 +2,23 @@
  * A store wrapper that "crashes" after the k-th write.
  * @module
  */
-import { checkOptionKeys } from '../core/index.ts';
-import type { ActionIntentRecord, InputRecord, InputRequestRecord, IntentRecord, LogRecord, OptionKeys, ReadLogOptions, ReleaseLease, ResultRecord, RunEndedRecord, RunStartedRecord, RunStore, StepWriteRecord, UpgradeRecord } from '../core/index.ts';
+import { checkOptionKeys } from '../core/internal-entry.ts';
+import type {
+  ActionIntentRecord,
+  InputRecord,
+  InputRequestRecord,
+  IntentRecord,
+  LogRecord,
+  ReadLogOptions,
+  ReleaseLease,
+  ResultRecord,
+  RunEndedRecord,
+  RunStartedRecord,
+  RunStore,
+  StepWriteRecord,
+  UpgradeRecord,
+} from '../core/index.ts';
+import type { OptionKeys } from '../core/internal-entry.ts';
 
 /** The error a {@link faultyStore} throws once it has "crashed". */
 export class SimulatedCrashError extends Error {

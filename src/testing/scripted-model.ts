@@ -2,8 +2,9 @@
  * A deterministic model for tests: replies from a script, remembers its calls.
  * @module
  */
-import { checkOptionKeys } from '../core/index.ts';
-import type { ModelCall, ModelCaller, ModelReply, OptionKeys, SeamParams } from '../core/index.ts';
+import { checkOptionKeys } from '../core/internal-entry.ts';
+import type { ModelCall, ModelCaller, ModelReply, SeamParams } from '../core/index.ts';
+import type { OptionKeys } from '../core/internal-entry.ts';
 
 /** One scripted reply: a full reply, or just its text. */
 export type ScriptedReply = ModelReply | string;

@@ -8,8 +8,10 @@
  * @module
  */
 import * as z from 'zod/v4/core';
-import { checkOptionKeys, InvalidRequestError, PolyLoopError } from '../core/index.ts';
-import type { JsonObject, OptionKeys, ReplayPolicy, ToolSpec } from '../core/index.ts';
+import { InvalidRequestError, PolyLoopError } from '../core/index.ts';
+import { checkOptionKeys } from '../core/internal-entry.ts';
+import type { JsonObject, ReplayPolicy, ToolSpec } from '../core/index.ts';
+import type { OptionKeys } from '../core/internal-entry.ts';
 
 /** The arguments passed the JSON Schema check but not zod's own (a refinement, a transform). Code `tool_arguments`. */
 export class ToolArgumentsError extends PolyLoopError {

@@ -4,8 +4,9 @@
  * `signal.reason`; the action stays as it was.
  * @module
  */
-import { checkOptionKeys, outcomeProblem } from '../../core/index.ts';
-import type { Action, ActionExecutor, ActionOutcome, ExecuteContext, OptionKeys } from '../../core/index.ts';
+import { checkOptionKeys, outcomeProblem } from '../../core/internal-entry.ts';
+import type { Action, ActionExecutor, ActionOutcome, ExecuteContext } from '../../core/index.ts';
+import type { OptionKeys } from '../../core/internal-entry.ts';
 import { abortReason, check, ContractViolationError, deepFreeze, equal, invoke, noProblem, paramsProblem, rejectsWithReason, settleWithin, snapshot } from './check.ts';
 import type { ContractCase, ContractSuite } from './check.ts';
 

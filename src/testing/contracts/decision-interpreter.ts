@@ -4,8 +4,10 @@
  * was, and several tool calls in one reply read as `invalid`.
  * @module
  */
-import { checkOptionKeys, decisionProblem, ToolRegistry } from '../../core/index.ts';
-import type { Decision, DecisionInterpreter, ModelReply, OptionKeys, ToolCatalog } from '../../core/index.ts';
+import { ToolRegistry } from '../../core/index.ts';
+import { checkOptionKeys, decisionProblem } from '../../core/internal-entry.ts';
+import type { Decision, DecisionInterpreter, ModelReply, ToolCatalog } from '../../core/index.ts';
+import type { OptionKeys } from '../../core/internal-entry.ts';
 import { check, ContractViolationError, deepFreeze, equal, noProblem, paramsProblem, snapshot } from './check.ts';
 import type { ContractCase, ContractSuite } from './check.ts';
 

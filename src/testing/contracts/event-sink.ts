@@ -3,8 +3,9 @@
  * hands them over — settles without a throw, and the sink leaves the events as they were.
  * @module
  */
-import { checkOptionKeys } from '../../core/index.ts';
-import type { EventSink, OptionKeys, RunEvent, RunEventType } from '../../core/index.ts';
+import { checkOptionKeys } from '../../core/internal-entry.ts';
+import type { EventSink, RunEvent, RunEventType } from '../../core/index.ts';
+import type { OptionKeys } from '../../core/internal-entry.ts';
 import { ContractViolationError, deepFreeze, equal, invoke, noProblem, paramsProblem, settleWithin, snapshot } from './check.ts';
 import type { ContractCase, ContractSuite } from './check.ts';
 import { stepRecord } from './records.ts';

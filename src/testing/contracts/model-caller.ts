@@ -4,8 +4,9 @@
  * the call stay as they were.
  * @module
  */
-import { checkOptionKeys, modelReplyProblem } from '../../core/index.ts';
-import type { Message, ModelCall, ModelCaller, ModelReply, ModelToolSchema, OptionKeys } from '../../core/index.ts';
+import { checkOptionKeys, modelReplyProblem } from '../../core/internal-entry.ts';
+import type { Message, ModelCall, ModelCaller, ModelReply, ModelToolSchema } from '../../core/index.ts';
+import type { OptionKeys } from '../../core/internal-entry.ts';
 import { abortReason, check, ContractViolationError, deepFreeze, equal, invoke, noProblem, paramsProblem, rejectsWithReason, settleWithin, snapshot } from './check.ts';
 import type { ContractCase, ContractSuite } from './check.ts';
 

@@ -7,8 +7,21 @@
  * Node, workerd and a browser.
  * @module
  */
-import { checkOptionKeys, isPolyLoopError, readRunLog } from '../../core/index.ts';
-import type { ActionIntentRecord, InputRecord, InputReply, InputRequestRecord, IntentRecord, LogRecord, OptionKeys, ReleaseLease, RunStartedRecord, RunStore, StepWriteRecord } from '../../core/index.ts';
+import { isPolyLoopError, readRunLog } from '../../core/index.ts';
+import { checkOptionKeys } from '../../core/internal-entry.ts';
+import type {
+  ActionIntentRecord,
+  InputRecord,
+  InputReply,
+  InputRequestRecord,
+  IntentRecord,
+  LogRecord,
+  ReleaseLease,
+  RunStartedRecord,
+  RunStore,
+  StepWriteRecord,
+} from '../../core/index.ts';
+import type { OptionKeys } from '../../core/internal-entry.ts';
 import { abortReason, check, ContractViolationError, equal, rejectsWithReason, settleWithin } from './check.ts';
 import type { ContractCase, ContractSuite } from './check.ts';
 import { forgedLogCases } from './forged-logs.ts';

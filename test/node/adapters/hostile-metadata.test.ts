@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { aiSdkModel } from '../../../src/adapters/ai-sdk.ts';
 import { finishReasonOf } from '../../../src/adapters/ai-sdk-reply.ts';
 import { anthropicUsage } from '../../../src/adapters/anthropic-wire.ts';
-import { modelReplyProblem } from '../../../src/core/index.ts';
+import { modelReplyProblem } from '../../../src/core/internal-entry.ts';
 import { modelCall, rejection } from './helpers.ts';
 
 function v3(finishReason: unknown): LanguageModelV3 {

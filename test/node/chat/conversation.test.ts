@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { conversationOf, InMemoryStore, resume, run } from '../../../src/core/index.ts';
+import { InMemoryStore, resume, run } from '../../../src/core/index.ts';
+import { conversationOf } from '../../../src/core/internal-entry.ts';
 import { chatModel, SYSTEM, testChat } from './fixtures.ts';
 
 const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }] });

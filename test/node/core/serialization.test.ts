@@ -1,6 +1,14 @@
 /** Record encoding and decoding (docs/design/records-and-recovery.md#records). */
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, CorruptLogError, decodeLog, decodeRecord, encodeRecord, RECORD_VERSION, SchemaVersionError } from '../../../src/core/index.ts';
+import {
+  CorruptLogError,
+  decodeLog,
+  decodeRecord,
+  encodeRecord,
+  RECORD_VERSION,
+  SchemaVersionError,
+} from '../../../src/core/index.ts';
+import { canonicalJson } from '../../../src/core/internal-entry.ts';
 import type { LogRecord, StepRecord, StepWriteRecord } from '../../../src/core/index.ts';
 
 const STEP: StepRecord = {

@@ -1,6 +1,17 @@
 /** Every options bag of the core entry refuses a key it does not know, naming it and the key it most likely meant. */
 import { describe, expect, it } from 'vitest';
-import { checkOptionKeys, consoleSink, decodeLog, defineAgent, importRun, InMemoryStore, isPolyLoopError, resume, run, ToolRegistry } from '../../../src/core/index.ts';
+import {
+  consoleSink,
+  decodeLog,
+  defineAgent,
+  importRun,
+  InMemoryStore,
+  isPolyLoopError,
+  resume,
+  run,
+  ToolRegistry,
+} from '../../../src/core/index.ts';
+import { checkOptionKeys } from '../../../src/core/internal-entry.ts';
 import type { InvalidRequestError } from '../../../src/core/index.ts';
 import { nearestKey } from '../../../src/core/options.ts';
 import { harness, makeTools, SYNTHETIC } from './fixtures.ts';

@@ -23,6 +23,7 @@ const pkg = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as {
 /** Subpath → its source entry. Workers code imports `cloudflare:*`, which plain Node cannot load. */
 const SOURCES: Record<string, string> = {
   '.': 'src/core/index.ts',
+  './internal': 'src/core/internal-entry.ts',
   './node': 'src/platform-node/index.ts',
   './web': 'src/platform-web/index.ts',
   './workers': 'src/platform-workers/index.ts',

@@ -3,7 +3,7 @@
 // @modelcontextprotocol/client, not installed here, so those two are only resolved), then one run.
 
 const out = {};
-for (const s of ['', '/node', '/web', '/postgres', '/adapters/openai', '/adapters/anthropic', '/adapters/ai-sdk', '/zod', '/testing', '/chat']) {
+for (const s of ['', '/internal', '/node', '/web', '/postgres', '/adapters/openai', '/adapters/anthropic', '/adapters/ai-sdk', '/zod', '/testing', '/chat']) {
   out[`polyloop${s}`] = Object.keys(await import(`polyloop${s}`)).length;
 }
 out['polyloop/workers'] = import.meta.resolve('polyloop/workers').endsWith('/dist/platform-workers/index.js') ? 'resolved' : 'wrong';

@@ -8,7 +8,7 @@ import { build } from 'esbuild';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { canonicalJson } from '../../../../src/core/index.ts';
+import { canonicalJson } from '../../../../src/core/internal-entry.ts';
 import type { RunResult, StepRecord } from '../../../../src/core/index.ts';
 
 const AGENT_SOURCE = resolve(import.meta.dirname, 'crash-agent.ts');

@@ -9,7 +9,8 @@
  * would make it twice) — the one case that ends `cancelled`, with the uninterrupted prefix.
  */
 import { readFile } from 'node:fs/promises';
-import { canonicalJson, isPolyLoopError, resume, run } from '../../../../src/core/index.ts';
+import { isPolyLoopError, resume, run } from '../../../../src/core/index.ts';
+import { canonicalJson } from '../../../../src/core/internal-entry.ts';
 import type { InputReply, InputRequest, LogRecord, RunResult, StepRecord } from '../../../../src/core/index.ts';
 import { FileStore } from '../../../../src/platform-node/index.ts';
 import type { Reference } from './explore.ts';
