@@ -250,7 +250,7 @@ describe('upgrades', () => {
 
   it('refuses to make the tool of an open approval one a person answers, and says why a replay-safe change is refused there', async () => {
     const { store, pending, before } = await waitingRun();
-    const answered = gatedTools([]).map((t) => (t.name === 'note' ? { name: t.name, description: t.description, parameters: t.parameters, replayPolicy: t.replayPolicy, answeredBy: 'human' as const } : t));
+    const answered = gatedTools([]).map((t) => (t.name === 'note' ? { name: t.name, description: t.description, parameters: t.parameters, replayPolicy: 'never' as const, answeredBy: 'human' as const } : t));
     const e = await resume(agentOf(store, defaultsFor(answered)), 'run-1', { upgrade: { reason: 'a person writes notes now' }, input: approveOf(pending) }).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(UpgradeRefusedError);
     expect((e as Error).message).toMatch(/changes whether a person answers tool "note" while the open request of step 1 asks about it/);
