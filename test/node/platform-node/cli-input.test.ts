@@ -1,10 +1,11 @@
 /** `polyloop runs` / `show` on runs that wait for a person or carry a reply out, through the real launcher. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { RECORD_VERSION } from '../../../src/core/index.ts';
 import type { ActionDecision, InputReply, InputRequestRecord, IntentRecord } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { actionIntent, modelIntent, modelResult, started } from '../../contract/run-store.contract.ts';
-import { polyloop as cli, tempDir } from './helpers.ts';
+import { sharedTempDirs } from '../../support/temp-dir.ts';
+import { polyloop as cli } from './helpers.ts';
 
 const polyloop = (...args: string[]): ReturnType<typeof cli> => cli(args);
 const v = RECORD_VERSION;
@@ -17,13 +18,11 @@ function request(kind: 'approval' | 'answer' | 'settle', decision: ActionDecisio
   return { kind: 'input_request', v, stepIndex: 0, resultId: kind === 'settle' ? 's0.settle' : 's0.input', request: { kind, target: decision ? 'action' : 'model_call', decision }, requestedAt: at };
 }
 
+const dirs = sharedTempDirs();
 let dir = '';
-let cleanup = async (): Promise<void> => undefined;
 
 beforeAll(async () => {
-  const t = await tempDir();
-  dir = t.dir;
-  cleanup = t.cleanup;
+  dir = await dirs.make();
   const store = new FileStore({ dir, onWarning: () => undefined });
   const begin = async (runId: string, modelNever = false): Promise<void> => {
     await store.runStarted(runId, started(runId));
@@ -53,8 +52,6 @@ beforeAll(async () => {
   await store.inputRequest('approved', request('approval', noteDecision));
   await store.input('approved', reply({ kind: 'approve', resultId: 's0.input' }));
 });
-
-afterAll(async () => cleanup());
 
 describe.concurrent('polyloop runs with human input', () => {
   it('says what each awaiting run asks, about which action, under which resultId, and which replies it accepts', async () => {

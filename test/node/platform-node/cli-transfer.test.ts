@@ -4,7 +4,7 @@
  */
 import { appendFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeLog, encodeRecord, exportRun, InMemoryStore, resume, run } from '../../../src/core/index.ts';
 import type { IntentRecord, LogRecord, RunStore } from '../../../src/core/index.ts';
 import { runCli } from '../../../src/platform-node/cli.ts';
@@ -12,18 +12,12 @@ import { FileStore } from '../../../src/platform-node/index.ts';
 import { faultyStore } from '../../../src/testing/index.ts';
 import { actionIntent, modelIntent, modelResult, started, writeFullRun } from '../../contract/run-store.contract.ts';
 import { harness, safeTools, timeless } from '../core/fixtures.ts';
-import { polyloop, tempDir } from './helpers.ts';
+import { sharedTempDirs } from '../../support/temp-dir.ts';
+import { polyloop } from './helpers.ts';
 
-const cleanups: Array<() => Promise<void>> = [];
-afterAll(async () => {
-  for (const c of cleanups) await c();
-});
-
-async function freshDir(): Promise<string> {
-  const t = await tempDir();
-  cleanups.push(t.cleanup);
-  return t.dir;
-}
+// Removed once the file is done: the runs exported in beforeAll serve its concurrent tests.
+const dirs = sharedTempDirs();
+const freshDir = (): Promise<string> => dirs.make();
 
 /** An interrupted run: its `never` action is in flight. */
 async function writeInFlight(store: RunStore, runId: string): Promise<void> {

@@ -3,16 +3,17 @@
  * effect (its reason, what it changed, the tools it added and removed, its time), and the
  * upgrades in `--json`.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { resume, run } from '../../../src/core/index.ts';
 import type { UpgradeRecord } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { readRunLog } from '../../../src/core/index.ts';
 import { agentVersions } from '../viewer/upgrade-agents.ts';
-import { polyloop, tempDir } from './helpers.ts';
+import { sharedTempDirs } from '../../support/temp-dir.ts';
+import { polyloop } from './helpers.ts';
 
+const dirs = sharedTempDirs();
 let dir = '';
-let cleanup = async (): Promise<void> => undefined;
 let finished: UpgradeRecord;
 let waiting: UpgradeRecord;
 
@@ -22,7 +23,7 @@ const approve = { kind: 'approve', resultId: 's1.input' } as const;
 const CHANGED = 'context, tools +search';
 
 beforeAll(async () => {
-  ({ dir, cleanup } = await tempDir('polyloop-cli-upgrades-'));
+  dir = await dirs.make('polyloop-cli-upgrades-');
   const { v1, v2, v3 } = agentVersions(dir);
   // Started under v1, waiting for approval of `send` at step 1; upgraded to v2 with the approval.
   await run(v1, { runId: 'upgraded', goal: 'Tell Ana the weather.' });
@@ -34,10 +35,6 @@ beforeAll(async () => {
   await expect(resume(v3, 'waiting', { upgrade: { reason: 'drop send' } })).rejects.toThrow(/cannot be upgraded/);
   [waiting] = (await upgradesOf('waiting')) as [UpgradeRecord];
 }, 30_000);
-
-afterAll(async () => {
-  await cleanup();
-});
 
 describe('polyloop show on an upgraded run', () => {
   it('prints a line where the upgrade took effect: before its step, with reason, changes, tools added, time', async () => {

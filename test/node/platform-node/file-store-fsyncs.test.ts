@@ -9,13 +9,8 @@
 import { spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { tempDir } from './helpers.ts';
-
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0)) await c();
-});
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../../support/temp-dir.ts';
 
 const straceWorks = spawnSync('strace', ['-f', '-e', 'trace=none', '-o', '/dev/null', 'true'], { stdio: 'ignore' }).status === 0;
 
@@ -45,12 +40,11 @@ export function costPerStep(trace: string): StepCost[] {
 }
 
 async function traceSteps(policy: 'safe' | 'never', steps: number): Promise<StepCost[]> {
-  const t = await tempDir();
-  cleanups.push(t.cleanup);
-  const traceFile = join(t.dir, 'trace.txt');
+  const dir = await tempDir();
+  const traceFile = join(dir, 'trace.txt');
   const fixture = resolve(import.meta.dirname, 'fixtures/fsync-steps.ts');
   const args = ['-f', '-qq', '-y', '-e', 'trace=write,writev,pwrite64,pwritev,pwritev2,fsync,fdatasync', '-s', '64', '-o', traceFile];
-  const r = spawnSync('strace', [...args, process.execPath, '--import', 'tsx', fixture, join(t.dir, 'logs'), policy, String(steps)], { encoding: 'utf8' });
+  const r = spawnSync('strace', [...args, process.execPath, '--import', 'tsx', fixture, join(dir, 'logs'), policy, String(steps)], { encoding: 'utf8' });
   expect(r.stdout.trim().split('\n').at(-1), r.stderr).toBe('END final_answer');
   return costPerStep(await readFile(traceFile, 'utf8'));
 }

@@ -11,18 +11,14 @@ import { runStoreContract } from '../../../src/testing/index.ts';
 import type { ContractSuite } from '../../../src/testing/index.ts';
 import { humanInputLaw, lawProblems } from '../../contract/human-input-law.ts';
 import { modelIntent, modelResult, started } from '../../contract/run-store.contract.ts';
-import { tempDir } from './helpers.ts';
+import { tempDir } from '../../support/temp-dir.ts';
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
+afterEach(() => {
   vi.restoreAllMocks();
-  for (const c of cleanups.splice(0)) await c();
 });
 
 async function freshDir(): Promise<string> {
-  const t = await tempDir('polyloop-input-');
-  cleanups.push(t.cleanup);
-  return t.dir;
+  return tempDir('polyloop-input-');
 }
 
 const quiet = (): void => undefined;

@@ -6,26 +6,20 @@
 import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, readlink, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { encodeRecord, isPolyLoopError, run } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { inspectRun, listRuns } from '../../../src/platform-node/inspect.ts';
 import { started } from '../../contract/run-store.contract.ts';
 import { harness } from '../core/fixtures.ts';
-import { tempDir } from './helpers.ts';
-
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0)) await c();
-});
+import { tempDir } from '../../support/temp-dir.ts';
 
 /** A store dir, plus a victim file outside it holding a valid log of another run. */
 async function setup(): Promise<{ store: FileStore; victim: string; victimText: string }> {
-  const t = await tempDir();
-  cleanups.push(t.cleanup);
-  const dir = join(t.dir, 'runs');
+  const root = await tempDir();
+  const dir = join(root, 'runs');
   await mkdir(dir);
-  const victim = join(t.dir, 'victim.jsonl');
+  const victim = join(root, 'victim.jsonl');
   const victimText = encodeRecord(started('elsewhere')) + '\n';
   await writeFile(victim, victimText);
   return { store: new FileStore({ dir, onWarning: () => undefined }), victim, victimText };

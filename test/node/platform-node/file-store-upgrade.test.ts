@@ -4,20 +4,13 @@
  * boundary and with a `never` action in flight, and resumed (old code before the point, new code
  * with `{ upgrade }` after it); and an upgrade the pending approval forbids writes nothing.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { expectUpgradesRefused, UPGRADE_SCENARIOS, upgradeLaw, upgradeLawProblems } from '../../contract/upgrade-law.ts';
-import { tempDir } from './helpers.ts';
-
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0)) await c();
-});
+import { tempDir } from '../../support/temp-dir.ts';
 
 async function freshDir(): Promise<string> {
-  const t = await tempDir('polyloop-upgrade-');
-  cleanups.push(t.cleanup);
-  return t.dir;
+  return tempDir('polyloop-upgrade-');
 }
 
 describe('the upgrade crash law over FileStore', () => {

@@ -1,15 +1,7 @@
-/** Helpers for the Node platform tests: temp dirs and real child processes. */
+/** Helpers for the Node platform tests: real child processes (temp dirs: test/support/temp-dir.ts). */
 import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-/** A fresh temp directory; remove it with the returned function. */
-export async function tempDir(prefix = 'polyloop-node-'): Promise<{ readonly dir: string; readonly cleanup: () => Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), prefix));
-  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
-}
 
 /** Start a TypeScript file in a real Node process (`node --import tsx`: the pid is the program's own). */
 export function spawnTs(file: string, args: readonly string[], opts: { readonly cwd?: string; readonly env?: NodeJS.ProcessEnv } = {}): ChildProcessWithoutNullStreams {

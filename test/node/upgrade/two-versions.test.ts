@@ -11,7 +11,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { decodeLog, readRunLog } from '../../../src/core/index.ts';
 import type { UpgradeRecord } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
-import { finished, spawnTs, tempDir, waitForLine } from '../platform-node/helpers.ts';
+import { sharedTempDirs } from '../../support/temp-dir.ts';
+import { finished, spawnTs, waitForLine } from '../platform-node/helpers.ts';
 
 const PROCESS = resolve(import.meta.dirname, 'process.ts');
 const AGENT_A = resolve(import.meta.dirname, 'agent-a.ts');
@@ -19,6 +20,8 @@ const AGENT_B = resolve(import.meta.dirname, 'agent-b.ts');
 const RUN_ID = 'weather-1';
 const REASON = 'deploy 2: the forecast tool and a new system prompt';
 
+// Removed after the afterAll below has killed any child a failed assertion left running.
+const dirs = sharedTempDirs();
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
   for (const c of cleanups) await c();
@@ -70,9 +73,8 @@ function expectUpgradedLog(after: Buffer, before: Buffer, pending: Pending): voi
 describe('a run started by version A of an agent module and finished by version B', () => {
   it('is refused without upgrade (nothing written), and with it goes on from the approval: the never tool runs once, '
     + 'the old steps stay byte for byte', async () => {
-    const t = await tempDir('polyloop-upgrade-');
-    cleanups.push(t.cleanup);
-    const env: Env = { ...process.env, UPGRADE_DIR: join(t.dir, 'runs'), UPGRADE_SIDE: join(t.dir, 'sent.txt') };
+    const root = await dirs.make('polyloop-upgrade-');
+    const env: Env = { ...process.env, UPGRADE_DIR: join(root, 'runs'), UPGRADE_SIDE: join(root, 'sent.txt') };
     const logPath = new FileStore({ dir: env.UPGRADE_DIR }).logPath(RUN_ID);
     const { pending, log: before } = await startUnderA(env, logPath);
 
