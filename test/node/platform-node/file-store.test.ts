@@ -1,17 +1,13 @@
-import { spawn } from 'node:child_process';
-import { appendFile, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+/** FileStore: the run ids as file names, the logs on disk (torn, damaged and foreign tails, bytes that are not UTF-8), the store contract. */
+import { appendFile, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CorruptLogError, encodeRecord, isPolyLoopError } from '../../../src/core/index.ts';
-import { FileStore, parseRunFileName, runIdFileName } from '../../../src/platform-node/index.ts';
+import { FileStore } from '../../../src/platform-node/index.ts';
+import { parseRunFileName, runIdFileName } from '../../../src/platform-node/run-id.ts';
 import type { FileStoreWarning } from '../../../src/platform-node/index.ts';
 import { modelIntent, modelResult, runStoreContract, started, stepWrite, writeFullRun } from '../../contract/run-store.contract.ts';
-import { finished, spawnTs, waitForLine } from './helpers.ts';
 import { tempDir } from '../../support/temp-dir.ts';
-
-const here = dirname(fileURLToPath(import.meta.url));
 
 async function freshStore(onWarning?: (w: FileStoreWarning) => void): Promise<FileStore> {
   const dir = await tempDir();
@@ -137,103 +133,83 @@ describe('FileStore logs on disk', () => {
   });
 });
 
-describe('FileStore lock', () => {
-  const holder = resolve(here, 'fixtures/hold-lock.ts');
-
-  it('refuses a second process while the first holds the run, then recovers the lock once that process is SIGKILLed', async () => {
-    const store = await freshStore();
-    const child = spawnTs(holder, [store.dir, 'shared-run']);
-    const line = await waitForLine(child, /^held \d+$/);
-    const pid = Number(line.split(' ')[1]);
-    expect(pid).toBe(child.pid);
-    const refused = await store.acquire('shared-run', {}).then(() => null, (e: unknown) => e);
-    expect(isPolyLoopError(refused, 'run_locked')).toBe(true);
-    expect((refused as Error).message).toContain(`pid ${pid} on ${hostname()}`);
-    const exit = finished(child);
-    child.kill('SIGKILL');
-    expect((await exit).signal).toBe('SIGKILL');
-    expect(await readdir(store.dir)).toContain(runIdFileName('shared-run').replace('.jsonl', '.lock'));
-    const release = await store.acquire('shared-run', {});
-    const owner = JSON.parse(await readFile(store.lockPath('shared-run'), 'utf8')) as { pid: number };
-    expect(owner.pid).toBe(process.pid);
-    await release();
-    await expect(stat(store.lockPath('shared-run'))).rejects.toThrow();
-  });
-
-  it('lets exactly one of several processes take over a stale lock at once', async () => {
-    const store = await freshStore();
-    const dead = spawn(process.execPath, ['-e', '']);
-    const deadPid = dead.pid as number;
-    await new Promise((r) => dead.once('exit', r));
-    await writeFile(store.lockPath('contested'), JSON.stringify({ pid: deadPid, hostname: hostname(), acquiredAt: '2026-01-01T00:00:00.000Z', token: 'dead', runId: 'contested' }));
-    const children = [0, 1, 2].map(() => spawnTs(holder, [store.dir, 'contested']));
-    const exits = children.map((c) => finished(c)); // listen for 'close' before any child can exit
-    const outcomes = await Promise.all(
-      children.map((child) => waitForLine(child, /^(held|refused) /).catch((e: unknown) => `error ${String(e)}`)),
-    );
-    for (const c of children) c.kill('SIGKILL');
-    await Promise.all(exits);
-    expect(outcomes.filter((o) => o.startsWith('held'))).toHaveLength(1);
-    expect(outcomes.filter((o) => o === 'refused RunLockedError')).toHaveLength(2);
-  });
-
-  it('recovers a stale lock even when a recoverer died holding the breaker file', async () => {
-    const store = await freshStore();
-    const dead = spawn(process.execPath, ['-e', '']);
-    await new Promise((r) => dead.once('exit', r));
-    const stale = (token: string): string => JSON.stringify({ pid: dead.pid, hostname: hostname(), acquiredAt: '2026-01-01T00:00:00.000Z', token, runId: 'r' });
-    await writeFile(store.lockPath('r'), stale('lock'));
-    await writeFile(`${store.lockPath('r')}.break`, stale('breaker'));
+describe('FileStore: tails written by another driver', () => {
+  it('repairs a torn tail left by another process before appending again after re-acquiring the run', async () => {
+    const dir = await tempDir();
+    const store = new FileStore({ dir, onWarning: () => undefined });
     const release = await store.acquire('r', {});
-    expect(await readdir(store.dir)).toEqual([runIdFileName('r').replace('.jsonl', '.lock')]);
-    await release();
-  });
-
-  it('makes a second process get RunLockedError while this one holds the run', async () => {
-    const store = await freshStore();
-    const release = await store.acquire('mine', {});
-    const child = spawnTs(holder, [store.dir, 'mine']);
-    const done = finished(child);
-    const result = await done;
-    expect(result.stdout).toContain('refused RunLockedError');
-    expect(result.code).toBe(3);
-    await release();
-  });
-
-  it('refuses a lock held on another host, telling how to clear it', async () => {
-    const store = await freshStore();
     await store.runStarted('r', started('r'));
-    await writeFile(store.lockPath('r'), JSON.stringify({ pid: 1, hostname: `${hostname()}-elsewhere`, acquiredAt: '2026-01-01T00:00:00.000Z', token: 't', runId: 'r' }));
-    const err = await store.acquire('r', {}).then(() => null, (e: unknown) => e);
-    expect(isPolyLoopError(err, 'run_locked')).toBe(true);
-    expect((err as Error).message).toContain('delete the lock file');
+    await release();
+    // Another process took the run over, wrote half a record and was killed.
+    await appendFile(store.logPath('r'), '{"v":"1.0","kind":"intent","inte');
+    const again = await store.acquire('r', {});
+    await store.readLog('r');
+    await store.intent('r', modelIntent(0));
+    await store.result('r', 's0.model', modelResult(0));
+    await again();
+    expect((await store.readLog('r')).map((x) => x.kind)).toEqual(['run_started', 'intent', 'result']);
+    expect((await readFile(store.logPath('r'), 'utf8')).split('\n')).toHaveLength(4);
   });
+});
 
-  it('treats an unreadable lock file as held while fresh and as stale once old', async () => {
-    const store = await freshStore();
+describe('FileStore: a damaged last line that ends with a newline', () => {
+  it('repairs it before appending, as readers already drop it, instead of turning it into a corrupt middle line', async () => {
+    const first = new FileStore({ dir: await tempDir(), onWarning: () => undefined });
+    await first.runStarted('r', started('r'));
+    // A power cut before the fsync: the size and the last page landed, the page before did not.
+    await appendFile(first.logPath('r'), '{"v":"1.0","kind":"intent",\0\0\0\0\0\0"stepIndex":0}\n');
+    const warnings: string[] = [];
+    const store = new FileStore({ dir: first.dir, onWarning: (w) => void warnings.push(w.code) });
+    const release = await store.acquire('r', {});
+    expect((await store.readLog('r')).map((x) => x.kind)).toEqual(['run_started']);
+    await store.intent('r', modelIntent(0));
+    await release();
+    expect((await store.readLog('r')).map((x) => x.kind)).toEqual(['run_started', 'intent']);
+    expect(warnings).toContain('tail_truncated');
+  });
+});
+
+describe('FileStore: bytes that are not UTF-8', () => {
+  it('rejects a complete line holding invalid UTF-8 as CorruptLogError naming the line, instead of reading U+FFFD into the record', async () => {
+    const store = new FileStore({ dir: await tempDir(), onWarning: () => undefined });
     await store.runStarted('r', started('r'));
-    await writeFile(store.lockPath('r'), '');
-    expect(isPolyLoopError(await store.acquire('r', {}).then(() => null, (e: unknown) => e), 'run_locked')).toBe(true);
-    const old = new Date(Date.now() - 60_000);
-    await utimes(store.lockPath('r'), old, old);
-    const release = await store.acquire('r', {});
-    await release();
+    await store.step('r', stepWrite(0, 'caf\u00e9'));
+    await store.intent('r', modelIntent(1));
+    const bytes = await readFile(store.logPath('r'));
+    const at = bytes.indexOf(Buffer.from('caf\u00e9'));
+    bytes[at + 3] = 0xff; // the first byte of "é" flipped into a byte UTF-8 never uses
+    await writeFile(store.logPath('r'), bytes);
+    const err = await store.readLog('r').then(() => null, (e: unknown) => e);
+    expect(isPolyLoopError(err, 'corrupt_log')).toBe(true);
+    expect((err as Error).message).toContain(`${store.logPath('r')}:2`);
   });
 
-  it('does not remove a lock someone else took after this one was released', async () => {
-    const store = await freshStore();
-    const release = await store.acquire('r', {});
-    await release();
-    const second = await store.acquire('r', {});
-    await release();
-    expect(isPolyLoopError(await store.acquire('r', {}).then(() => null, (e: unknown) => e), 'run_locked')).toBe(true);
-    await second();
+  it('drops a torn tail cut inside a multi-byte character and appends cleanly after it', async () => {
+    const warnings: string[] = [];
+    const first = new FileStore({ dir: await tempDir(), onWarning: () => undefined });
+    await first.runStarted('r', started('r'));
+    // The first process died inside "🚀"; a fresh one (a new instance) picks the run up.
+    const store = new FileStore({ dir: first.dir, onWarning: (w) => void warnings.push(w.code) });
+    const line = Buffer.from(JSON.stringify(stepWrite(0, '运行🚀')) + '\n');
+    await appendFile(store.logPath('r'), line.subarray(0, line.indexOf(Buffer.from('🚀')) + 2));
+    expect((await store.readLog('r')).map((x) => x.kind)).toEqual(['run_started']);
+    await store.step('r', stepWrite(0, '运行🚀'));
+    const log = await store.readLog('r');
+    expect(log.map((x) => x.kind)).toEqual(['run_started', 'step']);
+    expect(warnings).toEqual(['torn_tail', 'tail_truncated']);
   });
+});
 
-  it('rejects with the abort reason when the signal is already aborted', async () => {
-    const store = await freshStore();
-    const ac = new AbortController();
-    ac.abort(new Error('stop now'));
-    await expect(store.acquire('r', { signal: ac.signal })).rejects.toThrow('stop now');
+describe('FileStore: a record JSON cannot carry', () => {
+  it('rejects the returned promise instead of throwing synchronously, and writes nothing', async () => {
+    const store = new FileStore({ dir: await tempDir() });
+    await store.runStarted('r', started('r'));
+    const bad = { ...modelIntent(0), extra: 10n } as unknown as ReturnType<typeof modelIntent>;
+    let returned: Promise<void> | null = null;
+    expect(() => {
+      returned = store.intent('r', bad);
+    }).not.toThrow();
+    await expect(returned).rejects.toThrow(TypeError);
+    expect((await store.readLog('r')).map((x) => x.kind)).toEqual(['run_started']);
   });
 });
