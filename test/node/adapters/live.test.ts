@@ -8,6 +8,7 @@ import { openAIModel, openAIToolInterpreter } from '../../../src/adapters/openai
 import { defineAgent, InMemoryStore, run } from '../../../src/core/index.ts';
 import type { DecisionInterpreter, ModelCaller } from '../../../src/core/index.ts';
 import { collectingSink } from '../../../src/testing/index.ts';
+import { machineHas } from '../../support/machine.ts';
 import { request, SYNTHETIC } from './agent-fixtures.ts';
 
 const env = process.env;
@@ -17,7 +18,13 @@ async function solve(model: ModelCaller, interpreter: DecisionInterpreter) {
   return run(agent, { ...request('live'), modelBinding: {} });
 }
 
-describe.skipIf(!env['OPENAI_API_KEY'])('openAIModel against the real API', () => {
+const openAIKey = machineHas(Boolean(env['OPENAI_API_KEY']), 'openAIModel against the real API runs with OPENAI_API_KEY set');
+const anthropicKey = machineHas(
+  Boolean(env['ANTHROPIC_API_KEY']),
+  'anthropicModel against the real API runs with ANTHROPIC_API_KEY set',
+);
+
+describe.runIf(openAIKey)('openAIModel against the real API', () => {
   it.each([false, true])('solves (1+2)+4 with the add tool (stream: %s)', async (stream) => {
     const model = openAIModel({ model: env['OPENAI_MODEL'] ?? 'gpt-4.1-mini', apiKey: env['OPENAI_API_KEY'] ?? '', baseURL: env['OPENAI_BASE_URL'] ?? 'https://api.openai.com/v1', stream });
     const result = await solve(model, openAIToolInterpreter());
@@ -27,7 +34,7 @@ describe.skipIf(!env['OPENAI_API_KEY'])('openAIModel against the real API', () =
   }, 120_000);
 });
 
-describe.skipIf(!env['ANTHROPIC_API_KEY'])('anthropicModel against the real API', () => {
+describe.runIf(anthropicKey)('anthropicModel against the real API', () => {
   it.each([false, true])('solves (1+2)+4 with the add tool (stream: %s)', async (stream) => {
     const model = anthropicModel({ model: env['ANTHROPIC_MODEL'] ?? 'claude-haiku-4-5', apiKey: env['ANTHROPIC_API_KEY'] ?? '', maxTokens: 1024, stream });
     const result = await solve(model, anthropicToolInterpreter());

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { machineHas } from '../../support/machine.ts';
 import { emptyProjectWith, npmPack } from '../package/pack.ts';
 import { runWorkerTemplate } from './worker-template.ts';
 
@@ -21,14 +22,15 @@ const ENABLED = process.env['CI'] === 'true' || process.env['POLYLOOP_NEWCOMER']
 /** A newcomer's shell: no provider key (the demo then uses its local model), no CI flags of ours. */
 const SHELL: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(OPENAI_|ANTHROPIC_|VITEST|POLYLOOP_)/.test(k)));
 
-/** Whether `path` is in the commit a clone gets (a file still being written in this checkout is not). */
-function committed(path: string): boolean {
+/** Fails unless `path` is in the commit a clone gets (a file still being written in this checkout is not). */
+function expectCommitted(path: string): void {
+  let found = true;
   try {
     execFileSync('git', ['cat-file', '-e', `HEAD:${path}`], { cwd: ROOT, stdio: 'ignore' });
-    return true;
   } catch {
-    return false; // not committed yet: the step it serves is skipped, visibly
+    found = false;
   }
+  expect(found, `${path} is not committed, so a fresh clone lacks it`).toBe(true);
 }
 
 let work = '';
@@ -39,7 +41,12 @@ async function sh(cmd: string, args: readonly string[], cwd: string, timeout = 1
   return stdout + stderr;
 }
 
-describe.runIf(ENABLED)('the newcomer path on a fresh clone', () => {
+const slowRunsHere = machineHas(
+  ENABLED,
+  'the newcomer path on a fresh clone is slow: it runs in CI (CI=true) or with POLYLOOP_NEWCOMER=1',
+);
+
+describe.runIf(slowRunsHere)('the newcomer path on a fresh clone', () => {
   beforeAll(async () => {
     work = mkdtempSync(join(tmpdir(), 'polyloop-newcomer-'));
     clone = join(work, 'polyloop');
@@ -78,14 +85,16 @@ describe.runIf(ENABLED)('the newcomer path on a fresh clone', () => {
       if (project !== '') rmSync(project, { recursive: true, force: true });
     });
 
-    it.skipIf(!committed('examples/readme/offline.mts'))('runs the README example offline, as written, to its final answer', async () => {
+    it('runs the README example offline, as written, to its final answer', async () => {
+      expectCommitted('examples/readme/offline.mts');
       const tsx = join(clone, 'node_modules/.bin/tsx');
       copyFileSync(join(clone, 'examples/readme/offline.mts'), join(project, 'offline.mts'));
       const out = await sh(tsx, ['offline.mts'], project, 60_000);
       expect(out).toContain('final_answer 2 + 40 = 42 null');
     }, 90_000);
 
-    it.skipIf(!committed('examples/worker/wrangler.toml'))('serves the Worker template under wrangler dev and carries one run over HTTP to its answer', async () => {
+    it('serves the Worker template under wrangler dev and carries one run over HTTP to its answer', async () => {
+      expectCommitted('examples/worker/wrangler.toml');
       const { status, listed, modelRequests } = await runWorkerTemplate(clone, project, SHELL);
       expect(status).toMatchObject({ status: 'ended', stopReason: 'final_answer', finalAnswer: '1234 + 4321 = 5555.', steps: 2, validActions: 1 });
       expect(modelRequests).toBe(2);

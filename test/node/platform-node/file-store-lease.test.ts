@@ -12,6 +12,7 @@ import { StoreError } from '../../../src/core/index.ts';
 import type { ActionIntentRecord } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { actionIntent, ended, modelIntent, modelResult, started, stepWrite } from '../../contract/run-store.contract.ts';
+import { machineHas } from '../../support/machine.ts';
 import { tempDir } from '../../support/temp-dir.ts';
 
 async function freshStore(): Promise<FileStore> {
@@ -28,7 +29,10 @@ async function openCount(path: string): Promise<number> {
   return n;
 }
 
-const linux = existsSync('/proc/self/fd');
+const linux = machineHas(
+  existsSync('/proc/self/fd'),
+  'the descriptors FileStore keeps open are counted in /proc/self/fd (Linux)',
+);
 
 describe('FileStore under a lease', () => {
   it.runIf(linux)('keeps one descriptor of the log open from the first append to the release, and none after', async () => {

@@ -11,6 +11,7 @@ import { isPolyLoopError } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { runIdFileName } from '../../../src/platform-node/run-id.ts';
 import { started } from '../../contract/run-store.contract.ts';
+import { machineHas } from '../../support/machine.ts';
 import { tempDir } from '../../support/temp-dir.ts';
 import { finished, spawnTs, waitForLine } from './helpers.ts';
 
@@ -120,6 +121,11 @@ describe('FileStore lock', () => {
 });
 
 describe('FileStore: a lock whose pid was reused', () => {
+  // A lock tells a reused pid apart by the process start time and boot id, read from /proc.
+  const linux = machineHas(
+    process.platform === 'linux',
+    'a lock whose pid was reused is told apart on Linux only (/proc start time and boot id)',
+  );
   const lockOf = (extra: Record<string, unknown>): string =>
     JSON.stringify({ pid: process.pid, hostname: hostname(), acquiredAt: '2026-01-01T00:00:00.000Z', token: 'earlier-incarnation', runId: 'r', ...extra });
 
@@ -131,7 +137,7 @@ describe('FileStore: a lock whose pid was reused', () => {
     return { ...(mine.bootId ? { bootId: mine.bootId } : {}), ...(mine.startTime ? { startTime: mine.startTime } : {}) };
   }
 
-  it.runIf(process.platform === 'linux')('takes over a lock left by an earlier process that had this same pid (a restarted container)', async () => {
+  it.runIf(linux)('takes over a lock left by an earlier process that had this same pid (a restarted container)', async () => {
     const store = new FileStore({ dir: await tempDir() });
     await store.runStarted('r', started('r'));
     const me = await myIdentity(store);
@@ -140,7 +146,7 @@ describe('FileStore: a lock whose pid was reused', () => {
     await release();
   });
 
-  it.runIf(process.platform === 'linux')('recovers a stale lock whose breaker file was left by a process whose pid is now reused', async () => {
+  it.runIf(linux)('recovers a stale lock whose breaker file was left by a process whose pid is now reused', async () => {
     const store = new FileStore({ dir: await tempDir() });
     const me = await myIdentity(store);
     const reused = lockOf({ pid: process.ppid, bootId: me.bootId, startTime: '1' });
@@ -165,7 +171,7 @@ describe('FileStore: a lock whose pid was reused', () => {
     await release();
   });
 
-  it.runIf(process.platform === 'linux')('takes over a lock whose pid now belongs to an unrelated live process (start time differs)', async () => {
+  it.runIf(linux)('takes over a lock whose pid now belongs to an unrelated live process (start time differs)', async () => {
     const store = new FileStore({ dir: await tempDir() });
     await store.runStarted('r', started('r'));
     const release = await store.acquire('r', {});

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decide, findBrowser, isDebianLike } from '../../../scripts/ensure-browser.mjs';
+import { machineHas } from '../../support/machine.ts';
 
 const DEBIAN = 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\nVERSION_ID="12"\n';
 const UBUNTU = 'NAME="Ubuntu"\nID=ubuntu\nID_LIKE=debian\n';
@@ -110,7 +111,12 @@ describe('isDebianLike', () => {
 describe('ensure-browser on a real file system', () => {
   const SCRIPT = join(import.meta.dirname, '../../../scripts/ensure-browser.mjs');
 
-  it.skipIf(process.platform === 'win32')('refuses a CHROMIUM_PATH that is a directory or a file it cannot execute, and npm test stops at once naming it', async () => {
+  const posix = machineHas(
+    process.platform !== 'win32',
+    'a CHROMIUM_PATH it cannot execute is made with POSIX file modes, which Windows lacks',
+  );
+
+  it.runIf(posix)('refuses a CHROMIUM_PATH that is a directory or a file it cannot execute, and npm test stops at once naming it', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'polyloop-browser-'));
     try {
       const plain = join(dir, 'chrome.txt');

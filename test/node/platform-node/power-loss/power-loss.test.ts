@@ -4,6 +4,7 @@
  * runs. The figures in docs/reliability.md come from the longer `npm run fuzz:power`.
  */
 import { describe, expect, it } from 'vitest';
+import { machineHas } from '../../../support/machine.ts';
 import { contentChoices, crashStates, tornVariants } from './crash-states.ts';
 import { ackedBarrierRecords, explore, straceWorks, tally } from './explore.ts';
 import type { ExploreReport } from './explore.ts';
@@ -119,7 +120,12 @@ function problemKinds(report: ExploreReport): Set<string> {
   return new Set(report.outcomes.flatMap((o) => o.problems.map((p) => p.split(':')[0] as string)));
 }
 
-describe.runIf(straceWorks())('power loss under FileStore: every state a cut can leave, resumed', () => {
+const canTrace = machineHas(
+  straceWorks(),
+  'the power-loss states come from a run traced under strace: they need strace able to trace a child (install strace; in a container, allow ptrace)',
+);
+
+describe.runIf(canTrace)('power loss under FileStore: every state a cut can leave, resumed', () => {
   it('no state of a 4-step run loses an acknowledged barrier or fails to resume; each ends as the uninterrupted run, a never action in flight settled from the world, each never action exactly once', async () => {
     const report = await explore({ steps: 4, modelPolicy: 'safe', concurrency: 4 });
     const t = tally(report);
