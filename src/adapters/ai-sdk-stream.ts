@@ -22,10 +22,13 @@ function mergeMetadata(slot: Slot, md: unknown): void {
 
 /**
  * A stream that failed: its `error` part, an end without a `finish` part, or a finish without the
- * provider's reason.
+ * provider's reason. Code `model_call`: the run ends `model_error`.
  */
-export class AiSdkStreamError extends Error {
+export class AiSdkStreamError extends PolyLoopError {
   override readonly name = 'AiSdkStreamError';
+  constructor(message?: string, options?: { cause?: unknown }) {
+    super('model_call', message ?? '', options);
+  }
 }
 
 /**

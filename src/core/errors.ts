@@ -20,33 +20,13 @@ export function describeError(e: unknown): string {
   }
 }
 
-/** Machine-readable error codes, one per class. */
-export type PolyLoopErrorCode =
-  | 'run_exists'
-  | 'run_not_found'
-  | 'run_identity_mismatch'
-  | 'schema_version'
-  | 'store_error'
-  | 'tool_environment'
-  | 'invalid_request'
-  | 'corrupt_log'
-  | 'run_locked'
-  | 'invalid_input'
-  | 'model_call'
-  | 'tool_arguments'
-  | 'upgrade_refused';
-
-/** Base of every error the library throws. Check with {@link isPolyLoopError}, not `instanceof`. */
-export class PolyLoopError extends Error {
-  override readonly name: string = 'PolyLoopError';
-  readonly code: PolyLoopErrorCode;
-  constructor(code: PolyLoopErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-  }
-}
-
-const CODES: ReadonlySet<string> = new Set<PolyLoopErrorCode>([
+/**
+ * Every error code, in one list: {@link PolyLoopErrorCode} and {@link isPolyLoopError} both read it,
+ * so a new code cannot be known to one and forgotten by the other. A code may name several classes
+ * (`model_call`: every adapter's failed call; `store_error`: every failing store, the test kit's
+ * simulated crash included, so the library treats it as it treats a real one).
+ */
+const ERROR_CODES = [
   'run_exists',
   'run_not_found',
   'run_identity_mismatch',
@@ -60,7 +40,26 @@ const CODES: ReadonlySet<string> = new Set<PolyLoopErrorCode>([
   'model_call',
   'tool_arguments',
   'upgrade_refused',
-]);
+  'contract_violation',
+  'viewer_refused',
+  'worker_unreachable',
+  'missing_directory',
+] as const;
+
+/** Machine-readable error codes. */
+export type PolyLoopErrorCode = (typeof ERROR_CODES)[number];
+
+/** Base of every error the library throws. Check with {@link isPolyLoopError}, not `instanceof`. */
+export class PolyLoopError extends Error {
+  override readonly name: string = 'PolyLoopError';
+  readonly code: PolyLoopErrorCode;
+  constructor(code: PolyLoopErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+const CODES: ReadonlySet<string> = new Set(ERROR_CODES);
 
 /**
  * True for any PolyLoop error, also across realms and duplicated bundles (Durable Objects,

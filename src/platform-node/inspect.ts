@@ -8,7 +8,7 @@
 import { lstat, readdir, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { CorruptLogError, decodeLog, decodeRecord, encodeRecord, isPolyLoopError, readRunLog } from '../core/index.ts';
+import { CorruptLogError, decodeLog, decodeRecord, encodeRecord, isPolyLoopError, PolyLoopError, readRunLog } from '../core/index.ts';
 import type { LogRecord, RunLogView } from '../core/index.ts';
 import { decodeLogText, FileStore } from './file-store.ts';
 import { errCode, isOwnerAlive, parseOwner } from './lock.ts';
@@ -38,9 +38,12 @@ export type RunListing = {
   readonly warnings: readonly string[];
 };
 
-/** Thrown for a directory that does not exist or is not a directory (the message says which). */
-export class MissingDirectoryError extends Error {
+/** Thrown for a directory that does not exist or is not a directory (the message says which). Code `missing_directory`. */
+export class MissingDirectoryError extends PolyLoopError {
   override readonly name = 'MissingDirectoryError';
+  constructor(message?: string, options?: { cause?: unknown }) {
+    super('missing_directory', message ?? '', options);
+  }
 }
 
 /** Every run log in `dir`, sorted by last write (oldest first). Corrupt or unreadable logs are listed with `error`. */

@@ -10,6 +10,7 @@ import { constants } from 'node:fs';
 import { lstat, open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
+import { PolyLoopError } from '../core/index.ts';
 
 // Windows has neither flag (nor FIFOs, and its links need privileges): there they are 0.
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
@@ -23,14 +24,17 @@ export const OPEN = {
   createExclusive: constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL,
 } as const;
 
-/** Something other than a regular file sits at a path where the store keeps a log or a lock. */
-export class NotRegularFileError extends Error {
+/**
+ * Something other than a regular file sits at a path where the store keeps a log or a lock. Code
+ * `store_error`: the store cannot go on there, as with any other store failure.
+ */
+export class NotRegularFileError extends PolyLoopError {
   override readonly name = 'NotRegularFileError';
   readonly path: string;
   /** What was found instead: `symbolic link`, `FIFO`, `directory`, … */
   readonly found: string;
   constructor(path: string, found: string) {
-    super(`refusing ${path}: it is a ${found}, not a regular file (the store never follows a link or opens a special file at a log or lock path; remove it if it is not yours)`);
+    super('store_error', `refusing ${path}: it is a ${found}, not a regular file (the store never follows a link or opens a special file at a log or lock path; remove it if it is not yours)`);
     this.path = path;
     this.found = found;
   }

@@ -4,7 +4,7 @@
  * routes of `view-app.ts`, which call a source; the source reads each run with `readRunLog`.
  * @module
  */
-import { encodeRecord } from '../core/index.ts';
+import { encodeRecord, PolyLoopError } from '../core/index.ts';
 import type { LogRecord } from '../core/index.ts';
 import type { ViewRunRow, RunSummary, ViewStepRow } from './view-model.ts';
 
@@ -51,10 +51,13 @@ export type ViewSource = {
 
 /**
  * Thrown for a viewer the options forbid: a non-loopback address without `allowRemote`, no page
- * it can serve, an agent module it cannot load.
+ * it can serve, an agent module it cannot load. Code `viewer_refused`.
  */
-export class ViewerRefusedError extends Error {
+export class ViewerRefusedError extends PolyLoopError {
   override readonly name = 'ViewerRefusedError';
+  constructor(message?: string, options?: { cause?: unknown }) {
+    super('viewer_refused', message ?? '', options);
+  }
 }
 
 /**

@@ -5,6 +5,7 @@
  * never sees it.
  * @module
  */
+import { PolyLoopError } from '../core/index.ts';
 import { readLogText, stepsPage, summarizeRun } from './view-model.ts';
 import type { LogReading, ViewRunRow, ViewStatus } from './view-model.ts';
 import type { ViewSource } from './view-source.ts';
@@ -20,9 +21,12 @@ const LOG_REUSE_MS = 300;
 /** The run list is read up to this many pages of 100 runs. */
 const MAX_LIST_PAGES = 100;
 
-/** Thrown when the Worker answers something unexpected; the message says what. */
-export class WorkerUnreachableError extends Error {
+/** Thrown when the Worker answers something unexpected; the message says what. Code `worker_unreachable`. */
+export class WorkerUnreachableError extends PolyLoopError {
   override readonly name = 'WorkerUnreachableError';
+  constructor(message?: string, options?: { cause?: unknown }) {
+    super('worker_unreachable', message ?? '', options);
+  }
 }
 
 /** A {@link ViewSource} over the Worker at `url`, authenticated with `token`. */

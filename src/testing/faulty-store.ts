@@ -2,6 +2,7 @@
  * A store wrapper that "crashes" after the k-th write.
  * @module
  */
+import { PolyLoopError } from '../core/index.ts';
 import { checkOptionKeys } from '../core/internal-entry.ts';
 import type {
   ActionIntentRecord,
@@ -20,9 +21,15 @@ import type {
 } from '../core/index.ts';
 import type { OptionKeys } from '../core/internal-entry.ts';
 
-/** The error a {@link faultyStore} throws once it has "crashed". */
-export class SimulatedCrashError extends Error {
+/**
+ * The error a {@link faultyStore} throws once it has "crashed". Code `store_error`: the library
+ * treats it as it treats a real store's failure (wrapped in a `StoreError`, the run resumable).
+ */
+export class SimulatedCrashError extends PolyLoopError {
   override readonly name = 'SimulatedCrashError';
+  constructor(message?: string, options?: { cause?: unknown }) {
+    super('store_error', message ?? '', options);
+  }
 }
 
 /** The write methods of a store, in the names {@link faultyStore} counts. */

@@ -4,6 +4,7 @@
  * workerd and browsers, under vitest, jest, node:test or a plain loop.
  * @module
  */
+import { PolyLoopError } from '../../core/index.ts';
 
 /** One check of a seam. `run` resolves when the seam keeps the contract, and rejects when it breaks it. */
 export type ContractCase = {
@@ -33,18 +34,18 @@ export type ContractSuite = {
 
 /**
  * A seam broke its contract. `actual` and `expected` (when set) are what test runners show as a
- * diff, as they do for `node:assert`'s `AssertionError`.
+ * diff, as they do for `node:assert`'s `AssertionError`. Code `contract_violation`.
  */
-export class ContractViolationError extends Error {
+export class ContractViolationError extends PolyLoopError {
   override readonly name = 'ContractViolationError';
-  readonly code = 'contract_violation';
+  declare readonly code: 'contract_violation';
   readonly actual: unknown;
   readonly expected: unknown;
   /** Runners (vitest, jest) print a diff only when this is true. */
   readonly showDiff: boolean;
 
   constructor(message: string, opts: { readonly actual?: unknown; readonly expected?: unknown; readonly cause?: unknown } = {}) {
-    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    super('contract_violation', message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.actual = opts.actual;
     this.expected = opts.expected;
     this.showDiff = 'actual' in opts && 'expected' in opts;
