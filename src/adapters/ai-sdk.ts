@@ -16,8 +16,7 @@ import type { AiSdkTurn } from './ai-sdk-reply.ts';
 import { gatherStream, ReplySize } from './ai-sdk-stream.ts';
 import { nativeToolInterpreter } from './tool-interpreter.ts';
 
-export { toAiSdkPrompt, toAiSdkTools } from './ai-sdk-prompt.ts';
-export type { AiSdkFunctionTool, AiSdkOpaqueData, AiSdkPromptMessage, AiSdkProviderOptions } from './ai-sdk-prompt.ts';
+export type { AiSdkProviderOptions } from './ai-sdk-prompt.ts';
 export { AiSdkResponseTooLargeError, AiSdkStreamError } from './ai-sdk-stream.ts';
 
 /**

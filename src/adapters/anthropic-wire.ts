@@ -3,7 +3,7 @@
  * `ModelReply`. Pure functions; the HTTP leg is in `anthropic.ts`.
  * @module
  */
-import type { ContentBlock, JsonObject, JsonValue, Message, ModelReply, ModelToolSchema, ToolCallRequest } from '../core/index.ts';
+import type { ContentBlock, JsonObject, JsonValue, Message, ModelCall, ModelReply, ModelToolSchema, ToolCallRequest } from '../core/index.ts';
 import { isRecord, tokenCount } from './http.ts';
 
 // Core's index does not export these by name (yet); they are the reply's own field types.
@@ -106,6 +106,36 @@ export type ReplyBlock =
   /** `raw` is the block exactly as it came, to go back verbatim. */
   | { readonly type: 'redacted_thinking'; readonly raw: JsonObject }
   | { readonly type: 'other' };
+
+/** The `anthropic-version` header the wire shapes here follow. */
+export const ANTHROPIC_VERSION = '2023-06-01';
+
+/** The options of `anthropicModel` that shape the request body. */
+export type AnthropicBodyOptions = {
+  readonly model: string;
+  readonly maxTokens: number;
+  readonly stream?: boolean;
+  readonly binding?: 'metadata' | 'none';
+};
+
+/**
+ * Build the Messages request body for one call (without `options.body` extras). Tests check
+ * it against the provider's schema and the official SDK's types.
+ */
+export function anthropicRequestBody(call: ModelCall, options: AnthropicBodyOptions): AnthropicRequest {
+  const { system, messages } = toAnthropicMessages(call.messages);
+  const body: AnthropicRequest = { model: options.model, max_tokens: options.maxTokens, messages };
+  if (system.length > 0) body.system = system;
+  if (call.tools.length > 0) {
+    body.tools = toAnthropicTools(call.tools);
+    // A step runs at most one call.
+    body.tool_choice = { type: 'auto', disable_parallel_tool_use: true };
+  }
+  const userId = call.binding['user_id'];
+  if ((options.binding ?? 'metadata') === 'metadata' && userId !== undefined) body.metadata = { user_id: userId };
+  if (options.stream) body.stream = true;
+  return body;
+}
 
 /** Read one response content block; `null` when it is not the documented shape. */
 export function replyBlock(raw: unknown): ReplyBlock | null {

@@ -7,32 +7,17 @@
 import { canonicalJson, checkOptionKeys } from '../core/internal-entry.ts';
 import type { DecisionInterpreter, JsonObject, JsonValue, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
 import type { OptionKeys } from '../core/internal-entry.ts';
-import { replyBlock, replyFromBlocks, replyFromMessage, toAnthropicMessages, toAnthropicTools } from './anthropic-wire.ts';
-import type { AnthropicRequest, ReplyBlock } from './anthropic-wire.ts';
+import { ANTHROPIC_VERSION, anthropicRequestBody, replyBlock, replyFromBlocks, replyFromMessage } from './anthropic-wire.ts';
+import type { ReplyBlock } from './anthropic-wire.ts';
 import { bodyFieldHints, checkApiKey, checkExtraBody, checkMaxResponseBytes, checkModel, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
 import type { FetchLike, PostedResponse } from './http.ts';
 import { nativeToolInterpreter, parseArguments } from './tool-interpreter.ts';
 
-export { toAnthropicMessages } from './anthropic-wire.ts';
-export type {
-  AnthropicContentBlock,
-  AnthropicMessage,
-  AnthropicRedactedThinkingBlock,
-  AnthropicRequest,
-  AnthropicTextBlock,
-  AnthropicThinkingBlock,
-  AnthropicTool,
-  AnthropicToolResultBlock,
-  AnthropicToolUseBlock,
-} from './anthropic-wire.ts';
 export { isModelCallError, ModelCallError } from './http.ts';
 export type { FetchLike, ModelCallErrorKind, ModelProvider } from './http.ts';
 
 /** Anthropic's own endpoint; the path ends before `/messages`. */
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com/v1';
-
-/** The `anthropic-version` header the wire shapes here follow. */
-export const ANTHROPIC_VERSION = '2023-06-01';
 
 /** Options of {@link anthropicModel}. */
 export type AnthropicModelOptions = {
@@ -91,25 +76,6 @@ const ANTHROPIC_OPTIONS: OptionKeys<AnthropicModelOptions> = {
 
 /** Messages API fields people give as options; they go in `body`. */
 const BODY_FIELD_HINTS = bodyFieldHints(['temperature', 'top_p', 'top_k', 'thinking', 'stop_sequences']);
-
-/**
- * Build the Messages request body for one call (without `options.body` extras). Exported so
- * tests can check it against the provider's schema and the official SDK's types.
- */
-export function anthropicRequestBody(call: ModelCall, options: Pick<AnthropicModelOptions, 'model' | 'maxTokens' | 'stream' | 'binding'>): AnthropicRequest {
-  const { system, messages } = toAnthropicMessages(call.messages);
-  const body: AnthropicRequest = { model: options.model, max_tokens: options.maxTokens, messages };
-  if (system.length > 0) body.system = system;
-  if (call.tools.length > 0) {
-    body.tools = toAnthropicTools(call.tools);
-    // A step runs at most one call.
-    body.tool_choice = { type: 'auto', disable_parallel_tool_use: true };
-  }
-  const userId = call.binding['user_id'];
-  if ((options.binding ?? 'metadata') === 'metadata' && userId !== undefined) body.metadata = { user_id: userId };
-  if (options.stream) body.stream = true;
-  return body;
-}
 
 /**
  * A model caller for the Anthropic Messages API. `params` reports

@@ -3,7 +3,7 @@
  * chunks → `ModelReply`. Pure functions; the HTTP leg is in `openai.ts`.
  * @module
  */
-import type { ContentBlock, JsonObject, JsonValue, Message, ModelReply, ModelToolSchema, ToolCallRequest } from '../core/index.ts';
+import type { ContentBlock, JsonObject, JsonValue, Message, ModelCall, ModelReply, ModelToolSchema, ToolCallRequest } from '../core/index.ts';
 import { isRecord, tokenCount } from './http.ts';
 
 // Core's index does not export these by name (yet); they are the reply's own field types.
@@ -111,6 +111,34 @@ const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
   function_call: 'tool_calls',
   content_filter: 'content_filter',
 };
+
+/** The options of `openAIModel` that shape the request body. */
+export type OpenAIBodyOptions = {
+  readonly model: string;
+  readonly stream?: boolean;
+  readonly binding?: 'metadata' | 'none';
+  readonly parallelToolCalls?: false | 'omit';
+};
+
+/**
+ * Build the Chat Completions request body for one call (without `options.body` extras). Tests
+ * check it against the provider's schema and the official SDK's types.
+ */
+export function openAIRequestBody(call: ModelCall, options: OpenAIBodyOptions): OpenAIChatRequest {
+  const body: OpenAIChatRequest = { model: options.model, messages: toOpenAIMessages(call.messages) };
+  if (call.tools.length > 0) {
+    body.tools = toOpenAITools(call.tools);
+    // A step runs at most one call. Only valid together with `tools`.
+    if (options.parallelToolCalls !== 'omit') body.parallel_tool_calls = false;
+  }
+  if ((options.binding ?? 'metadata') === 'metadata' && Object.keys(call.binding).length > 0) body.metadata = { ...call.binding };
+  if (options.stream) {
+    body.stream = true;
+    // Without it a stream reports no usage, and usage feeds `maxTotalTokens`.
+    body.stream_options = { include_usage: true };
+  }
+  return body;
+}
 
 /** `finish_reason` → the reply's `finishReason`; an unknown one is `other`, none is `undefined`. */
 export function openAIFinishReason(raw: string | null | undefined): FinishReason | undefined {

@@ -9,14 +9,12 @@ import type { DecisionInterpreter, JsonObject, ModelCall, ModelCaller, ModelRepl
 import type { OptionKeys } from '../core/internal-entry.ts';
 import { bodyFieldHints, checkApiKey, checkExtraBody, checkMaxResponseBytes, checkModel, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
 import type { FetchLike, PostedResponse } from './http.ts';
-import { fallbackCallId, partsFromCompletion, reasoningOf, replyFromParts, stringOrNull, toOpenAIMessages, toOpenAITools } from './openai-wire.ts';
-import type { OpenAIChatRequest, TurnParts } from './openai-wire.ts';
+import { fallbackCallId, openAIRequestBody, partsFromCompletion, reasoningOf, replyFromParts, stringOrNull } from './openai-wire.ts';
+import type { TurnParts } from './openai-wire.ts';
 import { nativeToolInterpreter } from './tool-interpreter.ts';
 
 export { isModelCallError, ModelCallError } from './http.ts';
 export type { FetchLike, ModelCallErrorKind, ModelProvider } from './http.ts';
-export { toOpenAIMessages } from './openai-wire.ts';
-export type { OpenAIChatMessage, OpenAIChatRequest, OpenAIFunctionTool, OpenAIToolCall } from './openai-wire.ts';
 
 /** OpenAI's own endpoint; the path ends before `/chat/completions`. */
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
@@ -94,26 +92,6 @@ const BODY_FIELD_HINTS = bodyFieldHints([
   'tool_choice',
   'stop',
 ]);
-
-/**
- * Build the Chat Completions request body for one call (without `options.body` extras). Exported
- * so tests can check it against the provider's schema and the official SDK's types.
- */
-export function openAIRequestBody(call: ModelCall, options: Pick<OpenAIModelOptions, 'model' | 'stream' | 'binding' | 'parallelToolCalls'>): OpenAIChatRequest {
-  const body: OpenAIChatRequest = { model: options.model, messages: toOpenAIMessages(call.messages) };
-  if (call.tools.length > 0) {
-    body.tools = toOpenAITools(call.tools);
-    // A step runs at most one call. Only valid together with `tools`.
-    if (options.parallelToolCalls !== 'omit') body.parallel_tool_calls = false;
-  }
-  if ((options.binding ?? 'metadata') === 'metadata' && Object.keys(call.binding).length > 0) body.metadata = { ...call.binding };
-  if (options.stream) {
-    body.stream = true;
-    // Without it a stream reports no usage, and usage feeds `maxTotalTokens`.
-    body.stream_options = { include_usage: true };
-  }
-  return body;
-}
 
 /** The request body with `options.body` extras; a caller's own `stream_options` fields win over ours. */
 function requestBody(call: ModelCall, options: OpenAIModelOptions): Record<string, unknown> {

@@ -4,7 +4,8 @@
  * a 1000-message history. Run: `npx tsx test/node/adapters/adapter-bench.mts`.
  */
 import OpenAI from 'openai';
-import { openAIModel, openAIRequestBody } from '../../../src/adapters/openai.ts';
+import { openAIModel } from '../../../src/adapters/openai.ts';
+import { openAIRequestBody } from '../../../src/adapters/openai-wire.ts';
 import { toOpenAIMessages } from '../../../src/adapters/openai-wire.ts';
 import { toAnthropicMessages } from '../../../src/adapters/anthropic-wire.ts';
 import { startOpenAIFake } from './serve.ts';

@@ -5,7 +5,8 @@
  */
 import type { LanguageModelV2, LanguageModelV2CallOptions, LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { aiSdkCallOptions, aiSdkModel, toAiSdkPrompt } from '../../../src/adapters/ai-sdk.ts';
+import { aiSdkCallOptions, aiSdkModel } from '../../../src/adapters/ai-sdk.ts';
+import { toAiSdkPrompt } from '../../../src/adapters/ai-sdk-prompt.ts';
 import type { AiSdkCallOptions } from '../../../src/adapters/ai-sdk.ts';
 import { finishReasonOf, usageOf } from '../../../src/adapters/ai-sdk-reply.ts';
 import type { Message } from '../../../src/core/index.ts';

@@ -7,9 +7,11 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { anthropicModel, anthropicRequestBody } from '../../../src/adapters/anthropic.ts';
+import { anthropicModel } from '../../../src/adapters/anthropic.ts';
+import { anthropicRequestBody } from '../../../src/adapters/anthropic-wire.ts';
 import { anthropicFinishReason, anthropicUsage } from '../../../src/adapters/anthropic-wire.ts';
-import { openAIModel, openAIRequestBody } from '../../../src/adapters/openai.ts';
+import { openAIModel } from '../../../src/adapters/openai.ts';
+import { openAIRequestBody } from '../../../src/adapters/openai-wire.ts';
 import { openAIFinishReason, openAIUsage } from '../../../src/adapters/openai-wire.ts';
 import { parseArguments } from '../../../src/adapters/tool-interpreter.ts';
 import type { ModelReply } from '../../../src/core/index.ts';

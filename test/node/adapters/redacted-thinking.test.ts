@@ -5,8 +5,9 @@
  * blocks of another provider never reach a prompt.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { anthropicModel, anthropicToolInterpreter, toAnthropicMessages } from '../../../src/adapters/anthropic.ts';
-import { toOpenAIMessages } from '../../../src/adapters/openai.ts';
+import { anthropicModel, anthropicToolInterpreter } from '../../../src/adapters/anthropic.ts';
+import { toAnthropicMessages } from '../../../src/adapters/anthropic-wire.ts';
+import { toOpenAIMessages } from '../../../src/adapters/openai-wire.ts';
 import { defineAgent, InMemoryStore, run } from '../../../src/core/index.ts';
 import type { Message } from '../../../src/core/index.ts';
 import { collectingSink } from '../../../src/testing/index.ts';

@@ -5,10 +5,12 @@
 import type { MessageCreateParams, MessageCreateParamsNonStreaming } from '@anthropic-ai/sdk/resources/messages';
 import type { ChatCompletionCreateParams, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { anthropicModel, anthropicRequestBody, anthropicToolInterpreter } from '../../../src/adapters/anthropic.ts';
-import type { AnthropicRequest } from '../../../src/adapters/anthropic.ts';
-import { openAIModel, openAIRequestBody, openAIToolInterpreter } from '../../../src/adapters/openai.ts';
-import type { OpenAIChatRequest } from '../../../src/adapters/openai.ts';
+import { anthropicModel, anthropicToolInterpreter } from '../../../src/adapters/anthropic.ts';
+import { anthropicRequestBody } from '../../../src/adapters/anthropic-wire.ts';
+import type { AnthropicRequest } from '../../../src/adapters/anthropic-wire.ts';
+import { openAIModel, openAIToolInterpreter } from '../../../src/adapters/openai.ts';
+import { openAIRequestBody } from '../../../src/adapters/openai-wire.ts';
+import type { OpenAIChatRequest } from '../../../src/adapters/openai-wire.ts';
 import type { DecisionInterpreter, ModelCaller } from '../../../src/core/index.ts';
 import { modelCall, ROUND_TRIP } from './helpers.ts';
 
