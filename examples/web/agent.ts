@@ -8,7 +8,8 @@
  */
 import { defineAgent, jsonActionInterpreter, ToolRegistry } from '../../src/core/index.ts';
 import type { AgentDefinition, EventSink, ModelCall, RunRequest, RunStore, ToolSpec } from '../../src/core/index.ts';
-import { scriptedModel, sleep } from '../../src/testing/index.ts';
+import { scriptedModel } from '../../src/testing/index.ts';
+import { sleep } from '../../src/testing/scripted-model.ts';
 
 /** The cities the agent visits, in order. */
 export const CITIES = ['Oslo', 'Lisbon', 'Cairo', 'Reykjavik', 'Singapore'] as const;

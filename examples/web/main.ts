@@ -9,7 +9,7 @@
 import { isPolyLoopError, readRunLog, resume, run } from '../../src/core/index.ts';
 import type { EventSink, InputReply, InputRequest, RunEvent, RunResult, RunStore, StepRecord } from '../../src/core/index.ts';
 import { IndexedDBStore } from '../../src/platform-web/index.ts';
-import { sleep } from '../../src/testing/index.ts';
+import { sleep } from '../../src/testing/scripted-model.ts';
 import { demoAgent, demoRequest } from './agent.ts';
 import type { Email } from './agent.ts';
 import { renderPending } from './pending.ts';

@@ -7,7 +7,7 @@
 import * as z from 'zod/mini';
 import { jsonActionInterpreter, ToolRegistry } from '../../src/core/index.ts';
 import type { Message, ModelCall, ModelCaller, ModelReply, ToolSpec } from '../../src/core/index.ts';
-import { sleep } from '../../src/testing/index.ts';
+import { sleep } from '../../src/testing/scripted-model.ts';
 import type { RunSetup, RunSetupContext } from '../../src/platform-workers/index.ts';
 
 const MAX_WORDS = 12;

@@ -15,6 +15,6 @@
 export { connectMcp, mcpTools } from './mcp-tools.ts';
 export type { McpServerTools, McpToolsOptions } from './mcp-tools.ts';
 export type { McpFetch } from './connection.ts';
-export { isDestructive, needsApprovalOf, mcpReplayPolicy } from './policy.ts';
-export type { McpApproval, McpToolAnnotations, McpToolOverride } from './policy.ts';
-export { DEFAULT_MAX_RESULT_CHARS, renderPart, renderResult, truncate } from './render.ts';
+export type { McpApproval, McpToolOverride } from './policy.ts';
+// Not exported: how mcpTools reads a server's annotations (policy.ts: isDestructive, needsApprovalOf,
+// mcpReplayPolicy, McpToolAnnotations) and renders its results (render.ts) — docs/mcp.md states both.

@@ -9,11 +9,10 @@
  */
 export { FileStore } from './file-store.ts';
 export type { FileStoreOptions, FileStoreWarning } from './file-store.ts';
-export { MAX_REVERSIBLE_ID_BYTES, parseRunFileName, runIdFileName } from './run-id.ts';
-export type { ParsedFileName } from './run-id.ts';
-export type { LockOwner } from './lock.ts';
 // Not exported: the `polyloop` command (cli.ts, inspect.ts, render.ts, transfer.ts) — it is a
 // program, not an API: `bin/polyloop.mjs` runs dist/platform-node/cli.js directly, and a program
 // reads a run with `readRunLog(await store.readLog(runId))` from `polyloop`.
-// Not exported: lock.ts internals (acquireLock, isAlive, parseOwner) — reach them through FileStore.acquire.
+// Not exported: run-id.ts (runIdFileName, parseRunFileName, MAX_REVERSIBLE_ID_BYTES) — how FileStore
+// names its files is its own business; docs/log-format.md describes the names.
+// Not exported: lock.ts internals (LockOwner) (acquireLock, isAlive, parseOwner) — reach them through FileStore.acquire.
 // Not exported: regular-file.ts (openRegular, NotRegularFileError) — it reaches users only as the `cause` of a StoreError.

@@ -14,7 +14,8 @@
  */
 export { PostgresStore } from './postgres-store.ts';
 export type { PostgresStoreOptions } from './postgres-store.ts';
-export { DEFAULT_SCHEMA, migrate, SCHEMA_VERSION } from './schema.ts';
+export { migrate } from './schema.ts';
 export type { MigrateOptions } from './schema.ts';
 export type { PgClientLike, PgPoolLike, PgQuery, PgResult } from './pg-types.ts';
+// Not exported: DEFAULT_SCHEMA and SCHEMA_VERSION — the defaults migrate and PostgresStore apply.
 // Not exported: lease.ts (takeLease, describeHolder) — reach the lease through PostgresStore.acquire.

@@ -6,6 +6,6 @@
  */
 export { IndexedDBStore } from './idb-store.ts';
 export type { IndexedDBStoreOptions, StoredRunInfo } from './idb-store.ts';
-export { leaseName } from './lease.ts';
 export type { LeaseMode } from './lease.ts';
-export { DB_VERSION } from './schema.ts';
+// Not exported: leaseName (the Web Locks name of a run's lease) and DB_VERSION (the database's
+// schema version) — IndexedDBStore uses them; they are no API of their own.

@@ -7,21 +7,21 @@
  * `examples/workers/`, so shipped source never imports `polyloop/testing`.
  * @module
  */
-export { createApp, RUN_ID_PATTERN } from './app.ts';
+export { createApp } from './app.ts';
+export type { AppOptions, CorsOptions, HttpErrorCode } from './app.ts';
 export { ChatTurnObjectBase, createChatTurnObject } from './chat-turn-object.ts';
 export type { ChatTurnObjectOptions, ChatTurnSetup } from './chat-turn-object.ts';
-export { MAX_BODY_BYTES, MAX_IMPORT_BODY_BYTES } from './body.ts';
-export type { AppOptions, CorsOptions, HttpErrorCode } from './app.ts';
 export { DurableObjectStore, RecordTooLargeError } from './durable-object-store.ts';
 export type { DurableObjectSqlStorage, DurableObjectStoreOptions, StoredLine } from './durable-object-store.ts';
 export { createRunObject, RunObjectBase } from './run-object.ts';
 export { RunIndex } from './run-index.ts';
-export type { RunList, RunListItem, RunListQuery, RunReport } from './run-index.ts';
-export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from './run-list.ts';
+export type { RunList, RunListItem } from './run-index.ts';
 export type { RunIndexNamespace } from './run-report.ts';
-export type { CancelOutcome, InputOutcome, UpgradeOutcome } from './run-input.ts';
-export type { RunObjectOptions, RunSetup, RunSetupContext, StartOutcome } from './run-setup.ts';
-export { haltedStatusOf, statusOf, trajectoryOf } from './run-status.ts';
+export type { RunObjectOptions, RunSetup, RunSetupContext } from './run-setup.ts';
 export type { RunStatus, RunTrajectory, UnreadableLog } from './run-status.ts';
-export { formatLogEvent, logEventStream } from './sse.ts';
-export type { LogEventStreamOptions, LogFeed } from './sse.ts';
+// Not exported: the HTTP surface's limits and patterns (MAX_BODY_BYTES, MAX_IMPORT_BODY_BYTES,
+// RUN_ID_PATTERN, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT: docs/http.md states them), the readers behind
+// the routes (statusOf, haltedStatusOf, trajectoryOf), the event stream of a log (logEventStream,
+// formatLogEvent) and the outcomes the run object's methods hand the app (StartOutcome,
+// CancelOutcome, InputOutcome, UpgradeOutcome, RunReport, RunListQuery): createApp and
+// createRunObject serve them.

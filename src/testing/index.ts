@@ -13,7 +13,7 @@ export type { CrashCase, CrashLawOptions, CrashLawReport, CrashLawUpgrade } from
 export { faultyStore, SimulatedCrashError } from './faulty-store.ts';
 export type { FaultyStore, WriteMethod } from './faulty-store.ts';
 export { jsonActionInterpreter } from './json-interpreter.ts';
-export { scriptedModel, sleep } from './scripted-model.ts';
+export { scriptedModel } from './scripted-model.ts';
 export type { Script, ScriptedModel, ScriptedReply } from './scripted-model.ts';
 export { ContractViolationError } from './contracts/check.ts';
 export type { ContractCase, ContractSuite } from './contracts/check.ts';

@@ -6,7 +6,8 @@ import { openDB } from 'idb';
 import { describe, expect, it } from 'vitest';
 import { RECORD_VERSION } from '../../src/core/index.ts';
 import type { ActionIntentRecord, InputRecord, InputRequestRecord, LogRecord } from '../../src/core/index.ts';
-import { DB_VERSION, IndexedDBStore } from '../../src/platform-web/index.ts';
+import { IndexedDBStore } from '../../src/platform-web/index.ts';
+import { DB_VERSION } from '../../src/platform-web/schema.ts';
 import { actionIntent, ended, modelIntent, modelResult, started, stepWrite } from '../contract/run-store.contract.ts';
 import { freshDbName } from './idb-store.cases.ts';
 

@@ -7,7 +7,8 @@ import { deleteDB, openDB } from 'idb';
 import { describe, expect, it } from 'vitest';
 import { encodeRecord, isPolyLoopError } from '../../src/core/index.ts';
 import type { LogRecord } from '../../src/core/index.ts';
-import { DB_VERSION, IndexedDBStore } from '../../src/platform-web/index.ts';
+import { IndexedDBStore } from '../../src/platform-web/index.ts';
+import { DB_VERSION } from '../../src/platform-web/schema.ts';
 import { actionIntent, ended, modelIntent, modelResult, started, stepWrite } from '../contract/run-store.contract.ts';
 
 let counter = 0;

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isPolyLoopError } from '../../src/core/index.ts';
-import { IndexedDBStore, leaseName } from '../../src/platform-web/index.ts';
+import { IndexedDBStore } from '../../src/platform-web/index.ts';
+import { leaseName } from '../../src/platform-web/lease.ts';
 import { runStoreContract } from '../contract/run-store.contract.ts';
 import { expectUnknownOption } from '../contract/unknown-option.ts';
 import { freshDbName, indexedDbStoreCases } from './idb-store.cases.ts';

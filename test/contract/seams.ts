@@ -13,8 +13,8 @@ import {
   jsonActionInterpreter,
   modelCallerContract,
   scriptedModel,
-  sleep,
 } from '../../src/testing/index.ts';
+import { sleep } from '../../src/testing/scripted-model.ts';
 import type { ContractSuite } from '../../src/testing/index.ts';
 
 const tools = ToolRegistry.of([

@@ -1,7 +1,8 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/platform-workers/index.ts';
-import type { RunStatus, StartOutcome } from '../../src/platform-workers/index.ts';
+import type { RunStatus } from '../../src/platform-workers/index.ts';
+import type { StartOutcome } from '../../src/platform-workers/run-setup.ts';
 import { call, startRun, waitFor } from './http.ts';
 
 type RunRpc = { start(runId: string, input: unknown): Promise<StartOutcome>; status(): Promise<RunStatus | null> };

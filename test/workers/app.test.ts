@@ -1,6 +1,7 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { createApp, MAX_BODY_BYTES } from '../../src/platform-workers/index.ts';
+import { createApp } from '../../src/platform-workers/index.ts';
+import { MAX_BODY_BYTES } from '../../src/platform-workers/body.ts';
 import { call, startRun, status, waitFor } from './http.ts';
 
 type ErrorBody = { error: { code: string; message: string } };

@@ -7,7 +7,8 @@
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import type { RunStatus, StartOutcome } from '../../src/platform-workers/index.ts';
+import type { RunStatus } from '../../src/platform-workers/index.ts';
+import type { StartOutcome } from '../../src/platform-workers/run-setup.ts';
 import { probeIndexReports } from './fixtures/probe-worker.ts';
 import type { ProbeInput } from './fixtures/probe-worker.ts';
 

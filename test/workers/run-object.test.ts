@@ -1,7 +1,9 @@
 import { runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import type { CancelOutcome, RunStatus, StartOutcome } from '../../src/platform-workers/index.ts';
+import type { RunStatus } from '../../src/platform-workers/index.ts';
+import type { CancelOutcome } from '../../src/platform-workers/run-input.ts';
+import type { StartOutcome } from '../../src/platform-workers/run-setup.ts';
 import type { ProbeInput } from './fixtures/probe-worker.ts';
 import { call, waitFor } from './http.ts';
 

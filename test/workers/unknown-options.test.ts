@@ -1,7 +1,9 @@
 /** The Workers entry refuses an option it does not know, naming it and the option it most likely meant (in workerd). */
 import { describe, expect, it } from 'vitest';
-import { createApp, createRunObject, DurableObjectStore, logEventStream } from '../../src/platform-workers/index.ts';
-import type { DurableObjectSqlStorage, LogFeed } from '../../src/platform-workers/index.ts';
+import { createApp, createRunObject, DurableObjectStore } from '../../src/platform-workers/index.ts';
+import { logEventStream } from '../../src/platform-workers/sse.ts';
+import type { DurableObjectSqlStorage } from '../../src/platform-workers/index.ts';
+import type { LogFeed } from '../../src/platform-workers/sse.ts';
 import { prepareRun } from '../../src/platform-workers/run-setup.ts';
 import { jsonActionInterpreter, ToolRegistry } from '../../src/core/index.ts';
 import { scriptedModel } from '../../src/testing/index.ts';

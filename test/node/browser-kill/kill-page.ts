@@ -13,7 +13,8 @@
 import { defineAgent, isBarrier, isPolyLoopError, resume, run, ToolRegistry } from '../../../src/core/index.ts';
 import type { EventSink, InputReply, InputRequest, IntentRecord, LogRecord, ModelCall, RunRequest, RunResult, RunStore } from '../../../src/core/index.ts';
 import { IndexedDBStore } from '../../../src/platform-web/index.ts';
-import { jsonActionInterpreter, scriptedModel, sleep } from '../../../src/testing/index.ts';
+import { jsonActionInterpreter, scriptedModel } from '../../../src/testing/index.ts';
+import { sleep } from '../../../src/testing/scripted-model.ts';
 
 /** The actions the model asks for, in order: `quote` is `safe`, `charge` is `never`. */
 const PLAN = [

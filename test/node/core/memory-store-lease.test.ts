@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { InMemoryStore, isPolyLoopError, resume, run } from '../../../src/core/index.ts';
-import { sleep } from '../../../src/testing/index.ts';
+import { sleep } from '../../../src/testing/scripted-model.ts';
 import { harness } from './fixtures.ts';
 
 const NOTE_THEN_FINAL = ['{"tool":"note","args":{"text":"once"}}', '{"final":"done"}'];

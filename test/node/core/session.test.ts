@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { consoleSink, defineAgent, InMemoryStore, isPolyLoopError, resume, run, ToolRegistry } from '../../../src/core/index.ts';
 import type { ActionExecutor, LogRecord, ModelCaller, RunEndedRecord, RunStore } from '../../../src/core/index.ts';
-import { collectingSink, faultyStore, jsonActionInterpreter, scriptedModel, sleep } from '../../../src/testing/index.ts';
+import { collectingSink, faultyStore, jsonActionInterpreter, scriptedModel } from '../../../src/testing/index.ts';
+import { sleep } from '../../../src/testing/scripted-model.ts';
 import { harness, makeTools, SYNTHETIC, timeless } from './fixtures.ts';
 
 const ended = (log: readonly LogRecord[]): RunEndedRecord => log.at(-1) as RunEndedRecord;

@@ -1,7 +1,8 @@
 /** The pure parts of polyloop/mcp: what annotations may decide, and how a result reads. */
 import { describe, expect, it } from 'vitest';
-import { needsApprovalOf, renderPart, renderResult, mcpReplayPolicy, truncate } from '../../../src/mcp/index.ts';
-import type { McpToolAnnotations } from '../../../src/mcp/index.ts';
+import { needsApprovalOf, mcpReplayPolicy } from '../../../src/mcp/policy.ts';
+import { renderPart, renderResult, truncate } from '../../../src/mcp/render.ts';
+import type { McpToolAnnotations } from '../../../src/mcp/policy.ts';
 
 describe('mcpReplayPolicy', () => {
   it.each<[McpToolAnnotations | undefined, boolean, 'safe' | 'never']>([

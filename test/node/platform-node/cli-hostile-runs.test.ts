@@ -3,7 +3,8 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { IntentRecord } from '../../../src/core/index.ts';
 import { runCli } from '../../../src/platform-node/cli.ts';
-import { FileStore, runIdFileName } from '../../../src/platform-node/index.ts';
+import { FileStore } from '../../../src/platform-node/index.ts';
+import { runIdFileName } from '../../../src/platform-node/run-id.ts';
 import { actionIntent, modelIntent, modelResult, started, stepWrite } from '../../contract/run-store.contract.ts';
 import { tempDir } from '../../support/temp-dir.ts';
 

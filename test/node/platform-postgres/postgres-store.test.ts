@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { encodeRecord, isPolyLoopError } from '../../../src/core/index.ts';
-import { migrate, PostgresStore, SCHEMA_VERSION } from '../../../src/platform-postgres/index.ts';
+import { migrate, PostgresStore } from '../../../src/platform-postgres/index.ts';
+import { SCHEMA_VERSION } from '../../../src/platform-postgres/schema.ts';
 import type { PgQuery, PgResult } from '../../../src/platform-postgres/index.ts';
 import { runStoreContract } from '../../../src/testing/index.ts';
 import { describeContract } from '../../contract/vitest-suite.ts';
