@@ -4,12 +4,12 @@
  * With tsx in the user's project the module loads; without it the refusal says what to do.
  */
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 import type { BuildOptions, PluginBuild } from 'esbuild';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sharedTempDirs } from '../../support/temp-dir.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 let tmp: string;
@@ -21,8 +21,10 @@ const kind: string = 'typed';
 export default ({ runId, dir }: Ctx) => ({ kind, runId, dir } satisfies Record<string, string>);
 `;
 
+const dirs = sharedTempDirs();
+
 beforeAll(async () => {
-  tmp = await mkdtemp(join(tmpdir(), 'polyloop-view-agent-'));
+  tmp = await dirs.make('polyloop-view-agent-');
   // The CLI's viewer code as one plain ES module, far from this checkout's node_modules (and its tsx).
   await build({
     entryPoints: [join(ROOT, 'src/platform-node/view-command.ts')],
@@ -46,10 +48,6 @@ try {
 }
 `);
 }, 60_000);
-
-afterAll(async () => {
-  await rm(tmp, { recursive: true, force: true });
-});
 
 /** A user's project: the agent module, with or without tsx in its node_modules. */
 async function project(name: string, file: string, tsx: boolean): Promise<string> {

@@ -3,31 +3,28 @@
  * viewers in one browser, whose cookies ignore the port: the key is not in a cookie at all,
  * see view-key.test.ts.)
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { ReleaseLease } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { startViewer } from '../../../src/platform-node/view-command.ts';
 import { dirSource } from '../../../src/platform-node/view-dir.ts';
 import type { AgentFactory } from '../../../src/platform-node/view-dir.ts';
+import { sharedTempDirs } from '../../support/temp-dir.ts';
 import agentFor, { build } from './agent.ts';
 import { runIn } from './runs.ts';
 
 let dir: string;
 let pageDir: string;
 
+const dirs = sharedTempDirs();
+
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'polyloop-viewer-hard-'));
-  pageDir = await mkdtemp(join(tmpdir(), 'polyloop-viewer-page-'));
+  dir = await dirs.make('polyloop-viewer-hard-');
+  pageDir = await dirs.make('polyloop-viewer-page-');
   await mkdir(join(pageDir, 'assets'));
   await writeFile(join(pageDir, 'index.html'), '<!doctype html><title>viewer</title>');
-});
-
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-  await rm(pageDir, { recursive: true, force: true });
 });
 
 const inputLines = async (runId: string): Promise<string[]> =>

@@ -4,13 +4,13 @@
  * 127.0.0.1 cookie to every port of 127.0.0.1, so a key kept in one reached any local server the
  * user opened in the same browser.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startViewer, ViewerRefusedError } from '../../../src/platform-node/view-command.ts';
 import type { RunningViewer } from '../../../src/platform-node/view-command.ts';
 import { dirSource } from '../../../src/platform-node/view-dir.ts';
+import { sharedTempDirs } from '../../support/temp-dir.ts';
 import agentFor from './agent.ts';
 import { runIn } from './runs.ts';
 
@@ -18,9 +18,11 @@ let dir: string;
 let pageDir: string;
 let viewer: RunningViewer;
 
+const dirs = sharedTempDirs();
+
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'polyloop-viewer-key-'));
-  pageDir = await mkdtemp(join(tmpdir(), 'polyloop-viewer-page-'));
+  dir = await dirs.make('polyloop-viewer-key-');
+  pageDir = await dirs.make('polyloop-viewer-page-');
   await mkdir(join(pageDir, 'assets'));
   await writeFile(join(pageDir, 'index.html'), '<!doctype html><title>viewer</title>');
   await writeFile(join(pageDir, 'assets', 'index-abc.js'), 'console.log(1)');
@@ -30,8 +32,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await viewer?.close();
-  await rm(dir, { recursive: true, force: true });
-  await rm(pageDir, { recursive: true, force: true });
 });
 
 const bearer = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` });

@@ -3,8 +3,7 @@
  * a build — one Vite builds on demand into a cache, or a refusal that says what to run. Never the
  * page's TypeScript source, which a browser cannot run (the page would stay at "Loading…").
  */
-import { cp, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +11,7 @@ import { startViewer, ViewerRefusedError } from '../../../src/platform-node/view
 import { dirSource } from '../../../src/platform-node/view-dir.ts';
 import { defaultPageSearch, isBuiltPage, viewerPage } from '../../../src/platform-node/view-page.ts';
 import type { PageSearch, ViteBuild } from '../../../src/platform-node/view-page.ts';
+import { sharedTempDirs } from '../../support/temp-dir.ts';
 import { launchChromium } from '../e2e-web/harness.ts';
 import { runIn } from './runs.ts';
 
@@ -20,8 +20,10 @@ let tmp: string;
 let runs: string;
 let browser: Browser;
 
+const dirs = sharedTempDirs();
+
 beforeAll(async () => {
-  tmp = await mkdtemp(join(tmpdir(), 'polyloop-view-page-'));
+  tmp = await dirs.make('polyloop-view-page-');
   runs = join(tmp, 'runs');
   await runIn(runs, 'finished-1');
   browser = await launchChromium();
@@ -29,7 +31,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await rm(tmp, { recursive: true, force: true });
 });
 
 /** Vite's build, counted. */

@@ -2,15 +2,14 @@
  * The run viewer's server without a browser: where it listens and whom it answers, what it says
  * about hostile logs, the live event stream, and replies carried out by the user's agent.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/platform-node/cli.ts';
 import { dirSource } from '../../../src/platform-node/view-dir.ts';
 import { startViewer, ViewerRefusedError } from '../../../src/platform-node/view-command.ts';
 import type { RunningViewer } from '../../../src/platform-node/view-command.ts';
+import { sharedTempDirs } from '../../support/temp-dir.ts';
 import agentFor, { hold, SENT } from './agent.ts';
 import { everydayRuns, hostileRuns, runIn } from './runs.ts';
 
@@ -36,9 +35,11 @@ function statusUnderHost(v: RunningViewer, host: string): Promise<number | undef
   });
 }
 
+const dirs = sharedTempDirs();
+
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'polyloop-viewer-'));
-  pageDir = await mkdtemp(join(tmpdir(), 'polyloop-viewer-page-'));
+  dir = await dirs.make('polyloop-viewer-');
+  pageDir = await dirs.make('polyloop-viewer-page-');
   const { writeFile, mkdir } = await import('node:fs/promises');
   await mkdir(join(pageDir, 'assets'));
   await writeFile(join(pageDir, 'index.html'), '<!doctype html><title>viewer</title>');
@@ -51,8 +52,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await viewer?.close();
   await readOnly?.close();
-  await rm(dir, { recursive: true, force: true });
-  await rm(pageDir, { recursive: true, force: true });
 });
 
 describe('where the viewer listens and whom it answers', () => {

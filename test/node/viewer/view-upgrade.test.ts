@@ -3,8 +3,7 @@
  * (the request comes from the log), a run whose code changed is refused with the mismatch, and
  * the page can upgrade it with a reason — `resume(agent, runId, { upgrade: { reason }, input })`.
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRunLog, decodeLog, run } from '../../../src/core/index.ts';
@@ -13,6 +12,7 @@ import { FileStore } from '../../../src/platform-node/index.ts';
 import { loadAgentModule, startViewer, ViewerRefusedError } from '../../../src/platform-node/view-command.ts';
 import type { RunningViewer } from '../../../src/platform-node/view-command.ts';
 import { dirSource } from '../../../src/platform-node/view-dir.ts';
+import { sharedTempDirs, tempDir } from '../../support/temp-dir.ts';
 import { agentVersions, SENT_V } from './upgrade-agents.ts';
 
 let dir: string;
@@ -52,9 +52,11 @@ async function until(runId: string, state: string): Promise<RunLogView> {
   throw new Error(`run ${runId} never reached ${state}`);
 }
 
+const dirs = sharedTempDirs();
+
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'polyloop-viewer-upgrade-'));
-  pageDir = await mkdtemp(join(tmpdir(), 'polyloop-viewer-page-'));
+  dir = await dirs.make('polyloop-viewer-upgrade-');
+  pageDir = await dirs.make('polyloop-viewer-page-');
   await mkdir(join(pageDir, 'assets'));
   await writeFile(join(pageDir, 'index.html'), '<!doctype html><title>viewer</title>');
   agents = agentVersions(dir);
@@ -65,8 +67,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const v of [v1View, v2View, v3View]) await v?.close();
-  await rm(dir, { recursive: true, force: true });
-  await rm(pageDir, { recursive: true, force: true });
 });
 
 describe('an agent module that exports the agent', () => {
@@ -112,14 +112,9 @@ describe('an agent module that exports the agent', () => {
   it('is refused at start without the tools and executor a resume by id needs, or with a store in another directory', async () => {
     await expect(dirSource({ dir, agent: agents.bare })).rejects.toThrow(/defaults\.tools or defaults\.executor/);
     await expect(dirSource({ dir, agent: agents.bare })).rejects.toBeInstanceOf(ViewerRefusedError);
-    const elsewhere = await mkdtemp(join(tmpdir(), 'polyloop-viewer-elsewhere-'));
-    try {
-      const there = agentVersions(elsewhere).v1;
-      const refused = dirSource({ dir, agent: there });
-      await expect(refused).rejects.toThrow(/store writes .* not .*the directory this viewer shows/);
-    } finally {
-      await rm(elsewhere, { recursive: true, force: true });
-    }
+    const there = agentVersions(await tempDir('polyloop-viewer-elsewhere-')).v1;
+    const refused = dirSource({ dir, agent: there });
+    await expect(refused).rejects.toThrow(/store writes .* not .*the directory this viewer shows/);
   });
 });
 

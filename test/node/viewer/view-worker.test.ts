@@ -3,14 +3,14 @@
  * same read API, each run read from the Worker's log, a reply passed to its `POST /runs/:id/input`
  * — and the bearer token never in what the page receives.
  */
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startViewer } from '../../../src/platform-node/view-command.ts';
 import type { RunningViewer } from '../../../src/platform-node/view-command.ts';
 import { workerSource } from '../../../src/platform-node/view-worker.ts';
+import { sharedTempDirs } from '../../support/temp-dir.ts';
 import { bundleWorker, ROOT, startWorker, TOKEN } from '../platform-workers/miniflare-harness.ts';
 
 let dir: string;
@@ -31,8 +31,10 @@ async function until(path: string, test: (body: Record<string, unknown>) => bool
   throw new Error(`${path} never reached the state`);
 }
 
+const dirs = sharedTempDirs();
+
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'polyloop-viewer-worker-'));
+  dir = await dirs.make('polyloop-viewer-worker-');
   mf = await startWorker(await bundleWorker(join(ROOT, 'examples/workers/worker.ts')), dir, { host: '127.0.0.1', port: 0 });
   const base = (await mf.ready).toString();
   await mkdir(join(dir, 'page/assets'), { recursive: true });
@@ -45,7 +47,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await viewer?.close();
   await mf?.dispose();
-  await rm(dir, { recursive: true, force: true });
 });
 
 describe('the viewer over a Worker', () => {

@@ -4,10 +4,9 @@
  * for the whole file. Screenshots at 1280 and 390 pixels go to test-artifacts/viewer/
  * (`POLYLOOP_VIEWER_SHOTS=docs/viewer` refreshes the ones in the docs).
  */
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { build } from 'vite';
@@ -16,6 +15,7 @@ import { run } from '../../../src/core/index.ts';
 import { dirSource } from '../../../src/platform-node/view-dir.ts';
 import { startViewer } from '../../../src/platform-node/view-command.ts';
 import type { RunningViewer } from '../../../src/platform-node/view-command.ts';
+import { sharedTempDirs } from '../../support/temp-dir.ts';
 import { launchChromium } from '../e2e-web/harness.ts';
 import agentFor, { hold, SENT } from './agent.ts';
 import { everydayRuns, hostileRuns, runIn } from './runs.ts';
@@ -41,9 +41,11 @@ async function page(width: number, hash = '#/', on: RunningViewer = viewer): Pro
 
 const state = (p: Page, s: string): Promise<unknown> => p.waitForSelector(`#app[data-state="${s}"]`);
 
+const dirs = sharedTempDirs();
+
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'polyloop-viewer-e2e-'));
-  pageDir = await mkdtemp(join(tmpdir(), 'polyloop-viewer-page-'));
+  dir = await dirs.make('polyloop-viewer-e2e-');
+  pageDir = await dirs.make('polyloop-viewer-page-');
   await build({ configFile: join(ROOT, 'src/viewer/vite.config.ts'), logLevel: 'warn', build: { outDir: pageDir, emptyOutDir: true } });
   await everydayRuns(dir);
   await hostileRuns(dir);
@@ -53,7 +55,7 @@ beforeAll(async () => {
   // seconds, far more on a loaded machine) is done here, not inside the first test's time limit.
   const listed = await fetch(`${viewer.origin}/runs`, { headers: { authorization: `Bearer ${viewer.key}` } });
   expect(listed.status).toBe(200);
-  upgradeDir = await mkdtemp(join(tmpdir(), 'polyloop-viewer-e2e-upgrade-'));
+  upgradeDir = await dirs.make('polyloop-viewer-e2e-upgrade-');
   const v2 = agentVersions(upgradeDir).v2;
   upgrading = await startViewer({ source: await dirSource({ dir: upgradeDir, agent: v2, pollMs: 100 }), pageDir });
   browser = await launchChromium();
@@ -63,9 +65,6 @@ afterAll(async () => {
   await browser?.close();
   await viewer?.close();
   await upgrading?.close();
-  await rm(upgradeDir, { recursive: true, force: true });
-  await rm(dir, { recursive: true, force: true });
-  await rm(pageDir, { recursive: true, force: true });
 });
 
 describe('the run viewer in Chromium', () => {
