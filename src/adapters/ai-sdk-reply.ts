@@ -9,6 +9,7 @@ import { jsonProblem, MAX_JSON_DEPTH } from '../core/internal-entry.ts';
 import type { ContentBlock, FinishReason, JsonObject, ModelReply, ToolCallRequest, Usage } from '../core/index.ts';
 import { providerKey } from './ai-sdk-prompt.ts';
 import type { AiSdkOpaqueData, AiSdkProviderOptions } from './ai-sdk-prompt.ts';
+import { modelReply } from './model-reply.ts';
 import { parseArguments } from './tool-interpreter.ts';
 
 /** Larger provider metadata is not kept with the reply (it lands in every result record). */
@@ -132,17 +133,14 @@ export function replyOfTurn(turn: AiSdkTurn, provider: string): ModelReply {
   const text = content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
   const reasoning = turn.content.flatMap((p) => (isRecord(p) && p['type'] === 'reasoning' && typeof p['text'] === 'string' ? [p['text']] : [])).join('');
   const toolCalls: ToolCallRequest[] = content.flatMap((b) => (b.type === 'tool_call' ? [{ id: b.id, name: b.name, arguments: b.arguments }] : []));
-  const finishReason = finishReasonOf(turn.finishReason);
-  const usage = usageOf(turn.usage);
-  const providerMetadata = metadataOf(turn.providerMetadata);
-  return {
-    callId: typeof turn.responseId === 'string' && turn.responseId !== '' ? turn.responseId : null,
+  return modelReply({
+    id: turn.responseId,
     text,
-    reasoning: reasoning === '' ? null : reasoning,
+    reasoning,
     toolCalls,
     content,
-    ...(finishReason === undefined ? {} : { finishReason }),
-    ...(usage === undefined ? {} : { usage }),
-    ...(providerMetadata === undefined ? {} : { providerMetadata }),
-  };
+    finishReason: finishReasonOf(turn.finishReason),
+    usage: usageOf(turn.usage),
+    providerMetadata: metadataOf(turn.providerMetadata),
+  });
 }

@@ -5,6 +5,7 @@
  */
 import type { ContentBlock, JsonObject, JsonValue, Message, ModelCall, ModelReply, ModelToolSchema, ToolCallRequest } from '../core/index.ts';
 import { isRecord, tokenCount } from './http.ts';
+import { modelReply } from './model-reply.ts';
 
 // Core's index does not export these by name (yet); they are the reply's own field types.
 type FinishReason = NonNullable<ModelReply['finishReason']>;
@@ -240,20 +241,16 @@ export function replyFromBlocks(id: string | null, blocks: readonly ReplyBlock[]
       content.push({ type: 'tool_call', id: b.id, name: b.name, arguments: b.input });
     } else if (b.type === 'redacted_thinking') content.push({ type: 'opaque', provider: 'anthropic', data: b.raw });
   }
-  const reasoning = thoughts.join('\n');
-  const finishReason = anthropicFinishReason(stop.stopReason);
-  const usage = anthropicUsage(stop.usage);
-  const providerMetadata = providerMetadataOf(stop);
-  return {
-    callId: id === null || id === '' ? null : id,
+  return modelReply({
+    id,
     text: texts.join(''),
-    reasoning: reasoning === '' ? null : reasoning,
+    reasoning: thoughts.join('\n'),
     toolCalls,
     content,
-    ...(finishReason === undefined ? {} : { finishReason }),
-    ...(usage === undefined ? {} : { usage }),
-    ...(providerMetadata === undefined ? {} : { providerMetadata }),
-  };
+    finishReason: anthropicFinishReason(stop.stopReason),
+    usage: anthropicUsage(stop.usage),
+    providerMetadata: providerMetadataOf(stop),
+  });
 }
 
 /** Read a `message` body; an error message instead when it is not the documented shape. */

@@ -147,14 +147,23 @@ export async function readJSON(posted: PostedResponse, provider: ModelProvider, 
 
 /** A `malformed_response` error for a body that parsed but is not the documented shape. */
 export function malformed(provider: ModelProvider, posted: PostedResponse, message: string, cause?: unknown): ModelCallError {
-  return new ModelCallError(message, {
-    provider,
-    kind: 'malformed_response',
-    status: posted.response.status,
-    errorType: null,
-    requestId: posted.requestId,
-    cause,
-  });
+  return postedError(posted, { provider, kind: 'malformed_response', message, cause });
+}
+
+/** How an accepted response failed: the {@link ModelCallError} fields it does not give itself. */
+type PostedFailure = {
+  readonly provider: ModelProvider;
+  readonly kind: ModelCallErrorKind;
+  readonly message: string;
+  readonly errorType?: string | null;
+  readonly cause?: unknown;
+};
+
+/** The {@link ModelCallError} of an accepted response: its status and request id, and what failed. */
+function postedError(posted: PostedResponse, failure: PostedFailure): ModelCallError {
+  const { provider, kind, message, cause } = failure;
+  const { status } = posted.response;
+  return new ModelCallError(message, { provider, kind, status, errorType: failure.errorType ?? null, requestId: posted.requestId, cause });
 }
 
 /**
@@ -206,16 +215,7 @@ async function readText(posted: PostedResponse, signal: AbortSignal, provider: M
     parts.push(decoder.decode());
     return parts.join('');
   } catch (e) {
-    signal.throwIfAborted();
-    if (isModelCallError(e)) throw e;
-    throw new ModelCallError(`failed reading the response body: ${e instanceof Error ? e.message : String(e)}`, {
-      provider,
-      kind: 'network',
-      status: posted.response.status,
-      errorType: null,
-      requestId: posted.requestId,
-      cause: e,
-    });
+    throw brokeOff(posted, { provider, signal, what: 'failed reading the response body', cause: e });
   } finally {
     reader.releaseLock();
   }
@@ -341,17 +341,23 @@ export async function* readEvents(posted: PostedResponse, provider: ModelProvide
   try {
     yield* parseSSE(body, signal);
   } catch (e) {
-    signal.throwIfAborted();
-    if (isModelCallError(e)) throw e;
-    throw new ModelCallError(`the stream broke off: ${e instanceof Error ? e.message : String(e)}`, {
-      provider,
-      kind: 'network',
-      status: posted.response.status,
-      errorType: null,
-      requestId: posted.requestId,
-      cause: e,
-    });
+    throw brokeOff(posted, { provider, signal, what: 'the stream broke off', cause: e });
   }
+}
+
+/**
+ * What a body that failed while read rejects with: `signal.reason` when aborted, a
+ * {@link ModelCallError} as it is (`too_large` from the bounded body), else a `network` error.
+ */
+function brokeOff(
+  posted: PostedResponse,
+  read: { readonly provider: ModelProvider; readonly signal: AbortSignal; readonly what: string; readonly cause: unknown },
+): unknown {
+  const { provider, signal, what, cause } = read;
+  if (signal.aborted) return signal.reason;
+  if (isModelCallError(cause)) return cause;
+  const message = `${what}: ${cause instanceof Error ? cause.message : String(cause)}`;
+  return postedError(posted, { provider, kind: 'network', message, cause });
 }
 
 /** Parse one stream event's data as a JSON object, or reject with a `malformed_response` error. */
@@ -368,22 +374,11 @@ export function eventJSON(posted: PostedResponse, provider: ModelProvider, data:
 
 /** The stream closed before the provider's end marker: the reply may be cut short, so it is a failure. */
 export function streamEndedEarly(posted: PostedResponse, provider: ModelProvider, marker: string): ModelCallError {
-  return new ModelCallError(`the stream ended before ${marker}; the reply may be incomplete`, {
-    provider,
-    kind: 'network',
-    status: posted.response.status,
-    errorType: null,
-    requestId: posted.requestId,
-  });
+  return postedError(posted, { provider, kind: 'network', message: `the stream ended before ${marker}; the reply may be incomplete` });
 }
 
 /** A `stream` error from an error object a provider sent inside a stream. */
 export function streamError(posted: PostedResponse, provider: ModelProvider, error: Record<string, unknown>): ModelCallError {
-  return new ModelCallError(typeof error['message'] === 'string' ? error['message'] : 'error event in stream', {
-    provider,
-    kind: 'stream',
-    status: posted.response.status,
-    errorType: typeof error['type'] === 'string' ? error['type'] : null,
-    requestId: posted.requestId,
-  });
+  const message = typeof error['message'] === 'string' ? error['message'] : 'error event in stream';
+  return postedError(posted, { provider, kind: 'stream', message, errorType: typeof error['type'] === 'string' ? error['type'] : null });
 }

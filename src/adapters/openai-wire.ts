@@ -5,6 +5,7 @@
  */
 import type { ContentBlock, JsonObject, JsonValue, Message, ModelCall, ModelReply, ModelToolSchema, ToolCallRequest } from '../core/index.ts';
 import { isRecord, tokenCount } from './http.ts';
+import { modelReply } from './model-reply.ts';
 
 // Core's index does not export these by name (yet); they are the reply's own field types.
 type FinishReason = NonNullable<ModelReply['finishReason']>;
@@ -181,19 +182,16 @@ export function replyFromParts(parts: TurnParts): ModelReply {
   if (parts.reasoning !== '') content.push({ type: 'reasoning', text: parts.reasoning });
   if (parts.text !== '') content.push({ type: 'text', text: parts.text });
   for (const c of toolCalls) content.push({ type: 'tool_call', id: c.id, name: c.name, arguments: c.arguments });
-  const finishReason = openAIFinishReason(parts.finishReason);
-  const usage = openAIUsage(parts.usage);
-  const providerMetadata = providerMetadataOf(parts);
-  return {
-    callId: parts.id === null || parts.id === '' ? null : parts.id,
+  return modelReply({
+    id: parts.id,
     text: parts.text,
-    reasoning: parts.reasoning === '' ? null : parts.reasoning,
+    reasoning: parts.reasoning,
     toolCalls,
     content,
-    ...(finishReason === undefined ? {} : { finishReason }),
-    ...(usage === undefined ? {} : { usage }),
-    ...(providerMetadata === undefined ? {} : { providerMetadata }),
-  };
+    finishReason: openAIFinishReason(parts.finishReason),
+    usage: openAIUsage(parts.usage),
+    providerMetadata: providerMetadataOf(parts),
+  });
 }
 
 /**
