@@ -5,13 +5,13 @@
  * the ```text block that follows it, and every ```json record is one the walkthrough wrote.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, symlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { exportRun } from '../../src/core/index.ts';
 import { FileStore } from '../../src/platform-node/index.ts';
+import { sharedTempDirs } from '../support/temp-dir.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const EXAMPLES = join(ROOT, 'examples/upgrades');
@@ -63,14 +63,12 @@ describe('docs/upgrades.md', () => {
   }, 130_000);
 
   describe('run as written', () => {
+    const dirs = sharedTempDirs();
     let dir = '';
     beforeAll(async () => {
       // A directory that looks like a checkout (the page's paths are the repository's), holding only the walkthrough's runs.
-      dir = await mkdtemp(join(tmpdir(), 'polyloop-upgrades-doc-'));
+      dir = await dirs.make('polyloop-upgrades-doc-');
       for (const name of ['examples', 'src', 'bin', 'node_modules', 'package.json']) await symlink(join(ROOT, name), join(dir, name));
-    });
-    afterAll(async () => {
-      if (dir !== '') await rm(dir, { recursive: true, force: true });
     });
 
     it('every command prints the output shown after it, in order', async () => {

@@ -5,11 +5,11 @@
  * offline one runs as written and prints its final answer.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../support/temp-dir.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const EXAMPLES = join(ROOT, 'examples/readme');
@@ -44,31 +44,23 @@ describe('the README examples', () => {
   }, 130_000);
 
   it('the offline example runs as written, with no key and no network, and prints its answer', async () => {
-    const cwd = await mkdtemp(join(tmpdir(), 'polyloop-readme-'));
-    try {
-      const env = { ...process.env, OPENAI_API_KEY: '' };
-      const { stdout } = await run(bin('tsx'), ['--tsconfig', TSCONFIG, join(EXAMPLES, 'offline.mts')], { cwd, env, timeout: 60_000 });
-      const lines = stdout.trimEnd().split('\n');
-      expect(lines[0]).toBe('[sum-1] run started');
-      expect(lines).toContain('[sum-1] #0 running add({"a":2,"b":40})');
-      expect(lines.at(-1)).toBe('final_answer 2 + 40 = 42 null');
-    } finally {
-      await rm(cwd, { recursive: true, force: true });
-    }
+    const cwd = await tempDir('polyloop-readme-');
+    const env = { ...process.env, OPENAI_API_KEY: '' };
+    const { stdout } = await run(bin('tsx'), ['--tsconfig', TSCONFIG, join(EXAMPLES, 'offline.mts')], { cwd, env, timeout: 60_000 });
+    const lines = stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe('[sum-1] run started');
+    expect(lines).toContain('[sum-1] #0 running add({"a":2,"b":40})');
+    expect(lines.at(-1)).toBe('final_answer 2 + 40 = 42 null');
   }, 70_000);
 
   it('the OpenAI example without a key is refused at once, naming the key, before the store is made', async () => {
-    const cwd = await mkdtemp(join(tmpdir(), 'polyloop-readme-'));
-    try {
-      const env = { ...process.env, OPENAI_API_KEY: '' };
-      const failure = await run(bin('tsx'), ['--tsconfig', TSCONFIG, join(EXAMPLES, 'openai.mts')], { cwd, env, timeout: 60_000 }).then(
-        () => null,
-        (e: { stderr?: string }) => e.stderr ?? '',
-      );
-      expect(failure).toMatch(/InvalidRequestError: openAIModel: apiKey is required/);
-      expect(await readFile(join(cwd, 'runs'), 'utf8').catch((e: { code?: string }) => e.code)).toBe('ENOENT');
-    } finally {
-      await rm(cwd, { recursive: true, force: true });
-    }
+    const cwd = await tempDir('polyloop-readme-');
+    const env = { ...process.env, OPENAI_API_KEY: '' };
+    const failure = await run(bin('tsx'), ['--tsconfig', TSCONFIG, join(EXAMPLES, 'openai.mts')], { cwd, env, timeout: 60_000 }).then(
+      () => null,
+      (e: { stderr?: string }) => e.stderr ?? '',
+    );
+    expect(failure).toMatch(/InvalidRequestError: openAIModel: apiKey is required/);
+    expect(await readFile(join(cwd, 'runs'), 'utf8').catch((e: { code?: string }) => e.code)).toBe('ENOENT');
   }, 70_000);
 });

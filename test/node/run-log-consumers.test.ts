@@ -6,10 +6,7 @@
  * which every consumer must refuse.
  */
 import 'fake-indexeddb/auto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { encodeRecord, importRun, InMemoryStore, readRunLog, resume, run } from '../../src/core/index.ts';
 import type { LogRecord, RunLogView } from '../../src/core/index.ts';
 import { FileStore } from '../../src/platform-node/file-store.ts';
@@ -17,12 +14,8 @@ import { listRuns } from '../../src/platform-node/inspect.ts';
 import { stateLine } from '../../src/platform-node/render.ts';
 import { IndexedDBStore } from '../../src/platform-web/index.ts';
 import { statusOf } from '../../src/platform-workers/run-status.ts';
+import { tempDir } from '../support/temp-dir.ts';
 import { harness, makeTools } from './core/fixtures.ts';
-
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const d of dirs) await rm(d, { recursive: true, force: true });
-});
 
 /** A run with an approved never action, an answer and a final answer: its whole log. */
 async function referenceLog(): Promise<readonly LogRecord[]> {
@@ -43,8 +36,7 @@ const ndjson = (records: readonly LogRecord[]): string => records.map((r) => `${
 describe('every consumer reads a log the same way', () => {
   it('core, the CLI listing, the Workers status and the IndexedDB run list agree on every prefix of a real log', async () => {
     const log = await referenceLog();
-    const dir = await mkdtemp(join(tmpdir(), 'polyloop-consumers-'));
-    dirs.push(dir);
+    const dir = await tempDir('polyloop-consumers-');
     const idb = new IndexedDBStore({ dbName: `consumers-${Date.now()}` });
     const states = new Set<string>();
     for (let n = 1; n <= log.length; n++) {
@@ -75,8 +67,7 @@ describe('every consumer reads a log the same way', () => {
     const log = await referenceLog();
     const broken = [log[0] as LogRecord, ...log.slice(1).filter((r) => !(r.kind === 'intent' && r.intent === 'model_call' && r.stepIndex === 0))];
     expect(() => readRunLog(broken)).toThrow(/without its model-call intent/);
-    const dir = await mkdtemp(join(tmpdir(), 'polyloop-consumers-'));
-    dirs.push(dir);
+    const dir = await tempDir('polyloop-consumers-');
     // importRun refuses it too (nothing written), so write it through the store's own methods.
     const file = new FileStore({ dir });
     const idb = new IndexedDBStore({ dbName: `consumers-broken-${Date.now()}` });

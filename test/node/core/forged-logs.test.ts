@@ -3,13 +3,13 @@
  * run's own tools would not run, never runs other arguments than the ones a person approved, and
  * never reports a trajectory its records do not hold.
  */
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CorruptLogError, decodeLog, decodeRecord, exportRun, importRun, InMemoryStore, readRunLog, resume, run, SchemaVersionError } from '../../../src/core/index.ts';
 import type { ActionExecutor, LogRecord, RunStore, ToolSpec } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
+import { tempDir } from '../../support/temp-dir.ts';
 import { harness, makeTools } from './fixtures.ts';
 
 const NOTE_THEN_FINAL = ['{"tool":"note","args":{"text":"hello"}}', '{"final":"done"}'];
@@ -230,22 +230,18 @@ describe('the snapshot, the version and the depth of a record', () => {
 
 describe('invalid UTF-8 in a FileStore log', () => {
   it('inside a complete last line is corrupt, not silently replaced', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'polyloop-utf8-'));
-    try {
-      const h = harness({ store: new FileStore({ dir }), script: NOTE_THEN_FINAL });
-      await run(h.agent, h.request);
-      const [file] = (await readdir(dir)).filter((f) => f.endsWith('.jsonl'));
-      const lines = toLines(await exportRun(h.store, 'run-1'));
-      const text = toNdjson(lines);
-      const bytes = Buffer.from(text, 'utf8');
-      // Replace the `d` of the final answer "done" in the last line with a lone continuation byte.
-      const at = bytes.lastIndexOf(Buffer.from('"done"')) + 1;
-      bytes[at] = 0x80;
-      await writeFile(join(dir, file as string), bytes);
-      await expect(h.store.readLog('run-1')).rejects.toThrow(/UTF-8/);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    const dir = await tempDir('polyloop-utf8-');
+    const h = harness({ store: new FileStore({ dir }), script: NOTE_THEN_FINAL });
+    await run(h.agent, h.request);
+    const [file] = (await readdir(dir)).filter((f) => f.endsWith('.jsonl'));
+    const lines = toLines(await exportRun(h.store, 'run-1'));
+    const text = toNdjson(lines);
+    const bytes = Buffer.from(text, 'utf8');
+    // Replace the `d` of the final answer "done" in the last line with a lone continuation byte.
+    const at = bytes.lastIndexOf(Buffer.from('"done"')) + 1;
+    bytes[at] = 0x80;
+    await writeFile(join(dir, file as string), bytes);
+    await expect(h.store.readLog('run-1')).rejects.toThrow(/UTF-8/);
   });
 });
 

@@ -7,18 +7,18 @@
  * regression from hanging the suite; it is no measure of speed (that is `npm run bench`).
  */
 import { build } from 'esbuild';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXPECTED_VERDICTS } from '../../fixtures/pattern-cases.ts';
+import { sharedTempDirs } from '../../support/temp-dir.ts';
 import { startRawMcp } from '../mcp/raw-server.ts';
 import type { RawServer } from '../mcp/raw-server.ts';
 
 const DEADLINE_MS = 20_000;
-const dir = mkdtempSync(join(tmpdir(), 'polyloop-patterns-'));
+const dir = await sharedTempDirs().make('polyloop-patterns-');
 const bundle = join(dir, 'scenarios.mjs');
 let server: RawServer;
 let reporting: RawServer;
@@ -51,7 +51,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
   await reporting?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 /** The scenario's answer, or `{ blocked: true }` when the thread had not answered by the deadline. */

@@ -6,8 +6,7 @@
  * The same page also calls a Worker on another origin directly, which `createApp`'s `cors`
  * option lets in. The steps are numbered as the CLI numbers them (`#0` first), in both panels.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Miniflare } from 'miniflare';
 import type { Page } from 'playwright-core';
@@ -15,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, bundleWorker, ROOT, startWorker, TOKEN } from '../platform-workers/miniflare-harness.ts';
 import { startDevServed } from './harness.ts';
 import type { DevServed } from './harness.ts';
+import { sharedTempDirs } from '../../support/temp-dir.ts';
 
 let mf: Miniflare;
 /** The demo Worker again, behind `createApp`'s `cors` option allowing the page's origin: called directly, cross-origin. */
@@ -33,8 +33,10 @@ async function corsWorker(origin: string): Promise<string> {
   return bundleWorker(entry);
 }
 
+const dirs = sharedTempDirs();
+
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'polyloop-web-worker-'));
+  dir = await dirs.make('polyloop-web-worker-');
   mf = await startWorker(await bundleWorker(join(ROOT, 'examples/workers/worker.ts')), dir, { host: '127.0.0.1', port: 0 });
   served = await startDevServed((await mf.ready).origin);
   await mkdir(join(dir, 'direct'));
@@ -45,7 +47,6 @@ afterAll(async () => {
   await served?.close();
   await mf?.dispose();
   await direct?.dispose();
-  await rm(dir, { recursive: true, force: true });
 });
 
 /** The page, its Worker panel pointed at the proxied Worker with the token typed in. */

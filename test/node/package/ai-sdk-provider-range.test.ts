@@ -6,16 +6,16 @@
  * passes each specification version's model the installed provider declares.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import ts from 'typescript';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sharedTempDirs } from '../../support/temp-dir.ts';
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../../..');
-const TMP = mkdtempSync(join(tmpdir(), 'polyloop-ai-sdk-types-'));
+const TMP = await sharedTempDirs().make('polyloop-ai-sdk-types-');
 const BUILT = join(TMP, 'build');
 const pkg = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as {
   peerDependencies: Record<string, string>;
@@ -73,10 +73,6 @@ describe('the ai-sdk adapter declarations', () => {
     }));
     await run(resolve(ROOT, 'node_modules/.bin/tsc'), ['-p', join(TMP, 'tsconfig.json')], { cwd: ROOT });
   }, 120_000);
-
-  afterAll(() => {
-    rmSync(TMP, { recursive: true, force: true });
-  });
 
   it('name @ai-sdk/provider an optional peer whose range admits exactly the majors checked here', () => {
     expect(pkg.peerDependenciesMeta['@ai-sdk/provider']?.optional).toBe(true);

@@ -5,18 +5,18 @@
  * empty ESM project that imports every subpath and runs a first agent.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { emptyProjectWith, nodeIn, npmPack } from './pack.ts';
+import { sharedTempDirs } from '../../support/temp-dir.ts';
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../../..');
 /** The tarball's content, unpacked inside the checkout so its dependencies resolve from node_modules. */
 const PKG = resolve(ROOT, '.package-test');
-const OUT = mkdtempSync(join(tmpdir(), 'polyloop-pack-'));
+const OUT = await sharedTempDirs().make('polyloop-pack-');
 let tarball = '';
 const pkg = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, string | { types: string; default: string }> };
 
@@ -47,10 +47,6 @@ describe('the built package', () => {
     await run('tar', ['xzf', tarball, '-C', PKG, '--strip-components=1']);
   }, 180_000);
 
-  afterAll(() => {
-    rmSync(OUT, { recursive: true, force: true });
-  });
-
   it('declares exactly the subpaths of the layers, each with types first and both files built', () => {
     const subpaths = Object.keys(pkg.exports).filter((s) => s !== './package.json').sort();
     expect(subpaths).toEqual(Object.keys(SOURCES).sort());
@@ -69,12 +65,12 @@ describe('the built package', () => {
   });
 
   it('ships the run viewer\'s page built (prepack): index.html and every asset it names, where the built `polyloop view` looks', async () => {
-    const html = readFileSync(resolve(PKG, 'dist/viewer/index.html'), 'utf8');
+    const html = readFileSync(resolve(PKG, 'dist/viewer/page/index.html'), 'utf8');
     const assets = [...html.matchAll(/(?:src|href)="\/(assets\/[^"]+)"/g)].map((m) => m[1] as string);
     expect(assets.some((a) => a.endsWith('.js')) && assets.some((a) => a.endsWith('.css'))).toBe(true);
-    for (const a of assets) expect(existsSync(resolve(PKG, 'dist/viewer', a)), a).toBe(true);
-    const { defaultPageDir } = (await import(resolve(PKG, 'dist/platform-node/view-command.js'))) as { defaultPageDir: () => string | null };
-    expect(defaultPageDir()).toBe(resolve(PKG, 'dist/viewer'));
+    for (const a of assets) expect(existsSync(resolve(PKG, 'dist/viewer/page', a)), a).toBe(true);
+    const { defaultPageDir } = (await import(resolve(PKG, 'dist/viewer/server/viewer.js'))) as { defaultPageDir: () => string | null };
+    expect(defaultPageDir()).toBe(resolve(PKG, 'dist/viewer/page'));
   });
 
   it('passes publint', async () => {

@@ -4,25 +4,19 @@
  * for Node 20's and 22's npm 10 if the lockfile carried npm 11's `libc` fields.
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../../support/temp-dir.ts';
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../../..');
 const LOCK = readFileSync(resolve(ROOT, 'package-lock.json'), 'utf8');
-const dirs: string[] = [];
 
 describe('package-lock.json', () => {
-  afterAll(() => {
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
-
   it('is what npm install writes for package.json as it is (npm install in a fresh clone changes nothing)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'polyloop-lock-'));
-    dirs.push(dir);
+    const dir = await tempDir('polyloop-lock-');
     for (const f of ['package.json', 'package-lock.json', '.npmrc']) copyFileSync(resolve(ROOT, f), join(dir, f));
     await run('npm', ['install', '--package-lock-only', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: dir });
     expect(readFileSync(join(dir, 'package-lock.json'), 'utf8') === LOCK, 'npm install rewrote package-lock.json: run `npm install` and commit the lockfile').toBe(true);

@@ -1,16 +1,16 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, bundleWorker, follow, ROOT, startWorker, TOKEN } from './miniflare-harness.ts';
 import type { LogEvent } from './miniflare-harness.ts';
+import { sharedTempDirs } from '../../support/temp-dir.ts';
 
 type Status = { runId: string; status: string; stopReason: string | null; finalAnswer: string | null; steps: number; validActions: number };
 type Steps = { runId: string; steps: Record<string, unknown>[] };
 
 let script = '';
-const dirs: string[] = [];
+// Removed after the afterAll below has disposed of every Miniflare that stored there.
+const dirs = sharedTempDirs();
 const live: Miniflare[] = [];
 
 /** The `work` tool's side effects: the line it prints as it starts (EXEC_MARK of the fixture), tagged with the generation that printed it. */
@@ -25,7 +25,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(live.map((mf) => mf.dispose().catch(() => undefined)));
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 async function generation(dir: string): Promise<Miniflare> {
@@ -54,10 +53,8 @@ async function kill(mf: Miniflare): Promise<void> {
   await mf.dispose();
 }
 
-function storageDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'polyloop-evict-'));
-  dirs.push(dir);
-  return dir;
+function storageDir(): Promise<string> {
+  return dirs.make('polyloop-evict-');
 }
 
 const withoutTimes = (steps: Record<string, unknown>[]): Record<string, unknown>[] => steps.map(({ startedAt: _s, endedAt: _e, ...rest }) => rest);
@@ -65,7 +62,7 @@ const isIntent = (kind: 'model_call' | 'action') => (e: LogEvent): boolean => e.
 
 describe('the run Durable Object after eviction (real workerd, persisted storage)', () => {
   it('is resumed by its alarm after being killed mid-model-call, mid-action and at a step boundary, to the trajectory of an uninterrupted run', async () => {
-    const dir = storageDir();
+    const dir = await storageDir();
     const input = { steps: 4, modelPauseMs: 500, toolPauseMs: 500, replayPolicy: 'safe' };
     const seen: LogEvent[] = [];
     const lastId = (): number => seen.at(-1)?.id ?? -1;
@@ -133,7 +130,7 @@ describe('the run Durable Object after eviction (real workerd, persisted storage
   }, 180_000);
 
   it('asks for a settlement of a never-replay action killed in flight, and finishes as the uninterrupted run once it is answered from the side effect, the action not run again', async () => {
-    const dir = storageDir();
+    const dir = await storageDir();
     let mf = await generation(dir);
     const input = { steps: 1, modelPauseMs: 0, toolPauseMs: 60_000, replayPolicy: 'never' };
     expect((await api(mf, '/runs', { method: 'POST', body: { runId: 'unknowable', input } })).status).toBe(201);
@@ -168,7 +165,7 @@ describe('the run Durable Object after eviction (real workerd, persisted storage
   }, 120_000);
 
   it('keeps a run waiting for an approval across an eviction: nothing runs while it waits, and the approval given afterwards runs the action exactly once', async () => {
-    const dir = storageDir();
+    const dir = await storageDir();
     let mf = await generation(dir);
     const input = { steps: 1, modelPauseMs: 0, toolPauseMs: 0, replayPolicy: 'never', approve: true };
     expect((await api(mf, '/runs', { method: 'POST', body: { runId: 'approval', input } })).status).toBe(201);

@@ -1,10 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleWorker, ROOT, startWorker, TOKEN } from './miniflare-harness.ts';
+import { sharedTempDirs } from '../../support/temp-dir.ts';
 
 // The demo Worker in real workerd, served over loopback HTTP, as `wrangler dev` serves it: a body
 // the Worker leaves unread must not break the keep-alive connection the next request goes over.
@@ -13,15 +12,16 @@ let mf: Miniflare;
 let base: URL;
 let dir = '';
 
+const dirs = sharedTempDirs();
+
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'polyloop-keepalive-'));
+  dir = await dirs.make('polyloop-keepalive-');
   mf = await startWorker(await bundleWorker(join(ROOT, 'examples/workers/worker.ts')), dir, { host: '127.0.0.1', port: 0 });
   base = await mf.ready;
 });
 
 afterAll(async () => {
   await mf?.dispose();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 type Reply = { readonly status: number; readonly body: string; readonly localPort: number | undefined; readonly reused: boolean };

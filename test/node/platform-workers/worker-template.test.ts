@@ -5,14 +5,14 @@
  * URL from a var. The template imports `polyloop/*`; here those names point at the source.
  */
 import { execFile } from 'node:child_process';
-import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Miniflare } from 'miniflare';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startOpenAIFake } from '../adapters/serve.ts';
 import { bundleWorker, ROOT } from './miniflare-harness.ts';
+import { sharedTempDirs } from '../../support/temp-dir.ts';
 
 const run = promisify(execFile);
 const TEMPLATE = join(ROOT, 'examples/worker');
@@ -22,23 +22,19 @@ const ALIASES: Record<string, string> = {
   'polyloop/workers': join(ROOT, 'src/platform-workers/index.ts'),
   'polyloop/adapters/openai': join(ROOT, 'src/adapters/openai.ts'),
 };
-const dirs: string[] = [];
+// Removed after the afterAll below has disposed of the Miniflare that persisted there.
+const dirs = sharedTempDirs();
 const cleanups: (() => Promise<void>)[] = [];
 
 afterAll(async () => {
   for (const c of cleanups) await c();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'polyloop-template-'));
-  dirs.push(dir);
-  return dir;
-}
+const tempDir = (): Promise<string> => dirs.make('polyloop-template-');
 
 describe('the Worker template (examples/worker)', () => {
   it('bundles, copied as the README says, with its own wrangler.toml (wrangler deploy --dry-run), both Durable Objects and the model var bound', async () => {
-    const copy = tempDir();
+    const copy = await tempDir();
     for (const file of ['worker.ts', 'wrangler.toml']) copyFileSync(join(TEMPLATE, file), join(copy, file));
     // What installing polyloop gives a copy, here: its import names resolved to the source.
     appendFileSync(join(copy, 'wrangler.toml'), `\n[alias]\n${Object.entries(ALIASES).map(([name, file]) => `${JSON.stringify(name)} = ${JSON.stringify(file)}`).join('\n')}\n`);
@@ -68,7 +64,7 @@ describe('the Worker template (examples/worker)', () => {
       script: await bundleWorker(join(TEMPLATE, 'worker.ts'), ALIASES),
       compatibilityDate: '2026-04-20',
       durableObjects: { RUNS: { className: 'RunObject', useSQLite: true }, RUN_INDEX: { className: 'RunIndex', useSQLite: true } },
-      durableObjectsPersist: tempDir(),
+      durableObjectsPersist: await tempDir(),
       bindings: { POLYLOOP_TOKEN: 'template-token', OPENAI_API_KEY: 'sk-template-secret', OPENAI_MODEL: 'gpt-template', OPENAI_BASE_URL: fake.baseURL },
     });
     cleanups.push(() => mf.dispose());

@@ -1,16 +1,14 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ROOT } from './miniflare-harness.ts';
+import { sharedTempDirs } from '../../support/temp-dir.ts';
 
 const run = promisify(execFile);
-const outdir = mkdtempSync(join(tmpdir(), 'polyloop-dry-run-'));
-
-afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+const outdir = await sharedTempDirs().make('polyloop-dry-run-');
 
 describe('wrangler deploy --dry-run', () => {
   it('bundles the Worker from wrangler.toml offline, with the run Durable Object and the run index bound', async () => {

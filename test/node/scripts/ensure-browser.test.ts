@@ -3,12 +3,12 @@
  * happens on a machine without one. The machine is injected, so no test uninstalls anything.
  */
 import { spawnSync } from 'node:child_process';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decide, findBrowser, isDebianLike } from '../../../scripts/ensure-browser.mjs';
 import { machineHas } from '../../support/machine.ts';
+import { tempDir } from '../../support/temp-dir.ts';
 
 const DEBIAN = 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\nVERSION_ID="12"\n';
 const UBUNTU = 'NAME="Ubuntu"\nID=ubuntu\nID_LIKE=debian\n';
@@ -117,24 +117,20 @@ describe('ensure-browser on a real file system', () => {
   );
 
   it.runIf(posix)('refuses a CHROMIUM_PATH that is a directory or a file it cannot execute, and npm test stops at once naming it', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'polyloop-browser-'));
-    try {
-      const plain = join(dir, 'chrome.txt');
-      await writeFile(plain, 'not a browser');
-      await chmod(plain, 0o644);
-      for (const path of [dir, plain]) {
-        expect(findBrowser({ env: { CHROMIUM_PATH: path }, home: dir })).toBeNull();
-        const r = spawnSync(process.execPath, [SCRIPT], { env: { ...process.env, CHROMIUM_PATH: path }, encoding: 'utf8' });
-        expect(r.status).toBe(1);
-        expect(r.stderr).toContain(`CHROMIUM_PATH is ${path}`);
-        expect(r.stderr).toMatch(/no executable file/);
-      }
-      const runnable = join(dir, 'chrome');
-      await writeFile(runnable, '#!/bin/sh\n');
-      await chmod(runnable, 0o755);
-      expect(findBrowser({ env: { CHROMIUM_PATH: runnable }, home: dir })).toEqual({ path: runnable, source: 'CHROMIUM_PATH' });
-    } finally {
-      await rm(dir, { recursive: true, force: true });
+    const dir = await tempDir('polyloop-browser-');
+    const plain = join(dir, 'chrome.txt');
+    await writeFile(plain, 'not a browser');
+    await chmod(plain, 0o644);
+    for (const path of [dir, plain]) {
+      expect(findBrowser({ env: { CHROMIUM_PATH: path }, home: dir })).toBeNull();
+      const r = spawnSync(process.execPath, [SCRIPT], { env: { ...process.env, CHROMIUM_PATH: path }, encoding: 'utf8' });
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain(`CHROMIUM_PATH is ${path}`);
+      expect(r.stderr).toMatch(/no executable file/);
     }
+    const runnable = join(dir, 'chrome');
+    await writeFile(runnable, '#!/bin/sh\n');
+    await chmod(runnable, 0o755);
+    expect(findBrowser({ env: { CHROMIUM_PATH: runnable }, home: dir })).toEqual({ path: runnable, source: 'CHROMIUM_PATH' });
   });
 });
