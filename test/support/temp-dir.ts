@@ -32,6 +32,9 @@ export async function tempDir(prefix = DEFAULT_PREFIX, test?: Pick<TestContext, 
   return dir;
 }
 
+/** What {@link sharedTempDirs} returns: `make(prefix)` makes one more directory. */
+export type SharedTempDirs = { readonly make: (prefix?: string) => Promise<string> };
+
 /**
  * Directories shared by the tests of a file or a `describe`. Call it where that body runs (at the
  * top of the file, or in the `describe`), then `make(prefix)` in a `beforeAll` or at the top level:
@@ -39,7 +42,7 @@ export async function tempDir(prefix = DEFAULT_PREFIX, test?: Pick<TestContext, 
  * first, so it runs after the other `afterAll` hooks (Vitest runs them last-registered first):
  * a server still serving a directory is closed before the directory goes.
  */
-export function sharedTempDirs(): { readonly make: (prefix?: string) => Promise<string> } {
+export function sharedTempDirs(): SharedTempDirs {
   const made: string[] = [];
   afterAll(async () => {
     for (const dir of made.splice(0)) await remove(dir);

@@ -6,18 +6,17 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Page } from 'playwright-core';
 import { buildChatPage } from '../../../examples/web/chat/build.ts';
+import type { SharedTempDirs } from '../../support/temp-dir.ts';
 
 export const ROOT = resolve(import.meta.dirname, '../../..');
 
-/** Bundle the page into a new temporary directory. */
-export async function bundlePage(): Promise<string> {
-  return buildChatPage(await mkdtemp(join(tmpdir(), 'polyloop-chat-page-')));
+/** Bundle the page into a new temporary directory of `dirs`. */
+export async function bundlePage(dirs: SharedTempDirs): Promise<string> {
+  return buildChatPage(await dirs.make('polyloop-chat-page-'));
 }
 
 function freePort(): Promise<number> {
@@ -49,10 +48,10 @@ export type NodeChat = {
   output(): string;
 };
 
-/** A Node chat server over fresh directories, serving the page bundled in `pageDir`. */
-export async function nodeChat(pageDir: string): Promise<NodeChat> {
-  const dir = await mkdtemp(join(tmpdir(), 'polyloop-chat-server-'));
-  const holdDir = await mkdtemp(join(tmpdir(), 'polyloop-chat-hold-'));
+/** A Node chat server over fresh directories of `dirs`, serving the page bundled in `pageDir`. */
+export async function nodeChat(pageDir: string, dirs: SharedTempDirs): Promise<NodeChat> {
+  const dir = await dirs.make('polyloop-chat-server-');
+  const holdDir = await dirs.make('polyloop-chat-hold-');
   const port = await freePort();
   const token = 'e2e-token';
   let child: ChildProcess | null = null;

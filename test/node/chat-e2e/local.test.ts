@@ -6,20 +6,22 @@
  * while the email goes asks the person to settle it — and the outbox (localStorage, outside the
  * run) gets each approved email exactly once.
  */
-import { rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, serve } from '../e2e-web/harness.ts';
 import { bundlePage, emailTurn, sentOnce, say, shown, untilAssistantText, untilStatus } from './harness.ts';
+import { sharedTempDirs } from '../../support/temp-dir.ts';
 
 let pageDir: string;
 let server: Server;
 let origin: string;
 let browser: Browser;
 
+const dirs = sharedTempDirs();
+
 beforeAll(async () => {
-  pageDir = await bundlePage();
+  pageDir = await bundlePage(dirs);
   server = await serve(pageDir);
   const address = server.address();
   origin = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
@@ -29,7 +31,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await new Promise((ok) => server?.close(ok));
-  if (pageDir) await rm(pageDir, { recursive: true, force: true });
 });
 
 /** A page in a new browser context (its own IndexedDB and localStorage) on chat `chatId`, ready. */

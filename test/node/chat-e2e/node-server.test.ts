@@ -14,14 +14,17 @@ import { launchChromium } from '../e2e-web/harness.ts';
 import { bundlePage, emailTurn, nodeChat, say, sentOnce, shown, trackStatus } from './harness.ts';
 import { untilAssistantText, untilStatus } from './harness.ts';
 import type { NodeChat } from './harness.ts';
+import { sharedTempDirs } from '../../support/temp-dir.ts';
 
 let pageDir: string;
 let server: NodeChat;
 let browser: Browser;
 
+const dirs = sharedTempDirs();
+
 beforeAll(async () => {
-  pageDir = await bundlePage();
-  server = await nodeChat(pageDir);
+  pageDir = await bundlePage(dirs);
+  server = await nodeChat(pageDir, dirs);
   await server.start();
   browser = await launchChromium();
 }, 60_000);
@@ -29,7 +32,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.kill();
-  for (const d of [pageDir, server?.dir, server?.holdDir]) if (d) await rm(d, { recursive: true, force: true });
 });
 
 /** A page on chat `chatId`, ready (its conversation loaded, no turn running). */

@@ -11,10 +11,9 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { appendFileSync, copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,6 +21,7 @@ import { launchChromium, serve } from '../e2e-web/harness.ts';
 import { bundlePage, ROOT, say, shown, untilAssistantText, untilStatus } from './harness.ts';
 import { startPolicyFake } from './openai-policy.ts';
 import type { PolicyFake } from './openai-policy.ts';
+import { sharedTempDirs } from '../../support/temp-dir.ts';
 
 const TOKEN = 'worker-chat-token';
 /** The template's `polyloop/*` imports, resolved to this source (a copy gets them from the installed package). */
@@ -39,7 +39,8 @@ let workerOrigin = '';
 let wrangler: ChildProcess | null = null;
 let output = '';
 let browser: Browser;
-const dirs: string[] = [];
+// Removed after the afterAll below has stopped wrangler dev and closed the servers that used them.
+const dirs = sharedTempDirs();
 
 function freePort(): Promise<number> {
   return new Promise((ok, fail) => {
@@ -52,15 +53,9 @@ function freePort(): Promise<number> {
   });
 }
 
-function tempDir(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  dirs.push(dir);
-  return dir;
-}
-
 /** The template copied into a project of its own, with its secrets in .dev.vars; serve it with wrangler dev. */
 async function startWorker(): Promise<void> {
-  const project = tempDir('polyloop-worker-chat-');
+  const project = await dirs.make('polyloop-worker-chat-');
   for (const file of ['worker.ts', 'wrangler.toml']) copyFileSync(join(ROOT, 'examples/worker', file), join(project, file));
   const aliases = Object.entries(ALIASES).map(([name, file]) => `${JSON.stringify(name)} = ${JSON.stringify(file)}`);
   appendFileSync(join(project, 'wrangler.toml'), `\n[alias]\n${aliases.join('\n')}\n`);
@@ -69,7 +64,7 @@ async function startWorker(): Promise<void> {
   workerOrigin = `http://127.0.0.1:${port}`;
   const vars = [`OPENAI_BASE_URL:${fake.baseURL}`, `PAGE_ORIGINS:${pageOrigin}`, `NOTIFY_URL:${fake.notifyURL}`];
   const args = [join(ROOT, 'node_modules/wrangler/bin/wrangler.js'), 'dev', '--ip', '127.0.0.1', '--port', String(port)];
-  args.push('--persist-to', tempDir('polyloop-worker-chat-do-'), ...vars.flatMap((v) => ['--var', v]));
+  args.push('--persist-to', await dirs.make('polyloop-worker-chat-do-'), ...vars.flatMap((v) => ['--var', v]));
   const env = { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: '1', NO_COLOR: '1' };
   const child = spawn(process.execPath, args, { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
   wrangler = child;
@@ -89,8 +84,7 @@ async function startWorker(): Promise<void> {
 
 beforeAll(async () => {
   fake = await startPolicyFake();
-  const pageDir = await bundlePage();
-  dirs.push(pageDir);
+  const pageDir = await bundlePage(dirs);
   pages = await serve(pageDir);
   pageOrigin = `http://127.0.0.1:${(pages.address() as { port: number }).port}`;
   await startWorker();
@@ -106,7 +100,6 @@ afterAll(async () => {
   }
   await new Promise((ok) => pages?.close(ok));
   await fake?.close();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 /** A page on chat `chatId`, ready: its conversation loaded from the Worker, no turn running. */
