@@ -6,6 +6,7 @@
  * @module
  */
 import { InvalidRequestError, PolyLoopError } from '../core/index.ts';
+import { cappedStream } from '../core/internal-entry.ts';
 import type { OptionHints } from '../core/internal-entry.ts';
 import { parseSSE } from './sse.ts';
 import type { SSEEvent } from './sse.ts';
@@ -178,29 +179,16 @@ function bounded(
   maxBytes: number,
 ): ReadableStream<Uint8Array> | null {
   if (response.body === null) return null;
-  const reader = response.body.getReader();
-  let seen = 0;
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        const chunk = await reader.read(); // a failed read errors this stream with the same error
-        if (chunk.done) return controller.close();
-        seen += chunk.value.byteLength;
-        if (seen <= maxBytes) return controller.enqueue(chunk.value);
-        const error = new ModelCallError(`the response is larger than ${maxBytes} bytes (maxResponseBytes)`, {
-          provider,
-          kind: 'too_large',
-          status: response.status,
-          errorType: null,
-          requestId,
-        });
-        await reader.cancel(error).catch(() => undefined); // the body is abandoned either way; the error is the news
-        controller.error(error);
-      },
-      cancel: (reason) => reader.cancel(reason),
-    },
-    { highWaterMark: 0 },
-  );
+  const tooLarge = (): ModelCallError =>
+    new ModelCallError(`the response is larger than ${maxBytes} bytes (maxResponseBytes)`, {
+      provider,
+      kind: 'too_large',
+      status: response.status,
+      errorType: null,
+      requestId,
+    });
+  // A failed read errors the stream with the same error.
+  return cappedStream(response.body, { maxBytes, tooLarge });
 }
 
 async function readText(posted: PostedResponse, signal: AbortSignal, provider: ModelProvider): Promise<string> {

@@ -4,6 +4,7 @@
  * @module
  */
 import { isPolyLoopError } from '../core/index.ts';
+import { declaresMoreThan, readCapped } from '../core/internal-entry.ts';
 import type { UIMessageChunk } from 'ai';
 import { chatEngine } from './engine.ts';
 import { CHAT_HANDLER_KEYS, checkChatOptions } from './options.ts';
@@ -86,27 +87,12 @@ function chatIdOfPath(pathname: string): string {
 
 /** The body as JSON, read up to `max` bytes: 413 beyond, 400 for anything but UTF-8 JSON. */
 async function readJson(req: Request, max: number): Promise<unknown> {
-  const declared = Number(req.headers.get('content-length') ?? '0');
-  if (declared > max) throw tooLarge(max);
+  if (declaresMoreThan(req, max)) throw tooLarge(max);
   if (req.body === null) throw new HttpError(400, 'bad_request', 'the body must be JSON');
-  const reader = req.body.getReader();
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => undefined); // the refusal stands whatever the cancel does
-      throw tooLarge(max);
-    }
-    parts.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    bytes.set(p, at);
-    at += p.byteLength;
+  const bytes = await readCapped(req.body, max);
+  if (bytes === null) {
+    await req.body.cancel().catch(() => undefined); // the refusal stands whatever the cancel does
+    throw tooLarge(max);
   }
   try {
     return JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes)) as unknown;

@@ -5,6 +5,8 @@
  * Applications import from `polyloop` and the platform entries; see docs/api.md.
  * @module
  */
+export { cappedStream, declaresMoreThan, readCapped } from './capped-body.ts';
+export type { CappedStreamOptions } from './capped-body.ts';
 export { conversationOf } from './conversation.ts';
 export { jsonSchemaCheck } from './json-schema-check.ts';
 export {

@@ -5,6 +5,7 @@
  * @module
  */
 import { ToolEnvironmentError } from '../core/index.ts';
+import { cappedStream } from '../core/internal-entry.ts';
 import { AnswerScan } from './answer-scan.ts';
 
 /** A `fetch`-compatible function (the global one by default). */
@@ -209,37 +210,20 @@ function boundedBody(
   scan: AnswerScan | null,
   ended: (error: ToolEnvironmentError | undefined, tooLarge: boolean) => void,
 ): ReadableStream<Uint8Array> {
-  const reader = body.getReader();
-  const close = (): void => void reader.cancel(cancelled.reason).catch(() => undefined);
-  cancelled.addEventListener('abort', close, { once: true });
-  let seen = 0;
-  const end = (controller: ReadableStreamDefaultController<Uint8Array>, error?: ToolEnvironmentError): void => {
-    ended(error, seen > maxBytes);
-    if (error) controller.error(error);
-    else controller.close();
-  };
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      let chunk: ReadableStreamReadResult<Uint8Array>;
-      try {
-        chunk = await reader.read();
-      } catch (e) {
-        const detail = e instanceof Error ? e.message : String(e);
-        const error = new ToolEnvironmentError(`the MCP server's response broke off (${detail})`, { cause: e });
-        return end(controller, error);
-      }
-      if (chunk.done) return end(controller);
-      seen += chunk.value.byteLength;
-      if (seen > maxBytes) {
-        const message = `the MCP server's response is larger than ${maxBytes} bytes (maxResponseBytes)`;
-        const error = new ToolEnvironmentError(message);
-        reader.cancel(error).catch(() => undefined); // the body is abandoned either way; the error above is the news
-        return end(controller, error);
-      }
-      scan?.feed(chunk.value);
-      controller.enqueue(chunk.value);
+  return cappedStream(body, {
+    maxBytes,
+    tooLarge: () => {
+      return new ToolEnvironmentError(`the MCP server's response is larger than ${maxBytes} bytes (maxResponseBytes)`);
     },
-    cancel: (reason) => reader.cancel(reason),
+    readFailed: (e) => {
+      const detail = e instanceof Error ? e.message : String(e);
+      return new ToolEnvironmentError(`the MCP server's response broke off (${detail})`, { cause: e });
+    },
+    onChunk: (chunk) => scan?.feed(chunk),
+    onEnd: (error, tooLarge) => ended(error as ToolEnvironmentError | undefined, tooLarge),
+    signal: cancelled,
+    // One chunk read ahead: a body the SDK never reads (an answer it ignores) still ends, and is scanned.
+    highWaterMark: 1,
   });
 }
 

@@ -7,7 +7,7 @@ import type { Context } from 'hono';
 import { cors } from 'hono/cors';
 import * as z from 'zod/mini';
 import { checkOptionKeys, jsonProblem } from '../core/internal-entry.ts';
-import { BodyTooLarge, drainBody, exceedsBytes, MAX_BODY_BYTES, MAX_IMPORT_BODY_BYTES, readBody } from './body.ts';
+import { drainBody, exceedsBytes, MAX_BODY_BYTES, MAX_IMPORT_BODY_BYTES, readBody, readJsonBody } from './body.ts';
 import type { InputReply } from '../core/index.ts';
 import type { OptionKeys } from '../core/internal-entry.ts';
 import { chatRoutes } from './chat-routes.ts';
@@ -148,13 +148,13 @@ function isImportForm(raw: unknown): boolean {
  */
 async function readStartBody(c: Context): Promise<Response | StartRequest> {
   const tooLarge = (max: number): Response => fail(c, 413, 'payload_too_large', `request body exceeds ${max} bytes`);
-  let text: string;
+  let text: string | null;
   try {
     text = await readBody(c.req.raw, MAX_IMPORT_BODY_BYTES);
-  } catch (e) {
-    if (e instanceof BodyTooLarge) return tooLarge(MAX_IMPORT_BODY_BYTES);
+  } catch {
     return fail(c, 400, 'bad_request', 'request body is not valid UTF-8');
   }
+  if (text === null) return tooLarge(MAX_IMPORT_BODY_BYTES);
   const large = exceedsBytes(text, MAX_BODY_BYTES);
   let raw: unknown;
   try {
@@ -184,21 +184,10 @@ async function readStartBody(c: Context): Promise<Response | StartRequest> {
  * order: the body, or the error response.
  */
 async function readSmallBody<T>(c: Context, problemOf: (raw: unknown) => string | null): Promise<Response | T> {
-  let text: string;
-  try {
-    text = await readBody(c.req.raw, MAX_BODY_BYTES);
-  } catch (e) {
-    if (e instanceof BodyTooLarge) return fail(c, 413, 'payload_too_large', `request body exceeds ${MAX_BODY_BYTES} bytes`);
-    return fail(c, 400, 'bad_request', 'request body is not valid UTF-8');
-  }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    return fail(c, 400, 'bad_request', 'request body is not valid JSON');
-  }
-  const problem = problemOf(raw);
-  return problem === null ? (raw as T) : fail(c, 400, 'bad_request', problem);
+  const body = await readJsonBody(c.req.raw);
+  if ('status' in body) return fail(c, body.status, body.code, body.message);
+  const problem = problemOf(body.raw);
+  return problem === null ? (body.raw as T) : fail(c, 400, 'bad_request', problem);
 }
 
 /**

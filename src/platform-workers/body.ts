@@ -8,6 +8,7 @@
  * than {@link MAX_DRAIN_BYTES} gets its answer and loses the connection instead.
  * @module
  */
+import { declaresMoreThan, readCapped } from '../core/internal-entry.ts';
 
 /** Largest accepted request body: 1 MiB. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -18,40 +19,45 @@ export const MAX_IMPORT_BODY_BYTES = 16 * 1024 * 1024;
 /** Most bytes of an unread or refused body read and discarded to keep the connection usable: 8 MiB. */
 export const MAX_DRAIN_BYTES = 8 * 1024 * 1024;
 
-/** The body was bigger than the limit (declared or actually sent). */
-export class BodyTooLarge extends Error {
-  override readonly name = 'BodyTooLarge';
+/**
+ * Read a body as UTF-8 text, or null when it is bigger than `max` bytes, declared or actually sent
+ * (a TypeError for invalid UTF-8). A refused body is left unlocked and partly read, for {@link drainBody}.
+ */
+export async function readBody(req: Request, max: number): Promise<string | null> {
+  if (declaresMoreThan(req, max)) return null;
+  if (req.body === null) return '';
+  const bytes = await readCapped(req.body, max);
+  return bytes === null ? null : new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
 }
 
+/** Why a request body is refused: the status, code and message of the error response. */
+export type BodyRefusal = {
+  readonly status: 400 | 413;
+  readonly code: 'bad_request' | 'payload_too_large';
+  readonly message: string;
+};
+
+/** A JSON body (of a route that takes at most {@link MAX_BODY_BYTES}) as sent and as parsed. */
+export type JsonBody = { readonly text: string; readonly raw: unknown };
+
 /**
- * Read a body as UTF-8 text, refusing more than `max` bytes whatever Content-Length claims
- * ({@link BodyTooLarge}; a TypeError for invalid UTF-8). On refusal the stream is left unlocked
- * and partly read, for {@link drainBody}.
+ * A JSON body of at most {@link MAX_BODY_BYTES}, or why it is refused, checked in this order: its
+ * size (413), UTF-8 (400), JSON (400).
  */
-export async function readBody(req: Request, max: number): Promise<string> {
-  const declared = Number(req.headers.get('content-length') ?? '0');
-  if (declared > max) throw new BodyTooLarge();
-  if (req.body === null) return '';
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      reader.releaseLock();
-      throw new BodyTooLarge();
-    }
-    chunks.push(value);
+export async function readJsonBody(req: Request): Promise<JsonBody | BodyRefusal> {
+  let text: string | null;
+  try {
+    text = await readBody(req, MAX_BODY_BYTES);
+  } catch {
+    return { status: 400, code: 'bad_request', message: 'request body is not valid UTF-8' };
   }
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, at);
-    at += chunk.byteLength;
+  const tooLarge = `request body exceeds ${MAX_BODY_BYTES} bytes`;
+  if (text === null) return { status: 413, code: 'payload_too_large', message: tooLarge };
+  try {
+    return { text, raw: JSON.parse(text) as unknown };
+  } catch {
+    return { status: 400, code: 'bad_request', message: 'request body is not valid JSON' };
   }
-  return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(all);
 }
 
 /** True when the UTF-8 encoding of `text` is longer than `max` bytes. */
@@ -69,7 +75,7 @@ export async function drainBody(req: Request, budget: number = MAX_DRAIN_BYTES):
   if (body === null || body.locked) return;
   const reader = body.getReader();
   try {
-    if (Number(req.headers.get('content-length') ?? '0') > budget) return await reader.cancel();
+    if (declaresMoreThan(req, budget)) return await reader.cancel();
     for (let seen = 0; ; ) {
       const { done, value } = await reader.read();
       if (done) return;

@@ -8,7 +8,7 @@ import type { Context, Hono } from 'hono';
 import { isPolyLoopError } from '../core/index.ts';
 import { chatRunId, loadChat } from '../chat/index.ts';
 import { parseChatPost } from '../chat/body.ts';
-import { BodyTooLarge, MAX_BODY_BYTES, readBody } from './body.ts';
+import { readJsonBody } from './body.ts';
 import { CHAT_TURN_HEADER, chatTurnStub } from './chat-turn-object.ts';
 import type { ChatTurnObjectBase } from './chat-turn-object.ts';
 import { TurnStore } from './chat-turn-store.ts';
@@ -61,22 +61,10 @@ type ChatBody = { readonly text: string; readonly post: ReturnType<typeof parseC
 
 /** Size, parse and schema checks of `POST /chat`, in that order: the body, or the error response. */
 async function readChatPost(c: Context, fail: Fail): Promise<Response | ChatBody> {
-  let text: string;
+  const body = await readJsonBody(c.req.raw);
+  if ('status' in body) return fail(c, body.status, body.code, body.message);
   try {
-    text = await readBody(c.req.raw, MAX_BODY_BYTES);
-  } catch (e) {
-    const tooLarge = `request body exceeds ${MAX_BODY_BYTES} bytes`;
-    if (e instanceof BodyTooLarge) return fail(c, 413, 'payload_too_large', tooLarge);
-    return fail(c, 400, 'bad_request', 'request body is not valid UTF-8');
-  }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    return fail(c, 400, 'bad_request', 'request body is not valid JSON');
-  }
-  try {
-    return { text, post: parseChatPost(raw) };
+    return { text: body.text, post: parseChatPost(body.raw) };
   } catch (e) {
     if (isPolyLoopError(e, 'invalid_request')) return fail(c, 400, 'bad_request', e.message);
     throw e;
