@@ -6,17 +6,19 @@
  */
 import { openDB } from 'idb';
 import { describe, expect, it } from 'vitest';
-import { isPolyLoopError } from '../../src/core/index.ts';
-import type { ActionIntentRecord, IntentRecord, LogRecord } from '../../src/core/index.ts';
+import { isPolyLoopError, RECORD_VERSION } from '../../src/core/index.ts';
+import type { ActionIntentRecord, InputRecord, InputRequestRecord, IntentRecord, LogRecord } from '../../src/core/index.ts';
 import { IndexedDBStore } from '../../src/platform-web/index.ts';
 import { HOLD_MS } from '../../src/platform-web/held-records.ts';
-import { actionIntent, modelIntent, modelResult, started, stepWrite } from '../contract/run-store.contract.ts';
+import { actionIntent, ended, modelIntent, modelResult, started, stepWrite } from '../contract/run-store.contract.ts';
 import { freshDbName } from './idb-store.cases.ts';
 
 const action = (i: number): ActionIntentRecord => actionIntent(i) as ActionIntentRecord;
 const neverIntent = (i: number): IntentRecord => ({ ...modelIntent(i), replayPolicy: 'never' }) as IntentRecord;
 const kinds = (log: readonly LogRecord[]): string[] => log.map((r) => (r.kind === 'intent' ? `intent:${r.resultId}` : r.kind === 'result' ? `result:${r.resultId}` : r.kind));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const inputRequest = (i: number): InputRequestRecord => ({ kind: 'input_request', v: RECORD_VERSION, stepIndex: i, resultId: `s${i}.settle`, request: { kind: 'settle', target: 'model_call', decision: null }, requestedAt: '2026-12-01T00:00:00.000Z' });
+const inputReply = (i: number): InputRecord => ({ kind: 'input', v: RECORD_VERSION, stepIndex: i, resultId: `s${i}.settle`, reply: { kind: 'retry', resultId: `s${i}.settle` }, receivedAt: '2026-12-01T00:00:01.000Z' });
 
 /** The durability of every readwrite transaction opened while `fn` runs. */
 async function transactions(fn: () => Promise<unknown>): Promise<string[]> {
@@ -154,5 +156,33 @@ describe('IndexedDBStore holds non-barrier records until the next write (Chromiu
     await a.intent('r', neverIntent(1));
     expect(kinds(await b.readLog('r'))).toEqual(['run_started', 'intent:s0.model', 'step', 'intent:s1.model']);
     await Promise.all([a.close(), b.close()]);
+  });
+
+  it('commits only at barriers, strict: run_started, a safe model-call intent and a result alone ride in the next transaction; an action step is two strict transactions', async () => {
+    const store = new IndexedDBStore({ dbName: freshDbName('durability') });
+    const seen: string[] = [];
+    const original = IDBDatabase.prototype.transaction;
+    IDBDatabase.prototype.transaction = function (this: IDBDatabase, ...args: Parameters<IDBDatabase['transaction']>) {
+      const tx = original.apply(this, args);
+      if (args[1] === 'readwrite') seen.push(tx.durability);
+      return tx;
+    } as IDBDatabase['transaction'];
+    try {
+      await store.runStarted('r', started('r'));
+      await store.intent('r', modelIntent(0));
+      await store.resultAndIntent('r', modelResult(0), actionIntent(0) as ActionIntentRecord);
+      await store.step('r', stepWrite(0));
+      await store.intent('r', { ...modelIntent(1), replayPolicy: 'never' });
+      await store.result('r', 's1.model', modelResult(1));
+      await store.inputRequest('r', inputRequest(1));
+      await store.input('r', inputReply(1));
+      await store.runEnded('r', ended(1));
+    } finally {
+      IDBDatabase.prototype.transaction = original;
+    }
+    // [run_started, safe intent, result, action intent], [step], [never intent], [result, input_request], [input], [run_ended].
+    expect(seen).toEqual(['strict', 'strict', 'strict', 'strict', 'strict', 'strict']);
+    expect((await store.readLog('r')).map((r) => r.kind)).toEqual(['run_started', 'intent', 'result', 'intent', 'step', 'intent', 'result', 'input_request', 'input', 'run_ended']);
+    await store.close();
   });
 });
