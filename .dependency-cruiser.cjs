@@ -25,10 +25,10 @@ module.exports = {
     },
     {
       name: 'types-imports-nothing',
-      comment: 'Rule 2: types.ts imports nothing.',
+      comment: 'Rule 2: types.ts and the type modules it re-exports (types/*) import nothing but types/*.',
       severity: 'error',
-      from: { path: '^src/core/types\\.ts$' },
-      to: {},
+      from: { path: '^src/core/types(\\.ts$|/)' },
+      to: { pathNot: '^src/core/types/[^/]+\\.ts$' },
     },
     {
       name: 'ports-imports-types-only',
@@ -39,9 +39,9 @@ module.exports = {
     },
     {
       name: 'no-third-party-in-public-types',
-      comment: 'Rule 2: types.ts and ports.ts (the public signatures) name no third-party type.',
+      comment: 'Rule 2: types.ts, types/* and ports.ts (the public signatures) name no third-party type.',
       severity: 'error',
-      from: { path: '^src/core/(types|ports)\\.ts$' },
+      from: { path: '^src/core/(types|ports)(\\.ts$|/)' },
       to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'] },
     },
     {
@@ -123,10 +123,31 @@ module.exports = {
     },
     {
       name: 'viewer-page-standalone',
-      comment: 'The run viewer page (src/viewer, built by vite into dist/viewer) talks to its server over HTTP only: it imports nothing outside src/viewer.',
+      comment: 'The run viewer page (src/viewer/page, built by vite into dist/viewer/page) talks to its server over HTTP only: it imports nothing outside src/viewer/page, nothing of node.',
       severity: 'error',
-      from: { path: '^src/viewer/', pathNot: '^src/viewer/vite\\.config\\.ts$' },
-      to: { pathNot: '^src/viewer/' },
+      from: { path: '^src/viewer/page/', pathNot: '^src/viewer/page/vite\\.config\\.ts$' },
+      to: { pathNot: '^src/viewer/page/' },
+    },
+    {
+      name: 'viewer-server-knows-no-cli',
+      comment: 'The viewer\'s server (src/viewer/server) imports FileStore plumbing (src/platform-node) and core through its entries only: never the CLI, which adapts it, nor the page.',
+      severity: 'error',
+      from: { path: '^src/viewer/server/' },
+      to: { path: '^src/', pathNot: '^src/(viewer/server/|platform-node/|core/(index|internal-entry)\\.ts$)' },
+    },
+    {
+      name: 'cli-imports-its-servants',
+      comment: 'The polyloop command (src/cli) imports the viewer\'s server, src/platform-node and core through its entries, nothing else of src.',
+      severity: 'error',
+      from: { path: '^src/cli/' },
+      to: { path: '^src/', pathNot: '^src/(cli/|viewer/server/|platform-node/|core/(index|internal-entry)\\.ts$)' },
+    },
+    {
+      name: 'platform-node-is-the-file-store',
+      comment: 'src/platform-node (FileStore and what it uses) never imports the CLI or the viewer built on it.',
+      severity: 'error',
+      from: { path: '^src/platform-node/' },
+      to: { path: '^src/(cli|viewer)/' },
     },
     {
       name: 'no-circular',

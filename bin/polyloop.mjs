@@ -5,13 +5,13 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const built = fileURLToPath(new URL('../dist/platform-node/cli.js', import.meta.url));
+const built = fileURLToPath(new URL('../dist/cli/cli.js', import.meta.url));
 let cli;
 if (existsSync(built)) {
   cli = await import(pathToFileURL(built).href);
 } else {
   const { tsImport } = await import('tsx/esm/api');
-  cli = await tsImport('../src/platform-node/cli.ts', import.meta.url);
+  cli = await tsImport('../src/cli/cli.ts', import.meta.url);
 }
 // A reader that stops early (`polyloop show … | head`) closes the pipe: what is left unwritten
 // was not wanted, so the command ends quietly (exit 0) instead of dying on an unhandled EPIPE.

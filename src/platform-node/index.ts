@@ -9,8 +9,8 @@
  */
 export { FileStore } from './file-store.ts';
 export type { FileStoreOptions, FileStoreWarning } from './file-store.ts';
-// Not exported: the `polyloop` command (cli.ts, inspect.ts, render.ts, transfer.ts) — it is a
-// program, not an API: `bin/polyloop.mjs` runs dist/platform-node/cli.js directly, and a program
+// The `polyloop` command lives in src/cli/ (the viewer's server in src/viewer/server/) — it is a
+// program, not an API: `bin/polyloop.mjs` runs dist/cli/cli.js directly, and a program
 // reads a run with `readRunLog(await store.readLog(runId))` from `polyloop`.
 // Not exported: run-id.ts (runIdFileName, parseRunFileName, MAX_REVERSIBLE_ID_BYTES) — how FileStore
 // names its files is its own business; docs/log-format.md describes the names.

@@ -8,10 +8,10 @@ import { AiSdkResponseTooLargeError, AiSdkStreamError } from '../../src/adapters
 import { ModelCallError } from '../../src/adapters/http.ts';
 import { isPolyLoopError, PolyLoopError } from '../../src/core/index.ts';
 import type { PolyLoopErrorCode } from '../../src/core/index.ts';
-import { MissingDirectoryError } from '../../src/platform-node/inspect.ts';
+import { MissingDirectoryError } from '../../src/platform-node/store-dir.ts';
 import { NotRegularFileError } from '../../src/platform-node/regular-file.ts';
-import { ViewerRefusedError } from '../../src/platform-node/view-source.ts';
-import { WorkerUnreachableError } from '../../src/platform-node/view-worker.ts';
+import { ViewerRefusedError } from '../../src/viewer/server/view-source.ts';
+import { WorkerUnreachableError } from '../../src/viewer/server/view-worker.ts';
 import { ContractViolationError, SimulatedCrashError } from '../../src/testing/index.ts';
 import { ToolArgumentsError } from '../../src/zod/index.ts';
 

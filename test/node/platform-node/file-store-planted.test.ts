@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { encodeRecord, isPolyLoopError, run } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
-import { inspectRun, listRuns } from '../../../src/platform-node/inspect.ts';
+import { inspectRun, listRuns } from '../../../src/cli/inspect.ts';
 import { started } from '../../contract/run-store.contract.ts';
 import { harness } from '../core/fixtures.ts';
 import { tempDir } from '../../support/temp-dir.ts';

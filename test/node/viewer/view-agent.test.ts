@@ -27,7 +27,7 @@ beforeAll(async () => {
   tmp = await dirs.make('polyloop-view-agent-');
   // The CLI's viewer code as one plain ES module, far from this checkout's node_modules (and its tsx).
   await build({
-    entryPoints: [join(ROOT, 'src/platform-node/view-command.ts')],
+    entryPoints: [join(ROOT, 'src/viewer/server/viewer.ts')],
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -137,7 +137,7 @@ async function installedProject(): Promise<string> {
   const nodeEntry = join(ROOT, 'src/platform-node/index.ts');
   await build({ ...common, entryPoints: [nodeEntry], outfile: join(pkg, 'node.mjs'), plugins: [coreExternal] });
   const viewer = `export { loadAgentModule } from './view-agent.ts';\nexport { dirSource } from './view-dir.ts';\n`;
-  const stdin = { contents: viewer, resolveDir: join(ROOT, 'src/platform-node'), loader: 'ts' } as const;
+  const stdin = { contents: viewer, resolveDir: join(ROOT, 'src/viewer/server'), loader: 'ts' } as const;
   await build({ ...common, stdin, outfile: join(pkg, 'viewer.mjs'), plugins: [coreExternal] });
   await writeFile(join(dir, 'agent.ts'), TYPED_AGENT);
   await writeFile(join(dir, 'runner.mjs'), RUNNER);

@@ -7,9 +7,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startViewer, ViewerRefusedError } from '../../../src/platform-node/view-command.ts';
-import type { RunningViewer } from '../../../src/platform-node/view-command.ts';
-import { dirSource } from '../../../src/platform-node/view-dir.ts';
+import { startViewer, ViewerRefusedError } from '../../../src/viewer/server/viewer.ts';
+import type { RunningViewer } from '../../../src/viewer/server/viewer.ts';
+import { dirSource } from '../../../src/viewer/server/view-dir.ts';
 import { sharedTempDirs } from '../../support/temp-dir.ts';
 import agentFor from './agent.ts';
 import { runIn } from './runs.ts';

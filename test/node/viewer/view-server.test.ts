@@ -5,10 +5,10 @@
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../../src/platform-node/cli.ts';
-import { dirSource } from '../../../src/platform-node/view-dir.ts';
-import { startViewer, ViewerRefusedError } from '../../../src/platform-node/view-command.ts';
-import type { RunningViewer } from '../../../src/platform-node/view-command.ts';
+import { runCli } from '../../../src/cli/cli.ts';
+import { dirSource } from '../../../src/viewer/server/view-dir.ts';
+import { startViewer, ViewerRefusedError } from '../../../src/viewer/server/viewer.ts';
+import type { RunningViewer } from '../../../src/viewer/server/viewer.ts';
 import { sharedTempDirs } from '../../support/temp-dir.ts';
 import agentFor, { hold, SENT } from './agent.ts';
 import { everydayRuns, hostileRuns, runIn } from './runs.ts';

@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRunLog, decodeLog, run } from '../../../src/core/index.ts';
 import type { AgentDefinition, RunLogView } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
-import { loadAgentModule, startViewer, ViewerRefusedError } from '../../../src/platform-node/view-command.ts';
-import type { RunningViewer } from '../../../src/platform-node/view-command.ts';
-import { dirSource } from '../../../src/platform-node/view-dir.ts';
+import { loadAgentModule, startViewer, ViewerRefusedError } from '../../../src/viewer/server/viewer.ts';
+import type { RunningViewer } from '../../../src/viewer/server/viewer.ts';
+import { dirSource } from '../../../src/viewer/server/view-dir.ts';
 import { sharedTempDirs, tempDir } from '../../support/temp-dir.ts';
 import { agentVersions, SENT_V } from './upgrade-agents.ts';
 

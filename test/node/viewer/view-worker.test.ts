@@ -7,9 +7,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startViewer } from '../../../src/platform-node/view-command.ts';
-import type { RunningViewer } from '../../../src/platform-node/view-command.ts';
-import { workerSource } from '../../../src/platform-node/view-worker.ts';
+import { startViewer } from '../../../src/viewer/server/viewer.ts';
+import type { RunningViewer } from '../../../src/viewer/server/viewer.ts';
+import { workerSource } from '../../../src/viewer/server/view-worker.ts';
 import { sharedTempDirs } from '../../support/temp-dir.ts';
 import { bundleWorker, ROOT, startWorker, TOKEN } from '../platform-workers/miniflare-harness.ts';
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { RECORD_VERSION } from '../../../src/core/index.ts';
 import type { ActionDecision, InputRequestRecord } from '../../../src/core/index.ts';
-import { runCli } from '../../../src/platform-node/cli.ts';
+import { runCli } from '../../../src/cli/cli.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { modelIntent, modelResult, started } from '../../contract/run-store.contract.ts';
 import { tempDir } from '../../support/temp-dir.ts';

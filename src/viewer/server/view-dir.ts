@@ -7,13 +7,13 @@
  */
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { encodeRecord } from '../core/index.ts';
-import { inputReplyProblem } from '../core/internal-entry.ts';
-import type { InputReply, LogRecord } from '../core/index.ts';
-import { FileStore } from './file-store.ts';
-import { livePid, requireDirectory } from './inspect.ts';
-import { readRegular } from './regular-file.ts';
-import { parseRunFileName } from './run-id.ts';
+import { encodeRecord } from '../../core/index.ts';
+import { inputReplyProblem } from '../../core/internal-entry.ts';
+import type { InputReply, LogRecord } from '../../core/index.ts';
+import { FileStore } from '../../platform-node/file-store.ts';
+import { livePid, requireDirectory } from '../../platform-node/store-dir.ts';
+import { readRegular } from '../../platform-node/regular-file.ts';
+import { parseRunFileName } from '../../platform-node/run-id.ts';
 import { dirStatus, readLogText, rowOf, stepsPage, summarizeRun } from './view-model.ts';
 import type { LogReading, ViewRunRow } from './view-model.ts';
 import { answerWith, checkViewerAgent, upgradeBody, upgradeWith } from './view-reply.ts';

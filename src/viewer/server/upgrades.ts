@@ -4,7 +4,7 @@
  * `upgrade` records, the tools of the snapshot in force before and after each one.
  * @module
  */
-import type { JsonValue, RunLogView } from '../core/index.ts';
+import type { JsonValue, RunLogView } from '../../core/index.ts';
 
 /** One upgrade of a run, as `polyloop show --json` and the viewer's run JSON give it. */
 export type UpgradeSummary = {

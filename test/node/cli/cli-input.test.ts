@@ -5,7 +5,7 @@ import type { ActionDecision, InputReply, InputRequestRecord, IntentRecord } fro
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { actionIntent, modelIntent, modelResult, started } from '../../contract/run-store.contract.ts';
 import { sharedTempDirs } from '../../support/temp-dir.ts';
-import { polyloop as cli } from './helpers.ts';
+import { polyloop as cli } from '../platform-node/helpers.ts';
 
 const polyloop = (...args: string[]): ReturnType<typeof cli> => cli(args);
 const v = RECORD_VERSION;

@@ -5,23 +5,15 @@
  * writes.
  * @module
  */
-import { lstat, readdir, stat } from 'node:fs/promises';
-import { hostname } from 'node:os';
+import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CorruptLogError, decodeLog, decodeRecord, encodeRecord, isPolyLoopError, PolyLoopError, readRunLog } from '../core/index.ts';
+import { CorruptLogError, decodeLog, decodeRecord, encodeRecord, isPolyLoopError, readRunLog } from '../core/index.ts';
 import type { LogRecord, RunLogView } from '../core/index.ts';
-import { decodeLogText, FileStore } from './file-store.ts';
-import { errCode, isOwnerAlive, parseOwner } from './lock.ts';
-import { readRegular } from './regular-file.ts';
-import { LOG_EXTENSION, parseRunFileName, runIdFileName } from './run-id.ts';
-
-/** The pid of a live process on this host holding the run's lock, or null. */
-export async function livePid(logFile: string): Promise<number | null> {
-  // A lock path holding anything but a regular file is no lock (and is never followed or waited on).
-  const raw = await readRegular(logFile.slice(0, -LOG_EXTENSION.length) + '.lock').catch(() => null);
-  const owner = raw === null ? null : parseOwner(raw.toString('utf8'));
-  return owner && owner.hostname === hostname() && (await isOwnerAlive(owner)) ? owner.pid : null;
-}
+import { decodeLogText, FileStore } from '../platform-node/file-store.ts';
+import { errCode } from '../platform-node/lock.ts';
+import { readRegular } from '../platform-node/regular-file.ts';
+import { parseRunFileName, runIdFileName } from '../platform-node/run-id.ts';
+import { livePid, missingDirectory, requireDirectory } from '../platform-node/store-dir.ts';
 
 /** A run found in a directory. */
 export type RunListing = {
@@ -37,14 +29,6 @@ export type RunListing = {
   /** Repairs a reader should know about (a torn last line). */
   readonly warnings: readonly string[];
 };
-
-/** Thrown for a directory that does not exist or is not a directory (the message says which). Code `missing_directory`. */
-export class MissingDirectoryError extends PolyLoopError {
-  override readonly name = 'MissingDirectoryError';
-  constructor(message?: string, options?: { cause?: unknown }) {
-    super('missing_directory', message ?? '', options);
-  }
-}
 
 /** Every run log in `dir`, sorted by last write (oldest first). Corrupt or unreadable logs are listed with `error`. */
 export async function listRuns(dir: string): Promise<readonly RunListing[]> {
@@ -73,23 +57,6 @@ export async function inspectRun(dir: string, runId: string): Promise<RunListing
   const file = new FileStore({ dir }).logPath(runId);
   if (!(await lstat(file).catch(() => null))) return null;
   return inspectFile(file, runId);
-}
-
-/** Rejects with `MissingDirectoryError` unless `dir` is a directory. */
-export async function requireDirectory(dir: string): Promise<void> {
-  const s = await stat(dir).catch(() => null);
-  if (!s?.isDirectory()) throw await missingDirectory(dir);
-}
-
-/** The error for a `dir` that cannot be listed: missing, a file, or under a file. */
-async function missingDirectory(dir: string): Promise<MissingDirectoryError> {
-  const code = await stat(dir).then(
-    () => 'EXISTS',
-    (e: unknown) => errCode(e),
-  );
-  if (code === 'EXISTS') return new MissingDirectoryError(`not a directory: ${dir} is a file`);
-  if (code === 'ENOTDIR') return new MissingDirectoryError(`not a directory: a part of ${dir} is a file`);
-  return new MissingDirectoryError(`no such directory: ${dir}`);
 }
 
 async function inspectFile(file: string, runId: string | null): Promise<RunListing> {

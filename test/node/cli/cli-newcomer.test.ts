@@ -11,7 +11,7 @@ import type { LogRecord } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { actionIntent, ended, modelIntent, modelResult, started, stepWrite } from '../../contract/run-store.contract.ts';
 import { sharedTempDirs } from '../../support/temp-dir.ts';
-import { polyloop } from './helpers.ts';
+import { polyloop } from '../platform-node/helpers.ts';
 
 const BIN = join(import.meta.dirname, '../../../bin/polyloop.mjs');
 const STEPS = 2_000;

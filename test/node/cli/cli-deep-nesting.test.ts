@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { encodeRecord, RECORD_VERSION } from '../../../src/core/index.ts';
 import type { ActionDecision, InputRequestRecord, LogRecord } from '../../../src/core/index.ts';
-import { runCli } from '../../../src/platform-node/cli.ts';
+import { runCli } from '../../../src/cli/cli.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { modelIntent, modelResult, started } from '../../contract/run-store.contract.ts';
 import { tempDir } from '../../support/temp-dir.ts';

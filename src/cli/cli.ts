@@ -1,16 +1,17 @@
 /**
  * The `polyloop` command: inspect, export and import FileStore run logs from a terminal.
- * Run by `bin/polyloop.mjs` from `dist/platform-node/cli.js`; not part of `polyloop/node`.
+ * Run by `bin/polyloop.mjs` from `dist/cli/cli.js`; not part of `polyloop/node`.
  * @module
  */
 import { isPolyLoopError } from '../core/index.ts';
 import type { RunLogView } from '../core/index.ts';
-import { inspectRun, listRuns, MissingDirectoryError } from './inspect.ts';
+import { MissingDirectoryError } from '../platform-node/store-dir.ts';
+import { inspectRun, listRuns } from './inspect.ts';
 import type { RunListing } from './inspect.ts';
 import { clip, clipId, escapeRawForTerminal, EXIT, oneLine, renderInFlight, renderPending, renderStep, stateLine, table, viewJson } from './render.ts';
 import type { CliIo } from './render.ts';
 import { exportCommand, importCommand, MAX_IMPORT_BYTES } from './transfer.ts';
-import { upgradeLine, upgradeSummaries } from './upgrades.ts';
+import { upgradeLine, upgradeSummaries } from '../viewer/server/upgrades.ts';
 import { viewCommand } from './view-command.ts';
 
 const USAGE = `usage:

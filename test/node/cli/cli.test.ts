@@ -6,7 +6,7 @@ import type { IntentRecord } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { actionIntent, ended, modelIntent, modelResult, started, stepRecord, stepWrite, writeFullRun } from '../../contract/run-store.contract.ts';
 import { sharedTempDirs, tempDir } from '../../support/temp-dir.ts';
-import { polyloop as cli } from './helpers.ts';
+import { polyloop as cli } from '../platform-node/helpers.ts';
 
 const polyloop = (...args: string[]): ReturnType<typeof cli> => cli(args);
 

@@ -7,13 +7,13 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeLog, encodeRecord, exportRun, InMemoryStore, resume, run } from '../../../src/core/index.ts';
 import type { IntentRecord, LogRecord, RunStore } from '../../../src/core/index.ts';
-import { runCli } from '../../../src/platform-node/cli.ts';
+import { runCli } from '../../../src/cli/cli.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { faultyStore } from '../../../src/testing/index.ts';
 import { actionIntent, modelIntent, modelResult, started, writeFullRun } from '../../contract/run-store.contract.ts';
 import { harness, safeTools, timeless } from '../core/fixtures.ts';
 import { sharedTempDirs } from '../../support/temp-dir.ts';
-import { polyloop } from './helpers.ts';
+import { polyloop } from '../platform-node/helpers.ts';
 
 // Removed once the file is done: the runs exported in beforeAll serve its concurrent tests.
 const dirs = sharedTempDirs();

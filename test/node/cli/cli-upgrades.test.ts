@@ -10,7 +10,7 @@ import { FileStore } from '../../../src/platform-node/index.ts';
 import { readRunLog } from '../../../src/core/index.ts';
 import { agentVersions } from '../viewer/upgrade-agents.ts';
 import { sharedTempDirs } from '../../support/temp-dir.ts';
-import { polyloop } from './helpers.ts';
+import { polyloop } from '../platform-node/helpers.ts';
 
 const dirs = sharedTempDirs();
 let dir = '';

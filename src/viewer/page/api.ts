@@ -3,7 +3,7 @@
  * printed URL's fragment (`#key=…`), is kept in this tab's sessionStorage (which belongs to this
  * origin, port included) and goes with every request as `Authorization: Bearer <key>` — never in a
  * cookie, which the browser would hand to every other server on this host (decision 0048).
- * Shapes mirror src/platform-node/view-model.ts.
+ * Shapes mirror src/viewer/server/view-model.ts.
  * @module
  */
 

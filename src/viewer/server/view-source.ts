@@ -4,8 +4,8 @@
  * routes of `view-app.ts`, which call a source; the source reads each run with `readRunLog`.
  * @module
  */
-import { encodeRecord, PolyLoopError } from '../core/index.ts';
-import type { LogRecord } from '../core/index.ts';
+import { encodeRecord, PolyLoopError } from '../../core/index.ts';
+import type { LogRecord } from '../../core/index.ts';
 import type { ViewRunRow, RunSummary, ViewStepRow } from './view-model.ts';
 
 /**

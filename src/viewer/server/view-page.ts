@@ -1,6 +1,6 @@
 /**
- * Where `polyloop view` finds its page. An installed package has it built in `dist/viewer/`
- * (`prepack` runs `npm run build`); a checkout may have no build at all, and its `src/viewer/`
+ * Where `polyloop view` finds its page. An installed package has it built in `dist/viewer/page/`
+ * (`prepack` runs `npm run build`); a checkout may have no build at all, and its `src/viewer/page/`
  * holds the page's TypeScript source, which no browser can run. There the page is built on
  * demand with Vite — a dev checkout has it — into `node_modules/.cache/polyloop-viewer/<hash of
  * the sources>/`, once per change of the sources; without Vite the viewer refuses and says what
@@ -25,7 +25,7 @@ export type ViteBuild = (config: {
 export type PageSearch = {
   /** Directories that may hold the built page, in order. */
   readonly built: readonly string[];
-  /** The page's sources with their `vite.config.ts` (a checkout's `src/viewer`), or null. */
+  /** The page's sources with their `vite.config.ts` (a checkout's `src/viewer/page`), or null. */
   readonly source: string | null;
   /** Where a page built on demand is kept, one directory per version of the sources. */
   readonly cacheDir: string;
@@ -48,13 +48,13 @@ async function loadVite(): Promise<ViteBuild | null> {
   }
 }
 
-/** This package's search: `dist/viewer` beside the compiled code or in the checkout, then its `src/viewer`. */
+/** This package's search: `dist/viewer/page` beside the compiled code or in the checkout, then `src/viewer/page`. */
 export function defaultPageSearch(): PageSearch {
   const here = fileURLToPath(new URL('.', import.meta.url));
-  const root = resolve(here, '../..');
-  const source = resolve(root, 'src/viewer');
+  const root = resolve(here, '../../..');
+  const source = resolve(root, 'src/viewer/page');
   return {
-    built: [...new Set([resolve(here, '../viewer'), resolve(root, 'dist/viewer')])].filter((d) => d !== source),
+    built: [...new Set([resolve(here, '../page'), resolve(root, 'dist/viewer/page')])].filter((d) => d !== source),
     source: existsSync(join(source, 'vite.config.ts')) ? source : null,
     // Inside the checkout, never a shared temporary directory: a page planted there by another
     // user would run with the viewer's access key.

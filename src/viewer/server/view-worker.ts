@@ -5,7 +5,7 @@
  * never sees it.
  * @module
  */
-import { PolyLoopError } from '../core/index.ts';
+import { PolyLoopError } from '../../core/index.ts';
 import { readLogText, stepsPage, summarizeRun } from './view-model.ts';
 import type { LogReading, ViewRunRow, ViewStatus } from './view-model.ts';
 import type { ViewSource } from './view-source.ts';

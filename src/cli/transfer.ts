@@ -8,9 +8,10 @@ import { createReadStream } from 'node:fs';
 import { stat, writeFile } from 'node:fs/promises';
 import { CorruptLogError, decodeLog, decodeRecord, exportRun, importRun, isPolyLoopError, readRunLog } from '../core/index.ts';
 import type { RunExistsError } from '../core/index.ts';
-import { decodeLogText, FileStore } from './file-store.ts';
-import { atSource, requireDirectory, requireEncodable } from './inspect.ts';
-import { errCode } from './lock.ts';
+import { decodeLogText, FileStore } from '../platform-node/file-store.ts';
+import { atSource, requireEncodable } from './inspect.ts';
+import { requireDirectory } from '../platform-node/store-dir.ts';
+import { errCode } from '../platform-node/lock.ts';
 import { escapeRawForTerminal, EXIT, oneLine, stateLine } from './render.ts';
 import type { CliIo } from './render.ts';
 

@@ -2,7 +2,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { IntentRecord } from '../../../src/core/index.ts';
-import { runCli } from '../../../src/platform-node/cli.ts';
+import { runCli } from '../../../src/cli/cli.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { runIdFileName } from '../../../src/platform-node/run-id.ts';
 import { actionIntent, modelIntent, modelResult, started, stepWrite } from '../../contract/run-store.contract.ts';

@@ -13,7 +13,7 @@ import { FileStore } from '../../../src/platform-node/index.ts';
 import { started } from '../../contract/run-store.contract.ts';
 import { runIn } from '../viewer/runs.ts';
 import { sharedTempDirs } from '../../support/temp-dir.ts';
-import { polyloop } from './helpers.ts';
+import { polyloop } from '../platform-node/helpers.ts';
 
 const MIB = 1024 * 1024;
 const LIMIT = 16 * MIB;

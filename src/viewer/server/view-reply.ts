@@ -8,9 +8,9 @@
  */
 import { realpath } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
-import { isPolyLoopError, resume } from '../core/index.ts';
-import { checkOptionKeys, inputReplyProblem } from '../core/internal-entry.ts';
-import type { AgentDefinition, InputReply, LogRecord, ResumeOptions, RunRequest, RunResult } from '../core/index.ts';
+import { isPolyLoopError, resume } from '../../core/index.ts';
+import { checkOptionKeys, inputReplyProblem } from '../../core/internal-entry.ts';
+import type { AgentDefinition, InputReply, LogRecord, ResumeOptions, RunRequest, RunResult } from '../../core/index.ts';
 import type { LogReading } from './view-model.ts';
 import type { ViewAnswer } from './view-source.ts';
 import { ViewerRefusedError } from './view-source.ts';

@@ -6,9 +6,9 @@
  * it stopped there.
  * @module
  */
-import { acceptedReplies, CorruptLogError, decodeRecord, isPolyLoopError, readRunLog } from '../core/index.ts';
-import type { Action, InputRecord, InputRequestRecord, LogRecord, RunLogView, StepRecord, Usage } from '../core/index.ts';
-import { isCompleteJson } from './log-text.ts';
+import { acceptedReplies, CorruptLogError, decodeRecord, isPolyLoopError, readRunLog } from '../../core/index.ts';
+import type { Action, InputRecord, InputRequestRecord, LogRecord, RunLogView, StepRecord, Usage } from '../../core/index.ts';
+import { isCompleteJson } from '../../platform-node/log-text.ts';
 import { upgradeSummaries } from './upgrades.ts';
 import type { UpgradeSummary } from './upgrades.ts';
 
