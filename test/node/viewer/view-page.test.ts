@@ -81,7 +81,7 @@ describe('the page polyloop view serves', () => {
     const source = join(tmp, 'viewer-src');
     await cp(SOURCE, source, { recursive: true });
     // Its vite.config.ts imports vite: from here, as from the checkout.
-    await symlink(join(SOURCE, '../../node_modules'), join(tmp, 'node_modules'), 'dir');
+    await symlink(join(SOURCE, '../../../node_modules'), join(tmp, 'node_modules'), 'dir');
     const vite = await countedVite();
     const search: PageSearch = { built: [], source, cacheDir: join(tmp, 'cache'), vite: async () => vite.build };
     const first = await viewerPage(search);
