@@ -1,7 +1,7 @@
 /** defineAgent (frozen, reports params) and the checks run() makes before writing anything. */
 import { describe, expect, it } from 'vitest';
 import { defineAgent, InMemoryStore, InvalidRequestError, resume, run, STANDARD_SYNTHETIC_OBSERVATIONS, ToolRegistry } from '../../../src/core/index.ts';
-import type { AgentConfig, Budget, ModelCaller, RunRequest, ToolRenderStyle, ToolSpec } from '../../../src/core/index.ts';
+import type { ActionExecutor, AgentConfig, Budget, ModelCaller, RunRequest, ToolRenderStyle, ToolSpec } from '../../../src/core/index.ts';
 import { collectingSink, jsonActionInterpreter, scriptedModel } from '../../../src/testing/index.ts';
 import { harness, makeTools, SYNTHETIC } from './fixtures.ts';
 
@@ -81,6 +81,28 @@ describe('STANDARD_SYNTHETIC_OBSERVATIONS', () => {
     const h = harness();
     const agent = defineAgent({ ...h.agent, store: new InMemoryStore(), syntheticObservations: STANDARD_SYNTHETIC_OBSERVATIONS });
     expect(agent.params.syntheticObservations).toEqual(STANDARD_SYNTHETIC_OBSERVATIONS);
+  });
+});
+
+describe("a run's identity is made of the params defineAgent froze", () => {
+  it('changing a model caller\'s params after defineAgent changes neither the snapshot nor a resume', async () => {
+    const params: Record<string, string> = { model: 'm-1' };
+    const h = harness({ script: ['{"final":"3"}'] });
+    const inner = h.agent.model;
+    const agent = defineAgent({ ...h.agent, model: { params, call: (c) => inner.call(c) } });
+    params['model'] = 'm-2';
+    await run(agent, h.request);
+    const started = (await h.store.readLog('run-1'))[0];
+    expect(started?.kind === 'run_started' && started.snapshot['model']).toEqual({ model: 'm-1' });
+    params['model'] = 'm-3';
+    const result = await resume(agent, h.request);
+    expect(result.stopReason).toBe('final_answer');
+  });
+
+  it('refuses an executor replay policy that is neither safe nor never', async () => {
+    const h = harness();
+    const executor = { replayPolicy: 'sometimes', execute: h.request.executor.execute.bind(h.request.executor) } as unknown as ActionExecutor;
+    await expect(run(h.agent, { ...h.request, executor })).rejects.toThrow(/request\.executor\.replayPolicy must be/);
   });
 });
 
