@@ -5,8 +5,7 @@
  * strings (decision 0001), and that its error classes share one base.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
@@ -14,6 +13,7 @@ import type { Metafile } from 'esbuild';
 import ts from 'typescript';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as core from '../../../src/core/index.ts';
+import { tempDir } from '../../support/temp-dir.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const INTERNAL = ['assembly', 'stopping', 'recovery', 'values'].map((m) => `src/core/internal/${m}.ts`);
@@ -115,20 +115,16 @@ describe('the polyloop entry bundle', () => {
 
   it('validates tool arguments and runs an agent under --disallow-code-generation-from-strings', async () => {
     // The workerd rule, reproduced in plain Node: any eval / new Function throws EvalError.
-    const dir = await mkdtemp(join(tmpdir(), 'polyloop-bundle-'));
-    try {
-      await writeFile(join(dir, 'polyloop.mjs'), code);
-      await writeFile(join(dir, 'main.mjs'), DRIVER);
-      const { stdout } = await promisify(execFile)(process.execPath, ['--disallow-code-generation-from-strings', join(dir, 'main.mjs')], { timeout: 20_000 });
-      expect(JSON.parse(stdout)).toEqual({
-        evalRefused: true,
-        valid: { ok: true },
-        invalidOk: false,
-        run: { stopReason: 'final_answer', finalAnswer: '5', steps: 2, validActions: 1, observations: ['5', null] },
-      });
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    const dir = await tempDir('polyloop-bundle-');
+    await writeFile(join(dir, 'polyloop.mjs'), code);
+    await writeFile(join(dir, 'main.mjs'), DRIVER);
+    const { stdout } = await promisify(execFile)(process.execPath, ['--disallow-code-generation-from-strings', join(dir, 'main.mjs')], { timeout: 20_000 });
+    expect(JSON.parse(stdout)).toEqual({
+      evalRefused: true,
+      valid: { ok: true },
+      invalidOk: false,
+      run: { stopReason: 'final_answer', finalAnswer: '5', steps: 2, validActions: 1, observations: ['5', null] },
+    });
   });
 });
 
