@@ -4,7 +4,7 @@
  * @module
  */
 import { isPolyLoopError } from '../core/index.ts';
-import { declaresMoreThan, readCapped } from '../core/internal-entry.ts';
+import { declaresMoreThan, errorBody, readCapped } from '../core/internal-entry.ts';
 import type { UIMessageChunk } from 'ai';
 import { chatEngine } from './engine.ts';
 import { CHAT_HANDLER_KEYS, checkChatOptions } from './options.ts';
@@ -117,7 +117,7 @@ function sse(stream: ReadableStream<UIMessageChunk>): Response {
 
 function errorResponse(e: unknown, headers: Record<string, string> = {}): Response {
   const err = toHttpError(e);
-  return new Response(JSON.stringify({ error: { code: err.code, message: err.message } }), {
+  return new Response(JSON.stringify(errorBody(err.code, err.message)), {
     status: err.status,
     headers: { 'content-type': 'application/json', ...headers },
   });

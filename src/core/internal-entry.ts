@@ -2,12 +2,26 @@
  * `polyloop/internal` — the plumbing this package's own platforms, adapters, chat, MCP, zod and
  * test kit share with the core: value checks, canonical JSON, the options-bag check, request
  * resolution, the conversation of a log. Unstable: any release may change or remove a name here.
+ * Also what the Worker and the run viewer share of the HTTP API (docs/http.md): its bodies, and
+ * request and response bodies read with a byte limit.
  * Applications import from `polyloop` and the platform entries; see docs/api.md.
  * @module
  */
 export { cappedStream, declaresMoreThan, readCapped } from './capped-body.ts';
 export type { CappedStreamOptions } from './capped-body.ts';
 export { conversationOf } from './conversation.ts';
+export { errorBody, eventsRefusal } from './http-bodies.ts';
+export type {
+  ErrorBody,
+  InputAccepted,
+  RunCreated,
+  RunList,
+  RunListItem,
+  RunPage,
+  RunStatus,
+  RunTrajectory,
+  UpgradeAccepted,
+} from './http-bodies.ts';
 export { jsonSchemaCheck } from './json-schema-check.ts';
 export {
   contentProblem,

@@ -6,10 +6,10 @@ import { Hono } from 'hono';
 import type { Context } from 'hono';
 import { cors } from 'hono/cors';
 import * as z from 'zod/mini';
-import { checkOptionKeys, jsonProblem } from '../core/internal-entry.ts';
+import { checkOptionKeys, errorBody, jsonProblem } from '../core/internal-entry.ts';
 import { drainBody, exceedsBytes, MAX_BODY_BYTES, MAX_IMPORT_BODY_BYTES, readBody, readJsonBody } from './body.ts';
 import type { InputReply } from '../core/index.ts';
-import type { OptionKeys } from '../core/internal-entry.ts';
+import type { InputAccepted, OptionKeys, RunCreated, UpgradeAccepted } from '../core/internal-entry.ts';
 import { chatRoutes } from './chat-routes.ts';
 import type { ChatNamespaceOf } from './chat-routes.ts';
 import type { RunObjectBase } from './run-object.ts';
@@ -94,7 +94,7 @@ type RunObjectRpc = {
 
 function fail(c: Context, status: 400 | 401 | 404 | 409 | 413 | 500, code: HttpErrorCode, message: string): Response {
   const headers: Record<string, string> = status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {};
-  return c.json({ error: { code, message } }, status, headers);
+  return c.json(errorBody(code, message), status, headers);
 }
 
 async function digest(text: string): Promise<Uint8Array> {
@@ -249,7 +249,7 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
     const runId = body.runId ?? crypto.randomUUID();
     const stub = stubFor(c, runId);
     const outcome = body.log === undefined ? await stub.start(runId, body.input) : await stub.adopt(runId, body.input, body.log);
-    if (outcome.ok) return c.json({ runId }, 201);
+    if (outcome.ok) return c.json<RunCreated>({ runId }, 201);
     return outcome.code === 'conflict' ? fail(c, 409, 'conflict', outcome.message) : fail(c, 400, 'bad_request', outcome.message);
   });
 
@@ -308,7 +308,7 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
     if (reply instanceof Response) return reply;
     const outcome = RUN_ID_PATTERN.test(runId) ? await stubFor(c, runId).input(reply) : null;
     if (outcome === null || (!outcome.ok && outcome.code === 'not_found')) return unknownRun(c, runId);
-    if (outcome.ok) return c.json({ runId, resultId: outcome.resultId }, 202);
+    if (outcome.ok) return c.json<InputAccepted>({ runId, resultId: outcome.resultId }, 202);
     return outcome.code === 'conflict' ? fail(c, 409, 'conflict', outcome.message) : fail(c, 400, 'bad_request', outcome.message);
   });
 
@@ -318,7 +318,8 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
     if (body instanceof Response) return body;
     const outcome = RUN_ID_PATTERN.test(runId) ? await stubFor(c, runId).upgrade(body.reason) : null;
     if (outcome === null || (!outcome.ok && outcome.code === 'not_found')) return unknownRun(c, runId);
-    return outcome.ok ? c.json({ runId, upgraded: outcome.upgraded }, 202) : fail(c, 409, 'conflict', outcome.message);
+    if (!outcome.ok) return fail(c, 409, 'conflict', outcome.message);
+    return c.json<UpgradeAccepted>({ runId, upgraded: outcome.upgraded }, 202);
   });
 
   if (options.chat !== undefined) chatRoutes(app, options.chat, fail);

@@ -6,6 +6,7 @@
  */
 import { DurableObject } from 'cloudflare:workers';
 import type { StopReason } from '../core/index.ts';
+import type { RunList } from '../core/internal-entry.ts';
 import type { RunStatus } from './run-status.ts';
 
 /** The name of the one index object in its namespace (`idFromName`). */
@@ -14,15 +15,8 @@ export const RUN_INDEX_NAME = 'polyloop-run-index';
 /** What a run object reports about its run. */
 export type RunReport = { readonly runId: string; readonly status: RunStatus['status']; readonly stopReason: StopReason | null; readonly at: number };
 
-/**
- * One run of `GET /runs`: its status as its run object last reported it (it may lag
- * `GET /runs/:id` for the moment between a log write and the report), and when it was listed
- * first and last updated (ISO 8601).
- */
-export type RunListItem = { readonly runId: string; readonly status: RunStatus['status']; readonly stopReason: StopReason | null; readonly createdAt: string; readonly updatedAt: string };
-
-/** `GET /runs` body: a page of runs, newest first; `nextCursor` fetches the next page (null on the last). */
-export type RunList = { readonly runs: readonly RunListItem[]; readonly nextCursor: string | null };
+// The bodies are written once, with the viewer's server, in src/core/http-bodies.ts.
+export type { RunList, RunListItem } from '../core/internal-entry.ts';
 
 /** A page request: at most `limit` runs listed before the run `cursor` points at (null: from the newest). */
 export type RunListQuery = { readonly limit: number; readonly cursor: string | null };

@@ -4,35 +4,14 @@
  * @module
  */
 import { decodeRecord, isPolyLoopError, readRunLog } from '../core/index.ts';
-import type { InputRequest, LogRecord, RunLogView, StepRecord, StopReason } from '../core/index.ts';
+import type { LogRecord, RunLogView, StepRecord, StopReason } from '../core/index.ts';
+import type { RunStatus, RunTrajectory } from '../core/internal-entry.ts';
 
-/**
- * `GET /runs/:id` body (docs/http.md#get-runsid). Before its first record a run is `running` with
- * `steps: 0`. `awaiting_input`: the run waits for a person; `pending` is the open request (null
- * otherwise), answered with `POST /runs/:id/input`. `halted`: the run object gave up driving the
- * run (its log is unreadable, or the library refused to resume it).
- */
-export type RunStatus = {
-  readonly runId: string;
-  readonly status: 'running' | 'awaiting_input' | 'ended' | 'halted';
-  /**
-   * Why the run failed: for an `ended` run what `RunResult.error` says (the failure text of the
-   * step that ended a `model_error`, `interpreter_error` or `env_error` run), for a `halted` one
-   * why the object gave up; null otherwise.
-   */
-  readonly error: string | null;
-  readonly stopReason: StopReason | null;
-  readonly finalAnswer: string | null;
-  readonly steps: number;
-  readonly validActions: number;
-  readonly pending: InputRequest | null;
-};
+// The bodies are written once, with the viewer's server, in src/core/http-bodies.ts.
+export type { RunStatus, RunTrajectory } from '../core/internal-entry.ts';
 
 /** What the run object answers instead of a status, trajectory or log when the run's log cannot be read (`unreadable`: the error's name and message). */
 export type UnreadableLog = { readonly runId: string; readonly unreadable: string };
-
-/** `GET /runs/:id/trajectory` body (docs/http.md#get-runsidtrajectory-and-get-runsidlog). */
-export type RunTrajectory = { readonly runId: string; readonly steps: readonly StepRecord[] };
 
 /**
  * The status a view reports: `ended` with the outcome of its `run_ended` record; `awaiting_input`

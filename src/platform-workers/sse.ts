@@ -2,7 +2,7 @@
  * Server-sent events over a run log: replay what a client missed, then follow live appends.
  * @module
  */
-import { checkOptionKeys } from '../core/internal-entry.ts';
+import { checkOptionKeys, eventsRefusal } from '../core/internal-entry.ts';
 import type { OptionKeys } from '../core/internal-entry.ts';
 import type { StoredLine } from './durable-object-store.ts';
 
@@ -112,9 +112,8 @@ export type LogPosition = { readonly lastSeq: number; readonly ended: () => bool
  */
 export function logEventsResponse(feed: LogFeed, at: LogPosition, lastEventId: string | null, opts: LogEventStreamOptions = {}): Response {
   const afterSeq = lastEventId === null ? -1 : Number(lastEventId);
-  // Sequence numbers exist only once committed, so a client cannot have seen one past the end.
-  if (afterSeq > at.lastSeq) return new Response(`Last-Event-ID ${afterSeq} is beyond the run's last record (${at.lastSeq})`, { status: 400 });
-  // Everything up to run_ended was seen: 204 tells an EventSource to stop reconnecting.
-  if (afterSeq === at.lastSeq && at.ended()) return new Response(null, { status: 204 });
+  const refused = eventsRefusal(afterSeq, at.lastSeq, at.ended);
+  if (refused?.status === 400) return new Response(refused.message, { status: 400 });
+  if (refused?.status === 204) return new Response(null, { status: 204 });
   return new Response(logEventStream(feed, afterSeq, opts), { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } });
 }

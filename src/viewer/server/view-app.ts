@@ -12,6 +12,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Hono } from 'hono';
 import type { Context } from 'hono';
+import { errorBody } from '../../core/internal-entry.ts';
+import type { RunPage } from '../../core/internal-entry.ts';
+import type { ViewRunRow } from './view-model.ts';
 import type { ViewSource } from './view-source.ts';
 
 /** Options of {@link createViewApp}. */
@@ -58,7 +61,7 @@ type FailStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 500;
 function fail(c: Context, status: FailStatus, message: string, code?: string): Response {
   const byStatus: Partial<Record<FailStatus, string>> = { 404: 'not_found', 409: 'conflict', 401: 'unauthorized' };
   const named = code ?? byStatus[status] ?? 'bad_request';
-  return c.json({ error: { code: named, message } }, status);
+  return c.json(errorBody(named, message), status);
 }
 
 /** A POSTed JSON body from the page's own origin, or the refusal to send. */
@@ -131,7 +134,7 @@ export function createViewApp(opts: ViewAppOptions): Hono {
   });
 
   app.get('/viewer', (c) => c.json(source.describe));
-  app.get('/runs', async (c) => c.json({ runs: await source.list(), nextCursor: null }));
+  app.get('/runs', async (c) => c.json<RunPage<ViewRunRow>>({ runs: await source.list(), nextCursor: null }));
 
   app.get('/runs/:id', async (c) => {
     const summary = await source.summary(c.req.param('id'));
@@ -181,9 +184,9 @@ export function createViewApp(opts: ViewAppOptions): Hono {
   app.notFound((c) => fail(c, 404, `no route ${c.req.method} ${new URL(c.req.url).pathname}`));
   app.onError((err, c) => {
     // The Worker behind a worker source answered something unexpected: its words (never the token) help the reader.
-    if (err.name === 'WorkerUnreachableError') return c.json({ error: { code: 'bad_gateway', message: err.message } }, 502);
+    if (err.name === 'WorkerUnreachableError') return c.json(errorBody('bad_gateway', err.message), 502);
     console.error('polyloop view: request failed:', err);
-    return c.json({ error: { code: 'internal', message: 'internal error (see the viewer\'s terminal)' } }, 500);
+    return c.json(errorBody('internal', 'internal error (see the viewer\'s terminal)'), 500);
   });
   return app;
 }

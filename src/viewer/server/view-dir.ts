@@ -19,7 +19,7 @@ import type { LogReading, ViewRunRow } from './view-model.ts';
 import { answerWith, checkViewerAgent, upgradeBody, upgradeWith } from './view-reply.ts';
 import type { CarryContext, ViewerAgent } from './view-reply.ts';
 import type { ViewSource } from './view-source.ts';
-import { eventsRefusal, recordEventStream } from './view-source.ts';
+import { eventsAnswer, recordEventStream } from './view-source.ts';
 
 export type { AgentFactory, AgentForRun, ViewerAgent } from './view-reply.ts';
 
@@ -110,7 +110,7 @@ export async function dirSource(opts: DirSourceOptions): Promise<ViewSource> {
       const got = await readRun(runId);
       if (!got) return null;
       const records = got.reading.records;
-      const refused = eventsRefusal(afterSeq, records.length - 1, records.at(-1)?.kind === 'run_ended');
+      const refused = eventsAnswer(afterSeq, records.length - 1, records.at(-1)?.kind === 'run_ended');
       if (refused !== null) return refused;
       const poll = async (): Promise<readonly LogRecord[]> => (await readRun(runId))?.reading.records ?? [];
       return recordEventStream(poll, afterSeq, { signal, pollMs: opts.pollMs ?? 200 });

@@ -11,6 +11,7 @@ import { resolve as resolvePath } from 'node:path';
 import { isPolyLoopError, resume } from '../../core/index.ts';
 import { checkOptionKeys, inputReplyProblem } from '../../core/internal-entry.ts';
 import type { AgentDefinition, InputReply, LogRecord, ResumeOptions, RunRequest, RunResult } from '../../core/index.ts';
+import type { InputAccepted, UpgradeAccepted } from '../../core/internal-entry.ts';
 import type { LogReading } from './view-model.ts';
 import type { ViewAnswer } from './view-source.ts';
 import { ViewerRefusedError } from './view-source.ts';
@@ -152,7 +153,7 @@ export async function answerWith(agent: ViewerAgent, ctx: CarryContext, reply: I
   const landed = await replyLanding(ctx, reply);
   const out = await carry(ctx, resumer({ input: reply }), landed);
   if (!out.landed) return refusal(out.error, ctx, agent);
-  const body = { runId: ctx.runId, resultId: reply.resultId };
+  const body: InputAccepted = { runId: ctx.runId, resultId: reply.resultId };
   return { status: 202, message: 'the reply is in the log; the run goes on', body };
   return refusal(out.error, ctx, agent);
 }
@@ -204,7 +205,7 @@ export async function upgradeWith(agent: ViewerAgent, ctx: CarryContext, body: U
   const out = await carry(ctx, resumer(opts), landed);
   if (out.landed) {
     const answered = body.input === null ? {} : { resultId: body.input.resultId };
-    const done = { runId: ctx.runId, upgraded: await upgraded(), ...answered };
+    const done: UpgradeAccepted = { runId: ctx.runId, upgraded: await upgraded(), ...answered };
     return { status: 202, message: 'the upgrade is in the log', body: done };
   }
   if (out.error === null && body.input === null) {

@@ -5,6 +5,7 @@
  * @module
  */
 import { encodeRecord, PolyLoopError } from '../../core/index.ts';
+import { errorBody, eventsRefusal } from '../../core/internal-entry.ts';
 import type { LogRecord } from '../../core/index.ts';
 import type { ViewRunRow, RunSummary, ViewStepRow } from './view-model.ts';
 
@@ -66,12 +67,11 @@ export class ViewerRefusedError extends PolyLoopError {
  * one), 204 when everything up to `run_ended` was seen (an EventSource stops reconnecting), else
  * null: stream. `lastSeq` is the log's last record (-1: none).
  */
-export function eventsRefusal(afterSeq: number, lastSeq: number, ended: boolean): Response | null {
-  if (afterSeq > lastSeq) {
-    const message = `Last-Event-ID ${afterSeq} is beyond the run's last record (${lastSeq})`;
-    return Response.json({ error: { code: 'bad_request', message } }, { status: 400 });
-  }
-  return afterSeq === lastSeq && ended ? new Response(null, { status: 204 }) : null;
+export function eventsAnswer(afterSeq: number, lastSeq: number, ended: boolean): Response | null {
+  const refused = eventsRefusal(afterSeq, lastSeq, () => ended);
+  if (refused === null) return null;
+  if (refused.status === 204) return new Response(null, { status: 204 });
+  return Response.json(errorBody('bad_request', refused.message), { status: 400 });
 }
 
 /** Options of {@link recordEventStream}. */

@@ -6,6 +6,7 @@
  * @module
  */
 import { PolyLoopError } from '../../core/index.ts';
+import type { ErrorBody, RunList, RunListItem, RunStatus } from '../../core/internal-entry.ts';
 import { readLogText, stepsPage, summarizeRun } from './view-model.ts';
 import type { LogReading, ViewRunRow, ViewStatus } from './view-model.ts';
 import type { ViewSource } from './view-source.ts';
@@ -13,8 +14,11 @@ import type { ViewSource } from './view-source.ts';
 /** Options of {@link workerSource}. */
 export type WorkerSourceOptions = { readonly url: string; readonly token: string; readonly fetch?: typeof fetch };
 
-type Status = { readonly status: string; readonly stopReason: string | null; readonly steps: number; readonly error?: string };
-type Listed = { readonly runId: string; readonly status: string; readonly stopReason: string | null; readonly createdAt: string; readonly updatedAt: string };
+/** What the viewer reads of a run's status; a Worker that sends no `error` shows none. */
+type Status = Pick<RunStatus, 'status' | 'stopReason' | 'steps'> & { readonly error?: RunStatus['error'] };
+
+/** What a Worker's error answer may hold: an error body, or less. */
+type MaybeErrorBody = { readonly error?: Partial<ErrorBody['error']> } | null;
 
 /** How long a fetched log is reused before it is fetched again (the page asks for several step pages at once). */
 const LOG_REUSE_MS = 300;
@@ -51,7 +55,10 @@ export function workerSource(opts: WorkerSourceOptions): ViewSource {
     const reading = call(runPath(runId, '/log')).then(async (res) => {
       if (res.status === 404) return null;
       // An unreadable log is a 500 with the reason: shown as a run that cannot be read.
-      if (res.status === 500) return { ...readLogText('', base), error: (await json<{ error: { message: string } }>(res, 'log').catch((e: unknown) => ({ error: { message: String(e) } })))?.error.message ?? 'unreadable' };
+      if (res.status === 500) {
+        const body = await json<ErrorBody>(res, 'log').catch((e: unknown) => ({ error: { message: String(e) } }));
+        return { ...readLogText('', base), error: body?.error.message ?? 'unreadable' };
+      }
       if (!res.ok) await json(res, `run ${runId} log`);
       return readLogText(await res.text(), `${base}${runPath(runId)}`);
     });
@@ -62,7 +69,7 @@ export function workerSource(opts: WorkerSourceOptions): ViewSource {
   const status = async (runId: string): Promise<Status | null> => json<Status>(await call(runPath(runId)), `run ${runId}`).catch(() => null);
   const statuses = new Map<string, { readonly updatedAt: string; readonly status: Status | null }>();
 
-  async function statusOfListed(r: Listed): Promise<Status | null> {
+  async function statusOfListed(r: RunListItem): Promise<Status | null> {
     const hit = statuses.get(r.runId);
     if (hit && hit.updatedAt === r.updatedAt && r.status !== 'running') return hit.status;
     const s = await status(r.runId);
@@ -71,15 +78,18 @@ export function workerSource(opts: WorkerSourceOptions): ViewSource {
   }
 
   /** Every page of the Worker's run list (at most {@link MAX_LIST_PAGES} of 100). */
-  async function listAll(): Promise<Listed[]> {
-    const runs: Listed[] = [];
+  async function listAll(): Promise<RunListItem[]> {
+    const runs: RunListItem[] = [];
     const seen = new Set<string>();
     let cursor: string | null = null;
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
       const res = await call(`/runs?limit=100${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
       // Without a run index the Worker lists nothing: say so rather than show an empty list.
-      if (res.status === 404) throw new WorkerUnreachableError(`the Worker lists no runs: ${((await res.json().catch(() => null)) as { error?: { message?: string } } | null)?.error?.message ?? '404'} (open a run by its id: #/run/<id>)`);
-      const got = await json<{ runs: Listed[]; nextCursor: string | null }>(res, 'run list');
+      if (res.status === 404) {
+        const why = ((await res.json().catch(() => null)) as MaybeErrorBody)?.error?.message ?? '404';
+        throw new WorkerUnreachableError(`the Worker lists no runs: ${why} (open a run by its id: #/run/<id>)`);
+      }
+      const got = await json<RunList>(res, 'run list');
       runs.push(...(got?.runs ?? []));
       cursor = got?.nextCursor ?? null;
       if (cursor === null || seen.has(cursor)) break;
@@ -129,7 +139,7 @@ export function workerSource(opts: WorkerSourceOptions): ViewSource {
     async answer(runId, reply) {
       const res = await call(runPath(runId, '/input'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(reply) });
       logs.delete(runId);
-      const body = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
+      const body = (await res.json().catch(() => null)) as MaybeErrorBody;
       if (res.status === 202) return { status: 202, message: 'accepted', body };
       const message = res.status === 401 ? 'the Worker refused the token' : (body?.error?.message ?? `the Worker answered ${res.status}`);
       return { status: [400, 404, 409, 413].includes(res.status) ? res.status : 500, message };

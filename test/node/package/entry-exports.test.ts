@@ -89,11 +89,14 @@ const EXPECTED: Readonly<Record<string, Listing>> = {
   },
   './internal': {
     runtime: [
-      'MAX_JSON_DEPTH', 'canonicalJson', 'checkOptionKeys', 'contentProblem', 'conversationOf', 'decisionProblem',
-      'inputReplyProblem', 'jsonProblem', 'jsonSchemaCheck', 'messageProblem', 'modelReplyProblem', 'outcomeProblem',
-      'resolveRequest',
+      'MAX_JSON_DEPTH', 'canonicalJson', 'cappedStream', 'checkOptionKeys', 'contentProblem', 'conversationOf',
+      'decisionProblem', 'declaresMoreThan', 'errorBody', 'eventsRefusal', 'inputReplyProblem', 'jsonProblem',
+      'jsonSchemaCheck', 'messageProblem', 'modelReplyProblem', 'outcomeProblem', 'readCapped', 'resolveRequest',
     ],
-    types: ['OptionHints', 'OptionKeys', 'ResolvedRequest'],
+    types: [
+      'CappedStreamOptions', 'ErrorBody', 'InputAccepted', 'OptionHints', 'OptionKeys', 'ResolvedRequest',
+      'RunCreated', 'RunList', 'RunListItem', 'RunPage', 'RunStatus', 'RunTrajectory', 'UpgradeAccepted',
+    ],
   },
   './node': {
     runtime: ['FileStore'],
