@@ -41,7 +41,9 @@ export class RunStorage {
 
   createTables(): void {
     createRunTables(this.#storage.sql);
-    const onAppend = (_runId: string, entry: StoredLine): void => this.#listeners.forEach((l) => l(entry));
+    const onAppend = (_runId: string, entry: StoredLine): void => {
+      for (const listener of this.#listeners) listener(entry);
+    };
     this.#store ??= new DurableObjectStore(this.#storage, { onAppend });
   }
 

@@ -15,24 +15,65 @@ import { WorkerUnreachableError } from '../../src/viewer/server/view-worker.ts';
 import { ContractViolationError, SimulatedCrashError } from '../../src/testing/index.ts';
 import { ToolArgumentsError } from '../../src/zod/index.ts';
 
-type Case = { readonly error: Error; readonly name: string; readonly code: PolyLoopErrorCode; readonly message: string };
+type Case = {
+  readonly error: Error;
+  readonly name: string;
+  readonly code: PolyLoopErrorCode;
+  readonly message: string;
+};
 
 const cause = new Error('the cause');
 
 const cases: readonly Case[] = [
-  { error: new AiSdkStreamError('the stream broke', { cause }), name: 'AiSdkStreamError', code: 'model_call', message: 'the stream broke' },
-  { error: new SimulatedCrashError('crash before step'), name: 'SimulatedCrashError', code: 'store_error', message: 'crash before step' },
-  { error: new ContractViolationError('the seam broke it'), name: 'ContractViolationError', code: 'contract_violation', message: 'the seam broke it' },
-  { error: new ViewerRefusedError('not on 0.0.0.0'), name: 'ViewerRefusedError', code: 'viewer_refused', message: 'not on 0.0.0.0' },
-  { error: new WorkerUnreachableError('401'), name: 'WorkerUnreachableError', code: 'worker_unreachable', message: '401' },
-  { error: new MissingDirectoryError('no such directory: x'), name: 'MissingDirectoryError', code: 'missing_directory', message: 'no such directory: x' },
+  {
+    error: new AiSdkStreamError('the stream broke', { cause }),
+    name: 'AiSdkStreamError',
+    code: 'model_call',
+    message: 'the stream broke',
+  },
+  {
+    error: new SimulatedCrashError('crash before step'),
+    name: 'SimulatedCrashError',
+    code: 'store_error',
+    message: 'crash before step',
+  },
+  {
+    error: new ContractViolationError('the seam broke it'),
+    name: 'ContractViolationError',
+    code: 'contract_violation',
+    message: 'the seam broke it',
+  },
+  {
+    error: new ViewerRefusedError('not on 0.0.0.0'),
+    name: 'ViewerRefusedError',
+    code: 'viewer_refused',
+    message: 'not on 0.0.0.0',
+  },
+  {
+    error: new WorkerUnreachableError('401'),
+    name: 'WorkerUnreachableError',
+    code: 'worker_unreachable',
+    message: '401',
+  },
+  {
+    error: new MissingDirectoryError('no such directory: x'),
+    name: 'MissingDirectoryError',
+    code: 'missing_directory',
+    message: 'no such directory: x',
+  },
   {
     error: new NotRegularFileError('/runs/a.ndjson', 'FIFO'),
     name: 'NotRegularFileError',
     code: 'store_error',
-    message: 'refusing /runs/a.ndjson: it is a FIFO, not a regular file (the store never follows a link or opens a special file at a log or lock path; remove it if it is not yours)',
+    message:
+      'refusing /runs/a.ndjson: it is a FIFO, not a regular file (the store never follows a link or opens a special file at a log or lock path; remove it if it is not yours)',
   },
-  { error: new ToolArgumentsError('t', 'bad'), name: 'ToolArgumentsError', code: 'tool_arguments', message: 'arguments of "t" are invalid: bad' },
+  {
+    error: new ToolArgumentsError('t', 'bad'),
+    name: 'ToolArgumentsError',
+    code: 'tool_arguments',
+    message: 'arguments of "t" are invalid: bad',
+  },
   {
     error: new AiSdkResponseTooLargeError(10),
     name: 'AiSdkResponseTooLargeError',
@@ -40,7 +81,13 @@ const cases: readonly Case[] = [
     message: 'aiSdkModel: the reply is larger than 10 bytes of text, reasoning and tool input (maxResponseBytes)',
   },
   {
-    error: new ModelCallError('down', { provider: 'openai', kind: 'network', status: null, errorType: null, requestId: null }),
+    error: new ModelCallError('down', {
+      provider: 'openai',
+      kind: 'network',
+      status: null,
+      errorType: null,
+      requestId: null,
+    }),
     name: 'ModelCallError',
     code: 'model_call',
     message: 'openai: down',

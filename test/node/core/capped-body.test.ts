@@ -89,7 +89,7 @@ describe('cappedStream', () => {
     await expect(drain(wrapped)).rejects.toBe('broke off: Error: the connection reset');
   });
 
-  it('cancels the source with the signal\'s reason, and with the reason the stream is cancelled with', async () => {
+  it("cancels the source with the signal's reason, and with the reason the stream is cancelled with", async () => {
     const aborted = source(Infinity, 10);
     const controller = new AbortController();
     cappedStream(aborted.body, { maxBytes: 100, tooLarge: () => 'big', signal: controller.signal });
