@@ -1,0 +1,232 @@
+/**
+ * The three seams a step calls — the model, the interpreter, the executor — each with the check
+ * that makes its answer a value the run can store: the model's reply, the decision, the outcome.
+ * A throw or a malformed answer is a failure of that seam, never of the run
+ * (docs/design/records-and-recovery.md#seam-faults, decision 0012); an abort still throws.
+ * @module
+ */
+import type { Cancellation } from './cancellation.ts';
+import { describeError } from './errors.ts';
+import type { History } from './history.ts';
+import {
+  decisionProblem,
+  decisionShapeProblem,
+  frozenJsonCopy,
+  modelReplyProblem,
+  outcomeProblem,
+} from './internal/values.ts';
+import { DELIVERED } from './outbox.ts';
+import type { DecisionInterpreter } from './ports.ts';
+import type { AgentDefinition, RunRequest } from './request.ts';
+import { toolOf } from './action-policy.ts';
+import { seal } from './sealed-records.ts';
+import { copyReply, freezeOutcome, freezeReply, plainOutcome, toModelReply } from './seam-values.ts';
+import type { RunWrites } from './session-writes.ts';
+import { RegistryExecutor } from './tools.ts';
+import type { ToolRegistry } from './tools.ts';
+import { RECORD_VERSION } from './types.ts';
+import type {
+  ActionDecision,
+  ActionOutcome,
+  Decision,
+  IntentRecord,
+  ModelReply,
+  ModelToolSchema,
+  ResultRecord,
+  RunEvent,
+  StepRecord,
+} from './types.ts';
+
+/**
+ * What the model is handed, and what rebuilds it when a caller changed it: the run's tool schemas,
+ * and its history and trajectory (the driver's, read here).
+ */
+export type ModelContext = {
+  readonly tools: readonly ModelToolSchema[];
+  readonly history: History;
+  readonly trajectory: readonly StepRecord[];
+};
+
+/**
+ * The model seam of one run: the call's intent (a barrier), its deltas as events, its reply checked,
+ * copied and frozen, then held to land with the step's next record. A failure of the model is a
+ * value (the step's observation); an abort and a store failure throw.
+ */
+export class ModelSeam {
+  readonly #agent: AgentDefinition;
+  readonly #runId: string;
+  readonly #req: RunRequest;
+  readonly #cancel: Cancellation;
+  readonly #signal: AbortSignal;
+  readonly #writes: RunWrites;
+  readonly #tools: readonly ModelToolSchema[];
+  readonly #history: History;
+  readonly #trajectory: readonly StepRecord[];
+  /** A reply without usage under a token budget was reported once (`usage_missing`). */
+  #usageMissingTold = false;
+
+  constructor(agent: AgentDefinition, req: RunRequest, cancel: Cancellation, writes: RunWrites, context: ModelContext) {
+    this.#agent = agent;
+    this.#runId = req.runId;
+    this.#req = req;
+    this.#cancel = cancel;
+    this.#signal = cancel.signal;
+    this.#writes = writes;
+    this.#tools = context.tools;
+    this.#history = context.history;
+    this.#trajectory = context.trajectory;
+  }
+
+  /** Step `stepIndex`'s call: with its intent record first when `intent`; `replayed` for the event. */
+  async call(
+    stepIndex: number,
+    intent: boolean,
+    replayed: boolean,
+  ): Promise<{ reply: ResultRecord['reply'] } | { failure: string }> {
+    const req = this.#req;
+    const out = this.#writes.out;
+    const runId = this.#runId;
+    const resultId = `s${stepIndex}.model`;
+    const callSeq = stepIndex;
+    if (intent) {
+      const intentRecord: IntentRecord = {
+        kind: 'intent',
+        v: RECORD_VERSION,
+        intent: 'model_call',
+        stepIndex,
+        callSeq,
+        resultId,
+        replayPolicy: req.modelReplayPolicy,
+      };
+      await out.write(seal(intentRecord));
+    }
+    await out.emit({ type: 'model_call_started', runId, stepIndex, callSeq, resultId, replayed });
+    let deltas: Promise<void> = DELIVERED;
+    const onDelta = (delta: string, kind?: 'text' | 'reasoning'): void => {
+      // An abandoned call may go on streaming: nothing of it reaches the sink after an abort.
+      if (this.#signal.aborted || out.closed || typeof delta !== 'string') return;
+      if (kind !== undefined && kind !== 'text' && kind !== 'reasoning') return;
+      // A text delta's event stays as it always was: `kind` is there only for reasoning.
+      const tag = kind === 'reasoning' ? { kind } : {};
+      const event: RunEvent = { type: 'model_delta', runId, stepIndex, callSeq, delta, ...tag };
+      deltas = deltas.then(() => out.emit(event));
+    };
+    let raw: unknown;
+    try {
+      const expected = this.#history.messages.length;
+      // The call is built inside the seam from fields, not from locals the closure captures: that
+      // allocates some 100 bytes a step less (V8's GC profiler, N = 1,000).
+      try {
+        raw = await this.#cancel.seam(() =>
+          this.#agent.model.call({
+            messages: this.#history.messages,
+            callSeq,
+            runId: this.#runId,
+            resultId,
+            binding: req.modelBinding,
+            tools: this.#tools,
+            signal: this.#signal,
+            onDelta,
+          }),
+        );
+      } finally {
+        this.#history.keep(expected, this.#trajectory);
+      }
+      const problem = modelReplyProblem(raw);
+      if (problem !== null) throw new TypeError(`the model caller returned a malformed reply: ${problem}`);
+    } catch (e) {
+      await deltas;
+      this.#signal.throwIfAborted();
+      const failure = describeError(e);
+      await out.emit({ type: 'model_call_finished', runId, stepIndex, callSeq, callId: null, error: failure });
+      return { failure };
+    }
+    await deltas;
+    return { reply: this.#hold(stepIndex, resultId, raw as ModelReply) };
+  }
+
+  /**
+   * The reply as the step goes on with it — copied and frozen: it is written after the interpreter
+   * has seen it, which must not change what lands — held with the events that wait for its write.
+   */
+  #hold(stepIndex: number, resultId: string, raw: ModelReply): ResultRecord['reply'] {
+    const runId = this.#runId;
+    const callSeq = stepIndex;
+    const reply = freezeReply(copyReply(raw));
+    const { callId } = reply;
+    const events: RunEvent[] = [{ type: 'model_call_finished', runId, stepIndex, callSeq, callId, error: null }];
+    if (reply.usage === null && this.#req.budget.maxTotalTokens !== undefined && !this.#usageMissingTold) {
+      // A token budget cannot see calls that report nothing: say so once, and count them as 0.
+      this.#usageMissingTold = true;
+      const message = 'the model reported no token usage; budget.maxTotalTokens counts such calls as 0 tokens';
+      events.push({ type: 'warning', runId, stepIndex, code: 'usage_missing', message });
+    }
+    const rec = seal<ResultRecord>({ kind: 'result', v: RECORD_VERSION, resultId, stepIndex, callSeq, reply });
+    this.#writes.hold(rec, events);
+    return reply;
+  }
+}
+
+/**
+ * Interpret a stored reply. A throw, or a decision that breaks the contract (and so could not be
+ * stored and read back), is an interpreter failure.
+ */
+export function interpretReply(
+  interpreter: DecisionInterpreter,
+  reply: ResultRecord['reply'],
+  tools: ToolRegistry,
+): { decision: Decision } | { failure: string } {
+  try {
+    const decision: unknown = interpreter.interpret(toModelReply(reply), { tools });
+    // A frozen copy of what will be stored (the live decision equals the one a resume reads
+    // back), read once: the copy is what is checked and used, so a getter or a proxy cannot
+    // pass the check and then gate, log or run something else. No copy, no step: the check
+    // of the original only names the problem (the step fails whatever it reads there).
+    let copy: unknown;
+    try {
+      copy = frozenJsonCopy(decision);
+    } catch (e) {
+      let named: string | null = null;
+      try {
+        named = decisionProblem(decision);
+      } catch {
+        // a getter that throws again: the copy's own error says enough
+      }
+      throw new TypeError(`the interpreter returned a malformed decision: ${named ?? describeError(e)}`);
+    }
+    // The copy is plain JSON by construction: only its shape is left to check.
+    const problem = decisionShapeProblem(copy);
+    if (problem !== null) throw new TypeError(`the interpreter returned a malformed decision: ${problem}`);
+    return { decision: copy as Decision };
+  } catch (e) {
+    return { failure: describeError(e) };
+  }
+}
+
+/** Run the action. A custom executor's throw (not abort) or malformed outcome is `env_error`. */
+export async function executeAction(
+  req: RunRequest,
+  cancel: Cancellation,
+  decision: ActionDecision,
+  stepIndex: number,
+  resultId: string,
+): Promise<{ outcome: ActionOutcome; completedRun: boolean }> {
+  const ex = req.executor;
+  const { signal } = cancel;
+  const ctx = { runId: req.runId, stepIndex, resultId, signal };
+  try {
+    if (ex instanceof RegistryExecutor) {
+      const tracked = await cancel.seam(() => ex.executeTracked(decision.action, ctx));
+      return { outcome: freezeOutcome(tracked.outcome), completedRun: tracked.completedRun };
+    }
+    const raw: unknown = await cancel.seam(() => ex.execute(decision.action, ctx));
+    const problem = outcomeProblem(raw);
+    if (problem !== null) throw new TypeError(`the executor returned a malformed outcome: ${problem}`);
+    const outcome = freezeOutcome(raw as ActionOutcome);
+    const completedRun = outcome.status === 'executed' && toolOf(req, decision)?.completesRun === true;
+    return { outcome, completedRun };
+  } catch (e) {
+    signal.throwIfAborted();
+    return { outcome: plainOutcome('env_error', describeError(e)), completedRun: false };
+  }
+}

@@ -1,0 +1,192 @@
+/**
+ * What a run writes, in the order its barriers need (docs/design/step.md#writes-and-barriers,
+ * decision 0040): a step's model result, held back to land with the step's next record; the
+ * action intent; the step record with its action result; and the run's end, with the store's lease
+ * freed after the last write and before the last event. Records and events go out through the
+ * run's `Outbox`; the loop that decides what to write is `session.ts`.
+ * @module
+ */
+import type { Counters } from './internal/stopping.ts';
+import { releaseWarning } from './lease.ts';
+import type { Lease } from './lease.ts';
+import type { Outbox } from './outbox.ts';
+import type { RunStore } from './ports.ts';
+import { seal } from './sealed-records.ts';
+import { failureOf, now } from './step-record.ts';
+import type { StepDraft } from './step-record.ts';
+import { RECORD_VERSION } from './types.ts';
+import type {
+  ActionDecision,
+  ActionIntentRecord,
+  ActionOutcome,
+  EndReason,
+  InputRequest,
+  ReplayPolicy,
+  ResultRecord,
+  RunEvent,
+  RunResult,
+  StepRecord,
+  StepWriteRecord,
+} from './types.ts';
+
+/** One run's records, in barrier order. */
+export class RunWrites {
+  /** Where records and events go. */
+  readonly out: Outbox;
+  readonly store: RunStore;
+  readonly runId: string;
+  readonly #signal: AbortSignal;
+  readonly #lease: Lease | null;
+  /**
+   * The model result of the current step, not yet written, and the events that follow its
+   * write: it lands with the step's next record (with the action intent as one write where the
+   * store can), so an action step costs two barriers, not three.
+   */
+  #unwritten: { readonly rec: ResultRecord; readonly events: RunEvent[] } | null = null;
+  /** The `run_ended` record landed: the run is over, whatever happens next. */
+  #ended = false;
+
+  constructor(out: Outbox, store: RunStore, runId: string, signal: AbortSignal, lease: Lease | null) {
+    this.out = out;
+    this.store = store;
+    this.runId = runId;
+    this.#signal = signal;
+    this.#lease = lease;
+  }
+
+  /** The `run_ended` record landed. */
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  /** A model result waits to be written. */
+  get holding(): boolean {
+    return this.#unwritten !== null;
+  }
+
+  /** Hold the step's model result and the events that follow it until the step's next write. */
+  hold(rec: ResultRecord, events: RunEvent[]): void {
+    this.#unwritten = { rec, events };
+  }
+
+  /**
+   * Write the step's model result if it is not written yet — with `intent` as one write where
+   * the store has `resultAndIntent` — then `intent` (if any), then deliver the events that waited
+   * for the result. Every write of a step after its model call goes through here.
+   */
+  async land(intent: ActionIntentRecord | null): Promise<void> {
+    const unwritten = this.#unwritten;
+    if (unwritten === null) {
+      if (intent !== null) await this.out.write(intent);
+      return;
+    }
+    this.#unwritten = null;
+    const { rec } = unwritten;
+    if (intent !== null && this.store.resultAndIntent) {
+      await this.out.write(rec, intent);
+    } else {
+      await this.out.write(rec);
+      if (intent !== null) await this.out.write(intent);
+    }
+    for (const event of unwritten.events) await this.out.emit(event);
+  }
+
+  /** Deliver `event` once the step's model result is written (at once if it is). */
+  async emitAfterResult(event: RunEvent): Promise<void> {
+    if (this.#unwritten === null) await this.out.emit(event);
+    else this.#unwritten.events.push(event);
+  }
+
+  /** The action intent (3), a barrier: nothing runs after an abort. */
+  async actionIntent(stepIndex: number, decision: ActionDecision, replayPolicy: ReplayPolicy): Promise<void> {
+    const resultId = `s${stepIndex}.action`;
+    const rec: ActionIntentRecord = {
+      kind: 'intent',
+      v: RECORD_VERSION,
+      intent: 'action',
+      stepIndex,
+      resultId,
+      replayPolicy,
+      decision,
+    };
+    await this.land(seal(rec));
+    this.#signal.throwIfAborted();
+  }
+
+  /** Build the step record, write it (atomically with the action result), announce it. */
+  async finishStep(
+    draft: StepDraft,
+    actionResult: { resultId: string; outcome: ActionOutcome } | null,
+  ): Promise<StepRecord> {
+    if (this.#unwritten !== null) await this.land(null);
+    draft.endedAt = now();
+    // Its nested values (usage, history content) come frozen from the reply and the decision.
+    const step: StepRecord = Object.freeze(draft);
+    const result = actionResult && Object.freeze(actionResult);
+    await this.out.write(seal<StepWriteRecord>({ kind: 'step', v: RECORD_VERSION, step, actionResult: result }));
+    await this.out.emit({ type: 'step_finished', runId: this.runId, stepIndex: step.stepIndex, step });
+    return step;
+  }
+
+  /** Write `run_ended`, free the lease, announce the end: the run's result. */
+  async end(stopReason: EndReason, counters: Counters, trajectory: StepRecord[]): Promise<RunResult> {
+    const out = this.out;
+    const runId = this.runId;
+    const finalAnswer = stopReason === 'final_answer' ? (trajectory.at(-1)?.finalAnswer ?? null) : null;
+    const { steps, validActions, usage } = counters;
+    await out.write({
+      kind: 'run_ended',
+      v: RECORD_VERSION,
+      stopReason,
+      finalAnswer,
+      steps,
+      validActions,
+      eventDeliveryFailures: out.deliveryFailures,
+      usage,
+      endedAt: now(),
+    });
+    this.#ended = true;
+    // The last write landed: free the run before the last event.
+    await this.releaseLease();
+    await out.emit({ type: 'run_ended', runId, stopReason, finalAnswer, steps, validActions });
+    out.close();
+    return {
+      runId,
+      stopReason,
+      finalAnswer,
+      steps,
+      validActions,
+      eventDeliveryFailures: out.deliveryFailures,
+      trajectory,
+      pending: null,
+      usage,
+      error: failureOf(stopReason, trajectory),
+    };
+  }
+
+  /** The run waits for a person: no `run_ended`; the result holds the open request. */
+  paused(pending: InputRequest, counters: Counters, trajectory: StepRecord[]): RunResult {
+    const { steps, validActions, usage } = counters;
+    this.out.close();
+    return {
+      runId: this.runId,
+      stopReason: 'awaiting_input',
+      finalAnswer: null,
+      steps,
+      validActions,
+      eventDeliveryFailures: this.out.deliveryFailures,
+      trajectory,
+      pending,
+      usage,
+      error: null,
+    };
+  }
+
+  /**
+   * Free the store's lease after the run's last write and before its last event, so a failed
+   * release can still be told.
+   */
+  async releaseLease(): Promise<void> {
+    if (this.#lease) await this.#lease.release().catch((e: unknown) => this.out.emit(releaseWarning(this.runId, e)));
+  }
+}
