@@ -12,8 +12,12 @@
  * tables shipped here. Refused (the features that need backtracking, which RE2 refuses too):
  * backreferences and lookaround. Also refused: a pattern whose `{n,m}` repetitions expand past
  * {@link MAX_PATTERN_STATES} states. No `eval`; pure, synchronous, Web-standard.
+ *
+ * The parser is `linear-pattern-parser.ts`; the compiler and the machine are here.
  * @module
  */
+import { parsePattern, Refusal } from './linear-pattern-parser.ts';
+import type { Assertion, PatternNode } from './linear-pattern-parser.ts';
 
 /** A compiled pattern: `test` answers as `new RegExp(source, 'u').test(input)` would. */
 export type LinearPattern = {
@@ -23,24 +27,6 @@ export type LinearPattern = {
 
 /** The most automaton states a pattern may compile to; matching costs at most this per character. */
 export const MAX_PATTERN_STATES = 10_000;
-
-/** The deepest nesting of groups the parser follows. */
-const MAX_NESTING = 250;
-
-type Node =
-  | { readonly t: 'char'; readonly cp: number }
-  | { readonly t: 'set'; readonly src: string }
-  | { readonly t: 'assert'; readonly kind: Assertion }
-  | { readonly t: 'cat'; readonly items: readonly Node[] }
-  | { readonly t: 'alt'; readonly items: readonly Node[] }
-  | { readonly t: 'rep'; readonly node: Node; readonly min: number; readonly max: number };
-
-type Assertion = 'start' | 'end' | 'boundary' | 'nonBoundary';
-
-/** A refusal, carried out of the parser and compiler to {@link compilePattern}. */
-class Refusal {
-  constructor(readonly reason: string) {}
-}
 
 /**
  * Compile `source` for linear-time matching, or say in a sentence why it cannot be: not a valid
@@ -53,176 +39,13 @@ export function compilePattern(source: string): LinearPattern | { readonly probl
     return { problem: `is not a valid regular expression (${e instanceof Error ? e.message : String(e)})` };
   }
   try {
-    const tree = new Parser(source).parse();
+    const tree = parsePattern(source);
     return machineOf(source, new Compiler().compile(tree));
   } catch (e) {
     if (e instanceof Refusal) return { problem: e.reason };
     // A stack overflow on pathological nesting ends here too: refused, never half-compiled.
     return { problem: `cannot be compiled for linear-time matching (${e instanceof Error ? e.message : String(e)})` };
   }
-}
-
-const HEX = /^[0-9a-fA-F]+$/;
-const CONTROL_ESCAPES: Readonly<Record<string, number>> = { f: 0x0c, n: 0x0a, r: 0x0d, t: 0x09, v: 0x0b };
-
-/** Recursive descent over the `u`-mode grammar; the source has already compiled natively. */
-class Parser {
-  #i = 0;
-  #depth = 0;
-  constructor(readonly src: string) {}
-
-  parse(): Node {
-    const node = this.#alternation();
-    if (this.#i < this.src.length) throw new Refusal(`has an unexpected ${JSON.stringify(this.src[this.#i])}`);
-    return node;
-  }
-
-  #alternation(): Node {
-    const items = [this.#sequence()];
-    while (this.src[this.#i] === '|') {
-      this.#i++;
-      items.push(this.#sequence());
-    }
-    return items.length === 1 ? (items[0] as Node) : { t: 'alt', items };
-  }
-
-  #sequence(): Node {
-    const items: Node[] = [];
-    while (this.#i < this.src.length && this.src[this.#i] !== '|' && this.src[this.#i] !== ')') {
-      items.push(this.#quantified(this.#atom()));
-    }
-    return items.length === 1 ? (items[0] as Node) : { t: 'cat', items };
-  }
-
-  #atom(): Node {
-    const c = this.src[this.#i] as string;
-    if (c === '^' || c === '$') {
-      this.#i++;
-      return { t: 'assert', kind: c === '^' ? 'start' : 'end' };
-    }
-    if (c === '(') return this.#group();
-    if (c === '.') return this.#set(this.#i + 1);
-    if (c === '[') return this.#set(this.#classEnd());
-    if (c === '\\') return this.#escape();
-    const cp = this.src.codePointAt(this.#i) as number;
-    this.#i += cp > 0xffff ? 2 : 1;
-    return { t: 'char', cp };
-  }
-
-  #group(): Node {
-    if (++this.#depth > MAX_NESTING) throw new Refusal(`nests groups more than ${MAX_NESTING} deep`);
-    let at = this.#i + 1;
-    if (this.src[at] === '?') {
-      const rest = this.src.slice(at + 1, at + 3);
-      if (rest.startsWith(':')) at += 2;
-      else if (rest.startsWith('=') || rest.startsWith('!')) throw refused('a lookahead', '(?=…)');
-      else if (rest === '<=' || rest === '<!') throw refused('a lookbehind', '(?<=…)');
-      else if (rest.startsWith('<')) at = this.src.indexOf('>', at) + 1;
-      else throw new Refusal(`uses the group syntax ${JSON.stringify(`(?${rest}`)}, which the linear-time matcher does not read`);
-    }
-    this.#i = at;
-    const inner = this.#alternation();
-    if (this.src[this.#i] !== ')') throw new Refusal('has an unclosed group');
-    this.#i++;
-    this.#depth--;
-    return inner;
-  }
-
-  /** The index just past the class that starts at `#i` (`]` ends it unless escaped; `[` inside is literal). */
-  #classEnd(): number {
-    let j = this.#i + 1;
-    while (j < this.src.length && this.src[j] !== ']') j += this.src[j] === '\\' ? 2 : 1;
-    if (j >= this.src.length) throw new Refusal('has an unclosed character class');
-    return j + 1;
-  }
-
-  /** A one-character atom the native engine decides: the source from `#i` to `end`. */
-  #set(end: number): Node {
-    const src = this.src.slice(this.#i, end);
-    this.#i = end;
-    return { t: 'set', src };
-  }
-
-  #escape(): Node {
-    const c = this.src[this.#i + 1] ?? '';
-    if (c === 'b' || c === 'B') {
-      this.#i += 2;
-      return { t: 'assert', kind: c === 'b' ? 'boundary' : 'nonBoundary' };
-    }
-    if (/^[1-9]$/.test(c) || c === 'k') throw refused('a backreference', c === 'k' ? '\\k<name>' : `\\${c}`);
-    if ('dDwWsS'.includes(c) && c !== '') return this.#set(this.#i + 2);
-    if (c === 'p' || c === 'P') return this.#set(this.src.indexOf('}', this.#i) + 1);
-    const cp = this.#escapedCodePoint();
-    return { t: 'char', cp };
-  }
-
-  /** The code point of a character escape at `#i` (`\n`, `\cJ`, `\x41`, `\u{1F600}`, `\uD83D\uDE00`, `\.`), moving past it. */
-  #escapedCodePoint(): number {
-    const c = this.src[this.#i + 1] ?? '';
-    const control = CONTROL_ESCAPES[c];
-    if (control !== undefined) return this.#advance(2, control);
-    if (c === '0') return this.#advance(2, 0);
-    if (c === 'c') return this.#advance(3, (this.src.charCodeAt(this.#i + 2) as number) % 32);
-    if (c === 'x') return this.#advance(4, this.#hex(this.#i + 2, 2));
-    if (c === 'u' && this.src[this.#i + 2] === '{') {
-      const close = this.src.indexOf('}', this.#i);
-      return this.#advance(close + 1 - this.#i, this.#hex(this.#i + 3, close - this.#i - 3));
-    }
-    if (c === 'u') {
-      const lead = this.#hex(this.#i + 2, 4);
-      // In `u` mode an escaped surrogate pair is one code point, as if written literally.
-      const trail = this.src.startsWith('\\u', this.#i + 6) ? this.#hexOrNull(this.#i + 8, 4) : null;
-      if (lead >= 0xd800 && lead <= 0xdbff && trail !== null && trail >= 0xdc00 && trail <= 0xdfff) {
-        return this.#advance(12, (lead - 0xd800) * 0x400 + (trail - 0xdc00) + 0x10000);
-      }
-      return this.#advance(6, lead);
-    }
-    // An identity escape: in `u` mode only syntax characters and `/`, one code unit each.
-    if (c === '' || !/^[$^\\.*+?()[\]{}|/-]$/.test(c)) throw new Refusal(`has an escape ${JSON.stringify(`\\${c}`)} the linear-time matcher does not read`);
-    return this.#advance(2, c.charCodeAt(0));
-  }
-
-  #advance(by: number, cp: number): number {
-    this.#i += by;
-    return cp;
-  }
-
-  #hexOrNull(at: number, length: number): number | null {
-    const digits = this.src.slice(at, at + length);
-    return digits.length === length && HEX.test(digits) ? Number.parseInt(digits, 16) : null;
-  }
-
-  #hex(at: number, length: number): number {
-    const value = this.#hexOrNull(at, length);
-    if (value === null) throw new Refusal('has a malformed hexadecimal escape');
-    return value;
-  }
-
-  #quantified(node: Node): Node {
-    const c = this.src[this.#i];
-    let min: number;
-    let max: number;
-    if (c === '*' || c === '+' || c === '?') {
-      this.#i++;
-      [min, max] = c === '*' ? [0, Infinity] : c === '+' ? [1, Infinity] : [0, 1];
-    } else if (c === '{') {
-      const m = /^\{(\d+)(,(\d*))?\}/.exec(this.src.slice(this.#i));
-      if (!m) return node;
-      this.#i += m[0].length;
-      min = Number(m[1]);
-      max = m[2] === undefined ? min : m[3] === '' ? Infinity : Number(m[3]);
-    } else {
-      return node;
-    }
-    // Lazy or greedy answers the same question here: whether there is a match at all.
-    if (this.src[this.#i] === '?') this.#i++;
-    if (node.t === 'assert') throw new Refusal('repeats an assertion');
-    return { t: 'rep', node, min, max };
-  }
-}
-
-function refused(what: string, example: string): Refusal {
-  return new Refusal(`uses ${what} (${example}), which needs a backtracking matcher; patterns are matched in linear time`);
 }
 
 const CHAR = 0;
@@ -232,7 +55,10 @@ const ASSERT = 3;
 const MATCH = 4;
 const ASSERTIONS: readonly Assertion[] = ['start', 'end', 'boundary', 'nonBoundary'];
 
-/** The automaton: per state an op, its argument (code point, set index, assertion, or first branch) and its next state. */
+/**
+ * The automaton: per state an op, its argument (code point, set index, assertion, or first branch)
+ * and its next state.
+ */
 type Program = {
   readonly op: number[];
   readonly arg: number[];
@@ -249,7 +75,7 @@ class Compiler {
   readonly sets: string[] = [];
   readonly #setIndex = new Map<string, number>();
 
-  compile(tree: Node): Program {
+  compile(tree: PatternNode): Program {
     const match = this.#emit(MATCH, 0, -1);
     const start = this.#node(tree, match);
     return { op: this.op, arg: this.arg, next: this.next, sets: this.sets, start };
@@ -265,7 +91,7 @@ class Compiler {
     return this.op.length - 1;
   }
 
-  #node(node: Node, next: number): number {
+  #node(node: PatternNode, next: number): number {
     switch (node.t) {
       case 'char':
         return this.#emit(CHAR, node.cp, next);
@@ -275,12 +101,14 @@ class Compiler {
         return this.#emit(ASSERT, ASSERTIONS.indexOf(node.kind), next);
       case 'cat': {
         let at = next;
-        for (let k = node.items.length - 1; k >= 0; k--) at = this.#node(node.items[k] as Node, at);
+        for (let k = node.items.length - 1; k >= 0; k--) at = this.#node(node.items[k] as PatternNode, at);
         return at;
       }
       case 'alt': {
-        let at = this.#node(node.items[node.items.length - 1] as Node, next);
-        for (let k = node.items.length - 2; k >= 0; k--) at = this.#emit(SPLIT, this.#node(node.items[k] as Node, next), at);
+        let at = this.#node(node.items[node.items.length - 1] as PatternNode, next);
+        for (let k = node.items.length - 2; k >= 0; k--) {
+          at = this.#emit(SPLIT, this.#node(node.items[k] as PatternNode, next), at);
+        }
         return at;
       }
       case 'rep':
@@ -289,7 +117,7 @@ class Compiler {
   }
 
   /** `body{min,max}`: `min` copies, then either a loop or `max - min` nested optional copies. */
-  #repeat(body: Node, min: number, max: number, next: number): number {
+  #repeat(body: PatternNode, min: number, max: number, next: number): number {
     let at: number;
     if (max === Infinity) {
       at = this.#emit(SPLIT, -1, next);
