@@ -4,28 +4,26 @@
  * for stores with `acquire`, one driver per run, and, for stores with `inputRequest`/`input`,
  * human input written and read back like any record, so crafted logs imported into it are
  * settled or refused as on any store. Web APIs only, so one suite serves a store in
- * Node, workerd and a browser.
+ * Node, workerd and a browser. The log cases are here; the human-input cases are
+ * `run-store-input.ts`, the lease cases `run-store-lease.ts`, the crafted logs `forged-logs.ts`.
  * @module
  */
-import { isPolyLoopError, readRunLog } from '../../core/index.ts';
 import { checkOptionKeys } from '../../core/internal-entry.ts';
 import type {
   ActionIntentRecord,
-  InputRecord,
-  InputReply,
-  InputRequestRecord,
   IntentRecord,
   LogRecord,
-  ReleaseLease,
   RunStartedRecord,
   RunStore,
   StepWriteRecord,
 } from '../../core/index.ts';
 import type { OptionKeys } from '../../core/internal-entry.ts';
-import { abortReason, check, ContractViolationError, equal, rejectsWithReason, settleWithin } from './check.ts';
+import { check, equal } from './check.ts';
 import type { ContractCase, ContractSuite } from './check.ts';
 import { forgedLogCases } from './forged-logs.ts';
-import { actionIntent, ended, modelIntent, modelResult, started, stepRecord, stepWrite, writeFullRun } from './records.ts';
+import { actionIntent, modelIntent, modelResult, started, stepRecord, stepWrite, writeFullRun } from './records.ts';
+import { inputCases } from './run-store-input.ts';
+import { leaseCases } from './run-store-lease.ts';
 
 /** Options of {@link runStoreContract}. */
 export type RunStoreContractOptions = {
@@ -41,7 +39,10 @@ export type RunStoreContractOptions = {
   readonly lease?: 'refuses' | 'waits' | 'either' | 'none';
   /** Size of the large-observation case, in characters (default 200,000). */
   readonly largeObservationChars?: number;
-  /** How long a waiting `acquire` is watched, and how soon it must reject once aborted, in ms (default 50 and 2,000). */
+  /**
+   * How long a waiting `acquire` is watched, and how soon it must reject once aborted, in ms
+   * (default 50 and 2,000).
+   */
   readonly waitProbeMs?: number;
   readonly abortWithinMs?: number;
 };
@@ -55,7 +56,10 @@ const KNOWN: OptionKeys<RunStoreContractOptions> = {
   abortWithinMs: true,
 };
 
-const HOSTILE_IDS = ['../../etc/passwd', 'a/b', 'a\\b', 'CON', 'nul.txt', '.', '..', '', ' ', 'run id with spaces', 'ünïcødé-运行-🚀', 'x'.repeat(5000), 'A', 'a', 'a%2Fb', 'a:b?c*d|e<f>g"h'];
+const HOSTILE_IDS = [
+  ...['../../etc/passwd', 'a/b', 'a\\b', 'CON', 'nul.txt', '.', '..', '', ' ', 'run id with spaces'],
+  ...['ünïcødé-运行-🚀', 'x'.repeat(5000), 'A', 'a', 'a%2Fb', 'a:b?c*d|e<f>g"h'],
+];
 
 type Make = () => Promise<RunStore>;
 
@@ -80,7 +84,12 @@ function logCases(make: Make): ContractCase[] {
         await Promise.all([writeFullRun(store, 'left'), writeFullRun(store, 'right')]);
         const left = await store.readLog('left');
         const right = await store.readLog('right');
-        equal(left.map((r) => r.kind), ['run_started', 'intent', 'result', 'intent', 'step', 'run_ended'], 'record kinds of the left run');
+        const kinds = ['run_started', 'intent', 'result', 'intent', 'step', 'run_ended'];
+        equal(
+          left.map((r) => r.kind),
+          kinds,
+          'record kinds of the left run',
+        );
         equal((left[0] as RunStartedRecord).runId, 'left', 'runId of the left run');
         equal((right[0] as RunStartedRecord).runId, 'right', 'runId of the right run');
       },
@@ -101,7 +110,9 @@ function logCases(make: Make): ContractCase[] {
       name: 'stores a step without an action result (final answers and invalid decisions)',
       run: async () => {
         const store = await make();
-        const rec: StepWriteRecord = { kind: 'step', v: started('r').v, step: { ...stepRecord(0), decision: 'final', finalAnswer: '42', actionRepr: null, observation: null, actionStatus: null }, actionResult: null };
+        const step = { ...stepRecord(0), decision: 'final', finalAnswer: '42', actionRepr: null } as const;
+        const final = { ...step, observation: null, actionStatus: null };
+        const rec: StepWriteRecord = { kind: 'step', v: started('r').v, step: final, actionResult: null };
         await store.step('r', rec);
         equal(await store.readLog('r'), [rec], 'readLog after one step write');
       },
@@ -115,7 +126,9 @@ function contentCases(make: Make, largeObservationChars: number): ContractCase[]
       name: "gives hostile and unusual run ids their own logs, never another run's",
       run: async () => {
         const store = await make();
-        for (const [i, id] of HOSTILE_IDS.entries()) await store.runStarted(id, { ...started(id), snapshotHash: `h${i}` });
+        for (const [i, id] of HOSTILE_IDS.entries()) {
+          await store.runStarted(id, { ...started(id), snapshotHash: `h${i}` });
+        }
         for (const [i, id] of HOSTILE_IDS.entries()) {
           const log = await store.readLog(id);
           const what = `the log of run id ${JSON.stringify(id.slice(0, 40))}`;
@@ -179,7 +192,11 @@ function appendCases(make: Make): ContractCase[] {
         await store.runStarted('r', started('r'));
         await store.readLog('r');
         await store.intent('r', modelIntent(0));
-        equal((await store.readLog('r')).map((x) => x.kind), ['run_started', 'intent'], 'record kinds');
+        equal(
+          (await store.readLog('r')).map((x) => x.kind),
+          ['run_started', 'intent'],
+          'record kinds',
+        );
       },
     },
     {
@@ -193,12 +210,21 @@ function appendCases(make: Make): ContractCase[] {
         }
         const log = await store.readLog('r');
         equal(log.length, 101, 'number of records');
-        const steps = log.slice(1).filter((x) => x.kind === 'intent').map((x) => (x as IntentRecord).stepIndex);
-        equal(steps, Array.from({ length: 50 }, (_, i) => i), 'intent step indexes in order');
+        const steps = log
+          .slice(1)
+          .filter((x) => x.kind === 'intent')
+          .map((x) => (x as IntentRecord).stepIndex);
+        equal(
+          steps,
+          Array.from({ length: 50 }, (_, i) => i),
+          'intent step indexes in order',
+        );
       },
     },
     {
-      name: 'writes a model result and its action intent as one write, read back in order between the records around it (stores with resultAndIntent)',
+      name:
+        'writes a model result and its action intent as one write, read back in order between the records ' +
+        'around it (stores with resultAndIntent)',
       run: async () => {
         const store = await make();
         if (!store.resultAndIntent) return;
@@ -208,194 +234,6 @@ function appendCases(make: Make): ContractCase[] {
         await store.resultAndIntent('r', modelResult(0), actionIntent(0) as ActionIntentRecord);
         await store.step('r', stepWrite(0));
         equal(await store.readLog('r'), written, 'the log');
-      },
-    },
-  ];
-}
-
-type InputMethods = { readonly inputRequest: (runId: string, rec: InputRequestRecord) => Promise<void>; readonly input: (runId: string, rec: InputRecord) => Promise<void> };
-
-/**
- * The store's input methods, or null when it has neither (it cannot host human input: core
- * refuses such runs, so the input cases hold nothing against it). One without the other is a
- * broken store: an import or a resume would half-write human input.
- */
-function inputMethods(store: RunStore): InputMethods | null {
-  const { inputRequest, input } = store;
-  if (!inputRequest && !input) return null;
-  check(typeof inputRequest === 'function' && typeof input === 'function', `the store has ${inputRequest ? 'inputRequest() but no input()' : 'input() but no inputRequest()'}; a store writes both record kinds or neither`);
-  return { inputRequest: inputRequest.bind(store), input: input.bind(store) };
-}
-
-const v = started('r').v;
-const at = '2026-01-01T00:00:01.500Z';
-
-function inputRequestRecord(stepIndex: number, kind: 'approval' | 'answer' | 'settle', target: 'action' | 'model_call' = 'action'): InputRequestRecord {
-  const intent = actionIntent(stepIndex);
-  const decision = target === 'action' && intent.intent === 'action' ? intent.decision : null;
-  return { kind: 'input_request', v, stepIndex, resultId: `s${stepIndex}.${kind === 'settle' ? 'settle' : 'input'}`, request: { kind, target, decision }, requestedAt: at };
-}
-
-function inputRecord(stepIndex: number, reply: InputReply): InputRecord {
-  return { kind: 'input', v, stepIndex, resultId: reply.resultId, reply, receivedAt: at };
-}
-
-/** Every reply kind, texts that need escaping included, each naming `resultId`. */
-function everyReply(resultId: string): InputReply[] {
-  return [
-    { kind: 'approve', resultId },
-    { kind: 'deny', resultId, reason: 'Not now:\n"quoted" \\ 运行 🚀' },
-    { kind: 'answer', resultId, text: 'Blue.\r\nline two \u2028' },
-    { kind: 'executed', resultId, observation: 'it happened \u0000' },
-    { kind: 'retry', resultId },
-    { kind: 'cancel', resultId },
-  ];
-}
-
-function inputCases(make: Make): ContractCase[] {
-  return [
-    {
-      name: 'writes an approval request and its reply, read back in the order written and equal to it (stores with inputRequest/input)',
-      run: async () => {
-        const store = await make();
-        const io = inputMethods(store);
-        if (!io) return;
-        const request = inputRequestRecord(0, 'approval');
-        const reply = inputRecord(0, { kind: 'approve', resultId: 's0.input' });
-        const written: LogRecord[] = [started('r'), modelIntent(0), modelResult(0), request];
-        await store.runStarted('r', written[0] as RunStartedRecord);
-        await store.intent('r', modelIntent(0));
-        await store.result('r', 's0.model', modelResult(0));
-        await io.inputRequest('r', request);
-        const awaiting = await store.readLog('r');
-        equal(awaiting, written, 'readLog after the input request');
-        equal(readRunLog(awaiting).state, 'awaiting_input', 'the state of the log read back after an input request');
-        await io.input('r', reply);
-        await store.intent('r', actionIntent(0));
-        await store.step('r', stepWrite(0));
-        await store.runEnded('r', ended(1));
-        equal(await store.readLog('r'), [...written, reply, actionIntent(0), stepWrite(0), ended(1)], 'readLog after the reply and the rest of the run');
-      },
-    },
-    {
-      name: 'round-trips every reply kind and a settle request of a model call, texts that need escaping included (stores with inputRequest/input)',
-      run: async () => {
-        const store = await make();
-        const io = inputMethods(store);
-        if (!io) return;
-        const written: LogRecord[] = [];
-        for (const [i, reply] of everyReply('s0.settle').entries()) {
-          const request = inputRequestRecord(i, i % 2 === 0 ? 'settle' : 'answer', i === 4 ? 'model_call' : 'action');
-          const answered = inputRecord(i, { ...reply, resultId: request.resultId });
-          await io.inputRequest('r', request);
-          await io.input('r', answered);
-          written.push(request, answered);
-        }
-        equal(await store.readLog('r'), written, 'readLog of input requests and replies');
-      },
-    },
-    {
-      name: 'keeps an approval and a settle request of one step apart, and a reply read back makes the log one to carry out (stores with inputRequest/input)',
-      run: async () => {
-        const store = await make();
-        const io = inputMethods(store);
-        if (!io) return;
-        await store.runStarted('r', started('r'));
-        await store.intent('r', modelIntent(0));
-        await store.result('r', 's0.model', modelResult(0));
-        await io.inputRequest('r', inputRequestRecord(0, 'approval'));
-        await io.input('r', inputRecord(0, { kind: 'approve', resultId: 's0.input' }));
-        await store.intent('r', actionIntent(0));
-        await io.inputRequest('r', inputRequestRecord(0, 'settle'));
-        const awaiting = await store.readLog('r');
-        await io.input('r', inputRecord(0, { kind: 'executed', resultId: 's0.settle', observation: 'hi' }));
-        const log = await store.readLog('r');
-        equal(log.map((x) => (x.kind === 'input_request' || x.kind === 'input' ? `${x.kind}:${x.resultId}` : x.kind)), ['run_started', 'intent', 'result', 'input_request:s0.input', 'input:s0.input', 'intent', 'input_request:s0.settle', 'input:s0.settle'], 'records read back');
-        equal(readRunLog(awaiting).pending?.resultId, 's0.settle', 'the open request of the log read back before the reply');
-        equal(readRunLog(log).inFlight?.resolution, 'apply_input', 'what the log read back says resume does');
-      },
-    },
-  ];
-}
-
-type LeaseOptions = { readonly mode: 'refuses' | 'waits' | 'either'; readonly probeMs: number; readonly abortMs: number };
-
-function acquirer(store: RunStore): NonNullable<RunStore['acquire']> {
-  if (!store.acquire) throw new ContractViolationError("the store has no acquire(); pass { lease: 'none' } to leave the lease cases out");
-  return store.acquire.bind(store);
-}
-
-/**
- * Check that `runId` is held by someone else: a second acquire is refused with `RunLockedError`,
- * or waits and then rejects with `signal.reason` once aborted — as `mode` allows.
- */
-async function expectHeld(store: RunStore, runId: string, opts: LeaseOptions, what: string): Promise<void> {
-  const ac = new AbortController();
-  const second = acquirer(store)(runId, { signal: ac.signal });
-  const s = await settleWithin(second, opts.probeMs);
-  if (s.kind === 'resolved') {
-    await (s.value as ReleaseLease)();
-    throw new ContractViolationError(`${what}: a second acquire of a held run resolved; two drivers would hold it`);
-  }
-  if (s.kind === 'rejected') {
-    check(opts.mode !== 'waits', `${what}: a second acquire rejected at once, but this store is declared to wait`);
-    check(isPolyLoopError(s.error, 'run_locked'), `${what}: a second acquire rejected with ${String(s.error)}, not RunLockedError`);
-    return;
-  }
-  check(opts.mode !== 'refuses', `${what}: a second acquire still waits after ${opts.probeMs} ms, but this store is declared to refuse`);
-  const reason = abortReason('waiting acquire');
-  ac.abort(reason);
-  await rejectsWithReason(second, reason, opts.abortMs, `${what}: a waiting acquire`);
-}
-
-function leaseCases(make: Make, opts: LeaseOptions): ContractCase[] {
-  return [
-    {
-      name: 'lets exactly one driver hold a run, and frees it on release',
-      run: async () => {
-        const store = await make();
-        const release = await acquirer(store)('leased', {});
-        await expectHeld(store, 'leased', opts, 'while held');
-        const other = await acquirer(store)('other-run', {});
-        await other();
-        await release();
-        const again = await acquirer(store)('leased', {});
-        await again();
-      },
-    },
-    {
-      name: 'has a release that is idempotent and, called again later, never frees a lease another driver took since',
-      run: async () => {
-        const store = await make();
-        const first = await acquirer(store)('r', {});
-        await first();
-        await first();
-        const next = await acquirer(store)('r', {});
-        await first();
-        await expectHeld(store, 'r', opts, 'after a stale release');
-        await next();
-      },
-    },
-    {
-      name: 'rejects with signal.reason when asked to acquire with an aborted signal',
-      run: async () => {
-        const store = await make();
-        const reason = abortReason('aborted before acquire');
-        const ac = new AbortController();
-        ac.abort(reason);
-        await rejectsWithReason(acquirer(store)('r', { signal: ac.signal }), reason, opts.abortMs, 'acquire with an aborted signal');
-        const release = await acquirer(store)('r', {});
-        await release();
-      },
-    },
-    {
-      name: 'does not take the lease to read a log',
-      run: async () => {
-        const store = await make();
-        const release = await acquirer(store)('r', {});
-        await store.runStarted('r', started('r'));
-        equal((await store.readLog('r')).length, 1, 'records read while the lease is held');
-        await release();
       },
     },
   ];
@@ -415,7 +253,16 @@ export function runStoreContract(options: RunStoreContractOptions): ContractSuit
   checkOptionKeys(options, KNOWN, 'runStoreContract');
   const make: Make = async () => options.makeStore();
   const lease = options.lease ?? 'either';
-  const cases = [...logCases(make), ...contentCases(make, options.largeObservationChars ?? 200_000), ...appendCases(make), ...inputCases(make), ...forgedLogCases(make)];
-  if (lease !== 'none') cases.push(...leaseCases(make, { mode: lease, probeMs: options.waitProbeMs ?? 50, abortMs: options.abortWithinMs ?? 2000 }));
+  const cases = [
+    ...logCases(make),
+    ...contentCases(make, options.largeObservationChars ?? 200_000),
+    ...appendCases(make),
+    ...inputCases(make),
+    ...forgedLogCases(make),
+  ];
+  if (lease !== 'none') {
+    const probeMs = options.waitProbeMs ?? 50;
+    cases.push(...leaseCases(make, { mode: lease, probeMs, abortMs: options.abortWithinMs ?? 2000 }));
+  }
   return { name: `RunStore contract: ${options.name}`, cases };
 }
