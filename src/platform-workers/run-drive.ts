@@ -36,7 +36,7 @@ export type DriveParts<Env> = {
 };
 
 /** The drives of one run object (see the module). */
-export class RunDriver<Env> {
+export class RunObjectDriver<Env> {
   readonly #parts: DriveParts<Env>;
 
   constructor(parts: DriveParts<Env>) {

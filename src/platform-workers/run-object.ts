@@ -11,7 +11,7 @@ import type { UpgradeRefusal } from './drive-sink.ts';
 import { identityRefusal, isImportRefusal } from './log-import.ts';
 import { replyRefusal } from './run-input.ts';
 import type { CancelOutcome, InputOutcome, UpgradeOutcome } from './run-input.ts';
-import { RunDriver } from './run-drive.ts';
+import { RunObjectDriver } from './run-drive.ts';
 import { RunPhase } from './run-phase.ts';
 import type { RunReport } from './run-index.ts';
 import { IndexReporter, reportOf } from './run-report.ts';
@@ -41,7 +41,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   /** What this instance is doing with the run: idle, adopting an import, or driving. */
   readonly #phase = new RunPhase();
   readonly #reporter: IndexReporter;
-  readonly #driver: RunDriver<Env>;
+  readonly #driver: RunObjectDriver<Env>;
 
   constructor(ctx: DurableObjectState, env: Env, options: RunObjectOptions<Env>) {
     super(ctx, env);
@@ -53,7 +53,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
       return meta === null ? null : reportOf(meta, storage.readNow(meta.runId), Date.now());
     };
     this.#reporter = new IndexReporter(() => options.index?.(env), current);
-    this.#driver = new RunDriver({ ctx, env, options, storage, phase: this.#phase, reporter: this.#reporter });
+    this.#driver = new RunObjectDriver({ ctx, env, options, storage, phase: this.#phase, reporter: this.#reporter });
   }
 
   /** Start the run: validate the input with the factory, store it, arm the alarm, then drive. */
