@@ -1,12 +1,15 @@
 /**
  * `polyloop/internal` — the plumbing this package's own platforms, adapters, chat, MCP, zod and
- * test kit share with the core: value checks, canonical JSON, the options-bag check, request
- * resolution, the conversation of a log. Unstable: any release may change or remove a name here.
+ * test kit share with the core: the stores' record writes, value checks, canonical JSON, the
+ * options-bag check, request resolution, the conversation of a log, the step record's defaults.
+ * Unstable: any release may change or remove a name here.
  * Also what the Worker and the run viewer share of the HTTP API (docs/http.md): its bodies, and
  * request and response bodies read with a byte limit.
  * Applications import from `polyloop` and the platform entries; see docs/api.md.
  * @module
  */
+export { AppendLogStore } from './append-log-store.ts';
+export type { LogAppend, StoreWriteMethod } from './append-log-store.ts';
 export { cappedStream, declaresMoreThan, readCapped } from './capped-body.ts';
 export type { CappedStreamOptions } from './capped-body.ts';
 export { conversationOf } from './conversation.ts';
@@ -38,3 +41,4 @@ export type { OptionHints, OptionKeys } from './options.ts';
 export { resolveRequest } from './request-input.ts';
 export type { ResolvedRequest } from './request-input.ts';
 export { canonicalJson } from './serialization.ts';
+export { STEP_DEFAULTS } from './types.ts';

@@ -7,11 +7,13 @@
  * when first read rather than at write (decision 0042).
  * @module
  */
+import { AppendLogStore } from './append-log-store.ts';
+import type { LogAppend } from './append-log-store.ts';
 import { RunLockedError } from './errors.ts';
-import type { ReleaseLease, RunStore } from './ports.ts';
+import type { ReleaseLease } from './ports.ts';
 import { isSealed } from './sealed-records.ts';
 import { decodeLog, encodeRecord } from './serialization.ts';
-import type { ActionIntentRecord, InputRecord, InputRequestRecord, IntentRecord, LogRecord, ResultRecord, RunEndedRecord, RunStartedRecord, StepWriteRecord, UpgradeRecord } from './types.ts';
+import type { LogRecord } from './types.ts';
 
 /**
  * A {@link RunStore} in memory, for tests, demos and short-lived runs.
@@ -19,7 +21,7 @@ import type { ActionIntentRecord, InputRecord, InputRequestRecord, IntentRecord,
  * @example
  * const agent = defineAgent({ model, interpreter, store: new InMemoryStore(), events, syntheticObservations });
  */
-export class InMemoryStore implements RunStore {
+export class InMemoryStore extends AppendLogStore {
   /**
    * Each run's log: encoded lines, or records the loop sealed (frozen, checked; decision 0042),
    * kept as they are and encoded when the log is first read.
@@ -28,53 +30,13 @@ export class InMemoryStore implements RunStore {
   /** The token of the lease each driven run is held by. */
   readonly #leases = new Map<string, symbol>();
 
-  #append(runId: string, rec: LogRecord): Promise<void> {
-    const entry = isSealed(rec) ? rec : encodeRecord(rec);
-    let log = this.#logs.get(runId);
-    if (!log) this.#logs.set(runId, (log = []));
-    log.push(entry);
-    return Promise.resolve();
-  }
-
-  runStarted(runId: string, rec: RunStartedRecord): Promise<void> {
-    return this.#append(runId, rec);
-  }
-
-  intent(runId: string, rec: IntentRecord): Promise<void> {
-    return this.#append(runId, rec);
-  }
-
-  result(runId: string, _resultId: string, rec: ResultRecord): Promise<void> {
-    return this.#append(runId, rec);
-  }
-
-  /** Contract: see {@link RunStore.resultAndIntent}; both records encoded before either lands. */
-  resultAndIntent(runId: string, result: ResultRecord, intent: ActionIntentRecord): Promise<void> {
-    const entries = [isSealed(result) ? result : encodeRecord(result), isSealed(intent) ? intent : encodeRecord(intent)];
+  /** Contract: see {@link AppendLogStore.append}; every record encoded (or kept sealed) before any lands. */
+  protected append({ runId, records }: LogAppend): Promise<void> {
+    const entries = records.map((rec) => (isSealed(rec) ? rec : encodeRecord(rec)));
     let log = this.#logs.get(runId);
     if (!log) this.#logs.set(runId, (log = []));
     log.push(...entries);
     return Promise.resolve();
-  }
-
-  step(runId: string, rec: StepWriteRecord): Promise<void> {
-    return this.#append(runId, rec);
-  }
-
-  runEnded(runId: string, rec: RunEndedRecord): Promise<void> {
-    return this.#append(runId, rec);
-  }
-
-  inputRequest(runId: string, rec: InputRequestRecord): Promise<void> {
-    return this.#append(runId, rec);
-  }
-
-  input(runId: string, rec: InputRecord): Promise<void> {
-    return this.#append(runId, rec);
-  }
-
-  upgrade(runId: string, rec: UpgradeRecord): Promise<void> {
-    return this.#append(runId, rec);
   }
 
   async readLog(runId: string): Promise<readonly LogRecord[]> {

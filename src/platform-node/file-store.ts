@@ -7,24 +7,10 @@ import { fstatSync, lstatSync, writeSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { decodeLog, encodeRecord, isBarrier, StoreError } from '../core/index.ts';
-import { checkOptionKeys } from '../core/internal-entry.ts';
-import type {
-  ActionIntentRecord,
-  InputRecord,
-  InputRequestRecord,
-  IntentRecord,
-  LogRecord,
-  ReadLogOptions,
-  ReleaseLease,
-  ResultRecord,
-  RunEndedRecord,
-  RunStartedRecord,
-  RunStore,
-  StepWriteRecord,
-  UpgradeRecord,
-} from '../core/index.ts';
-import type { OptionKeys } from '../core/internal-entry.ts';
+import { decodeLog, encodeRecord, StoreError } from '../core/index.ts';
+import { AppendLogStore, checkOptionKeys } from '../core/internal-entry.ts';
+import type { LogRecord, ReadLogOptions, ReleaseLease, RunStore } from '../core/index.ts';
+import type { LogAppend, OptionKeys } from '../core/internal-entry.ts';
 import { acquireLock, errCode } from './lock.ts';
 import { fsyncDir, syncNewDirs } from './dir-sync.ts';
 import { decodeLogText, repairTail } from './log-text.ts';
@@ -77,10 +63,11 @@ const SYNC_WRITE_MAX = 64 * 1024;
 /**
  * A durable {@link RunStore} on the local file system.
  *
- * Durability: `intent`, `inputRequest` and `input` (the barriers), `step` and `runEnded` resolve
- * after `fsync`; `runStarted` and `result` do not fsync on their own — the next barrier fsyncs
- * the same file, which makes them durable too, and losing them to a power cut before that is harmless (see
- * docs/reliability.md). The directory is fsynced at the first barrier after each tail check (the
+ * Durability: the barriers (`isBarrier`: `intent` — but a safe model-call intent —,
+ * `resultAndIntent`, `inputRequest`, `input`, `upgrade`, `step`, `runEnded`) resolve after `fsync`;
+ * `runStarted`, `result` and a safe model-call intent do not fsync on their own — the next barrier
+ * fsyncs the same file, which makes them durable too, and losing them to a power cut before that is
+ * harmless (see docs/reliability.md). The directory is fsynced at the first barrier after each tail check (the
  * first write of an instance, or after `acquire`), and the parent of every directory the store
  * created when it made `dir`.
  *
@@ -100,7 +87,7 @@ const SYNC_WRITE_MAX = 64 * 1024;
  * const store = new FileStore({ dir: './runs' });
  * const agent = defineAgent({ model, interpreter, store, events, syntheticObservations });
  */
-export class FileStore implements RunStore {
+export class FileStore extends AppendLogStore implements RunStore {
   /** Absolute path of the log directory. */
   readonly dir: string;
   readonly #onWarning: (w: FileStoreWarning) => void;
@@ -114,6 +101,7 @@ export class FileStore implements RunStore {
   readonly #leases = new Map<string, Lease>();
 
   constructor(opts: FileStoreOptions) {
+    super();
     checkOptionKeys(opts, FILE_STORE_OPTIONS, 'new FileStore');
     if (typeof opts?.dir !== 'string' || opts.dir === '') throw new TypeError('FileStore: `dir` must be a non-empty path');
     this.dir = resolve(opts.dir);
@@ -128,54 +116,6 @@ export class FileStore implements RunStore {
   /** The lock file of a run. */
   lockPath(runId: string): string {
     return join(this.dir, runIdStem(runId) + '.lock');
-  }
-
-  /** Contract: see {@link RunStore.runStarted}; not fsynced on its own (the first barrier covers it). */
-  runStarted(runId: string, rec: RunStartedRecord): Promise<void> {
-    return this.#append(runId, rec, 'none');
-  }
-
-  /**
-   * Contract: see {@link RunStore.intent}; a barrier resolves after `fsync` of the log (and its
-   * directory entry); a safe model-call intent (not a barrier: `isBarrier`) is not fsynced on its own.
-   */
-  intent(runId: string, rec: IntentRecord): Promise<void> {
-    return this.#append(runId, rec, isBarrier(rec) ? 'fsync' : 'none');
-  }
-
-  /** Contract: see {@link RunStore.resultAndIntent}; two lines in one append, then `fsync`. */
-  resultAndIntent(runId: string, result: ResultRecord, intent: ActionIntentRecord): Promise<void> {
-    return this.#append(runId, [result, intent], 'fsync');
-  }
-
-  /** Contract: see {@link RunStore.result}; not fsynced on its own (the next barrier covers it). */
-  result(runId: string, _resultId: string, rec: ResultRecord): Promise<void> {
-    return this.#append(runId, rec, 'none');
-  }
-
-  /** Contract: see {@link RunStore.step}; one line, so all-or-nothing; resolves after `fsync`. */
-  step(runId: string, rec: StepWriteRecord): Promise<void> {
-    return this.#append(runId, rec, 'fsync');
-  }
-
-  /** Contract: see {@link RunStore.runEnded}; resolves after `fsync`. */
-  runEnded(runId: string, rec: RunEndedRecord): Promise<void> {
-    return this.#append(runId, rec, 'fsync');
-  }
-
-  /** Contract: see {@link RunStore.inputRequest}; a barrier like `intent`: resolves after `fsync`. */
-  inputRequest(runId: string, rec: InputRequestRecord): Promise<void> {
-    return this.#append(runId, rec, 'fsync');
-  }
-
-  /** Contract: see {@link RunStore.input}; a barrier like `intent`: resolves after `fsync`, before the reply is carried out. */
-  input(runId: string, rec: InputRecord): Promise<void> {
-    return this.#append(runId, rec, 'fsync');
-  }
-
-  /** Contract: see {@link RunStore.upgrade}; a barrier: resolves after `fsync`, before any step runs under the new identity. */
-  upgrade(runId: string, rec: UpgradeRecord): Promise<void> {
-    return this.#append(runId, rec, 'fsync');
   }
 
   /**
@@ -289,21 +229,25 @@ export class FileStore implements RunStore {
     return result;
   }
 
-  #append(runId: string, recs: LogRecord | readonly LogRecord[], durability: Durability): Promise<void> {
+  /**
+   * Contract: see {@link AppendLogStore.append}. The records' lines in one append (a step is one
+   * line, so all-or-nothing; a joint write two); a barrier resolves after `fsync`, the rest is not
+   * fsynced on its own (the next barrier covers it). Waits for this instance's earlier writes to the run.
+   */
+  protected append({ runId, records, barrier, method }: LogAppend): Promise<void> {
     let text: string;
-    const first = Array.isArray(recs) ? (recs[0] as LogRecord) : (recs as LogRecord);
     try {
-      text = Array.isArray(recs) ? recs.map((r: LogRecord) => encodeRecord(r) + '\n').join('') : encodeRecord(recs as LogRecord) + '\n';
+      text = records.map((r) => encodeRecord(r) + '\n').join('');
     } catch (e) {
       return Promise.reject(e); // a promise-returning method never throws synchronously
     }
-    const method = METHOD[first.kind];
+    const durability: Durability = barrier ? 'fsync' : 'none';
     return this.#serial(runId, async () => {
       const lease = this.#leases.get(runId);
       if (!lease) return this.#appendAlone(runId, text, durability, method);
       await this.#leasedWrite(runId, lease, text, durability, method);
       // The run's last record: nothing more to write through this handle.
-      if (first.kind === 'run_ended') await closeLog(lease);
+      if (method === 'runEnded') await closeLog(lease);
     });
   }
 
@@ -359,9 +303,6 @@ export class FileStore implements RunStore {
     }
   }
 }
-
-/** The store method that writes each record kind, for error messages. */
-const METHOD: Record<LogRecord['kind'], string> = { run_started: 'runStarted', intent: 'intent', result: 'result', step: 'step', run_ended: 'runEnded', input_request: 'inputRequest', input: 'input', upgrade: 'upgrade' };
 
 function noop(): void {}
 

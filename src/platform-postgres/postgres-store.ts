@@ -13,22 +13,9 @@ import {
   RunLockedError,
   StoreError,
 } from '../core/index.ts';
-import { checkOptionKeys } from '../core/internal-entry.ts';
-import type {
-  ActionIntentRecord,
-  InputRecord,
-  UpgradeRecord,
-  InputRequestRecord,
-  IntentRecord,
-  LogRecord,
-  ReleaseLease,
-  ResultRecord,
-  RunEndedRecord,
-  RunStartedRecord,
-  RunStore,
-  StepWriteRecord,
-} from '../core/index.ts';
-import type { OptionKeys } from '../core/internal-entry.ts';
+import { AppendLogStore, checkOptionKeys } from '../core/internal-entry.ts';
+import type { LogRecord, ReleaseLease, RunStore } from '../core/index.ts';
+import type { LogAppend, OptionKeys } from '../core/internal-entry.ts';
 import { describeHolder, readableId, RUN_KEY, takeLease } from './lease.ts';
 import type { HeldLease, LeaseContext } from './lease.ts';
 import type { PgPoolLike } from './pg-types.ts';
@@ -66,8 +53,6 @@ const POSTGRES_STORE_OPTIONS: OptionKeys<PostgresStoreOptions> = {
   owner: true,
 };
 
-type WriteOp = 'runStarted' | 'intent' | 'result' | 'resultAndIntent' | 'step' | 'runEnded' | 'inputRequest' | 'input' | 'upgrade';
-
 /**
  * A durable {@link RunStore} in Postgres, for Node services that run agents on several
  * machines. One row per record in `<schema>.records`, keyed by run and sequence number, holding
@@ -76,10 +61,11 @@ type WriteOp = 'runStarted' | 'intent' | 'result' | 'resultAndIntent' | 'step' |
  * with {@link migrate} first.
  *
  * Durability: every write resolves once its statement committed (with the server's default
- * `synchronous_commit`, flushed to the WAL): `intent`, `inputRequest` and `input` are barriers,
- * `step` is one record, all-or-nothing. Write failures reject with `StoreError` (its `cause`
- * the driver's error, or a `RunLockedError` when the run's lease belongs to another holder); a
- * failed statement wrote nothing, one whose connection broke at commit may have landed.
+ * `synchronous_commit`, flushed to the WAL), barrier or not: one statement per write, so `step`
+ * (one record) and `resultAndIntent` (two, in order) are all-or-nothing. Write failures reject
+ * with `StoreError` (its `cause` the driver's error, or a `RunLockedError` when the run's lease
+ * belongs to another holder); a failed statement wrote nothing, one whose connection broke at
+ * commit may have landed.
  *
  * Lease: `acquire` takes a lease that lives `leaseMs` and is renewed every `heartbeatMs` while
  * held; a killed holder blocks its run for at most `leaseMs`, and a lease whose release failed
@@ -94,7 +80,7 @@ type WriteOp = 'runStarted' | 'intent' | 'result' | 'resultAndIntent' | 'step' |
  * await migrate(pool);
  * const agent = defineAgent({ model, interpreter, store: new PostgresStore({ pool }), events, syntheticObservations });
  */
-export class PostgresStore implements RunStore {
+export class PostgresStore extends AppendLogStore implements RunStore {
   readonly #pool: PgPoolLike;
   readonly #schema: string;
   readonly #lease: LeaseContext;
@@ -110,6 +96,7 @@ export class PostgresStore implements RunStore {
   readonly #leftBehind = new Map<string, string>();
 
   constructor(options: PostgresStoreOptions) {
+    super();
     checkOptionKeys(options, POSTGRES_STORE_OPTIONS, 'new PostgresStore');
     if (typeof options?.pool?.query !== 'function') throw new TypeError('PostgresStore needs a `pool` (a pg.Pool)');
     const leaseMs = options.leaseMs ?? 30_000;
@@ -121,51 +108,6 @@ export class PostgresStore implements RunStore {
     this.#schema = quotedSchema(options.schema);
     const owner = options.owner ?? `${hostname()} pid ${process.pid}`;
     this.#lease = { pool: this.#pool, schema: this.#schema, leaseMs, heartbeatMs, owner, mode: options.lease ?? 'refuse' };
-  }
-
-  /** Contract: see {@link RunStore.runStarted}; committed when it resolves; rejects with `StoreError`. */
-  runStarted(runId: string, rec: RunStartedRecord): Promise<void> {
-    return this.#append(runId, rec, 'runStarted');
-  }
-
-  /** Contract: a barrier — committed when it resolves; rejects with `StoreError`. */
-  intent(runId: string, rec: IntentRecord): Promise<void> {
-    return this.#append(runId, rec, 'intent');
-  }
-
-  /** Contract: committed when it resolves (more than the port asks); rejects with `StoreError`. */
-  result(runId: string, _resultId: string, rec: ResultRecord): Promise<void> {
-    return this.#append(runId, rec, 'result');
-  }
-
-  /** Contract: see {@link RunStore.resultAndIntent}; both records in one statement, in order: all or nothing, committed when it resolves. */
-  resultAndIntent(runId: string, result: ResultRecord, intent: ActionIntentRecord): Promise<void> {
-    return this.#append(runId, [result, intent], 'resultAndIntent');
-  }
-
-  /** Contract: action result and step in one record, one statement: all or nothing. */
-  step(runId: string, rec: StepWriteRecord): Promise<void> {
-    return this.#append(runId, rec, 'step');
-  }
-
-  /** Contract: committed when it resolves; rejects with `StoreError`. */
-  runEnded(runId: string, rec: RunEndedRecord): Promise<void> {
-    return this.#append(runId, rec, 'runEnded');
-  }
-
-  /** Contract: a barrier — committed before it resolves; rejects with `StoreError`. */
-  inputRequest(runId: string, rec: InputRequestRecord): Promise<void> {
-    return this.#append(runId, rec, 'inputRequest');
-  }
-
-  /** Contract: a barrier — the reply committed before it is carried out; rejects with `StoreError`. */
-  input(runId: string, rec: InputRecord): Promise<void> {
-    return this.#append(runId, rec, 'input');
-  }
-
-  /** Contract: see {@link RunStore.upgrade}; one statement, committed before it resolves. */
-  upgrade(runId: string, rec: UpgradeRecord): Promise<void> {
-    return this.#append(runId, rec, 'upgrade');
   }
 
   /**
@@ -249,16 +191,17 @@ export class PostgresStore implements RunStore {
   }
 
   /**
-   * Append records in one statement: bump the run's counter by their number and insert them
-   * under the old value on, only if the writer's lease is the run's (or, writing without one,
-   * nobody holds a live lease). The counter row's lock orders concurrent writers of a run.
+   * Contract: see {@link AppendLogStore.append}; a barrier or not, the records are committed, in
+   * one statement, when it resolves; rejects with `StoreError`. The statement bumps the run's
+   * counter by their number and inserts them under the old value on, only if the writer's lease is
+   * the run's (or, writing without one, nobody holds a live lease). The counter row's lock orders
+   * concurrent writers of a run.
    */
-  async #append(runId: string, recs: LogRecord | readonly LogRecord[], op: WriteOp): Promise<void> {
-    const list: readonly LogRecord[] = Array.isArray(recs) ? recs : [recs as LogRecord];
+  protected async append({ runId, records, method }: LogAppend): Promise<void> {
     const held = this.#held.get(runId);
     let landed: number | null;
     try {
-      const texts = list.map((r) => encodeRecord(r));
+      const texts = records.map((r) => encodeRecord(r));
       const r = await this.#pool.query({
         name: `polyloop-append-${this.#schema}`,
         text: `WITH run AS (
@@ -273,13 +216,16 @@ export class PostgresStore implements RunStore {
                SELECT run.run_key, run.first + t.ord::int - 1, $2, t.kind, t.record
                FROM run, unnest($4::text[], $5::text[]) WITH ORDINALITY AS t (kind, record, ord)
                RETURNING seq`,
-        values: [JSON.stringify(runId), readableId(runId), held?.token ?? null, list.map((x) => x.kind), texts, this.#lease.leaseMs, list.length],
+        values: [
+          JSON.stringify(runId), readableId(runId), held?.token ?? null,
+          records.map((x) => x.kind), texts, this.#lease.leaseMs, records.length,
+        ],
       });
       landed = r.rowCount;
     } catch (e) {
-      throw new StoreError(runId, op, e);
+      throw new StoreError(runId, method, e);
     }
-    if (landed !== list.length) throw new StoreError(runId, op, await this.#refusal(runId, held));
+    if (landed !== records.length) throw new StoreError(runId, method, await this.#refusal(runId, held));
   }
 
   /** Why a write was refused: the lease is another holder's (ours was lost), or someone else's live one. */

@@ -9,28 +9,13 @@ import {
   CorruptLogError,
   decodeLog,
   encodeRecord,
-  isBarrier,
   isPolyLoopError,
   readRunLog,
   StoreError,
 } from '../core/index.ts';
-import { checkOptionKeys } from '../core/internal-entry.ts';
-import type {
-  ActionIntentRecord,
-  InputRecord,
-  UpgradeRecord,
-  InputRequestRecord,
-  IntentRecord,
-  LogRecord,
-  ReleaseLease,
-  ResultRecord,
-  RunEndedRecord,
-  RunLogState,
-  RunStartedRecord,
-  RunStore,
-  StepWriteRecord,
-} from '../core/index.ts';
-import type { OptionKeys } from '../core/internal-entry.ts';
+import { AppendLogStore, checkOptionKeys } from '../core/internal-entry.ts';
+import type { LogRecord, ReleaseLease, RunLogState, RunStore } from '../core/index.ts';
+import type { LogAppend, OptionKeys } from '../core/internal-entry.ts';
 import { HeldRecords } from './held-records.ts';
 import { acquireLocalLease, acquireWebLock, leaseName, webLocks } from './lease.ts';
 import type { LeaseMode } from './lease.ts';
@@ -73,15 +58,13 @@ export type StoredRunInfo = {
   readonly error: string | null;
 };
 
-/** How a write lands: a barrier commits `strict`; a non-barrier is held for the run's next write. */
-type Durability = 'strict' | 'hold';
-type WriteOp = 'runStarted' | 'intent' | 'resultAndIntent' | 'result' | 'step' | 'runEnded' | 'inputRequest' | 'input' | 'upgrade' | 'flush';
 
 /**
  * A {@link RunStore} over IndexedDB, for agents that run in a browser tab (or a worker) and must
  * survive a reload. A barrier (`isBarrier`: an intent but a safe model-call intent,
- * `resultAndIntent`, `step`, `inputRequest`, `input`, `run_ended`) is one readwrite transaction
- * with `{ durability: 'strict' }` that resolves on `complete`. The rest (`run_started`, a safe
+ * `resultAndIntent`, `step`, `inputRequest` — a closed tab still shows it on reopen —, `input` — a
+ * click is never asked for twice —, `upgrade`, `run_ended`) is one readwrite transaction with
+ * `{ durability: 'strict' }` that resolves on `complete`. The rest (`run_started`, a safe
  * model-call intent, a result alone) are held in memory and committed first in the run's next
  * transaction, or on their own (`relaxed`) after 50 ms without one, at the lease's release, or at
  * `close` (decision 0043): a tab or OS crash may lose them, never out of order, which leaves the
@@ -98,7 +81,7 @@ type WriteOp = 'runStarted' | 'intent' | 'resultAndIntent' | 'result' | 'step' |
  * const agent = defineAgent({ model, interpreter, store, events, syntheticObservations });
  * const result = await resume(agent, request); // after a reload: continues where the tab left off
  */
-export class IndexedDBStore implements RunStore {
+export class IndexedDBStore extends AppendLogStore implements RunStore {
   readonly dbName: string;
   readonly #mode: LeaseMode;
   readonly #warn: (message: string) => void;
@@ -109,6 +92,7 @@ export class IndexedDBStore implements RunStore {
   readonly #held = new HeldRecords((runId) => void this.#flush(runId).catch(() => undefined));
 
   constructor(options: IndexedDBStoreOptions) {
+    super();
     checkOptionKeys(options, IDB_STORE_OPTIONS, 'new IndexedDBStore');
     if (typeof options?.dbName !== 'string' || options.dbName === '') {
       throw new TypeError('IndexedDBStore needs a non-empty dbName');
@@ -119,60 +103,6 @@ export class IndexedDBStore implements RunStore {
     this.dbName = options.dbName;
     this.#mode = options.lease ?? 'wait';
     this.#warn = options.onWarning ?? ((m) => console.warn(m));
-  }
-
-  /** Contract: no barrier — held, committed before the run's next record (a crash before then may lose it); rejects with `StoreError`. */
-  runStarted(runId: string, rec: RunStartedRecord): Promise<void> {
-    return this.#append(runId, [rec], 'runStarted', 'hold');
-  }
-
-  /**
-   * Contract: a barrier — durable (`strict`, transaction `complete`) before it resolves; a safe
-   * model-call intent (no barrier: `isBarrier`) is held like a result. Rejects with `StoreError`.
-   */
-  intent(runId: string, rec: IntentRecord): Promise<void> {
-    return this.#append(runId, [rec], 'intent', isBarrier(rec) ? 'strict' : 'hold');
-  }
-
-  /** Contract: the model result and the action intent in one `strict` transaction: all or nothing, durable when it resolves. */
-  resultAndIntent(runId: string, result: ResultRecord, intent: ActionIntentRecord): Promise<void> {
-    return this.#append(runId, [result, intent], 'resultAndIntent', 'strict');
-  }
-
-  /** Contract: no barrier — held, committed before the run's next record (a crash before then may lose it); rejects with `StoreError`. */
-  result(runId: string, _resultId: string, rec: ResultRecord): Promise<void> {
-    return this.#append(runId, [rec], 'result', 'hold');
-  }
-
-  /** Contract: action result and step record in one record, one transaction: all or nothing. */
-  step(runId: string, rec: StepWriteRecord): Promise<void> {
-    return this.#append(runId, [rec], 'step', 'strict');
-  }
-
-  /** Contract: durable (`strict`) when it resolves; rejects with `StoreError` on failure. */
-  runEnded(runId: string, rec: RunEndedRecord): Promise<void> {
-    return this.#append(runId, [rec], 'runEnded', 'strict');
-  }
-
-  /**
-   * Contract: a barrier — the request a person answers, durable (`strict`, transaction
-   * `complete`) before it resolves, so a closed tab still shows it on reopen; rejects with `StoreError`.
-   */
-  inputRequest(runId: string, rec: InputRequestRecord): Promise<void> {
-    return this.#append(runId, [rec], 'inputRequest', 'strict');
-  }
-
-  /**
-   * Contract: a barrier — the person's reply, durable (`strict`) before it is carried
-   * out, so a click is never asked for twice; rejects with `StoreError`.
-   */
-  input(runId: string, rec: InputRecord): Promise<void> {
-    return this.#append(runId, [rec], 'input', 'strict');
-  }
-
-  /** Contract: see {@link RunStore.upgrade}; a barrier like `input`: a strict-durability transaction. */
-  upgrade(runId: string, rec: UpgradeRecord): Promise<void> {
-    return this.#append(runId, [rec], 'upgrade', 'strict');
   }
 
   /**
@@ -304,13 +234,19 @@ export class IndexedDBStore implements RunStore {
     }
   }
 
-  async #append(runId: string, recs: readonly LogRecord[], op: WriteOp, durability: Durability): Promise<void> {
+  /**
+   * Contract: see {@link AppendLogStore.append}. A barrier is one readwrite transaction with
+   * `{ durability: 'strict' }` (what the run holds first), resolving on `complete`: all or nothing,
+   * durable when it resolves. Anything else is held for the run's next transaction (see above).
+   * Rejects with `StoreError`.
+   */
+  protected async append({ runId, records, barrier, method }: LogAppend): Promise<void> {
     try {
-      const texts = recs.map((rec) => encodeRecord(rec));
-      if (durability === 'hold') this.#held.hold(runId, texts);
+      const texts = records.map((rec) => encodeRecord(rec));
+      if (!barrier) this.#held.hold(runId, texts);
       else await this.#withDb((db) => this.#commit(db, runId, texts, 'strict'));
     } catch (e) {
-      throw new StoreError(runId, op, e);
+      throw new StoreError(runId, method, e);
     }
   }
 

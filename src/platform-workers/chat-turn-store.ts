@@ -5,19 +5,9 @@
  * @module
  */
 import { CorruptLogError, decodeLog, RunLockedError, StoreError } from '../core/index.ts';
-import type {
-  ActionIntentRecord,
-  InputRecord,
-  UpgradeRecord,
-  InputRequestRecord,
-  IntentRecord,
-  LogRecord,
-  ResultRecord,
-  RunEndedRecord,
-  RunStartedRecord,
-  RunStore,
-  StepWriteRecord,
-} from '../core/index.ts';
+import { AppendLogStore } from '../core/internal-entry.ts';
+import type { LogRecord, RunStore } from '../core/index.ts';
+import type { LogAppend } from '../core/internal-entry.ts';
 import type { DurableObjectStore } from './durable-object-store.ts';
 
 /** A chat turn's run id, `chat:<chatId>:<turn>`, read back into its parts. */
@@ -55,7 +45,7 @@ export type TurnStoreOptions = {
  * ended turn's log is kept, as it cannot change); of a later turn it is `[]`: a turn's object
  * sees its chat up to itself, since no later turn starts before this one has ended.
  */
-export class TurnStore implements RunStore {
+export class TurnStore extends AppendLogStore implements RunStore {
   readonly #chatId: string;
   readonly #own: OwnTurn | null;
   readonly #earlier: TurnStoreOptions['earlier'];
@@ -63,45 +53,15 @@ export class TurnStore implements RunStore {
   readonly #ended = new Map<string, readonly LogRecord[]>();
 
   constructor(opts: TurnStoreOptions) {
+    super();
     this.#chatId = opts.chatId;
     this.#own = opts.own;
     this.#earlier = opts.earlier;
   }
 
-  runStarted(runId: string, rec: RunStartedRecord): Promise<void> {
-    return this.#writer(runId).runStarted(runId, rec);
-  }
-
-  intent(runId: string, rec: IntentRecord): Promise<void> {
-    return this.#writer(runId).intent(runId, rec);
-  }
-
-  resultAndIntent(runId: string, result: ResultRecord, intent: ActionIntentRecord): Promise<void> {
-    return this.#writer(runId).resultAndIntent(runId, result, intent);
-  }
-
-  result(runId: string, resultId: string, rec: ResultRecord): Promise<void> {
-    return this.#writer(runId).result(runId, resultId, rec);
-  }
-
-  step(runId: string, rec: StepWriteRecord): Promise<void> {
-    return this.#writer(runId).step(runId, rec);
-  }
-
-  runEnded(runId: string, rec: RunEndedRecord): Promise<void> {
-    return this.#writer(runId).runEnded(runId, rec);
-  }
-
-  inputRequest(runId: string, rec: InputRequestRecord): Promise<void> {
-    return this.#writer(runId).inputRequest(runId, rec);
-  }
-
-  input(runId: string, rec: InputRecord): Promise<void> {
-    return this.#writer(runId).input(runId, rec);
-  }
-
-  upgrade(runId: string, rec: UpgradeRecord): Promise<void> {
-    return this.#writer(runId).upgrade(runId, rec);
+  /** The write the own turn's log store makes; a write to any other run throws `RunLockedError`. */
+  protected append(write: LogAppend): Promise<void> {
+    return AppendLogStore.appendTo(this.#writer(write.runId), write);
   }
 
   /**

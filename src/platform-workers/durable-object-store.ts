@@ -2,22 +2,10 @@
  * DurableObjectStore: a run log in a Durable Object's SQLite-backed storage.
  * @module
  */
-import { CorruptLogError, decodeLog, encodeRecord, isBarrier, PolyLoopError } from '../core/index.ts';
-import { checkOptionKeys } from '../core/internal-entry.ts';
-import type {
-  ActionIntentRecord,
-  InputRecord,
-  InputRequestRecord,
-  IntentRecord,
-  LogRecord,
-  ResultRecord,
-  RunEndedRecord,
-  RunStartedRecord,
-  RunStore,
-  StepWriteRecord,
-  UpgradeRecord,
-} from '../core/index.ts';
-import type { OptionKeys } from '../core/internal-entry.ts';
+import { CorruptLogError, decodeLog, encodeRecord, PolyLoopError } from '../core/index.ts';
+import { AppendLogStore, checkOptionKeys } from '../core/internal-entry.ts';
+import type { LogRecord, RunStore } from '../core/index.ts';
+import type { LogAppend, OptionKeys } from '../core/internal-entry.ts';
 
 /** The part of `ctx.storage` the store uses (SQLite-backed Durable Object storage). */
 export type DurableObjectSqlStorage = Pick<DurableObjectStorage, 'sql' | 'transactionSync' | 'sync'>;
@@ -83,17 +71,17 @@ function splitLine(line: string, size: number): string[] {
  * Durability: every write is one `transactionSync` (all parts of a record, so the `step` write —
  * action result and step record — is atomic, and a chunked record lands whole or not at all).
  * Barriers (`isBarrier`: intents but a safe model-call intent, `resultAndIntent` — one
- * transaction —, input requests and replies, the last record) also await `storage.sync()`, which
- * resolves only once the write is durable. Other writes resolve at commit; the Durable Object
- * output gate still holds every outgoing message (response, fetch to a model or tool) until they
- * are durable.
+ * transaction —, input requests and replies, upgrades, the last record; not the `step` write) also
+ * await `storage.sync()`, which resolves only once the write is durable. Other writes resolve at
+ * commit; the Durable Object output gate still holds every outgoing message (response, fetch to a
+ * model or tool) until they are durable.
  *
  * @example
  * export class MyObject extends DurableObject {
  *   store = new DurableObjectStore(this.ctx.storage);
  * }
  */
-export class DurableObjectStore implements RunStore {
+export class DurableObjectStore extends AppendLogStore implements RunStore {
   readonly #storage: DurableObjectSqlStorage;
   readonly #maxRecordChars: number;
   readonly #onAppend: ((runId: string, entry: StoredLine) => void) | undefined;
@@ -101,6 +89,7 @@ export class DurableObjectStore implements RunStore {
   readonly #nextSeq = new Map<string, number>();
 
   constructor(storage: DurableObjectSqlStorage, opts: DurableObjectStoreOptions = {}) {
+    super();
     checkOptionKeys(opts, DO_STORE_OPTIONS, 'new DurableObjectStore');
     this.#storage = storage;
     this.#maxRecordChars = opts.maxRecordChars ?? DEFAULT_MAX_RECORD_CHARS;
@@ -110,8 +99,19 @@ export class DurableObjectStore implements RunStore {
     );
   }
 
+  /**
+   * Contract: see {@link AppendLogStore.append}. One transaction (every part of each record): all
+   * or nothing; a barrier then awaits `storage.sync()` — but the `step` write, which resolves at
+   * commit like a non-barrier (decision 0007): the output gate holds whatever leaves the object
+   * until it is durable. Rejects on storage failure or {@link RecordTooLargeError}.
+   */
+  protected async append({ runId, records, barrier, method }: LogAppend): Promise<void> {
+    this.#commit(runId, records);
+    if (barrier && method !== 'step') await this.#storage.sync();
+  }
+
   /** Append `recs` in one transaction (every part of each), then tell the observer of each. */
-  #append(runId: string, ...recs: readonly LogRecord[]): void {
+  #commit(runId: string, recs: readonly LogRecord[]): void {
     const lines = recs.map((rec) => {
       const line = encodeRecord(rec);
       if (line.length > this.#maxRecordChars) throw new RecordTooLargeError(runId, line.length, this.#maxRecordChars);
@@ -151,60 +151,6 @@ export class DurableObjectStore implements RunStore {
     }
     this.#nextSeq.set(runId, first + lines.length);
     return first;
-  }
-
-  async #appendDurable(runId: string, ...recs: readonly LogRecord[]): Promise<void> {
-    this.#append(runId, ...recs);
-    await this.#storage.sync();
-  }
-
-  /** Contract: resolves at commit (no barrier: output-gated, durable before anything leaves the object); rejects on storage failure or {@link RecordTooLargeError}. */
-  async runStarted(runId: string, rec: RunStartedRecord): Promise<void> {
-    this.#append(runId, rec);
-  }
-
-  /**
-   * Contract: a barrier — resolves only once the intent is durable (`storage.sync()`); a safe
-   * model-call intent (no barrier: `isBarrier`) resolves at commit, output-gated like a result.
-   */
-  async intent(runId: string, rec: IntentRecord): Promise<void> {
-    if (isBarrier(rec)) return this.#appendDurable(runId, rec);
-    this.#append(runId, rec);
-  }
-
-  /** Contract: the model result and the action intent in one transaction, all or nothing; resolves once both are durable. */
-  resultAndIntent(runId: string, result: ResultRecord, intent: ActionIntentRecord): Promise<void> {
-    return this.#appendDurable(runId, result, intent);
-  }
-
-  /** Contract: resolves at commit (output-gated, durable before anything leaves the object). */
-  async result(runId: string, _resultId: string, rec: ResultRecord): Promise<void> {
-    this.#append(runId, rec);
-  }
-
-  /** Contract: one transaction — the action result and the step record land together or not at all. */
-  async step(runId: string, rec: StepWriteRecord): Promise<void> {
-    this.#append(runId, rec);
-  }
-
-  /** Contract: a barrier — resolves only once the input request is durable (`storage.sync()`). */
-  inputRequest(runId: string, rec: InputRequestRecord): Promise<void> {
-    return this.#appendDurable(runId, rec);
-  }
-
-  /** Contract: a barrier — resolves only once the person's reply is durable (`storage.sync()`). */
-  input(runId: string, rec: InputRecord): Promise<void> {
-    return this.#appendDurable(runId, rec);
-  }
-
-  /** Contract: resolves once the record is durable. */
-  upgrade(runId: string, rec: UpgradeRecord): Promise<void> {
-    return this.#appendDurable(runId, rec);
-  }
-
-  /** Contract: resolves once the record is durable. */
-  runEnded(runId: string, rec: RunEndedRecord): Promise<void> {
-    return this.#appendDurable(runId, rec);
   }
 
   /** Contract: decoded records in write order, `[]` for a run never written; fresh objects each call. */

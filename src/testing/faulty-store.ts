@@ -19,7 +19,7 @@ import type {
   StepWriteRecord,
   UpgradeRecord,
 } from '../core/index.ts';
-import type { OptionKeys } from '../core/internal-entry.ts';
+import type { OptionKeys, StoreWriteMethod } from '../core/internal-entry.ts';
 
 /**
  * The error a {@link faultyStore} throws once it has "crashed". Code `store_error`: the library
@@ -33,7 +33,7 @@ export class SimulatedCrashError extends PolyLoopError {
 }
 
 /** The write methods of a store, in the names {@link faultyStore} counts. */
-export type WriteMethod = 'runStarted' | 'intent' | 'result' | 'resultAndIntent' | 'step' | 'runEnded' | 'inputRequest' | 'input' | 'upgrade';
+export type WriteMethod = StoreWriteMethod;
 
 /** A store that crashes on cue, and tells what it let through. */
 export type FaultyStore = RunStore & {

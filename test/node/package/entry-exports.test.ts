@@ -89,13 +89,15 @@ const EXPECTED: Readonly<Record<string, Listing>> = {
   },
   './internal': {
     runtime: [
-      'MAX_JSON_DEPTH', 'canonicalJson', 'cappedStream', 'checkOptionKeys', 'contentProblem', 'conversationOf',
-      'decisionProblem', 'declaresMoreThan', 'errorBody', 'eventsRefusal', 'inputReplyProblem', 'jsonProblem',
-      'jsonSchemaCheck', 'messageProblem', 'modelReplyProblem', 'outcomeProblem', 'readCapped', 'resolveRequest',
+      'AppendLogStore', 'MAX_JSON_DEPTH', 'STEP_DEFAULTS', 'canonicalJson', 'cappedStream', 'checkOptionKeys',
+      'contentProblem', 'conversationOf', 'decisionProblem', 'declaresMoreThan', 'errorBody', 'eventsRefusal',
+      'inputReplyProblem', 'jsonProblem', 'jsonSchemaCheck', 'messageProblem', 'modelReplyProblem', 'outcomeProblem',
+      'readCapped', 'resolveRequest',
     ],
     types: [
-      'CappedStreamOptions', 'ErrorBody', 'InputAccepted', 'OptionHints', 'OptionKeys', 'ResolvedRequest',
-      'RunCreated', 'RunList', 'RunListItem', 'RunPage', 'RunStatus', 'RunTrajectory', 'UpgradeAccepted',
+      'CappedStreamOptions', 'ErrorBody', 'InputAccepted', 'LogAppend', 'OptionHints', 'OptionKeys', 'ResolvedRequest',
+      'RunCreated', 'RunList', 'RunListItem', 'RunPage', 'RunStatus', 'RunTrajectory', 'StoreWriteMethod',
+      'UpgradeAccepted',
     ],
   },
   './node': {

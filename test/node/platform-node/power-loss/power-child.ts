@@ -6,14 +6,15 @@
  * so the trace shows when every write was acknowledged; it prints each model call
  * (`CALL <callSeq> <hash>`) and the result (`RESULT <json>`) on stdout.
  *
- * With `lazy`, barriers are written without fsync (through the path `result` takes): a broken
- * store the explorer must catch (its negative control).
+ * With `lazy`, barriers are written without fsync (a FileStore whose every append is a plain one):
+ * a broken store the explorer must catch (its negative control).
  *
  * Usage: node power-child.mjs <storeDir> <world> <acks> <steps> <safe|never> [lazy]
  */
 import { openSync, writeSync } from 'node:fs';
 import { isBarrier, run } from '../../../../src/core/index.ts';
-import type { LogRecord, ResultRecord, RunStore } from '../../../../src/core/index.ts';
+import type { LogRecord, RunStore } from '../../../../src/core/index.ts';
+import type { LogAppend } from '../../../../src/core/internal-entry.ts';
 import { FileStore } from '../../../../src/platform-node/index.ts';
 import { powerAgent } from './power-agent.ts';
 
@@ -37,25 +38,33 @@ function ackingStore(inner: FileStore): RunStore {
     await doWrite();
     writeSync(acksFd, `ACK ${last} ${method} ${barrier ? 'barrier' : 'plain'}\n`);
   };
-  // The negative control: the same append, minus the fsync (FileStore's `result` path).
-  const barrier = (id: string, rec: LogRecord, real: () => Promise<void>): Promise<void> =>
-    lazy ? inner.result(id, 'lazy', rec as unknown as ResultRecord) : real();
   return {
     runStarted: (id, rec) => write('runStarted', [rec], () => inner.runStarted(id, rec)),
-    intent: (id, rec) => write('intent', [rec], () => barrier(id, rec, () => inner.intent(id, rec))),
+    intent: (id, rec) => write('intent', [rec], () => inner.intent(id, rec)),
     resultAndIntent: (id, result, intent) =>
-      write('resultAndIntent', [result, intent], () => (lazy ? inner.result(id, 'lazy', result).then(() => inner.result(id, 'lazy', intent as unknown as ResultRecord)) : inner.resultAndIntent(id, result, intent))),
+      write('resultAndIntent', [result, intent], () => inner.resultAndIntent(id, result, intent)),
     result: (id, resultId, rec) => write('result', [rec], () => inner.result(id, resultId, rec)),
-    step: (id, rec) => write('step', [rec], () => barrier(id, rec, () => inner.step(id, rec))),
-    runEnded: (id, rec) => write('runEnded', [rec], () => barrier(id, rec, () => inner.runEnded(id, rec))),
-    inputRequest: (id, rec) => write('inputRequest', [rec], () => barrier(id, rec, () => inner.inputRequest(id, rec))),
-    input: (id, rec) => write('input', [rec], () => barrier(id, rec, () => inner.input(id, rec))),
+    step: (id, rec) => write('step', [rec], () => inner.step(id, rec)),
+    runEnded: (id, rec) => write('runEnded', [rec], () => inner.runEnded(id, rec)),
+    inputRequest: (id, rec) => write('inputRequest', [rec], () => inner.inputRequest(id, rec)),
+    input: (id, rec) => write('input', [rec], () => inner.input(id, rec)),
     readLog: (id) => inner.readLog(id),
     acquire: (id, opts) => inner.acquire(id, opts),
   };
 }
 
-const store = new FileStore({ dir, onWarning: (w) => process.stderr.write(`WARN ${w.code} ${w.message}\n`) });
+/** The negative control: the same appends, none of them a barrier, so nothing is fsynced. */
+class LazyFileStore extends FileStore {
+  protected override append(write: LogAppend): Promise<void> {
+    return super.append({ ...write, barrier: false });
+  }
+}
+
+const onWarning = (w: { code: string; message: string }): void => {
+  process.stderr.write(`WARN ${w.code} ${w.message}\n`);
+};
+const options = { dir, onWarning };
+const store = lazy ? new LazyFileStore(options) : new FileStore(options);
 const { agent, request } = powerAgent({
   store: ackingStore(store),
   world,
