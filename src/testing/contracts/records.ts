@@ -4,6 +4,7 @@
  * @module
  */
 import { RECORD_VERSION } from '../../core/index.ts';
+import { STEP_DEFAULTS } from '../../core/internal-entry.ts';
 import type { IntentRecord, LogRecord, ResultRecord, RunEndedRecord, RunStartedRecord, RunStore, StepRecord, StepWriteRecord } from '../../core/index.ts';
 
 const v = RECORD_VERSION;
@@ -42,24 +43,16 @@ export function modelResult(stepIndex: number, text = 'reply'): ResultRecord {
 /** A completed action step. */
 export function stepRecord(stepIndex: number, observation = 'hi'): StepRecord {
   return {
+    ...STEP_DEFAULTS,
     stepIndex,
     callSeq: stepIndex,
     modelCallId: `c${stepIndex}`,
     modelText: 'reply',
-    reasoning: null,
     decision: 'action',
     actionRepr: 'echo(hi)',
     historyText: 'call echo',
-    historyContent: null,
     observation,
-    observationIsSynthetic: false,
     actionStatus: 'executed',
-    envReportedCompletion: false,
-    observationTruncatedChars: 0,
-    finalAnswer: null,
-    explanation: null,
-    toolCallId: null,
-    toolCompletedRun: false,
     usage: { inputTokens: 10, outputTokens: 2 },
     finishReason: 'stop',
     startedAt: '2026-01-01T00:00:00.000Z',

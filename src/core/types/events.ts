@@ -1,0 +1,54 @@
+/**
+ * The events a run delivers to its event sink, in order. Imports only its sibling type
+ * modules (docs/design/README.md#dependency-rules, rule 2).
+ * @module
+ */
+import type { Action, ActionOutcome } from './decisions.ts';
+import type { EndReason, InputReply, InputRequest, StepDecisionKind, StepRecord } from './records.ts';
+
+type Ev<T extends string, F> = { readonly type: T; readonly runId: string } & F;
+
+/** Events delivered to an {@link EventSink}, in order, each awaited. */
+export type RunEvent =
+  | Ev<'run_started', { readonly resumed: boolean; readonly fromStep: number }>
+  | Ev<'step_started', { readonly stepIndex: number }>
+  | Ev<'model_call_started', {
+      readonly stepIndex: number;
+      readonly callSeq: number;
+      readonly resultId: string;
+      readonly replayed: boolean;
+    }>
+  /** A streamed delta of the reply's text, or of its reasoning (`kind: 'reasoning'`; absent for text). */
+  | Ev<'model_delta', {
+      readonly stepIndex: number;
+      readonly callSeq: number;
+      readonly delta: string;
+      readonly kind?: 'reasoning';
+    }>
+  | Ev<'model_call_finished', {
+      readonly stepIndex: number;
+      readonly callSeq: number;
+      readonly callId: string | null;
+      readonly error: string | null;
+    }>
+  | Ev<'decision', { readonly stepIndex: number; readonly decision: StepDecisionKind; readonly summary: string }>
+  | Ev<'action_started', {
+      readonly stepIndex: number;
+      readonly resultId: string;
+      readonly action: Action;
+      readonly replayed: boolean;
+    }>
+  | Ev<'action_finished', { readonly stepIndex: number; readonly resultId: string; readonly outcome: ActionOutcome }>
+  | Ev<'step_finished', { readonly stepIndex: number; readonly step: StepRecord }>
+  | Ev<'input_requested', { readonly stepIndex: number; readonly resultId: string; readonly request: InputRequest }>
+  | Ev<'input_received', { readonly stepIndex: number; readonly resultId: string; readonly kind: InputReply['kind'] }>
+  | Ev<'run_ended', {
+      readonly stopReason: EndReason;
+      readonly finalAnswer: string | null;
+      readonly steps: number;
+      readonly validActions: number;
+    }>
+  | Ev<'warning', { readonly code: string; readonly message: string; readonly stepIndex?: number }>;
+
+/** The `type` tags of {@link RunEvent}. */
+export type RunEventType = RunEvent['type'];

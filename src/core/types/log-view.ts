@@ -1,0 +1,100 @@
+/**
+ * What one reading of a run log says (`readRunLog`) and what `run` and `resume` resolve with.
+ * Imports only its sibling type modules (docs/design/README.md#dependency-rules, rule 2).
+ * @module
+ */
+import type { Usage } from './messages.ts';
+import type {
+  ActionIntentRecord,
+  InputRecord,
+  InputRequest,
+  InputRequestRecord,
+  ModelCallIntentRecord,
+  ResultRecord,
+  RunEndedRecord,
+  RunStartedRecord,
+  StepRecord,
+  StopReason,
+  UpgradeRecord,
+} from './records.ts';
+
+/** Where a log says its run is (docs/design/records-and-recovery.md#log-states). */
+export type RunLogState = 'not_started' | 'at_boundary' | 'in_flight' | 'awaiting_input' | 'ended';
+
+/**
+ * How resume carries on an interrupted step (docs/design/records-and-recovery.md#the-interrupted-step): call
+ * the model again with the same resultId (`reissue_model`), interpret the stored reply (`reinterpret`),
+ * execute the recorded action again (`replay_action`), ask a person to settle an operation whose replay
+ * policy is `never` (`settle`), wait for the reply to an open request (`await_input`), or carry out a reply
+ * that landed (`apply_input`).
+ */
+export type InFlightResolution =
+  | 'reissue_model'
+  | 'reinterpret'
+  | 'replay_action'
+  | 'settle'
+  | 'await_input'
+  | 'apply_input';
+
+/** The interrupted step of an in-flight log, its resolution already decided. */
+export type InFlightStep = {
+  readonly stepIndex: number;
+  readonly resolution: InFlightResolution;
+  /** The operation the last intent announced: the model call, or the action. */
+  readonly target: 'model_call' | 'action';
+  readonly modelIntent: ModelCallIntentRecord;
+  /** The model-call result, once it landed. */
+  readonly result: ResultRecord | null;
+  /** The action intent (with the recorded decision), once it landed. */
+  readonly actionIntent: ActionIntentRecord | null;
+  /** The input request the step awaits (`await_input`) or whose reply it carries out (`apply_input`). */
+  readonly request: InputRequestRecord | null;
+  /** The reply to carry out (`apply_input`), else null. */
+  readonly input: InputRecord | null;
+  /** The reply that approved (or denied, or answered) this step's action, once it landed. */
+  readonly approval: InputRecord | null;
+};
+
+/** What one reading of a run log says (docs/design/run-log.md#one-reader): the one answer every consumer uses. */
+export type RunLogView = {
+  readonly state: RunLogState;
+  /** From `run_started`; null for an empty log. */
+  readonly runId: string | null;
+  readonly started: RunStartedRecord | null;
+  /** Completed steps, in order. */
+  readonly trajectory: readonly StepRecord[];
+  /** Steps with a step record (invalid ones included). */
+  readonly steps: number;
+  /** Steps whose action was `executed`. */
+  readonly validActions: number;
+  /** Tokens of the completed steps' model calls, summed. */
+  readonly usage: Usage;
+  /** The interrupted step when `state` is `in_flight` or `awaiting_input` (resolution `await_input`), else null. */
+  readonly inFlight: InFlightStep | null;
+  /** The open input request when `state` is `awaiting_input`, else null. */
+  readonly pending: InputRequest | null;
+  /** The run's `upgrade` records, in order (empty for a run never upgraded). */
+  readonly upgrades: readonly UpgradeRecord[];
+  readonly ended: RunEndedRecord | null;
+};
+
+/** What `run` and `resume` resolve with. */
+export type RunResult = {
+  readonly runId: string;
+  readonly stopReason: StopReason;
+  readonly finalAnswer: string | null;
+  readonly steps: number;
+  readonly validActions: number;
+  readonly eventDeliveryFailures: number;
+  readonly trajectory: readonly StepRecord[];
+  /** The open input request, exactly when `stopReason` is `awaiting_input`; null otherwise. */
+  readonly pending: InputRequest | null;
+  /** Tokens of every model call of the run, summed over calls. */
+  readonly usage: Usage;
+  /**
+   * Why the run failed, for `model_error`, `interpreter_error` and `env_error`: the failure text
+   * of the step that ended it (`"ModelCallError: openai: … (status 401 …)"`, its observation).
+   * Null for every other stop reason. Derived from the trajectory, so not a field of any record.
+   */
+  readonly error: string | null;
+};

@@ -1,0 +1,316 @@
+/**
+ * The records of a run log (docs/log-format.md): the step record and its canonical fields, the
+ * record schema version, each record kind, the human-input request and reply, why a run ended.
+ * Imports only its sibling type modules (docs/design/README.md#dependency-rules, rule 2).
+ * @module
+ */
+import type { ActionDecision, ActionOutcome, ReplayPolicy, StepActionStatus } from './decisions.ts';
+import type { ContentBlock, FinishReason, JsonObject, JsonValue, ToolCallRequest, Usage } from './messages.ts';
+
+/**
+ * Why a run ended, in the order the stop decision checks them (docs/design/step.md#the-stop-decision);
+ * `in_flight_unknown` last.
+ */
+export const STOP_REASONS = [
+  'cancelled',
+  'model_error',
+  'interpreter_error',
+  'final_answer',
+  'env_error',
+  'env_completed',
+  'tool_completed',
+  'max_valid_actions',
+  'max_steps',
+  'max_tokens',
+  'context_limit',
+  'in_flight_unknown',
+] as const;
+
+/** Why a run ended: what a `run_ended` record holds. */
+export type EndReason = (typeof STOP_REASONS)[number];
+
+/** Why `run`/`resume` resolved: a run's end, or `awaiting_input` (it waits for a person; never in a record). */
+export type StopReason = EndReason | 'awaiting_input';
+
+/** What kind of step a step record describes. */
+export type StepDecisionKind = 'action' | 'final' | 'invalid' | 'model_error' | 'interpreter_error';
+
+/**
+ * One completed step of the trajectory. Field names are fixed
+ * (docs/log-format.md#step--one-finished-step-with-its-action-result).
+ */
+export type StepRecord = {
+  readonly stepIndex: number;
+  readonly callSeq: number;
+  readonly modelCallId: string | null;
+  readonly modelText: string | null;
+  readonly reasoning: string | null;
+  readonly decision: StepDecisionKind;
+  readonly actionRepr: string | null;
+  readonly historyText: string | null;
+  readonly historyContent: readonly ContentBlock[] | null;
+  readonly observation: string | null;
+  readonly observationIsSynthetic: boolean;
+  readonly actionStatus: StepActionStatus | null;
+  readonly envReportedCompletion: boolean;
+  readonly observationTruncatedChars: number;
+  readonly finalAnswer: string | null;
+  readonly explanation: string | null;
+  /** The provider's tool-call id of the action that ran, or null (the default). */
+  readonly toolCallId: string | null;
+  /** A `completesRun` tool ran and its handler returned normally (stop reason `tool_completed`). Default false. */
+  readonly toolCompletedRun: boolean;
+  /** Tokens the step's model call used, when the model reported them. Null in 1.0 records (decoding fills it in). */
+  readonly usage?: Usage | null;
+  /** Why the step's model call stopped, when the model said. Absent from 1.0 records: null. */
+  readonly finishReason?: FinishReason | null;
+  readonly startedAt: string;
+  readonly endedAt: string;
+};
+
+/**
+ * Every field of the step record with its default, in the canonical key order (live and decoded
+ * records list keys in this order): what a step starts from before its facts are known, and what a
+ * decoder fills in for a field an older writer did not write. `stepIndex` and `decision` are always
+ * set (a decoder refuses a step without them), `callSeq` too (it defaults to `stepIndex`).
+ * Spread first, it keeps that order.
+ */
+export const STEP_DEFAULTS = /* @__PURE__ */ Object.freeze({
+  stepIndex: 0,
+  callSeq: 0,
+  modelCallId: null,
+  modelText: null,
+  reasoning: null,
+  decision: 'model_error',
+  actionRepr: null,
+  historyText: null,
+  historyContent: null,
+  observation: null,
+  observationIsSynthetic: false,
+  actionStatus: null,
+  envReportedCompletion: false,
+  observationTruncatedChars: 0,
+  finalAnswer: null,
+  explanation: null,
+  toolCallId: null,
+  toolCompletedRun: false,
+  usage: null,
+  finishReason: null,
+  startedAt: '',
+  endedAt: '',
+} as const satisfies Required<StepRecord>);
+
+/** The step record's fields in their canonical order: the keys of {@link STEP_DEFAULTS}. */
+export const STEP_FIELDS = /* @__PURE__ */ Object.freeze(
+  /* @__PURE__ */ Object.keys(STEP_DEFAULTS),
+) as readonly (keyof StepRecord)[];
+
+/**
+ * Record schema version. History:
+ * - 1.0 — first version: run_started, intent, result, step, run_ended.
+ * - 1.1 — human input: input_request and input records; step `actionStatus: 'denied'`.
+ *   Reply metadata: result `reply.finishReason/usage/providerMetadata`, step `usage`
+ *   and `finishReason`, run_ended `usage` (all defaulted when absent); the `opaque` block.
+ *   1.0 logs still decode and resume (a 1.0 run that ended `in_flight_unknown` stays ended).
+ * - 1.2 — runs that outlive their code: `run_started.request` (what `resume(agent, runId)` needs
+ *   beyond the snapshot) and the `upgrade` record. Every other record is shaped as in 1.1.
+ */
+export const RECORD_VERSION = '1.2';
+
+/** The merged parameter snapshot a run's identity is made of. */
+export type ParamSnapshot = JsonObject;
+
+/**
+ * What a log keeps of a request beyond its snapshot, so `resume(agent, runId)` can rebuild it:
+ * the snapshot already holds every data field of the identity (context, injections, budget,
+ * binding, replay policy, template, render style); this adds the cancel grace and which fields
+ * the agent's defaults filled (those follow the agent's current defaults on a resume by id).
+ */
+export type StoredRequest = {
+  readonly cancelGraceMs: number;
+  /** Request fields the agent's defaults filled (`context.run`, `context.goal`, `budget`, …), sorted. */
+  readonly defaulted: readonly string[];
+};
+
+/** First record of every run. */
+export type RunStartedRecord = {
+  readonly kind: 'run_started';
+  readonly v: string;
+  readonly runId: string;
+  readonly snapshot: ParamSnapshot;
+  readonly snapshotHash: string;
+  /** Added in 1.2; absent in older logs, which `resume(agent, runId)` cannot rebuild a request from. */
+  readonly request?: StoredRequest;
+  readonly startedAt: string;
+};
+
+/**
+ * One changed top-level key of the identity snapshot: hashes of its canonical JSON, and the new
+ * value (absent: the key is gone).
+ */
+export type UpgradeChange = {
+  readonly before: string | null;
+  readonly after: string | null;
+  readonly value?: JsonValue;
+};
+
+/**
+ * Barrier: the run goes on under a new identity from `stepIndex` (the first step run under it).
+ * `changes` holds every top-level snapshot key that changed; the snapshot in force is
+ * `run_started.snapshot` with each upgrade's values laid over it, and `snapshotHash` is its hash.
+ */
+export type UpgradeRecord = {
+  readonly kind: 'upgrade';
+  readonly v: string;
+  readonly stepIndex: number;
+  readonly reason: string;
+  readonly changes: { readonly [key: string]: UpgradeChange };
+  readonly snapshotHash: string;
+  readonly request: StoredRequest;
+  readonly at: string;
+};
+
+/** Barrier before a model call: written and durable before the call is made. */
+export type ModelCallIntentRecord = {
+  readonly kind: 'intent';
+  readonly v: string;
+  readonly intent: 'model_call';
+  readonly stepIndex: number;
+  readonly callSeq: number;
+  readonly resultId: string;
+  readonly replayPolicy: ReplayPolicy;
+};
+
+/** Barrier before an action runs. Holds the whole decision so replay never re-interprets. */
+export type ActionIntentRecord = {
+  readonly kind: 'intent';
+  readonly v: string;
+  readonly intent: 'action';
+  readonly stepIndex: number;
+  readonly resultId: string;
+  readonly replayPolicy: ReplayPolicy;
+  readonly decision: ActionDecision;
+};
+
+/** Either intent. */
+export type IntentRecord = ModelCallIntentRecord | ActionIntentRecord;
+
+/** The model-call result, stored so an interrupted step is re-interpreted from what the model said. */
+export type ResultRecord = {
+  readonly kind: 'result';
+  readonly v: string;
+  readonly resultId: string;
+  readonly stepIndex: number;
+  readonly callSeq: number;
+  readonly reply: {
+    readonly callId: string | null;
+    readonly text: string;
+    readonly reasoning: string | null;
+    readonly toolCalls: readonly ToolCallRequest[];
+    readonly content: readonly ContentBlock[] | null;
+    /** Absent from 1.0 records, like `usage` and `providerMetadata`: null then. */
+    readonly finishReason?: FinishReason | null;
+    readonly usage?: Usage | null;
+    readonly providerMetadata?: JsonObject | null;
+  };
+};
+
+/** The action result (if any) and the step record, written as one atomic write. */
+export type StepWriteRecord = {
+  readonly kind: 'step';
+  readonly v: string;
+  readonly step: StepRecord;
+  readonly actionResult: { readonly resultId: string; readonly outcome: ActionOutcome } | null;
+};
+
+/** Last record of an ended run. */
+export type RunEndedRecord = {
+  readonly kind: 'run_ended';
+  readonly v: string;
+  readonly stopReason: EndReason;
+  readonly finalAnswer: string | null;
+  readonly steps: number;
+  readonly validActions: number;
+  readonly eventDeliveryFailures: number;
+  /** Tokens of every model call before the end, summed. Absent from 1.0 records: zeros. */
+  readonly usage?: Usage;
+  readonly endedAt: string;
+};
+
+/** Every record kind of a run log. */
+export type LogRecord =
+  | RunStartedRecord
+  | IntentRecord
+  | ResultRecord
+  | StepWriteRecord
+  | RunEndedRecord
+  | InputRequestRecord
+  | InputRecord
+  | UpgradeRecord;
+
+/** The kinds of record, as a runtime list. */
+export const RECORD_KINDS = [
+  'run_started',
+  'intent',
+  'result',
+  'step',
+  'run_ended',
+  'input_request',
+  'input',
+  'upgrade',
+] as const;
+
+/** What a person is asked (docs/human-input.md#the-flow). */
+export type InputRequestKind = 'approval' | 'answer' | 'settle';
+
+/**
+ * A person's reply to an open input request, naming it by `resultId`. Which kinds a request
+ * accepts: approval — approve, deny, cancel; answer — answer, deny, cancel; settle of an action
+ * — executed, retry, deny, cancel; settle of a model call — retry, cancel.
+ */
+export type InputReply =
+  | { readonly kind: 'approve'; readonly resultId: string }
+  | { readonly kind: 'deny'; readonly resultId: string; readonly reason: string }
+  | { readonly kind: 'answer'; readonly resultId: string; readonly text: string }
+  | { readonly kind: 'executed'; readonly resultId: string; readonly observation: string }
+  | { readonly kind: 'retry'; readonly resultId: string }
+  | { readonly kind: 'cancel'; readonly resultId: string };
+
+/** The kinds of {@link InputReply}, as a runtime list. */
+export const INPUT_REPLY_KINDS = ['approve', 'deny', 'answer', 'executed', 'retry', 'cancel'] as const;
+
+/** An open request for human input: what `RunResult.pending` and `RunLogView.pending` hold. */
+export type InputRequest = {
+  readonly resultId: string;
+  readonly stepIndex: number;
+  readonly kind: InputRequestKind;
+  /** What the request is about: the recorded action, or (settle only) the model call. */
+  readonly target: 'action' | 'model_call';
+  /** The action to approve, answer or settle, exactly as recorded; null for a model call. */
+  readonly decision: ActionDecision | null;
+};
+
+/** Barrier: the run asks a person and waits. `resultId` is `s{i}.input` (approval, answer) or `s{i}.settle`. */
+export type InputRequestRecord = {
+  readonly kind: 'input_request';
+  readonly v: string;
+  readonly stepIndex: number;
+  readonly resultId: string;
+  readonly request: {
+    readonly kind: InputRequestKind;
+    readonly target: 'action' | 'model_call';
+    readonly decision: ActionDecision | null;
+  };
+  readonly requestedAt: string;
+};
+
+/** Barrier: a person's reply, written before it is carried out. */
+export type InputRecord = {
+  readonly kind: 'input';
+  readonly v: string;
+  readonly stepIndex: number;
+  readonly resultId: string;
+  readonly reply: InputReply;
+  readonly receivedAt: string;
+};
+
