@@ -1,5 +1,6 @@
 /** The dependency rules of docs/design/README.md#dependency-rules, checked in `npm test` (`npm run lint:deps`). */
-const PURE = '^src/core/(tools|serialization|internal/assembly|internal/stopping|internal/recovery|internal/values)\\.ts$';
+const PURE =
+  '^src/core/(tools|serialization|internal/assembly|internal/stopping|internal/recovery|internal/values)\\.ts$';
 module.exports = {
   forbidden: [
     {
@@ -7,7 +8,10 @@ module.exports = {
       comment: 'Rule 1: src/core imports no node:*, no cloudflare:*, nothing from platforms or adapters.',
       severity: 'error',
       from: { path: '^src/core/' },
-      to: { path: '^(node:|cloudflare:)|^src/(platform-|adapters/|zod/|testing/|mcp/)', dependencyTypesNot: ['type-only'] },
+      to: {
+        path: '^(node:|cloudflare:)|^src/(platform-|adapters/|zod/|testing/|mcp/)',
+        dependencyTypesNot: ['type-only'],
+      },
     },
     {
       name: 'core-no-node-builtins',
@@ -53,7 +57,8 @@ module.exports = {
     },
     {
       name: 'internal-is-leaf',
-      comment: 'Rule 4 (structural half): internal/* import only types and each other never; purity is checked in test/node/core/purity.test.ts.',
+      comment:
+        'Rule 4 (structural half): internal/* import only types and each other never; purity is checked in test/node/core/purity.test.ts.',
       severity: 'error',
       from: { path: '^src/core/internal/' },
       to: { pathNot: '^src/core/(types|errors)\\.ts$' },
@@ -74,7 +79,8 @@ module.exports = {
     },
     {
       name: 'mcp-web-standard-only',
-      comment: 'polyloop/mcp runs in a tab, a Worker and Node: no platform, no node:* or cloudflare:*, no Node core module.',
+      comment:
+        'polyloop/mcp runs in a tab, a Worker and Node: no platform, no node:* or cloudflare:*, no Node core module.',
       severity: 'error',
       from: { path: '^src/mcp/' },
       to: { path: '^(node:|cloudflare:)|^src/(platform-|adapters/|zod/|testing/)' },
@@ -88,14 +94,16 @@ module.exports = {
     },
     {
       name: 'platforms-use-core-entry',
-      comment: 'Platforms, adapters, chat, MCP, zod and testing import core only through its two entries: src/core/index.ts (polyloop) and src/core/internal-entry.ts (polyloop/internal, the unstable plumbing).',
+      comment:
+        'Platforms, adapters, chat, MCP, zod and testing import core only through its two entries: src/core/index.ts (polyloop) and src/core/internal-entry.ts (polyloop/internal, the unstable plumbing).',
       severity: 'error',
       from: { path: '^src/(platform-[^/]+|adapters|zod|testing|mcp|chat)/' },
       to: { path: '^src/core/', pathNot: '^src/core/(index|internal-entry)\\.ts$' },
     },
     {
       name: 'chat-web-standard-only',
-      comment: 'polyloop/chat runs in a tab, a Worker and Node: no platform, adapter or test kit, no node:* or cloudflare:*, no Node core module.',
+      comment:
+        'polyloop/chat runs in a tab, a Worker and Node: no platform, adapter or test kit, no node:* or cloudflare:*, no Node core module.',
       severity: 'error',
       from: { path: '^src/chat/' },
       to: { path: '^(node:|cloudflare:)|^src/(platform-|adapters/|zod/|testing/|mcp/)' },
@@ -112,32 +120,39 @@ module.exports = {
       comment: 'ai is an optional peer of polyloop/chat: its types only, never a run-time import.',
       severity: 'error',
       from: { path: '^src/chat/' },
-      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'], dependencyTypesNot: ['type-only'] },
+      to: {
+        dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'],
+        dependencyTypesNot: ['type-only'],
+      },
     },
     {
       name: 'postgres-brings-no-driver',
-      comment: 'polyloop/postgres takes the application\'s own pg.Pool: it imports no npm package (pg included), only core and node:*.',
+      comment:
+        "polyloop/postgres takes the application's own pg.Pool: it imports no npm package (pg included), only core and node:*.",
       severity: 'error',
       from: { path: '^src/platform-postgres/' },
       to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'] },
     },
     {
       name: 'viewer-page-standalone',
-      comment: 'The run viewer page (src/viewer/page, built by vite into dist/viewer/page) talks to its server over HTTP only: it imports nothing outside src/viewer/page, nothing of node.',
+      comment:
+        'The run viewer page (src/viewer/page, built by vite into dist/viewer/page) talks to its server over HTTP only: it imports nothing outside src/viewer/page, nothing of node.',
       severity: 'error',
       from: { path: '^src/viewer/page/', pathNot: '^src/viewer/page/vite\\.config\\.ts$' },
       to: { pathNot: '^src/viewer/page/' },
     },
     {
       name: 'viewer-server-knows-no-cli',
-      comment: 'The viewer\'s server (src/viewer/server) imports FileStore plumbing (src/platform-node) and core through its entries only: never the CLI, which adapts it, nor the page.',
+      comment:
+        "The viewer's server (src/viewer/server) imports FileStore plumbing (src/platform-node) and core through its entries only: never the CLI, which adapts it, nor the page.",
       severity: 'error',
       from: { path: '^src/viewer/server/' },
       to: { path: '^src/', pathNot: '^src/(viewer/server/|platform-node/|core/(index|internal-entry)\\.ts$)' },
     },
     {
       name: 'cli-imports-its-servants',
-      comment: 'The polyloop command (src/cli) imports the viewer\'s server, src/platform-node and core through its entries, nothing else of src.',
+      comment:
+        "The polyloop command (src/cli) imports the viewer's server, src/platform-node and core through its entries, nothing else of src.",
       severity: 'error',
       from: { path: '^src/cli/' },
       to: { path: '^src/', pathNot: '^src/(cli/|viewer/server/|platform-node/|core/(index|internal-entry)\\.ts$)' },
@@ -160,6 +175,9 @@ module.exports = {
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+    },
   },
 };

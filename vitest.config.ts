@@ -26,9 +26,26 @@ export default defineConfig({
         },
       },
       {
-        plugins: [cloudflareTest({ wrangler: { configPath: './wrangler.toml' }, main: './test/workers/fixtures/probe-worker.ts', miniflare: { bindings: { POLYLOOP_TOKEN: 'test-token' }, durableObjects: { PROBES: { className: 'ProbeRunObject', useSQLite: true }, CHAT_PROBES: { className: 'ChatProbeObject', useSQLite: true } } } })],
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: './wrangler.toml' },
+            main: './test/workers/fixtures/probe-worker.ts',
+            miniflare: {
+              bindings: { POLYLOOP_TOKEN: 'test-token' },
+              durableObjects: {
+                PROBES: { className: 'ProbeRunObject', useSQLite: true },
+                CHAT_PROBES: { className: 'ChatProbeObject', useSQLite: true },
+              },
+            },
+          }),
+        ],
         // globalSetup: the MCP fixture server (Node, loopback) the workerd tests call: test/fixtures/mcp/.
-        test: { name: 'workers', include: ['test/workers/**/*.test.ts'], testTimeout: 30_000, globalSetup: ['./test/fixtures/mcp/global-setup.ts'] },
+        test: {
+          name: 'workers',
+          include: ['test/workers/**/*.test.ts'],
+          testTimeout: 30_000,
+          globalSetup: ['./test/fixtures/mcp/global-setup.ts'],
+        },
       },
       {
         // Real Chromium (Debian's), real IndexedDB and Web Locks: the proof for polyloop/web.
@@ -46,7 +63,16 @@ export default defineConfig({
             provider: playwright({
               launchOptions: {
                 executablePath: CHROMIUM,
-                args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+                args: [
+                  '--headless',
+                  '--no-sandbox',
+                  '--disable-gpu',
+                  '--disable-dev-shm-usage',
+                  '--disable-background-networking',
+                  '--disable-component-update',
+                  '--disable-sync',
+                  '--no-first-run',
+                ],
               },
             }),
           },

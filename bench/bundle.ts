@@ -36,8 +36,23 @@ export type BundleSize = {
 /** `bench/budgets.json`: the highest gzipped size allowed per bundle, in bytes. */
 export type Budgets = { readonly gzipBytes: Readonly<Record<BundleName, number>> };
 
-const BROWSER: BuildOptions = { bundle: true, minify: true, format: 'esm', platform: 'browser', target: 'es2022', write: false, metafile: true, logLevel: 'silent' };
-const WORKER: BuildOptions = { ...BROWSER, platform: 'neutral', conditions: ['workerd', 'worker', 'browser'], mainFields: ['module', 'main'], external: ['cloudflare:*'] };
+const BROWSER: BuildOptions = {
+  bundle: true,
+  minify: true,
+  format: 'esm',
+  platform: 'browser',
+  target: 'es2022',
+  write: false,
+  metafile: true,
+  logLevel: 'silent',
+};
+const WORKER: BuildOptions = {
+  ...BROWSER,
+  platform: 'neutral',
+  conditions: ['workerd', 'worker', 'browser'],
+  mainFields: ['module', 'main'],
+  external: ['cloudflare:*'],
+};
 
 /** The build of each bundle; null when its entry does not exist in this checkout. */
 function options(name: BundleName): BuildOptions | null {
@@ -52,7 +67,14 @@ function options(name: BundleName): BuildOptions | null {
     case 'polyloop+web':
       if (!existsSync(web)) return null;
       // Everything both entries export, as one app importing both would keep it.
-      return { ...BROWSER, stdin: { contents: `export * from ${JSON.stringify(core)};\nexport * from ${JSON.stringify(web)};`, resolveDir: ROOT, loader: 'ts' } };
+      return {
+        ...BROWSER,
+        stdin: {
+          contents: `export * from ${JSON.stringify(core)};\nexport * from ${JSON.stringify(web)};`,
+          resolveDir: ROOT,
+          loader: 'ts',
+        },
+      };
     case 'worker':
       return existsSync(worker) ? { ...WORKER, entryPoints: [worker] } : null;
     case 'polyloop/adapters/ai-sdk':
@@ -68,7 +90,8 @@ function options(name: BundleName): BuildOptions | null {
 function thirdPartyBytes(meta: Metafile): number {
   let total = 0;
   for (const out of Object.values(meta.outputs)) {
-    for (const [path, info] of Object.entries(out.inputs)) if (path.includes('node_modules/')) total += info.bytesInOutput;
+    for (const [path, info] of Object.entries(out.inputs))
+      if (path.includes('node_modules/')) total += info.bytesInOutput;
   }
   return total;
 }
@@ -82,8 +105,16 @@ export async function measureBundles(): Promise<BundleSize[]> {
     const result = await build(opts);
     const file = result.outputFiles?.[0];
     if (!file || !result.metafile) throw new Error(`esbuild produced no output for ${name}`);
-    const inputs = Object.keys(result.metafile.inputs).map((p) => relative(ROOT, join(ROOT, p))).sort();
-    sizes.push({ name, minified: file.contents.byteLength, gzipped: gzipSync(file.contents, { level: 9 }).byteLength, thirdParty: thirdPartyBytes(result.metafile), inputs });
+    const inputs = Object.keys(result.metafile.inputs)
+      .map((p) => relative(ROOT, join(ROOT, p)))
+      .sort();
+    sizes.push({
+      name,
+      minified: file.contents.byteLength,
+      gzipped: gzipSync(file.contents, { level: 9 }).byteLength,
+      thirdParty: thirdPartyBytes(result.metafile),
+      inputs,
+    });
   }
   return sizes;
 }
@@ -97,5 +128,8 @@ export async function readBudgets(): Promise<Budgets> {
 export function overBudget(sizes: readonly BundleSize[], budgets: Budgets): string[] {
   return sizes
     .filter((s) => s.gzipped > budgets.gzipBytes[s.name])
-    .map((s) => `${s.name}: ${s.gzipped} bytes gzipped exceeds its budget of ${budgets.gzipBytes[s.name]} bytes (bench/budgets.json)`);
+    .map(
+      (s) =>
+        `${s.name}: ${s.gzipped} bytes gzipped exceeds its budget of ${budgets.gzipBytes[s.name]} bytes (bench/budgets.json)`,
+    );
 }

@@ -51,13 +51,15 @@ function streamingModel(steps: number, firstDeltaMs: number, ownFirstDelta: (ms:
 }
 
 function handlerFor(store: RunStore, model: ModelCaller): (req: Request) => Promise<Response> {
-  const tools = ToolRegistry.of([{
-    name: 'add',
-    description: 'Adds',
-    parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } },
-    replayPolicy: 'safe',
-    handler: async (args) => String((args as { a: number }).a + (args as { b: number }).b),
-  }]);
+  const tools = ToolRegistry.of([
+    {
+      name: 'add',
+      description: 'Adds',
+      parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } },
+      replayPolicy: 'safe',
+      handler: async (args) => String((args as { a: number }).a + (args as { b: number }).b),
+    },
+  ]);
   const interpreter = nativeToolInterpreter('bench');
   const agent = defineAgent({ model, interpreter, store, events: silentSink(), syntheticObservations: SYNTHETIC });
   const request = ({ runId, goal, context }: ChatTurn): RunRequest => ({
@@ -85,8 +87,7 @@ async function serve(handle: (req: Request) => Promise<Response>): Promise<{ url
 }
 
 const USER = { id: 'u', role: 'user', parts: [{ type: 'text', text: 'go' }] };
-const body = (id: string): string =>
-  JSON.stringify({ id, trigger: 'submit-message', messages: [USER] });
+const body = (id: string): string => JSON.stringify({ id, trigger: 'submit-message', messages: [USER] });
 
 /** POST a turn; ms until the first `text-delta` line arrived, and every byte of the response. */
 async function postTurn(url: string, id: string): Promise<{ firstTextMs: number; bytes: number }> {
@@ -111,7 +112,12 @@ async function postTurn(url: string, id: string): Promise<{ firstTextMs: number;
 
 async function firstTextRow(plan: Plan, store: RunStore, label: string): Promise<Row> {
   let own = Number.NaN;
-  const server = await serve(handlerFor(store, streamingModel(1, FIRST_DELTA_MS, (ms) => (own = ms))));
+  const server = await serve(
+    handlerFor(
+      store,
+      streamingModel(1, FIRST_DELTA_MS, (ms) => (own = ms)),
+    ),
+  );
   const values: number[] = [];
   const floors: number[] = [];
   const overheads: number[] = [];
@@ -151,8 +157,16 @@ async function replayBytesRow(plan: Plan): Promise<Row> {
   const value = median(replay);
   const floor = median(live);
   const name = `replay of a ${STEPS}-step turn`;
-  return { section: 'chat', name, unit: 'bytes', value, floor, samples: replay, floorSamples: live,
-    note: 'floor = the live stream of the same turn (target ≤ 1×)' };
+  return {
+    section: 'chat',
+    name,
+    unit: 'bytes',
+    value,
+    floor,
+    samples: replay,
+    floorSamples: live,
+    note: 'floor = the live stream of the same turn (target ≤ 1×)',
+  };
 }
 
 /** The rows of section `chat`. */

@@ -20,9 +20,17 @@ type Variant = {
 };
 
 async function load(dir: string): Promise<Variant> {
-  const core = (await import(pathToFileURL(resolve(dir, 'src/core/index.ts')).href)) as typeof import('../src/core/index.ts');
+  const core = (await import(
+    pathToFileURL(resolve(dir, 'src/core/index.ts')).href
+  )) as typeof import('../src/core/index.ts');
   const fx = (await import(pathToFileURL(resolve(dir, 'bench/fixtures.ts')).href)) as typeof import('./fixtures.ts');
-  return { dir, run: core.run, store: () => new core.InMemoryStore(), agent: (s, n) => fx.benchAgent(s, n), request: fx.benchRequest };
+  return {
+    dir,
+    run: core.run,
+    store: () => new core.InMemoryStore(),
+    agent: (s, n) => fx.benchAgent(s, n),
+    request: fx.benchRequest,
+  };
 }
 
 let ids = 0;
@@ -48,5 +56,7 @@ for (let s = 0; s < Number(samplesArg); s++) {
 }
 for (const [i, v] of variants.entries()) {
   const xs = samples[i] ?? [];
-  console.log(`${v.dir}: N=${n}, ${runs} run(s)/sample: median ${median(xs).toFixed(1)} µs/step [${xs.map((x) => x.toFixed(0)).join(' ')}]`);
+  console.log(
+    `${v.dir}: N=${n}, ${runs} run(s)/sample: median ${median(xs).toFixed(1)} µs/step [${xs.map((x) => x.toFixed(0)).join(' ')}]`,
+  );
 }

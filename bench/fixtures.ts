@@ -5,7 +5,16 @@
  * @module
  */
 import { defineAgent, ToolRegistry } from '../src/core/index.ts';
-import type { AgentDefinition, EventSink, Message, ModelCall, ModelCaller, ModelReply, RunRequest, RunStore } from '../src/core/index.ts';
+import type {
+  AgentDefinition,
+  EventSink,
+  Message,
+  ModelCall,
+  ModelCaller,
+  ModelReply,
+  RunRequest,
+  RunStore,
+} from '../src/core/index.ts';
 import { jsonActionInterpreter } from '../src/testing/index.ts';
 
 /** The reply text of call `seq` in an `n`-step run: a tool call, or the final answer at the end. */
@@ -42,7 +51,13 @@ const SYNTHETIC = { notExecuted: 'The action was not executed.', envError: 'The 
 
 /** The agent definition of the benchmark workload. */
 export function benchAgent(store: RunStore, n: number, hook?: CallHook, events: EventSink = nullSink): AgentDefinition {
-  return defineAgent({ model: instantModel(n, hook), interpreter: jsonActionInterpreter(), store, events, syntheticObservations: SYNTHETIC });
+  return defineAgent({
+    model: instantModel(n, hook),
+    interpreter: jsonActionInterpreter(),
+    store,
+    events,
+    syntheticObservations: SYNTHETIC,
+  });
 }
 
 const TOOLS = ToolRegistry.of([
@@ -58,7 +73,10 @@ const TOOLS = ToolRegistry.of([
 const EXECUTOR = TOOLS.executor();
 
 /** The system and goal messages every run (kernel and floor) starts from. */
-export const SYSTEM: Message = { role: 'system', content: [{ type: 'text', text: 'You call tools until you are done.' }] };
+export const SYSTEM: Message = {
+  role: 'system',
+  content: [{ type: 'text', text: 'You call tools until you are done.' }],
+};
 export const GOAL: Message = { role: 'user', content: [{ type: 'text', text: 'Call noop until told to stop.' }] };
 export const OBSERVATION_TEMPLATE = 'Observation:\n{observation}';
 

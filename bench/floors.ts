@@ -29,16 +29,39 @@ export async function floorLoop(model: ModelCaller, n: number, log?: FloorLog, o
   for (let seq = 0; seq < n; seq++) {
     const t0 = onStep ? performance.now() : 0;
     const resultId = `s${seq}.model`;
-    const intent = { kind: 'intent', intent: 'model_call', stepIndex: seq, callSeq: seq, resultId, replayPolicy: 'safe' };
-    const reply = await model.call({ messages, callSeq: seq, runId: 'floor', resultId, binding: {}, tools: [], signal });
+    const intent = {
+      kind: 'intent',
+      intent: 'model_call',
+      stepIndex: seq,
+      callSeq: seq,
+      resultId,
+      replayPolicy: 'safe',
+    };
+    const reply = await model.call({
+      messages,
+      callSeq: seq,
+      runId: 'floor',
+      resultId,
+      binding: {},
+      tools: [],
+      signal,
+    });
     const result = { kind: 'result', resultId, stepIndex: seq, reply };
     const parsed = JSON.parse(reply.text) as Parsed;
     if (typeof parsed.final === 'string') {
-      await log?.append([intent, result, { kind: 'step', step: { stepIndex: seq, decision: 'final', finalAnswer: parsed.final } }]);
+      await log?.append([
+        intent,
+        result,
+        { kind: 'step', step: { stepIndex: seq, decision: 'final', finalAnswer: parsed.final } },
+      ]);
       onStep?.(performance.now() - t0, true);
       return parsed.final;
     }
-    await log?.append([intent, result, { kind: 'intent', intent: 'action', stepIndex: seq, resultId: `s${seq}.action`, decision: parsed }]);
+    await log?.append([
+      intent,
+      result,
+      { kind: 'intent', intent: 'action', stepIndex: seq, resultId: `s${seq}.action`, decision: parsed },
+    ]);
     const observation = await noopTool(parsed.args ?? {});
     await log?.append([{ kind: 'step', step: { stepIndex: seq, decision: 'action', observation } }]);
     messages.push(text('assistant', reply.text), text('user', `Observation:\n${observation}`));

@@ -44,20 +44,44 @@ export async function sampleAll(fns: readonly (() => Promise<number>)[], plan: P
 }
 
 /** Sample `a` and `b` in alternation (warm-ups first). */
-export async function samplePair(a: () => Promise<number>, b: () => Promise<number>, plan: Plan): Promise<{ a: number[]; b: number[] }> {
+export async function samplePair(
+  a: () => Promise<number>,
+  b: () => Promise<number>,
+  plan: Plan,
+): Promise<{ a: number[]; b: number[] }> {
   const [sa = [], sb = []] = await sampleAll([a, b], plan);
   return { a: sa, b: sb };
 }
 
-function row(section: string, name: string, unit: string, pair: { a: number[]; b: number[] } | { a: number[]; b: null }, note?: string): Row {
-  return { section, name, unit, value: median(pair.a), floor: pair.b ? median(pair.b) : null, samples: pair.a, floorSamples: pair.b ?? [], ...(note ? { note } : {}) };
+function row(
+  section: string,
+  name: string,
+  unit: string,
+  pair: { a: number[]; b: number[] } | { a: number[]; b: null },
+  note?: string,
+): Row {
+  return {
+    section,
+    name,
+    unit,
+    value: median(pair.a),
+    floor: pair.b ? median(pair.b) : null,
+    samples: pair.a,
+    floorSamples: pair.b ?? [],
+    ...(note ? { note } : {}),
+  };
 }
 
 let seq = 0;
 const freshId = (prefix: string): string => `${prefix}-${seq++}`;
 
 /** µs per step of `runs` runs of `n` steps, each on its own run id of one store. */
-async function kernelUsPerStep(makeStore: () => Promise<RunStore> | RunStore, n: number, runs: number, withSignal = false): Promise<number> {
+async function kernelUsPerStep(
+  makeStore: () => Promise<RunStore> | RunStore,
+  n: number,
+  runs: number,
+  withSignal = false,
+): Promise<number> {
   const store = await makeStore();
   const agent = benchAgent(store, n);
   const requests = Array.from({ length: runs }, () => benchRequest(freshId('k'), n));
@@ -65,7 +89,8 @@ async function kernelUsPerStep(makeStore: () => Promise<RunStore> | RunStore, n:
   const t0 = performance.now();
   for (const req of requests) {
     const r = await run(agent, req, opts);
-    if (r.stopReason !== 'final_answer' || r.steps !== n) throw new Error(`bench run ended ${r.stopReason} after ${r.steps} steps`);
+    if (r.stopReason !== 'final_answer' || r.steps !== n)
+      throw new Error(`bench run ended ${r.stopReason} after ${r.steps} steps`);
   }
   return ((performance.now() - t0) * 1000) / (n * runs);
 }
@@ -83,13 +108,37 @@ export async function overhead(plan: Plan, sizes: readonly number[]): Promise<Ro
   const target = plan.quick ? 2_000 : 20_000;
   for (const n of sizes) {
     const runs = Math.max(1, Math.ceil(target / n));
-    const pair = await samplePair(() => kernelUsPerStep(() => new InMemoryStore(), n, runs), () => floorUsPerStep(n, runs), plan);
-    rows.push(row('overhead', `per step, InMemoryStore, N=${n.toLocaleString('en-US')}`, 'µs/step', pair, runs > 1 ? `each sample: ${runs} runs` : undefined));
+    const pair = await samplePair(
+      () => kernelUsPerStep(() => new InMemoryStore(), n, runs),
+      () => floorUsPerStep(n, runs),
+      plan,
+    );
+    rows.push(
+      row(
+        'overhead',
+        `per step, InMemoryStore, N=${n.toLocaleString('en-US')}`,
+        'µs/step',
+        pair,
+        runs > 1 ? `each sample: ${runs} runs` : undefined,
+      ),
+    );
   }
   // A caller's signal makes every wait raceable (abort, grace period): what that costs.
   const signalRuns = Math.ceil(target / 1_000);
-  const signalPair = await samplePair(() => kernelUsPerStep(() => new InMemoryStore(), 1_000, signalRuns, true), () => floorUsPerStep(1_000, signalRuns), plan);
-  rows.push(row('overhead', 'per step with an AbortSignal, InMemoryStore, N=1,000', 'µs/step, signal', signalPair, `each sample: ${signalRuns} runs; the rows above pass no signal`));
+  const signalPair = await samplePair(
+    () => kernelUsPerStep(() => new InMemoryStore(), 1_000, signalRuns, true),
+    () => floorUsPerStep(1_000, signalRuns),
+    plan,
+  );
+  rows.push(
+    row(
+      'overhead',
+      'per step with an AbortSignal, InMemoryStore, N=1,000',
+      'µs/step, signal',
+      signalPair,
+      `each sample: ${signalRuns} runs; the rows above pass no signal`,
+    ),
+  );
   rows.push(await allocation(plan, 1_000, 10));
   return rows;
 }
@@ -99,13 +148,29 @@ async function allocation(plan: Plan, n: number, runs: number): Promise<Row> {
   const kernel = async (): Promise<number> => {
     const agent = benchAgent(new InMemoryStore(), n);
     const requests = Array.from({ length: runs }, () => benchRequest(freshId('a'), n));
-    return (await allocatedBytes(async () => { for (const req of requests) await run(agent, req); })) / (n * runs);
+    return (
+      (await allocatedBytes(async () => {
+        for (const req of requests) await run(agent, req);
+      })) /
+      (n * runs)
+    );
   };
   const floor = async (): Promise<number> => {
     const model = instantModel(n);
-    return (await allocatedBytes(async () => { for (let i = 0; i < runs; i++) await floorLoop(model, n); })) / (n * runs);
+    return (
+      (await allocatedBytes(async () => {
+        for (let i = 0; i < runs; i++) await floorLoop(model, n);
+      })) /
+      (n * runs)
+    );
   };
-  return row('overhead', `allocated per step, InMemoryStore, N=${n.toLocaleString('en-US')}`, 'bytes/step', await samplePair(kernel, floor, plan), 'JS heap, summed over collections (V8 GC profiler)');
+  return row(
+    'overhead',
+    `allocated per step, InMemoryStore, N=${n.toLocaleString('en-US')}`,
+    'bytes/step',
+    await samplePair(kernel, floor, plan),
+    'JS heap, summed over collections (V8 GC profiler)',
+  );
 }
 
 /** Times each step of a kernel run from its `step_started` to its `step_finished` event (sent once the step is durable). */
@@ -123,7 +188,10 @@ function stepTimingSink(onStep: StepTimer): EventSink {
 /** Step times (µs) of one sample, split into action steps and final answers. */
 type StepTimes = { action: number[]; final: number[] };
 const stepTimes = (): StepTimes => ({ action: [], final: [] });
-const timer = (into: StepTimes): StepTimer => (ms, final) => void (final ? into.final : into.action).push(ms * 1000);
+const timer =
+  (into: StepTimes): StepTimer =>
+  (ms, final) =>
+    void (final ? into.final : into.action).push(ms * 1000);
 
 /**
  * Section 2: per-step cost on FileStore next to the floor of decision 0040 (one fd; an action
@@ -145,10 +213,12 @@ export async function durable(plan: Plan, n: number, finals = 20): Promise<Row[]
       const t0 = performance.now();
       const r = await run(benchAgent(store, n, undefined, events), benchRequest(freshId('d'), n));
       const us = ((performance.now() - t0) * 1000) / n;
-      if (r.stopReason !== 'final_answer' || r.steps !== n) throw new Error(`bench run ended ${r.stopReason} after ${r.steps} steps`);
+      if (r.stopReason !== 'final_answer' || r.steps !== n)
+        throw new Error(`bench run ended ${r.stopReason} after ${r.steps} steps`);
       const short = stepTimes();
       const shortEvents = stepTimingSink(timer(short));
-      for (let i = 0; i < finals; i++) await run(benchAgent(store, 2, undefined, shortEvents), benchRequest(freshId('f'), 2));
+      for (let i = 0; i < finals; i++)
+        await run(benchAgent(store, 2, undefined, shortEvents), benchRequest(freshId('f'), 2));
       kernelSteps.push(times.action);
       kernelFinals.push(short.final);
       return us;
@@ -170,9 +240,27 @@ export async function durable(plan: Plan, n: number, finals = 20): Promise<Row[]
     // Medians of each sample's step times; warm-up samples dropped.
     const per = (samples: number[][]): number[] => samples.slice(-plan.runs).map(median);
     return [
-      row('durable', `per step, FileStore, N=${n}`, 'µs/step', { a: k, b: f }, 'whole run / N (run start and end included); floor: 2 append+fsync pairs per action step'),
-      row('durable', `action step, FileStore (modelReplayPolicy safe)`, 'µs', { a: per(kernelSteps), b: per(floorSteps) }, 'step_started → step_finished (durable); floor: 2 append+fsync pairs + tool'),
-      row('durable', `final-answer step, FileStore`, 'µs', { a: per(kernelFinals), b: per(floorFinals) }, `the final steps of ${finals} two-step runs per sample; floor: 1 append+fsync pair`),
+      row(
+        'durable',
+        `per step, FileStore, N=${n}`,
+        'µs/step',
+        { a: k, b: f },
+        'whole run / N (run start and end included); floor: 2 append+fsync pairs per action step',
+      ),
+      row(
+        'durable',
+        `action step, FileStore (modelReplayPolicy safe)`,
+        'µs',
+        { a: per(kernelSteps), b: per(floorSteps) },
+        'step_started → step_finished (durable); floor: 2 append+fsync pairs + tool',
+      ),
+      row(
+        'durable',
+        `final-answer step, FileStore`,
+        'µs',
+        { a: per(kernelFinals), b: per(floorFinals) },
+        `the final steps of ${finals} two-step runs per sample; floor: 1 append+fsync pair`,
+      ),
     ];
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -208,7 +296,13 @@ export async function concurrency(plan: Plan, runs: number, steps: number): Prom
   const label = `${runs.toLocaleString('en-US')} concurrent runs × ${steps} steps`;
   return [
     row('concurrency', `${label}: total time`, 'ms', pair),
-    row('concurrency', `${label}: peak heap`, 'MiB', { a: peaks.kernel.slice(-plan.runs).map(mib), b: peaks.floor.slice(-plan.runs).map(mib) }, 'heap in use, polled every 500 model calls'),
+    row(
+      'concurrency',
+      `${label}: peak heap`,
+      'MiB',
+      { a: peaks.kernel.slice(-plan.runs).map(mib), b: peaks.floor.slice(-plan.runs).map(mib) },
+      'heap in use, polled every 500 model calls',
+    ),
   ];
 }
 

@@ -29,7 +29,8 @@ function parseArgs(argv: readonly string[]): { plan: Plan; only: ReadonlySet<Sec
   const onlyArg = argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
   const only = new Set<Section>();
   for (const name of onlyArg ? onlyArg.split(',') : SECTIONS) {
-    if (!(SECTIONS as readonly string[]).includes(name)) throw new Error(`unknown section ${name}; sections: ${SECTIONS.join(', ')}`);
+    if (!(SECTIONS as readonly string[]).includes(name))
+      throw new Error(`unknown section ${name}; sections: ${SECTIONS.join(', ')}`);
     only.add(name as Section);
   }
   return { plan: quick ? { runs: 3, warmup: 1, quick } : { runs: 5, warmup: 1, quick }, only };
@@ -59,14 +60,38 @@ async function main(): Promise<number> {
     bundles = await measureBundles();
     const budgets = await readBudgets();
     failures = overBudget(bundles, budgets);
-    log(bundles.map((b) => ({ section: 'bundle', name: `${b.name} (min+gzip)`, unit: 'bytes', value: b.gzipped, floor: budgets.gzipBytes[b.name], samples: [b.gzipped], floorSamples: [], note: `floor column = budget; minified ${b.minified} bytes, ${Math.round((100 * b.thirdParty) / b.minified)}% third-party` })));
+    log(
+      bundles.map((b) => ({
+        section: 'bundle',
+        name: `${b.name} (min+gzip)`,
+        unit: 'bytes',
+        value: b.gzipped,
+        floor: budgets.gzipBytes[b.name],
+        samples: [b.gzipped],
+        floorSamples: [],
+        note: `floor column = budget; minified ${b.minified} bytes, ${Math.round((100 * b.thirdParty) / b.minified)}% third-party`,
+      })),
+    );
   }
-  const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, totalMemGiB: +(totalmem() / 2 ** 30).toFixed(1), freeMemGiB: +(freemem() / 2 ** 30).toFixed(1), loadAvgAtStart: load, loadAvgAtEnd: loadavg() };
+  const machine = {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    node: process.version,
+    totalMemGiB: +(totalmem() / 2 ** 30).toFixed(1),
+    freeMemGiB: +(freemem() / 2 ** 30).toFixed(1),
+    loadAvgAtStart: load,
+    loadAvgAtEnd: loadavg(),
+  };
   console.log(formatTable(rows));
   if (process.argv.includes('--markdown')) console.log(`\n${formatMarkdown(rows)}`);
-  console.log(`\n${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}, ${machine.totalMemGiB} GiB; load average at start ${load.map((l) => l.toFixed(2)).join(' ')}, at end ${machine.loadAvgAtEnd.map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `\n${machine.cpus} × ${machine.cpuModel}, Node ${machine.node}, ${machine.totalMemGiB} GiB; load average at start ${load.map((l) => l.toFixed(2)).join(' ')}, at end ${machine.loadAvgAtEnd.map((l) => l.toFixed(2)).join(' ')}`,
+  );
   const out = join(dirname(fileURLToPath(import.meta.url)), 'results.json');
-  await writeFile(out, JSON.stringify({ started, finished: new Date().toISOString(), plan, machine, rows, bundles }, null, 2) + '\n');
+  await writeFile(
+    out,
+    JSON.stringify({ started, finished: new Date().toISOString(), plan, machine, rows, bundles }, null, 2) + '\n',
+  );
   console.log(`wrote ${out}`);
   for (const f of failures) console.error(`BUDGET EXCEEDED: ${f}`);
   return failures.length > 0 ? 1 : 0;

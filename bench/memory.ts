@@ -15,7 +15,12 @@ import type { Plan, Row } from './kernel.ts';
 import { heapAfterGc, PeakHeap } from './stats.ts';
 
 /** What one child reports. */
-type Reading = { readonly retained: number; readonly peakHeap: number; readonly peakRss: number; readonly baseRss: number };
+type Reading = {
+  readonly retained: number;
+  readonly peakHeap: number;
+  readonly peakRss: number;
+  readonly baseRss: number;
+};
 
 const SELF = fileURLToPath(import.meta.url);
 
@@ -25,7 +30,10 @@ const SELF = fileURLToPath(import.meta.url);
  * JSON line per write in an array.
  */
 async function measure(kind: 'kernel' | 'floor', n: number): Promise<Reading> {
-  const warm = kind === 'kernel' ? run(benchAgent(new InMemoryStore(), 200), benchRequest('warm', 200)) : floorLoop(instantModel(200), 200);
+  const warm =
+    kind === 'kernel'
+      ? run(benchAgent(new InMemoryStore(), 200), benchRequest('warm', 200))
+      : floorLoop(instantModel(200), 200);
   await warm;
   const baseRss = process.memoryUsage().rss;
   const before = heapAfterGc();
@@ -33,12 +41,19 @@ async function measure(kind: 'kernel' | 'floor', n: number): Promise<Reading> {
   let kept: unknown;
   if (kind === 'kernel') {
     const store = new InMemoryStore();
-    const result = await run(benchAgent(store, n, () => heap.poll()), benchRequest('memory', n));
+    const result = await run(
+      benchAgent(store, n, () => heap.poll()),
+      benchRequest('memory', n),
+    );
     kept = [store, result];
   } else {
     const lines: string[] = [];
     const log: FloorLog = { append: (recs) => Promise.resolve(void lines.push(...recs.map((r) => JSON.stringify(r)))) };
-    const answer = await floorLoop(instantModel(n, () => heap.poll()), n, log);
+    const answer = await floorLoop(
+      instantModel(n, () => heap.poll()),
+      n,
+      log,
+    );
     kept = [lines, answer];
   }
   const retained = heapAfterGc() - before;
@@ -47,7 +62,9 @@ async function measure(kind: 'kernel' | 'floor', n: number): Promise<Reading> {
 }
 
 async function child(kind: 'kernel' | 'floor', n: number): Promise<Reading> {
-  const { stdout } = await promisify(execFile)(process.execPath, [...process.execArgv, SELF, kind, String(n)], { maxBuffer: 1 << 20 });
+  const { stdout } = await promisify(execFile)(process.execPath, [...process.execArgv, SELF, kind, String(n)], {
+    maxBuffer: 1 << 20,
+  });
   return JSON.parse(stdout) as Reading;
 }
 
@@ -65,9 +82,27 @@ export async function memory(plan: Plan, n: number): Promise<Row[]> {
   const pick = (rs: Reading[], key: keyof Reading, scale: number): number[] => rs.map((r) => r[key] / scale);
   const label = `${n.toLocaleString('en-US')}-step run`;
   return [
-    row('memory', `${label}: heap retained after GC, per step`, 'bytes/step', { a: pick(k, 'retained', n), b: pick(f, 'retained', n) }, 'kernel keeps result + InMemoryStore log; floor keeps history + JSON lines'),
-    row('memory', `${label}: peak heap above baseline`, 'MiB', { a: pick(k, 'peakHeap', 2 ** 20), b: pick(f, 'peakHeap', 2 ** 20) }, 'polled every 100 model calls'),
-    row('memory', `${label}: peak RSS of the process`, 'MiB', { a: pick(k, 'peakRss', 2 ** 20), b: pick(f, 'peakRss', 2 ** 20) }, `RSS before the run: ${(pick(k, 'baseRss', 2 ** 20)[0] ?? 0).toFixed(0)} MiB (node + tsx)`),
+    row(
+      'memory',
+      `${label}: heap retained after GC, per step`,
+      'bytes/step',
+      { a: pick(k, 'retained', n), b: pick(f, 'retained', n) },
+      'kernel keeps result + InMemoryStore log; floor keeps history + JSON lines',
+    ),
+    row(
+      'memory',
+      `${label}: peak heap above baseline`,
+      'MiB',
+      { a: pick(k, 'peakHeap', 2 ** 20), b: pick(f, 'peakHeap', 2 ** 20) },
+      'polled every 100 model calls',
+    ),
+    row(
+      'memory',
+      `${label}: peak RSS of the process`,
+      'MiB',
+      { a: pick(k, 'peakRss', 2 ** 20), b: pick(f, 'peakRss', 2 ** 20) },
+      `RSS before the run: ${(pick(k, 'baseRss', 2 ** 20)[0] ?? 0).toFixed(0)} MiB (node + tsx)`,
+    ),
   ];
 }
 

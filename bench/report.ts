@@ -11,7 +11,8 @@ import type { Row } from './kernel.ts';
 export function growthRow(rows: readonly Row[]): Row {
   const first = rows[0];
   const last = rows[rows.length - 1];
-  if (!first || !last || first.floor === null || last.floor === null) throw new Error('growth needs at least one overhead row with a floor');
+  if (!first || !last || first.floor === null || last.floor === null)
+    throw new Error('growth needs at least one overhead row with a floor');
   return {
     section: 'overhead',
     name: `growth: µs/step at ${last.name.split('N=')[1] ?? '?'} ÷ at ${first.name.split('N=')[1] ?? '?'}`,
@@ -36,16 +37,30 @@ function fmt(n: number | null): string {
 /** A fixed-width text table: figure, median, floor, ratio, unit, note. */
 export function formatTable(rows: readonly Row[]): string {
   const head = ['section', 'figure', 'median', 'floor', 'ratio', 'unit', 'note'];
-  const body = rows.map((r) => [r.section, r.name, fmt(r.value), fmt(r.floor), r.floor ? `${(r.value / r.floor).toFixed(2)}×` : '', r.unit, r.note ?? '']);
+  const body = rows.map((r) => [
+    r.section,
+    r.name,
+    fmt(r.value),
+    fmt(r.floor),
+    r.floor ? `${(r.value / r.floor).toFixed(2)}×` : '',
+    r.unit,
+    r.note ?? '',
+  ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
   const line = (cells: readonly string[]): string =>
-    cells.map((c, i) => (i >= 2 && i <= 4 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
+    cells
+      .map((c, i) => (i >= 2 && i <= 4 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
 }
 
 /** The same table in Markdown, for docs/performance.md. */
 export function formatMarkdown(rows: readonly Row[]): string {
   const out = ['| section | figure | median | floor | ratio | unit | note |', '|---|---|--:|--:|--:|---|---|'];
-  for (const r of rows) out.push(`| ${r.section} | ${r.name} | ${fmt(r.value)} | ${fmt(r.floor)} | ${r.floor ? `${(r.value / r.floor).toFixed(2)}×` : ''} | ${r.unit} | ${r.note ?? ''} |`);
+  for (const r of rows)
+    out.push(
+      `| ${r.section} | ${r.name} | ${fmt(r.value)} | ${fmt(r.floor)} | ${r.floor ? `${(r.value / r.floor).toFixed(2)}×` : ''} | ${r.unit} | ${r.note ?? ''} |`,
+    );
   return out.join('\n');
 }

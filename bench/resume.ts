@@ -58,7 +58,8 @@ async function resumeMs(prepare: () => Promise<RunStore>, n: number): Promise<nu
   const agent = benchAgent(store, n + 2, hook);
   const t0 = performance.now();
   const result = await resume(agent, benchRequest('crashed', n + 2));
-  if (called < 0 || result.stopReason !== 'final_answer') throw new Error(`resume did not re-issue call ${n} (${result.stopReason})`);
+  if (called < 0 || result.stopReason !== 'final_answer')
+    throw new Error(`resume did not re-issue call ${n} (${result.stopReason})`);
   return called - t0;
 }
 
@@ -86,7 +87,8 @@ export async function resumeTimes(plan: Plan, sizes: readonly number[]): Promise
       const path = fileSource.logPath('crashed');
       await mkdir(fileSource.dir, { recursive: true });
       await writeFile(path, lines.join('\n') + '\n');
-      if ((await fileSource.readLog('crashed')).length !== records.length) throw new Error('FileStore did not read the crashed log back whole');
+      if ((await fileSource.readLog('crashed')).length !== records.length)
+        throw new Error('FileStore did not read the crashed log back whole');
       const bytes = (await stat(path)).size;
       const memory = async (): Promise<RunStore> => {
         const s = new InMemoryStore();
@@ -102,9 +104,42 @@ export async function resumeTimes(plan: Plan, sizes: readonly number[]): Promise
       };
       const size = `${records.length} records`;
       const at = n.toLocaleString('en-US');
-      rows.push(row('resume', `resume at step ${at}, InMemoryStore`, 'ms', await samplePair(() => resumeMs(memory, n), () => parseFloorMs(lines, null), plan), `${size}; floor: JSON.parse every line`));
-      rows.push(row('resume', `resume at step ${at}, FileStore`, 'ms', await samplePair(() => resumeMs(file, n), () => parseFloorMs(null, path), plan), `${size}; floor: read the file + JSON.parse every line`));
-      rows.push({ section: 'resume', name: `log size at step ${n.toLocaleString('en-US')}`, unit: 'bytes', value: bytes, floor: null, samples: [bytes], floorSamples: [], note: `${(bytes / n).toFixed(0)} bytes/step` });
+      rows.push(
+        row(
+          'resume',
+          `resume at step ${at}, InMemoryStore`,
+          'ms',
+          await samplePair(
+            () => resumeMs(memory, n),
+            () => parseFloorMs(lines, null),
+            plan,
+          ),
+          `${size}; floor: JSON.parse every line`,
+        ),
+      );
+      rows.push(
+        row(
+          'resume',
+          `resume at step ${at}, FileStore`,
+          'ms',
+          await samplePair(
+            () => resumeMs(file, n),
+            () => parseFloorMs(null, path),
+            plan,
+          ),
+          `${size}; floor: read the file + JSON.parse every line`,
+        ),
+      );
+      rows.push({
+        section: 'resume',
+        name: `log size at step ${n.toLocaleString('en-US')}`,
+        unit: 'bytes',
+        value: bytes,
+        floor: null,
+        samples: [bytes],
+        floorSamples: [],
+        note: `${(bytes / n).toFixed(0)} bytes/step`,
+      });
     }
     rows.push(resumeGrowth(rows, sizes));
   } finally {
@@ -126,5 +161,14 @@ function resumeGrowth(rows: readonly Row[], sizes: readonly number[]): Row {
   const floorA = a.floor as number;
   const floorB = b.floor as number;
   const label = (n: number | undefined): string => (n ?? 0).toLocaleString('en-US');
-  return { section: 'resume', name: `growth: FileStore resume ms/step at ${label(large)} ÷ at ${label(small)}`, unit: '×', value: b.value / a.value, floor: floorB / floorA, samples: [], floorSamples: [], note: 'must stay near 1 (no quadratic step in resume)' };
+  return {
+    section: 'resume',
+    name: `growth: FileStore resume ms/step at ${label(large)} ÷ at ${label(small)}`,
+    unit: '×',
+    value: b.value / a.value,
+    floor: floorB / floorA,
+    samples: [],
+    floorSamples: [],
+    note: 'must stay near 1 (no quadratic step in resume)',
+  };
 }

@@ -20,7 +20,10 @@ export type SampleOptions = { readonly runs: number; readonly warmup: number };
  * Call `once` `warmup` times (discarded), then `runs` times; each call returns its own figure
  * (usually elapsed time of the part it measures). Returns the median and every sample.
  */
-export async function sample(once: () => Promise<number>, opts: SampleOptions): Promise<{ readonly median: number; readonly samples: readonly number[] }> {
+export async function sample(
+  once: () => Promise<number>,
+  opts: SampleOptions,
+): Promise<{ readonly median: number; readonly samples: readonly number[] }> {
   for (let i = 0; i < opts.warmup; i++) await once();
   const samples: number[] = [];
   for (let i = 0; i < opts.runs; i++) {
@@ -84,7 +87,12 @@ export async function allocatedBytes(fn: () => Promise<unknown>): Promise<number
   profiler.start();
   await fn();
   const end = getHeapStatistics().used_heap_size;
-  const { statistics } = profiler.stop() as { statistics: { beforeGC: { heapStatistics: { usedHeapSize: number } }; afterGC: { heapStatistics: { usedHeapSize: number } } }[] };
+  const { statistics } = profiler.stop() as {
+    statistics: {
+      beforeGC: { heapStatistics: { usedHeapSize: number } };
+      afterGC: { heapStatistics: { usedHeapSize: number } };
+    }[];
+  };
   let total = 0;
   let previous = start;
   for (const gc of statistics) {

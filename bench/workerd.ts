@@ -72,11 +72,17 @@ try {
     floorMsPerStepOutside: median(floor.outside),
     ratioOutside: median(kernel.outside) / median(floor.outside),
   };
-  console.log(`bench:workerd — DurableObjectStore in workerd (Miniflare, SQLite on disk), runs of ${N} steps (${N - 1} safe tool steps + a final answer), zero-latency model, ${SAMPLES} samples each, medians`);
+  console.log(
+    `bench:workerd — DurableObjectStore in workerd (Miniflare, SQLite on disk), runs of ${N} steps (${N - 1} safe tool steps + a final answer), zero-latency model, ${SAMPLES} samples each, medians`,
+  );
   console.log(`${shape?.records} records, ${shape?.transactions} transactions, ${shape?.syncs} storage.sync() a run`);
   console.log('measured        | kernel ms/step | floor ms/step | ratio');
-  console.log(`inside object   | ${report.kernelMsPerStepInside.toFixed(3).padStart(14)} | ${report.floorMsPerStepInside.toFixed(3).padStart(13)} | ${report.ratioInside.toFixed(2)}×`);
-  console.log(`from Node       | ${report.kernelMsPerStepOutside.toFixed(3).padStart(14)} | ${report.floorMsPerStepOutside.toFixed(3).padStart(13)} | ${report.ratioOutside.toFixed(2)}×`);
+  console.log(
+    `inside object   | ${report.kernelMsPerStepInside.toFixed(3).padStart(14)} | ${report.floorMsPerStepInside.toFixed(3).padStart(13)} | ${report.ratioInside.toFixed(2)}×`,
+  );
+  console.log(
+    `from Node       | ${report.kernelMsPerStepOutside.toFixed(3).padStart(14)} | ${report.floorMsPerStepOutside.toFixed(3).padStart(13)} | ${report.ratioOutside.toFixed(2)}×`,
+  );
   console.log(`WORKERD BENCH ${JSON.stringify(report)}`);
 } finally {
   await mf.dispose();

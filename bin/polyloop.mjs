@@ -22,7 +22,11 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 try {
-  const io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), outIsTerminal: process.stdout.isTTY === true };
+  const io = {
+    out: (t) => process.stdout.write(t),
+    err: (t) => process.stderr.write(t),
+    outIsTerminal: process.stdout.isTTY === true,
+  };
   process.exitCode = await cli.runCli(process.argv.slice(2), io);
 } catch (e) {
   process.stderr.write(`polyloop: unexpected error: ${e instanceof Error ? e.message : String(e)}\n`);

@@ -49,7 +49,9 @@ function parseArgs(argv) {
     rest.push(arg);
   }
   if (!/^\d{1,5}$/.test(port ?? '') || Number(port) < 1 || Number(port) > 65535) {
-    process.stderr.write(`npm run dev: --port (or $PORT) must be a port number from 1 to 65535, got ${JSON.stringify(port ?? '')}\n\n${USAGE}`);
+    process.stderr.write(
+      `npm run dev: --port (or $PORT) must be a port number from 1 to 65535, got ${JSON.stringify(port ?? '')}\n\n${USAGE}`,
+    );
     process.exit(2);
   }
   return { port, rest };
@@ -76,10 +78,14 @@ POLYLOOP_TOKEN=${token}
 `);
 
 const wrangler = fileURLToPath(new URL('../node_modules/wrangler/bin/wrangler.js', import.meta.url));
-const child = spawn(process.execPath, [wrangler, 'dev', '--ip', '127.0.0.1', '--port', port, '--var', `POLYLOOP_TOKEN:${token}`, ...rest], {
-  cwd: root,
-  stdio: 'inherit',
-  env: { WRANGLER_SEND_METRICS: 'false', ...process.env },
-});
+const child = spawn(
+  process.execPath,
+  [wrangler, 'dev', '--ip', '127.0.0.1', '--port', port, '--var', `POLYLOOP_TOKEN:${token}`, ...rest],
+  {
+    cwd: root,
+    stdio: 'inherit',
+    env: { WRANGLER_SEND_METRICS: 'false', ...process.env },
+  },
+);
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

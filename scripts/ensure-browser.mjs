@@ -65,7 +65,10 @@ export function decide({ env = process.env, found, machine }) {
   if (found) return { action: 'use', path: found.path };
   const chosen = env['CHROMIUM_PATH'];
   if (chosen !== undefined && chosen !== '') {
-    return { action: 'fail', message: `CHROMIUM_PATH is ${chosen}, and there is no executable file there. Point it at a Chromium or Chrome binary, or unset it.` };
+    return {
+      action: 'fail',
+      message: `CHROMIUM_PATH is ${chosen}, and there is no executable file there. Point it at a Chromium or Chrome binary, or unset it.`,
+    };
   }
   const debianLike = isDebianLike(machine.osRelease);
   const apt = 'apt-get install -y chromium';
@@ -86,7 +89,8 @@ export function decide({ env = process.env, found, machine }) {
 /** True for Debian, Ubuntu and their derivatives, read from /etc/os-release. */
 export function isDebianLike(osRelease) {
   if (osRelease === null || osRelease === undefined) return false;
-  const field = (k) => (osRelease.match(new RegExp(`^${k}=("?)([^"\\n]*)\\1$`, 'm'))?.[2] ?? '').toLowerCase().split(/\s+/);
+  const field = (k) =>
+    (osRelease.match(new RegExp(`^${k}=("?)([^"\\n]*)\\1$`, 'm'))?.[2] ?? '').toLowerCase().split(/\s+/);
   return [...field('ID'), ...field('ID_LIKE')].some((id) => id === 'debian' || id === 'ubuntu');
 }
 
@@ -137,7 +141,9 @@ function main() {
   const done = spawnSync(cmd, args, { stdio: 'inherit' });
   const after = findBrowser();
   if (done.status !== 0 || after === null) {
-    process.stderr.write(`\nInstalling chromium failed (exit ${done.status}). Run \`apt-get install -y chromium\` yourself, or set CHROMIUM_PATH.\n\n`);
+    process.stderr.write(
+      `\nInstalling chromium failed (exit ${done.status}). Run \`apt-get install -y chromium\` yourself, or set CHROMIUM_PATH.\n\n`,
+    );
     return 1;
   }
   process.stderr.write(`Chromium installed at ${after.path}.\n\n`);

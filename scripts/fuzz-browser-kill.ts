@@ -11,7 +11,15 @@ import { cleanUpProfiles, startKillServer } from '../test/node/browser-kill/kill
 import { planDelays, referenceRun, runTrial } from '../test/node/browser-kill/kill-trials.ts';
 import type { Phase, Trigger, TrialOutcome } from '../test/node/browser-kill/kill-trials.ts';
 
-const PHASES: readonly Phase[] = ['not started', 'step boundary', 'model call in flight', 'model reply stored', 'safe action in flight', 'never action in flight', 'ended'];
+const PHASES: readonly Phase[] = [
+  'not started',
+  'step boundary',
+  'model call in flight',
+  'model reply stored',
+  'safe action in flight',
+  'never action in flight',
+  'ended',
+];
 
 function flag(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -34,7 +42,10 @@ const median = (xs: readonly number[]): string => {
 
 function line(o: TrialOutcome, i: number): string {
   const mark = o.problems.length > 0 ? 'FAIL' : 'ok';
-  const ran = o.inFlightNeverRan === null ? '' : ` (the never action had ${o.inFlightNeverRan ? '' : 'not '}run; settled ${o.settledAs ?? 'never'})`;
+  const ran =
+    o.inFlightNeverRan === null
+      ? ''
+      : ` (the never action had ${o.inFlightNeverRan ? '' : 'not '}run; settled ${o.settledAs ?? 'never'})`;
   const head = `${String(i + 1).padStart(4)} ${mark.padEnd(4)} kill ${o.trigger.padEnd(22)} left: ${o.phase.padEnd(22)} -> ${o.stopReason ?? 'no end'}${ran}, relaunch->resume ${o.relaunchToDrivingMs === null ? '-' : Math.round(o.relaunchToDrivingMs)} ms`;
   return o.problems.length > 0 ? `${head}\n       ${o.problems.join('\n       ')}` : head;
 }
@@ -52,9 +63,18 @@ function summary(outcomes: readonly TrialOutcome[]): string {
     ['acknowledged non-barriers lost (allowed)', outcomes.reduce((n, o) => n + o.nonBarrierLost, 0)],
     ['processes left after group kill', outcomes.reduce((n, o) => n + o.stragglers, 0)],
     ['trials with violations', count((o) => o.problems.length > 0)],
-    ['median relaunch -> page read log', median(outcomes.flatMap((o) => (o.relaunchToBootMs === null ? [] : [o.relaunchToBootMs])))],
-    ['median relaunch -> run driving', median(outcomes.flatMap((o) => (o.relaunchToDrivingMs === null ? [] : [o.relaunchToDrivingMs])))],
-    ['median relaunch -> run ended', median(outcomes.flatMap((o) => (o.relaunchToEndMs === null ? [] : [o.relaunchToEndMs])))],
+    [
+      'median relaunch -> page read log',
+      median(outcomes.flatMap((o) => (o.relaunchToBootMs === null ? [] : [o.relaunchToBootMs]))),
+    ],
+    [
+      'median relaunch -> run driving',
+      median(outcomes.flatMap((o) => (o.relaunchToDrivingMs === null ? [] : [o.relaunchToDrivingMs]))),
+    ],
+    [
+      'median relaunch -> run ended',
+      median(outcomes.flatMap((o) => (o.relaunchToEndMs === null ? [] : [o.relaunchToEndMs]))),
+    ],
   ];
   return rows.map(([k, v]) => `  ${k.padEnd(34)} ${v}`).join('\n');
 }
@@ -62,19 +82,40 @@ function summary(outcomes: readonly TrialOutcome[]): string {
 const server = await startKillServer();
 try {
   const ref = await referenceRun(server, 'reference');
-  process.stdout.write(`fuzz:browser-kill — ${trials} trials, seed ${seed}${skipBarrier ? ', BROKEN PAGE (--skip-barrier)' : ''}; reference: ${ref.steps.length} steps, ${ref.writes} acknowledged writes, ${ref.effects.length} side effects, ${Math.round(ref.durationMs)} ms\n`);
+  process.stdout.write(
+    `fuzz:browser-kill — ${trials} trials, seed ${seed}${skipBarrier ? ', BROKEN PAGE (--skip-barrier)' : ''}; reference: ${ref.steps.length} steps, ${ref.writes} acknowledged writes, ${ref.effects.length} side effects, ${Math.round(ref.durationMs)} ms\n`,
+  );
   const delays = planDelays(trials, seed, ref.durationMs);
   const started = performance.now();
   const outcomes: TrialOutcome[] = [];
   for (let i = 0; i < trials; i++) {
-    const trigger: Trigger = skipBarrier ? { kind: 'effect', tool: 'charge', nth: (i % 3) + 1 } : { kind: 'delay', ms: delays[i] as number };
+    const trigger: Trigger = skipBarrier
+      ? { kind: 'effect', tool: 'charge', nth: (i % 3) + 1 }
+      : { kind: 'delay', ms: delays[i] as number };
     const outcome = await runTrial(server, ref, `trial-${seed}-${i}`, trigger, skipBarrier ? 'barrier=skip' : '').catch(
-      (e: unknown): TrialOutcome => ({ runId: `trial-${seed}-${i}`, trigger: JSON.stringify(trigger), killedAfterMs: 0, phase: 'not started', stopReason: null, inFlightNeverRan: null, settledAs: null, nonBarrierLost: 0, effectCounts: {}, stragglers: 0, relaunchToBootMs: null, relaunchToDrivingMs: null, relaunchToEndMs: null, problems: [`harness: ${e instanceof Error ? e.message : String(e)}`] }),
+      (e: unknown): TrialOutcome => ({
+        runId: `trial-${seed}-${i}`,
+        trigger: JSON.stringify(trigger),
+        killedAfterMs: 0,
+        phase: 'not started',
+        stopReason: null,
+        inFlightNeverRan: null,
+        settledAs: null,
+        nonBarrierLost: 0,
+        effectCounts: {},
+        stragglers: 0,
+        relaunchToBootMs: null,
+        relaunchToDrivingMs: null,
+        relaunchToEndMs: null,
+        problems: [`harness: ${e instanceof Error ? e.message : String(e)}`],
+      }),
     );
     outcomes.push(outcome);
     process.stdout.write(`${line(outcome, i)}\n`);
   }
-  process.stdout.write(`\nseed ${seed}, ${((performance.now() - started) / 1000).toFixed(1)} s\n${summary(outcomes)}\n`);
+  process.stdout.write(
+    `\nseed ${seed}, ${((performance.now() - started) / 1000).toFixed(1)} s\n${summary(outcomes)}\n`,
+  );
   process.exitCode = outcomes.some((o) => o.problems.length > 0) ? 1 : 0;
 } finally {
   await cleanUpProfiles();

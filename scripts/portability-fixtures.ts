@@ -13,9 +13,36 @@ import { spawnSync } from 'node:child_process';
 const WRITE = { POLYLOOP_WRITE_FIXTURES: '1', VITE_POLYLOOP_WRITE_FIXTURES: '1' };
 
 const steps: { readonly what: string; readonly args: readonly string[]; readonly write: boolean }[] = [
-  { what: 'Node (FileStore) and workerd (DurableObjectStore) fixtures', args: ['--project', 'node', 'test/node/portability/fixtures.test.ts', 'test/node/portability/workerd-fixtures.test.ts'], write: true },
-  { what: 'Chromium (IndexedDBStore) fixtures', args: ['--project', 'browser', 'test/browser/portability.test.ts'], write: true },
-  { what: 'the regular checks in every runtime', args: ['--project', 'node', '--project', 'workers', '--project', 'browser', 'test/node/portability/', 'test/workers/portability.test.ts', 'test/browser/portability.test.ts'], write: false },
+  {
+    what: 'Node (FileStore) and workerd (DurableObjectStore) fixtures',
+    args: [
+      '--project',
+      'node',
+      'test/node/portability/fixtures.test.ts',
+      'test/node/portability/workerd-fixtures.test.ts',
+    ],
+    write: true,
+  },
+  {
+    what: 'Chromium (IndexedDBStore) fixtures',
+    args: ['--project', 'browser', 'test/browser/portability.test.ts'],
+    write: true,
+  },
+  {
+    what: 'the regular checks in every runtime',
+    args: [
+      '--project',
+      'node',
+      '--project',
+      'workers',
+      '--project',
+      'browser',
+      'test/node/portability/',
+      'test/workers/portability.test.ts',
+      'test/browser/portability.test.ts',
+    ],
+    write: false,
+  },
 ];
 
 for (const step of steps) {

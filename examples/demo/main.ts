@@ -18,8 +18,26 @@
  */
 import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { acceptedReplies, defineAgent, isPolyLoopError, jsonActionInterpreter, readRunLog, resume, run } from '../../src/core/index.ts';
-import type { AgentDefaults, DecisionInterpreter, EventSink, InputReply, InputRequest, ModelCaller, RunEvent, RunLogView, RunResult } from '../../src/core/index.ts';
+import {
+  acceptedReplies,
+  defineAgent,
+  isPolyLoopError,
+  jsonActionInterpreter,
+  readRunLog,
+  resume,
+  run,
+} from '../../src/core/index.ts';
+import type {
+  AgentDefaults,
+  DecisionInterpreter,
+  EventSink,
+  InputReply,
+  InputRequest,
+  ModelCaller,
+  RunEvent,
+  RunLogView,
+  RunResult,
+} from '../../src/core/index.ts';
 import { FileStore } from '../../src/platform-node/index.ts';
 import { countExports, localPolicy } from './policy.ts';
 import { repoTools } from './tools.ts';
@@ -28,7 +46,8 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const TEMPLATE = 'Observation:\n{observation}';
 const DEFAULT_DIR = '.polyloop-demo';
 const REPLIES = ['approve', 'deny', 'cancel'] as const;
-const USAGE = 'usage: npm run demo -- [--crash-after N] [--resume] [--dir DIR] [--local] [--approve] [--input approve|deny|cancel [--reason TEXT]]';
+const USAGE =
+  'usage: npm run demo -- [--crash-after N] [--resume] [--dir DIR] [--local] [--approve] [--input approve|deny|cancel [--reason TEXT]]';
 
 type Options = {
   readonly dir: string;
@@ -68,25 +87,37 @@ function parseArgs(argv: readonly string[]): Options {
       i++;
     } else if (a === '--input') {
       const reply = valueOf(a, next, `a reply (${REPLIES.join(', ')})`);
-      if (!(REPLIES as readonly string[]).includes(reply)) throw new UsageError(`--input takes ${REPLIES.join(', ')}; got ${JSON.stringify(reply)}`);
+      if (!(REPLIES as readonly string[]).includes(reply))
+        throw new UsageError(`--input takes ${REPLIES.join(', ')}; got ${JSON.stringify(reply)}`);
       input = argv[++i] as Options['input'];
     } else if (a === '--reason') {
       reason = valueOf(a, next, 'a text');
       i++;
     } else throw new UsageError(`unknown option ${JSON.stringify(a)}`);
   }
-  return { dir, resume: resumeRun, crashAfter, local, approve: approve || input !== null, input, reason, sameRun: same.join(' ') };
+  return {
+    dir,
+    resume: resumeRun,
+    crashAfter,
+    local,
+    approve: approve || input !== null,
+    input,
+    reason,
+    sameRun: same.join(' '),
+  };
 }
 
 /** The value after option `name`, or a usage error naming what it needs. */
 function valueOf(name: string, value: string | undefined, what: string): string {
-  if (value === undefined || value === '' || (value.startsWith('--') && value !== '--')) throw new UsageError(`${name} needs ${what}`);
+  if (value === undefined || value === '' || (value.startsWith('--') && value !== '--'))
+    throw new UsageError(`${name} needs ${what}`);
   return value;
 }
 
 /** `--crash-after`'s value: a whole number of steps, at least 1. */
 function stepCount(text: string): number {
-  if (!/^\d+$/.test(text) || Number(text) < 1) throw new UsageError(`--crash-after takes a whole number of steps (1 or more); got ${JSON.stringify(text)}`);
+  if (!/^\d+$/.test(text) || Number(text) < 1)
+    throw new UsageError(`--crash-after takes a whole number of steps (1 or more); got ${JSON.stringify(text)}`);
   return Number(text);
 }
 
@@ -109,33 +140,60 @@ function printingSink(crashAfter: number | null): EventSink {
     params: Object.freeze({ sink: 'demo-printer' }),
     deliver(e: RunEvent): void {
       sawEvents = true;
-      if (e.type === 'run_started') print(e.resumed ? `run ${e.runId}: resumed at step ${e.fromStep}` : `run ${e.runId}: started`);
+      if (e.type === 'run_started')
+        print(e.resumed ? `run ${e.runId}: resumed at step ${e.fromStep}` : `run ${e.runId}: started`);
       else if (e.type === 'step_finished') {
         const s = e.step;
-        const what = s.decision === 'action' ? (s.actionRepr ?? '') : s.decision === 'final' ? 'final answer' : `${s.decision}: ${s.explanation ?? s.observation ?? ''}`;
+        const what =
+          s.decision === 'action'
+            ? (s.actionRepr ?? '')
+            : s.decision === 'final'
+              ? 'final answer'
+              : `${s.decision}: ${s.explanation ?? s.observation ?? ''}`;
         const obs = s.observation ?? '';
-        const detail = s.actionRepr?.startsWith('read_file') ? `${counted(obs.length, 'char', 'chars')}, ${counted(countExports(obs), 'exported name', 'exported names')}` : s.actionRepr?.startsWith('list_dir') ? counted(obs.split('\n').filter(Boolean).length, 'entry', 'entries') : obs.replace(/\s+/g, ' ').trim().slice(0, 80);
-        print(`#${String(s.stepIndex).padEnd(3)} ${what.padEnd(58)} ${s.decision === 'action' ? `→ ${detail}` : ''}`.trimEnd());
+        const detail = s.actionRepr?.startsWith('read_file')
+          ? `${counted(obs.length, 'char', 'chars')}, ${counted(countExports(obs), 'exported name', 'exported names')}`
+          : s.actionRepr?.startsWith('list_dir')
+            ? counted(obs.split('\n').filter(Boolean).length, 'entry', 'entries')
+            : obs.replace(/\s+/g, ' ').trim().slice(0, 80);
+        print(
+          `#${String(s.stepIndex).padEnd(3)} ${what.padEnd(58)} ${s.decision === 'action' ? `→ ${detail}` : ''}`.trimEnd(),
+        );
         if (crashAfter !== null && s.stepIndex + 1 >= crashAfter) {
-          print(`💥 --crash-after ${crashAfter}: SIGKILL to pid ${process.pid} now (resume with: npm run demo -- --resume)`);
+          print(
+            `💥 --crash-after ${crashAfter}: SIGKILL to pid ${process.pid} now (resume with: npm run demo -- --resume)`,
+          );
           process.kill(process.pid, 'SIGKILL');
         }
       } else if (e.type === 'input_received') print(`reply ${e.kind} to ${e.resultId} written; carrying it out`);
       else if (e.type === 'warning') print(`warning: ${e.message}`);
-      else if (e.type === 'run_ended') print(`run ${e.runId}: ended (${e.stopReason}) after ${counted(e.steps, 'step', 'steps')}, ${counted(e.validActions, 'valid action', 'valid actions')}`);
+      else if (e.type === 'run_ended')
+        print(
+          `run ${e.runId}: ended (${e.stopReason}) after ${counted(e.steps, 'step', 'steps')}, ${counted(e.validActions, 'valid action', 'valid actions')}`,
+        );
     },
   };
 }
 
-async function pickModel(local: boolean): Promise<{ model: ModelCaller; interpreter: DecisionInterpreter; real: boolean }> {
+async function pickModel(
+  local: boolean,
+): Promise<{ model: ModelCaller; interpreter: DecisionInterpreter; real: boolean }> {
   const key = process.env['OPENAI_API_KEY'];
   const baseURL = process.env['OPENAI_BASE_URL'];
   if (!local && (key || baseURL)) {
     const { openAIModel, openAIToolInterpreter } = await import('../../src/adapters/openai.ts');
-    const model = openAIModel({ model: process.env['OPENAI_MODEL'] ?? 'gpt-4.1-mini', ...(key ? { apiKey: key } : {}), ...(baseURL ? { baseURL } : {}) });
+    const model = openAIModel({
+      model: process.env['OPENAI_MODEL'] ?? 'gpt-4.1-mini',
+      ...(key ? { apiKey: key } : {}),
+      ...(baseURL ? { baseURL } : {}),
+    });
     return { model, interpreter: openAIToolInterpreter(), real: true };
   }
-  return { model: localPolicy({ observationPrefix: TEMPLATE.slice(0, TEMPLATE.indexOf('{observation}')) }), interpreter: jsonActionInterpreter(), real: false };
+  return {
+    model: localPolicy({ observationPrefix: TEMPLATE.slice(0, TEMPLATE.indexOf('{observation}')) }),
+    interpreter: jsonActionInterpreter(),
+    real: false,
+  };
 }
 
 /**
@@ -148,7 +206,9 @@ function demoDefaults(real: boolean, opts: Options): AgentDefaults {
     ? 'You explore a TypeScript repository with the list_dir and read_file tools (one call per turn). When you know the answer, reply with it as plain text.'
     : 'You explore a TypeScript repository. Reply with JSON: {"tool": name, "args": {...}} to call a tool, or {"final": answer}.';
   return {
-    budget: real ? { maxSteps: 40, maxValidActions: 40, maxContextChars: 400_000 } : { maxSteps: 200, maxValidActions: 200, maxContextChars: 5_000_000 },
+    budget: real
+      ? { maxSteps: 40, maxValidActions: 40, maxContextChars: 400_000 }
+      : { maxSteps: 200, maxValidActions: 200, maxContextChars: 5_000_000 },
     executor: tools.executor(),
     tools,
     context: { run: [{ role: 'system', content: [{ type: 'text', text: system }] }] },
@@ -181,17 +241,25 @@ async function replyOf(store: FileStore, opts: Options): Promise<InputReply | st
 function noInputReason(view: RunLogView, opts: Options): string {
   const runId = runIdOf(opts);
   const cmd = `npm run demo --${opts.sameRun ? ` ${opts.sameRun}` : ''}`;
-  if (view.state === 'not_started') return `run ${runId} awaits no input: it has not started (start one with: ${cmd} --approve)`;
-  if (view.state === 'ended') return `run ${runId} awaits no input: it has ended (${view.ended?.stopReason ?? '?'}); start a fresh one with: ${cmd} --approve`;
+  if (view.state === 'not_started')
+    return `run ${runId} awaits no input: it has not started (start one with: ${cmd} --approve)`;
+  if (view.state === 'ended')
+    return `run ${runId} awaits no input: it has ended (${view.ended?.stopReason ?? '?'}); start a fresh one with: ${cmd} --approve`;
   const landed = view.inFlight?.input?.reply.kind;
-  const why = landed === undefined ? 'it was interrupted' : `a reply (${landed}) already landed and is not yet carried out`;
+  const why =
+    landed === undefined ? 'it was interrupted' : `a reply (${landed}) already landed and is not yet carried out`;
   return `run ${runId} awaits no input: ${why}; carry it on with: ${cmd} --resume --approve`;
 }
 
 /** What the run asks, and the exact commands that answer it from another process. */
 function printPending(p: InputRequest, opts: Options): void {
   const action = p.decision?.action;
-  const what = action?.kind === 'tool_call' ? `${action.name}(${JSON.stringify(action.arguments)})` : action ? `code: ${action.source}` : 'the model call';
+  const what =
+    action?.kind === 'tool_call'
+      ? `${action.name}(${JSON.stringify(action.arguments)})`
+      : action
+        ? `code: ${action.source}`
+        : 'the model call';
   const cmd = `npm run demo --${opts.sameRun ? ` ${opts.sameRun}` : ''}`;
   const lines = [
     '',
@@ -215,8 +283,18 @@ async function main(): Promise<number> {
   const runId = runIdOf(opts);
   const store = new FileStore({ dir: opts.dir, onWarning: (w) => process.stdout.write(`store: ${w.message}\n`) });
   const { model, interpreter, real } = await pickModel(opts.local);
-  const syntheticObservations = { notExecuted: 'That action was not executed.', envError: 'The environment failed; try something else.' };
-  const agent = defineAgent({ model, interpreter, store, events: printingSink(opts.crashAfter), syntheticObservations, defaults: demoDefaults(real, opts) });
+  const syntheticObservations = {
+    notExecuted: 'That action was not executed.',
+    envError: 'The environment failed; try something else.',
+  };
+  const agent = defineAgent({
+    model,
+    interpreter,
+    store,
+    events: printingSink(opts.crashAfter),
+    syntheticObservations,
+    defaults: demoDefaults(real, opts),
+  });
   process.stdout.write(`model: ${String(model.params['model'])} · store: ${store.logPath(runId)}\n`);
   let result: RunResult;
   if (opts.input !== null) {
@@ -239,8 +317,13 @@ async function main(): Promise<number> {
     printPending(result.pending, opts);
     return 0;
   }
-  if (opts.resume && !sawEvents) process.stdout.write(`run ${runId}: had already ended; this is its stored result (run \`npm run demo\` for a fresh one)\n`);
-  process.stdout.write(`\nanswer: ${result.finalAnswer ?? `(none: ${result.stopReason})`}\ninspect: npm run polyloop -- show ${opts.dir} ${runId}\n`);
+  if (opts.resume && !sawEvents)
+    process.stdout.write(
+      `run ${runId}: had already ended; this is its stored result (run \`npm run demo\` for a fresh one)\n`,
+    );
+  process.stdout.write(
+    `\nanswer: ${result.finalAnswer ?? `(none: ${result.stopReason})`}\ninspect: npm run polyloop -- show ${opts.dir} ${runId}\n`,
+  );
   return result.stopReason === 'final_answer' ? 0 : 1;
 }
 
@@ -248,7 +331,8 @@ main().then(
   (code) => (process.exitCode = code),
   (e: unknown) => {
     if (e instanceof UsageError) process.stderr.write(`demo: ${e.message}\n${USAGE}\n`);
-    else if (isPolyLoopError(e, 'run_not_found')) process.stderr.write('demo: there is no demo run to resume yet; start one with: npm run demo\n');
+    else if (isPolyLoopError(e, 'run_not_found'))
+      process.stderr.write('demo: there is no demo run to resume yet; start one with: npm run demo\n');
     else if (isPolyLoopError(e)) process.stderr.write(`demo: ${e.name}: ${e.message}\n`);
     else throw e;
     process.exitCode = e instanceof UsageError ? 2 : 1;

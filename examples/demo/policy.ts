@@ -11,14 +11,24 @@ import type { Message, ModelCall, ModelCaller, ModelReply } from '../../src/core
 export function countExports(source: string): number {
   const code = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
   let n = 0;
-  n += (code.match(/^export\s+(?:declare\s+)?(?:default\s+)?(?:async\s+)?(?:abstract\s+)?(?:function\*?|class|const|let|var|type|interface|enum)\s+[A-Za-z_$]/gm) ?? []).length;
+  n += (
+    code.match(
+      /^export\s+(?:declare\s+)?(?:default\s+)?(?:async\s+)?(?:abstract\s+)?(?:function\*?|class|const|let|var|type|interface|enum)\s+[A-Za-z_$]/gm,
+    ) ?? []
+  ).length;
   for (const m of code.matchAll(/^export\s+(?:type\s+)?\{([^}]*)\}/gm)) {
     n += (m[1] ?? '').split(',').filter((s) => s.trim() !== '').length;
   }
   return n;
 }
 
-type Seen = { readonly listed: Set<string>; readonly read: Map<string, number>; readonly dirs: string[]; readonly files: string[]; reported: boolean };
+type Seen = {
+  readonly listed: Set<string>;
+  readonly read: Map<string, number>;
+  readonly dirs: string[];
+  readonly files: string[];
+  reported: boolean;
+};
 
 function textOf(m: Message | undefined): string {
   return m?.content.map((b) => (b.type === 'text' ? b.text : '')).join('') ?? '';
@@ -57,7 +67,10 @@ function answer(read: ReadonlyMap<string, number>): string {
   const ranked = [...read].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
   const [top, ...rest] = ranked;
   if (!top) return 'I found no TypeScript modules under src/.';
-  const runnersUp = rest.slice(0, 3).map(([p, n]) => `${p} (${n})`).join(', ');
+  const runnersUp = rest
+    .slice(0, 3)
+    .map(([p, n]) => `${p} (${n})`)
+    .join(', ');
   return `${top[0]} exports the most names: ${top[1]}. Runners-up: ${runnersUp}. (${ranked.length} modules read.)`;
 }
 
@@ -78,7 +91,8 @@ export function localPolicy(opts: { readonly observationPrefix: string }): Model
       let text: string;
       if (dir !== undefined) text = JSON.stringify({ tool: 'list_dir', args: { path: dir } });
       else if (file !== undefined) text = JSON.stringify({ tool: 'read_file', args: { path: file } });
-      else if (call.tools.some((t) => t.name === 'write_report') && !seen.reported) text = JSON.stringify({ tool: 'write_report', args: { text: answer(seen.read) } });
+      else if (call.tools.some((t) => t.name === 'write_report') && !seen.reported)
+        text = JSON.stringify({ tool: 'write_report', args: { text: answer(seen.read) } });
       else text = JSON.stringify({ final: answer(seen.read) });
       return { callId: `local-${call.callSeq}`, text, reasoning };
     },

@@ -12,7 +12,8 @@ import type { JsonObject, ToolSpec } from '../../src/core/index.ts';
 const MAX_FILE_CHARS = 60_000;
 
 function inside(root: string, path: unknown): string {
-  if (typeof path !== 'string' || path === '' || isAbsolute(path)) throw new Error(`path must be a relative path inside the repository, got ${JSON.stringify(path)}`);
+  if (typeof path !== 'string' || path === '' || isAbsolute(path))
+    throw new Error(`path must be a relative path inside the repository, got ${JSON.stringify(path)}`);
   const full = resolve(root, path);
   const rel = relative(root, full);
   if (rel.startsWith('..') || isAbsolute(rel)) throw new Error(`path ${JSON.stringify(path)} leaves the repository`);
@@ -31,7 +32,12 @@ export function reportTool(file: string): ToolSpec {
   return {
     name: 'write_report',
     description: 'Write the final report (markdown) to the report file. A person approves it first.',
-    parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false },
+    parameters: {
+      type: 'object',
+      properties: { text: { type: 'string' } },
+      required: ['text'],
+      additionalProperties: false,
+    },
     replayPolicy: 'never',
     needsApproval: true,
     handler: async (args) => {
@@ -66,7 +72,9 @@ export function repoTools(root: string, reportFile: string | null = null): ToolR
       replayPolicy: 'safe',
       handler: async (args) => {
         const text = await readFile(inside(root, args['path']), 'utf8');
-        return text.length <= MAX_FILE_CHARS ? text : `${text.slice(0, MAX_FILE_CHARS)}\n[… ${text.length - MAX_FILE_CHARS} more characters]`;
+        return text.length <= MAX_FILE_CHARS
+          ? text
+          : `${text.slice(0, MAX_FILE_CHARS)}\n[… ${text.length - MAX_FILE_CHARS} more characters]`;
       },
     },
   ]);

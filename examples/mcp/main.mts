@@ -12,22 +12,40 @@ import type { AddressInfo } from 'node:net';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { Server } from '@modelcontextprotocol/server';
 import type { Tool } from '@modelcontextprotocol/server';
-import { defineAgent, InMemoryStore, jsonActionInterpreter, resume, run, silentSink, STANDARD_SYNTHETIC_OBSERVATIONS } from 'polyloop';
+import {
+  defineAgent,
+  InMemoryStore,
+  jsonActionInterpreter,
+  resume,
+  run,
+  silentSink,
+  STANDARD_SYNTHETIC_OBSERVATIONS,
+} from 'polyloop';
 import type { ModelCaller, RunRequest } from 'polyloop';
 import { connectMcp } from 'polyloop/mcp';
 
 // --- an MCP server (stateless: one server object per HTTP request) ---
 const notes: string[] = [];
 const TOOLS: Tool[] = [
-  { name: 'count_words', description: 'Count the words of a text.', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, annotations: { readOnlyHint: true } },
-  { name: 'append_note', description: 'Append a note.', inputSchema: { type: 'object', properties: { note: { type: 'string' } }, required: ['note'] } },
+  {
+    name: 'count_words',
+    description: 'Count the words of a text.',
+    inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: 'append_note',
+    description: 'Append a note.',
+    inputSchema: { type: 'object', properties: { note: { type: 'string' } }, required: ['note'] },
+  },
 ];
 function mcpServer(): Server {
   const server = new Server({ name: 'notes', version: '1.0.0' }, { capabilities: { tools: {} } });
   server.setRequestHandler('tools/list', () => ({ tools: TOOLS }));
   server.setRequestHandler('tools/call', ({ params }) => {
     const args = params.arguments ?? {};
-    if (params.name === 'count_words') return { content: [{ type: 'text', text: String(String(args['text']).split(/\s+/).filter(Boolean).length) }] };
+    if (params.name === 'count_words')
+      return { content: [{ type: 'text', text: String(String(args['text']).split(/\s+/).filter(Boolean).length) }] };
     notes.push(String(args['note']));
     return { content: [{ type: 'text', text: `noted (${notes.length} notes)` }] };
   });
@@ -58,12 +76,28 @@ const model: ModelCaller = {
   params: { model: 'stand-in' },
   call: async ({ callSeq }) => ({ callId: `m${callSeq}`, text: JSON.stringify(replies[callSeq]), reasoning: null }),
 };
-const agent = defineAgent({ model, interpreter: jsonActionInterpreter(), store: new InMemoryStore(), events: silentSink(), syntheticObservations: STANDARD_SYNTHETIC_OBSERVATIONS });
+const agent = defineAgent({
+  model,
+  interpreter: jsonActionInterpreter(),
+  store: new InMemoryStore(),
+  events: silentSink(),
+  syntheticObservations: STANDARD_SYNTHETIC_OBSERVATIONS,
+});
 const request: RunRequest = {
-  runId: 'mcp-1', tools: mcp.registry, executor: mcp.registry.executor(), toolRenderStyle: 'json', cancelGraceMs: 2_000,
+  runId: 'mcp-1',
+  tools: mcp.registry,
+  executor: mcp.registry.executor(),
+  toolRenderStyle: 'json',
+  cancelGraceMs: 2_000,
   budget: { maxSteps: 10, maxValidActions: 5, maxContextChars: 50_000 },
-  context: { run: [], goal: [{ role: 'user', content: [{ type: 'text', text: 'Count the words, then note the count.' }] }] },
-  injections: {}, modelBinding: {}, modelReplayPolicy: 'safe', observationTemplate: '{observation}',
+  context: {
+    run: [],
+    goal: [{ role: 'user', content: [{ type: 'text', text: 'Count the words, then note the count.' }] }],
+  },
+  injections: {},
+  modelBinding: {},
+  modelReplayPolicy: 'safe',
+  observationTemplate: '{observation}',
 };
 const paused = await run(agent, request);
 console.log(`${paused.stopReason}: ${paused.pending?.kind} for ${JSON.stringify(paused.pending?.decision?.action)}`);

@@ -9,9 +9,21 @@
  * budget, …): `run(agent, { runId, goal })` starts a run, and `resume(agent, runId)` goes on with
  * it from its log alone, so no worker keeps anything per run.
  */
-import { defineAgent, jsonActionInterpreter, silentSink, STANDARD_SYNTHETIC_OBSERVATIONS, ToolRegistry } from '../../src/core/index.ts';
-import type { AgentDefinition, InputReply, InputRequest, Message, ModelCaller, RunStore }
-  from '../../src/core/index.ts';
+import {
+  defineAgent,
+  jsonActionInterpreter,
+  silentSink,
+  STANDARD_SYNTHETIC_OBSERVATIONS,
+  ToolRegistry,
+} from '../../src/core/index.ts';
+import type {
+  AgentDefinition,
+  InputReply,
+  InputRequest,
+  Message,
+  ModelCaller,
+  RunStore,
+} from '../../src/core/index.ts';
 import type { PgPoolLike } from '../../src/platform-postgres/index.ts';
 
 /** The pg-boss queue runs are sent to. */
@@ -30,7 +42,9 @@ const WEATHER: Record<string, string> = { Paris: 'sunny', Oslo: 'snowy', Lima: '
 
 /** The world's table: one row per notification really sent (never deduplicated: a repeat would show). */
 export async function migrateWorld(pool: PgPoolLike): Promise<void> {
-  await pool.query({ text: 'CREATE TABLE IF NOT EXISTS notifications (id bigserial PRIMARY KEY, run_id text NOT NULL, text text NOT NULL, sent_at timestamptz NOT NULL DEFAULT now())' });
+  await pool.query({
+    text: 'CREATE TABLE IF NOT EXISTS notifications (id bigserial PRIMARY KEY, run_id text NOT NULL, text text NOT NULL, sent_at timestamptz NOT NULL DEFAULT now())',
+  });
 }
 
 const textOf = (m: Message | undefined): string =>
@@ -64,14 +78,20 @@ function model(delayMs: number): ModelCaller {
 function tools(world: PgPoolLike, delayMs: number): ToolRegistry {
   return ToolRegistry.of([
     {
-      name: 'lookup', description: 'Look up the weather of a city.', replayPolicy: 'safe',
+      name: 'lookup',
+      description: 'Look up the weather of a city.',
+      replayPolicy: 'safe',
       parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
       handler: async ({ city }) => WEATHER[String(city)] ?? 'unknown',
     },
     {
-      name: 'notify', description: 'Tell a team something (must not repeat).', replayPolicy: 'never',
+      name: 'notify',
+      description: 'Tell a team something (must not repeat).',
+      replayPolicy: 'never',
       parameters: {
-        type: 'object', properties: { to: { type: 'string' }, text: { type: 'string' } }, required: ['to', 'text'],
+        type: 'object',
+        properties: { to: { type: 'string' }, text: { type: 'string' } },
+        required: ['to', 'text'],
       },
       handler: async ({ text }, { runId }) => {
         const insert = 'INSERT INTO notifications (run_id, text) VALUES ($1, $2)';
@@ -98,9 +118,15 @@ export function weatherAgent(store: RunStore, world: PgPoolLike, opts: WeatherAg
     events: silentSink(),
     syntheticObservations: STANDARD_SYNTHETIC_OBSERVATIONS,
     defaults: {
-      tools: registry, executor: registry.executor(), toolRenderStyle: 'none', cancelGraceMs: 2_000,
+      tools: registry,
+      executor: registry.executor(),
+      toolRenderStyle: 'none',
+      cancelGraceMs: 2_000,
       budget: { maxSteps: 10, maxValidActions: 5, maxContextChars: 50_000 },
-      injections: {}, modelBinding: {}, modelReplayPolicy: 'safe', observationTemplate: '{observation}',
+      injections: {},
+      modelBinding: {},
+      modelReplayPolicy: 'safe',
+      observationTemplate: '{observation}',
     },
   });
 }
@@ -111,7 +137,10 @@ export function weatherAgent(store: RunStore, world: PgPoolLike, opts: WeatherAg
  * and its lease with it, so nothing is still sending it).
  */
 export async function settleFromWorld(world: PgPoolLike, runId: string, pending: InputRequest): Promise<InputReply> {
-  if (pending.kind !== 'settle') throw new Error(`run ${runId} asks for ${pending.kind}; this agent never asks a person`);
+  if (pending.kind !== 'settle')
+    throw new Error(`run ${runId} asks for ${pending.kind}; this agent never asks a person`);
   const sent = await world.query({ text: 'SELECT 1 FROM notifications WHERE run_id = $1', values: [runId] });
-  return sent.rows.length > 0 ? { kind: 'executed', resultId: pending.resultId, observation: 'sent' } : { kind: 'retry', resultId: pending.resultId };
+  return sent.rows.length > 0
+    ? { kind: 'executed', resultId: pending.resultId, observation: 'sent' }
+    : { kind: 'retry', resultId: pending.resultId };
 }

@@ -57,7 +57,13 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     const runId = decodeURIComponent(m[1] as string);
     const view = readRunLog(await store.readLog(runId));
     if (view.state === 'not_started') return send(res, 404, { runId, state: view.state });
-    return send(res, 200, { runId, state: view.state, steps: view.steps, stopReason: view.ended?.stopReason ?? null, finalAnswer: view.ended?.finalAnswer ?? null });
+    return send(res, 200, {
+      runId,
+      state: view.state,
+      steps: view.steps,
+      stopReason: view.ended?.stopReason ?? null,
+      finalAnswer: view.ended?.finalAnswer ?? null,
+    });
   }
   send(res, 404, { error: 'POST /runs or GET /runs/:id' });
 }

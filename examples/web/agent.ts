@@ -48,14 +48,25 @@ export function policy(call: ModelCall): string {
   const seen = observations(call);
   const next = CITIES[seen.length];
   if (next !== undefined) return JSON.stringify({ tool: 'weather', args: { city: next } });
-  const temps = seen.slice(0, CITIES.length).map((o) => WEATHER.exec(o)).map((m) => ({ city: m?.[1] ?? '?', temp: Number(m?.[2]) }));
+  const temps = seen
+    .slice(0, CITIES.length)
+    .map((o) => WEATHER.exec(o))
+    .map((m) => ({ city: m?.[1] ?? '?', temp: Number(m?.[2]) }));
   const best = temps.reduce((a, b) => (b.temp > a.temp ? b : a));
   const answer = `${best.city} is the warmest at ${best.temp}°C`;
   if (!call.tools.some((t) => t.name === 'send_email')) return JSON.stringify({ final: answer });
   const [to, sent] = seen.slice(CITIES.length);
   if (to === undefined) return JSON.stringify({ tool: 'ask_user', args: { question: QUESTION } });
-  if (sent === undefined) return JSON.stringify({ tool: 'send_email', args: { to: to.trim(), subject: 'The warmest city', body: `${answer}.` } });
-  return JSON.stringify({ final: sent.startsWith('Sent to ') ? `${answer}; the report went to ${to.trim()}.` : `${answer}; the report was not sent (${sent}).` });
+  if (sent === undefined)
+    return JSON.stringify({
+      tool: 'send_email',
+      args: { to: to.trim(), subject: 'The warmest city', body: `${answer}.` },
+    });
+  return JSON.stringify({
+    final: sent.startsWith('Sent to ')
+      ? `${answer}; the report went to ${to.trim()}.`
+      : `${answer}; the report was not sent (${sent}).`,
+  });
 }
 
 /** How long things take, in milliseconds (visible in the page; 0 for quick runs). */
@@ -93,13 +104,23 @@ function reportTools(sendEmail: NonNullable<DemoWorld['sendEmail']>): ToolSpec[]
     {
       name: 'ask_user',
       description: 'Ask the person a question; their answer is the observation.',
-      parameters: { type: 'object', properties: { question: text }, required: ['question'], additionalProperties: false },
+      parameters: {
+        type: 'object',
+        properties: { question: text },
+        required: ['question'],
+        additionalProperties: false,
+      },
       answeredBy: 'human',
     },
     {
       name: 'send_email',
       description: 'Send an email. The person approves each one before it goes.',
-      parameters: { type: 'object', properties: { to: text, subject: text, body: text }, required: ['to', 'subject', 'body'], additionalProperties: false },
+      parameters: {
+        type: 'object',
+        properties: { to: text, subject: text, body: text },
+        required: ['to', 'subject', 'body'],
+        additionalProperties: false,
+      },
       replayPolicy: 'never', // an email must not go twice: after a crash mid-send, the person settles it
       needsApproval: true,
       handler: async (args) => {
@@ -117,7 +138,12 @@ export function demoRequest(runId: string, pace: Pace, world: DemoWorld = {}): R
     {
       name: 'weather',
       description: 'Current temperature of a city, in °C.',
-      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+      parameters: {
+        type: 'object',
+        properties: { city: { type: 'string' } },
+        required: ['city'],
+        additionalProperties: false,
+      },
       replayPolicy: 'safe', // a lookup: running it again after a reload is harmless
       handler: async (args, { signal }) => {
         const city = String((args as { city?: unknown }).city);
@@ -134,8 +160,15 @@ export function demoRequest(runId: string, pace: Pace, world: DemoWorld = {}): R
     executor: tools.executor(),
     tools,
     context: {
-      run: [{ role: 'system', content: [{ type: 'text', text: 'You are a careful weather agent. Reply with JSON actions.' }] }],
-      goal: [{ role: 'user', content: [{ type: 'text', text: `Which of ${CITIES.join(', ')} is warmest right now?` }] }],
+      run: [
+        {
+          role: 'system',
+          content: [{ type: 'text', text: 'You are a careful weather agent. Reply with JSON actions.' }],
+        },
+      ],
+      goal: [
+        { role: 'user', content: [{ type: 'text', text: `Which of ${CITIES.join(', ')} is warmest right now?` }] },
+      ],
     },
     injections: {},
     modelBinding: {},

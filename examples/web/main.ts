@@ -7,7 +7,15 @@
  * Query parameters: `run` (run id), `think` and `tool` (milliseconds each model call / tool takes).
  */
 import { isPolyLoopError, readRunLog, resume, run } from '../../src/core/index.ts';
-import type { EventSink, InputReply, InputRequest, RunEvent, RunResult, RunStore, StepRecord } from '../../src/core/index.ts';
+import type {
+  EventSink,
+  InputReply,
+  InputRequest,
+  RunEvent,
+  RunResult,
+  RunStore,
+  StepRecord,
+} from '../../src/core/index.ts';
 import { IndexedDBStore } from '../../src/platform-web/index.ts';
 import { sleep } from '../../src/testing/scripted-model.ts';
 import { demoAgent, demoRequest } from './agent.ts';
@@ -25,7 +33,18 @@ const store = new IndexedDBStore({ dbName: 'polyloop-web-example' });
 const OUTBOX_KEY = 'polyloop-web-example-outbox';
 
 const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
-const view = { state: $('state'), banner: $('banner'), steps: $<HTMLOListElement>('steps'), answer: $('answer'), start: $<HTMLButtonElement>('start'), fresh: $<HTMLButtonElement>('fresh'), runId: $('run-id'), driver: $('driver'), pending: $('pending'), outbox: $<HTMLUListElement>('outbox') };
+const view = {
+  state: $('state'),
+  banner: $('banner'),
+  steps: $<HTMLOListElement>('steps'),
+  answer: $('answer'),
+  start: $<HTMLButtonElement>('start'),
+  fresh: $<HTMLButtonElement>('fresh'),
+  runId: $('run-id'),
+  driver: $('driver'),
+  pending: $('pending'),
+  outbox: $<HTMLUListElement>('outbox'),
+};
 
 let steps: StepRecord[] = [];
 let inFlight: { readonly stepIndex: number; readonly text: string } | null = null;
@@ -62,12 +81,19 @@ function render(): void {
   view.steps.replaceChildren(...items);
   view.driver.textContent = `weather lookups run by this tab: ${executions}`;
   const mail = outbox().filter((m) => m.runId === runId);
-  view.outbox.replaceChildren(...mail.map((m) => Object.assign(document.createElement('li'), { textContent: `to ${m.to} — ${m.subject}: ${m.body}` })));
+  view.outbox.replaceChildren(
+    ...mail.map((m) =>
+      Object.assign(document.createElement('li'), { textContent: `to ${m.to} — ${m.subject}: ${m.body}` }),
+    ),
+  );
 }
 
 function onEvent(e: RunEvent): void {
   if (e.type === 'run_started') {
-    setState('running', e.resumed ? `Resumed after reopening — continuing from step ${stepLabel(e.fromStep)}.` : 'Running in this tab.');
+    setState(
+      'running',
+      e.resumed ? `Resumed after reopening — continuing from step ${stepLabel(e.fromStep)}.` : 'Running in this tab.',
+    );
     if (e.resumed) document.body.dataset['resumed'] = 'true';
   } else if (e.type === 'step_started') {
     inFlight = { stepIndex: e.stepIndex, text: 'thinking…' };
@@ -107,7 +133,10 @@ function watchedStore(inner: IndexedDBStore): RunStore {
     readLog: (id) => inner.readLog(id),
     runEnded: (id, rec) => inner.runEnded(id, rec),
     async acquire(id, opts) {
-      const timer = setTimeout(() => setState('waiting', 'Another tab is driving this run; watching its log until it lets go.'), 150);
+      const timer = setTimeout(
+        () => setState('waiting', 'Another tab is driving this run; watching its log until it lets go.'),
+        150,
+      );
       // Only a view of the other tab's progress: the driving call itself reports any failure.
       const poll = setInterval(() => void showLog().catch(() => undefined), 300);
       try {
@@ -155,14 +184,22 @@ function showPending(pending: InputRequest): void {
   inFlight = null;
   render();
   renderPending(view.pending, pending, (reply) => void answer(reply));
-  setState('awaiting', pending.kind === 'settle' ? 'Waiting for you to settle what happened.' : 'Waiting for you. Reload or close the tab if you like: the question stays.');
+  setState(
+    'awaiting',
+    pending.kind === 'settle'
+      ? 'Waiting for you to settle what happened.'
+      : 'Waiting for you. Reload or close the tab if you like: the question stays.',
+  );
   setPhase(`${pending.kind}:${pending.stepIndex}`);
   watch = setInterval(() => {
     // A failed read is retried on the next tick; the click path reports real failures.
-    void store.readLog(runId).then((log) => {
-      const now = readRunLog(log);
-      if (shown && now.pending?.resultId !== shown.resultId) void drive('resume');
-    }).catch(() => undefined);
+    void store
+      .readLog(runId)
+      .then((log) => {
+        const now = readRunLog(log);
+        if (shown && now.pending?.resultId !== shown.resultId) void drive('resume');
+      })
+      .catch(() => undefined);
   }, 1000);
 }
 
@@ -196,7 +233,8 @@ async function boot(): Promise<void> {
   const found = readRunLog(log);
   steps = [...found.trajectory];
   render();
-  if (found.state === 'not_started') return setState('idle', 'No run yet. Start one, then reload the page whenever you like.');
+  if (found.state === 'not_started')
+    return setState('idle', 'No run yet. Start one, then reload the page whenever you like.');
   // The log is the source of truth: a request it holds is shown as is, without taking the run.
   if (found.pending) return showPending(found.pending);
   setState('running', `Reopened mid-run: resuming from step ${stepLabel(steps.length)}.`);

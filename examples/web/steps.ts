@@ -11,15 +11,28 @@ function item(className: string, stepIndex: number, what: string, obs: string, s
   const li = document.createElement('li');
   li.className = className;
   li.dataset['step'] = String(stepIndex);
-  const cells = [['num', stepLabel(stepIndex)], ['what', what], ['obs', obs], [`pill ${status === 'running' ? 'running' : 'ok'}`, status]] as const;
-  li.replaceChildren(...cells.map(([cls, text]) => Object.assign(document.createElement('span'), { className: cls, textContent: text })));
+  const cells = [
+    ['num', stepLabel(stepIndex)],
+    ['what', what],
+    ['obs', obs],
+    [`pill ${status === 'running' ? 'running' : 'ok'}`, status],
+  ] as const;
+  li.replaceChildren(
+    ...cells.map(([cls, text]) => Object.assign(document.createElement('span'), { className: cls, textContent: text })),
+  );
   return li;
 }
 
 /** A finished step: what was done (or the answer), what came back, and its status. */
 export function stepItem(step: StepRecord): HTMLLIElement {
   const what = step.decision === 'final' ? `answer: ${step.finalAnswer ?? ''}` : (step.actionRepr ?? step.decision);
-  return item('step done', step.stepIndex, what, step.observation ?? step.explanation ?? '', step.actionStatus === 'denied' ? 'denied' : 'done');
+  return item(
+    'step done',
+    step.stepIndex,
+    what,
+    step.observation ?? step.explanation ?? '',
+    step.actionStatus === 'denied' ? 'denied' : 'done',
+  );
 }
 
 /** The step under way: `text` says what it is doing. */

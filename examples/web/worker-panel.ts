@@ -25,7 +25,21 @@ function inFlightText(view: RunLogView): string {
 
 /** Wire the panel's controls; follows the remembered run at once when there is one. */
 export function mountWorkerPanel(): void {
-  const el = { panel: $('worker'), url: $<HTMLInputElement>('worker-url'), token: $<HTMLInputElement>('worker-token'), run: $<HTMLInputElement>('worker-run'), goal: $<HTMLInputElement>('worker-goal'), ask: $<HTMLInputElement>('worker-ask'), follow: $<HTMLButtonElement>('worker-follow'), start: $<HTMLButtonElement>('worker-start'), state: $('worker-state'), banner: $('worker-banner'), steps: $<HTMLOListElement>('worker-steps'), pending: $('worker-pending'), answer: $('worker-answer') };
+  const el = {
+    panel: $('worker'),
+    url: $<HTMLInputElement>('worker-url'),
+    token: $<HTMLInputElement>('worker-token'),
+    run: $<HTMLInputElement>('worker-run'),
+    goal: $<HTMLInputElement>('worker-goal'),
+    ask: $<HTMLInputElement>('worker-ask'),
+    follow: $<HTMLButtonElement>('worker-follow'),
+    start: $<HTMLButtonElement>('worker-start'),
+    state: $('worker-state'),
+    banner: $('worker-banner'),
+    steps: $<HTMLOListElement>('worker-steps'),
+    pending: $('worker-pending'),
+    answer: $('worker-answer'),
+  };
   let following: AbortController | null = null;
 
   const saved = JSON.parse(sessionStorage.getItem(KEY) ?? '{}') as { url?: string; token?: string; run?: string };
@@ -33,7 +47,8 @@ export function mountWorkerPanel(): void {
   el.token.value = saved.token ?? '';
   el.run.value = saved.run ?? '';
   const target = (): WorkerTarget => ({ baseURL: el.url.value.trim(), token: el.token.value.trim() });
-  const remember = (): void => sessionStorage.setItem(KEY, JSON.stringify({ url: el.url.value, token: el.token.value, run: el.run.value }));
+  const remember = (): void =>
+    sessionStorage.setItem(KEY, JSON.stringify({ url: el.url.value, token: el.token.value, run: el.run.value }));
 
   function setState(state: PanelState, banner: string): void {
     el.panel.dataset['state'] = state;
@@ -44,7 +59,8 @@ export function mountWorkerPanel(): void {
 
   function show(view: RunLogView, runId: string): void {
     const items = view.trajectory.map(stepItem);
-    if (view.inFlight && view.state === 'in_flight') items.push(runningItem(view.inFlight.stepIndex, inFlightText(view)));
+    if (view.inFlight && view.state === 'in_flight')
+      items.push(runningItem(view.inFlight.stepIndex, inFlightText(view)));
     el.steps.replaceChildren(...items);
     el.answer.textContent = view.ended ? (view.ended.finalAnswer ?? `stopped: ${view.ended.stopReason}`) : '';
     const p = view.pending;
@@ -57,7 +73,8 @@ export function mountWorkerPanel(): void {
       el.pending.dataset['resultId'] = p.resultId;
       renderPending(el.pending, p, (reply) => void sendReply(runId, reply), 'worker-');
     }
-    if (view.state === 'ended') setState('ended', `Ended (${view.ended?.stopReason ?? '?'}) after ${view.steps} steps on the Worker.`);
+    if (view.state === 'ended')
+      setState('ended', `Ended (${view.ended?.stopReason ?? '?'}) after ${view.steps} steps on the Worker.`);
     else if (p) setState('awaiting', `The run on the Worker waits for you at step ${stepLabel(p.stepIndex)}.`);
     else setState('following', `Following run ${runId} on the Worker: ${view.steps} steps so far.`);
   }

@@ -40,14 +40,22 @@ async function failure(res: Response, what: string): Promise<WorkerHttpError> {
 
 /** Start a run on the Worker with `input` (the demo Worker takes a goal, or `{ goal, pauseMs, approve }`); resolves with its id. */
 export async function startWorkerRun(target: WorkerTarget, input: unknown, runId?: string): Promise<string> {
-  const res = await fetch(url(target, '/runs'), { method: 'POST', headers: headers(target, { 'content-type': 'application/json' }), body: JSON.stringify(runId ? { runId, input } : { input }) });
+  const res = await fetch(url(target, '/runs'), {
+    method: 'POST',
+    headers: headers(target, { 'content-type': 'application/json' }),
+    body: JSON.stringify(runId ? { runId, input } : { input }),
+  });
   if (res.status !== 201) throw await failure(res, 'start');
   return ((await res.json()) as { runId: string }).runId;
 }
 
 /** Answer the run's open request; resolves once the Worker has stored the reply (202). */
 export async function answerWorkerRun(target: WorkerTarget, runId: string, reply: InputReply): Promise<void> {
-  const res = await fetch(url(target, `/runs/${encodeURIComponent(runId)}/input`), { method: 'POST', headers: headers(target, { 'content-type': 'application/json' }), body: JSON.stringify(reply) });
+  const res = await fetch(url(target, `/runs/${encodeURIComponent(runId)}/input`), {
+    method: 'POST',
+    headers: headers(target, { 'content-type': 'application/json' }),
+    body: JSON.stringify(reply),
+  });
   if (res.status !== 202) throw await failure(res, 'reply');
 }
 
@@ -69,11 +77,17 @@ export type FollowOptions = {
 export async function followWorkerRun(target: WorkerTarget, runId: string, opts: FollowOptions): Promise<RunLogView> {
   const records: LogRecord[] = [];
   let lastId: string | null = null;
-  const status = await fetch(url(target, `/runs/${encodeURIComponent(runId)}`), { headers: headers(target), signal: opts.signal });
+  const status = await fetch(url(target, `/runs/${encodeURIComponent(runId)}`), {
+    headers: headers(target),
+    signal: opts.signal,
+  });
   if (status.status !== 200) throw await failure(status, `run ${JSON.stringify(runId)}`);
   opts.onView(readRunLog(records));
   for (;;) {
-    const res: Response = await fetch(url(target, `/runs/${encodeURIComponent(runId)}/events`), { headers: headers(target, lastId === null ? {} : { 'last-event-id': lastId }), signal: opts.signal });
+    const res: Response = await fetch(url(target, `/runs/${encodeURIComponent(runId)}/events`), {
+      headers: headers(target, lastId === null ? {} : { 'last-event-id': lastId }),
+      signal: opts.signal,
+    });
     // 204: every record was seen and the run has ended.
     if (res.status === 204) return readRunLog(records);
     if (res.status !== 200 || !res.body) throw await failure(res, 'events');

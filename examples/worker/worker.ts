@@ -19,12 +19,23 @@ type Env = {
   NOTIFY_URL?: string; // var: where the chat's notify tool POSTs a message
 };
 
-const add = { name: 'add', description: 'Add two numbers.', replayPolicy: 'safe' as const, parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] } };
+const add = {
+  name: 'add',
+  description: 'Add two numbers.',
+  replayPolicy: 'safe' as const,
+  parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
+};
 const tools = ToolRegistry.of([{ ...add, handler: async ({ a, b }) => String(Number(a) + Number(b)) }]);
 const text = (role: 'system' | 'user', t: string) => ({ role, content: [{ type: 'text' as const, text: t }] });
 const syntheticObservations = { notExecuted: 'The action was not executed.', envError: 'The environment failed.' };
 // stream: the chat shows the reply as it is written (text deltas).
-const model = (env: Env, stream = false) => openAIModel({ model: env.OPENAI_MODEL, apiKey: env.OPENAI_API_KEY, stream, ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : {}) });
+const model = (env: Env, stream = false) =>
+  openAIModel({
+    model: env.OPENAI_MODEL,
+    apiKey: env.OPENAI_API_KEY,
+    stream,
+    ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : {}),
+  });
 const settings = { injections: {}, modelBinding: {}, modelReplayPolicy: 'safe' as const, cancelGraceMs: 5_000 };
 
 export { RunIndex };
@@ -65,7 +76,11 @@ function chatTools(env: Env): ToolRegistry {
     replayPolicy: 'never' as const, // interrupted mid-send: a person settles it, it is not sent again
     handler: async ({ message }: Record<string, unknown>) => {
       if (!env.NOTIFY_URL) throw new Error('NOTIFY_URL is not set');
-      const res = await fetch(env.NOTIFY_URL, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: String(message) });
+      const res = await fetch(env.NOTIFY_URL, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body: String(message),
+      });
       if (!res.ok) throw new Error(`the team's webhook answered ${res.status}`);
       return 'The team got the message.';
     },
@@ -74,26 +89,40 @@ function chatTools(env: Env): ToolRegistry {
 }
 
 /** A chat turn's request: the system prompt, the conversation so far (from the previous turn's log), the new message. */
-const chatRequest = (env: Env) => ({ runId, goal, context }: ChatTurn): RunRequest => {
-  const chat = chatTools(env);
-  return {
-    ...settings,
-    runId,
-    budget: { maxSteps: 10, maxValidActions: 5, maxContextChars: 200_000 },
-    tools: chat,
-    executor: chat.executor(),
-    context: { run: [text('system', 'You are a helpful assistant. Use add for arithmetic and notify to message the team.'), ...context], goal },
-    observationTemplate: '{observation}',
-    toolRenderStyle: 'none',
+const chatRequest =
+  (env: Env) =>
+  ({ runId, goal, context }: ChatTurn): RunRequest => {
+    const chat = chatTools(env);
+    return {
+      ...settings,
+      runId,
+      budget: { maxSteps: 10, maxValidActions: 5, maxContextChars: 200_000 },
+      tools: chat,
+      executor: chat.executor(),
+      context: {
+        run: [
+          text('system', 'You are a helpful assistant. Use add for arithmetic and notify to message the team.'),
+          ...context,
+        ],
+        goal,
+      },
+      observationTemplate: '{observation}',
+      toolRenderStyle: 'none',
+    };
   };
-};
 
 // POST /chat, GET /chat/:chatId/stream, GET /chat/:chatId/messages: each turn of each chat is one of these objects.
 export class ChatTurnObject extends createChatTurnObject<Env>({
   turns: (env) => env.CHAT,
   setup: ({ env }) => ({
     // The chat runs each turn on its turn object's own log: this agent's store is never written.
-    agent: defineAgent({ model: model(env, true), interpreter: openAIToolInterpreter(), store: new InMemoryStore(), events: silentSink(), syntheticObservations }),
+    agent: defineAgent({
+      model: model(env, true),
+      interpreter: openAIToolInterpreter(),
+      store: new InMemoryStore(),
+      events: silentSink(),
+      syntheticObservations,
+    }),
     request: chatRequest(env),
   }),
 }) {}
@@ -102,7 +131,10 @@ let app: ReturnType<typeof createApp<Env>> | null = null;
 export default {
   fetch(request: Request, env: Env, ctx: ExecutionContext) {
     // Made on the first request, when the vars are known: CORS lets the PAGE_ORIGINS pages call the routes (with the token).
-    const origins = (env.PAGE_ORIGINS ?? '').split(',').map((o) => o.trim()).filter((o) => o !== '');
+    const origins = (env.PAGE_ORIGINS ?? '')
+      .split(',')
+      .map((o) => o.trim())
+      .filter((o) => o !== '');
     app ??= createApp<Env>({ runs: (e) => e.RUNS, index: (e) => e.RUN_INDEX, chat: (e) => e.CHAT, cors: { origins } });
     return app.fetch(request, env, ctx);
   },

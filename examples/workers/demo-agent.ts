@@ -19,10 +19,19 @@ const OBSERVATION = 'Observation: ';
  * for a person's approval (`POST /runs/:id/input`).
  */
 const Goal = z.string().check(z.trim(), z.minLength(1), z.maxLength(2000));
-const DemoInput = z.union([Goal, z.strictObject({ goal: Goal, pauseMs: z.optional(z.int().check(z.minimum(0), z.maximum(10_000))), approve: z.optional(z.boolean()) })]);
+const DemoInput = z.union([
+  Goal,
+  z.strictObject({
+    goal: Goal,
+    pauseMs: z.optional(z.int().check(z.minimum(0), z.maximum(10_000))),
+    approve: z.optional(z.boolean()),
+  }),
+]);
 
 function textOf(messages: readonly Message[], role: Message['role']): string[] {
-  return messages.filter((m) => m.role === role).map((m) => m.content.map((b) => (b.type === 'text' ? b.text : '')).join(''));
+  return messages
+    .filter((m) => m.role === role)
+    .map((m) => m.content.map((b) => (b.type === 'text' ? b.text : '')).join(''));
 }
 
 /** The policy: reverse the goal's words one by one, then answer with the observations joined. */
@@ -37,7 +46,10 @@ function demoModel(): ModelCaller {
       const words = (users[0] ?? '').split(/\s+/).filter(Boolean).slice(0, MAX_WORDS);
       const observed = users.filter((t) => t.startsWith(OBSERVATION)).map((t) => t.slice(OBSERVATION.length));
       const next = words[observed.length];
-      const text = next === undefined ? JSON.stringify({ final: observed.join(' ') }) : JSON.stringify({ tool: 'reverse_word', args: { word: next } });
+      const text =
+        next === undefined
+          ? JSON.stringify({ final: observed.join(' ') })
+          : JSON.stringify({ tool: 'reverse_word', args: { word: next } });
       return { callId: `demo-${call.callSeq}`, text, reasoning: null };
     },
   };
@@ -49,7 +61,12 @@ export function demoToolSpecs(pauseMs: number, approve: boolean): ToolSpec[] {
     {
       name: 'reverse_word',
       description: 'Reverse the characters of one word.',
-      parameters: { type: 'object', properties: { word: { type: 'string', minLength: 1 } }, required: ['word'], additionalProperties: false },
+      parameters: {
+        type: 'object',
+        properties: { word: { type: 'string', minLength: 1 } },
+        required: ['word'],
+        additionalProperties: false,
+      },
       replayPolicy: 'safe',
       needsApproval: approve,
       handler: async (args, { signal }) => {
@@ -68,8 +85,14 @@ export function demoToolSpecs(pauseMs: number, approve: boolean): ToolSpec[] {
  */
 export function demoSetup(ctx: RunSetupContext<unknown>): RunSetup {
   const parsed = DemoInput.safeParse(ctx.input);
-  if (!parsed.success) throw new Error('the demo agent takes a goal string, or { "goal": string, "pauseMs"?: integer 0-10000, "approve"?: boolean }');
-  const { goal, pauseMs, approve } = typeof parsed.data === 'string' ? { goal: parsed.data, pauseMs: 0, approve: false } : { goal: parsed.data.goal, pauseMs: parsed.data.pauseMs ?? 0, approve: parsed.data.approve ?? false };
+  if (!parsed.success)
+    throw new Error(
+      'the demo agent takes a goal string, or { "goal": string, "pauseMs"?: integer 0-10000, "approve"?: boolean }',
+    );
+  const { goal, pauseMs, approve } =
+    typeof parsed.data === 'string'
+      ? { goal: parsed.data, pauseMs: 0, approve: false }
+      : { goal: parsed.data.goal, pauseMs: parsed.data.pauseMs ?? 0, approve: parsed.data.approve ?? false };
   const tools = ToolRegistry.of(demoToolSpecs(pauseMs, approve));
   return {
     model: demoModel(),
@@ -79,7 +102,19 @@ export function demoSetup(ctx: RunSetupContext<unknown>): RunSetup {
       tools,
       executor: tools.executor(),
       budget: { maxSteps: MAX_WORDS + 2, maxValidActions: MAX_WORDS + 1, maxContextChars: 200_000 },
-      context: { run: [{ role: 'system', content: [{ type: 'text', text: 'Reverse every word of the goal with reverse_word, one call per step, then give the final answer. Reply with JSON.' }] }] },
+      context: {
+        run: [
+          {
+            role: 'system',
+            content: [
+              {
+                type: 'text',
+                text: 'Reverse every word of the goal with reverse_word, one call per step, then give the final answer. Reply with JSON.',
+              },
+            ],
+          },
+        ],
+      },
       injections: {},
       modelReplayPolicy: 'safe',
       observationTemplate: `${OBSERVATION}{observation}`,

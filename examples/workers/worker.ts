@@ -24,4 +24,8 @@ export class RunObject extends createRunObject<DemoEnv>({ setup: demoSetup, inde
 const EXAMPLE_PAGE_ORIGINS = ['http://127.0.0.1:5173', 'http://localhost:5173'];
 
 /** The HTTP app: every route behind `Authorization: Bearer $POLYLOOP_TOKEN`; runs listed by `GET /runs`; CORS for the example page. */
-export default createApp<DemoEnv>({ runs: (env) => env.RUNS, index: (env) => env.RUN_INDEX, cors: { origins: EXAMPLE_PAGE_ORIGINS } });
+export default createApp<DemoEnv>({
+  runs: (env) => env.RUNS,
+  index: (env) => env.RUN_INDEX,
+  cors: { origins: EXAMPLE_PAGE_ORIGINS },
+});

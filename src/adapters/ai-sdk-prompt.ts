@@ -10,8 +10,19 @@ export type AiSdkProviderOptions = { [provider: string]: { [key: string]: JsonVa
 
 type TextPart = { type: 'text'; text: string };
 type ReasoningPart = { type: 'reasoning'; text: string; providerOptions?: AiSdkProviderOptions };
-type ToolCallPart = { type: 'tool-call'; toolCallId: string; toolName: string; input: JsonValue; providerOptions?: AiSdkProviderOptions };
-type ToolResultPart = { type: 'tool-result'; toolCallId: string; toolName: string; output: { type: 'text'; value: string } };
+type ToolCallPart = {
+  type: 'tool-call';
+  toolCallId: string;
+  toolName: string;
+  input: JsonValue;
+  providerOptions?: AiSdkProviderOptions;
+};
+type ToolResultPart = {
+  type: 'tool-result';
+  toolCallId: string;
+  toolName: string;
+  output: { type: 'text'; value: string };
+};
 
 /** One prompt message, in the shape every specification version accepts. */
 export type AiSdkPromptMessage =
@@ -50,7 +61,8 @@ export function opaqueData(block: Extract<ContentBlock, { type: 'opaque' }>, pro
   return null;
 }
 
-const textsOf = (blocks: readonly ContentBlock[]): string[] => blocks.flatMap((b) => (b.type === 'text' && b.text !== '' ? [b.text] : []));
+const textsOf = (blocks: readonly ContentBlock[]): string[] =>
+  blocks.flatMap((b) => (b.type === 'text' && b.text !== '' ? [b.text] : []));
 
 /**
  * A call's arguments as the prompt's `input` (an object). Arguments the model got wrong (raw text,
@@ -61,18 +73,27 @@ function inputOf(args: JsonValue): JsonValue {
   return isRecord(args) ? args : {};
 }
 
-function assistantParts(blocks: readonly ContentBlock[], provider: string): (TextPart | ReasoningPart | ToolCallPart)[] {
+function assistantParts(
+  blocks: readonly ContentBlock[],
+  provider: string,
+): (TextPart | ReasoningPart | ToolCallPart)[] {
   const parts: (TextPart | ReasoningPart | ToolCallPart)[] = [];
   const key = providerKey(provider);
   for (const b of blocks) {
     if (b.type === 'text' && b.text !== '') parts.push({ type: 'text', text: b.text });
     else if (b.type === 'reasoning') {
-      parts.push(b.signature === undefined ? { type: 'reasoning', text: b.text } : { type: 'reasoning', text: b.text, providerOptions: { [key]: { signature: b.signature } } });
-    } else if (b.type === 'tool_call') parts.push({ type: 'tool-call', toolCallId: b.id, toolName: b.name, input: inputOf(b.arguments) });
+      parts.push(
+        b.signature === undefined
+          ? { type: 'reasoning', text: b.text }
+          : { type: 'reasoning', text: b.text, providerOptions: { [key]: { signature: b.signature } } },
+      );
+    } else if (b.type === 'tool_call')
+      parts.push({ type: 'tool-call', toolCallId: b.id, toolName: b.name, input: inputOf(b.arguments) });
     else if (b.type === 'opaque') {
       // Another provider's state (or a shape we did not write) means nothing here: dropped.
       const data = opaqueData(b, provider);
-      if (data?.part === 'reasoning') parts.push({ type: 'reasoning', text: data.text, providerOptions: data.providerOptions });
+      if (data?.part === 'reasoning')
+        parts.push({ type: 'reasoning', text: data.text, providerOptions: data.providerOptions });
       if (data?.part === 'tool-call') {
         const call = parts.find((p): p is ToolCallPart => p.type === 'tool-call' && p.toolCallId === data.toolCallId);
         if (call) call.providerOptions = data.providerOptions;
@@ -103,7 +124,16 @@ export function toAiSdkPrompt(messages: readonly Message[], provider: string): A
       if (content.length > 0) rest.push({ role: 'assistant', content });
     } else {
       const results: ToolResultPart[] = m.content.flatMap((b) =>
-        b.type === 'tool_result' ? [{ type: 'tool-result' as const, toolCallId: b.toolCallId, toolName: toolNames.get(b.toolCallId) ?? '', output: { type: 'text' as const, value: b.text } }] : [],
+        b.type === 'tool_result'
+          ? [
+              {
+                type: 'tool-result' as const,
+                toolCallId: b.toolCallId,
+                toolName: toolNames.get(b.toolCallId) ?? '',
+                output: { type: 'text' as const, value: b.text },
+              },
+            ]
+          : [],
       );
       if (results.length > 0) rest.push({ role: 'tool', content: results });
       const texts = textsOf(m.content);

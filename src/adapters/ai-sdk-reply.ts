@@ -50,7 +50,8 @@ export function finishReasonOf(v: unknown): FinishReason | undefined {
   return Object.hasOwn(FINISH, unified) ? (FINISH[unified] as FinishReason) : 'other';
 }
 
-const count = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
+const count = (v: unknown): number | undefined =>
+  typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
 
 /** Usage, nested (V3/V4: `inputTokens.total`, `.cacheRead`, `outputTokens.reasoning`) or flat (V2); undefined when no count was reported. */
 export function usageOf(v: unknown): Usage | undefined {
@@ -102,18 +103,41 @@ function opaque(provider: string, data: AiSdkOpaqueData): ContentBlock {
 export function blocksOfPart(part: unknown, provider: string): ContentBlock[] {
   if (!isRecord(part)) return [];
   const md = jsonObject(part['providerMetadata']) ?? {};
-  if (part['type'] === 'text' && typeof part['text'] === 'string') return part['text'] === '' ? [] : [{ type: 'text', text: part['text'] }];
+  if (part['type'] === 'text' && typeof part['text'] === 'string')
+    return part['text'] === '' ? [] : [{ type: 'text', text: part['text'] }];
   if (part['type'] === 'reasoning' && typeof part['text'] === 'string') {
     const signature = signatureOnly(md, providerKey(provider));
-    if (signature === null) return [opaque(provider, { part: 'reasoning', text: part['text'], providerOptions: md as AiSdkProviderOptions })];
+    if (signature === null)
+      return [opaque(provider, { part: 'reasoning', text: part['text'], providerOptions: md as AiSdkProviderOptions })];
     if (part['text'] === '' && signature === undefined) return [];
-    return [signature === undefined ? { type: 'reasoning', text: part['text'] } : { type: 'reasoning', text: part['text'], signature }];
+    return [
+      signature === undefined
+        ? { type: 'reasoning', text: part['text'] }
+        : { type: 'reasoning', text: part['text'], signature },
+    ];
   }
-  if (part['type'] === 'tool-call' && part['providerExecuted'] !== true && typeof part['toolCallId'] === 'string' && typeof part['toolName'] === 'string') {
+  if (
+    part['type'] === 'tool-call' &&
+    part['providerExecuted'] !== true &&
+    typeof part['toolCallId'] === 'string' &&
+    typeof part['toolName'] === 'string'
+  ) {
     const input = typeof part['input'] === 'string' ? part['input'] : JSON.stringify(part['input'] ?? {});
-    const call: ContentBlock = { type: 'tool_call', id: part['toolCallId'], name: part['toolName'], arguments: parseArguments(input) };
+    const call: ContentBlock = {
+      type: 'tool_call',
+      id: part['toolCallId'],
+      name: part['toolName'],
+      arguments: parseArguments(input),
+    };
     if (Object.keys(md).length === 0) return [call];
-    return [call, opaque(provider, { part: 'tool-call', toolCallId: part['toolCallId'], providerOptions: md as AiSdkProviderOptions })];
+    return [
+      call,
+      opaque(provider, {
+        part: 'tool-call',
+        toolCallId: part['toolCallId'],
+        providerOptions: md as AiSdkProviderOptions,
+      }),
+    ];
   }
   return [];
 }
@@ -131,8 +155,12 @@ export type AiSdkTurn = {
 export function replyOfTurn(turn: AiSdkTurn, provider: string): ModelReply {
   const content = turn.content.flatMap((p) => blocksOfPart(p, provider));
   const text = content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
-  const reasoning = turn.content.flatMap((p) => (isRecord(p) && p['type'] === 'reasoning' && typeof p['text'] === 'string' ? [p['text']] : [])).join('');
-  const toolCalls: ToolCallRequest[] = content.flatMap((b) => (b.type === 'tool_call' ? [{ id: b.id, name: b.name, arguments: b.arguments }] : []));
+  const reasoning = turn.content
+    .flatMap((p) => (isRecord(p) && p['type'] === 'reasoning' && typeof p['text'] === 'string' ? [p['text']] : []))
+    .join('');
+  const toolCalls: ToolCallRequest[] = content.flatMap((b) =>
+    b.type === 'tool_call' ? [{ id: b.id, name: b.name, arguments: b.arguments }] : [],
+  );
   return modelReply({
     id: turn.responseId,
     text,

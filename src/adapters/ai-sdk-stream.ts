@@ -17,7 +17,8 @@ type Slot = { type: 'text' | 'reasoning'; text: string; providerMetadata: Record
 
 function mergeMetadata(slot: Slot, md: unknown): void {
   if (!isRecord(md)) return;
-  for (const [key, value] of Object.entries(md)) if (isRecord(value)) slot.providerMetadata[key] = { ...slot.providerMetadata[key], ...value };
+  for (const [key, value] of Object.entries(md))
+    if (isRecord(value)) slot.providerMetadata[key] = { ...slot.providerMetadata[key], ...value };
 }
 
 /**
@@ -100,7 +101,12 @@ function untold(finishReason: unknown): boolean {
   return unified === 'interrupted' || (raw === undefined && (unified === 'other' || unified === 'unknown'));
 }
 
-type Gathered = { parts: ({ slot: Slot } | { part: Record<string, unknown> })[]; slots: Map<string, Slot>; turn: Omit<AiSdkTurn, 'content'> | null; responseId: unknown };
+type Gathered = {
+  parts: ({ slot: Slot } | { part: Record<string, unknown> })[];
+  slots: Map<string, Slot>;
+  turn: Omit<AiSdkTurn, 'content'> | null;
+  responseId: unknown;
+};
 
 function slotFor(g: Gathered, type: Slot['type'], id: unknown): Slot {
   const key = `${type}:${String(id)}`;
@@ -137,10 +143,17 @@ function apply(g: Gathered, part: Record<string, unknown>, onDelta: OnDelta): vo
   } else if (type === 'response-metadata') {
     if (typeof part['id'] === 'string') g.responseId = part['id'];
   } else if (type === 'finish') {
-    g.turn = { finishReason: part['finishReason'], usage: part['usage'], providerMetadata: part['providerMetadata'], responseId: null };
+    g.turn = {
+      finishReason: part['finishReason'],
+      usage: part['usage'],
+      providerMetadata: part['providerMetadata'],
+      responseId: null,
+    };
   } else if (type === 'error') {
     const e = part['error'];
-    throw e instanceof Error ? e : new AiSdkStreamError(`the model's stream reported an error: ${JSON.stringify(e) ?? String(e)}`, { cause: e });
+    throw e instanceof Error
+      ? e
+      : new AiSdkStreamError(`the model's stream reported an error: ${JSON.stringify(e) ?? String(e)}`, { cause: e });
   }
 }
 
@@ -190,5 +203,7 @@ export async function gatherStream(
 }
 
 function toPart(slot: Slot): Record<string, unknown> {
-  return Object.keys(slot.providerMetadata).length === 0 ? { type: slot.type, text: slot.text } : { type: slot.type, text: slot.text, providerMetadata: slot.providerMetadata };
+  return Object.keys(slot.providerMetadata).length === 0
+    ? { type: slot.type, text: slot.text }
+    : { type: slot.type, text: slot.text, providerMetadata: slot.providerMetadata };
 }

@@ -51,7 +51,10 @@ export type AiSdkCallSettings = {
 };
 
 /** What a run's `modelBinding` adds to a call (see {@link AiSdkModelOptions.binding}). */
-export type AiSdkBindingOptions = { readonly headers?: Readonly<Record<string, string>>; readonly providerOptions?: AiSdkProviderOptions };
+export type AiSdkBindingOptions = {
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly providerOptions?: AiSdkProviderOptions;
+};
 
 /** Options of {@link aiSdkModel}. */
 export type AiSdkModelOptions = {
@@ -117,7 +120,9 @@ const SETTINGS_HINTS = Object.fromEntries(
 function checkOptions(options: AiSdkModelOptions, where: string): void {
   checkOptionKeys(options, AI_SDK_OPTIONS, where, { hints: SETTINGS_HINTS });
   if (options.settings === undefined) return;
-  checkOptionKeys(options.settings, SETTINGS, `${where} settings`, { hints: { maxTokens: 'did you mean `maxOutputTokens`?' } });
+  checkOptionKeys(options.settings, SETTINGS, `${where} settings`, {
+    hints: { maxTokens: 'did you mean `maxOutputTokens`?' },
+  });
 }
 
 /** The call options every specification version accepts (the type test checks each). */
@@ -131,11 +136,15 @@ export type AiSdkCallOptions = Omit<AiSdkCallSettings, 'stopSequences'> & {
 };
 
 /** One call per turn, asked of the providers that take the option. */
-const ONE_CALL_PER_TURN: AiSdkProviderOptions = { openai: { parallelToolCalls: false }, anthropic: { disableParallelToolUse: true } };
+const ONE_CALL_PER_TURN: AiSdkProviderOptions = {
+  openai: { parallelToolCalls: false },
+  anthropic: { disableParallelToolUse: true },
+};
 
 function mergeProviderOptions(...layers: (AiSdkProviderOptions | undefined)[]): AiSdkProviderOptions {
   const out: AiSdkProviderOptions = {};
-  for (const layer of layers) for (const [key, value] of Object.entries(layer ?? {})) out[key] = { ...out[key], ...value };
+  for (const layer of layers)
+    for (const [key, value] of Object.entries(layer ?? {})) out[key] = { ...out[key], ...value };
   return out;
 }
 
@@ -154,7 +163,11 @@ export function aiSdkCallOptions(call: ModelCall, provider: string, options: AiS
     ...(stopSequences ? { stopSequences: [...stopSequences] } : {}),
     prompt: toAiSdkPrompt(call.messages, provider),
     ...(hasTools ? { tools: toAiSdkTools(call.tools) } : {}),
-    providerOptions: mergeProviderOptions(hasTools ? ONE_CALL_PER_TURN : undefined, options.providerOptions, bound.providerOptions),
+    providerOptions: mergeProviderOptions(
+      hasTools ? ONE_CALL_PER_TURN : undefined,
+      options.providerOptions,
+      bound.providerOptions,
+    ),
     ...(Object.keys(headers).length > 0 ? { headers } : {}),
     abortSignal: call.signal,
   };
@@ -172,11 +185,18 @@ type Callable = {
 async function generate(model: Callable, opts: AiSdkCallOptions, size: ReplySize): Promise<AiSdkTurn> {
   const r = await model.doGenerate(opts);
   const response = r['response'] as { id?: unknown } | undefined;
-  if (!Array.isArray(r['content'])) throw new TypeError('aiSdkModel: doGenerate returned a result without a content array');
+  if (!Array.isArray(r['content']))
+    throw new TypeError('aiSdkModel: doGenerate returned a result without a content array');
   for (const part of r['content'] as unknown[]) {
     if (typeof part === 'object' && part !== null) size.add(part as Record<string, unknown>);
   }
-  return { content: r['content'], finishReason: r['finishReason'], usage: r['usage'], providerMetadata: r['providerMetadata'], responseId: response?.id };
+  return {
+    content: r['content'],
+    finishReason: r['finishReason'],
+    usage: r['usage'],
+    providerMetadata: r['providerMetadata'],
+    responseId: response?.id,
+  };
 }
 
 /**
@@ -194,7 +214,9 @@ export function aiSdkModel(model: AiSdkLanguageModel, options: AiSdkModelOptions
   checkOptions(options, 'aiSdkModel');
   const version: unknown = (model as { specificationVersion?: unknown } | null)?.specificationVersion;
   if (typeof version !== 'string' || !VERSIONS.has(version)) {
-    throw new TypeError(`aiSdkModel: specificationVersion ${JSON.stringify(version) ?? String(version)} is not supported (v2, v3 or v4)`);
+    throw new TypeError(
+      `aiSdkModel: specificationVersion ${JSON.stringify(version) ?? String(version)} is not supported (v2, v3 or v4)`,
+    );
   }
   if (typeof model.provider !== 'string' || typeof model.modelId !== 'string' || model.modelId === '') {
     throw new TypeError('aiSdkModel: the model needs a provider and a non-empty modelId');

@@ -3,7 +3,16 @@
  * `ModelReply`. Pure functions; the HTTP leg is in `anthropic.ts`.
  * @module
  */
-import type { ContentBlock, JsonObject, JsonValue, Message, ModelCall, ModelReply, ModelToolSchema, ToolCallRequest } from '../core/index.ts';
+import type {
+  ContentBlock,
+  JsonObject,
+  JsonValue,
+  Message,
+  ModelCall,
+  ModelReply,
+  ModelToolSchema,
+  ToolCallRequest,
+} from '../core/index.ts';
 import { isRecord, tokenCount } from './http.ts';
 import { modelReply } from './model-reply.ts';
 
@@ -22,11 +31,20 @@ export type AnthropicToolUseBlock = { type: 'tool_use'; id: string; name: string
 /** The answer to a tool call. */
 export type AnthropicToolResultBlock = { type: 'tool_result'; tool_use_id: string; content: string };
 /** Any input content block the adapter builds. */
-export type AnthropicContentBlock = AnthropicTextBlock | AnthropicThinkingBlock | AnthropicRedactedThinkingBlock | AnthropicToolUseBlock | AnthropicToolResultBlock;
+export type AnthropicContentBlock =
+  | AnthropicTextBlock
+  | AnthropicThinkingBlock
+  | AnthropicRedactedThinkingBlock
+  | AnthropicToolUseBlock
+  | AnthropicToolResultBlock;
 /** One input message. */
 export type AnthropicMessage = { role: 'user' | 'assistant'; content: AnthropicContentBlock[] };
 /** A client tool definition. */
-export type AnthropicTool = { name: string; description: string; input_schema: { type: 'object'; [key: string]: JsonValue } };
+export type AnthropicTool = {
+  name: string;
+  description: string;
+  input_schema: { type: 'object'; [key: string]: JsonValue };
+};
 
 /**
  * The request body the adapter sends (mutable arrays: a fresh wire object, assignable to the
@@ -50,7 +68,9 @@ function toBlock(b: ContentBlock, role: 'user' | 'assistant'): AnthropicContentB
       return b.text === '' ? null : { type: 'text', text: b.text };
     // Only signed thinking can go back; unsigned reasoning (another provider's) is dropped.
     case 'reasoning':
-      return role === 'assistant' && b.signature !== undefined ? { type: 'thinking', thinking: b.text, signature: b.signature } : null;
+      return role === 'assistant' && b.signature !== undefined
+        ? { type: 'thinking', thinking: b.text, signature: b.signature }
+        : null;
     case 'tool_call': {
       const input = isRecord(b.arguments) ? { ...(b.arguments as { [key: string]: JsonValue }) } : {};
       return { type: 'tool_use', id: b.id, name: b.name, input };
@@ -66,7 +86,13 @@ function toBlock(b: ContentBlock, role: 'user' | 'assistant'): AnthropicContentB
 /** The `redacted_thinking` block an `opaque` block of this adapter carries, copied key for key; null for any other. */
 function redactedThinking(b: Extract<ContentBlock, { type: 'opaque' }>): AnthropicRedactedThinkingBlock | null {
   const data = b.data;
-  if (b.provider !== 'anthropic' || !isRecord(data) || data['type'] !== 'redacted_thinking' || typeof data['data'] !== 'string') return null;
+  if (
+    b.provider !== 'anthropic' ||
+    !isRecord(data) ||
+    data['type'] !== 'redacted_thinking' ||
+    typeof data['data'] !== 'string'
+  )
+    return null;
   return { ...(data as AnthropicRedactedThinkingBlock) };
 }
 
@@ -76,7 +102,10 @@ function redactedThinking(b: Extract<ContentBlock, { type: 'opaque' }>): Anthrop
  * blocks in the user turn; signed `reasoning` → `thinking`. Empty messages are dropped and
  * consecutive messages of one role merged, as the API expects alternating turns.
  */
-export function toAnthropicMessages(messages: readonly Message[]): { system: AnthropicTextBlock[]; messages: AnthropicMessage[] } {
+export function toAnthropicMessages(messages: readonly Message[]): {
+  system: AnthropicTextBlock[];
+  messages: AnthropicMessage[];
+} {
   const system: AnthropicTextBlock[] = [];
   const out: AnthropicMessage[] = [];
   for (const m of messages) {
@@ -96,7 +125,11 @@ export function toAnthropicMessages(messages: readonly Message[]): { system: Ant
 
 /** The run's tools as client tools. */
 export function toAnthropicTools(tools: readonly ModelToolSchema[]): AnthropicTool[] {
-  return tools.map((t) => ({ name: t.name, description: t.description, input_schema: { ...t.parameters, type: 'object' } }));
+  return tools.map((t) => ({
+    name: t.name,
+    description: t.description,
+    input_schema: { ...t.parameters, type: 'object' },
+  }));
 }
 
 /** A content block as it arrives in a response (or is assembled from stream events). */
@@ -146,7 +179,11 @@ export function replyBlock(raw: unknown): ReplyBlock | null {
       return typeof raw['text'] === 'string' ? { type: 'text', text: raw['text'] } : null;
     case 'thinking':
       return typeof raw['thinking'] === 'string'
-        ? { type: 'thinking', thinking: raw['thinking'], signature: typeof raw['signature'] === 'string' ? raw['signature'] : null }
+        ? {
+            type: 'thinking',
+            thinking: raw['thinking'],
+            signature: typeof raw['signature'] === 'string' ? raw['signature'] : null,
+          }
         : null;
     case 'tool_use':
       return typeof raw['id'] === 'string' && typeof raw['name'] === 'string'
@@ -161,7 +198,11 @@ export function replyBlock(raw: unknown): ReplyBlock | null {
 }
 
 /** How a message ended, as the API said it (`message` body, or `message_start` + `message_delta` merged). */
-export type StopInfo = { readonly stopReason: string | null; readonly stopSequence: string | null; readonly usage: unknown };
+export type StopInfo = {
+  readonly stopReason: string | null;
+  readonly stopSequence: string | null;
+  readonly usage: unknown;
+};
 
 const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
   end_turn: 'stop',
@@ -193,7 +234,9 @@ export function anthropicUsage(raw: unknown): Usage | undefined {
   if (input === undefined || output === undefined) return undefined;
   const written = tokenCount(raw['cache_creation_input_tokens']) ?? 0;
   const read = tokenCount(raw['cache_read_input_tokens']);
-  const thinking = isRecord(raw['output_tokens_details']) ? tokenCount(raw['output_tokens_details']['thinking_tokens']) : undefined;
+  const thinking = isRecord(raw['output_tokens_details'])
+    ? tokenCount(raw['output_tokens_details']['thinking_tokens'])
+    : undefined;
   // Each count is safe, their sum need not be: an unsafe total is dropped as an unsafe count is (decision 0027).
   const inputTokens = tokenCount(input + written + (read ?? 0));
   if (inputTokens === undefined) return undefined;
@@ -223,7 +266,11 @@ const NO_STOP: StopInfo = { stopReason: null, stopSequence: null, usage: null };
  * Assemble a `ModelReply` from the turn's blocks, keeping the provider's block order in `content`
  * (`redacted_thinking` as an `opaque` block), with finish reason, usage and provider metadata.
  */
-export function replyFromBlocks(id: string | null, blocks: readonly ReplyBlock[], stop: StopInfo = NO_STOP): ModelReply {
+export function replyFromBlocks(
+  id: string | null,
+  blocks: readonly ReplyBlock[],
+  stop: StopInfo = NO_STOP,
+): ModelReply {
   const content: ContentBlock[] = [];
   const toolCalls: ToolCallRequest[] = [];
   const texts: string[] = [];
@@ -235,7 +282,11 @@ export function replyFromBlocks(id: string | null, blocks: readonly ReplyBlock[]
     } else if (b.type === 'thinking') {
       thoughts.push(b.thinking);
       // An empty signature (a stream that never sent its signature_delta) is no signature.
-      content.push(b.signature === null || b.signature === '' ? { type: 'reasoning', text: b.thinking } : { type: 'reasoning', text: b.thinking, signature: b.signature });
+      content.push(
+        b.signature === null || b.signature === ''
+          ? { type: 'reasoning', text: b.thinking }
+          : { type: 'reasoning', text: b.thinking, signature: b.signature },
+      );
     } else if (b.type === 'tool_use') {
       toolCalls.push({ id: b.id, name: b.name, arguments: b.input });
       content.push({ type: 'tool_call', id: b.id, name: b.name, arguments: b.input });

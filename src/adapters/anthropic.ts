@@ -7,9 +7,31 @@
 import { canonicalJson, checkOptionKeys } from '../core/internal-entry.ts';
 import type { DecisionInterpreter, JsonObject, JsonValue, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
 import type { OptionKeys } from '../core/internal-entry.ts';
-import { ANTHROPIC_VERSION, anthropicRequestBody, replyBlock, replyFromBlocks, replyFromMessage } from './anthropic-wire.ts';
+import {
+  ANTHROPIC_VERSION,
+  anthropicRequestBody,
+  replyBlock,
+  replyFromBlocks,
+  replyFromMessage,
+} from './anthropic-wire.ts';
 import type { ReplyBlock } from './anthropic-wire.ts';
-import { bodyFieldHints, checkApiKey, checkExtraBody, checkMaxResponseBytes, checkModel, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
+import {
+  bodyFieldHints,
+  checkApiKey,
+  checkExtraBody,
+  checkMaxResponseBytes,
+  checkModel,
+  eventJSON,
+  isJSONResponse,
+  isRecord,
+  joinURL,
+  malformed,
+  postJSON,
+  readEvents,
+  readJSON,
+  streamEndedEarly,
+  streamError,
+} from './http.ts';
 import type { FetchLike, PostedResponse } from './http.ts';
 import { nativeToolInterpreter, parseArguments } from './tool-interpreter.ts';
 
@@ -90,9 +112,29 @@ const BODY_FIELD_HINTS = bodyFieldHints(['temperature', 'top_p', 'top_k', 'think
 export function anthropicModel(options: AnthropicModelOptions): ModelCaller {
   checkOptionKeys(options, ANTHROPIC_OPTIONS, 'anthropicModel', { hints: BODY_FIELD_HINTS });
   checkModel('anthropicModel', options.model);
-  if (!Number.isInteger(options.maxTokens) || options.maxTokens < 1) throw new TypeError(`anthropicModel: maxTokens must be a positive integer, got ${JSON.stringify(options.maxTokens)}`);
-  checkExtraBody('anthropicModel', options.body, ['model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'metadata', 'stream']);
-  checkApiKey({ adapter: 'anthropicModel', apiKey: options.apiKey, baseURL: options.baseURL, defaultBaseURL: ANTHROPIC_BASE_URL, envVar: 'ANTHROPIC_API_KEY', headers: options.headers, keyHeaders: ['x-api-key', 'authorization'] });
+  if (!Number.isInteger(options.maxTokens) || options.maxTokens < 1)
+    throw new TypeError(
+      `anthropicModel: maxTokens must be a positive integer, got ${JSON.stringify(options.maxTokens)}`,
+    );
+  checkExtraBody('anthropicModel', options.body, [
+    'model',
+    'max_tokens',
+    'messages',
+    'system',
+    'tools',
+    'tool_choice',
+    'metadata',
+    'stream',
+  ]);
+  checkApiKey({
+    adapter: 'anthropicModel',
+    apiKey: options.apiKey,
+    baseURL: options.baseURL,
+    defaultBaseURL: ANTHROPIC_BASE_URL,
+    envVar: 'ANTHROPIC_API_KEY',
+    headers: options.headers,
+    keyHeaders: ['x-api-key', 'authorization'],
+  });
   const endpoint = joinURL(options.baseURL ?? ANTHROPIC_BASE_URL, 'messages');
   const doFetch: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
   const maxResponseBytes = checkMaxResponseBytes('anthropicModel', options.maxResponseBytes);
@@ -112,7 +154,16 @@ export function anthropicModel(options: AnthropicModelOptions): ModelCaller {
     params,
     async call(call: ModelCall): Promise<ModelReply> {
       const body = { ...options.body, ...anthropicRequestBody(call, options) };
-      const posted = await postJSON({ provider: 'anthropic', fetch: doFetch, url: endpoint, headers, body, signal: call.signal, requestIdHeader: 'request-id', maxResponseBytes });
+      const posted = await postJSON({
+        provider: 'anthropic',
+        fetch: doFetch,
+        url: endpoint,
+        headers,
+        body,
+        signal: call.signal,
+        requestIdHeader: 'request-id',
+        maxResponseBytes,
+      });
       if (options.stream && !isJSONResponse(posted)) return readStream(posted, call);
       const reply = replyFromMessage(await readJSON(posted, 'anthropic', call.signal));
       if (typeof reply === 'string') throw malformed('anthropic', posted, reply);
@@ -143,16 +194,27 @@ function applyDelta(block: Building, delta: Record<string, unknown>, onDelta: Mo
   } else if (block.type === 'thinking' && delta['type'] === 'thinking_delta') {
     block.thinking += d('thinking');
     if (d('thinking') !== '') onDelta?.(d('thinking'), 'reasoning');
-  } else if (block.type === 'thinking' && delta['type'] === 'signature_delta') block.signature = (block.signature ?? '') + d('signature');
+  } else if (block.type === 'thinking' && delta['type'] === 'signature_delta')
+    block.signature = (block.signature ?? '') + d('signature');
   else if (block.type === 'tool_use' && delta['type'] === 'input_json_delta') block.json += d('partial_json');
 }
 
 function finish(block: Building): ReplyBlock {
   if (block.type !== 'tool_use') return block;
-  return { type: 'tool_use', id: block.id, name: block.name, input: block.json === '' ? block.input : parseArguments(block.json) };
+  return {
+    type: 'tool_use',
+    id: block.id,
+    name: block.name,
+    input: block.json === '' ? block.input : parseArguments(block.json),
+  };
 }
 
-type MessageState = { id: string | null; stopReason: string | null; stopSequence: string | null; usage: Record<string, unknown> };
+type MessageState = {
+  id: string | null;
+  stopReason: string | null;
+  stopSequence: string | null;
+  usage: Record<string, unknown>;
+};
 
 /**
  * `message_start` brings the id and the first usage; `message_delta` the stop reason and usage
@@ -168,7 +230,8 @@ function applyMessageEvent(state: MessageState, type: unknown, data: Record<stri
     if (typeof delta['stop_reason'] === 'string') state.stopReason = delta['stop_reason'];
     if (typeof delta['stop_sequence'] === 'string') state.stopSequence = delta['stop_sequence'];
     const usage = isRecord(data['usage']) ? data['usage'] : {};
-    for (const [key, value] of Object.entries(usage)) if (value !== null && value !== undefined) state.usage[key] = value;
+    for (const [key, value] of Object.entries(usage))
+      if (value !== null && value !== undefined) state.usage[key] = value;
   }
 }
 
@@ -189,7 +252,8 @@ async function readStream(posted: PostedResponse, call: ModelCall): Promise<Mode
     const index = typeof data['index'] === 'number' ? data['index'] : -1;
     if (type === 'content_block_start') {
       const block = startBlock(data['content_block']);
-      if (block === null) throw malformed('anthropic', posted, `malformed content_block_start: ${event.data.slice(0, 200)}`);
+      if (block === null)
+        throw malformed('anthropic', posted, `malformed content_block_start: ${event.data.slice(0, 200)}`);
       blocks[index] = block;
       if (block.type === 'thinking') {
         // The reply's reasoning joins the thinking blocks with '\n': the deltas add up to it.
@@ -199,7 +263,8 @@ async function readStream(posted: PostedResponse, call: ModelCall): Promise<Mode
       }
     } else if (type === 'content_block_delta') {
       const block = blocks[index];
-      if (block === undefined || !isRecord(data['delta'])) throw malformed('anthropic', posted, `content_block_delta for unknown block ${index}`);
+      if (block === undefined || !isRecord(data['delta']))
+        throw malformed('anthropic', posted, `content_block_delta for unknown block ${index}`);
       applyDelta(block, data['delta'], call.onDelta);
     }
   }

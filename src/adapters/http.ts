@@ -49,10 +49,18 @@ export class ModelCallError extends PolyLoopError {
   readonly requestId: string | null;
 
   constructor(message: string, init: ModelCallErrorInit) {
-    const where = [init.status === null ? null : `status ${init.status}`, init.errorType, init.requestId && `request ${init.requestId}`]
+    const where = [
+      init.status === null ? null : `status ${init.status}`,
+      init.errorType,
+      init.requestId && `request ${init.requestId}`,
+    ]
       .filter((s): s is string => typeof s === 'string' && s !== '')
       .join(', ');
-    super('model_call', `${init.provider}: ${message}${where ? ` (${where})` : ''}`, init.cause === undefined ? undefined : { cause: init.cause });
+    super(
+      'model_call',
+      `${init.provider}: ${message}${where ? ` (${where})` : ''}`,
+      init.cause === undefined ? undefined : { cause: init.cause },
+    );
     this.provider = init.provider;
     this.kind = init.kind;
     this.status = init.status;
@@ -112,7 +120,8 @@ export async function postJSON(opts: PostJSONOptions): Promise<PostedResponse> {
     });
   } catch (e) {
     opts.signal.throwIfAborted();
-    const detail = e instanceof Error ? `${e.message}${e.cause instanceof Error ? `: ${e.cause.message}` : ''}` : String(e);
+    const detail =
+      e instanceof Error ? `${e.message}${e.cause instanceof Error ? `: ${e.cause.message}` : ''}` : String(e);
     throw new ModelCallError(`network failure calling ${opts.url}: ${detail}`, {
       provider: opts.provider,
       kind: 'network',
@@ -147,7 +156,12 @@ export async function readJSON(posted: PostedResponse, provider: ModelProvider, 
 }
 
 /** A `malformed_response` error for a body that parsed but is not the documented shape. */
-export function malformed(provider: ModelProvider, posted: PostedResponse, message: string, cause?: unknown): ModelCallError {
+export function malformed(
+  provider: ModelProvider,
+  posted: PostedResponse,
+  message: string,
+  cause?: unknown,
+): ModelCallError {
   return postedError(posted, { provider, kind: 'malformed_response', message, cause });
 }
 
@@ -164,7 +178,14 @@ type PostedFailure = {
 function postedError(posted: PostedResponse, failure: PostedFailure): ModelCallError {
   const { provider, kind, message, cause } = failure;
   const { status } = posted.response;
-  return new ModelCallError(message, { provider, kind, status, errorType: failure.errorType ?? null, requestId: posted.requestId, cause });
+  return new ModelCallError(message, {
+    provider,
+    kind,
+    status,
+    errorType: failure.errorType ?? null,
+    requestId: posted.requestId,
+    cause,
+  });
 }
 
 /**
@@ -232,7 +253,8 @@ export function parseErrorBody(text: string): { readonly type: string | null; re
   }
   const error = isRecord(body) ? body['error'] : undefined;
   if (!isRecord(error)) return { type: null, message: null };
-  const type = typeof error['type'] === 'string' ? error['type'] : typeof error['code'] === 'string' ? error['code'] : null;
+  const type =
+    typeof error['type'] === 'string' ? error['type'] : typeof error['code'] === 'string' ? error['code'] : null;
   return { type, message: typeof error['message'] === 'string' ? error['message'] : null };
 }
 
@@ -255,12 +277,15 @@ export function isJSONResponse(posted: PostedResponse): boolean {
 
 /** The hint for a provider request field given as an adapter option: it belongs in `body`. */
 export function bodyFieldHints(fields: readonly string[]): OptionHints {
-  return Object.fromEntries(fields.map((f) => [f, `a request field of the provider goes in \`body\` (\`body: { ${f}: … }\`)`]));
+  return Object.fromEntries(
+    fields.map((f) => [f, `a request field of the provider goes in \`body\` (\`body: { ${f}: … }\`)`]),
+  );
 }
 
 /** A model id must be a non-empty string (it is the run's identity). */
 export function checkModel(adapter: string, model: unknown): void {
-  if (typeof model !== 'string' || model.trim() === '') throw new TypeError(`${adapter}: model must be a non-empty string, got ${JSON.stringify(model)}`);
+  if (typeof model !== 'string' || model.trim() === '')
+    throw new TypeError(`${adapter}: model must be a non-empty string, got ${JSON.stringify(model)}`);
 }
 
 /** What {@link checkApiKey} needs to know about an adapter's options. */
@@ -301,7 +326,10 @@ export function checkApiKey(c: ApiKeyCheck): void {
  */
 export function checkExtraBody(adapter: string, body: object | undefined, owned: readonly string[]): void {
   const clash = Object.keys(body ?? {}).filter((k) => owned.includes(k));
-  if (clash.length > 0) throw new TypeError(`${adapter}: body.${clash.join(', body.')} is written by the adapter; use its options (model, stream, binding, tools from the run) instead`);
+  if (clash.length > 0)
+    throw new TypeError(
+      `${adapter}: body.${clash.join(', body.')} is written by the adapter; use its options (model, stream, binding, tools from the run) instead`,
+    );
 }
 
 /** A token count as a provider reports it: a non-negative safe integer, else `undefined` (never a value core would refuse). */
@@ -323,7 +351,11 @@ export function joinURL(base: string, path: string): string {
  * The SSE events of a streaming response. A body that breaks off mid-stream rejects with a
  * `network` {@link ModelCallError}; abort rejects with `signal.reason`.
  */
-export async function* readEvents(posted: PostedResponse, provider: ModelProvider, signal: AbortSignal): AsyncGenerator<SSEEvent> {
+export async function* readEvents(
+  posted: PostedResponse,
+  provider: ModelProvider,
+  signal: AbortSignal,
+): AsyncGenerator<SSEEvent> {
   const body = posted.body;
   if (body === null) throw malformed(provider, posted, 'streaming response has no body');
   try {
@@ -339,7 +371,12 @@ export async function* readEvents(posted: PostedResponse, provider: ModelProvide
  */
 function brokeOff(
   posted: PostedResponse,
-  read: { readonly provider: ModelProvider; readonly signal: AbortSignal; readonly what: string; readonly cause: unknown },
+  read: {
+    readonly provider: ModelProvider;
+    readonly signal: AbortSignal;
+    readonly what: string;
+    readonly cause: unknown;
+  },
 ): unknown {
   const { provider, signal, what, cause } = read;
   if (signal.aborted) return signal.reason;
@@ -362,11 +399,24 @@ export function eventJSON(posted: PostedResponse, provider: ModelProvider, data:
 
 /** The stream closed before the provider's end marker: the reply may be cut short, so it is a failure. */
 export function streamEndedEarly(posted: PostedResponse, provider: ModelProvider, marker: string): ModelCallError {
-  return postedError(posted, { provider, kind: 'network', message: `the stream ended before ${marker}; the reply may be incomplete` });
+  return postedError(posted, {
+    provider,
+    kind: 'network',
+    message: `the stream ended before ${marker}; the reply may be incomplete`,
+  });
 }
 
 /** A `stream` error from an error object a provider sent inside a stream. */
-export function streamError(posted: PostedResponse, provider: ModelProvider, error: Record<string, unknown>): ModelCallError {
+export function streamError(
+  posted: PostedResponse,
+  provider: ModelProvider,
+  error: Record<string, unknown>,
+): ModelCallError {
   const message = typeof error['message'] === 'string' ? error['message'] : 'error event in stream';
-  return postedError(posted, { provider, kind: 'stream', message, errorType: typeof error['type'] === 'string' ? error['type'] : null });
+  return postedError(posted, {
+    provider,
+    kind: 'stream',
+    message,
+    errorType: typeof error['type'] === 'string' ? error['type'] : null,
+  });
 }

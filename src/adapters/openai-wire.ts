@@ -3,7 +3,16 @@
  * chunks → `ModelReply`. Pure functions; the HTTP leg is in `openai.ts`.
  * @module
  */
-import type { ContentBlock, JsonObject, JsonValue, Message, ModelCall, ModelReply, ModelToolSchema, ToolCallRequest } from '../core/index.ts';
+import type {
+  ContentBlock,
+  JsonObject,
+  JsonValue,
+  Message,
+  ModelCall,
+  ModelReply,
+  ModelToolSchema,
+  ToolCallRequest,
+} from '../core/index.ts';
 import { isRecord, tokenCount } from './http.ts';
 import { modelReply } from './model-reply.ts';
 
@@ -23,7 +32,10 @@ export type OpenAIChatMessage =
   | { role: 'tool'; tool_call_id: string; content: string };
 
 /** A function tool definition on the wire. */
-export type OpenAIFunctionTool = { type: 'function'; function: { name: string; description: string; parameters: { [key: string]: JsonValue } } };
+export type OpenAIFunctionTool = {
+  type: 'function';
+  function: { name: string; description: string; parameters: { [key: string]: JsonValue } };
+};
 
 /**
  * The request body the adapter sends (mutable arrays: it is a fresh wire object, and this way it
@@ -56,7 +68,9 @@ function argumentsString(args: JsonValue): string {
 function assistantMessage(blocks: readonly ContentBlock[]): OpenAIChatMessage {
   const texts = textOf(blocks);
   const calls: OpenAIToolCall[] = blocks.flatMap((b) =>
-    b.type === 'tool_call' ? [{ id: b.id, type: 'function' as const, function: { name: b.name, arguments: argumentsString(b.arguments) } }] : [],
+    b.type === 'tool_call'
+      ? [{ id: b.id, type: 'function' as const, function: { name: b.name, arguments: argumentsString(b.arguments) } }]
+      : [],
   );
   // Reasoning is not sent back: Chat Completions has no input field for it (DeepSeek rejects it).
   const content = texts.length > 0 ? texts.join('') : calls.length > 0 ? null : '';
@@ -77,7 +91,8 @@ export function toOpenAIMessages(messages: readonly Message[]): OpenAIChatMessag
     } else if (m.role === 'assistant') {
       out.push(assistantMessage(m.content));
     } else {
-      for (const b of m.content) if (b.type === 'tool_result') out.push({ role: 'tool', tool_call_id: b.toolCallId, content: b.text });
+      for (const b of m.content)
+        if (b.type === 'tool_result') out.push({ role: 'tool', tool_call_id: b.toolCallId, content: b.text });
       const texts = textOf(m.content);
       if (texts.length > 0) out.push({ role: 'user', content: userContent(texts) });
     }
@@ -87,7 +102,10 @@ export function toOpenAIMessages(messages: readonly Message[]): OpenAIChatMessag
 
 /** The run's tools as function tools. */
 export function toOpenAITools(tools: readonly ModelToolSchema[]): OpenAIFunctionTool[] {
-  return tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: { ...t.parameters } } }));
+  return tools.map((t) => ({
+    type: 'function',
+    function: { name: t.name, description: t.description, parameters: { ...t.parameters } },
+  }));
 }
 
 /** The pieces of one assistant turn, however they arrived (one body or many chunks). */
@@ -132,7 +150,8 @@ export function openAIRequestBody(call: ModelCall, options: OpenAIBodyOptions): 
     // A step runs at most one call. Only valid together with `tools`.
     if (options.parallelToolCalls !== 'omit') body.parallel_tool_calls = false;
   }
-  if ((options.binding ?? 'metadata') === 'metadata' && Object.keys(call.binding).length > 0) body.metadata = { ...call.binding };
+  if ((options.binding ?? 'metadata') === 'metadata' && Object.keys(call.binding).length > 0)
+    body.metadata = { ...call.binding };
   if (options.stream) {
     body.stream = true;
     // Without it a stream reports no usage, and usage feeds `maxTotalTokens`.
@@ -157,9 +176,18 @@ export function openAIUsage(raw: unknown): Usage | undefined {
   const input = tokenCount(raw['prompt_tokens']);
   const output = tokenCount(raw['completion_tokens']);
   if (input === undefined || output === undefined) return undefined;
-  const cached = isRecord(raw['prompt_tokens_details']) ? tokenCount(raw['prompt_tokens_details']['cached_tokens']) : undefined;
-  const reasoning = isRecord(raw['completion_tokens_details']) ? tokenCount(raw['completion_tokens_details']['reasoning_tokens']) : undefined;
-  return { inputTokens: input, outputTokens: output, ...(cached === undefined ? {} : { cachedInputTokens: cached }), ...(reasoning === undefined ? {} : { reasoningTokens: reasoning }) };
+  const cached = isRecord(raw['prompt_tokens_details'])
+    ? tokenCount(raw['prompt_tokens_details']['cached_tokens'])
+    : undefined;
+  const reasoning = isRecord(raw['completion_tokens_details'])
+    ? tokenCount(raw['completion_tokens_details']['reasoning_tokens'])
+    : undefined;
+  return {
+    inputTokens: input,
+    outputTokens: output,
+    ...(cached === undefined ? {} : { cachedInputTokens: cached }),
+    ...(reasoning === undefined ? {} : { reasoningTokens: reasoning }),
+  };
 }
 
 /** `{ openai: { finishReason, systemFingerprint, serviceTier } }` with the fields the server sent; `undefined` when none. */
@@ -177,7 +205,11 @@ function providerMetadataOf(parts: TurnParts): JsonObject | undefined {
  * (docs/design/conversation.md#reply-metadata-and-token-budgets).
  */
 export function replyFromParts(parts: TurnParts): ModelReply {
-  const toolCalls: ToolCallRequest[] = parts.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: parseArguments(c.arguments) }));
+  const toolCalls: ToolCallRequest[] = parts.toolCalls.map((c) => ({
+    id: c.id,
+    name: c.name,
+    arguments: parseArguments(c.arguments),
+  }));
   const content: ContentBlock[] = [];
   if (parts.reasoning !== '') content.push({ type: 'reasoning', text: parts.reasoning });
   if (parts.text !== '') content.push({ type: 'text', text: parts.text });
@@ -226,7 +258,8 @@ export function partsFromCompletion(body: unknown): TurnParts | string {
   const toolCalls: { id: string; name: string; arguments: string }[] = [];
   for (const c of rawCalls) {
     const fn = isRecord(c) ? c['function'] : undefined;
-    if (!isRecord(c) || !isRecord(fn) || typeof fn['name'] !== 'string') return 'a tool call in the response has no function name';
+    if (!isRecord(c) || !isRecord(fn) || typeof fn['name'] !== 'string')
+      return 'a tool call in the response has no function name';
     const args = fn['arguments'];
     const id = typeof c['id'] === 'string' && c['id'] !== '' ? c['id'] : fallbackCallId(toolCalls.length);
     toolCalls.push({ id, name: fn['name'], arguments: typeof args === 'string' ? args : JSON.stringify(args ?? {}) });

@@ -7,9 +7,32 @@
 import { canonicalJson, checkOptionKeys } from '../core/internal-entry.ts';
 import type { DecisionInterpreter, JsonObject, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
 import type { OptionKeys } from '../core/internal-entry.ts';
-import { bodyFieldHints, checkApiKey, checkExtraBody, checkMaxResponseBytes, checkModel, eventJSON, isJSONResponse, isRecord, joinURL, malformed, postJSON, readEvents, readJSON, streamEndedEarly, streamError } from './http.ts';
+import {
+  bodyFieldHints,
+  checkApiKey,
+  checkExtraBody,
+  checkMaxResponseBytes,
+  checkModel,
+  eventJSON,
+  isJSONResponse,
+  isRecord,
+  joinURL,
+  malformed,
+  postJSON,
+  readEvents,
+  readJSON,
+  streamEndedEarly,
+  streamError,
+} from './http.ts';
 import type { FetchLike, PostedResponse } from './http.ts';
-import { fallbackCallId, openAIRequestBody, partsFromCompletion, reasoningOf, replyFromParts, stringOrNull } from './openai-wire.ts';
+import {
+  fallbackCallId,
+  openAIRequestBody,
+  partsFromCompletion,
+  reasoningOf,
+  replyFromParts,
+  stringOrNull,
+} from './openai-wire.ts';
 import type { TurnParts } from './openai-wire.ts';
 import { nativeToolInterpreter } from './tool-interpreter.ts';
 
@@ -97,7 +120,8 @@ const BODY_FIELD_HINTS = bodyFieldHints([
 function requestBody(call: ModelCall, options: OpenAIModelOptions): Record<string, unknown> {
   const wire = openAIRequestBody(call, options);
   const extra = options.body?.['stream_options'];
-  if (wire.stream_options && isRecord(extra)) wire.stream_options = { ...wire.stream_options, ...(extra as JsonObject) };
+  if (wire.stream_options && isRecord(extra))
+    wire.stream_options = { ...wire.stream_options, ...(extra as JsonObject) };
   return { ...options.body, ...wire };
 }
 
@@ -114,8 +138,23 @@ function requestBody(call: ModelCall, options: OpenAIModelOptions): Record<strin
 export function openAIModel(options: OpenAIModelOptions): ModelCaller {
   checkOptionKeys(options, OPENAI_OPTIONS, 'openAIModel', { hints: BODY_FIELD_HINTS });
   checkModel('openAIModel', options.model);
-  checkExtraBody('openAIModel', options.body, ['model', 'messages', 'tools', 'parallel_tool_calls', 'metadata', 'stream']);
-  checkApiKey({ adapter: 'openAIModel', apiKey: options.apiKey, baseURL: options.baseURL, defaultBaseURL: OPENAI_BASE_URL, envVar: 'OPENAI_API_KEY', headers: options.headers, keyHeaders: ['authorization'] });
+  checkExtraBody('openAIModel', options.body, [
+    'model',
+    'messages',
+    'tools',
+    'parallel_tool_calls',
+    'metadata',
+    'stream',
+  ]);
+  checkApiKey({
+    adapter: 'openAIModel',
+    apiKey: options.apiKey,
+    baseURL: options.baseURL,
+    defaultBaseURL: OPENAI_BASE_URL,
+    envVar: 'OPENAI_API_KEY',
+    headers: options.headers,
+    keyHeaders: ['authorization'],
+  });
   const endpoint = joinURL(options.baseURL ?? OPENAI_BASE_URL, 'chat/completions');
   const doFetch: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
   const maxResponseBytes = checkMaxResponseBytes('openAIModel', options.maxResponseBytes);
@@ -135,7 +174,16 @@ export function openAIModel(options: OpenAIModelOptions): ModelCaller {
     params,
     async call(call: ModelCall): Promise<ModelReply> {
       const body = requestBody(call, options);
-      const posted = await postJSON({ provider: 'openai', fetch: doFetch, url: endpoint, headers, body, signal: call.signal, requestIdHeader: 'x-request-id', maxResponseBytes });
+      const posted = await postJSON({
+        provider: 'openai',
+        fetch: doFetch,
+        url: endpoint,
+        headers,
+        body,
+        signal: call.signal,
+        requestIdHeader: 'x-request-id',
+        maxResponseBytes,
+      });
       if (options.stream && !isJSONResponse(posted)) return replyFromParts(await readStream(posted, call));
       const parts = partsFromCompletion(await readJSON(posted, 'openai', call.signal));
       if (typeof parts === 'string') throw malformed('openai', posted, parts);
@@ -190,7 +238,16 @@ function applyChunk(acc: Accum, chunk: Record<string, unknown>, onDelta: ModelCa
 }
 
 async function readStream(posted: PostedResponse, call: ModelCall): Promise<TurnParts> {
-  const acc: Accum = { id: null, text: '', reasoning: '', finishReason: null, usage: null, systemFingerprint: null, serviceTier: null, calls: new Map() };
+  const acc: Accum = {
+    id: null,
+    text: '',
+    reasoning: '',
+    finishReason: null,
+    usage: null,
+    systemFingerprint: null,
+    serviceTier: null,
+    calls: new Map(),
+  };
   let done = false;
   for await (const event of readEvents(posted, 'openai', call.signal)) {
     if (event.data === '[DONE]') {
@@ -203,7 +260,9 @@ async function readStream(posted: PostedResponse, call: ModelCall): Promise<Turn
   }
   // Servers end with `[DONE]`; a finish_reason is accepted too (some omit the marker).
   if (!done && acc.finishReason === null) throw streamEndedEarly(posted, 'openai', 'data: [DONE]');
-  const toolCalls = [...acc.calls.entries()].sort(([a], [b]) => a - b).map(([, c], i) => (c.id === '' ? { ...c, id: fallbackCallId(i) } : c));
+  const toolCalls = [...acc.calls.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, c], i) => (c.id === '' ? { ...c, id: fallbackCallId(i) } : c));
   const { id, text, reasoning, finishReason, usage, systemFingerprint, serviceTier } = acc;
   return { id, text, reasoning, toolCalls, finishReason, usage, systemFingerprint, serviceTier };
 }

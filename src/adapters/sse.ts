@@ -40,7 +40,14 @@ export async function* parseSSE(body: ReadableStream<Uint8Array>, signal: AbortS
   }
 }
 
-type ParseState = { buffer: string; data: string[]; event: string; id: string | null; first: boolean; pendingCR: boolean };
+type ParseState = {
+  buffer: string;
+  data: string[];
+  event: string;
+  id: string | null;
+  first: boolean;
+  pendingCR: boolean;
+};
 
 function* feed(state: ParseState, text: string): Generator<SSEEvent> {
   let chunk = text;
@@ -69,7 +76,11 @@ function processLine(state: ParseState, line: string): SSEEvent | null {
       state.event = '';
       return null;
     }
-    const event: SSEEvent = { event: state.event === '' ? 'message' : state.event, data: state.data.join('\n'), id: state.id };
+    const event: SSEEvent = {
+      event: state.event === '' ? 'message' : state.event,
+      data: state.data.join('\n'),
+      id: state.id,
+    };
     state.data = [];
     state.event = '';
     return event;

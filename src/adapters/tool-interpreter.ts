@@ -6,7 +6,16 @@
  * `arguments`, so the interpreter can say exactly what was wrong.
  * @module
  */
-import type { Action, ContentBlock, Decision, DecisionInterpreter, JsonValue, ModelReply, ToolCallRequest, ToolCatalog } from '../core/index.ts';
+import type {
+  Action,
+  ContentBlock,
+  Decision,
+  DecisionInterpreter,
+  JsonValue,
+  ModelReply,
+  ToolCallRequest,
+  ToolCatalog,
+} from '../core/index.ts';
 
 const RAW_PREVIEW_CHARS = 200;
 
@@ -48,7 +57,8 @@ function assistantContent(reply: ModelReply): readonly ContentBlock[] {
   const blocks: ContentBlock[] = [];
   if (reply.reasoning) blocks.push({ type: 'reasoning', text: reply.reasoning });
   if (reply.text !== '') blocks.push({ type: 'text', text: reply.text });
-  for (const c of reply.toolCalls ?? []) blocks.push({ type: 'tool_call', id: c.id, name: c.name, arguments: c.arguments });
+  for (const c of reply.toolCalls ?? [])
+    blocks.push({ type: 'tool_call', id: c.id, name: c.name, arguments: c.arguments });
   return blocks;
 }
 
@@ -93,7 +103,8 @@ function interpretReply(reply: ModelReply, tools: ToolCatalog): Decision {
   const calls = reply.toolCalls ?? [];
   const historyContent = assistantContent(reply);
   const historyText = [reply.text, ...calls.map(toolCallRepr)].filter((s) => s !== '').join('\n');
-  if (reply.finishReason === 'length') return { kind: 'invalid', explanation: truncationExplanation(calls), historyText, historyContent };
+  if (reply.finishReason === 'length')
+    return { kind: 'invalid', explanation: truncationExplanation(calls), historyText, historyContent };
   if (calls.length > 1) {
     const names = calls.map((c) => `"${c.name}"`).join(', ');
     const explanation = `You called ${calls.length} tools at once (${names}), but exactly one tool call per turn is allowed. None of them ran. Call the one you need first; you will see its result before your next call.`;

@@ -108,7 +108,11 @@ class Engine implements ChatEngine {
       const pending = readRunLog(records).pending;
       if (pending === null) return null;
       const replied = new Set<string>();
-      const chunks = new TurnChunks(runId, () => undefined, (id) => replied.add(id));
+      const chunks = new TurnChunks(
+        runId,
+        () => undefined,
+        (id) => replied.add(id),
+      );
       for (const rec of records) chunks.record(rec);
       const input = replyOfParts(post.parts, runId, pending, chunks.toolOf(pending.stepIndex)?.toolCallId ?? null);
       // The same answers sent again (a retry) stream what followed them, though the turn now waits on another request.
@@ -136,7 +140,7 @@ class Engine implements ChatEngine {
     if (post.runId !== runId) {
       throw new InvalidInputError(post.runId, `not the latest turn of ${chatName(post.chatId)} (that is ${runId})`);
     }
-    const live = await this.#openWithReply(post.chatId, turn, (records) => (readRunLog(records).pending && post.input));
+    const live = await this.#openWithReply(post.chatId, turn, (records) => readRunLog(records).pending && post.input);
     const at = live.transcript.afterReplies([post.input.resultId]);
     // A driver that carries out another reply, or none, would drop this one: refused, not streamed as if taken.
     if (at === null && live.given?.resultId !== post.input.resultId) {

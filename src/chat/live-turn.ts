@@ -60,7 +60,11 @@ export class LiveTurn {
 
   constructor(runId: string) {
     this.runId = runId;
-    this.chunks = new TurnChunks(runId, (c) => this.transcript.push(c), (id) => this.transcript.markReply(id));
+    this.chunks = new TurnChunks(
+      runId,
+      (c) => this.transcript.push(c),
+      (id) => this.transcript.markReply(id),
+    );
   }
 
   /** The reply this driver carries out, or null (no driver, or one that carries out none). */
@@ -95,14 +99,19 @@ export class LiveTurn {
     this.driverFrom = this.transcript.length;
     let run: Promise<RunResult>;
     try {
-      run = start((inner) => this.#model(inner), (inner) => this.#sink(inner));
+      run = start(
+        (inner) => this.#model(inner),
+        (inner) => this.#sink(inner),
+      );
     } catch (e) {
       run = Promise.reject(e);
     }
-    this.driving = run.then(
-      (result) => this.chunks.end({ stopReason: result.stopReason, usage: result.usage, error: result.error }),
-      (e: unknown) => this.transcript.push({ type: 'error', errorText: describeFailure(e) }),
-    ).finally(() => this.transcript.close());
+    this.driving = run
+      .then(
+        (result) => this.chunks.end({ stopReason: result.stopReason, usage: result.usage, error: result.error }),
+        (e: unknown) => this.transcript.push({ type: 'error', errorText: describeFailure(e) }),
+      )
+      .finally(() => this.transcript.close());
     return this.driving;
   }
 

@@ -33,7 +33,7 @@ export function checkChatOptions(options: unknown, known: Readonly<Record<string
   const agentLike = isRecord(agent) && isRecord(agent['model']) && isRecord(agent['params']);
   if (!agentLike) add('agent', 'must be an agent from defineAgent');
   if (!isRecord(o['store']) || typeof o['store']['readLog'] !== 'function') add('store', 'must be a RunStore');
-  if (typeof o['request'] !== 'function') add('request', 'must be a function building a turn\'s RunRequest');
+  if (typeof o['request'] !== 'function') add('request', "must be a function building a turn's RunRequest");
   if (o['waitUntil'] !== undefined && typeof o['waitUntil'] !== 'function') add('waitUntil', 'must be a function');
   const max = o['maxBodyBytes'];
   const positive = typeof max === 'number' && Number.isSafeInteger(max) && max > 0;

@@ -8,7 +8,19 @@ import type { RunLogView } from '../core/index.ts';
 import { MissingDirectoryError } from '../platform-node/store-dir.ts';
 import { inspectRun, listRuns } from './inspect.ts';
 import type { RunListing } from './inspect.ts';
-import { clip, clipId, escapeRawForTerminal, EXIT, oneLine, renderInFlight, renderPending, renderStep, stateLine, table, viewJson } from './render.ts';
+import {
+  clip,
+  clipId,
+  escapeRawForTerminal,
+  EXIT,
+  oneLine,
+  renderInFlight,
+  renderPending,
+  renderStep,
+  stateLine,
+  table,
+  viewJson,
+} from './render.ts';
 import type { CliIo } from './render.ts';
 import { exportCommand, importCommand, MAX_IMPORT_BYTES } from './transfer.ts';
 import { upgradeLine, upgradeSummaries } from '../viewer/server/upgrades.ts';
@@ -81,7 +93,8 @@ export function parseArgs(argv: readonly string[]): Args | string {
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   // `view` has options of its own (--port, --host, --url, …) and serves until stopped.
-  if (argv[0] === 'view' && !argv.slice(1).some((a) => a === '-h' || a === '--help')) return viewCommand(argv.slice(1), io);
+  if (argv[0] === 'view' && !argv.slice(1).some((a) => a === '-h' || a === '--help'))
+    return viewCommand(argv.slice(1), io);
   const args = parseArgs(argv);
   if (typeof args === 'string') return usage(io, args);
   // `help` as a command too: a newcomer types `polyloop help` as often as `--help`.
@@ -100,7 +113,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   if (dir === undefined || !arity) return usage(io, `wrong arguments for ${command}`);
   if (args.output !== null && command !== 'export') return usage(io, `-o is an option of export only`);
   if (args.maxBytes !== null && command !== 'import') return usage(io, `--max-bytes is an option of import only`);
-  if (args.json && (command === 'export' || command === 'import')) return usage(io, `--json is not an option of ${command}`);
+  if (args.json && (command === 'export' || command === 'import'))
+    return usage(io, `--json is not an option of ${command}`);
   try {
     if (command === 'runs') return await runsCommand(dir, args.json, io);
     if (command === 'show') return await showCommand(dir, arg as string, args.json, io);
@@ -156,7 +170,9 @@ function stateCell(view: RunLogView, driverPid: number | null, warnings: readonl
 async function showCommand(dir: string, runId: string, json: boolean, io: CliIo): Promise<number> {
   const run = await inspectRun(dir, runId);
   if (run === null) {
-    io.err(oneLine(`polyloop: no run ${JSON.stringify(runId)} in ${dir} (list them with: polyloop runs ${dir})`) + '\n');
+    io.err(
+      oneLine(`polyloop: no run ${JSON.stringify(runId)} in ${dir} (list them with: polyloop runs ${dir})`) + '\n',
+    );
     return EXIT.notFound;
   }
   if (run.view === null) {
@@ -200,7 +216,18 @@ function jsonOut(value: unknown, io: CliIo): string {
 }
 
 function listingJson(r: RunListing): Record<string, unknown> {
-  const derived = r.view ? viewJson(r.view, r.driverPid) : { state: 'corrupt', stateLine: `corrupt: ${r.error ?? ''}`, stopReason: null, inFlight: null, pending: null, driverPid: null, steps: null, validActions: null };
+  const derived = r.view
+    ? viewJson(r.view, r.driverPid)
+    : {
+        state: 'corrupt',
+        stateLine: `corrupt: ${r.error ?? ''}`,
+        stopReason: null,
+        inFlight: null,
+        pending: null,
+        driverPid: null,
+        steps: null,
+        validActions: null,
+      };
   const upgrades = r.view ? upgradeSummaries(r.view) : null;
   const { runId, file, lastWriteAt, error, warnings } = r;
   return { runId, file, lastWriteAt, ...derived, upgrades, error, warnings };

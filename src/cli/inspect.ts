@@ -67,15 +67,22 @@ async function inspectFile(file: string, runId: string | null): Promise<RunListi
     const bytes = await readRegular(file);
     if (bytes === null) throw new Error('it no longer exists');
     const { records, tornLine } = decodeLog(decodeLogText(bytes, file), { source: file });
-    const warnings = tornLine === null ? [] : [`ignored a torn last line (line ${tornLine}): a write cut short by a crash`];
+    const warnings =
+      tornLine === null ? [] : [`ignored a torn last line (line ${tornLine}): a write cut short by a crash`];
     const view = readRunLog(records);
     requireEncodable(records, file);
     return { ...base, warnings, view, driverPid: await livePid(file), error: null };
   } catch (e) {
-    if (isPolyLoopError(e, 'corrupt_log')) return { ...base, warnings: [], view: null, error: atSource(e as CorruptLogError, file).message };
+    if (isPolyLoopError(e, 'corrupt_log'))
+      return { ...base, warnings: [], view: null, error: atSource(e as CorruptLogError, file).message };
     if (isPolyLoopError(e, 'schema_version')) return { ...base, warnings: [], view: null, error: e.message };
     // An unreadable entry (a directory with a log's name, no permission) must not hide the other runs.
-    return { ...base, warnings: [], view: null, error: `cannot read ${file}: ${e instanceof Error ? e.message : String(e)}` };
+    return {
+      ...base,
+      warnings: [],
+      view: null,
+      error: `cannot read ${file}: ${e instanceof Error ? e.message : String(e)}`,
+    };
   }
 }
 
@@ -103,7 +110,8 @@ export function requireEncodable(records: readonly LogRecord[], source: string):
     try {
       encodeRecord(r);
     } catch (e) {
-      if (e instanceof RangeError) throw new CorruptLogError(i + 1, 'a value is nested too deeply to be encoded', { source });
+      if (e instanceof RangeError)
+        throw new CorruptLogError(i + 1, 'a value is nested too deeply to be encoded', { source });
       throw e;
     }
   });

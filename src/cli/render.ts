@@ -41,7 +41,10 @@ export function stateLine(view: RunLogView, driverPid: number | null): string {
 
 function position(view: RunLogView): string {
   if (view.state === 'at_boundary') return 'at step boundary';
-  if (view.state === 'awaiting_input') return view.pending ? `awaiting input at step ${view.pending.stepIndex}: ${askedText(view.pending)} (${view.pending.resultId}; replies ${repliesOf(view.pending).join(', ')})` : 'awaiting input';
+  if (view.state === 'awaiting_input')
+    return view.pending
+      ? `awaiting input at step ${view.pending.stepIndex}: ${askedText(view.pending)} (${view.pending.resultId}; replies ${repliesOf(view.pending).join(', ')})`
+      : 'awaiting input';
   const f = view.inFlight as InFlightStep;
   if (f.target === 'action') return `in flight at step ${f.stepIndex}: action ${actionText(f)}`;
   if (f.resolution === 'reinterpret') return `model reply stored at step ${f.stepIndex}, not yet interpreted`;
@@ -88,25 +91,33 @@ export function askedText(p: InputRequest): string {
 /** The open request as `show` prints it: what is asked, the action and its arguments, the replies. */
 export function renderPending(p: InputRequest): string[] {
   const action = p.decision?.action;
-  const lines = [`pending      ${p.kind} at step ${p.stepIndex} (${p.resultId})${p.target === 'model_call' ? ': the model call' : ''}`];
-  if (action?.kind === 'tool_call') lines.push(`action       ${action.name}`, `arguments    ${clip(JSON.stringify(action.arguments) ?? '', 600)}`);
+  const lines = [
+    `pending      ${p.kind} at step ${p.stepIndex} (${p.resultId})${p.target === 'model_call' ? ': the model call' : ''}`,
+  ];
+  if (action?.kind === 'tool_call')
+    lines.push(`action       ${action.name}`, `arguments    ${clip(JSON.stringify(action.arguments) ?? '', 600)}`);
   else if (action) lines.push(`action       code: ${clip(action.source, 600)}`);
   lines.push(`replies      ${repliesOf(p).join(', ')}`);
   return lines;
 }
 
 function describeAction(action: Action): string {
-  return action.kind === 'tool_call' ? `${action.name}(${JSON.stringify(action.arguments) ?? ''})` : `code: ${action.source}`;
+  return action.kind === 'tool_call'
+    ? `${action.name}(${JSON.stringify(action.arguments) ?? ''})`
+    : `code: ${action.source}`;
 }
 
 /** The in-flight step as the trajectory's last line: what was announced, under which id and policy. */
 export function renderInFlight(f: InFlightStep): string {
-  if (f.request && f.resolution === 'await_input') return `#${f.stepIndex}  awaiting ${f.request.request.kind} of ${f.target === 'action' ? `action ${actionText(f)}` : 'the model call'}  (${f.request.resultId})`;
-  if (f.request && f.input) return `#${f.stepIndex}  reply ${f.input.reply.kind} landed for ${f.target === 'action' ? `action ${actionText(f)}` : 'the model call'}  (${f.request.resultId}, not yet carried out)`;
+  if (f.request && f.resolution === 'await_input')
+    return `#${f.stepIndex}  awaiting ${f.request.request.kind} of ${f.target === 'action' ? `action ${actionText(f)}` : 'the model call'}  (${f.request.resultId})`;
+  if (f.request && f.input)
+    return `#${f.stepIndex}  reply ${f.input.reply.kind} landed for ${f.target === 'action' ? `action ${actionText(f)}` : 'the model call'}  (${f.request.resultId}, not yet carried out)`;
   const intent = f.actionIntent ?? f.modelIntent;
   const id = `(${intent.resultId}, replay ${intent.replayPolicy})`;
   if (f.target === 'action') return `#${f.stepIndex}  in flight action ${actionText(f)}  ${id}`;
-  if (f.result) return `#${f.stepIndex}  in flight model replied: ${clip(f.result.reply.text, OBSERVATION_CHARS)}  ${id}`;
+  if (f.result)
+    return `#${f.stepIndex}  in flight model replied: ${clip(f.result.reply.text, OBSERVATION_CHARS)}  ${id}`;
   return `#${f.stepIndex}  in flight model call  ${id}`;
 }
 
@@ -136,8 +147,20 @@ export function viewJson(view: RunLogView, driverPid: number | null): Record<str
     state: view.state,
     stateLine: stateLine(view, driverPid),
     stopReason: view.ended?.stopReason ?? null,
-    inFlight: f && intent ? { stepIndex: f.stepIndex, resolution: f.resolution, target: f.target, action: f.actionIntent?.decision.action ?? f.request?.request.decision?.action ?? null, resultId: intent.resultId, replayPolicy: intent.replayPolicy } : null,
-    pending: view.pending ? { ...view.pending, action: view.pending.decision?.action ?? null, acceptedReplies: repliesOf(view.pending) } : null,
+    inFlight:
+      f && intent
+        ? {
+            stepIndex: f.stepIndex,
+            resolution: f.resolution,
+            target: f.target,
+            action: f.actionIntent?.decision.action ?? f.request?.request.decision?.action ?? null,
+            resultId: intent.resultId,
+            replayPolicy: intent.replayPolicy,
+          }
+        : null,
+    pending: view.pending
+      ? { ...view.pending, action: view.pending.decision?.action ?? null, acceptedReplies: repliesOf(view.pending) }
+      : null,
     driverPid,
     steps: view.steps,
     validActions: view.validActions,
@@ -150,7 +173,8 @@ export function viewJson(view: RunLogView, driverPid: number | null): Record<str
  * Characters a terminal acts on or that break or reorder what it shows: C0 and C1 controls (ESC,
  * 8-bit CSI), DEL, the Unicode line and paragraph separators, and bidirectional overrides.
  */
-const TERMINAL_UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]/gu;
+const TERMINAL_UNSAFE =
+  /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]/gu;
 
 /** One terminal-safe line: newlines shown as ⏎, unsafe characters as `?`. */
 export function oneLine(text: string): string {
@@ -185,6 +209,10 @@ export function clipId(id: string): string {
 /** Rows under a header, columns padded to their widest cell. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const fmt = (cells: readonly string[]): string => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  const fmt = (cells: readonly string[]): string =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
   return [fmt(header), ...rows.map(fmt)].join('\n') + '\n';
 }

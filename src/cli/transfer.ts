@@ -6,7 +6,15 @@
  */
 import { createReadStream } from 'node:fs';
 import { stat, writeFile } from 'node:fs/promises';
-import { CorruptLogError, decodeLog, decodeRecord, exportRun, importRun, isPolyLoopError, readRunLog } from '../core/index.ts';
+import {
+  CorruptLogError,
+  decodeLog,
+  decodeRecord,
+  exportRun,
+  importRun,
+  isPolyLoopError,
+  readRunLog,
+} from '../core/index.ts';
 import type { RunExistsError } from '../core/index.ts';
 import { decodeLogText, FileStore } from '../platform-node/file-store.ts';
 import { atSource, requireEncodable } from './inspect.ts';
@@ -23,12 +31,15 @@ export async function exportCommand(dir: string, runId: string, output: string |
   try {
     ndjson = await exportRun(store, runId).catch(async (e: unknown) => {
       // A value nested deeper than JSON.stringify goes: name its line, as for any corrupt log.
-      if (e instanceof RangeError) requireEncodable(await new FileStore({ dir, onWarning: () => undefined }).readLog(runId), store.logPath(runId));
+      if (e instanceof RangeError)
+        requireEncodable(await new FileStore({ dir, onWarning: () => undefined }).readLog(runId), store.logPath(runId));
       throw e;
     });
   } catch (e) {
     if (isPolyLoopError(e, 'run_not_found')) {
-      io.err(oneLine(`polyloop: no run ${JSON.stringify(runId)} in ${dir} (list them with: polyloop runs ${dir})`) + '\n');
+      io.err(
+        oneLine(`polyloop: no run ${JSON.stringify(runId)} in ${dir} (list them with: polyloop runs ${dir})`) + '\n',
+      );
       return EXIT.notFound;
     }
     if (isPolyLoopError(e, 'schema_version')) return schemaProblem(store.logPath(runId), e, io);
@@ -79,11 +90,19 @@ export async function importCommand(
     const store = new FileStore({ dir, onWarning: (w) => io.err(oneLine(`polyloop: note: ${w.message}`) + '\n') });
     await importRun(store, runId, text);
     const records = await store.readLog(runId);
-    io.out(oneLine(`imported run ${JSON.stringify(runId)} into ${store.logPath(runId)} (${records.length} records): ${stateLine(readRunLog(records), null)}`) + '\n');
+    io.out(
+      oneLine(
+        `imported run ${JSON.stringify(runId)} into ${store.logPath(runId)} (${records.length} records): ${stateLine(readRunLog(records), null)}`,
+      ) + '\n',
+    );
     return EXIT.ok;
   } catch (e) {
     if (isPolyLoopError(e, 'run_exists')) {
-      io.err(oneLine(`polyloop: run ${JSON.stringify((e as RunExistsError).runId)} already has a log in ${dir}; nothing was imported`) + '\n');
+      io.err(
+        oneLine(
+          `polyloop: run ${JSON.stringify((e as RunExistsError).runId)} already has a log in ${dir}; nothing was imported`,
+        ) + '\n',
+      );
       return EXIT.notFound;
     }
     if (isPolyLoopError(e, 'schema_version')) return schemaProblem(source, e, io);
@@ -127,7 +146,11 @@ async function readInput(file: string, max: number, io: CliIo): Promise<Uint8Arr
     if ((await stat(file)).size > max) return TOO_LARGE;
     return await readCapped(createReadStream(file), max);
   } catch (e) {
-    io.err(oneLine(`polyloop: cannot read ${file}: ${errCode(e) === 'ENOENT' ? 'no such file' : e instanceof Error ? e.message : String(e)}`) + '\n');
+    io.err(
+      oneLine(
+        `polyloop: cannot read ${file}: ${errCode(e) === 'ENOENT' ? 'no such file' : e instanceof Error ? e.message : String(e)}`,
+      ) + '\n',
+    );
     return null;
   }
 }

@@ -13,7 +13,15 @@ const VIEW_USAGE = `usage:
   polyloop view <dir> [--agent <module>] [--port <n>] [--host <addr> [--allow-remote]]
   polyloop view --url <worker-url> --token <token> [--port <n>] [--host <addr> [--allow-remote]]`;
 
-type ViewArgs = { dir: string | null; url: string | null; token: string | null; agent: string | null; host: string | null; port: number | null; allowRemote: boolean };
+type ViewArgs = {
+  dir: string | null;
+  url: string | null;
+  token: string | null;
+  agent: string | null;
+  host: string | null;
+  port: number | null;
+  allowRemote: boolean;
+};
 
 /** Parse `polyloop view` arguments; a string is the usage problem. */
 export function parseViewArgs(argv: readonly string[]): ViewArgs | string {
@@ -34,8 +42,10 @@ export function parseViewArgs(argv: readonly string[]): ViewArgs | string {
     else return `unexpected argument ${arg}`;
   }
   if ((a.dir === null) === (a.url === null)) return 'give a directory or --url (one of them)';
-  if (a.url !== null && (a.token === null || a.token === '')) return '--url needs --token (the Worker refuses every request without it)';
-  if (a.url !== null && a.agent !== null) return '--agent is for a directory: a Worker carries out replies with its own agent';
+  if (a.url !== null && (a.token === null || a.token === ''))
+    return '--url needs --token (the Worker refuses every request without it)';
+  if (a.url !== null && a.agent !== null)
+    return '--agent is for a directory: a Worker carries out replies with its own agent';
   if (a.url !== null && !/^https?:\/\//.test(a.url)) return `--url must be an http(s) URL, not ${a.url}`;
   return a;
 }
@@ -44,7 +54,11 @@ export function parseViewArgs(argv: readonly string[]): ViewArgs | string {
  * `polyloop view …`: start the viewer, print its URL, and serve until SIGINT or SIGTERM
  * (`untilStopped` replaces waiting for a signal in tests). Resolves with the exit code.
  */
-export async function viewCommand(argv: readonly string[], io: CliIo, untilStopped?: (viewer: RunningViewer) => Promise<void>): Promise<number> {
+export async function viewCommand(
+  argv: readonly string[],
+  io: CliIo,
+  untilStopped?: (viewer: RunningViewer) => Promise<void>,
+): Promise<number> {
   const args = parseViewArgs(argv);
   if (typeof args === 'string') {
     io.err(`polyloop: ${oneLine(args)}\n${VIEW_USAGE}\n`);
@@ -56,12 +70,20 @@ export async function viewCommand(argv: readonly string[], io: CliIo, untilStopp
     const source = await openViewSource(
       args.url !== null ? { url: args.url, token: args.token as string } : { dir: args.dir as string, ...agent },
     );
-    viewer = await startViewer({ source, ...(args.host === null ? {} : { host: args.host }), ...(args.port === null ? {} : { port: args.port }), allowRemote: args.allowRemote });
+    viewer = await startViewer({
+      source,
+      ...(args.host === null ? {} : { host: args.host }),
+      ...(args.port === null ? {} : { port: args.port }),
+      allowRemote: args.allowRemote,
+    });
   } catch (e) {
     io.err(oneLine(`polyloop: ${e instanceof Error ? e.message : String(e)}`) + '\n');
     return e instanceof MissingDirectoryError ? EXIT.notFound : EXIT.usage;
   }
-  const what = args.url !== null ? `the Worker at ${args.url}` : `${args.dir}${args.agent === null ? ' (read only: no --agent)' : ` with the agent in ${args.agent}`}`;
+  const what =
+    args.url !== null
+      ? `the Worker at ${args.url}`
+      : `${args.dir}${args.agent === null ? ' (read only: no --agent)' : ` with the agent in ${args.agent}`}`;
   io.out(`polyloop view: ${oneLine(what)}\n  open ${viewer.url}\n  (Ctrl-C stops it)\n`);
   await (untilStopped ?? untilSignal)(viewer);
   await viewer.close();

@@ -16,9 +16,13 @@ import type { ActionDecision, ActionOutcome, ReplayPolicy, ToolDescriptor } from
  * executor next to a non-empty `request.tools` gets only tool calls that validate.
  * The registry executor validates on its own, with the same sentence.
  */
-export function refusalOf(req: RunRequest, decision: ActionDecision): { outcome: ActionOutcome; completedRun: false } | null {
+export function refusalOf(
+  req: RunRequest,
+  decision: ActionDecision,
+): { outcome: ActionOutcome; completedRun: false } | null {
   const { executor, tools } = req;
-  if (executor instanceof RegistryExecutor || decision.action.kind !== 'tool_call' || tools.names().length === 0) return null;
+  if (executor instanceof RegistryExecutor || decision.action.kind !== 'tool_call' || tools.names().length === 0)
+    return null;
   const valid = tools.validate(decision.action);
   if (valid.ok) return null;
   return { outcome: plainOutcome('not_executed', `Not executed: ${valid.message}.`, true), completedRun: false };
@@ -48,7 +52,8 @@ export function gateFor(req: RunRequest, decision: ActionDecision): 'answer' | '
   const { action } = decision;
   const tool = toolOf(req, decision);
   // Nothing can ask: no validation needed to know it (the common case costs no schema check here).
-  if (tool?.answeredBy !== 'human' && tool?.needsApproval !== true && typeof executor.needsApproval !== 'function') return null;
+  if (tool?.answeredBy !== 'human' && tool?.needsApproval !== true && typeof executor.needsApproval !== 'function')
+    return null;
   if (action.kind === 'tool_call' && tools.names().length > 0 && !tools.validate(action).ok) return null;
   let said: unknown;
   try {

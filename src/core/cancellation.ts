@@ -64,14 +64,20 @@ export class Cancellation {
    * `fn()`'s promise, or {@link GRACE_EXPIRED} once `cancelGraceMs` have passed since the abort.
    * Before any abort it waits as long as `fn` takes.
    */
-  bounded<T>(fn: () => T | Promise<T>): { readonly settled: Promise<T | typeof GRACE_EXPIRED>; readonly pending: Promise<T> } {
+  bounded<T>(fn: () => T | Promise<T>): {
+    readonly settled: Promise<T | typeof GRACE_EXPIRED>;
+    readonly pending: Promise<T>;
+  } {
     const p = start(fn);
     if (!this.abortable) return { settled: p, pending: p };
     if (this.#graceOver) {
       p.catch(noop);
       return { settled: Promise.resolve(GRACE_EXPIRED), pending: p };
     }
-    return { settled: this.#wait<T | typeof GRACE_EXPIRED>(p, this.#onGraceOver, () => Promise.resolve(GRACE_EXPIRED)), pending: p };
+    return {
+      settled: this.#wait<T | typeof GRACE_EXPIRED>(p, this.#onGraceOver, () => Promise.resolve(GRACE_EXPIRED)),
+      pending: p,
+    };
   }
 
   /** Stop listening and clear the timer (the run has settled). */

@@ -104,7 +104,10 @@ export class RunIdentityMismatchError extends PolyLoopError {
     const how = options.ended
       ? 'the run has ended, and an ended run is never upgraded'
       : 'to go on under the new parameters, resume with { upgrade: { reason } } (see docs/upgrades.md)';
-    super('run_identity_mismatch', `run ${JSON.stringify(runId)} was started with different parameters; differing keys: ${differingKeys.join(', ')}; ${how}`);
+    super(
+      'run_identity_mismatch',
+      `run ${JSON.stringify(runId)} was started with different parameters; differing keys: ${differingKeys.join(', ')}; ${how}`,
+    );
     this.runId = runId;
     this.differingKeys = differingKeys;
     this.ended = options.ended === true;
@@ -133,7 +136,10 @@ export class SchemaVersionError extends PolyLoopError {
   override readonly name = 'SchemaVersionError';
   readonly found: unknown;
   constructor(found: unknown, supportedMajor: number) {
-    super('schema_version', `record schema version ${JSON.stringify(found)} is not supported (this library reads ${supportedMajor}.x)`);
+    super(
+      'schema_version',
+      `record schema version ${JSON.stringify(found)} is not supported (this library reads ${supportedMajor}.x)`,
+    );
     this.found = found;
   }
 }
@@ -180,13 +186,23 @@ export class InvalidRequestError extends PolyLoopError {
   override readonly name = 'InvalidRequestError';
   /** Every problem found, in the order of the fields; one, with an empty path, for an error made from a message. */
   readonly problems: readonly RequestProblem[];
-  constructor(problems: string | readonly RequestProblem[], options?: { cause?: unknown; subject?: string; source?: string }) {
+  constructor(
+    problems: string | readonly RequestProblem[],
+    options?: { cause?: unknown; subject?: string; source?: string },
+  ) {
     const list: readonly RequestProblem[] = typeof problems === 'string' ? [{ path: '', message: problems }] : problems;
     const body =
       list.length === 1 && list[0]
         ? problemLine(list[0])
-        : [`${list.length} problems with the ${options?.subject ?? 'request'}:`, ...list.map((p) => `- ${problemLine(p)}`)].join('\n');
-    super('invalid_request', options?.source ? `${options.source}: ${body}` : body, options?.cause === undefined ? undefined : { cause: options.cause });
+        : [
+            `${list.length} problems with the ${options?.subject ?? 'request'}:`,
+            ...list.map((p) => `- ${problemLine(p)}`),
+          ].join('\n');
+    super(
+      'invalid_request',
+      options?.source ? `${options.source}: ${body}` : body,
+      options?.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.problems = Object.freeze(list.map((p) => Object.freeze({ path: p.path, message: p.message })));
   }
 }
@@ -211,7 +227,10 @@ export class RunLockedError extends PolyLoopError {
   override readonly name = 'RunLockedError';
   readonly runId: string;
   constructor(runId: string, detail?: string) {
-    super('run_locked', `run ${JSON.stringify(runId)} is being driven by another process or tab${detail ? ` (${detail})` : ''}`);
+    super(
+      'run_locked',
+      `run ${JSON.stringify(runId)} is being driven by another process or tab${detail ? ` (${detail})` : ''}`,
+    );
     this.runId = runId;
   }
 }

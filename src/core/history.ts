@@ -58,7 +58,13 @@ export class History {
    */
   keep(expectedLength: number, trajectory: readonly StepRecord[]): void {
     const m = this.#messages;
-    if (m.length === expectedLength && !Object.isFrozen(m) && m[0] === this.#first && m[expectedLength - 1] === this.#last) return;
+    if (
+      m.length === expectedLength &&
+      !Object.isFrozen(m) &&
+      m[0] === this.#first &&
+      m[expectedLength - 1] === this.#last
+    )
+      return;
     const rebuilt: Message[] = [...this.#prefix];
     for (const step of trajectory) rebuilt.push(...this.#turns(step));
     this.#messages = rebuilt;

@@ -42,7 +42,18 @@ export type {
 export { exportRun, importRun, readRunLog } from './run-log.ts';
 export { defineAgent, resume, run } from './run.ts';
 export { identityMismatch, identitySnapshot } from './snapshot.ts';
-export type { ActionExecutor, DecisionInterpreter, EventSink, ExecuteContext, ModelCall, ModelCaller, ReadLogOptions, ReleaseLease, RunStore, StoreWarning } from './ports.ts';
+export type {
+  ActionExecutor,
+  DecisionInterpreter,
+  EventSink,
+  ExecuteContext,
+  ModelCall,
+  ModelCaller,
+  ReadLogOptions,
+  ReleaseLease,
+  RunStore,
+  StoreWarning,
+} from './ports.ts';
 export { decodeLog, decodeRecord, encodeRecord, isBarrier, RECORD_MAJOR } from './serialization.ts';
 export type { DecodedLog } from './serialization.ts';
 export { RegistryExecutor, ToolRegistry } from './tools.ts';

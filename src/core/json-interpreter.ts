@@ -26,20 +26,38 @@ export function jsonActionInterpreter(): DecisionInterpreter {
       // read as one of them, nor as its text, but refused as a whole.
       // A reply cut off at the token limit is never read as an answer or an action: its text may end mid-sentence.
       if (reply.finishReason === 'length') {
-        return { kind: 'invalid', explanation: 'Your reply was cut off at the token limit before it ended. Reply again, shorter: one JSON object.', historyText };
+        return {
+          kind: 'invalid',
+          explanation:
+            'Your reply was cut off at the token limit before it ended. Reply again, shorter: one JSON object.',
+          historyText,
+        };
       }
       const calls = reply.toolCalls?.length ?? 0;
       if (calls > 1) {
-        return { kind: 'invalid', explanation: `Your reply made ${calls} tool calls at once; reply with one JSON object, {"tool": name, "args": {...}} or {"final": "answer"}.`, historyText };
+        return {
+          kind: 'invalid',
+          explanation: `Your reply made ${calls} tool calls at once; reply with one JSON object, {"tool": name, "args": {...}} or {"final": "answer"}.`,
+          historyText,
+        };
       }
       let parsed: unknown;
       try {
         parsed = JSON.parse(reply.text);
       } catch {
-        return { kind: 'invalid', explanation: 'Your reply was not valid JSON. Reply with {"tool": name, "args": {...}} or {"final": "answer"}.', historyText };
+        return {
+          kind: 'invalid',
+          explanation:
+            'Your reply was not valid JSON. Reply with {"tool": name, "args": {...}} or {"final": "answer"}.',
+          historyText,
+        };
       }
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-        return { kind: 'invalid', explanation: 'Your reply must be a JSON object with "tool" or "final".', historyText };
+        return {
+          kind: 'invalid',
+          explanation: 'Your reply must be a JSON object with "tool" or "final".',
+          historyText,
+        };
       }
       const obj = parsed as Record<string, unknown>;
       if (typeof obj['final'] === 'string') return { kind: 'final', answer: obj['final'], historyText };
@@ -52,7 +70,11 @@ export function jsonActionInterpreter(): DecisionInterpreter {
           historyText,
         };
       }
-      return { kind: 'invalid', explanation: 'Your reply had neither a "tool" string nor a "final" string.', historyText };
+      return {
+        kind: 'invalid',
+        explanation: 'Your reply had neither a "tool" string nor a "final" string.',
+        historyText,
+      };
     },
   };
 }

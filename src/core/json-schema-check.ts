@@ -27,6 +27,9 @@ export function jsonSchemaCheck(schema: unknown): (value: unknown) => string | n
       return `the value could not be checked against the schema (${e instanceof Error ? e.message : String(e)})`;
     }
     if (result.valid) return null;
-    return result.errors.slice(0, 5).map((e) => `${e.instanceLocation}: ${e.error}`).join('; ');
+    return result.errors
+      .slice(0, 5)
+      .map((e) => `${e.instanceLocation}: ${e.error}`)
+      .join('; ');
   };
 }

@@ -34,13 +34,24 @@ export class Lease {
    */
   async settle(abandoned: Promise<unknown> | null, sink: EventSink, runId: string): Promise<void> {
     if (this.#released) return;
-    if (abandoned) void abandoned.then(() => this.release(), () => this.release()).catch(() => undefined);
+    if (abandoned)
+      void abandoned
+        .then(
+          () => this.release(),
+          () => this.release(),
+        )
+        .catch(() => undefined);
     else await this.release().catch((e: unknown) => deliverQuietly(sink, releaseWarning(runId, e)));
   }
 }
 
 export function releaseWarning(runId: string, e: unknown): RunEvent {
-  return { type: 'warning', runId, code: 'lease_release_failed', message: `the store failed to release the run's lease: ${describeError(e)}` };
+  return {
+    type: 'warning',
+    runId,
+    code: 'lease_release_failed',
+    message: `the store failed to release the run's lease: ${describeError(e)}`,
+  };
 }
 
 /** Deliver one event outside a driver (a failed lease release after an error); a failure is dropped. */
@@ -61,7 +72,10 @@ export async function acquireLease(cancel: Cancellation, runId: string, store: R
   try {
     return await guardedRead(runId, 'acquire', () => cancel.seam(() => pending), cancel.signal);
   } catch (e) {
-    pending.then((late) => late().catch(() => undefined), () => undefined);
+    pending.then(
+      (late) => late().catch(() => undefined),
+      () => undefined,
+    );
     throw e;
   }
 }
@@ -70,7 +84,12 @@ export async function acquireLease(cancel: Cancellation, runId: string, store: R
  * A read or the lease: a failure becomes `StoreError`, except the library's own errors
  * (decision 0004) and an abort, which pass through as `signal.reason`.
  */
-export async function guardedRead<T>(runId: string, operation: string, fn: () => Promise<T>, signal: AbortSignal): Promise<T> {
+export async function guardedRead<T>(
+  runId: string,
+  operation: string,
+  fn: () => Promise<T>,
+  signal: AbortSignal,
+): Promise<T> {
   try {
     return await fn();
   } catch (e) {

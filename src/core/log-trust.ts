@@ -24,7 +24,8 @@ export const MAX_RECORD_DEPTH = MAX_JSON_DEPTH + 10;
 /** Rejects with `CorruptLogError` (record 1) when `run_started.snapshotHash` is not the SHA-256 of its snapshot. */
 export async function checkSnapshotHash(started: RunStartedRecord, source: string): Promise<void> {
   const hash = await sha256Hex(canonicalJson(started.snapshot));
-  if (hash !== started.snapshotHash) throw new CorruptLogError(1, 'run_started.snapshotHash is not the hash of its snapshot', { source });
+  if (hash !== started.snapshotHash)
+    throw new CorruptLogError(1, 'run_started.snapshotHash is not the hash of its snapshot', { source });
 }
 
 /** Throws `CorruptLogError` naming the first record nested deeper than {@link MAX_RECORD_DEPTH} levels. */
@@ -32,7 +33,11 @@ export function checkRecordDepth(records: readonly LogRecord[], source: string):
   records.forEach((rec, i) => {
     // Decoded JSON: depth is the only problem it can have.
     if (jsonProblem(rec, 'record', MAX_RECORD_DEPTH) !== null) {
-      throw new CorruptLogError(i + 1, `the record is nested more than ${MAX_RECORD_DEPTH} levels deep (too deep to store in every runtime)`, { source });
+      throw new CorruptLogError(
+        i + 1,
+        `the record is nested more than ${MAX_RECORD_DEPTH} levels deep (too deep to store in every runtime)`,
+        { source },
+      );
     }
   });
 }
@@ -53,7 +58,8 @@ export function trustInFlight(view: RunLogView, req: RunRequest, log: readonly L
   // An action the library refuses runs nothing when replayed: no person is needed.
   if (refusalOf(req, decision) !== null) return view;
   const approved = f.approval?.reply.kind === 'approve';
-  if (replayPolicyOf(req, decision) === 'never' || (gateFor(req, decision) !== null && !approved)) return settled(view, f);
+  if (replayPolicyOf(req, decision) === 'never' || (gateFor(req, decision) !== null && !approved))
+    return settled(view, f);
   return view;
 }
 
@@ -71,7 +77,11 @@ function checkGateKind(f: InFlightStep, req: RunRequest, log: readonly LogRecord
   const line = log.findIndex((r) => r.kind === 'input_request' && r.resultId === resultId) + 1;
   const tool = decision.action.kind === 'tool_call' ? `tool ${JSON.stringify(decision.action.name)}` : 'a code action';
   const says = kind === 'answer' ? 'an answer request for' : 'an approval of';
-  throw new CorruptLogError(line, `${resultId} is ${says} ${tool}, which ${kind === 'answer' ? 'no person answers' : 'a person answers'}`, { source: 'run log' });
+  throw new CorruptLogError(
+    line,
+    `${resultId} is ${says} ${tool}, which ${kind === 'answer' ? 'no person answers' : 'a person answers'}`,
+    { source: 'run log' },
+  );
 }
 
 function settled(view: RunLogView, f: InFlightStep): RunLogView {

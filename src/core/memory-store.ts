@@ -56,7 +56,8 @@ export class InMemoryStore extends AppendLogStore {
    */
   acquire(runId: string, opts: { readonly signal?: AbortSignal } = {}): Promise<ReleaseLease> {
     if (opts.signal?.aborted) return Promise.reject(opts.signal.reason);
-    if (this.#leases.has(runId)) return Promise.reject(new RunLockedError(runId, 'another driver in this process holds it'));
+    if (this.#leases.has(runId))
+      return Promise.reject(new RunLockedError(runId, 'another driver in this process holds it'));
     const token = Symbol(runId);
     this.#leases.set(runId, token);
     const release = (): Promise<void> => {

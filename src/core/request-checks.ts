@@ -43,7 +43,10 @@ class Problems {
   }
   /** Problems of fields the agent's defaults filled are the defaults' problems: named as `defaults.<field>`. */
   blameDefaults(defaulted: readonly string[]): void {
-    const from = (path: string): boolean => defaulted.some((f) => path === `request.${f}` || path.startsWith(`request.${f}.`) || path.startsWith(`request.${f}[`));
+    const from = (path: string): boolean =>
+      defaulted.some(
+        (f) => path === `request.${f}` || path.startsWith(`request.${f}.`) || path.startsWith(`request.${f}[`),
+      );
     for (let i = 0; i < this.list.length; i++) {
       const p = this.list[i] as RequestProblem;
       if (from(p.path)) this.list[i] = { path: `defaults.${p.path.slice('request.'.length)}`, message: p.message };
@@ -89,7 +92,8 @@ const BUDGET_FIELDS: OptionKeys<RunRequest['budget']> = {
 };
 const CONTEXT_FIELDS: OptionKeys<RunRequest['context']> = { run: true, goal: true };
 const ENTRY_FIELDS: OptionKeys<SkillEntry> = { name: true, text: true };
-const kind = (v: unknown): string => (v === null || v === undefined ? String(v) : Array.isArray(v) ? 'an array' : `a ${typeof v}`);
+const kind = (v: unknown): string =>
+  v === null || v === undefined ? String(v) : Array.isArray(v) ? 'an array' : `a ${typeof v}`;
 
 /** Throws one `InvalidRequestError` naming every missing or malformed field of a definition. */
 export function checkAgentConfig(config: AgentConfig): void {
@@ -110,12 +114,14 @@ export function checkAgentConfig(config: AgentConfig): void {
   });
   const has = (key: (typeof present)[number]): boolean => present.includes(key);
   if (has('model') && typeof config.model.call !== 'function') add('model.call', 'must be a function');
-  if (has('interpreter') && typeof config.interpreter.interpret !== 'function') add('interpreter.interpret', 'must be a function');
+  if (has('interpreter') && typeof config.interpreter.interpret !== 'function')
+    add('interpreter.interpret', 'must be a function');
   if (has('events') && typeof config.events.deliver !== 'function') add('events.deliver', 'must be a function');
   for (const m of ['runStarted', 'intent', 'result', 'step', 'readLog', 'runEnded'] as const) {
     if (has('store') && typeof config.store[m] !== 'function') add(`store.${m}`, 'must be a function');
   }
-  if (has('model') && (!isRecord(config.model.params) || typeof config.model.params['model'] !== 'string')) add('model.params.model', 'must be a string naming the model');
+  if (has('model') && (!isRecord(config.model.params) || typeof config.model.params['model'] !== 'string'))
+    add('model.params.model', 'must be a string naming the model');
   for (const seam of ['model', 'interpreter', 'events'] as const) {
     if (has(seam)) checkSeamParams(problems, config[seam].params, `${seam}.params`);
   }
@@ -132,15 +138,21 @@ export function checkAgentConfig(config: AgentConfig): void {
  * request of the defaults alone, and only the problems of fields the defaults gave.
  */
 function checkDefaults(problems: Problems, defaults: AgentDefaults): void {
-  if (!isRecord(defaults)) return problems.add('defaults', `defaults must be an object of request fields, got ${kind(defaults)}`);
-  problems.addUnknown(defaults, DEFAULT_FIELDS, 'the agent\'s defaults', 'defaults.');
+  if (!isRecord(defaults))
+    return problems.add('defaults', `defaults must be an object of request fields, got ${kind(defaults)}`);
+  problems.addUnknown(defaults, DEFAULT_FIELDS, "the agent's defaults", 'defaults.');
   let resolved: ResolvedRequest;
   try {
-    const goalGiven = defaults.goal !== undefined || (isRecord(defaults.context) && defaults.context['goal'] !== undefined);
+    const goalGiven =
+      defaults.goal !== undefined || (isRecord(defaults.context) && defaults.context['goal'] !== undefined);
     resolved = resolveRequest({ runId: 'defaults', ...(goalGiven ? {} : { goal: 'probe' }) }, defaults);
   } catch (e) {
     if (!(e instanceof InvalidRequestError)) throw e;
-    for (const p of e.problems) problems.add(p.path.replace(/^request\./, 'defaults.'), `${p.path.replace(/^request\./, 'defaults.')} ${p.message}`);
+    for (const p of e.problems)
+      problems.add(
+        p.path.replace(/^request\./, 'defaults.'),
+        `${p.path.replace(/^request\./, 'defaults.')} ${p.message}`,
+      );
     return;
   }
   try {
@@ -157,11 +169,16 @@ function checkDefaults(problems: Problems, defaults: AgentDefaults): void {
  * (docs/design/records-and-recovery.md#identity-snapshot).
  */
 function checkSeamParams(problems: Problems, params: unknown, path: string): void {
-  if (!isRecord(params)) return problems.add(path, `${path} must be an object of strings, numbers, booleans and nulls, got ${kind(params)}`);
+  if (!isRecord(params))
+    return problems.add(path, `${path} must be an object of strings, numbers, booleans and nulls, got ${kind(params)}`);
   const problem = jsonProblem(params, path);
   if (problem) return problems.addFound(path, problem);
   for (const [key, value] of Object.entries(params)) {
-    if (typeof value === 'object' && value !== null) problems.add(`${path}.${key}`, `${path}.${key} must be a string, number, boolean or null, got ${Array.isArray(value) ? 'an array' : 'an object'}`);
+    if (typeof value === 'object' && value !== null)
+      problems.add(
+        `${path}.${key}`,
+        `${path}.${key} must be a string, number, boolean or null, got ${Array.isArray(value) ? 'an array' : 'an object'}`,
+      );
   }
 }
 
@@ -177,7 +194,10 @@ const MAX_TIMER_MS = 2_147_483_647;
  * @example
  * try { validateRunRequest(request); } catch (e) { if (isPolyLoopError(e, 'invalid_request')) return badRequest(e.message); throw e; }
  */
-export function checkRequest(req: RunRequest, opts: { readonly defaulted?: readonly string[]; readonly source?: string } = {}): void {
+export function checkRequest(
+  req: RunRequest,
+  opts: { readonly defaulted?: readonly string[]; readonly source?: string } = {},
+): void {
   const problems = new Problems();
   if (!isRecord(req)) {
     problems.add('request', 'request must be an object');
@@ -189,24 +209,34 @@ export function checkRequest(req: RunRequest, opts: { readonly defaulted?: reado
   checkBudget(problems, req.budget);
   const registry = req.tools instanceof ToolRegistry;
   if (!registry) add('request.tools', 'must be a ToolRegistry (ToolRegistry.of([]) for none)');
-  if (!isRecord(req.executor) || typeof req.executor.execute !== 'function') add('request.executor', 'must be an ActionExecutor');
+  if (!isRecord(req.executor) || typeof req.executor.execute !== 'function')
+    add('request.executor', 'must be an ActionExecutor');
   if (isRecord(req.executor)) {
     // Absent and null both enter the snapshot as null.
     if (req.executor.params != null) checkSeamParams(problems, req.executor.params, 'request.executor.params');
     const policy = req.executor.replayPolicy;
-    if (policy !== undefined && policy !== 'safe' && policy !== 'never') add('request.executor.replayPolicy', `must be "safe", "never" or absent, got ${JSON.stringify(policy) ?? typeof policy}`);
+    if (policy !== undefined && policy !== 'safe' && policy !== 'never')
+      add(
+        'request.executor.replayPolicy',
+        `must be "safe", "never" or absent, got ${JSON.stringify(policy) ?? typeof policy}`,
+      );
     if (registry && req.executor instanceof RegistryExecutor) checkExecutorMatches(problems, req.executor, req.tools);
   }
   checkContext(problems, req.context);
   checkInjections(problems, req.injections);
   checkBinding(problems, req.modelBinding);
-  if (req.modelReplayPolicy !== 'safe' && req.modelReplayPolicy !== 'never') add('request.modelReplayPolicy', 'must be "safe" or "never"');
+  if (req.modelReplayPolicy !== 'safe' && req.modelReplayPolicy !== 'never')
+    add('request.modelReplayPolicy', 'must be "safe" or "never"');
   if (typeof req.observationTemplate !== 'string') add('request.observationTemplate', 'must be a string');
-  if (!['none', 'json', 'markdown'].includes(req.toolRenderStyle)) add('request.toolRenderStyle', 'must be "none", "json" or "markdown"');
+  if (!['none', 'json', 'markdown'].includes(req.toolRenderStyle))
+    add('request.toolRenderStyle', 'must be "none", "json" or "markdown"');
   const grace: unknown = req.cancelGraceMs;
-  if (typeof grace !== 'number' || !(grace >= 0 && grace <= MAX_TIMER_MS)) add('request.cancelGraceMs', `must be a number of milliseconds from 0 to ${MAX_TIMER_MS}, got ${String(grace)}`);
+  if (typeof grace !== 'number' || !(grace >= 0 && grace <= MAX_TIMER_MS))
+    add('request.cancelGraceMs', `must be a number of milliseconds from 0 to ${MAX_TIMER_MS}, got ${String(grace)}`);
   problems.blameDefaults(opts.defaulted ?? []);
-  problems.throwIfAny(opts.source === undefined ? { subject: 'run request' } : { subject: 'run request', source: opts.source });
+  problems.throwIfAny(
+    opts.source === undefined ? { subject: 'run request' } : { subject: 'run request', source: opts.source },
+  );
 }
 
 function checkBudget(problems: Problems, budget: RunRequest['budget']): void {
@@ -214,10 +244,18 @@ function checkBudget(problems: Problems, budget: RunRequest['budget']): void {
   problems.addUnknown(budget, BUDGET_FIELDS, 'request.budget', 'request.budget.');
   for (const key of ['maxSteps', 'maxValidActions', 'maxContextChars'] as const) {
     const n = budget[key];
-    if (!Number.isSafeInteger(n) || n <= 0) problems.add(`request.budget.${key}`, `request.budget.${key} must be a positive integer, got ${JSON.stringify(n)}`);
+    if (!Number.isSafeInteger(n) || n <= 0)
+      problems.add(
+        `request.budget.${key}`,
+        `request.budget.${key} must be a positive integer, got ${JSON.stringify(n)}`,
+      );
   }
   const tokens = budget.maxTotalTokens;
-  if (tokens !== undefined && (!Number.isSafeInteger(tokens) || tokens <= 0)) problems.add('request.budget.maxTotalTokens', `request.budget.maxTotalTokens must be a positive integer or absent, got ${JSON.stringify(tokens)}`);
+  if (tokens !== undefined && (!Number.isSafeInteger(tokens) || tokens <= 0))
+    problems.add(
+      'request.budget.maxTotalTokens',
+      `request.budget.maxTotalTokens must be a positive integer or absent, got ${JSON.stringify(tokens)}`,
+    );
 }
 
 /**
@@ -227,16 +265,22 @@ function checkBudget(problems: Problems, budget: RunRequest['budget']): void {
  * (record, snapshot) that wrap the context in the `run_started` record.
  */
 function checkContext(problems: Problems, context: RunRequest['context']): void {
-  if (!isRecord(context)) return problems.add('request.context', 'request.context must be an object with run and goal message arrays');
+  if (!isRecord(context))
+    return problems.add('request.context', 'request.context must be an object with run and goal message arrays');
   problems.addUnknown(context, CONTEXT_FIELDS, 'request.context', 'request.context.');
   let found = problems.list.length;
   for (const key of ['run', 'goal'] as const) {
     const messages: unknown = context[key];
     if (!Array.isArray(messages)) {
-      problems.add(`request.context.${key}`, `request.context.${key} must be an array of messages, got ${kind(messages)}`);
+      problems.add(
+        `request.context.${key}`,
+        `request.context.${key} must be an array of messages, got ${kind(messages)}`,
+      );
       continue;
     }
-    messages.forEach((m: unknown, i) => problems.addFound(`request.context.${key}[${i}]`, messageProblem(m, `request.context.${key}[${i}]`)));
+    messages.forEach((m: unknown, i) =>
+      problems.addFound(`request.context.${key}[${i}]`, messageProblem(m, `request.context.${key}[${i}]`)),
+    );
   }
   // The whole-context walk would repeat a problem the messages already named.
   found = problems.list.length - found;
@@ -244,7 +288,11 @@ function checkContext(problems: Problems, context: RunRequest['context']): void 
 }
 
 function checkInjections(problems: Problems, injections: RunRequest['injections']): void {
-  if (!isRecord(injections)) return problems.add('request.injections', `request.injections must be an object of channel → entries, got ${kind(injections)}`);
+  if (!isRecord(injections))
+    return problems.add(
+      'request.injections',
+      `request.injections must be an object of channel → entries, got ${kind(injections)}`,
+    );
   const problem = jsonProblem(injections, 'request.injections');
   if (problem) return problems.addFound('request.injections', problem);
   for (const [channel, entries] of Object.entries(injections)) {
@@ -254,22 +302,30 @@ function checkInjections(problems: Problems, injections: RunRequest['injections'
       continue;
     }
     entries.forEach((entry: unknown, i) => {
-      if (!isRecord(entry)) return problems.add(`${path}[${i}]`, `${path}[${i}] must be a { name, text } object, got ${kind(entry)}`);
+      if (!isRecord(entry))
+        return problems.add(`${path}[${i}]`, `${path}[${i}] must be a { name, text } object, got ${kind(entry)}`);
       problems.addUnknown(entry, ENTRY_FIELDS, 'a skill entry', `${path}[${i}].`);
       for (const key of ['name', 'text'] as const) {
-        if (typeof entry[key] !== 'string') problems.add(`${path}[${i}].${key}`, `${path}[${i}].${key} must be a string, got ${kind(entry[key])}`);
+        if (typeof entry[key] !== 'string')
+          problems.add(`${path}[${i}].${key}`, `${path}[${i}].${key} must be a string, got ${kind(entry[key])}`);
       }
     });
   }
 }
 
 function checkBinding(problems: Problems, binding: RunRequest['modelBinding']): void {
-  if (!isRecord(binding)) return problems.add('request.modelBinding', `request.modelBinding must map strings to strings, got ${kind(binding)}`);
+  if (!isRecord(binding))
+    return problems.add(
+      'request.modelBinding',
+      `request.modelBinding must map strings to strings, got ${kind(binding)}`,
+    );
   const before = problems.list.length;
   for (const [key, value] of Object.entries(binding)) {
-    if (typeof value !== 'string') problems.add(`request.modelBinding.${key}`, `request.modelBinding.${key} must be a string, got ${kind(value)}`);
+    if (typeof value !== 'string')
+      problems.add(`request.modelBinding.${key}`, `request.modelBinding.${key} must be a string, got ${kind(value)}`);
   }
-  if (problems.list.length === before) problems.addFound('request.modelBinding', jsonProblem(binding, 'request.modelBinding'));
+  if (problems.list.length === before)
+    problems.addFound('request.modelBinding', jsonProblem(binding, 'request.modelBinding'));
 }
 
 /**
@@ -293,5 +349,9 @@ function checkExecutorMatches(problems: Problems, executor: RegistryExecutor, to
     const b = tools.get(n);
     return a !== b && canonicalJson(a) !== canonicalJson(b);
   });
-  if (differing.length > 0) problems.add('request.executor', `request.executor describes tools differently from request.tools (its registry has other specs for: ${differing.join(', ')})`);
+  if (differing.length > 0)
+    problems.add(
+      'request.executor',
+      `request.executor describes tools differently from request.tools (its registry has other specs for: ${differing.join(', ')})`,
+    );
 }

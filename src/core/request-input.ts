@@ -15,7 +15,17 @@ export type ResolvedRequest = { readonly request: RunRequest; readonly defaulted
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Request fields filled as a whole from the defaults; `context` is filled per message list. */
-const WHOLE_FIELDS = ['budget', 'executor', 'tools', 'injections', 'modelBinding', 'modelReplayPolicy', 'observationTemplate', 'toolRenderStyle', 'cancelGraceMs'] as const;
+const WHOLE_FIELDS = [
+  'budget',
+  'executor',
+  'tools',
+  'injections',
+  'modelBinding',
+  'modelReplayPolicy',
+  'observationTemplate',
+  'toolRenderStyle',
+  'cancelGraceMs',
+] as const;
 
 /** A string goal is one user text message. */
 export function goalMessages(goal: string | readonly Message[]): readonly Message[] {
@@ -44,8 +54,10 @@ export function resolveRequest(input: RunRequestInput, defaults: AgentDefaults |
     out['context'] = context;
   } else {
     const given = context ?? {};
-    if (goal !== undefined && given.goal !== undefined) problems.push({ path: 'request.goal', message: 'and request.context.goal both give the goal: give one' });
-    if (goal !== undefined && typeof goal !== 'string' && !Array.isArray(goal)) problems.push({ path: 'request.goal', message: `must be a string or an array of messages, got ${typeof goal}` });
+    if (goal !== undefined && given.goal !== undefined)
+      problems.push({ path: 'request.goal', message: 'and request.context.goal both give the goal: give one' });
+    if (goal !== undefined && typeof goal !== 'string' && !Array.isArray(goal))
+      problems.push({ path: 'request.goal', message: `must be a string or an array of messages, got ${typeof goal}` });
     const fromDefaults = isRecord(d.context) ? d.context : {};
     let goalValue: unknown = goal !== undefined ? goal : given.goal;
     if (goalValue === undefined && (d.goal !== undefined || fromDefaults.goal !== undefined)) {
@@ -57,7 +69,11 @@ export function resolveRequest(input: RunRequestInput, defaults: AgentDefaults |
       runValue = fromDefaults.run ?? [];
       defaulted.push('context.run');
     }
-    if (goalValue === undefined) problems.push({ path: 'request.goal', message: 'is required (a string or messages), here or in the agent\'s defaults' });
+    if (goalValue === undefined)
+      problems.push({
+        path: 'request.goal',
+        message: "is required (a string or messages), here or in the agent's defaults",
+      });
     const goalMessagesValue = typeof goalValue === 'string' ? goalMessages(goalValue) : goalValue;
     out['context'] = { ...given, run: runValue, goal: goalMessagesValue };
   }
@@ -72,19 +88,33 @@ export function resolveRequest(input: RunRequestInput, defaults: AgentDefaults |
  * agent. Throws `InvalidRequestError` for a log older than stored requests, or an agent without
  * the tools or executor to give.
  */
-export function requestFromLog(agent: AgentDefinition, runId: string, snapshot: ParamSnapshot, stored: StoredRequest | null, logVersion: string): ResolvedRequest {
+export function requestFromLog(
+  agent: AgentDefinition,
+  runId: string,
+  snapshot: ParamSnapshot,
+  stored: StoredRequest | null,
+  logVersion: string,
+): ResolvedRequest {
   if (stored === null) {
     const message = `was started under record version ${logVersion}, which predates stored requests: resume it with its request, resume(agent, request)`;
-    throw new InvalidRequestError([{ path: `run ${JSON.stringify(runId)}`, message }], { subject: 'run log', source: 'resume' });
+    throw new InvalidRequestError([{ path: `run ${JSON.stringify(runId)}`, message }], {
+      subject: 'run log',
+      source: 'resume',
+    });
   }
   const d: AgentDefaults = agent.defaults ?? {};
   const problems: RequestProblem[] = [];
   for (const part of ['tools', 'executor'] as const) {
-    if (d[part] === undefined) problems.push({ path: `defaults.${part}`, message: `is required to resume by run id: the log keeps no code, so the ${part} come from the agent's defaults` });
+    if (d[part] === undefined)
+      problems.push({
+        path: `defaults.${part}`,
+        message: `is required to resume by run id: the log keeps no code, so the ${part} come from the agent's defaults`,
+      });
   }
   if (problems.length > 0) throw new InvalidRequestError(problems, { subject: 'agent definition', source: 'resume' });
   const filled = new Set(stored.defaulted);
-  const pick = <T>(field: string, logged: T, current: T | undefined): T => (filled.has(field) && current !== undefined ? current : logged);
+  const pick = <T>(field: string, logged: T, current: T | undefined): T =>
+    filled.has(field) && current !== undefined ? current : logged;
   // A log is checked, not trusted: a snapshot without a context object gives none, and checkRequest names it.
   const logged = snapshot['context'];
   const context = (isRecord(logged) ? logged : {}) as unknown as RunRequest['context'];
@@ -94,12 +124,27 @@ export function requestFromLog(agent: AgentDefinition, runId: string, snapshot: 
     budget: pick('budget', snapshot['budget'] as unknown as Budget, d.budget),
     tools: d.tools as RunRequest['tools'],
     executor: d.executor as RunRequest['executor'],
-    context: { run: pick('context.run', context.run, d.context?.run), goal: pick('context.goal', context.goal, defaultGoal) },
+    context: {
+      run: pick('context.run', context.run, d.context?.run),
+      goal: pick('context.goal', context.goal, defaultGoal),
+    },
     injections: pick('injections', snapshot['injections'] as unknown as RunRequest['injections'], d.injections),
-    modelBinding: pick('modelBinding', snapshot['modelBinding'] as unknown as RunRequest['modelBinding'], d.modelBinding),
-    modelReplayPolicy: pick('modelReplayPolicy', snapshot['modelReplayPolicy'] as RunRequest['modelReplayPolicy'], d.modelReplayPolicy),
+    modelBinding: pick(
+      'modelBinding',
+      snapshot['modelBinding'] as unknown as RunRequest['modelBinding'],
+      d.modelBinding,
+    ),
+    modelReplayPolicy: pick(
+      'modelReplayPolicy',
+      snapshot['modelReplayPolicy'] as RunRequest['modelReplayPolicy'],
+      d.modelReplayPolicy,
+    ),
     observationTemplate: pick('observationTemplate', snapshot['observationTemplate'] as string, d.observationTemplate),
-    toolRenderStyle: pick('toolRenderStyle', snapshot['toolRenderStyle'] as RunRequest['toolRenderStyle'], d.toolRenderStyle),
+    toolRenderStyle: pick(
+      'toolRenderStyle',
+      snapshot['toolRenderStyle'] as RunRequest['toolRenderStyle'],
+      d.toolRenderStyle,
+    ),
     cancelGraceMs: pick('cancelGraceMs', stored.cancelGraceMs, d.cancelGraceMs),
   };
   return { request, defaulted: stored.defaulted };

@@ -57,10 +57,14 @@ function checkEnd(ended: RunEndedRecord, trajectory: readonly StepRecord[], coun
   const usage = ended.usage ?? { inputTokens: 0, outputTokens: 0 };
   const faults: readonly (string | false)[] = [
     ended.steps !== counted.steps && `run_ended says ${ended.steps} steps, the log holds ${counted.steps}`,
-    ended.validActions !== counted.validActions && `run_ended says ${ended.validActions} valid actions, the steps count ${counted.validActions}`,
+    ended.validActions !== counted.validActions &&
+      `run_ended says ${ended.validActions} valid actions, the steps count ${counted.validActions}`,
     final && last?.decision !== 'final' && 'run_ended says final_answer, but the last step is no final answer',
-    ended.finalAnswer !== (final ? (last?.finalAnswer ?? null) : null) && 'run_ended holds another final answer than its last step',
-    (usage.inputTokens !== counted.usage.inputTokens || usage.outputTokens !== counted.usage.outputTokens || !sameOptional(usage, counted.usage)) &&
+    ended.finalAnswer !== (final ? (last?.finalAnswer ?? null) : null) &&
+      'run_ended holds another final answer than its last step',
+    (usage.inputTokens !== counted.usage.inputTokens ||
+      usage.outputTokens !== counted.usage.outputTokens ||
+      !sameOptional(usage, counted.usage)) &&
       'run_ended holds other token totals than its steps',
   ];
   const fault = faults.find((f) => f !== false);
@@ -85,7 +89,11 @@ function checkReplies(records: readonly LogRecord[]): void {
     if (rec.kind === 'input_request') requests.set(rec.resultId, rec);
     const request = rec.kind === 'input' ? requests.get(rec.resultId)?.request : undefined;
     if (rec.kind !== 'input' || !request) continue;
-    const fault = inputReplyProblem(rec.reply) ?? (acceptedReplies(request.kind, request.target).includes(rec.reply.kind) ? null : `a ${request.kind} request does not accept ${rec.reply.kind}`);
+    const fault =
+      inputReplyProblem(rec.reply) ??
+      (acceptedReplies(request.kind, request.target).includes(rec.reply.kind)
+        ? null
+        : `a ${request.kind} request does not accept ${rec.reply.kind}`);
     if (fault !== null) throw new CorruptLogError(i + 1, `input for ${rec.resultId}: ${fault}`, { source: 'run log' });
   }
 }
@@ -119,11 +127,19 @@ const IMPORT_OPTIONS = { signal: true } as const;
  * await importRun(new IndexedDBStore({ dbName: 'agent' }), 'run-1', ndjson);
  * await resume(agent, request);
  */
-export async function importRun(store: RunStore, runId: string, ndjson: string, opts: { readonly signal?: AbortSignal } = {}): Promise<void> {
+export async function importRun(
+  store: RunStore,
+  runId: string,
+  ndjson: string,
+  opts: { readonly signal?: AbortSignal } = {},
+): Promise<void> {
   checkOptionKeys(opts, IMPORT_OPTIONS, 'importRun');
   if (typeof ndjson !== 'string') throw new InvalidRequestError('importRun: the log must be NDJSON text');
   const { records, tornLine } = decodeLog(ndjson, { source: 'imported log' });
-  if (tornLine !== null) throw new CorruptLogError(tornLine, 'the last line is torn (incomplete JSON); export the run again', { source: 'imported log' });
+  if (tornLine !== null)
+    throw new CorruptLogError(tornLine, 'the last line is torn (incomplete JSON); export the run again', {
+      source: 'imported log',
+    });
   if (records.length === 0) throw new InvalidRequestError('importRun: the log is empty');
   // JSON.parse reads any depth, but JSON.stringify, structured clone and the other runtimes'
   // stacks do not: one fixed limit, checked before anything is written or compared.
@@ -133,12 +149,22 @@ export async function importRun(store: RunStore, runId: string, ndjson: string, 
     await checkSnapshotHash(view.started, 'imported log');
     await checkUpgradeHashes(view.started, view.upgrades, records, 'imported log');
   }
-  if (view.runId !== runId) throw new InvalidRequestError(`importRun: the log is of run ${JSON.stringify(view.runId)}, not ${JSON.stringify(runId)}`);
+  if (view.runId !== runId)
+    throw new InvalidRequestError(
+      `importRun: the log is of run ${JSON.stringify(view.runId)}, not ${JSON.stringify(runId)}`,
+    );
   if (records.some((r) => r.kind === 'input_request' || r.kind === 'input') && (!store.inputRequest || !store.input)) {
-    throw new InvalidRequestError('importRun: the log holds human input, and this store cannot write it (no inputRequest/input)');
+    throw new InvalidRequestError(
+      'importRun: the log holds human input, and this store cannot write it (no inputRequest/input)',
+    );
   }
-  if (view.upgrades.length > 0 && !store.upgrade) throw new InvalidRequestError('importRun: the log holds an upgrade, and this store cannot write it (no upgrade method)');
-  const release = store.acquire ? await store.acquire(runId, { signal: opts.signal ?? new AbortController().signal }) : null;
+  if (view.upgrades.length > 0 && !store.upgrade)
+    throw new InvalidRequestError(
+      'importRun: the log holds an upgrade, and this store cannot write it (no upgrade method)',
+    );
+  const release = store.acquire
+    ? await store.acquire(runId, { signal: opts.signal ?? new AbortController().signal })
+    : null;
   try {
     if ((await store.readLog(runId)).length > 0) throw new RunExistsError(runId);
     // The human-input methods were checked above, so each record has its store method.

@@ -10,7 +10,14 @@ import { acquireLease, guardedRead, Lease } from './lease.ts';
 import { checkOptionKeys } from './options.ts';
 import type { OptionKeys } from './options.ts';
 import type { StoreWarning } from './ports.ts';
-import type { AgentConfig, AgentDefinition, ResumeOptions, RunOptions, RunRequestInput, UpgradeOptions } from './request.ts';
+import type {
+  AgentConfig,
+  AgentDefinition,
+  ResumeOptions,
+  RunOptions,
+  RunRequestInput,
+  UpgradeOptions,
+} from './request.ts';
 import { requestFromLog, resolveRequest } from './request-input.ts';
 import type { ResolvedRequest } from './request-input.ts';
 import { checkAgentConfig, checkRequest } from './request-checks.ts';
@@ -83,14 +90,21 @@ export function run(agent: AgentDefinition, request: RunRequestInput, opts: RunO
  * if (result.pending) await resume(agent, 'run-1', { input: { kind: 'approve', resultId: result.pending.resultId } });
  * await resume(agentV2, 'run-1', { upgrade: { reason: 'deploy 42: search tool added' } });
  */
-export function resume(agent: AgentDefinition, request: RunRequestInput | string, opts: ResumeOptions = {}): Promise<RunResult> {
+export function resume(
+  agent: AgentDefinition,
+  request: RunRequestInput | string,
+  opts: ResumeOptions = {},
+): Promise<RunResult> {
   return drive(agent, request, opts, 'resume');
 }
 
 const RUN_OPTIONS: OptionKeys<RunOptions> = { signal: true };
 const RESUME_OPTIONS: OptionKeys<ResumeOptions> = { signal: true, input: true, upgrade: true };
 const UPGRADE_OPTIONS: OptionKeys<UpgradeOptions> = { reason: true };
-const RUN_HINTS = { input: 'it answers an open request: pass it to resume', upgrade: 'a new run has nothing to upgrade: pass it to resume' };
+const RUN_HINTS = {
+  input: 'it answers an open request: pass it to resume',
+  upgrade: 'a new run has nothing to upgrade: pass it to resume',
+};
 /** The grace of a run resumed by id until its log is read: nothing is written before then. */
 const UNREAD_GRACE_MS = 0;
 
@@ -101,14 +115,26 @@ function checkOptions(opts: ResumeOptions, mode: 'run' | 'resume'): void {
   if (upgrade === undefined) return;
   checkOptionKeys(upgrade, UPGRADE_OPTIONS, 'resume: upgrade');
   if (typeof upgrade.reason !== 'string' || upgrade.reason.trim() === '') {
-    throw new InvalidRequestError([{ path: 'upgrade.reason', message: 'must be a non-empty string: why the run goes on under new parameters' }], { source: 'resume' });
+    throw new InvalidRequestError(
+      [{ path: 'upgrade.reason', message: 'must be a non-empty string: why the run goes on under new parameters' }],
+      { source: 'resume' },
+    );
   }
 }
 
-async function drive(agent: AgentDefinition, given: RunRequestInput | string, opts: ResumeOptions, mode: 'run' | 'resume'): Promise<RunResult> {
+async function drive(
+  agent: AgentDefinition,
+  given: RunRequestInput | string,
+  opts: ResumeOptions,
+  mode: 'run' | 'resume',
+): Promise<RunResult> {
   checkOptions(opts, mode);
   const byId = typeof given === 'string';
-  if (byId && mode === 'run') throw new InvalidRequestError('run takes a request, not a run id: resume(agent, runId) goes on with a run that has a log', { source: 'run' });
+  if (byId && mode === 'run')
+    throw new InvalidRequestError(
+      'run takes a request, not a run id: resume(agent, runId) goes on with a run that has a log',
+      { source: 'run' },
+    );
   let resolved = byId ? null : resolveRequest(given, agent.defaults);
   if (resolved) checkRequest(resolved.request, { defaulted: resolved.defaulted });
   const runId = byId ? given : (resolved as ResolvedRequest).request.runId;
@@ -116,13 +142,22 @@ async function drive(agent: AgentDefinition, given: RunRequestInput | string, op
   signal.throwIfAborted();
   const { store } = agent;
   // Without a signal of the caller's, nothing can abort this run: its waits need no racing.
-  const cancel = new Cancellation(signal, resolved?.request.cancelGraceMs ?? UNREAD_GRACE_MS, opts.signal !== undefined);
+  const cancel = new Cancellation(
+    signal,
+    resolved?.request.cancelGraceMs ?? UNREAD_GRACE_MS,
+    opts.signal !== undefined,
+  );
   let lease: Lease | null = null;
   let driver: RunDriver | null = null;
   try {
     if (store.acquire) lease = new Lease(await acquireLease(cancel, runId, store));
     const warnings: StoreWarning[] = [];
-    const log = await guardedRead(runId, 'readLog', () => cancel.seam(() => store.readLog(runId, { onWarning: (w) => void warnings.push(w) })), signal);
+    const log = await guardedRead(
+      runId,
+      'readLog',
+      () => cancel.seam(() => store.readLog(runId, { onWarning: (w) => void warnings.push(w) })),
+      signal,
+    );
     const view = readRunLog(log);
     if (mode === 'run' && view.state !== 'not_started') throw new RunExistsError(runId);
     if (mode === 'resume' && view.state === 'not_started') throw new RunNotFoundError(runId);
@@ -135,13 +170,17 @@ async function drive(agent: AgentDefinition, given: RunRequestInput | string, op
     if (resolved === null) {
       const s = started as RunStartedRecord;
       resolved = requestFromLog(agent, runId, inForce as ParamSnapshot, storedRequestOf(s, view.upgrades), s.v);
-      checkRequest(resolved.request, { defaulted: resolved.defaulted, source: 'resume (the request rebuilt from the log and the agent)' });
+      checkRequest(resolved.request, {
+        defaulted: resolved.defaulted,
+        source: 'resume (the request rebuilt from the log and the agent)',
+      });
       cancel.graceMs = resolved.request.cancelGraceMs;
     }
     const { request, defaulted } = resolved;
     const snapshot = identitySnapshot(agent, request);
     const differing = inForce ? diffSnapshots(inForce, snapshot) : [];
-    if (differing.length > 0 && (opts.upgrade === undefined || view.ended)) throw new RunIdentityMismatchError(runId, differing, { ended: view.ended !== null });
+    if (differing.length > 0 && (opts.upgrade === undefined || view.ended))
+      throw new RunIdentityMismatchError(runId, differing, { ended: view.ended !== null });
     // Before the log is read against the new tools: what an upgrade may not change is refused as such.
     const refusal = differing.length > 0 && inForce ? upgradeRefusal(runId, view, inForce, request) : null;
     if (refusal) throw refusal;
@@ -152,7 +191,11 @@ async function drive(agent: AgentDefinition, given: RunRequestInput | string, op
     const stored = { cancelGraceMs: request.cancelGraceMs, defaulted };
     let upgrade: UpgradeRecord | null = null;
     if (differing.length > 0 && inForce && opts.upgrade) {
-      upgrade = await upgradeRecord(trusted, inForce, snapshot, { reason: opts.upgrade.reason, request: stored, at: new Date().toISOString() });
+      upgrade = await upgradeRecord(trusted, inForce, snapshot, {
+        reason: opts.upgrade.reason,
+        request: stored,
+        at: new Date().toISOString(),
+      });
     }
     // An ended run, or one awaiting input that got none: the stored result; nothing delivered, nothing written but an upgrade asked for.
     if (trusted.ended) return storedResult(runId, trusted);

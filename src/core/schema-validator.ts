@@ -16,7 +16,8 @@ import type { ValidateContext } from './schema-validate.ts';
 const OCTET = '(?:1?\\d{1,2}|2[0-4]\\d|25[0-5])';
 const LAST_OCTET = '(?:[1-9]\\d?|1\\d\\d|2[0-4]\\d|25[0-4])';
 /** 1–223 but 10, 127, 169, 172 and 192, whose private ranges cfworker refuses by lookahead. */
-const FIRST_OCTET = '(?:[1-9]|1[1-9]|[2-9]\\d|1[013-5]\\d|12[0-689]|16[0-8]|17[013-9]|18\\d|19[013-9]|2[01]\\d|22[0-3])';
+const FIRST_OCTET =
+  '(?:[1-9]|1[1-9]|[2-9]\\d|1[013-5]\\d|12[0-689]|16[0-8]|17[013-9]|18\\d|19[013-9]|2[01]\\d|22[0-3])';
 /** cfworker's public IPv4 address, its lookaheads spelt out: 169.254, 192.168 and 172.16–31 left out. */
 const PUBLIC_IPV4 =
   `(?:${FIRST_OCTET}(?:\\.${OCTET}){2}` +
@@ -42,7 +43,9 @@ export function formatCheck(name: string): ((input: string) => boolean) | undefi
     url ??= compilePattern(URL_SOURCE) as LinearPattern;
     return url.test;
   }
-  return Object.hasOwn(cfworkerFormats, name) ? (cfworkerFormats as Record<string, (input: string) => boolean>)[name] : undefined;
+  return Object.hasOwn(cfworkerFormats, name)
+    ? (cfworkerFormats as Record<string, (input: string) => boolean>)[name]
+    : undefined;
 }
 
 /** Exposed for the test that compares it with cfworker's expression. */
@@ -83,4 +86,3 @@ export class SchemaValidator {
     return validate(instance, this.#schema, '2020-12', this.#context, false);
   }
 }
-

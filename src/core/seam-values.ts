@@ -6,7 +6,16 @@
 import { describeError, InvalidInputError } from './errors.ts';
 import { replyMismatch } from './internal/input.ts';
 import { inputReplyProblem } from './internal/values.ts';
-import type { ActionOutcome, InputReply, JsonObject, JsonValue, ModelReply, ResultRecord, RunLogView, Usage } from './types.ts';
+import type {
+  ActionOutcome,
+  InputReply,
+  JsonObject,
+  JsonValue,
+  ModelReply,
+  ResultRecord,
+  RunLogView,
+  Usage,
+} from './types.ts';
 
 export function isThenable(v: unknown): v is Promise<void> {
   return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
@@ -14,11 +23,25 @@ export function isThenable(v: unknown): v is Promise<void> {
 
 /** A checked reply, copied into plain stored form: later changes by the caller reach nothing. */
 export function copyReply(raw: ModelReply): ResultRecord['reply'] {
-  const toolCalls = raw.toolCalls && raw.toolCalls.length > 0 ? (JSON.parse(JSON.stringify(raw.toolCalls)) as ResultRecord['reply']['toolCalls']) : [];
+  const toolCalls =
+    raw.toolCalls && raw.toolCalls.length > 0
+      ? (JSON.parse(JSON.stringify(raw.toolCalls)) as ResultRecord['reply']['toolCalls'])
+      : [];
   const content = raw.content ? (JSON.parse(JSON.stringify(raw.content)) as ResultRecord['reply']['content']) : null;
   const usage = raw.usage ? copyUsage(raw.usage) : null;
-  const providerMetadata = raw.providerMetadata ? (JSON.parse(JSON.stringify(raw.providerMetadata)) as JsonObject) : null;
-  return { callId: raw.callId, text: raw.text, reasoning: raw.reasoning ?? null, toolCalls, content, finishReason: raw.finishReason ?? null, usage, providerMetadata };
+  const providerMetadata = raw.providerMetadata
+    ? (JSON.parse(JSON.stringify(raw.providerMetadata)) as JsonObject)
+    : null;
+  return {
+    callId: raw.callId,
+    text: raw.text,
+    reasoning: raw.reasoning ?? null,
+    toolCalls,
+    content,
+    finishReason: raw.finishReason ?? null,
+    usage,
+    providerMetadata,
+  };
 }
 
 /** Freeze a reply `copyReply` made: its own fields, and all of what holds more than strings. */
@@ -34,7 +57,12 @@ export function freezeReply(reply: ResultRecord['reply']): ResultRecord['reply']
 /** A stored reply as the interpreter receives it (the inverse of {@link copyReply}). */
 export function toModelReply(reply: ResultRecord['reply']): ModelReply {
   // Built field by field (no spreads): this runs once per step.
-  const out: { -readonly [K in keyof ModelReply]: ModelReply[K] } = { callId: reply.callId, text: reply.text, reasoning: reply.reasoning, toolCalls: reply.toolCalls };
+  const out: { -readonly [K in keyof ModelReply]: ModelReply[K] } = {
+    callId: reply.callId,
+    text: reply.text,
+    reasoning: reply.reasoning,
+    toolCalls: reply.toolCalls,
+  };
   if (reply.content) out.content = reply.content;
   if (reply.finishReason) out.finishReason = reply.finishReason;
   if (reply.usage) out.usage = reply.usage;
@@ -53,12 +81,28 @@ export function copyUsage(u: Usage): Usage {
 }
 
 /** A frozen outcome the library makes itself (nothing reported completion, nothing truncated). */
-export function plainOutcome(status: ActionOutcome['status'], observation: string, observationIsSynthetic = false): ActionOutcome {
-  return freezeOutcome({ status, observation, observationIsSynthetic, envReportedCompletion: false, observationTruncatedChars: 0 });
+export function plainOutcome(
+  status: ActionOutcome['status'],
+  observation: string,
+  observationIsSynthetic = false,
+): ActionOutcome {
+  return freezeOutcome({
+    status,
+    observation,
+    observationIsSynthetic,
+    envReportedCompletion: false,
+    observationTruncatedChars: 0,
+  });
 }
 
 export function freezeOutcome(o: ActionOutcome): ActionOutcome {
-  return Object.freeze({ status: o.status, observation: o.observation, observationIsSynthetic: o.observationIsSynthetic, envReportedCompletion: o.envReportedCompletion, observationTruncatedChars: o.observationTruncatedChars });
+  return Object.freeze({
+    status: o.status,
+    observation: o.observation,
+    observationIsSynthetic: o.observationIsSynthetic,
+    envReportedCompletion: o.envReportedCompletion,
+    observationTruncatedChars: o.observationTruncatedChars,
+  });
 }
 
 export function freezeDeep<T>(value: T): T {
@@ -81,7 +125,9 @@ export function checkReply(runId: string, input: InputReply, view: RunLogView): 
     if (shape !== null) throw new InvalidInputError(runId, shape);
     copy = JSON.parse(JSON.stringify(input));
   } catch (e) {
-    throw e instanceof InvalidInputError ? e : new InvalidInputError(runId, `the reply could not be read: ${describeError(e)}`);
+    throw e instanceof InvalidInputError
+      ? e
+      : new InvalidInputError(runId, `the reply could not be read: ${describeError(e)}`);
   }
   const shape = inputReplyProblem(copy);
   if (shape !== null) throw new InvalidInputError(runId, shape);

@@ -45,21 +45,41 @@ const ORDER: Readonly<Record<string, readonly string[]>> = {
   intent: ['kind', 'v', 'intent', 'stepIndex', 'callSeq', 'resultId', 'replayPolicy', 'decision'],
   result: ['kind', 'v', 'resultId', 'stepIndex', 'callSeq', 'reply'],
   step: ['kind', 'v', 'step', 'actionResult'],
-  run_ended: ['kind', 'v', 'stopReason', 'finalAnswer', 'steps', 'validActions', 'eventDeliveryFailures', 'usage', 'endedAt'],
+  run_ended: [
+    'kind',
+    'v',
+    'stopReason',
+    'finalAnswer',
+    'steps',
+    'validActions',
+    'eventDeliveryFailures',
+    'usage',
+    'endedAt',
+  ],
   input_request: ['kind', 'v', 'stepIndex', 'resultId', 'request', 'requestedAt'],
   input: ['kind', 'v', 'stepIndex', 'resultId', 'reply', 'receivedAt'],
   upgrade: ['kind', 'v', 'stepIndex', 'reason', 'changes', 'snapshotHash', 'request', 'at'],
 };
 const INPUT_REPLY_ORDER = ['kind', 'resultId', 'reason', 'text', 'observation'];
 const INPUT_REQUEST_ORDER = ['kind', 'target', 'decision'];
-const REPLY_ORDER = ['callId', 'text', 'reasoning', 'toolCalls', 'content', 'finishReason', 'usage', 'providerMetadata'];
+const REPLY_ORDER = [
+  'callId',
+  'text',
+  'reasoning',
+  'toolCalls',
+  'content',
+  'finishReason',
+  'usage',
+  'providerMetadata',
+];
 
 /** `obj`'s own keys, those named in `order` first and in that order, then the rest as they were. */
 function ordered(obj: Obj, order: readonly string[]): Obj {
   const out: Obj = {};
   // Own keys only, and defined (not assigned): a key named `toString`, `constructor` or
   // `__proto__` is data like any other and must survive the reordering.
-  const put = (key: string): void => void Object.defineProperty(out, key, { value: obj[key], enumerable: true, writable: true, configurable: true });
+  const put = (key: string): void =>
+    void Object.defineProperty(out, key, { value: obj[key], enumerable: true, writable: true, configurable: true });
   for (const key of order) if (Object.hasOwn(obj, key)) put(key);
   for (const key of Object.keys(obj)) if (!Object.hasOwn(out, key)) put(key);
   return out;
@@ -105,7 +125,6 @@ function canonicalOrder(r: Obj): Obj {
   return out;
 }
 
-
 /** JSON with object keys sorted at every level: equal values give equal strings. */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(sortKeys(value));
@@ -119,7 +138,8 @@ function sortKeys(value: unknown): unknown {
     const v = (value as Record<string, unknown>)[key];
     if (v === undefined) continue;
     // An own `__proto__` key (JSON.parse makes one) is data: assigned, it would set the prototype and vanish from the JSON.
-    if (key === '__proto__') Object.defineProperty(out, key, { value: sortKeys(v), enumerable: true, writable: true, configurable: true });
+    if (key === '__proto__')
+      Object.defineProperty(out, key, { value: sortKeys(v), enumerable: true, writable: true, configurable: true });
     else out[key] = sortKeys(v);
   }
   return out;
@@ -143,8 +163,11 @@ const isStrOrNull = (v: unknown): boolean => v === null || typeof v === 'string'
 const isUsageOrNull = (u: unknown): boolean =>
   u === undefined ||
   u === null ||
-  (isObj(u) && isInt(u['inputTokens']) && isInt(u['outputTokens']) && (u['cachedInputTokens'] === undefined || isInt(u['cachedInputTokens'])) && (u['reasoningTokens'] === undefined || isInt(u['reasoningTokens'])));
-
+  (isObj(u) &&
+    isInt(u['inputTokens']) &&
+    isInt(u['outputTokens']) &&
+    (u['cachedInputTokens'] === undefined || isInt(u['cachedInputTokens'])) &&
+    (u['reasoningTokens'] === undefined || isInt(u['reasoningTokens'])));
 
 const DECISIONS: ReadonlySet<unknown> = new Set(['action', 'final', 'invalid', 'model_error', 'interpreter_error']);
 const OUTCOME_STATUSES: ReadonlySet<unknown> = new Set(['executed', 'not_executed', 'env_error']);
@@ -176,13 +199,20 @@ const STEP_TYPES: Readonly<Record<string, (v: unknown) => boolean>> = {
 /** Readers believe a step's fields (counters, history, the viewer): each must have its type. */
 function checkStepFields(s: Obj): void {
   for (const key in STEP_TYPES) {
-    if (s[key] !== undefined) need((STEP_TYPES[key] as (v: unknown) => boolean)(s[key]), `step.step.${key} has the wrong type`);
+    if (s[key] !== undefined)
+      need((STEP_TYPES[key] as (v: unknown) => boolean)(s[key]), `step.step.${key} has the wrong type`);
   }
 }
 
 function checkOutcome(o: Obj): void {
-  need(OUTCOME_STATUSES.has(o['status']) && typeof o['observation'] === 'string', 'step.actionResult.outcome needs a status and an observation');
-  need(isBool(o['observationIsSynthetic']) && isBool(o['envReportedCompletion']) && isInt(o['observationTruncatedChars']), 'step.actionResult.outcome has a field of the wrong type');
+  need(
+    OUTCOME_STATUSES.has(o['status']) && typeof o['observation'] === 'string',
+    'step.actionResult.outcome needs a status and an observation',
+  );
+  need(
+    isBool(o['observationIsSynthetic']) && isBool(o['envReportedCompletion']) && isInt(o['observationTruncatedChars']),
+    'step.actionResult.outcome has a field of the wrong type',
+  );
 }
 
 function checkBody(r: Obj): Obj {
@@ -191,31 +221,58 @@ function checkBody(r: Obj): Obj {
       need(typeof r['runId'] === 'string', 'run_started.runId must be a string');
       need(isObj(r['snapshot']), 'run_started.snapshot must be an object');
       need(typeof r['snapshotHash'] === 'string', 'run_started.snapshotHash must be a string');
-      need(r['request'] === undefined || isStoredRequest(r['request']), 'run_started.request must hold cancelGraceMs and the defaulted field names');
+      need(
+        r['request'] === undefined || isStoredRequest(r['request']),
+        'run_started.request must hold cancelGraceMs and the defaulted field names',
+      );
       return canonicalOrder(r);
     case 'intent':
       need(r['intent'] === 'model_call' || r['intent'] === 'action', 'intent.intent must be "model_call" or "action"');
       need(isInt(r['stepIndex']), 'intent.stepIndex must be a non-negative integer');
       need(typeof r['resultId'] === 'string', 'intent.resultId must be a string');
-      need(r['replayPolicy'] === 'safe' || r['replayPolicy'] === 'never', 'intent.replayPolicy must be "safe" or "never"');
-      if (r['intent'] === 'action') need(isObj(r['decision']) && r['decision']['kind'] === 'action', 'action intent must hold an action decision');
+      need(
+        r['replayPolicy'] === 'safe' || r['replayPolicy'] === 'never',
+        'intent.replayPolicy must be "safe" or "never"',
+      );
+      if (r['intent'] === 'action')
+        need(isObj(r['decision']) && r['decision']['kind'] === 'action', 'action intent must hold an action decision');
       else need(isInt(r['callSeq']), 'intent.callSeq must be a non-negative integer');
       return canonicalOrder(r);
     case 'result': {
       need(typeof r['resultId'] === 'string', 'result.resultId must be a string');
       need(isInt(r['stepIndex']) && isInt(r['callSeq']), 'result.stepIndex and callSeq must be non-negative integers');
       const reply = r['reply'];
-      need(isObj(reply) && typeof reply['text'] === 'string' && isStrOrNull(reply['callId']), 'result.reply must hold text and callId');
+      need(
+        isObj(reply) && typeof reply['text'] === 'string' && isStrOrNull(reply['callId']),
+        'result.reply must hold text and callId',
+      );
       const rp = reply as Obj;
       need(isUsageOrNull(rp['usage']), 'result.reply.usage must be null or non-negative integer token counts');
       if (isExactly(r, ORDER['result'] as readonly string[]) && isExactly(rp, REPLY_ORDER)) return r;
-      return canonicalOrder({ ...r, reply: { reasoning: null, toolCalls: [], content: null, finishReason: null, usage: null, providerMetadata: null, ...rp } });
+      return canonicalOrder({
+        ...r,
+        reply: {
+          reasoning: null,
+          toolCalls: [],
+          content: null,
+          finishReason: null,
+          usage: null,
+          providerMetadata: null,
+          ...rp,
+        },
+      });
     }
     case 'step': {
       const step = r['step'];
-      need(isObj(step) && isInt((step as Obj)['stepIndex']) && typeof (step as Obj)['decision'] === 'string', 'step.step must hold stepIndex and decision');
+      need(
+        isObj(step) && isInt((step as Obj)['stepIndex']) && typeof (step as Obj)['decision'] === 'string',
+        'step.step must hold stepIndex and decision',
+      );
       const ar = r['actionResult'] ?? null;
-      need(ar === null || (isObj(ar) && typeof ar['resultId'] === 'string' && isObj(ar['outcome'])), 'step.actionResult must be null or hold resultId and outcome');
+      need(
+        ar === null || (isObj(ar) && typeof ar['resultId'] === 'string' && isObj(ar['outcome'])),
+        'step.actionResult must be null or hold resultId and outcome',
+      );
       const s = step as Obj;
       need(isUsageOrNull(s['usage']), 'step.step.usage must be null or non-negative integer token counts');
       checkStepFields(s);
@@ -225,30 +282,68 @@ function checkBody(r: Obj): Obj {
       return canonicalOrder({ ...r, actionResult: ar, step: { ...STEP_DEFAULTS, callSeq: s['stepIndex'], ...s } });
     }
     case 'run_ended':
-      need(typeof r['stopReason'] === 'string' && REASONS.has(r['stopReason']), 'run_ended.stopReason is not a known stop reason');
-      need(isInt(r['steps']) && isInt(r['validActions']), 'run_ended.steps and validActions must be non-negative integers');
+      need(
+        typeof r['stopReason'] === 'string' && REASONS.has(r['stopReason']),
+        'run_ended.stopReason is not a known stop reason',
+      );
+      need(
+        isInt(r['steps']) && isInt(r['validActions']),
+        'run_ended.steps and validActions must be non-negative integers',
+      );
       // Readers report these as they stand (the CLI, the Workers status, resume of an ended run).
-      need(r['eventDeliveryFailures'] === undefined || isInt(r['eventDeliveryFailures']), 'run_ended.eventDeliveryFailures must be a non-negative integer');
-      need(isUsageOrNull(r['usage']) && (r['finalAnswer'] === undefined || isStrOrNull(r['finalAnswer'])), 'run_ended.usage or finalAnswer has the wrong type');
-      return canonicalOrder({ finalAnswer: null, eventDeliveryFailures: 0, usage: { inputTokens: 0, outputTokens: 0 }, endedAt: '', ...r });
+      need(
+        r['eventDeliveryFailures'] === undefined || isInt(r['eventDeliveryFailures']),
+        'run_ended.eventDeliveryFailures must be a non-negative integer',
+      );
+      need(
+        isUsageOrNull(r['usage']) && (r['finalAnswer'] === undefined || isStrOrNull(r['finalAnswer'])),
+        'run_ended.usage or finalAnswer has the wrong type',
+      );
+      return canonicalOrder({
+        finalAnswer: null,
+        eventDeliveryFailures: 0,
+        usage: { inputTokens: 0, outputTokens: 0 },
+        endedAt: '',
+        ...r,
+      });
     case 'input_request': {
-      need(isInt(r['stepIndex']) && typeof r['resultId'] === 'string', 'input_request.stepIndex and resultId are required');
+      need(
+        isInt(r['stepIndex']) && typeof r['resultId'] === 'string',
+        'input_request.stepIndex and resultId are required',
+      );
       const q = r['request'];
-      need(isObj(q) && ['approval', 'answer', 'settle'].includes(q['kind'] as string) && (q['target'] === 'action' || q['target'] === 'model_call'), 'input_request.request needs a kind and a target');
+      need(
+        isObj(q) &&
+          ['approval', 'answer', 'settle'].includes(q['kind'] as string) &&
+          (q['target'] === 'action' || q['target'] === 'model_call'),
+        'input_request.request needs a kind and a target',
+      );
       const d = (q as Obj)['decision'] ?? null;
-      need(d === null || (isObj(d) && d['kind'] === 'action'), 'input_request.request.decision must be null or an action decision');
+      need(
+        d === null || (isObj(d) && d['kind'] === 'action'),
+        'input_request.request.decision must be null or an action decision',
+      );
       return canonicalOrder({ requestedAt: '', ...r, request: { ...(q as Obj), decision: d } });
     }
     case 'input': {
       need(isInt(r['stepIndex']) && typeof r['resultId'] === 'string', 'input.stepIndex and resultId are required');
       const reply = r['reply'];
-      need(isObj(reply) && typeof reply['kind'] === 'string' && reply['resultId'] === r['resultId'], 'input.reply needs a kind and the resultId of its request');
+      need(
+        isObj(reply) && typeof reply['kind'] === 'string' && reply['resultId'] === r['resultId'],
+        'input.reply needs a kind and the resultId of its request',
+      );
       return canonicalOrder({ receivedAt: '', ...r });
     }
     case 'upgrade': {
-      need(isInt(r['stepIndex']) && typeof r['reason'] === 'string' && typeof r['snapshotHash'] === 'string', 'upgrade.stepIndex, reason and snapshotHash are required');
+      need(
+        isInt(r['stepIndex']) && typeof r['reason'] === 'string' && typeof r['snapshotHash'] === 'string',
+        'upgrade.stepIndex, reason and snapshotHash are required',
+      );
       const changes = r['changes'];
-      need(isObj(changes) && Object.values(changes).every(isChange), 'upgrade.changes must map snapshot keys to { before, after, value? }');
+      need(
+        isObj(changes) && Object.values(changes).every(isChange),
+        'upgrade.changes must map snapshot keys to { before, after, value? }',
+      );
       need(isStoredRequest(r['request']), 'upgrade.request must hold cancelGraceMs and the defaulted field names');
       need(typeof r['at'] === 'string', 'upgrade.at must be a string');
       return canonicalOrder(r);
@@ -260,11 +355,21 @@ function checkBody(r: Obj): Obj {
 
 /** `{ cancelGraceMs, defaulted }`: what a resume by id needs beyond the snapshot. */
 function isStoredRequest(v: unknown): boolean {
-  return isObj(v) && isInt(v['cancelGraceMs']) && Array.isArray(v['defaulted']) && v['defaulted'].every((k) => typeof k === 'string');
+  return (
+    isObj(v) &&
+    isInt(v['cancelGraceMs']) &&
+    Array.isArray(v['defaulted']) &&
+    v['defaulted'].every((k) => typeof k === 'string')
+  );
 }
 
 function isChange(v: unknown): boolean {
-  return isObj(v) && isStrOrNull(v['before']) && isStrOrNull(v['after']) && (v['after'] === null) === (v['value'] === undefined);
+  return (
+    isObj(v) &&
+    isStrOrNull(v['before']) &&
+    isStrOrNull(v['after']) &&
+    (v['after'] === null) === (v['value'] === undefined)
+  );
 }
 
 /**

@@ -45,7 +45,8 @@ export function consoleSink(opts: ConsoleSinkOptions = {}): EventSink {
   checkOptionKeys(opts, CONSOLE_SINK_OPTIONS, 'consoleSink');
   const maxChars = opts.maxChars ?? 200;
   const deltas = opts.deltas ?? false;
-  if (!Number.isSafeInteger(maxChars) || maxChars < 1) throw new RangeError(`consoleSink: maxChars must be a positive integer, got ${String(maxChars)}`);
+  if (!Number.isSafeInteger(maxChars) || maxChars < 1)
+    throw new RangeError(`consoleSink: maxChars must be a positive integer, got ${String(maxChars)}`);
   const write = opts.write ?? ((line: string): void => console.log(line));
   return {
     params: Object.freeze({ sink: 'console', maxChars, deltas }),
@@ -89,7 +90,9 @@ function describe(e: RunEvent, clip: (text: string) => string): string {
 }
 
 function actionText(action: Action): string {
-  return action.kind === 'tool_call' ? `${action.name}(${JSON.stringify(action.arguments) ?? ''})` : `code: ${action.source}`;
+  return action.kind === 'tool_call'
+    ? `${action.name}(${JSON.stringify(action.arguments) ?? ''})`
+    : `code: ${action.source}`;
 }
 
 function clip(text: string, max: number): string {

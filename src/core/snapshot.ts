@@ -25,7 +25,12 @@ export function identitySnapshot(agent: AgentDefinition, request: RunRequest): P
  * const mismatch = identityMismatch(request.runId, started, identitySnapshot(agent, request));
  * if (mismatch) return badRequest(mismatch.message);
  */
-export function identityMismatch(runId: string, started: RunStartedRecord, current: ParamSnapshot, upgrades: readonly UpgradeRecord[] = []): RunIdentityMismatchError | null {
+export function identityMismatch(
+  runId: string,
+  started: RunStartedRecord,
+  current: ParamSnapshot,
+  upgrades: readonly UpgradeRecord[] = [],
+): RunIdentityMismatchError | null {
   const differing = diffSnapshots(snapshotInForce(started, upgrades), current);
   return differing.length > 0 ? new RunIdentityMismatchError(runId, differing) : null;
 }
@@ -43,7 +48,13 @@ export function applyUpgrade(snapshot: Record<string, JsonValue>, u: UpgradeReco
   for (const [key, change] of Object.entries(u.changes)) {
     if (change.value === undefined) delete snapshot[key];
     // Defined, not assigned: a key named `__proto__` in a log is data, never the object's prototype.
-    else Object.defineProperty(snapshot, key, { value: change.value, enumerable: true, writable: true, configurable: true });
+    else
+      Object.defineProperty(snapshot, key, {
+        value: change.value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
   }
 }
 
@@ -94,5 +105,9 @@ export async function sha256Hex(text: string): Promise<string> {
  */
 function toolIdentity(d: ToolDescriptor): JsonValue {
   const { needsApproval, answeredBy, ...v1 } = d;
-  return { ...v1, ...(needsApproval ? { needsApproval } : {}), ...(answeredBy ? { answeredBy } : {}) } as unknown as JsonValue;
+  return {
+    ...v1,
+    ...(needsApproval ? { needsApproval } : {}),
+    ...(answeredBy ? { answeredBy } : {}),
+  } as unknown as JsonValue;
 }

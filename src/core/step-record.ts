@@ -22,7 +22,6 @@ export function draftStep(stepIndex: number, startedAt: string): StepDraft {
   return { ...BLANK_STEP, stepIndex, callSeq: stepIndex, startedAt, endedAt: startedAt };
 }
 
-
 /** Copy an action outcome's fields into a step. */
 export function setOutcome(step: StepDraft, o: ActionOutcome): void {
   step.observation = o.observation;
@@ -70,7 +69,29 @@ export function storedResult(runId: string, view: RunLogView): RunResult {
   const { ended, trajectory } = view;
   if (ended) {
     const { stopReason } = ended;
-    return { runId, stopReason, finalAnswer: ended.finalAnswer, steps: ended.steps, validActions: ended.validActions, eventDeliveryFailures: ended.eventDeliveryFailures, trajectory, pending: null, usage: ended.usage ?? NO_USAGE, error: failureOf(stopReason, trajectory) };
+    return {
+      runId,
+      stopReason,
+      finalAnswer: ended.finalAnswer,
+      steps: ended.steps,
+      validActions: ended.validActions,
+      eventDeliveryFailures: ended.eventDeliveryFailures,
+      trajectory,
+      pending: null,
+      usage: ended.usage ?? NO_USAGE,
+      error: failureOf(stopReason, trajectory),
+    };
   }
-  return { runId, stopReason: 'awaiting_input', finalAnswer: null, steps: view.steps, validActions: view.validActions, eventDeliveryFailures: 0, trajectory, pending: view.pending, usage: view.usage, error: null };
+  return {
+    runId,
+    stopReason: 'awaiting_input',
+    finalAnswer: null,
+    steps: view.steps,
+    validActions: view.validActions,
+    eventDeliveryFailures: 0,
+    trajectory,
+    pending: view.pending,
+    usage: view.usage,
+    error: null,
+  };
 }

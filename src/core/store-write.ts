@@ -7,7 +7,16 @@
 import type { RunStore } from './ports.ts';
 import type { ActionIntentRecord, LogRecord } from './types.ts';
 
-const METHOD: { readonly [K in LogRecord['kind']]: string } = { run_started: 'runStarted', intent: 'intent', result: 'result', step: 'step', run_ended: 'runEnded', input_request: 'inputRequest', input: 'input', upgrade: 'upgrade' };
+const METHOD: { readonly [K in LogRecord['kind']]: string } = {
+  run_started: 'runStarted',
+  intent: 'intent',
+  result: 'result',
+  step: 'step',
+  run_ended: 'runEnded',
+  input_request: 'inputRequest',
+  input: 'input',
+  upgrade: 'upgrade',
+};
 
 /** The store method (and `StoreError` operation) that writes `rec`; with `intent`, the joint write. */
 export function operationOf(rec: LogRecord, intent: ActionIntentRecord | undefined): string {
@@ -15,20 +24,28 @@ export function operationOf(rec: LogRecord, intent: ActionIntentRecord | undefin
 }
 
 /** Write `rec` (with `intent`: a model result and its action intent as one write) through the store's method for it. */
-export function callStore(store: RunStore, runId: string, rec: LogRecord, intent: ActionIntentRecord | undefined): Promise<void> {
+export function callStore(
+  store: RunStore,
+  runId: string,
+  rec: LogRecord,
+  intent: ActionIntentRecord | undefined,
+): Promise<void> {
   switch (rec.kind) {
     case 'run_started':
       return store.runStarted(runId, rec);
     case 'intent':
       return store.intent(runId, rec);
     case 'result':
-      return intent ? (store.resultAndIntent as NonNullable<RunStore['resultAndIntent']>)(runId, rec, intent) : store.result(runId, rec.resultId, rec);
+      return intent
+        ? (store.resultAndIntent as NonNullable<RunStore['resultAndIntent']>)(runId, rec, intent)
+        : store.result(runId, rec.resultId, rec);
     case 'step':
       return store.step(runId, rec);
     case 'run_ended':
       return store.runEnded(runId, rec);
     case 'input_request':
-      if (!store.inputRequest) throw new TypeError('this store cannot write input requests (it has no inputRequest method)');
+      if (!store.inputRequest)
+        throw new TypeError('this store cannot write input requests (it has no inputRequest method)');
       return store.inputRequest(runId, rec);
     case 'input':
       if (!store.input) throw new TypeError('this store cannot write replies (it has no input method)');

@@ -39,7 +39,8 @@ export function plainJsonProblem(value: unknown, path: string, maxDepth: number)
   const walk = (v: unknown, p: string, depth: number): string | null => {
     if (typeof v === 'string' || typeof v === 'boolean' || v === null) return null;
     if (typeof v === 'number') return Number.isFinite(v) ? null : `${p} is ${String(v)}, which JSON cannot hold`;
-    if (typeof v !== 'object') return `${p} is ${v === undefined ? 'undefined' : `a ${typeof v}`}, which JSON cannot hold`;
+    if (typeof v !== 'object')
+      return `${p} is ${v === undefined ? 'undefined' : `a ${typeof v}`}, which JSON cannot hold`;
     if (depth >= maxDepth) return `${p} is nested more than ${maxDepth} levels deep`;
     if (seen.has(v)) return `${p} refers back to itself (a cycle)`;
     const proto = Object.getPrototypeOf(v) as unknown;
@@ -105,7 +106,11 @@ const SCHEMA_MAP = ['properties', 'patternProperties', 'dependentSchemas', '$def
 
 /** Keywords whose value must be of one kind: [keywords, test, what the sentence says it must be]. */
 const VALUE_KINDS: readonly (readonly [readonly string[], (v: unknown) => boolean, string])[] = [
-  [['$id', '$anchor', '$schema', '$comment', '$ref', 'title', 'description', 'format', 'pattern'], (v) => typeof v === 'string', 'a string'],
+  [
+    ['$id', '$anchor', '$schema', '$comment', '$ref', 'title', 'description', 'format', 'pattern'],
+    (v) => typeof v === 'string',
+    'a string',
+  ],
   [['uniqueItems', 'deprecated', 'readOnly', 'writeOnly'], (v) => typeof v === 'boolean', 'a boolean'],
   [['maximum', 'minimum', 'exclusiveMaximum', 'exclusiveMinimum'], (v) => typeof v === 'number', 'a number'],
   [
@@ -117,12 +122,18 @@ const VALUE_KINDS: readonly (readonly [readonly string[], (v: unknown) => boolea
   [['type'], (v) => isType(v) || isTypeList(v), `one of ${[...SIMPLE_TYPES].join(', ')} or a non-empty array of them`],
   [['required'], isStringList, 'an array of property names'],
   [['enum', 'examples'], Array.isArray, 'an array'],
-  [['dependentRequired'], (v) => isObject(v) && Object.values(v).every(isStringList), 'a map of property names to arrays of them'],
+  [
+    ['dependentRequired'],
+    (v) => isObject(v) && Object.values(v).every(isStringList),
+    'a map of property names to arrays of them',
+  ],
 ];
 
 /** A wrong value as a sentence shows it: short scalars as they are, containers by kind. */
 const shown = (v: unknown): string =>
-  (typeof v === 'string' && v.length <= 40) || typeof v === 'boolean' || typeof v === 'number' ? String(JSON.stringify(v)) : kindOf(v);
+  (typeof v === 'string' && v.length <= 40) || typeof v === 'boolean' || typeof v === 'number'
+    ? String(JSON.stringify(v))
+    : kindOf(v);
 
 /**
  * Why `source` cannot be a pattern of the argument validator, or null: not a `u`-flag regular
@@ -182,7 +193,8 @@ function subschemaProblem(s: Record<string, unknown>, path: string, options: Sch
   for (const k of SCHEMA_LIST) {
     const list = s[k];
     if (list === undefined) continue;
-    if (!Array.isArray(list) || list.length === 0) return `${path}.${k} must be a non-empty array of schemas, got ${kindOf(list)}`;
+    if (!Array.isArray(list) || list.length === 0)
+      return `${path}.${k} must be a non-empty array of schemas, got ${kindOf(list)}`;
     const problem = listProblem(list, `${path}.${k}`, options);
     if (problem) return problem;
   }
@@ -190,7 +202,9 @@ function subschemaProblem(s: Record<string, unknown>, path: string, options: Sch
     const problem = s[k] === undefined ? null : mapProblem(s[k], `${path}.${k}`, k === 'patternProperties', options);
     if (problem) return problem;
   }
-  return s['dependencies'] === undefined ? null : dependenciesProblem(s['dependencies'], `${path}.dependencies`, options);
+  return s['dependencies'] === undefined
+    ? null
+    : dependenciesProblem(s['dependencies'], `${path}.dependencies`, options);
 }
 
 function listProblem(list: readonly unknown[], path: string, options: SchemaCheckOptions): string | null {

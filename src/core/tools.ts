@@ -34,7 +34,12 @@ export type ToolHandler = (args: JsonObject, ctx: ToolContext) => Promise<string
  * every time this action runs, replays included: use it (with `runId`) as an idempotency key, so
  * a `safe` tool whose effect is keyed is safe for real.
  */
-export type ToolContext = { readonly signal: AbortSignal; readonly runId: string; readonly stepIndex: number; readonly resultId: string };
+export type ToolContext = {
+  readonly signal: AbortSignal;
+  readonly runId: string;
+  readonly stepIndex: number;
+  readonly resultId: string;
+};
 
 /** One tool. New fields are only ever appended. */
 export type ToolSpec = {
@@ -53,7 +58,11 @@ export type ToolSpec = {
   readonly answeredBy?: 'human';
 };
 
-type Entry = { readonly descriptor: ToolDescriptor; readonly handler: ToolHandler | undefined; readonly validator: SchemaValidator };
+type Entry = {
+  readonly descriptor: ToolDescriptor;
+  readonly handler: ToolHandler | undefined;
+  readonly validator: SchemaValidator;
+};
 
 const MAX_SCHEMA_ERRORS = 3;
 
@@ -84,7 +93,8 @@ export class ToolRegistry implements ToolCatalog {
     const entries = new Map<string, Entry>();
     for (const spec of specs as readonly unknown[]) {
       const checked = checkSpec(spec);
-      if (entries.has(checked.name)) throw new InvalidRequestError(`duplicate tool name ${JSON.stringify(checked.name)}`);
+      if (entries.has(checked.name))
+        throw new InvalidRequestError(`duplicate tool name ${JSON.stringify(checked.name)}`);
       // First: the schema check also refuses what would make the copy below recurse forever (a cycle).
       const validator = compileSchema(checked);
       const descriptor: ToolDescriptor = Object.freeze({
@@ -117,7 +127,8 @@ export class ToolRegistry implements ToolCatalog {
    * a mismatch like any other, and so is whatever else the validator might throw on.
    */
   validate(action: Action): ValidationResult {
-    if (typeof action !== 'object' || action === null || action.kind !== 'tool_call') return { ok: false, message: 'the action is not a tool call' };
+    if (typeof action !== 'object' || action === null || action.kind !== 'tool_call')
+      return { ok: false, message: 'the action is not a tool call' };
     const entry = this.#entries.get(action.name);
     if (!entry) {
       const known = this.names();
@@ -129,16 +140,22 @@ export class ToolRegistry implements ToolCatalog {
       return { ok: false, message: `arguments of ${JSON.stringify(action.name)} must be a JSON object` };
     }
     const problem = plainJsonProblem(args, 'arguments', MAX_ARGUMENTS_DEPTH);
-    if (problem) return { ok: false, message: `arguments of ${JSON.stringify(action.name)} are not plain JSON: ${problem}` };
+    if (problem)
+      return { ok: false, message: `arguments of ${JSON.stringify(action.name)} are not plain JSON: ${problem}` };
     let result: ReturnType<SchemaValidator['validate']>;
     try {
       result = entry.validator.validate(args);
     } catch (e) {
-      return { ok: false, message: `arguments of ${JSON.stringify(action.name)} could not be checked against its schema (${describeError(e)})` };
+      return {
+        ok: false,
+        message: `arguments of ${JSON.stringify(action.name)} could not be checked against its schema (${describeError(e)})`,
+      };
     }
     if (result.valid) return VALID;
     // Wrapper keywords only say "a sub-schema failed"; the leaves say which and why.
-    const leaves = result.errors.filter((e) => !['properties', 'allOf', 'anyOf', 'oneOf', 'items', '$ref'].includes(e.keyword));
+    const leaves = result.errors.filter(
+      (e) => !['properties', 'allOf', 'anyOf', 'oneOf', 'items', '$ref'].includes(e.keyword),
+    );
     const shown = (leaves.length > 0 ? leaves : result.errors).slice(0, MAX_SCHEMA_ERRORS);
     const detail = shown.map((e) => `${e.instanceLocation}: ${e.error}`).join('; ');
     return { ok: false, message: `arguments of ${JSON.stringify(action.name)} do not match its schema: ${detail}` };
@@ -146,7 +163,11 @@ export class ToolRegistry implements ToolCatalog {
 
   /** `{ name, description, parameters }` per tool, in registration order, for the model. */
   modelSchemas(): readonly ModelToolSchema[] {
-    return [...this.#entries.values()].map(({ descriptor: d }) => ({ name: d.name, description: d.description, parameters: d.parameters }));
+    return [...this.#entries.values()].map(({ descriptor: d }) => ({
+      name: d.name,
+      description: d.description,
+      parameters: d.parameters,
+    }));
   }
 
   /** A new registry with only `names` (original order); this one is unchanged. Throws on an unknown name. */
@@ -191,10 +212,12 @@ function checkSpec(spec: unknown): ToolSpec {
   const refuse = (what: string): never => {
     throw new InvalidRequestError(`tool ${JSON.stringify(spec['name'])}: ${what}`);
   };
-  if (typeof spec['description'] !== 'string') refuse(`description must be a string, got ${describeKind(spec['description'])}`);
+  if (typeof spec['description'] !== 'string')
+    refuse(`description must be a string, got ${describeKind(spec['description'])}`);
   if (!isObject(spec['parameters'])) refuse('parameters must be a JSON Schema object');
   const { replayPolicy, completesRun, handler, needsApproval, answeredBy } = spec;
-  if (replayPolicy !== undefined && replayPolicy !== 'safe' && replayPolicy !== 'never') refuse('replayPolicy must be "safe" or "never"');
+  if (replayPolicy !== undefined && replayPolicy !== 'safe' && replayPolicy !== 'never')
+    refuse('replayPolicy must be "safe" or "never"');
   if (completesRun !== undefined && typeof completesRun !== 'boolean') refuse('completesRun must be a boolean');
   if (handler !== undefined && typeof handler !== 'function') refuse('handler must be a function');
   if (needsApproval !== undefined && typeof needsApproval !== 'boolean') refuse('needsApproval must be a boolean');
@@ -252,11 +275,23 @@ function deepFreeze<T>(value: T): T {
 }
 
 function notExecuted(observation: string): ActionOutcome {
-  return { status: 'not_executed', observation, observationIsSynthetic: true, envReportedCompletion: false, observationTruncatedChars: 0 };
+  return {
+    status: 'not_executed',
+    observation,
+    observationIsSynthetic: true,
+    envReportedCompletion: false,
+    observationTruncatedChars: 0,
+  };
 }
 
 function outcome(status: 'executed' | 'env_error', observation: string): ActionOutcome {
-  return { status, observation, observationIsSynthetic: false, envReportedCompletion: false, observationTruncatedChars: 0 };
+  return {
+    status,
+    observation,
+    observationIsSynthetic: false,
+    envReportedCompletion: false,
+    observationTruncatedChars: 0,
+  };
 }
 
 /** The executor derived from a {@link ToolRegistry} (a class, so `instanceof` works). */
@@ -272,13 +307,16 @@ export class RegistryExecutor implements ActionExecutor {
    */
   constructor(registry: ToolRegistry, handlerOf: (name: string) => ToolHandler | undefined) {
     if (!(registry instanceof ToolRegistry)) throw new InvalidRequestError('RegistryExecutor needs a ToolRegistry');
-    if (typeof handlerOf !== 'function') throw new InvalidRequestError('RegistryExecutor needs a function that gives each tool its handler');
+    if (typeof handlerOf !== 'function')
+      throw new InvalidRequestError('RegistryExecutor needs a function that gives each tool its handler');
     const handlers = new Map<string, ToolHandler>();
     for (const name of registry.names()) {
       const handler = handlerOf(name);
       if (typeof handler === 'function') handlers.set(name, handler);
     }
-    const missing = registry.names().filter((name) => !handlers.has(name) && registry.get(name)?.answeredBy !== 'human');
+    const missing = registry
+      .names()
+      .filter((name) => !handlers.has(name) && registry.get(name)?.answeredBy !== 'human');
     if (missing.length > 0) throw new InvalidRequestError(`executor(): no handler for tool(s) ${missing.join(', ')}`);
     this.registry = registry;
     this.#handlers = handlers;
@@ -301,29 +339,47 @@ export class RegistryExecutor implements ActionExecutor {
    * `execute`, also telling whether the action completed the run: a `completesRun` tool whose
    * handler returned normally (a handler that threw is `executed` but completes nothing).
    */
-  async executeTracked(action: Action, ctx: ExecuteContext): Promise<{ readonly outcome: ActionOutcome; readonly completedRun: boolean }> {
+  async executeTracked(
+    action: Action,
+    ctx: ExecuteContext,
+  ): Promise<{ readonly outcome: ActionOutcome; readonly completedRun: boolean }> {
     ctx.signal.throwIfAborted();
     if (action.kind !== 'tool_call') {
-      return { outcome: notExecuted('Not executed: this executor runs tool calls only, and the action is not a tool call.'), completedRun: false };
+      return {
+        outcome: notExecuted('Not executed: this executor runs tool calls only, and the action is not a tool call.'),
+        completedRun: false,
+      };
     }
     const valid = this.registry.validate(action);
     // A validator's message may end a sentence of its own: one full stop, not two.
-    if (!valid.ok) return { outcome: notExecuted(`Not executed: ${valid.message.replace(/\.$/, '')}.`), completedRun: false };
+    if (!valid.ok)
+      return { outcome: notExecuted(`Not executed: ${valid.message.replace(/\.$/, '')}.`), completedRun: false };
     const handler = this.#handlers.get(action.name);
     // The loop asks a person instead; reached only when this executor is called directly.
-    if (!handler) return { outcome: notExecuted(`Not executed: ${JSON.stringify(action.name)} is answered by a person, not run.`), completedRun: false };
+    if (!handler)
+      return {
+        outcome: notExecuted(`Not executed: ${JSON.stringify(action.name)} is answered by a person, not run.`),
+        completedRun: false,
+      };
     try {
-      const text: unknown = await handler(action.arguments as JsonObject, { signal: ctx.signal, runId: ctx.runId, stepIndex: ctx.stepIndex, resultId: ctx.resultId });
+      const text: unknown = await handler(action.arguments as JsonObject, {
+        signal: ctx.signal,
+        runId: ctx.runId,
+        stepIndex: ctx.stepIndex,
+        resultId: ctx.resultId,
+      });
       ctx.signal.throwIfAborted();
       // A handler that broke its contract is treated as one that threw: the
       // model learns what happened, and a completesRun tool completes nothing.
-      if (typeof text !== 'string') throw new TypeError(`handler of ${JSON.stringify(action.name)} returned ${describeKind(text)}, not a string`);
+      if (typeof text !== 'string')
+        throw new TypeError(`handler of ${JSON.stringify(action.name)} returned ${describeKind(text)}, not a string`);
       const completedRun = this.registry.get(action.name)?.completesRun === true;
       return { outcome: outcome('executed', text), completedRun };
     } catch (e) {
       ctx.signal.throwIfAborted();
       // By code, not instanceof: a handler may come from another bundle of this library.
-      if (isPolyLoopError(e, 'tool_environment')) return { outcome: outcome('env_error', e.message), completedRun: false };
+      if (isPolyLoopError(e, 'tool_environment'))
+        return { outcome: outcome('env_error', e.message), completedRun: false };
       return { outcome: outcome('executed', describeError(e)), completedRun: false };
     }
   }

@@ -10,7 +10,16 @@ import type { RunRequest } from './request.ts';
 import { canonicalJson } from './serialization.ts';
 import { applyUpgrade, sha256Hex } from './snapshot.ts';
 import { RECORD_VERSION } from './types.ts';
-import type { JsonObject, JsonValue, ParamSnapshot, RunLogView, RunStartedRecord, StoredRequest, UpgradeChange, UpgradeRecord } from './types.ts';
+import type {
+  JsonObject,
+  JsonValue,
+  ParamSnapshot,
+  RunLogView,
+  RunStartedRecord,
+  StoredRequest,
+  UpgradeChange,
+  UpgradeRecord,
+} from './types.ts';
 
 type Upgrades = readonly UpgradeRecord[];
 
@@ -24,12 +33,21 @@ export function storedRequestOf(started: RunStartedRecord, upgrades: Upgrades): 
  * the hash of the snapshot in force after it: the values it lays over the old identity are the
  * ones it was written with.
  */
-export async function checkUpgradeHashes(started: RunStartedRecord, upgrades: Upgrades, log: readonly unknown[], source: string): Promise<void> {
+export async function checkUpgradeHashes(
+  started: RunStartedRecord,
+  upgrades: Upgrades,
+  log: readonly unknown[],
+  source: string,
+): Promise<void> {
   const snapshot: Record<string, JsonValue> = { ...started.snapshot };
   for (const u of upgrades) {
     applyUpgrade(snapshot, u);
     if ((await sha256Hex(canonicalJson(snapshot))) !== u.snapshotHash) {
-      throw new CorruptLogError(log.indexOf(u) + 1, `the upgrade of step ${u.stepIndex} holds a snapshotHash that is not the hash of the snapshot it leaves in force`, { source });
+      throw new CorruptLogError(
+        log.indexOf(u) + 1,
+        `the upgrade of step ${u.stepIndex} holds a snapshotHash that is not the hash of the snapshot it leaves in force`,
+        { source },
+      );
     }
   }
 }
@@ -44,9 +62,15 @@ export function changedKeys(inForce: ParamSnapshot, current: ParamSnapshot): str
  * The `upgrade` record that moves a run from `inForce` to `current`: every changed top-level key
  * with hashes of both sides and its new value (absent when the key is gone).
  */
-export async function upgradeRecord(view: RunLogView, inForce: ParamSnapshot, current: ParamSnapshot, opts: { readonly reason: string; readonly request: StoredRequest; readonly at: string }): Promise<UpgradeRecord> {
+export async function upgradeRecord(
+  view: RunLogView,
+  inForce: ParamSnapshot,
+  current: ParamSnapshot,
+  opts: { readonly reason: string; readonly request: StoredRequest; readonly at: string },
+): Promise<UpgradeRecord> {
   const changes: Record<string, UpgradeChange> = {};
-  const hashOf = async (s: ParamSnapshot, key: string): Promise<string | null> => (Object.hasOwn(s, key) ? sha256Hex(canonicalJson(s[key])) : null);
+  const hashOf = async (s: ParamSnapshot, key: string): Promise<string | null> =>
+    Object.hasOwn(s, key) ? sha256Hex(canonicalJson(s[key])) : null;
   for (const key of changedKeys(inForce, current)) {
     const value = Object.hasOwn(current, key) ? current[key] : undefined;
     const change = { before: await hashOf(inForce, key), after: await hashOf(current, key) };
@@ -54,7 +78,16 @@ export async function upgradeRecord(view: RunLogView, inForce: ParamSnapshot, cu
   }
   const stepIndex = view.inFlight?.stepIndex ?? view.steps;
   const snapshotHash = await sha256Hex(canonicalJson(current));
-  return { kind: 'upgrade', v: RECORD_VERSION, stepIndex, reason: opts.reason, changes, snapshotHash, request: opts.request, at: opts.at };
+  return {
+    kind: 'upgrade',
+    v: RECORD_VERSION,
+    stepIndex,
+    reason: opts.reason,
+    changes,
+    snapshotHash,
+    request: opts.request,
+    at: opts.at,
+  };
 }
 
 /**
@@ -64,7 +97,12 @@ export async function upgradeRecord(view: RunLogView, inForce: ParamSnapshot, cu
  * it — the way a person gates it changed (an approval of a tool a person now answers, or the
  * reverse, would be carried out as the other). Null when the upgrade may go on.
  */
-export function upgradeRefusal(runId: string, view: RunLogView, inForce: ParamSnapshot, request: RunRequest): UpgradeRefusedError | null {
+export function upgradeRefusal(
+  runId: string,
+  view: RunLogView,
+  inForce: ParamSnapshot,
+  request: RunRequest,
+): UpgradeRefusedError | null {
   const f = view.inFlight;
   if (f === null) return null;
   const decision = f.actionIntent?.decision ?? f.request?.request.decision ?? view.pending?.decision ?? null;
@@ -72,21 +110,30 @@ export function upgradeRefusal(runId: string, view: RunLogView, inForce: ParamSn
   const name = decision.action.name;
   const before = toolsOf(inForce).find((t) => t['name'] === name);
   const after = request.tools.get(name);
-  const what = f.actionIntent ? `the action in flight in step ${f.stepIndex}` : `the open request of step ${f.stepIndex}`;
+  const what = f.actionIntent
+    ? `the action in flight in step ${f.stepIndex}`
+    : `the open request of step ${f.stepIndex}`;
   const refuse = (detail: string): UpgradeRefusedError => new UpgradeRefusedError(runId, name, detail);
-  if (before !== undefined && after === undefined) return refuse(`it removes tool ${JSON.stringify(name)}, which ${what} names; finish or settle that step first`);
+  if (before !== undefined && after === undefined)
+    return refuse(`it removes tool ${JSON.stringify(name)}, which ${what} names; finish or settle that step first`);
   if (before?.['replayPolicy'] === 'never' && after?.replayPolicy === 'safe') {
-    const why = f.actionIntent ? 'an action that may have run would run again' : 'a crash while the approved action runs would run it again';
+    const why = f.actionIntent
+      ? 'an action that may have run would run again'
+      : 'a crash while the approved action runs would run it again';
     return refuse(`it makes tool ${JSON.stringify(name)} replay-safe while ${what} names it: ${why}`);
   }
   const asked = f.request !== null && f.request.request.kind !== 'settle';
   if (asked && after !== undefined && (before?.['answeredBy'] ?? null) !== after.answeredBy) {
-    return refuse(`it changes whether a person answers tool ${JSON.stringify(name)} while ${what} asks about it; answer or cancel that request first`);
+    return refuse(
+      `it changes whether a person answers tool ${JSON.stringify(name)} while ${what} asks about it; answer or cancel that request first`,
+    );
   }
   return null;
 }
 
 function toolsOf(snapshot: ParamSnapshot): readonly JsonObject[] {
   const tools = snapshot['tools'];
-  return Array.isArray(tools) ? (tools.filter((t) => typeof t === 'object' && t !== null && !Array.isArray(t)) as JsonObject[]) : [];
+  return Array.isArray(tools)
+    ? (tools.filter((t) => typeof t === 'object' && t !== null && !Array.isArray(t)) as JsonObject[])
+    : [];
 }

@@ -4,7 +4,13 @@
  * kinds apart. Web-standard APIs only, so it runs in a tab, a Worker and Node.
  * @module
  */
-import { Client, ProtocolError, SdkError, SdkErrorCode, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import {
+  Client,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
 import type { RequestOptions } from '@modelcontextprotocol/client';
 import { ToolEnvironmentError } from '../core/index.ts';
 import { linearOutputValidator } from './output-validator.ts';
@@ -108,11 +114,16 @@ export class McpConnection {
     const client = this.#client;
     this.#client = null;
     // A client that never connected has nothing to close; its connect error was already told.
-    if (client) await client.then((c) => c.close(), () => undefined);
+    if (client)
+      await client.then(
+        (c) => c.close(),
+        () => undefined,
+      );
   }
 
   #connected(signal: AbortSignal | undefined): Promise<Client> {
-    if (this.#closed) return Promise.reject(new ToolEnvironmentError(`the connection to the MCP server ${this.where} was closed`));
+    if (this.#closed)
+      return Promise.reject(new ToolEnvironmentError(`the connection to the MCP server ${this.where} was closed`));
     this.#client ??= this.#connect(signal);
     return this.#client;
   }
@@ -169,7 +180,13 @@ export class McpConnection {
    * flight on it (other runs sharing this registry) for one tool. A client a later call already
    * replaced is left alone too.
    */
-  #failure(what: string, e: unknown, signal: AbortSignal | undefined, used: Promise<Client> | null, callOnly = false): unknown {
+  #failure(
+    what: string,
+    e: unknown,
+    signal: AbortSignal | undefined,
+    used: Promise<Client> | null,
+    callOnly = false,
+  ): unknown {
     if (signal?.aborted) return signal.reason;
     const timedOut = SdkError.isInstance(e) && e.code === SdkErrorCode.RequestTimeout;
     if (used && !timedOut && !callOnly && this.#client === used) {

@@ -133,7 +133,8 @@ function checkOptions(o: McpToolsOptions): Settings {
     throw new InvalidRequestError(`mcpTools: ${message}`);
   };
   checkOptionKeys(o, MCP_OPTIONS, 'mcpTools');
-  if (o.tools !== undefined && !isRecord(o.tools)) fail('tools must be an object of { replayPolicy?, needsApproval? } by tool name');
+  if (o.tools !== undefined && !isRecord(o.tools))
+    fail('tools must be an object of { replayPolicy?, needsApproval? } by tool name');
   for (const [name, override] of Object.entries(o.tools ?? {})) {
     checkOptionKeys(override, OVERRIDE_OPTIONS, `mcpTools tools[${JSON.stringify(name)}]`);
   }
@@ -143,7 +144,8 @@ function checkOptions(o: McpToolsOptions): Settings {
   } catch {
     fail(`url is not a URL: ${JSON.stringify(String(o.url))}`);
   }
-  if (url && url.protocol !== 'http:' && url.protocol !== 'https:') fail(`url must be http or https, got ${url.protocol}`);
+  if (url && url.protocol !== 'http:' && url.protocol !== 'https:')
+    fail(`url must be http or https, got ${url.protocol}`);
   const positive = (v: number | undefined, name: string, fallback: number): number => {
     if (v === undefined) return fallback;
     return Number.isSafeInteger(v) && v > 0 ? v : fail(`${name} must be a positive integer`);
@@ -151,11 +153,15 @@ function checkOptions(o: McpToolsOptions): Settings {
   if (o.trust !== undefined && typeof o.trust !== 'boolean') fail('trust must be a boolean');
   if (o.prefix !== undefined && typeof o.prefix !== 'string') fail('prefix must be a string');
   if (typeof o.prefix === 'string' && !/^[a-zA-Z0-9_-]{0,63}$/.test(o.prefix)) {
-    fail(`prefix may hold only letters, digits, _ and - (model providers refuse any other character in a tool name), got ${JSON.stringify(o.prefix)}`);
+    fail(
+      `prefix may hold only letters, digits, _ and - (model providers refuse any other character in a tool name), got ${JSON.stringify(o.prefix)}`,
+    );
   }
-  if (o.needsApproval !== undefined && typeof o.needsApproval !== 'boolean' && o.needsApproval !== 'destructive') fail('needsApproval must be a boolean or "destructive"');
+  if (o.needsApproval !== undefined && typeof o.needsApproval !== 'boolean' && o.needsApproval !== 'destructive')
+    fail('needsApproval must be a boolean or "destructive"');
   if (o.fetch !== undefined && typeof o.fetch !== 'function') fail('fetch must be a function');
-  if (o.include !== undefined && !(Array.isArray(o.include) && o.include.every((n) => typeof n === 'string'))) fail('include must be an array of tool names');
+  if (o.include !== undefined && !(Array.isArray(o.include) && o.include.every((n) => typeof n === 'string')))
+    fail('include must be an array of tool names');
   return {
     connection: {
       url: url as URL,
@@ -183,16 +189,24 @@ function buildSpecs(listed: readonly unknown[], s: Settings, connection: McpConn
   const refuse = (message: string): never => {
     throw new InvalidRequestError(`MCP server ${connection.where}: ${message}`);
   };
-  const tools = listed.map((t, i) => (isRecord(t) && typeof t['name'] === 'string' && t['name'] !== '' ? t : refuse(`tool #${i} has no name`)));
+  const tools = listed.map((t, i) =>
+    isRecord(t) && typeof t['name'] === 'string' && t['name'] !== '' ? t : refuse(`tool #${i} has no name`),
+  );
   const names = new Set(tools.map((t) => t['name'] as string));
   for (const name of [...(s.include ?? []), ...Object.keys(s.overrides)]) {
-    if (!names.has(name)) refuse(`no tool named ${JSON.stringify(name)} (the server lists ${[...names].join(', ') || 'none'})`);
+    if (!names.has(name))
+      refuse(`no tool named ${JSON.stringify(name)} (the server lists ${[...names].join(', ') || 'none'})`);
   }
   const wanted = s.include === null ? tools : tools.filter((t) => s.include?.includes(t['name'] as string));
   return wanted.map((tool) => specOf(tool, s, connection, refuse));
 }
 
-function specOf(tool: Record<string, unknown>, s: Settings, connection: McpConnection, refuse: (m: string) => never): ToolSpec {
+function specOf(
+  tool: Record<string, unknown>,
+  s: Settings,
+  connection: McpConnection,
+  refuse: (m: string) => never,
+): ToolSpec {
   const remote = tool['name'] as string;
   const { description = '', inputSchema, annotations } = tool;
   if (typeof description !== 'string') refuse(`tool ${JSON.stringify(remote)}: description is not a string`);
@@ -202,7 +216,9 @@ function specOf(tool: Record<string, unknown>, s: Settings, connection: McpConne
   const name = s.prefix + remote;
   if (!TOOL_NAME.test(name)) {
     const as = s.prefix === '' ? '' : `as ${JSON.stringify(name)}: `;
-    refuse(`tool ${JSON.stringify(remote)} has a name model providers refuse (${as}only letters, digits, _ and -, at most 64 characters); leave it out with include`);
+    refuse(
+      `tool ${JSON.stringify(remote)} has a name model providers refuse (${as}only letters, digits, _ and -, at most 64 characters); leave it out with include`,
+    );
   }
   return {
     name,
@@ -222,9 +238,13 @@ function specOf(tool: Record<string, unknown>, s: Settings, connection: McpConne
 function handlerOf(remote: string, maxChars: number, connection: McpConnection): ToolHandler {
   return async (args, { signal }) => {
     const answer = await connection.call(remote, args, signal);
-    if (answer.kind === 'refused') return truncate(`The MCP server refused the call: ${answer.message} (JSON-RPC error ${answer.code})`, maxChars);
+    if (answer.kind === 'refused')
+      return truncate(`The MCP server refused the call: ${answer.message} (JSON-RPC error ${answer.code})`, maxChars);
     const problem = resultProblem(answer.result);
-    if (problem !== null) throw new ToolEnvironmentError(`MCP server ${connection.where}: tools/call ${JSON.stringify(remote)} answered ${problem}`);
+    if (problem !== null)
+      throw new ToolEnvironmentError(
+        `MCP server ${connection.where}: tools/call ${JSON.stringify(remote)} answered ${problem}`,
+      );
     return truncate(renderResult(answer.result), maxChars);
   };
 }
@@ -234,7 +254,8 @@ function refusingAsServer<T>(where: string, build: () => T): T {
   try {
     return build();
   } catch (e) {
-    if (isPolyLoopError(e, 'invalid_request')) throw new InvalidRequestError(`MCP server ${where}: ${e.message}`, { cause: e });
+    if (isPolyLoopError(e, 'invalid_request'))
+      throw new InvalidRequestError(`MCP server ${where}: ${e.message}`, { cause: e });
     throw e;
   }
 }

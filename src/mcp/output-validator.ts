@@ -14,7 +14,9 @@ export const linearOutputValidator: jsonSchemaValidator = {
     const check = jsonSchemaCheck(schema);
     return (input) => {
       const problem = check(input);
-      return problem === null ? { valid: true, data: input as T, errorMessage: undefined } : { valid: false, data: undefined, errorMessage: problem };
+      return problem === null
+        ? { valid: true, data: input as T, errorMessage: undefined }
+        : { valid: false, data: undefined, errorMessage: problem };
     };
   },
 };

@@ -44,7 +44,11 @@ export function isDestructive(annotations: McpToolAnnotations | undefined, trust
  * `destructiveHint` means destructive, as the MCP specification says); else `'never'`. Only
  * `true` counts as a hint being set: `"true"`, `1` or anything else a server sends is not.
  */
-export function mcpReplayPolicy(annotations: McpToolAnnotations | undefined, trusted: boolean, override?: McpToolOverride): ReplayPolicy {
+export function mcpReplayPolicy(
+  annotations: McpToolAnnotations | undefined,
+  trusted: boolean,
+  override?: McpToolOverride,
+): ReplayPolicy {
   if (override?.replayPolicy !== undefined) return override.replayPolicy;
   if (!trusted) return 'never';
   if (annotations?.readOnlyHint === true) return 'safe';
@@ -53,7 +57,12 @@ export function mcpReplayPolicy(annotations: McpToolAnnotations | undefined, tru
 }
 
 /** Whether a person approves each call of one tool: the user's override, else `approval` applied to the tool. */
-export function needsApprovalOf(annotations: McpToolAnnotations | undefined, trusted: boolean, approval: McpApproval, override?: McpToolOverride): boolean {
+export function needsApprovalOf(
+  annotations: McpToolAnnotations | undefined,
+  trusted: boolean,
+  approval: McpApproval,
+  override?: McpToolOverride,
+): boolean {
   if (override?.needsApproval !== undefined) return override.needsApproval;
   if (approval === 'destructive') return isDestructive(annotations, trusted);
   return approval;

@@ -18,7 +18,11 @@ function base64Bytes(data: string): number {
 }
 
 function describeBinary(kind: string, mimeType: unknown, data: unknown, uri?: string): string {
-  const parts = [uri, str(mimeType) ?? 'unknown type', typeof data === 'string' ? `${base64Bytes(data)} bytes` : 'no data'];
+  const parts = [
+    uri,
+    str(mimeType) ?? 'unknown type',
+    typeof data === 'string' ? `${base64Bytes(data)} bytes` : 'no data',
+  ];
   return `[${kind}: ${parts.filter((p) => p !== undefined).join(', ')}]`;
 }
 

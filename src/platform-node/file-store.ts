@@ -103,7 +103,8 @@ export class FileStore extends AppendLogStore implements RunStore {
   constructor(opts: FileStoreOptions) {
     super();
     checkOptionKeys(opts, FILE_STORE_OPTIONS, 'new FileStore');
-    if (typeof opts?.dir !== 'string' || opts.dir === '') throw new TypeError('FileStore: `dir` must be a non-empty path');
+    if (typeof opts?.dir !== 'string' || opts.dir === '')
+      throw new TypeError('FileStore: `dir` must be a non-empty path');
     this.dir = resolve(opts.dir);
     this.#onWarning = opts.onWarning ?? defaultWarning;
   }
@@ -131,7 +132,13 @@ export class FileStore extends AppendLogStore implements RunStore {
       if (bytes === null) return [];
       const { records, tornLine } = decodeLog(decodeLogText(bytes, path), { source: path });
       if (tornLine !== null) {
-        const warning: FileStoreWarning = { code: 'torn_tail', runId, file: path, line: tornLine, message: `ignored a torn last line (line ${tornLine}) of ${path}: a write cut short by a crash` };
+        const warning: FileStoreWarning = {
+          code: 'torn_tail',
+          runId,
+          file: path,
+          line: tornLine,
+          message: `ignored a torn last line (line ${tornLine}) of ${path}: a write cut short by a crash`,
+        };
         this.#warn(warning);
         opts?.onWarning?.(warning);
       }
@@ -176,7 +183,14 @@ export class FileStore extends AppendLogStore implements RunStore {
       // Another process may have deleted, moved or replaced the log since the lease opened it:
       // then the record is in no file at the log path, and its promise must not resolve (decision 0047).
       const path = this.logPath(runId);
-      if (!isFileAt(lease.fh.fd, path)) throw new StoreError(runId, method, new Error(`the log this lease opened is no longer at ${path} (deleted, moved or replaced by another process); the record was not written to the run's log`));
+      if (!isFileAt(lease.fh.fd, path))
+        throw new StoreError(
+          runId,
+          method,
+          new Error(
+            `the log this lease opened is no longer at ${path} (deleted, moved or replaced by another process); the record was not written to the run's log`,
+          ),
+        );
     } catch (e) {
       // The write may have landed in part: look at the tail again (through a new handle) before the next append.
       this.#tailChecked.delete(runId);
@@ -287,8 +301,22 @@ export class FileStore extends AppendLogStore implements RunStore {
     }
     try {
       const repair = await repairTail(fh);
-      if (repair?.code === 'tail_truncated') this.#warn({ code: repair.code, line: repair.line, runId, file: path, message: `cut off a torn last line (line ${repair.line}, ${repair.bytes} bytes) of ${path} before appending` });
-      if (repair?.code === 'tail_newline_added') this.#warn({ code: repair.code, line: repair.line, runId, file: path, message: `added the missing newline after the complete last record (line ${repair.line}) of ${path}` });
+      if (repair?.code === 'tail_truncated')
+        this.#warn({
+          code: repair.code,
+          line: repair.line,
+          runId,
+          file: path,
+          message: `cut off a torn last line (line ${repair.line}, ${repair.bytes} bytes) of ${path} before appending`,
+        });
+      if (repair?.code === 'tail_newline_added')
+        this.#warn({
+          code: repair.code,
+          line: repair.line,
+          runId,
+          file: path,
+          message: `added the missing newline after the complete last record (line ${repair.line}) of ${path}`,
+        });
     } finally {
       await fh.close();
     }

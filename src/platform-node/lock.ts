@@ -28,14 +28,23 @@ export type LockOwner = {
 /** A lock file that is empty or unreadable is only treated as stale once it is this old (ms). */
 export const UNREADABLE_LOCK_GRACE_MS = 2_000;
 
-type Inspection = { readonly state: 'held'; readonly detail: string } | { readonly state: 'stale'; readonly raw: string } | { readonly state: 'gone' };
+type Inspection =
+  | { readonly state: 'held'; readonly detail: string }
+  | { readonly state: 'stale'; readonly raw: string }
+  | { readonly state: 'gone' };
 
 /**
  * Take the lock at `lockPath` for `runId`, recovering a stale one. Rejects with `RunLockedError`
  * when a live process (or one on another host, which cannot be checked) holds it.
  */
 export async function acquireLock(lockPath: string, runId: string): Promise<ReleaseLease> {
-  const owner: LockOwner = { ...(await selfIdentity()), hostname: hostname(), acquiredAt: new Date().toISOString(), token: randomUUID(), runId };
+  const owner: LockOwner = {
+    ...(await selfIdentity()),
+    hostname: hostname(),
+    acquiredAt: new Date().toISOString(),
+    token: randomUUID(),
+    runId,
+  };
   // A retry follows each stale-lock removal (ours or a concurrent recoverer's); a lock that
   // keeps coming back after that is someone else's live lock racing us.
   for (let round = 0; round < 3; round++) {
@@ -76,10 +85,16 @@ async function inspect(lockPath: string): Promise<Inspection> {
     // Its writer may be between create and write, or died there: wait out a grace period.
     const age = await ageMs(lockPath);
     if (age === null) return { state: 'gone' };
-    return age >= UNREADABLE_LOCK_GRACE_MS ? { state: 'stale', raw } : { state: 'held', detail: `lock file ${lockPath} is being written` };
+    return age >= UNREADABLE_LOCK_GRACE_MS
+      ? { state: 'stale', raw }
+      : { state: 'held', detail: `lock file ${lockPath} is being written` };
   }
   const who = `pid ${owner.pid} on ${owner.hostname} since ${owner.acquiredAt}; lock file ${lockPath}`;
-  if (owner.hostname !== hostname()) return { state: 'held', detail: `${who}; another host, so its liveness cannot be checked — delete the lock file if that process is gone` };
+  if (owner.hostname !== hostname())
+    return {
+      state: 'held',
+      detail: `${who}; another host, so its liveness cannot be checked — delete the lock file if that process is gone`,
+    };
   if (await isOwnerAlive(owner)) return { state: 'held', detail: who };
   return { state: 'stale', raw };
 }
@@ -92,10 +107,17 @@ async function inspect(lockPath: string): Promise<Inspection> {
 async function breakStale(lockPath: string, staleRaw: string, runId: string): Promise<void> {
   const breakPath = `${lockPath}.break`;
   // The breaker carries the same identity as a lock, so a reused pid cannot keep it alive either.
-  const breaker: LockOwner = { ...(await selfIdentity()), hostname: hostname(), acquiredAt: new Date().toISOString(), token: randomUUID(), runId };
+  const breaker: LockOwner = {
+    ...(await selfIdentity()),
+    hostname: hostname(),
+    acquiredAt: new Date().toISOString(),
+    token: randomUUID(),
+    runId,
+  };
   if (!(await tryCreate(breakPath, breaker))) {
     const other = await inspect(breakPath);
-    if (other.state === 'held') throw new RunLockedError(runId, `another process is recovering its stale lock (${other.detail})`);
+    if (other.state === 'held')
+      throw new RunLockedError(runId, `another process is recovering its stale lock (${other.detail})`);
     if (other.state === 'stale') await removeIfUnchanged(breakPath, other.raw);
     return;
   }
@@ -128,7 +150,15 @@ function releaser(lockPath: string, token: string): ReleaseLease {
 export function parseOwner(raw: string): LockOwner | null {
   try {
     const o = JSON.parse(raw) as Partial<LockOwner> | null;
-    if (o && Number.isInteger(o.pid) && typeof o.hostname === 'string' && typeof o.token === 'string' && typeof o.acquiredAt === 'string' && optionalString(o.bootId) && optionalString(o.startTime)) {
+    if (
+      o &&
+      Number.isInteger(o.pid) &&
+      typeof o.hostname === 'string' &&
+      typeof o.token === 'string' &&
+      typeof o.acquiredAt === 'string' &&
+      optionalString(o.bootId) &&
+      optionalString(o.startTime)
+    ) {
       return o as LockOwner;
     }
   } catch {
@@ -165,9 +195,17 @@ function heldTokens(): Set<string> {
   return (g[key] ??= new Set<string>());
 }
 
-async function selfIdentity(): Promise<{ readonly pid: number; readonly bootId?: string; readonly startTime?: string }> {
+async function selfIdentity(): Promise<{
+  readonly pid: number;
+  readonly bootId?: string;
+  readonly startTime?: string;
+}> {
   const [boot, start] = await Promise.all([bootId(), startTimeOf(process.pid)]);
-  return { pid: process.pid, ...(boot === null ? {} : { bootId: boot }), ...(start === null ? {} : { startTime: start }) };
+  return {
+    pid: process.pid,
+    ...(boot === null ? {} : { bootId: boot }),
+    ...(start === null ? {} : { startTime: start }),
+  };
 }
 
 /** Linux: the boot id; null where `/proc` does not have it. */

@@ -40,7 +40,8 @@ export function decodeLogText(bytes: Buffer, source: string): string {
     // A torn write may end inside a character; a line that is complete JSON was not torn, so a bad
     // byte inside it is damage, as on any other line.
     const lenient = tail.toString('utf8');
-    if (isCompleteJson(lenient.endsWith('\n') ? lenient.slice(0, -1) : lenient)) throw new CorruptLogError(countLines(bytes, cut) + 1, 'not valid UTF-8', { source });
+    if (isCompleteJson(lenient.endsWith('\n') ? lenient.slice(0, -1) : lenient))
+      throw new CorruptLogError(countLines(bytes, cut) + 1, 'not valid UTF-8', { source });
     return head + lenient;
   }
 }
@@ -76,7 +77,11 @@ export function isCompleteJson(text: string): boolean {
 }
 
 /** What {@link repairTail} did to a log's last line (1-based), if anything. */
-export type TailRepair = { readonly code: 'tail_truncated' | 'tail_newline_added'; readonly line: number; readonly bytes: number };
+export type TailRepair = {
+  readonly code: 'tail_truncated' | 'tail_newline_added';
+  readonly line: number;
+  readonly bytes: number;
+};
 
 /**
  * Make the log behind `fh` end at a line boundary, so the next line never glues onto garbage:

@@ -34,7 +34,10 @@ export class NotRegularFileError extends PolyLoopError {
   /** What was found instead: `symbolic link`, `FIFO`, `directory`, … */
   readonly found: string;
   constructor(path: string, found: string) {
-    super('store_error', `refusing ${path}: it is a ${found}, not a regular file (the store never follows a link or opens a special file at a log or lock path; remove it if it is not yours)`);
+    super(
+      'store_error',
+      `refusing ${path}: it is a ${found}, not a regular file (the store never follows a link or opens a special file at a log or lock path; remove it if it is not yours)`,
+    );
     this.path = path;
     this.found = found;
   }
@@ -55,10 +58,12 @@ export async function openRegular(path: string, flags: number): Promise<FileHand
     if (found !== null && found !== 'regular file') throw new NotRegularFileError(path, found);
     throw e;
   }
-  const found = kindOf(await fh.stat().catch(async (e: unknown) => {
-    await fh.close();
-    throw e;
-  }));
+  const found = kindOf(
+    await fh.stat().catch(async (e: unknown) => {
+      await fh.close();
+      throw e;
+    }),
+  );
   if (found !== 'regular file') {
     await fh.close();
     throw new NotRegularFileError(path, found);

@@ -136,7 +136,10 @@ async function freeLease(ctx: LeaseContext, runId: string, token: string): Promi
 }
 
 /** Who holds the run's lease and for how much longer (null: nobody does any more). */
-export async function describeHolder(ctx: Pick<LeaseContext, 'pool' | 'schema'>, runId: string): Promise<{ readonly detail: string; readonly remainingMs: number } | null> {
+export async function describeHolder(
+  ctx: Pick<LeaseContext, 'pool' | 'schema'>,
+  runId: string,
+): Promise<{ readonly detail: string; readonly remainingMs: number } | null> {
   const r = await ctx.pool.query({
     text: `SELECT lease_owner, greatest(0, extract(epoch FROM lease_expires_at - now()) * 1000)::float8 AS remaining FROM ${ctx.schema}.runs
            WHERE run_key = ${RUN_KEY} AND lease_holder IS NOT NULL`,
@@ -145,7 +148,10 @@ export async function describeHolder(ctx: Pick<LeaseContext, 'pool' | 'schema'>,
   const row = r.rows[0];
   if (!row) return null;
   const remainingMs = Number(row['remaining']);
-  return { detail: `its Postgres lease is held by ${String(row['lease_owner'])}, expiring in ${Math.ceil(remainingMs)} ms unless renewed`, remainingMs };
+  return {
+    detail: `its Postgres lease is held by ${String(row['lease_owner'])}, expiring in ${Math.ceil(remainingMs)} ms unless renewed`,
+    remainingMs,
+  };
 }
 
 function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {

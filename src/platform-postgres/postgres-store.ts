@@ -101,13 +101,25 @@ export class PostgresStore extends AppendLogStore implements RunStore {
     if (typeof options?.pool?.query !== 'function') throw new TypeError('PostgresStore needs a `pool` (a pg.Pool)');
     const leaseMs = options.leaseMs ?? 30_000;
     const heartbeatMs = options.heartbeatMs ?? Math.floor(leaseMs / 3);
-    if (!Number.isInteger(leaseMs) || leaseMs < 100) throw new TypeError(`PostgresStore leaseMs must be an integer ≥ 100, got ${String(leaseMs)}`);
-    if (!Number.isInteger(heartbeatMs) || heartbeatMs < 10 || heartbeatMs >= leaseMs) throw new TypeError(`PostgresStore heartbeatMs must be an integer ≥ 10 and below leaseMs, got ${String(heartbeatMs)}`);
-    if (options.lease !== undefined && options.lease !== 'refuse' && options.lease !== 'wait') throw new TypeError(`PostgresStore lease must be 'refuse' or 'wait', got ${JSON.stringify(options.lease)}`);
+    if (!Number.isInteger(leaseMs) || leaseMs < 100)
+      throw new TypeError(`PostgresStore leaseMs must be an integer ≥ 100, got ${String(leaseMs)}`);
+    if (!Number.isInteger(heartbeatMs) || heartbeatMs < 10 || heartbeatMs >= leaseMs)
+      throw new TypeError(
+        `PostgresStore heartbeatMs must be an integer ≥ 10 and below leaseMs, got ${String(heartbeatMs)}`,
+      );
+    if (options.lease !== undefined && options.lease !== 'refuse' && options.lease !== 'wait')
+      throw new TypeError(`PostgresStore lease must be 'refuse' or 'wait', got ${JSON.stringify(options.lease)}`);
     this.#pool = options.pool;
     this.#schema = quotedSchema(options.schema);
     const owner = options.owner ?? `${hostname()} pid ${process.pid}`;
-    this.#lease = { pool: this.#pool, schema: this.#schema, leaseMs, heartbeatMs, owner, mode: options.lease ?? 'refuse' };
+    this.#lease = {
+      pool: this.#pool,
+      schema: this.#schema,
+      leaseMs,
+      heartbeatMs,
+      owner,
+      mode: options.lease ?? 'refuse',
+    };
   }
 
   /**
@@ -150,7 +162,8 @@ export class PostgresStore extends AppendLogStore implements RunStore {
     // One driver per run in this instance: its writes carry the instance's token for the run, so
     // the database could not refuse a stale driver of this instance once a second one held it.
     for (let busy = this.#drivers.get(runId); busy; busy = this.#drivers.get(runId)) {
-      if (this.#lease.mode === 'refuse') throw new RunLockedError(runId, `this store instance (${this.#lease.owner}) is driving it`);
+      if (this.#lease.mode === 'refuse')
+        throw new RunLockedError(runId, `this store instance (${this.#lease.owner}) is driving it`);
       await untilSettled(busy, opts.signal);
     }
     let done: () => void = () => undefined;
@@ -162,9 +175,15 @@ export class PostgresStore extends AppendLogStore implements RunStore {
     };
     try {
       const reclaim = this.#leftBehind.get(runId) ?? null;
-      const { release, held } = await takeLease(this.#lease, runId, opts.signal, () => {
-        if (this.#held.get(runId) === held) this.#held.delete(runId);
-      }, reclaim);
+      const { release, held } = await takeLease(
+        this.#lease,
+        runId,
+        opts.signal,
+        () => {
+          if (this.#held.get(runId) === held) this.#held.delete(runId);
+        },
+        reclaim,
+      );
       if (reclaim !== null && this.#leftBehind.get(runId) === reclaim) this.#leftBehind.delete(runId);
       this.#held.set(runId, held);
       let releasing: Promise<void> | null = null;
@@ -217,8 +236,13 @@ export class PostgresStore extends AppendLogStore implements RunStore {
                FROM run, unnest($4::text[], $5::text[]) WITH ORDINALITY AS t (kind, record, ord)
                RETURNING seq`,
         values: [
-          JSON.stringify(runId), readableId(runId), held?.token ?? null,
-          records.map((x) => x.kind), texts, this.#lease.leaseMs, records.length,
+          JSON.stringify(runId),
+          readableId(runId),
+          held?.token ?? null,
+          records.map((x) => x.kind),
+          texts,
+          this.#lease.leaseMs,
+          records.length,
         ],
       });
       landed = r.rowCount;

@@ -5,14 +5,7 @@
  */
 import { openDB } from 'idb';
 import type { IDBPDatabase } from 'idb';
-import {
-  CorruptLogError,
-  decodeLog,
-  encodeRecord,
-  isPolyLoopError,
-  readRunLog,
-  StoreError,
-} from '../core/index.ts';
+import { CorruptLogError, decodeLog, encodeRecord, isPolyLoopError, readRunLog, StoreError } from '../core/index.ts';
 import { AppendLogStore, checkOptionKeys } from '../core/internal-entry.ts';
 import type { LogRecord, ReleaseLease, RunLogState, RunStore } from '../core/index.ts';
 import type { LogAppend, OptionKeys } from '../core/internal-entry.ts';
@@ -57,7 +50,6 @@ export type StoredRunInfo = {
   /** Why the log cannot be read (the `CorruptLogError` or `SchemaVersionError` message), else null. */
   readonly error: string | null;
 };
-
 
 /**
  * A {@link RunStore} over IndexedDB, for agents that run in a browser tab (or a worker) and must
@@ -139,9 +131,13 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
     const locks = webLocks();
     if (!locks && !this.#warnedNoLocks) {
       this.#warnedNoLocks = true;
-      this.#warn(`polyloop: Web Locks (navigator.locks) is not available here; the run lease of IndexedDBStore ${JSON.stringify(this.dbName)} excludes other drivers in this page only, not other tabs`);
+      this.#warn(
+        `polyloop: Web Locks (navigator.locks) is not available here; the run lease of IndexedDBStore ${JSON.stringify(this.dbName)} excludes other drivers in this page only, not other tabs`,
+      );
     }
-    return (locks ? acquireWebLock(locks, req) : acquireLocalLease(req)).then((release) => this.#committingRelease(runId, release));
+    return (locks ? acquireWebLock(locks, req) : acquireLocalLease(req)).then((release) =>
+      this.#committingRelease(runId, release),
+    );
   }
 
   /**
@@ -196,7 +192,9 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
       if (stored) stored.push(...texts);
       else byRun.set(runId, [...texts]);
     }
-    return [...byRun].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([runId, texts]) => this.#runInfo(runId, texts));
+    return [...byRun]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([runId, texts]) => this.#runInfo(runId, texts));
   }
 
   /**
@@ -225,7 +223,14 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
   #runInfo(runId: string, texts: readonly string[]): StoredRunInfo {
     try {
       const view = readRunLog(this.#decode(runId, texts));
-      return { runId, records: texts.length, state: view.state, ended: view.state === 'ended', steps: view.steps, error: null };
+      return {
+        runId,
+        records: texts.length,
+        state: view.state,
+        ended: view.state === 'ended',
+        steps: view.steps,
+        error: null,
+      };
     } catch (e) {
       // One damaged log must not hide the others from a page offering "Resume"; anything that is
       // not a log error is a bug and propagates.
@@ -265,12 +270,18 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
    * synchronous turn the transaction is opened, so no read or write can come between them; if the
    * transaction fails (it then wrote nothing) they go back in front of whatever is held now.
    */
-  async #commit(db: IDBPDatabase<PolyLoopDB>, runId: string, texts: readonly string[], durability: 'strict' | 'relaxed'): Promise<void> {
+  async #commit(
+    db: IDBPDatabase<PolyLoopDB>,
+    runId: string,
+    texts: readonly string[],
+    durability: 'strict' | 'relaxed',
+  ): Promise<void> {
     const held = this.#held.take(runId);
     const all = held.length === 0 ? texts : [...held, ...texts];
     if (all.length === 0) return;
     try {
-      if (!(await this.#write(db, runId, all, durability, this.#nextSeq.get(runId)))) await this.#write(db, runId, all, durability, undefined);
+      if (!(await this.#write(db, runId, all, durability, this.#nextSeq.get(runId))))
+        await this.#write(db, runId, all, durability, undefined);
     } catch (e) {
       this.#nextSeq.delete(runId);
       this.#held.putBack(runId, held);
@@ -287,13 +298,23 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
    * sequence first. A database deleted or upgraded by another tab drops the connection, and with
    * it every remembered sequence.
    */
-  async #write(db: IDBPDatabase<PolyLoopDB>, runId: string, texts: readonly string[], durability: 'strict' | 'relaxed', known: number | undefined): Promise<boolean> {
+  async #write(
+    db: IDBPDatabase<PolyLoopDB>,
+    runId: string,
+    texts: readonly string[],
+    durability: 'strict' | 'relaxed',
+    known: number | undefined,
+  ): Promise<boolean> {
     const tx = db.transaction(['records', 'runs'], 'readwrite', { durability });
     const runs = tx.objectStore('runs');
     const records = tx.objectStore('records');
     const seq = known ?? (await runs.get(runId))?.nextSeq ?? 0;
     try {
-      await Promise.all([...texts.map((text, i) => records.add({ runId, seq: seq + i, text })), runs.put({ runId, nextSeq: seq + texts.length }), tx.done]);
+      await Promise.all([
+        ...texts.map((text, i) => records.add({ runId, seq: seq + i, text })),
+        runs.put({ runId, nextSeq: seq + texts.length }),
+        tx.done,
+      ]);
     } catch (e) {
       if (known !== undefined && e instanceof DOMException && e.name === 'ConstraintError') return false;
       throw e;
@@ -323,7 +344,9 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
     const conn = openDB<PolyLoopDB>(this.dbName, DB_VERSION, {
       upgrade: (db, oldVersion, _newVersion, tx) => upgradeSchema(db, oldVersion, tx),
       blocked: (current) => {
-        this.#warn(`polyloop: upgrading IndexedDB ${JSON.stringify(this.dbName)} from version ${current} waits for another tab to close it`);
+        this.#warn(
+          `polyloop: upgrading IndexedDB ${JSON.stringify(this.dbName)} from version ${current} waits for another tab to close it`,
+        );
       },
       // Another tab upgrades or deletes the database: let it, and reopen on our next call.
       blocking: () => this.#drop(conn, true),
@@ -337,6 +360,10 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
   #drop(conn: Promise<IDBPDatabase<PolyLoopDB>>, close: boolean): void {
     if (this.#conn === conn) this.#conn = null;
     this.#nextSeq.clear();
-    if (close) void conn.then((db) => db.close(), () => undefined);
+    if (close)
+      void conn.then(
+        (db) => db.close(),
+        () => undefined,
+      );
   }
 }

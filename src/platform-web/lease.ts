@@ -61,10 +61,12 @@ export function acquireWebLock(locks: LockManager, req: LeaseRequest): Promise<R
         reject(new RunLockedError(req.runId, 'another tab or worker holds its Web Lock'));
         return undefined;
       }
-      resolve(once(async () => {
-        letGo();
-        await requested.catch(() => undefined);
-      }));
+      resolve(
+        once(async () => {
+          letGo();
+          await requested.catch(() => undefined);
+        }),
+      );
       return held;
     });
     requested.catch((e: unknown) => {
@@ -98,7 +100,8 @@ export function acquireLocalLease(req: LeaseRequest): Promise<ReleaseLease> {
     localHeld.set(req.name, []);
     return Promise.resolve(release);
   }
-  if (req.mode === 'refuse') return Promise.reject(new RunLockedError(req.runId, 'another driver in this page holds it'));
+  if (req.mode === 'refuse')
+    return Promise.reject(new RunLockedError(req.runId, 'another driver in this page holds it'));
   return new Promise<ReleaseLease>((resolve, reject) => {
     const waiter: Waiter = {
       grant: () => {

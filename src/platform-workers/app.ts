@@ -21,9 +21,15 @@ import type { RunIndexNamespace } from './run-report.ts';
 import type { StartOutcome } from './run-setup.ts';
 import type { RunStatus, RunTrajectory, UnreadableLog } from './run-status.ts';
 
-
 /** Error codes of the HTTP surface; every error body is `{ error: { code, message } }`. */
-export type HttpErrorCode = 'unauthorized' | 'payload_too_large' | 'bad_request' | 'not_found' | 'conflict' | 'unreadable_log' | 'internal';
+export type HttpErrorCode =
+  | 'unauthorized'
+  | 'payload_too_large'
+  | 'bad_request'
+  | 'not_found'
+  | 'conflict'
+  | 'unreadable_log'
+  | 'internal';
 
 /** Options of {@link createApp}. */
 export type AppOptions<Env> = {
@@ -168,14 +174,16 @@ async function readStartBody(c: Context): Promise<Response | StartRequest> {
   // z.unknown() also accepts a missing key, but `input` is required (null is a value).
   if (!Object.hasOwn(raw as object, 'input')) return fail(c, 400, 'bad_request', 'input: required');
   // A log belongs to one run: the server cannot make up its id.
-  if (parsed.data.log !== undefined && parsed.data.runId === undefined) return fail(c, 400, 'bad_request', 'runId: required with log (the log names its run)');
+  if (parsed.data.log !== undefined && parsed.data.runId === undefined)
+    return fail(c, 400, 'bad_request', 'runId: required with log (the log names its run)');
   // JSON.parse takes any depth, but the run object's RPC (structured clone) and JSON.stringify overflow the stack on
   // deep values; the core's storable-value limit keeps the answer the same in every runtime.
   const problem = jsonProblem(parsed.data.input, 'input');
   if (problem !== null) return fail(c, 400, 'bad_request', problem);
   // Only the log may use the import form's 16 MiB: the input is stored in one row (the platform's 2 MB per row),
   // and a plain start's body holds at most 1 MiB of it.
-  if (large && exceedsBytes(JSON.stringify(parsed.data.input ?? null), MAX_BODY_BYTES)) return fail(c, 413, 'payload_too_large', `input exceeds ${MAX_BODY_BYTES} bytes (only the log may be larger)`);
+  if (large && exceedsBytes(JSON.stringify(parsed.data.input ?? null), MAX_BODY_BYTES))
+    return fail(c, 413, 'payload_too_large', `input exceeds ${MAX_BODY_BYTES} bytes (only the log may be larger)`);
   return { runId: parsed.data.runId, input: parsed.data.input, log: parsed.data.log };
 }
 
@@ -214,7 +222,8 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
   checkOptionKeys(options, APP_OPTIONS, 'createApp');
   if (options.cors !== undefined) checkOptionKeys(options.cors, CORS_OPTIONS, 'createApp cors');
   const app = new Hono<{ Bindings: Env }>();
-  const tokenOf = options.token ?? ((env: Env) => (env as { POLYLOOP_TOKEN?: unknown }).POLYLOOP_TOKEN as string | undefined);
+  const tokenOf =
+    options.token ?? ((env: Env) => (env as { POLYLOOP_TOKEN?: unknown }).POLYLOOP_TOKEN as string | undefined);
   const stubFor = (c: Context<{ Bindings: Env }>, runId: string): RunObjectRpc => {
     const ns = options.runs(c.env);
     return ns.get(ns.idFromName(runId)) as unknown as RunObjectRpc;
@@ -248,14 +257,23 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
     if (body instanceof Response) return body;
     const runId = body.runId ?? crypto.randomUUID();
     const stub = stubFor(c, runId);
-    const outcome = body.log === undefined ? await stub.start(runId, body.input) : await stub.adopt(runId, body.input, body.log);
+    const outcome =
+      body.log === undefined ? await stub.start(runId, body.input) : await stub.adopt(runId, body.input, body.log);
     if (outcome.ok) return c.json<RunCreated>({ runId }, 201);
-    return outcome.code === 'conflict' ? fail(c, 409, 'conflict', outcome.message) : fail(c, 400, 'bad_request', outcome.message);
+    return outcome.code === 'conflict'
+      ? fail(c, 409, 'conflict', outcome.message)
+      : fail(c, 400, 'bad_request', outcome.message);
   });
 
   app.get('/runs', async (c) => {
     const index = options.index?.(c.env);
-    if (index === undefined) return fail(c, 404, 'not_found', 'runs are not listed: no run index is configured (the index option of createApp)');
+    if (index === undefined)
+      return fail(
+        c,
+        404,
+        'not_found',
+        'runs are not listed: no run index is configured (the index option of createApp)',
+      );
     const query = listQuery(new URL(c.req.url).searchParams);
     if (typeof query === 'string') return fail(c, 400, 'bad_request', query);
     return c.json(await runIndexStub(index).list(query));
@@ -286,10 +304,13 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
   app.get('/runs/:id/events', async (c) => {
     const runId = c.req.param('id');
     const last = c.req.header('last-event-id');
-    if (last !== undefined && !/^\d{1,15}$/.test(last.trim())) return fail(c, 400, 'bad_request', 'Last-Event-ID must be a record sequence number');
+    if (last !== undefined && !/^\d{1,15}$/.test(last.trim()))
+      return fail(c, 400, 'bad_request', 'Last-Event-ID must be a record sequence number');
     if (!RUN_ID_PATTERN.test(runId)) return unknownRun(c, runId);
     const headers: Record<string, string> = last === undefined ? {} : { 'last-event-id': last.trim() };
-    const res = await stubFor(c, runId).fetch(new Request('https://run-object/events', { headers, signal: c.req.raw.signal }));
+    const res = await stubFor(c, runId).fetch(
+      new Request('https://run-object/events', { headers, signal: c.req.raw.signal }),
+    );
     if (res.status === 404) return unknownRun(c, runId);
     if (res.status === 400) return fail(c, 400, 'bad_request', await res.text());
     return res;
@@ -309,7 +330,9 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
     const outcome = RUN_ID_PATTERN.test(runId) ? await stubFor(c, runId).input(reply) : null;
     if (outcome === null || (!outcome.ok && outcome.code === 'not_found')) return unknownRun(c, runId);
     if (outcome.ok) return c.json<InputAccepted>({ runId, resultId: outcome.resultId }, 202);
-    return outcome.code === 'conflict' ? fail(c, 409, 'conflict', outcome.message) : fail(c, 400, 'bad_request', outcome.message);
+    return outcome.code === 'conflict'
+      ? fail(c, 409, 'conflict', outcome.message)
+      : fail(c, 400, 'bad_request', outcome.message);
   });
 
   app.post('/runs/:id/upgrade', async (c) => {
@@ -341,7 +364,10 @@ function corsMiddleware(options: CorsOptions): ReturnType<typeof cors> {
     } catch {
       // not a URL: refused below
     }
-    if (origin !== '*' && !bare) throw new TypeError(`createApp: cors.origins must hold origins such as "https://app.example.com" (scheme, host, port; no path or trailing slash) or "*", got ${JSON.stringify(origin)}`);
+    if (origin !== '*' && !bare)
+      throw new TypeError(
+        `createApp: cors.origins must hold origins such as "https://app.example.com" (scheme, host, port; no path or trailing slash) or "*", got ${JSON.stringify(origin)}`,
+      );
   }
   return cors({
     origin: options.origins.includes('*') ? '*' : [...options.origins],
@@ -353,7 +379,12 @@ function corsMiddleware(options: CorsOptions): ReturnType<typeof cors> {
 }
 
 function unreadableLog(c: Context, runId: string, log: UnreadableLog): Response {
-  return fail(c, 500, 'unreadable_log', `run ${JSON.stringify(runId)} has an unreadable log, so it is halted: ${log.unreadable}`);
+  return fail(
+    c,
+    500,
+    'unreadable_log',
+    `run ${JSON.stringify(runId)} has an unreadable log, so it is halted: ${log.unreadable}`,
+  );
 }
 
 function unknownRun(c: Context, runId: string): Response {

@@ -123,7 +123,11 @@ export class ChatTurnObjectBase<Env = unknown> extends DurableObject<Env> {
 
   /** The lines of the turn's log, `[]` when it has none. Read-only: what a later turn reads its history from. */
   async turnLog(runId: string): Promise<readonly string[]> {
-    return this.#log(false)?.readLines(runId).map((l) => l.line) ?? [];
+    return (
+      this.#log(false)
+        ?.readLines(runId)
+        .map((l) => l.line) ?? []
+    );
   }
 
   /**
@@ -281,7 +285,10 @@ export class ChatTurnObjectBase<Env = unknown> extends DurableObject<Env> {
  */
 export function createChatTurnObject<Env = unknown>(
   options: ChatTurnObjectOptions<Env>,
-): new (ctx: DurableObjectState, env: Env) => ChatTurnObjectBase<Env> {
+): new (
+  ctx: DurableObjectState,
+  env: Env,
+) => ChatTurnObjectBase<Env> {
   checkOptionKeys(options, OPTIONS, 'createChatTurnObject');
   const { turns, setup, resumeAfterMs, maxFailedDrives } = options;
   const where = 'createChatTurnObject:';

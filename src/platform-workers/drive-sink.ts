@@ -11,7 +11,11 @@ import { upgradeHint } from './run-input.ts';
 import type { InputOutcome, UpgradeOutcome } from './run-input.ts';
 
 /** A reply a drive is to write, and how its sender hears whether it landed (resolve) or the drive failed (reject). */
-export type Answer = { readonly reply: InputReply; readonly done: (outcome: InputOutcome) => void; readonly fail: (e: unknown) => void };
+export type Answer = {
+  readonly reply: InputReply;
+  readonly done: (outcome: InputOutcome) => void;
+  readonly fail: (e: unknown) => void;
+};
 
 /** Why an upgrade was refused (nothing written). */
 export type UpgradeRefusal = Extract<UpgradeOutcome, { readonly ok: false }>;
@@ -68,7 +72,8 @@ export function driveSink(opts: DriveSinkOptions): EventSink {
       if (event.type === 'run_started') started?.();
       if (event.type === 'run_started' && !cancelling && cancelRequested()) controller.abort(cancelReason());
       // Emitted once the input record is durable: the sender may be told.
-      if (event.type === 'input_received' && answer !== null && event.resultId === answer.reply.resultId) answer.done({ ok: true, resultId: event.resultId });
+      if (event.type === 'input_received' && answer !== null && event.resultId === answer.reply.resultId)
+        answer.done({ ok: true, resultId: event.resultId });
       await extra?.deliver(event);
     },
   };

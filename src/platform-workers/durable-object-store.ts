@@ -137,7 +137,11 @@ export class DurableObjectStore extends AppendLogStore implements RunStore {
   #insert(runId: string, lines: readonly string[]): number {
     const { sql } = this.#storage;
     const write = (next: number): number => {
-      lines.forEach((line, k) => splitLine(line, PART_CHARS).forEach((part, i) => sql.exec(`INSERT INTO ${TABLE} (run_id, seq, part, body) VALUES (?, ?, ?, ?)`, runId, next + k, i, part)));
+      lines.forEach((line, k) =>
+        splitLine(line, PART_CHARS).forEach((part, i) =>
+          sql.exec(`INSERT INTO ${TABLE} (run_id, seq, part, body) VALUES (?, ?, ?, ?)`, runId, next + k, i, part),
+        ),
+      );
       return next;
     };
     const known = this.#nextSeq.get(runId);
@@ -164,7 +168,10 @@ export class DurableObjectStore extends AppendLogStore implements RunStore {
    */
   readLogSync(runId: string): readonly LogRecord[] {
     const lines = this.readLines(runId);
-    const decoded = decodeLog(lines.map((l) => l.line), { source: `durable-object:${runId.slice(0, 200)}` });
+    const decoded = decodeLog(
+      lines.map((l) => l.line),
+      { source: `durable-object:${runId.slice(0, 200)}` },
+    );
     if (decoded.tornLine !== null) throw new CorruptLogError(decoded.tornLine, 'a committed record is not valid JSON');
     return decoded.records;
   }
@@ -188,10 +195,11 @@ export class DurableObjectStore extends AppendLogStore implements RunStore {
     return out;
   }
 
-
   /** The sequence number of the run's last record, -1 for a run never written. */
   lastSeq(runId: string): number {
-    const top = this.#storage.sql.exec<{ m: number | null }>(`SELECT MAX(seq) AS m FROM ${TABLE} WHERE run_id = ?`, runId).one();
+    const top = this.#storage.sql
+      .exec<{ m: number | null }>(`SELECT MAX(seq) AS m FROM ${TABLE} WHERE run_id = ?`, runId)
+      .one();
     return top.m ?? -1;
   }
 

@@ -3,7 +3,14 @@
  * is stored.
  * @module
  */
-import { decodeRecord, defineAgent, identityMismatch, identitySnapshot, InMemoryStore, isPolyLoopError } from '../core/index.ts';
+import {
+  decodeRecord,
+  defineAgent,
+  identityMismatch,
+  identitySnapshot,
+  InMemoryStore,
+  isPolyLoopError,
+} from '../core/index.ts';
 import type { AgentConfig, LogRecord, PolyLoopError, RunRequest, UpgradeRecord } from '../core/index.ts';
 
 /** The refusals of `importRun` that describe the log, not the store: each is a 400, and nothing was written. */
@@ -40,12 +47,20 @@ function upgradesOf(lines: readonly string[]): UpgradeRecord[] {
  * comparison `resume` makes first (`identityMismatch`, against the identity the log's upgrades
  * put in force), asked before anything is stored.
  */
-export function identityRefusal(seams: Pick<AgentConfig, 'model' | 'interpreter' | 'syntheticObservations'>, request: RunRequest, log: string): string | null {
+export function identityRefusal(
+  seams: Pick<AgentConfig, 'model' | 'interpreter' | 'syntheticObservations'>,
+  request: RunRequest,
+  log: string,
+): string | null {
   const lines = log.split('\n');
   const started = recordOf(lines[0] ?? '');
   if (started?.kind !== 'run_started' || started.runId !== request.runId) return null;
   // Only the params enter the snapshot; the store and sink are never used.
-  const agent = defineAgent({ ...seams, store: new InMemoryStore(), events: { params: { sink: 'identity-check' }, deliver: () => undefined } });
+  const agent = defineAgent({
+    ...seams,
+    store: new InMemoryStore(),
+    events: { params: { sink: 'identity-check' }, deliver: () => undefined },
+  });
   const upgrades = upgradesOf(lines.slice(1));
   const mismatch = identityMismatch(request.runId, started, identitySnapshot(agent, request), upgrades);
   return mismatch ? `${mismatch.name}: ${mismatch.message}` : null;

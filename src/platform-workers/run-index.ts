@@ -13,7 +13,12 @@ import type { RunStatus } from './run-status.ts';
 export const RUN_INDEX_NAME = 'polyloop-run-index';
 
 /** What a run object reports about its run. */
-export type RunReport = { readonly runId: string; readonly status: RunStatus['status']; readonly stopReason: StopReason | null; readonly at: number };
+export type RunReport = {
+  readonly runId: string;
+  readonly status: RunStatus['status'];
+  readonly stopReason: StopReason | null;
+  readonly at: number;
+};
 
 // The bodies are written once, with the viewer's server, in src/core/http-bodies.ts.
 export type { RunList, RunListItem } from '../core/internal-entry.ts';
@@ -23,7 +28,14 @@ export type RunListQuery = { readonly limit: number; readonly cursor: string | n
 
 const TABLE = 'polyloop_runs';
 
-type Row = { ord: number; run_id: string; status: string; stop_reason: string | null; created_at: number; updated_at: number };
+type Row = {
+  ord: number;
+  run_id: string;
+  status: string;
+  stop_reason: string | null;
+  created_at: number;
+  updated_at: number;
+};
 
 /**
  * The run index Durable Object. Export it under the `class_name` of your index binding (with a
@@ -68,7 +80,11 @@ export class RunIndex extends DurableObject {
   async list(query: RunListQuery): Promise<RunList> {
     const before = query.cursor === null ? Number.MAX_SAFE_INTEGER : Number(query.cursor);
     const rows = this.#sql()
-      .exec<Row>(`SELECT ord, run_id, status, stop_reason, created_at, updated_at FROM ${TABLE} WHERE ord < ? ORDER BY ord DESC LIMIT ?`, before, query.limit + 1)
+      .exec<Row>(
+        `SELECT ord, run_id, status, stop_reason, created_at, updated_at FROM ${TABLE} WHERE ord < ? ORDER BY ord DESC LIMIT ?`,
+        before,
+        query.limit + 1,
+      )
       .toArray();
     const page = rows.slice(0, query.limit);
     const last = page.at(-1);

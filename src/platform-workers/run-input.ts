@@ -14,7 +14,9 @@ export type InputOutcome =
   | { readonly ok: false; readonly code: 'not_found' | 'conflict' | 'bad_request'; readonly message: string };
 
 /** The outcome of {@link RunObjectBase.cancel}: the cancel is under way, or why not (`conflict`: the run has ended; `not_found`: no run). */
-export type CancelOutcome = { readonly ok: true } | { readonly ok: false; readonly code: 'not_found' | 'conflict'; readonly message: string };
+export type CancelOutcome =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly code: 'not_found' | 'conflict'; readonly message: string };
 
 /**
  * The outcome of {@link RunObjectBase.upgrade}: the run goes on under this deployment's agent
@@ -41,7 +43,14 @@ export function upgradeHint(e: unknown, runId: string): string {
 }
 
 /** The field each reply kind carries besides `kind` and `resultId`. */
-const TEXT_FIELD: Readonly<Record<InputReply['kind'], string | null>> = { approve: null, deny: 'reason', answer: 'text', executed: 'observation', retry: null, cancel: null };
+const TEXT_FIELD: Readonly<Record<InputReply['kind'], string | null>> = {
+  approve: null,
+  deny: 'reason',
+  answer: 'text',
+  executed: 'observation',
+  retry: null,
+  cancel: null,
+};
 
 /**
  * Why a parsed body is not an {@link InputReply} (a known `kind`, a string `resultId`, the kind's
@@ -61,18 +70,34 @@ export function replyShapeProblem(raw: unknown): string | null {
  * `conflict` when the run awaits no input (not waiting, or ended) or its open request has
  * another resultId; `bad_request` when the request does not accept the reply's kind.
  */
-export function replyRefusal(runId: string, view: RunLogView, reply: InputReply): Extract<InputOutcome, { ok: false }> | null {
+export function replyRefusal(
+  runId: string,
+  view: RunLogView,
+  reply: InputReply,
+): Extract<InputOutcome, { ok: false }> | null {
   const run = `run ${JSON.stringify(runId.slice(0, 200))}`;
-  if (view.ended) return { ok: false, code: 'conflict', message: `${run} has ended (${view.ended.stopReason}); it awaits no input` };
+  if (view.ended)
+    return { ok: false, code: 'conflict', message: `${run} has ended (${view.ended.stopReason}); it awaits no input` };
   const pending = view.pending;
   if (pending === null) return { ok: false, code: 'conflict', message: `${run} awaits no input` };
   if (reply.resultId !== pending.resultId) {
-    return { ok: false, code: 'conflict', message: `${run} awaits input for ${JSON.stringify(pending.resultId)}, not ${JSON.stringify(reply.resultId.slice(0, 200))}` };
+    return {
+      ok: false,
+      code: 'conflict',
+      message: `${run} awaits input for ${JSON.stringify(pending.resultId)}, not ${JSON.stringify(reply.resultId.slice(0, 200))}`,
+    };
   }
   const accepted = acceptedReplies(pending.kind, pending.target);
   if (!accepted.includes(reply.kind)) {
-    const what = pending.kind === 'settle' ? `a settle request of ${pending.target === 'action' ? 'an action' : 'a model call'}` : `a ${pending.kind} request`;
-    return { ok: false, code: 'bad_request', message: `${JSON.stringify(pending.resultId)} is ${what}; it accepts ${accepted.join(', ')}, not ${reply.kind}` };
+    const what =
+      pending.kind === 'settle'
+        ? `a settle request of ${pending.target === 'action' ? 'an action' : 'a model call'}`
+        : `a ${pending.kind} request`;
+    return {
+      ok: false,
+      code: 'bad_request',
+      message: `${JSON.stringify(pending.resultId)} is ${what}; it accepts ${accepted.join(', ')}, not ${reply.kind}`,
+    };
   }
   return null;
 }

@@ -17,7 +17,8 @@ export function isRunListCursor(cursor: string): boolean {
 export function listQuery(params: URLSearchParams): RunListQuery | string {
   const unknown = [...new Set(params.keys())].filter((k) => k !== 'limit' && k !== 'cursor');
   if (unknown.length > 0) return `unknown query parameter(s): ${unknown.join(', ')}`;
-  if (params.getAll('limit').length > 1 || params.getAll('cursor').length > 1) return 'limit and cursor may be given once each';
+  if (params.getAll('limit').length > 1 || params.getAll('cursor').length > 1)
+    return 'limit and cursor may be given once each';
   const limitText = params.get('limit');
   const limit = limitText === null ? DEFAULT_LIST_LIMIT : /^\d{1,4}$/.test(limitText) ? Number(limitText) : NaN;
   if (!(limit >= 1 && limit <= MAX_LIST_LIMIT)) return `limit must be an integer from 1 to ${MAX_LIST_LIMIT}`;

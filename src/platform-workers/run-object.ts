@@ -93,7 +93,8 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
       try {
         await importRun(this.#storage.store, runId, log);
       } catch (e) {
-        if (isImportRefusal(e)) return { ok: false, code: 'bad_request', message: `log rejected: ${e.name}: ${e.message}` };
+        if (isImportRefusal(e))
+          return { ok: false, code: 'bad_request', message: `log rejected: ${e.name}: ${e.message}` };
         throw e; // a storage fault: the records that landed are dropped by the next start or import of this id
       }
       await this.#accept(runId, prepared.stored);
@@ -129,7 +130,9 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
       return haltedStatusOf(meta.runId, prefix, reading.unreadable);
     }
     const { view } = reading;
-    return view.state !== 'ended' && meta.halted !== null ? haltedStatusOf(meta.runId, view, meta.halted) : statusOf(meta.runId, view);
+    return view.state !== 'ended' && meta.halted !== null
+      ? haltedStatusOf(meta.runId, view, meta.halted)
+      : statusOf(meta.runId, view);
   }
 
   /**
@@ -141,7 +144,9 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     const meta = this.#storage.meta();
     if (meta === null) return null;
     const reading = await this.#read(meta);
-    return 'unreadable' in reading ? { runId: meta.runId, unreadable: reading.unreadable } : trajectoryOf(meta.runId, reading.view);
+    return 'unreadable' in reading
+      ? { runId: meta.runId, unreadable: reading.unreadable }
+      : trajectoryOf(meta.runId, reading.view);
   }
 
   /**
@@ -206,8 +211,14 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
       const meta = this.#storage.meta();
       if (meta === null) return { ok: false, code: 'not_found', message: 'this object holds no run' };
       const reading = await this.#read(meta);
-      if ('unreadable' in reading) return { ok: false, code: 'conflict', message: `the run's log is unreadable, so it is halted: ${reading.unreadable}` };
-      if (meta.halted !== null && reading.view.state !== 'ended') return { ok: false, code: 'conflict', message: `the run is halted: ${meta.halted}` };
+      if ('unreadable' in reading)
+        return {
+          ok: false,
+          code: 'conflict',
+          message: `the run's log is unreadable, so it is halted: ${reading.unreadable}`,
+        };
+      if (meta.halted !== null && reading.view.state !== 'ended')
+        return { ok: false, code: 'conflict', message: `the run is halted: ${meta.halted}` };
       const refused = replyRefusal(meta.runId, reading.view, reply);
       if (refused !== null) return refused;
       const busy = this.#phase.busy;
@@ -222,7 +233,12 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
       void this.#driver.launch({ answer: { reply, done, fail } });
     });
     // Settles either way (its failure is this call's to report): no caller waits on a rejection, none goes unhandled.
-    this.#phase.land(landed.then(() => undefined, () => undefined));
+    this.#phase.land(
+      landed.then(
+        () => undefined,
+        () => undefined,
+      ),
+    );
     await armed;
     const outcome = await landed;
     if (outcome.ok) await this.#reporter.report(); // the run goes on: listed as running again
@@ -307,7 +323,12 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
  *     request: { goal: goalOf(input) } }),
  * }) {}
  */
-export function createRunObject<Env = unknown>(options: RunObjectOptions<Env>): new (ctx: DurableObjectState, env: Env) => RunObjectBase<Env> {
+export function createRunObject<Env = unknown>(
+  options: RunObjectOptions<Env>,
+): new (
+  ctx: DurableObjectState,
+  env: Env,
+) => RunObjectBase<Env> {
   checkOptions(options);
   return class RunObject extends RunObjectBase<Env> {
     constructor(ctx: DurableObjectState, env: Env) {

@@ -26,7 +26,11 @@ export function runIndexStub(ns: RunIndexNamespace): RunIndexRpc {
  * when the log cannot be read or the run row says so and the run has not ended; otherwise what
  * the log says.
  */
-export function reportOf(meta: RunRow, reading: { readonly view: RunLogView } | { readonly unreadable: string }, at: number): RunReport {
+export function reportOf(
+  meta: RunRow,
+  reading: { readonly view: RunLogView } | { readonly unreadable: string },
+  at: number,
+): RunReport {
   if ('unreadable' in reading || (meta.halted !== null && reading.view.state !== 'ended')) {
     return { runId: meta.runId, status: 'halted', stopReason: null, at };
   }
@@ -40,7 +44,10 @@ export async function tellIndex(ns: RunIndexNamespace, report: RunReport): Promi
     await runIndexStub(ns).record(report);
     return true;
   } catch (e) {
-    console.error(`polyloop: run ${JSON.stringify(report.runId)} could not be recorded as ${report.status} in the run index (retried later):`, e);
+    console.error(
+      `polyloop: run ${JSON.stringify(report.runId)} could not be recorded as ${report.status} in the run index (retried later):`,
+      e,
+    );
     return false;
   }
 }

@@ -8,7 +8,12 @@
 import { isPolyLoopError } from '../core/index.ts';
 
 /** The run row: what `POST /runs` stored, and what happened to the run outside its log. */
-export type RunRow = { readonly runId: string; readonly input: string; readonly cancelRequested: boolean; readonly halted: string | null };
+export type RunRow = {
+  readonly runId: string;
+  readonly input: string;
+  readonly cancelRequested: boolean;
+  readonly halted: string | null;
+};
 
 type Sql = SqlStorage;
 
@@ -26,15 +31,21 @@ export function createRunTables(sql: Sql): void {
   sql.exec(
     `CREATE TABLE IF NOT EXISTS ${META} (id INTEGER PRIMARY KEY CHECK (id = 1), run_id TEXT NOT NULL, input TEXT NOT NULL, cancel_requested INTEGER NOT NULL DEFAULT 0, halted TEXT)`,
   );
-  sql.exec(`CREATE TABLE IF NOT EXISTS ${FAILURES} (id INTEGER PRIMARY KEY CHECK (id = 1), count INTEGER NOT NULL, at_seq INTEGER NOT NULL)`);
+  sql.exec(
+    `CREATE TABLE IF NOT EXISTS ${FAILURES} (id INTEGER PRIMARY KEY CHECK (id = 1), count INTEGER NOT NULL, at_seq INTEGER NOT NULL)`,
+  );
 }
 
 /** The run row, or null before one was written. The tables must exist. */
 export function readRunRow(sql: Sql): RunRow | null {
   const row = sql
-    .exec<{ run_id: string; input: string; cancel_requested: number; halted: string | null }>(`SELECT run_id, input, cancel_requested, halted FROM ${META} WHERE id = 1`)
+    .exec<{ run_id: string; input: string; cancel_requested: number; halted: string | null }>(
+      `SELECT run_id, input, cancel_requested, halted FROM ${META} WHERE id = 1`,
+    )
     .toArray()[0];
-  return row === undefined ? null : { runId: row.run_id, input: row.input, cancelRequested: row.cancel_requested === 1, halted: row.halted };
+  return row === undefined
+    ? null
+    : { runId: row.run_id, input: row.input, cancelRequested: row.cancel_requested === 1, halted: row.halted };
 }
 
 /** Write the run row of a new run. */
@@ -59,7 +70,9 @@ export function clearHalted(sql: Sql): void {
 
 /** Count one failed drive at log sequence `seq`: consecutive with the previous one unless records were written since. */
 export function countFailure(sql: Sql, seq: number): number {
-  const row = sql.exec<{ count: number; at_seq: number }>(`SELECT count, at_seq FROM ${FAILURES} WHERE id = 1`).toArray()[0];
+  const row = sql
+    .exec<{ count: number; at_seq: number }>(`SELECT count, at_seq FROM ${FAILURES} WHERE id = 1`)
+    .toArray()[0];
   const count = row !== undefined && row.at_seq === seq ? row.count + 1 : 1;
   sql.exec(`INSERT OR REPLACE INTO ${FAILURES} (id, count, at_seq) VALUES (1, ?, ?)`, count, seq);
   return count;

@@ -81,7 +81,9 @@ export type RunObjectOptions<Env> = {
 };
 
 /** The outcome of {@link RunObjectBase.start}: ok, or why not (a value, since errors lose their class over RPC). */
-export type StartOutcome = { readonly ok: true } | { readonly ok: false; readonly code: 'conflict' | 'bad_request'; readonly message: string };
+export type StartOutcome =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly code: 'conflict' | 'bad_request'; readonly message: string };
 
 const RUN_OBJECT_OPTIONS: OptionKeys<RunObjectOptions<unknown>> = {
   setup: true,
@@ -107,13 +109,17 @@ export function checkOptions<Env>(options: RunObjectOptions<Env>): void {
   checkOptionKeys(options, RUN_OBJECT_OPTIONS, 'createRunObject');
   const { resumeAfterMs, maxFailedDrives, keepAliveMs } = options;
   if (resumeAfterMs !== undefined && !(Number.isFinite(resumeAfterMs) && resumeAfterMs > 0)) {
-    throw new TypeError(`createRunObject: resumeAfterMs must be a positive number of milliseconds, got ${resumeAfterMs}`);
+    throw new TypeError(
+      `createRunObject: resumeAfterMs must be a positive number of milliseconds, got ${resumeAfterMs}`,
+    );
   }
   if (maxFailedDrives !== undefined && !(Number.isInteger(maxFailedDrives) && maxFailedDrives > 0)) {
     throw new TypeError(`createRunObject: maxFailedDrives must be a positive integer, got ${maxFailedDrives}`);
   }
   if (keepAliveMs !== undefined && !(Number.isFinite(keepAliveMs) && keepAliveMs >= 0)) {
-    throw new TypeError(`createRunObject: keepAliveMs must be 0 (off) or a positive number of milliseconds, got ${keepAliveMs}`);
+    throw new TypeError(
+      `createRunObject: keepAliveMs must be 0 (off) or a positive number of milliseconds, got ${keepAliveMs}`,
+    );
   }
 }
 
@@ -200,7 +206,10 @@ function checked(runId: string, setup: RunSetup): RunRequest | string {
  * Call the factory for a new run's input, seen through its stored JSON; `bad_request` when the
  * input is too deep, the factory throws, or the library would refuse what it built.
  */
-export async function prepareRun<Env>(setup: RunObjectOptions<Env>['setup'], ctx: RunSetupContext<Env>): Promise<Prepared | Refused> {
+export async function prepareRun<Env>(
+  setup: RunObjectOptions<Env>['setup'],
+  ctx: RunSetupContext<Env>,
+): Promise<Prepared | Refused> {
   let built: RunSetup;
   let stored: string;
   try {

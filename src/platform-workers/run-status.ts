@@ -27,20 +27,39 @@ export function statusOf(runId: string, view: RunLogView): RunStatus {
       const { stopReason, finalAnswer } = ended;
       const error = failureOf(stopReason, view.trajectory);
       return {
-        runId, status: 'ended', stopReason, finalAnswer, steps: ended.steps, validActions: ended.validActions,
-        pending: null, error,
+        runId,
+        status: 'ended',
+        stopReason,
+        finalAnswer,
+        steps: ended.steps,
+        validActions: ended.validActions,
+        pending: null,
+        error,
       };
     }
     case 'awaiting_input':
       return {
-        runId, status: 'awaiting_input', stopReason: null, finalAnswer: null, steps, validActions,
-        pending: view.pending, error: null,
+        runId,
+        status: 'awaiting_input',
+        stopReason: null,
+        finalAnswer: null,
+        steps,
+        validActions,
+        pending: view.pending,
+        error: null,
       };
     case 'not_started':
     case 'at_boundary':
     case 'in_flight':
       return {
-        runId, status: 'running', stopReason: null, finalAnswer: null, steps, validActions, pending: null, error: null,
+        runId,
+        status: 'running',
+        stopReason: null,
+        finalAnswer: null,
+        steps,
+        validActions,
+        pending: null,
+        error: null,
       };
   }
 }
@@ -53,7 +72,16 @@ function failureOf(stopReason: StopReason, trajectory: readonly StepRecord[]): s
 
 /** The status of a halted run: the steps of what could be read, no outcome, and why it halted. */
 export function haltedStatusOf(runId: string, view: RunLogView, why: string): RunStatus {
-  return { runId, status: 'halted', stopReason: null, finalAnswer: null, steps: view.steps, validActions: view.validActions, pending: null, error: why };
+  return {
+    runId,
+    status: 'halted',
+    stopReason: null,
+    finalAnswer: null,
+    steps: view.steps,
+    validActions: view.validActions,
+    pending: null,
+    error: why,
+  };
 }
 
 /** The trajectory (every completed step, in order) a view holds. */

@@ -41,7 +41,10 @@ function kindOf(line: string): string {
  */
 export function formatLogEvent(entry: StoredLine): string {
   // An encoded record never holds a raw line break, but a corrupt stored line might: one `data:` per line keeps the framing.
-  const data = entry.line.split(/\r\n|\r|\n/).map((l) => `data: ${l}`).join('\n');
+  const data = entry.line
+    .split(/\r\n|\r|\n/)
+    .map((l) => `data: ${l}`)
+    .join('\n');
   return `id: ${entry.seq}\nevent: ${kindOf(entry.line)}\n${data}\n\n`;
 }
 
@@ -50,7 +53,11 @@ export function formatLogEvent(entry: StoredLine): string {
  * each new record as it is committed; it closes after `run_ended`. The replay is read and the
  * subscription registered in the same synchronous turn, so no record is missed or sent twice.
  */
-export function logEventStream(feed: LogFeed, afterSeq: number, opts: LogEventStreamOptions = {}): ReadableStream<Uint8Array> {
+export function logEventStream(
+  feed: LogFeed,
+  afterSeq: number,
+  opts: LogEventStreamOptions = {},
+): ReadableStream<Uint8Array> {
   checkOptionKeys(opts, STREAM_OPTIONS, 'logEventStream');
   let unsubscribe: (() => void) | null = null;
   let timer: ReturnType<typeof setInterval> | null = null;
@@ -110,10 +117,17 @@ export type LogPosition = { readonly lastSeq: number; readonly ended: () => bool
  * null): 400 for an id beyond the log, 204 when everything up to `run_ended` was seen, else the
  * SSE stream of {@link logEventStream}.
  */
-export function logEventsResponse(feed: LogFeed, at: LogPosition, lastEventId: string | null, opts: LogEventStreamOptions = {}): Response {
+export function logEventsResponse(
+  feed: LogFeed,
+  at: LogPosition,
+  lastEventId: string | null,
+  opts: LogEventStreamOptions = {},
+): Response {
   const afterSeq = lastEventId === null ? -1 : Number(lastEventId);
   const refused = eventsRefusal(afterSeq, at.lastSeq, at.ended);
   if (refused?.status === 400) return new Response(refused.message, { status: 400 });
   if (refused?.status === 204) return new Response(null, { status: 204 });
-  return new Response(logEventStream(feed, afterSeq, opts), { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } });
+  return new Response(logEventStream(feed, afterSeq, opts), {
+    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' },
+  });
 }

@@ -112,7 +112,9 @@ export async function crashAtEveryWrite(opts: CrashLawOptions): Promise<CrashLaw
   if (!('result' in reference)) throw new Error(`the uninterrupted run failed: ${String(reference.error)}`);
   const upgrade = upgradesOf(reference.log)[0] ?? null;
   if (newCode && upgrade === null) {
-    throw new Error("the uninterrupted run wrote no upgrade record: the new code's agent and request are the old one's");
+    throw new Error(
+      "the uninterrupted run wrote no upgrade record: the new code's agent and request are the old one's",
+    );
   }
   const writes = counting.writes.length;
   const cases: CrashCase[] = [];
@@ -161,12 +163,15 @@ function lawProblem(ref: Outcome, got: Outcome, upgrading: boolean): string | nu
   return difference(ref.result, got.result) ?? neverProblem(ref, got) ?? (upgrading ? upgradeProblem(ref, got) : null);
 }
 
-const untimed = (steps: readonly StepRecord[]): string => JSON.stringify(steps.map((s) => ({ ...s, startedAt: '', endedAt: '' })));
+const untimed = (steps: readonly StepRecord[]): string =>
+  JSON.stringify(steps.map((s) => ({ ...s, startedAt: '', endedAt: '' })));
 
 function difference(ref: RunResult, got: RunResult): string | null {
   if (got.stopReason !== ref.stopReason) return `ended ${got.stopReason}, not ${ref.stopReason}`;
-  if (got.finalAnswer !== ref.finalAnswer) return `final answer ${JSON.stringify(got.finalAnswer)}, not ${JSON.stringify(ref.finalAnswer)}`;
-  if (got.steps !== ref.steps || got.validActions !== ref.validActions) return `${got.steps} steps / ${got.validActions} valid actions, not ${ref.steps} / ${ref.validActions}`;
+  if (got.finalAnswer !== ref.finalAnswer)
+    return `final answer ${JSON.stringify(got.finalAnswer)}, not ${JSON.stringify(ref.finalAnswer)}`;
+  if (got.steps !== ref.steps || got.validActions !== ref.validActions)
+    return `${got.steps} steps / ${got.validActions} valid actions, not ${ref.steps} / ${ref.validActions}`;
   const a = untimed(ref.trajectory);
   const b = untimed(got.trajectory);
   if (a !== b) {

@@ -101,8 +101,7 @@ export function stepRecords(log: readonly LogRecord[]): StepWriteRecord[] {
 }
 
 /** A person's approval or answer is open; a settlement, which only a crash raises, is not the point. */
-const awaitsPerson = (view: RunLogView): boolean =>
-  view.pending !== null && view.pending.kind !== 'settle';
+const awaitsPerson = (view: RunLogView): boolean => view.pending !== null && view.pending.kind !== 'settle';
 
 function reachedIn(at: UpgradePoint, view: RunLogView): boolean {
   return at === 'input' ? awaitsPerson(view) : at(view) === true;

@@ -59,7 +59,12 @@ export function faultyStore(inner: RunStore, opts: FaultyStoreOptions): FaultySt
   checkOptionKeys(opts, KNOWN, 'faultyStore');
   const writes: { method: WriteMethod; runId: string }[] = [];
   let crashed = false;
-  const write = async (method: WriteMethod, runId: string, _records: readonly LogRecord[], doWrite: () => Promise<void>): Promise<void> => {
+  const write = async (
+    method: WriteMethod,
+    runId: string,
+    _records: readonly LogRecord[],
+    doWrite: () => Promise<void>,
+  ): Promise<void> => {
     if (crashed || writes.length >= opts.crashAfterWrites) {
       const first = !crashed;
       crashed = true;
@@ -77,7 +82,12 @@ export function faultyStore(inner: RunStore, opts: FaultyStoreOptions): FaultySt
 }
 
 /** How an {@link interceptWrites} store makes each write of `records`: call `doWrite` to let it land. */
-export type WriteInterceptor = (method: WriteMethod, runId: string, records: readonly LogRecord[], doWrite: () => Promise<void>) => Promise<void>;
+export type WriteInterceptor = (
+  method: WriteMethod,
+  runId: string,
+  records: readonly LogRecord[],
+  doWrite: () => Promise<void>,
+) => Promise<void>;
 
 /**
  * A store whose every write goes through `write`; reads and `acquire` pass through. The optional
@@ -85,32 +95,46 @@ export type WriteInterceptor = (method: WriteMethod, runId: string, records: rea
  */
 export function interceptWrites(inner: RunStore, write: WriteInterceptor): RunStore {
   const store: RunStore = {
-    runStarted: (runId: string, rec: RunStartedRecord) => write('runStarted', runId, [rec], () => inner.runStarted(runId, rec)),
+    runStarted: (runId: string, rec: RunStartedRecord) =>
+      write('runStarted', runId, [rec], () => inner.runStarted(runId, rec)),
     intent: (runId: string, rec: IntentRecord) => write('intent', runId, [rec], () => inner.intent(runId, rec)),
-    result: (runId: string, resultId: string, rec: ResultRecord) => write('result', runId, [rec], () => inner.result(runId, resultId, rec)),
+    result: (runId: string, resultId: string, rec: ResultRecord) =>
+      write('result', runId, [rec], () => inner.result(runId, resultId, rec)),
     step: (runId: string, rec: StepWriteRecord) => write('step', runId, [rec], () => inner.step(runId, rec)),
     runEnded: (runId: string, rec: RunEndedRecord) => write('runEnded', runId, [rec], () => inner.runEnded(runId, rec)),
     readLog: (runId: string, o?: ReadLogOptions): Promise<readonly LogRecord[]> => inner.readLog(runId, o),
   };
   if (inner.resultAndIntent) {
     const resultAndIntent = inner.resultAndIntent.bind(inner);
-    Object.assign(store, { resultAndIntent: (runId: string, result: ResultRecord, intent: ActionIntentRecord) => write('resultAndIntent', runId, [result, intent], () => resultAndIntent(runId, result, intent)) });
+    Object.assign(store, {
+      resultAndIntent: (runId: string, result: ResultRecord, intent: ActionIntentRecord) =>
+        write('resultAndIntent', runId, [result, intent], () => resultAndIntent(runId, result, intent)),
+    });
   }
   if (inner.inputRequest) {
     const inputRequest = inner.inputRequest.bind(inner);
-    Object.assign(store, { inputRequest: (runId: string, rec: InputRequestRecord) => write('inputRequest', runId, [rec], () => inputRequest(runId, rec)) });
+    Object.assign(store, {
+      inputRequest: (runId: string, rec: InputRequestRecord) =>
+        write('inputRequest', runId, [rec], () => inputRequest(runId, rec)),
+    });
   }
   if (inner.input) {
     const input = inner.input.bind(inner);
-    Object.assign(store, { input: (runId: string, rec: InputRecord) => write('input', runId, [rec], () => input(runId, rec)) });
+    Object.assign(store, {
+      input: (runId: string, rec: InputRecord) => write('input', runId, [rec], () => input(runId, rec)),
+    });
   }
   if (inner.upgrade) {
     const upgrade = inner.upgrade.bind(inner);
-    Object.assign(store, { upgrade: (runId: string, rec: UpgradeRecord) => write('upgrade', runId, [rec], () => upgrade(runId, rec)) });
+    Object.assign(store, {
+      upgrade: (runId: string, rec: UpgradeRecord) => write('upgrade', runId, [rec], () => upgrade(runId, rec)),
+    });
   }
   if (inner.acquire) {
     const acquire = inner.acquire.bind(inner);
-    Object.assign(store, { acquire: (runId: string, o: { readonly signal?: AbortSignal }): Promise<ReleaseLease> => acquire(runId, o) });
+    Object.assign(store, {
+      acquire: (runId: string, o: { readonly signal?: AbortSignal }): Promise<ReleaseLease> => acquire(runId, o),
+    });
   }
   return store;
 }

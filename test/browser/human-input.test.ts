@@ -21,10 +21,17 @@ const SCRIPT = [
   '{"final":"done"}',
 ];
 
-const askTool: ToolSpec = { name: 'ask', description: 'Ask the user.', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] }, answeredBy: 'human' };
+const askTool: ToolSpec = {
+  name: 'ask',
+  description: 'Ask the user.',
+  parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+  answeredBy: 'human',
+};
 
 function toolsInto(calls: { push(...lines: string[]): number }): ToolRegistry {
-  const gated = makeTools(calls as string[]).map((t) => (t.name === 'add' || t.name === 'note' ? { ...t, needsApproval: true } : t));
+  const gated = makeTools(calls as string[]).map((t) =>
+    t.name === 'add' || t.name === 'note' ? { ...t, needsApproval: true } : t,
+  );
   return ToolRegistry.of([...gated, askTool]);
 }
 
@@ -33,13 +40,23 @@ describe('human input over IndexedDBStore in Chromium', () => {
     const dbName = freshDbName('pending');
     const calls: string[] = [];
     const registry = toolsInto(calls);
-    const first = harness({ store: new IndexedDBStore({ dbName }), script: SCRIPT, tools: [], request: { tools: registry, executor: registry.executor() } });
+    const first = harness({
+      store: new IndexedDBStore({ dbName }),
+      script: SCRIPT,
+      tools: [],
+      request: { tools: registry, executor: registry.executor() },
+    });
     const asked = await run(first.agent, first.request);
     expect(asked).toMatchObject({ stopReason: 'awaiting_input', pending: { kind: 'approval', resultId: 's0.input' } });
     const reopened = new IndexedDBStore({ dbName });
     const view = readRunLog(await reopened.readLog('run-1'));
     expect(view).toMatchObject({ state: 'awaiting_input', pending: asked.pending });
-    const again = harness({ store: reopened, script: SCRIPT, tools: [], request: { tools: registry, executor: registry.executor() } });
+    const again = harness({
+      store: reopened,
+      script: SCRIPT,
+      tools: [],
+      request: { tools: registry, executor: registry.executor() },
+    });
     const next = await resume(again.agent, again.request, { input: { kind: 'approve', resultId: 's0.input' } });
     expect(next).toMatchObject({ stopReason: 'awaiting_input', pending: { kind: 'approval', resultId: 's1.input' } });
     expect(calls).toEqual(['add:{"a":1,"b":2}']);

@@ -23,7 +23,8 @@ function timingSink(into: { action: number[]; final: number[] }): EventSink {
     params: { sink: 'step-timer' },
     deliver(e): void {
       if (e.type === 'step_started') t0 = performance.now();
-      else if (e.type === 'step_finished') (e.step.decision === 'final' ? into.final : into.action).push(performance.now() - t0);
+      else if (e.type === 'step_finished')
+        (e.step.decision === 'final' ? into.final : into.action).push(performance.now() - t0);
     },
   };
 }
@@ -47,7 +48,9 @@ async function countTransactions(fn: () => Promise<unknown>): Promise<Record<str
 
 describe.runIf(import.meta.env['VITE_POLYLOOP_BENCH'] === '1')('IndexedDBStore step cost (bench)', () => {
   it('measures a step next to one strict transaction, and readLog of a 1,000-step log', async () => {
-    const floorDb = await openDB(freshDbName('floor'), 1, { upgrade: (db) => void db.createObjectStore('t', { autoIncrement: true }) });
+    const floorDb = await openDB(freshDbName('floor'), 1, {
+      upgrade: (db) => void db.createObjectStore('t', { autoIncrement: true }),
+    });
     const line = JSON.stringify({ kind: 'step', text: 'x'.repeat(400) });
     const strict: number[] = [];
     for (let i = 0; i < 300; i++) {
@@ -72,11 +75,13 @@ describe.runIf(import.meta.env['VITE_POLYLOOP_BENCH'] === '1')('IndexedDBStore s
     const times = { action: [] as number[], final: [] as number[] };
     const n = 100;
     const tx = await countTransactions(async () => {
-      for (let r = 0; r < 3; r++) await run(benchAgent(store, n, undefined, timingSink(times)), benchRequest(`b${r}`, n));
+      for (let r = 0; r < 3; r++)
+        await run(benchAgent(store, n, undefined, timingSink(times)), benchRequest(`b${r}`, n));
     });
     // The same workload on InMemoryStore: the kernel's own share of a step in this page.
     const memory = { action: [] as number[], final: [] as number[] };
-    for (let r = 0; r < 3; r++) await run(benchAgent(new InMemoryStore(), n, undefined, timingSink(memory)), benchRequest(`m${r}`, n));
+    for (let r = 0; r < 3; r++)
+      await run(benchAgent(new InMemoryStore(), n, undefined, timingSink(memory)), benchRequest(`m${r}`, n));
     const big = new IndexedDBStore({ dbName: freshDbName('readlog') });
     await run(benchAgent(big, 1000), benchRequest('long', 1000));
     const reads: number[] = [];

@@ -12,7 +12,8 @@ import { started, stepWrite } from '../contract/run-store.contract.ts';
 import { freshDbName } from './idb-store.cases.ts';
 
 // Steps are barriers: each is its own transaction (results alone would be held in memory, decision 0043).
-const stepsOf = (log: readonly LogRecord[]): number[] => log.flatMap((r) => (r.kind === 'step' ? [r.step.stepIndex] : []));
+const stepsOf = (log: readonly LogRecord[]): number[] =>
+  log.flatMap((r) => (r.kind === 'step' ? [r.step.stepIndex] : []));
 
 describe('IndexedDBStore with several connections on one database (Chromium)', () => {
   it('keeps each run in write order when two connections on one database write different runs at once', async () => {
@@ -49,7 +50,12 @@ describe('IndexedDBStore with several connections on one database (Chromium)', (
     const dbName = freshDbName('upgrade-mid-write');
     const store = new IndexedDBStore({ dbName, onWarning: () => undefined });
     await store.runStarted('r', started('r'));
-    const writes = Array.from({ length: 20 }, (_, i) => store.step('r', stepWrite(i)).then(() => i, () => -1));
+    const writes = Array.from({ length: 20 }, (_, i) =>
+      store.step('r', stepWrite(i)).then(
+        () => i,
+        () => -1,
+      ),
+    );
     const newer = await openDB(dbName, DB_VERSION + 1);
     const landed = (await Promise.all(writes)).filter((i) => i >= 0);
     const rows = await newer.getAll('records');

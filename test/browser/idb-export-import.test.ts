@@ -19,7 +19,10 @@ const PACE = { thinkMs: 0, toolMs: 0 };
 
 /** Run (or resume) the demo run `r` on `store`; the trajectory it ends with. */
 async function drive(store: RunStore, mode: 'run' | 'resume'): Promise<readonly StepRecord[]> {
-  const result = await (mode === 'run' ? run : resume)(demoAgent(store, collectingSink(), PACE), demoRequest('r', PACE));
+  const result = await (mode === 'run' ? run : resume)(
+    demoAgent(store, collectingSink(), PACE),
+    demoRequest('r', PACE),
+  );
   return result.trajectory;
 }
 
@@ -90,7 +93,15 @@ describe('importRun into IndexedDBStore (Chromium)', () => {
 
   const hostile: [string, (ndjson: string) => string, PolyLoopErrorCode][] = [
     ['a torn last line', (t) => t.slice(0, -20), 'corrupt_log'],
-    ['a corrupt middle line', (t) => t.split('\n').map((l, i) => (i === 5 ? '{"kind":"intent",' : l)).join('\n'), 'corrupt_log'],
+    [
+      'a corrupt middle line',
+      (t) =>
+        t
+          .split('\n')
+          .map((l, i) => (i === 5 ? '{"kind":"intent",' : l))
+          .join('\n'),
+      'corrupt_log',
+    ],
     ['a log of another run id', (t) => t.replace('"runId":"r"', '"runId":"other"'), 'invalid_request'],
     ['a log of schema major 2', (t) => t.replace(/"v":"1\.\d+"/g, '"v":"2.0"'), 'schema_version'],
   ];
@@ -99,7 +110,10 @@ describe('importRun into IndexedDBStore (Chromium)', () => {
     const dbName = freshDbName('hostile');
     const store = new IndexedDBStore({ dbName });
     await store.listRuns(); // the database and its object stores exist before the import
-    const err = await importRun(store, 'r', spoil(reference.ndjson)).then(() => null, (e: unknown) => e);
+    const err = await importRun(store, 'r', spoil(reference.ndjson)).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isPolyLoopError(err, code), String(err)).toBe(true);
     expect(await rawRows(dbName)).toEqual({ records: [], runs: [] });
     await store.close();
@@ -110,7 +124,10 @@ describe('importRun into IndexedDBStore (Chromium)', () => {
     const store = new IndexedDBStore({ dbName });
     await runCut(store, 5);
     const before = await rawRows(dbName);
-    const err = await importRun(store, 'r', reference.ndjson).then(() => null, (e: unknown) => e);
+    const err = await importRun(store, 'r', reference.ndjson).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isPolyLoopError(err, 'run_exists')).toBe(true);
     expect(await rawRows(dbName)).toEqual(before);
     await store.close();
@@ -161,7 +178,10 @@ describe('importRun holds the Web Lock of the run (Chromium)', () => {
     const dbName = freshDbName('import-lease');
     const { done, open, ndjson } = await importInProgress(dbName);
     const second = new IndexedDBStore({ dbName, lease: 'refuse' });
-    const err = await drive(second, 'resume').then(() => null, (e: unknown) => e);
+    const err = await drive(second, 'resume').then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isPolyLoopError(err, 'run_locked'), String(err)).toBe(true);
     expect(await second.readLog('r')).toHaveLength(5);
     open();

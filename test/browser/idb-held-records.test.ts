@@ -7,7 +7,13 @@
 import { openDB } from 'idb';
 import { describe, expect, it } from 'vitest';
 import { isPolyLoopError, RECORD_VERSION } from '../../src/core/index.ts';
-import type { ActionIntentRecord, InputRecord, InputRequestRecord, IntentRecord, LogRecord } from '../../src/core/index.ts';
+import type {
+  ActionIntentRecord,
+  InputRecord,
+  InputRequestRecord,
+  IntentRecord,
+  LogRecord,
+} from '../../src/core/index.ts';
 import { IndexedDBStore } from '../../src/platform-web/index.ts';
 import { HOLD_MS } from '../../src/platform-web/held-records.ts';
 import { actionIntent, ended, modelIntent, modelResult, started, stepWrite } from '../contract/run-store.contract.ts';
@@ -15,10 +21,27 @@ import { freshDbName } from './idb-store.cases.ts';
 
 const action = (i: number): ActionIntentRecord => actionIntent(i) as ActionIntentRecord;
 const neverIntent = (i: number): IntentRecord => ({ ...modelIntent(i), replayPolicy: 'never' }) as IntentRecord;
-const kinds = (log: readonly LogRecord[]): string[] => log.map((r) => (r.kind === 'intent' ? `intent:${r.resultId}` : r.kind === 'result' ? `result:${r.resultId}` : r.kind));
+const kinds = (log: readonly LogRecord[]): string[] =>
+  log.map((r) =>
+    r.kind === 'intent' ? `intent:${r.resultId}` : r.kind === 'result' ? `result:${r.resultId}` : r.kind,
+  );
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const inputRequest = (i: number): InputRequestRecord => ({ kind: 'input_request', v: RECORD_VERSION, stepIndex: i, resultId: `s${i}.settle`, request: { kind: 'settle', target: 'model_call', decision: null }, requestedAt: '2026-12-01T00:00:00.000Z' });
-const inputReply = (i: number): InputRecord => ({ kind: 'input', v: RECORD_VERSION, stepIndex: i, resultId: `s${i}.settle`, reply: { kind: 'retry', resultId: `s${i}.settle` }, receivedAt: '2026-12-01T00:00:01.000Z' });
+const inputRequest = (i: number): InputRequestRecord => ({
+  kind: 'input_request',
+  v: RECORD_VERSION,
+  stepIndex: i,
+  resultId: `s${i}.settle`,
+  request: { kind: 'settle', target: 'model_call', decision: null },
+  requestedAt: '2026-12-01T00:00:00.000Z',
+});
+const inputReply = (i: number): InputRecord => ({
+  kind: 'input',
+  v: RECORD_VERSION,
+  stepIndex: i,
+  resultId: `s${i}.settle`,
+  reply: { kind: 'retry', resultId: `s${i}.settle` },
+  receivedAt: '2026-12-01T00:00:01.000Z',
+});
 
 /** The durability of every readwrite transaction opened while `fn` runs. */
 async function transactions(fn: () => Promise<unknown>): Promise<string[]> {
@@ -57,7 +80,13 @@ describe('IndexedDBStore holds non-barrier records until the next write (Chromiu
     });
     expect(seen).toEqual(['strict', 'strict']);
     const other = new IndexedDBStore({ dbName });
-    expect(kinds(await other.readLog('r'))).toEqual(['run_started', 'intent:s0.model', 'result:s0.model', 'intent:s0.action', 'step']);
+    expect(kinds(await other.readLog('r'))).toEqual([
+      'run_started',
+      'intent:s0.model',
+      'result:s0.model',
+      'intent:s0.action',
+      'step',
+    ]);
     await Promise.all([store.close(), other.close()]);
   });
 
@@ -69,11 +98,22 @@ describe('IndexedDBStore holds non-barrier records until the next write (Chromiu
     await a.intent('r', neverIntent(0));
     await a.intent('r', modelIntent(1));
     await a.result('r', 's1.model', modelResult(1));
-    expect(kinds(await a.readLog('r'))).toEqual(['run_started', 'intent:s0.model', 'intent:s1.model', 'result:s1.model']);
+    expect(kinds(await a.readLog('r'))).toEqual([
+      'run_started',
+      'intent:s0.model',
+      'intent:s1.model',
+      'result:s1.model',
+    ]);
     expect(kinds(await b.readLog('r'))).toEqual(['run_started', 'intent:s0.model']);
     expect((await a.listRuns()).map((x) => x.records)).toEqual([4]);
     await a.step('r', stepWrite(1));
-    expect(kinds(await b.readLog('r'))).toEqual(['run_started', 'intent:s0.model', 'intent:s1.model', 'result:s1.model', 'step']);
+    expect(kinds(await b.readLog('r'))).toEqual([
+      'run_started',
+      'intent:s0.model',
+      'intent:s1.model',
+      'result:s1.model',
+      'step',
+    ]);
     await Promise.all([a.close(), b.close()]);
   });
 
@@ -116,12 +156,21 @@ describe('IndexedDBStore holds non-barrier records until the next write (Chromiu
     await a.intent('r', neverIntent(0));
     await a.intent('r', modelIntent(1));
     await blockSeq(dbName, 'r', 2, true);
-    const failed = await a.resultAndIntent('r', modelResult(1), action(1)).then(() => null, (e: unknown) => e);
+    const failed = await a.resultAndIntent('r', modelResult(1), action(1)).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isPolyLoopError(failed, 'store_error')).toBe(true);
     await blockSeq(dbName, 'r', 2, false);
     await a.resultAndIntent('r', modelResult(1), action(1));
     const b = new IndexedDBStore({ dbName });
-    expect(kinds(await b.readLog('r'))).toEqual(['run_started', 'intent:s0.model', 'intent:s1.model', 'result:s1.model', 'intent:s1.action']);
+    expect(kinds(await b.readLog('r'))).toEqual([
+      'run_started',
+      'intent:s0.model',
+      'intent:s1.model',
+      'result:s1.model',
+      'intent:s1.action',
+    ]);
     await Promise.all([a.close(), b.close()]);
   });
 
@@ -133,7 +182,9 @@ describe('IndexedDBStore holds non-barrier records until the next write (Chromiu
     await b.step('r', stepWrite(1));
     await a.step('r', stepWrite(2));
     await b.step('r', stepWrite(3));
-    const steps = (await new IndexedDBStore({ dbName }).readLog('r')).map((r) => (r.kind === 'step' ? r.step.stepIndex : -1));
+    const steps = (await new IndexedDBStore({ dbName }).readLog('r')).map((r) =>
+      r.kind === 'step' ? r.step.stepIndex : -1,
+    );
     expect(steps).toEqual([0, 1, 2, 3]);
     await Promise.all([a.close(), b.close()]);
   });
@@ -182,7 +233,18 @@ describe('IndexedDBStore holds non-barrier records until the next write (Chromiu
     }
     // [run_started, safe intent, result, action intent], [step], [never intent], [result, input_request], [input], [run_ended].
     expect(seen).toEqual(['strict', 'strict', 'strict', 'strict', 'strict', 'strict']);
-    expect((await store.readLog('r')).map((r) => r.kind)).toEqual(['run_started', 'intent', 'result', 'intent', 'step', 'intent', 'result', 'input_request', 'input', 'run_ended']);
+    expect((await store.readLog('r')).map((r) => r.kind)).toEqual([
+      'run_started',
+      'intent',
+      'result',
+      'intent',
+      'step',
+      'intent',
+      'result',
+      'input_request',
+      'input',
+      'run_ended',
+    ]);
     await store.close();
   });
 });

@@ -15,7 +15,12 @@ const RUNS = 100;
 const STEPS = 12; // run_started + 12 × 4 + run_ended = 50 records
 
 function fiftyRecords(runId: string): LogRecord[] {
-  const steps = Array.from({ length: STEPS }, (_, i) => [modelIntent(i), modelResult(i), actionIntent(i), stepWrite(i)]).flat();
+  const steps = Array.from({ length: STEPS }, (_, i) => [
+    modelIntent(i),
+    modelResult(i),
+    actionIntent(i),
+    stepWrite(i),
+  ]).flat();
   return [started(runId), ...steps, ended(STEPS)];
 }
 
@@ -56,8 +61,12 @@ describe('IndexedDBStore.listRuns over 100 runs of 50 records (Chromium)', () =>
       perRun.push(performance.now() - t0);
     }
     expect(runs).toHaveLength(RUNS);
-    expect(runs.every((r) => r.state === 'ended' && r.ended && r.steps === STEPS && r.records === 50 && r.error === null)).toBe(true);
-    console.log(`listRuns, ${RUNS} runs × 50 records: median ${median(times).toFixed(1)} ms (min ${Math.min(...times).toFixed(1)}, max ${Math.max(...times).toFixed(1)}); ${RUNS} readLog calls in sequence: median ${median(perRun).toFixed(1)} ms`);
+    expect(
+      runs.every((r) => r.state === 'ended' && r.ended && r.steps === STEPS && r.records === 50 && r.error === null),
+    ).toBe(true);
+    console.log(
+      `listRuns, ${RUNS} runs × 50 records: median ${median(times).toFixed(1)} ms (min ${Math.min(...times).toFixed(1)}, max ${Math.max(...times).toFixed(1)}); ${RUNS} readLog calls in sequence: median ${median(perRun).toFixed(1)} ms`,
+    );
     await store.close();
   });
 });

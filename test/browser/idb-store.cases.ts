@@ -33,7 +33,11 @@ async function createVersion1(dbName: string, rows: readonly StoredRow[]): Promi
 }
 
 /** Write raw rows the way version 2 of the schema stored them (records, and a `runs` row with `ended`). */
-async function createVersion2(dbName: string, rows: readonly StoredRow[], runs: readonly { runId: string; nextSeq: number; ended: boolean }[]): Promise<void> {
+async function createVersion2(
+  dbName: string,
+  rows: readonly StoredRow[],
+  runs: readonly { runId: string; nextSeq: number; ended: boolean }[],
+): Promise<void> {
   const db = await openDB(dbName, 2, {
     upgrade(d) {
       d.createObjectStore('records', { keyPath: ['runId', 'seq'] });
@@ -41,7 +45,11 @@ async function createVersion2(dbName: string, rows: readonly StoredRow[], runs: 
     },
   });
   const tx = db.transaction(['records', 'runs'], 'readwrite');
-  await Promise.all([...rows.map((r) => tx.objectStore('records').put(r)), ...runs.map((r) => tx.objectStore('runs').put(r)), tx.done]);
+  await Promise.all([
+    ...rows.map((r) => tx.objectStore('records').put(r)),
+    ...runs.map((r) => tx.objectStore('runs').put(r)),
+    tx.done,
+  ]);
   db.close();
 }
 
@@ -67,7 +75,10 @@ export function indexedDbStoreCases(label: string): void {
       await store.close();
       const raw = await openDB(dbName);
       expect(raw.version).toBe(DB_VERSION);
-      expect(await raw.getAll('runs')).toEqual([{ runId: 'done', nextSeq: 6 }, { runId: 'open', nextSeq: 3 }]);
+      expect(await raw.getAll('runs')).toEqual([
+        { runId: 'done', nextSeq: 6 },
+        { runId: 'open', nextSeq: 3 },
+      ]);
       raw.close();
       await deleteDB(dbName);
     });
@@ -78,7 +89,9 @@ export function indexedDbStoreCases(label: string): void {
       // A version-2 row that claims the run ended although its log says otherwise: the log wins.
       await createVersion2(dbName, rowsOf('open', open), [{ runId: 'open', nextSeq: 2, ended: true }]);
       const store = new IndexedDBStore({ dbName });
-      expect(await store.listRuns()).toEqual([{ runId: 'open', records: 2, state: 'in_flight', ended: false, steps: 0, error: null }]);
+      expect(await store.listRuns()).toEqual([
+        { runId: 'open', records: 2, state: 'in_flight', ended: false, steps: 0, error: null },
+      ]);
       await store.result('open', 's0.model', modelResult(0));
       expect(await store.readLog('open')).toEqual([...open, modelResult(0)]);
       await store.close();
@@ -110,7 +123,10 @@ export function indexedDbStoreCases(label: string): void {
       await store.runStarted('r', started('r'));
       const newer = await openDB(dbName, DB_VERSION + 1);
       newer.close();
-      const err = await store.readLog('r').then(() => null, (e: unknown) => e);
+      const err = await store.readLog('r').then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(isPolyLoopError(err, 'store_error')).toBe(true);
       expect((err as Error & { cause?: { name?: string } }).cause?.name).toBe('VersionError');
       await deleteDB(dbName);
@@ -120,7 +136,10 @@ export function indexedDbStoreCases(label: string): void {
       const dbName = freshDbName('major');
       await createVersion1(dbName, [{ runId: 'r', seq: 0, text: JSON.stringify({ ...started('r'), v: '2.0' }) }]);
       const store = new IndexedDBStore({ dbName });
-      const err = await store.readLog('r').then(() => null, (e: unknown) => e);
+      const err = await store.readLog('r').then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(isPolyLoopError(err, 'schema_version')).toBe(true);
       await store.close();
       await deleteDB(dbName);
@@ -129,9 +148,16 @@ export function indexedDbStoreCases(label: string): void {
     it('reports a damaged record with CorruptLogError naming its position, wherever it sits', async () => {
       const dbName = freshDbName('corrupt');
       const good = rowsOf('r', [started('r'), modelIntent(0)]);
-      await createVersion1(dbName, [good[0]!, { runId: 'r', seq: 1, text: '{"kind":"intent",' }, { ...good[1]!, seq: 2 }]);
+      await createVersion1(dbName, [
+        good[0]!,
+        { runId: 'r', seq: 1, text: '{"kind":"intent",' },
+        { ...good[1]!, seq: 2 },
+      ]);
       const store = new IndexedDBStore({ dbName });
-      const err = await store.readLog('r').then(() => null, (e: unknown) => e);
+      const err = await store.readLog('r').then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(isPolyLoopError(err, 'corrupt_log')).toBe(true);
       expect((err as { line?: number }).line).toBe(2);
       await store.close();
@@ -165,7 +191,12 @@ export function indexedDbStoreCases(label: string): void {
       // A record after run_ended: a classifier that only looked for run_ended would call it ended.
       const afterEnd = rowsOf('after-end', [started('after-end'), ended(0), modelIntent(0)]);
       const damaged = rowsOf('damaged', [started('damaged')]);
-      await createVersion1(dbName, [...afterEnd, ...damaged, { runId: 'damaged', seq: 1, text: '{"kind":' }, ...rowsOf('good', [started('good')])]);
+      await createVersion1(dbName, [
+        ...afterEnd,
+        ...damaged,
+        { runId: 'damaged', seq: 1, text: '{"kind":' },
+        ...rowsOf('good', [started('good')]),
+      ]);
       const store = new IndexedDBStore({ dbName });
       const runs = await store.listRuns();
       expect(runs.map((r) => [r.runId, r.records, r.state, r.ended])).toEqual([

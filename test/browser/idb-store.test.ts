@@ -13,16 +13,29 @@ import { runStoreContract, started, stepWrite } from '../contract/run-store.cont
 import { expectUnknownOption } from '../contract/unknown-option.ts';
 import { freshDbName, indexedDbStoreCases } from './idb-store.cases.ts';
 
-runStoreContract('IndexedDBStore (Chromium, waiting lease)', () => new IndexedDBStore({ dbName: freshDbName('contract') }), { lease: 'waits' });
-runStoreContract('IndexedDBStore (Chromium, refusing lease)', () => new IndexedDBStore({ dbName: freshDbName('contract'), lease: 'refuse' }), { lease: 'refuses' });
+runStoreContract(
+  'IndexedDBStore (Chromium, waiting lease)',
+  () => new IndexedDBStore({ dbName: freshDbName('contract') }),
+  { lease: 'waits' },
+);
+runStoreContract(
+  'IndexedDBStore (Chromium, refusing lease)',
+  () => new IndexedDBStore({ dbName: freshDbName('contract'), lease: 'refuse' }),
+  { lease: 'refuses' },
+);
 indexedDbStoreCases('Chromium');
 
 // Steps are barriers: each is its own transaction (results alone would be held in memory, decision 0043).
-const stepsOf = (log: readonly LogRecord[]): number[] => log.flatMap((r) => (r.kind === 'step' ? [r.step.stepIndex] : []));
+const stepsOf = (log: readonly LogRecord[]): number[] =>
+  log.flatMap((r) => (r.kind === 'step' ? [r.step.stepIndex] : []));
 
 describe('IndexedDBStore in a real browser', () => {
   it('refuses an option it does not know, naming the one it most likely meant', async () => {
-    await expectUnknownOption(() => new IndexedDBStore({ dbName: freshDbName('opts'), leases: 'refuse' } as never), 'leases', 'lease');
+    await expectUnknownOption(
+      () => new IndexedDBStore({ dbName: freshDbName('opts'), leases: 'refuse' } as never),
+      'leases',
+      'lease',
+    );
     await expectUnknownOption(() => new IndexedDBStore({ dbname: freshDbName('opts') } as never), 'dbname', 'dbName');
   });
 
@@ -34,7 +47,10 @@ describe('IndexedDBStore in a real browser', () => {
     const worker = new Worker(url);
     await new Promise((resolve) => worker.addEventListener('message', resolve, { once: true }));
     const refusing = new IndexedDBStore({ dbName, lease: 'refuse' });
-    const err = await refusing.acquire('r').then(() => null, (e: unknown) => e);
+    const err = await refusing.acquire('r').then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isPolyLoopError(err, 'run_locked')).toBe(true);
     const waiting = new IndexedDBStore({ dbName }).acquire('r');
     worker.terminate();

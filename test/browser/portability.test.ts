@@ -12,12 +12,28 @@ import { describe, expect, it } from 'vitest';
 import { commands } from 'vitest/browser';
 import { decodeLog, exportRun, importRun, InMemoryStore } from '../../src/core/index.ts';
 import { IndexedDBStore } from '../../src/platform-web/index.ts';
-import { CUTS, expectedOfV10, finishDemands, fixtureName, fixtureOf, meaningOf, notifies, RUNTIMES, V10_CUTS, v10FixtureName, variantOf } from '../portability/cuts.ts';
+import {
+  CUTS,
+  expectedOfV10,
+  finishDemands,
+  fixtureName,
+  fixtureOf,
+  meaningOf,
+  notifies,
+  RUNTIMES,
+  V10_CUTS,
+  v10FixtureName,
+  variantOf,
+} from '../portability/cuts.ts';
 import type { Cut, Runtime } from '../portability/cuts.ts';
 import { finishOn, RUN_ID, uninterrupted } from '../portability/reference.ts';
 import { freshDbName } from './idb-store.cases.ts';
 
-const FIXTURES = import.meta.glob<string>('../fixtures/portability/*.ndjson', { query: '?raw', import: 'default', eager: true });
+const FIXTURES = import.meta.glob<string>('../fixtures/portability/*.ndjson', {
+  query: '?raw',
+  import: 'default',
+  eager: true,
+});
 const WRITE_FIXTURES = import.meta.env['VITE_POLYLOOP_WRITE_FIXTURES'] === '1';
 
 function file(name: string): string {
@@ -37,44 +53,56 @@ describe('the portability law in Chromium (IndexedDBStore)', () => {
     expect(await commands.readFile(path)).toBe(ndjson);
   });
 
-  it.skipIf(WRITE_FIXTURES).each(CUTS)('IndexedDB still writes what its %s fixture says (timestamps aside)', async (cut) => {
-    expect(meaningOf(await fixtureOf(idb(), cut))).toEqual(meaningOf(fixture('chromium', cut)));
-  });
+  it.skipIf(WRITE_FIXTURES).each(CUTS)(
+    'IndexedDB still writes what its %s fixture says (timestamps aside)',
+    async (cut) => {
+      expect(meaningOf(await fixtureOf(idb(), cut))).toEqual(meaningOf(fixture('chromium', cut)));
+    },
+  );
 
   const cases = RUNTIMES.filter((rt) => rt !== 'chromium').flatMap((rt) => CUTS.map((cut) => [rt, cut] as const));
-  it.skipIf(WRITE_FIXTURES).each(cases)('the %s log at the %s cut, imported into IndexedDB, finishes as the uninterrupted run', async (runtime, cut) => {
-    const { outcome: full } = await uninterrupted(new InMemoryStore(), variantOf(cut));
-    const effects: string[] = [];
-    const { outcome, answered } = await finishOn(idb(), fixture(runtime, cut), effects, variantOf(cut));
-    expect(outcome).toEqual(full);
-    const demands = finishDemands(fixture(runtime, cut), cut);
-    expect(answered).toEqual(demands.answered);
-    // Safe lookups may run again; the never notify runs here only if the fixture had not run it.
-    expect(notifies(effects)).toBe(demands.notifies);
-  });
+  it.skipIf(WRITE_FIXTURES).each(cases)(
+    'the %s log at the %s cut, imported into IndexedDB, finishes as the uninterrupted run',
+    async (runtime, cut) => {
+      const { outcome: full } = await uninterrupted(new InMemoryStore(), variantOf(cut));
+      const effects: string[] = [];
+      const { outcome, answered } = await finishOn(idb(), fixture(runtime, cut), effects, variantOf(cut));
+      expect(outcome).toEqual(full);
+      const demands = finishDemands(fixture(runtime, cut), cut);
+      expect(answered).toEqual(demands.answered);
+      // Safe lookups may run again; the never notify runs here only if the fixture had not run it.
+      expect(notifies(effects)).toBe(demands.notifies);
+    },
+  );
 
   const v10 = RUNTIMES.flatMap((rt) => V10_CUTS.map((cut) => [rt, cut] as const));
-  it.skipIf(WRITE_FIXTURES).each(v10)('the 1.0-era %s log at the %s cut, imported into IndexedDB, finishes as the uninterrupted run (the 1.0 steps without usage)', async (runtime, cut) => {
-    const { outcome: full } = await uninterrupted(new InMemoryStore());
-    const ndjson = file(v10FixtureName(runtime, cut));
-    const effects: string[] = [];
-    const { outcome, answered } = await finishOn(idb(), ndjson, effects);
-    expect(outcome).toEqual(expectedOfV10(decodeLog(ndjson).records, full));
-    expect(answered).toEqual([]);
-    expect(notifies(effects)).toBe(0);
-  });
-
-  it.skipIf(WRITE_FIXTURES).each(RUNTIMES)('IndexedDB exports each imported %s log as the same bytes (1.1), or the same records once decoded (1.0-era)', async (runtime) => {
-    for (const cut of CUTS) {
-      const store = idb();
-      await importRun(store, RUN_ID, fixture(runtime, cut));
-      expect(await exportRun(store, RUN_ID), cut).toBe(fixture(runtime, cut));
-    }
-    for (const cut of V10_CUTS) {
+  it.skipIf(WRITE_FIXTURES).each(v10)(
+    'the 1.0-era %s log at the %s cut, imported into IndexedDB, finishes as the uninterrupted run (the 1.0 steps without usage)',
+    async (runtime, cut) => {
+      const { outcome: full } = await uninterrupted(new InMemoryStore());
       const ndjson = file(v10FixtureName(runtime, cut));
-      const store = idb();
-      await importRun(store, RUN_ID, ndjson);
-      expect(decodeLog(await exportRun(store, RUN_ID)).records, `1.0 ${cut}`).toEqual(decodeLog(ndjson).records);
-    }
-  });
+      const effects: string[] = [];
+      const { outcome, answered } = await finishOn(idb(), ndjson, effects);
+      expect(outcome).toEqual(expectedOfV10(decodeLog(ndjson).records, full));
+      expect(answered).toEqual([]);
+      expect(notifies(effects)).toBe(0);
+    },
+  );
+
+  it.skipIf(WRITE_FIXTURES).each(RUNTIMES)(
+    'IndexedDB exports each imported %s log as the same bytes (1.1), or the same records once decoded (1.0-era)',
+    async (runtime) => {
+      for (const cut of CUTS) {
+        const store = idb();
+        await importRun(store, RUN_ID, fixture(runtime, cut));
+        expect(await exportRun(store, RUN_ID), cut).toBe(fixture(runtime, cut));
+      }
+      for (const cut of V10_CUTS) {
+        const ndjson = file(v10FixtureName(runtime, cut));
+        const store = idb();
+        await importRun(store, RUN_ID, ndjson);
+        expect(decodeLog(await exportRun(store, RUN_ID)).records, `1.0 ${cut}`).toEqual(decodeLog(ndjson).records);
+      }
+    },
+  );
 });

@@ -26,7 +26,9 @@ function person(world: () => World): (p: InputRequest) => InputReply {
     if (p.kind === 'answer') return { kind: 'answer', resultId: p.resultId, text: 'ana@example.com' };
     if (p.kind === 'approval') return { kind: 'approve', resultId: p.resultId };
     const sent = world().outbox.at(-1);
-    return sent ? { kind: 'executed', resultId: p.resultId, observation: `Sent to ${sent.to}.` } : { kind: 'retry', resultId: p.resultId };
+    return sent
+      ? { kind: 'executed', resultId: p.resultId, observation: `Sent to ${sent.to}.` }
+      : { kind: 'retry', resultId: p.resultId };
   };
 }
 
@@ -44,7 +46,10 @@ describe('the web demo agent over IndexedDB in Chromium', () => {
       },
       setup: (store) => ({
         agent: demoAgent(store, collectingSink(), PACE),
-        request: demoRequest('r', PACE, { onLookup: (city) => world().lookups.push(city), sendEmail: (email) => void world().outbox.push(email) }),
+        request: demoRequest('r', PACE, {
+          onLookup: (city) => world().lookups.push(city),
+          sendEmail: (email) => void world().outbox.push(email),
+        }),
       }),
       reply: person(world),
     });

@@ -11,17 +11,21 @@ import { UPGRADE_SCENARIOS, upgradeLaw, upgradeLawProblems } from '../contract/u
 import { freshDbName } from './idb-store.cases.ts';
 
 describe('the upgrade crash law over IndexedDBStore in Chromium', () => {
-  it.each(UPGRADE_SCENARIOS)('a run upgraded %s, crashed at every write and resumed, keeps the law', async (scenario) => {
-    const stores: IndexedDBStore[] = [];
-    const result = await upgradeLaw({
-      scenario,
-      newStore: () => {
-        const store = new IndexedDBStore({ dbName: freshDbName('upgrade') });
-        stores.push(store);
-        return store;
-      },
-    });
-    await Promise.all(stores.map((s) => s.close()));
-    expect(upgradeLawProblems(result)).toEqual([]);
-  }, 120_000);
+  it.each(UPGRADE_SCENARIOS)(
+    'a run upgraded %s, crashed at every write and resumed, keeps the law',
+    async (scenario) => {
+      const stores: IndexedDBStore[] = [];
+      const result = await upgradeLaw({
+        scenario,
+        newStore: () => {
+          const store = new IndexedDBStore({ dbName: freshDbName('upgrade') });
+          stores.push(store);
+          return store;
+        },
+      });
+      await Promise.all(stores.map((s) => s.close()));
+      expect(upgradeLawProblems(result)).toEqual([]);
+    },
+    120_000,
+  );
 });

@@ -21,9 +21,20 @@ export const LAW_SCRIPT = [
 
 /** The scenario's tools; `world()` is the outside world of the current case. */
 export function lawTools(world: () => string[]): ToolSpec[] {
-  const obj = (props: Record<string, { type: string }>): ToolSpec['parameters'] => ({ type: 'object', properties: props, required: Object.keys(props) });
+  const obj = (props: Record<string, { type: string }>): ToolSpec['parameters'] => ({
+    type: 'object',
+    properties: props,
+    required: Object.keys(props),
+  });
   return [
-    { name: 'add', description: 'Add two integers.', parameters: obj({ a: { type: 'integer' }, b: { type: 'integer' } }), replayPolicy: 'safe', needsApproval: true, handler: async (a) => String(Number(a['a']) + Number(a['b'])) },
+    {
+      name: 'add',
+      description: 'Add two integers.',
+      parameters: obj({ a: { type: 'integer' }, b: { type: 'integer' } }),
+      replayPolicy: 'safe',
+      needsApproval: true,
+      handler: async (a) => String(Number(a['a']) + Number(a['b'])),
+    },
     {
       name: 'note',
       description: 'Write a note (must not repeat).',
@@ -47,7 +58,9 @@ export function lawReply(world: () => readonly string[]): (p: InputRequest) => I
     if (p.kind === 'answer') return { kind: 'answer', resultId: p.resultId, text: 'Blue.' };
     if (p.kind === 'settle' && p.target === 'model_call') return { kind: 'retry', resultId: p.resultId };
     if (p.kind === 'settle') {
-      return world().includes(`note:${text}`) ? { kind: 'executed', resultId: p.resultId, observation: `noted ${text}` } : { kind: 'retry', resultId: p.resultId };
+      return world().includes(`note:${text}`)
+        ? { kind: 'executed', resultId: p.resultId, observation: `noted ${text}` }
+        : { kind: 'retry', resultId: p.resultId };
     }
     if (text === 'second') return { kind: 'deny', resultId: p.resultId, reason: 'Enough notes.' };
     return { kind: 'approve', resultId: p.resultId };
@@ -71,7 +84,13 @@ export async function humanInputLaw(opts: {
   const world = (): string[] => worlds.at(-1) as string[];
   const registry = ToolRegistry.of(lawTools(world));
   const setup = (store: RunStore): { agent: ReturnType<typeof defineAgent>; request: RunRequest } => ({
-    agent: defineAgent({ model: scriptedModel(LAW_SCRIPT), interpreter: jsonActionInterpreter(), store, events: collectingSink(), syntheticObservations: { notExecuted: 'Not executed.', envError: 'The environment failed.' } }),
+    agent: defineAgent({
+      model: scriptedModel(LAW_SCRIPT),
+      interpreter: jsonActionInterpreter(),
+      store,
+      events: collectingSink(),
+      syntheticObservations: { notExecuted: 'Not executed.', envError: 'The environment failed.' },
+    }),
     request: {
       runId: 'law',
       budget: { maxSteps: 10, maxValidActions: 10, maxContextChars: 100_000 },
@@ -86,7 +105,11 @@ export async function humanInputLaw(opts: {
       cancelGraceMs: 1_000,
     },
   });
-  const report = await crashAtEveryWrite({ store: () => (worlds.push([]), opts.newStore()), setup, reply: (opts.reply ?? lawReply)(world) });
+  const report = await crashAtEveryWrite({
+    store: () => (worlds.push([]), opts.newStore()),
+    setup,
+    reply: (opts.reply ?? lawReply)(world),
+  });
   return { report, worlds };
 }
 
@@ -94,14 +117,18 @@ export async function humanInputLaw(opts: {
 export function lawProblems({ report, worlds }: HumanInputLawResult): string[] {
   const problems = [...report.failures];
   const statuses = report.reference.trajectory.map((s) => s.actionStatus);
-  if (JSON.stringify(statuses) !== JSON.stringify(['executed', 'executed', 'executed', 'denied', null])) problems.push(`the reference's steps are ${JSON.stringify(statuses)}`);
+  if (JSON.stringify(statuses) !== JSON.stringify(['executed', 'executed', 'executed', 'denied', null]))
+    problems.push(`the reference's steps are ${JSON.stringify(statuses)}`);
   if (report.writes <= 20) problems.push(`only ${report.writes} writes`);
-  if (report.cases.length !== report.writes * 2) problems.push(`${report.cases.length} cases for ${report.writes} writes`);
-  if (worlds.length !== report.cases.length + 1) problems.push(`${worlds.length} worlds for ${report.cases.length} cases`);
+  if (report.cases.length !== report.writes * 2)
+    problems.push(`${report.cases.length} cases for ${report.writes} writes`);
+  if (worlds.length !== report.cases.length + 1)
+    problems.push(`${worlds.length} worlds for ${report.cases.length} cases`);
   worlds.forEach((w, i) => {
     const first = w.filter((c) => c === 'note:first').length;
     const second = w.filter((c) => c === 'note:second').length;
-    if (first !== 1 || second !== 0) problems.push(`case ${i}: the approved note ran ${first} times, the denied one ${second}`);
+    if (first !== 1 || second !== 0)
+      problems.push(`case ${i}: the approved note ran ${first} times, the denied one ${second}`);
   });
   return problems;
 }

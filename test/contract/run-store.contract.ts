@@ -8,7 +8,16 @@ import type { RunStore } from '../../src/core/index.ts';
 import type { RunStoreContractOptions } from '../../src/testing/index.ts';
 import { describeContract } from './vitest-suite.ts';
 
-export { actionIntent, ended, modelIntent, modelResult, started, stepRecord, stepWrite, writeFullRun } from '../../src/testing/contracts/records.ts';
+export {
+  actionIntent,
+  ended,
+  modelIntent,
+  modelResult,
+  started,
+  stepRecord,
+  stepWrite,
+  writeFullRun,
+} from '../../src/testing/contracts/records.ts';
 
 export type StoreFactory = () => RunStore | Promise<RunStore>;
 

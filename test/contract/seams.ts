@@ -21,7 +21,12 @@ const tools = ToolRegistry.of([
   {
     name: 'add',
     description: 'Add two integers.',
-    parameters: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } }, required: ['a', 'b'], additionalProperties: false },
+    parameters: {
+      type: 'object',
+      properties: { a: { type: 'integer' }, b: { type: 'integer' } },
+      required: ['a', 'b'],
+      additionalProperties: false,
+    },
     handler: async (args) => String((args['a'] as number) + (args['b'] as number)),
   },
   {
@@ -61,16 +66,30 @@ export class KeyValueExecutor implements ActionExecutor {
 }
 
 /** Garbage text the JSON protocol must refuse. */
-const JSON_GARBAGE: readonly ModelReply[] = ['', '{not json', 'null', '[1]', '"just a string"', '{"tool":5}', '{"final":3}', 'x'.repeat(10_000)].map((text) => ({ callId: 'c', text, reasoning: null }));
+const JSON_GARBAGE: readonly ModelReply[] = [
+  '',
+  '{not json',
+  'null',
+  '[1]',
+  '"just a string"',
+  '{"tool":5}',
+  '{"final":3}',
+  'x'.repeat(10_000),
+].map((text) => ({ callId: 'c', text, reasoning: null }));
 
 /** Every suite over the seams `polyloop/testing` and core ship, plus the custom executor example. */
 export function ourSeamSuites(): ContractSuite[] {
   return [
     modelCallerContract({
       name: 'scriptedModel',
-      makeModel: (scenario) => scriptedModel((call) => `hello ${call.callSeq}`, scenario === 'hang' ? { delayMs: 60_000 } : {}),
+      makeModel: (scenario) =>
+        scriptedModel((call) => `hello ${call.callSeq}`, scenario === 'hang' ? { delayMs: 60_000 } : {}),
     }),
-    decisionInterpreterContract({ name: 'jsonActionInterpreter', makeInterpreter: jsonActionInterpreter, invalidReplies: JSON_GARBAGE }),
+    decisionInterpreterContract({
+      name: 'jsonActionInterpreter',
+      makeInterpreter: jsonActionInterpreter,
+      invalidReplies: JSON_GARBAGE,
+    }),
     actionExecutorContract({
       name: 'RegistryExecutor',
       makeExecutor: () => tools.executor(),

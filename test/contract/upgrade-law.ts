@@ -35,7 +35,9 @@ export type UpgradeScenario = (typeof UPGRADE_SCENARIOS)[number];
 
 const RUN_ID = 'upgraded';
 const system = (text: string): Message[] => [{ role: 'system', content: [{ type: 'text', text }] }];
-const goal: Message[] = [{ role: 'user', content: [{ type: 'text', text: 'Look the order up, then note or charge.' }] }];
+const goal: Message[] = [
+  { role: 'user', content: [{ type: 'text', text: 'Look the order up, then note or charge.' }] },
+];
 
 /** The script of each scenario, by call: A's steps, then B's (one model for both, as a deploy keeps it). */
 const SCRIPTS: Record<UpgradeScenario, readonly string[]> = {
@@ -69,8 +71,12 @@ const AT: Record<UpgradeScenario, CrashLawUpgrade['at']> = {
 
 /** lookup and search (safe), note (never, needs approval), charge (never); the side effects go to `world()`. */
 function allTools(world: () => string[]): Record<string, ToolSpec> {
-  const args = (name: string, type: string): ToolSpec['parameters'] =>
-    ({ type: 'object', properties: { [name]: { type } }, required: [name], additionalProperties: false });
+  const args = (name: string, type: string): ToolSpec['parameters'] => ({
+    type: 'object',
+    properties: { [name]: { type } },
+    required: [name],
+    additionalProperties: false,
+  });
   const effect = (kind: string, value: unknown, said: string): Promise<string> => {
     world().push(`${kind}:${String(value)}`);
     return Promise.resolve(said);
@@ -179,11 +185,14 @@ export function upgradeReply(world: () => readonly string[]): (p: InputRequest) 
   return (p) => {
     if (p.kind === 'approval') return { kind: 'approve', resultId: p.resultId };
     const action = p.decision?.action;
-    if (p.kind !== 'settle' || p.target === 'model_call' || action?.kind !== 'tool_call') return { kind: 'retry', resultId: p.resultId };
+    if (p.kind !== 'settle' || p.target === 'model_call' || action?.kind !== 'tool_call')
+      return { kind: 'retry', resultId: p.resultId };
     const [key, said] = action.name === 'note' ? ['text', 'noted'] : ['cents', 'charged'];
     const value = String((action.arguments as Record<string, unknown>)[key as string]);
     const happened = world().includes(`${action.name}:${value}`);
-    return happened ? { kind: 'executed', resultId: p.resultId, observation: `${said} ${value}` } : { kind: 'retry', resultId: p.resultId };
+    return happened
+      ? { kind: 'executed', resultId: p.resultId, observation: `${said} ${value}` }
+      : { kind: 'retry', resultId: p.resultId };
   };
 }
 
@@ -212,13 +221,22 @@ export async function upgradeLaw(opts: {
     store: () => (worlds.push([]), opts.newStore()),
     setup: (store) => build(scenario, a, store, world, false) as { agent: AgentDefinition; request: RunRequestInput },
     reply: (p) => (asked.push(p.kind), person(p)),
-    upgrade: { setup: (store) => build(scenario, b, store, world, true), reason: `deploy: ${scenario}`, at: AT[scenario] },
+    upgrade: {
+      setup: (store) => build(scenario, b, store, world, true),
+      reason: `deploy: ${scenario}`,
+      at: AT[scenario],
+    },
   });
   return { scenario, report, worlds, asked };
 }
 
 /** What each scenario's uninterrupted run must show, beside the law itself. */
-type Expected = { readonly stepIndex: number; readonly changed: readonly string[]; readonly steps: number; readonly effects: readonly string[] };
+type Expected = {
+  readonly stepIndex: number;
+  readonly changed: readonly string[];
+  readonly steps: number;
+  readonly effects: readonly string[];
+};
 const EXPECTED: Record<UpgradeScenario, Expected> = {
   'awaiting input': { stepIndex: 1, changed: ['context', 'tools'], steps: 4, effects: ['note:first'] },
   boundary: { stepIndex: 2, changed: ['budget', 'tools'], steps: 5, effects: ['charge:500', 'charge:700'] },
@@ -230,13 +248,18 @@ export function upgradeLawProblems({ scenario, report, worlds, asked }: UpgradeL
   const problems = [...report.failures];
   const want = EXPECTED[scenario];
   const { reference: ref, upgrade } = report;
-  if (ref.stopReason !== 'final_answer' || ref.steps !== want.steps) problems.push(`the reference ended ${ref.stopReason} after ${ref.steps} steps`);
-  if (upgrade?.stepIndex !== want.stepIndex) problems.push(`the upgrade's stepIndex is ${String(upgrade?.stepIndex)}, not ${want.stepIndex}`);
+  if (ref.stopReason !== 'final_answer' || ref.steps !== want.steps)
+    problems.push(`the reference ended ${ref.stopReason} after ${ref.steps} steps`);
+  if (upgrade?.stepIndex !== want.stepIndex)
+    problems.push(`the upgrade's stepIndex is ${String(upgrade?.stepIndex)}, not ${want.stepIndex}`);
   const changed = Object.keys(upgrade?.changes ?? {}).sort();
-  if (JSON.stringify(changed) !== JSON.stringify(want.changed)) problems.push(`the upgrade changes ${JSON.stringify(changed)}`);
+  if (JSON.stringify(changed) !== JSON.stringify(want.changed))
+    problems.push(`the upgrade changes ${JSON.stringify(changed)}`);
   if (report.writes < 15) problems.push(`only ${report.writes} writes`);
-  if (report.cases.length !== report.writes * 2) problems.push(`${report.cases.length} cases for ${report.writes} writes`);
-  if (worlds.length !== report.cases.length + 1) problems.push(`${worlds.length} worlds for ${report.cases.length} cases`);
+  if (report.cases.length !== report.writes * 2)
+    problems.push(`${report.cases.length} cases for ${report.writes} writes`);
+  if (worlds.length !== report.cases.length + 1)
+    problems.push(`${worlds.length} worlds for ${report.cases.length} cases`);
   if (scenario === 'in flight' && !asked.includes('settle')) problems.push('no settlement was asked');
   worlds.forEach((w, i) => {
     const effects = JSON.stringify([...w].sort());
@@ -262,13 +285,20 @@ export async function expectUpgradesRefused(store: RunStore): Promise<void> {
   const note = allTools(world)['note'] as ToolSpec;
   const deploys: [string, Version, InputReply | undefined][] = [
     ['without the note', { ...b, tools: ['lookup', 'search'] }, undefined],
-    ['without the note, approving', { ...b, tools: ['lookup', 'search'] }, { kind: 'approve', resultId: paused.pending!.resultId }],
+    [
+      'without the note, approving',
+      { ...b, tools: ['lookup', 'search'] },
+      { kind: 'approve', resultId: paused.pending!.resultId },
+    ],
     ['with a replay-safe note', { ...b, override: { note: { ...note, replayPolicy: 'safe' } } }, undefined],
   ];
   for (const [what, version, input] of deploys) {
     const next = build('awaiting input', version, store, world, false);
     const opts = { upgrade: { reason: `deploy ${what}` }, ...(input ? { input } : {}) };
-    const refused = await resume(next.agent, next.request, opts).then(() => null, (e: unknown) => e);
+    const refused = await resume(next.agent, next.request, opts).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isPolyLoopError(refused, 'upgrade_refused'), `${what}: ${String(refused)}`).toBe(true);
     expect((refused as { tool?: string }).tool, what).toBe('note');
     expect(await exportRun(store, RUN_ID), what).toBe(before);

@@ -43,7 +43,10 @@ export function anchorsOf(markdown: string): Set<string> {
     const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line)?.[1];
     if (heading === undefined) continue;
     const text = heading.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/<[^>]+>/g, '');
-    const slug = text.toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
+    const slug = text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+      .replace(/ /g, '-');
     const n = seen.get(slug) ?? 0;
     seen.set(slug, n + 1);
     anchors.add(n === 0 ? slug : `${slug}-${n}`);
@@ -104,10 +107,26 @@ describe('documentation links', () => {
   });
 
   it('finds the anchors GitHub gives headings, and none inside code fences', () => {
-    const page = ['# Records and recovery', '## `run_started` — always the first record', '## Log states', '## Log states',
-      '```sh', '# not a heading', '```', '<a id="custom"></a>', '### What `readRunLog` says (read-only)'].join('\n');
+    const page = [
+      '# Records and recovery',
+      '## `run_started` — always the first record',
+      '## Log states',
+      '## Log states',
+      '```sh',
+      '# not a heading',
+      '```',
+      '<a id="custom"></a>',
+      '### What `readRunLog` says (read-only)',
+    ].join('\n');
     expect([...anchorsOf(page)].sort()).toEqual(
-      ['custom', 'log-states', 'log-states-1', 'records-and-recovery', 'run_started--always-the-first-record', 'what-readrunlog-says-read-only'].sort(),
+      [
+        'custom',
+        'log-states',
+        'log-states-1',
+        'records-and-recovery',
+        'run_started--always-the-first-record',
+        'what-readrunlog-says-read-only',
+      ].sort(),
     );
   });
 });

@@ -28,7 +28,8 @@ function tsBlocks(readme: string, heading: string): string[] {
 
 describe('the README examples', () => {
   it('finds ts blocks by section (a control on a planted README)', () => {
-    const planted = '# T\n\n## Other\n\n```ts\nnot me\n```\n\n## Example\n\ntext\n\n```sh\nnpm i\n```\n\n```ts\nfirst\n```\n\n```ts\nsecond\n```\n\n## Next\n\n```ts\nlater\n```\n';
+    const planted =
+      '# T\n\n## Other\n\n```ts\nnot me\n```\n\n## Example\n\ntext\n\n```sh\nnpm i\n```\n\n```ts\nfirst\n```\n\n```ts\nsecond\n```\n\n## Next\n\n```ts\nlater\n```\n';
     expect(tsBlocks(planted, '## Example')).toEqual(['first\n', 'second\n']);
   });
 
@@ -39,14 +40,20 @@ describe('the README examples', () => {
   });
 
   it('both examples type-check in a strict project', async () => {
-    const { stdout } = await run(bin('tsc'), ['-p', TSCONFIG], { cwd: ROOT, timeout: 120_000 }).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? String(e) }));
+    const { stdout } = await run(bin('tsc'), ['-p', TSCONFIG], { cwd: ROOT, timeout: 120_000 }).catch(
+      (e: { stdout?: string }) => ({ stdout: e.stdout ?? String(e) }),
+    );
     expect(stdout).toBe('');
   }, 130_000);
 
   it('the offline example runs as written, with no key and no network, and prints its answer', async () => {
     const cwd = await tempDir('polyloop-readme-');
     const env = { ...process.env, OPENAI_API_KEY: '' };
-    const { stdout } = await run(bin('tsx'), ['--tsconfig', TSCONFIG, join(EXAMPLES, 'offline.mts')], { cwd, env, timeout: 60_000 });
+    const { stdout } = await run(bin('tsx'), ['--tsconfig', TSCONFIG, join(EXAMPLES, 'offline.mts')], {
+      cwd,
+      env,
+      timeout: 60_000,
+    });
     const lines = stdout.trimEnd().split('\n');
     expect(lines[0]).toBe('[sum-1] run started');
     expect(lines).toContain('[sum-1] #0 running add({"a":2,"b":40})');
@@ -56,7 +63,11 @@ describe('the README examples', () => {
   it('the OpenAI example without a key is refused at once, naming the key, before the store is made', async () => {
     const cwd = await tempDir('polyloop-readme-');
     const env = { ...process.env, OPENAI_API_KEY: '' };
-    const failure = await run(bin('tsx'), ['--tsconfig', TSCONFIG, join(EXAMPLES, 'openai.mts')], { cwd, env, timeout: 60_000 }).then(
+    const failure = await run(bin('tsx'), ['--tsconfig', TSCONFIG, join(EXAMPLES, 'openai.mts')], {
+      cwd,
+      env,
+      timeout: 60_000,
+    }).then(
       () => null,
       (e: { stderr?: string }) => e.stderr ?? '',
     );

@@ -19,18 +19,39 @@ import { harness, makeTools } from './core/fixtures.ts';
 
 /** A run with an approved never action, an answer and a final answer: its whole log. */
 async function referenceLog(): Promise<readonly LogRecord[]> {
-  const tools = [...makeTools().map((t) => (t.name === 'note' ? { ...t, needsApproval: true } : t)), { name: 'ask', description: 'Ask.', parameters: { type: 'object' }, answeredBy: 'human' as const }];
-  const h = harness({ tools, script: ['{"tool":"add","args":{"a":1,"b":2}}', '{"tool":"note","args":{"text":"x"}}', '{"tool":"ask","args":{}}', '{"final":"done"}'] });
+  const tools = [
+    ...makeTools().map((t) => (t.name === 'note' ? { ...t, needsApproval: true } : t)),
+    { name: 'ask', description: 'Ask.', parameters: { type: 'object' }, answeredBy: 'human' as const },
+  ];
+  const h = harness({
+    tools,
+    script: [
+      '{"tool":"add","args":{"a":1,"b":2}}',
+      '{"tool":"note","args":{"text":"x"}}',
+      '{"tool":"ask","args":{}}',
+      '{"final":"done"}',
+    ],
+  });
   let result = await run(h.agent, h.request);
   while (result.pending) {
     const p = result.pending;
-    result = await resume(h.agent, h.request, { input: p.kind === 'answer' ? { kind: 'answer', resultId: p.resultId, text: 'Yes.' } : { kind: 'approve', resultId: p.resultId } });
+    result = await resume(h.agent, h.request, {
+      input:
+        p.kind === 'answer'
+          ? { kind: 'answer', resultId: p.resultId, text: 'Yes.' }
+          : { kind: 'approve', resultId: p.resultId },
+    });
   }
   return (h.store as InMemoryStore).readLog('run-1');
 }
 
 type Reading = { state: string; steps: number; validActions: number; pending: string | null };
-const fromView = (v: RunLogView): Reading => ({ state: v.state, steps: v.steps, validActions: v.validActions, pending: v.pending?.resultId ?? null });
+const fromView = (v: RunLogView): Reading => ({
+  state: v.state,
+  steps: v.steps,
+  validActions: v.validActions,
+  pending: v.pending?.resultId ?? null,
+});
 const ndjson = (records: readonly LogRecord[]): string => records.map((r) => `${encodeRecord(r)}\n`).join('');
 
 describe('every consumer reads a log the same way', () => {
@@ -53,11 +74,24 @@ describe('every consumer reads a log the same way', () => {
       expect(stateLine(listing!.view!, null).length, `CLI state line, prefix ${n}`).toBeGreaterThan(0);
 
       const status = statusOf(runId, readRunLog(prefix));
-      const expectedStatus = core.state === 'ended' ? 'ended' : core.state === 'awaiting_input' ? 'awaiting_input' : 'running';
-      expect({ status: status.status, steps: status.steps, validActions: status.validActions, pending: status.pending?.resultId ?? null }, `Workers, prefix ${n}`).toEqual({ status: expectedStatus, steps: core.steps, validActions: core.validActions, pending: core.pending });
+      const expectedStatus =
+        core.state === 'ended' ? 'ended' : core.state === 'awaiting_input' ? 'awaiting_input' : 'running';
+      expect(
+        {
+          status: status.status,
+          steps: status.steps,
+          validActions: status.validActions,
+          pending: status.pending?.resultId ?? null,
+        },
+        `Workers, prefix ${n}`,
+      ).toEqual({ status: expectedStatus, steps: core.steps, validActions: core.validActions, pending: core.pending });
 
       const listed = (await idb.listRuns()).find((r) => r.runId === runId);
-      expect({ state: listed?.state, steps: listed?.steps, ended: listed?.ended }, `IndexedDB, prefix ${n}`).toEqual({ state: core.state, steps: core.steps, ended: core.state === 'ended' });
+      expect({ state: listed?.state, steps: listed?.steps, ended: listed?.ended }, `IndexedDB, prefix ${n}`).toEqual({
+        state: core.state,
+        steps: core.steps,
+        ended: core.state === 'ended',
+      });
     }
     // The table covers every state a live log can be in.
     expect([...states].sort()).toEqual(['at_boundary', 'awaiting_input:pending', 'ended', 'in_flight']);
@@ -65,7 +99,10 @@ describe('every consumer reads a log the same way', () => {
 
   it('every consumer refuses a log that breaks the write protocol (a step without its model-call intent)', async () => {
     const log = await referenceLog();
-    const broken = [log[0] as LogRecord, ...log.slice(1).filter((r) => !(r.kind === 'intent' && r.intent === 'model_call' && r.stepIndex === 0))];
+    const broken = [
+      log[0] as LogRecord,
+      ...log.slice(1).filter((r) => !(r.kind === 'intent' && r.intent === 'model_call' && r.stepIndex === 0)),
+    ];
     expect(() => readRunLog(broken)).toThrow(/without its model-call intent/);
     const dir = await tempDir('polyloop-consumers-');
     // importRun refuses it too (nothing written), so write it through the store's own methods.

@@ -46,10 +46,14 @@ export function cutPoint(log: readonly LogRecord[], cut: Cut): number {
   const notified = (v: (typeof views)[number]): boolean => v.trajectory.some(notifyExecuted);
   const lastIndex = (hit: (v: (typeof views)[number]) => boolean): number => views.map(hit).lastIndexOf(true);
   const at =
-    cut === 'boundary' ? views.findIndex((v) => v.state === 'at_boundary' && notified(v))
-      : cut === 'reinterpret' ? lastIndex((v) => v.inFlight?.resolution === 'reinterpret' && notified(v))
-        : cut === 'replay' ? lastIndex((v) => v.inFlight?.resolution === 'replay_action' && notified(v))
-          : cut === 'awaiting' ? views.findIndex((v) => v.state === 'awaiting_input' && v.pending?.kind === 'approval')
+    cut === 'boundary'
+      ? views.findIndex((v) => v.state === 'at_boundary' && notified(v))
+      : cut === 'reinterpret'
+        ? lastIndex((v) => v.inFlight?.resolution === 'reinterpret' && notified(v))
+        : cut === 'replay'
+          ? lastIndex((v) => v.inFlight?.resolution === 'replay_action' && notified(v))
+          : cut === 'awaiting'
+            ? views.findIndex((v) => v.state === 'awaiting_input' && v.pending?.kind === 'approval')
             : lastIndex((v) => v.inFlight?.resolution === 'apply_input');
   if (at < 0) throw new Error(`the reference log has no ${cut} cut`);
   return at + 1;
@@ -65,7 +69,8 @@ export function writesFor(log: readonly LogRecord[], records: number, joint: boo
   for (let i = 0; i < records; i++) {
     const next = log[i + 1];
     if (joint && log[i]?.kind === 'result' && next?.kind === 'intent' && next.intent === 'action') {
-      if (i + 1 >= records) throw new Error(`no write leaves record ${records} without the action intent written with it`);
+      if (i + 1 >= records)
+        throw new Error(`no write leaves record ${records} without the action intent written with it`);
       i++;
     }
     writes++;
@@ -76,7 +81,13 @@ export function writesFor(log: readonly LogRecord[], records: number, joint: boo
 /** The fixture of a runtime's store at a cut: the reference (of the cut's variant) crashed there, exported. */
 export async function fixtureOf(store: RunStore, cut: Cut): Promise<string> {
   const { log: full } = await uninterrupted(new InMemoryStore(), variantOf(cut));
-  const log = await cutRun(store, writesFor(full, cutPoint(full, cut), store.resultAndIntent !== undefined), false, [], variantOf(cut));
+  const log = await cutRun(
+    store,
+    writesFor(full, cutPoint(full, cut), store.resultAndIntent !== undefined),
+    false,
+    [],
+    variantOf(cut),
+  );
   if (stateOf(log) !== CUT_STATES[cut]) throw new Error(`cut ${cut} left a log in state ${stateOf(log)}`);
   return exportRun(store, RUN_ID);
 }
@@ -97,19 +108,29 @@ export const v10FixtureName = (runtime: Runtime, cut: Cut): string => `${runtime
 export function meaningOf(ndjson: string): unknown {
   const records = decodeLog(ndjson).records;
   const view = readRunLog(records);
-  return { kinds: records.map((r) => (r.kind === 'intent' ? `intent:${r.intent}` : r.kind)), state: view.state, resolution: view.inFlight?.resolution ?? null, pending: view.pending, trajectory: timeless(view.trajectory) };
+  return {
+    kinds: records.map((r) => (r.kind === 'intent' ? `intent:${r.intent}` : r.kind)),
+    state: view.state,
+    resolution: view.inFlight?.resolution ?? null,
+    pending: view.pending,
+    trajectory: timeless(view.trajectory),
+  };
 }
 
 const TIMES = new Set(['startedAt', 'endedAt', 'requestedAt', 'receivedAt']);
-const untimed = (o: Record<string, unknown>): Record<string, unknown> => Object.fromEntries(Object.entries(o).filter(([k]) => !TIMES.has(k)));
+const untimed = (o: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(o).filter(([k]) => !TIMES.has(k)));
 
 /** The NDJSON without its timestamps: fixtures of one cut, written by different runtimes, agree on it. */
 export function timelessNdjson(ndjson: string): unknown[] {
-  return ndjson.trimEnd().split('\n').map((line) => {
-    const rec = untimed(JSON.parse(line) as Record<string, unknown>);
-    const step = rec['step'] as Record<string, unknown> | undefined;
-    return step ? { ...rec, step: untimed(step) } : rec;
-  });
+  return ndjson
+    .trimEnd()
+    .split('\n')
+    .map((line) => {
+      const rec = untimed(JSON.parse(line) as Record<string, unknown>);
+      const step = rec['step'] as Record<string, unknown> | undefined;
+      return step ? { ...rec, step: untimed(step) } : rec;
+    });
 }
 
 /**
@@ -119,8 +140,16 @@ export function timelessNdjson(ndjson: string): unknown[] {
  */
 export function expectedOfV10(records: readonly LogRecord[], full: Outcome): Outcome {
   const held = new Set(records.filter((r) => r.kind === 'result').map((r) => r.stepIndex));
-  const trajectory = full.trajectory.map((s) => (held.has(s.stepIndex) ? { ...s, usage: null, finishReason: null } : s));
-  const usage = trajectory.reduce<Usage>((sum, s) => ({ inputTokens: sum.inputTokens + (s.usage?.inputTokens ?? 0), outputTokens: sum.outputTokens + (s.usage?.outputTokens ?? 0) }), { inputTokens: 0, outputTokens: 0 });
+  const trajectory = full.trajectory.map((s) =>
+    held.has(s.stepIndex) ? { ...s, usage: null, finishReason: null } : s,
+  );
+  const usage = trajectory.reduce<Usage>(
+    (sum, s) => ({
+      inputTokens: sum.inputTokens + (s.usage?.inputTokens ?? 0),
+      outputTokens: sum.outputTokens + (s.usage?.outputTokens ?? 0),
+    }),
+    { inputTokens: 0, outputTokens: 0 },
+  );
   return { ...full, usage, trajectory };
 }
 
@@ -130,9 +159,15 @@ export function expectedOfV10(records: readonly LogRecord[], full: Outcome): Out
  * already stored and is carried out) and how often the notify runs in this half (never again
  * where the fixture holds it executed; exactly once where it does not).
  */
-export function finishDemands(ndjson: string, cut: Cut): { readonly answered: readonly string[]; readonly notifies: number } {
+export function finishDemands(
+  ndjson: string,
+  cut: Cut,
+): { readonly answered: readonly string[]; readonly notifies: number } {
   const view = readRunLog(decodeLog(ndjson).records);
-  return { answered: cut === 'awaiting' ? ['approval:approve'] : [], notifies: view.trajectory.some(notifyExecuted) ? 0 : 1 };
+  return {
+    answered: cut === 'awaiting' ? ['approval:approve'] : [],
+    notifies: view.trajectory.some(notifyExecuted) ? 0 : 1,
+  };
 }
 
 /** How often the notify ran, in a list of executions. */

@@ -6,7 +6,18 @@
  * person before the notify. Also how a run is driven to its end and the law's checks.
  */
 import { defineAgent, importRun, resume, run, ToolRegistry } from '../../src/core/index.ts';
-import type { AgentDefinition, InputReply, InputRequest, LogRecord, ModelReply, RunRequest, RunResult, RunStore, StepRecord, ToolSpec } from '../../src/core/index.ts';
+import type {
+  AgentDefinition,
+  InputReply,
+  InputRequest,
+  LogRecord,
+  ModelReply,
+  RunRequest,
+  RunResult,
+  RunStore,
+  StepRecord,
+  ToolSpec,
+} from '../../src/core/index.ts';
 import { collectingSink, faultyStore, jsonActionInterpreter, scriptedModel } from '../../src/testing/index.ts';
 
 /** Tokens used (core's `Usage`, which its index does not export yet). */
@@ -49,7 +60,12 @@ function tools(effects: string[], variant: Variant): ToolSpec[] {
     {
       name: 'lookup',
       description: 'Look up the weather of a city.',
-      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+      parameters: {
+        type: 'object',
+        properties: { city: { type: 'string' } },
+        required: ['city'],
+        additionalProperties: false,
+      },
       replayPolicy: 'safe',
       handler: async (args) => {
         const city = String(args['city']);
@@ -60,7 +76,12 @@ function tools(effects: string[], variant: Variant): ToolSpec[] {
     {
       name: 'notify',
       description: 'Send a message to a team (a side effect that must not repeat).',
-      parameters: { type: 'object', properties: { to: { type: 'string' }, text: { type: 'string' } }, required: ['to', 'text'], additionalProperties: false },
+      parameters: {
+        type: 'object',
+        properties: { to: { type: 'string' }, text: { type: 'string' } },
+        required: ['to', 'text'],
+        additionalProperties: false,
+      },
       replayPolicy: 'never',
       ...(variant === 'approval' ? { needsApproval: true } : {}),
       handler: async (args) => {
@@ -72,7 +93,11 @@ function tools(effects: string[], variant: Variant): ToolSpec[] {
 }
 
 /** The reference agent on `store`, and its request; tool executions go to `effects`. */
-export function reference(store: RunStore, effects: string[] = [], variant: Variant = 'plain'): { agent: AgentDefinition; request: RunRequest } {
+export function reference(
+  store: RunStore,
+  effects: string[] = [],
+  variant: Variant = 'plain',
+): { agent: AgentDefinition; request: RunRequest } {
   const agent = defineAgent({
     model: scriptedModel(SCRIPT),
     interpreter: jsonActionInterpreter(),
@@ -86,7 +111,10 @@ export function reference(store: RunStore, effects: string[] = [], variant: Vari
     budget: { maxSteps: 10, maxValidActions: 10, maxContextChars: 100_000 },
     executor: registry.executor(),
     tools: registry,
-    context: { run: [{ role: 'system', content: [{ type: 'text', text: 'You report the weather.' }] }], goal: [{ role: 'user', content: [{ type: 'text', text: 'Weather in Paris and Oslo; tell ops.' }] }] },
+    context: {
+      run: [{ role: 'system', content: [{ type: 'text', text: 'You report the weather.' }] }],
+      goal: [{ role: 'user', content: [{ type: 'text', text: 'Weather in Paris and Oslo; tell ops.' }] }],
+    },
     injections: {},
     modelBinding: { user: 'portability' },
     modelReplayPolicy: 'safe',
@@ -100,12 +128,23 @@ export function reference(store: RunStore, effects: string[] = [], variant: Vari
 /** A trajectory without its timestamps, for equality across runs and runtimes. */
 export type Timeless = Omit<StepRecord, 'startedAt' | 'endedAt'>[];
 
-export const timeless = (steps: readonly StepRecord[]): Timeless => steps.map(({ startedAt: _s, endedAt: _e, ...rest }) => rest);
+export const timeless = (steps: readonly StepRecord[]): Timeless =>
+  steps.map(({ startedAt: _s, endedAt: _e, ...rest }) => rest);
 
 /** What a finished run is compared on: the stop reason, the answer, the token total, the trajectory without times. */
-export type Outcome = { readonly stopReason: string; readonly finalAnswer: string | null; readonly usage: Usage; readonly trajectory: Timeless };
+export type Outcome = {
+  readonly stopReason: string;
+  readonly finalAnswer: string | null;
+  readonly usage: Usage;
+  readonly trajectory: Timeless;
+};
 
-export const outcomeOf = (r: RunResult): Outcome => ({ stopReason: r.stopReason, finalAnswer: r.finalAnswer, usage: r.usage, trajectory: timeless(r.trajectory) });
+export const outcomeOf = (r: RunResult): Outcome => ({
+  stopReason: r.stopReason,
+  finalAnswer: r.finalAnswer,
+  usage: r.usage,
+  trajectory: timeless(r.trajectory),
+});
 
 /**
  * The reply the outside world gives to an open request: a person approves the notify; a notify in
@@ -114,11 +153,14 @@ export const outcomeOf = (r: RunResult): Outcome => ({ stopReason: r.stopReason,
  */
 export function worldReply(pending: InputRequest, effects: readonly string[]): InputReply {
   const name = pending.decision?.action?.kind === 'tool_call' ? pending.decision.action.name : null;
-  if (name !== 'notify') throw new Error(`the reference never asks about ${name ?? pending.target} (${pending.kind} ${pending.resultId})`);
+  if (name !== 'notify')
+    throw new Error(`the reference never asks about ${name ?? pending.target} (${pending.kind} ${pending.resultId})`);
   if (pending.kind === 'approval') return { kind: 'approve', resultId: pending.resultId };
   if (pending.kind !== 'settle') throw new Error(`the reference never asks for ${pending.kind}`);
   const ran = effects.some((e) => e.startsWith('notify:'));
-  return ran ? { kind: 'executed', resultId: pending.resultId, observation: NOTIFY_OBSERVATION } : { kind: 'retry', resultId: pending.resultId };
+  return ran
+    ? { kind: 'executed', resultId: pending.resultId, observation: NOTIFY_OBSERVATION }
+    : { kind: 'retry', resultId: pending.resultId };
 }
 
 /** The pending requests a drive answered, as `kind:reply` (e.g. `approval:approve`, `settle:executed`). */
@@ -128,7 +170,13 @@ export type Answered = string[];
  * Start (`run`) or resume the reference on `store` and answer every request from the outside
  * world until it ends; each call builds the agent afresh, as a restarted process would.
  */
-export async function drive(store: RunStore, effects: string[], variant: Variant, start: 'run' | 'resume', answered: Answered): Promise<RunResult> {
+export async function drive(
+  store: RunStore,
+  effects: string[],
+  variant: Variant,
+  start: 'run' | 'resume',
+  answered: Answered,
+): Promise<RunResult> {
   const first = reference(store, effects, variant);
   let result = start === 'run' ? await run(first.agent, first.request) : await resume(first.agent, first.request);
   while (result.pending !== null) {
@@ -142,7 +190,10 @@ export async function drive(store: RunStore, effects: string[], variant: Variant
 }
 
 /** The uninterrupted run on `store` (approvals answered), counting its writes: every write is a cut point. */
-export async function uninterrupted(store: RunStore, variant: Variant = 'plain'): Promise<{ outcome: Outcome; writes: number; log: readonly LogRecord[]; effects: string[]; answered: Answered }> {
+export async function uninterrupted(
+  store: RunStore,
+  variant: Variant = 'plain',
+): Promise<{ outcome: Outcome; writes: number; log: readonly LogRecord[]; effects: string[]; answered: Answered }> {
   const effects: string[] = [];
   const answered: Answered = [];
   const counting = faultyStore(store, { crashAfterWrites: Number.POSITIVE_INFINITY });
@@ -155,9 +206,18 @@ export async function uninterrupted(store: RunStore, variant: Variant = 'plain')
  * or (`landsBeforeThrow`) after it landed but before its promise resolved. Resolves to the log
  * left (possibly empty).
  */
-export async function cutRun(store: RunStore, k: number, landsBeforeThrow: boolean, effects: string[], variant: Variant = 'plain'): Promise<readonly LogRecord[]> {
+export async function cutRun(
+  store: RunStore,
+  k: number,
+  landsBeforeThrow: boolean,
+  effects: string[],
+  variant: Variant = 'plain',
+): Promise<readonly LogRecord[]> {
   const faulty = faultyStore(store, { crashAfterWrites: k, landsBeforeThrow });
-  const done = await drive(faulty, effects, variant, 'run', []).then(() => true, () => false);
+  const done = await drive(faulty, effects, variant, 'run', []).then(
+    () => true,
+    () => false,
+  );
   if (done || !faulty.crashed) throw new Error(`the reference run did not crash at write ${k}`);
   return store.readLog(RUN_ID);
 }
@@ -166,7 +226,12 @@ export async function cutRun(store: RunStore, k: number, landsBeforeThrow: boole
  * Import `ndjson` into `store` and resume the reference there, answering every request from the
  * outside world (`effects`, which collects executions and must hold those before the cut).
  */
-export async function finishOn(store: RunStore, ndjson: string, effects: string[], variant: Variant = 'plain'): Promise<{ outcome: Outcome; answered: Answered }> {
+export async function finishOn(
+  store: RunStore,
+  ndjson: string,
+  effects: string[],
+  variant: Variant = 'plain',
+): Promise<{ outcome: Outcome; answered: Answered }> {
   await importRun(store, RUN_ID, ndjson);
   const answered: Answered = [];
   const outcome = outcomeOf(await drive(store, effects, variant, 'resume', answered));
@@ -185,4 +250,5 @@ export function effectsProblem(effects: readonly string[], outcome: Outcome): st
 }
 
 /** The notify's step, executed. */
-export const notifyExecuted = (s: Pick<StepRecord, 'actionRepr' | 'actionStatus'>): boolean => (s.actionRepr ?? '').startsWith('notify') && s.actionStatus === 'executed';
+export const notifyExecuted = (s: Pick<StepRecord, 'actionRepr' | 'actionStatus'>): boolean =>
+  (s.actionRepr ?? '').startsWith('notify') && s.actionStatus === 'executed';

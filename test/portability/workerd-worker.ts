@@ -8,7 +8,12 @@ import type { DurableObjectSqlStorage } from '../../src/platform-workers/index.t
 import { CUTS, fixtureOf } from './cuts.ts';
 import type { Cut } from './cuts.ts';
 
-type Env = { readonly FIXTURES: { idFromName(name: string): unknown; get(id: unknown): { fetch(req: Request): Promise<Response> } } };
+type Env = {
+  readonly FIXTURES: {
+    idFromName(name: string): unknown;
+    get(id: unknown): { fetch(req: Request): Promise<Response> };
+  };
+};
 
 export default {
   fetch(req: Request, env: Env): Promise<Response> {

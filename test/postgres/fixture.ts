@@ -18,7 +18,9 @@ export type PgFixture = {
   /** A migrated, empty schema's name. */
   readonly freshSchema: () => Promise<string>;
   /** A store on a fresh schema (or on `schema`, to share one between stores). */
-  readonly freshStore: (opts?: Omit<PostgresStoreOptions, 'pool'> & { readonly pool?: pg.Pool }) => Promise<PostgresStore>;
+  readonly freshStore: (
+    opts?: Omit<PostgresStoreOptions, 'pool'> & { readonly pool?: pg.Pool },
+  ) => Promise<PostgresStore>;
 };
 
 let schemas = 0;
@@ -39,7 +41,12 @@ export function usePostgres(): PgFixture {
     newPool();
   }, 60_000);
   afterAll(async () => {
-    await Promise.all(pools.splice(0).filter((p) => !p.ended).map((p) => p.end()));
+    await Promise.all(
+      pools
+        .splice(0)
+        .filter((p) => !p.ended)
+        .map((p) => p.end()),
+    );
     await server?.stop();
   }, 60_000);
   const pool = (): pg.Pool => pools[0]!;
@@ -53,6 +60,7 @@ export function usePostgres(): PgFixture {
     pool,
     newPool,
     freshSchema,
-    freshStore: async (opts = {}) => new PostgresStore({ ...opts, pool: opts.pool ?? pool(), schema: opts.schema ?? (await freshSchema()) }),
+    freshStore: async (opts = {}) =>
+      new PostgresStore({ ...opts, pool: opts.pool ?? pool(), schema: opts.schema ?? (await freshSchema()) }),
   };
 }

@@ -8,7 +8,20 @@
  * process that started it exits.
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { accessSync, chmodSync, chownSync, constants, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  accessSync,
+  chmodSync,
+  chownSync,
+  constants,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -60,7 +73,9 @@ function runnerFor(): Runner {
   if (process.getuid?.() !== 0) return (runner = { bin, uid: null });
   const probe = spawnSync(join(bin, 'pg_ctl'), ['--version'], { uid: NOBODY, gid: NOBODY });
   if (probe.status === 0) return (runner = { bin, uid: NOBODY });
-  const version = String(readFileSync(join(bin, '..', '..', 'package.json'), 'utf8').match(/"version":\s*"([^"]+)"/)?.[1]);
+  const version = String(
+    readFileSync(join(bin, '..', '..', 'package.json'), 'utf8').match(/"version":\s*"([^"]+)"/)?.[1],
+  );
   const copy = join(tmpdir(), `polyloop-postgres-${version}`);
   if (!existsSync(join(copy, 'bin', 'pg_ctl'))) {
     const staging = mkdtempSync(join(tmpdir(), 'polyloop-postgres-copy-'));
@@ -132,19 +147,43 @@ export async function startPostgres(opts: PgServerOptions = {}): Promise<PgServe
   const dataDir = join(root, 'data');
   mkdirSync(dataDir, { mode: 0o700 });
   if (r.uid !== null) chownSync(dataDir, r.uid, r.uid);
-  await pg(r, 'initdb', ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync', '--no-instructions']);
+  await pg(r, 'initdb', [
+    '-D',
+    dataDir,
+    '-U',
+    'postgres',
+    '-A',
+    'trust',
+    '-E',
+    'UTF8',
+    '--locale=C',
+    '--no-sync',
+    '--no-instructions',
+  ]);
   let port = await freePort();
-  const settings = () => [`-p ${port}`, "-c listen_addresses=127.0.0.1", "-c unix_socket_directories=''", `-c fsync=${opts.fsync === true ? 'on' : 'off'}`, `-c max_connections=${opts.maxConnections ?? 100}`];
+  const settings = () => [
+    `-p ${port}`,
+    '-c listen_addresses=127.0.0.1',
+    "-c unix_socket_directories=''",
+    `-c fsync=${opts.fsync === true ? 'on' : 'off'}`,
+    `-c max_connections=${opts.maxConnections ?? 100}`,
+  ];
   const logFile = join(root, 'server.log');
   if (r.uid !== null) {
     // The log is written by the server's user; make it theirs in advance.
     spawnSync('touch', [logFile]);
     chownSync(logFile, r.uid, r.uid);
   }
-  const start = (): Promise<void> => pg(r, 'pg_ctl', ['start', '-w', '-t', '60', '-D', dataDir, '-l', logFile, '-o', settings().join(' ')]);
-  const halt = (mode: 'fast' | 'immediate' = 'fast'): Promise<void> => pg(r, 'pg_ctl', ['stop', '-w', '-t', '60', '-m', mode, '-D', dataDir]);
+  const start = (): Promise<void> =>
+    pg(r, 'pg_ctl', ['start', '-w', '-t', '60', '-D', dataDir, '-l', logFile, '-o', settings().join(' ')]);
+  const halt = (mode: 'fast' | 'immediate' = 'fast'): Promise<void> =>
+    pg(r, 'pg_ctl', ['stop', '-w', '-t', '60', '-m', mode, '-D', dataDir]);
   const killNow = (): void => {
-    spawnSync(join(r.bin, 'pg_ctl'), ['stop', '-m', 'immediate', '-D', dataDir], r.uid === null ? {} : { uid: r.uid, gid: r.uid });
+    spawnSync(
+      join(r.bin, 'pg_ctl'),
+      ['stop', '-m', 'immediate', '-D', dataDir],
+      r.uid === null ? {} : { uid: r.uid, gid: r.uid },
+    );
     rmSync(root, { recursive: true, force: true });
   };
   // The free port may be taken by another process before the server binds it: try another.
@@ -163,7 +202,21 @@ export async function startPostgres(opts: PgServerOptions = {}): Promise<PgServe
     port,
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     dataDir,
-    restart: () => pg(r, 'pg_ctl', ['restart', '-w', '-t', '60', '-m', 'fast', '-D', dataDir, '-l', logFile, '-o', settings().join(' ')]),
+    restart: () =>
+      pg(r, 'pg_ctl', [
+        'restart',
+        '-w',
+        '-t',
+        '60',
+        '-m',
+        'fast',
+        '-D',
+        dataDir,
+        '-l',
+        logFile,
+        '-o',
+        settings().join(' '),
+      ]),
     halt,
     start,
     stop: () =>

@@ -67,7 +67,8 @@ function random(seed: number): () => number {
   };
 }
 
-const timeless = (steps: readonly StepRecord[]): unknown[] => steps.map(({ startedAt: _s, endedAt: _e, ...rest }) => rest);
+const timeless = (steps: readonly StepRecord[]): unknown[] =>
+  steps.map(({ startedAt: _s, endedAt: _e, ...rest }) => rest);
 
 /** The uninterrupted run of a job on InMemoryStore, its world in memory (it asks nothing). */
 async function reference(job: RunJob): Promise<RunResult> {
@@ -79,7 +80,11 @@ async function reference(job: RunJob): Promise<RunResult> {
 }
 
 function start(script: string, env: Record<string, string>, log: (l: string) => void): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', resolve(ROOT, 'examples/node-workers', script)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', resolve(ROOT, 'examples/node-workers', script)], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout?.on('data', (d: Buffer) => log(`[${script} ${child.pid}] ${d.toString().trimEnd()}`));
   child.stderr?.on('data', (d: Buffer) => log(`[${script} ${child.pid}] ${d.toString().trimEnd()}`));
   return child;
@@ -107,7 +112,12 @@ export async function workerTrial(opts: TrialOptions): Promise<TrialReport> {
   const log = opts.log ?? (() => undefined);
   const rnd = random(opts.seed);
   const db = await startPostgres();
-  const env = { DATABASE_URL: db.url, LEASE_MS: '2000', MODEL_DELAY_MS: String(opts.modelDelayMs ?? 150), WORKER_CONCURRENCY: String(opts.concurrency ?? 4) };
+  const env = {
+    DATABASE_URL: db.url,
+    LEASE_MS: '2000',
+    MODEL_DELAY_MS: String(opts.modelDelayMs ?? 150),
+    WORKER_CONCURRENCY: String(opts.concurrency ?? 4),
+  };
   const children = new Set<ChildProcess>();
   const spawnKnown = (script: string, extra: Record<string, string> = {}): ChildProcess => {
     const c = start(script, { ...env, ...extra }, log);
@@ -126,17 +136,25 @@ export async function workerTrial(opts: TrialOptions): Promise<TrialReport> {
     const workers: ChildProcess[] = [];
     for (let i = 0; i < opts.workers; i++) workers.push(spawnKnown('worker.ts'));
     await Promise.all(workers.map((w) => waitForLine(w, /ready/, 60_000)));
-    const jobs: RunJob[] = Array.from({ length: opts.runs }, (_, i) => ({ runId: `run-${i}`, goal: weatherGoal(CITIES[i % CITIES.length] as string) }));
+    const jobs: RunJob[] = Array.from({ length: opts.runs }, (_, i) => ({
+      runId: `run-${i}`,
+      goal: weatherGoal(CITIES[i % CITIES.length] as string),
+    }));
     for (const job of jobs) {
       const res = await fetch(`http://127.0.0.1:${port}/runs`, { method: 'POST', body: JSON.stringify(job) });
       if (res.status !== 202) throw new Error(`POST /runs answered ${res.status}: ${await res.text()}`);
     }
     const posted = Date.now();
     const endedCount = async (): Promise<number> => {
-      const r = await pool.query(`SELECT count(*)::int AS n FROM polyloop.records WHERE kind = 'run_ended'`).catch(() => null);
+      const r = await pool
+        .query(`SELECT count(*)::int AS n FROM polyloop.records WHERE kind = 'run_ended'`)
+        .catch(() => null);
       return r ? Number(r.rows[0].n) : -1;
     };
-    let nextKill = opts.killEveryMs.length === 2 ? Date.now() + opts.killEveryMs[0] + rnd() * (opts.killEveryMs[1] - opts.killEveryMs[0]) : Infinity;
+    let nextKill =
+      opts.killEveryMs.length === 2
+        ? Date.now() + opts.killEveryMs[0] + rnd() * (opts.killEveryMs[1] - opts.killEveryMs[0])
+        : Infinity;
     let restartAt = opts.restartDatabaseAfterMs === undefined ? Infinity : posted + opts.restartDatabaseAfterMs;
     while ((await endedCount()) < opts.runs) {
       if (Date.now() - t0 > opts.timeoutMs) break;
@@ -168,7 +186,11 @@ export async function workerTrial(opts: TrialOptions): Promise<TrialReport> {
 }
 
 /** Every run ended as its reference; each notify ran at most once, exactly once where the log says it did. */
-async function check(pool: pg.Pool, jobs: readonly RunJob[], _opts: TrialOptions): Promise<Omit<TrialReport, 'kills' | 'restarts' | 'seconds'>> {
+async function check(
+  pool: pg.Pool,
+  jobs: readonly RunJob[],
+  _opts: TrialOptions,
+): Promise<Omit<TrialReport, 'kills' | 'restarts' | 'seconds'>> {
   const store = new PostgresStore({ pool });
   const problems: string[] = [];
   let ended = 0;
@@ -189,11 +211,23 @@ async function check(pool: pg.Pool, jobs: readonly RunJob[], _opts: TrialOptions
     if (!ref) refs.set(job.goal, (ref = timeless((await reference({ runId: 'ref', goal: job.goal })).trajectory)));
     const mine = JSON.stringify(timeless(view.trajectory)).replaceAll(job.runId, 'ref');
     if (mine !== JSON.stringify(ref)) problems.push(`${job.runId}: trajectory differs from the reference: ${mine}`);
-    const executed = view.trajectory.filter((s) => (s.actionRepr ?? '').startsWith('notify') && s.actionStatus === 'executed').length;
+    const executed = view.trajectory.filter(
+      (s) => (s.actionRepr ?? '').startsWith('notify') && s.actionStatus === 'executed',
+    ).length;
     const n = notified.get(job.runId) ?? 0;
     if (n > 1) problems.push(`${job.runId}: notify ran ${n} times`);
-    if (n !== executed) problems.push(`${job.runId}: the log says notify executed ${executed} times, the world saw ${n}`);
+    if (n !== executed)
+      problems.push(`${job.runId}: the log says notify executed ${executed} times, the world saw ${n}`);
   }
-  const retried = await pool.query(`SELECT count(*)::int AS n FROM pgboss.job WHERE retry_count > 0`).catch(() => ({ rows: [{ n: -1 }] }));
-  return { runs: jobs.length, ended, settled, retriedJobs: Number(retried.rows[0]?.n ?? -1), notifications: [...notified.values()].reduce((a, b) => a + b, 0), problems };
+  const retried = await pool
+    .query(`SELECT count(*)::int AS n FROM pgboss.job WHERE retry_count > 0`)
+    .catch(() => ({ rows: [{ n: -1 }] }));
+  return {
+    runs: jobs.length,
+    ended,
+    settled,
+    retriedJobs: Number(retried.rows[0]?.n ?? -1),
+    notifications: [...notified.values()].reduce((a, b) => a + b, 0),
+    problems,
+  };
 }

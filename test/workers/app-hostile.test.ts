@@ -60,7 +60,12 @@ describe('bodies that are JSON but not an object (workerd)', () => {
   });
 
   it('answers 400 for a runId that is not a string and for a __proto__ key, and passes an input holding __proto__ through', async () => {
-    for (const body of ['{"runId":null,"input":"a"}', '{"runId":5,"input":"a"}', '{"runId":["a"],"input":"a"}', '{"input":"a","__proto__":{"runId":"x"}}']) {
+    for (const body of [
+      '{"runId":null,"input":"a"}',
+      '{"runId":5,"input":"a"}',
+      '{"runId":["a"],"input":"a"}',
+      '{"input":"a","__proto__":{"runId":"x"}}',
+    ]) {
       await expectError(await call('/runs', { method: 'POST', body }), 400, 'bad_request');
     }
     const res = await call('/runs', { method: 'POST', body: '{"input":{"goal":"a b","__proto__":{"pauseMs":5}}}' });
@@ -68,7 +73,8 @@ describe('bodies that are JSON but not an object (workerd)', () => {
   });
 
   it('answers 400 for an empty body and a body of only whitespace', async () => {
-    for (const body of ['', '   \n']) await expectError(await call('/runs', { method: 'POST', body }), 400, 'bad_request');
+    for (const body of ['', '   \n'])
+      await expectError(await call('/runs', { method: 'POST', body }), 400, 'bad_request');
   });
 
   it('answers 400 for a body that is not valid UTF-8', async () => {
@@ -81,7 +87,12 @@ describe('hostile run ids in the path (workerd)', () => {
   it('answers 404 not_found (never 500) for ids the rule refuses, on every run route', async () => {
     const ids = ['%00', '%FF', '%E2%28%A1', 'a%2Fb', '%2E%2E', 'x'.repeat(201), '%F0%9F%98%80', 'a%20b', '%', '%zz'];
     for (const id of ids) {
-      for (const [path, method] of [[`/runs/${id}`, 'GET'], [`/runs/${id}/trajectory`, 'GET'], [`/runs/${id}/events`, 'GET'], [`/runs/${id}/cancel`, 'POST']] as const) {
+      for (const [path, method] of [
+        [`/runs/${id}`, 'GET'],
+        [`/runs/${id}/trajectory`, 'GET'],
+        [`/runs/${id}/events`, 'GET'],
+        [`/runs/${id}/cancel`, 'POST'],
+      ] as const) {
         await expectError(await call(path, { method }), 404, 'not_found');
       }
     }
@@ -101,7 +112,13 @@ describe('Last-Event-ID values (workerd)', () => {
   it('answers 400 for a sequence number beyond the log', async () => {
     const runId = await startRun('one two');
     await waitFor(runId, (s) => s.status === 'ended');
-    expect(await expectError(await call(`/runs/${runId}/events`, { headers: { 'last-event-id': '999999999999999' } }), 400, 'bad_request')).toMatch(/beyond/);
+    expect(
+      await expectError(
+        await call(`/runs/${runId}/events`, { headers: { 'last-event-id': '999999999999999' } }),
+        400,
+        'bad_request',
+      ),
+    ).toMatch(/beyond/);
   });
 });
 
@@ -124,7 +141,9 @@ describe('the 401 body (workerd)', () => {
       expect(res.headers.get('www-authenticate')).toBe('Bearer');
       bodies.add(await res.text());
     }
-    expect([...bodies]).toEqual([JSON.stringify({ error: { code: 'unauthorized', message: 'unauthorized: send Authorization: Bearer <token>' } })]);
+    expect([...bodies]).toEqual([
+      JSON.stringify({ error: { code: 'unauthorized', message: 'unauthorized: send Authorization: Bearer <token>' } }),
+    ]);
     // Nothing of the real token, not even its length.
     expect([...bodies][0]).not.toContain('test-token');
     expect([...bodies][0]).not.toMatch(/\d/);

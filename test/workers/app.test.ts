@@ -22,16 +22,28 @@ describe('the HTTP app in workerd', () => {
   it('runs the demo agent to its final answer through the app, with status and trajectory', async () => {
     const runId = await startRun('hello brave new world');
     const done = await waitFor(runId, (s) => s.status === 'ended');
-    expect(done).toEqual({ runId, status: 'ended', stopReason: 'final_answer', finalAnswer: 'olleh evarb wen dlrow', steps: 5, validActions: 4, pending: null, error: null });
+    expect(done).toEqual({
+      runId,
+      status: 'ended',
+      stopReason: 'final_answer',
+      finalAnswer: 'olleh evarb wen dlrow',
+      steps: 5,
+      validActions: 4,
+      pending: null,
+      error: null,
+    });
     const res = await call(`/runs/${runId}/trajectory`);
     expect(res.status).toBe(200);
-    const traj = (await res.json()) as { runId: string; steps: { stepIndex: number; decision: string; observation: string | null }[] };
+    const traj = (await res.json()) as {
+      runId: string;
+      steps: { stepIndex: number; decision: string; observation: string | null }[];
+    };
     expect(traj.runId).toBe(runId);
     expect(traj.steps.map((s) => s.decision)).toEqual(['action', 'action', 'action', 'action', 'final']);
     expect(traj.steps.map((s) => s.observation).slice(0, 4)).toEqual(['olleh', 'evarb', 'wen', 'dlrow']);
   });
 
-  it('uses the caller\'s runId, and answers 409 when that run already exists', async () => {
+  it("uses the caller's runId, and answers 409 when that run already exists", async () => {
     const runId = uid('mine');
     expect(await startRun('one two', runId)).toBe(runId);
     const again = await call('/runs', { method: 'POST', body: JSON.stringify({ runId, input: 'other' }) });
@@ -45,7 +57,14 @@ describe('the HTTP app in workerd', () => {
   });
 
   it('refuses every route without a token, or with a wrong one, with 401', async () => {
-    for (const [path, method] of [['/runs', 'POST'], ['/runs/x', 'GET'], ['/runs/x/trajectory', 'GET'], ['/runs/x/events', 'GET'], ['/runs/x/cancel', 'POST'], ['/nope', 'GET']] as const) {
+    for (const [path, method] of [
+      ['/runs', 'POST'],
+      ['/runs/x', 'GET'],
+      ['/runs/x/trajectory', 'GET'],
+      ['/runs/x/events', 'GET'],
+      ['/runs/x/cancel', 'POST'],
+      ['/nope', 'GET'],
+    ] as const) {
       const message = await expectError(await call(path, { method, token: null }), 401, 'unauthorized');
       expect(message).toBe(UNAUTHORIZED);
       await expectError(await call(path, { method, token: 'wrong-token' }), 401, 'unauthorized');
@@ -57,10 +76,18 @@ describe('the HTTP app in workerd', () => {
     const unset = { RUNS: env.RUNS } as Cloudflare.Env;
     const res = await app.fetch(new Request('http://x/runs/abc', { headers: { authorization: 'Bearer ' } }), unset);
     expect(await expectError(res, 401, 'unauthorized')).toBe(UNAUTHORIZED);
-    const post = new Request('http://x/runs', { method: 'POST', body: '{"input":"x"}', headers: { authorization: 'Bearer anything' } });
+    const post = new Request('http://x/runs', {
+      method: 'POST',
+      body: '{"input":"x"}',
+      headers: { authorization: 'Bearer anything' },
+    });
     await expectError(await app.fetch(post, { RUNS: env.RUNS, POLYLOOP_TOKEN: '' }), 401, 'unauthorized');
     const custom = createApp<Cloudflare.Env>({ runs: (e) => e.RUNS, token: () => undefined });
-    await expectError(await custom.fetch(new Request('http://x/runs/abc', { headers: { authorization: 'Bearer test-token' } }), env), 401, 'unauthorized');
+    await expectError(
+      await custom.fetch(new Request('http://x/runs/abc', { headers: { authorization: 'Bearer test-token' } }), env),
+      401,
+      'unauthorized',
+    );
   });
 
   it('answers 400 for malformed JSON and for bodies that break the schema', async () => {
@@ -69,7 +96,9 @@ describe('the HTTP app in workerd', () => {
     expect(await expectError(await post('[1,2]'), 400, 'bad_request')).toBeTruthy();
     expect(await expectError(await post('{"runId":"x"}'), 400, 'bad_request')).toMatch(/input/);
     expect(await expectError(await post('{"runId":"a/b","input":"x"}'), 400, 'bad_request')).toMatch(/runId/);
-    expect(await expectError(await post(JSON.stringify({ runId: 'r'.repeat(201), input: 'x' })), 400, 'bad_request')).toMatch(/runId/);
+    expect(
+      await expectError(await post(JSON.stringify({ runId: 'r'.repeat(201), input: 'x' })), 400, 'bad_request'),
+    ).toMatch(/runId/);
     expect(await expectError(await post('{"input":"x","extra":1}'), 400, 'bad_request')).toMatch(/extra/);
   });
 
@@ -83,10 +112,18 @@ describe('the HTTP app in workerd', () => {
   it('answers 413 for a body over 1 MiB that is not the import form (or not JSON at all), after auth and before its schema is checked', async () => {
     const big = JSON.stringify({ input: 'x'.repeat(MAX_BODY_BYTES) });
     await expectError(await call('/runs', { method: 'POST', body: big }), 413, 'payload_too_large');
-    await expectError(await call('/runs', { method: 'POST', body: `{${'x'.repeat(MAX_BODY_BYTES)}` }), 413, 'payload_too_large');
+    await expectError(
+      await call('/runs', { method: 'POST', body: `{${'x'.repeat(MAX_BODY_BYTES)}` }),
+      413,
+      'payload_too_large',
+    );
     await expectError(await call('/runs', { method: 'POST', body: big, token: null }), 401, 'unauthorized');
     const streamed = new Blob([big]).stream();
-    await expectError(await call('/runs', { method: 'POST', body: streamed, duplex: 'half' } as RequestInit), 413, 'payload_too_large');
+    await expectError(
+      await call('/runs', { method: 'POST', body: streamed, duplex: 'half' } as RequestInit),
+      413,
+      'payload_too_large',
+    );
   });
 
   it('accepts a body of exactly 1 MiB', async () => {
@@ -116,12 +153,23 @@ describe('the HTTP app in workerd', () => {
 
   it('says why a failed run failed in error, as RunResult.error does', async () => {
     const runId = uid('failed');
-    const res = await call('/probes/runs', { method: 'POST', body: JSON.stringify({ runId, input: { goal: 'one', fault: 'fails-model' } }) });
+    const res = await call('/probes/runs', {
+      method: 'POST',
+      body: JSON.stringify({ runId, input: { goal: 'one', fault: 'fails-model' } }),
+    });
     expect(res.status).toBe(201);
     const done = await waitFor(runId, (s) => s.status === 'ended', 15_000, '/probes');
-    expect(done).toMatchObject({ status: 'ended', stopReason: 'model_error', finalAnswer: null, steps: 1, validActions: 0 });
+    expect(done).toMatchObject({
+      status: 'ended',
+      stopReason: 'model_error',
+      finalAnswer: null,
+      steps: 1,
+      validActions: 0,
+    });
     expect(done.error).toMatch(/the model is down/);
-    const trajectory = (await (await call(`/probes/runs/${runId}/trajectory`)).json()) as { steps: { observation: string | null }[] };
+    const trajectory = (await (await call(`/probes/runs/${runId}/trajectory`)).json()) as {
+      steps: { observation: string | null }[];
+    };
     expect(done.error).toBe(trajectory.steps.at(-1)?.observation);
   });
 
@@ -144,7 +192,13 @@ describe('the bearer token check', () => {
       const res = await call('/runs/no-such-run', { token: null, headers: { authorization: header } });
       expect(res.status, header).toBe(404);
     }
-    for (const header of ['Bearer', 'Bearer test-token extra', 'Basic test-token', 'Bearertest-token', 'Bearer test-tokenx']) {
+    for (const header of [
+      'Bearer',
+      'Bearer test-token extra',
+      'Basic test-token',
+      'Bearertest-token',
+      'Bearer test-tokenx',
+    ]) {
       const res = await call('/runs/no-such-run', { token: null, headers: { authorization: header } });
       expect(res.status, header).toBe(401);
     }
@@ -156,7 +210,12 @@ describe('the 1 MiB body limit', () => {
     const big = JSON.stringify({ input: 'x'.repeat(MAX_BODY_BYTES) });
     const plain = await call('/runs', { method: 'POST', body: big, headers: { 'content-length': '10' } });
     await expectError(plain, 413, 'payload_too_large');
-    const streamed = await call('/runs', { method: 'POST', body: new Blob([big]).stream(), duplex: 'half', headers: { 'content-length': '10' } } as RequestInit);
+    const streamed = await call('/runs', {
+      method: 'POST',
+      body: new Blob([big]).stream(),
+      duplex: 'half',
+      headers: { 'content-length': '10' },
+    } as RequestInit);
     await expectError(streamed, 413, 'payload_too_large');
   });
 });
@@ -168,7 +227,12 @@ describe('the demo agent', () => {
       const runId = await startRun(words.slice(0, n).join(' '));
       const done = await waitFor(runId, (s) => s.status === 'ended');
       expect(done, `${n} words`).toMatchObject({ stopReason: 'final_answer', steps: 13, validActions: 12 });
-      expect(done.finalAnswer).toBe(words.slice(0, 12).map((w) => [...w].reverse().join('')).join(' '));
+      expect(done.finalAnswer).toBe(
+        words
+          .slice(0, 12)
+          .map((w) => [...w].reverse().join(''))
+          .join(' '),
+      );
     }
   });
 });

@@ -17,7 +17,8 @@ import { call } from './http.ts';
 const stubOf = (runId: string): DurableObjectStub => env.CHAT_PROBES.get(env.CHAT_PROBES.idFromName(runId));
 type Ran = Readonly<Record<string, number>>;
 const ranIn = (runId: string): Promise<Ran> => runInDurableObject(stubOf(runId), () => chatProbeRan(runId));
-const seenIn = (runId: string): Promise<readonly unknown[]> => runInDurableObject(stubOf(runId), () => chatProbeSeen(runId));
+const seenIn = (runId: string): Promise<readonly unknown[]> =>
+  runInDurableObject(stubOf(runId), () => chatProbeSeen(runId));
 /** Reset a turn object's instance as an eviction would: its driver is gone, its storage stays. */
 const evict = (runId: string): Promise<void> =>
   // abort() throws by design: the instance is gone either way.
@@ -34,7 +35,8 @@ function post(body: unknown, init: { token?: string | null } = {}): Promise<Resp
   return call('/probes/chat', { method: 'POST', body: text, ...init });
 }
 
-const send = (id: string, messages: UIMessage[]): Promise<Response> => post({ id, messages, trigger: 'submit-message' });
+const send = (id: string, messages: UIMessage[]): Promise<Response> =>
+  post({ id, messages, trigger: 'submit-message' });
 
 /** The chunks of a UI message stream response, each checked against the AI SDK's schema; stops after one `until` matches. */
 async function chunksOf(res: Response, until?: (c: UIMessageChunk) => boolean): Promise<UIMessageChunk[]> {
@@ -80,7 +82,8 @@ async function assemble(chunks: readonly UIMessageChunk[], from?: UIMessage): Pr
 const textOf = (m: UIMessage): string => m.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
 const types = (chunks: readonly UIMessageChunk[]): string[] => chunks.map((c) => c.type);
 type ToolPart = { type: string; toolCallId: string; state: string; output?: unknown; approval?: { id: string } };
-const toolParts = (m: UIMessage): ToolPart[] => m.parts.filter((p) => p.type.startsWith('tool-')) as unknown as ToolPart[];
+const toolParts = (m: UIMessage): ToolPart[] =>
+  m.parts.filter((p) => p.type.startsWith('tool-')) as unknown as ToolPart[];
 
 describe('chat on Workers: a turn per object (workerd)', () => {
   it('streams a turn as UI message chunks the AI SDK accepts: its text delta by delta, under one assistant message id', async () => {
@@ -117,7 +120,7 @@ describe('chat on Workers: a turn per object (workerd)', () => {
     expect((await seenIn(runId)).length).toBe(3);
   });
 
-  it('carries out an approval and a denial sent back as the AI SDK\'s approval parts, in the awaiting turn\'s object', async () => {
+  it("carries out an approval and a denial sent back as the AI SDK's approval parts, in the awaiting turn's object", async () => {
     for (const approved of [true, false]) {
       const id = chatId();
       const asked = await chunksOf(await send(id, [user('email')]));
@@ -127,8 +130,15 @@ describe('chat on Workers: a turn per object (workerd)', () => {
       const [part] = toolParts(message);
       expect(part).toMatchObject({ type: 'tool-send_email', state: 'approval-requested' });
       // What addToolApprovalResponse makes of the part.
-      const responded = { ...part, state: 'approval-responded', approval: { id: part?.approval?.id, approved, reason: 'Not now.' } };
-      const answered = { ...message, parts: message.parts.map((p) => (p === (part as unknown) ? responded : p)) } as UIMessage;
+      const responded = {
+        ...part,
+        state: 'approval-responded',
+        approval: { id: part?.approval?.id, approved, reason: 'Not now.' },
+      };
+      const answered = {
+        ...message,
+        parts: message.parts.map((p) => (p === (part as unknown) ? responded : p)),
+      } as UIMessage;
       const rest = await chunksOf(await send(id, [user('email'), answered]));
       const done = await assemble(rest, answered);
       expect(toolParts(done)[0]?.state).toBe(approved ? 'output-available' : 'output-denied');
@@ -169,7 +179,7 @@ describe('chat on Workers: a turn per object (workerd)', () => {
     expect(await runInDurableObject(stubOf(runId), (_o, state) => state.storage.getAlarm())).toBeNull();
   });
 
-  it('runs a never tool once: an eviction mid-call makes the turn ask a person to settle it, and a { id, runId, input } reply settles it in the turn\'s object', async () => {
+  it("runs a never tool once: an eviction mid-call makes the turn ask a person to settle it, and a { id, runId, input } reply settles it in the turn's object", async () => {
     const id = chatId();
     const runId = `chat:${id}:1`;
     await chunksOf(await send(id, [user('charge')]), (c) => c.type === 'tool-input-available');
@@ -211,12 +221,14 @@ describe('chat on Workers: a turn per object (workerd)', () => {
     const message = await assemble(await chunksOf(await send(id, [user('email')])));
     const next = await assemble(await chunksOf(await send(id, [user('email'), message, user('never mind')])));
     expect(textOf(next)).toContain('never mind');
-    const log = await (await call(`/probes/chat/${id}/messages`)).json() as UIMessage[];
-    expect(log.map((m) => m.id)).toEqual(['1:user', '1:assistant', '2:user', '2:assistant'].map((s) => `chat:${id}:${s}`));
+    const log = (await (await call(`/probes/chat/${id}/messages`)).json()) as UIMessage[];
+    expect(log.map((m) => m.id)).toEqual(
+      ['1:user', '1:assistant', '2:user', '2:assistant'].map((s) => `chat:${id}:${s}`),
+    );
     expect(await ranIn(`chat:${id}:1`)).toEqual({});
   });
 
-  it('restores the conversation with GET …/messages from the turns\' logs, and answers 204 to a reconnect when no turn runs', async () => {
+  it("restores the conversation with GET …/messages from the turns' logs, and answers 204 to a reconnect when no turn runs", async () => {
     const id = chatId();
     expect((await call(`/probes/chat/${id}/stream`)).status).toBe(204);
     expect(await (await call(`/probes/chat/${id}/messages`)).json()).toEqual([]);
@@ -257,7 +269,8 @@ describe('chat on Workers: a turn per object (workerd)', () => {
     const nothing = { id: fresh, runId: `chat:${fresh}:1`, input: { kind: 'approve', resultId: 's0.input' } };
     expect((await post(nothing)).status).toBe(400); // nothing to answer
     expect((await post({ id, input: { kind: 'approve', resultId: 's0.input' } })).status).toBe(400); // no runId
-    const tables = (_o: unknown, state: DurableObjectState): unknown[] => state.storage.sql.exec('SELECT name FROM sqlite_master').toArray();
+    const tables = (_o: unknown, state: DurableObjectState): unknown[] =>
+      state.storage.sql.exec('SELECT name FROM sqlite_master').toArray();
     expect(await runInDurableObject(stubOf(`chat:${fresh}:2`), tables)).toEqual([]); // refused before anything was stored
     const slow = chatId();
     await chunksOf(await send(slow, [user('slow 2')]), (c) => c.type === 'start');

@@ -16,8 +16,17 @@ const rowOf = (runId: string): Promise<Row> =>
 async function plant(runId: string, rewrite: (line: string) => string): Promise<string> {
   return runInDurableObject(stubOf(runId), (_o, state) => {
     const { sql } = state.storage;
-    const seq = sql.exec<{ seq: number }>(`SELECT seq FROM polyloop_log WHERE run_id = ? AND body LIKE '{"kind":"result"%' ORDER BY seq LIMIT 1`, runId).one().seq;
-    const line = sql.exec<{ body: string }>('SELECT body FROM polyloop_log WHERE run_id = ? AND seq = ? ORDER BY part', runId, seq).toArray().map((r) => r.body).join('');
+    const seq = sql
+      .exec<{ seq: number }>(
+        `SELECT seq FROM polyloop_log WHERE run_id = ? AND body LIKE '{"kind":"result"%' ORDER BY seq LIMIT 1`,
+        runId,
+      )
+      .one().seq;
+    const line = sql
+      .exec<{ body: string }>('SELECT body FROM polyloop_log WHERE run_id = ? AND seq = ? ORDER BY part', runId, seq)
+      .toArray()
+      .map((r) => r.body)
+      .join('');
     const body = rewrite(line);
     sql.exec('DELETE FROM polyloop_log WHERE run_id = ? AND seq = ? AND part > 0', runId, seq);
     sql.exec('UPDATE polyloop_log SET body = ? WHERE run_id = ? AND seq = ?', body, runId, seq);
@@ -39,7 +48,11 @@ describe('a run whose log holds an unreadable record (workerd)', () => {
   for (const [what, rewrite, error] of [
     ['a record of the wrong shape', wrongShape, /^CorruptLogError: corrupt run log at .*:\d+: /],
     ['a record that is not JSON', notJson, /^CorruptLogError: corrupt run log at .*:\d+: not valid JSON/],
-    ['a record of an unsupported schema version', futureVersion, /^SchemaVersionError: record schema version "9.0" is not supported/],
+    [
+      'a record of an unsupported schema version',
+      futureVersion,
+      /^SchemaVersionError: record schema version "9.0" is not supported/,
+    ],
   ] as const) {
     it(`answers GET /runs/:id with status halted and the reason, not 500, and marks the run halted (${what})`, async () => {
       const runId = await startRun('one two');
@@ -102,7 +115,10 @@ describe('a run whose log holds an unreadable record (workerd)', () => {
     await runInDurableObject(stubOf(runId), (_o, state) => state.abort('simulated eviction')).catch(() => undefined);
     // As if a deploy changed the agent the stored input builds (its tool now needs approval).
     const changed = JSON.stringify({ goal: 'one two three four five six', pauseMs: 150, approve: true });
-    await runInDurableObject(stubOf(runId), (_o, state) => void state.storage.sql.exec(`UPDATE polyloop_run SET input = ?`, changed));
+    await runInDurableObject(
+      stubOf(runId),
+      (_o, state) => void state.storage.sql.exec(`UPDATE polyloop_run SET input = ?`, changed),
+    );
     expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
     const halted = await waitFor(runId, (s) => s.status === 'halted');
     expect(halted.error).toMatch(/^RunIdentityMismatchError: /);

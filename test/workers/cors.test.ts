@@ -13,7 +13,15 @@ const PAGE = 'http://127.0.0.1:5173';
 const STRANGER = 'https://evil.example';
 
 function preflight(path: string, origin: string, prefix = ''): Promise<Response> {
-  return call(`${prefix}${path}`, { method: 'OPTIONS', token: null, headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
+  return call(`${prefix}${path}`, {
+    method: 'OPTIONS',
+    token: null,
+    headers: {
+      origin,
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'authorization, content-type',
+    },
+  });
 }
 
 describe('CORS (workerd)', () => {
@@ -33,7 +41,11 @@ describe('CORS (workerd)', () => {
   });
 
   it('puts the allowed origin on answers of every kind (201, 200, SSE, 401, 404), and nothing for another origin', async () => {
-    const created = await call('/runs', { method: 'POST', headers: { origin: PAGE }, body: JSON.stringify({ input: 'one' }) });
+    const created = await call('/runs', {
+      method: 'POST',
+      headers: { origin: PAGE },
+      body: JSON.stringify({ input: 'one' }),
+    });
     expect(created.status).toBe(201);
     expect(created.headers.get('access-control-allow-origin')).toBe(PAGE);
     const { runId } = (await created.json()) as { runId: string };
@@ -55,7 +67,9 @@ describe('CORS (workerd)', () => {
       expect(other.headers.get('access-control-allow-origin')).toBeNull();
       await other.body?.cancel();
     }
-    expect((await call(`/runs/${runId}`, { headers: { origin: PAGE } })).headers.get('access-control-expose-headers')).toBe('www-authenticate');
+    expect(
+      (await call(`/runs/${runId}`, { headers: { origin: PAGE } })).headers.get('access-control-expose-headers'),
+    ).toBe('www-authenticate');
   });
 
   it('leaves CORS out by default: a preflight to an app without the option is a 401 with no CORS header', async () => {
@@ -68,18 +82,34 @@ describe('CORS (workerd)', () => {
 
   it('allows any origin with ["*"]', async () => {
     const app = createApp<Cloudflare.Env>({ runs: (e) => e.RUNS, cors: { origins: ['*'], maxAgeSeconds: 60 } });
-    const res = await app.fetch(new Request(`${BASE}/runs`, { method: 'OPTIONS', headers: { origin: STRANGER, 'access-control-request-method': 'GET' } }), env, createExecutionContext());
+    const res = await app.fetch(
+      new Request(`${BASE}/runs`, {
+        method: 'OPTIONS',
+        headers: { origin: STRANGER, 'access-control-request-method': 'GET' },
+      }),
+      env,
+      createExecutionContext(),
+    );
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
     expect(res.headers.get('access-control-max-age')).toBe('60');
     const runId = await startRun('one');
-    const got = await app.fetch(new Request(`${BASE}/runs/${runId}`, { headers: { origin: STRANGER, authorization: 'Bearer test-token' } }), env, createExecutionContext());
+    const got = await app.fetch(
+      new Request(`${BASE}/runs/${runId}`, { headers: { origin: STRANGER, authorization: 'Bearer test-token' } }),
+      env,
+      createExecutionContext(),
+    );
     expect(got.status).toBe(200);
     expect(got.headers.get('access-control-allow-origin')).toBe('*');
   });
 
-  it.each(['http://localhost:5173/', 'localhost:5173', 'https://app.example.com/path', ''])('refuses the origin %j when the app is made, with a TypeError naming it', (origin) => {
-    expect(() => createApp<Cloudflare.Env>({ runs: (e) => e.RUNS, cors: { origins: [origin] } })).toThrow(TypeError);
-    expect(() => createApp<Cloudflare.Env>({ runs: (e) => e.RUNS, cors: { origins: [origin] } })).toThrow(JSON.stringify(origin));
-  });
+  it.each(['http://localhost:5173/', 'localhost:5173', 'https://app.example.com/path', ''])(
+    'refuses the origin %j when the app is made, with a TypeError naming it',
+    (origin) => {
+      expect(() => createApp<Cloudflare.Env>({ runs: (e) => e.RUNS, cors: { origins: [origin] } })).toThrow(TypeError);
+      expect(() => createApp<Cloudflare.Env>({ runs: (e) => e.RUNS, cors: { origins: [origin] } })).toThrow(
+        JSON.stringify(origin),
+      );
+    },
+  );
 });

@@ -41,8 +41,13 @@ describe('DurableObjectStore within Durable Object limits', () => {
     const out = await runInDurableObject(fresh(), async (_o, state) => {
       const store = new DurableObjectStore(state.storage);
       await store.runStarted('r', started('r'));
-      state.storage.sql.exec("CREATE TRIGGER fail_third_part BEFORE INSERT ON polyloop_log WHEN NEW.part = 2 BEGIN SELECT RAISE(ABORT, 'injected row failure'); END");
-      const error = await store.step('r', stepWrite(0, big)).then(() => null, (e: unknown) => String(e));
+      state.storage.sql.exec(
+        "CREATE TRIGGER fail_third_part BEFORE INSERT ON polyloop_log WHEN NEW.part = 2 BEGIN SELECT RAISE(ABORT, 'injected row failure'); END",
+      );
+      const error = await store.step('r', stepWrite(0, big)).then(
+        () => null,
+        (e: unknown) => String(e),
+      );
       const rowsAfterFailure = state.storage.sql.exec<{ n: number }>('SELECT COUNT(*) AS n FROM polyloop_log').one().n;
       state.storage.sql.exec('DROP TRIGGER fail_third_part');
       await store.step('r', stepWrite(0, big));
@@ -68,12 +73,21 @@ describe('DurableObjectStore within Durable Object limits', () => {
     const result = await runInDurableObject(fresh(), async (_o, state) => {
       const store = new DurableObjectStore(state.storage, { maxRecordChars: 10_000 });
       await store.runStarted('r', started('r'));
-      const error = await store.step('r', stepWrite(0, 'y'.repeat(20_000))).then(() => null, (e: unknown) => e);
-      return { error, isTooLarge: error instanceof RecordTooLargeError, kinds: (await store.readLog('r')).map((x) => x.kind) };
+      const error = await store.step('r', stepWrite(0, 'y'.repeat(20_000))).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      return {
+        error,
+        isTooLarge: error instanceof RecordTooLargeError,
+        kinds: (await store.readLog('r')).map((x) => x.kind),
+      };
     });
     expect(result.isTooLarge).toBe(true);
     expect(isPolyLoopError(result.error, 'store_error')).toBe(true);
-    expect(String((result.error as Error).message)).toMatch(/exceeds DurableObjectStore's limit of 10000; nothing was written/);
+    expect(String((result.error as Error).message)).toMatch(
+      /exceeds DurableObjectStore's limit of 10000; nothing was written/,
+    );
     expect(result.kinds).toEqual(['run_started']);
   });
 
@@ -84,7 +98,11 @@ describe('DurableObjectStore within Durable Object limits', () => {
       await store.runStarted('a', started('a'));
       await store.runStarted('b', started('b'));
       await store.step('a', stepWrite(0));
-      return { seen: seen.map(([id, e]) => `${id}:${e.seq}`), after: store.readLines('a', 0).map((l) => l.seq), has: [store.hasLog('a'), store.hasLog('zzz')] };
+      return {
+        seen: seen.map(([id, e]) => `${id}:${e.seq}`),
+        after: store.readLines('a', 0).map((l) => l.seq),
+        has: [store.hasLog('a'), store.hasLog('zzz')],
+      };
     });
     expect(result.seen).toEqual(['a:0', 'b:0', 'a:1']);
     expect(result.after).toEqual([1]);

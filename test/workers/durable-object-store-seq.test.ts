@@ -10,7 +10,8 @@ import { DurableObjectStore } from '../../src/platform-workers/durable-object-st
 import { started, stepWrite } from '../contract/run-store.contract.ts';
 
 const fresh = (): DurableObjectStub => env.RUNS.get(env.RUNS.newUniqueId());
-const stepsOf = (log: readonly LogRecord[]): number[] => log.flatMap((r) => (r.kind === 'step' ? [r.step.stepIndex] : []));
+const stepsOf = (log: readonly LogRecord[]): number[] =>
+  log.flatMap((r) => (r.kind === 'step' ? [r.step.stepIndex] : []));
 
 describe('DurableObjectStore sequence numbers', () => {
   it('two stores on one storage appending in turn keep every record, in write order', async () => {
@@ -39,7 +40,10 @@ describe('DurableObjectStore sequence numbers', () => {
     const seqs = await runInDurableObject(fresh(), async (_o, state) => {
       const store = new DurableObjectStore(state.storage);
       await store.runStarted('r', started('r'));
-      const failed = await store.step('r', stepWrite(0, 'x'.repeat(17 * 1024 * 1024))).then(() => false, () => true);
+      const failed = await store.step('r', stepWrite(0, 'x'.repeat(17 * 1024 * 1024))).then(
+        () => false,
+        () => true,
+      );
       await store.step('r', stepWrite(0));
       return { failed, seqs: store.readLines('r').map((l) => l.seq) };
     });

@@ -5,7 +5,9 @@ declare namespace Cloudflare {
     RUN_INDEX: DurableObjectNamespace<import('../../src/platform-workers/run-index.ts').RunIndex>;
     POLYLOOP_TOKEN: string;
     PROBES: DurableObjectNamespace<import('../../src/platform-workers/run-object.ts').RunObjectBase<Env>>;
-    CHAT_PROBES: DurableObjectNamespace<import('../../src/platform-workers/chat-turn-object.ts').ChatTurnObjectBase<Env>>;
+    CHAT_PROBES: DurableObjectNamespace<
+      import('../../src/platform-workers/chat-turn-object.ts').ChatTurnObjectBase<Env>
+    >;
   }
   interface Exports {
     default: Fetcher;

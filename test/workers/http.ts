@@ -13,12 +13,21 @@ export function call(path: string, init: RequestInit & { token?: string | null }
 }
 
 export async function startRun(input: unknown, runId?: string): Promise<string> {
-  const res = await call('/runs', { method: 'POST', body: JSON.stringify(runId === undefined ? { input } : { runId, input }) });
+  const res = await call('/runs', {
+    method: 'POST',
+    body: JSON.stringify(runId === undefined ? { input } : { runId, input }),
+  });
   if (res.status !== 201) throw new Error(`start failed: ${res.status} ${await res.text()}`);
   return ((await res.json()) as { runId: string }).runId;
 }
 
-export type Pending = { resultId: string; stepIndex: number; kind: 'approval' | 'answer' | 'settle'; target: 'action' | 'model_call'; decision: Record<string, unknown> | null };
+export type Pending = {
+  resultId: string;
+  stepIndex: number;
+  kind: 'approval' | 'answer' | 'settle';
+  target: 'action' | 'model_call';
+  decision: Record<string, unknown> | null;
+};
 
 export type Status = {
   runId: string;
@@ -38,7 +47,12 @@ export async function status(runId: string, prefix = ''): Promise<Status> {
   return (await res.json()) as Status;
 }
 
-export async function waitFor(runId: string, done: (s: Status) => boolean, timeoutMs = 15_000, prefix = ''): Promise<Status> {
+export async function waitFor(
+  runId: string,
+  done: (s: Status) => boolean,
+  timeoutMs = 15_000,
+  prefix = '',
+): Promise<Status> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const s = await status(runId, prefix);
@@ -70,7 +84,8 @@ export async function readEvents(res: Response, stopAfter = Infinity): Promise<S
         const i = line.indexOf(': ');
         fields.set(line.slice(0, i), line.slice(i + 2));
       }
-      if (fields.has('id')) events.push({ id: Number(fields.get('id')), event: fields.get('event') ?? '', data: fields.get('data') ?? '' });
+      if (fields.has('id'))
+        events.push({ id: Number(fields.get('id')), event: fields.get('event') ?? '', data: fields.get('data') ?? '' });
     }
   }
   await reader.cancel().catch(() => undefined);

@@ -23,7 +23,12 @@ const SCRIPT = [
 ];
 
 function tools(effects: () => string[]): ToolSpec[] {
-  const obj = (props: Record<string, { type: string }>): ToolSpec['parameters'] => ({ type: 'object', properties: props, required: Object.keys(props), additionalProperties: false });
+  const obj = (props: Record<string, { type: string }>): ToolSpec['parameters'] => ({
+    type: 'object',
+    properties: props,
+    required: Object.keys(props),
+    additionalProperties: false,
+  });
   return [
     {
       name: 'send',
@@ -50,7 +55,10 @@ function tools(effects: () => string[]): ToolSpec[] {
   ];
 }
 
-function setup(store: RunStore, effects: () => string[]): { agent: ReturnType<typeof defineAgent>; request: RunRequest } {
+function setup(
+  store: RunStore,
+  effects: () => string[],
+): { agent: ReturnType<typeof defineAgent>; request: RunRequest } {
   const registry = ToolRegistry.of(tools(effects));
   const agent = defineAgent({
     model: scriptedModel(SCRIPT),
@@ -64,7 +72,10 @@ function setup(store: RunStore, effects: () => string[]): { agent: ReturnType<ty
     budget: { maxSteps: 10, maxValidActions: 10, maxContextChars: 100_000 },
     executor: registry.executor(),
     tools: registry,
-    context: { run: [{ role: 'system', content: [{ type: 'text', text: 'Do as told.' }] }], goal: [{ role: 'user', content: [{ type: 'text', text: 'Send, ask, send, charge.' }] }] },
+    context: {
+      run: [{ role: 'system', content: [{ type: 'text', text: 'Do as told.' }] }],
+      goal: [{ role: 'user', content: [{ type: 'text', text: 'Send, ask, send, charge.' }] }],
+    },
     injections: {},
     modelBinding: {},
     modelReplayPolicy: 'safe',
@@ -91,26 +102,48 @@ describe('the human-input law over DurableObjectStore (workerd, a fresh object p
         if (p.kind === 'answer') return { kind: 'answer', resultId: p.resultId, text: 'Blue.' };
         if (p.kind === 'settle') {
           // Settled from the outside world: did the side effect happen before the crash?
-          const effect = action?.kind === 'tool_call' && action.name === 'charge' ? `charge:${String(args['cents'])}` : `send:${String(args['to'])}`;
+          const effect =
+            action?.kind === 'tool_call' && action.name === 'charge'
+              ? `charge:${String(args['cents'])}`
+              : `send:${String(args['to'])}`;
           if (!world().includes(effect)) return { kind: 'retry', resultId: p.resultId };
-          const observation = effect.startsWith('charge:') ? `charged ${String(args['cents'])}` : `sent to ${String(args['to'])}`;
+          const observation = effect.startsWith('charge:')
+            ? `charged ${String(args['cents'])}`
+            : `sent to ${String(args['to'])}`;
           return { kind: 'executed', resultId: p.resultId, observation };
         }
-        return args['to'] === 'everyone' ? { kind: 'deny', resultId: p.resultId, reason: 'Not to everyone.' } : { kind: 'approve', resultId: p.resultId };
+        return args['to'] === 'everyone'
+          ? { kind: 'deny', resultId: p.resultId, reason: 'Not to everyone.' }
+          : { kind: 'approve', resultId: p.resultId };
       },
     });
     expect(report.failures).toEqual([]);
     expect(report.reference.stopReason).toBe('final_answer');
-    expect(report.reference.trajectory.map((s) => s.actionStatus)).toEqual(['executed', 'executed', 'denied', 'executed', null]);
+    expect(report.reference.trajectory.map((s) => s.actionStatus)).toEqual([
+      'executed',
+      'executed',
+      'denied',
+      'executed',
+      null,
+    ]);
     expect(report.cases).toHaveLength(report.writes * 2);
     expect(report.writes).toBeGreaterThan(20);
     // Some crashes left a never action in flight: they were settled, not ended in_flight_unknown.
     expect(replies).toContain('settle');
     expect(worlds).toHaveLength(report.cases.length + 1);
     for (const [i, effects] of worlds.entries()) {
-      expect(effects.filter((e) => e === 'send:ops'), `world ${i}`).toHaveLength(1);
-      expect(effects.filter((e) => e === 'charge:500'), `world ${i}`).toHaveLength(1);
-      expect(effects.filter((e) => e === 'send:everyone'), `world ${i}`).toHaveLength(0);
+      expect(
+        effects.filter((e) => e === 'send:ops'),
+        `world ${i}`,
+      ).toHaveLength(1);
+      expect(
+        effects.filter((e) => e === 'charge:500'),
+        `world ${i}`,
+      ).toHaveLength(1);
+      expect(
+        effects.filter((e) => e === 'send:everyone'),
+        `world ${i}`,
+      ).toHaveLength(0);
     }
   }, 120_000);
 
@@ -121,7 +154,10 @@ describe('the human-input law over DurableObjectStore (workerd, a fresh object p
       const s0 = setup(store, () => effects);
       const first = await run(s0.agent, s0.request);
       expect(first.pending).toMatchObject({ kind: 'approval', resultId: 's0.input' });
-      expect(readRunLog(await store.readLog('law-1'))).toMatchObject({ state: 'awaiting_input', pending: first.pending });
+      expect(readRunLog(await store.readLog('law-1'))).toMatchObject({
+        state: 'awaiting_input',
+        pending: first.pending,
+      });
       const s = setup(store, () => effects);
       const second = await resume(s.agent, s.request, { input: { kind: 'approve', resultId: 's0.input' } });
       expect(second.pending).toMatchObject({ kind: 'answer', resultId: 's1.input' });

@@ -12,26 +12,48 @@ import { call, readEvents, startRun, status, waitFor } from './http.ts';
 import type { Status } from './http.ts';
 
 const stubOf = (runId: string): DurableObjectStub => env.RUNS.get(env.RUNS.idFromName(runId));
-const alarmOf = (runId: string): Promise<number | null> => runInDurableObject(stubOf(runId), (_o, state) => state.storage.getAlarm());
+const alarmOf = (runId: string): Promise<number | null> =>
+  runInDurableObject(stubOf(runId), (_o, state) => state.storage.getAlarm());
 const APPROVE = { goal: 'hello world', approve: true };
 
 const reply = (runId: string, body: unknown, prefix = ''): Promise<Response> =>
-  call(`${prefix}/runs/${runId}/input`, { method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body) });
+  call(`${prefix}/runs/${runId}/input`, {
+    method: 'POST',
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 
 async function logKinds(runId: string): Promise<string[]> {
   const res = await call(`/runs/${runId}/log`);
   const text = await res.text();
-  return text.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { kind: string }).kind);
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => (JSON.parse(l) as { kind: string }).kind);
 }
 
-const awaiting = (resultId: string) => (s: Status): boolean => s.status === 'awaiting_input' && s.pending?.resultId === resultId;
+const awaiting =
+  (resultId: string) =>
+  (s: Status): boolean =>
+    s.status === 'awaiting_input' && s.pending?.resultId === resultId;
 
 describe('POST /runs/:id/input (workerd)', () => {
   it('reports a run stopped at an approval as awaiting_input with its request, and finishes it after each approval with the answer of a run that needed none', async () => {
     const runId = await startRun(APPROVE);
     const first = await waitFor(runId, awaiting('s0.input'));
-    expect(first).toMatchObject({ status: 'awaiting_input', stopReason: null, finalAnswer: null, steps: 0, validActions: 0 });
-    expect(first.pending).toMatchObject({ resultId: 's0.input', stepIndex: 0, kind: 'approval', target: 'action', decision: { action: { kind: 'tool_call', name: 'reverse_word', arguments: { word: 'hello' } } } });
+    expect(first).toMatchObject({
+      status: 'awaiting_input',
+      stopReason: null,
+      finalAnswer: null,
+      steps: 0,
+      validActions: 0,
+    });
+    expect(first.pending).toMatchObject({
+      resultId: 's0.input',
+      stepIndex: 0,
+      kind: 'approval',
+      target: 'action',
+      decision: { action: { kind: 'tool_call', name: 'reverse_word', arguments: { word: 'hello' } } },
+    });
     const res = await reply(runId, { kind: 'approve', resultId: 's0.input' });
     expect(res.status).toBe(202);
     expect(await res.json()).toEqual({ runId, resultId: 's0.input' });
@@ -50,7 +72,9 @@ describe('POST /runs/:id/input (workerd)', () => {
     expect((await reply(runId, { kind: 'deny', resultId: 's0.input', reason: 'Not today.' })).status).toBe(202);
     const done = await waitFor(runId, (s) => s.status === 'ended');
     expect(done).toMatchObject({ stopReason: 'final_answer', steps: 2, validActions: 0, finalAnswer: 'Not today.' });
-    const { steps } = (await (await call(`/runs/${runId}/trajectory`)).json()) as { steps: { actionStatus: string | null; observation: string | null }[] };
+    const { steps } = (await (await call(`/runs/${runId}/trajectory`)).json()) as {
+      steps: { actionStatus: string | null; observation: string | null }[];
+    };
     expect(steps[0]).toMatchObject({ actionStatus: 'denied', observation: 'Not today.' });
   });
 
@@ -60,16 +84,36 @@ describe('POST /runs/:id/input (workerd)', () => {
     const before = await logKinds(runId);
     const cases: [unknown, number, string, RegExp][] = [
       [{ kind: 'approve', resultId: 's1.input' }, 409, 'conflict', /awaits input for "s0.input", not "s1.input"/],
-      [{ kind: 'answer', resultId: 's0.input', text: 'yes' }, 400, 'bad_request', /accepts approve, deny, cancel, not answer/],
+      [
+        { kind: 'answer', resultId: 's0.input', text: 'yes' },
+        400,
+        'bad_request',
+        /accepts approve, deny, cancel, not answer/,
+      ],
       [{ kind: 'executed', resultId: 's0.input', observation: 'x' }, 400, 'bad_request', /not executed/],
       [{ kind: 'approve' }, 400, 'bad_request', /resultId must be a string/],
       [{ kind: 'maybe', resultId: 's0.input' }, 400, 'bad_request', /kind must be one of/],
       // Names every object inherits are no kinds either.
-      [{ kind: 'toString', resultId: 's0.input' }, 400, 'bad_request', /kind must be one of approve, deny, answer, executed, retry, cancel, got "toString"/],
+      [
+        { kind: 'toString', resultId: 's0.input' },
+        400,
+        'bad_request',
+        /kind must be one of approve, deny, answer, executed, retry, cancel, got "toString"/,
+      ],
       [{ kind: '__proto__', resultId: 's0.input' }, 400, 'bad_request', /kind must be one of .*, got "__proto__"/],
-      [{ kind: 'constructor', resultId: 's0.input', 'function Object() { [native code] }': 'x' }, 400, 'bad_request', /kind must be one of .*, got "constructor"/],
+      [
+        { kind: 'constructor', resultId: 's0.input', 'function Object() { [native code] }': 'x' },
+        400,
+        'bad_request',
+        /kind must be one of .*, got "constructor"/,
+      ],
       [{ kind: 'deny', resultId: 's0.input' }, 400, 'bad_request', /reason must be a string/],
-      [{ kind: 'approve', resultId: 's0.input', note: 1 }, 400, 'bad_request', /unknown field\(s\) for a approve reply: note/],
+      [
+        { kind: 'approve', resultId: 's0.input', note: 1 },
+        400,
+        'bad_request',
+        /unknown field\(s\) for a approve reply: note/,
+      ],
       ['{"kind":', 400, 'bad_request', /not valid JSON/],
     ];
     for (const [body, code, errorCode, message] of cases) {
@@ -97,13 +141,18 @@ describe('POST /runs/:id/input (workerd)', () => {
   it('takes one of two replies sent at once (202) and refuses the other (409): the approved action runs once', async () => {
     const runId = await startRun({ goal: 'twice', approve: true });
     await waitFor(runId, awaiting('s0.input'));
-    const [x, y] = await Promise.all([reply(runId, { kind: 'approve', resultId: 's0.input' }), reply(runId, { kind: 'deny', resultId: 's0.input', reason: 'no' })]);
+    const [x, y] = await Promise.all([
+      reply(runId, { kind: 'approve', resultId: 's0.input' }),
+      reply(runId, { kind: 'deny', resultId: 's0.input', reason: 'no' }),
+    ]);
     expect([x.status, y.status].sort()).toEqual([202, 409]);
     const done = await waitFor(runId, (s) => s.status === 'ended');
     const kinds = await logKinds(runId);
     expect(kinds.filter((k) => k === 'input')).toHaveLength(1);
     // Whichever landed was carried out, and only it.
-    expect(done).toMatchObject(x.status === 202 ? { finalAnswer: 'eciwt', validActions: 1 } : { finalAnswer: 'no', validActions: 0 });
+    expect(done).toMatchObject(
+      x.status === 202 ? { finalAnswer: 'eciwt', validActions: 1 } : { finalAnswer: 'no', validActions: 0 },
+    );
   });
 
   it('clears the alarm while a run waits (an awaiting run costs nothing) and re-arms it once a reply lands', async () => {
@@ -126,7 +175,14 @@ describe('POST /runs/:id/input (workerd)', () => {
     await waitFor(runId, awaiting('s0.input'));
     // As if a drive wrote the reply and then the instance died: the input record and the alarm are all there is.
     await runInDurableObject(stubOf(runId), async (_o, state) => {
-      await new DurableObjectStore(state.storage).input(runId, { kind: 'input', v: '1.1', stepIndex: 0, resultId: 's0.input', reply: { kind: 'approve', resultId: 's0.input' }, receivedAt: new Date().toISOString() });
+      await new DurableObjectStore(state.storage).input(runId, {
+        kind: 'input',
+        v: '1.1',
+        stepIndex: 0,
+        resultId: 's0.input',
+        reply: { kind: 'approve', resultId: 's0.input' },
+        receivedAt: new Date().toISOString(),
+      });
       await state.storage.setAlarm(Date.now() + 60_000);
     });
     await runInDurableObject(stubOf(runId), (_o, state) => state.abort('simulated eviction')).catch(() => undefined);
@@ -148,7 +204,10 @@ describe('POST /runs/:id/input (workerd)', () => {
     expect(await alarmOf(runId)).toBeNull();
     expect(await logKinds(runId)).toEqual(before);
     expect((await reply(runId, { kind: 'approve', resultId: 's0.input' })).status).toBe(202);
-    expect(await waitFor(runId, (s) => s.status === 'ended')).toMatchObject({ stopReason: 'final_answer', finalAnswer: 'niaga' });
+    expect(await waitFor(runId, (s) => s.status === 'ended')).toMatchObject({
+      stopReason: 'final_answer',
+      finalAnswer: 'niaga',
+    });
   });
 
   it('answers 500 to a reply whose drive fails (the factory throws on resume), leaving the run waiting and no promise rejected unhandled', async () => {
@@ -160,7 +219,10 @@ describe('POST /runs/:id/input (workerd)', () => {
     addEventListener('unhandledrejection', listen);
     try {
       const runId = `throws-${crypto.randomUUID()}`;
-      const started = await call('/probes/runs', { method: 'POST', body: JSON.stringify({ runId, input: { goal: 'a b', approve: true, fault: 'throws-on-resume' } }) });
+      const started = await call('/probes/runs', {
+        method: 'POST',
+        body: JSON.stringify({ runId, input: { goal: 'a b', approve: true, fault: 'throws-on-resume' } }),
+      });
       expect(started.status).toBe(201);
       await waitFor(runId, awaiting('s0.input'), 5_000, '/probes');
       const probe = env.PROBES.get(env.PROBES.idFromName(runId));
@@ -168,7 +230,10 @@ describe('POST /runs/:id/input (workerd)', () => {
       const res = await reply(runId, { kind: 'approve', resultId: 's0.input' }, '/probes');
       expect(res.status).toBe(500);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('internal');
-      expect(await status(runId, '/probes')).toMatchObject({ status: 'awaiting_input', pending: { resultId: 's0.input' } });
+      expect(await status(runId, '/probes')).toMatchObject({
+        status: 'awaiting_input',
+        pending: { resultId: 's0.input' },
+      });
       await new Promise((r) => setTimeout(r, 100));
       expect(unhandled.map(String)).toEqual([]);
     } finally {
@@ -184,14 +249,20 @@ describe('POST /runs/:id/input (workerd)', () => {
     expect(done).toMatchObject({ stopReason: 'cancelled', steps: 0, pending: null });
     expect((await logKinds(runId)).slice(-3)).toEqual(['input_request', 'input', 'run_ended']);
     const log = await (await call(`/runs/${runId}/log`)).text();
-    expect(JSON.parse(log.trim().split('\n').at(-2) ?? '{}')).toMatchObject({ kind: 'input', reply: { kind: 'cancel', resultId: 's0.input' } });
+    expect(JSON.parse(log.trim().split('\n').at(-2) ?? '{}')).toMatchObject({
+      kind: 'input',
+      reply: { kind: 'cancel', resultId: 's0.input' },
+    });
     expect(await alarmOf(runId)).toBeNull();
     expect((await reply(runId, { kind: 'approve', resultId: 's0.input' })).status).toBe(409);
   });
 
   it('carries out a cancel that arrives while the drive that paused the run is still telling the run index (202, then ended cancelled)', async () => {
     const runId = `slow-index-${crypto.randomUUID()}`;
-    const started = await call('/probes/runs', { method: 'POST', body: JSON.stringify({ runId, input: { goal: 'a b', approve: true, fault: 'none', indexDelayMs: 400 } }) });
+    const started = await call('/probes/runs', {
+      method: 'POST',
+      body: JSON.stringify({ runId, input: { goal: 'a b', approve: true, fault: 'none', indexDelayMs: 400 } }),
+    });
     expect(started.status).toBe(201);
     // The log says awaiting_input at once; the drive that wrote it spends 400 ms more reporting that to the index.
     await waitFor(runId, awaiting('s0.input'), 5_000, '/probes');
@@ -207,7 +278,11 @@ describe('POST /runs/:id/input (workerd)', () => {
     await waitFor(runId, awaiting('s0.input'));
     const waiting = await readEvents(await call(`/runs/${runId}/events`), 4);
     expect(waiting.map((e) => e.event)).toEqual(['run_started', 'intent', 'result', 'input_request']);
-    expect(JSON.parse(waiting[3]?.data ?? '{}')).toMatchObject({ kind: 'input_request', resultId: 's0.input', request: { kind: 'approval' } });
+    expect(JSON.parse(waiting[3]?.data ?? '{}')).toMatchObject({
+      kind: 'input_request',
+      resultId: 's0.input',
+      request: { kind: 'approval' },
+    });
     expect((await reply(runId, { kind: 'approve', resultId: 's0.input' })).status).toBe(202);
     await waitFor(runId, (s) => s.status === 'ended');
     const rest = await readEvents(await call(`/runs/${runId}/events`, { headers: { 'last-event-id': '3' } }));
@@ -220,9 +295,16 @@ describe('POST /runs/:id/input (workerd)', () => {
 describe('cancel of a run whose model never settles (workerd)', () => {
   it('ends it cancelled within the cancel grace although the model call ignores its abort signal', async () => {
     const runId = `probe-hang-${crypto.randomUUID()}`;
-    const start = await call('/probes/runs', { method: 'POST', body: JSON.stringify({ runId, input: { goal: 'never answered', fault: 'hangs-model' } }) });
+    const start = await call('/probes/runs', {
+      method: 'POST',
+      body: JSON.stringify({ runId, input: { goal: 'never answered', fault: 'hangs-model' } }),
+    });
     expect(start.status).toBe(201);
-    const kinds = async (): Promise<string[]> => (await (await call(`/probes/runs/${runId}/log`)).text()).split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { kind: string }).kind);
+    const kinds = async (): Promise<string[]> =>
+      (await (await call(`/probes/runs/${runId}/log`)).text())
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { kind: string }).kind);
     for (let i = 0; i < 200 && !(await kinds()).includes('intent'); i++) await new Promise((r) => setTimeout(r, 20));
     expect(await status(runId, '/probes')).toMatchObject({ status: 'running', steps: 0 });
     expect((await call(`/probes/runs/${runId}/cancel`, { method: 'POST' })).status).toBe(202);

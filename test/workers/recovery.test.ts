@@ -14,7 +14,8 @@ async function evict(runId: string): Promise<void> {
 describe('the run object when its instance is lost (workerd)', () => {
   it('arms an alarm before the run starts and clears it when the run ends', async () => {
     const runId = await startRun(SLOW);
-    const alarmOf = (): Promise<number | null> => runInDurableObject(stubOf(runId), (_o, state) => state.storage.getAlarm());
+    const alarmOf = (): Promise<number | null> =>
+      runInDurableObject(stubOf(runId), (_o, state) => state.storage.getAlarm());
     expect(await alarmOf()).toBeGreaterThan(Date.now());
     await waitFor(runId, (s) => s.status === 'ended');
     expect(await alarmOf()).toBeNull();
@@ -31,7 +32,12 @@ describe('the run object when its instance is lost (workerd)', () => {
     expect(stalled.status).toBe('running');
     expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
     const done = await waitFor(runId, (s) => s.status === 'ended');
-    expect(done).toMatchObject({ stopReason: 'final_answer', steps: 7, validActions: 6, finalAnswer: 'eno owt eerht ruof evif xis' });
+    expect(done).toMatchObject({
+      stopReason: 'final_answer',
+      steps: 7,
+      validActions: 6,
+      finalAnswer: 'eno owt eerht ruof evif xis',
+    });
   });
 
   it('cancels a run whose instance was reset: a driver is started only to end it cancelled', async () => {
@@ -48,10 +54,17 @@ describe('the run object when its instance is lost (workerd)', () => {
     const runId = await startRun(SLOW);
     await waitFor(runId, (s) => s.steps >= 1);
     await evict(runId);
-    await runInDurableObject(stubOf(runId), (_o, state) => void state.storage.sql.exec(`UPDATE polyloop_run SET input = '"a different goal"'`));
+    await runInDurableObject(
+      stubOf(runId),
+      (_o, state) => void state.storage.sql.exec(`UPDATE polyloop_run SET input = '"a different goal"'`),
+    );
     expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
     const done = await waitFor(runId, (s) => s.status === 'ended' || s.status === 'halted');
-    expect(done).toMatchObject({ status: 'ended', stopReason: 'final_answer', finalAnswer: 'eno owt eerht ruof evif xis' });
+    expect(done).toMatchObject({
+      status: 'ended',
+      stopReason: 'final_answer',
+      finalAnswer: 'eno owt eerht ruof evif xis',
+    });
   });
 
   it('halts a run whose resume is refused (identity changed), clears its alarm, does not retry, and reports it halted with how to upgrade it', async () => {
@@ -59,7 +72,11 @@ describe('the run object when its instance is lost (workerd)', () => {
     await waitFor(runId, (s) => s.steps >= 1);
     await evict(runId);
     // As if a deploy changed the agent the stored input builds (its tool now needs approval): the identity no longer matches.
-    await runInDurableObject(stubOf(runId), (_o, state) => void state.storage.sql.exec(`UPDATE polyloop_run SET input = ?`, JSON.stringify({ ...SLOW, approve: true })));
+    await runInDurableObject(
+      stubOf(runId),
+      (_o, state) =>
+        void state.storage.sql.exec(`UPDATE polyloop_run SET input = ?`, JSON.stringify({ ...SLOW, approve: true })),
+    );
     expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
     const row = async (): Promise<{ halted: string | null; alarm: number | null }> =>
       runInDurableObject(stubOf(runId), async (_o, state) => ({

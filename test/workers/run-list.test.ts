@@ -73,7 +73,10 @@ describe('GET /runs (workerd)', () => {
     const runId = await startRun({ goal: 'hi', approve: true, pauseMs: 200 });
     await waitFor(runId, (s) => s.status === 'awaiting_input');
     expect(await listedAs(runId, (i) => i.status === 'awaiting_input')).toMatchObject({ stopReason: null });
-    const reply = await call(`/runs/${runId}/input`, { method: 'POST', body: JSON.stringify({ kind: 'approve', resultId: 's0.input' }) });
+    const reply = await call(`/runs/${runId}/input`, {
+      method: 'POST',
+      body: JSON.stringify({ kind: 'approve', resultId: 's0.input' }),
+    });
     expect(reply.status).toBe(202);
     // The run object reports "running" before it answers the reply: the listing never shows a landed reply as still awaited.
     expect(['running', 'ended']).toContain((await everything(100)).items.find((i) => i.runId === runId)?.status);
@@ -86,9 +89,16 @@ describe('GET /runs (workerd)', () => {
     const setup = demoSetup({ env: {}, runId, input: 'one two' });
     const inner = new InMemoryStore();
     const { request, ...seams } = setup;
-    const agent = defineAgent({ ...seams, store: faultyStore(inner, { crashAfterWrites: 3 }), events: { params: { sink: 'test' }, deliver: () => undefined } });
+    const agent = defineAgent({
+      ...seams,
+      store: faultyStore(inner, { crashAfterWrites: 3 }),
+      events: { params: { sink: 'test' }, deliver: () => undefined },
+    });
     await run(agent, { ...request, runId }).catch(() => undefined);
-    const res = await call('/runs', { method: 'POST', body: JSON.stringify({ runId, input: 'one two', log: await exportRun(inner, runId) }) });
+    const res = await call('/runs', {
+      method: 'POST',
+      body: JSON.stringify({ runId, input: 'one two', log: await exportRun(inner, runId) }),
+    });
     expect(res.status).toBe(201);
     expect((await page('?limit=100')).runs.map((i) => i.runId)).toContain(runId);
     await waitFor(runId, (s) => s.status === 'ended');
@@ -130,7 +140,10 @@ describe('POST /runs/:id/cancel of an ended run (workerd)', () => {
     const res = await call(`/runs/${runId}/cancel`, { method: 'POST' });
     expect(res.status).toBe(409);
     const body = (await res.json()) as { error: { code: string; message: string } };
-    expect(body.error).toEqual({ code: 'conflict', message: `run ${JSON.stringify(runId)} has ended (final_answer); there is nothing to cancel` });
+    expect(body.error).toEqual({
+      code: 'conflict',
+      message: `run ${JSON.stringify(runId)} has ended (final_answer); there is nothing to cancel`,
+    });
     expect(await waitFor(runId, (s) => s.status === 'ended')).toEqual(done);
   });
 });

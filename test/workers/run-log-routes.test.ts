@@ -16,12 +16,20 @@ import { call, startRun, status, waitFor } from './http.ts';
 
 const GOAL = 'one two';
 const uid = (p: string): string => `${p}-${crypto.randomUUID()}`;
-const timeless = (steps: readonly StepRecord[]): Omit<StepRecord, 'startedAt' | 'endedAt'>[] => steps.map(({ startedAt: _s, endedAt: _e, ...rest }) => rest);
+const timeless = (steps: readonly StepRecord[]): Omit<StepRecord, 'startedAt' | 'endedAt'>[] =>
+  steps.map(({ startedAt: _s, endedAt: _e, ...rest }) => rest);
 
 /** Run the demo agent of the Worker (the same factory, same input) on `store`, here in the test. */
 function runHere(store: RunStore, runId: string, goal = GOAL): Promise<unknown> {
   const { model, interpreter, syntheticObservations, defaults, request } = demoSetup({ env: {}, runId, input: goal });
-  const agent = defineAgent({ model, interpreter, syntheticObservations, defaults: defaults!, store, events: { params: { sink: 'test' }, deliver: () => undefined } });
+  const agent = defineAgent({
+    model,
+    interpreter,
+    syntheticObservations,
+    defaults: defaults!,
+    store,
+    events: { params: { sink: 'test' }, deliver: () => undefined },
+  });
   return run(agent, { ...request, runId });
 }
 
@@ -56,13 +64,21 @@ describe('GET /runs/:id/log (workerd)', () => {
     expect(res.headers.get('content-type')).toBe('application/x-ndjson');
     const body = await res.text();
     const stub = env.RUNS.get(env.RUNS.idFromName(runId));
-    const fromObject = await runInDurableObject(stub, (_o, state) => exportRun(new DurableObjectStore(state.storage), runId));
+    const fromObject = await runInDurableObject(stub, (_o, state) =>
+      exportRun(new DurableObjectStore(state.storage), runId),
+    );
     expect(body).toBe(fromObject);
     const memory = new InMemoryStore();
     await importRun(memory, runId, body);
     expect(await exportRun(memory, runId)).toBe(body);
     expect(body.endsWith('\n')).toBe(true);
-    expect(body.trimEnd().split('\n').map((l) => (JSON.parse(l) as { kind: string }).kind).at(-1)).toBe('run_ended');
+    expect(
+      body
+        .trimEnd()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { kind: string }).kind)
+        .at(-1),
+    ).toBe('run_ended');
   });
 
   it('answers 404 for an unknown run and 401 without the token', async () => {
@@ -85,7 +101,11 @@ describe('POST /runs with a log (workerd)', () => {
       expect(res.status, `after ${writes} writes: ${await res.clone().text()}`).toBe(201);
       expect(await res.json()).toEqual({ runId });
       const ended = await waitFor(runId, (s) => s.status !== 'running');
-      expect(ended, `after ${writes} writes`).toMatchObject({ status: 'ended', stopReason: 'final_answer', finalAnswer: 'eno owt' });
+      expect(ended, `after ${writes} writes`).toMatchObject({
+        status: 'ended',
+        stopReason: 'final_answer',
+        finalAnswer: 'eno owt',
+      });
       const trajectory = (await (await call(`/runs/${runId}/trajectory`)).json()) as { steps: StepRecord[] };
       expect(timeless(trajectory.steps), `after ${writes} writes`).toEqual(reference);
       // The object's log continues the imported one: the same records first, byte for byte.
@@ -103,7 +123,9 @@ describe('POST /runs with a log (workerd)', () => {
     await errorOf(await call('/runs', { method: 'POST', body: huge }), 413, 'payload_too_large');
     // Over 1 MiB but not the import form: the 1 MiB limit holds.
     const plain = `${JSON.stringify({ runId: uid('plain'), input: GOAL }).slice(0, -1)}${' '.repeat(MAX_BODY_BYTES)}}`;
-    expect(await errorOf(await call('/runs', { method: 'POST', body: plain }), 413, 'payload_too_large')).toMatch(`${MAX_BODY_BYTES} bytes`);
+    expect(await errorOf(await call('/runs', { method: 'POST', body: plain }), 413, 'payload_too_large')).toMatch(
+      `${MAX_BODY_BYTES} bytes`,
+    );
   });
 
   it('refuses an input over 1 MiB in this form with 413 like a plain start, storing nothing (the id stays free)', async () => {
@@ -114,7 +136,14 @@ describe('POST /runs with a log (workerd)', () => {
     const res = await call('/probes/runs', { method: 'POST', body: JSON.stringify({ runId, input, log }) });
     expect(await errorOf(res, 413, 'payload_too_large')).toMatch(/input/);
     await errorOf(await call(`/probes/runs/${runId}`), 404, 'not_found');
-    expect((await call('/probes/runs', { method: 'POST', body: JSON.stringify({ runId, input: { goal: GOAL, fault: 'none' }, log }) })).status).toBe(201);
+    expect(
+      (
+        await call('/probes/runs', {
+          method: 'POST',
+          body: JSON.stringify({ runId, input: { goal: GOAL, fault: 'none' }, log }),
+        })
+      ).status,
+    ).toBe(201);
     expect((await waitFor(runId, (s) => s.status !== 'running', 15_000, '/probes')).status).toBe('ended');
   });
 
@@ -129,24 +158,61 @@ describe('POST /runs with a log (workerd)', () => {
 
   const spoilers: [string, (log: string, runId: string) => string, RegExp][] = [
     ['a torn last line', (log) => log.slice(0, -20), /CorruptLogError: .*torn/],
-    ['a corrupt middle line', (log) => log.split('\n').map((l, i) => (i === 2 ? '{oops' : l)).join('\n'), /CorruptLogError: .*imported log:3: not valid JSON/],
+    [
+      'a corrupt middle line',
+      (log) =>
+        log
+          .split('\n')
+          .map((l, i) => (i === 2 ? '{oops' : l))
+          .join('\n'),
+      /CorruptLogError: .*imported log:3: not valid JSON/,
+    ],
     ['a schema major 2', (log) => log.replaceAll('"v":"1.', '"v":"2.'), /SchemaVersionError: .*"2\./],
-    ['a log of another run id', (log, runId) => log.replace(`"runId":"${runId}"`, '"runId":"someone-else"'), /InvalidRequestError: .*is of run "someone-else"/],
+    [
+      'a log of another run id',
+      (log, runId) => log.replace(`"runId":"${runId}"`, '"runId":"someone-else"'),
+      /InvalidRequestError: .*is of run "someone-else"/,
+    ],
     ['an empty log', () => '', /InvalidRequestError: .*empty/],
-    ['records out of protocol order', (log) => { const l = log.trimEnd().split('\n'); return `${[l[0], l[2], l[1], ...l.slice(3)].join('\n')}\n`; }, /CorruptLogError: /],
-    ['a run_ended that claims 42 steps and "All good"', (log) => `${log}{"kind":"run_ended","v":"1.1","stopReason":"final_answer","finalAnswer":"All good","steps":42,"validActions":0}\n`, /CorruptLogError: .*run_ended says 42 steps/],
-    ['a snapshot that is not its hash', (log) => log.replace(/"snapshotHash":"[0-9a-f]/, '"snapshotHash":"x'), /CorruptLogError: .*snapshotHash/],
-    ['a record nested 100,000 levels deep', (log) => log.replace(/\}\n/, `,"extra":${'['.repeat(100_000)}${']'.repeat(100_000)}}\n`), /CorruptLogError: .*imported log:1: the record is nested more than 110 levels deep/],
+    [
+      'records out of protocol order',
+      (log) => {
+        const l = log.trimEnd().split('\n');
+        return `${[l[0], l[2], l[1], ...l.slice(3)].join('\n')}\n`;
+      },
+      /CorruptLogError: /,
+    ],
+    [
+      'a run_ended that claims 42 steps and "All good"',
+      (log) =>
+        `${log}{"kind":"run_ended","v":"1.1","stopReason":"final_answer","finalAnswer":"All good","steps":42,"validActions":0}\n`,
+      /CorruptLogError: .*run_ended says 42 steps/,
+    ],
+    [
+      'a snapshot that is not its hash',
+      (log) => log.replace(/"snapshotHash":"[0-9a-f]/, '"snapshotHash":"x'),
+      /CorruptLogError: .*snapshotHash/,
+    ],
+    [
+      'a record nested 100,000 levels deep',
+      (log) => log.replace(/\}\n/, `,"extra":${'['.repeat(100_000)}${']'.repeat(100_000)}}\n`),
+      /CorruptLogError: .*imported log:1: the record is nested more than 110 levels deep/,
+    ],
   ];
 
-  it.each(spoilers)('answers 400 bad_request for %s, storing nothing (the id stays free)', async (_what, spoil, message) => {
-    const runId = uid('hostile');
-    const log = await interruptedLog(runId, 6);
-    expect(await errorOf(await post({ runId, input: GOAL, log: spoil(log, runId) }), 400, 'bad_request')).toMatch(message);
-    await errorOf(await call(`/runs/${runId}`), 404, 'not_found');
-    expect((await post({ runId, input: GOAL, log })).status).toBe(201);
-    expect((await waitFor(runId, (s) => s.status !== 'running')).status).toBe('ended');
-  });
+  it.each(spoilers)(
+    'answers 400 bad_request for %s, storing nothing (the id stays free)',
+    async (_what, spoil, message) => {
+      const runId = uid('hostile');
+      const log = await interruptedLog(runId, 6);
+      expect(await errorOf(await post({ runId, input: GOAL, log: spoil(log, runId) }), 400, 'bad_request')).toMatch(
+        message,
+      );
+      await errorOf(await call(`/runs/${runId}`), 404, 'not_found');
+      expect((await post({ runId, input: GOAL, log })).status).toBe(201);
+      expect((await waitFor(runId, (s) => s.status !== 'running')).status).toBe('ended');
+    },
+  );
 
   it('answers 400 when the factory, given this input, builds an agent that would not resume the log (identity mismatch), storing nothing', async () => {
     const runId = uid('mismatch');
@@ -155,7 +221,10 @@ describe('POST /runs with a log (workerd)', () => {
     expect(message).toMatch(/^log rejected: RunIdentityMismatchError: .*context\.goal/);
     await errorOf(await call(`/runs/${runId}`), 404, 'not_found');
     expect((await post({ runId, input: GOAL, log })).status).toBe(201);
-    expect(await waitFor(runId, (s) => s.status !== 'running')).toMatchObject({ status: 'ended', finalAnswer: 'eno owt' });
+    expect(await waitFor(runId, (s) => s.status !== 'running')).toMatchObject({
+      status: 'ended',
+      finalAnswer: 'eno owt',
+    });
   });
 
   it('imports a log upgraded elsewhere: judged against the identity its upgrade put in force, not the one it started with', async () => {
@@ -163,31 +232,54 @@ describe('POST /runs with a log (workerd)', () => {
     const inner = new InMemoryStore();
     const { model, interpreter, syntheticObservations, defaults, request } = demoSetup({ env: {}, runId, input: GOAL });
     const agentOn = (store: RunStore, system?: string) => {
-      const prompt = system === undefined ? defaults!.context!.run! : [{ role: 'system' as const, content: [{ type: 'text' as const, text: system }] }];
-      return defineAgent({ model, interpreter, syntheticObservations, defaults: { ...defaults, context: { run: prompt } }, store, events: { params: { sink: 'test' }, deliver: () => undefined } });
+      const prompt =
+        system === undefined
+          ? defaults!.context!.run!
+          : [{ role: 'system' as const, content: [{ type: 'text' as const, text: system }] }];
+      return defineAgent({
+        model,
+        interpreter,
+        syntheticObservations,
+        defaults: { ...defaults, context: { run: prompt } },
+        store,
+        events: { params: { sink: 'test' }, deliver: () => undefined },
+      });
     };
     // The old code: another system prompt, interrupted after its first step.
-    await run(agentOn(faultyStore(inner, { crashAfterWrites: 4 }), 'The old prompt.'), { ...request, runId }).catch(() => undefined);
+    await run(agentOn(faultyStore(inner, { crashAfterWrites: 4 }), 'The old prompt.'), { ...request, runId }).catch(
+      () => undefined,
+    );
     // The new code (this Worker's agent) takes it over with an upgrade, and is interrupted right after it.
-    await resume(agentOn(faultyStore(inner, { crashAfterWrites: 1 })), runId, { upgrade: { reason: 'the new prompt' } }).catch(() => undefined);
+    await resume(agentOn(faultyStore(inner, { crashAfterWrites: 1 })), runId, {
+      upgrade: { reason: 'the new prompt' },
+    }).catch(() => undefined);
     const log = await exportRun(inner, runId);
     expect(log).toMatch(/"kind":"upgrade"/);
     const res = await post({ runId, input: GOAL, log });
     expect(res.status, await res.clone().text()).toBe(201);
-    expect(await waitFor(runId, (s) => s.status !== 'running')).toMatchObject({ status: 'ended', finalAnswer: 'eno owt' });
+    expect(await waitFor(runId, (s) => s.status !== 'running')).toMatchObject({
+      status: 'ended',
+      finalAnswer: 'eno owt',
+    });
     expect((await (await call(`/runs/${runId}/log`)).text()).startsWith(log)).toBe(true);
   });
 
   it('resumes an imported log written before stored requests (record version 1.1) with the request setup builds', async () => {
     const runId = uid('v1-1');
-    const records = (await interruptedLog(runId, 5)).trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const records = (await interruptedLog(runId, 5))
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     // What a 1.1 writer left: the same records, without run_started's request.
     const older = records.map((r): Record<string, unknown> => ({ ...r, v: '1.1' }));
     delete older[0]!['request'];
     const log = older.map((r) => `${JSON.stringify(r)}\n`).join('');
     expect(log).not.toMatch(/"defaulted"/);
     expect((await post({ runId, input: GOAL, log })).status).toBe(201);
-    expect(await waitFor(runId, (s) => s.status !== 'running')).toMatchObject({ status: 'ended', finalAnswer: 'eno owt' });
+    expect(await waitFor(runId, (s) => s.status !== 'running')).toMatchObject({
+      status: 'ended',
+      finalAnswer: 'eno owt',
+    });
   });
 
   it('answers 400 for a log without runId (a log names its run), for a non-string log, and for an input the factory rejects', async () => {
@@ -195,7 +287,9 @@ describe('POST /runs with a log (workerd)', () => {
     const log = await interruptedLog(runId, 4);
     expect(await errorOf(await post({ input: GOAL, log }), 400, 'bad_request')).toMatch(/runId: required with log/);
     await errorOf(await post({ runId, input: GOAL, log: 42 }), 400, 'bad_request');
-    expect(await errorOf(await post({ runId, input: { goal: 7 }, log }), 400, 'bad_request')).toMatch(/demo agent takes a goal string/);
+    expect(await errorOf(await post({ runId, input: { goal: 7 }, log }), 400, 'bad_request')).toMatch(
+      /demo agent takes a goal string/,
+    );
     await errorOf(await call(`/runs/${runId}`), 404, 'not_found');
   });
 
@@ -213,7 +307,11 @@ describe('POST /runs with a log (workerd)', () => {
       await errorOf(await call(`/runs/${runId}`), 404, 'not_found');
       const res = how === 'import' ? await post({ runId, input: GOAL, log }) : await post({ runId, input: GOAL });
       expect(res.status, how).toBe(201);
-      expect(await waitFor(runId, (s) => s.status !== 'running')).toMatchObject({ status: 'ended', finalAnswer: 'eno owt', steps: 3 });
+      expect(await waitFor(runId, (s) => s.status !== 'running')).toMatchObject({
+        status: 'ended',
+        finalAnswer: 'eno owt',
+        steps: 3,
+      });
       const exported = await (await call(`/runs/${runId}/log`)).text();
       expect(exported.split('\n').filter((l) => l.includes('"kind":"run_started"'))).toHaveLength(1);
       if (how === 'import') expect(exported.startsWith(log)).toBe(true);

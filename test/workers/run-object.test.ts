@@ -7,11 +7,16 @@ import type { StartOutcome } from '../../src/platform-workers/run-setup.ts';
 import type { ProbeInput } from './fixtures/probe-worker.ts';
 import { call, waitFor } from './http.ts';
 
-type Probe = { start(runId: string, input: unknown): Promise<StartOutcome>; status(): Promise<RunStatus | null>; cancel(): Promise<CancelOutcome> };
+type Probe = {
+  start(runId: string, input: unknown): Promise<StartOutcome>;
+  status(): Promise<RunStatus | null>;
+  cancel(): Promise<CancelOutcome>;
+};
 const probe = (runId: string): Probe => env.PROBES.get(env.PROBES.idFromName(runId)) as unknown as Probe;
 const stubOf = (runId: string): DurableObjectStub => env.PROBES.get(env.PROBES.idFromName(runId));
 const uid = (p: string): string => `${p}-${crypto.randomUUID()}`;
-const alarmOf = (runId: string): Promise<number | null> => runInDurableObject(stubOf(runId), (_o, state) => state.storage.getAlarm());
+const alarmOf = (runId: string): Promise<number | null> =>
+  runInDurableObject(stubOf(runId), (_o, state) => state.storage.getAlarm());
 
 async function ended(runId: string): Promise<RunStatus | null> {
   let status: RunStatus | null = null;
@@ -40,10 +45,15 @@ describe('the run object when every resume fails (workerd)', () => {
     const runId = uid('resume-fails');
     const input: ProbeInput = { goal: 'one two three four five', pauseMs: 100, fault: 'throws-on-resume' };
     expect(await probe(runId).start(runId, input)).toEqual({ ok: true });
-    for (let i = 0; i < 200 && ((await probe(runId).status())?.steps ?? 0) < 1; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 200 && ((await probe(runId).status())?.steps ?? 0) < 1; i++)
+      await new Promise((r) => setTimeout(r, 20));
     await runInDurableObject(stubOf(runId), (_o, state) => state.abort('simulated eviction')).catch(() => undefined);
     const halted = (): Promise<string | null> =>
-      runInDurableObject(stubOf(runId), (_o, state) => state.storage.sql.exec<{ halted: string | null }>('SELECT halted FROM polyloop_run').one().halted);
+      runInDurableObject(
+        stubOf(runId),
+        (_o, state) =>
+          state.storage.sql.exec<{ halted: string | null }>('SELECT halted FROM polyloop_run').one().halted,
+      );
     let firings = 0;
     for (; firings < 10 && (await halted()) === null; firings++) {
       expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
@@ -60,8 +70,15 @@ describe('the run object when every resume fails (workerd)', () => {
 describe('a halted run (workerd)', () => {
   it('can still be cancelled once its fault has cleared: the cancel makes one more attempt, which ends it cancelled', async () => {
     const runId = uid('halted-cancel');
-    expect(await probe(runId).start(runId, { goal: 'one two three four five', pauseMs: 100, fault: 'throws-on-3-resumes' } satisfies ProbeInput)).toEqual({ ok: true });
-    for (let i = 0; i < 200 && ((await probe(runId).status())?.steps ?? 0) < 1; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(
+      await probe(runId).start(runId, {
+        goal: 'one two three four five',
+        pauseMs: 100,
+        fault: 'throws-on-3-resumes',
+      } satisfies ProbeInput),
+    ).toEqual({ ok: true });
+    for (let i = 0; i < 200 && ((await probe(runId).status())?.steps ?? 0) < 1; i++)
+      await new Promise((r) => setTimeout(r, 20));
     await runInDurableObject(stubOf(runId), (_o, state) => state.abort('simulated eviction')).catch(() => undefined);
     for (let i = 0; i < 3; i++) {
       expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
@@ -77,16 +94,28 @@ describe('a halted run (workerd)', () => {
 describe('the run object under racing requests (workerd)', () => {
   it('lets an alarm that fires while the run is being driven only re-arm itself: no second driver, the same trajectory', async () => {
     const runId = uid('alarm-while-driving');
-    expect(await probe(runId).start(runId, { goal: 'one two three', pauseMs: 60, fault: 'none' } satisfies ProbeInput)).toEqual({ ok: true });
+    expect(
+      await probe(runId).start(runId, { goal: 'one two three', pauseMs: 60, fault: 'none' } satisfies ProbeInput),
+    ).toEqual({ ok: true });
     for (let i = 0; i < 3; i++) {
       expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
       expect(await alarmOf(runId)).toBeGreaterThan(Date.now());
       await new Promise((r) => setTimeout(r, 50));
     }
     const done = await ended(runId);
-    expect(done).toMatchObject({ status: 'ended', stopReason: 'final_answer', steps: 4, validActions: 3, finalAnswer: 'eno owt eerht' });
-    const stepRecords = await runInDurableObject(stubOf(runId), (_o, state) =>
-      state.storage.sql.exec<{ body: string }>("SELECT body FROM polyloop_log WHERE body LIKE '{\"kind\":\"step\"%' ORDER BY seq").toArray().length,
+    expect(done).toMatchObject({
+      status: 'ended',
+      stopReason: 'final_answer',
+      steps: 4,
+      validActions: 3,
+      finalAnswer: 'eno owt eerht',
+    });
+    const stepRecords = await runInDurableObject(
+      stubOf(runId),
+      (_o, state) =>
+        state.storage.sql
+          .exec<{ body: string }>('SELECT body FROM polyloop_log WHERE body LIKE \'{"kind":"step"%\' ORDER BY seq')
+          .toArray().length,
     );
     expect(stepRecords).toBe(4);
     expect(await alarmOf(runId)).toBeNull();
@@ -94,7 +123,9 @@ describe('the run object under racing requests (workerd)', () => {
 
   it('answers concurrent starts of one run id with exactly one 201 and 409 for the rest', async () => {
     const runId = uid('race');
-    const posts = Array.from({ length: 6 }, (_, i) => call('/runs', { method: 'POST', body: JSON.stringify({ runId, input: `word${i} other` }) }));
+    const posts = Array.from({ length: 6 }, (_, i) =>
+      call('/runs', { method: 'POST', body: JSON.stringify({ runId, input: `word${i} other` }) }),
+    );
     const codes = (await Promise.all(posts)).map((r) => r.status).sort();
     expect(codes).toEqual([201, 409, 409, 409, 409, 409]);
     await waitFor(runId, (s) => s.status === 'ended');
@@ -119,17 +150,33 @@ describe('the run object under racing requests (workerd)', () => {
 describe('the run object over an unreadable log (workerd)', () => {
   it('halts a run whose last record cannot be decoded, from the alarm, instead of throwing out of alarm()', async () => {
     const runId = uid('bad-tail');
-    expect(await probe(runId).start(runId, { goal: 'one two three four five', pauseMs: 100, fault: 'none' } satisfies ProbeInput)).toEqual({ ok: true });
-    for (let i = 0; i < 200 && ((await probe(runId).status())?.steps ?? 0) < 1; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(
+      await probe(runId).start(runId, {
+        goal: 'one two three four five',
+        pauseMs: 100,
+        fault: 'none',
+      } satisfies ProbeInput),
+    ).toEqual({ ok: true });
+    for (let i = 0; i < 200 && ((await probe(runId).status())?.steps ?? 0) < 1; i++)
+      await new Promise((r) => setTimeout(r, 20));
     await runInDurableObject(stubOf(runId), (_o, state) => state.abort('simulated eviction')).catch(() => undefined);
     // As if a later version had written a record this version cannot read.
     await runInDurableObject(stubOf(runId), (_o, state) => {
       const top = state.storage.sql.exec<{ m: number }>('SELECT MAX(seq) AS m FROM polyloop_log').one().m;
-      state.storage.sql.exec('INSERT INTO polyloop_log (run_id, seq, part, body) VALUES (?, ?, 0, ?)', runId, top + 1, '{"kind":"step","v":"9.0"}');
+      state.storage.sql.exec(
+        'INSERT INTO polyloop_log (run_id, seq, part, body) VALUES (?, ?, 0, ?)',
+        runId,
+        top + 1,
+        '{"kind":"step","v":"9.0"}',
+      );
     });
     expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
     const halted = (): Promise<string | null> =>
-      runInDurableObject(stubOf(runId), (_o, state) => state.storage.sql.exec<{ halted: string | null }>('SELECT halted FROM polyloop_run').one().halted);
+      runInDurableObject(
+        stubOf(runId),
+        (_o, state) =>
+          state.storage.sql.exec<{ halted: string | null }>('SELECT halted FROM polyloop_run').one().halted,
+      );
     for (let i = 0; i < 100 && (await halted()) === null; i++) await new Promise((r) => setTimeout(r, 20));
     expect(await halted()).toMatch(/^SchemaVersionError: /);
     expect(await alarmOf(runId)).toBeNull();
@@ -145,7 +192,10 @@ describe('reads of a run that does not exist (workerd)', () => {
     expect((await call(`/runs/${runId}/cancel`, { method: 'POST' })).status).toBe(404);
     const stub = env.RUNS.get(env.RUNS.idFromName(runId));
     const tables = await runInDurableObject(stub, (_o, state) =>
-      state.storage.sql.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'polyloop%'").toArray().map((r) => r.name),
+      state.storage.sql
+        .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'polyloop%'")
+        .toArray()
+        .map((r) => r.name),
     );
     expect(tables).toEqual([]);
   });
@@ -154,7 +204,9 @@ describe('reads of a run that does not exist (workerd)', () => {
 describe('the event stream of a quiet run (workerd)', () => {
   it('sends keep-alive comments between records while the run is idle', async () => {
     const runId = uid('keep-alive');
-    expect(await probe(runId).start(runId, { goal: 'one two', pauseMs: 400, fault: 'none' } satisfies ProbeInput)).toEqual({ ok: true });
+    expect(
+      await probe(runId).start(runId, { goal: 'one two', pauseMs: 400, fault: 'none' } satisfies ProbeInput),
+    ).toEqual({ ok: true });
     const res = await stubOf(runId).fetch('https://run-object/events');
     expect(res.status).toBe(200);
     const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
@@ -175,7 +227,16 @@ describe('createRunObject options', () => {
     const setup = (): never => {
       throw new Error('unused');
     };
-    for (const bad of [{ resumeAfterMs: 0 }, { resumeAfterMs: -5 }, { resumeAfterMs: Number.NaN }, { resumeAfterMs: Infinity }, { maxFailedDrives: 0 }, { maxFailedDrives: 1.5 }, { keepAliveMs: -1 }, { keepAliveMs: Number.NaN }]) {
+    for (const bad of [
+      { resumeAfterMs: 0 },
+      { resumeAfterMs: -5 },
+      { resumeAfterMs: Number.NaN },
+      { resumeAfterMs: Infinity },
+      { maxFailedDrives: 0 },
+      { maxFailedDrives: 1.5 },
+      { keepAliveMs: -1 },
+      { keepAliveMs: Number.NaN },
+    ]) {
       expect(() => createRunObject({ setup, ...bad }), JSON.stringify(bad)).toThrow(new RegExp(Object.keys(bad)[0]!));
     }
     expect(() => createRunObject({ setup, resumeAfterMs: 250, maxFailedDrives: 1, keepAliveMs: 0 })).not.toThrow();
@@ -187,7 +248,8 @@ describe('the input a run is built from (workerd)', () => {
     const runId = uid('input-roundtrip');
     const input = { goal: 'one two', pauseMs: 80, fault: 'none', suffix: Infinity } satisfies ProbeInput;
     expect(await probe(runId).start(runId, input)).toEqual({ ok: true });
-    for (let i = 0; i < 200 && ((await probe(runId).status())?.steps ?? 0) < 1; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 200 && ((await probe(runId).status())?.steps ?? 0) < 1; i++)
+      await new Promise((r) => setTimeout(r, 20));
     await runInDurableObject(stubOf(runId), (_o, state) => state.abort('simulated eviction')).catch(() => undefined);
     expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
     const done = await ended(runId);
@@ -198,25 +260,56 @@ describe('the input a run is built from (workerd)', () => {
 describe('a run whose instance died before its first record (workerd)', () => {
   it('reports running with zero steps and null outcome, then its alarm starts it from the beginning', async () => {
     const runId = uid('no-record-yet');
-    expect(await probe(runId).start(runId, { goal: 'one two', pauseMs: 100, fault: 'none' } satisfies ProbeInput)).toEqual({ ok: true });
+    expect(
+      await probe(runId).start(runId, { goal: 'one two', pauseMs: 100, fault: 'none' } satisfies ProbeInput),
+    ).toEqual({ ok: true });
     await runInDurableObject(stubOf(runId), (_o, state) => state.abort('simulated eviction')).catch(() => undefined);
     // As if the instance had died after storing the input and the alarm, before run_started.
     await runInDurableObject(stubOf(runId), (_o, state) => void state.storage.sql.exec('DELETE FROM polyloop_log'));
-    expect(await probe(runId).status()).toEqual({ runId, status: 'running', stopReason: null, finalAnswer: null, steps: 0, validActions: 0, pending: null, error: null });
+    expect(await probe(runId).status()).toEqual({
+      runId,
+      status: 'running',
+      stopReason: null,
+      finalAnswer: null,
+      steps: 0,
+      validActions: 0,
+      pending: null,
+      error: null,
+    });
     expect(await alarmOf(runId)).not.toBeNull();
     expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
     const done = await ended(runId);
-    expect(done).toEqual({ runId, status: 'ended', stopReason: 'final_answer', finalAnswer: 'eno owt', steps: 3, validActions: 2, pending: null, error: null });
+    expect(done).toEqual({
+      runId,
+      status: 'ended',
+      stopReason: 'final_answer',
+      finalAnswer: 'eno owt',
+      steps: 3,
+      validActions: 2,
+      pending: null,
+      error: null,
+    });
   });
 
   it('is ended cancelled with zero steps by a cancel that arrives before any record, with no alarm left', async () => {
     const runId = uid('cancel-no-record');
-    expect(await probe(runId).start(runId, { goal: 'one two', pauseMs: 100, fault: 'none' } satisfies ProbeInput)).toEqual({ ok: true });
+    expect(
+      await probe(runId).start(runId, { goal: 'one two', pauseMs: 100, fault: 'none' } satisfies ProbeInput),
+    ).toEqual({ ok: true });
     await runInDurableObject(stubOf(runId), (_o, state) => state.abort('simulated eviction')).catch(() => undefined);
     await runInDurableObject(stubOf(runId), (_o, state) => void state.storage.sql.exec('DELETE FROM polyloop_log'));
     expect(await probe(runId).cancel()).toEqual({ ok: true });
     const done = await ended(runId);
-    expect(done).toEqual({ runId, status: 'ended', stopReason: 'cancelled', finalAnswer: null, steps: 0, validActions: 0, pending: null, error: null });
+    expect(done).toEqual({
+      runId,
+      status: 'ended',
+      stopReason: 'cancelled',
+      finalAnswer: null,
+      steps: 0,
+      validActions: 0,
+      pending: null,
+      error: null,
+    });
     expect(await alarmOf(runId)).toBeNull();
   });
 });

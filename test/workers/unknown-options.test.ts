@@ -20,15 +20,27 @@ describe('Workers options (workerd)', () => {
   it.each<[string, () => unknown, string, string]>([
     ['createApp', () => createApp({ runs: never, tokens: never } as never), 'tokens', 'token'],
     ['createApp cors', () => createApp({ runs: never, cors: { origin: ['*'] } } as never), 'origin', 'origins'],
-    ['createRunObject', () => createRunObject({ setup: never, resumeAfter: 1000 } as never), 'resumeAfter', 'resumeAfterMs'],
-    ['new DurableObjectStore', () => new DurableObjectStore(untouched, { maxRecordChar: 10 } as never), 'maxRecordChar', 'maxRecordChars'],
+    [
+      'createRunObject',
+      () => createRunObject({ setup: never, resumeAfter: 1000 } as never),
+      'resumeAfter',
+      'resumeAfterMs',
+    ],
+    [
+      'new DurableObjectStore',
+      () => new DurableObjectStore(untouched, { maxRecordChar: 10 } as never),
+      'maxRecordChar',
+      'maxRecordChars',
+    ],
     ['logEventStream', () => logEventStream(feed, -1, { keepAlive: 0 } as never), 'keepAlive', 'keepAliveMs'],
   ])('%s', async (_fn, build, key, meant) => {
     await expectUnknownOption(build, key, meant);
   });
 
   it('refuses options that are not an object', async () => {
-    expect(await refusalOf(() => createRunObject(undefined as never))).toBe('createRunObject needs an options object, got undefined');
+    expect(await refusalOf(() => createRunObject(undefined as never))).toBe(
+      'createRunObject needs an options object, got undefined',
+    );
   });
 
   it('refuses a run whose setup returns a misspelt field (a second sink named evnets would never hear a thing)', async () => {
@@ -45,11 +57,20 @@ describe('Workers options (workerd)', () => {
       toolRenderStyle: 'none' as const,
       cancelGraceMs: 100,
     };
-    const seams = { model: scriptedModel([]), interpreter: jsonActionInterpreter(), syntheticObservations: { notExecuted: 'n', envError: 'e' }, request };
+    const seams = {
+      model: scriptedModel([]),
+      interpreter: jsonActionInterpreter(),
+      syntheticObservations: { notExecuted: 'n', envError: 'e' },
+      request,
+    };
     const sink = { params: {}, deliver: () => undefined };
     const refused = await prepareRun(() => ({ ...seams, evnets: sink }) as never, { env: {}, runId: 'r', input: null });
     expect(refused).toMatchObject({ ok: false, code: 'bad_request' });
-    expect(refused.ok === false && refused.message).toContain('evnets is not an option of what setup returned; did you mean `events`?');
-    expect(await prepareRun(() => ({ ...seams, events: sink }), { env: {}, runId: 'r', input: null })).toMatchObject({ ok: true });
+    expect(refused.ok === false && refused.message).toContain(
+      'evnets is not an option of what setup returned; did you mean `events`?',
+    );
+    expect(await prepareRun(() => ({ ...seams, events: sink }), { env: {}, runId: 'r', input: null })).toMatchObject({
+      ok: true,
+    });
   });
 });

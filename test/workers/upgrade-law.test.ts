@@ -11,8 +11,12 @@ import { UPGRADE_SCENARIOS, upgradeLaw, upgradeLawProblems } from '../contract/u
 import { storeIn } from './store-in-object.ts';
 
 describe('the upgrade crash law over DurableObjectStore (workerd, a fresh object per case)', () => {
-  it.each(UPGRADE_SCENARIOS)('a run upgraded %s, crashed at every write and resumed, keeps the law', async (scenario) => {
-    const result = await upgradeLaw({ scenario, newStore: () => storeIn(env.RUNS.get(env.RUNS.newUniqueId())) });
-    expect(upgradeLawProblems(result)).toEqual([]);
-  }, 120_000);
+  it.each(UPGRADE_SCENARIOS)(
+    'a run upgraded %s, crashed at every write and resumed, keeps the law',
+    async (scenario) => {
+      const result = await upgradeLaw({ scenario, newStore: () => storeIn(env.RUNS.get(env.RUNS.newUniqueId())) });
+      expect(upgradeLawProblems(result)).toEqual([]);
+    },
+    120_000,
+  );
 });

@@ -19,12 +19,22 @@ import type { Status } from './http.ts';
 const P = '/probes';
 const uid = (p: string): string => `${p}-${crypto.randomUUID()}`;
 const stubOf = (runId: string): DurableObjectStub => env.PROBES.get(env.PROBES.idFromName(runId));
-const post = (path: string, body: unknown): Promise<Response> => call(path, { method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body) });
-const upgrade = (runId: string, body: unknown, prefix = P): Promise<Response> => post(`${prefix}/runs/${runId}/upgrade`, body);
-const approve = (runId: string, resultId: string): Promise<Response> => post(`${P}/runs/${runId}/input`, { kind: 'approve', resultId });
-const awaiting = (resultId: string) => (s: Status): boolean => s.status === 'awaiting_input' && s.pending?.resultId === resultId;
+const post = (path: string, body: unknown): Promise<Response> =>
+  call(path, { method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body) });
+const upgrade = (runId: string, body: unknown, prefix = P): Promise<Response> =>
+  post(`${prefix}/runs/${runId}/upgrade`, body);
+const approve = (runId: string, resultId: string): Promise<Response> =>
+  post(`${P}/runs/${runId}/input`, { kind: 'approve', resultId });
+const awaiting =
+  (resultId: string) =>
+  (s: Status): boolean =>
+    s.status === 'awaiting_input' && s.pending?.resultId === resultId;
 const logOf = async (runId: string, prefix = P): Promise<string> => (await call(`${prefix}/runs/${runId}/log`)).text();
-const recordsOf = async (runId: string): Promise<Record<string, unknown>[]> => (await logOf(runId)).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+const recordsOf = async (runId: string): Promise<Record<string, unknown>[]> =>
+  (await logOf(runId))
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 async function startProbe(input: ProbeInput): Promise<string> {
   const runId = uid('upgrade');
@@ -60,10 +70,17 @@ describe('a run whose agent changed under it (workerd)', () => {
     const res = await upgrade(runId, { reason: 'deploy 2: the shout tool, a new prompt' });
     expect(res.status).toBe(202);
     expect(await res.json()).toEqual({ runId, upgraded: true });
-    expect(await status(runId, P)).toMatchObject({ status: 'awaiting_input', error: null, pending: { resultId: 's0.input' } });
+    expect(await status(runId, P)).toMatchObject({
+      status: 'awaiting_input',
+      error: null,
+      pending: { resultId: 's0.input' },
+    });
 
     expect((await approve(runId, 's0.input')).status).toBe(202);
-    expect(await waitFor(runId, (s) => s.status === 'ended', 15_000, P)).toMatchObject({ stopReason: 'final_answer', finalAnswer: 'eno' });
+    expect(await waitFor(runId, (s) => s.status === 'ended', 15_000, P)).toMatchObject({
+      stopReason: 'final_answer',
+      finalAnswer: 'eno',
+    });
     const records = await recordsOf(runId);
     const kinds = records.map((r) => r.kind);
     expect(kinds.indexOf('upgrade')).toBe(kinds.indexOf('input_request') + 1);
@@ -98,7 +115,10 @@ describe('a run whose agent changed under it (workerd)', () => {
     const res = await upgrade(runId, { reason: 'deploy 2: a new prompt' });
     expect(res.status).toBe(202);
     expect(await res.json()).toEqual({ runId, upgraded: true });
-    expect(await waitFor(runId, (s) => s.status === 'ended', 15_000, P)).toMatchObject({ stopReason: 'final_answer', finalAnswer: 'eno owt eerht' });
+    expect(await waitFor(runId, (s) => s.status === 'ended', 15_000, P)).toMatchObject({
+      stopReason: 'final_answer',
+      finalAnswer: 'eno owt eerht',
+    });
     const record = (await recordsOf(runId)).find((r) => r.kind === 'upgrade');
     expect(record).toMatchObject({ stepIndex: halted.steps, reason: 'deploy 2: a new prompt' });
     expect(await runInDurableObject(stubOf(runId), (_o, state) => state.storage.getAlarm())).toBeNull();
@@ -129,7 +149,8 @@ describe('POST /runs/:id/upgrade refusals (workerd)', () => {
       [[], /body/],
       ['{"reason":', /not valid JSON/],
     ];
-    for (const [body, message] of bodies) expect(await errorOf(await upgrade(runId, body, ''), 400, 'bad_request'), JSON.stringify(body)).toMatch(message);
+    for (const [body, message] of bodies)
+      expect(await errorOf(await upgrade(runId, body, ''), 400, 'bad_request'), JSON.stringify(body)).toMatch(message);
     await errorOf(await upgrade(uid('nope'), { reason: 'x' }, ''), 404, 'not_found');
     expect(await errorOf(await upgrade(runId, { reason: 'x' }, ''), 409, 'conflict')).toMatch(/has ended/);
     expect(await logOf(runId, '')).toBe(before);
@@ -143,8 +164,13 @@ describe('what setup returns with defaults (workerd)', () => {
   it('is refused (400, nothing stored) without the tools and executor a resume by id needs, or with them in the request', async () => {
     const { tools: _t, executor: _e, ...codeless } = base.defaults!;
     const without = await prepare({ ...base, defaults: codeless });
-    expect(without.ok === false && without.message).toMatch(/defaults\.tools and defaults\.executor required: a run resumes by its id/);
-    const both = await prepare({ ...base, request: { ...base.request, tools: base.defaults!.tools!, executor: base.defaults!.executor! } });
+    expect(without.ok === false && without.message).toMatch(
+      /defaults\.tools and defaults\.executor required: a run resumes by its id/,
+    );
+    const both = await prepare({
+      ...base,
+      request: { ...base.request, tools: base.defaults!.tools!, executor: base.defaults!.executor! },
+    });
     expect(both.ok === false && both.message).toMatch(/request\.tools and request\.executor not allowed with defaults/);
   });
 

@@ -42,7 +42,9 @@ function Composer({ busy, send }: { busy: boolean; send: (text: string) => void 
         value={text}
         onChange={(e) => setText(e.target.value)}
       />
-      <button id="send" disabled={busy}>Send</button>
+      <button id="send" disabled={busy}>
+        Send
+      </button>
     </form>
   );
 }
@@ -51,14 +53,16 @@ function Composer({ busy, send }: { busy: boolean; send: (text: string) => void 
 function useActions(chat: UseChatHelpers<UIMessage>): PartActions {
   const { addToolApprovalResponse, addToolOutput, setMessages, sendMessage } = chat;
   return {
-    approve: (id, approved, reason) => void (async () => {
-      await addToolApprovalResponse(reason === '' ? { id, approved } : { id, approved, reason });
-      await sendMessage();
-    })(),
-    answer: (tool, toolCallId, text) => void (async () => {
-      await addToolOutput({ tool, toolCallId, output: text });
-      await sendMessage();
-    })(),
+    approve: (id, approved, reason) =>
+      void (async () => {
+        await addToolApprovalResponse(reason === '' ? { id, approved } : { id, approved, reason });
+        await sendMessage();
+      })(),
+    answer: (tool, toolCallId, text) =>
+      void (async () => {
+        await addToolOutput({ tool, toolCallId, output: text });
+        await sendMessage();
+      })(),
     settle: (partId: string, reply: SettleReply) => {
       // The reply rides in the settle part's data; the server reads it from the message sent back.
       const answered = (p: UIMessage['parts'][number]): UIMessage['parts'][number] => {
@@ -92,11 +96,21 @@ function Chat({ setup }: { setup: ChatSetup }): JSX.Element {
   return (
     <main id="chat" data-status={status} data-mode={setup.mode} data-chat={setup.chatId}>
       <header className="bar">
-        <span>chat <code id="chat-id">{setup.chatId}</code> in {setup.where}</span>
-        <span id="status" className={`pill ${status}`}>{status}</span>
-        <button id="reconnect" onClick={() => void resumeStream()}>Reconnect</button>
+        <span>
+          chat <code id="chat-id">{setup.chatId}</code> in {setup.where}
+        </span>
+        <span id="status" className={`pill ${status}`}>
+          {status}
+        </span>
+        <button id="reconnect" onClick={() => void resumeStream()}>
+          Reconnect
+        </button>
         <a href={newChatHref()}>New chat</a>
-        {sent !== null && <span>emails sent: <b id="outbox-count">{sent}</b></span>}
+        {sent !== null && (
+          <span>
+            emails sent: <b id="outbox-count">{sent}</b>
+          </span>
+        )}
       </header>
       {error && <p id="error">{error.message}</p>}
       <ol id="messages">

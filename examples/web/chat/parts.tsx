@@ -134,8 +134,18 @@ export function MessageView({ message, actions, awaiting }: MessageProps): JSX.E
   return (
     <li className={`msg ${message.role}`} data-role={message.role} data-id={message.id}>
       {message.parts.map((part, i) => {
-        if (part.type === 'text') return <p key={i} className="text">{part.text}</p>;
-        if (part.type === 'reasoning') return <p key={i} className="reasoning">{part.text}</p>;
+        if (part.type === 'text')
+          return (
+            <p key={i} className="text">
+              {part.text}
+            </p>
+          );
+        if (part.type === 'reasoning')
+          return (
+            <p key={i} className="reasoning">
+              {part.text}
+            </p>
+          );
         if (isToolUIPart(part)) return <ToolView key={i} part={part} actions={actions} awaiting={awaiting} />;
         if (part.type === 'data-polyloop-settle') {
           const { id, data } = part as { id?: string; data: SettleData };

@@ -43,7 +43,9 @@ const system = (text: string): Message => ({ role: 'system', content: [{ type: '
 export function renderToolSection(tools: readonly ModelToolSchema[], style: ToolRenderStyle): Message | null {
   if (style === 'none' || tools.length === 0) return null;
   if (style === 'json') return system(JSON.stringify(tools));
-  const parts = tools.map((t) => `### ${t.name}\n${t.description}\n\n\`\`\`json\n${JSON.stringify(t.parameters, null, 2)}\n\`\`\``);
+  const parts = tools.map(
+    (t) => `### ${t.name}\n${t.description}\n\n\`\`\`json\n${JSON.stringify(t.parameters, null, 2)}\n\`\`\``,
+  );
   return system(`## Tools\n\n${parts.join('\n\n')}`);
 }
 
@@ -95,10 +97,16 @@ export function historyObservation(step: StepRecord, synthetic: SyntheticTexts):
  */
 export function stepHistory(step: StepRecord, template: string, synthetic: SyntheticTexts): Message[] {
   if (step.decision !== 'action' && step.decision !== 'invalid') return [];
-  const assistantContent: readonly ContentBlock[] = step.historyContent ?? [{ type: 'text', text: step.historyText ?? '' }];
+  const assistantContent: readonly ContentBlock[] = step.historyContent ?? [
+    { type: 'text', text: step.historyText ?? '' },
+  ];
   const answer =
-    step.decision === 'action' ? wrapObservation(template, historyObservation(step, synthetic)) : (step.explanation ?? '');
-  const calls = assistantContent.filter((b): b is Extract<ContentBlock, { type: 'tool_call' }> => b.type === 'tool_call');
+    step.decision === 'action'
+      ? wrapObservation(template, historyObservation(step, synthetic))
+      : (step.explanation ?? '');
+  const calls = assistantContent.filter(
+    (b): b is Extract<ContentBlock, { type: 'tool_call' }> => b.type === 'tool_call',
+  );
   let userContent: ContentBlock[];
   if (calls.length === 0) {
     userContent = [{ type: 'text', text: answer }];
@@ -106,7 +114,11 @@ export function stepHistory(step: StepRecord, template: string, synthetic: Synth
     userContent = calls.map((c) => ({ type: 'tool_result', toolCallId: c.id, text: answer }));
   } else {
     const ran = step.toolCallId ?? (calls.length === 1 ? calls[0]?.id : undefined);
-    userContent = calls.map((c) => ({ type: 'tool_result', toolCallId: c.id, text: c.id === ran ? answer : synthetic.notExecuted }));
+    userContent = calls.map((c) => ({
+      type: 'tool_result',
+      toolCallId: c.id,
+      text: c.id === ran ? answer : synthetic.notExecuted,
+    }));
   }
   return [
     { role: 'assistant', content: assistantContent },

@@ -21,7 +21,8 @@ export function acceptedReplies(kind: InputRequestKind, target: 'action' | 'mode
 export function replyMismatch(reply: InputReply, pending: InputRequest | null, ended: boolean): string | null {
   if (ended) return 'the run has ended; it awaits no input';
   if (!pending) return 'the run awaits no input';
-  if (reply.resultId !== pending.resultId) return `the open request is ${JSON.stringify(pending.resultId)}, not ${JSON.stringify(reply.resultId)}`;
+  if (reply.resultId !== pending.resultId)
+    return `the open request is ${JSON.stringify(pending.resultId)}, not ${JSON.stringify(reply.resultId)}`;
   const accepted = acceptedReplies(pending.kind, pending.target);
   if (!accepted.includes(reply.kind)) {
     return `a ${pending.kind} request${pending.kind === 'settle' ? ` of ${pending.target === 'action' ? 'an action' : 'a model call'}` : ''} accepts ${accepted.join(', ')}, not ${reply.kind}`;

@@ -33,7 +33,8 @@ export type LogClass = {
   readonly ended: RunEndedRecord | null;
 };
 
-const corrupt = (index: number, reason: string): CorruptLogError => new CorruptLogError(index + 1, reason, { source: 'run log' });
+const corrupt = (index: number, reason: string): CorruptLogError =>
+  new CorruptLogError(index + 1, reason, { source: 'run log' });
 
 type Exchange = { request: InputRequestRecord; input: InputRecord | null };
 
@@ -64,7 +65,8 @@ class StepTrack {
  * write protocol.
  */
 export function classifyLog(log: readonly LogRecord[]): LogClass {
-  if (log.length === 0) return { state: 'not_started', started: null, steps: [], inFlight: null, pending: null, upgrades: [], ended: null };
+  if (log.length === 0)
+    return { state: 'not_started', started: null, steps: [], inFlight: null, pending: null, upgrades: [], ended: null };
   const first = log[0] as LogRecord;
   if (first.kind !== 'run_started') throw corrupt(0, `first record is ${first.kind}, not run_started`);
   const steps: StepRecord[] = [];
@@ -96,7 +98,8 @@ export function classifyLog(log: readonly LogRecord[]): LogClass {
         else acceptActionIntent(t, rec, i);
         break;
       case 'result':
-        if (rec.resultId !== t.modelIntent?.resultId) throw corrupt(i, `result ${rec.resultId} without its model-call intent`);
+        if (rec.resultId !== t.modelIntent?.resultId)
+          throw corrupt(i, `result ${rec.resultId} without its model-call intent`);
         if (t.result) throw corrupt(i, `a second result for ${rec.resultId}`);
         if (open || t.settlement) throw corrupt(i, `result ${rec.resultId} while its settlement is unresolved`);
         t.result = rec;
@@ -106,7 +109,8 @@ export function classifyLog(log: readonly LogRecord[]): LogClass {
         acceptRequest(t, rec, i);
         break;
       case 'input':
-        if (!open || open.request.resultId !== rec.resultId) throw corrupt(i, `input for ${rec.resultId}, which is not the open request`);
+        if (!open || open.request.resultId !== rec.resultId)
+          throw corrupt(i, `input for ${rec.resultId}, which is not the open request`);
         open.input = rec;
         break;
       case 'step':
@@ -129,14 +133,21 @@ export function classifyLog(log: readonly LogRecord[]): LogClass {
  */
 function statusProblem(rec: Extract<LogRecord, { kind: 'step' }>): string | null {
   const status = rec.step.actionStatus;
-  if (rec.actionResult === null) return status === null || status === 'denied' ? null : `says ${status} but holds no action result`;
-  return status === rec.actionResult.outcome.status ? null : `says ${String(status)} but its action result is ${rec.actionResult.outcome.status}`;
+  if (rec.actionResult === null)
+    return status === null || status === 'denied' ? null : `says ${status} but holds no action result`;
+  return status === rec.actionResult.outcome.status
+    ? null
+    : `says ${String(status)} but its action result is ${rec.actionResult.outcome.status}`;
 }
 
 function acceptModelIntent(t: StepTrack, rec: ModelCallIntentRecord, i: number): void {
   if (t.modelIntent) {
     // Written again only to retry a settled model call (the attempt's own barrier).
-    if (t.result || t.settlement?.request.request.target !== 'model_call' || t.settlement.input?.reply.kind !== 'retry') {
+    if (
+      t.result ||
+      t.settlement?.request.request.target !== 'model_call' ||
+      t.settlement.input?.reply.kind !== 'retry'
+    ) {
       throw corrupt(i, `a second model-call intent for step ${rec.stepIndex}`);
     }
     t.settlement = null;
@@ -147,14 +158,21 @@ function acceptModelIntent(t: StepTrack, rec: ModelCallIntentRecord, i: number):
 function acceptActionIntent(t: StepTrack, rec: ActionIntentRecord, i: number): void {
   if (!t.result) throw corrupt(i, 'an action intent without a model result before it');
   if (t.actionIntent) {
-    if (t.settlement?.request.request.target !== 'action' || t.settlement.input?.reply.kind !== 'retry') throw corrupt(i, 'a second action intent for the same step');
+    if (t.settlement?.request.request.target !== 'action' || t.settlement.input?.reply.kind !== 'retry')
+      throw corrupt(i, 'a second action intent for the same step');
     // A retry runs again what the person was shown: the action in flight, not another one.
-    if (!sameJson(rec.decision, t.actionIntent.decision)) throw corrupt(i, `the retried action of step ${rec.stepIndex} is not the action that was settled`);
+    if (!sameJson(rec.decision, t.actionIntent.decision))
+      throw corrupt(i, `the retried action of step ${rec.stepIndex} is not the action that was settled`);
     t.settlement = null;
   } else if (t.gate) {
-    if (t.gate.input?.reply.kind !== 'approve') throw corrupt(i, `an action intent although ${t.gate.request.resultId} was not approved`);
+    if (t.gate.input?.reply.kind !== 'approve')
+      throw corrupt(i, `an action intent although ${t.gate.request.resultId} was not approved`);
     // What runs is what the person approved: a log that swaps the arguments after the approval is forged.
-    if (!sameJson(rec.decision, t.gate.request.request.decision)) throw corrupt(i, `the action intent of step ${rec.stepIndex} is not the decision approved in ${t.gate.request.resultId}`);
+    if (!sameJson(rec.decision, t.gate.request.request.decision))
+      throw corrupt(
+        i,
+        `the action intent of step ${rec.stepIndex} is not the decision approved in ${t.gate.request.resultId}`,
+      );
   }
   t.actionIntent = rec;
 }
@@ -163,24 +181,38 @@ function acceptRequest(t: StepTrack, rec: InputRequestRecord, i: number): void {
   const { kind, target } = rec.request;
   if (kind === 'settle') {
     const due = target === 'model_call' ? !t.result : t.actionIntent !== null;
-    if (!due) throw corrupt(i, `a settle request of the ${target === 'action' ? 'action' : 'model call'} of step ${rec.stepIndex}, which is not in flight`);
+    if (!due)
+      throw corrupt(
+        i,
+        `a settle request of the ${target === 'action' ? 'action' : 'model call'} of step ${rec.stepIndex}, which is not in flight`,
+      );
     // The person settles the action shown to them; it must be the one in flight.
     const shown = rec.request.decision;
-    if (target === 'action' && !sameJson(shown, t.actionIntent?.decision ?? null)) throw corrupt(i, `the settle request of step ${rec.stepIndex} shows another action than the one in flight`);
-    if (target === 'model_call' && shown !== null) throw corrupt(i, `the settle request of the model call of step ${rec.stepIndex} holds a decision`);
+    if (target === 'action' && !sameJson(shown, t.actionIntent?.decision ?? null))
+      throw corrupt(i, `the settle request of step ${rec.stepIndex} shows another action than the one in flight`);
+    if (target === 'model_call' && shown !== null)
+      throw corrupt(i, `the settle request of the model call of step ${rec.stepIndex} holds a decision`);
     t.settlement = { request: rec, input: null };
   } else {
     const what = kind === 'approval' ? 'an approval' : 'an answer';
-    if (!t.result || t.actionIntent || t.gate) throw corrupt(i, `${what} request out of place in step ${rec.stepIndex}`);
+    if (!t.result || t.actionIntent || t.gate)
+      throw corrupt(i, `${what} request out of place in step ${rec.stepIndex}`);
     // A person approves or answers the action shown to them: one that shows none is no approval of anything.
-    if (target !== 'action' || rec.request.decision === null) throw corrupt(i, `${what} request of step ${rec.stepIndex} that shows no action`);
+    if (target !== 'action' || rec.request.decision === null)
+      throw corrupt(i, `${what} request of step ${rec.stepIndex} that shows no action`);
     t.gate = { request: rec, input: null };
   }
 }
 
-function finish(started: RunStartedRecord, steps: readonly StepRecord[], upgrades: readonly UpgradeRecord[], t: StepTrack): LogClass {
+function finish(
+  started: RunStartedRecord,
+  steps: readonly StepRecord[],
+  upgrades: readonly UpgradeRecord[],
+  t: StepTrack,
+): LogClass {
   const { modelIntent, result, actionIntent } = t;
-  if (!modelIntent) return { state: 'at_boundary', started, steps, inFlight: null, pending: null, upgrades, ended: null };
+  if (!modelIntent)
+    return { state: 'at_boundary', started, steps, inFlight: null, pending: null, upgrades, ended: null };
   const open = t.open();
   const answered = t.settlement?.input ? t.settlement : t.gate?.input && !actionIntent ? t.gate : null;
   const exchange = open ?? answered;
@@ -204,7 +236,16 @@ function finish(started: RunStartedRecord, steps: readonly StepRecord[], upgrade
   };
   // Known keys only: unknown keys a request record keeps must not stand in for the record's own.
   const q = open?.request.request;
-  const pending: InputRequest | null = open && q ? { resultId: open.request.resultId, stepIndex: open.request.stepIndex, kind: q.kind, target: q.target, decision: q.decision } : null;
+  const pending: InputRequest | null =
+    open && q
+      ? {
+          resultId: open.request.resultId,
+          stepIndex: open.request.stepIndex,
+          kind: q.kind,
+          target: q.target,
+          decision: q.decision,
+        }
+      : null;
   return { state: open ? 'awaiting_input' : 'in_flight', started, steps, inFlight, pending, upgrades, ended: null };
 }
 
@@ -235,7 +276,8 @@ function diff(a: JsonValue | undefined, b: JsonValue | undefined, path: string, 
   if (bothArrays) {
     const l = namesOf(a as readonly JsonValue[]);
     const r = namesOf(b as readonly JsonValue[]);
-    if (l !== null && r !== null) return diffNamed(a as readonly JsonValue[], l, b as readonly JsonValue[], r, path, out);
+    if (l !== null && r !== null)
+      return diffNamed(a as readonly JsonValue[], l, b as readonly JsonValue[], r, path, out);
   }
   const left = a as Record<string, JsonValue>;
   const right = b as Record<string, JsonValue>;
@@ -257,7 +299,14 @@ function namesOf(items: readonly JsonValue[]): string[] | null {
  * Named elements compare by name (`tools[search].description`): one added or removed is named
  * itself, and the same names in another order name the array (order is part of the prompt).
  */
-function diffNamed(a: readonly JsonValue[], l: readonly string[], b: readonly JsonValue[], r: readonly string[], path: string, out: string[]): void {
+function diffNamed(
+  a: readonly JsonValue[],
+  l: readonly string[],
+  b: readonly JsonValue[],
+  r: readonly string[],
+  path: string,
+  out: string[],
+): void {
   const at = (name: string): string => `${path || '(root)'}[${name}]`;
   for (const name of new Set([...l, ...r])) {
     const i = l.indexOf(name);
@@ -265,7 +314,8 @@ function diffNamed(a: readonly JsonValue[], l: readonly string[], b: readonly Js
     if (i < 0 || j < 0) out.push(at(name));
     else diff(a[i], b[j], at(name), out);
   }
-  const common = (names: readonly string[], other: readonly string[]): string[] => names.filter((n) => other.includes(n));
+  const common = (names: readonly string[], other: readonly string[]): string[] =>
+    names.filter((n) => other.includes(n));
   if (common(l, r).join('\u0000') !== common(r, l).join('\u0000')) out.push(path || '(root)');
 }
 
@@ -292,5 +342,7 @@ function sameJson(a: unknown, b: unknown, depth = 0): boolean {
   const x = a as Record<string, unknown>;
   const y = b as Record<string, unknown>;
   const keys = Object.keys(x);
-  return keys.length === Object.keys(y).length && keys.every((k) => Object.hasOwn(y, k) && sameJson(x[k], y[k], depth + 1));
+  return (
+    keys.length === Object.keys(y).length && keys.every((k) => Object.hasOwn(y, k) && sameJson(x[k], y[k], depth + 1))
+  );
 }

@@ -16,8 +16,14 @@ export const NO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0 }
 /** `a + b`, count by count (an optional count appears when either side has it). */
 export function addUsage(a: Usage, b: Usage | null | undefined): Usage {
   if (!b) return a;
-  const opt = (k: 'cachedInputTokens' | 'reasoningTokens') => (a[k] === undefined && b[k] === undefined ? {} : { [k]: (a[k] ?? 0) + (b[k] ?? 0) });
-  return { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens, ...opt('cachedInputTokens'), ...opt('reasoningTokens') };
+  const opt = (k: 'cachedInputTokens' | 'reasoningTokens') =>
+    a[k] === undefined && b[k] === undefined ? {} : { [k]: (a[k] ?? 0) + (b[k] ?? 0) };
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    ...opt('cachedInputTokens'),
+    ...opt('reasoningTokens'),
+  };
 }
 
 /**
@@ -58,12 +64,20 @@ export function stopAfterStep(input: {
   if (step?.toolCompletedRun === true) return 'tool_completed';
   if (counters.validActions >= budget.maxValidActions) return 'max_valid_actions';
   if (counters.steps >= budget.maxSteps) return 'max_steps';
-  if (budget.maxTotalTokens !== undefined && counters.usage.inputTokens + counters.usage.outputTokens >= budget.maxTotalTokens) return 'max_tokens';
+  if (
+    budget.maxTotalTokens !== undefined &&
+    counters.usage.inputTokens + counters.usage.outputTokens >= budget.maxTotalTokens
+  )
+    return 'max_tokens';
   return null;
 }
 
 /** The stop reason before a model call, or null: cancellation first, then the context limit. */
-export function stopBeforeModelCall(input: { readonly cancelled: boolean; readonly contextSize: number; readonly budget: Budget }): EndReason | null {
+export function stopBeforeModelCall(input: {
+  readonly cancelled: boolean;
+  readonly contextSize: number;
+  readonly budget: Budget;
+}): EndReason | null {
   if (input.cancelled) return 'cancelled';
   if (input.contextSize > input.budget.maxContextChars) return 'context_limit';
   return null;

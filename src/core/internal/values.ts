@@ -27,7 +27,8 @@ function kindOf(v: unknown): string {
   if (v === undefined) return 'undefined';
   if (Array.isArray(v)) return 'an array';
   if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
-  if (typeof v === 'object') return isPlainObject(v) ? 'an object' : `a ${(v as object).constructor?.name ?? 'non-plain'} object`;
+  if (typeof v === 'object')
+    return isPlainObject(v) ? 'an object' : `a ${(v as object).constructor?.name ?? 'non-plain'} object`;
   return `a ${typeof v}`;
 }
 
@@ -132,7 +133,8 @@ export function frozenJsonCopy<T>(v: T, depth = 0): T {
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(v)) {
     const c = frozenJsonCopy(v[k], depth + 1);
-    if (k === '__proto__') Object.defineProperty(out, k, { value: c, enumerable: true, writable: true, configurable: true });
+    if (k === '__proto__')
+      Object.defineProperty(out, k, { value: c, enumerable: true, writable: true, configurable: true });
     else out[k] = c;
   }
   return Object.freeze(out) as T;
@@ -154,7 +156,10 @@ export function contentBlockProblem(block: unknown, path: string): string | null
     case 'reasoning':
       return str(block, 'text', path) ?? (block['signature'] === undefined ? null : str(block, 'signature', path));
     case 'opaque':
-      return str(block, 'provider', path) ?? (block['data'] === undefined ? `${path}.data is required` : jsonProblem(block['data'], `${path}.data`));
+      return (
+        str(block, 'provider', path) ??
+        (block['data'] === undefined ? `${path}.data is required` : jsonProblem(block['data'], `${path}.data`))
+      );
     default:
       return `${path}.type must be one of text, tool_call, tool_result, reasoning, opaque, got ${JSON.stringify(block['type']) ?? kindOf(block['type'])}`;
   }
@@ -175,7 +180,8 @@ export function contentProblem(content: unknown, path: string): string | null {
 export function messageProblem(message: unknown, path: string): string | null {
   if (!isPlainObject(message)) return `${path} must be a message object, got ${kindOf(message)}`;
   const role = message['role'];
-  if (role !== 'system' && role !== 'user' && role !== 'assistant') return `${path}.role must be system, user or assistant, got ${JSON.stringify(role) ?? kindOf(role)}`;
+  if (role !== 'system' && role !== 'user' && role !== 'assistant')
+    return `${path}.role must be system, user or assistant, got ${JSON.stringify(role) ?? kindOf(role)}`;
   return contentProblem(message['content'], `${path}.content`);
 }
 
@@ -190,14 +196,16 @@ export function modelReplyProblem(reply: unknown): string | null {
   if (callId !== null && typeof callId !== 'string') return `callId must be a string or null, got ${kindOf(callId)}`;
   if (callId === '') return 'callId must not be "" (use null when there is no id)';
   if (typeof text !== 'string') return `text must be a string, got ${kindOf(text)}`;
-  if (reasoning !== null && reasoning !== undefined && typeof reasoning !== 'string') return `reasoning must be a string or null, got ${kindOf(reasoning)}`;
+  if (reasoning !== null && reasoning !== undefined && typeof reasoning !== 'string')
+    return `reasoning must be a string or null, got ${kindOf(reasoning)}`;
   if (toolCalls !== undefined) {
     if (!Array.isArray(toolCalls)) return `toolCalls must be an array, got ${kindOf(toolCalls)}`;
     for (let i = 0; i < toolCalls.length; i++) {
       const call: unknown = toolCalls[i];
       const path = `toolCalls[${i}]`;
       if (!isPlainObject(call)) return `${path} must be an object, got ${kindOf(call)}`;
-      const problem = str(call, 'id', path) ?? str(call, 'name', path) ?? jsonProblem(call['arguments'], `${path}.arguments`);
+      const problem =
+        str(call, 'id', path) ?? str(call, 'name', path) ?? jsonProblem(call['arguments'], `${path}.arguments`);
       if (problem) return problem;
     }
     const whole = jsonProblem(toolCalls, 'toolCalls');
@@ -221,9 +229,11 @@ function metadataProblem(reply: Record<string, unknown>): string | null {
   }
   if (usage !== undefined && usage !== null) {
     if (!isPlainObject(usage)) return `usage must be an object, got ${kindOf(usage)}`;
-    for (const key of ['inputTokens', 'outputTokens']) if (!isCount(usage[key])) return `usage.${key} must be a non-negative integer, got ${kindOf(usage[key])}`;
+    for (const key of ['inputTokens', 'outputTokens'])
+      if (!isCount(usage[key])) return `usage.${key} must be a non-negative integer, got ${kindOf(usage[key])}`;
     for (const key of ['cachedInputTokens', 'reasoningTokens']) {
-      if (usage[key] !== undefined && !isCount(usage[key])) return `usage.${key} must be a non-negative integer when present, got ${kindOf(usage[key])}`;
+      if (usage[key] !== undefined && !isCount(usage[key]))
+        return `usage.${key} must be a non-negative integer when present, got ${kindOf(usage[key])}`;
     }
   }
   if (providerMetadata !== undefined && providerMetadata !== null) {
@@ -236,7 +246,8 @@ function metadataProblem(reply: Record<string, unknown>): string | null {
 function actionProblem(action: unknown, path: string): string | null {
   if (!isPlainObject(action)) return `${path} must be an object, got ${kindOf(action)}`;
   if (action['kind'] === 'code') return str(action, 'source', path);
-  if (action['kind'] !== 'tool_call') return `${path}.kind must be "tool_call" or "code", got ${JSON.stringify(action['kind']) ?? kindOf(action['kind'])}`;
+  if (action['kind'] !== 'tool_call')
+    return `${path}.kind must be "tool_call" or "code", got ${JSON.stringify(action['kind']) ?? kindOf(action['kind'])}`;
   return (
     str(action, 'name', path) ??
     (action['id'] === undefined ? null : str(action, 'id', path)) ??
@@ -259,7 +270,9 @@ export function decisionShapeProblem(decision: unknown): string | null {
   if (!isPlainObject(decision)) return `the decision must be an object, got ${kindOf(decision)}`;
   const problem =
     str(decision, 'historyText', 'decision') ??
-    (decision['historyContent'] === undefined ? null : contentProblem(decision['historyContent'], 'decision.historyContent'));
+    (decision['historyContent'] === undefined
+      ? null
+      : contentProblem(decision['historyContent'], 'decision.historyContent'));
   if (problem) return problem;
   const kindProblem = ((): string | null => {
     switch (decision['kind']) {
@@ -293,11 +306,19 @@ export function outcomeProblem(outcome: unknown): string | null {
     if (typeof outcome[key] !== 'boolean') return `outcome.${key} must be a boolean, got ${kindOf(outcome[key])}`;
   }
   const truncated = outcome['observationTruncatedChars'];
-  if (!Number.isSafeInteger(truncated) || (truncated as number) < 0) return `outcome.observationTruncatedChars must be a non-negative integer, got ${kindOf(truncated)}`;
+  if (!Number.isSafeInteger(truncated) || (truncated as number) < 0)
+    return `outcome.observationTruncatedChars must be a non-negative integer, got ${kindOf(truncated)}`;
   return null;
 }
 
-const REPLY_FIELDS: Readonly<Record<string, string | null>> = { approve: null, deny: 'reason', answer: 'text', executed: 'observation', retry: null, cancel: null };
+const REPLY_FIELDS: Readonly<Record<string, string | null>> = {
+  approve: null,
+  deny: 'reason',
+  answer: 'text',
+  executed: 'observation',
+  retry: null,
+  cancel: null,
+};
 
 /**
  * The first way `reply` breaks the `InputReply` shape, or null: a known `kind`, a string

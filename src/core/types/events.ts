@@ -12,42 +12,57 @@ type Ev<T extends string, F> = { readonly type: T; readonly runId: string } & F;
 export type RunEvent =
   | Ev<'run_started', { readonly resumed: boolean; readonly fromStep: number }>
   | Ev<'step_started', { readonly stepIndex: number }>
-  | Ev<'model_call_started', {
-      readonly stepIndex: number;
-      readonly callSeq: number;
-      readonly resultId: string;
-      readonly replayed: boolean;
-    }>
+  | Ev<
+      'model_call_started',
+      {
+        readonly stepIndex: number;
+        readonly callSeq: number;
+        readonly resultId: string;
+        readonly replayed: boolean;
+      }
+    >
   /** A streamed delta of the reply's text, or of its reasoning (`kind: 'reasoning'`; absent for text). */
-  | Ev<'model_delta', {
-      readonly stepIndex: number;
-      readonly callSeq: number;
-      readonly delta: string;
-      readonly kind?: 'reasoning';
-    }>
-  | Ev<'model_call_finished', {
-      readonly stepIndex: number;
-      readonly callSeq: number;
-      readonly callId: string | null;
-      readonly error: string | null;
-    }>
+  | Ev<
+      'model_delta',
+      {
+        readonly stepIndex: number;
+        readonly callSeq: number;
+        readonly delta: string;
+        readonly kind?: 'reasoning';
+      }
+    >
+  | Ev<
+      'model_call_finished',
+      {
+        readonly stepIndex: number;
+        readonly callSeq: number;
+        readonly callId: string | null;
+        readonly error: string | null;
+      }
+    >
   | Ev<'decision', { readonly stepIndex: number; readonly decision: StepDecisionKind; readonly summary: string }>
-  | Ev<'action_started', {
-      readonly stepIndex: number;
-      readonly resultId: string;
-      readonly action: Action;
-      readonly replayed: boolean;
-    }>
+  | Ev<
+      'action_started',
+      {
+        readonly stepIndex: number;
+        readonly resultId: string;
+        readonly action: Action;
+        readonly replayed: boolean;
+      }
+    >
   | Ev<'action_finished', { readonly stepIndex: number; readonly resultId: string; readonly outcome: ActionOutcome }>
   | Ev<'step_finished', { readonly stepIndex: number; readonly step: StepRecord }>
   | Ev<'input_requested', { readonly stepIndex: number; readonly resultId: string; readonly request: InputRequest }>
   | Ev<'input_received', { readonly stepIndex: number; readonly resultId: string; readonly kind: InputReply['kind'] }>
-  | Ev<'run_ended', {
-      readonly stopReason: EndReason;
-      readonly finalAnswer: string | null;
-      readonly steps: number;
-      readonly validActions: number;
-    }>
+  | Ev<
+      'run_ended',
+      {
+        readonly stopReason: EndReason;
+        readonly finalAnswer: string | null;
+        readonly steps: number;
+        readonly validActions: number;
+      }
+    >
   | Ev<'warning', { readonly code: string; readonly message: string; readonly stepIndex?: number }>;
 
 /** The `type` tags of {@link RunEvent}. */

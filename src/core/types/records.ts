@@ -313,4 +313,3 @@ export type InputRecord = {
   readonly reply: InputReply;
   readonly receivedAt: string;
 };
-

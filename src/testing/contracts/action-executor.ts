@@ -7,7 +7,19 @@
 import { checkOptionKeys, outcomeProblem } from '../../core/internal-entry.ts';
 import type { Action, ActionExecutor, ActionOutcome, ExecuteContext } from '../../core/index.ts';
 import type { OptionKeys } from '../../core/internal-entry.ts';
-import { abortReason, check, ContractViolationError, deepFreeze, equal, invoke, noProblem, paramsProblem, rejectsWithReason, settleWithin, snapshot } from './check.ts';
+import {
+  abortReason,
+  check,
+  ContractViolationError,
+  deepFreeze,
+  equal,
+  invoke,
+  noProblem,
+  paramsProblem,
+  rejectsWithReason,
+  settleWithin,
+  snapshot,
+} from './check.ts';
 import type { ContractCase, ContractSuite } from './check.ts';
 
 /** Options of {@link actionExecutorContract}. */
@@ -53,14 +65,25 @@ type Make = () => Promise<ActionExecutor>;
 type Opts = { readonly abortMs: number; readonly outcomeMs: number };
 
 async function outcomeOf(executor: ActionExecutor, action: Action, ms: number, what: string): Promise<ActionOutcome> {
-  const s = await settleWithin(invoke(() => executor.execute(action, ctx(new AbortController().signal))), ms);
+  const s = await settleWithin(
+    invoke(() => executor.execute(action, ctx(new AbortController().signal))),
+    ms,
+  );
   if (s.kind === 'pending') throw new ContractViolationError(`${what}: no outcome within ${ms} ms`);
-  if (s.kind === 'rejected') throw new ContractViolationError(`${what} rejected with ${String(s.error)}; an executor resolves with an outcome for every action`, { cause: s.error });
+  if (s.kind === 'rejected')
+    throw new ContractViolationError(
+      `${what} rejected with ${String(s.error)}; an executor resolves with an outcome for every action`,
+      { cause: s.error },
+    );
   checkOutcome(s.value, what);
   return s.value;
 }
 
-function shapeCases(make: Make, actions: { readonly valid: Action; readonly unknown: Action; readonly malformed: Action }, o: Opts): ContractCase[] {
+function shapeCases(
+  make: Make,
+  actions: { readonly valid: Action; readonly unknown: Action; readonly malformed: Action },
+  o: Opts,
+): ContractCase[] {
   return [
     {
       name: 'has params of flat scalar values and a replay policy of safe or never, where it has them',
@@ -68,7 +91,10 @@ function shapeCases(make: Make, actions: { readonly valid: Action; readonly unkn
         const executor = await make();
         if (executor.params !== undefined) noProblem(paramsProblem(executor.params), 'params');
         const policy = executor.replayPolicy;
-        check(policy === undefined || policy === 'safe' || policy === 'never', `replayPolicy must be safe or never, got ${JSON.stringify(policy)}`);
+        check(
+          policy === undefined || policy === 'safe' || policy === 'never',
+          `replayPolicy must be safe or never, got ${JSON.stringify(policy)}`,
+        );
       },
     },
     {
@@ -115,7 +141,12 @@ function abortCases(make: Make, valid: Action, slow: Action | undefined, o: Opts
         const reason = abortReason('before execute');
         const ac = new AbortController();
         ac.abort(reason);
-        await rejectsWithReason(invoke(() => executor.execute(valid, ctx(ac.signal))), reason, o.abortMs, 'execute() with an aborted signal');
+        await rejectsWithReason(
+          invoke(() => executor.execute(valid, ctx(ac.signal))),
+          reason,
+          o.abortMs,
+          'execute() with an aborted signal',
+        );
       },
     },
   ];
@@ -128,7 +159,10 @@ function abortCases(make: Make, valid: Action, slow: Action | undefined, o: Opts
       const ac = new AbortController();
       const pending = invoke(() => executor.execute(slow, ctx(ac.signal)));
       const early = await settleWithin(pending, 20);
-      if (early.kind !== 'pending') throw new ContractViolationError(`the slow action settled (${early.kind}) before the abort; slowAction must run until aborted`);
+      if (early.kind !== 'pending')
+        throw new ContractViolationError(
+          `the slow action settled (${early.kind}) before the abort; slowAction must run until aborted`,
+        );
       ac.abort(reason);
       await rejectsWithReason(pending, reason, o.abortMs, 'execute() aborted mid-run');
     },
@@ -156,8 +190,15 @@ export function actionExecutorContract(options: ActionExecutorContractOptions): 
   const actions: { readonly valid: Action; readonly unknown: Action; readonly malformed: Action } = {
     valid,
     unknown: options.unknownAction ?? { kind: 'tool_call', name: 'polyloop_contract_no_such_tool', arguments: {} },
-    malformed: options.malformedAction ?? (valid.kind === 'tool_call' ? { kind: 'tool_call', name: valid.name, arguments: 'not a JSON object' } : { kind: 'code', source: '\u0000)(' }),
+    malformed:
+      options.malformedAction ??
+      (valid.kind === 'tool_call'
+        ? { kind: 'tool_call', name: valid.name, arguments: 'not a JSON object' }
+        : { kind: 'code', source: '\u0000)(' }),
   };
   const o: Opts = { abortMs: options.abortWithinMs ?? 2000, outcomeMs: options.outcomeWithinMs ?? 30_000 };
-  return { name: `ActionExecutor contract: ${options.name}`, cases: [...shapeCases(make, actions, o), ...abortCases(make, valid, options.slowAction, o)] };
+  return {
+    name: `ActionExecutor contract: ${options.name}`,
+    cases: [...shapeCases(make, actions, o), ...abortCases(make, valid, options.slowAction, o)],
+  };
 }

@@ -44,7 +44,10 @@ export class ContractViolationError extends PolyLoopError {
   /** Runners (vitest, jest) print a diff only when this is true. */
   readonly showDiff: boolean;
 
-  constructor(message: string, opts: { readonly actual?: unknown; readonly expected?: unknown; readonly cause?: unknown } = {}) {
+  constructor(
+    message: string,
+    opts: { readonly actual?: unknown; readonly expected?: unknown; readonly cause?: unknown } = {},
+  ) {
     super('contract_violation', message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.actual = opts.actual;
     this.expected = opts.expected;
@@ -73,7 +76,10 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   if (!isRecord(a) || !isRecord(b)) return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
-  const keys = (o: Record<string, unknown>): string[] => Object.keys(o).filter((k) => o[k] !== undefined).sort();
+  const keys = (o: Record<string, unknown>): string[] =>
+    Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort();
   const ka = keys(a);
   const kb = keys(b);
   return ka.length === kb.length && ka.every((k, i) => k === kb[i] && deepEqual(a[k], b[k]));
@@ -99,7 +105,10 @@ export function snapshot<T>(value: T): T {
 }
 
 /** What a promise did within a time bound. */
-export type Settled = { readonly kind: 'resolved'; readonly value: unknown } | { readonly kind: 'rejected'; readonly error: unknown } | { readonly kind: 'pending' };
+export type Settled =
+  | { readonly kind: 'resolved'; readonly value: unknown }
+  | { readonly kind: 'rejected'; readonly error: unknown }
+  | { readonly kind: 'pending' };
 
 /** How `promise` settles within `ms` (`pending` if it has not). Clears its timer either way. */
 export async function settleWithin(promise: Promise<unknown>, ms: number): Promise<Settled> {
@@ -118,26 +127,44 @@ export async function settleWithin(promise: Promise<unknown>, ms: number): Promi
   }
 }
 
-const describeValue = (v: unknown): string => (v instanceof Error ? `${v.name}: ${v.message}` : typeof v === 'string' ? JSON.stringify(v) : String(v));
+const describeValue = (v: unknown): string =>
+  v instanceof Error ? `${v.name}: ${v.message}` : typeof v === 'string' ? JSON.stringify(v) : String(v);
 
 /**
  * Fails unless `promise` rejects with exactly `reason` (the same object: a seam rethrows
  * `signal.reason` untouched) within `ms`.
  */
-export async function rejectsWithReason(promise: Promise<unknown>, reason: unknown, ms: number, what: string): Promise<void> {
+export async function rejectsWithReason(
+  promise: Promise<unknown>,
+  reason: unknown,
+  ms: number,
+  what: string,
+): Promise<void> {
   const s = await settleWithin(promise, ms);
-  if (s.kind === 'pending') throw new ContractViolationError(`${what}: still pending ${ms} ms after the abort; it must reject with signal.reason`);
-  if (s.kind === 'resolved') throw new ContractViolationError(`${what}: resolved after the abort; it must reject with signal.reason`, { actual: s.value, expected: reason });
+  if (s.kind === 'pending')
+    throw new ContractViolationError(
+      `${what}: still pending ${ms} ms after the abort; it must reject with signal.reason`,
+    );
+  if (s.kind === 'resolved')
+    throw new ContractViolationError(`${what}: resolved after the abort; it must reject with signal.reason`, {
+      actual: s.value,
+      expected: reason,
+    });
   if (s.error !== reason) {
-    throw new ContractViolationError(`${what}: rejected with ${describeValue(s.error)}, not with signal.reason itself`, { actual: s.error, expected: reason, cause: s.error });
+    throw new ContractViolationError(
+      `${what}: rejected with ${describeValue(s.error)}, not with signal.reason itself`,
+      { actual: s.error, expected: reason, cause: s.error },
+    );
   }
 }
 
 /** The first reason `params` is not flat JSON scalars (`SeamParams`), or null. */
 export function paramsProblem(params: unknown): string | null {
-  if (!isRecord(params) || Array.isArray(params)) return `params must be an object, got ${params === null ? 'null' : typeof params}`;
+  if (!isRecord(params) || Array.isArray(params))
+    return `params must be an object, got ${params === null ? 'null' : typeof params}`;
   for (const [k, v] of Object.entries(params)) {
-    const ok = v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
+    const ok =
+      v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
     if (!ok) return `params.${k} must be a string, a finite number, a boolean or null, got ${typeof v}`;
   }
   return null;

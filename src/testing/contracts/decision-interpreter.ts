@@ -25,7 +25,13 @@ export type DecisionInterpreterContractOptions = {
   readonly invalidReplies?: readonly ModelReply[];
 };
 
-const KNOWN: OptionKeys<DecisionInterpreterContractOptions> = { name: true, makeInterpreter: true, tools: true, replies: true, invalidReplies: true };
+const KNOWN: OptionKeys<DecisionInterpreterContractOptions> = {
+  name: true,
+  makeInterpreter: true,
+  tools: true,
+  replies: true,
+  invalidReplies: true,
+};
 
 const reply = (over: Partial<ModelReply>): ModelReply => ({ callId: 'resp_1', text: '', reasoning: null, ...over });
 
@@ -71,21 +77,49 @@ const SAMPLES: readonly ModelReply[] = [
 
 function defaultTools(): ToolCatalog {
   return ToolRegistry.of([
-    { name: 'add', description: 'Add two integers.', parameters: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } }, required: ['a', 'b'], additionalProperties: false } },
-    { name: 'echo', description: 'Echo text.', parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, replayPolicy: 'safe' },
+    {
+      name: 'add',
+      description: 'Add two integers.',
+      parameters: {
+        type: 'object',
+        properties: { a: { type: 'integer' }, b: { type: 'integer' } },
+        required: ['a', 'b'],
+        additionalProperties: false,
+      },
+    },
+    {
+      name: 'echo',
+      description: 'Echo text.',
+      parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+      replayPolicy: 'safe',
+    },
   ]);
 }
 
 /** Throws a violation naming the first way `decision` breaks the `Decision` contract — the library's own check, plus a promise and an empty explanation. */
 function checkDecision(decision: unknown): void {
-  check(typeof decision === 'object' && decision !== null, `interpret() must return a decision object, got ${String(decision)}`);
-  check(typeof (decision as { then?: unknown }).then !== 'function', 'interpret() returned a promise; it must be synchronous');
+  check(
+    typeof decision === 'object' && decision !== null,
+    `interpret() must return a decision object, got ${String(decision)}`,
+  );
+  check(
+    typeof (decision as { then?: unknown }).then !== 'function',
+    'interpret() returned a promise; it must be synchronous',
+  );
   noProblem(decisionProblem(decision), 'the decision is malformed');
   const d = decision as Decision;
-  check(d.kind !== 'invalid' || d.explanation !== '', 'decision.explanation of an invalid decision must say what was wrong (it is empty)');
+  check(
+    d.kind !== 'invalid' || d.explanation !== '',
+    'decision.explanation of an invalid decision must say what was wrong (it is empty)',
+  );
 }
 
-type Ctx = { readonly make: () => DecisionInterpreter; readonly tools: ToolCatalog; readonly samples: readonly ModelReply[]; readonly invalid: readonly ModelReply[] };
+type Ctx = {
+  readonly make: () => DecisionInterpreter;
+  readonly tools: ToolCatalog;
+  readonly samples: readonly ModelReply[];
+  readonly invalid: readonly ModelReply[];
+};
 
 const label = (r: ModelReply): string => JSON.stringify(r).slice(0, 120);
 
@@ -96,7 +130,10 @@ function interpretChecked(interpreter: DecisionInterpreter, r: ModelReply, tools
   try {
     decision = interpreter.interpret(r, { tools });
   } catch (e) {
-    throw new ContractViolationError(`${what} threw ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}; a reply of valid shape must give a decision`, { cause: e });
+    throw new ContractViolationError(
+      `${what} threw ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}; a reply of valid shape must give a decision`,
+      { cause: e },
+    );
   }
   try {
     checkDecision(decision);
@@ -150,7 +187,11 @@ function cases(c: Ctx): ContractCase[] {
         const interpreter = c.make();
         for (const r of [SEVERAL_CALLS, ...c.invalid]) {
           const d = interpretChecked(interpreter, r, c.tools);
-          if (d.kind !== 'invalid') throw new ContractViolationError(`interpret(${label(r)}) must be invalid, got ${d.kind}`, { actual: d.kind, expected: 'invalid' });
+          if (d.kind !== 'invalid')
+            throw new ContractViolationError(`interpret(${label(r)}) must be invalid, got ${d.kind}`, {
+              actual: d.kind,
+              expected: 'invalid',
+            });
         }
       },
     },
@@ -169,6 +210,11 @@ function cases(c: Ctx): ContractCase[] {
 export function decisionInterpreterContract(options: DecisionInterpreterContractOptions): ContractSuite {
   checkOptionKeys(options, KNOWN, 'decisionInterpreterContract');
   const invalid = options.invalidReplies ?? [];
-  const ctx: Ctx = { make: options.makeInterpreter, tools: options.tools ?? defaultTools(), samples: [...SAMPLES, ...(options.replies ?? []), ...invalid], invalid };
+  const ctx: Ctx = {
+    make: options.makeInterpreter,
+    tools: options.tools ?? defaultTools(),
+    samples: [...SAMPLES, ...(options.replies ?? []), ...invalid],
+    invalid,
+  };
   return { name: `DecisionInterpreter contract: ${options.name}`, cases: cases(ctx) };
 }

@@ -6,7 +6,16 @@
 import { checkOptionKeys } from '../../core/internal-entry.ts';
 import type { EventSink, RunEvent, RunEventType } from '../../core/index.ts';
 import type { OptionKeys } from '../../core/internal-entry.ts';
-import { ContractViolationError, deepFreeze, equal, invoke, noProblem, paramsProblem, settleWithin, snapshot } from './check.ts';
+import {
+  ContractViolationError,
+  deepFreeze,
+  equal,
+  invoke,
+  noProblem,
+  paramsProblem,
+  settleWithin,
+  snapshot,
+} from './check.ts';
 import type { ContractCase, ContractSuite } from './check.ts';
 import { stepRecord } from './records.ts';
 
@@ -29,17 +38,37 @@ function everyEvent(): RunEvent[] {
   const events: { readonly [T in RunEventType]: Extract<RunEvent, { type: T }> } = {
     run_started: { type: 'run_started', runId, resumed: false, fromStep: 0 },
     step_started: { type: 'step_started', runId, stepIndex: 0 },
-    model_call_started: { type: 'model_call_started', runId, stepIndex: 0, callSeq: 0, resultId: 's0.model', replayed: false },
+    model_call_started: {
+      type: 'model_call_started',
+      runId,
+      stepIndex: 0,
+      callSeq: 0,
+      resultId: 's0.model',
+      replayed: false,
+    },
     model_delta: { type: 'model_delta', runId, stepIndex: 0, callSeq: 0, delta: 'Hel' },
     model_call_finished: { type: 'model_call_finished', runId, stepIndex: 0, callSeq: 0, callId: 'c0', error: null },
     decision: { type: 'decision', runId, stepIndex: 0, decision: 'action', summary: 'echo({"text":"hi"})' },
-    action_started: { type: 'action_started', runId, stepIndex: 0, resultId: 's0.action', action: { kind: 'tool_call', name: 'echo', arguments: { text: 'hi' } }, replayed: false },
+    action_started: {
+      type: 'action_started',
+      runId,
+      stepIndex: 0,
+      resultId: 's0.action',
+      action: { kind: 'tool_call', name: 'echo', arguments: { text: 'hi' } },
+      replayed: false,
+    },
     action_finished: {
       type: 'action_finished',
       runId,
       stepIndex: 0,
       resultId: 's0.action',
-      outcome: { status: 'executed', observation: 'hi', observationIsSynthetic: false, envReportedCompletion: false, observationTruncatedChars: 0 },
+      outcome: {
+        status: 'executed',
+        observation: 'hi',
+        observationIsSynthetic: false,
+        envReportedCompletion: false,
+        observationTruncatedChars: 0,
+      },
     },
     step_finished: { type: 'step_finished', runId, stepIndex: 0, step: stepRecord(0) },
     input_requested: {
@@ -47,21 +76,47 @@ function everyEvent(): RunEvent[] {
       runId,
       stepIndex: 1,
       resultId: 's1.input',
-      request: { resultId: 's1.input', stepIndex: 1, kind: 'approval', target: 'action', decision: { kind: 'action', action: { kind: 'tool_call', name: 'echo', arguments: { text: 'again' } }, trajectoryRepr: 'echo({"text":"again"})', historyText: 'echo again' } },
+      request: {
+        resultId: 's1.input',
+        stepIndex: 1,
+        kind: 'approval',
+        target: 'action',
+        decision: {
+          kind: 'action',
+          action: { kind: 'tool_call', name: 'echo', arguments: { text: 'again' } },
+          trajectoryRepr: 'echo({"text":"again"})',
+          historyText: 'echo again',
+        },
+      },
     },
     input_received: { type: 'input_received', runId, stepIndex: 1, resultId: 's1.input', kind: 'approve' },
-    warning: { type: 'warning', runId, code: 'torn_tail', message: 'the last record was torn and was dropped', stepIndex: 1 },
+    warning: {
+      type: 'warning',
+      runId,
+      code: 'torn_tail',
+      message: 'the last record was torn and was dropped',
+      stepIndex: 1,
+    },
     run_ended: { type: 'run_ended', runId, stopReason: 'final_answer', finalAnswer: 'hi', steps: 1, validActions: 1 },
   };
   return Object.values(events);
 }
 
 async function deliverChecked(sink: EventSink, event: RunEvent, ms: number): Promise<void> {
-  const s = await settleWithin(invoke(() => sink.deliver(event)), ms);
-  if (s.kind === 'pending') throw new ContractViolationError(`deliver(${event.type}) did not settle within ${ms} ms; the run waits for every delivery`);
+  const s = await settleWithin(
+    invoke(() => sink.deliver(event)),
+    ms,
+  );
+  if (s.kind === 'pending')
+    throw new ContractViolationError(
+      `deliver(${event.type}) did not settle within ${ms} ms; the run waits for every delivery`,
+    );
   if (s.kind === 'rejected') {
     const e = s.error;
-    throw new ContractViolationError(`deliver(${event.type}) failed with ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)} (a run would count it in eventDeliveryFailures)`, { cause: e });
+    throw new ContractViolationError(
+      `deliver(${event.type}) failed with ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)} (a run would count it in eventDeliveryFailures)`,
+      { cause: e },
+    );
   }
 }
 
@@ -103,5 +158,8 @@ function cases(make: () => Promise<EventSink>, ms: number): ContractCase[] {
  */
 export function eventSinkContract(options: EventSinkContractOptions): ContractSuite {
   checkOptionKeys(options, KNOWN, 'eventSinkContract');
-  return { name: `EventSink contract: ${options.name}`, cases: cases(async () => options.makeSink(), options.deliverWithinMs ?? 5000) };
+  return {
+    name: `EventSink contract: ${options.name}`,
+    cases: cases(async () => options.makeSink(), options.deliverWithinMs ?? 5000),
+  };
 }

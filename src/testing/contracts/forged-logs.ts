@@ -5,7 +5,17 @@
  * record is refused at import with nothing written. Web APIs only.
  * @module
  */
-import { defineAgent, exportRun, importRun, InMemoryStore, isPolyLoopError, jsonActionInterpreter, resume, run, ToolRegistry } from '../../core/index.ts';
+import {
+  defineAgent,
+  exportRun,
+  importRun,
+  InMemoryStore,
+  isPolyLoopError,
+  jsonActionInterpreter,
+  resume,
+  run,
+  ToolRegistry,
+} from '../../core/index.ts';
 import type { AgentDefinition, RunRequest, RunStore } from '../../core/index.ts';
 import { scriptedModel } from '../scripted-model.ts';
 import { check, equal } from './check.ts';
@@ -55,7 +65,11 @@ function agentOn(store: RunStore, sent: string[]): { agent: AgentDefinition; req
   return { agent, request };
 }
 
-const lines = (ndjson: string): Rec[] => ndjson.trimEnd().split('\n').map((l) => JSON.parse(l) as Rec);
+const lines = (ndjson: string): Rec[] =>
+  ndjson
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Rec);
 const ndjson = (recs: readonly Rec[]): string => recs.map((r) => `${JSON.stringify(r)}\n`).join('');
 
 /** The reference run, on an in-memory store: awaiting approval, and (approved) finished. */
@@ -66,12 +80,22 @@ async function reference(): Promise<{ awaiting: Rec[]; finished: Rec[]; decision
   const awaiting = lines(await exportRun(store, RUN));
   const resultId = first.pending?.resultId ?? '';
   await resume(agent, request, { input: { kind: 'approve', resultId } });
-  return { awaiting, finished: lines(await exportRun(store, RUN)), decision: first.pending?.decision as unknown as Rec };
+  return {
+    awaiting,
+    finished: lines(await exportRun(store, RUN)),
+    decision: first.pending?.decision as unknown as Rec,
+  };
 }
 
 async function refusedAtImport(store: RunStore, log: string, what: string): Promise<void> {
-  const e = await importRun(store, RUN, log).then(() => null, (x: unknown) => x);
-  check(isPolyLoopError(e) && e.code === 'corrupt_log', `importRun of ${what} rejects with CorruptLogError (got ${String(e)})`);
+  const e = await importRun(store, RUN, log).then(
+    () => null,
+    (x: unknown) => x,
+  );
+  check(
+    isPolyLoopError(e) && e.code === 'corrupt_log',
+    `importRun of ${what} rejects with CorruptLogError (got ${String(e)})`,
+  );
   equal((await store.readLog(RUN)).length, 0, `records in the store after importRun refused ${what}`);
 }
 
@@ -84,7 +108,15 @@ export function forgedLogCases(make: Make): ContractCase[] {
         const store = await make();
         if (!store.inputRequest) return;
         const { awaiting, decision } = await reference();
-        const intent = { kind: 'intent', v: '1.1', intent: 'action', stepIndex: 0, resultId: 's0.action', replayPolicy: 'safe', decision };
+        const intent = {
+          kind: 'intent',
+          v: '1.1',
+          intent: 'action',
+          stepIndex: 0,
+          resultId: 's0.action',
+          replayPolicy: 'safe',
+          decision,
+        };
         await importRun(store, RUN, ndjson([...awaiting.slice(0, -1), intent]));
         const sent: string[] = [];
         const { agent, request } = agentOn(store, sent);
@@ -101,8 +133,18 @@ export function forgedLogCases(make: Make): ContractCase[] {
         const { finished } = await reference();
         const at = finished.findIndex((r) => r['kind'] === 'intent' && r['intent'] === 'action');
         const intent = finished[at] as Rec;
-        const swapped = { ...intent, decision: { ...(intent['decision'] as Rec), action: { kind: 'tool_call', name: 'send', arguments: { to: 'mallory' } } } };
-        await refusedAtImport(store, ndjson([...finished.slice(0, at), swapped, ...finished.slice(at + 1)]), 'a swapped approved decision');
+        const swapped = {
+          ...intent,
+          decision: {
+            ...(intent['decision'] as Rec),
+            action: { kind: 'tool_call', name: 'send', arguments: { to: 'mallory' } },
+          },
+        };
+        await refusedAtImport(
+          store,
+          ndjson([...finished.slice(0, at), swapped, ...finished.slice(at + 1)]),
+          'a swapped approved decision',
+        );
       },
     },
     {

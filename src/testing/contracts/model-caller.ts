@@ -7,7 +7,19 @@
 import { checkOptionKeys, modelReplyProblem } from '../../core/internal-entry.ts';
 import type { Message, ModelCall, ModelCaller, ModelReply, ModelToolSchema } from '../../core/index.ts';
 import type { OptionKeys } from '../../core/internal-entry.ts';
-import { abortReason, check, ContractViolationError, deepFreeze, equal, invoke, noProblem, paramsProblem, rejectsWithReason, settleWithin, snapshot } from './check.ts';
+import {
+  abortReason,
+  check,
+  ContractViolationError,
+  deepFreeze,
+  equal,
+  invoke,
+  noProblem,
+  paramsProblem,
+  rejectsWithReason,
+  settleWithin,
+  snapshot,
+} from './check.ts';
 import type { ContractCase, ContractSuite } from './check.ts';
 
 /**
@@ -32,12 +44,23 @@ export type ModelCallerContractOptions = {
   readonly abortAfterMs?: number;
 };
 
-const KNOWN: OptionKeys<ModelCallerContractOptions> = { name: true, makeModel: true, abortWithinMs: true, replyWithinMs: true, abortAfterMs: true };
+const KNOWN: OptionKeys<ModelCallerContractOptions> = {
+  name: true,
+  makeModel: true,
+  abortWithinMs: true,
+  replyWithinMs: true,
+  abortAfterMs: true,
+};
 
 const ADD: ModelToolSchema = {
   name: 'add',
   description: 'Add two integers.',
-  parameters: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } }, required: ['a', 'b'], additionalProperties: false },
+  parameters: {
+    type: 'object',
+    properties: { a: { type: 'integer' }, b: { type: 'integer' } },
+    required: ['a', 'b'],
+    additionalProperties: false,
+  },
 };
 
 const text = (role: Message['role'], t: string): Message => ({ role, content: [{ type: 'text', text: t }] });
@@ -59,13 +82,26 @@ function conversation(): Message[] {
 }
 
 function modelCall(signal: AbortSignal, over: Partial<ModelCall> = {}): ModelCall {
-  return { messages: [text('user', 'Say hello.')], callSeq: 0, runId: 'contract-run', resultId: 's0.model', binding: {}, tools: [], signal, ...over };
+  return {
+    messages: [text('user', 'Say hello.')],
+    callSeq: 0,
+    runId: 'contract-run',
+    resultId: 's0.model',
+    binding: {},
+    tools: [],
+    signal,
+    ...over,
+  };
 }
 
 async function expectReply(model: ModelCaller, call: ModelCall, ms: number, what: string): Promise<ModelReply> {
-  const s = await settleWithin(invoke(() => model.call(call)), ms);
+  const s = await settleWithin(
+    invoke(() => model.call(call)),
+    ms,
+  );
   if (s.kind === 'pending') throw new ContractViolationError(`${what}: no reply within ${ms} ms`);
-  if (s.kind === 'rejected') throw new ContractViolationError(`${what} rejected: ${String(s.error)}`, { cause: s.error });
+  if (s.kind === 'rejected')
+    throw new ContractViolationError(`${what} rejected: ${String(s.error)}`, { cause: s.error });
   noProblem(modelReplyProblem(s.value), `${what} replied with a value of the wrong shape`);
   return s.value as ModelReply;
 }
@@ -79,7 +115,10 @@ function replyCases(make: ModelCallerContractOptions['makeModel'], o: Opts): Con
       run: async () => {
         const model = await make('answer');
         noProblem(paramsProblem(model.params), 'params');
-        check(typeof model.params['model'] === 'string' && model.params['model'] !== '', `params.model must be a non-empty string, got ${JSON.stringify(model.params['model'])}`);
+        check(
+          typeof model.params['model'] === 'string' && model.params['model'] !== '',
+          `params.model must be a non-empty string, got ${JSON.stringify(model.params['model'])}`,
+        );
       },
     },
     {
@@ -91,7 +130,12 @@ function replyCases(make: ModelCallerContractOptions['makeModel'], o: Opts): Con
     {
       name: 'replies to a conversation with tools and an answered tool call with a reply of the right shape',
       run: async () => {
-        const call = modelCall(new AbortController().signal, { messages: conversation(), tools: [ADD], callSeq: 1, resultId: 's1.model' });
+        const call = modelCall(new AbortController().signal, {
+          messages: conversation(),
+          tools: [ADD],
+          callSeq: 1,
+          resultId: 's1.model',
+        });
         await expectReply(await make('answer'), call, o.replyMs, 'call() with tools');
       },
     },
@@ -100,7 +144,10 @@ function replyCases(make: ModelCallerContractOptions['makeModel'], o: Opts): Con
       run: async () => {
         const messages = conversation();
         const before = snapshot(messages);
-        const call = modelCall(new AbortController().signal, { messages: deepFreeze(messages), tools: deepFreeze([snapshot(ADD)]) });
+        const call = modelCall(new AbortController().signal, {
+          messages: deepFreeze(messages),
+          tools: deepFreeze([snapshot(ADD)]),
+        });
         await expectReply(await make('answer'), call, o.replyMs, 'call() with frozen messages');
         equal(messages, before, 'the messages after the call');
       },
@@ -117,7 +164,12 @@ function abortCases(make: ModelCallerContractOptions['makeModel'], o: Opts): Con
         const ac = new AbortController();
         ac.abort(reason);
         const model = await make('answer');
-        await rejectsWithReason(invoke(() => model.call(modelCall(ac.signal))), reason, o.abortMs, 'call() with an aborted signal');
+        await rejectsWithReason(
+          invoke(() => model.call(modelCall(ac.signal))),
+          reason,
+          o.abortMs,
+          'call() with an aborted signal',
+        );
       },
     },
     {
@@ -128,7 +180,10 @@ function abortCases(make: ModelCallerContractOptions['makeModel'], o: Opts): Con
         const model = await make('hang');
         const pending = invoke(() => model.call(modelCall(ac.signal, { tools: [ADD] })));
         const early = await settleWithin(pending, o.abortAfterMs);
-        if (early.kind !== 'pending') throw new ContractViolationError(`the 'hang' scenario settled (${early.kind}) before the abort; makeModel('hang') must build a caller that does not reply by itself`);
+        if (early.kind !== 'pending')
+          throw new ContractViolationError(
+            `the 'hang' scenario settled (${early.kind}) before the abort; makeModel('hang') must build a caller that does not reply by itself`,
+          );
         ac.abort(reason);
         await rejectsWithReason(pending, reason, o.abortMs, 'call() aborted mid-call');
       },
@@ -151,6 +206,10 @@ function abortCases(make: ModelCallerContractOptions['makeModel'], o: Opts): Con
 export function modelCallerContract(options: ModelCallerContractOptions): ContractSuite {
   checkOptionKeys(options, KNOWN, 'modelCallerContract');
   const make = async (scenario: ModelScenario): Promise<ModelCaller> => options.makeModel(scenario);
-  const o: Opts = { abortMs: options.abortWithinMs ?? 2000, replyMs: options.replyWithinMs ?? 30_000, abortAfterMs: options.abortAfterMs ?? 20 };
+  const o: Opts = {
+    abortMs: options.abortWithinMs ?? 2000,
+    replyMs: options.replyWithinMs ?? 30_000,
+    abortAfterMs: options.abortAfterMs ?? 20,
+  };
   return { name: `ModelCaller contract: ${options.name}`, cases: [...replyCases(make, o), ...abortCases(make, o)] };
 }

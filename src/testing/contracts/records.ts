@@ -5,7 +5,16 @@
  */
 import { RECORD_VERSION } from '../../core/index.ts';
 import { STEP_DEFAULTS } from '../../core/internal-entry.ts';
-import type { IntentRecord, LogRecord, ResultRecord, RunEndedRecord, RunStartedRecord, RunStore, StepRecord, StepWriteRecord } from '../../core/index.ts';
+import type {
+  IntentRecord,
+  LogRecord,
+  ResultRecord,
+  RunEndedRecord,
+  RunStartedRecord,
+  RunStore,
+  StepRecord,
+  StepWriteRecord,
+} from '../../core/index.ts';
 
 const v = RECORD_VERSION;
 
@@ -14,12 +23,27 @@ const SNAPSHOT_HASH = 'ed0d7d5778506b77c2ebdf61e7d4001d26a46cc4c6e3fa6aa04e6b6b9
 
 /** A `run_started` record for `runId`. */
 export function started(runId: string): RunStartedRecord {
-  return { kind: 'run_started', v, runId, snapshot: { model: { model: 'm' }, budget: { maxSteps: 3 } }, snapshotHash: SNAPSHOT_HASH, startedAt: '2026-01-01T00:00:00.000Z' };
+  return {
+    kind: 'run_started',
+    v,
+    runId,
+    snapshot: { model: { model: 'm' }, budget: { maxSteps: 3 } },
+    snapshotHash: SNAPSHOT_HASH,
+    startedAt: '2026-01-01T00:00:00.000Z',
+  };
 }
 
 /** The model-call intent of step `stepIndex`. */
 export function modelIntent(stepIndex: number): IntentRecord {
-  return { kind: 'intent', v, intent: 'model_call', stepIndex, callSeq: stepIndex, resultId: `s${stepIndex}.model`, replayPolicy: 'safe' };
+  return {
+    kind: 'intent',
+    v,
+    intent: 'model_call',
+    stepIndex,
+    callSeq: stepIndex,
+    resultId: `s${stepIndex}.model`,
+    replayPolicy: 'safe',
+  };
 }
 
 /** The action intent of step `stepIndex` (a `never` tool call). */
@@ -31,13 +55,34 @@ export function actionIntent(stepIndex: number): IntentRecord {
     stepIndex,
     resultId: `s${stepIndex}.action`,
     replayPolicy: 'never',
-    decision: { kind: 'action', action: { kind: 'tool_call', name: 'echo', arguments: { text: 'hi' } }, trajectoryRepr: 'echo(hi)', historyText: 'call echo' },
+    decision: {
+      kind: 'action',
+      action: { kind: 'tool_call', name: 'echo', arguments: { text: 'hi' } },
+      trajectoryRepr: 'echo(hi)',
+      historyText: 'call echo',
+    },
   };
 }
 
 /** The model-call result of step `stepIndex`. */
 export function modelResult(stepIndex: number, text = 'reply'): ResultRecord {
-  return { kind: 'result', v, resultId: `s${stepIndex}.model`, stepIndex, callSeq: stepIndex, reply: { callId: `c${stepIndex}`, text, reasoning: null, toolCalls: [], content: null, finishReason: 'stop', usage: { inputTokens: 10, outputTokens: 2 }, providerMetadata: null } };
+  return {
+    kind: 'result',
+    v,
+    resultId: `s${stepIndex}.model`,
+    stepIndex,
+    callSeq: stepIndex,
+    reply: {
+      callId: `c${stepIndex}`,
+      text,
+      reasoning: null,
+      toolCalls: [],
+      content: null,
+      finishReason: 'stop',
+      usage: { inputTokens: 10, outputTokens: 2 },
+      providerMetadata: null,
+    },
+  };
 }
 
 /** A completed action step. */
@@ -66,13 +111,32 @@ export function stepWrite(stepIndex: number, observation = 'hi'): StepWriteRecor
     kind: 'step',
     v,
     step: stepRecord(stepIndex, observation),
-    actionResult: { resultId: `s${stepIndex}.action`, outcome: { status: 'executed', observation, observationIsSynthetic: false, envReportedCompletion: false, observationTruncatedChars: 0 } },
+    actionResult: {
+      resultId: `s${stepIndex}.action`,
+      outcome: {
+        status: 'executed',
+        observation,
+        observationIsSynthetic: false,
+        envReportedCompletion: false,
+        observationTruncatedChars: 0,
+      },
+    },
   };
 }
 
 /** A `run_ended` record after `steps` action steps (the step budget spent), agreeing with them as readers check. */
 export function ended(steps: number): RunEndedRecord {
-  return { kind: 'run_ended', v, stopReason: 'max_steps', finalAnswer: null, steps, validActions: steps, eventDeliveryFailures: 0, usage: { inputTokens: 10 * steps, outputTokens: 2 * steps }, endedAt: '2026-01-01T00:00:02.000Z' };
+  return {
+    kind: 'run_ended',
+    v,
+    stopReason: 'max_steps',
+    finalAnswer: null,
+    steps,
+    validActions: steps,
+    eventDeliveryFailures: 0,
+    usage: { inputTokens: 10 * steps, outputTokens: 2 * steps },
+    endedAt: '2026-01-01T00:00:02.000Z',
+  };
 }
 
 /** Write a full one-step run through every store method, in protocol order; returns what was written. */

@@ -7,11 +7,40 @@
  * @module
  */
 
-export type ApiUsage = { inputTokens: number; outputTokens: number; cachedInputTokens?: number; reasoningTokens?: number };
-export type ApiRunRow = { runId: string; status: string; stopReason: string | null; steps: number | null; createdAt: string | null; updatedAt: string | null; error: string | null };
-export type Pending = { resultId: string; stepIndex: number; kind: string; target: string; action: ApiAction | null; accepts: string[]; requestedAt: string | null };
+export type ApiUsage = {
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens?: number;
+  reasoningTokens?: number;
+};
+export type ApiRunRow = {
+  runId: string;
+  status: string;
+  stopReason: string | null;
+  steps: number | null;
+  createdAt: string | null;
+  updatedAt: string | null;
+  error: string | null;
+};
+export type Pending = {
+  resultId: string;
+  stepIndex: number;
+  kind: string;
+  target: string;
+  action: ApiAction | null;
+  accepts: string[];
+  requestedAt: string | null;
+};
 export type ApiAction = { kind: 'tool_call'; name: string; arguments: unknown } | { kind: 'code'; source: string };
-export type InFlight = { stepIndex: number; resolution: string; target: string; action: ApiAction | null; resultId: string; replayPolicy: string; modelText: string | null };
+export type InFlight = {
+  stepIndex: number;
+  resolution: string;
+  target: string;
+  action: ApiAction | null;
+  resultId: string;
+  replayPolicy: string;
+  modelText: string | null;
+};
 /** Where the run went on under new code: the first step under it, why, what changed, the tools added and removed. */
 export type ApiUpgrade = {
   stepIndex: number;
@@ -50,8 +79,24 @@ export type Step = {
   startedAt: string;
   endedAt: string;
 };
-export type ApiStepRow = { step: Step; action: ApiAction | null; input: { resultId: string; kind: string; requestedAt: string | null; reply: Record<string, unknown> | null; receivedAt: string | null }[]; resumed: string | null; observationClippedChars: number };
-export type Described = { source: 'dir' | 'worker'; where: string; answering: { enabled: boolean; why: string | null } };
+export type ApiStepRow = {
+  step: Step;
+  action: ApiAction | null;
+  input: {
+    resultId: string;
+    kind: string;
+    requestedAt: string | null;
+    reply: Record<string, unknown> | null;
+    receivedAt: string | null;
+  }[];
+  resumed: string | null;
+  observationClippedChars: number;
+};
+export type Described = {
+  source: 'dir' | 'worker';
+  where: string;
+  answering: { enabled: boolean; why: string | null };
+};
 
 /** A refusal of the viewer, with its status, message and error code (`run_identity_mismatch`, …). */
 export class ApiError extends Error {
@@ -125,7 +170,9 @@ export const api = {
   describe: () => get<Described>('/viewer'),
   runs: async () => (await get<{ runs: ApiRunRow[] }>('/runs')).runs,
   summary: (runId: string) => get<Summary>(runPath(runId)),
-  steps: async (runId: string, from: number, limit: number, full = false) => (await get<{ steps: ApiStepRow[] }>(runPath(runId, `/steps?from=${from}&limit=${limit}${full ? '&full=1' : ''}`))).steps,
+  steps: async (runId: string, from: number, limit: number, full = false) =>
+    (await get<{ steps: ApiStepRow[] }>(runPath(runId, `/steps?from=${from}&limit=${limit}${full ? '&full=1' : ''}`)))
+      .steps,
   /** The run's log as a file to save (fetched with the key: a plain link would go without it). */
   async log(runId: string): Promise<Blob> {
     const res = await fetch(runPath(runId, '/log'), { headers: withKey() });
@@ -144,11 +191,19 @@ export const api = {
  * kind that lands, from after `afterSeq`; reconnects after the last id seen until `run_ended`
  * or `signal` aborts.
  */
-export async function follow(runId: string, afterSeq: number, onRecord: (kind: string) => void, signal: AbortSignal): Promise<void> {
+export async function follow(
+  runId: string,
+  afterSeq: number,
+  onRecord: (kind: string) => void,
+  signal: AbortSignal,
+): Promise<void> {
   let last = afterSeq;
   while (!signal.aborted) {
     try {
-      const res = await fetch(runPath(runId, '/events'), { headers: withKey(last < 0 ? {} : { 'last-event-id': String(last) }), signal });
+      const res = await fetch(runPath(runId, '/events'), {
+        headers: withKey(last < 0 ? {} : { 'last-event-id': String(last) }),
+        signal,
+      });
       if (res.status === 204 || !res.body) return;
       if (!res.ok) throw new ApiError(res.status, await messageOf(res));
       const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();

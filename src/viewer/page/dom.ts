@@ -8,7 +8,11 @@ type Attrs = Readonly<Record<string, string | number | boolean | null | undefine
 type Child = Node | string | number | null | undefined | false;
 
 /** An element with attributes (`on*` functions become listeners; false/null/undefined are left out) and children (strings become text). */
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Attrs = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (typeof v === 'function') el.addEventListener(k.slice(2), v);
@@ -17,7 +21,8 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = 
     else if (v === true) el.setAttribute(k, '');
     else if (v !== false && v !== null && v !== undefined) el.setAttribute(k, String(v));
   }
-  for (const c of children) if (c !== null && c !== undefined && c !== false) el.append(typeof c === 'number' ? String(c) : c);
+  for (const c of children)
+    if (c !== null && c !== undefined && c !== false) el.append(typeof c === 'number' ? String(c) : c);
   return el;
 }
 

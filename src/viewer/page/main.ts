@@ -31,13 +31,39 @@ function route(): void {
 
 /** The run list: status, stop reason, steps, last activity; filtered by status; refreshed every 2 s. */
 function showList(): () => void {
-  const filter = h('select', { id: 'filter', 'aria-label': 'Filter by status' }, h('option', { value: '' }, 'all statuses'), ...STATUSES.map((s) => h('option', { value: s }, s.replace('_', ' '))));
+  const filter = h(
+    'select',
+    { id: 'filter', 'aria-label': 'Filter by status' },
+    h('option', { value: '' }, 'all statuses'),
+    ...STATUSES.map((s) => h('option', { value: s }, s.replace('_', ' '))),
+  );
   filter.value = sessionStorage.getItem('polyloop-filter') ?? '';
   const body = h('tbody');
   const count = h('span', { id: 'run-count' });
-  const table = h('table', { class: 'runs' }, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Run'), h('th', { scope: 'col' }, 'Status'), h('th', { scope: 'col' }, 'Stop reason'), h('th', { scope: 'col', class: 'n' }, 'Steps'), h('th', { scope: 'col' }, 'Last activity'))), body);
+  const table = h(
+    'table',
+    { class: 'runs' },
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        h('th', { scope: 'col' }, 'Run'),
+        h('th', { scope: 'col' }, 'Status'),
+        h('th', { scope: 'col' }, 'Stop reason'),
+        h('th', { scope: 'col', class: 'n' }, 'Steps'),
+        h('th', { scope: 'col' }, 'Last activity'),
+      ),
+    ),
+    body,
+  );
   const problem = h('p', { class: 'error', role: 'alert', hidden: true });
-  app.replaceChildren(h('div', { class: 'toolbar' }, h('h1', {}, 'Runs'), count, h('label', {}, 'Show ', filter)), problem, h('div', { class: 'scroll-x' }, table));
+  app.replaceChildren(
+    h('div', { class: 'toolbar' }, h('h1', {}, 'Runs'), count, h('label', {}, 'Show ', filter)),
+    problem,
+    h('div', { class: 'scroll-x' }, table),
+  );
   app.dataset['state'] = 'list';
   let rows: ApiRunRow[] = [];
   const render = (): void => {
@@ -50,13 +76,24 @@ function showList(): () => void {
           { class: `status-${r.status}` },
           h('td', {}, h('a', { href: `#/run/${encodeURIComponent(r.runId)}`, class: 'run-link' }, r.runId)),
           h('td', {}, h('span', { class: `badge ${r.status}` }, r.status.replace('_', ' '))),
-          h('td', {}, r.error ? h('span', { class: 'error', title: r.error }, 'unreadable log') : (r.stopReason ?? '–')),
+          h(
+            'td',
+            {},
+            r.error ? h('span', { class: 'error', title: r.error }, 'unreadable log') : (r.stopReason ?? '–'),
+          ),
           h('td', { class: 'n' }, r.steps === null ? '–' : num(r.steps)),
           h('td', {}, when(r.updatedAt ?? r.createdAt)),
         ),
       ),
     );
-    if (shown.length === 0) body.append(h('tr', {}, h('td', { colspan: 5, class: 'muted' }, rows.length === 0 ? 'No runs yet.' : 'No run has this status.')));
+    if (shown.length === 0)
+      body.append(
+        h(
+          'tr',
+          {},
+          h('td', { colspan: 5, class: 'muted' }, rows.length === 0 ? 'No runs yet.' : 'No run has this status.'),
+        ),
+      );
   };
   filter.addEventListener('change', () => {
     sessionStorage.setItem('polyloop-filter', filter.value);
@@ -102,10 +139,19 @@ function showList(): () => void {
 async function start(): Promise<void> {
   try {
     const d = await api.describe();
-    (document.getElementById('source') as HTMLElement).textContent = `${d.source === 'dir' ? 'directory' : 'Worker'} ${d.where}`;
+    (document.getElementById('source') as HTMLElement).textContent =
+      `${d.source === 'dir' ? 'directory' : 'Worker'} ${d.where}`;
   } catch (e) {
     app.dataset['state'] = 'error';
-    app.replaceChildren(h('p', { class: 'error', role: 'alert' }, e instanceof ApiError && e.status === 401 ? 'This page needs its access key: open the URL polyloop view printed.' : `The viewer does not answer: ${String(e)}`));
+    app.replaceChildren(
+      h(
+        'p',
+        { class: 'error', role: 'alert' },
+        e instanceof ApiError && e.status === 401
+          ? 'This page needs its access key: open the URL polyloop view printed.'
+          : `The viewer does not answer: ${String(e)}`,
+      ),
+    );
     return;
   }
   addEventListener('hashchange', route);

@@ -10,9 +10,20 @@ import { api, ApiError } from './api.ts';
 import type { Pending, Summary } from './api.ts';
 import { h, pretty } from './dom.ts';
 
-const LABELS: Record<string, string> = { approve: 'Approve', deny: 'Deny', answer: 'Send answer', executed: 'It happened', retry: 'Retry', cancel: 'Cancel the run' };
+const LABELS: Record<string, string> = {
+  approve: 'Approve',
+  deny: 'Deny',
+  answer: 'Send answer',
+  executed: 'It happened',
+  retry: 'Retry',
+  cancel: 'Cancel the run',
+};
 /** The text field a reply kind needs, and its label. */
-const FIELDS: Record<string, [string, string] | undefined> = { deny: ['reason', 'Reason (the model reads it)'], answer: ['text', 'Answer'], executed: ['observation', 'What happened (the observation)'] };
+const FIELDS: Record<string, [string, string] | undefined> = {
+  deny: ['reason', 'Reason (the model reads it)'],
+  answer: ['text', 'Answer'],
+  executed: ['observation', 'What happened (the observation)'],
+};
 
 /** What the upgrade button does besides upgrading, per reply kind. */
 const AND: Record<string, string> = {
@@ -53,8 +64,21 @@ export function answerPanel(runId: string, p: Pending, answering: Summary['answe
   };
   const forms = p.accepts.map((kind) => {
     const field = FIELDS[kind];
-    const input = field ? h('input', { type: 'text', name: field[0], id: `reply-${kind}-text`, 'aria-label': field[1], placeholder: field[1], disabled: !answering.enabled }) : null;
-    const button = h('button', { type: 'submit', class: `reply ${kind}`, 'data-reply': kind, disabled: !answering.enabled }, LABELS[kind] ?? kind);
+    const input = field
+      ? h('input', {
+          type: 'text',
+          name: field[0],
+          id: `reply-${kind}-text`,
+          'aria-label': field[1],
+          placeholder: field[1],
+          disabled: !answering.enabled,
+        })
+      : null;
+    const button = h(
+      'button',
+      { type: 'submit', class: `reply ${kind}`, 'data-reply': kind, disabled: !answering.enabled },
+      LABELS[kind] ?? kind,
+    );
     const form = h('form', { class: 'reply-form' }, input, button);
     form.addEventListener('submit', (e) => {
       e.preventDefault();
@@ -68,11 +92,34 @@ export function answerPanel(runId: string, p: Pending, answering: Summary['answe
     'div',
     { class: 'pending-panel' },
     h('h2', {}, `Waiting for a person: ${p.kind} at step #${p.stepIndex}`),
-    h('p', { class: 'muted' }, `${p.resultId}${p.kind === 'settle' ? ' — the run crashed while this was in flight: did it happen?' : ''}`),
-    action ? h('p', {}, 'ApiAction: ', h('strong', { class: 'tool-name' }, action.kind === 'tool_call' ? action.name : 'code')) : h('p', {}, 'The model call'),
-    action ? h('pre', { class: 'args', id: 'pending-args' }, action.kind === 'tool_call' ? pretty(action.arguments) : action.source) : null,
+    h(
+      'p',
+      { class: 'muted' },
+      `${p.resultId}${p.kind === 'settle' ? ' — the run crashed while this was in flight: did it happen?' : ''}`,
+    ),
+    action
+      ? h(
+          'p',
+          {},
+          'ApiAction: ',
+          h('strong', { class: 'tool-name' }, action.kind === 'tool_call' ? action.name : 'code'),
+        )
+      : h('p', {}, 'The model call'),
+    action
+      ? h(
+          'pre',
+          { class: 'args', id: 'pending-args' },
+          action.kind === 'tool_call' ? pretty(action.arguments) : action.source,
+        )
+      : null,
     h('div', { class: 'replies' }, ...forms),
-    answering.enabled ? null : h('p', { class: 'warning', id: 'answer-why' }, `Buttons disabled: ${answering.why ?? 'this viewer cannot answer'}.`),
+    answering.enabled
+      ? null
+      : h(
+          'p',
+          { class: 'warning', id: 'answer-why' },
+          `Buttons disabled: ${answering.why ?? 'this viewer cannot answer'}.`,
+        ),
     status,
     upgradeSlot,
   );

@@ -16,7 +16,11 @@ export function showRun(app: HTMLElement, runId: string): () => void {
   const facts = h('dl', { class: 'facts' });
   const banner = h('div', { id: 'log-problems' });
   const pending = h('section', { id: 'pending', 'aria-live': 'polite', hidden: true });
-  const detail = h('section', { id: 'detail', class: 'detail', tabindex: -1, 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Choose a step (click, or focus the list and use ↑ ↓).'));
+  const detail = h(
+    'section',
+    { id: 'detail', class: 'detail', tabindex: -1, 'aria-live': 'polite' },
+    h('p', { class: 'muted' }, 'Choose a step (click, or focus the list and use ↑ ↓).'),
+  );
   let summary: Summary | null = null;
   let count = 0;
 
@@ -80,7 +84,13 @@ export function showRun(app: HTMLElement, runId: string): () => void {
         else if (tl.selected() >= count) showDetail(tl.selected(), null);
       } catch (e) {
         app.dataset['state'] = 'error';
-        banner.replaceChildren(h('p', { class: 'error', role: 'alert' }, `Cannot read this run: ${e instanceof Error ? e.message : String(e)}`));
+        banner.replaceChildren(
+          h(
+            'p',
+            { class: 'error', role: 'alert' },
+            `Cannot read this run: ${e instanceof Error ? e.message : String(e)}`,
+          ),
+        );
       } finally {
         refreshing = null;
         if (again) {
@@ -101,7 +111,8 @@ export function showRun(app: HTMLElement, runId: string): () => void {
   }
 
   void refresh().then(() => {
-    if (summary && summary.status !== 'ended') void follow(runId, summary.lastSeq, () => void refresh(), controller.signal);
+    if (summary && summary.status !== 'ended')
+      void follow(runId, summary.lastSeq, () => void refresh(), controller.signal);
   });
   const keys = (e: KeyboardEvent): void => {
     const typing = e.target instanceof HTMLInputElement || e.target instanceof HTMLTextAreaElement;
@@ -140,7 +151,9 @@ async function saveLog(button: HTMLButtonElement, runId: string): Promise<void> 
 }
 
 function renderFacts(dl: HTMLElement, s: Summary): void {
-  const usage = s.usage ? `${num(s.usage.inputTokens + s.usage.outputTokens)} (in ${num(s.usage.inputTokens)}, out ${num(s.usage.outputTokens)}${s.usage.cachedInputTokens ? `, cached ${num(s.usage.cachedInputTokens)}` : ''})` : 'not reported';
+  const usage = s.usage
+    ? `${num(s.usage.inputTokens + s.usage.outputTokens)} (in ${num(s.usage.inputTokens)}, out ${num(s.usage.outputTokens)}${s.usage.cachedInputTokens ? `, cached ${num(s.usage.cachedInputTokens)}` : ''})`
+    : 'not reported';
   const pairs: [string, Node | string, string?][] = [
     ['Status', h('span', { class: `badge ${s.status}`, id: 'run-status' }, s.status.replace('_', ' '))],
     ['Stop reason', s.stopReason ?? '–'],
@@ -149,28 +162,54 @@ function renderFacts(dl: HTMLElement, s: Summary): void {
     ['Tokens', h('span', { id: 'usage-total' }, usage)],
     ['Started', when(s.span.start)],
     ['Last activity', when(s.span.end)],
-    ['Log', h('button', { type: 'button', id: 'log-download', onclick: (e: Event) => void saveLog(e.currentTarget as HTMLButtonElement, s.runId) }, 'NDJSON')],
+    [
+      'Log',
+      h(
+        'button',
+        {
+          type: 'button',
+          id: 'log-download',
+          onclick: (e: Event) => void saveLog(e.currentTarget as HTMLButtonElement, s.runId),
+        },
+        'NDJSON',
+      ),
+    ],
   ];
-  if (s.finalAnswer !== null) pairs.push(['Final answer', h('span', { id: 'final-answer', class: 'pre-line' }, clipText(s.finalAnswer, 2000))]);
+  if (s.finalAnswer !== null)
+    pairs.push(['Final answer', h('span', { id: 'final-answer', class: 'pre-line' }, clipText(s.finalAnswer, 2000))]);
   dl.replaceChildren(...pairs.map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))));
 }
 
 function renderProblems(el: HTMLElement, s: Summary): void {
   const items: HTMLElement[] = [];
-  if (s.error) items.push(h('p', { class: 'error', role: 'alert', id: 'log-error' }, `This log cannot be read to the end — shown up to the problem. ${s.error}`));
+  if (s.error)
+    items.push(
+      h(
+        'p',
+        { class: 'error', role: 'alert', id: 'log-error' },
+        `This log cannot be read to the end — shown up to the problem. ${s.error}`,
+      ),
+    );
   for (const w of s.warnings) items.push(h('p', { class: 'warning', id: 'log-warning' }, `Note: ${w}.`));
   el.replaceChildren(...items);
 }
 
 function actionText(a: ApiAction | null): string {
   if (!a) return 'the model call';
-  return a.kind === 'tool_call' ? `${a.name}(${clipText(JSON.stringify(a.arguments) ?? '', 120)})` : `code: ${clipText(a.source, 120)}`;
+  return a.kind === 'tool_call'
+    ? `${a.name}(${clipText(JSON.stringify(a.arguments) ?? '', 120)})`
+    : `code: ${clipText(a.source, 120)}`;
 }
 
 function tailOf(s: Summary | null): { label: string; kind: string } | null {
   if (!s) return null;
-  if (s.pending) return { label: `waiting for a person: ${s.pending.kind} of ${actionText(s.pending.action)}`, kind: 'pending' };
-  if (s.inFlight) return { label: `${s.status === 'running' ? 'in flight' : 'interrupted'}: ${s.inFlight.target === 'action' ? actionText(s.inFlight.action) : 'model call'} — ${resolutionText(s.inFlight.resolution, s.inFlight.replayPolicy)}`, kind: 'inflight' };
+  if (s.pending)
+    return { label: `waiting for a person: ${s.pending.kind} of ${actionText(s.pending.action)}`, kind: 'pending' };
+  if (s.inFlight)
+    return {
+      label: `${s.status === 'running' ? 'in flight' : 'interrupted'}: ${s.inFlight.target === 'action' ? actionText(s.inFlight.action) : 'model call'} — ${resolutionText(s.inFlight.resolution, s.inFlight.replayPolicy)}`,
+      kind: 'inflight',
+    };
   if (s.status === 'running') return { label: 'running: the next step has not written anything yet', kind: 'inflight' };
   return null;
 }
@@ -210,7 +249,12 @@ function collapsed(title: string, text: string): HTMLElement {
 
 function actionBlock(a: ApiAction): HTMLElement {
   if (a.kind === 'code') return h('pre', { class: 'args' }, a.source);
-  return h('div', {}, h('p', {}, h('strong', { class: 'tool-name' }, a.name)), h('pre', { class: 'args' }, pretty(a.arguments)));
+  return h(
+    'div',
+    {},
+    h('p', {}, h('strong', { class: 'tool-name' }, a.name)),
+    h('pre', { class: 'args' }, pretty(a.arguments)),
+  );
 }
 
 function stepDetail(row: ApiStepRow, loadFull: (() => void) | null): (Node | null)[] {
@@ -220,23 +264,53 @@ function stepDetail(row: ApiStepRow, loadFull: (() => void) | null): (Node | nul
   const obs = s.observation;
   return [
     h('h2', {}, `Step #${s.stepIndex} — ${s.decision}`),
-    h('p', { class: 'muted' }, `${when(s.startedAt)} · ${duration(took)}${s.finishReason ? ` · finish ${s.finishReason}` : ''}`),
+    h(
+      'p',
+      { class: 'muted' },
+      `${when(s.startedAt)} · ${duration(took)}${s.finishReason ? ` · finish ${s.finishReason}` : ''}`,
+    ),
     marks.length > 0 ? h('p', {}, ...marks.map((m) => h('span', { class: `tag t-${m.split(/[:\s]/)[0]}` }, m))) : null,
     row.resumed ? h('p', { class: 'resumed-note' }, row.resumed) : null,
     s.modelText !== null ? collapsed('Model reply', s.modelText) : null,
     s.reasoning ? collapsed('Reasoning', s.reasoning) : null,
-    row.action ? section('Tool call', actionBlock(row.action)) : s.actionRepr ? section('ApiAction', h('pre', { class: 'args' }, s.actionRepr)) : null,
-    ...row.input.map((i) => section(`Asked a person (${i.kind})`, h('p', {}, `asked ${when(i.requestedAt)}; ${i.reply ? `replied ${when(i.receivedAt)}` : 'no reply yet'}`), i.reply ? h('pre', { class: 'args' }, pretty(i.reply)) : null)),
+    row.action
+      ? section('Tool call', actionBlock(row.action))
+      : s.actionRepr
+        ? section('ApiAction', h('pre', { class: 'args' }, s.actionRepr))
+        : null,
+    ...row.input.map((i) =>
+      section(
+        `Asked a person (${i.kind})`,
+        h('p', {}, `asked ${when(i.requestedAt)}; ${i.reply ? `replied ${when(i.receivedAt)}` : 'no reply yet'}`),
+        i.reply ? h('pre', { class: 'args' }, pretty(i.reply)) : null,
+      ),
+    ),
     obs !== null
       ? section(
-          s.actionStatus === 'denied' ? 'Denied — the reason the model was told' : s.observationIsSynthetic ? 'Observation (synthetic: written by the library, not the environment)' : 'Observation',
+          s.actionStatus === 'denied'
+            ? 'Denied — the reason the model was told'
+            : s.observationIsSynthetic
+              ? 'Observation (synthetic: written by the library, not the environment)'
+              : 'Observation',
           h('pre', { class: `obs${s.observationIsSynthetic ? ' synthetic' : ''}` }, obs),
-          row.observationClippedChars > 0 && loadFull ? h('button', { type: 'button', onclick: loadFull }, `Show the other ${num(row.observationClippedChars)} characters`) : null,
+          row.observationClippedChars > 0 && loadFull
+            ? h(
+                'button',
+                { type: 'button', onclick: loadFull },
+                `Show the other ${num(row.observationClippedChars)} characters`,
+              )
+            : null,
         )
       : null,
     s.finalAnswer !== null ? section('Final answer', h('pre', {}, s.finalAnswer)) : null,
     s.explanation !== null ? section('Why the reply was invalid', h('pre', {}, s.explanation)) : null,
-    s.usage ? h('p', { class: 'muted' }, `tokens: in ${num(s.usage.inputTokens)}, out ${num(s.usage.outputTokens)}${s.usage.cachedInputTokens ? `, cached ${num(s.usage.cachedInputTokens)}` : ''}${s.usage.reasoningTokens ? `, reasoning ${num(s.usage.reasoningTokens)}` : ''}`) : null,
+    s.usage
+      ? h(
+          'p',
+          { class: 'muted' },
+          `tokens: in ${num(s.usage.inputTokens)}, out ${num(s.usage.outputTokens)}${s.usage.cachedInputTokens ? `, cached ${num(s.usage.cachedInputTokens)}` : ''}${s.usage.reasoningTokens ? `, reasoning ${num(s.usage.reasoningTokens)}` : ''}`,
+        )
+      : null,
     h('p', { class: 'muted label-line' }, clipText(stepLabel(row), 300)),
   ];
 }

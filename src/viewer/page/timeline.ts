@@ -65,7 +65,8 @@ export function stepTags(row: ApiStepRow): string[] {
   const tags: string[] = [];
   if (s.actionStatus && s.actionStatus !== 'executed') tags.push(s.actionStatus.replace('_', ' '));
   if (s.observationIsSynthetic) tags.push('synthetic');
-  if (row.input.some((i) => i.kind !== 'settle')) tags.push(`person: ${row.input.map((i) => String(i.reply?.['kind'] ?? '…')).join(', ')}`);
+  if (row.input.some((i) => i.kind !== 'settle'))
+    tags.push(`person: ${row.input.map((i) => String(i.reply?.['kind'] ?? '…')).join(', ')}`);
   if (row.resumed) tags.push('resumed');
   return tags;
 }
@@ -73,7 +74,11 @@ export function stepTags(row: ApiStepRow): string[] {
 /** Build the virtualised list. */
 export function timeline(host: TimelineHost): Timeline {
   const spacer = h('div', { class: 'spacer' });
-  const el = h('div', { class: 'timeline', role: 'listbox', tabindex: 0, 'aria-label': 'Steps', id: 'timeline' }, spacer);
+  const el = h(
+    'div',
+    { class: 'timeline', role: 'listbox', tabindex: 0, 'aria-label': 'Steps', id: 'timeline' },
+    spacer,
+  );
   const pages = new Map<number, ApiStepRow[] | 'loading'>();
   let count = 0;
   let span = { start: 0, end: 1 };
@@ -140,7 +145,14 @@ export function timeline(host: TimelineHost): Timeline {
       upgradeTag(upgrades),
       ...tags.map((t) => h('span', { class: `tag t-${t.split(/[:\s]/)[0]}` }, t)),
       h('span', { class: 'dur' }, s ? duration(end - start) : ''),
-      h('span', { class: 'track', 'aria-hidden': 'true' }, h('span', { class: 'bar', style: `left:${Math.min(100, Math.max(0, left)).toFixed(3)}%;width:${Math.min(100, width).toFixed(3)}%` })),
+      h(
+        'span',
+        { class: 'track', 'aria-hidden': 'true' },
+        h('span', {
+          class: 'bar',
+          style: `left:${Math.min(100, Math.max(0, left)).toFixed(3)}%;width:${Math.min(100, width).toFixed(3)}%`,
+        }),
+      ),
     );
   }
 
@@ -165,7 +177,16 @@ export function timeline(host: TimelineHost): Timeline {
   addEventListener('resize', schedule);
   el.addEventListener('keydown', (e) => {
     const n = total();
-    const moves: Record<string, number> = { ArrowDown: 1, j: 1, ArrowUp: -1, k: -1, PageDown: 10, PageUp: -10, Home: -n, End: n };
+    const moves: Record<string, number> = {
+      ArrowDown: 1,
+      j: 1,
+      ArrowUp: -1,
+      k: -1,
+      PageDown: 10,
+      PageUp: -10,
+      Home: -n,
+      End: n,
+    };
     const by = moves[e.key];
     if (by === undefined || n === 0) return;
     e.preventDefault();

@@ -8,5 +8,11 @@ export default defineConfig({
   root: import.meta.dirname,
   base: '/',
   logLevel: 'warn',
-  build: { outDir: '../../../dist/viewer/page', emptyOutDir: true, target: 'es2022', modulePreload: { polyfill: false }, assetsInlineLimit: 0 },
+  build: {
+    outDir: '../../../dist/viewer/page',
+    emptyOutDir: true,
+    target: 'es2022',
+    modulePreload: { polyfill: false },
+    assetsInlineLimit: 0,
+  },
 });

@@ -37,12 +37,18 @@ const MAX_STEPS_PAGE = 500;
 const MAX_REPLY_BYTES = 1024 * 1024;
 const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   // The page's own files only: a log that smuggled markup into the DOM still could not run a script.
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
 };
-const TYPES: Readonly<Record<string, string>> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8', svg: 'image/svg+xml', html: 'text/html; charset=utf-8' };
+const TYPES: Readonly<Record<string, string>> = {
+  js: 'text/javascript; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+  svg: 'image/svg+xml',
+  html: 'text/html; charset=utf-8',
+};
 
 /** The key of an `Authorization: Bearer <key>` header; a cookie or a query parameter is never read. */
 function bearerKey(header: string | undefined): string | undefined {
@@ -119,7 +125,9 @@ export function createViewApp(opts: ViewAppOptions): Hono {
   // key from the URL's fragment (`#key=…`), which the browser never sends here.
   app.get('/', async (c) => {
     const html = await readFile(join(opts.pageDir, 'index.html')).catch(() => null);
-    return html === null ? c.text('the viewer page is not built: run npm run build', 500) : c.body(html, 200, { 'content-type': TYPES['html'] as string });
+    return html === null
+      ? c.text('the viewer page is not built: run npm run build', 500)
+      : c.body(html, 200, { 'content-type': TYPES['html'] as string });
   });
 
   // Everything below reads or changes runs: the key is needed, in the Authorization header only.
@@ -151,12 +159,15 @@ export function createViewApp(opts: ViewAppOptions): Hono {
 
   app.get('/runs/:id/log', async (c) => {
     const log = await source.log(c.req.param('id'));
-    return log === null ? fail(c, 404, `no run ${JSON.stringify(c.req.param('id'))}`) : c.body(log, 200, { 'content-type': 'application/x-ndjson; charset=utf-8' });
+    return log === null
+      ? fail(c, 404, `no run ${JSON.stringify(c.req.param('id'))}`)
+      : c.body(log, 200, { 'content-type': 'application/x-ndjson; charset=utf-8' });
   });
 
   app.get('/runs/:id/events', async (c) => {
     const last = c.req.header('last-event-id')?.trim();
-    if (last !== undefined && !/^\d{1,15}$/.test(last)) return fail(c, 400, 'Last-Event-ID must be a record sequence number');
+    if (last !== undefined && !/^\d{1,15}$/.test(last))
+      return fail(c, 400, 'Last-Event-ID must be a record sequence number');
     const res = await source.events(c.req.param('id'), last === undefined ? -1 : Number(last), c.req.raw.signal);
     return res ?? fail(c, 404, `no run ${JSON.stringify(c.req.param('id'))}`);
   });
@@ -173,7 +184,7 @@ export function createViewApp(opts: ViewAppOptions): Hono {
     const body = await jsonBody(c, 'an upgrade');
     if (body instanceof Response) return body;
     if (!source.upgrade) {
-      const why = source.describe.source === 'worker' ? 'a Worker\'s runs go on with its own agent' : 'it has no agent';
+      const why = source.describe.source === 'worker' ? "a Worker's runs go on with its own agent" : 'it has no agent';
       return fail(c, 409, `this viewer cannot upgrade runs: ${why}`);
     }
     const answer = await source.upgrade(c.req.param('id'), body.value);
@@ -186,7 +197,7 @@ export function createViewApp(opts: ViewAppOptions): Hono {
     // The Worker behind a worker source answered something unexpected: its words (never the token) help the reader.
     if (err.name === 'WorkerUnreachableError') return c.json(errorBody('bad_gateway', err.message), 502);
     console.error('polyloop view: request failed:', err);
-    return c.json(errorBody('internal', 'internal error (see the viewer\'s terminal)'), 500);
+    return c.json(errorBody('internal', "internal error (see the viewer's terminal)"), 500);
   });
   return app;
 }

@@ -38,7 +38,8 @@ export type DirSourceOptions = {
   readonly log?: (line: string) => void;
 };
 
-const NO_AGENT = 'this viewer was started without your agent (polyloop view <dir> --agent ./agent.mjs), so it cannot carry out a reply';
+const NO_AGENT =
+  'this viewer was started without your agent (polyloop view <dir> --agent ./agent.mjs), so it cannot carry out a reply';
 
 type Cached = { readonly key: string; readonly reading: LogReading };
 
@@ -68,7 +69,10 @@ export async function dirSource(opts: DirSourceOptions): Promise<ViewSource> {
       if (bytes === null) return null;
       reading = readBytes(bytes, file);
     } catch (e) {
-      reading = { ...readLogText('', file), error: `cannot read ${file}: ${e instanceof Error ? e.message : String(e)}` };
+      reading = {
+        ...readLogText('', file),
+        error: `cannot read ${file}: ${e instanceof Error ? e.message : String(e)}`,
+      };
     }
     cache.set(file, { key, reading });
     return { reading, updatedAt };
@@ -77,7 +81,8 @@ export async function dirSource(opts: DirSourceOptions): Promise<ViewSource> {
   const readRun = (runId: string) => readFile(store.logPath(runId));
   const log = opts.log ?? ((line: string) => void process.stderr.write(line + '\n'));
   const carrying = (runId: string): CarryContext => ({ dir: opts.dir, runId, readRun, log });
-  const statusOf = async (reading: LogReading, runId: string) => dirStatus(reading, reading.error === null ? await livePid(store.logPath(runId)) : null);
+  const statusOf = async (reading: LogReading, runId: string) =>
+    dirStatus(reading, reading.error === null ? await livePid(store.logPath(runId)) : null);
 
   return {
     describe: { source: 'dir', where: opts.dir, answering },
@@ -96,7 +101,12 @@ export async function dirSource(opts: DirSourceOptions): Promise<ViewSource> {
     async summary(runId) {
       const got = await readRun(runId);
       if (!got) return null;
-      return summarizeRun(got.reading, { runId, status: await statusOf(got.reading, runId), updatedAt: got.updatedAt, answering });
+      return summarizeRun(got.reading, {
+        runId,
+        status: await statusOf(got.reading, runId),
+        updatedAt: got.updatedAt,
+        answering,
+      });
     },
     async steps(runId, from, limit, full) {
       const got = await readRun(runId);
@@ -142,6 +152,9 @@ function readBytes(bytes: Uint8Array, file: string): LogReading {
   } catch (e) {
     if (!(e instanceof TypeError)) throw e;
     const reading = readLogText(LENIENT_UTF8.decode(bytes), file);
-    return { ...reading, warnings: [...reading.warnings, 'the log is not valid UTF-8: the bytes that are not were shown as U+FFFD'] };
+    return {
+      ...reading,
+      warnings: [...reading.warnings, 'the log is not valid UTF-8: the bytes that are not were shown as U+FFFD'],
+    };
   }
 }

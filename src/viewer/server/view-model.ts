@@ -7,7 +7,15 @@
  * @module
  */
 import { acceptedReplies, CorruptLogError, decodeRecord, isPolyLoopError, readRunLog } from '../../core/index.ts';
-import type { Action, InputRecord, InputRequestRecord, LogRecord, RunLogView, StepRecord, Usage } from '../../core/index.ts';
+import type {
+  Action,
+  InputRecord,
+  InputRequestRecord,
+  LogRecord,
+  RunLogView,
+  StepRecord,
+  Usage,
+} from '../../core/index.ts';
 import { isCompleteJson } from '../../platform-node/log-text.ts';
 import { upgradeSummaries } from './upgrades.ts';
 import type { UpgradeSummary } from './upgrades.ts';
@@ -26,7 +34,13 @@ export type LogReading = {
 };
 
 /** Per step: the person's part (requests and replies) and how often each operation was announced. */
-type StepExtras = { readonly requests: InputRequestRecord[]; readonly inputs: InputRecord[]; modelIntents: number; actionIntents: number; action: Action | null };
+type StepExtras = {
+  readonly requests: InputRequestRecord[];
+  readonly inputs: InputRecord[];
+  modelIntents: number;
+  actionIntents: number;
+  action: Action | null;
+};
 
 const extrasCache = new WeakMap<LogReading, ReadonlyMap<number, StepExtras>>();
 
@@ -45,7 +59,8 @@ export function readLogText(text: string, source: string): LogReading {
     try {
       records.push(decodeRecord(lines[i] as string));
     } catch (e) {
-      if (i === lines.length - 1 && !isCompleteJson(lines[i] as string)) warnings.push(`ignored a torn last line (line ${i + 1}): a write cut short by a crash`);
+      if (i === lines.length - 1 && !isCompleteJson(lines[i] as string))
+        warnings.push(`ignored a torn last line (line ${i + 1}): a write cut short by a crash`);
       else error = `${source}:${i + 1}: ${reason(e)}`;
       break;
     }
@@ -54,7 +69,11 @@ export function readLogText(text: string, source: string): LogReading {
 }
 
 /** `readRunLog` over the longest prefix it accepts: a refusal names its record, so read again up to there. */
-function readPrefix(all: readonly LogRecord[], source: string, decodeError: string | null): Pick<LogReading, 'records' | 'view' | 'error'> {
+function readPrefix(
+  all: readonly LogRecord[],
+  source: string,
+  decodeError: string | null,
+): Pick<LogReading, 'records' | 'view' | 'error'> {
   let records = all;
   let error = decodeError;
   for (;;) {
@@ -110,13 +129,34 @@ export type RunSummary = ViewRunRow & {
 };
 
 /** The step in flight (or waiting) at the end of the log. */
-export type InFlightSummary = { readonly stepIndex: number; readonly resolution: string; readonly target: string; readonly action: unknown; readonly resultId: string; readonly replayPolicy: string; readonly modelText: string | null };
+export type InFlightSummary = {
+  readonly stepIndex: number;
+  readonly resolution: string;
+  readonly target: string;
+  readonly action: unknown;
+  readonly resultId: string;
+  readonly replayPolicy: string;
+  readonly modelText: string | null;
+};
 
 /** The open request: what is asked, the recorded action, and the reply kinds it accepts. */
-export type PendingSummary = { readonly resultId: string; readonly stepIndex: number; readonly kind: string; readonly target: string; readonly action: unknown; readonly accepts: readonly string[]; readonly requestedAt: string | null };
+export type PendingSummary = {
+  readonly resultId: string;
+  readonly stepIndex: number;
+  readonly kind: string;
+  readonly target: string;
+  readonly action: unknown;
+  readonly accepts: readonly string[];
+  readonly requestedAt: string | null;
+};
 
 /** Options of {@link summarizeRun}. */
-export type SummaryContext = { readonly runId: string; readonly status: ViewStatus; readonly updatedAt: string | null; readonly answering: RunSummary['answering'] };
+export type SummaryContext = {
+  readonly runId: string;
+  readonly status: ViewStatus;
+  readonly updatedAt: string | null;
+  readonly answering: RunSummary['answering'];
+};
 
 /** The run page's summary of a reading. */
 export function summarizeRun(reading: LogReading, ctx: SummaryContext): RunSummary {
@@ -153,14 +193,30 @@ function inFlightOf(view: RunLogView): InFlightSummary | null {
   if (!f) return null;
   const intent = f.actionIntent ?? f.modelIntent;
   const action = f.actionIntent?.decision.action ?? f.request?.request.decision?.action ?? null;
-  return { stepIndex: f.stepIndex, resolution: f.resolution, target: f.target, action, resultId: intent.resultId, replayPolicy: intent.replayPolicy, modelText: f.result?.reply.text ?? null };
+  return {
+    stepIndex: f.stepIndex,
+    resolution: f.resolution,
+    target: f.target,
+    action,
+    resultId: intent.resultId,
+    replayPolicy: intent.replayPolicy,
+    modelText: f.result?.reply.text ?? null,
+  };
 }
 
 function pendingOf(reading: LogReading): PendingSummary | null {
   const p = reading.view.pending;
   if (!p) return null;
   const request = reading.view.inFlight?.request;
-  return { resultId: p.resultId, stepIndex: p.stepIndex, kind: p.kind, target: p.target, action: p.decision?.action ?? null, accepts: acceptedReplies(p.kind, p.target), requestedAt: request?.requestedAt || null };
+  return {
+    resultId: p.resultId,
+    stepIndex: p.stepIndex,
+    kind: p.kind,
+    target: p.target,
+    action: p.decision?.action ?? null,
+    accepts: acceptedReplies(p.kind, p.target),
+    requestedAt: request?.requestedAt || null,
+  };
 }
 
 /** A step as the page shows it: the record, what a person was asked and replied, and how it was carried on. */
@@ -168,7 +224,13 @@ export type ViewStepRow = {
   readonly step: StepRecord;
   /** The action as recorded (its intent, or the request a person answered), with its arguments; null without one. */
   readonly action: Action | null;
-  readonly input: readonly { readonly resultId: string; readonly kind: string; readonly requestedAt: string | null; readonly reply: unknown; readonly receivedAt: string | null }[];
+  readonly input: readonly {
+    readonly resultId: string;
+    readonly kind: string;
+    readonly requestedAt: string | null;
+    readonly reply: unknown;
+    readonly receivedAt: string | null;
+  }[];
   /** Set when the log shows the step was carried on after a crash (a settlement), else null. */
   readonly resumed: string | null;
   /** Characters of the observation left out of this answer (ask for the step alone to get them). */
@@ -181,18 +243,33 @@ export const OBSERVATION_PAGE_CHARS = 20_000;
 /** Steps `from` … `from + limit - 1` of a reading; `full` leaves observations whole. */
 export function stepsPage(reading: LogReading, from: number, limit: number, full = false): readonly ViewStepRow[] {
   const extras = extrasOf(reading);
-  return reading.view.trajectory.slice(from, from + limit).map((step) => stepRow(step, extras.get(step.stepIndex), full));
+  return reading.view.trajectory
+    .slice(from, from + limit)
+    .map((step) => stepRow(step, extras.get(step.stepIndex), full));
 }
 
 function stepRow(step: StepRecord, extra: StepExtras | undefined, full: boolean): ViewStepRow {
   const observation = step.observation ?? '';
-  const clipped = !full && observation.length > OBSERVATION_PAGE_CHARS ? observation.length - OBSERVATION_PAGE_CHARS : 0;
+  const clipped =
+    !full && observation.length > OBSERVATION_PAGE_CHARS ? observation.length - OBSERVATION_PAGE_CHARS : 0;
   const shown = clipped > 0 ? { ...step, observation: observation.slice(0, OBSERVATION_PAGE_CHARS) } : step;
   const input = (extra?.requests ?? []).map((r) => {
     const reply = extra?.inputs.find((i) => i.resultId === r.resultId && i.stepIndex === r.stepIndex) ?? null;
-    return { resultId: r.resultId, kind: r.request.kind, requestedAt: r.requestedAt || null, reply: reply?.reply ?? null, receivedAt: reply?.receivedAt || null };
+    return {
+      resultId: r.resultId,
+      kind: r.request.kind,
+      requestedAt: r.requestedAt || null,
+      reply: reply?.reply ?? null,
+      receivedAt: reply?.receivedAt || null,
+    };
   });
-  return { step: shown, action: extra?.action ?? null, input, resumed: resumedNote(extra), observationClippedChars: clipped };
+  return {
+    step: shown,
+    action: extra?.action ?? null,
+    input,
+    resumed: resumedNote(extra),
+    observationClippedChars: clipped,
+  };
 }
 
 /**
@@ -238,7 +315,15 @@ function extrasOf(reading: LogReading): ReadonlyMap<number, StepExtras> {
 
 /** The run list's row of a reading. */
 export function rowOf(reading: LogReading, runId: string, status: ViewStatus, updatedAt: string | null): ViewRunRow {
-  return { runId, status, stopReason: reading.view.ended?.stopReason ?? null, steps: reading.view.steps, createdAt: reading.view.started?.startedAt ?? null, updatedAt, error: reading.error };
+  return {
+    runId,
+    status,
+    stopReason: reading.view.ended?.stopReason ?? null,
+    steps: reading.view.steps,
+    createdAt: reading.view.started?.startedAt ?? null,
+    updatedAt,
+    error: reading.error,
+  };
 }
 
 /** The viewer's status of a FileStore run: a readable log's state, with a live lock holder meaning running. */

@@ -68,7 +68,11 @@ async function sourceDigest(source: string): Promise<string> {
   const hash = createHash('sha256');
   for (const name of (await readdir(source, { recursive: true })).sort()) {
     const file = join(source, name);
-    if ((await lstat(file)).isFile()) hash.update(`${name}\0`).update(await readFile(file)).update('\0');
+    if ((await lstat(file)).isFile())
+      hash
+        .update(`${name}\0`)
+        .update(await readFile(file))
+        .update('\0');
   }
   return hash.digest('hex').slice(0, 16);
 }
@@ -82,7 +86,8 @@ export async function viewerPage(search: PageSearch = defaultPageSearch()): Prom
   if (built !== undefined) return built;
   const build = search.source === null ? null : await search.vite();
   if (search.source === null || build === null) {
-    const why = search.source === null ? 'its sources are not here either' : 'vite, which would build it now, is not installed';
+    const why =
+      search.source === null ? 'its sources are not here either' : 'vite, which would build it now, is not installed';
     throw new ViewerRefusedError(
       `the viewer page is not built: run \`npm run build\` in the polyloop checkout (${why})`,
     );

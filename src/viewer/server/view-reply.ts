@@ -221,7 +221,11 @@ function sameJson(value: unknown): (other: unknown) => boolean {
   const canon = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(canon);
     if (v === null || typeof v !== 'object') return v;
-    return Object.fromEntries(Object.entries(v).sort(byKey).map(([k, x]) => [k, canon(x)]));
+    return Object.fromEntries(
+      Object.entries(v)
+        .sort(byKey)
+        .map(([k, x]) => [k, canon(x)]),
+    );
   };
   const text = JSON.stringify(canon(value));
   return (other) => JSON.stringify(canon(other)) === text;

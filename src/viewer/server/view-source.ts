@@ -75,7 +75,11 @@ export function eventsAnswer(afterSeq: number, lastSeq: number, ended: boolean):
 }
 
 /** Options of {@link recordEventStream}. */
-export type RecordStreamOptions = { readonly signal: AbortSignal; readonly pollMs: number; readonly keepAliveMs?: number };
+export type RecordStreamOptions = {
+  readonly signal: AbortSignal;
+  readonly pollMs: number;
+  readonly keepAliveMs?: number;
+};
 
 const encoder = new TextEncoder();
 
@@ -84,7 +88,11 @@ const encoder = new TextEncoder();
  * number, `event:` its kind, `data:` the record, as the Worker sends them; the stream closes
  * after `run_ended` or when `signal` aborts (the page went away).
  */
-export function recordEventStream(poll: () => Promise<readonly LogRecord[]>, afterSeq: number, opts: RecordStreamOptions): Response {
+export function recordEventStream(
+  poll: () => Promise<readonly LogRecord[]>,
+  afterSeq: number,
+  opts: RecordStreamOptions,
+): Response {
   let last = afterSeq;
   let timer: ReturnType<typeof setTimeout> | null = null;
   let idle = 0;
@@ -130,5 +138,7 @@ export function recordEventStream(poll: () => Promise<readonly LogRecord[]>, aft
       timer = null;
     },
   });
-  return new Response(body, { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' } });
+  return new Response(body, {
+    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' },
+  });
 }

@@ -39,13 +39,19 @@ export function workerSource(opts: WorkerSourceOptions): ViewSource {
   const doFetch = opts.fetch ?? fetch;
   const logs = new Map<string, { at: number; reading: Promise<LogReading | null> }>();
   const call = (path: string, init: RequestInit = {}): Promise<Response> =>
-    doFetch(`${base}${path}`, { ...init, headers: { ...(init.headers as Record<string, string> | undefined), authorization: `Bearer ${opts.token}` } });
+    doFetch(`${base}${path}`, {
+      ...init,
+      headers: { ...(init.headers as Record<string, string> | undefined), authorization: `Bearer ${opts.token}` },
+    });
   const runPath = (runId: string, rest = ''): string => `/runs/${encodeURIComponent(runId)}${rest}`;
 
   async function json<T>(res: Response, what: string): Promise<T | null> {
     if (res.status === 404) return null;
     if (res.status === 401) throw new WorkerUnreachableError(`${what}: the Worker refused the token (401)`);
-    if (!res.ok) throw new WorkerUnreachableError(`${what}: the Worker answered ${res.status} ${await res.text().catch(() => '')}`.slice(0, 500));
+    if (!res.ok)
+      throw new WorkerUnreachableError(
+        `${what}: the Worker answered ${res.status} ${await res.text().catch(() => '')}`.slice(0, 500),
+      );
     return (await res.json()) as T;
   }
 
@@ -66,7 +72,8 @@ export function workerSource(opts: WorkerSourceOptions): ViewSource {
     return reading;
   }
 
-  const status = async (runId: string): Promise<Status | null> => json<Status>(await call(runPath(runId)), `run ${runId}`).catch(() => null);
+  const status = async (runId: string): Promise<Status | null> =>
+    json<Status>(await call(runPath(runId)), `run ${runId}`).catch(() => null);
   const statuses = new Map<string, { readonly updatedAt: string; readonly status: Status | null }>();
 
   async function statusOfListed(r: RunListItem): Promise<Status | null> {
@@ -110,7 +117,15 @@ export function workerSource(opts: WorkerSourceOptions): ViewSource {
         const statuses = await Promise.all(batch.map((r) => statusOfListed(r)));
         batch.forEach((r, j) => {
           const s = statuses[j];
-          rows.push({ runId: r.runId, status: (s?.status ?? r.status) as ViewStatus, stopReason: s?.stopReason ?? r.stopReason, steps: s?.steps ?? null, createdAt: r.createdAt, updatedAt: r.updatedAt, error: s?.error ?? null });
+          rows.push({
+            runId: r.runId,
+            status: (s?.status ?? r.status) as ViewStatus,
+            stopReason: s?.stopReason ?? r.stopReason,
+            steps: s?.steps ?? null,
+            createdAt: r.createdAt,
+            updatedAt: r.updatedAt,
+            error: s?.error ?? null,
+          });
         });
       }
       return rows;
@@ -118,7 +133,12 @@ export function workerSource(opts: WorkerSourceOptions): ViewSource {
     async summary(runId) {
       const [s, reading] = await Promise.all([status(runId), readRun(runId)]);
       if (s === null || reading === null) return null;
-      const sum = summarizeRun(reading, { runId, status: s.status as ViewStatus, updatedAt: null, answering: { enabled: true, why: null } });
+      const sum = summarizeRun(reading, {
+        runId,
+        status: s.status as ViewStatus,
+        updatedAt: null,
+        answering: { enabled: true, why: null },
+      });
       return s.error === undefined ? sum : { ...sum, error: s.error };
     },
     async steps(runId, from, limit, full) {
@@ -132,16 +152,32 @@ export function workerSource(opts: WorkerSourceOptions): ViewSource {
       return res.text();
     },
     async events(runId, afterSeq, signal) {
-      const res = await call(runPath(runId, '/events'), { signal, headers: afterSeq < 0 ? {} : { 'last-event-id': String(afterSeq) } });
+      const res = await call(runPath(runId, '/events'), {
+        signal,
+        headers: afterSeq < 0 ? {} : { 'last-event-id': String(afterSeq) },
+      });
       if (res.status === 404) return null;
-      return new Response(res.body, { status: res.status, headers: { 'content-type': res.headers.get('content-type') ?? 'text/event-stream', 'cache-control': 'no-cache' } });
+      return new Response(res.body, {
+        status: res.status,
+        headers: {
+          'content-type': res.headers.get('content-type') ?? 'text/event-stream',
+          'cache-control': 'no-cache',
+        },
+      });
     },
     async answer(runId, reply) {
-      const res = await call(runPath(runId, '/input'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(reply) });
+      const res = await call(runPath(runId, '/input'), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(reply),
+      });
       logs.delete(runId);
       const body = (await res.json().catch(() => null)) as MaybeErrorBody;
       if (res.status === 202) return { status: 202, message: 'accepted', body };
-      const message = res.status === 401 ? 'the Worker refused the token' : (body?.error?.message ?? `the Worker answered ${res.status}`);
+      const message =
+        res.status === 401
+          ? 'the Worker refused the token'
+          : (body?.error?.message ?? `the Worker answered ${res.status}`);
       return { status: [400, 404, 409, 413].includes(res.status) ? res.status : 500, message };
     },
   };

@@ -33,7 +33,13 @@ export type ViewerOptions = {
 };
 
 /** A running viewer: the URL to open (its access key in the fragment, `/#key=…`) and how to stop it. */
-export type RunningViewer = { readonly url: string; readonly origin: string; readonly key: string; readonly server: Server; close(): Promise<void> };
+export type RunningViewer = {
+  readonly url: string;
+  readonly origin: string;
+  readonly key: string;
+  readonly server: Server;
+  close(): Promise<void>;
+};
 
 export { ViewerRefusedError } from './view-source.ts';
 export { loadAgentModule } from './view-agent.ts';
@@ -55,18 +61,22 @@ export async function startViewer(opts: ViewerOptions): Promise<RunningViewer> {
   const host = opts.host ?? '127.0.0.1';
   const remote = !isLoopback(host);
   if (remote && opts.allowRemote !== true) {
-    throw new ViewerRefusedError(`refusing to serve runs on ${host}, which other machines may reach: pass --allow-remote (allowRemote: true) if you mean it`);
+    throw new ViewerRefusedError(
+      `refusing to serve runs on ${host}, which other machines may reach: pass --allow-remote (allowRemote: true) if you mean it`,
+    );
   }
   // A checkout without a build gets its page built now (or a refusal saying what to run), never the TypeScript source.
   const pageDir = opts.pageDir ?? (await viewerPage());
   const key = opts.key ?? newAccessKey();
   // The page sends it as a bearer token: characters a header or a fragment would mangle never match.
-  if (!/^[\w-]{16,200}$/.test(key)) throw new ViewerRefusedError('the access key must be 16 to 200 characters of A-Z, a-z, 0-9, _ and -');
+  if (!/^[\w-]{16,200}$/.test(key))
+    throw new ViewerRefusedError('the access key must be 16 to 200 characters of A-Z, a-z, 0-9, _ and -');
   let port = 0;
   const shown = host.includes(':') ? `[${host}]` : host;
   // A rebinding page reaches a loopback server under a foreign Host: only this server's own names
   // are answered. Bound for other machines, the Host cannot be known in advance; the key guards.
-  const hosts = (): readonly string[] | null => (remote ? null : [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${shown}:${port}`]);
+  const hosts = (): readonly string[] | null =>
+    remote ? null : [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `${shown}:${port}`];
   const app = createViewApp({ source: opts.source, pageDir, key, hosts });
   const server = createServer(getRequestListener(app.fetch));
   await new Promise<void>((ok, fail) => {

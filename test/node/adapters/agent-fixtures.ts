@@ -9,7 +9,8 @@ import type { OpenAITurn, OpenAIUsageScript } from './openai-server.ts';
 const txt = (role: Message['role'], text: string): Message => ({ role, content: [{ type: 'text', text }] });
 
 export const SYNTHETIC = { notExecuted: 'The action was not executed.', envError: 'The environment failed.' };
-export const MULTI = 'You called 2 tools at once ("add", "add"), but exactly one tool call per turn is allowed. None of them ran. Call the one you need first; you will see its result before your next call.';
+export const MULTI =
+  'You called 2 tools at once ("add", "add"), but exactly one tool call per turn is allowed. None of them ran. Call the one you need first; you will see its result before your next call.';
 
 export function request(runId: string): RunRequest {
   const add = defineTool({
@@ -25,7 +26,10 @@ export function request(runId: string): RunRequest {
     budget: { maxSteps: 10, maxValidActions: 10, maxContextChars: 100_000 },
     executor: tools.executor(),
     tools,
-    context: { run: [txt('system', 'You are a calculator. Use the add tool.')], goal: [txt('user', 'What is (1+2)+4?')] },
+    context: {
+      run: [txt('system', 'You are a calculator. Use the add tool.')],
+      goal: [txt('user', 'What is (1+2)+4?')],
+    },
     injections: { skills: [{ name: 'brevity', text: 'Answer briefly.' }] },
     modelBinding: { user_id: 'u-1' },
     modelReplayPolicy: 'safe',
@@ -36,9 +40,28 @@ export function request(runId: string): RunRequest {
 }
 
 export const OPENAI_SCRIPT: OpenAITurn[] = [
-  { kind: 'reply', id: 'chatcmpl-0', text: null, reasoning: 'first add', toolCalls: [{ id: 'call_0', name: 'add', arguments: '{"a":1,"b":2}' }] },
-  { kind: 'reply', id: 'chatcmpl-1', text: null, toolCalls: [{ id: 'call_1a', name: 'add', arguments: '{"a":3,"b":4}' }, { id: 'call_1b', name: 'add', arguments: '{"a":0,"b":0}' }] },
-  { kind: 'reply', id: 'chatcmpl-2', text: 'Adding 3 and 4.', toolCalls: [{ id: 'call_2', name: 'add', arguments: '{"a":3,"b":4}' }] },
+  {
+    kind: 'reply',
+    id: 'chatcmpl-0',
+    text: null,
+    reasoning: 'first add',
+    toolCalls: [{ id: 'call_0', name: 'add', arguments: '{"a":1,"b":2}' }],
+  },
+  {
+    kind: 'reply',
+    id: 'chatcmpl-1',
+    text: null,
+    toolCalls: [
+      { id: 'call_1a', name: 'add', arguments: '{"a":3,"b":4}' },
+      { id: 'call_1b', name: 'add', arguments: '{"a":0,"b":0}' },
+    ],
+  },
+  {
+    kind: 'reply',
+    id: 'chatcmpl-2',
+    text: 'Adding 3 and 4.',
+    toolCalls: [{ id: 'call_2', name: 'add', arguments: '{"a":3,"b":4}' }],
+  },
   { kind: 'reply', id: 'chatcmpl-3', text: 'The answer is 7.' },
 ];
 
@@ -52,10 +75,18 @@ export const ANTHROPIC_SCRIPT: AnthropicTurn[] = [
     ],
   },
   { kind: 'reply', id: 'msg_1', content: [{ type: 'text', text: '' }] },
-  { kind: 'reply', id: 'msg_2', content: [{ type: 'text', text: 'Now 3+4.' }, { type: 'tool_use', id: 'toolu_2', name: 'add', input: { a: 3, b: 4 } }] },
+  {
+    kind: 'reply',
+    id: 'msg_2',
+    content: [
+      { type: 'text', text: 'Now 3+4.' },
+      { type: 'tool_use', id: 'toolu_2', name: 'add', input: { a: 3, b: 4 } },
+    ],
+  },
   { kind: 'reply', id: 'msg_3', content: [{ type: 'text', text: 'The answer is 7.' }] },
 ];
-export const EMPTY = 'Your reply was empty: it had no text and no tool call. Either call one of the tools (add), or reply with your final answer as text.';
+export const EMPTY =
+  'Your reply was empty: it had no text and no tool call. Either call one of the tools (add), or reply with your final answer as text.';
 
 /** Distinct token counts per turn of {@link OPENAI_SCRIPT} (the prompt grows with history, part of it cached). */
 export const OPENAI_USAGE: readonly OpenAIUsageScript[] = [
@@ -66,7 +97,9 @@ export const OPENAI_USAGE: readonly OpenAIUsageScript[] = [
 ];
 
 /** {@link OPENAI_SCRIPT}, each turn reporting its {@link OPENAI_USAGE}. */
-export const OPENAI_USAGE_SCRIPT: OpenAITurn[] = OPENAI_SCRIPT.map((t, i) => (t.kind === 'reply' ? { ...t, usage: OPENAI_USAGE[i]! } : t));
+export const OPENAI_USAGE_SCRIPT: OpenAITurn[] = OPENAI_SCRIPT.map((t, i) =>
+  t.kind === 'reply' ? { ...t, usage: OPENAI_USAGE[i]! } : t,
+);
 
 /** Distinct token counts per turn of {@link ANTHROPIC_SCRIPT}: a cache write on the first call, reads after it. */
 export const ANTHROPIC_USAGE: readonly AnthropicUsageScript[] = [
@@ -77,11 +110,14 @@ export const ANTHROPIC_USAGE: readonly AnthropicUsageScript[] = [
 ];
 
 /** {@link ANTHROPIC_SCRIPT}, each turn reporting its {@link ANTHROPIC_USAGE}. */
-export const ANTHROPIC_USAGE_SCRIPT: AnthropicTurn[] = ANTHROPIC_SCRIPT.map((t, i) => (t.kind === 'reply' ? { ...t, usage: ANTHROPIC_USAGE[i]! } : t));
+export const ANTHROPIC_USAGE_SCRIPT: AnthropicTurn[] = ANTHROPIC_SCRIPT.map((t, i) =>
+  t.kind === 'reply' ? { ...t, usage: ANTHROPIC_USAGE[i]! } : t,
+);
 
 type Counts = { inputTokens: number; outputTokens: number; cachedInputTokens: number; reasoningTokens: number };
 const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
-const rec = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
+const rec = (v: unknown): Record<string, unknown> =>
+  typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {};
 
 /**
  * What the OpenAI fake reported, summed by hand from its wire objects (not through the adapter's
@@ -103,7 +139,11 @@ export function openAITotals(reported: readonly Record<string, unknown>[]): Coun
 export function anthropicTotals(reported: readonly Record<string, unknown>[]): Counts {
   return reported.reduce<Counts>(
     (t, u) => ({
-      inputTokens: t.inputTokens + num(u['input_tokens']) + num(u['cache_creation_input_tokens']) + num(u['cache_read_input_tokens']),
+      inputTokens:
+        t.inputTokens +
+        num(u['input_tokens']) +
+        num(u['cache_creation_input_tokens']) +
+        num(u['cache_read_input_tokens']),
       outputTokens: t.outputTokens + num(u['output_tokens']),
       cachedInputTokens: t.cachedInputTokens + num(u['cache_read_input_tokens']),
       reasoningTokens: t.reasoningTokens + num(rec(u['output_tokens_details'])['thinking_tokens']),

@@ -7,9 +7,19 @@ import { request, SYNTHETIC } from './agent-fixtures.ts';
 import type { OpenAITurn } from './openai-server.ts';
 
 /** A run through `model` with the AI SDK interpreter; `over` adjusts the request (e.g. the budget). */
-export async function runThrough(model: ModelCaller, over: Partial<RunRequest> = {}, store: RunStore = new InMemoryStore()) {
+export async function runThrough(
+  model: ModelCaller,
+  over: Partial<RunRequest> = {},
+  store: RunStore = new InMemoryStore(),
+) {
   const events = collectingSink();
-  const agent = defineAgent({ model, interpreter: aiSdkToolInterpreter(), store, events, syntheticObservations: SYNTHETIC });
+  const agent = defineAgent({
+    model,
+    interpreter: aiSdkToolInterpreter(),
+    store,
+    events,
+    syntheticObservations: SYNTHETIC,
+  });
   const result = await run(agent, { ...request('ai-sdk-run'), ...over });
   const deltas = events.events.flatMap((e) => (e.type === 'model_delta' && e.kind === undefined ? [e.delta] : []));
   const thoughts = events.events.flatMap((e) => (e.type === 'model_delta' && e.kind === 'reasoning' ? [e.delta] : []));

@@ -3,7 +3,13 @@
  * shapes (V2 string finish reasons and flat usage, V3 nested usage), streams of parts, reasoning
  * metadata that goes back verbatim, abort, and the call options checked against each version's types.
  */
-import type { LanguageModelV2, LanguageModelV2CallOptions, LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV4CallOptions } from '@ai-sdk/provider';
+import type {
+  LanguageModelV2,
+  LanguageModelV2CallOptions,
+  LanguageModelV3,
+  LanguageModelV3CallOptions,
+  LanguageModelV4CallOptions,
+} from '@ai-sdk/provider';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { aiSdkCallOptions, aiSdkModel } from '../../../src/adapters/ai-sdk.ts';
 import { toAiSdkPrompt } from '../../../src/adapters/ai-sdk-prompt.ts';
@@ -73,7 +79,10 @@ describe('aiSdkModel over a hand-written LanguageModelV2', () => {
       finishReason: 'tool_calls',
       usage: { inputTokens: 7, outputTokens: 3, cachedInputTokens: 2, reasoningTokens: 1 },
     });
-    expect(seen[0]).toMatchObject({ tools: [{ type: 'function', name: 'add', inputSchema: { type: 'object' } }], providerOptions: { openai: { parallelToolCalls: false }, anthropic: { disableParallelToolUse: true } } });
+    expect(seen[0]).toMatchObject({
+      tools: [{ type: 'function', name: 'add', inputSchema: { type: 'object' } }],
+      providerOptions: { openai: { parallelToolCalls: false }, anthropic: { disableParallelToolUse: true } },
+    });
   });
 
   it('streams V2 text deltas into onDelta and reads the finish part', async () => {
@@ -87,9 +96,16 @@ describe('aiSdkModel over a hand-written LanguageModelV2', () => {
       { type: 'finish', finishReason: 'length', usage: { inputTokens: 4, outputTokens: 9, totalTokens: 13 } },
     ];
     const deltas: string[] = [];
-    const reply = await aiSdkModel(v2(result, parts), { stream: true }).call(modelCall({ onDelta: (d) => deltas.push(d) }));
+    const reply = await aiSdkModel(v2(result, parts), { stream: true }).call(
+      modelCall({ onDelta: (d) => deltas.push(d) }),
+    );
     expect(deltas).toEqual(['The ', 'answer.']);
-    expect(reply).toMatchObject({ callId: 'resp-s', text: 'The answer.', finishReason: 'length', usage: { inputTokens: 4, outputTokens: 9 } });
+    expect(reply).toMatchObject({
+      callId: 'resp-s',
+      text: 'The answer.',
+      finishReason: 'length',
+      usage: { inputTokens: 4, outputTokens: 9 },
+    });
   });
 
   it('streams V2 reasoning deltas into onDelta as reasoning, before the text deltas, and the reply is unchanged', async () => {
@@ -106,14 +122,29 @@ describe('aiSdkModel over a hand-written LanguageModelV2', () => {
       { type: 'finish', finishReason: 'stop', usage: { inputTokens: 4, outputTokens: 9, totalTokens: 13 } },
     ];
     const deltas: [string, string][] = [];
-    const reply = await aiSdkModel(v2(result, parts), { stream: true }).call(modelCall({ onDelta: (d, kind) => deltas.push([kind ?? 'text', d]) }));
-    expect(deltas).toEqual([['reasoning', 'thi'], ['reasoning', 'nk'], ['text', 'Adding.']]);
-    expect(reply).toMatchObject({ text: 'Adding.', reasoning: 'think', content: [{ type: 'reasoning', text: 'think' }, { type: 'text', text: 'Adding.' }] });
+    const reply = await aiSdkModel(v2(result, parts), { stream: true }).call(
+      modelCall({ onDelta: (d, kind) => deltas.push([kind ?? 'text', d]) }),
+    );
+    expect(deltas).toEqual([
+      ['reasoning', 'thi'],
+      ['reasoning', 'nk'],
+      ['text', 'Adding.'],
+    ]);
+    expect(reply).toMatchObject({
+      text: 'Adding.',
+      reasoning: 'think',
+      content: [
+        { type: 'reasoning', text: 'think' },
+        { type: 'text', text: 'Adding.' },
+      ],
+    });
   });
 
   it('rejects with the error part of a stream', async () => {
     const boom = new Error('overloaded');
-    const e = await rejection(aiSdkModel(v2(result, [{ type: 'error', error: boom }]), { stream: true }).call(modelCall()));
+    const e = await rejection(
+      aiSdkModel(v2(result, [{ type: 'error', error: boom }]), { stream: true }).call(modelCall()),
+    );
     expect(e).toBe(boom);
   });
 });
@@ -128,7 +159,10 @@ describe('aiSdkModel over a hand-written LanguageModelV3', () => {
           { type: 'text', text: 'Done.' },
         ],
         finishReason: { unified: 'stop', raw: 'end_turn' },
-        usage: { inputTokens: { total: 20, noCache: 15, cacheRead: 5, cacheWrite: 0 }, outputTokens: { total: 8, text: 6, reasoning: 2 } },
+        usage: {
+          inputTokens: { total: 20, noCache: 15, cacheRead: 5, cacheWrite: 0 },
+          outputTokens: { total: 8, text: 6, reasoning: 2 },
+        },
         warnings: [],
       }),
     );
@@ -136,7 +170,11 @@ describe('aiSdkModel over a hand-written LanguageModelV3', () => {
     expect(reply.usage).toEqual({ inputTokens: 20, outputTokens: 8, cachedInputTokens: 5, reasoningTokens: 2 });
     expect(reply.finishReason).toBe('stop');
     expect(reply.content).toEqual([
-      { type: 'opaque', provider: 'anthropic.messages', data: { part: 'reasoning', text: '', providerOptions: { anthropic: { redactedData: 'xyz' } } } },
+      {
+        type: 'opaque',
+        provider: 'anthropic.messages',
+        data: { part: 'reasoning', text: '', providerOptions: { anthropic: { redactedData: 'xyz' } } },
+      },
       { type: 'reasoning', text: 'signed', signature: 's1' },
       { type: 'text', text: 'Done.' },
     ]);
@@ -160,10 +198,16 @@ describe('aiSdkModel over a hand-written LanguageModelV3', () => {
       { type: 'reasoning-delta', id: 'r', delta: '', providerMetadata: { anthropic: { signature: 'late' } } },
       { type: 'reasoning-end', id: 'r' },
       { type: 'tool-call', toolCallId: 'tu', toolName: 'add', input: '{"a":2,"b":2}' },
-      { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_use' }, usage: { inputTokens: { total: 3 }, outputTokens: { total: 4 } } },
+      {
+        type: 'finish',
+        finishReason: { unified: 'tool-calls', raw: 'tool_use' },
+        usage: { inputTokens: { total: 3 }, outputTokens: { total: 4 } },
+      },
     ];
     const deltas: [string, string][] = [];
-    const reply = await aiSdkModel(v3({}, parts), { stream: true }).call(modelCall({ onDelta: (d, kind) => deltas.push([kind ?? 'text', d]) }));
+    const reply = await aiSdkModel(v3({}, parts), { stream: true }).call(
+      modelCall({ onDelta: (d, kind) => deltas.push([kind ?? 'text', d]) }),
+    );
     expect(deltas).toEqual([['reasoning', 'hmm']]);
     expect(reply).toMatchObject({
       content: [
@@ -176,7 +220,14 @@ describe('aiSdkModel over a hand-written LanguageModelV3', () => {
   });
 
   it('rejects with signal.reason when aborted during a stream that never ends', async () => {
-    const never = { specificationVersion: 'v3', provider: 'p', modelId: 'm', supportedUrls: {}, doGenerate: async () => ({}) as never, doStream: async () => ({ stream: new ReadableStream() }) as never } satisfies LanguageModelV3;
+    const never = {
+      specificationVersion: 'v3',
+      provider: 'p',
+      modelId: 'm',
+      supportedUrls: {},
+      doGenerate: async () => ({}) as never,
+      doStream: async () => ({ stream: new ReadableStream() }) as never,
+    } satisfies LanguageModelV3;
     const ctrl = new AbortController();
     const pending = aiSdkModel(never, { stream: true }).call(modelCall({ signal: ctrl.signal }));
     const reason = new Error('stop now');
@@ -203,14 +254,30 @@ describe('aiSdkModel mapping', () => {
 
   it.each([
     [{ inputTokens: undefined, outputTokens: undefined, totalTokens: undefined }, undefined],
-    [{ inputTokens: 5, outputTokens: undefined, totalTokens: 5 }, { inputTokens: 5, outputTokens: 0 }],
-    [{ inputTokens: { total: 1, cacheRead: undefined }, outputTokens: { total: 2, reasoning: undefined } }, { inputTokens: 1, outputTokens: 2 }],
+    [
+      { inputTokens: 5, outputTokens: undefined, totalTokens: 5 },
+      { inputTokens: 5, outputTokens: 0 },
+    ],
+    [
+      { inputTokens: { total: 1, cacheRead: undefined }, outputTokens: { total: 2, reasoning: undefined } },
+      { inputTokens: 1, outputTokens: 2 },
+    ],
   ])('reads the usage %j as %j', (raw, expected) => {
     expect(usageOf(raw)).toEqual(expected);
   });
 
   it('puts system messages first in their order, tool results in a tool message, and drops another provider opaque block', () => {
-    const messages: Message[] = [...ROUND_TRIP, { role: 'assistant', content: [{ type: 'opaque', provider: 'anthropic', data: { type: 'redacted_thinking', data: 'q' } }, { type: 'text', text: 'ok' }] }, { role: 'system', content: [{ type: 'text', text: 'Late.' }] }];
+    const messages: Message[] = [
+      ...ROUND_TRIP,
+      {
+        role: 'assistant',
+        content: [
+          { type: 'opaque', provider: 'anthropic', data: { type: 'redacted_thinking', data: 'q' } },
+          { type: 'text', text: 'ok' },
+        ],
+      },
+      { role: 'system', content: [{ type: 'text', text: 'Late.' }] },
+    ];
     const prompt = toAiSdkPrompt(messages, 'anthropic.messages');
     expect(prompt.map((m) => m.role)).toEqual(['system', 'system', 'system', 'user', 'assistant', 'tool', 'assistant']);
     expect(prompt[2]).toEqual({ role: 'system', content: 'Late.' });
@@ -222,17 +289,31 @@ describe('aiSdkModel mapping', () => {
         { type: 'tool-call', toolCallId: 'call_1', toolName: 'add', input: { a: 1, b: 2 } },
       ],
     });
-    expect(prompt[5]).toEqual({ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_1', toolName: 'add', output: { type: 'text', value: 'Observation:\n3' } }] });
+    expect(prompt[5]).toEqual({
+      role: 'tool',
+      content: [
+        {
+          type: 'tool-result',
+          toolCallId: 'call_1',
+          toolName: 'add',
+          output: { type: 'text', value: 'Observation:\n3' },
+        },
+      ],
+    });
     expect(prompt[6]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'ok' }] });
   });
 
   it('refuses a model object of an unknown specification version', () => {
-    expect(() => aiSdkModel({ specificationVersion: 'v1', provider: 'p', modelId: 'm' } as never)).toThrow(/specificationVersion "v1" is not supported/);
+    expect(() => aiSdkModel({ specificationVersion: 'v1', provider: 'p', modelId: 'm' } as never)).toThrow(
+      /specificationVersion "v1" is not supported/,
+    );
   });
 
   it('sends the binding only where the binding option maps it', async () => {
     const seen: unknown[] = [];
-    const model = aiSdkModel(v2({ content: [], finishReason: 'stop', usage: {} }, [], seen), { binding: (b) => ({ headers: { 'x-user': b['user_id'] ?? '' } }) });
+    const model = aiSdkModel(v2({ content: [], finishReason: 'stop', usage: {} }, [], seen), {
+      binding: (b) => ({ headers: { 'x-user': b['user_id'] ?? '' } }),
+    });
     expect(model.params['binding']).toBe('custom');
     await model.call(modelCall({ binding: { user_id: 'u-1' } }));
     expect(seen[0]).toMatchObject({ headers: { 'x-user': 'u-1' } });

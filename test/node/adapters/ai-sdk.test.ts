@@ -9,7 +9,12 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aiSdkModel, aiSdkToolInterpreter } from '../../../src/adapters/ai-sdk.ts';
 import { defineAgent } from '../../../src/core/index.ts';
-import { collectingSink, crashAtEveryWrite, decisionInterpreterContract, modelCallerContract } from '../../../src/testing/index.ts';
+import {
+  collectingSink,
+  crashAtEveryWrite,
+  decisionInterpreterContract,
+  modelCallerContract,
+} from '../../../src/testing/index.ts';
 import type { ModelScenario } from '../../../src/testing/index.ts';
 import { describeContract } from '../../contract/vitest-suite.ts';
 import { ANTHROPIC_SCRIPT, EMPTY, MULTI, OPENAI_SCRIPT, request, SYNTHETIC } from './agent-fixtures.ts';
@@ -18,8 +23,10 @@ import type { AnthropicFake } from './anthropic-server.ts';
 import type { OpenAIFake } from './openai-server.ts';
 import { startAnthropicFake, startOpenAIFake } from './serve.ts';
 
-const openAIChat = (fake: OpenAIFake, fetch?: typeof globalThis.fetch) => createOpenAI({ baseURL: fake.baseURL, apiKey: 'test', ...(fetch ? { fetch } : {}) }).chat('gpt-test');
-const anthropicMessages = (fake: AnthropicFake) => createAnthropic({ baseURL: fake.baseURL, apiKey: 'test' })('claude-test');
+const openAIChat = (fake: OpenAIFake, fetch?: typeof globalThis.fetch) =>
+  createOpenAI({ baseURL: fake.baseURL, apiKey: 'test', ...(fetch ? { fetch } : {}) }).chat('gpt-test');
+const anthropicMessages = (fake: AnthropicFake) =>
+  createAnthropic({ baseURL: fake.baseURL, apiKey: 'test' })('claude-test');
 
 describe.each([false, true])('a run through aiSdkModel(@ai-sdk/openai) on the OpenAI fake (stream: %s)', (stream) => {
   let fake: OpenAIFake;
@@ -30,10 +37,23 @@ describe.each([false, true])('a run through aiSdkModel(@ai-sdk/openai) on the Op
 
   it('answers a tool call, refuses two calls at once, and ends with the final answer', async () => {
     const model = aiSdkModel(openAIChat(fake), { stream });
-    expect(model.params).toMatchObject({ adapter: 'ai-sdk', provider: 'openai.chat', model: 'openai.chat:gpt-test', specificationVersion: 'v4', stream });
+    expect(model.params).toMatchObject({
+      adapter: 'ai-sdk',
+      provider: 'openai.chat',
+      model: 'openai.chat:gpt-test',
+      specificationVersion: 'v4',
+      stream,
+    });
     const { result, deltas } = await runThrough(model);
-    expect(result).toMatchObject({ stopReason: 'final_answer', finalAnswer: 'The answer is 7.', steps: 4, validActions: 2 });
-    expect(result.trajectory.map((s) => [s.decision, s.modelCallId, s.observation ?? s.explanation, s.finishReason])).toEqual([
+    expect(result).toMatchObject({
+      stopReason: 'final_answer',
+      finalAnswer: 'The answer is 7.',
+      steps: 4,
+      validActions: 2,
+    });
+    expect(
+      result.trajectory.map((s) => [s.decision, s.modelCallId, s.observation ?? s.explanation, s.finishReason]),
+    ).toEqual([
       ['action', 'chatcmpl-0', '3', 'tool_calls'],
       ['invalid', 'chatcmpl-1', MULTI, 'tool_calls'],
       ['action', 'chatcmpl-2', '7', 'tool_calls'],
@@ -42,7 +62,11 @@ describe.each([false, true])('a run through aiSdkModel(@ai-sdk/openai) on the Op
     const bodies = fake.requests.map((r) => r.body as { messages: unknown[]; parallel_tool_calls?: unknown });
     expect(bodies.map((b) => b.parallel_tool_calls)).toEqual([false, false, false, false]);
     expect(bodies[1]!.messages.slice(3)).toEqual([
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'add', arguments: '{"a":1,"b":2}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'add', arguments: '{"a":1,"b":2}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_0', content: 'Observation: 3' },
     ]);
     if (stream) expect(deltas.join('')).toBe('Adding 3 and 4.The answer is 7.');
@@ -54,63 +78,84 @@ describe.each([false, true])('a run through aiSdkModel(@ai-sdk/openai) on the Op
   it('never takes a reply cut off at the token limit as the final answer', async () => {
     const { result } = await runThrough(aiSdkModel(openAIChat(fake), { stream }), { runId: 'cut' });
     expect(result).toMatchObject({ stopReason: 'final_answer', finalAnswer: 'The answer is 7.', steps: 2 });
-    expect(result.trajectory[0]).toMatchObject({ decision: 'invalid', finishReason: 'length', explanation: expect.stringContaining('cut off'), modelText: 'The answer is' });
-  });
-});
-
-describe.each([false, true])('a run through aiSdkModel(@ai-sdk/anthropic) on the Anthropic fake (stream: %s)', (stream) => {
-  let fake: AnthropicFake;
-  beforeAll(async () => {
-    fake = await startAnthropicFake([...ANTHROPIC_SCRIPT, ...ANTHROPIC_SCRIPT.slice(0, 2)]);
-  });
-  afterAll(() => fake.close());
-
-  it('sends signed thinking back and sums usage to the fake counts', async () => {
-    const model = aiSdkModel(anthropicMessages(fake), { stream });
-    const { result, deltas, thoughts, events } = await runThrough(model);
-    expect(result).toMatchObject({ stopReason: 'final_answer', finalAnswer: 'The answer is 7.', steps: 4, validActions: 2 });
-    expect(result.trajectory.map((s) => [s.decision, s.modelCallId, s.observation ?? s.explanation])).toEqual([
-      ['action', 'msg_0', '3'],
-      ['invalid', 'msg_1', EMPTY],
-      ['action', 'msg_2', '7'],
-      ['final', 'msg_3', null],
-    ]);
-    const bodies = fake.requests.map((r) => r.body as { system?: unknown; messages: unknown[]; tool_choice?: unknown });
-    expect(bodies[0]!.tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true });
-    expect(bodies[0]!.system).toEqual([
-      { type: 'text', text: 'You are a calculator. Use the add tool.' },
-      { type: 'text', text: 'brevity\nAnswer briefly.' },
-    ]);
-    expect(bodies[1]!.messages.slice(1)).toEqual([
-      {
-        role: 'assistant',
-        content: [
-          { type: 'thinking', thinking: 'First add 1 and 2.', signature: 'sig-0' },
-          { type: 'tool_use', id: 'toolu_0', name: 'add', input: { a: 1, b: 2 } },
-        ],
-      },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_0', content: 'Observation: 3' }] },
-    ]);
-    if (stream) expect(deltas.join('')).toBe('Now 3+4.The answer is 7.');
-    // The first step's thinking streams as reasoning deltas, all before the step's call finishes.
-    expect(thoughts.join('')).toBe(stream ? 'First add 1 and 2.' : '');
-    const firstFinish = events.findIndex((e) => e.type === 'model_call_finished');
-    const thoughtsAt = events.flatMap((e, i) => (e.type === 'model_delta' && e.kind === 'reasoning' ? [i] : []));
-    if (stream) expect(Math.max(...thoughtsAt)).toBeLessThan(firstFinish);
-    expect(result.trajectory[0]!.reasoning).toBe('First add 1 and 2.');
-    // The fake reports 12 input and 6 output tokens per call, in bodies and in streams.
-    expect(result.usage).toMatchObject({ inputTokens: 48, outputTokens: 24 });
-    expect(result.trajectory.map((s) => s.usage)).toEqual(Array(4).fill({ inputTokens: 12, outputTokens: 6, cachedInputTokens: 0 }));
-  });
-
-  it('stops with max_tokens at the step whose running total reaches maxTotalTokens', async () => {
-    const { result } = await runThrough(aiSdkModel(anthropicMessages(fake), { stream }), {
-      runId: 'budget',
-      budget: { maxSteps: 10, maxValidActions: 10, maxContextChars: 100_000, maxTotalTokens: 36 },
+    expect(result.trajectory[0]).toMatchObject({
+      decision: 'invalid',
+      finishReason: 'length',
+      explanation: expect.stringContaining('cut off'),
+      modelText: 'The answer is',
     });
-    expect(result).toMatchObject({ stopReason: 'max_tokens', steps: 2, usage: { inputTokens: 24, outputTokens: 12 } });
   });
 });
+
+describe.each([false, true])(
+  'a run through aiSdkModel(@ai-sdk/anthropic) on the Anthropic fake (stream: %s)',
+  (stream) => {
+    let fake: AnthropicFake;
+    beforeAll(async () => {
+      fake = await startAnthropicFake([...ANTHROPIC_SCRIPT, ...ANTHROPIC_SCRIPT.slice(0, 2)]);
+    });
+    afterAll(() => fake.close());
+
+    it('sends signed thinking back and sums usage to the fake counts', async () => {
+      const model = aiSdkModel(anthropicMessages(fake), { stream });
+      const { result, deltas, thoughts, events } = await runThrough(model);
+      expect(result).toMatchObject({
+        stopReason: 'final_answer',
+        finalAnswer: 'The answer is 7.',
+        steps: 4,
+        validActions: 2,
+      });
+      expect(result.trajectory.map((s) => [s.decision, s.modelCallId, s.observation ?? s.explanation])).toEqual([
+        ['action', 'msg_0', '3'],
+        ['invalid', 'msg_1', EMPTY],
+        ['action', 'msg_2', '7'],
+        ['final', 'msg_3', null],
+      ]);
+      const bodies = fake.requests.map(
+        (r) => r.body as { system?: unknown; messages: unknown[]; tool_choice?: unknown },
+      );
+      expect(bodies[0]!.tool_choice).toEqual({ type: 'auto', disable_parallel_tool_use: true });
+      expect(bodies[0]!.system).toEqual([
+        { type: 'text', text: 'You are a calculator. Use the add tool.' },
+        { type: 'text', text: 'brevity\nAnswer briefly.' },
+      ]);
+      expect(bodies[1]!.messages.slice(1)).toEqual([
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'First add 1 and 2.', signature: 'sig-0' },
+            { type: 'tool_use', id: 'toolu_0', name: 'add', input: { a: 1, b: 2 } },
+          ],
+        },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_0', content: 'Observation: 3' }] },
+      ]);
+      if (stream) expect(deltas.join('')).toBe('Now 3+4.The answer is 7.');
+      // The first step's thinking streams as reasoning deltas, all before the step's call finishes.
+      expect(thoughts.join('')).toBe(stream ? 'First add 1 and 2.' : '');
+      const firstFinish = events.findIndex((e) => e.type === 'model_call_finished');
+      const thoughtsAt = events.flatMap((e, i) => (e.type === 'model_delta' && e.kind === 'reasoning' ? [i] : []));
+      if (stream) expect(Math.max(...thoughtsAt)).toBeLessThan(firstFinish);
+      expect(result.trajectory[0]!.reasoning).toBe('First add 1 and 2.');
+      // The fake reports 12 input and 6 output tokens per call, in bodies and in streams.
+      expect(result.usage).toMatchObject({ inputTokens: 48, outputTokens: 24 });
+      expect(result.trajectory.map((s) => s.usage)).toEqual(
+        Array(4).fill({ inputTokens: 12, outputTokens: 6, cachedInputTokens: 0 }),
+      );
+    });
+
+    it('stops with max_tokens at the step whose running total reaches maxTotalTokens', async () => {
+      const { result } = await runThrough(aiSdkModel(anthropicMessages(fake), { stream }), {
+        runId: 'budget',
+        budget: { maxSteps: 10, maxValidActions: 10, maxContextChars: 100_000, maxTotalTokens: 36 },
+      });
+      expect(result).toMatchObject({
+        stopReason: 'max_tokens',
+        steps: 2,
+        usage: { inputTokens: 24, outputTokens: 12 },
+      });
+    });
+  },
+);
 
 describe('the crash law through aiSdkModel(@ai-sdk/openai)', () => {
   let fake: OpenAIFake;
@@ -127,7 +172,13 @@ describe('the crash law through aiSdkModel(@ai-sdk/openai)', () => {
     };
     const report = await crashAtEveryWrite({
       setup: (store) => ({
-        agent: defineAgent({ model: aiSdkModel(openAIChat(fake, recording)), interpreter: aiSdkToolInterpreter(), store, events: collectingSink(), syntheticObservations: SYNTHETIC }),
+        agent: defineAgent({
+          model: aiSdkModel(openAIChat(fake, recording)),
+          interpreter: aiSdkToolInterpreter(),
+          store,
+          events: collectingSink(),
+          syntheticObservations: SYNTHETIC,
+        }),
         request: request('crash'),
       }),
     });
@@ -148,7 +199,13 @@ describe.each([false, true])('aiSdkModel through the seam contract (stream: %s)'
   });
   afterAll(() => fake.close());
   const turn = (scenario: ModelScenario) =>
-    scenario === 'hang' ? ({ kind: 'hang' } as const) : ({ kind: 'reply', text: 'Adding.', toolCalls: [{ id: 'call_9', name: 'add', arguments: '{"a":3,"b":4}' }] } as const);
+    scenario === 'hang'
+      ? ({ kind: 'hang' } as const)
+      : ({
+          kind: 'reply',
+          text: 'Adding.',
+          toolCalls: [{ id: 'call_9', name: 'add', arguments: '{"a":3,"b":4}' }],
+        } as const);
   describeContract(
     modelCallerContract({
       name: `aiSdkModel(@ai-sdk/openai)${stream ? ' (streaming)' : ''} on the loopback fake`,

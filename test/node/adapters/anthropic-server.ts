@@ -25,7 +25,14 @@ export type AnthropicUsageScript = {
   readonly thinkingTokens?: number;
 };
 
-export type AnthropicStopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'refusal' | 'pause_turn' | 'model_context_window_exceeded';
+export type AnthropicStopReason =
+  | 'end_turn'
+  | 'tool_use'
+  | 'max_tokens'
+  | 'stop_sequence'
+  | 'refusal'
+  | 'pause_turn'
+  | 'model_context_window_exceeded';
 
 export type AnthropicTurn =
   | {
@@ -45,17 +52,37 @@ export type AnthropicTurn =
   /** Stream the start of a text reply, then close without `message_stop`. */
   | { readonly kind: 'stream_cut'; readonly text: string };
 
-const TEXT = { type: 'object', required: ['type', 'text'], properties: { type: { const: 'text' }, text: { type: 'string', minLength: 1 }, cache_control: {} } };
+const TEXT = {
+  type: 'object',
+  required: ['type', 'text'],
+  properties: { type: { const: 'text' }, text: { type: 'string', minLength: 1 }, cache_control: {} },
+};
 const BLOCK = {
   oneOf: [
     TEXT,
-    { type: 'object', required: ['type', 'thinking', 'signature'], additionalProperties: false, properties: { type: { const: 'thinking' }, thinking: { type: 'string' }, signature: { type: 'string' } } },
-    { type: 'object', required: ['type', 'data'], additionalProperties: false, properties: { type: { const: 'redacted_thinking' }, data: { type: 'string' } } },
+    {
+      type: 'object',
+      required: ['type', 'thinking', 'signature'],
+      additionalProperties: false,
+      properties: { type: { const: 'thinking' }, thinking: { type: 'string' }, signature: { type: 'string' } },
+    },
+    {
+      type: 'object',
+      required: ['type', 'data'],
+      additionalProperties: false,
+      properties: { type: { const: 'redacted_thinking' }, data: { type: 'string' } },
+    },
     {
       type: 'object',
       required: ['type', 'id', 'name', 'input'],
       additionalProperties: false,
-      properties: { type: { const: 'tool_use' }, id: { type: 'string' }, name: { type: 'string' }, input: { type: 'object' }, cache_control: {} },
+      properties: {
+        type: { const: 'tool_use' },
+        id: { type: 'string' },
+        name: { type: 'string' },
+        input: { type: 'object' },
+        cache_control: {},
+      },
     },
     {
       type: 'object',
@@ -86,7 +113,10 @@ export const ANTHROPIC_REQUEST_SCHEMA = {
         type: 'object',
         required: ['role', 'content'],
         additionalProperties: false,
-        properties: { role: { enum: ['user', 'assistant'] }, content: { anyOf: [{ type: 'string' }, { type: 'array', minItems: 1, items: BLOCK }] } },
+        properties: {
+          role: { enum: ['user', 'assistant'] },
+          content: { anyOf: [{ type: 'string' }, { type: 'array', minItems: 1, items: BLOCK }] },
+        },
       },
     },
     system: { anyOf: [{ type: 'string' }, { type: 'array', items: TEXT }] },
@@ -105,9 +135,17 @@ export const ANTHROPIC_REQUEST_SCHEMA = {
     tool_choice: {
       type: 'object',
       required: ['type'],
-      properties: { type: { enum: ['auto', 'any', 'tool', 'none'] }, disable_parallel_tool_use: { type: 'boolean' }, name: { type: 'string' } },
+      properties: {
+        type: { enum: ['auto', 'any', 'tool', 'none'] },
+        disable_parallel_tool_use: { type: 'boolean' },
+        name: { type: 'string' },
+      },
     },
-    metadata: { type: 'object', additionalProperties: false, properties: { user_id: { type: ['string', 'null'], maxLength: 256 } } },
+    metadata: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { user_id: { type: ['string', 'null'], maxLength: 256 } },
+    },
     stream: { type: 'boolean' },
     temperature: { type: 'number', minimum: 0, maximum: 1 },
     top_p: { type: 'number' },
@@ -125,16 +163,24 @@ type WireMessage = { role: string; content: string | { type: string; id?: string
 /** Semantic rules the API enforces beyond the schema. Returns an error message or null. */
 export function anthropicRequestProblem(body: Record<string, unknown>): string | null {
   const result = validator.validate(body);
-  if (!result.valid) return `Invalid request: ${result.errors.map((e) => `${e.instanceLocation} ${e.error}`).slice(0, 4).join('; ')}`;
+  if (!result.valid)
+    return `Invalid request: ${result.errors
+      .map((e) => `${e.instanceLocation} ${e.error}`)
+      .slice(0, 4)
+      .join('; ')}`;
   const messages = body['messages'] as WireMessage[];
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!;
-    if (i > 0 && messages[i - 1]!.role === m.role) return `messages: roles must alternate between "user" and "assistant" (messages.${i})`;
+    if (i > 0 && messages[i - 1]!.role === m.role)
+      return `messages: roles must alternate between "user" and "assistant" (messages.${i})`;
     if (typeof m.content === 'string') continue;
     if (m.role === 'assistant') {
       const uses = m.content.filter((b) => b.type === 'tool_use').map((b) => b.id!);
       const next = messages[i + 1];
-      const results = next && typeof next.content !== 'string' ? next.content.filter((b) => b.type === 'tool_result').map((b) => b.tool_use_id!) : [];
+      const results =
+        next && typeof next.content !== 'string'
+          ? next.content.filter((b) => b.type === 'tool_result').map((b) => b.tool_use_id!)
+          : [];
       const missing = uses.filter((id) => !results.includes(id));
       if (missing.length > 0) {
         return `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
@@ -142,11 +188,16 @@ export function anthropicRequestProblem(body: Record<string, unknown>): string |
     } else {
       const firstOther = m.content.findIndex((b) => b.type !== 'tool_result');
       const lastResult = m.content.map((b) => b.type).lastIndexOf('tool_result');
-      if (firstOther !== -1 && lastResult > firstOther) return `messages.${i}: tool_result blocks must come first in the user message content`;
+      if (firstOther !== -1 && lastResult > firstOther)
+        return `messages.${i}: tool_result blocks must come first in the user message content`;
       const prev = messages[i - 1];
-      const uses = prev && typeof prev.content !== 'string' ? prev.content.filter((b) => b.type === 'tool_use').map((b) => b.id) : [];
+      const uses =
+        prev && typeof prev.content !== 'string'
+          ? prev.content.filter((b) => b.type === 'tool_use').map((b) => b.id)
+          : [];
       const orphan = m.content.find((b) => b.type === 'tool_result' && !uses.includes(b.tool_use_id));
-      if (orphan) return `messages.${i}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${orphan.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+      if (orphan)
+        return `messages.${i}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${orphan.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
     }
   }
   return null;
@@ -159,7 +210,13 @@ function errorResponse(status: number, type: string, message: string, requestId:
   });
 }
 
-const USAGE = { input_tokens: 12, output_tokens: 6, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, service_tier: 'standard' };
+const USAGE = {
+  input_tokens: 12,
+  output_tokens: 6,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+  service_tier: 'standard',
+};
 
 /** A `Usage` object as the API sends it. */
 export function usageBody(u: AnthropicUsageScript | undefined): Record<string, unknown> {
@@ -174,12 +231,26 @@ export function usageBody(u: AnthropicUsageScript | undefined): Record<string, u
   };
 }
 
-type MessageBody = { readonly [key: string]: unknown; readonly stop_reason: string; readonly stop_sequence: string | null; readonly usage: Record<string, unknown> };
+type MessageBody = {
+  readonly [key: string]: unknown;
+  readonly stop_reason: string;
+  readonly stop_sequence: string | null;
+  readonly usage: Record<string, unknown>;
+};
 
 function message(turn: Extract<AnthropicTurn, { kind: 'reply' }>, model: string, id: string): MessageBody {
   const stop = turn.stopReason ?? (turn.content.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
   const content = turn.content.map((b) => (b.type === 'text' ? { ...b, citations: null } : b));
-  return { id, type: 'message', role: 'assistant', model, content, stop_reason: stop, stop_sequence: turn.stopSequence ?? null, usage: usageBody(turn.usage) };
+  return {
+    id,
+    type: 'message',
+    role: 'assistant',
+    model,
+    content,
+    stop_reason: stop,
+    stop_sequence: turn.stopSequence ?? null,
+    usage: usageBody(turn.usage),
+  };
 }
 
 function ev(type: string, data: Record<string, unknown>): string {
@@ -196,19 +267,26 @@ function blockEvents(b: AnthropicBlockScript, index: number): string[] {
   }
   if (b.type === 'redacted_thinking') {
     // Encrypted: the whole block arrives in content_block_start, no deltas.
-    return [ev('content_block_start', { index, content_block: { type: 'redacted_thinking', data: b.data } }), ev('content_block_stop', { index })];
+    return [
+      ev('content_block_start', { index, content_block: { type: 'redacted_thinking', data: b.data } }),
+      ev('content_block_stop', { index }),
+    ];
   }
   if (b.type === 'thinking') {
     return [
       ev('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } }),
-      ...pieces(b.thinking, 4).map((thinking) => ev('content_block_delta', { index, delta: { type: 'thinking_delta', thinking } })),
+      ...pieces(b.thinking, 4).map((thinking) =>
+        ev('content_block_delta', { index, delta: { type: 'thinking_delta', thinking } }),
+      ),
       ev('content_block_delta', { index, delta: { type: 'signature_delta', signature: b.signature } }),
       ev('content_block_stop', { index }),
     ];
   }
   return [
     ev('content_block_start', { index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } }),
-    ...pieces(JSON.stringify(b.input), 5).map((partial_json) => ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json } })),
+    ...pieces(JSON.stringify(b.input), 5).map((partial_json) =>
+      ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json } }),
+    ),
     ev('content_block_stop', { index }),
   ];
 }
@@ -219,7 +297,18 @@ function streamEvents(turn: Extract<AnthropicTurn, { kind: 'reply' }>, model: st
   const { output_tokens: output, output_tokens_details: details, ...start } = full.usage;
   const final = { output_tokens: output, ...(details === undefined ? {} : { output_tokens_details: details }) };
   return [
-    ev('message_start', { message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...start, output_tokens: 1 } } }),
+    ev('message_start', {
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...start, output_tokens: 1 },
+      },
+    }),
     ev('ping', {}),
     ...turn.content.flatMap((b, i) => blockEvents(b, i)),
     ev('message_delta', { delta: { stop_reason: full.stop_reason, stop_sequence: full.stop_sequence }, usage: final }),
@@ -251,7 +340,10 @@ export type AnthropicFakeApp = {
 export type AnthropicFake = AnthropicFakeApp & { readonly baseURL: string; close(): Promise<void> };
 
 /** Build the fake; `turns` is consumed one per request, in order (`deterministic`: as the OpenAI fake). */
-export function createAnthropicFake(turns: AnthropicTurn[] = [], opts: { readonly deterministic?: boolean } = {}): AnthropicFakeApp {
+export function createAnthropicFake(
+  turns: AnthropicTurn[] = [],
+  opts: { readonly deterministic?: boolean } = {},
+): AnthropicFakeApp {
   const requests: Recorded[] = [];
   const reportedUsage: Record<string, unknown>[] = [];
   const seen = new Map<string, AnthropicTurn>();
@@ -259,12 +351,18 @@ export function createAnthropicFake(turns: AnthropicTurn[] = [], opts: { readonl
   const app = new Hono();
   app.post('/v1/messages', async (c) => {
     const requestId = `req_ant_${++n}`;
-    if (c.req.header('anthropic-version') === undefined) return errorResponse(400, 'invalid_request_error', 'anthropic-version: header is required', requestId);
+    if (c.req.header('anthropic-version') === undefined)
+      return errorResponse(400, 'invalid_request_error', 'anthropic-version: header is required', requestId);
     let body: Record<string, unknown>;
     try {
       body = (await c.req.json()) as Record<string, unknown>;
     } catch {
-      return errorResponse(400, 'invalid_request_error', 'There was an issue with your request body: not valid JSON', requestId);
+      return errorResponse(
+        400,
+        'invalid_request_error',
+        'There was an issue with your request body: not valid JSON',
+        requestId,
+      );
     }
     const headers: Record<string, string> = {};
     c.req.raw.headers.forEach((v, k) => (headers[k] = v));
@@ -277,17 +375,30 @@ export function createAnthropicFake(turns: AnthropicTurn[] = [], opts: { readonl
     if (!turn) return errorResponse(500, 'api_error', 'the fake has no scripted turn left', requestId);
     const model = String(body['model']);
     if (turn.kind === 'error') return errorResponse(turn.status, turn.type, turn.message, requestId);
-    if (turn.kind === 'raw') return new Response(turn.body, { status: turn.status, headers: { 'content-type': turn.contentType ?? 'application/json', 'request-id': requestId } });
+    if (turn.kind === 'raw')
+      return new Response(turn.body, {
+        status: turn.status,
+        headers: { 'content-type': turn.contentType ?? 'application/json', 'request-id': requestId },
+      });
     if (turn.kind === 'hang') return new Promise<Response>(() => undefined);
     const id = turn.kind === 'reply' && turn.id !== undefined ? turn.id : `msg_${n}`;
     if (turn.kind === 'stream_error') {
-      const start = streamEvents({ kind: 'reply', content: [{ type: 'text', text: turn.text }] }, model, id).slice(0, 4);
+      const start = streamEvents({ kind: 'reply', content: [{ type: 'text', text: turn.text }] }, model, id).slice(
+        0,
+        4,
+      );
       return sse([...start, ev('error', { error: { type: turn.type, message: turn.message } })], requestId);
     }
-    if (turn.kind === 'stream_cut') return sse(streamEvents({ kind: 'reply', content: [{ type: 'text', text: turn.text }] }, model, id).slice(0, 4), requestId);
+    if (turn.kind === 'stream_cut')
+      return sse(
+        streamEvents({ kind: 'reply', content: [{ type: 'text', text: turn.text }] }, model, id).slice(0, 4),
+        requestId,
+      );
     reportedUsage.push(usageBody(turn.usage));
     if (body['stream'] === true) return sse(streamEvents(turn, model, id), requestId);
-    return new Response(JSON.stringify(message(turn, model, id)), { headers: { 'content-type': 'application/json', 'request-id': requestId } });
+    return new Response(JSON.stringify(message(turn, model, id)), {
+      headers: { 'content-type': 'application/json', 'request-id': requestId },
+    });
   });
   return { app, requests, turns, reportedUsage };
 }

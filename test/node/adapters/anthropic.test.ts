@@ -56,12 +56,26 @@ describe('anthropicModel request', () => {
         tools: [],
         messages: [
           txt('user', 'hi'),
-          { role: 'assistant', content: [{ type: 'reasoning', text: 'unsigned' }, { type: 'text', text: '' }] },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'reasoning', text: 'unsigned' },
+              { type: 'text', text: '' },
+            ],
+          },
           txt('user', 'Your reply was empty.'),
         ],
       }),
     );
-    expect(lastBody()['messages']).toEqual([{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'text', text: 'Your reply was empty.' }] }]);
+    expect(lastBody()['messages']).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'hi' },
+          { type: 'text', text: 'Your reply was empty.' },
+        ],
+      },
+    ]);
     expect(lastBody()).not.toHaveProperty('tools');
     expect(lastBody()).not.toHaveProperty('tool_choice');
     expect(lastBody()).not.toHaveProperty('system');
@@ -74,7 +88,15 @@ describe('anthropicModel request', () => {
     const headers = fake.requests.at(-1)!.headers;
     expect(headers['x-api-key']).toBe('sk-ant-secret');
     expect(headers['anthropic-version']).toBe('2023-06-01');
-    expect(m.params).toEqual({ provider: 'anthropic', model: 'claude-test', endpoint: `${fake.baseURL}/messages`, maxTokens: 256, stream: false, binding: 'metadata', body: null });
+    expect(m.params).toEqual({
+      provider: 'anthropic',
+      model: 'claude-test',
+      endpoint: `${fake.baseURL}/messages`,
+      maxTokens: 256,
+      stream: false,
+      binding: 'metadata',
+      body: null,
+    });
     expect(JSON.stringify(m.params)).not.toContain('sk-ant-secret');
   });
 
@@ -84,7 +106,9 @@ describe('anthropicModel request', () => {
   });
 
   it('refuses extra body fields the adapter writes itself, at construction', () => {
-    expect(() => model({ body: { tool_choice: { type: 'any' } } })).toThrow(/anthropicModel: body.tool_choice is written by the adapter/);
+    expect(() => model({ body: { tool_choice: { type: 'any' } } })).toThrow(
+      /anthropicModel: body.tool_choice is written by the adapter/,
+    );
     expect(model({ body: { temperature: 0.2 } }).params['body']).toBe('{"temperature":0.2}');
   });
 
@@ -123,7 +147,10 @@ describe('anthropicModel reply', () => {
       providerMetadata: { anthropic: { stopReason: 'tool_use', cacheCreationInputTokens: 0, serviceTier: 'standard' } },
     });
     const decision = anthropicToolInterpreter().interpret(reply, { tools: ToolRegistry.of([{ ...ADD_TOOL }]) });
-    expect(decision).toMatchObject({ kind: 'action', action: { kind: 'tool_call', id: 'toolu_1', name: 'add', arguments: { a: 1, b: 2 } } });
+    expect(decision).toMatchObject({
+      kind: 'action',
+      action: { kind: 'tool_call', id: 'toolu_1', name: 'add', arguments: { a: 1, b: 2 } },
+    });
   });
 
   it('returns a reply cut off by max_tokens as it came', async () => {
@@ -147,7 +174,11 @@ describe('anthropicModel errors', () => {
   });
 
   it('turns a malformed content block into a malformed_response error', async () => {
-    fake.turns.push({ kind: 'raw', status: 200, body: '{"id":"msg_x","type":"message","content":[{"type":"tool_use","input":{}}]}' });
+    fake.turns.push({
+      kind: 'raw',
+      status: 200,
+      body: '{"id":"msg_x","type":"message","content":[{"type":"tool_use","input":{}}]}',
+    });
     expect(await rejection(model().call(modelCall()))).toMatchObject({ kind: 'malformed_response' });
   });
 
@@ -176,7 +207,9 @@ describe('anthropicModel streaming', () => {
     fake.turns.push(turn, turn);
     const plain = await model().call(modelCall());
     const deltas: [string, string][] = [];
-    const streamed = await model({ stream: true }).call(modelCall({ onDelta: (d, kind) => deltas.push([kind ?? 'text', d]) }));
+    const streamed = await model({ stream: true }).call(
+      modelCall({ onDelta: (d, kind) => deltas.push([kind ?? 'text', d]) }),
+    );
     expect(lastBody()['stream']).toBe(true);
     expect(streamed).toEqual(plain);
     const text = deltas.filter(([k]) => k === 'text').map(([, d]) => d);
@@ -197,17 +230,38 @@ describe('anthropicModel streaming', () => {
     fake.turns.push(thoughts, thoughts);
     const plain = await model().call(modelCall());
     const deltas: [string, string][] = [];
-    const streamed = await model({ stream: true }).call(modelCall({ onDelta: (d, kind) => deltas.push([kind ?? 'text', d]) }));
+    const streamed = await model({ stream: true }).call(
+      modelCall({ onDelta: (d, kind) => deltas.push([kind ?? 'text', d]) }),
+    );
     expect(streamed).toEqual(plain);
     const kinds = deltas.map(([k]) => k);
     expect(kinds.lastIndexOf('reasoning')).toBeLessThan(kinds.indexOf('text'));
-    expect(deltas.filter(([k]) => k === 'reasoning').map(([, d]) => d).join('')).toBe(streamed.reasoning);
+    expect(
+      deltas
+        .filter(([k]) => k === 'reasoning')
+        .map(([, d]) => d)
+        .join(''),
+    ).toBe(streamed.reasoning);
     expect(streamed.reasoning).toBe('First, the sum.\nThen the check.');
-    expect(deltas.filter(([k]) => k === 'text').map(([, d]) => d).join('')).toBe('It is 42.');
+    expect(
+      deltas
+        .filter(([k]) => k === 'text')
+        .map(([, d]) => d)
+        .join(''),
+    ).toBe('It is 42.');
   });
 
   it('reads a JSON body when a server ignores stream: true', async () => {
-    fake.turns.push({ kind: 'raw', status: 200, body: JSON.stringify({ id: 'msg_j', type: 'message', role: 'assistant', content: [{ type: 'text', text: 'plain' }] }) });
+    fake.turns.push({
+      kind: 'raw',
+      status: 200,
+      body: JSON.stringify({
+        id: 'msg_j',
+        type: 'message',
+        role: 'assistant',
+        content: [{ type: 'text', text: 'plain' }],
+      }),
+    });
     expect(await model({ stream: true }).call(modelCall())).toMatchObject({ callId: 'msg_j', text: 'plain' });
   });
 

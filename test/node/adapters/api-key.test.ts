@@ -10,7 +10,8 @@ import { modelCall } from './helpers.ts';
 import { startOpenAIFake } from './serve.ts';
 
 const openAI = (over: Partial<Parameters<typeof openAIModel>[0]>) => () => openAIModel({ model: 'gpt-test', ...over });
-const anthropic = (over: Partial<Parameters<typeof anthropicModel>[0]>) => () => anthropicModel({ model: 'claude-test', maxTokens: 64, ...over });
+const anthropic = (over: Partial<Parameters<typeof anthropicModel>[0]>) => () =>
+  anthropicModel({ model: 'claude-test', maxTokens: 64, ...over });
 
 /** The error `build` throws (it must throw). */
 function thrownBy(build: () => unknown): unknown {
@@ -22,7 +23,7 @@ function thrownBy(build: () => unknown): unknown {
   throw new Error('expected the model not to be built');
 }
 
-describe('a model for the provider\'s own endpoint without an API key', () => {
+describe("a model for the provider's own endpoint without an API key", () => {
   it('openAIModel without apiKey throws InvalidRequestError naming the option, the endpoint and OPENAI_API_KEY', () => {
     const e = thrownBy(openAI({}));
     expect(e).toBeInstanceOf(InvalidRequestError);
@@ -41,19 +42,25 @@ describe('a model for the provider\'s own endpoint without an API key', () => {
   });
 
   it.each([
-    ['an empty key (an unset variable read with ?? \'\')', { apiKey: '' }],
+    ["an empty key (an unset variable read with ?? '')", { apiKey: '' }],
     ['a blank key', { apiKey: '  ' }],
     ['the default base URL spelled out', { baseURL: 'https://api.openai.com/v1/' }],
     ['an undefined key next to the default base URL', { apiKey: undefined, baseURL: OPENAI_BASE_URL }],
   ])('openAIModel refuses %s', (_what, over) => {
-    expect(thrownBy(openAI(over as Partial<Parameters<typeof openAIModel>[0]>))).toMatchObject({ name: 'InvalidRequestError', message: expect.stringContaining('OPENAI_API_KEY') });
+    expect(thrownBy(openAI(over as Partial<Parameters<typeof openAIModel>[0]>))).toMatchObject({
+      name: 'InvalidRequestError',
+      message: expect.stringContaining('OPENAI_API_KEY'),
+    });
   });
 
   it.each([
     ['an empty key', { apiKey: '' }],
     ['the default base URL spelled out', { baseURL: ANTHROPIC_BASE_URL }],
   ])('anthropicModel refuses %s', (_what, over) => {
-    expect(thrownBy(anthropic(over))).toMatchObject({ name: 'InvalidRequestError', message: expect.stringContaining('ANTHROPIC_API_KEY') });
+    expect(thrownBy(anthropic(over))).toMatchObject({
+      name: 'InvalidRequestError',
+      message: expect.stringContaining('ANTHROPIC_API_KEY'),
+    });
   });
 
   it('says the key is empty when an empty string was passed', () => {

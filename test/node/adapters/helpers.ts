@@ -4,7 +4,12 @@ import type { Message, ModelCall, ModelToolSchema } from '../../../src/core/inde
 export const ADD_TOOL: ModelToolSchema = {
   name: 'add',
   description: 'Add two integers.',
-  parameters: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } }, required: ['a', 'b'], additionalProperties: false },
+  parameters: {
+    type: 'object',
+    properties: { a: { type: 'integer' }, b: { type: 'integer' } },
+    required: ['a', 'b'],
+    additionalProperties: false,
+  },
 };
 
 export const txt = (role: Message['role'], text: string): Message => ({ role, content: [{ type: 'text', text }] });

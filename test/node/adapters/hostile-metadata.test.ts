@@ -18,32 +18,47 @@ function v3(finishReason: unknown): LanguageModelV3 {
     provider: 'hand.v3',
     modelId: 'm',
     supportedUrls: {},
-    doGenerate: async () => ({ content: [{ type: 'text', text: 'Done.' }], finishReason, usage: { inputTokens: { total: 3 }, outputTokens: { total: 1 } } }) as never,
+    doGenerate: async () =>
+      ({
+        content: [{ type: 'text', text: 'Done.' }],
+        finishReason,
+        usage: { inputTokens: { total: 3 }, outputTokens: { total: 1 } },
+      }) as never,
     doStream: async () => ({ stream: new ReadableStream() }) as never,
   };
 }
 
 describe('an AI SDK finish reason that names an Object.prototype member', () => {
-  it.each(['constructor', 'toString', '__proto__', 'hasOwnProperty'])('reads %s as other, so the reply stays well-formed', async (raw) => {
-    expect(finishReasonOf(raw)).toBe('other');
-    expect(finishReasonOf({ unified: raw, raw })).toBe('other');
-    const reply = await aiSdkModel(v3({ unified: raw, raw })).call(modelCall());
-    expect(reply.finishReason).toBe('other');
-    expect(modelReplyProblem(reply)).toBeNull();
-  });
+  it.each(['constructor', 'toString', '__proto__', 'hasOwnProperty'])(
+    'reads %s as other, so the reply stays well-formed',
+    async (raw) => {
+      expect(finishReasonOf(raw)).toBe('other');
+      expect(finishReasonOf({ unified: raw, raw })).toBe('other');
+      const reply = await aiSdkModel(v3({ unified: raw, raw })).call(modelCall());
+      expect(reply.finishReason).toBe('other');
+      expect(modelReplyProblem(reply)).toBeNull();
+    },
+  );
 });
 
 describe('Anthropic usage whose counts each fit but whose sum does not', () => {
   it('is dropped rather than reported as an unsafe integer core would refuse', () => {
     const big = Number.MAX_SAFE_INTEGER - 1;
-    const usage = anthropicUsage({ input_tokens: big, output_tokens: 1, cache_creation_input_tokens: big, cache_read_input_tokens: big });
+    const usage = anthropicUsage({
+      input_tokens: big,
+      output_tokens: 1,
+      cache_creation_input_tokens: big,
+      cache_read_input_tokens: big,
+    });
     expect(usage).toBeUndefined();
     const reply = { callId: null, text: 'Hi.', ...(usage === undefined ? {} : { usage }) };
     expect(modelReplyProblem(reply)).toBeNull();
   });
 
   it('is still summed when the sum fits', () => {
-    expect(anthropicUsage({ input_tokens: 1, output_tokens: 2, cache_creation_input_tokens: 3, cache_read_input_tokens: 4 })).toEqual({ inputTokens: 8, outputTokens: 2, cachedInputTokens: 4 });
+    expect(
+      anthropicUsage({ input_tokens: 1, output_tokens: 2, cache_creation_input_tokens: 3, cache_read_input_tokens: 4 }),
+    ).toEqual({ inputTokens: 8, outputTokens: 2, cachedInputTokens: 4 });
   });
 });
 

@@ -11,7 +11,12 @@ import { Hono } from 'hono';
 export type OpenAIToolCallScript = { readonly id: string; readonly name: string; readonly arguments: string };
 
 /** Token counts a scripted reply reports (`usage`, `prompt_tokens_details`, `completion_tokens_details`). */
-export type OpenAIUsageScript = { readonly promptTokens: number; readonly completionTokens: number; readonly cachedTokens?: number; readonly reasoningTokens?: number };
+export type OpenAIUsageScript = {
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly cachedTokens?: number;
+  readonly reasoningTokens?: number;
+};
 
 export type OpenAITurn =
   | {
@@ -27,7 +32,13 @@ export type OpenAITurn =
       readonly extraChoices?: readonly string[];
       readonly id?: string;
     }
-  | { readonly kind: 'error'; readonly status: number; readonly type: string; readonly message: string; readonly code?: string | null }
+  | {
+      readonly kind: 'error';
+      readonly status: number;
+      readonly type: string;
+      readonly message: string;
+      readonly code?: string | null;
+    }
   | { readonly kind: 'raw'; readonly status: number; readonly body: string; readonly contentType?: string }
   | { readonly kind: 'stream_error'; readonly text: string; readonly message: string; readonly type: string }
   | { readonly kind: 'hang' }
@@ -38,7 +49,11 @@ export type OpenAITurn =
 
 export type Recorded = { readonly headers: Readonly<Record<string, string>>; readonly body: Record<string, unknown> };
 
-const TEXT_PART = { type: 'object', required: ['type', 'text'], properties: { type: { const: 'text' }, text: { type: 'string' } } };
+const TEXT_PART = {
+  type: 'object',
+  required: ['type', 'text'],
+  properties: { type: { const: 'text' }, text: { type: 'string' } },
+};
 const CONTENT = { anyOf: [{ type: 'string' }, { type: 'array', items: TEXT_PART }] };
 const TOOL_CALL = {
   type: 'object',
@@ -47,13 +62,28 @@ const TOOL_CALL = {
   properties: {
     id: { type: 'string', minLength: 1 },
     type: { const: 'function' },
-    function: { type: 'object', required: ['name', 'arguments'], additionalProperties: false, properties: { name: { type: 'string' }, arguments: { type: 'string' } } },
+    function: {
+      type: 'object',
+      required: ['name', 'arguments'],
+      additionalProperties: false,
+      properties: { name: { type: 'string' }, arguments: { type: 'string' } },
+    },
   },
 };
 const MESSAGE = {
   oneOf: [
-    { type: 'object', required: ['role', 'content'], additionalProperties: false, properties: { role: { enum: ['system', 'developer'] }, content: CONTENT, name: { type: 'string' } } },
-    { type: 'object', required: ['role', 'content'], additionalProperties: false, properties: { role: { const: 'user' }, content: CONTENT, name: { type: 'string' } } },
+    {
+      type: 'object',
+      required: ['role', 'content'],
+      additionalProperties: false,
+      properties: { role: { enum: ['system', 'developer'] }, content: CONTENT, name: { type: 'string' } },
+    },
+    {
+      type: 'object',
+      required: ['role', 'content'],
+      additionalProperties: false,
+      properties: { role: { const: 'user' }, content: CONTENT, name: { type: 'string' } },
+    },
     {
       type: 'object',
       required: ['role'],
@@ -66,7 +96,12 @@ const MESSAGE = {
         tool_calls: { type: 'array', minItems: 1, items: TOOL_CALL },
       },
     },
-    { type: 'object', required: ['role', 'content', 'tool_call_id'], additionalProperties: false, properties: { role: { const: 'tool' }, content: CONTENT, tool_call_id: { type: 'string' } } },
+    {
+      type: 'object',
+      required: ['role', 'content', 'tool_call_id'],
+      additionalProperties: false,
+      properties: { role: { const: 'tool' }, content: CONTENT, tool_call_id: { type: 'string' } },
+    },
   ],
 };
 
@@ -90,14 +125,24 @@ export const OPENAI_REQUEST_SCHEMA = {
             type: 'object',
             required: ['name'],
             additionalProperties: false,
-            properties: { name: { type: 'string', pattern: '^[a-zA-Z0-9_-]{1,64}$' }, description: { type: 'string' }, parameters: { type: 'object' }, strict: { type: ['boolean', 'null'] } },
+            properties: {
+              name: { type: 'string', pattern: '^[a-zA-Z0-9_-]{1,64}$' },
+              description: { type: 'string' },
+              parameters: { type: 'object' },
+              strict: { type: ['boolean', 'null'] },
+            },
           },
         },
       },
     },
     tool_choice: {},
     parallel_tool_calls: { type: 'boolean' },
-    metadata: { type: 'object', maxProperties: 16, propertyNames: { maxLength: 64 }, additionalProperties: { type: 'string', maxLength: 512 } },
+    metadata: {
+      type: 'object',
+      maxProperties: 16,
+      propertyNames: { maxLength: 64 },
+      additionalProperties: { type: 'string', maxLength: 512 },
+    },
     store: { type: ['boolean', 'null'] },
     stream: { type: ['boolean', 'null'] },
     stream_options: { type: 'object' },
@@ -119,17 +164,26 @@ const validator = new Validator(OPENAI_REQUEST_SCHEMA as object, '2020-12', fals
 /** Semantic rules the API enforces beyond the schema. Returns an error message or null. */
 export function openAIRequestProblem(body: Record<string, unknown>): string | null {
   const result = validator.validate(body);
-  if (!result.valid) return `Invalid request: ${result.errors.map((e) => `${e.instanceLocation} ${e.error}`).slice(0, 4).join('; ')}`;
-  if ('parallel_tool_calls' in body && !('tools' in body)) return "Invalid value for 'parallel_tool_calls': only allowed when 'tools' are specified.";
-  if ('stream_options' in body && body['stream'] !== true) return "The 'stream_options' parameter is only allowed when 'stream' is enabled.";
-  if ('metadata' in body && body['store'] !== true) return "The 'metadata' parameter is only allowed when 'store' is enabled.";
+  if (!result.valid)
+    return `Invalid request: ${result.errors
+      .map((e) => `${e.instanceLocation} ${e.error}`)
+      .slice(0, 4)
+      .join('; ')}`;
+  if ('parallel_tool_calls' in body && !('tools' in body))
+    return "Invalid value for 'parallel_tool_calls': only allowed when 'tools' are specified.";
+  if ('stream_options' in body && body['stream'] !== true)
+    return "The 'stream_options' parameter is only allowed when 'stream' is enabled.";
+  if ('metadata' in body && body['store'] !== true)
+    return "The 'metadata' parameter is only allowed when 'store' is enabled.";
   const messages = body['messages'] as { role: string; tool_calls?: { id: string }[]; tool_call_id?: string }[];
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!;
-    if (m.role === 'tool' && !isAnsweringTool(messages, i)) return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.";
+    if (m.role === 'tool' && !isAnsweringTool(messages, i))
+      return "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.";
     if (m.role !== 'assistant' || !m.tool_calls) continue;
     const answered = new Set<string>();
-    for (let j = i + 1; j < messages.length && messages[j]!.role === 'tool'; j++) answered.add(messages[j]!.tool_call_id!);
+    for (let j = i + 1; j < messages.length && messages[j]!.role === 'tool'; j++)
+      answered.add(messages[j]!.tool_call_id!);
     const missing = m.tool_calls.map((c) => c.id).filter((id) => !answered.has(id));
     if (missing.length > 0) {
       return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${missing.join(', ')}`;
@@ -138,14 +192,27 @@ export function openAIRequestProblem(body: Record<string, unknown>): string | nu
   return null;
 }
 
-function isAnsweringTool(messages: readonly { role: string; tool_calls?: { id: string }[]; tool_call_id?: string }[], i: number): boolean {
+function isAnsweringTool(
+  messages: readonly { role: string; tool_calls?: { id: string }[]; tool_call_id?: string }[],
+  i: number,
+): boolean {
   let j = i - 1;
   while (j >= 0 && messages[j]!.role === 'tool') j--;
   const owner = messages[j];
-  return owner !== undefined && owner.role === 'assistant' && (owner.tool_calls ?? []).some((c) => c.id === messages[i]!.tool_call_id);
+  return (
+    owner !== undefined &&
+    owner.role === 'assistant' &&
+    (owner.tool_calls ?? []).some((c) => c.id === messages[i]!.tool_call_id)
+  );
 }
 
-function errorResponse(status: number, type: string, message: string, requestId: string, code: string | null = null): Response {
+function errorResponse(
+  status: number,
+  type: string,
+  message: string,
+  requestId: string,
+  code: string | null = null,
+): Response {
   return new Response(JSON.stringify({ error: { message, type, param: null, code } }), {
     status,
     headers: { 'content-type': 'application/json', 'x-request-id': requestId },
@@ -161,23 +228,54 @@ export function usageBody(u: OpenAIUsageScript = { promptTokens: 10, completionT
     completion_tokens: u.completionTokens,
     total_tokens: u.promptTokens + u.completionTokens,
     prompt_tokens_details: { cached_tokens: u.cachedTokens ?? 0, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: u.reasoningTokens ?? 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: u.reasoningTokens ?? 0,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
   };
 }
 
-const usageOf = (turn: Extract<OpenAITurn, { kind: 'reply' }>): Record<string, unknown> | null => (turn.usage === null ? null : usageBody(turn.usage));
+const usageOf = (turn: Extract<OpenAITurn, { kind: 'reply' }>): Record<string, unknown> | null =>
+  turn.usage === null ? null : usageBody(turn.usage);
 
 function completion(turn: Extract<OpenAITurn, { kind: 'reply' }>, model: string, id: string): unknown {
-  const message: Record<string, unknown> = { role: 'assistant', content: turn.text ?? null, refusal: turn.refusal ?? null, annotations: [] };
+  const message: Record<string, unknown> = {
+    role: 'assistant',
+    content: turn.text ?? null,
+    refusal: turn.refusal ?? null,
+    annotations: [],
+  };
   if (turn.toolCalls && turn.toolCalls.length > 0) {
-    message['tool_calls'] = turn.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+    message['tool_calls'] = turn.toolCalls.map((c) => ({
+      id: c.id,
+      type: 'function',
+      function: { name: c.name, arguments: c.arguments },
+    }));
   }
   if (turn.reasoning !== undefined) message['reasoning_content'] = turn.reasoning;
   const finish = turn.finishReason ?? (turn.toolCalls?.length ? 'tool_calls' : 'stop');
   const choices = [{ index: 0, message, logprobs: null, finish_reason: finish }];
-  (turn.extraChoices ?? []).forEach((text, k) => choices.push({ index: k + 1, message: { role: 'assistant', content: text, refusal: null, annotations: [] }, logprobs: null, finish_reason: 'stop' }));
+  (turn.extraChoices ?? []).forEach((text, k) =>
+    choices.push({
+      index: k + 1,
+      message: { role: 'assistant', content: text, refusal: null, annotations: [] },
+      logprobs: null,
+      finish_reason: 'stop',
+    }),
+  );
   const usage = usageOf(turn);
-  return { id, object: 'chat.completion', created: CREATED, model, choices, ...(usage ? { usage } : {}), service_tier: 'default', system_fingerprint: 'fp_fake' };
+  return {
+    id,
+    object: 'chat.completion',
+    created: CREATED,
+    model,
+    choices,
+    ...(usage ? { usage } : {}),
+    service_tier: 'default',
+    system_fingerprint: 'fp_fake',
+  };
 }
 
 /** Split a string into pieces of at most `n` characters (how servers cut deltas). */
@@ -191,8 +289,20 @@ export function pieces(s: string, n: number): string[] {
  * The chunks of a streamed reply. With `includeUsage` every chunk carries `usage: null` and one
  * more chunk, with empty `choices`, carries the usage (as the API does for `include_usage`).
  */
-function streamChunks(turn: Extract<OpenAITurn, { kind: 'reply' }>, model: string, id: string, includeUsage = false): unknown[] {
-  const head = { id, object: 'chat.completion.chunk', created: CREATED, model, service_tier: 'default', system_fingerprint: 'fp_fake' };
+function streamChunks(
+  turn: Extract<OpenAITurn, { kind: 'reply' }>,
+  model: string,
+  id: string,
+  includeUsage = false,
+): unknown[] {
+  const head = {
+    id,
+    object: 'chat.completion.chunk',
+    created: CREATED,
+    model,
+    service_tier: 'default',
+    system_fingerprint: 'fp_fake',
+  };
   const chunk = (delta: Record<string, unknown>, finish: string | null = null): unknown => ({
     ...head,
     choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
@@ -239,7 +349,10 @@ export type OpenAIFake = OpenAIFakeApp & { readonly baseURL: string; close(): Pr
  * seen before gets the turn it got then, like a deterministic model (a re-issued call after a
  * crash gets the same reply and consumes nothing).
  */
-export function createOpenAIFake(turns: OpenAITurn[] = [], opts: { readonly deterministic?: boolean } = {}): OpenAIFakeApp {
+export function createOpenAIFake(
+  turns: OpenAITurn[] = [],
+  opts: { readonly deterministic?: boolean } = {},
+): OpenAIFakeApp {
   const requests: Recorded[] = [];
   const reportedUsage: Record<string, unknown>[] = [];
   const seen = new Map<string, OpenAITurn>();
@@ -251,7 +364,12 @@ export function createOpenAIFake(turns: OpenAITurn[] = [], opts: { readonly dete
     try {
       body = (await c.req.json()) as Record<string, unknown>;
     } catch {
-      return errorResponse(400, 'invalid_request_error', 'We could not parse the JSON body of your request.', requestId);
+      return errorResponse(
+        400,
+        'invalid_request_error',
+        'We could not parse the JSON body of your request.',
+        requestId,
+      );
     }
     const headers: Record<string, string> = {};
     c.req.raw.headers.forEach((v, k) => (headers[k] = v));
@@ -264,26 +382,49 @@ export function createOpenAIFake(turns: OpenAITurn[] = [], opts: { readonly dete
     if (!turn) return errorResponse(500, 'server_error', 'the fake has no scripted turn left', requestId);
     const model = String(body['model']);
     if (turn.kind === 'error') return errorResponse(turn.status, turn.type, turn.message, requestId, turn.code ?? null);
-    if (turn.kind === 'raw') return new Response(turn.body, { status: turn.status, headers: { 'content-type': turn.contentType ?? 'application/json', 'x-request-id': requestId } });
+    if (turn.kind === 'raw')
+      return new Response(turn.body, {
+        status: turn.status,
+        headers: { 'content-type': turn.contentType ?? 'application/json', 'x-request-id': requestId },
+      });
     if (turn.kind === 'hang') return new Promise<Response>(() => undefined);
     const id = turn.kind === 'reply' && turn.id !== undefined ? turn.id : `chatcmpl-${n}`;
     if (turn.kind === 'stream_error') {
       const first = streamChunks({ kind: 'reply', text: turn.text }, model, id).slice(0, -1);
-      return sse([...first.map((ch) => `data: ${JSON.stringify(ch)}\n\n`), `data: ${JSON.stringify({ error: { message: turn.message, type: turn.type, param: null, code: null } })}\n\n`], requestId);
+      return sse(
+        [
+          ...first.map((ch) => `data: ${JSON.stringify(ch)}\n\n`),
+          `data: ${JSON.stringify({ error: { message: turn.message, type: turn.type, param: null, code: null } })}\n\n`,
+        ],
+        requestId,
+      );
     }
     if (turn.kind === 'stream_stall' || turn.kind === 'stream_cut') {
-      const lines = streamChunks({ kind: 'reply', text: turn.text }, model, id).slice(0, -1).map((ch) => `data: ${JSON.stringify(ch)}\n\n`);
+      const lines = streamChunks({ kind: 'reply', text: turn.text }, model, id)
+        .slice(0, -1)
+        .map((ch) => `data: ${JSON.stringify(ch)}\n\n`);
       return sse(lines, requestId, turn.kind === 'stream_stall');
     }
     const usage = usageOf(turn);
     if (body['stream'] === true) {
       const options = body['stream_options'];
-      const includeUsage = typeof options === 'object' && options !== null && (options as Record<string, unknown>)['include_usage'] === true;
+      const includeUsage =
+        typeof options === 'object' &&
+        options !== null &&
+        (options as Record<string, unknown>)['include_usage'] === true;
       if (includeUsage && usage) reportedUsage.push(usage);
-      return sse([...streamChunks(turn, model, id, includeUsage).map((ch) => `data: ${JSON.stringify(ch)}\n\n`), 'data: [DONE]\n\n'], requestId);
+      return sse(
+        [
+          ...streamChunks(turn, model, id, includeUsage).map((ch) => `data: ${JSON.stringify(ch)}\n\n`),
+          'data: [DONE]\n\n',
+        ],
+        requestId,
+      );
     }
     if (usage) reportedUsage.push(usage);
-    return new Response(JSON.stringify(completion(turn, model, id)), { headers: { 'content-type': 'application/json', 'x-request-id': requestId } });
+    return new Response(JSON.stringify(completion(turn, model, id)), {
+      headers: { 'content-type': 'application/json', 'x-request-id': requestId },
+    });
   });
   return { app, requests, turns, reportedUsage };
 }

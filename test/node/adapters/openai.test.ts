@@ -11,7 +11,8 @@ beforeAll(async () => {
 });
 afterAll(() => fake.close());
 
-const model = (over: Partial<Parameters<typeof openAIModel>[0]> = {}) => openAIModel({ model: 'gpt-test', apiKey: 'sk-secret', baseURL: fake.baseURL, ...over });
+const model = (over: Partial<Parameters<typeof openAIModel>[0]> = {}) =>
+  openAIModel({ model: 'gpt-test', apiKey: 'sk-secret', baseURL: fake.baseURL, ...over });
 const lastBody = () => fake.requests.at(-1)!.body;
 
 describe('openAIModel request', () => {
@@ -24,11 +25,20 @@ describe('openAIModel request', () => {
         { role: 'system', content: 'You add numbers.' },
         { role: 'system', content: 'Skills: be brief.' },
         { role: 'user', content: 'What is 1+2, then +4?' },
-        { role: 'assistant', content: 'Adding.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'add', arguments: '{"a":1,"b":2}' } }] },
+        {
+          role: 'assistant',
+          content: 'Adding.',
+          tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'add', arguments: '{"a":1,"b":2}' } }],
+        },
         { role: 'tool', tool_call_id: 'call_1', content: 'Observation:\n3' },
         { role: 'user', content: 'Now add 4.' },
       ],
-      tools: [{ type: 'function', function: { name: 'add', description: ADD_TOOL.description, parameters: ADD_TOOL.parameters } }],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'add', description: ADD_TOOL.description, parameters: ADD_TOOL.parameters },
+        },
+      ],
       parallel_tool_calls: false,
     });
   });
@@ -37,7 +47,13 @@ describe('openAIModel request', () => {
     fake.turns.push({ kind: 'reply', text: 'ok' });
     const msgs = [
       ...ROUND_TRIP.slice(0, 4),
-      { role: 'user' as const, content: [{ type: 'tool_result' as const, toolCallId: 'call_1', text: '3' }, { type: 'text' as const, text: 'also this' }] },
+      {
+        role: 'user' as const,
+        content: [
+          { type: 'tool_result' as const, toolCallId: 'call_1', text: '3' },
+          { type: 'text' as const, text: 'also this' },
+        ],
+      },
     ];
     await model().call(modelCall({ messages: msgs }));
     expect((lastBody()['messages'] as unknown[]).slice(-2)).toEqual([
@@ -69,7 +85,15 @@ describe('openAIModel request', () => {
     const headers = fake.requests.at(-1)!.headers;
     expect(headers['authorization']).toBe('Bearer sk-secret');
     expect(headers['x-extra']).toBe('yes');
-    expect(m.params).toEqual({ provider: 'openai', model: 'gpt-test', endpoint: `${fake.baseURL}/chat/completions`, stream: false, binding: 'metadata', parallelToolCalls: false, body: null });
+    expect(m.params).toEqual({
+      provider: 'openai',
+      model: 'gpt-test',
+      endpoint: `${fake.baseURL}/chat/completions`,
+      stream: false,
+      binding: 'metadata',
+      parallelToolCalls: false,
+      body: null,
+    });
     expect(JSON.stringify(m.params)).not.toContain('sk-secret');
   });
 
@@ -115,7 +139,12 @@ describe('openAIModel reply', () => {
   });
 
   it('returns a native tool call with parsed arguments', async () => {
-    fake.turns.push({ kind: 'reply', id: 'chatcmpl-t', text: null, toolCalls: [{ id: 'call_9', name: 'add', arguments: '{"a":1,"b":2}' }] });
+    fake.turns.push({
+      kind: 'reply',
+      id: 'chatcmpl-t',
+      text: null,
+      toolCalls: [{ id: 'call_9', name: 'add', arguments: '{"a":1,"b":2}' }],
+    });
     const reply = await model().call(modelCall());
     expect(reply.toolCalls).toEqual([{ id: 'call_9', name: 'add', arguments: { a: 1, b: 2 } }]);
     expect(reply.content).toEqual([{ type: 'tool_call', id: 'call_9', name: 'add', arguments: { a: 1, b: 2 } }]);
@@ -123,10 +152,18 @@ describe('openAIModel reply', () => {
   });
 
   it('gives tool calls without an id (some local servers) a deterministic one, streamed or not', async () => {
-    const turn = { kind: 'reply', text: null, toolCalls: [{ id: '', name: 'add', arguments: '{"a":1,"b":2}' }] } as const;
+    const turn = {
+      kind: 'reply',
+      text: null,
+      toolCalls: [{ id: '', name: 'add', arguments: '{"a":1,"b":2}' }],
+    } as const;
     fake.turns.push(turn, turn);
-    expect((await model().call(modelCall())).toolCalls).toEqual([{ id: 'call_0', name: 'add', arguments: { a: 1, b: 2 } }]);
-    expect((await model({ stream: true }).call(modelCall())).toolCalls).toEqual([{ id: 'call_0', name: 'add', arguments: { a: 1, b: 2 } }]);
+    expect((await model().call(modelCall())).toolCalls).toEqual([
+      { id: 'call_0', name: 'add', arguments: { a: 1, b: 2 } },
+    ]);
+    expect((await model({ stream: true }).call(modelCall())).toolCalls).toEqual([
+      { id: 'call_0', name: 'add', arguments: { a: 1, b: 2 } },
+    ]);
   });
 
   it('takes the first choice when the server returns several', async () => {
@@ -135,7 +172,12 @@ describe('openAIModel reply', () => {
   });
 
   it('keeps truncated tool arguments raw (finish_reason length) and the interpreter refuses the cut-off call', async () => {
-    fake.turns.push({ kind: 'reply', text: null, toolCalls: [{ id: 'call_t', name: 'add', arguments: '{"a":1,"b' }], finishReason: 'length' });
+    fake.turns.push({
+      kind: 'reply',
+      text: null,
+      toolCalls: [{ id: 'call_t', name: 'add', arguments: '{"a":1,"b' }],
+      finishReason: 'length',
+    });
     const reply = await model().call(modelCall());
     expect(reply.toolCalls).toEqual([{ id: 'call_t', name: 'add', arguments: '{"a":1,"b' }]);
     const decision = openAIToolInterpreter().interpret(reply, { tools: ToolRegistry.of([{ ...ADD_TOOL }]) });
@@ -152,7 +194,13 @@ describe('openAIModel reply', () => {
 
 describe('openAIModel errors', () => {
   it('turns an HTTP error into a ModelCallError with status, error type and request id', async () => {
-    fake.turns.push({ kind: 'error', status: 401, type: 'invalid_request_error', message: 'Incorrect API key provided.', code: 'invalid_api_key' });
+    fake.turns.push({
+      kind: 'error',
+      status: 401,
+      type: 'invalid_request_error',
+      message: 'Incorrect API key provided.',
+      code: 'invalid_api_key',
+    });
     const e = await rejection(model().call(modelCall()));
     expect(e).toBeInstanceOf(ModelCallError);
     expect(e).toMatchObject({ kind: 'http', status: 401, errorType: 'invalid_request_error', provider: 'openai' });
@@ -170,7 +218,10 @@ describe('openAIModel errors', () => {
 
   it('turns a 500 and a 429 into errors without retrying', async () => {
     const before = fake.requests.length;
-    fake.turns.push({ kind: 'error', status: 500, type: 'server_error', message: 'boom' }, { kind: 'error', status: 429, type: 'rate_limit_exceeded', message: 'slow down' });
+    fake.turns.push(
+      { kind: 'error', status: 500, type: 'server_error', message: 'boom' },
+      { kind: 'error', status: 429, type: 'rate_limit_exceeded', message: 'slow down' },
+    );
     expect(await rejection(model().call(modelCall()))).toMatchObject({ status: 500, errorType: 'server_error' });
     expect(await rejection(model().call(modelCall()))).toMatchObject({ status: 429, errorType: 'rate_limit_exceeded' });
     expect(fake.requests.length - before).toBe(2);
@@ -216,7 +267,9 @@ describe('openAIModel streaming', () => {
     fake.turns.push(turn, turn);
     const plain = await model().call(modelCall());
     const deltas: [string, string][] = [];
-    const streamed = await model({ stream: true }).call(modelCall({ onDelta: (d, kind) => deltas.push([kind ?? 'text', d]) }));
+    const streamed = await model({ stream: true }).call(
+      modelCall({ onDelta: (d, kind) => deltas.push([kind ?? 'text', d]) }),
+    );
     expect(lastBody()['stream']).toBe(true);
     expect(streamed).toEqual(plain);
     const text = deltas.filter(([k]) => k === 'text').map(([, d]) => d);
@@ -229,17 +282,34 @@ describe('openAIModel streaming', () => {
     fake.turns.push(turn, turn);
     const plain = await model().call(modelCall());
     const deltas: [string, string][] = [];
-    const streamed = await model({ stream: true }).call(modelCall({ onDelta: (d, kind) => deltas.push([kind ?? 'text', d]) }));
+    const streamed = await model({ stream: true }).call(
+      modelCall({ onDelta: (d, kind) => deltas.push([kind ?? 'text', d]) }),
+    );
     expect(streamed).toEqual(plain);
     const kinds = deltas.map(([k]) => k);
     expect(kinds.lastIndexOf('reasoning')).toBeLessThan(kinds.indexOf('text'));
     expect(kinds.filter((k) => k === 'reasoning').length).toBeGreaterThan(1);
-    expect(deltas.filter(([k]) => k === 'reasoning').map(([, d]) => d).join('')).toBe(streamed.reasoning);
-    expect(deltas.filter(([k]) => k === 'text').map(([, d]) => d).join('')).toBe('Three.');
+    expect(
+      deltas
+        .filter(([k]) => k === 'reasoning')
+        .map(([, d]) => d)
+        .join(''),
+    ).toBe(streamed.reasoning);
+    expect(
+      deltas
+        .filter(([k]) => k === 'text')
+        .map(([, d]) => d)
+        .join(''),
+    ).toBe('Three.');
   });
 
   it('reassembles a streamed tool call from its argument fragments', async () => {
-    const turn = { kind: 'reply', id: 'chatcmpl-st', text: 'Let me add.', toolCalls: [{ id: 'call_s', name: 'add', arguments: '{"a":10,"b":32}' }] } as const;
+    const turn = {
+      kind: 'reply',
+      id: 'chatcmpl-st',
+      text: 'Let me add.',
+      toolCalls: [{ id: 'call_s', name: 'add', arguments: '{"a":10,"b":32}' }],
+    } as const;
     fake.turns.push(turn, turn);
     const plain = await model().call(modelCall());
     const streamed = await model({ stream: true }).call(modelCall());
@@ -266,7 +336,13 @@ describe('openAIModel streaming', () => {
   });
 
   it('reads a JSON body when a server ignores stream: true', async () => {
-    const body = { id: 'chatcmpl-j', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'plain' }, finish_reason: 'stop' }] };
+    const body = {
+      id: 'chatcmpl-j',
+      object: 'chat.completion',
+      created: 1,
+      model: 'm',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'plain' }, finish_reason: 'stop' }],
+    };
     fake.turns.push({ kind: 'raw', status: 200, body: JSON.stringify(body) });
     expect(await model({ stream: true }).call(modelCall())).toMatchObject({ callId: 'chatcmpl-j', text: 'plain' });
   });
@@ -279,7 +355,12 @@ describe('openAIModel streaming', () => {
   });
 
   it('turns an error chunk inside the stream into a stream error', async () => {
-    fake.turns.push({ kind: 'stream_error', text: 'partial', message: 'The server had an error', type: 'server_error' });
+    fake.turns.push({
+      kind: 'stream_error',
+      text: 'partial',
+      message: 'The server had an error',
+      type: 'server_error',
+    });
     const e = await rejection(model({ stream: true }).call(modelCall()));
     expect(e).toMatchObject({ kind: 'stream', errorType: 'server_error' });
   });

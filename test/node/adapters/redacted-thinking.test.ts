@@ -16,7 +16,8 @@ import type { AnthropicFake } from './anthropic-server.ts';
 import { txt } from './helpers.ts';
 import { startAnthropicFake } from './serve.ts';
 
-const DATA = 'EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB5URj2pabZmxojBsMK2ZqGEwhGqqZLa==';
+const DATA =
+  'EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB5URj2pabZmxojBsMK2ZqGEwhGqqZLa==';
 const REDACTED = { type: 'redacted_thinking', data: DATA } as const;
 
 let fake: AnthropicFake | undefined;
@@ -31,12 +32,22 @@ describe.each([false, true])('redacted thinking through anthropicModel (stream: 
       {
         kind: 'reply',
         id: 'msg_r0',
-        content: [{ type: 'thinking', thinking: 'Add first.', signature: 'sig-r' }, REDACTED, { type: 'tool_use', id: 'toolu_r', name: 'add', input: { a: 1, b: 2 } }],
+        content: [
+          { type: 'thinking', thinking: 'Add first.', signature: 'sig-r' },
+          REDACTED,
+          { type: 'tool_use', id: 'toolu_r', name: 'add', input: { a: 1, b: 2 } },
+        ],
       },
       { kind: 'reply', id: 'msg_r1', content: [{ type: 'text', text: 'The answer is 7.' }] },
     ]);
     const model = anthropicModel({ model: 'claude-test', baseURL: fake.baseURL, maxTokens: 512, stream });
-    const agent = defineAgent({ model, interpreter: anthropicToolInterpreter(), store: new InMemoryStore(), events: collectingSink(), syntheticObservations: SYNTHETIC });
+    const agent = defineAgent({
+      model,
+      interpreter: anthropicToolInterpreter(),
+      store: new InMemoryStore(),
+      events: collectingSink(),
+      syntheticObservations: SYNTHETIC,
+    });
     const result = await run(agent, request('rt1'));
     expect(result).toMatchObject({ stopReason: 'final_answer', steps: 2, validActions: 1 });
     expect(result.trajectory[0]!.historyContent).toEqual([
@@ -47,7 +58,11 @@ describe.each([false, true])('redacted thinking through anthropicModel (stream: 
     const second = fake.requests[1]!.body as { messages: { role: string; content: unknown[] }[] };
     const assistant = second.messages.find((m) => m.role === 'assistant')!;
     expect(JSON.stringify(assistant.content[1])).toBe(JSON.stringify(REDACTED));
-    expect(assistant.content.map((b) => (b as { type: string }).type)).toEqual(['thinking', 'redacted_thinking', 'tool_use']);
+    expect(assistant.content.map((b) => (b as { type: string }).type)).toEqual([
+      'thinking',
+      'redacted_thinking',
+      'tool_use',
+    ]);
   });
 });
 
@@ -62,7 +77,13 @@ describe('opaque blocks in a prompt', () => {
         { type: 'text', text: 'It is 3.' },
       ],
     },
-    { role: 'user', content: [{ type: 'opaque', provider: 'anthropic', data: REDACTED }, { type: 'text', text: 'Thanks.' }] },
+    {
+      role: 'user',
+      content: [
+        { type: 'opaque', provider: 'anthropic', data: REDACTED },
+        { type: 'text', text: 'Thanks.' },
+      ],
+    },
   ];
 
   it("keeps Anthropic's own in an assistant turn and drops another provider's, and any in a user turn", () => {

@@ -24,7 +24,8 @@ afterAll(async () => {
 
 const openai = (stream: boolean, body?: { [key: string]: { [key: string]: boolean } }) =>
   openAIModel({ model: 'gpt-test', baseURL: oai.baseURL, stream, ...(body ? { body } : {}) });
-const anthropic = (stream: boolean) => anthropicModel({ model: 'claude-test', baseURL: ant.baseURL, maxTokens: 64, stream });
+const anthropic = (stream: boolean) =>
+  anthropicModel({ model: 'claude-test', baseURL: ant.baseURL, maxTokens: 64, stream });
 
 describe('finish reasons', () => {
   it.each([
@@ -52,7 +53,11 @@ describe('finish reasons', () => {
   });
 
   it('is absent when the provider sent none, never a guess', () => {
-    expect([openAIFinishReason(null), anthropicFinishReason(null), openAIFinishReason(undefined)]).toEqual([undefined, undefined, undefined]);
+    expect([openAIFinishReason(null), anthropicFinishReason(null), openAIFinishReason(undefined)]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
   });
 
   it.each([false, true])('comes over the wire for every OpenAI finish_reason (stream: %s)', async (stream) => {
@@ -63,33 +68,88 @@ describe('finish reasons', () => {
       const reply = await openai(stream).call(modelCall());
       seen.push([reply.finishReason, reply.providerMetadata?.['openai']]);
     }
-    expect(seen).toEqual(raws.map((raw) => [openAIFinishReason(raw), { finishReason: raw, systemFingerprint: 'fp_fake', serviceTier: 'default' }]));
+    expect(seen).toEqual(
+      raws.map((raw) => [
+        openAIFinishReason(raw),
+        { finishReason: raw, systemFingerprint: 'fp_fake', serviceTier: 'default' },
+      ]),
+    );
   });
 
-  it.each([false, true])('comes over the wire for every Anthropic stop_reason, with the matched stop sequence (stream: %s)', async (stream) => {
-    const raws = ['end_turn', 'max_tokens', 'tool_use', 'stop_sequence', 'refusal', 'pause_turn', 'model_context_window_exceeded'];
-    const seen: unknown[] = [];
-    for (const raw of raws) {
-      ant.turns.push({ kind: 'reply', content: [{ type: 'text', text: 'x' }], stopReason: raw, ...(raw === 'stop_sequence' ? { stopSequence: '###' } : {}) });
-      const reply = await anthropic(stream).call(modelCall());
-      seen.push([reply.finishReason, reply.providerMetadata?.['anthropic']]);
-    }
-    const meta = (raw: string) => ({ stopReason: raw, ...(raw === 'stop_sequence' ? { stopSequence: '###' } : {}), cacheCreationInputTokens: 0, serviceTier: 'standard' });
-    expect(seen).toEqual(raws.map((raw) => [anthropicFinishReason(raw), meta(raw)]));
-  });
+  it.each([false, true])(
+    'comes over the wire for every Anthropic stop_reason, with the matched stop sequence (stream: %s)',
+    async (stream) => {
+      const raws = [
+        'end_turn',
+        'max_tokens',
+        'tool_use',
+        'stop_sequence',
+        'refusal',
+        'pause_turn',
+        'model_context_window_exceeded',
+      ];
+      const seen: unknown[] = [];
+      for (const raw of raws) {
+        ant.turns.push({
+          kind: 'reply',
+          content: [{ type: 'text', text: 'x' }],
+          stopReason: raw,
+          ...(raw === 'stop_sequence' ? { stopSequence: '###' } : {}),
+        });
+        const reply = await anthropic(stream).call(modelCall());
+        seen.push([reply.finishReason, reply.providerMetadata?.['anthropic']]);
+      }
+      const meta = (raw: string) => ({
+        stopReason: raw,
+        ...(raw === 'stop_sequence' ? { stopSequence: '###' } : {}),
+        cacheCreationInputTokens: 0,
+        serviceTier: 'standard',
+      });
+      expect(seen).toEqual(raws.map((raw) => [anthropicFinishReason(raw), meta(raw)]));
+    },
+  );
 });
 
 describe('usage', () => {
   it('reads OpenAI prompt and completion tokens with the cached and reasoning details', () => {
-    const wire = { prompt_tokens: 900, completion_tokens: 80, total_tokens: 980, prompt_tokens_details: { cached_tokens: 512 }, completion_tokens_details: { reasoning_tokens: 64 } };
-    expect(openAIUsage(wire)).toEqual({ inputTokens: 900, outputTokens: 80, cachedInputTokens: 512, reasoningTokens: 64 });
+    const wire = {
+      prompt_tokens: 900,
+      completion_tokens: 80,
+      total_tokens: 980,
+      prompt_tokens_details: { cached_tokens: 512 },
+      completion_tokens_details: { reasoning_tokens: 64 },
+    };
+    expect(openAIUsage(wire)).toEqual({
+      inputTokens: 900,
+      outputTokens: 80,
+      cachedInputTokens: 512,
+      reasoningTokens: 64,
+    });
     expect(openAIUsage({ prompt_tokens: 7, completion_tokens: 2 })).toEqual({ inputTokens: 7, outputTokens: 2 });
   });
 
   it('counts Anthropic cache writes and reads as input, reads also as cached, and thinking tokens as reasoning', () => {
-    const wire = { input_tokens: 50, output_tokens: 30, cache_creation_input_tokens: 2000, cache_read_input_tokens: 1000, output_tokens_details: { thinking_tokens: 12 } };
-    expect(anthropicUsage(wire)).toEqual({ inputTokens: 3050, outputTokens: 30, cachedInputTokens: 1000, reasoningTokens: 12 });
-    expect(anthropicUsage({ input_tokens: 5, output_tokens: 1, cache_creation_input_tokens: null, cache_read_input_tokens: null })).toEqual({ inputTokens: 5, outputTokens: 1 });
+    const wire = {
+      input_tokens: 50,
+      output_tokens: 30,
+      cache_creation_input_tokens: 2000,
+      cache_read_input_tokens: 1000,
+      output_tokens_details: { thinking_tokens: 12 },
+    };
+    expect(anthropicUsage(wire)).toEqual({
+      inputTokens: 3050,
+      outputTokens: 30,
+      cachedInputTokens: 1000,
+      reasoningTokens: 12,
+    });
+    expect(
+      anthropicUsage({
+        input_tokens: 5,
+        output_tokens: 1,
+        cache_creation_input_tokens: null,
+        cache_read_input_tokens: null,
+      }),
+    ).toEqual({ inputTokens: 5, outputTokens: 1 });
   });
 
   it.each([
@@ -101,12 +161,19 @@ describe('usage', () => {
     expect(openAIUsage(wire)).toBeUndefined();
   });
 
-  it.each([false, true])('comes over the wire from OpenAI, streamed through include_usage (stream: %s)', async (stream) => {
-    oai.turns.push({ kind: 'reply', text: 'Hi.', usage: { promptTokens: 321, completionTokens: 45, cachedTokens: 256, reasoningTokens: 7 } });
-    const reply = await openai(stream).call(modelCall());
-    expect(reply.usage).toEqual({ inputTokens: 321, outputTokens: 45, cachedInputTokens: 256, reasoningTokens: 7 });
-    expect(oai.requests.at(-1)!.body['stream_options']).toEqual(stream ? { include_usage: true } : undefined);
-  });
+  it.each([false, true])(
+    'comes over the wire from OpenAI, streamed through include_usage (stream: %s)',
+    async (stream) => {
+      oai.turns.push({
+        kind: 'reply',
+        text: 'Hi.',
+        usage: { promptTokens: 321, completionTokens: 45, cachedTokens: 256, reasoningTokens: 7 },
+      });
+      const reply = await openai(stream).call(modelCall());
+      expect(reply.usage).toEqual({ inputTokens: 321, outputTokens: 45, cachedInputTokens: 256, reasoningTokens: 7 });
+      expect(oai.requests.at(-1)!.body['stream_options']).toEqual(stream ? { include_usage: true } : undefined);
+    },
+  );
 
   it("lets the caller's own stream_options win, and without the usage chunk the reply has no usage", async () => {
     oai.turns.push({ kind: 'reply', text: 'Hi.' });
@@ -123,14 +190,25 @@ describe('usage', () => {
     expect(reply.finishReason).toBe('stop');
   });
 
-  it.each([false, true])('comes over the wire from Anthropic, streamed from message_start and message_delta (stream: %s)', async (stream) => {
-    ant.turns.push({
-      kind: 'reply',
-      content: [{ type: 'text', text: 'Hi.' }],
-      usage: { inputTokens: 40, outputTokens: 33, cacheCreationInputTokens: 300, cacheReadInputTokens: 700, thinkingTokens: 9 },
-    });
-    const reply = await anthropic(stream).call(modelCall());
-    expect(reply.usage).toEqual({ inputTokens: 1040, outputTokens: 33, cachedInputTokens: 700, reasoningTokens: 9 });
-    expect(reply.providerMetadata).toEqual({ anthropic: { stopReason: 'end_turn', cacheCreationInputTokens: 300, serviceTier: 'standard' } });
-  });
+  it.each([false, true])(
+    'comes over the wire from Anthropic, streamed from message_start and message_delta (stream: %s)',
+    async (stream) => {
+      ant.turns.push({
+        kind: 'reply',
+        content: [{ type: 'text', text: 'Hi.' }],
+        usage: {
+          inputTokens: 40,
+          outputTokens: 33,
+          cacheCreationInputTokens: 300,
+          cacheReadInputTokens: 700,
+          thinkingTokens: 9,
+        },
+      });
+      const reply = await anthropic(stream).call(modelCall());
+      expect(reply.usage).toEqual({ inputTokens: 1040, outputTokens: 33, cachedInputTokens: 700, reasoningTokens: 9 });
+      expect(reply.providerMetadata).toEqual({
+        anthropic: { stopReason: 'end_turn', cacheCreationInputTokens: 300, serviceTier: 'standard' },
+      });
+    },
+  );
 });

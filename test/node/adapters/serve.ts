@@ -16,7 +16,11 @@ async function toRequest(req: IncomingMessage, origin: string): Promise<Request>
   const headers = new Headers();
   for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
   const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
-  return new Request(new URL(req.url ?? '/', origin), { method: req.method ?? 'GET', headers, ...(body ? { body } : {}) });
+  return new Request(new URL(req.url ?? '/', origin), {
+    method: req.method ?? 'GET',
+    headers,
+    ...(body ? { body } : {}),
+  });
 }
 
 async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
@@ -61,14 +65,20 @@ export async function serve(app: Hono): Promise<Served> {
 }
 
 /** Start the OpenAI fake on loopback (see {@link createOpenAIFake}). */
-export async function startOpenAIFake(turns: OpenAITurn[] = [], opts: { readonly deterministic?: boolean } = {}): Promise<OpenAIFake> {
+export async function startOpenAIFake(
+  turns: OpenAITurn[] = [],
+  opts: { readonly deterministic?: boolean } = {},
+): Promise<OpenAIFake> {
   const fake = createOpenAIFake(turns, opts);
   const served = await serve(fake.app);
   return { ...fake, baseURL: `${served.origin}/v1`, close: served.close };
 }
 
 /** Start the Anthropic fake on loopback (see {@link createAnthropicFake}). */
-export async function startAnthropicFake(turns: AnthropicTurn[] = [], opts: { readonly deterministic?: boolean } = {}): Promise<AnthropicFake> {
+export async function startAnthropicFake(
+  turns: AnthropicTurn[] = [],
+  opts: { readonly deterministic?: boolean } = {},
+): Promise<AnthropicFake> {
   const fake = createAnthropicFake(turns, opts);
   const served = await serve(fake.app);
   return { ...fake, baseURL: `${served.origin}/v1`, close: served.close };

@@ -29,7 +29,10 @@ describe('parseSSE', () => {
   });
 
   it('reads event names, ids, multi-line data, comments and a leading BOM', async () => {
-    const events = await collect(['\uFEFF: keep-alive\nevent: content_block_delta\nid: 7\ndata: {"x":\ndata:1}\n\n', 'data:no-space\n\n']);
+    const events = await collect([
+      '\uFEFF: keep-alive\nevent: content_block_delta\nid: 7\ndata: {"x":\ndata:1}\n\n',
+      'data:no-space\n\n',
+    ]);
     expect(events).toEqual([
       { event: 'content_block_delta', data: '{"x":\n1}', id: '7' },
       { event: 'message', data: 'no-space', id: '7' },

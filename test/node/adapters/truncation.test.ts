@@ -23,7 +23,13 @@ const SUBJECTS: Subject[] = [false, true].flatMap((stream): Subject[] => [
     () =>
       startOpenAIFake([
         { kind: 'reply', id: 'c0', text: 'The answer is', finishReason: 'length' },
-        { kind: 'reply', id: 'c1', text: null, toolCalls: [{ id: 'call_1', name: 'add', arguments: '{"a":1,"b":2}' }], finishReason: 'length' },
+        {
+          kind: 'reply',
+          id: 'c1',
+          text: null,
+          toolCalls: [{ id: 'call_1', name: 'add', arguments: '{"a":1,"b":2}' }],
+          finishReason: 'length',
+        },
         { kind: 'reply', id: 'c2', text: 'The answer is 7.' },
       ]),
     (baseURL) => openAIModel({ model: 'gpt-test', baseURL, stream, body: { store: true, max_completion_tokens: 4 } }),
@@ -34,7 +40,12 @@ const SUBJECTS: Subject[] = [false, true].flatMap((stream): Subject[] => [
     () =>
       startAnthropicFake([
         { kind: 'reply', id: 'm0', content: [{ type: 'text', text: 'The answer is' }], stopReason: 'max_tokens' },
-        { kind: 'reply', id: 'm1', content: [{ type: 'tool_use', id: 'toolu_1', name: 'add', input: { a: 1, b: 2 } }], stopReason: 'max_tokens' },
+        {
+          kind: 'reply',
+          id: 'm1',
+          content: [{ type: 'tool_use', id: 'toolu_1', name: 'add', input: { a: 1, b: 2 } }],
+          stopReason: 'max_tokens',
+        },
         { kind: 'reply', id: 'm2', content: [{ type: 'text', text: 'The answer is 7.' }] },
       ]),
     (baseURL) => anthropicModel({ model: 'claude-test', baseURL, maxTokens: 4, stream }),
@@ -53,10 +64,24 @@ describe.each(SUBJECTS)('a reply cut off at the token limit through %s', (_name,
     fake = await start();
     let ran = 0;
     const base = request('t1');
-    const executor = { ...base.executor, execute: (...args: Parameters<typeof base.executor.execute>) => (ran++, base.executor.execute(...args)) };
-    const agent = defineAgent({ model: makeModel(fake.baseURL), interpreter: makeInterpreter(), store: new InMemoryStore(), events: collectingSink(), syntheticObservations: SYNTHETIC });
+    const executor = {
+      ...base.executor,
+      execute: (...args: Parameters<typeof base.executor.execute>) => (ran++, base.executor.execute(...args)),
+    };
+    const agent = defineAgent({
+      model: makeModel(fake.baseURL),
+      interpreter: makeInterpreter(),
+      store: new InMemoryStore(),
+      events: collectingSink(),
+      syntheticObservations: SYNTHETIC,
+    });
     const result = await run(agent, { ...base, executor });
-    expect(result).toMatchObject({ stopReason: 'final_answer', finalAnswer: 'The answer is 7.', steps: 3, validActions: 0 });
+    expect(result).toMatchObject({
+      stopReason: 'final_answer',
+      finalAnswer: 'The answer is 7.',
+      steps: 3,
+      validActions: 0,
+    });
     expect(ran).toBe(0);
     expect(result.trajectory.map((s) => [s.decision, s.finishReason])).toEqual([
       ['invalid', 'length'],

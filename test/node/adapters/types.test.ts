@@ -3,7 +3,10 @@
  * adapters build is assignable to the official SDK's request-params type.
  */
 import type { MessageCreateParams, MessageCreateParamsNonStreaming } from '@anthropic-ai/sdk/resources/messages';
-import type { ChatCompletionCreateParams, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletionCreateParams,
+  ChatCompletionCreateParamsNonStreaming,
+} from 'openai/resources/chat/completions';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { anthropicModel, anthropicToolInterpreter } from '../../../src/adapters/anthropic.ts';
 import { anthropicRequestBody } from '../../../src/adapters/anthropic-wire.ts';
@@ -28,7 +31,10 @@ describe('request body types', () => {
     expectTypeOf<AnthropicRequest>().toExtend<MessageCreateParams>();
     expectTypeOf(anthropicRequestBody).returns.toExtend<MessageCreateParams>();
     expectTypeOf<Omit<AnthropicRequest, 'stream'>>().toExtend<MessageCreateParamsNonStreaming>();
-    const body: MessageCreateParams = anthropicRequestBody(modelCall({ messages: ROUND_TRIP }), { model: 'm', maxTokens: 10 });
+    const body: MessageCreateParams = anthropicRequestBody(modelCall({ messages: ROUND_TRIP }), {
+      model: 'm',
+      maxTokens: 10,
+    });
     expect(body.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
   });
 

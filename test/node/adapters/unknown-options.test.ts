@@ -7,7 +7,13 @@ import { expectUnknownOption, refusalOf } from '../../contract/unknown-option.ts
 
 const openAI = { model: 'gpt-test', apiKey: 'k' };
 const anthropic = { model: 'claude-test', apiKey: 'k', maxTokens: 64 };
-const aiModel = { specificationVersion: 'v3', provider: 'test', modelId: 'm', doGenerate: () => never(), doStream: () => never() } as never;
+const aiModel = {
+  specificationVersion: 'v3',
+  provider: 'test',
+  modelId: 'm',
+  doGenerate: () => never(),
+  doStream: () => never(),
+} as never;
 function never(): never {
   throw new Error('not called');
 }
@@ -19,19 +25,35 @@ describe('adapter options', () => {
     ['anthropicModel', () => anthropicModel({ ...anthropic, max_tokens: 64 } as never), 'max_tokens', 'maxTokens'],
     ['anthropicModel', () => anthropicModel({ ...anthropic, header: {} } as never), 'header', 'headers'],
     ['aiSdkModel', () => aiSdkModel(aiModel, { streaming: true } as never), 'streaming', 'stream'],
-    ['aiSdkModel settings', () => aiSdkModel(aiModel, { settings: { maxTokens: 10 } } as never), 'maxTokens', 'maxOutputTokens'],
-    ['aiSdkCallOptions', () => aiSdkCallOptions({} as never, 'test', { providerOption: {} } as never), 'providerOption', 'providerOptions'],
+    [
+      'aiSdkModel settings',
+      () => aiSdkModel(aiModel, { settings: { maxTokens: 10 } } as never),
+      'maxTokens',
+      'maxOutputTokens',
+    ],
+    [
+      'aiSdkCallOptions',
+      () => aiSdkCallOptions({} as never, 'test', { providerOption: {} } as never),
+      'providerOption',
+      'providerOptions',
+    ],
   ])('%s refuses a misspelt key', async (_adapter, build, key, meant) => {
     await expectUnknownOption(build, key, meant);
   });
 
   it('says where a provider request field goes instead', async () => {
-    expect(await refusalOf(() => openAIModel({ ...openAI, temperature: 0 } as never))).toContain('temperature is not an option of openAIModel; a request field of the provider goes in `body`');
-    expect(await refusalOf(() => anthropicModel({ ...anthropic, thinking: {} } as never))).toContain('thinking is not an option of anthropicModel; a request field of the provider goes in `body`');
+    expect(await refusalOf(() => openAIModel({ ...openAI, temperature: 0 } as never))).toContain(
+      'temperature is not an option of openAIModel; a request field of the provider goes in `body`',
+    );
+    expect(await refusalOf(() => anthropicModel({ ...anthropic, thinking: {} } as never))).toContain(
+      'thinking is not an option of anthropicModel; a request field of the provider goes in `body`',
+    );
   });
 
   it('says a call setting given beside the options goes in settings', async () => {
-    expect(await refusalOf(() => aiSdkModel(aiModel, { temperature: 0 } as never))).toContain('temperature is not an option of aiSdkModel; a call setting goes in `settings`');
+    expect(await refusalOf(() => aiSdkModel(aiModel, { temperature: 0 } as never))).toContain(
+      'temperature is not an option of aiSdkModel; a call setting goes in `settings`',
+    );
   });
 
   it('takes maxResponseBytes as an option of all three', () => {
@@ -41,6 +63,8 @@ describe('adapter options', () => {
   });
 
   it('refuses options that are not an object', async () => {
-    expect(await refusalOf(() => openAIModel('gpt-4.1' as never))).toBe('openAIModel needs an options object, got a string');
+    expect(await refusalOf(() => openAIModel('gpt-4.1' as never))).toBe(
+      'openAIModel needs an options object, got a string',
+    );
   });
 });

@@ -9,16 +9,31 @@ import { openAIModel, openAIToolInterpreter } from '../../../src/adapters/openai
 import { defineAgent, InMemoryStore, run } from '../../../src/core/index.ts';
 import type { DecisionInterpreter, ModelCaller, RunRequest } from '../../../src/core/index.ts';
 import { collectingSink } from '../../../src/testing/index.ts';
-import { ANTHROPIC_USAGE_SCRIPT, anthropicTotals, OPENAI_USAGE_SCRIPT, openAITotals, request, SYNTHETIC } from './agent-fixtures.ts';
+import {
+  ANTHROPIC_USAGE_SCRIPT,
+  anthropicTotals,
+  OPENAI_USAGE_SCRIPT,
+  openAITotals,
+  request,
+  SYNTHETIC,
+} from './agent-fixtures.ts';
 import { startAnthropicFake, startOpenAIFake } from './serve.ts';
 
-type Fake = { readonly baseURL: string; readonly requests: unknown[]; readonly reportedUsage: Record<string, unknown>[]; close(): Promise<void> };
+type Fake = {
+  readonly baseURL: string;
+  readonly requests: unknown[];
+  readonly reportedUsage: Record<string, unknown>[];
+  close(): Promise<void>;
+};
 type Subject = {
   readonly name: string;
   readonly start: () => Promise<Fake>;
   readonly model: (baseURL: string) => ModelCaller;
   readonly interpreter: () => DecisionInterpreter;
-  readonly totals: (reported: readonly Record<string, unknown>[]) => { readonly inputTokens: number; readonly outputTokens: number };
+  readonly totals: (reported: readonly Record<string, unknown>[]) => {
+    readonly inputTokens: number;
+    readonly outputTokens: number;
+  };
   readonly finishReasons: readonly string[];
   /** A budget the third step's tokens cross, and the first two do not. */
   readonly budgetCrossedAtStep3: number;
@@ -55,7 +70,13 @@ afterEach(async () => {
 
 async function runWith(subject: Subject, req: RunRequest) {
   fake = await subject.start();
-  const agent = defineAgent({ model: subject.model(fake.baseURL), interpreter: subject.interpreter(), store: new InMemoryStore(), events: collectingSink(), syntheticObservations: SYNTHETIC });
+  const agent = defineAgent({
+    model: subject.model(fake.baseURL),
+    interpreter: subject.interpreter(),
+    store: new InMemoryStore(),
+    events: collectingSink(),
+    syntheticObservations: SYNTHETIC,
+  });
   return { result: await run(agent, req), fake };
 }
 
@@ -77,7 +98,10 @@ describe.each(SUBJECTS)('token usage of a run through $name', (subject) => {
 
   it('stops with max_tokens after the step whose tokens reach budget.maxTotalTokens, calling the model no more', async () => {
     const base = request('u3');
-    const { result, fake } = await runWith(subject, { ...base, budget: { ...base.budget, maxTotalTokens: subject.budgetCrossedAtStep3 } });
+    const { result, fake } = await runWith(subject, {
+      ...base,
+      budget: { ...base.budget, maxTotalTokens: subject.budgetCrossedAtStep3 },
+    });
     expect(result).toMatchObject({ stopReason: 'max_tokens', steps: 3, finalAnswer: null });
     expect(fake.requests).toHaveLength(3);
     expect(result.usage).toEqual(subject.totals(fake.reportedUsage));

@@ -11,10 +11,13 @@ describe('bundle size budgets (bench/budgets.json)', () => {
     for (const name of BUNDLES) expect(budgets.gzipBytes[name], name).toBeGreaterThan(0);
   });
 
-  it.each(sizes.map((s) => [s.name, s] as const))('keeps the %s bundle within its gzipped budget', (_name, size: BundleSize) => {
-    expect(size.gzipped).toBeGreaterThan(0);
-    expect(overBudget([size], budgets)).toEqual([]);
-  });
+  it.each(sizes.map((s) => [s.name, s] as const))(
+    'keeps the %s bundle within its gzipped budget',
+    (_name, size: BundleSize) => {
+      expect(size.gzipped).toBeGreaterThan(0);
+      expect(overBudget([size], budgets)).toEqual([]);
+    },
+  );
 
   it('measures the core browser bundle without storage, network or Node code in it', () => {
     const core = sizes.find((s) => s.name === 'polyloop');
@@ -25,7 +28,15 @@ describe('bundle size budgets (bench/budgets.json)', () => {
   });
 
   it('reports a bundle over its budget as a failure naming the bundle and both sizes', () => {
-    const size: BundleSize = { name: 'polyloop', minified: 10, gzipped: budgets.gzipBytes.polyloop + 1, thirdParty: 0, inputs: [] };
-    expect(overBudget([size], budgets)).toEqual([`polyloop: ${budgets.gzipBytes.polyloop + 1} bytes gzipped exceeds its budget of ${budgets.gzipBytes.polyloop} bytes (bench/budgets.json)`]);
+    const size: BundleSize = {
+      name: 'polyloop',
+      minified: 10,
+      gzipped: budgets.gzipBytes.polyloop + 1,
+      thirdParty: 0,
+      inputs: [],
+    };
+    expect(overBudget([size], budgets)).toEqual([
+      `polyloop: ${budgets.gzipBytes.polyloop + 1} bytes gzipped exceeds its budget of ${budgets.gzipBytes.polyloop} bytes (bench/budgets.json)`,
+    ]);
   });
 });

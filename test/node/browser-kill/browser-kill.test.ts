@@ -16,7 +16,14 @@ import type { Reference, TrialOutcome } from './kill-trials.ts';
 
 const SEED = 20261201;
 const PERCENTS = planDelays(4, SEED, 100).map(Math.round);
-const PLANNED = ['quote({"item":"tea"})', 'charge({"order":"A-1"})', 'quote({"item":"cake"})', 'charge({"order":"A-2"})', 'quote({"item":"jam"})', 'charge({"order":"A-3"})'];
+const PLANNED = [
+  'quote({"item":"tea"})',
+  'charge({"order":"A-1"})',
+  'quote({"item":"cake"})',
+  'charge({"order":"A-2"})',
+  'quote({"item":"jam"})',
+  'charge({"order":"A-3"})',
+];
 let server: KillServer;
 let ref: Reference;
 
@@ -34,7 +41,9 @@ afterAll(async () => {
 function expectSound(o: TrialOutcome): void {
   expect(o.problems).toEqual([]);
   expect(o.stopReason).toBe('final_answer');
-  expect(Object.entries(o.effectCounts).filter(([name]) => name.startsWith('charge('))).toEqual(PLANNED.filter((p) => p.startsWith('charge(')).map((p) => [p, 1]));
+  expect(Object.entries(o.effectCounts).filter(([name]) => name.startsWith('charge('))).toEqual(
+    PLANNED.filter((p) => p.startsWith('charge(')).map((p) => [p, 1]),
+  );
 }
 
 describe('Chromium SIGKILLed mid-run and relaunched on the same profile', () => {
@@ -63,12 +72,17 @@ describe('Chromium SIGKILLed mid-run and relaunched on the same profile', () => 
     expect(o).toMatchObject({ inFlightNeverRan: true, settledAs: 'executed' });
   }, 60_000);
 
-  it('killed the moment a never action\'s intent was durable, before its tool started, the relaunched page settles it as retry and the charge is made once, after the relaunch', async () => {
+  it("killed the moment a never action's intent was durable, before its tool started, the relaunched page settles it as retry and the charge is made once, after the relaunch", async () => {
     const o = await runTrial(server, ref, 'never-not-run', { kind: 'ack', resultId: 's3.action' });
     expectSound(o);
     expect(o.phase).toBe('never action in flight');
     expect(o).toMatchObject({ inFlightNeverRan: false, settledAs: 'retry' });
-    expect(server.of('never-not-run').filter((m) => m.path === '/effect' && m.body['tool'] === 'charge').map((m) => m.launch)).toEqual([1, 2, 2]);
+    expect(
+      server
+        .of('never-not-run')
+        .filter((m) => m.path === '/effect' && m.body['tool'] === 'charge')
+        .map((m) => m.launch),
+    ).toEqual([1, 2, 2]);
   }, 60_000);
 
   it('killed the moment a safe action reached the outside world, the relaunch runs it again and finishes the uninterrupted trajectory', async () => {

@@ -42,10 +42,19 @@ export type KillServer = {
   close(): Promise<void>;
 };
 
-const PAGE = '<!doctype html><meta charset="utf-8"><title>browser kill</title><script type="module" src="/page.js"></script>';
+const PAGE =
+  '<!doctype html><meta charset="utf-8"><title>browser kill</title><script type="module" src="/page.js"></script>';
 
 async function buildPage(dir: string): Promise<void> {
-  await esbuild({ entryPoints: [join(import.meta.dirname, 'kill-page.ts')], bundle: true, format: 'esm', platform: 'browser', target: 'es2022', outfile: join(dir, 'page.js'), logLevel: 'warning' });
+  await esbuild({
+    entryPoints: [join(import.meta.dirname, 'kill-page.ts')],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    outfile: join(dir, 'page.js'),
+    logLevel: 'warning',
+  });
   await writeFile(join(dir, 'index.html'), PAGE);
 }
 
@@ -77,13 +86,29 @@ export async function startKillServer(): Promise<KillServer> {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     if (req.method === 'POST' && (path === '/effect' || path === '/ack' || path === '/report' || path === '/settle')) {
       const body = JSON.parse(await readBody(req)) as Record<string, unknown>;
-      const m: Message = { path, runId: String(body['runId']), launch: Number(body['launch']), at: performance.now(), body };
+      const m: Message = {
+        path,
+        runId: String(body['runId']),
+        launch: Number(body['launch']),
+        at: performance.now(),
+        body,
+      };
       // Asked to settle an action in doubt, the outside world answers from its own record of side effects.
-      const happened = path === '/settle' ? messages.some((e) => e.path === '/effect' && e.runId === m.runId && e.body['tool'] === body['tool'] && isDeepStrictEqual(e.body['args'], body['args'])) : null;
+      const happened =
+        path === '/settle'
+          ? messages.some(
+              (e) =>
+                e.path === '/effect' &&
+                e.runId === m.runId &&
+                e.body['tool'] === body['tool'] &&
+                isDeepStrictEqual(e.body['args'], body['args']),
+            )
+          : null;
       messages.push(happened === null ? m : { ...m, body: { ...body, happened } });
       server.onMessage?.(m);
       for (const w of waiters) w();
-      if (happened !== null) return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ happened }));
+      if (happened !== null)
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ happened }));
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
       return;
     }
@@ -120,7 +145,10 @@ export async function startKillServer(): Promise<KillServer> {
           if (found) settle(() => ok(found));
         };
         const stop = (): void => settle(() => fail(signal?.reason));
-        const timer = setTimeout(() => settle(() => fail(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`))), timeoutMs);
+        const timer = setTimeout(
+          () => settle(() => fail(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`))),
+          timeoutMs,
+        );
         waiters.add(check);
         signal?.addEventListener('abort', stop, { once: true });
       });
@@ -135,12 +163,18 @@ export async function startKillServer(): Promise<KillServer> {
 }
 
 /** A Chromium we started: its pid leads its own process group. */
-export type Browser = { readonly pid: number; readonly profile: string; readonly child: ChildProcess; readonly exited: Promise<void> };
+export type Browser = {
+  readonly pid: number;
+  readonly profile: string;
+  readonly child: ChildProcess;
+  readonly exited: Promise<void>;
+};
 
 /** Debian's Chromium (or `CHROMIUM_PATH`), or a clear error when it is missing. */
 export function chromiumPath(): string {
   const path = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
-  if (!existsSync(path)) throw new Error(`no Chromium at ${path}: run \`apt-get install -y chromium\` (Debian) or set CHROMIUM_PATH`);
+  if (!existsSync(path))
+    throw new Error(`no Chromium at ${path}: run \`apt-get install -y chromium\` (Debian) or set CHROMIUM_PATH`);
   return path;
 }
 
@@ -163,7 +197,11 @@ process.once('exit', () => {
  * (where IndexedDB lives) belong to.
  */
 export function launchBrowser(profile: string, url: string): Browser {
-  const child = spawn(chromiumPath(), [...CHROMIUM_ARGS, `--user-data-dir=${profile}`, '--disable-crash-reporter', url], { detached: true, stdio: 'ignore' });
+  const child = spawn(
+    chromiumPath(),
+    [...CHROMIUM_ARGS, `--user-data-dir=${profile}`, '--disable-crash-reporter', url],
+    { detached: true, stdio: 'ignore' },
+  );
   const pid = child.pid;
   if (pid === undefined) throw new Error('Chromium did not start');
   live.add(pid);
@@ -181,7 +219,8 @@ export function survivors(pgid: number, profile: string): number[] {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const [state, , group] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       if (state === 'Z') continue;
-      if ((pgid > 0 && Number(group) === pgid) || readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(profile)) found.push(Number(entry));
+      if ((pgid > 0 && Number(group) === pgid) || readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(profile))
+        found.push(Number(entry));
     } catch {
       // The process ended between listing /proc and reading it: not a survivor.
     }

@@ -11,7 +11,17 @@
  * durable, to show the suite catches a missing barrier.
  */
 import { defineAgent, isBarrier, isPolyLoopError, resume, run, ToolRegistry } from '../../../src/core/index.ts';
-import type { EventSink, InputReply, InputRequest, IntentRecord, LogRecord, ModelCall, RunRequest, RunResult, RunStore } from '../../../src/core/index.ts';
+import type {
+  EventSink,
+  InputReply,
+  InputRequest,
+  IntentRecord,
+  LogRecord,
+  ModelCall,
+  RunRequest,
+  RunResult,
+  RunStore,
+} from '../../../src/core/index.ts';
 import { IndexedDBStore } from '../../../src/platform-web/index.ts';
 import { jsonActionInterpreter, scriptedModel } from '../../../src/testing/index.ts';
 import { sleep } from '../../../src/testing/scripted-model.ts';
@@ -35,13 +45,19 @@ const store = new IndexedDBStore({ dbName: 'polyloop-browser-kill' });
 
 /** POST to the test's server and wait for its 200: the server is the world outside the browser. */
 async function post(path: string, body: Record<string, unknown>): Promise<void> {
-  const res = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ runId, launch, ...body }) });
+  const res = await fetch(path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ runId, launch, ...body }),
+  });
   if (!res.ok) throw new Error(`${path} answered ${res.status}`);
 }
 
 /** The model: the next planned action after as many observations as it has seen, then an answer. */
 function policy(call: ModelCall): string {
-  const seen = call.messages.filter((m) => m.role === 'user' && m.content.some((b) => b.type === 'text' && b.text.startsWith('Observation:'))).length;
+  const seen = call.messages.filter(
+    (m) => m.role === 'user' && m.content.some((b) => b.type === 'text' && b.text.startsWith('Observation:')),
+  ).length;
   const next = PLAN[seen];
   return JSON.stringify(next ?? { final: `done after ${seen} actions` });
 }
@@ -54,7 +70,12 @@ function tool(name: string, replayPolicy: 'safe' | 'never', key: string) {
   return {
     name,
     description: `${name} (${replayPolicy})`,
-    parameters: { type: 'object', properties: { [key]: { type: 'string' } }, required: [key], additionalProperties: false },
+    parameters: {
+      type: 'object',
+      properties: { [key]: { type: 'string' } },
+      required: [key],
+      additionalProperties: false,
+    },
     replayPolicy,
     handler: async (args: Readonly<Record<string, unknown>>) => {
       await post('/effect', { tool: name, args });
@@ -66,7 +87,8 @@ function tool(name: string, replayPolicy: 'safe' | 'never', key: string) {
 
 /** What a record is, for the server: its kind and the resultId or step index that names it. */
 function label(rec: LogRecord): Record<string, unknown> {
-  if (rec.kind === 'intent' || rec.kind === 'result' || rec.kind === 'input_request' || rec.kind === 'input') return { kind: rec.kind, resultId: rec.resultId };
+  if (rec.kind === 'intent' || rec.kind === 'result' || rec.kind === 'input_request' || rec.kind === 'input')
+    return { kind: rec.kind, resultId: rec.resultId };
   if (rec.kind === 'step') return { kind: 'step', stepIndex: rec.step.stepIndex };
   return { kind: rec.kind };
 }
@@ -88,11 +110,13 @@ function acknowledging(inner: IndexedDBStore): RunStore {
   };
   return {
     runStarted: (id, rec) => acked(inner.runStarted(id, rec), rec),
-    intent: (id, rec) => (skipBarrier && rec.intent === 'action' ? unsafeIntent(id, rec) : acked(inner.intent(id, rec), rec)),
+    intent: (id, rec) =>
+      skipBarrier && rec.intent === 'action' ? unsafeIntent(id, rec) : acked(inner.intent(id, rec), rec),
     result: (id, resultId, rec) => acked(inner.result(id, resultId, rec), rec),
     // One transaction for both records, as the loop writes them; each acknowledged once it resolved.
     resultAndIntent: async (id, result, intent) => {
-      if (skipBarrier) return acked(inner.result(id, result.resultId, result), result).then(() => unsafeIntent(id, intent));
+      if (skipBarrier)
+        return acked(inner.result(id, result.resultId, result), result).then(() => unsafeIntent(id, intent));
       await inner.resultAndIntent(id, result, intent);
       await post('/ack', { ...label(result), barrier: true });
       await post('/ack', { ...label(intent), barrier: true });
@@ -127,7 +151,10 @@ const request: RunRequest = {
   budget: { maxSteps: 12, maxValidActions: 10, maxContextChars: 50_000 },
   executor: tools.executor(),
   tools,
-  context: { run: [{ role: 'system', content: [{ type: 'text', text: 'Quote, then charge. Reply with JSON actions.' }] }], goal: [{ role: 'user', content: [{ type: 'text', text: 'Buy tea, cake and jam.' }] }] },
+  context: {
+    run: [{ role: 'system', content: [{ type: 'text', text: 'Quote, then charge. Reply with JSON actions.' }] }],
+    goal: [{ role: 'user', content: [{ type: 'text', text: 'Buy tea, cake and jam.' }] }],
+  },
   injections: {},
   modelBinding: {},
   modelReplayPolicy: 'safe',
@@ -143,14 +170,21 @@ function describe(e: unknown): string {
 /** Settle an operation in doubt from the outside world: did the server record its side effect? */
 async function settle(pending: InputRequest): Promise<InputReply> {
   const action = pending.decision?.action;
-  if (pending.kind !== 'settle') throw new Error(`this run asks no person, yet it awaits ${pending.kind} ${pending.resultId}`);
+  if (pending.kind !== 'settle')
+    throw new Error(`this run asks no person, yet it awaits ${pending.kind} ${pending.resultId}`);
   if (pending.target !== 'action' || action?.kind !== 'tool_call') return { kind: 'retry', resultId: pending.resultId };
-  const res = await fetch('/settle', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ runId, launch, tool: action.name, args: action.arguments }) });
+  const res = await fetch('/settle', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ runId, launch, tool: action.name, args: action.arguments }),
+  });
   if (!res.ok) throw new Error(`/settle answered ${res.status}`);
   const { happened } = (await res.json()) as { happened: boolean };
   // Each tool takes exactly one argument (additionalProperties: false): its value is in the observation.
   const value = Object.values(action.arguments as Readonly<Record<string, unknown>>)[0];
-  return happened ? { kind: 'executed', resultId: pending.resultId, observation: observationOf(action.name, value) } : { kind: 'retry', resultId: pending.resultId };
+  return happened
+    ? { kind: 'executed', resultId: pending.resultId, observation: observationOf(action.name, value) }
+    : { kind: 'retry', resultId: pending.resultId };
 }
 
 /** Read the log as the kill left it, report it, drive the run to its end (settling what is in doubt), report the final log. */
@@ -169,5 +203,10 @@ async function boot(): Promise<void> {
 }
 
 addEventListener('error', (e) => void post('/report', { type: 'error', message: `uncaught: ${e.message}` }));
-addEventListener('unhandledrejection', (e) => void post('/report', { type: 'error', message: `unhandled: ${describe(e.reason)}` }));
-boot().catch((e: unknown) => post('/report', { type: 'error', message: describe(e), code: isPolyLoopError(e) ? e.code : null }));
+addEventListener(
+  'unhandledrejection',
+  (e) => void post('/report', { type: 'error', message: `unhandled: ${describe(e.reason)}` }),
+);
+boot().catch((e: unknown) =>
+  post('/report', { type: 'error', message: describe(e), code: isPolyLoopError(e) ? e.code : null }),
+);

@@ -15,7 +15,14 @@ const END_MS = 40_000;
 export const PACE = 'think=30&tool=40';
 
 /** What the durable log said at the kill: where the run was when Chromium died. */
-export type Phase = 'not started' | 'step boundary' | 'model call in flight' | 'model reply stored' | 'safe action in flight' | 'never action in flight' | 'ended';
+export type Phase =
+  | 'not started'
+  | 'step boundary'
+  | 'model call in flight'
+  | 'model reply stored'
+  | 'safe action in flight'
+  | 'never action in flight'
+  | 'ended';
 
 /**
  * When to SIGKILL: a delay after the page booted, the moment the server records the `nth` side
@@ -68,17 +75,23 @@ export type TrialOutcome = {
 /** Everything the checks look at, gathered from the server's messages. */
 export type TrialEvidence = {
   readonly atKill: readonly LogRecord[];
-  readonly final: { readonly stopReason: string; readonly log: readonly LogRecord[]; readonly meta: { readonly records: number; readonly ended: boolean } | null } | null;
+  readonly final: {
+    readonly stopReason: string;
+    readonly log: readonly LogRecord[];
+    readonly meta: { readonly records: number; readonly ended: boolean } | null;
+  } | null;
   readonly errors: readonly string[];
   /** Write acknowledgements the killed browser sent: a record's label, and `barrier` (`isBarrier`, or true for a joint write). */
   readonly acks: readonly Readonly<Record<string, unknown>>[];
   readonly effects: readonly { readonly launch: number; readonly tool: string; readonly args: unknown }[];
 };
 
-const keyOf = (r: Readonly<Record<string, unknown>>): string => `${String(r['kind'])}:${String(r['resultId'] ?? r['stepIndex'] ?? '')}`;
+const keyOf = (r: Readonly<Record<string, unknown>>): string =>
+  `${String(r['kind'])}:${String(r['resultId'] ?? r['stepIndex'] ?? '')}`;
 
 function labelOf(rec: LogRecord): string {
-  if (rec.kind === 'intent' || rec.kind === 'result' || rec.kind === 'input_request' || rec.kind === 'input') return keyOf({ kind: rec.kind, resultId: rec.resultId });
+  if (rec.kind === 'intent' || rec.kind === 'result' || rec.kind === 'input_request' || rec.kind === 'input')
+    return keyOf({ kind: rec.kind, resultId: rec.resultId });
   if (rec.kind === 'step') return keyOf({ kind: 'step', stepIndex: rec.step.stepIndex });
   return keyOf({ kind: rec.kind });
 }
@@ -89,7 +102,8 @@ export function phaseOf(log: readonly LogRecord[]): Phase {
   if (!last) return 'not started';
   if (last.kind === 'run_ended') return 'ended';
   if (last.kind === 'result') return 'model reply stored';
-  if (last.kind === 'intent') return last.intent === 'model_call' ? 'model call in flight' : `${last.replayPolicy} action in flight`;
+  if (last.kind === 'intent')
+    return last.intent === 'model_call' ? 'model call in flight' : `${last.replayPolicy} action in flight`;
   return 'step boundary';
 }
 
@@ -99,11 +113,19 @@ export function timeless(step: StepRecord): unknown {
   return rest;
 }
 
-const stepsOf = (log: readonly LogRecord[]): unknown[] => log.flatMap((r) => (r.kind === 'step' ? [timeless(r.step)] : []));
+const stepsOf = (log: readonly LogRecord[]): unknown[] =>
+  log.flatMap((r) => (r.kind === 'step' ? [timeless(r.step)] : []));
 const effectName = (e: { tool: string; args: unknown }): string => `${e.tool}(${JSON.stringify(e.args)})`;
 
 function intentFor(log: readonly LogRecord[], e: { tool: string; args: unknown }): boolean {
-  return log.some((r) => r.kind === 'intent' && r.intent === 'action' && r.decision.action.kind === 'tool_call' && r.decision.action.name === e.tool && isDeepStrictEqual(r.decision.action.arguments, e.args));
+  return log.some(
+    (r) =>
+      r.kind === 'intent' &&
+      r.intent === 'action' &&
+      r.decision.action.kind === 'tool_call' &&
+      r.decision.action.name === e.tool &&
+      isDeepStrictEqual(r.decision.action.arguments, e.args),
+  );
 }
 
 /**
@@ -117,12 +139,14 @@ function checkDurable(ev: TrialEvidence, problems: string[]): number {
   for (const ack of ev.acks) {
     const key = keyOf(ack);
     if (found.has(key)) {
-      for (const earlier of lost) problems.push(`acknowledged write ${earlier} is missing although the later ${key} survived`);
+      for (const earlier of lost)
+        problems.push(`acknowledged write ${earlier} is missing although the later ${key} survived`);
       lost.length = 0;
     } else if (ack['barrier'] === false) lost.push(key);
     else problems.push(`acknowledged write ${key} is missing after the kill`);
   }
-  if (ev.final && !isDeepStrictEqual(ev.final.log.slice(0, ev.atKill.length), ev.atKill)) problems.push('the resume changed the log it found');
+  if (ev.final && !isDeepStrictEqual(ev.final.log.slice(0, ev.atKill.length), ev.atKill))
+    problems.push('the resume changed the log it found');
   return ev.acks.filter((a) => a['barrier'] === false && !found.has(keyOf(a))).length;
 }
 
@@ -134,8 +158,10 @@ function checkEffects(ev: TrialEvidence, ref: Reference, problems: string[]): Ma
     if (ev.final && !intentFor(ev.final.log, e)) problems.push(`${effectName(e)} ran with no intent in the log`);
     if (e.launch === 1 && !intentFor(ev.atKill, e)) problems.push(`${effectName(e)} ran before its intent was durable`);
   }
-  for (const [name, n] of counts) if (name.startsWith('charge(') && n > 1) problems.push(`never-replay ${name} ran ${n} times`);
-  for (const name of ref.effects) if (!(counts.get(name) ?? 0) && ev.final?.stopReason === 'final_answer') problems.push(`${name} never ran`);
+  for (const [name, n] of counts)
+    if (name.startsWith('charge(') && n > 1) problems.push(`never-replay ${name} ran ${n} times`);
+  for (const name of ref.effects)
+    if (!(counts.get(name) ?? 0) && ev.final?.stopReason === 'final_answer') problems.push(`${name} never ran`);
   return counts;
 }
 
@@ -144,18 +170,30 @@ function checkEnd(ev: TrialEvidence, ref: Reference, problems: string[]): void {
   const final = ev.final;
   if (!final) return void problems.push('the run did not end after the relaunch');
   const kinds = final.log.map((r) => r.kind);
-  if (kinds[0] !== 'run_started' || kinds.at(-1) !== 'run_ended' || kinds.filter((k) => k === 'run_started' || k === 'run_ended').length !== 2) {
+  if (
+    kinds[0] !== 'run_started' ||
+    kinds.at(-1) !== 'run_ended' ||
+    kinds.filter((k) => k === 'run_started' || k === 'run_ended').length !== 2
+  ) {
     problems.push(`malformed log: ${kinds.join(',')}`);
   }
-  if (!final.meta || final.meta.records !== final.log.length || !final.meta.ended) problems.push(`run meta ${JSON.stringify(final.meta)} disagrees with a log of ${final.log.length} records`);
+  if (!final.meta || final.meta.records !== final.log.length || !final.meta.ended)
+    problems.push(`run meta ${JSON.stringify(final.meta)} disagrees with a log of ${final.log.length} records`);
   if (final.stopReason !== 'final_answer') return void problems.push(`unexpected stop reason ${final.stopReason}`);
-  if (!isDeepStrictEqual(stepsOf(final.log), ref.steps)) problems.push('the trajectory differs from the uninterrupted run');
+  if (!isDeepStrictEqual(stepsOf(final.log), ref.steps))
+    problems.push('the trajectory differs from the uninterrupted run');
 }
 
 /** The `never` action in flight at the kill: whether its side effect had reached the server then. */
 function ranAtKill(ev: TrialEvidence): boolean | null {
   const last = ev.atKill.at(-1);
-  if (last?.kind !== 'intent' || last.intent !== 'action' || last.replayPolicy !== 'never' || last.decision.action.kind !== 'tool_call') return null;
+  if (
+    last?.kind !== 'intent' ||
+    last.intent !== 'action' ||
+    last.replayPolicy !== 'never' ||
+    last.decision.action.kind !== 'tool_call'
+  )
+    return null;
   const { name, arguments: args } = last.decision.action;
   return ev.effects.some((e) => e.launch === 1 && e.tool === name && isDeepStrictEqual(e.args, args));
 }
@@ -179,12 +217,25 @@ function checkSettle(ev: TrialEvidence, phase: Phase, ran: boolean | null, probl
   const reply = log.find((r) => r.kind === 'input' && r.resultId === requests[0]!.resultId);
   const kind = reply?.kind === 'input' ? reply.reply.kind : null;
   const expected = ran ? 'executed' : 'retry';
-  if (kind !== expected) problems.push(`the settle request was answered ${kind ?? 'never'}, although the action had ${ran ? '' : 'not '}run`);
+  if (kind !== expected)
+    problems.push(
+      `the settle request was answered ${kind ?? 'never'}, although the action had ${ran ? '' : 'not '}run`,
+    );
   return kind;
 }
 
 /** Check one trial's evidence; pure, so the checks themselves are tested on doctored evidence. */
-export function checkTrial(ev: TrialEvidence, ref: Reference): { problems: string[]; phase: Phase; nonBarrierLost: number; inFlightNeverRan: boolean | null; settledAs: string | null; counts: Map<string, number> } {
+export function checkTrial(
+  ev: TrialEvidence,
+  ref: Reference,
+): {
+  problems: string[];
+  phase: Phase;
+  nonBarrierLost: number;
+  inFlightNeverRan: boolean | null;
+  settledAs: string | null;
+  counts: Map<string, number>;
+} {
   const problems = ev.errors.map((e) => `page reported: ${e}`);
   const phase = phaseOf(ev.atKill);
   const nonBarrierLost = checkDurable(ev, problems);
@@ -195,11 +246,14 @@ export function checkTrial(ev: TrialEvidence, ref: Reference): { problems: strin
   return { problems, phase, nonBarrierLost, inFlightNeverRan, settledAs, counts };
 }
 
-const isReport = (runId: string, launch: number, ...types: string[]) => (m: Message): boolean =>
-  m.runId === runId && m.launch === launch && m.path === '/report' && types.includes(String(m.body['type']));
+const isReport =
+  (runId: string, launch: number, ...types: string[]) =>
+  (m: Message): boolean =>
+    m.runId === runId && m.launch === launch && m.path === '/report' && types.includes(String(m.body['type']));
 
 /** The page's URL for one launch (`extra`: more query, e.g. `barrier=skip`). */
-export const pageUrl = (server: KillServer, runId: string, launch: number, extra = ''): string => `${server.origin}/?run=${runId}&launch=${launch}&${PACE}${extra ? `&${extra}` : ''}`;
+export const pageUrl = (server: KillServer, runId: string, launch: number, extra = ''): string =>
+  `${server.origin}/?run=${runId}&launch=${launch}&${PACE}${extra ? `&${extra}` : ''}`;
 
 /** Run once without a kill: the trajectory, side effects and duration every trial is held to. */
 export async function referenceRun(server: KillServer, runId: string): Promise<Reference> {
@@ -214,7 +268,9 @@ export async function referenceRun(server: KillServer, runId: string): Promise<R
       steps: stepsOf(end.body['log'] as LogRecord[]),
       stopReason: String(end.body['stopReason']),
       writes: mine.filter((m) => m.path === '/ack').length,
-      effects: mine.filter((m) => m.path === '/effect').map((m) => effectName({ tool: String(m.body['tool']), args: m.body['args'] })),
+      effects: mine
+        .filter((m) => m.path === '/effect')
+        .map((m) => effectName({ tool: String(m.body['tool']), args: m.body['args'] })),
       durationMs: end.at - boot.at,
     };
   } finally {
@@ -229,7 +285,9 @@ async function awaitTrigger(server: KillServer, runId: string, browser: Browser,
   let seen = 0;
   const done = new AbortController();
   const fires = (m: Message): boolean =>
-    trigger.kind === 'ack' ? m.path === '/ack' && m.body['resultId'] === trigger.resultId : m.path === '/effect' && m.body['tool'] === trigger.tool && ++seen === trigger.nth;
+    trigger.kind === 'ack'
+      ? m.path === '/ack' && m.body['resultId'] === trigger.resultId
+      : m.path === '/effect' && m.body['tool'] === trigger.tool && ++seen === trigger.nth;
   const hit = new Promise<void>((ok) => {
     server.onMessage = (m) => {
       if (m.runId !== runId || !fires(m)) return;
@@ -250,10 +308,21 @@ async function awaitTrigger(server: KillServer, runId: string, browser: Browser,
   }
 }
 
-const describeTrigger = (t: Trigger): string => (t.kind === 'delay' ? `after ${Math.round(t.ms)} ms` : t.kind === 'ack' ? `at ack of ${t.resultId}` : `at ${t.tool} effect #${t.nth}`);
+const describeTrigger = (t: Trigger): string =>
+  t.kind === 'delay'
+    ? `after ${Math.round(t.ms)} ms`
+    : t.kind === 'ack'
+      ? `at ack of ${t.resultId}`
+      : `at ${t.tool} effect #${t.nth}`;
 
 /** One trial: launch, kill at `trigger`, relaunch on the same profile, let the page resume, check. */
-export async function runTrial(server: KillServer, ref: Reference, runId: string, trigger: Trigger, extraQuery = ''): Promise<TrialOutcome> {
+export async function runTrial(
+  server: KillServer,
+  ref: Reference,
+  runId: string,
+  trigger: Trigger,
+  extraQuery = '',
+): Promise<TrialOutcome> {
   const profile = await makeProfile();
   let browser: Browser | null = launchBrowser(profile, pageUrl(server, runId, 1, extraQuery));
   try {
@@ -264,16 +333,26 @@ export async function runTrial(server: KillServer, ref: Reference, runId: string
     browser = null;
     const relaunchedAt = performance.now();
     browser = launchBrowser(profile, pageUrl(server, runId, 2, extraQuery));
-    const rebooted = await server.until(isReport(runId, 2, 'boot', 'error'), BOOT_MS, 'the relaunched page to boot').catch(() => null);
-    const end = rebooted ? await server.until(isReport(runId, 2, 'ended', 'error'), END_MS, 'the run to end after the relaunch').catch(() => null) : null;
+    const rebooted = await server
+      .until(isReport(runId, 2, 'boot', 'error'), BOOT_MS, 'the relaunched page to boot')
+      .catch(() => null);
+    const end = rebooted
+      ? await server
+          .until(isReport(runId, 2, 'ended', 'error'), END_MS, 'the run to end after the relaunch')
+          .catch(() => null)
+      : null;
     const driving = server.of(runId, 2).find((m) => m.path === '/report' && m.body['type'] === 'started');
     const mine = server.of(runId);
     const evidence: TrialEvidence = {
       atKill: (rebooted?.body['log'] as LogRecord[] | undefined) ?? [],
       final: end?.body['type'] === 'ended' ? (end.body as unknown as TrialEvidence['final']) : null,
-      errors: mine.filter((m) => m.path === '/report' && m.body['type'] === 'error').map((m) => `launch ${m.launch}: ${String(m.body['message'])}`),
+      errors: mine
+        .filter((m) => m.path === '/report' && m.body['type'] === 'error')
+        .map((m) => `launch ${m.launch}: ${String(m.body['message'])}`),
       acks: mine.filter((m) => m.path === '/ack' && m.launch === 1).map((m) => m.body),
-      effects: mine.filter((m) => m.path === '/effect').map((m) => ({ launch: m.launch, tool: String(m.body['tool']), args: m.body['args'] })),
+      effects: mine
+        .filter((m) => m.path === '/effect')
+        .map((m) => ({ launch: m.launch, tool: String(m.body['tool']), args: m.body['args'] })),
     };
     const checked = checkTrial(evidence, ref);
     if (!rebooted) checked.problems.push('the relaunched page never booted');

@@ -33,7 +33,13 @@ export type PolicyFake = {
 const textOf = (content: unknown): string => {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((p) => (typeof p === 'object' && p !== null && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : '')).join('');
+  return content
+    .map((p) =>
+      typeof p === 'object' && p !== null && typeof (p as { text?: unknown }).text === 'string'
+        ? (p as { text: string }).text
+        : '',
+    )
+    .join('');
 };
 
 /** The policy's reply to a conversation. */
@@ -41,23 +47,35 @@ export function policyReply(messages: readonly Wire[]): Reply {
   let at = messages.length - 1;
   while (at >= 0 && messages[at]?.role !== 'user') at--;
   const goal = at < 0 ? '' : textOf(messages[at]?.content).trim();
-  const results = messages.slice(at + 1).filter((m) => m.role === 'tool').map((m) => textOf(m.content));
+  const results = messages
+    .slice(at + 1)
+    .filter((m) => m.role === 'tool')
+    .map((m) => textOf(m.content));
   const add = /^add (-?\d+) and (-?\d+)$/.exec(goal);
   if (add !== null) {
-    if (results.length === 0) return { text: 'Let me add them.', call: { name: 'add', args: { a: Number(add[1]), b: Number(add[2]) } } };
+    if (results.length === 0)
+      return { text: 'Let me add them.', call: { name: 'add', args: { a: Number(add[1]), b: Number(add[2]) } } };
     return { text: `The sum is ${results[0]}.` };
   }
   const notify = /^notify (.+)$/.exec(goal);
   if (notify !== null) {
-    if (results.length === 0) return { text: 'I will tell the team once you approve.', call: { name: 'notify', args: { message: notify[1] } } };
-    return { text: results[0] === 'The team got the message.' ? 'Done: the team has it.' : `I did not send it (${results[0]}).` };
+    if (results.length === 0)
+      return { text: 'I will tell the team once you approve.', call: { name: 'notify', args: { message: notify[1] } } };
+    return {
+      text:
+        results[0] === 'The team got the message.' ? 'Done: the team has it.' : `I did not send it (${results[0]}).`,
+    };
   }
   return { text: `You said: ${goal}.` };
 }
 
 function chunks(reply: Reply, n: number): unknown[] {
   const head = { id: `chatcmpl-${n}`, object: 'chat.completion.chunk', created: 1_700_000_000, model: 'policy' };
-  const chunk = (delta: Record<string, unknown>, finish: string | null = null): unknown => ({ ...head, choices: [{ index: 0, delta, finish_reason: finish }], usage: null });
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null): unknown => ({
+    ...head,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+    usage: null,
+  });
   const out: unknown[] = [chunk({ role: 'assistant', content: '' })];
   for (let i = 0; i < reply.text.length; i += 4) out.push(chunk({ content: reply.text.slice(i, i + 4) }));
   if (reply.call) {
@@ -94,7 +112,8 @@ export async function startPolicyFake(): Promise<PolicyFake> {
   };
   const server: Server = createServer((req, res) => {
     const route = req.url ?? '';
-    if (req.method === 'POST' && route === '/v1/chat/completions') return void completions(req, res).catch(() => res.destroy());
+    if (req.method === 'POST' && route === '/v1/chat/completions')
+      return void completions(req, res).catch(() => res.destroy());
     if (req.method === 'POST' && route === '/notify') {
       return void bodyOf(req).then((message) => {
         notified.set(message, (notified.get(message) ?? 0) + 1);

@@ -56,14 +56,22 @@ function freePort(): Promise<number> {
 /** The template copied into a project of its own, with its secrets in .dev.vars; serve it with wrangler dev. */
 async function startWorker(): Promise<void> {
   const project = await dirs.make('polyloop-worker-chat-');
-  for (const file of ['worker.ts', 'wrangler.toml']) copyFileSync(join(ROOT, 'examples/worker', file), join(project, file));
+  for (const file of ['worker.ts', 'wrangler.toml'])
+    copyFileSync(join(ROOT, 'examples/worker', file), join(project, file));
   const aliases = Object.entries(ALIASES).map(([name, file]) => `${JSON.stringify(name)} = ${JSON.stringify(file)}`);
   appendFileSync(join(project, 'wrangler.toml'), `\n[alias]\n${aliases.join('\n')}\n`);
   writeFileSync(join(project, '.dev.vars'), `POLYLOOP_TOKEN=${TOKEN}\nOPENAI_API_KEY=sk-worker-chat\n`);
   const port = await freePort();
   workerOrigin = `http://127.0.0.1:${port}`;
   const vars = [`OPENAI_BASE_URL:${fake.baseURL}`, `PAGE_ORIGINS:${pageOrigin}`, `NOTIFY_URL:${fake.notifyURL}`];
-  const args = [join(ROOT, 'node_modules/wrangler/bin/wrangler.js'), 'dev', '--ip', '127.0.0.1', '--port', String(port)];
+  const args = [
+    join(ROOT, 'node_modules/wrangler/bin/wrangler.js'),
+    'dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+  ];
   args.push('--persist-to', await dirs.make('polyloop-worker-chat-do-'), ...vars.flatMap((v) => ['--var', v]));
   const env = { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: '1', NO_COLOR: '1' };
   const child = spawn(process.execPath, args, { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -153,7 +161,12 @@ describe('useChat in Chromium against the Worker template (wrangler dev)', () =>
     await page.click('button.deny');
     await untilAssistantText(page, `${ASK}|I did not send it (not today).`);
     await untilStatus(page, 'ready');
-    expect((await shown(page)).map((m) => m.tools)).toEqual([[], ['notify:output-available'], [], ['notify:output-denied']]);
+    expect((await shown(page)).map((m) => m.tools)).toEqual([
+      [],
+      ['notify:output-available'],
+      [],
+      ['notify:output-denied'],
+    ]);
     expect([fake.notified('lunch at noon'), fake.notified('fire drill')]).toEqual([1, 0]);
     await expectRestoredAfterReload(page);
   });

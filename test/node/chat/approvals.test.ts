@@ -11,7 +11,7 @@ const lastToolResult = (messages: Seen): string | undefined =>
 
 const SEND: Say = { text: 'Sending.', call: { name: 'send_email', args: { to: 'a@b' } } };
 
-describe('human input through the AI SDK\'s own parts', () => {
+describe("human input through the AI SDK's own parts", () => {
   it('approve: the request shows, addToolApprovalResponse carries on the turn, the tool runs once', async () => {
     const chat = testChat(chatModel([SEND, { text: 'Sent.' }]));
     const ui = new UiChat({ id: 'a1', transport: chat.transport });

@@ -6,7 +6,7 @@ import { chatModel, SYSTEM, testChat } from './fixtures.ts';
 const user = (text: string) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }] });
 
 describe('conversationOf: the history a run ended with', () => {
-  it('is the context without system messages, each step\'s turns, then the final reply', async () => {
+  it("is the context without system messages, each step's turns, then the final reply", async () => {
     const args = { a: 1, b: 2 };
     const call = { name: 'add', args, id: 't1' };
     const toolCall = { type: 'tool_call', id: 't1', name: 'add', arguments: args };

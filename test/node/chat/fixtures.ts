@@ -97,28 +97,40 @@ export function chatTools(counters: Counters): ToolRegistry {
   const number = { type: 'number' };
   const string = { type: 'string' };
   return ToolRegistry.of([
-    tool('add', { a: number, b: number }, {
-      replayPolicy: 'safe',
-      handler: async (args) => {
-        counters.add++;
-        const { a, b } = args as { a: number; b: number };
-        return String(a + b);
+    tool(
+      'add',
+      { a: number, b: number },
+      {
+        replayPolicy: 'safe',
+        handler: async (args) => {
+          counters.add++;
+          const { a, b } = args as { a: number; b: number };
+          return String(a + b);
+        },
       },
-    }),
-    tool('send_email', { to: string }, {
-      needsApproval: true,
-      handler: async (args) => {
-        counters.send++;
-        return `sent to ${(args as { to: string }).to}`;
+    ),
+    tool(
+      'send_email',
+      { to: string },
+      {
+        needsApproval: true,
+        handler: async (args) => {
+          counters.send++;
+          return `sent to ${(args as { to: string }).to}`;
+        },
       },
-    }),
+    ),
     tool('ask_user', { question: string }, { answeredBy: 'human' }),
-    tool('charge', { cents: number }, {
-      handler: async () => {
-        counters.charge++;
-        return 'charged';
+    tool(
+      'charge',
+      { cents: number },
+      {
+        handler: async () => {
+          counters.charge++;
+          return 'charged';
+        },
       },
-    }),
+    ),
   ]);
 }
 

@@ -13,7 +13,7 @@ const SCRIPT: Say[] = [
 ];
 
 describe('localChatTransport: the turns run in the page', () => {
-  it('carries a turn with an approval through the AI SDK\'s chat state, the same as over HTTP', async () => {
+  it("carries a turn with an approval through the AI SDK's chat state, the same as over HTTP", async () => {
     const chat = testChat(chatModel(SCRIPT, { stream: true }));
     const store = new InMemoryStore();
     const transport = localChatTransport({ agent: chat.agent, store, request: chat.request });
@@ -47,7 +47,7 @@ describe('localChatTransport: the turns run in the page', () => {
   });
 });
 
-describe('toUIMessageStream: a run\'s own events as chunks', () => {
+describe("toUIMessageStream: a run's own events as chunks", () => {
   it('assembles the message chatHandler streams for the same turn', async () => {
     const viaHandler = testChat(chatModel(SCRIPT.slice(1), { stream: true }));
     const expected = await assemble(await send(viaHandler, 'e1', [userMessage('go')]));

@@ -38,7 +38,7 @@ const at = (chunks: readonly UIMessageChunk[], type: string, id: string): number
   chunks.findIndex((c) => c.type === type && 'id' in c && c.id === id);
 
 describe('reasoning that streams', () => {
-  it('reaches the live stream as reasoning-start, its deltas and reasoning-end, before the step\'s text', async () => {
+  it("reaches the live stream as reasoning-start, its deltas and reasoning-end, before the step's text", async () => {
     const chat = testChat(chatModel(THINK_THEN_ADD, { stream: true }));
     const chunks = await send(chat, 'k1', [userMessage('2+3?')]);
     for (const i of [0, 1]) {
@@ -58,7 +58,7 @@ describe('reasoning that streams', () => {
     expect((await loadChat(chat.store, 'k1'))[1]).toEqual(message);
   });
 
-  it('a new server\'s GET replays a crashed turn\'s finished call, reasoning as one delta, then the rest', async () => {
+  it("a new server's GET replays a crashed turn's finished call, reasoning as one delta, then the rest", async () => {
     const inner = new InMemoryStore();
     // runStarted, the model intent, the result with the action intent: the step record never lands.
     const store = faultyStore(inner, { crashAfterWrites: 3 });
@@ -100,7 +100,7 @@ describe('reasoning that streams', () => {
     expect((await assemble(late)).parts.map((p) => p.type)).toEqual(PARTS);
   });
 
-  it('toUIMessageStream shows a run\'s reasoning deltas before its text, as chatHandler does', async () => {
+  it("toUIMessageStream shows a run's reasoning deltas before its text, as chatHandler does", async () => {
     const expected = await uninterrupted('k5', 'go');
     const own = testChat(chatModel(THINK_THEN_ADD, { stream: true }));
     const events = new TransformStream<RunEvent, RunEvent>();

@@ -69,7 +69,7 @@ describe('reconnect: the turn so far from its log, then live', () => {
     expect(model.seen).toHaveLength(2);
   });
 
-  it('a page reloaded mid-turn (loadChat, then useChat\'s resume) shows the finished turn once', async () => {
+  it("a page reloaded mid-turn (loadChat, then useChat's resume) shows the finished turn once", async () => {
     const hold = holdCall(1);
     const chat = testChat(chatModel(ADD_THEN_ANSWER, { stream: true, gate: hold.gate }));
     const before = new UiChat({ id: 'r2', transport: chat.transport });
@@ -148,7 +148,7 @@ describe('reconnect: the turn so far from its log, then live', () => {
     await reconnect(restarted, 'r6');
     const [user, waiting] = (await loadChat(inner, 'r6')) as [UIMessage, UIMessage];
     const reply = { kind: 'deny', reason: 'it did not go through' };
-    const answer = (p: UIMessage['parts'][number]) => ({ ...p, data: { ...((p as { data: object }).data), reply } });
+    const answer = (p: UIMessage['parts'][number]) => ({ ...p, data: { ...(p as { data: object }).data, reply } });
     const parts = waiting.parts.map((p) => (p.type === 'data-polyloop-settle' ? answer(p) : p));
     const ui = new UiChat({ id: 'r6', transport: restarted.transport, messages: [user, { ...waiting, parts }] });
     await ui.sendMessage();

@@ -20,10 +20,24 @@ const DEPTH = 20_000;
 
 /** An awaiting run whose pending action's arguments nest DEPTH arrays deep, as NDJSON text (JSON.parse reads it; JSON.stringify cannot write it). */
 function deepLog(runId: string): string {
-  const decision: ActionDecision = { kind: 'action', action: { kind: 'tool_call', name: 'note', arguments: { text: '__DEEP__' } }, trajectoryRepr: 'note', historyText: 'call note' };
-  const request: InputRequestRecord = { kind: 'input_request', v: RECORD_VERSION, stepIndex: 0, resultId: 's0.input', request: { kind: 'approval', target: 'action', decision }, requestedAt: '2026-01-01T00:00:01.000Z' };
+  const decision: ActionDecision = {
+    kind: 'action',
+    action: { kind: 'tool_call', name: 'note', arguments: { text: '__DEEP__' } },
+    trajectoryRepr: 'note',
+    historyText: 'call note',
+  };
+  const request: InputRequestRecord = {
+    kind: 'input_request',
+    v: RECORD_VERSION,
+    stepIndex: 0,
+    resultId: 's0.input',
+    request: { kind: 'approval', target: 'action', decision },
+    requestedAt: '2026-01-01T00:00:01.000Z',
+  };
   const records: LogRecord[] = [started(runId), modelIntent(0), modelResult(0), request];
-  return records.map((r) => encodeRecord(r).replace('"__DEEP__"', '['.repeat(DEPTH) + ']'.repeat(DEPTH)) + '\n').join('');
+  return records
+    .map((r) => encodeRecord(r).replace('"__DEEP__"', '['.repeat(DEPTH) + ']'.repeat(DEPTH)) + '\n')
+    .join('');
 }
 
 describe('polyloop on a log nested too deeply to encode', () => {
@@ -42,7 +56,11 @@ describe('polyloop on a log nested too deeply to encode', () => {
     expect(listed.out).toMatch(/deep\s+corrupt: .*:4: .*nested too deeply/);
     expect((await cli('runs', '--json', dir)).code).toBe(3);
 
-    for (const argv of [['show', dir, 'deep'], ['show', '--json', dir, 'deep'], ['export', dir, 'deep']]) {
+    for (const argv of [
+      ['show', dir, 'deep'],
+      ['show', '--json', dir, 'deep'],
+      ['export', dir, 'deep'],
+    ]) {
       const r = await cli(...argv);
       expect(r.code).toBe(3);
       expect(r.err).toMatch(/:4: .*nested too deeply/);

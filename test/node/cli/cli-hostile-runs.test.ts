@@ -23,7 +23,8 @@ async function storeWith(...runIds: string[]): Promise<FileStore> {
 }
 
 /** Characters a terminal acts on or that reorder or break what it shows. */
-const TERMINAL_HOSTILE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]/u;
+const TERMINAL_HOSTILE =
+  /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]/u;
 
 describe('polyloop on hostile run ids, logs and directories', () => {
   it('shows a run whose id and log hold terminal escapes, line separators and bidi overrides without passing them to the terminal', async () => {
@@ -36,7 +37,12 @@ describe('polyloop on hostile run ids, logs and directories', () => {
     await store.step(id, stepWrite(0, obs));
     await store.intent(id, modelIntent(1));
     await store.result(id, 's1.model', modelResult(1, 'think\u001b[2J\u009b1m'));
-    const hostileAction = { kind: 'action', action: { kind: 'tool_call', name: 'rm\u001b[2J\u202e', arguments: { path: '\u009b31m\u2028x' } }, trajectoryRepr: 'rm', historyText: 'rm' };
+    const hostileAction = {
+      kind: 'action',
+      action: { kind: 'tool_call', name: 'rm\u001b[2J\u202e', arguments: { path: '\u009b31m\u2028x' } },
+      trajectoryRepr: 'rm',
+      historyText: 'rm',
+    };
     await store.intent(id, { ...actionIntent(1), resultId: 'x\u001b[2Jy', decision: hostileAction } as IntentRecord);
     const shown = await cli('show', store.dir, id);
     expect(shown.code).toBe(0);
@@ -72,7 +78,11 @@ describe('polyloop on hostile run ids, logs and directories', () => {
     const store = await storeWith('r');
     const file = store.logPath('r');
     await writeFile(`${store.dir}/plain.txt`, 'x');
-    for (const argv of [['runs', file], ['show', file, 'r'], ['runs', `${store.dir}/plain.txt/sub`]]) {
+    for (const argv of [
+      ['runs', file],
+      ['show', file, 'r'],
+      ['runs', `${store.dir}/plain.txt/sub`],
+    ]) {
       const r = await cli(...argv);
       expect(r.code).toBe(1);
       expect(r.err).toMatch(/not a directory/);

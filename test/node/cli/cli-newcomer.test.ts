@@ -9,7 +9,14 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { encodeRecord } from '../../../src/core/index.ts';
 import type { LogRecord } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
-import { actionIntent, ended, modelIntent, modelResult, started, stepWrite } from '../../contract/run-store.contract.ts';
+import {
+  actionIntent,
+  ended,
+  modelIntent,
+  modelResult,
+  started,
+  stepWrite,
+} from '../../contract/run-store.contract.ts';
 import { sharedTempDirs } from '../../support/temp-dir.ts';
 import { polyloop } from '../platform-node/helpers.ts';
 
@@ -22,7 +29,8 @@ beforeAll(async () => {
   dir = await dirs.make();
   const store = new FileStore({ dir });
   const records: LogRecord[] = [started('long')];
-  for (let i = 0; i < STEPS; i++) records.push(modelIntent(i), modelResult(i), actionIntent(i), stepWrite(i, 'x'.repeat(200)));
+  for (let i = 0; i < STEPS; i++)
+    records.push(modelIntent(i), modelResult(i), actionIntent(i), stepWrite(i, 'x'.repeat(200)));
   records.push(ended(STEPS));
   await writeFile(store.logPath('long'), records.map(encodeRecord).join('\n') + '\n');
 });
@@ -31,7 +39,9 @@ beforeAll(async () => {
 function pipedIntoHead(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
     const quoted = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-    const child = spawn('bash', ['-c', `set -o pipefail; ${quoted} | head -n 2`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', ['-c', `set -o pipefail; ${quoted} | head -n 2`], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
@@ -41,17 +51,17 @@ function pipedIntoHead(args: readonly string[]): Promise<{ code: number | null; 
 }
 
 describe('polyloop piped into a reader that stops early', () => {
-  it.each([
-    [['show', 'long']],
-    [['show', 'long', '--json']],
-    [['export', 'long']],
-  ])('polyloop %j | head -n 2 prints two lines and exits 0 without an EPIPE trace', async (args) => {
-    const [command, ...rest] = args;
-    const r = await pipedIntoHead([command as string, dir, ...rest]);
-    expect(r.stderr).toBe('');
-    expect(r.code).toBe(0);
-    expect(r.stdout.split('\n').filter(Boolean)).toHaveLength(2);
-  }, 60_000);
+  it.each([[['show', 'long']], [['show', 'long', '--json']], [['export', 'long']]])(
+    'polyloop %j | head -n 2 prints two lines and exits 0 without an EPIPE trace',
+    async (args) => {
+      const [command, ...rest] = args;
+      const r = await pipedIntoHead([command as string, dir, ...rest]);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout.split('\n').filter(Boolean)).toHaveLength(2);
+    },
+    60_000,
+  );
 
   it('still prints the whole long run when nobody stops reading', async () => {
     const r = await polyloop(['show', dir, 'long']);
@@ -66,7 +76,8 @@ describe('polyloop help', () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toBe('');
     expect(r.stdout).toMatch(/^usage:\n/);
-    for (const command of ['runs', 'show', 'export', 'import', 'help']) expect(r.stdout).toContain(`polyloop ${command} `);
+    for (const command of ['runs', 'show', 'export', 'import', 'help'])
+      expect(r.stdout).toContain(`polyloop ${command} `);
   });
 
   it('prints the usage on stderr and exits 2 when no command is given', async () => {

@@ -38,7 +38,7 @@ beforeAll(async () => {
 });
 
 describe.concurrent('polyloop export', () => {
-  it('writes exportRun\'s NDJSON to stdout: the same bytes InMemoryStore exports for the same records', async () => {
+  it("writes exportRun's NDJSON to stdout: the same bytes InMemoryStore exports for the same records", async () => {
     const r = await polyloop(['export', src, 'flying']);
     expect(r.code).toBe(0);
     const memory = new InMemoryStore();
@@ -70,14 +70,23 @@ describe.concurrent('polyloop export', () => {
 
   it('exits 1 for an unknown run or a missing directory, and 3 naming file and line for a corrupt log', async () => {
     const dir = await freshDir();
-    await writeFile(new FileStore({ dir }).logPath('broken'), [encodeRecord(started('broken')), encodeRecord(actionIntent(0)), ''].join('\n'));
-    const [unknown, missing, corrupt] = await Promise.all([polyloop(['export', src, 'nope']), polyloop(['export', join(src, 'nope'), 'x']), polyloop(['export', dir, 'broken'])]);
+    await writeFile(
+      new FileStore({ dir }).logPath('broken'),
+      [encodeRecord(started('broken')), encodeRecord(actionIntent(0)), ''].join('\n'),
+    );
+    const [unknown, missing, corrupt] = await Promise.all([
+      polyloop(['export', src, 'nope']),
+      polyloop(['export', join(src, 'nope'), 'x']),
+      polyloop(['export', dir, 'broken']),
+    ]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('no run "nope" in');
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('no such directory');
     expect(corrupt.code).toBe(3);
-    expect(corrupt.stderr).toMatch(/corrupt run log at .*r-62726f6b656e\.jsonl:2: intent of step 0 without its model-call intent/);
+    expect(corrupt.stderr).toMatch(
+      /corrupt run log at .*r-62726f6b656e\.jsonl:2: intent of step 0 without its model-call intent/,
+    );
     expect(corrupt.stdout).toBe('');
   });
 });
@@ -89,8 +98,13 @@ describe('polyloop import', () => {
     const dst = await freshDir();
     const imported = await polyloop(['import', dst, exported]);
     expect(imported.code).toBe(0);
-    expect(imported.stdout).toMatch(/^imported run "flying" into .*r-666c79696e67\.jsonl \(4 records\): in flight at step 0: action echo\(\{"text":"hi"\}\) — a never action was in flight: resume asks a person to settle it/);
-    const [a, b] = await Promise.all([polyloop(['show', src, 'flying', '--json']), polyloop(['show', dst, 'flying', '--json'])]);
+    expect(imported.stdout).toMatch(
+      /^imported run "flying" into .*r-666c79696e67\.jsonl \(4 records\): in flight at step 0: action echo\(\{"text":"hi"\}\) — a never action was in flight: resume asks a person to settle it/,
+    );
+    const [a, b] = await Promise.all([
+      polyloop(['show', src, 'flying', '--json']),
+      polyloop(['show', dst, 'flying', '--json']),
+    ]);
     const strip = (s: string): unknown => {
       const { file: _f, lastWriteAt: _l, ...rest } = JSON.parse(s) as Record<string, unknown>;
       return rest;
@@ -100,7 +114,9 @@ describe('polyloop import', () => {
     const text = (s: string): string => s.replace(/^(file|last write) .*\n/gm, '');
     expect(text(tb.stdout)).toBe(text(ta.stdout));
     expect(text(ta.stdout)).toContain('#0  in flight action echo({"text":"hi"})');
-    expect(await readFile(new FileStore({ dir: dst }).logPath('flying'), 'utf8')).toBe(await readFile(exported, 'utf8'));
+    expect(await readFile(new FileStore({ dir: dst }).logPath('flying'), 'utf8')).toBe(
+      await readFile(exported, 'utf8'),
+    );
   });
 
   it('reads stdin for -, and creates a directory that does not exist yet', async () => {
@@ -127,22 +143,41 @@ describe('polyloop import', () => {
   const good = [started('x'), modelIntent(0), modelResult(0), actionIntent(0)];
   const hostile: [string, string, RegExp][] = [
     ['a torn last line', ndjsonOf(good).slice(0, -15), /corrupt run log at .*bad\.ndjson:4: the last line is torn/],
-    ['a corrupt middle line', ndjsonOf(good).replace(/\n.*\n/, '\n{oops\n'), /corrupt run log at .*bad\.ndjson:2: not valid JSON/],
-    ['records out of protocol order', ndjsonOf([good[0], good[2], good[1], good[3]] as LogRecord[]), /corrupt run log at .*bad\.ndjson:2: result of step 0 without its model-call intent/],
-    ['a first record that is not run_started', ndjsonOf(good.slice(1)), /corrupt run log at .*bad\.ndjson:1: first record is intent, not run_started/],
-    ['schema major 2', ndjsonOf(good).replace(/"v":"1\.\d+"/g, '"v":"2.0"'), /bad\.ndjson: record schema version "2\.0" is not supported/],
+    [
+      'a corrupt middle line',
+      ndjsonOf(good).replace(/\n.*\n/, '\n{oops\n'),
+      /corrupt run log at .*bad\.ndjson:2: not valid JSON/,
+    ],
+    [
+      'records out of protocol order',
+      ndjsonOf([good[0], good[2], good[1], good[3]] as LogRecord[]),
+      /corrupt run log at .*bad\.ndjson:2: result of step 0 without its model-call intent/,
+    ],
+    [
+      'a first record that is not run_started',
+      ndjsonOf(good.slice(1)),
+      /corrupt run log at .*bad\.ndjson:1: first record is intent, not run_started/,
+    ],
+    [
+      'schema major 2',
+      ndjsonOf(good).replace(/"v":"1\.\d+"/g, '"v":"2.0"'),
+      /bad\.ndjson: record schema version "2\.0" is not supported/,
+    ],
     ['an empty file', '', /corrupt run log at .*bad\.ndjson:1: not valid JSON/],
   ];
 
-  it.concurrent.each(hostile)('refuses %s with exit 3 naming the file (and line), writing nothing', async (_name, text, message) => {
-    const file = join(await freshDir(), 'bad.ndjson');
-    await writeFile(file, text);
-    const dst = await freshDir();
-    const r = await polyloop(['import', dst, file]);
-    expect(r.code).toBe(3);
-    expect(r.stderr).toMatch(message);
-    expect((await readdir(dst)).filter((n) => n.endsWith('.jsonl'))).toEqual([]);
-  });
+  it.concurrent.each(hostile)(
+    'refuses %s with exit 3 naming the file (and line), writing nothing',
+    async (_name, text, message) => {
+      const file = join(await freshDir(), 'bad.ndjson');
+      await writeFile(file, text);
+      const dst = await freshDir();
+      const r = await polyloop(['import', dst, file]);
+      expect(r.code).toBe(3);
+      expect(r.stderr).toMatch(message);
+      expect((await readdir(dst)).filter((n) => n.endsWith('.jsonl'))).toEqual([]);
+    },
+  );
 
   it('exits 1 for a missing file or a target that is a file, and 2 for wrong arguments', async () => {
     const file = join(await freshDir(), 'plain');
@@ -162,7 +197,10 @@ describe('polyloop import', () => {
 
   it('moves a crashed run to another directory, where resume finishes it with the uninterrupted trajectory', async () => {
     const from = await freshDir();
-    const crashing = harness({ store: faultyStore(new FileStore({ dir: from }), { crashAfterWrites: 9 }), tools: safeTools() });
+    const crashing = harness({
+      store: faultyStore(new FileStore({ dir: from }), { crashAfterWrites: 9 }),
+      tools: safeTools(),
+    });
     await expect(run(crashing.agent, crashing.request)).rejects.toThrow();
     const file = join(await freshDir(), 'run.ndjson');
     expect((await polyloop(['export', from, 'run-1', '-o', file])).code).toBe(0);
@@ -184,7 +222,9 @@ describe('polyloop export to a terminal', () => {
     await store.result('t', 's0.model', modelResult(0, 'red \u009b31m \u202e bidi \u2028 sep \u001b[2J esc'));
     const exportTo = async (outIsTerminal: boolean): Promise<string> => {
       let out = '';
-      expect(await runCli(['export', dir, 't'], { out: (s) => void (out += s), err: () => undefined, outIsTerminal })).toBe(0);
+      expect(
+        await runCli(['export', dir, 't'], { out: (s) => void (out += s), err: () => undefined, outIsTerminal }),
+      ).toBe(0);
       return out;
     };
     const [shown, piped] = [await exportTo(true), await exportTo(false)];

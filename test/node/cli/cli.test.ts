@@ -4,14 +4,32 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeRecord } from '../../../src/core/index.ts';
 import type { IntentRecord } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
-import { actionIntent, ended, modelIntent, modelResult, started, stepRecord, stepWrite, writeFullRun } from '../../contract/run-store.contract.ts';
+import {
+  actionIntent,
+  ended,
+  modelIntent,
+  modelResult,
+  started,
+  stepRecord,
+  stepWrite,
+  writeFullRun,
+} from '../../contract/run-store.contract.ts';
 import { sharedTempDirs, tempDir } from '../../support/temp-dir.ts';
 import { polyloop as cli } from '../platform-node/helpers.ts';
 
 const polyloop = (...args: string[]): ReturnType<typeof cli> => cli(args);
 
 /** A `safe` tool call in flight: `add({"a":1})`. */
-const safeAdd: IntentRecord = { ...actionIntent(0), replayPolicy: 'safe', decision: { kind: 'action', action: { kind: 'tool_call', name: 'add', arguments: { a: 1 } }, trajectoryRepr: 'add(1)', historyText: 'call add' } } as IntentRecord;
+const safeAdd: IntentRecord = {
+  ...actionIntent(0),
+  replayPolicy: 'safe',
+  decision: {
+    kind: 'action',
+    action: { kind: 'tool_call', name: 'add', arguments: { a: 1 } },
+    trajectoryRepr: 'add(1)',
+    historyText: 'call add',
+  },
+} as IntentRecord;
 
 let dir = '';
 let release = async (): Promise<void> => undefined;
@@ -46,9 +64,15 @@ beforeAll(async () => {
   release = await store.acquire('driven', {});
   const bad = new FileStore({ dir: corruptDir });
   await writeFullRun(bad, 'fine');
-  await writeFile(bad.logPath('broken'), [encodeRecord(started('broken')), 'not json at all', encodeRecord(modelIntent(0)), ''].join('\n'));
+  await writeFile(
+    bad.logPath('broken'),
+    [encodeRecord(started('broken')), 'not json at all', encodeRecord(modelIntent(0)), ''].join('\n'),
+  );
   // Every line decodes, but an action intent with no model result before it breaks the protocol.
-  await writeFile(bad.logPath('unordered'), [encodeRecord(started('unordered')), encodeRecord(actionIntent(0)), ''].join('\n'));
+  await writeFile(
+    bad.logPath('unordered'),
+    [encodeRecord(started('unordered')), encodeRecord(actionIntent(0)), ''].join('\n'),
+  );
 });
 
 afterAll(async () => {
@@ -63,10 +87,16 @@ describe.concurrent('polyloop runs', () => {
     expect(lines[0]).toMatch(/^RUN ID\s+STATE\s+STEPS\s+VALID ACTIONS\s+LAST WRITE$/);
     expect(lines).toHaveLength(8);
     expect(r.stdout).toMatch(/finished-run\s+ended \(max_steps\)\s+1\s+1\s+\d{4}-\d\d-\d\dT/);
-    expect(r.stdout).toMatch(/flying\s+in flight at step 0: action echo\(\{"text":"hi"\}\) — a never action was in flight: resume asks a person to settle it\s+0\s+0/);
-    expect(r.stdout).toMatch(/replaying\s+in flight at step 0: action add\(\{"a":1\}\) — will be replayed \(safe\)\s+0\s+0/);
+    expect(r.stdout).toMatch(
+      /flying\s+in flight at step 0: action echo\(\{"text":"hi"\}\) — a never action was in flight: resume asks a person to settle it\s+0\s+0/,
+    );
+    expect(r.stdout).toMatch(
+      /replaying\s+in flight at step 0: action add\(\{"a":1\}\) — will be replayed \(safe\)\s+0\s+0/,
+    );
     expect(r.stdout).toMatch(/asking\s+model call in flight at step 0 — will be re-issued\s+0/);
-    expect(r.stdout).toMatch(/replied\s+model reply stored at step 0, not yet interpreted — will be interpreted on resume/);
+    expect(r.stdout).toMatch(
+      /replied\s+model reply stored at step 0, not yet interpreted — will be interpreted on resume/,
+    );
     expect(r.stdout).toMatch(/torn\s+at step boundary \(resumable\) \(torn tail ignored\)\s+1\s+1/);
     expect(r.stdout).toMatch(new RegExp(`driven\\s+running \\(pid ${process.pid}\\) — at step boundary\\s+0\\s+0`));
   });
@@ -74,7 +104,14 @@ describe.concurrent('polyloop runs', () => {
   it('prints machine-readable rows with --json: the readRunLog state, the in-flight step with its action, and the live driver', async () => {
     const r = await polyloop('runs', dir, '--json');
     expect(r.code).toBe(0);
-    const rows = JSON.parse(r.stdout) as Array<{ runId: string; state: string; stopReason: string | null; steps: number; driverPid: number | null; inFlight: { resolution: string } | null }>;
+    const rows = JSON.parse(r.stdout) as Array<{
+      runId: string;
+      state: string;
+      stopReason: string | null;
+      steps: number;
+      driverPid: number | null;
+      inFlight: { resolution: string } | null;
+    }>;
     expect(rows.map((x) => [x.runId, x.state, x.stopReason, x.steps, x.inFlight?.resolution ?? null]).sort()).toEqual([
       ['asking', 'in_flight', null, 0, 'reissue_model'],
       ['driven', 'at_boundary', null, 0, null],
@@ -111,7 +148,9 @@ describe.concurrent('polyloop runs', () => {
   it('lists a log that breaks the write protocol as corrupt, naming its file and line', async () => {
     const r = await polyloop('runs', corruptDir);
     expect(r.code).toBe(3);
-    expect(r.stdout).toMatch(/unordered\s+corrupt: corrupt run log at .*r-756e6f726465726564\.jsonl:2: intent of step 0 without its model-call intent/);
+    expect(r.stdout).toMatch(
+      /unordered\s+corrupt: corrupt run log at .*r-756e6f726465726564\.jsonl:2: intent of step 0 without its model-call intent/,
+    );
   });
 });
 
@@ -127,7 +166,14 @@ describe.concurrent('polyloop show', () => {
 
   it('shows the stop reason and final answer of an ended run', async (test) => {
     const store = new FileStore({ dir: await tempDir(undefined, test) });
-    const final = { ...stepRecord(0), decision: 'final' as const, actionRepr: null, observation: null, actionStatus: null, finalAnswer: 'done' };
+    const final = {
+      ...stepRecord(0),
+      decision: 'final' as const,
+      actionRepr: null,
+      observation: null,
+      actionStatus: null,
+      finalAnswer: 'done',
+    };
     await store.runStarted('answered', started('answered'));
     await store.intent('answered', modelIntent(0));
     await store.result('answered', 's0.model', modelResult(0));
@@ -139,7 +185,7 @@ describe.concurrent('polyloop show', () => {
     expect(r.stdout).toContain('final answer done');
   });
 
-  it('shows the in-flight step\'s action with its name and arguments, and the one-line state', async () => {
+  it("shows the in-flight step's action with its name and arguments, and the one-line state", async () => {
     const r = await polyloop('show', dir, 'replaying');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('state        in flight at step 0: action add({"a":1}) — will be replayed (safe)');
@@ -157,7 +203,13 @@ describe.concurrent('polyloop show', () => {
       steps: 0,
       validActions: 0,
       driverPid: null,
-      inFlight: { stepIndex: 0, resolution: 'settle', target: 'action', action: { kind: 'tool_call', name: 'echo', arguments: { text: 'hi' } }, resultId: 's0.action' },
+      inFlight: {
+        stepIndex: 0,
+        resolution: 'settle',
+        target: 'action',
+        action: { kind: 'tool_call', name: 'echo', arguments: { text: 'hi' } },
+        resultId: 's0.action',
+      },
       trajectory: [],
     });
     expect(out['stateLine']).toMatch(/a never action was in flight: resume asks a person to settle it/);

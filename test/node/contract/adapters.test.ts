@@ -29,7 +29,15 @@ function nextTurn<T>(turns: T[], turn: T): void {
 }
 
 const openAITurn = (scenario: ModelScenario): OpenAITurn =>
-  scenario === 'hang' ? { kind: 'hang' } : { kind: 'reply', text: 'Adding.', reasoning: 'I should add.', toolCalls: [{ id: 'call_9', name: 'add', arguments: '{"a":3,"b":4}' }], finishReason: 'tool_calls' };
+  scenario === 'hang'
+    ? { kind: 'hang' }
+    : {
+        kind: 'reply',
+        text: 'Adding.',
+        reasoning: 'I should add.',
+        toolCalls: [{ id: 'call_9', name: 'add', arguments: '{"a":3,"b":4}' }],
+        finishReason: 'tool_calls',
+      };
 
 const anthropicTurn = (scenario: ModelScenario): AnthropicTurn =>
   scenario === 'hang'
@@ -59,11 +67,21 @@ for (const stream of [false, true]) {
       name: `anthropicModel${stream ? ' (streaming)' : ''} on the loopback fake`,
       makeModel: (scenario) => {
         nextTurn(anthropic.turns, anthropicTurn(scenario));
-        return anthropicModel({ model: 'claude-contract', apiKey: 'sk-ant-test', baseURL: anthropic.baseURL, maxTokens: 256, stream });
+        return anthropicModel({
+          model: 'claude-contract',
+          apiKey: 'sk-ant-test',
+          baseURL: anthropic.baseURL,
+          maxTokens: 256,
+          stream,
+        });
       },
     }),
   );
 }
 
-describeContract(decisionInterpreterContract({ name: 'openAIToolInterpreter', makeInterpreter: openAIToolInterpreter }));
-describeContract(decisionInterpreterContract({ name: 'anthropicToolInterpreter', makeInterpreter: anthropicToolInterpreter }));
+describeContract(
+  decisionInterpreterContract({ name: 'openAIToolInterpreter', makeInterpreter: openAIToolInterpreter }),
+);
+describeContract(
+  decisionInterpreterContract({ name: 'anthropicToolInterpreter', makeInterpreter: anthropicToolInterpreter }),
+);

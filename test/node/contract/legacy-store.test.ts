@@ -39,23 +39,28 @@ describe('a 1.0-style store without resultAndIntent', () => {
     expect(methods.slice(1, 5)).toEqual(['intent', 'result', 'intent', 'step']);
   });
 
-  it.each(['safe', 'never'] as const)('keeps the crash law at every write point with modelReplayPolicy %s', async (policy) => {
-    // One outside world per case, kept across its crash: a settlement is answered from it.
-    const worlds: string[][] = [];
-    const world = (): string[] => worlds.at(-1) as string[];
-    const report = await crashAtEveryWrite({
-      store: () => (worlds.push([]), legacyStore()),
-      setup: (store) => {
-        const h = harness({ script: STANDARD_SCRIPT, store, calls: world(), request: { modelReplayPolicy: policy } });
-        return { agent: h.agent, request: h.request };
-      },
-      reply: (p) => {
-        if (p.kind !== 'settle') return { kind: 'approve', resultId: p.resultId };
-        const ran = p.target === 'action' && world().includes('note:three');
-        return ran ? { kind: 'executed', resultId: p.resultId, observation: 'noted three' } : { kind: 'retry', resultId: p.resultId };
-      },
-    });
-    expect(report.writes).toBeGreaterThan(20);
-    expect(report.failures).toEqual([]);
-  });
+  it.each(['safe', 'never'] as const)(
+    'keeps the crash law at every write point with modelReplayPolicy %s',
+    async (policy) => {
+      // One outside world per case, kept across its crash: a settlement is answered from it.
+      const worlds: string[][] = [];
+      const world = (): string[] => worlds.at(-1) as string[];
+      const report = await crashAtEveryWrite({
+        store: () => (worlds.push([]), legacyStore()),
+        setup: (store) => {
+          const h = harness({ script: STANDARD_SCRIPT, store, calls: world(), request: { modelReplayPolicy: policy } });
+          return { agent: h.agent, request: h.request };
+        },
+        reply: (p) => {
+          if (p.kind !== 'settle') return { kind: 'approve', resultId: p.resultId };
+          const ran = p.target === 'action' && world().includes('note:three');
+          return ran
+            ? { kind: 'executed', resultId: p.resultId, observation: 'noted three' }
+            : { kind: 'retry', resultId: p.resultId };
+        },
+      });
+      expect(report.writes).toBeGreaterThan(20);
+      expect(report.failures).toEqual([]);
+    },
+  );
 });

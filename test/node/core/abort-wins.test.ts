@@ -20,7 +20,14 @@ describe('abort wins within cancelGraceMs whatever a seam does', () => {
     const hang = stuck<unknown>();
     let sawCall!: () => void;
     const called = new Promise<void>((r) => (sawCall = r));
-    const model: ModelCaller = { params: { model: 'deaf' }, call: (c: ModelCall) => (sawCall(), setTimeout(() => (c.onDelta?.('late delta'), c.onDelta?.('late thought', 'reasoning')), 30), hang.promise as never) };
+    const model: ModelCaller = {
+      params: { model: 'deaf' },
+      call: (c: ModelCall) => (
+        sawCall(),
+        setTimeout(() => (c.onDelta?.('late delta'), c.onDelta?.('late thought', 'reasoning')), 30),
+        hang.promise as never
+      ),
+    };
     const agent = defineAgent({ ...h.agent, model });
     const ctl = new AbortController();
     const pending = run(agent, { ...h.request, cancelGraceMs: 50 }, { signal: ctl.signal });
@@ -43,7 +50,15 @@ describe('abort wins within cancelGraceMs whatever a seam does', () => {
     const hang = stuck<string>();
     let sawCall!: () => void;
     const called = new Promise<void>((r) => (sawCall = r));
-    const tools = [...makeTools(), { name: 'wait', description: 'Waits forever.', parameters: { type: 'object' }, handler: () => (sawCall(), hang.promise) }];
+    const tools = [
+      ...makeTools(),
+      {
+        name: 'wait',
+        description: 'Waits forever.',
+        parameters: { type: 'object' },
+        handler: () => (sawCall(), hang.promise),
+      },
+    ];
     const h = harness({ tools, script: ['{"tool":"wait","args":{}}', '{"final":"x"}'] });
     const ctl = new AbortController();
     const pending = run(h.agent, { ...h.request, cancelGraceMs: 50 }, { signal: ctl.signal });
@@ -64,7 +79,11 @@ describe('abort wins within cancelGraceMs whatever a seam does', () => {
     const h = harness();
     let sawStep!: () => void;
     const inStep = new Promise<void>((r) => (sawStep = r));
-    const events: EventSink = { params: {}, deliver: (e: RunEvent) => (e.type === 'step_started' ? (sawStep(), new Promise<void>(() => undefined)) : undefined) };
+    const events: EventSink = {
+      params: {},
+      deliver: (e: RunEvent) =>
+        e.type === 'step_started' ? (sawStep(), new Promise<void>(() => undefined)) : undefined,
+    };
     const agent = defineAgent({ ...h.agent, events });
     const ctl = new AbortController();
     const pending = run(agent, { ...h.request, cancelGraceMs: 50 }, { signal: ctl.signal });
@@ -91,7 +110,10 @@ describe('abort wins within cancelGraceMs whatever a seam does', () => {
     const hang = stuck<never>();
     let sawCall!: () => void;
     const called = new Promise<void>((r) => (sawCall = r));
-    const agent = defineAgent({ ...h.agent, model: { params: { model: 'deaf' }, call: () => (sawCall(), hang.promise) } });
+    const agent = defineAgent({
+      ...h.agent,
+      model: { params: { model: 'deaf' }, call: () => (sawCall(), hang.promise) },
+    });
     const ctl = new AbortController();
     const pending = run(agent, { ...h.request, cancelGraceMs: 20 }, { signal: ctl.signal });
     await called;
@@ -105,25 +127,28 @@ describe('abort wins within cancelGraceMs whatever a seam does', () => {
 });
 
 describe('nothing is written after a failed write, even when the signal aborted', () => {
-  it.each(['runStarted', 'intent', 'result', 'step'] as const)('a %s write that fails while aborting leaves no run_ended behind it', async (method) => {
-    const inner = new InMemoryStore();
-    const ctl = new AbortController();
-    const store: RunStore = {
-      runStarted: (id, r) => inner.runStarted(id, r),
-      intent: (id, r) => inner.intent(id, r),
-      result: (id, rid, r) => inner.result(id, rid, r),
-      step: (id, r) => inner.step(id, r),
-      readLog: (id) => inner.readLog(id),
-      runEnded: (id, r) => inner.runEnded(id, r),
-      [method]: async () => {
-        ctl.abort(new Error('stop'));
-        throw new Error('disk gone');
-      },
-    };
-    const h = harness({ store });
-    await expect(run(h.agent, h.request, { signal: ctl.signal })).rejects.toThrow('stop');
-    const log = await inner.readLog('run-1');
-    expect(log.some((r) => r.kind === 'run_ended')).toBe(false);
-    if (method === 'runStarted') expect(log).toEqual([]);
-  });
+  it.each(['runStarted', 'intent', 'result', 'step'] as const)(
+    'a %s write that fails while aborting leaves no run_ended behind it',
+    async (method) => {
+      const inner = new InMemoryStore();
+      const ctl = new AbortController();
+      const store: RunStore = {
+        runStarted: (id, r) => inner.runStarted(id, r),
+        intent: (id, r) => inner.intent(id, r),
+        result: (id, rid, r) => inner.result(id, rid, r),
+        step: (id, r) => inner.step(id, r),
+        readLog: (id) => inner.readLog(id),
+        runEnded: (id, r) => inner.runEnded(id, r),
+        [method]: async () => {
+          ctl.abort(new Error('stop'));
+          throw new Error('disk gone');
+        },
+      };
+      const h = harness({ store });
+      await expect(run(h.agent, h.request, { signal: ctl.signal })).rejects.toThrow('stop');
+      const log = await inner.readLog('run-1');
+      expect(log.some((r) => r.kind === 'run_ended')).toBe(false);
+      if (method === 'runStarted') expect(log).toEqual([]);
+    },
+  );
 });

@@ -48,7 +48,10 @@ describe('a request with several problems', () => {
       'request.observationTemplate',
       'request.cancelGraceMs',
     ]);
-    expect(e.problems[0]).toEqual({ path: 'request.budget.maxValidActions', message: 'must be a positive integer, got undefined' });
+    expect(e.problems[0]).toEqual({
+      path: 'request.budget.maxValidActions',
+      message: 'must be a positive integer, got undefined',
+    });
     const lines = e.message.split('\n');
     expect(lines[0]).toBe('5 problems with the run request:');
     expect(lines.slice(1)).toEqual(e.problems.map((p) => `- ${p.path} ${p.message}`));
@@ -97,9 +100,18 @@ describe('a definition with several problems', () => {
 
   it('reports every missing seam and every bad field in one error', () => {
     const { store: _s, ...rest } = config();
-    const bad = { ...rest, events: { params: {} }, syntheticObservations: { notExecuted: 1 } } as unknown as AgentConfig;
+    const bad = {
+      ...rest,
+      events: { params: {} },
+      syntheticObservations: { notExecuted: 1 },
+    } as unknown as AgentConfig;
     const e = refusal(() => defineAgent(bad));
-    expect(e.problems.map((p) => p.path)).toEqual(['store', 'events.deliver', 'syntheticObservations.notExecuted', 'syntheticObservations.envError']);
+    expect(e.problems.map((p) => p.path)).toEqual([
+      'store',
+      'events.deliver',
+      'syntheticObservations.notExecuted',
+      'syntheticObservations.envError',
+    ]);
     expect(e.message).toBe(
       [
         'defineAgent: 4 problems with the agent definition:',

@@ -5,11 +5,24 @@
  */
 import { describe, expect, it } from 'vitest';
 import { InMemoryStore, RECORD_VERSION } from '../../../src/core/index.ts';
-import type { InputRecord, InputRequestRecord, IntentRecord, LogRecord, UpgradeRecord } from '../../../src/core/index.ts';
+import type {
+  InputRecord,
+  InputRequestRecord,
+  IntentRecord,
+  LogRecord,
+  UpgradeRecord,
+} from '../../../src/core/index.ts';
 import { AppendLogStore } from '../../../src/core/internal-entry.ts';
 import type { LogAppend } from '../../../src/core/internal-entry.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
-import { actionIntent, ended, modelIntent, modelResult, started, stepWrite } from '../../../src/testing/contracts/records.ts';
+import {
+  actionIntent,
+  ended,
+  modelIntent,
+  modelResult,
+  started,
+  stepWrite,
+} from '../../../src/testing/contracts/records.ts';
 import { tempDir } from '../../support/temp-dir.ts';
 
 /** Keeps every append it is given, and its log. */
@@ -30,9 +43,32 @@ class Recorder extends AppendLogStore {
 
 const v = RECORD_VERSION;
 const approval = { kind: 'approval', target: 'action', decision: null } as const;
-const inputRequest: InputRequestRecord = { kind: 'input_request', v, stepIndex: 0, resultId: 's0.input', request: approval, requestedAt: '' };
-const input: InputRecord = { kind: 'input', v, stepIndex: 0, resultId: 's0.input', reply: { kind: 'approve', resultId: 's0.input' }, receivedAt: '' };
-const upgrade: UpgradeRecord = { kind: 'upgrade', v, stepIndex: 1, reason: 'r', changes: {}, snapshotHash: 'h', request: { cancelGraceMs: 0, defaulted: [] }, at: '' };
+const inputRequest: InputRequestRecord = {
+  kind: 'input_request',
+  v,
+  stepIndex: 0,
+  resultId: 's0.input',
+  request: approval,
+  requestedAt: '',
+};
+const input: InputRecord = {
+  kind: 'input',
+  v,
+  stepIndex: 0,
+  resultId: 's0.input',
+  reply: { kind: 'approve', resultId: 's0.input' },
+  receivedAt: '',
+};
+const upgrade: UpgradeRecord = {
+  kind: 'upgrade',
+  v,
+  stepIndex: 1,
+  reason: 'r',
+  changes: {},
+  snapshotHash: 'h',
+  request: { cancelGraceMs: 0, defaulted: [] },
+  at: '',
+};
 const neverModelIntent: IntentRecord = { ...modelIntent(1), replayPolicy: 'never' };
 
 describe('AppendLogStore', () => {

@@ -18,7 +18,10 @@ describe("a tool's replay policy holds under a custom executor", () => {
     const ran: string[] = [];
     const inner = new InMemoryStore();
     // Writes: run_started, model intent, result + action intent land; the tool runs; the step write crashes.
-    const h = harness({ store: faultyStore(inner, { crashAfterWrites: 3 }), script: ['{"tool":"note","args":{"text":"once"}}', '{"final":"x"}'] });
+    const h = harness({
+      store: faultyStore(inner, { crashAfterWrites: 3 }),
+      script: ['{"tool":"note","args":{"text":"once"}}', '{"final":"x"}'],
+    });
     const request = { ...h.request, executor: customExecutor('safe', ran) };
     await expect(run(h.agent, request)).rejects.toMatchObject({ cause: expect.any(SimulatedCrashError) });
     const intent = (await inner.readLog('run-1')).find((r) => r.kind === 'intent' && r.intent === 'action');
@@ -39,7 +42,9 @@ describe("a tool's replay policy holds under a custom executor", () => {
   it("the executor's replay policy is part of the run's identity", async () => {
     const h = harness({ script: ['{"final":"x"}'] });
     await run(h.agent, { ...h.request, executor: customExecutor('safe', []) });
-    await expect(resume(h.agent, { ...h.request, executor: customExecutor('never', []) })).rejects.toThrow(/executorReplayPolicy/);
+    await expect(resume(h.agent, { ...h.request, executor: customExecutor('never', []) })).rejects.toThrow(
+      /executorReplayPolicy/,
+    );
   });
 });
 
@@ -50,7 +55,19 @@ describe('a custom executor next to tools sees only tool calls that validate', (
   ])('%s is not_executed with a synthetic observation and never reaches the executor', async (_name, line, message) => {
     const seen: unknown[] = [];
     const h = harness({ script: [line, '{"final":"x"}'] });
-    const executor: ActionExecutor = { replayPolicy: 'never', execute: async (a) => (seen.push(a), { status: 'executed', observation: 'ran', observationIsSynthetic: false, envReportedCompletion: false, observationTruncatedChars: 0 }) };
+    const executor: ActionExecutor = {
+      replayPolicy: 'never',
+      execute: async (a) => (
+        seen.push(a),
+        {
+          status: 'executed',
+          observation: 'ran',
+          observationIsSynthetic: false,
+          envReportedCompletion: false,
+          observationTruncatedChars: 0,
+        }
+      ),
+    };
     const result = await run(h.agent, { ...h.request, executor });
     expect(seen).toEqual([]);
     expect(result.trajectory[0]).toMatchObject({ actionStatus: 'not_executed', observationIsSynthetic: true });
@@ -63,7 +80,18 @@ describe('a custom executor next to tools sees only tool calls that validate', (
   it('with no tools, a custom executor still receives every action (it is the environment)', async () => {
     const seen: unknown[] = [];
     const h = harness({ script: ['{"tool":"anything","args":{"x":1}}', '{"final":"x"}'], tools: [] });
-    const executor: ActionExecutor = { execute: async (a) => (seen.push(a), { status: 'executed', observation: 'ran', observationIsSynthetic: false, envReportedCompletion: false, observationTruncatedChars: 0 }) };
+    const executor: ActionExecutor = {
+      execute: async (a) => (
+        seen.push(a),
+        {
+          status: 'executed',
+          observation: 'ran',
+          observationIsSynthetic: false,
+          envReportedCompletion: false,
+          observationTruncatedChars: 0,
+        }
+      ),
+    };
     const result = await run(h.agent, { ...h.request, executor });
     expect(seen).toHaveLength(1);
     expect(result.trajectory[0]?.actionStatus).toBe('executed');

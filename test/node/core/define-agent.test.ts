@@ -1,7 +1,23 @@
 /** defineAgent (frozen, reports params) and the checks run() makes before writing anything. */
 import { describe, expect, it } from 'vitest';
-import { defineAgent, InMemoryStore, InvalidRequestError, resume, run, STANDARD_SYNTHETIC_OBSERVATIONS, ToolRegistry } from '../../../src/core/index.ts';
-import type { ActionExecutor, AgentConfig, Budget, ModelCaller, RunRequest, ToolRenderStyle, ToolSpec } from '../../../src/core/index.ts';
+import {
+  defineAgent,
+  InMemoryStore,
+  InvalidRequestError,
+  resume,
+  run,
+  STANDARD_SYNTHETIC_OBSERVATIONS,
+  ToolRegistry,
+} from '../../../src/core/index.ts';
+import type {
+  ActionExecutor,
+  AgentConfig,
+  Budget,
+  ModelCaller,
+  RunRequest,
+  ToolRenderStyle,
+  ToolSpec,
+} from '../../../src/core/index.ts';
 import { collectingSink, jsonActionInterpreter, scriptedModel } from '../../../src/testing/index.ts';
 import { harness, makeTools, SYNTHETIC } from './fixtures.ts';
 
@@ -29,7 +45,15 @@ describe('defineAgent', () => {
 
   it('freezes the definition and its params, all the way down', () => {
     const agent = defineAgent(config());
-    for (const value of [agent, agent.params, agent.params.model, agent.params.interpreter, agent.params.events, agent.params.syntheticObservations, agent.syntheticObservations]) {
+    for (const value of [
+      agent,
+      agent.params,
+      agent.params.model,
+      agent.params.interpreter,
+      agent.params.events,
+      agent.params.syntheticObservations,
+      agent.syntheticObservations,
+    ]) {
       expect(Object.isFrozen(value)).toBe(true);
     }
     expect(() => {
@@ -52,8 +76,14 @@ describe('defineAgent', () => {
   });
 
   it.each([
-    { label: 'a model without params.model', model: { params: { temperature: 0 }, call: async () => ({ callId: null, text: '', reasoning: null }) } },
-    { label: 'a model whose params.model is not a string', model: { params: { model: 7 }, call: async () => ({ callId: null, text: '', reasoning: null }) } },
+    {
+      label: 'a model without params.model',
+      model: { params: { temperature: 0 }, call: async () => ({ callId: null, text: '', reasoning: null }) },
+    },
+    {
+      label: 'a model whose params.model is not a string',
+      model: { params: { model: 7 }, call: async () => ({ callId: null, text: '', reasoning: null }) },
+    },
     { label: 'a model without params', model: { call: async () => ({ callId: null, text: '', reasoning: null }) } },
     { label: 'a model without call', model: { params: { model: 'm' } } },
   ])('refuses $label', ({ model }) => {
@@ -61,11 +91,14 @@ describe('defineAgent', () => {
     expect(() => defineAgent(config({ model: model as unknown as ModelCaller }))).toThrow(/model/);
   });
 
-  it.each(['model', 'interpreter', 'store', 'events', 'syntheticObservations'] as const)('refuses a config without %s (no defaults, no default store)', (key) => {
-    const { [key]: _dropped, ...rest } = config();
-    expect(() => defineAgent(rest as AgentConfig)).toThrow(InvalidRequestError);
-    expect(() => defineAgent(rest as AgentConfig)).toThrow(new RegExp(key));
-  });
+  it.each(['model', 'interpreter', 'store', 'events', 'syntheticObservations'] as const)(
+    'refuses a config without %s (no defaults, no default store)',
+    (key) => {
+      const { [key]: _dropped, ...rest } = config();
+      expect(() => defineAgent(rest as AgentConfig)).toThrow(InvalidRequestError);
+      expect(() => defineAgent(rest as AgentConfig)).toThrow(new RegExp(key));
+    },
+  );
 
   it('refuses synthetic observations that are not both strings', () => {
     const bad = { notExecuted: 'x' } as unknown as AgentConfig['syntheticObservations'];
@@ -79,13 +112,17 @@ describe('STANDARD_SYNTHETIC_OBSERVATIONS', () => {
     expect(STANDARD_SYNTHETIC_OBSERVATIONS.notExecuted).toMatch(/not executed/);
     expect(STANDARD_SYNTHETIC_OBSERVATIONS.envError).toMatch(/environment/);
     const h = harness();
-    const agent = defineAgent({ ...h.agent, store: new InMemoryStore(), syntheticObservations: STANDARD_SYNTHETIC_OBSERVATIONS });
+    const agent = defineAgent({
+      ...h.agent,
+      store: new InMemoryStore(),
+      syntheticObservations: STANDARD_SYNTHETIC_OBSERVATIONS,
+    });
     expect(agent.params.syntheticObservations).toEqual(STANDARD_SYNTHETIC_OBSERVATIONS);
   });
 });
 
 describe("a run's identity is made of the params defineAgent froze", () => {
-  it('changing a model caller\'s params after defineAgent changes neither the snapshot nor a resume', async () => {
+  it("changing a model caller's params after defineAgent changes neither the snapshot nor a resume", async () => {
     const params: Record<string, string> = { model: 'm-1' };
     const h = harness({ script: ['{"final":"3"}'] });
     const inner = h.agent.model;
@@ -101,13 +138,17 @@ describe("a run's identity is made of the params defineAgent froze", () => {
 
   it('refuses an executor replay policy that is neither safe nor never', async () => {
     const h = harness();
-    const executor = { replayPolicy: 'sometimes', execute: h.request.executor.execute.bind(h.request.executor) } as unknown as ActionExecutor;
+    const executor = {
+      replayPolicy: 'sometimes',
+      execute: h.request.executor.execute.bind(h.request.executor),
+    } as unknown as ActionExecutor;
     await expect(run(h.agent, { ...h.request, executor })).rejects.toThrow(/request\.executor\.replayPolicy must be/);
   });
 });
 
 describe('run() refuses a malformed request before writing anything', () => {
-  const budget = (patch: Partial<Record<keyof Budget, unknown>>): Budget => ({ maxSteps: 5, maxValidActions: 5, maxContextChars: 10_000, ...patch }) as Budget;
+  const budget = (patch: Partial<Record<keyof Budget, unknown>>): Budget =>
+    ({ maxSteps: 5, maxValidActions: 5, maxContextChars: 10_000, ...patch }) as Budget;
 
   const sameTools = (specs: ToolSpec[]) => ToolRegistry.of(specs);
   const BAD: readonly { label: string; patch: (r: RunRequest) => Partial<RunRequest>; message: RegExp }[] = [
@@ -118,8 +159,16 @@ describe('run() refuses a malformed request before writing anything', () => {
         message: new RegExp(`budget\\.${key}`),
       })),
     ),
-    { label: 'toolRenderStyle "html"', patch: () => ({ toolRenderStyle: 'html' as ToolRenderStyle }), message: /toolRenderStyle/ },
-    { label: 'toolRenderStyle "Markdown"', patch: () => ({ toolRenderStyle: 'Markdown' as ToolRenderStyle }), message: /toolRenderStyle/ },
+    {
+      label: 'toolRenderStyle "html"',
+      patch: () => ({ toolRenderStyle: 'html' as ToolRenderStyle }),
+      message: /toolRenderStyle/,
+    },
+    {
+      label: 'toolRenderStyle "Markdown"',
+      patch: () => ({ toolRenderStyle: 'Markdown' as ToolRenderStyle }),
+      message: /toolRenderStyle/,
+    },
     {
       label: 'an executor from a wider registry than request.tools',
       patch: (r) => ({ tools: r.tools.restrictTo(['add']) }),
@@ -156,7 +205,9 @@ describe('run() refuses a malformed request before writing anything', () => {
     // the run's identity snapshot, which records request.tools.
     const store = new InMemoryStore();
     const h = harness({ store });
-    const looser = ToolRegistry.of(makeTools().map((t) => ({ ...t, replayPolicy: 'safe' as const, parameters: { type: 'object' } })));
+    const looser = ToolRegistry.of(
+      makeTools().map((t) => ({ ...t, replayPolicy: 'safe' as const, parameters: { type: 'object' } })),
+    );
     expect(looser.names()).toEqual(h.request.tools.names());
     await expect(run(h.agent, { ...h.request, executor: looser.executor() })).rejects.toThrow(InvalidRequestError);
     expect(store.runIds()).toEqual([]);
@@ -172,7 +223,11 @@ describe('run() refuses a malformed request before writing anything', () => {
   it('the same request with a valid budget does run (the table above is not failing for another reason)', async () => {
     const store = new InMemoryStore();
     const h = harness({ store, script: ['{"final":"done"}'] });
-    const result = await run(h.agent, { ...h.request, budget: budget({ maxSteps: 1, maxValidActions: 1, maxContextChars: 100_000 }), toolRenderStyle: 'json' });
+    const result = await run(h.agent, {
+      ...h.request,
+      budget: budget({ maxSteps: 1, maxValidActions: 1, maxContextChars: 100_000 }),
+      toolRenderStyle: 'json',
+    });
     expect(result.stopReason).toBe('final_answer');
     expect(store.runIds()).toEqual(['run-1']);
   });
@@ -182,8 +237,12 @@ describe('run() refuses a malformed request before writing anything', () => {
     const h = harness({ store, script: ['{"tool":"add","args":{"a":1,"b":2}}', '{"final":"3"}'] });
     await run(h.agent, { ...h.request, budget: budget({ maxSteps: 1 }) });
     const before = await store.readLog('run-1');
-    await expect(resume(h.agent, { ...h.request, budget: budget({ maxSteps: 0 }) })).rejects.toThrow(InvalidRequestError);
-    await expect(resume(h.agent, { ...h.request, toolRenderStyle: 'xml' as ToolRenderStyle })).rejects.toThrow(InvalidRequestError);
+    await expect(resume(h.agent, { ...h.request, budget: budget({ maxSteps: 0 }) })).rejects.toThrow(
+      InvalidRequestError,
+    );
+    await expect(resume(h.agent, { ...h.request, toolRenderStyle: 'xml' as ToolRenderStyle })).rejects.toThrow(
+      InvalidRequestError,
+    );
     expect(await store.readLog('run-1')).toEqual(before);
   });
 
@@ -201,7 +260,9 @@ describe('validateRunRequest', () => {
     const { harness } = await import('./fixtures.ts');
     const h = harness();
     expect(() => validateRunRequest(h.request)).not.toThrow();
-    expect(() => validateRunRequest({ ...h.request, budget: { ...h.request.budget, maxSteps: 0 } })).toThrow(/budget\.maxSteps/);
+    expect(() => validateRunRequest({ ...h.request, budget: { ...h.request.budget, maxSteps: 0 } })).toThrow(
+      /budget\.maxSteps/,
+    );
     expect(() => validateRunRequest({ ...h.request, toolRenderStyle: 'html' as never })).toThrow(/toolRenderStyle/);
   });
 });

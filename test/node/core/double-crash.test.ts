@@ -20,7 +20,8 @@ type Policy = 'safe' | 'never';
 const sideEffects: { current: string[] } = { current: [] };
 const recorder = { push: (...lines: string[]) => sideEffects.current.push(...lines) } as unknown as string[]; // the handlers only push
 const REGISTRIES = { safe: ToolRegistry.of(safeTools(recorder)), never: ToolRegistry.of(makeTools(recorder)) };
-const messagesOf = (call: ModelCall): string => JSON.stringify({ messages: call.messages, tools: call.tools, binding: call.binding, resultId: call.resultId });
+const messagesOf = (call: ModelCall): string =>
+  JSON.stringify({ messages: call.messages, tools: call.tools, binding: call.binding, resultId: call.resultId });
 const LANDS = [false, true] as const;
 
 type Attempt = { readonly h: Harness; readonly outcome: RunResult | unknown };
@@ -35,26 +36,50 @@ let settlements = 0;
 async function attempt(policy: Policy, store: RunStore, inner: InMemoryStore, calls: string[]): Promise<Attempt> {
   sideEffects.current = calls;
   const registry = REGISTRIES[policy];
-  const h = harness({ script: STANDARD_SCRIPT, store, calls, tools: [], request: { tools: registry, executor: registry.executor() } });
+  const h = harness({
+    script: STANDARD_SCRIPT,
+    store,
+    calls,
+    tools: [],
+    request: { tools: registry, executor: registry.executor() },
+  });
   const started = (await inner.readLog('run-1')).length > 0;
-  let outcome = await (started ? resume : run)(h.agent, h.request).then((r) => r, (e: unknown) => e);
+  let outcome = await (started ? resume : run)(h.agent, h.request).then(
+    (r) => r,
+    (e: unknown) => e,
+  );
   while (typeof outcome === 'object' && outcome !== null && (outcome as RunResult).pending) {
     const { resultId } = (outcome as RunResult).pending!;
     settlements++;
-    const input = calls.includes('note:three') ? { kind: 'executed' as const, resultId, observation: 'noted three' } : { kind: 'retry' as const, resultId };
-    outcome = await resume(h.agent, h.request, { input }).then((r) => r, (e: unknown) => e);
+    const input = calls.includes('note:three')
+      ? { kind: 'executed' as const, resultId, observation: 'noted three' }
+      : { kind: 'retry' as const, resultId };
+    outcome = await resume(h.agent, h.request, { input }).then(
+      (r) => r,
+      (e: unknown) => e,
+    );
   }
   return { h, outcome };
 }
 
 /** A counting run: its result, model calls and how many writes it made. */
-async function counted(policy: Policy, inner: InMemoryStore, calls: string[]): Promise<Attempt & { readonly writes: number }> {
+async function counted(
+  policy: Policy,
+  inner: InMemoryStore,
+  calls: string[],
+): Promise<Attempt & { readonly writes: number }> {
   const counting = faultyStore(inner, { crashAfterWrites: Number.POSITIVE_INFINITY });
   return { ...(await attempt(policy, counting, inner, calls)), writes: counting.writes.length };
 }
 
 /** Crash the first attempt at write k1; the inner store then holds what a real crash leaves. */
-async function crashed(policy: Policy, inner: InMemoryStore, calls: string[], k: number, landsBeforeThrow: boolean): Promise<Attempt> {
+async function crashed(
+  policy: Policy,
+  inner: InMemoryStore,
+  calls: string[],
+  k: number,
+  landsBeforeThrow: boolean,
+): Promise<Attempt> {
   const a = await attempt(policy, faultyStore(inner, { crashAfterWrites: k, landsBeforeThrow }), inner, calls);
   expect(isPolyLoopError(a.outcome, 'store_error'), `crash at write ${k}: rejects with StoreError`).toBe(true);
   return a;
@@ -68,13 +93,18 @@ function checker(ref: RunResult, expected: readonly string[]) {
     const problems: string[] = [];
     if (isPolyLoopError(last) || last instanceof Error) return [`the last resume failed: ${String(last)}`];
     const modelCalls = attempts.flatMap((a) => a.h.model.calls);
-    for (const call of modelCalls) if (messagesOf(call) !== expected[call.callSeq]) problems.push(`model call ${call.callSeq} saw other input`);
+    for (const call of modelCalls)
+      if (messagesOf(call) !== expected[call.callSeq]) problems.push(`model call ${call.callSeq} saw other input`);
     const notes = calls.filter((c) => c.startsWith('note:'));
     // With settlements every pair ends like the uninterrupted run, a never tool included.
-    if (JSON.stringify(timeless(last.trajectory)) !== want) problems.push('the trajectory differs from the uninterrupted one');
-    if (JSON.stringify({ ...last, trajectory: null }) !== wantRest) problems.push(`the result differs: ${last.stopReason}, ${last.steps} steps`);
-    if (new Set(modelCalls.map((c) => c.callSeq)).size !== expected.length) problems.push('not every model call was made');
-    if (policy === 'never' && JSON.stringify(notes) !== '["note:three"]') problems.push(`the never tool ran ${notes.length} times`);
+    if (JSON.stringify(timeless(last.trajectory)) !== want)
+      problems.push('the trajectory differs from the uninterrupted one');
+    if (JSON.stringify({ ...last, trajectory: null }) !== wantRest)
+      problems.push(`the result differs: ${last.stopReason}, ${last.steps} steps`);
+    if (new Set(modelCalls.map((c) => c.callSeq)).size !== expected.length)
+      problems.push('not every model call was made');
+    if (policy === 'never' && JSON.stringify(notes) !== '["note:three"]')
+      problems.push(`the never tool ran ${notes.length} times`);
     return problems;
   };
 }
@@ -109,7 +139,11 @@ describe.each(VARIANTS)('the equivalence law under a double crash, with $label',
             const where = `crash at write ${k1}${lands1 ? ' (landed)' : ''}, then at write ${k2} of the resume${lands2 ? ' (landed)' : ''}`;
             const inner = new InMemoryStore();
             const calls: string[] = [];
-            const attempts = [await crashed(policy, inner, calls, k1, lands1), await crashed(policy, inner, calls, k2, lands2), await attempt(policy, inner, inner, calls)];
+            const attempts = [
+              await crashed(policy, inner, calls, k1, lands1),
+              await crashed(policy, inner, calls, k2, lands2),
+              await attempt(policy, inner, inner, calls),
+            ];
             const last = attempts[2]?.outcome as RunResult;
             problems.push(...check(policy, last, attempts, calls).map((p) => `${where}: ${p}`));
             endings.set(last.stopReason, (endings.get(last.stopReason) ?? 0) + 1);
@@ -124,6 +158,7 @@ describe.each(VARIANTS)('the equivalence law under a double crash, with $label',
     // Not vacuous: with a never tool some crash pairs leave it in flight, and a person settles it.
     if (policy === 'never') expect(settlements).toBeGreaterThan(0);
     else expect(settlements).toBe(0);
-    if (process.env['POLYLOOP_REPORT']) console.log(`${policy}: ${ref.writes} writes, ${pairs} crash pairs, ${settlements} settlements`);
+    if (process.env['POLYLOOP_REPORT'])
+      console.log(`${policy}: ${ref.writes} writes, ${pairs} crash pairs, ${settlements} settlements`);
   });
 });

@@ -14,22 +14,39 @@ import type { Harness } from './fixtures.ts';
 type Variant = { readonly name: string; readonly script: Script; readonly native: boolean };
 
 const VARIANTS: Variant[] = [
-  { name: 'a text-protocol run (tool calls, an invalid reply, an unknown tool, a final answer)', script: STANDARD_SCRIPT, native: false },
-  { name: 'a native tool-calling run (reasoning, parallel calls refused, an unknown tool, a final answer)', script: NATIVE_SCRIPT, native: true },
+  {
+    name: 'a text-protocol run (tool calls, an invalid reply, an unknown tool, a final answer)',
+    script: STANDARD_SCRIPT,
+    native: false,
+  },
+  {
+    name: 'a native tool-calling run (reasoning, parallel calls refused, an unknown tool, a final answer)',
+    script: NATIVE_SCRIPT,
+    native: true,
+  },
 ];
 
 function make(variant: Variant, store: InMemoryStore | ReturnType<typeof faultyStore>, calls: string[] = []): Harness {
-  return harness({ script: variant.script, store, tools: safeTools(calls), calls, ...(variant.native ? { interpreter: nativeInterpreter() } : {}) });
+  return harness({
+    script: variant.script,
+    store,
+    tools: safeTools(calls),
+    calls,
+    ...(variant.native ? { interpreter: nativeInterpreter() } : {}),
+  });
 }
 
-async function reference(variant: Variant): Promise<{ result: RunResult; calls: readonly ModelCall[]; writes: number; sideEffects: string[] }> {
+async function reference(
+  variant: Variant,
+): Promise<{ result: RunResult; calls: readonly ModelCall[]; writes: number; sideEffects: string[] }> {
   const counting = faultyStore(new InMemoryStore(), { crashAfterWrites: Number.POSITIVE_INFINITY });
   const h = make(variant, counting);
   const result = await run(h.agent, h.request);
   return { result, calls: h.model.calls, writes: counting.writes.length, sideEffects: h.calls };
 }
 
-const messagesOf = (call: ModelCall): string => JSON.stringify({ messages: call.messages, tools: call.tools, binding: call.binding, resultId: call.resultId });
+const messagesOf = (call: ModelCall): string =>
+  JSON.stringify({ messages: call.messages, tools: call.tools, binding: call.binding, resultId: call.resultId });
 
 describe.each(VARIANTS)('the equivalence law for $name', (variant) => {
   it('holds when the process crashes before each write, and when each write lands but its promise never resolves', async () => {
@@ -43,7 +60,10 @@ describe.each(VARIANTS)('the equivalence law for $name', (variant) => {
         const inner = new InMemoryStore();
         const crashing = faultyStore(inner, { crashAfterWrites: k, landsBeforeThrow });
         const first = make(variant, crashing);
-        const crash = await run(first.agent, first.request).then(() => null, (e: unknown) => e);
+        const crash = await run(first.agent, first.request).then(
+          () => null,
+          (e: unknown) => e,
+        );
         expect(isPolyLoopError(crash, 'store_error'), `write ${k}: the crashed run rejects with StoreError`).toBe(true);
         expect((crash as Error).cause).toBeInstanceOf(SimulatedCrashError);
 
@@ -73,14 +93,25 @@ describe.each(VARIANTS)('the equivalence law for $name', (variant) => {
     }
     const last = ref.calls.at(-1) as ModelCall;
     const history = last.messages.slice(-8);
-    expect(history.map((m) => m.role)).toEqual(['assistant', 'user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user']);
+    expect(history.map((m) => m.role)).toEqual([
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+    ]);
     expect(history[0]?.content).toEqual(NATIVE_SCRIPT[0]?.content);
     expect(history[1]?.content).toEqual([{ type: 'tool_result', toolCallId: 'call_0', text: 'Observation:\n3' }]);
     expect(history[3]?.content).toEqual([
       { type: 'tool_result', toolCallId: 'call_1a', text: 'Call one tool at a time; you called 2.' },
       { type: 'tool_result', toolCallId: 'call_1b', text: 'Call one tool at a time; you called 2.' },
     ]);
-    expect(history[5]?.content).toEqual([{ type: 'tool_result', toolCallId: 'call_2', text: 'Observation:\nThe action was not executed.' }]);
+    expect(history[5]?.content).toEqual([
+      { type: 'tool_result', toolCallId: 'call_2', text: 'Observation:\nThe action was not executed.' },
+    ]);
     expect(history[7]?.content).toEqual([{ type: 'tool_result', toolCallId: 'call_3', text: 'Observation:\n7' }]);
     expect(ref.result.trajectory[0]?.toolCallId).toBe('call_0');
     expect(ref.calls.every((c) => c.tools.map((t) => t.name).join() === 'add,note,submit')).toBe(true);

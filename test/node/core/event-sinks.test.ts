@@ -5,7 +5,10 @@ import type { RunEvent } from '../../../src/core/index.ts';
 import { eventSinkContract } from '../../../src/testing/index.ts';
 import { harness } from './fixtures.ts';
 
-async function linesOf(script: readonly string[], opts: { maxChars?: number; deltas?: boolean } = {}): Promise<string[]> {
+async function linesOf(
+  script: readonly string[],
+  opts: { maxChars?: number; deltas?: boolean } = {},
+): Promise<string[]> {
   const lines: string[] = [];
   const h = harness({ script });
   const agent = defineAgent({ ...h.agent, events: consoleSink({ ...opts, write: (line) => void lines.push(line) }) });
@@ -47,9 +50,20 @@ describe('consoleSink', () => {
     const delta: RunEvent = { type: 'model_delta', runId: 'r', stepIndex: 0, callSeq: 0, delta: 'Hel' };
     void quiet.deliver(delta);
     void loud.deliver(delta);
-    void quiet.deliver({ type: 'model_call_finished', runId: 'r', stepIndex: 3, callSeq: 3, callId: null, error: 'ModelCallError: openai: invalid api key (status 401)' });
+    void quiet.deliver({
+      type: 'model_call_finished',
+      runId: 'r',
+      stepIndex: 3,
+      callSeq: 3,
+      callId: null,
+      error: 'ModelCallError: openai: invalid api key (status 401)',
+    });
     void quiet.deliver({ type: 'warning', runId: 'r', code: 'usage_missing', message: 'no usage' });
-    expect(lines).toEqual(['[r] #0 model: Hel', '[r] #3 model call failed: ModelCallError: openai: invalid api key (status 401)', '[r] warning usage_missing: no usage']);
+    expect(lines).toEqual([
+      '[r] #0 model: Hel',
+      '[r] #3 model call failed: ModelCallError: openai: invalid api key (status 401)',
+      '[r] warning usage_missing: no usage',
+    ]);
   });
 
   it('reports its options in its params, and refuses a maxChars that is not a positive integer', () => {

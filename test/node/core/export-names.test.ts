@@ -32,7 +32,9 @@ describe('exported names', () => {
       }
     }
     expect(where.size).toBeGreaterThan(100);
-    const twice = [...where].filter(([, files]) => files.length > 1).map(([name, files]) => `${name}: ${files.join(', ')}`);
+    const twice = [...where]
+      .filter(([, files]) => files.length > 1)
+      .map(([name, files]) => `${name}: ${files.join(', ')}`);
     expect(twice).toEqual([]);
   });
 });

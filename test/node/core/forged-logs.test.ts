@@ -6,17 +6,33 @@
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CorruptLogError, decodeLog, decodeRecord, exportRun, importRun, InMemoryStore, readRunLog, resume, run, SchemaVersionError } from '../../../src/core/index.ts';
+import {
+  CorruptLogError,
+  decodeLog,
+  decodeRecord,
+  exportRun,
+  importRun,
+  InMemoryStore,
+  readRunLog,
+  resume,
+  run,
+  SchemaVersionError,
+} from '../../../src/core/index.ts';
 import type { ActionExecutor, LogRecord, RunStore, ToolSpec } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { tempDir } from '../../support/temp-dir.ts';
 import { harness, makeTools } from './fixtures.ts';
 
 const NOTE_THEN_FINAL = ['{"tool":"note","args":{"text":"hello"}}', '{"final":"done"}'];
-const approvalTools = (calls: string[]): ToolSpec[] => makeTools(calls).map((t) => (t.name === 'note' ? { ...t, needsApproval: true } : t));
+const approvalTools = (calls: string[]): ToolSpec[] =>
+  makeTools(calls).map((t) => (t.name === 'note' ? { ...t, needsApproval: true } : t));
 
 type Rec = Record<string, unknown> & { kind: string };
-const toLines = (ndjson: string): Rec[] => ndjson.trimEnd().split('\n').map((l) => JSON.parse(l) as Rec);
+const toLines = (ndjson: string): Rec[] =>
+  ndjson
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Rec);
 const toNdjson = (recs: readonly Rec[]): string => recs.map((r) => `${JSON.stringify(r)}\n`).join('');
 
 /** The exported log of a run that stopped at the approval of `note({ text: 'hello' })`. */
@@ -34,9 +50,27 @@ async function finishedNoteRun(): Promise<Rec[]> {
   return toLines(await exportRun(h.store, 'run-1'));
 }
 
-const actionIntent = (decision: Rec, replayPolicy: 'safe' | 'never'): Rec => ({ kind: 'intent', v: '1.1', intent: 'action', stepIndex: 0, resultId: 's0.action', replayPolicy, decision });
-const approve = (): Rec => ({ kind: 'input', v: '1.1', stepIndex: 0, resultId: 's0.input', reply: { kind: 'approve', resultId: 's0.input' }, receivedAt: '2026-01-01T00:00:00.000Z' });
-const swapped = (decision: Rec): Rec => ({ ...decision, action: { kind: 'tool_call', name: 'note', arguments: { text: 'evil' } } });
+const actionIntent = (decision: Rec, replayPolicy: 'safe' | 'never'): Rec => ({
+  kind: 'intent',
+  v: '1.1',
+  intent: 'action',
+  stepIndex: 0,
+  resultId: 's0.action',
+  replayPolicy,
+  decision,
+});
+const approve = (): Rec => ({
+  kind: 'input',
+  v: '1.1',
+  stepIndex: 0,
+  resultId: 's0.input',
+  reply: { kind: 'approve', resultId: 's0.input' },
+  receivedAt: '2026-01-01T00:00:00.000Z',
+});
+const swapped = (decision: Rec): Rec => ({
+  ...decision,
+  action: { kind: 'tool_call', name: 'note', arguments: { text: 'evil' } },
+});
 
 /** Write records straight through a store's methods, as a store an attacker can write would hold them. */
 async function plant(store: RunStore, recs: readonly Rec[]): Promise<void> {
@@ -79,20 +113,26 @@ describe('an action intent is trusted only as far as the run’s own tools allow
   });
 
   it('an intent of a `safe` tool that needs approval and has none is settled, not run', async () => {
-    const tools = (calls: string[]): ToolSpec[] => approvalTools(calls).map((t) => (t.name === 'note' ? { ...t, replayPolicy: 'safe' as const } : t));
+    const tools = (calls: string[]): ToolSpec[] =>
+      approvalTools(calls).map((t) => (t.name === 'note' ? { ...t, replayPolicy: 'safe' as const } : t));
     const h0 = harness({ tools: tools([]), script: NOTE_THEN_FINAL });
     const first = await run(h0.agent, h0.request);
     const lines = toLines(await exportRun(h0.store, 'run-1'));
     const calls: string[] = [];
     const h = harness({ tools: tools(calls), script: NOTE_THEN_FINAL });
-    await importRun(h.store, 'run-1', toNdjson([...lines.slice(0, 3), actionIntent(first.pending?.decision as unknown as Rec, 'safe')]));
+    await importRun(
+      h.store,
+      'run-1',
+      toNdjson([...lines.slice(0, 3), actionIntent(first.pending?.decision as unknown as Rec, 'safe')]),
+    );
     const result = await resume(h.agent, h.request);
     expect(calls).toEqual([]);
     expect(result.pending?.kind).toBe('settle');
   });
 
   it('an approved action whose intent was written before a crash is replayed when its tool is `safe`', async () => {
-    const tools = (calls: string[]): ToolSpec[] => approvalTools(calls).map((t) => (t.name === 'note' ? { ...t, replayPolicy: 'safe' as const } : t));
+    const tools = (calls: string[]): ToolSpec[] =>
+      approvalTools(calls).map((t) => (t.name === 'note' ? { ...t, replayPolicy: 'safe' as const } : t));
     const h0 = harness({ tools: tools([]), script: NOTE_THEN_FINAL });
     const first = await run(h0.agent, h0.request);
     const decision = first.pending?.decision as unknown as Rec;
@@ -131,7 +171,14 @@ describe('what runs after an approval is what the person approved', () => {
     const finished = await finishedNoteRun();
     const cut = finished.findIndex((r) => r.kind === 'intent' && r['intent'] === 'action');
     const intent = finished[cut] as Rec;
-    const settle: Rec = { kind: 'input_request', v: '1.1', stepIndex: 0, resultId: 's0.settle', request: { kind: 'settle', target: 'action', decision: swapped(intent['decision'] as Rec) }, requestedAt: '2026-01-01T00:00:00.000Z' };
+    const settle: Rec = {
+      kind: 'input_request',
+      v: '1.1',
+      stepIndex: 0,
+      resultId: 's0.settle',
+      request: { kind: 'settle', target: 'action', decision: swapped(intent['decision'] as Rec) },
+      requestedAt: '2026-01-01T00:00:00.000Z',
+    };
     const log = decodeLog(toNdjson([...finished.slice(0, cut + 1), settle])).records;
     expect(() => readRunLog(log)).toThrow(/shows another action than the one in flight/);
   });
@@ -140,9 +187,30 @@ describe('what runs after an approval is what the person approved', () => {
     const finished = await finishedNoteRun();
     const cut = finished.findIndex((r) => r.kind === 'intent' && r['intent'] === 'action');
     const intent = finished[cut] as Rec;
-    const settle: Rec = { kind: 'input_request', v: '1.1', stepIndex: 0, resultId: 's0.settle', request: { kind: 'settle', target: 'action', decision: intent['decision'] }, requestedAt: '' };
-    const retry: Rec = { kind: 'input', v: '1.1', stepIndex: 0, resultId: 's0.settle', reply: { kind: 'retry', resultId: 's0.settle' }, receivedAt: '' };
-    const log = decodeLog(toNdjson([...finished.slice(0, cut + 1), settle, retry, { ...intent, decision: swapped(intent['decision'] as Rec) }])).records;
+    const settle: Rec = {
+      kind: 'input_request',
+      v: '1.1',
+      stepIndex: 0,
+      resultId: 's0.settle',
+      request: { kind: 'settle', target: 'action', decision: intent['decision'] },
+      requestedAt: '',
+    };
+    const retry: Rec = {
+      kind: 'input',
+      v: '1.1',
+      stepIndex: 0,
+      resultId: 's0.settle',
+      reply: { kind: 'retry', resultId: 's0.settle' },
+      receivedAt: '',
+    };
+    const log = decodeLog(
+      toNdjson([
+        ...finished.slice(0, cut + 1),
+        settle,
+        retry,
+        { ...intent, decision: swapped(intent['decision'] as Rec) },
+      ]),
+    ).records;
     expect(() => readRunLog(log)).toThrow(/is not the action that was settled/);
   });
 });
@@ -152,7 +220,11 @@ describe('the end record and the step records are checked against the log', () =
     ['more steps than the log holds', { steps: 42 }, /run_ended says 42 steps, the log holds 2/],
     ['another final answer', { finalAnswer: 'All good' }, /another final answer/],
     ['more valid actions', { validActions: 9 }, /9 valid actions/],
-    ['final_answer over a trajectory that ends otherwise', { stopReason: 'final_answer', finalAnswer: null, steps: 1, validActions: 1 }, /no final answer|holds 2/],
+    [
+      'final_answer over a trajectory that ends otherwise',
+      { stopReason: 'final_answer', finalAnswer: null, steps: 1, validActions: 1 },
+      /no final answer|holds 2/,
+    ],
     ['other token totals', { usage: { inputTokens: 5, outputTokens: 5 } }, /token totals/],
   ])('a run_ended with %s is corrupt at import and at read', async (_label, change, message) => {
     const lines = await finishedNoteRun();
@@ -187,7 +259,9 @@ describe('the end record and the step records are checked against the log', () =
     const lines = await finishedNoteRun();
     const i = lines.findIndex((r) => r.kind === 'step' && r['actionResult'] !== null);
     const step = lines[i] as Rec;
-    const forged = lines.map((r, j) => (j === i ? { ...step, actionResult: { resultId: 's0.action', outcome: { observation: 'x' } } } : r));
+    const forged = lines.map((r, j) =>
+      j === i ? { ...step, actionResult: { resultId: 's0.action', outcome: { observation: 'x' } } } : r,
+    );
     expect(() => decodeLog(toNdjson(forged))).toThrow(CorruptLogError);
   });
 });
@@ -197,32 +271,45 @@ describe('the snapshot, the version and the depth of a record', () => {
     const lines = await finishedNoteRun();
     const first = lines[0] as Rec;
     const forged = [{ ...first, snapshotHash: '0'.repeat(64) }, ...lines.slice(1)];
-    await expect(importRun(new InMemoryStore(), 'run-1', toNdjson(forged))).rejects.toThrow(/snapshotHash is not the hash of its snapshot/);
+    await expect(importRun(new InMemoryStore(), 'run-1', toNdjson(forged))).rejects.toThrow(
+      /snapshotHash is not the hash of its snapshot/,
+    );
     const h = harness({ script: NOTE_THEN_FINAL });
     await plant(h.store, forged.slice(0, 1));
     await expect(resume(h.agent, h.request)).rejects.toThrow(/snapshotHash/);
   });
 
   it.each(['01.7', '1.07', '+1.1', '1.1 ', '1e0.1'])('a record with v %j is refused with SchemaVersionError', (v) => {
-    expect(() => decodeRecord(JSON.stringify({ kind: 'run_ended', v, stopReason: 'cancelled', finalAnswer: null, steps: 0, validActions: 0 }))).toThrow(SchemaVersionError);
+    expect(() =>
+      decodeRecord(
+        JSON.stringify({ kind: 'run_ended', v, stopReason: 'cancelled', finalAnswer: null, steps: 0, validActions: 0 }),
+      ),
+    ).toThrow(SchemaVersionError);
   });
 
   it.each([
     ['111 levels', 111],
     ['100,000 levels', 100_000],
-  ])('a record nested %s deep is refused at import with CorruptLogError, the same in every runtime', async (_label, depth) => {
-    const lines = await finishedNoteRun();
-    const deep = `${'['.repeat(depth)}${']'.repeat(depth)}`;
-    const text = toNdjson(lines).replace(/\}\n$/, `,"extra":${deep}}\n`);
-    const store = new InMemoryStore();
-    await expect(importRun(store, 'run-1', text)).rejects.toThrow(/imported log:\d+: the record is nested more than 110 levels deep/);
-    expect(await store.readLog('run-1')).toEqual([]);
-  });
+  ])(
+    'a record nested %s deep is refused at import with CorruptLogError, the same in every runtime',
+    async (_label, depth) => {
+      const lines = await finishedNoteRun();
+      const deep = `${'['.repeat(depth)}${']'.repeat(depth)}`;
+      const text = toNdjson(lines).replace(/\}\n$/, `,"extra":${deep}}\n`);
+      const store = new InMemoryStore();
+      await expect(importRun(store, 'run-1', text)).rejects.toThrow(
+        /imported log:\d+: the record is nested more than 110 levels deep/,
+      );
+      expect(await store.readLog('run-1')).toEqual([]);
+    },
+  );
 
   it('arguments nested 100 levels deep (the most a run stores) still import', async () => {
     let args: unknown = 'x';
     for (let i = 0; i < 99; i++) args = { a: args };
-    const h = harness({ script: [JSON.stringify({ tool: 'note', args: { text: 'deep', more: args } }), '{"final":"ok"}'] });
+    const h = harness({
+      script: [JSON.stringify({ tool: 'note', args: { text: 'deep', more: args } }), '{"final":"ok"}'],
+    });
     await run(h.agent, h.request);
     await importRun(new InMemoryStore(), 'run-1', await exportRun(h.store, 'run-1'));
   });
@@ -248,7 +335,9 @@ describe('invalid UTF-8 in a FileStore log', () => {
 describe('an approval request shows the action a person approves', () => {
   it('an approved request that shows no decision is corrupt, so nothing re-interpreted runs behind it', async () => {
     const { lines } = await awaitingApproval();
-    const forged = lines.map((r) => (r.kind === 'input_request' ? { ...r, request: { ...(r['request'] as Rec), decision: null } } : r));
+    const forged = lines.map((r) =>
+      r.kind === 'input_request' ? { ...r, request: { ...(r['request'] as Rec), decision: null } } : r,
+    );
     const calls: string[] = [];
     const h = harness({ tools: approvalTools(calls), script: NOTE_THEN_FINAL });
     await plant(h.store, [...forged, approve()]);
@@ -258,19 +347,29 @@ describe('an approval request shows the action a person approves', () => {
 
   it('an approval request whose target is the model call is corrupt', async () => {
     const { lines } = await awaitingApproval();
-    const forged = lines.map((r) => (r.kind === 'input_request' ? { ...r, request: { ...(r['request'] as Rec), target: 'model_call' } } : r));
-    await expect(importRun(new InMemoryStore(), 'run-1', toNdjson([...forged, approve()]))).rejects.toThrow(CorruptLogError);
+    const forged = lines.map((r) =>
+      r.kind === 'input_request' ? { ...r, request: { ...(r['request'] as Rec), target: 'model_call' } } : r,
+    );
+    await expect(importRun(new InMemoryStore(), 'run-1', toNdjson([...forged, approve()]))).rejects.toThrow(
+      CorruptLogError,
+    );
   });
 });
 
 describe('a step’s action status agrees with its action result', () => {
   it.each([
-    ['denied, though the step holds an action result', (s: Rec): Rec => ({ ...s, step: { ...(s['step'] as Rec), actionStatus: 'denied' } })],
+    [
+      'denied, though the step holds an action result',
+      (s: Rec): Rec => ({ ...s, step: { ...(s['step'] as Rec), actionStatus: 'denied' } }),
+    ],
     ['executed, though the step holds no action result', (s: Rec): Rec => ({ ...s, actionResult: null })],
-    ['executed, though its action result was not executed', (s: Rec): Rec => {
-      const ar = s['actionResult'] as Rec;
-      return { ...s, actionResult: { ...ar, outcome: { ...(ar['outcome'] as Rec), status: 'env_error' } } };
-    }],
+    [
+      'executed, though its action result was not executed',
+      (s: Rec): Rec => {
+        const ar = s['actionResult'] as Rec;
+        return { ...s, actionResult: { ...ar, outcome: { ...(ar['outcome'] as Rec), status: 'env_error' } } };
+      },
+    ],
   ])('a step whose status says %s is corrupt', async (_label, change) => {
     const lines = await finishedNoteRun();
     const i = lines.findIndex((r) => r.kind === 'step' && r['actionResult'] !== null);
@@ -307,12 +406,23 @@ describe('the end record’s optional token counts agree with the steps', () => 
 });
 
 describe('a recorded reply holds only for the gate the run’s own tools set', () => {
-  const answerTools = (): ToolSpec[] => makeTools([]).map((t) => (t.name === 'note' ? { name: t.name, description: t.description, parameters: t.parameters, answeredBy: 'human' as const } : t));
+  const answerTools = (): ToolSpec[] =>
+    makeTools([]).map((t) =>
+      t.name === 'note'
+        ? { name: t.name, description: t.description, parameters: t.parameters, answeredBy: 'human' as const }
+        : t,
+    );
   const executor = (calls: string[]): ActionExecutor => ({
     replayPolicy: 'safe',
     execute: async (action) => {
       calls.push(action.kind === 'tool_call' ? action.name : 'code');
-      return { status: 'executed', observation: 'ran', observationIsSynthetic: false, envReportedCompletion: false, observationTruncatedChars: 0 };
+      return {
+        status: 'executed',
+        observation: 'ran',
+        observationIsSynthetic: false,
+        envReportedCompletion: false,
+        observationTruncatedChars: 0,
+      };
     },
   });
 
@@ -321,22 +431,30 @@ describe('a recorded reply holds only for the gate the run’s own tools set', (
     const first = await run(h0.agent, h0.request);
     expect(first.pending?.kind).toBe('answer');
     const lines = toLines(await exportRun(h0.store, 'run-1'));
-    const forged = lines.map((r) => (r.kind === 'input_request' ? { ...r, request: { ...(r['request'] as Rec), kind: 'approval' } } : r));
+    const forged = lines.map((r) =>
+      r.kind === 'input_request' ? { ...r, request: { ...(r['request'] as Rec), kind: 'approval' } } : r,
+    );
     const calls: string[] = [];
     const h = harness({ tools: answerTools(), script: NOTE_THEN_FINAL, request: { executor: executor(calls) } });
     await plant(h.store, [...forged, approve()]);
-    await expect(resume(h.agent, h.request)).rejects.toThrow(/s0\.input is an approval of tool "note", which a person answers/);
+    await expect(resume(h.agent, h.request)).rejects.toThrow(
+      /s0\.input is an approval of tool "note", which a person answers/,
+    );
     expect(calls).toEqual([]);
   });
 
   it('an answer planted for a tool that needs approval is not recorded as the tool’s result', async () => {
     const { lines } = await awaitingApproval();
-    const forged = lines.map((r) => (r.kind === 'input_request' ? { ...r, request: { ...(r['request'] as Rec), kind: 'answer' } } : r));
+    const forged = lines.map((r) =>
+      r.kind === 'input_request' ? { ...r, request: { ...(r['request'] as Rec), kind: 'answer' } } : r,
+    );
     const answer: Rec = { ...approve(), reply: { kind: 'answer', resultId: 's0.input', text: 'I wrote it down' } };
     const calls: string[] = [];
     const h = harness({ tools: approvalTools(calls), script: NOTE_THEN_FINAL });
     await plant(h.store, [...forged, answer]);
-    await expect(resume(h.agent, h.request)).rejects.toThrow(/an answer request for tool "note", which no person answers/);
+    await expect(resume(h.agent, h.request)).rejects.toThrow(
+      /an answer request for tool "note", which no person answers/,
+    );
     expect(calls).toEqual([]);
   });
 });
@@ -350,14 +468,21 @@ describe('a real log is never taken for a forged one', () => {
       if (++intents === 2) throw new Error('simulated crash after the action intent');
     };
     const store = new Proxy(inner, {
-      get: (t, k) => (k === 'intent' ? intent : typeof Reflect.get(t, k) === 'function' ? (Reflect.get(t, k) as () => unknown).bind(t) : Reflect.get(t, k)),
+      get: (t, k) =>
+        k === 'intent'
+          ? intent
+          : typeof Reflect.get(t, k) === 'function'
+            ? (Reflect.get(t, k) as () => unknown).bind(t)
+            : Reflect.get(t, k),
     });
     const calls: string[] = [];
     const tools = approvalTools(calls).map((t) => (t.name === 'note' ? { ...t, replayPolicy: 'safe' as const } : t));
     const h = harness({ tools, script: NOTE_THEN_FINAL, store });
     const first = await run(h.agent, h.request);
     const resultId = first.pending?.resultId as string;
-    await expect(resume(h.agent, h.request, { input: { kind: 'approve', resultId } })).rejects.toThrow(/simulated crash/);
+    await expect(resume(h.agent, h.request, { input: { kind: 'approve', resultId } })).rejects.toThrow(
+      /simulated crash/,
+    );
     expect(calls).toEqual([]);
     const result = await resume(h.agent, h.request);
     expect(calls).toEqual(['note:hello']);

@@ -5,7 +5,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { decodeLog, defineAgent, encodeRecord, InMemoryStore, resume, run } from '../../../src/core/index.ts';
-import type { ActionExecutor, DecisionInterpreter, LogRecord, ModelCaller, RunRequest, RunStore } from '../../../src/core/index.ts';
+import type {
+  ActionExecutor,
+  DecisionInterpreter,
+  LogRecord,
+  ModelCaller,
+  RunRequest,
+  RunStore,
+} from '../../../src/core/index.ts';
 import { faultyStore, SimulatedCrashError } from '../../../src/testing/index.ts';
 import { harness } from './fixtures.ts';
 
@@ -20,12 +27,18 @@ function modelReturning(reply: unknown): ModelCaller {
 }
 
 /** The log must decode, resume must hand back the stored result, nothing may throw. */
-async function expectReadable(store: RunStore, agent: Parameters<typeof resume>[0], request: RunRequest): Promise<readonly LogRecord[]> {
+async function expectReadable(
+  store: RunStore,
+  agent: Parameters<typeof resume>[0],
+  request: RunRequest,
+): Promise<readonly LogRecord[]> {
   const log = await store.readLog(request.runId);
   const text = log.map((r) => encodeRecord(r)).join('\n');
   expect(decodeLog(text).records).toHaveLength(log.length);
   const again = await resume(agent, request);
-  expect(again.stopReason).toBe(log.at(-1)?.kind === 'run_ended' ? (log.at(-1) as { stopReason: string }).stopReason : 'unexpected');
+  expect(again.stopReason).toBe(
+    log.at(-1)?.kind === 'run_ended' ? (log.at(-1) as { stopReason: string }).stopReason : 'unexpected',
+  );
   return log;
 }
 
@@ -36,13 +49,42 @@ describe('a model reply of the wrong shape is a model failure, and the log stays
     ['text a number', { callId: 'c0', text: 42, reasoning: null }, /text must be a string, got a number/],
     ['callId a number', { callId: 5, text: 'hi', reasoning: null }, /callId must be a string or null, got a number/],
     ['callId empty', { callId: '', text: 'hi', reasoning: null }, /callId must not be ""/],
-    ['toolCalls not an array', { callId: null, text: '', reasoning: null, toolCalls: 'add' }, /toolCalls must be an array/],
-    ['tool-call arguments nested 10,000 deep', { callId: null, text: '', reasoning: null, toolCalls: [{ id: 't', name: 'add', arguments: deep(10_000) }] }, /nested more than 100 levels deep/],
-    ['a content block of unknown type', { callId: null, text: 'x', reasoning: null, content: [{ type: 'image', url: 'u' }] }, /content\[0\]\.type must be one of/],
-    ['a BigInt in tool arguments', { callId: null, text: '', reasoning: null, toolCalls: [{ id: 't', name: 'add', arguments: { a: 1n } }] }, /arguments\.a is a bigint/],
+    [
+      'toolCalls not an array',
+      { callId: null, text: '', reasoning: null, toolCalls: 'add' },
+      /toolCalls must be an array/,
+    ],
+    [
+      'tool-call arguments nested 10,000 deep',
+      { callId: null, text: '', reasoning: null, toolCalls: [{ id: 't', name: 'add', arguments: deep(10_000) }] },
+      /nested more than 100 levels deep/,
+    ],
+    [
+      'a content block of unknown type',
+      { callId: null, text: 'x', reasoning: null, content: [{ type: 'image', url: 'u' }] },
+      /content\[0\]\.type must be one of/,
+    ],
+    [
+      'a BigInt in tool arguments',
+      { callId: null, text: '', reasoning: null, toolCalls: [{ id: 't', name: 'add', arguments: { a: 1n } }] },
+      /arguments\.a is a bigint/,
+    ],
     ['null', null, /the reply must be an object, got null/],
-    ['a BigInt in an extra field of a content block', { callId: null, text: 'x', reasoning: null, content: [{ type: 'text', text: 'x', tokens: 1n }] }, /content\[0\]\.tokens is a bigint/],
-    ['a Date in an extra field of a tool call', { callId: null, text: '', reasoning: null, toolCalls: [{ id: 't', name: 'add', arguments: {}, at: new Date(0) }] }, /toolCalls\[0\]\.at is a Date object/],
+    [
+      'a BigInt in an extra field of a content block',
+      { callId: null, text: 'x', reasoning: null, content: [{ type: 'text', text: 'x', tokens: 1n }] },
+      /content\[0\]\.tokens is a bigint/,
+    ],
+    [
+      'a Date in an extra field of a tool call',
+      {
+        callId: null,
+        text: '',
+        reasoning: null,
+        toolCalls: [{ id: 't', name: 'add', arguments: {}, at: new Date(0) }],
+      },
+      /toolCalls\[0\]\.at is a Date object/,
+    ],
   ])('%s', async (_name, reply, message) => {
     const h = harness();
     const agent = defineAgent({ ...h.agent, model: modelReturning(reply) });
@@ -65,16 +107,29 @@ describe('a model reply of the wrong shape is a model failure, and the log stays
 
   it('does not let a model caller change the stored reply by mutating it after returning', async () => {
     const h = harness();
-    const reply = { callId: null, text: '', reasoning: null, toolCalls: [{ id: 't0', name: 'add', arguments: { a: 1, b: 2 } }] };
+    const reply = {
+      callId: null,
+      text: '',
+      reasoning: null,
+      toolCalls: [{ id: 't0', name: 'add', arguments: { a: 1, b: 2 } }],
+    };
     let calls = 0;
-    const model: ModelCaller = { params: { model: 'mutating' }, call: async () => (calls++ === 0 ? reply : { callId: null, text: '', reasoning: null, toolCalls: [] }) };
+    const model: ModelCaller = {
+      params: { model: 'mutating' },
+      call: async () => (calls++ === 0 ? reply : { callId: null, text: '', reasoning: null, toolCalls: [] }),
+    };
     const interpreter: DecisionInterpreter = {
       params: {},
       interpret(r) {
         const call = r.toolCalls?.[0];
         (reply.toolCalls[0] as { arguments: unknown }).arguments = { a: 100, b: 200 };
         if (!call) return { kind: 'final', answer: 'done', historyText: '' };
-        return { kind: 'action', action: { kind: 'tool_call', name: call.name, arguments: call.arguments }, trajectoryRepr: 'add', historyText: '' };
+        return {
+          kind: 'action',
+          action: { kind: 'tool_call', name: call.name, arguments: call.arguments },
+          trajectoryRepr: 'add',
+          historyText: '',
+        };
       },
     };
     const agent = defineAgent({ ...h.agent, model, interpreter });
@@ -86,15 +141,48 @@ describe('a model reply of the wrong shape is a model failure, and the log stays
 });
 
 describe('a decision or outcome of the wrong shape is the seam failing, and the log stays readable', () => {
-  const interpreterReturning = (decision: unknown): DecisionInterpreter => ({ params: {}, interpret: () => decision as never });
+  const interpreterReturning = (decision: unknown): DecisionInterpreter => ({
+    params: {},
+    interpret: () => decision as never,
+  });
 
   it.each<[string, unknown, RegExp]>([
     ['an unknown kind', { kind: 'banana', historyText: '' }, /decision\.kind must be/],
-    ['an action without an action', { kind: 'action', trajectoryRepr: 'x', historyText: '' }, /decision\.action must be an object/],
+    [
+      'an action without an action',
+      { kind: 'action', trajectoryRepr: 'x', historyText: '' },
+      /decision\.action must be an object/,
+    ],
     ['historyText a number', { kind: 'final', answer: 'a', historyText: 7 }, /decision\.historyText must be a string/],
-    ['arguments nested 10,000 deep', { kind: 'action', action: { kind: 'tool_call', name: 'add', arguments: deep(10_000) }, trajectoryRepr: 'x', historyText: '' }, /nested more than 100 levels deep/],
-    ['a BigInt in an extra field', { kind: 'final', answer: 'a', historyText: '', cost: 1n }, /decision\.cost is a bigint/],
-    ['a cycle in the arguments', (() => { const a: Record<string, unknown> = {}; a['self'] = a; return { kind: 'action', action: { kind: 'tool_call', name: 'add', arguments: a }, trajectoryRepr: 'x', historyText: '' }; })(), /cycle/],
+    [
+      'arguments nested 10,000 deep',
+      {
+        kind: 'action',
+        action: { kind: 'tool_call', name: 'add', arguments: deep(10_000) },
+        trajectoryRepr: 'x',
+        historyText: '',
+      },
+      /nested more than 100 levels deep/,
+    ],
+    [
+      'a BigInt in an extra field',
+      { kind: 'final', answer: 'a', historyText: '', cost: 1n },
+      /decision\.cost is a bigint/,
+    ],
+    [
+      'a cycle in the arguments',
+      (() => {
+        const a: Record<string, unknown> = {};
+        a['self'] = a;
+        return {
+          kind: 'action',
+          action: { kind: 'tool_call', name: 'add', arguments: a },
+          trajectoryRepr: 'x',
+          historyText: '',
+        };
+      })(),
+      /cycle/,
+    ],
   ])('an interpreter returning %s ends the run interpreter_error', async (_name, decision, message) => {
     const h = harness();
     const agent = defineAgent({ ...h.agent, interpreter: interpreterReturning(decision) });
@@ -108,9 +196,39 @@ describe('a decision or outcome of the wrong shape is the seam failing, and the 
 
   it.each<[string, unknown, RegExp]>([
     ['undefined', undefined, /the outcome must be an object/],
-    ['an unknown status', { status: 'done', observation: 'x', observationIsSynthetic: false, envReportedCompletion: false, observationTruncatedChars: 0 }, /outcome\.status must be/],
-    ['a numeric observation', { status: 'executed', observation: 12345, observationIsSynthetic: false, envReportedCompletion: false, observationTruncatedChars: 0 }, /outcome\.observation must be a string/],
-    ['a negative truncation count', { status: 'executed', observation: 'x', observationIsSynthetic: false, envReportedCompletion: false, observationTruncatedChars: -1 }, /observationTruncatedChars/],
+    [
+      'an unknown status',
+      {
+        status: 'done',
+        observation: 'x',
+        observationIsSynthetic: false,
+        envReportedCompletion: false,
+        observationTruncatedChars: 0,
+      },
+      /outcome\.status must be/,
+    ],
+    [
+      'a numeric observation',
+      {
+        status: 'executed',
+        observation: 12345,
+        observationIsSynthetic: false,
+        envReportedCompletion: false,
+        observationTruncatedChars: 0,
+      },
+      /outcome\.observation must be a string/,
+    ],
+    [
+      'a negative truncation count',
+      {
+        status: 'executed',
+        observation: 'x',
+        observationIsSynthetic: false,
+        envReportedCompletion: false,
+        observationTruncatedChars: -1,
+      },
+      /observationTruncatedChars/,
+    ],
   ])('a custom executor returning %s gives an env_error outcome', async (_name, outcome, message) => {
     const h = harness({ script: ['{"tool":"add","args":{"a":1,"b":2}}', '{"final":"x"}'] });
     const executor: ActionExecutor = { execute: async () => outcome as never };
@@ -157,13 +275,18 @@ describe('a lease the store fails to release is reported, not swallowed', () => 
 
   it('as a warning event before run_ended, once the last record landed', async () => {
     let releases = 0;
-    const h = harness({ store: leasing(async () => void (releases++, await Promise.reject(new Error('lock file vanished')))) });
+    const h = harness({
+      store: leasing(async () => void (releases++, await Promise.reject(new Error('lock file vanished')))),
+    });
     const result = await run(h.agent, h.request);
     expect(result.stopReason).toBe('final_answer');
     expect(releases).toBe(1);
     const types = h.sink.events.map((e) => e.type);
     expect(types.slice(-2)).toEqual(['warning', 'run_ended']);
-    expect(h.sink.events.at(-2)).toMatchObject({ code: 'lease_release_failed', message: expect.stringContaining('lock file vanished') });
+    expect(h.sink.events.at(-2)).toMatchObject({
+      code: 'lease_release_failed',
+      message: expect.stringContaining('lock file vanished'),
+    });
   });
 
   it('as a warning event when the run fails before its end', async () => {

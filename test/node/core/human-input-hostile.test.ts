@@ -1,11 +1,22 @@
 /** Human input under attack: hostile replies, crafted logs and executor hooks that change their mind. */
 import { describe, expect, it } from 'vitest';
-import { CorruptLogError, encodeRecord, importRun, InMemoryStore, InvalidInputError, readRunLog, resume, run, ToolRegistry } from '../../../src/core/index.ts';
+import {
+  CorruptLogError,
+  encodeRecord,
+  importRun,
+  InMemoryStore,
+  InvalidInputError,
+  readRunLog,
+  resume,
+  run,
+  ToolRegistry,
+} from '../../../src/core/index.ts';
 import type { ActionExecutor, InputReply, LogRecord, RunRequest, RunStore } from '../../../src/core/index.ts';
 import { harness, makeTools } from './fixtures.ts';
 
 const NOTE_THEN_FINAL = ['{"tool":"note","args":{"text":"hello"}}', '{"final":"done"}'];
-const approvalTools = (calls: string[]) => makeTools(calls).map((t) => (t.name === 'note' ? { ...t, needsApproval: true } : t));
+const approvalTools = (calls: string[]) =>
+  makeTools(calls).map((t) => (t.name === 'note' ? { ...t, needsApproval: true } : t));
 
 /** A run stopped at its approval request (`s0.input`). */
 async function awaitingApproval(calls: string[] = []) {
@@ -27,7 +38,12 @@ describe('a hostile reply object', () => {
     const h = await awaitingApproval();
     const before = await h.store.readLog('run-1');
     const reply = { resultId: 's0.input' } as Record<string, unknown>;
-    Object.defineProperty(reply, 'kind', { enumerable: true, get: () => { throw new Error('boom'); } });
+    Object.defineProperty(reply, 'kind', {
+      enumerable: true,
+      get: () => {
+        throw new Error('boom');
+      },
+    });
     const e = await resume(h.agent, h.request, { input: reply as unknown as InputReply }).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(InvalidInputError);
     expect(await h.store.readLog('run-1')).toEqual(before);
@@ -116,7 +132,15 @@ describe('readRunLog refuses replies the request never accepted', () => {
     return cut.readLog('run-1');
   }
 
-  const input = (reply: Record<string, unknown>): LogRecord => ({ kind: 'input', v: '1.1', stepIndex: 0, resultId: 's0.settle', reply: { resultId: 's0.settle', ...reply }, receivedAt: '' }) as unknown as LogRecord;
+  const input = (reply: Record<string, unknown>): LogRecord =>
+    ({
+      kind: 'input',
+      v: '1.1',
+      stepIndex: 0,
+      resultId: 's0.settle',
+      reply: { resultId: 's0.settle', ...reply },
+      receivedAt: '',
+    }) as unknown as LogRecord;
 
   it.each([
     ['approve for a model-call settlement', { kind: 'approve' }],
@@ -126,13 +150,25 @@ describe('readRunLog refuses replies the request never accepted', () => {
     const log = [...(await settleModelLog()), input(reply)];
     expect(() => readRunLog(log)).toThrow(CorruptLogError);
     const target = new InMemoryStore();
-    await expect(importRun(target, 'run-1', log.map((r) => `${encodeRecord(r)}\n`).join(''))).rejects.toBeInstanceOf(CorruptLogError);
+    await expect(importRun(target, 'run-1', log.map((r) => `${encodeRecord(r)}\n`).join(''))).rejects.toBeInstanceOf(
+      CorruptLogError,
+    );
     expect(await target.readLog('run-1')).toEqual([]);
   });
 
   it('a deny without its reason is a CorruptLogError', async () => {
     const h = await awaitingApproval();
-    const log = [...(await h.store.readLog('run-1')), { kind: 'input', v: '1.1', stepIndex: 0, resultId: 's0.input', reply: { kind: 'deny', resultId: 's0.input' }, receivedAt: '' } as unknown as LogRecord];
+    const log = [
+      ...(await h.store.readLog('run-1')),
+      {
+        kind: 'input',
+        v: '1.1',
+        stepIndex: 0,
+        resultId: 's0.input',
+        reply: { kind: 'deny', resultId: 's0.input' },
+        receivedAt: '',
+      } as unknown as LogRecord,
+    ];
     expect(() => readRunLog(log)).toThrow(CorruptLogError);
   });
 
@@ -143,16 +179,22 @@ describe('readRunLog refuses replies the request never accepted', () => {
 });
 
 describe('a request record with unknown keys', () => {
-  it('an input_request whose request carries its own resultId and stepIndex keeps the record\'s, and answering it leaves a readable log', async () => {
+  it("an input_request whose request carries its own resultId and stepIndex keeps the record's, and answering it leaves a readable log", async () => {
     const calls: string[] = [];
     const h = await awaitingApproval(calls);
-    const log = (await h.store.readLog('run-1')).map((r) => (r.kind === 'input_request' ? ({ ...r, request: { ...r.request, resultId: 'evil', stepIndex: 7 } } as unknown as LogRecord) : r));
+    const log = (await h.store.readLog('run-1')).map((r) =>
+      r.kind === 'input_request'
+        ? ({ ...r, request: { ...r.request, resultId: 'evil', stepIndex: 7 } } as unknown as LogRecord)
+        : r,
+    );
     const view = readRunLog(log);
     expect(view.pending).toMatchObject({ resultId: 's0.input', stepIndex: 0 });
     const target = new InMemoryStore();
     await importRun(target, 'run-1', log.map((r) => `${encodeRecord(r)}\n`).join(''));
     const again = harness({ tools: approvalTools(calls), script: NOTE_THEN_FINAL, calls, store: target });
-    const result = await resume(again.agent, again.request, { input: { kind: 'approve', resultId: view.pending!.resultId } });
+    const result = await resume(again.agent, again.request, {
+      input: { kind: 'approve', resultId: view.pending!.resultId },
+    });
     expect(result.stopReason).toBe('final_answer');
     expect(readRunLog(await target.readLog('run-1')).state).toBe('ended');
   });

@@ -1,7 +1,25 @@
 /** Human input in core: approvals, answers and settlements, each surviving a stop of the process. */
 import { describe, expect, it } from 'vitest';
-import { defineAgent, exportRun, importRun, InMemoryStore, InvalidInputError, readRunLog, resume, run, StoreError, ToolRegistry } from '../../../src/core/index.ts';
-import type { DecisionInterpreter, InputReply, LogRecord, RunRequest, RunStore, ToolSpec } from '../../../src/core/index.ts';
+import {
+  defineAgent,
+  exportRun,
+  importRun,
+  InMemoryStore,
+  InvalidInputError,
+  readRunLog,
+  resume,
+  run,
+  StoreError,
+  ToolRegistry,
+} from '../../../src/core/index.ts';
+import type {
+  DecisionInterpreter,
+  InputReply,
+  LogRecord,
+  RunRequest,
+  RunStore,
+  ToolSpec,
+} from '../../../src/core/index.ts';
 import { humanInputLaw, lawProblems, lawReply } from '../../contract/human-input-law.ts';
 import { harness, makeTools, timeless } from './fixtures.ts';
 import type { Harness } from './fixtures.ts';
@@ -12,8 +30,14 @@ function withTools(tools: ToolSpec[], script = NOTE_THEN_FINAL, store: RunStore 
   return harness({ tools, script, store });
 }
 
-const approvalTools = (calls: string[]): ToolSpec[] => makeTools(calls).map((t) => (t.name === 'note' ? { ...t, needsApproval: true } : t));
-const askTool = (): ToolSpec => ({ name: 'ask', description: 'Ask the user.', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] }, answeredBy: 'human' });
+const approvalTools = (calls: string[]): ToolSpec[] =>
+  makeTools(calls).map((t) => (t.name === 'note' ? { ...t, needsApproval: true } : t));
+const askTool = (): ToolSpec => ({
+  name: 'ask',
+  description: 'Ask the user.',
+  parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+  answeredBy: 'human',
+});
 
 /** A store that fails (once) the n-th call of one write method, after letting it land or not. */
 function failingStore(method: keyof RunStore, nth: number, lands: boolean): RunStore & { inner: InMemoryStore } {
@@ -42,7 +66,8 @@ function failingStore(method: keyof RunStore, nth: number, lands: boolean): RunS
   } as RunStore & { inner: InMemoryStore };
 }
 
-const kinds = (log: readonly LogRecord[]): string[] => log.map((r) => (r.kind === 'intent' ? `intent:${r.intent}` : r.kind));
+const kinds = (log: readonly LogRecord[]): string[] =>
+  log.map((r) => (r.kind === 'intent' ? `intent:${r.intent}` : r.kind));
 
 describe('approval', () => {
   it('stops at an approval request: awaiting_input with the recorded action pending, no run_ended, the tool not run', async () => {
@@ -50,7 +75,16 @@ describe('approval', () => {
     const h = withTools(approvalTools(calls));
     const result = await run(h.agent, h.request);
     expect(result.stopReason).toBe('awaiting_input');
-    expect(result.pending).toEqual({ resultId: 's0.input', stepIndex: 0, kind: 'approval', target: 'action', decision: expect.objectContaining({ kind: 'action', action: { kind: 'tool_call', name: 'note', arguments: { text: 'hello' } } }) });
+    expect(result.pending).toEqual({
+      resultId: 's0.input',
+      stepIndex: 0,
+      kind: 'approval',
+      target: 'action',
+      decision: expect.objectContaining({
+        kind: 'action',
+        action: { kind: 'tool_call', name: 'note', arguments: { text: 'hello' } },
+      }),
+    });
     expect(calls).toEqual([]);
     const log = await h.store.readLog('run-1');
     expect(kinds(log)).toEqual(['run_started', 'intent:model_call', 'result', 'input_request']);
@@ -89,14 +123,26 @@ describe('approval', () => {
     const calls: string[] = [];
     const h = withTools(approvalTools(calls));
     const { pending } = await run(h.agent, h.request);
-    const result = await resume(h.agent, h.request, { input: { kind: 'deny', resultId: pending!.resultId, reason: 'Not today.' } });
+    const result = await resume(h.agent, h.request, {
+      input: { kind: 'deny', resultId: pending!.resultId, reason: 'Not today.' },
+    });
     expect(calls).toEqual([]);
-    expect(result.trajectory[0]).toMatchObject({ decision: 'action', actionStatus: 'denied', observation: 'Not today.', observationIsSynthetic: false });
+    expect(result.trajectory[0]).toMatchObject({
+      decision: 'action',
+      actionStatus: 'denied',
+      observation: 'Not today.',
+      observationIsSynthetic: false,
+    });
     expect(result).toMatchObject({ stopReason: 'final_answer', steps: 2, validActions: 0 });
     const log = await h.store.readLog('run-1');
     expect(log.some((r) => r.kind === 'intent' && r.intent === 'action')).toBe(false);
     // The model saw the reason, wrapped by the observation template.
-    expect(h.model.calls.at(-1)?.messages.map((m) => m.content.map((b) => ('text' in b ? b.text : '')).join('')).join('\n')).toContain('Observation:\nNot today.');
+    expect(
+      h.model.calls
+        .at(-1)
+        ?.messages.map((m) => m.content.map((b) => ('text' in b ? b.text : '')).join(''))
+        .join('\n'),
+    ).toContain('Observation:\nNot today.');
   });
 
   it('cancel ends the run cancelled, and the promise resolves (the person stopped it, not the signal)', async () => {
@@ -111,30 +157,56 @@ describe('approval', () => {
     const calls: string[] = [];
     const h = withTools(approvalTools(calls));
     const { pending } = await run(h.agent, h.request);
-    const liar: DecisionInterpreter = { params: h.agent.interpreter.params, interpret: () => ({ kind: 'action', action: { kind: 'tool_call', name: 'note', arguments: { text: 'FORGED' } }, trajectoryRepr: 'x', historyText: 'x' }) };
+    const liar: DecisionInterpreter = {
+      params: h.agent.interpreter.params,
+      interpret: () => ({
+        kind: 'action',
+        action: { kind: 'tool_call', name: 'note', arguments: { text: 'FORGED' } },
+        trajectoryRepr: 'x',
+        historyText: 'x',
+      }),
+    };
     const changed = defineAgent({ ...h.agent, interpreter: liar });
     await resume(changed, h.request, { input: { kind: 'approve', resultId: pending!.resultId } });
     expect(calls[0]).toBe('note:hello');
   });
 
-  it('asks a custom executor\'s needsApproval hook, only about actions that validate', async () => {
+  it("asks a custom executor's needsApproval hook, only about actions that validate", async () => {
     const calls: string[] = [];
     const tools = ToolRegistry.of(makeTools(calls));
     const inner = tools.executor();
     const asked: string[] = [];
-    const executor = { needsApproval: (a: { kind: string; name?: string }) => (asked.push(a.name ?? a.kind), a.name === 'add'), execute: inner.execute.bind(inner) };
-    const h = harness({ script: ['{"tool":"nope","args":{}}', '{"tool":"add","args":{"a":1,"b":"x"}}', '{"tool":"add","args":{"a":1,"b":2}}', '{"final":"3"}'], calls });
+    const executor = {
+      needsApproval: (a: { kind: string; name?: string }) => (asked.push(a.name ?? a.kind), a.name === 'add'),
+      execute: inner.execute.bind(inner),
+    };
+    const h = harness({
+      script: [
+        '{"tool":"nope","args":{}}',
+        '{"tool":"add","args":{"a":1,"b":"x"}}',
+        '{"tool":"add","args":{"a":1,"b":2}}',
+        '{"final":"3"}',
+      ],
+      calls,
+    });
     const request: RunRequest = { ...h.request, tools, executor };
     const result = await run(h.agent, request);
     expect(asked).toEqual(['add']);
-    expect(result).toMatchObject({ stopReason: 'awaiting_input', steps: 2, pending: { stepIndex: 2, kind: 'approval' } });
+    expect(result).toMatchObject({
+      stopReason: 'awaiting_input',
+      steps: 2,
+      pending: { stepIndex: 2, kind: 'approval' },
+    });
     expect(result.trajectory.map((s) => s.actionStatus)).toEqual(['not_executed', 'not_executed']);
   });
 });
 
 describe('answers', () => {
   it('a tool answered by a person needs no handler; the answer becomes an executed step', async () => {
-    const h = withTools([...makeTools(), askTool()], ['{"tool":"ask","args":{"q":"Which colour?"}}', '{"final":"blue it is"}']);
+    const h = withTools(
+      [...makeTools(), askTool()],
+      ['{"tool":"ask","args":{"q":"Which colour?"}}', '{"final":"blue it is"}'],
+    );
     const first = await run(h.agent, h.request);
     expect(first.pending).toMatchObject({ kind: 'answer', target: 'action', resultId: 's0.input' });
     expect(() => ToolRegistry.of([askTool()]).executor()).not.toThrow();
@@ -148,8 +220,16 @@ describe('answers', () => {
 
 describe('wrong replies are refused with InvalidInputError, writing nothing', () => {
   const cases: [string, (p: string) => unknown, RegExp][] = [
-    ['another resultId', () => ({ kind: 'approve', resultId: 's9.input' }), /open request is "s0.input", not "s9.input"/],
-    ['a kind the request does not accept', (p) => ({ kind: 'executed', resultId: p, observation: 'x' }), /accepts approve, deny, cancel, not executed/],
+    [
+      'another resultId',
+      () => ({ kind: 'approve', resultId: 's9.input' }),
+      /open request is "s0.input", not "s9.input"/,
+    ],
+    [
+      'a kind the request does not accept',
+      (p) => ({ kind: 'executed', resultId: p, observation: 'x' }),
+      /accepts approve, deny, cancel, not executed/,
+    ],
     ['an unknown kind', (p) => ({ kind: 'maybe', resultId: p }), /reply\.kind must be one of/],
     ['a deny without a reason', (p) => ({ kind: 'deny', resultId: p }), /reply\.reason must be a string/],
     ['not an object', () => 'approve', /the reply must be an object/],
@@ -158,7 +238,9 @@ describe('wrong replies are refused with InvalidInputError, writing nothing', ()
     const h = withTools(approvalTools([]));
     const { pending } = await run(h.agent, h.request);
     const before = await h.store.readLog('run-1');
-    const e = await resume(h.agent, h.request, { input: make(pending!.resultId) as InputReply }).catch((x: unknown) => x);
+    const e = await resume(h.agent, h.request, { input: make(pending!.resultId) as InputReply }).catch(
+      (x: unknown) => x,
+    );
     expect(e).toBeInstanceOf(InvalidInputError);
     expect((e as Error).message).toMatch(message);
     expect(await h.store.readLog('run-1')).toEqual(before);
@@ -168,7 +250,9 @@ describe('wrong replies are refused with InvalidInputError, writing nothing', ()
     const h = withTools(makeTools());
     await run(h.agent, h.request);
     const before = await h.store.readLog('run-1');
-    await expect(resume(h.agent, h.request, { input: { kind: 'approve', resultId: 's0.input' } })).rejects.toThrow(/has ended; it awaits no input/);
+    await expect(resume(h.agent, h.request, { input: { kind: 'approve', resultId: 's0.input' } })).rejects.toThrow(
+      /has ended; it awaits no input/,
+    );
     expect(await h.store.readLog('run-1')).toEqual(before);
   });
 
@@ -179,7 +263,9 @@ describe('wrong replies are refused with InvalidInputError, writing nothing', ()
     const before = await store.inner.readLog('run-1');
     expect(readRunLog(before).state).toBe('at_boundary');
     const again = withTools(makeTools(), NOTE_THEN_FINAL, store.inner);
-    await expect(resume(again.agent, again.request, { input: { kind: 'approve', resultId: 's1.input' } })).rejects.toThrow(/awaits no input/);
+    await expect(
+      resume(again.agent, again.request, { input: { kind: 'approve', resultId: 's1.input' } }),
+    ).rejects.toThrow(/awaits no input/);
     expect(await store.inner.readLog('run-1')).toEqual(before);
   });
 });
@@ -192,7 +278,15 @@ describe('settlement replaces the in_flight_unknown end', () => {
     expect(calls).toEqual(['note:hello']);
     const again = withTools(makeTools(calls), NOTE_THEN_FINAL, store.inner);
     const r = await resume(again.agent, again.request);
-    expect(r).toMatchObject({ stopReason: 'awaiting_input', pending: { kind: 'settle', target: 'action', resultId: 's0.settle', decision: expect.objectContaining({ kind: 'action' }) } });
+    expect(r).toMatchObject({
+      stopReason: 'awaiting_input',
+      pending: {
+        kind: 'settle',
+        target: 'action',
+        resultId: 's0.settle',
+        decision: expect.objectContaining({ kind: 'action' }),
+      },
+    });
     expect(calls).toEqual(['note:hello']);
     return { h: again, pendingId: r.pending!.resultId };
   }
@@ -200,10 +294,17 @@ describe('settlement replaces the in_flight_unknown end', () => {
   it('executed: the person says it happened; recorded with their observation, not run again', async () => {
     const calls: string[] = [];
     const { h, pendingId } = await inDoubt(calls);
-    await expect(resume(h.agent, h.request, { input: { kind: 'approve', resultId: pendingId } })).rejects.toThrow(/a settle request of an action accepts executed, retry, deny, cancel, not approve/);
-    const result = await resume(h.agent, h.request, { input: { kind: 'executed', resultId: pendingId, observation: 'noted hello (checked by hand)' } });
+    await expect(resume(h.agent, h.request, { input: { kind: 'approve', resultId: pendingId } })).rejects.toThrow(
+      /a settle request of an action accepts executed, retry, deny, cancel, not approve/,
+    );
+    const result = await resume(h.agent, h.request, {
+      input: { kind: 'executed', resultId: pendingId, observation: 'noted hello (checked by hand)' },
+    });
     expect(calls).toEqual(['note:hello']);
-    expect(result.trajectory[0]).toMatchObject({ actionStatus: 'executed', observation: 'noted hello (checked by hand)' });
+    expect(result.trajectory[0]).toMatchObject({
+      actionStatus: 'executed',
+      observation: 'noted hello (checked by hand)',
+    });
     expect(result.stopReason).toBe('final_answer');
   });
 
@@ -213,19 +314,29 @@ describe('settlement replaces the in_flight_unknown end', () => {
     const crashing = failingStore('step', 1, false);
     await importRun(crashing.inner, 'run-1', await exportRun(h.store, 'run-1'));
     const c = withTools(makeTools(calls), NOTE_THEN_FINAL, crashing);
-    await expect(resume(c.agent, c.request, { input: { kind: 'retry', resultId: pendingId } })).rejects.toBeInstanceOf(StoreError);
+    await expect(resume(c.agent, c.request, { input: { kind: 'retry', resultId: pendingId } })).rejects.toBeInstanceOf(
+      StoreError,
+    );
     expect(calls).toEqual(['note:hello', 'note:hello']);
     const d = withTools(makeTools(calls), NOTE_THEN_FINAL, crashing.inner);
     const r = await resume(d.agent, d.request);
     expect(r).toMatchObject({ stopReason: 'awaiting_input', pending: { kind: 'settle', resultId: 's0.settle' } });
     expect(calls).toHaveLength(2);
-    expect(kinds(await crashing.inner.readLog('run-1')).slice(3)).toEqual(['intent:action', 'input_request', 'input', 'intent:action', 'input_request']);
+    expect(kinds(await crashing.inner.readLog('run-1')).slice(3)).toEqual([
+      'intent:action',
+      'input_request',
+      'input',
+      'intent:action',
+      'input_request',
+    ]);
   });
 
   it('deny: nothing more runs; the step is denied', async () => {
     const calls: string[] = [];
     const { h, pendingId } = await inDoubt(calls);
-    const result = await resume(h.agent, h.request, { input: { kind: 'deny', resultId: pendingId, reason: 'treat it as not done' } });
+    const result = await resume(h.agent, h.request, {
+      input: { kind: 'deny', resultId: pendingId, reason: 'treat it as not done' },
+    });
     expect(result.trajectory[0]).toMatchObject({ actionStatus: 'denied', observation: 'treat it as not done' });
     expect(calls).toEqual(['note:hello']);
   });
@@ -236,8 +347,16 @@ describe('settlement replaces the in_flight_unknown end', () => {
     await expect(run(h.agent, h.request)).rejects.toBeInstanceOf(StoreError);
     const again = harness({ store: store.inner, request: { modelReplayPolicy: 'never' }, script: ['{"final":"x"}'] });
     const r = await resume(again.agent, again.request);
-    expect(r.pending).toEqual({ resultId: 's0.settle', stepIndex: 0, kind: 'settle', target: 'model_call', decision: null });
-    await expect(resume(again.agent, again.request, { input: { kind: 'executed', resultId: 's0.settle', observation: 'x' } })).rejects.toThrow(/a settle request of a model call accepts retry, cancel, not executed/);
+    expect(r.pending).toEqual({
+      resultId: 's0.settle',
+      stepIndex: 0,
+      kind: 'settle',
+      target: 'model_call',
+      decision: null,
+    });
+    await expect(
+      resume(again.agent, again.request, { input: { kind: 'executed', resultId: 's0.settle', observation: 'x' } }),
+    ).rejects.toThrow(/a settle request of a model call accepts retry, cancel, not executed/);
     const done = await resume(again.agent, again.request, { input: { kind: 'retry', resultId: 's0.settle' } });
     expect(done).toMatchObject({ stopReason: 'final_answer', finalAnswer: 'x' });
     expect(again.model.calls).toHaveLength(1);
@@ -248,7 +367,14 @@ describe('settlement replaces the in_flight_unknown end', () => {
     const h = withTools(makeTools(), NOTE_THEN_FINAL, store);
     await expect(run(h.agent, h.request)).rejects.toBeInstanceOf(StoreError);
     const inner = store.inner;
-    const old: RunStore = { runStarted: (a, b) => inner.runStarted(a, b), intent: (a, b) => inner.intent(a, b), result: (a, b, c) => inner.result(a, b, c), step: (a, b) => inner.step(a, b), runEnded: (a, b) => inner.runEnded(a, b), readLog: (a) => inner.readLog(a) };
+    const old: RunStore = {
+      runStarted: (a, b) => inner.runStarted(a, b),
+      intent: (a, b) => inner.intent(a, b),
+      result: (a, b, c) => inner.result(a, b, c),
+      step: (a, b) => inner.step(a, b),
+      runEnded: (a, b) => inner.runEnded(a, b),
+      readLog: (a) => inner.readLog(a),
+    };
     const again = withTools(makeTools(), NOTE_THEN_FINAL, old);
     expect((await resume(again.agent, again.request)).stopReason).toBe('in_flight_unknown');
   });
@@ -260,8 +386,13 @@ describe('a reply that landed is carried out after a crash', () => {
     const store = failingStore('input', 1, true);
     const h = withTools(approvalTools(calls), NOTE_THEN_FINAL, store);
     const { pending } = await run(h.agent, h.request);
-    await expect(resume(h.agent, h.request, { input: { kind: 'approve', resultId: pending!.resultId } })).rejects.toBeInstanceOf(StoreError);
-    expect(readRunLog(await store.inner.readLog('run-1'))).toMatchObject({ state: 'in_flight', inFlight: { resolution: 'apply_input' } });
+    await expect(
+      resume(h.agent, h.request, { input: { kind: 'approve', resultId: pending!.resultId } }),
+    ).rejects.toBeInstanceOf(StoreError);
+    expect(readRunLog(await store.inner.readLog('run-1'))).toMatchObject({
+      state: 'in_flight',
+      inFlight: { resolution: 'apply_input' },
+    });
     const again = withTools(approvalTools(calls), NOTE_THEN_FINAL, store.inner);
     const result = await resume(again.agent, again.request);
     expect(result.stopReason).toBe('final_answer');
@@ -270,10 +401,13 @@ describe('a reply that landed is carried out after a crash', () => {
 });
 
 describe('the human-input law at every write point (crashAtEveryWrite from polyloop/testing)', () => {
-  it.each(['safe', 'never'] as const)('approvals, a denial, an answer and settlements (model replay %s): the uninterrupted trajectory after every crash; each never action exactly once, the denied one never', async (modelReplayPolicy) => {
-    const result = await humanInputLaw({ modelReplayPolicy, newStore: () => new InMemoryStore() });
-    expect(lawProblems(result)).toEqual([]);
-  });
+  it.each(['safe', 'never'] as const)(
+    'approvals, a denial, an answer and settlements (model replay %s): the uninterrupted trajectory after every crash; each never action exactly once, the denied one never',
+    async (modelReplayPolicy) => {
+      const result = await humanInputLaw({ modelReplayPolicy, newStore: () => new InMemoryStore() });
+      expect(lawProblems(result)).toEqual([]);
+    },
+  );
 
   it('the law check can fail: a person who answers every settlement with retry runs the approved note twice', async () => {
     const result = await humanInputLaw({

@@ -23,7 +23,11 @@ const usr = (t: string): Message => ({ role: 'user', content: [{ type: 'text', t
 const textOf = (m: Message | null | undefined): string => (m?.content[0]?.type === 'text' ? m.content[0].text : '');
 
 const TOOLS: readonly ModelToolSchema[] = [
-  { name: 'add', description: 'Add two integers.', parameters: { type: 'object', properties: { a: { type: 'integer' } } } },
+  {
+    name: 'add',
+    description: 'Add two integers.',
+    parameters: { type: 'object', properties: { a: { type: 'integer' } } },
+  },
   { name: 'note', description: 'Write a note.', parameters: { type: 'object', required: ['text'] } },
 ];
 
@@ -40,7 +44,16 @@ describe('internal/assembly: segment order', () => {
     const all = [...prefix, ...history];
     const labels = all.map((m) => textOf(m).match(/RUN-\d|"add"|INJ-[AZ]|GOAL|HIST-A|OBS/)?.[0]);
     expect(labels).toEqual(['RUN-1', 'RUN-2', '"add"', 'INJ-A', 'INJ-Z', 'GOAL', 'HIST-A', 'OBS']);
-    expect(all.map((m) => m.role)).toEqual(['system', 'user', 'system', 'system', 'system', 'user', 'assistant', 'user']);
+    expect(all.map((m) => m.role)).toEqual([
+      'system',
+      'user',
+      'system',
+      'system',
+      'system',
+      'user',
+      'assistant',
+      'user',
+    ]);
   });
 
   it.each([
@@ -49,13 +62,24 @@ describe('internal/assembly: segment order', () => {
     { label: 'an empty registry with json', tools: [], style: 'json' },
   ] as const)('has no tool section for $label', ({ tools, style }) => {
     expect(renderToolSection(tools, style)).toBeNull();
-    const prefix = assemblePrefix({ runContext: [sys('R')], tools, toolRenderStyle: style, injections: {}, goalContext: [usr('G')] });
+    const prefix = assemblePrefix({
+      runContext: [sys('R')],
+      tools,
+      toolRenderStyle: style,
+      injections: {},
+      goalContext: [usr('G')],
+    });
     expect(prefix).toEqual([sys('R'), usr('G')]);
   });
 
   it('assembles empty injections and an empty registry byte-identically to none at all', () => {
     const base = { runContext: [sys('R')], goalContext: [usr('G')] };
-    const empty = assemblePrefix({ ...base, tools: [], toolRenderStyle: 'markdown', injections: { skills: [], more: [] } });
+    const empty = assemblePrefix({
+      ...base,
+      tools: [],
+      toolRenderStyle: 'markdown',
+      injections: { skills: [], more: [] },
+    });
     const none = assemblePrefix({ ...base, tools: [], toolRenderStyle: 'none', injections: {} });
     expect(JSON.stringify(empty)).toBe(JSON.stringify(none));
   });
@@ -76,7 +100,9 @@ describe('internal/assembly: tool section rendering', () => {
     expect(t.startsWith('## Tools')).toBe(true);
     const blocks = [...t.matchAll(/```json\n([\s\S]*?)\n```/g)].map((m) => JSON.parse(m[1] ?? ''));
     expect(blocks).toEqual(TOOLS.map((x) => x.parameters));
-    const positions = ['add', 'Add two integers.', '"integer"', 'note', 'Write a note.', '"required"'].map((s) => t.indexOf(s));
+    const positions = ['add', 'Add two integers.', '"integer"', 'note', 'Write a note.', '"required"'].map((s) =>
+      t.indexOf(s),
+    );
     expect(positions.every((p) => p >= 0)).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
   });
@@ -85,13 +111,20 @@ describe('internal/assembly: tool section rendering', () => {
 describe('internal/assembly: injection slots', () => {
   it('gives one system message per non-empty channel, channels sorted, entries in given order', () => {
     const msgs = renderInjections({
-      web: [{ name: 'search', text: 'Use search.' }, { name: 'browse', text: 'Then browse.' }],
+      web: [
+        { name: 'search', text: 'Use search.' },
+        { name: 'browse', text: 'Then browse.' },
+      ],
       empty: [],
       code: [{ name: 'python', text: 'Write Python.' }],
       Alpha: [{ name: 'upper', text: 'Uppercase sorts first.' }],
     });
     expect(msgs.map((m) => m.role)).toEqual(['system', 'system', 'system']);
-    expect(msgs.map(textOf)).toEqual(['upper\nUppercase sorts first.', 'python\nWrite Python.', 'search\nUse search.\n\nbrowse\nThen browse.']);
+    expect(msgs.map(textOf)).toEqual([
+      'upper\nUppercase sorts first.',
+      'python\nWrite Python.',
+      'search\nUse search.\n\nbrowse\nThen browse.',
+    ]);
   });
 
   it('gives nothing for no channels or only empty ones', () => {
@@ -115,7 +148,11 @@ describe('internal/assembly: observation template', () => {
 describe('internal/assembly: size metric', () => {
   it.each([
     { label: 'text', block: { type: 'text', text: 'hello' }, size: 5 },
-    { label: 'tool_call', block: { type: 'tool_call', id: 'ignored-id', name: 'add', arguments: { a: 1 } }, size: 3 + '{"a":1}'.length },
+    {
+      label: 'tool_call',
+      block: { type: 'tool_call', id: 'ignored-id', name: 'add', arguments: { a: 1 } },
+      size: 3 + '{"a":1}'.length,
+    },
     { label: 'tool_result', block: { type: 'tool_result', toolCallId: 'ignored-id', text: 'seven' }, size: 5 },
     { label: 'reasoning', block: { type: 'reasoning', text: 'thinking', signature: 'ignored-signature' }, size: 8 },
   ] as const)('measures a $label block as $size', ({ block, size }) => {
@@ -123,7 +160,16 @@ describe('internal/assembly: size metric', () => {
   });
 
   it('sums the blocks of every message, and adds the tools JSON only when there are tools', () => {
-    const msgs: Message[] = [usr('abc'), { role: 'assistant', content: [{ type: 'text', text: 'de' }, { type: 'reasoning', text: 'f' }] }];
+    const msgs: Message[] = [
+      usr('abc'),
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'de' },
+          { type: 'reasoning', text: 'f' },
+        ],
+      },
+    ];
     expect(messagesSize(msgs)).toBe(6);
     expect(messagesSize([])).toBe(0);
     expect(toolsSize([])).toBe(0);
@@ -136,9 +182,30 @@ describe('internal/assembly: history of a step', () => {
 
   it.each([
     { label: 'an executed action', s: step({ observation: 'real output' }), user: 'Obs: real output' },
-    { label: 'a not_executed action', s: step({ actionStatus: 'not_executed', observation: 'executor text: unknown tool', observationIsSynthetic: true }), user: `Obs: ${SYNTH.notExecuted}` },
-    { label: 'an env_error action', s: step({ actionStatus: 'env_error', observation: 'executor text: sandbox died' }), user: `Obs: ${SYNTH.envError}` },
-    { label: 'an invalid decision (explanation verbatim, not wrapped)', s: step({ decision: 'invalid', actionStatus: null, observation: null, explanation: 'Reply with JSON {observation}.' }), user: 'Reply with JSON {observation}.' },
+    {
+      label: 'a not_executed action',
+      s: step({
+        actionStatus: 'not_executed',
+        observation: 'executor text: unknown tool',
+        observationIsSynthetic: true,
+      }),
+      user: `Obs: ${SYNTH.notExecuted}`,
+    },
+    {
+      label: 'an env_error action',
+      s: step({ actionStatus: 'env_error', observation: 'executor text: sandbox died' }),
+      user: `Obs: ${SYNTH.envError}`,
+    },
+    {
+      label: 'an invalid decision (explanation verbatim, not wrapped)',
+      s: step({
+        decision: 'invalid',
+        actionStatus: null,
+        observation: null,
+        explanation: 'Reply with JSON {observation}.',
+      }),
+      user: 'Reply with JSON {observation}.',
+    },
   ])('adds the assistant turn, then the user turn, for $label', ({ s, user }) => {
     expect(stepHistory(s, T, SYNTH)).toEqual([
       { role: 'assistant', content: [{ type: 'text', text: 'I will act.' }] },
@@ -158,8 +225,16 @@ describe('internal/assembly: history of a step', () => {
 
   it.each([
     { label: 'executed', patch: { observation: 'sum is 2' }, text: 'Obs: sum is 2' },
-    { label: 'not_executed', patch: { actionStatus: 'not_executed', observation: 'executor text' }, text: `Obs: ${SYNTH.notExecuted}` },
-    { label: 'env_error', patch: { actionStatus: 'env_error', observation: 'executor text' }, text: `Obs: ${SYNTH.envError}` },
+    {
+      label: 'not_executed',
+      patch: { actionStatus: 'not_executed', observation: 'executor text' },
+      text: `Obs: ${SYNTH.notExecuted}`,
+    },
+    {
+      label: 'env_error',
+      patch: { actionStatus: 'env_error', observation: 'executor text' },
+      text: `Obs: ${SYNTH.envError}`,
+    },
   ] as const)('answers a native tool call ($label) with a tool_result carrying its id', ({ patch, text }) => {
     const content: ContentBlock[] = [{ type: 'reasoning', text: 'hmm', signature: 's' }, call('call_7')];
     const [assistant, user] = stepHistory(step({ ...patch, historyContent: content, toolCallId: 'call_7' }), T, SYNTH);
@@ -169,10 +244,18 @@ describe('internal/assembly: history of a step', () => {
 
   it('answers every call of an invalid decision with the explanation, in order, before any text', () => {
     const content: ContentBlock[] = [{ type: 'text', text: 'Both.' }, call('c_b', 'note'), call('c_a'), call('c_c')];
-    const s = step({ decision: 'invalid', actionStatus: null, observation: null, explanation: 'One tool at a time.', historyContent: content });
+    const s = step({
+      decision: 'invalid',
+      actionStatus: null,
+      observation: null,
+      explanation: 'One tool at a time.',
+      historyContent: content,
+    });
     const [assistant, user] = stepHistory(s, T, SYNTH);
     expect(assistant?.content).toEqual(content);
-    expect(user?.content).toEqual(['c_b', 'c_a', 'c_c'].map((id) => ({ type: 'tool_result', toolCallId: id, text: 'One tool at a time.' })));
+    expect(user?.content).toEqual(
+      ['c_b', 'c_a', 'c_c'].map((id) => ({ type: 'tool_result', toolCallId: id, text: 'One tool at a time.' })),
+    );
   });
 
   it('uses historyContent instead of historyText when both are present', () => {

@@ -16,7 +16,10 @@ const TABLE: readonly (readonly [string, readonly string[]])[] = [
   ['^\\d{3}-\\d{4}$', ['555-1234', '555-12345', '5551234']],
   ['^[A-Z]{2}\\d{2}[A-Z0-9]{1,30}$', ['DE89370400440532013000', 'de89', 'DE8']],
   ['^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$', ['a@b.io', 'a@b', 'a b@c.de', 'x@y.z']],
-  ['^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$', ['123e4567-e89b-12d3-a456-426614174000', '123e4567e89b']],
+  [
+    '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$',
+    ['123e4567-e89b-12d3-a456-426614174000', '123e4567e89b'],
+  ],
   ['^https?://', ['https://x', 'http:/x', 'ftp://x']],
   ['^#[0-9a-fA-F]{6}$', ['#A0b1C2', '#A0b1C', 'A0b1C2']],
   ['^(?:\\+?1[-. ]?)?\\(?\\d{3}\\)?[-. ]?\\d{3}[-. ]?\\d{4}$', ['+1 (555) 123-4567', '555.123.4567', '12-34']],
@@ -61,13 +64,35 @@ describe('compilePattern: the same verdict as new RegExp(p, "u").test(s)', () =>
       seed = (seed * 1103515245 + 12345) & 0x7fffffff;
       return seed % n;
     };
-    const atoms = ['a', 'b', '.', '[ab]', '[^a]', '\\d', '\\D', '\\w', '\\W', '\\s', '\\S', '\\p{L}', '\\P{Lu}', '😀', '[😀a]', '\\n', '[\\d\\-]', '\\.', '\\u0061', '[^]'];
+    const atoms = [
+      'a',
+      'b',
+      '.',
+      '[ab]',
+      '[^a]',
+      '\\d',
+      '\\D',
+      '\\w',
+      '\\W',
+      '\\s',
+      '\\S',
+      '\\p{L}',
+      '\\P{Lu}',
+      '😀',
+      '[😀a]',
+      '\\n',
+      '[\\d\\-]',
+      '\\.',
+      '\\u0061',
+      '[^]',
+    ];
     const assertions = ['^', '$', '\\b', '\\B'];
     const quantifiers = ['', '', '', '*', '+', '?', '{2}', '{1,3}', '{0,}', '*?', '+?', '??', '{2,}?'];
     const pattern = (depth: number): string => {
       const k = depth > 3 ? 2 : rnd(6);
       if (k === 0) return Array.from({ length: 1 + rnd(3) }, () => pattern(depth + 1)).join('');
-      if (k === 1) return `(${rnd(2) ? '?:' : ''}${pattern(depth + 1)}|${pattern(depth + 1)})${quantifiers[rnd(quantifiers.length)]}`;
+      if (k === 1)
+        return `(${rnd(2) ? '?:' : ''}${pattern(depth + 1)}|${pattern(depth + 1)})${quantifiers[rnd(quantifiers.length)]}`;
       if (k === 5) return assertions[rnd(assertions.length)] as string;
       return `${atoms[rnd(atoms.length)]}${quantifiers[rnd(quantifiers.length)]}`;
     };
@@ -105,14 +130,18 @@ describe('compilePattern: what it refuses', () => {
   });
 
   it('refuses such a pattern at ToolRegistry.of, naming the tool and the schema path', () => {
-    const parameters = { type: 'object', $defs: { w: { type: 'string', pattern: '^(\\w)\\1$' } }, properties: { w: { $ref: '#/$defs/w' } } };
+    const parameters = {
+      type: 'object',
+      $defs: { w: { type: 'string', pattern: '^(\\w)\\1$' } },
+      properties: { w: { $ref: '#/$defs/w' } },
+    };
     expect(() => ToolRegistry.of([{ name: 'pair', description: '', parameters, handler: async () => '' }])).toThrow(
       'tool "pair": parameters.$defs.w.pattern uses a backreference (\\1), which needs a backtracking matcher; patterns are matched in linear time',
     );
     const keys = { type: 'object', patternProperties: { '^x-(?=y)': {} } };
-    expect(() => ToolRegistry.of([{ name: 'ext', description: '', parameters: keys, handler: async () => '' }])).toThrow(
-      /^tool "ext": parameters\.patternProperties key "\^x-\(\?=y\)" uses a lookahead/,
-    );
+    expect(() =>
+      ToolRegistry.of([{ name: 'ext', description: '', parameters: keys, handler: async () => '' }]),
+    ).toThrow(/^tool "ext": parameters\.patternProperties key "\^x-\(\?=y\)" uses a lookahead/);
   });
 
   it('answers a 10,000-character adversarial string for the patterns that backtrack exponentially', () => {

@@ -35,7 +35,10 @@ describe('InMemoryStore lease', () => {
     const first = run(a.agent, a.request);
     await sleep(5);
     const b = harness({ store, script: NOTE_THEN_FINAL });
-    const second = await resume(b.agent, b.request).then(() => null, (e: unknown) => e);
+    const second = await resume(b.agent, b.request).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isPolyLoopError(second, 'run_locked')).toBe(true);
     const done = await first;
     expect(done.stopReason).toBe('final_answer');
@@ -48,7 +51,15 @@ describe('InMemoryStore lease', () => {
     await release();
     const next = await store.acquire('r', {});
     await release(); // a second call of the old release must not free the new holder
-    expect(isPolyLoopError(await store.acquire('r', {}).then(() => null, (e: unknown) => e), 'run_locked')).toBe(true);
+    expect(
+      isPolyLoopError(
+        await store.acquire('r', {}).then(
+          () => null,
+          (e: unknown) => e,
+        ),
+        'run_locked',
+      ),
+    ).toBe(true);
     await next();
     await (await store.acquire('r', {}))();
   });

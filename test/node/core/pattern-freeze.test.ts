@@ -36,14 +36,29 @@ beforeAll(async () => {
     banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
   });
   writeFileSync(bundle, out.outputFiles[0]?.text ?? '');
-  const tools = [{ name: 'echo', description: 'Echoes', inputSchema: { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } }, required: ['s'] } }];
+  const tools = [
+    {
+      name: 'echo',
+      description: 'Echoes',
+      inputSchema: { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } }, required: ['s'] },
+    },
+  ];
   server = await startRawMcp({ tools, call: (_c, res) => void res.writeHead(500).end() });
-  const report = [{ name: 'report', description: 'Reports', inputSchema: { type: 'object' }, outputSchema: { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } } }];
+  const report = [
+    {
+      name: 'report',
+      description: 'Reports',
+      inputSchema: { type: 'object' },
+      outputSchema: { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } },
+    },
+  ];
   reporting = await startRawMcp({
     tools: report,
     call: (c, res) => {
       const result = { content: [{ type: 'text', text: 'report' }], structuredContent: { s: `${'a'.repeat(35)}!` } };
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: c.id, result }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id: c.id, result }));
     },
   });
 });
@@ -75,34 +90,70 @@ async function inWorker(name: string, input = ''): Promise<unknown> {
 const NOT_MATCHED = { status: 'not_executed', observationIsSynthetic: true };
 
 describe('a catastrophic-backtracking pattern meets a model-chosen string', () => {
-  it('refuses "a"×35 + "!" against ^(a+)+$ as not_executed, saying the pattern did not match, and a 10,000-character one too', async () => {
-    const outcomes = (await inWorker('registry')) as { observation: string }[];
-    expect(outcomes).toMatchObject([NOT_MATCHED, NOT_MATCHED]);
-    for (const o of outcomes) expect(o.observation).toMatch(/arguments of "echo" do not match its schema: #\/s: .*pattern/);
-  }, DEADLINE_MS + 10_000);
+  it(
+    'refuses "a"×35 + "!" against ^(a+)+$ as not_executed, saying the pattern did not match, and a 10,000-character one too',
+    async () => {
+      const outcomes = (await inWorker('registry')) as { observation: string }[];
+      expect(outcomes).toMatchObject([NOT_MATCHED, NOT_MATCHED]);
+      for (const o of outcomes)
+        expect(o.observation).toMatch(/arguments of "echo" do not match its schema: #\/s: .*pattern/);
+    },
+    DEADLINE_MS + 10_000,
+  );
 
-  it('answers every place a pattern can sit — patternProperties keys, propertyNames, $defs by $ref, if/then, unicode classes, format url', async () => {
-    expect(await inWorker('verdicts')).toEqual(EXPECTED_VERDICTS);
-  }, DEADLINE_MS + 10_000);
+  it(
+    'answers every place a pattern can sit — patternProperties keys, propertyNames, $defs by $ref, if/then, unicode classes, format url',
+    async () => {
+      expect(await inWorker('verdicts')).toEqual(EXPECTED_VERDICTS);
+    },
+    DEADLINE_MS + 10_000,
+  );
 
-  it('refuses the argument of a polyloop/zod tool whose schema has .regex(/^(a+)+$/), before zod parses it', async () => {
-    expect(await inWorker('zod')).toMatchObject(NOT_MATCHED);
-  }, DEADLINE_MS + 10_000);
+  it(
+    'refuses the argument of a polyloop/zod tool whose schema has .regex(/^(a+)+$/), before zod parses it',
+    async () => {
+      expect(await inWorker('zod')).toMatchObject(NOT_MATCHED);
+    },
+    DEADLINE_MS + 10_000,
+  );
 
-  it('refuses the argument of an MCP tool whose inputSchema has that pattern, without calling the server', async () => {
-    expect(await inWorker('mcp', server.url)).toMatchObject(NOT_MATCHED);
-    expect(server.seen.filter((s) => s.rpc === 'tools/call')).toEqual([]);
-  }, DEADLINE_MS + 10_000);
+  it(
+    'refuses the argument of an MCP tool whose inputSchema has that pattern, without calling the server',
+    async () => {
+      expect(await inWorker('mcp', server.url)).toMatchObject(NOT_MATCHED);
+      expect(server.seen.filter((s) => s.rpc === 'tools/call')).toEqual([]);
+    },
+    DEADLINE_MS + 10_000,
+  );
 
-  it('checks an MCP tool\'s structured output against its outputSchema in linear time too (the server picks both): a mismatch is answered at once', async () => {
-    expect(await inWorker('mcpOutput', reporting.url)).toMatchObject({ status: 'executed', observation: expect.stringMatching(/does not match the tool's output schema.*pattern/) });
-  }, DEADLINE_MS + 10_000);
+  it(
+    "checks an MCP tool's structured output against its outputSchema in linear time too (the server picks both): a mismatch is answered at once",
+    async () => {
+      expect(await inWorker('mcpOutput', reporting.url)).toMatchObject({
+        status: 'executed',
+        observation: expect.stringMatching(/does not match the tool's output schema.*pattern/),
+      });
+    },
+    DEADLINE_MS + 10_000,
+  );
 
-  it('lets a run whose model sends such an argument go on to its final answer', async () => {
-    expect(await inWorker('run')).toMatchObject({ stopReason: 'final_answer', status: 'not_executed', observation: expect.stringMatching(/pattern/) });
-  }, DEADLINE_MS + 10_000);
+  it(
+    'lets a run whose model sends such an argument go on to its final answer',
+    async () => {
+      expect(await inWorker('run')).toMatchObject({
+        stopReason: 'final_answer',
+        status: 'not_executed',
+        observation: expect.stringMatching(/pattern/),
+      });
+    },
+    DEADLINE_MS + 10_000,
+  );
 
-  it('lets the caller cancel a run whose model keeps sending such arguments', async () => {
-    expect(await inWorker('cancel')).toMatchObject({ rejected: 'cancelled by the test', stopReason: 'cancelled' });
-  }, DEADLINE_MS + 10_000);
+  it(
+    'lets the caller cancel a run whose model keeps sending such arguments',
+    async () => {
+      expect(await inWorker('cancel')).toMatchObject({ rejected: 'cancelled by the test', stopReason: 'cancelled' });
+    },
+    DEADLINE_MS + 10_000,
+  );
 });

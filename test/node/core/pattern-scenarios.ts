@@ -23,26 +23,37 @@ const execute = (tools: ToolRegistry, name: string, args: JsonObject): Promise<A
 
 const scenarios: Record<string, (input: string) => Promise<unknown>> = {
   registry: async () => {
-    const tools = ToolRegistry.of([{ name: 'echo', description: 'Echoes', parameters: REDOS, handler: async () => 'ran' }]);
+    const tools = ToolRegistry.of([
+      { name: 'echo', description: 'Echoes', parameters: REDOS, handler: async () => 'ran' },
+    ]);
     return [await execute(tools, 'echo', { s: ADVERSARIAL }), await execute(tools, 'echo', { s: ADVERSARIAL_LONG })];
   },
   verdicts: async () => patternVerdicts(patternRegistry()),
   zod: async () => {
-    const spec = defineTool({ name: 'echo', description: 'Echoes', schema: z.object({ s: z.string().regex(/^(a+)+$/) }), handler: async () => 'ran' });
+    const spec = defineTool({
+      name: 'echo',
+      description: 'Echoes',
+      schema: z.object({ s: z.string().regex(/^(a+)+$/) }),
+      handler: async () => 'ran',
+    });
     return execute(ToolRegistry.of([spec]), 'echo', { s: ADVERSARIAL });
   },
   mcp: async (url) => execute(await mcpTools({ url }), 'echo', { s: ADVERSARIAL }),
   // The server's output schema and its structured content: both chosen by the server.
   mcpOutput: async (url) => execute(await mcpTools({ url }), 'report', {}),
   run: async () => {
-    const tools = ToolRegistry.of([{ name: 'echo', description: 'Echoes', parameters: REDOS, handler: async () => 'ran' }]);
+    const tools = ToolRegistry.of([
+      { name: 'echo', description: 'Echoes', parameters: REDOS, handler: async () => 'ran' },
+    ]);
     const { agent, request } = mcpAgent('redos-run', tools, [call('echo', { s: ADVERSARIAL }), final('gave up')]);
     const result = await run(agent, request);
     const first = result.trajectory[0];
     return { stopReason: result.stopReason, status: first?.actionStatus, observation: first?.observation };
   },
   cancel: async () => {
-    const tools = ToolRegistry.of([{ name: 'echo', description: 'Echoes', parameters: REDOS, handler: async () => 'ran' }]);
+    const tools = ToolRegistry.of([
+      { name: 'echo', description: 'Echoes', parameters: REDOS, handler: async () => 'ran' },
+    ]);
     const controller = new AbortController();
     const store = new InMemoryStore();
     const { agent, request } = mcpAgent('redos-cancel', tools, [], store);
@@ -62,7 +73,7 @@ const scenarios: Record<string, (input: string) => Promise<unknown>> = {
 
 parentPort?.on('message', async ({ name, input }: { name: string; input: string }) => {
   try {
-    parentPort?.postMessage({ ok: true, value: JSON.parse(JSON.stringify(await scenarios[name]?.(input) ?? null)) });
+    parentPort?.postMessage({ ok: true, value: JSON.parse(JSON.stringify((await scenarios[name]?.(input)) ?? null)) });
   } catch (e) {
     parentPort?.postMessage({ ok: false, error: e instanceof Error ? `${e.name}: ${e.message}` : String(e) });
   }

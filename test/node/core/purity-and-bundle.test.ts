@@ -19,7 +19,21 @@ const ROOT = resolve(import.meta.dirname, '../../..');
 const INTERNAL = ['assembly', 'stopping', 'recovery', 'values'].map((m) => `src/core/internal/${m}.ts`);
 
 /** What a pure module must not mention: async, clock, randomness, I/O, timers. */
-const FORBIDDEN_IDENTIFIERS = ['Date', 'crypto', 'fetch', 'setTimeout', 'setInterval', 'queueMicrotask', 'performance', 'Promise', 'eval', 'Function', 'globalThis', 'process', 'require'];
+const FORBIDDEN_IDENTIFIERS = [
+  'Date',
+  'crypto',
+  'fetch',
+  'setTimeout',
+  'setInterval',
+  'queueMicrotask',
+  'performance',
+  'Promise',
+  'eval',
+  'Function',
+  'globalThis',
+  'process',
+  'require',
+];
 
 type Finding = { readonly what: string; readonly line: number };
 
@@ -30,13 +44,21 @@ function impurities(file: string, source: string): Finding[] {
   const line = (node: ts.Node): number => sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1;
   const visit = (node: ts.Node): void => {
     if (ts.isAwaitExpression(node)) found.push({ what: 'await', line: line(node) });
-    if (ts.canHaveModifiers(node) && ts.getModifiers(node)?.some((m) => m.kind === ts.SyntaxKind.AsyncKeyword)) found.push({ what: 'async', line: line(node) });
-    if (ts.isIdentifier(node) && FORBIDDEN_IDENTIFIERS.includes(node.text)) found.push({ what: node.text, line: line(node) });
-    if (ts.isPropertyAccessExpression(node) && node.getText(sf) === 'Math.random') found.push({ what: 'Math.random', line: line(node) });
-    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier) && !/^\.\.\/(types|errors)\.ts$/.test(node.moduleSpecifier.text)) {
+    if (ts.canHaveModifiers(node) && ts.getModifiers(node)?.some((m) => m.kind === ts.SyntaxKind.AsyncKeyword))
+      found.push({ what: 'async', line: line(node) });
+    if (ts.isIdentifier(node) && FORBIDDEN_IDENTIFIERS.includes(node.text))
+      found.push({ what: node.text, line: line(node) });
+    if (ts.isPropertyAccessExpression(node) && node.getText(sf) === 'Math.random')
+      found.push({ what: 'Math.random', line: line(node) });
+    if (
+      ts.isImportDeclaration(node) &&
+      ts.isStringLiteral(node.moduleSpecifier) &&
+      !/^\.\.\/(types|errors)\.ts$/.test(node.moduleSpecifier.text)
+    ) {
       found.push({ what: `import ${node.moduleSpecifier.text}`, line: line(node) });
     }
-    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) found.push({ what: 'dynamic import', line: line(node) });
+    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword)
+      found.push({ what: 'dynamic import', line: line(node) });
     ts.forEachChild(node, visit);
   };
   visit(sf);
@@ -44,11 +66,14 @@ function impurities(file: string, source: string): Finding[] {
 }
 
 describe('the internal modules are pure', () => {
-  it.each(INTERNAL)('%s has no await, async, clock, randomness, timers, I/O or imports beyond types and errors', async (file) => {
-    const source = await readFile(join(ROOT, file), 'utf8');
-    expect(source.length).toBeGreaterThan(200);
-    expect(impurities(file, source)).toEqual([]);
-  });
+  it.each(INTERNAL)(
+    '%s has no await, async, clock, randomness, timers, I/O or imports beyond types and errors',
+    async (file) => {
+      const source = await readFile(join(ROOT, file), 'utf8');
+      expect(source.length).toBeGreaterThan(200);
+      expect(impurities(file, source)).toEqual([]);
+    },
+  );
 
   it('the purity check finds what it looks for (a control on session.ts and a planted sample)', async () => {
     const session = await readFile(join(ROOT, 'src/core/session.ts'), 'utf8');
@@ -62,7 +87,14 @@ describe('the internal modules are pure', () => {
       'export const a = () => Math.random() + Date.now() + performance.now();',
       'export function t() { setTimeout(() => 0, 1); return crypto.randomUUID(); }',
     ].join('\n');
-    expect(impurities('planted.ts', planted).map((f) => f.what)).toEqual(['import node:fs', 'Math.random', 'Date', 'performance', 'setTimeout', 'crypto']);
+    expect(impurities('planted.ts', planted).map((f) => f.what)).toEqual([
+      'import node:fs',
+      'Math.random',
+      'Date',
+      'performance',
+      'setTimeout',
+      'crypto',
+    ]);
   });
 });
 
@@ -90,13 +122,17 @@ describe('the polyloop entry bundle', () => {
     const inputs = Object.keys(metafile.inputs);
     expect(inputs).toContain('src/core/index.ts');
     expect(inputs).toContain('src/core/session.ts');
-    const outside = inputs.filter((p) => !p.startsWith('src/core/') && !p.startsWith('node_modules/@cfworker/json-schema/'));
+    const outside = inputs.filter(
+      (p) => !p.startsWith('src/core/') && !p.startsWith('node_modules/@cfworker/json-schema/'),
+    );
     expect(outside).toEqual([]);
   });
 
   it('pulls in no store or adapter code beyond InMemoryStore', () => {
     const inputs = Object.keys(metafile.inputs);
-    expect(inputs.filter((p) => /platform-|adapters|file-store|idb|durable|hono|openai|anthropic/i.test(p))).toEqual([]);
+    expect(inputs.filter((p) => /platform-|adapters|file-store|idb|durable|hono|openai|anthropic/i.test(p))).toEqual(
+      [],
+    );
   });
 
   it('imports no node: module and leaves no import unresolved', () => {
@@ -118,7 +154,11 @@ describe('the polyloop entry bundle', () => {
     const dir = await tempDir('polyloop-bundle-');
     await writeFile(join(dir, 'polyloop.mjs'), code);
     await writeFile(join(dir, 'main.mjs'), DRIVER);
-    const { stdout } = await promisify(execFile)(process.execPath, ['--disallow-code-generation-from-strings', join(dir, 'main.mjs')], { timeout: 20_000 });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--disallow-code-generation-from-strings', join(dir, 'main.mjs')],
+      { timeout: 20_000 },
+    );
     expect(JSON.parse(stdout)).toEqual({
       evalRefused: true,
       valid: { ok: true },
@@ -154,7 +194,18 @@ console.log(JSON.stringify({ evalRefused, valid, invalidOk, run: { stopReason: r
 // The names every entry exports, types included, are listed in test/node/package/entry-exports.test.ts.
 describe('the error classes of the polyloop entry', () => {
   it('the core entry exports every error class the loop, its stores and its tools throw', () => {
-    const errors = ['RunExistsError', 'RunNotFoundError', 'RunIdentityMismatchError', 'SchemaVersionError', 'StoreError', 'ToolEnvironmentError', 'InvalidRequestError', 'CorruptLogError', 'RunLockedError', 'InvalidInputError'] as const;
+    const errors = [
+      'RunExistsError',
+      'RunNotFoundError',
+      'RunIdentityMismatchError',
+      'SchemaVersionError',
+      'StoreError',
+      'ToolEnvironmentError',
+      'InvalidRequestError',
+      'CorruptLogError',
+      'RunLockedError',
+      'InvalidInputError',
+    ] as const;
     for (const name of errors) {
       const Cls = core[name] as unknown as { prototype: unknown };
       expect(Cls.prototype, name).toBeInstanceOf(core.PolyLoopError);

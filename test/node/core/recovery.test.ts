@@ -1,26 +1,44 @@
 /** Recovery (docs/recovery.md): in-flight cases, no re-interpretation of the past, identity checks. */
 import { describe, expect, it } from 'vitest';
-import { defineAgent, identityMismatch, identitySnapshot, InMemoryStore, isPolyLoopError, resume, run, RunIdentityMismatchError, ToolRegistry } from '../../../src/core/index.ts';
+import {
+  defineAgent,
+  identityMismatch,
+  identitySnapshot,
+  InMemoryStore,
+  isPolyLoopError,
+  resume,
+  run,
+  RunIdentityMismatchError,
+  ToolRegistry,
+} from '../../../src/core/index.ts';
 import type { Decision, DecisionInterpreter, LogRecord } from '../../../src/core/index.ts';
 import { faultyStore, jsonActionInterpreter } from '../../../src/testing/index.ts';
 import { harness, makeTools, text, timeless } from './fixtures.ts';
 import type { Harness } from './fixtures.ts';
 
 /** Run until the store has taken `writes` writes, then "crash"; return the surviving log's store. */
-async function crashAfter(writes: number, make: (store: InMemoryStore | ReturnType<typeof faultyStore>) => Harness): Promise<InMemoryStore> {
+async function crashAfter(
+  writes: number,
+  make: (store: InMemoryStore | ReturnType<typeof faultyStore>) => Harness,
+): Promise<InMemoryStore> {
   const inner = new InMemoryStore();
   const h = make(faultyStore(inner, { crashAfterWrites: writes }));
   await expect(run(h.agent, h.request)).rejects.toMatchObject({ name: 'StoreError' });
   return inner;
 }
 
-const kinds = (log: readonly LogRecord[]): string[] => log.map((r) => (r.kind === 'intent' ? `intent:${r.intent}` : r.kind));
+const kinds = (log: readonly LogRecord[]): string[] =>
+  log.map((r) => (r.kind === 'intent' ? `intent:${r.intent}` : r.kind));
 
 describe('recovery of an action in flight', () => {
   it('asks a person to settle a never-replay action that was in flight, without calling the handler again', async () => {
     // Writes: run_started; step 0: model intent, result + action intent (add), step;
     // step 1: model intent, result + action intent (note, never) → crash before its step write.
-    const script = ['{"tool":"add","args":{"a":1,"b":2}}', '{"tool":"note","args":{"text":"once"}}', '{"final":"done"}'];
+    const script = [
+      '{"tool":"add","args":{"a":1,"b":2}}',
+      '{"tool":"note","args":{"text":"once"}}',
+      '{"final":"done"}',
+    ];
     const first: string[] = [];
     const store = await crashAfter(6, (s) => harness({ script, store: s, calls: first }));
     expect(first).toEqual(['add:{"a":1,"b":2}', 'note:once']);
@@ -30,7 +48,12 @@ describe('recovery of an action in flight', () => {
     const h = harness({ script, store, calls: second });
     const result = await resume(h.agent, h.request);
     expect(result.stopReason).toBe('awaiting_input');
-    expect(result.pending).toMatchObject({ kind: 'settle', target: 'action', resultId: 's1.settle', decision: { action: { name: 'note', arguments: { text: 'once' } } } });
+    expect(result.pending).toMatchObject({
+      kind: 'settle',
+      target: 'action',
+      resultId: 's1.settle',
+      decision: { action: { name: 'note', arguments: { text: 'once' } } },
+    });
     expect(second).toEqual([]);
     expect(h.model.calls).toHaveLength(0);
     expect(result.steps).toBe(1);
@@ -47,7 +70,9 @@ describe('recovery of an action in flight', () => {
     const seen: string[] = [];
     const h = harness({ script, store, calls: seen });
     const result = await resume(h.agent, h.request);
-    const ids = h.sink.events.flatMap((e) => (e.type === 'action_started' ? [`${e.resultId}:${String(e.replayed)}`] : []));
+    const ids = h.sink.events.flatMap((e) =>
+      e.type === 'action_started' ? [`${e.resultId}:${String(e.replayed)}`] : [],
+    );
     expect(result.stopReason).toBe('final_answer');
     expect(seen).toEqual(['add:{"a":1,"b":2}']);
     expect(ids).toEqual(['s0.action:true']);
@@ -61,7 +86,13 @@ describe('recovery of a model call in flight', () => {
     const h = harness({ script, store, request: { modelReplayPolicy: 'never' } });
     const result = await resume(h.agent, h.request);
     expect(result.stopReason).toBe('awaiting_input');
-    expect(result.pending).toEqual({ resultId: 's0.settle', stepIndex: 0, kind: 'settle', target: 'model_call', decision: null });
+    expect(result.pending).toEqual({
+      resultId: 's0.settle',
+      stepIndex: 0,
+      kind: 'settle',
+      target: 'model_call',
+      decision: null,
+    });
     expect(h.model.calls).toHaveLength(0);
     expect(result.steps).toBe(0);
   });
@@ -73,7 +104,13 @@ describe('recovery of a model call in flight', () => {
     const result = await resume(h.agent, h.request);
     expect(result.stopReason).toBe('final_answer');
     expect(h.model.calls.map((c) => [c.callSeq, c.resultId])).toEqual([[0, 's0.model']]);
-    expect(kinds(await store.readLog('run-1'))).toEqual(['run_started', 'intent:model_call', 'result', 'step', 'run_ended']);
+    expect(kinds(await store.readLog('run-1'))).toEqual([
+      'run_started',
+      'intent:model_call',
+      'result',
+      'step',
+      'run_ended',
+    ]);
   });
 });
 
@@ -83,10 +120,15 @@ function shoutingInterpreter(): DecisionInterpreter & { count: number } {
   const it = {
     params: inner.params,
     count: 0,
-    interpret(reply: Parameters<DecisionInterpreter['interpret']>[0], ctx: Parameters<DecisionInterpreter['interpret']>[1]): Decision {
+    interpret(
+      reply: Parameters<DecisionInterpreter['interpret']>[0],
+      ctx: Parameters<DecisionInterpreter['interpret']>[1],
+    ): Decision {
       it.count++;
       const d = inner.interpret(reply, ctx);
-      return d.kind === 'final' ? { ...d, answer: d.answer.toUpperCase() } : { ...d, historyText: d.historyText.toUpperCase() };
+      return d.kind === 'final'
+        ? { ...d, answer: d.answer.toUpperCase() }
+        : { ...d, historyText: d.historyText.toUpperCase() };
     },
   };
   return it;
@@ -108,9 +150,16 @@ describe('re-interpretation', () => {
   });
 
   it('does not re-interpret an action in flight: the stored decision is replayed', async () => {
-    const store = await crashAfter(3, (s) => harness({ script, store: s, tools: makeTools().map((t) => ({ ...t, replayPolicy: 'safe' as const })) }));
+    const store = await crashAfter(3, (s) =>
+      harness({ script, store: s, tools: makeTools().map((t) => ({ ...t, replayPolicy: 'safe' as const })) }),
+    );
     const interpreter = shoutingInterpreter();
-    const h = harness({ script, store, interpreter, tools: makeTools(['x']).map((t) => ({ ...t, replayPolicy: 'safe' as const })) });
+    const h = harness({
+      script,
+      store,
+      interpreter,
+      tools: makeTools(['x']).map((t) => ({ ...t, replayPolicy: 'safe' as const })),
+    });
     const result = await resume(h.agent, h.request);
     expect(result.trajectory[0]?.historyText).toBe('{"tool":"add","args":{"a":1,"b":2}}');
     expect(interpreter.count).toBe(1); // only step 1's fresh reply
@@ -167,16 +216,64 @@ describe('identity check on resume', () => {
   const tools2 = ToolRegistry.of(makeTools().map((t) => (t.name === 'add' ? { ...t, description: 'Adds.' } : t)));
   const drifts: [string, (h: Harness) => Harness, string][] = [
     ['the model params', (h) => harness({ store: h.store, script: [] }) && withModel(h, 'other-model'), 'model.model'],
-    ['the budget', (h) => ({ ...h, request: { ...h.request, budget: { ...h.request.budget, maxSteps: 21 } } }), 'budget.maxSteps'],
-    ['a tool description', (h) => ({ ...h, request: { ...h.request, tools: tools2, executor: tools2.executor() } }), 'tools[add].description'],
-    ['the run context', (h) => ({ ...h, request: { ...h.request, context: { ...h.request.context, run: [text('system', 'Be terse.')] } } }), 'context.run.0.content.0.text'],
-    ['the goal context', (h) => ({ ...h, request: { ...h.request, context: { ...h.request.context, goal: [text('user', 'Other goal')] } } }), 'context.goal.0.content.0.text'],
-    ['the injections', (h) => ({ ...h, request: { ...h.request, injections: { skills: [{ name: 'a', text: 'b' }] } } }), 'injections.skills'],
-    ['the model binding', (h) => ({ ...h, request: { ...h.request, modelBinding: { user: 'someone-else' } } }), 'modelBinding.user'],
-    ['the observation template', (h) => ({ ...h, request: { ...h.request, observationTemplate: 'Result: {observation}' } }), 'observationTemplate'],
+    [
+      'the budget',
+      (h) => ({ ...h, request: { ...h.request, budget: { ...h.request.budget, maxSteps: 21 } } }),
+      'budget.maxSteps',
+    ],
+    [
+      'a tool description',
+      (h) => ({ ...h, request: { ...h.request, tools: tools2, executor: tools2.executor() } }),
+      'tools[add].description',
+    ],
+    [
+      'the run context',
+      (h) => ({
+        ...h,
+        request: { ...h.request, context: { ...h.request.context, run: [text('system', 'Be terse.')] } },
+      }),
+      'context.run.0.content.0.text',
+    ],
+    [
+      'the goal context',
+      (h) => ({
+        ...h,
+        request: { ...h.request, context: { ...h.request.context, goal: [text('user', 'Other goal')] } },
+      }),
+      'context.goal.0.content.0.text',
+    ],
+    [
+      'the injections',
+      (h) => ({ ...h, request: { ...h.request, injections: { skills: [{ name: 'a', text: 'b' }] } } }),
+      'injections.skills',
+    ],
+    [
+      'the model binding',
+      (h) => ({ ...h, request: { ...h.request, modelBinding: { user: 'someone-else' } } }),
+      'modelBinding.user',
+    ],
+    [
+      'the observation template',
+      (h) => ({ ...h, request: { ...h.request, observationTemplate: 'Result: {observation}' } }),
+      'observationTemplate',
+    ],
     ['the tool render style', (h) => ({ ...h, request: { ...h.request, toolRenderStyle: 'json' } }), 'toolRenderStyle'],
-    ['the model replay policy', (h) => ({ ...h, request: { ...h.request, modelReplayPolicy: 'never' } }), 'modelReplayPolicy'],
-    ['the executor params', (h) => ({ ...h, request: { ...h.request, executor: { params: { env: 'b' }, execute: h.request.executor.execute.bind(h.request.executor) } } }), 'executor'],
+    [
+      'the model replay policy',
+      (h) => ({ ...h, request: { ...h.request, modelReplayPolicy: 'never' } }),
+      'modelReplayPolicy',
+    ],
+    [
+      'the executor params',
+      (h) => ({
+        ...h,
+        request: {
+          ...h.request,
+          executor: { params: { env: 'b' }, execute: h.request.executor.execute.bind(h.request.executor) },
+        },
+      }),
+      'executor',
+    ],
     ['the synthetic texts', (h) => withSynthetic(h), 'syntheticObservations.notExecuted'],
     ['the interpreter params', (h) => withInterpreterParams(h), 'interpreter.version'],
   ];
@@ -214,12 +311,21 @@ function withModel(h: Harness, model: string): Harness {
 
 function withSynthetic(h: Harness): Harness {
   const next = harness({ store: h.store });
-  return { ...next, agent: { ...next.agent, syntheticObservations: { notExecuted: 'Nope.', envError: next.agent.syntheticObservations.envError } } };
+  return {
+    ...next,
+    agent: {
+      ...next.agent,
+      syntheticObservations: { notExecuted: 'Nope.', envError: next.agent.syntheticObservations.envError },
+    },
+  };
 }
 
 function withInterpreterParams(h: Harness): Harness {
   const base = jsonActionInterpreter();
-  return harness({ store: h.store, interpreter: { params: { ...base.params, version: 2 }, interpret: base.interpret.bind(base) } });
+  return harness({
+    store: h.store,
+    interpreter: { params: { ...base.params, version: 2 }, interpret: base.interpret.bind(base) },
+  });
 }
 
 describe('identityMismatch, the comparison resume makes first', () => {

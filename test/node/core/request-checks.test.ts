@@ -33,10 +33,25 @@ const deep = (levels: number): unknown => {
   return v;
 };
 const withGoal = (...goal: unknown[]): RunRequest => ({ ...base(), context: { run: [], goal: goal as Message[] } });
-const withRun = (...messages: unknown[]): RunRequest => ({ ...base(), context: { run: messages as Message[], goal: [text('user', 'go')] } });
+const withRun = (...messages: unknown[]): RunRequest => ({
+  ...base(),
+  context: { run: messages as Message[], goal: [text('user', 'go')] },
+});
 
 describe('every required request field has a check that names it', () => {
-  const FIELDS = ['runId', 'budget', 'executor', 'tools', 'context', 'injections', 'modelBinding', 'modelReplayPolicy', 'observationTemplate', 'toolRenderStyle', 'cancelGraceMs'] as const;
+  const FIELDS = [
+    'runId',
+    'budget',
+    'executor',
+    'tools',
+    'context',
+    'injections',
+    'modelBinding',
+    'modelReplayPolicy',
+    'observationTemplate',
+    'toolRenderStyle',
+    'cancelGraceMs',
+  ] as const;
 
   it('the table covers every field of a request', () => {
     expect([...FIELDS].sort()).toEqual(Object.keys(base()).sort());
@@ -64,43 +79,95 @@ describe('every required request field has a check that names it', () => {
 
 describe('context messages are checked block by block (the size metric and the snapshot rely on them)', () => {
   const CASES: readonly { label: string; request: () => RunRequest; names: string }[] = [
-    { label: 'a null message', request: () => withGoal(null), names: 'request.context.goal[0] must be a message object' },
-    { label: 'a message that is a number', request: () => withRun(5), names: 'request.context.run[0] must be a message object' },
-    { label: 'a message with role "tool"', request: () => withGoal({ role: 'tool', content: [] }), names: 'request.context.goal[0].role' },
-    { label: 'a content of [null]', request: () => withGoal({ role: 'user', content: [null] }), names: 'request.context.goal[0].content[0] must be a content block object' },
-    { label: 'a content string', request: () => withGoal({ role: 'user', content: 'hello' }), names: 'request.context.goal[0].content must be an array' },
-    { label: 'a block of unknown type', request: () => withGoal({ role: 'user', content: [{ type: 'image', url: 'x' }] }), names: 'request.context.goal[0].content[0].type' },
-    { label: 'text: 12345', request: () => withGoal({ role: 'user', content: [{ type: 'text', text: 12345 }] }), names: 'request.context.goal[0].content[0].text must be a string' },
-    { label: 'a BigInt text', request: () => withRun({ role: 'system', content: [{ type: 'text', text: 5n }] }), names: 'request.context.run[0].content[0].text must be a string, got a bigint' },
+    {
+      label: 'a null message',
+      request: () => withGoal(null),
+      names: 'request.context.goal[0] must be a message object',
+    },
+    {
+      label: 'a message that is a number',
+      request: () => withRun(5),
+      names: 'request.context.run[0] must be a message object',
+    },
+    {
+      label: 'a message with role "tool"',
+      request: () => withGoal({ role: 'tool', content: [] }),
+      names: 'request.context.goal[0].role',
+    },
+    {
+      label: 'a content of [null]',
+      request: () => withGoal({ role: 'user', content: [null] }),
+      names: 'request.context.goal[0].content[0] must be a content block object',
+    },
+    {
+      label: 'a content string',
+      request: () => withGoal({ role: 'user', content: 'hello' }),
+      names: 'request.context.goal[0].content must be an array',
+    },
+    {
+      label: 'a block of unknown type',
+      request: () => withGoal({ role: 'user', content: [{ type: 'image', url: 'x' }] }),
+      names: 'request.context.goal[0].content[0].type',
+    },
+    {
+      label: 'text: 12345',
+      request: () => withGoal({ role: 'user', content: [{ type: 'text', text: 12345 }] }),
+      names: 'request.context.goal[0].content[0].text must be a string',
+    },
+    {
+      label: 'a BigInt text',
+      request: () => withRun({ role: 'system', content: [{ type: 'text', text: 5n }] }),
+      names: 'request.context.run[0].content[0].text must be a string, got a bigint',
+    },
     {
       label: 'tool-call arguments holding a BigInt',
-      request: () => withRun({ role: 'assistant', content: [{ type: 'tool_call', id: 'c', name: 'add', arguments: { a: 1n } }] }),
+      request: () =>
+        withRun({ role: 'assistant', content: [{ type: 'tool_call', id: 'c', name: 'add', arguments: { a: 1n } }] }),
       names: 'request.context.run[0].content[0].arguments.a is a bigint',
     },
     {
       label: 'tool-call arguments that contain themselves',
-      request: () => withRun({ role: 'assistant', content: [{ type: 'tool_call', id: 'c', name: 'add', arguments: cyclic() }] }),
+      request: () =>
+        withRun({ role: 'assistant', content: [{ type: 'tool_call', id: 'c', name: 'add', arguments: cyclic() }] }),
       names: 'request.context.run[0].content[0].arguments.me refers back to itself',
     },
     {
       label: 'tool-call arguments nested too deep to store',
-      request: () => withRun({ role: 'assistant', content: [{ type: 'tool_call', id: 'c', name: 'add', arguments: deep(5000) }] }),
+      request: () =>
+        withRun({ role: 'assistant', content: [{ type: 'tool_call', id: 'c', name: 'add', arguments: deep(5000) }] }),
       names: 'request.context.run[0].content[0].arguments',
     },
-    { label: 'an extra message field holding a BigInt', request: () => withGoal({ role: 'user', content: [], meta: 1n }), names: 'request.context.goal[0].meta is a bigint' },
-    { label: 'an extra block field holding a cycle', request: () => withGoal({ role: 'user', content: [{ type: 'text', text: 'x', extra: cyclic() }] }), names: 'request.context.goal[0].content[0].extra.me refers back' },
-    { label: 'an extra context field holding a function', request: () => ({ ...base(), context: { ...base().context, hook: () => 1 } as RunRequest['context'] }), names: 'request.context.hook is a function' },
+    {
+      label: 'an extra message field holding a BigInt',
+      request: () => withGoal({ role: 'user', content: [], meta: 1n }),
+      names: 'request.context.goal[0].meta is a bigint',
+    },
+    {
+      label: 'an extra block field holding a cycle',
+      request: () => withGoal({ role: 'user', content: [{ type: 'text', text: 'x', extra: cyclic() }] }),
+      names: 'request.context.goal[0].content[0].extra.me refers back',
+    },
+    {
+      label: 'an extra context field holding a function',
+      request: () => ({ ...base(), context: { ...base().context, hook: () => 1 } as RunRequest['context'] }),
+      names: 'request.context.hook is a function',
+    },
   ];
 
-  it.each(CASES)('refuses $label with InvalidRequestError naming the path, never a raw TypeError', ({ request, names }) => {
-    expectRefused(request(), names);
-  });
+  it.each(CASES)(
+    'refuses $label with InvalidRequestError naming the path, never a raw TypeError',
+    ({ request, names }) => {
+      expectRefused(request(), names);
+    },
+  );
 
   it('refuses a 5,000-character goal with an unknown block under maxContextChars 100, before writing anything', async () => {
     // Before: the unknown block measured NaN, NaN > 100 is false, and the run went ahead.
     const store = new InMemoryStore();
     const h = harness({ store, script: ['{"final":"ok"}'] });
-    const goal = [{ role: 'user', content: [{ type: 'text', text: 'x'.repeat(5000) }, { type: 'image' }] }] as unknown as Message[];
+    const goal = [
+      { role: 'user', content: [{ type: 'text', text: 'x'.repeat(5000) }, { type: 'image' }] },
+    ] as unknown as Message[];
     const budget: Budget = { ...h.request.budget, maxContextChars: 100 };
     const failure = run(h.agent, { ...h.request, budget, context: { run: [], goal } });
     await expect(failure).rejects.toThrow(InvalidRequestError);
@@ -112,14 +179,24 @@ describe('context messages are checked block by block (the size metric and the s
   it('the same goal without the bad block stops on the context limit (the budget above is really too small)', async () => {
     const h = harness({ script: ['{"final":"ok"}'] });
     const budget: Budget = { ...h.request.budget, maxContextChars: 100 };
-    const result = await run(h.agent, { ...h.request, budget, context: { run: [], goal: [text('user', 'x'.repeat(5000))] } });
+    const result = await run(h.agent, {
+      ...h.request,
+      budget,
+      context: { run: [], goal: [text('user', 'x'.repeat(5000))] },
+    });
     expect(result.stopReason).toBe('context_limit');
   });
 
   it('accepts every kind of block the library defines', () => {
     const messages: Message[] = [
       { role: 'system', content: [{ type: 'text', text: 'rules' }] },
-      { role: 'assistant', content: [{ type: 'reasoning', text: 'r', signature: 's' }, { type: 'tool_call', id: 'c', name: 'add', arguments: { a: 1, b: [2, null] } }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'reasoning', text: 'r', signature: 's' },
+          { type: 'tool_call', id: 'c', name: 'add', arguments: { a: 1, b: [2, null] } },
+        ],
+      },
       { role: 'user', content: [{ type: 'tool_result', toolCallId: 'c', text: '3' }] },
     ];
     expect(() => validateRunRequest({ ...base(), context: { run: messages, goal: [] } })).not.toThrow();
@@ -131,17 +208,49 @@ describe('injections and model binding', () => {
     { label: 'injections null', patch: { injections: null }, names: 'request.injections' },
     { label: 'injections an array', patch: { injections: [] }, names: 'request.injections' },
     { label: 'injections a Map', patch: { injections: new Map() }, names: 'request.injections' },
-    { label: 'a channel that is not an array', patch: { injections: { skills: 'x' } }, names: 'request.injections.skills must be an array' },
+    {
+      label: 'a channel that is not an array',
+      patch: { injections: { skills: 'x' } },
+      names: 'request.injections.skills must be an array',
+    },
     { label: 'a null entry', patch: { injections: { skills: [null] } }, names: 'request.injections.skills[0]' },
-    { label: 'a numeric entry', patch: { injections: { skills: [{ name: 'a', text: 'b' }, 3] } }, names: 'request.injections.skills[1]' },
-    { label: 'an entry with a numeric text', patch: { injections: { skills: [{ name: 'a', text: 3 }] } }, names: 'request.injections.skills[0].text' },
-    { label: 'an entry without a name', patch: { injections: { skills: [{ text: 't' }] } }, names: 'request.injections.skills[0].name' },
-    { label: 'an entry with a BigInt extra field', patch: { injections: { skills: [{ name: 'a', text: 'b', v: 1n }] } }, names: 'request.injections.skills[0].v is a bigint' },
+    {
+      label: 'a numeric entry',
+      patch: { injections: { skills: [{ name: 'a', text: 'b' }, 3] } },
+      names: 'request.injections.skills[1]',
+    },
+    {
+      label: 'an entry with a numeric text',
+      patch: { injections: { skills: [{ name: 'a', text: 3 }] } },
+      names: 'request.injections.skills[0].text',
+    },
+    {
+      label: 'an entry without a name',
+      patch: { injections: { skills: [{ text: 't' }] } },
+      names: 'request.injections.skills[0].name',
+    },
+    {
+      label: 'an entry with a BigInt extra field',
+      patch: { injections: { skills: [{ name: 'a', text: 'b', v: 1n }] } },
+      names: 'request.injections.skills[0].v is a bigint',
+    },
     { label: 'modelBinding null', patch: { modelBinding: null }, names: 'request.modelBinding' },
     { label: 'modelBinding an array', patch: { modelBinding: ['a'] }, names: 'request.modelBinding' },
-    { label: 'a numeric binding', patch: { modelBinding: { user: 5 } }, names: 'request.modelBinding.user must be a string' },
-    { label: 'a null binding', patch: { modelBinding: { user: null } }, names: 'request.modelBinding.user must be a string' },
-    { label: 'a BigInt binding', patch: { modelBinding: { user: 1n } }, names: 'request.modelBinding.user must be a string' },
+    {
+      label: 'a numeric binding',
+      patch: { modelBinding: { user: 5 } },
+      names: 'request.modelBinding.user must be a string',
+    },
+    {
+      label: 'a null binding',
+      patch: { modelBinding: { user: null } },
+      names: 'request.modelBinding.user must be a string',
+    },
+    {
+      label: 'a BigInt binding',
+      patch: { modelBinding: { user: 1n } },
+      names: 'request.modelBinding.user must be a string',
+    },
   ];
 
   it.each(CASES)('refuses $label with InvalidRequestError naming it', ({ patch, names }) => {
@@ -149,12 +258,24 @@ describe('injections and model binding', () => {
   });
 
   it('accepts entries and bindings of the documented shapes', () => {
-    expect(() => validateRunRequest({ ...base(), injections: { a: [], b: [{ name: 'n', text: 't' }] }, modelBinding: {} })).not.toThrow();
+    expect(() =>
+      validateRunRequest({ ...base(), injections: { a: [], b: [{ name: 'n', text: 't' }] }, modelBinding: {} }),
+    ).not.toThrow();
   });
 });
 
 describe('a custom executor', () => {
-  const custom = (params: unknown): ActionExecutor => ({ params, execute: async () => ({ status: 'executed', observation: '', observationIsSynthetic: false, envReportedCompletion: false, observationTruncatedChars: 0 }) }) as ActionExecutor;
+  const custom = (params: unknown): ActionExecutor =>
+    ({
+      params,
+      execute: async () => ({
+        status: 'executed',
+        observation: '',
+        observationIsSynthetic: false,
+        envReportedCompletion: false,
+        observationTruncatedChars: 0,
+      }),
+    }) as ActionExecutor;
 
   it.each([
     { label: 'params holding a BigInt', params: { v: 1n }, names: 'request.executor.params.v' },
@@ -168,7 +289,9 @@ describe('a custom executor', () => {
   it('is accepted without params, with null params or with flat ones', () => {
     expect(() => validateRunRequest({ ...base(), executor: custom(undefined) })).not.toThrow();
     expect(() => validateRunRequest({ ...base(), executor: custom(null) })).not.toThrow();
-    expect(() => validateRunRequest({ ...base(), executor: custom({ env: 'sandbox', v: 2, on: true, none: null }) })).not.toThrow();
+    expect(() =>
+      validateRunRequest({ ...base(), executor: custom({ env: 'sandbox', v: 2, on: true, none: null }) }),
+    ).not.toThrow();
   });
 });
 
@@ -193,7 +316,14 @@ describe('every AgentConfig field has a check that names it', () => {
   const without = (c: AgentConfig, seam: keyof AgentConfig, key: string): AgentConfig => {
     const { [key]: _dropped, ...rest } = c[seam] as unknown as Record<string, unknown>;
     // Store methods live on the prototype: a plain copy of the own fields leaves one out.
-    const copy = seam === 'store' ? Object.fromEntries(['runStarted', 'intent', 'result', 'step', 'readLog', 'runEnded', 'acquire'].filter((m) => m !== key).map((m) => [m, () => undefined])) : rest;
+    const copy =
+      seam === 'store'
+        ? Object.fromEntries(
+            ['runStarted', 'intent', 'result', 'step', 'readLog', 'runEnded', 'acquire']
+              .filter((m) => m !== key)
+              .map((m) => [m, () => undefined]),
+          )
+        : rest;
     return { ...c, [seam]: copy };
   };
   const NESTED: readonly [keyof AgentConfig, string][] = [
@@ -203,16 +333,21 @@ describe('every AgentConfig field has a check that names it', () => {
     ['interpreter', 'params'],
     ['events', 'deliver'],
     ['events', 'params'],
-    ...(['runStarted', 'intent', 'result', 'step', 'readLog', 'runEnded'] as const).map((m): [keyof AgentConfig, string] => ['store', m]),
+    ...(['runStarted', 'intent', 'result', 'step', 'readLog', 'runEnded'] as const).map(
+      (m): [keyof AgentConfig, string] => ['store', m],
+    ),
     ['syntheticObservations', 'notExecuted'],
     ['syntheticObservations', 'envError'],
   ];
 
-  it.each(['model', 'interpreter', 'store', 'events', 'syntheticObservations'] as const)('refuses a config without %s', (key) => {
-    const { [key]: _dropped, ...rest } = config();
-    expect(() => defineAgent(rest as AgentConfig)).toThrow(InvalidRequestError);
-    expect(() => defineAgent(rest as AgentConfig)).toThrow(key);
-  });
+  it.each(['model', 'interpreter', 'store', 'events', 'syntheticObservations'] as const)(
+    'refuses a config without %s',
+    (key) => {
+      const { [key]: _dropped, ...rest } = config();
+      expect(() => defineAgent(rest as AgentConfig)).toThrow(InvalidRequestError);
+      expect(() => defineAgent(rest as AgentConfig)).toThrow(key);
+    },
+  );
 
   it.each(NESTED)('refuses a config whose %s has no %s', (seam, key) => {
     const bad = without(config(), seam, key);
@@ -222,7 +357,9 @@ describe('every AgentConfig field has a check that names it', () => {
 
   it('refuses a model without params.model', () => {
     const c = config();
-    expect(() => defineAgent({ ...c, model: { ...c.model, params: { temperature: 0 } } })).toThrow('model.params.model');
+    expect(() => defineAgent({ ...c, model: { ...c.model, params: { temperature: 0 } } })).toThrow(
+      'model.params.model',
+    );
   });
 
   it.each([
@@ -239,6 +376,7 @@ describe('every AgentConfig field has a check that names it', () => {
   });
 
   it('refuses something that is not a config at all', () => {
-    for (const value of [null, undefined, 'config', []]) expect(() => defineAgent(value as unknown as AgentConfig)).toThrow(InvalidRequestError);
+    for (const value of [null, undefined, 'config', []])
+      expect(() => defineAgent(value as unknown as AgentConfig)).toThrow(InvalidRequestError);
   });
 });

@@ -8,7 +8,13 @@ import { InMemoryStore, resume, run, ToolEnvironmentError } from '../../../src/c
 import type { DecisionInterpreter, RunRequest, ToolSpec } from '../../../src/core/index.ts';
 import { harness } from './fixtures.ts';
 
-const unauthorized = new ModelCallError('invalid api key', { provider: 'openai', kind: 'http', status: 401, errorType: 'invalid_api_key', requestId: 'req_1' });
+const unauthorized = new ModelCallError('invalid api key', {
+  provider: 'openai',
+  kind: 'http',
+  status: 401,
+  errorType: 'invalid_api_key',
+  requestId: 'req_1',
+});
 
 const throwingInterpreter: DecisionInterpreter = {
   params: { interpreter: 'throws' },
@@ -27,7 +33,11 @@ const disk: ToolSpec = {
   },
 };
 
-type Case = { readonly stopReason: string; readonly opts: Omit<Parameters<typeof harness>[0] & object, 'store'>; readonly error: string };
+type Case = {
+  readonly stopReason: string;
+  readonly opts: Omit<Parameters<typeof harness>[0] & object, 'store'>;
+  readonly error: string;
+};
 
 const CASES: readonly Case[] = [
   {
@@ -48,23 +58,30 @@ const CASES: readonly Case[] = [
 ];
 
 describe('RunResult.error', () => {
-  it.each(CASES)('a run that ends in $stopReason says why, and so does its stored result', async ({ stopReason, opts, error }) => {
-    const store = new InMemoryStore();
-    const h = harness({ ...opts, store });
-    const result = await run(h.agent, h.request);
-    expect(result.stopReason).toBe(stopReason);
-    expect(result.finalAnswer).toBeNull();
-    expect(result.error).toBe(error);
-    expect(result.error).toBe(result.trajectory.at(-1)?.observation);
-    // An ended run's stored result (resume executes nothing) derives the same text from its log.
-    const again = await resume(harness({ ...opts, store }).agent, h.request);
-    expect(again.error).toBe(error);
-    expect(again).toEqual({ ...result, eventDeliveryFailures: again.eventDeliveryFailures });
-  });
+  it.each(CASES)(
+    'a run that ends in $stopReason says why, and so does its stored result',
+    async ({ stopReason, opts, error }) => {
+      const store = new InMemoryStore();
+      const h = harness({ ...opts, store });
+      const result = await run(h.agent, h.request);
+      expect(result.stopReason).toBe(stopReason);
+      expect(result.finalAnswer).toBeNull();
+      expect(result.error).toBe(error);
+      expect(result.error).toBe(result.trajectory.at(-1)?.observation);
+      // An ended run's stored result (resume executes nothing) derives the same text from its log.
+      const again = await resume(harness({ ...opts, store }).agent, h.request);
+      expect(again.error).toBe(error);
+      expect(again).toEqual({ ...result, eventDeliveryFailures: again.eventDeliveryFailures });
+    },
+  );
 
   it('is null for a run that ends well, or on a budget', async () => {
     const answered = harness({ script: ['{"final":"7"}'] });
-    expect(await run(answered.agent, answered.request)).toMatchObject({ stopReason: 'final_answer', finalAnswer: '7', error: null });
+    expect(await run(answered.agent, answered.request)).toMatchObject({
+      stopReason: 'final_answer',
+      finalAnswer: '7',
+      error: null,
+    });
     const budget: RunRequest['budget'] = { maxSteps: 1, maxValidActions: 5, maxContextChars: 100_000 };
     const spent = harness({ script: ['not json'], request: { budget } });
     expect(await run(spent.agent, spent.request)).toMatchObject({ stopReason: 'max_steps', error: null });

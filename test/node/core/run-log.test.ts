@@ -1,11 +1,27 @@
 /** The run log as a value in core: `readRunLog` as the one reader, `exportRun`/`importRun` on InMemoryStore. */
 import { describe, expect, it } from 'vitest';
-import { CorruptLogError, encodeRecord, exportRun, importRun, InMemoryStore, readRunLog, resume, run, RunExistsError, RunNotFoundError, SchemaVersionError } from '../../../src/core/index.ts';
+import {
+  CorruptLogError,
+  encodeRecord,
+  exportRun,
+  importRun,
+  InMemoryStore,
+  readRunLog,
+  resume,
+  run,
+  RunExistsError,
+  RunNotFoundError,
+  SchemaVersionError,
+} from '../../../src/core/index.ts';
 import type { LogRecord, RunStore } from '../../../src/core/index.ts';
 import { faultyStore } from '../../../src/testing/index.ts';
 import { harness, makeTools, timeless } from './fixtures.ts';
 
-async function referenceLog(): Promise<{ log: readonly LogRecord[]; trajectory: ReturnType<typeof timeless>; calls: string[] }> {
+async function referenceLog(): Promise<{
+  log: readonly LogRecord[];
+  trajectory: ReturnType<typeof timeless>;
+  calls: string[];
+}> {
   const h = harness();
   const result = await run(h.agent, h.request);
   return { log: await h.store.readLog('run-1'), trajectory: timeless(result.trajectory), calls: h.calls };
@@ -26,7 +42,15 @@ describe('readRunLog', () => {
       expect(view.inFlight !== null).toBe(view.state === 'in_flight');
     }
     // The standard script has a never tool ("note"): its action intent alone is a settle.
-    expect([...seen].sort()).toEqual(['at_boundary:-', 'ended:-', 'in_flight:reinterpret', 'in_flight:reissue_model', 'in_flight:replay_action', 'in_flight:settle', 'not_started:-']);
+    expect([...seen].sort()).toEqual([
+      'at_boundary:-',
+      'ended:-',
+      'in_flight:reinterpret',
+      'in_flight:reissue_model',
+      'in_flight:replay_action',
+      'in_flight:settle',
+      'not_started:-',
+    ]);
   });
 
   it('throws CorruptLogError for a log that breaks the write protocol', async () => {
@@ -39,7 +63,10 @@ describe('readRunLog', () => {
 describe('exportRun / importRun', () => {
   it('exports a run as NDJSON of encodeRecord lines, and an import into another store resumes to the same trajectory', async () => {
     const inner = new InMemoryStore();
-    const crashing = harness({ store: faultyStore(inner, { crashAfterWrites: 9 }), tools: makeTools().map((t) => ({ ...t, replayPolicy: 'safe' as const })) });
+    const crashing = harness({
+      store: faultyStore(inner, { crashAfterWrites: 9 }),
+      tools: makeTools().map((t) => ({ ...t, replayPolicy: 'safe' as const })),
+    });
     await expect(run(crashing.agent, crashing.request)).rejects.toThrow();
     const ndjson = await exportRun(inner, 'run-1');
     const records = await inner.readLog('run-1');
@@ -59,10 +86,32 @@ describe('exportRun / importRun', () => {
 
   const hostile: [string, (ndjson: string) => string, new (...a: never[]) => Error, RegExp][] = [
     ['a torn last line', (t) => t.slice(0, -20), CorruptLogError, /torn/],
-    ['a corrupt middle line', (t) => t.split('\n').map((l, i) => (i === 2 ? '{oops' : l)).join('\n'), CorruptLogError, /imported log:3: not valid JSON/],
-    ['a log of another run id', (t) => t.replace(/"runId":"run-1"/, '"runId":"run-2"'), Error, /is of run "run-2", not "run-1"/],
+    [
+      'a corrupt middle line',
+      (t) =>
+        t
+          .split('\n')
+          .map((l, i) => (i === 2 ? '{oops' : l))
+          .join('\n'),
+      CorruptLogError,
+      /imported log:3: not valid JSON/,
+    ],
+    [
+      'a log of another run id',
+      (t) => t.replace(/"runId":"run-1"/, '"runId":"run-2"'),
+      Error,
+      /is of run "run-2", not "run-1"/,
+    ],
     ['schema major 2', (t) => t.replaceAll('"v":"1.2"', '"v":"2.0"'), SchemaVersionError, /2\.0/],
-    ['records out of protocol order', (t) => { const l = t.trimEnd().split('\n'); return [l[0], l[2], l[1], ...l.slice(3)].join('\n') + '\n'; }, CorruptLogError, /run log:2: result of step 0 without its model-call intent/],
+    [
+      'records out of protocol order',
+      (t) => {
+        const l = t.trimEnd().split('\n');
+        return [l[0], l[2], l[1], ...l.slice(3)].join('\n') + '\n';
+      },
+      CorruptLogError,
+      /run log:2: result of step 0 without its model-call intent/,
+    ],
     ['an empty text', () => '', Error, /empty/],
     ['50 MB of garbage', () => 'x'.repeat(50 * 1024 * 1024), CorruptLogError, /torn|JSON/],
   ];
@@ -118,7 +167,9 @@ describe('importRun of a record nested too deeply to write again', () => {
     const target = new InMemoryStore();
     const e = await importRun(target, 'run-1', lines.join('\n') + '\n').catch((x: unknown) => x);
     expect(e).toBeInstanceOf(CorruptLogError);
-    expect(String((e as Error).message)).toMatch(new RegExp(`imported log:${resultLine + 1}: the record is nested more than 110 levels deep`));
+    expect(String((e as Error).message)).toMatch(
+      new RegExp(`imported log:${resultLine + 1}: the record is nested more than 110 levels deep`),
+    );
     expect(await target.readLog('run-1')).toEqual([]);
   });
 });

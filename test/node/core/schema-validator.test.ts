@@ -41,27 +41,62 @@ describe('schema-validate.ts, the copy of cfworker’s validate', () => {
       expect(expected).toContain(from);
       expected = expected.replace(from, to);
     }
-    const ours = normalized(readFileSync(new URL('../../../src/core/schema-validate.ts', import.meta.url), 'utf8'), 'ts');
+    const ours = normalized(
+      readFileSync(new URL('../../../src/core/schema-validate.ts', import.meta.url), 'utf8'),
+      'ts',
+    );
     expect(ours).toBe(expected);
   });
 });
 
 describe('SchemaValidator', () => {
   const schemas: readonly (readonly [object, readonly unknown[]])[] = [
-    [{ type: 'object', properties: { s: { type: 'string', pattern: '^[a-z]+$', minLength: 2 } }, required: ['s'] }, [{ s: 'ab' }, { s: 'a' }, { s: 'A1' }, {}]],
-    [{ type: 'object', patternProperties: { '^x-': { type: 'number' }, '\\d$': { minimum: 3 } }, additionalProperties: false }, [{ 'x-a': 1 }, { 'x-1': 2 }, { y: 1 }, { 'x-': 'a' }]],
-    [{ type: 'object', propertyNames: { pattern: '^[a-z_]+$', maxLength: 5 }, unevaluatedProperties: false, properties: { a: {} } }, [{ a: 1 }, { bad_name1: 1 }, { b: 2 }]],
+    [
+      { type: 'object', properties: { s: { type: 'string', pattern: '^[a-z]+$', minLength: 2 } }, required: ['s'] },
+      [{ s: 'ab' }, { s: 'a' }, { s: 'A1' }, {}],
+    ],
+    [
+      {
+        type: 'object',
+        patternProperties: { '^x-': { type: 'number' }, '\\d$': { minimum: 3 } },
+        additionalProperties: false,
+      },
+      [{ 'x-a': 1 }, { 'x-1': 2 }, { y: 1 }, { 'x-': 'a' }],
+    ],
+    [
+      {
+        type: 'object',
+        propertyNames: { pattern: '^[a-z_]+$', maxLength: 5 },
+        unevaluatedProperties: false,
+        properties: { a: {} },
+      },
+      [{ a: 1 }, { bad_name1: 1 }, { b: 2 }],
+    ],
     [{ type: 'string', format: 'email' }, ['a@b.co', 'not an email']],
     [{ type: 'string', format: 'date-time' }, ['2024-01-02T03:04:05Z', '2024-13-02T03:04:05Z']],
-    [{ anyOf: [{ type: 'string', pattern: '^\\d+$' }, { type: 'number', multipleOf: 0.1 }] }, ['123', 'x', 0.3, 0.35]],
-    [{ $defs: { id: { type: 'string', pattern: '^[A-Z]{3}-\\d{3}$' } }, type: 'array', items: { $ref: '#/$defs/id' } }, [['ABC-123'], ['abc-123', 'ABC-12']]],
+    [
+      {
+        anyOf: [
+          { type: 'string', pattern: '^\\d+$' },
+          { type: 'number', multipleOf: 0.1 },
+        ],
+      },
+      ['123', 'x', 0.3, 0.35],
+    ],
+    [
+      { $defs: { id: { type: 'string', pattern: '^[A-Z]{3}-\\d{3}$' } }, type: 'array', items: { $ref: '#/$defs/id' } },
+      [['ABC-123'], ['abc-123', 'ABC-12']],
+    ],
   ];
 
-  it.each(schemas.map(([schema, instances]) => [JSON.stringify(schema), schema, instances] as const))('answers as cfworker’s Validator for %s', (_name, schema, instances) => {
-    const theirs = new Validator(structuredClone(schema), '2020-12', false);
-    const ours = new SchemaValidator(structuredClone(schema));
-    for (const instance of instances) expect(ours.validate(instance)).toEqual(theirs.validate(instance));
-  });
+  it.each(schemas.map(([schema, instances]) => [JSON.stringify(schema), schema, instances] as const))(
+    'answers as cfworker’s Validator for %s',
+    (_name, schema, instances) => {
+      const theirs = new Validator(structuredClone(schema), '2020-12', false);
+      const ours = new SchemaValidator(structuredClone(schema));
+      for (const instance of instances) expect(ours.validate(instance)).toEqual(theirs.validate(instance));
+    },
+  );
 
   it('checks format "url" as cfworker does, on 20,000 generated URLs', () => {
     let seed = 7;
@@ -70,10 +105,30 @@ describe('SchemaValidator', () => {
       return seed % n;
     };
     const pick = <T>(list: readonly T[]): T => list[rnd(list.length)] as T;
-    const octet = (): string => pick([String(rnd(256)), '10', '127', '169', '172', '192', '254', '168', '16', '31', '32', '015', '0', '224', '223', '00']);
+    const octet = (): string =>
+      pick([
+        String(rnd(256)),
+        '10',
+        '127',
+        '169',
+        '172',
+        '192',
+        '254',
+        '168',
+        '16',
+        '31',
+        '32',
+        '015',
+        '0',
+        '224',
+        '223',
+        '00',
+      ]);
     const label = (): string => pick(['a', 'ex-ample', 'b-', '-c', 'é', 'COM', 'io', 'x1', 'ſ', 'a_b', '1', 'Ω', '😀']);
     const host = (): string =>
-      rnd(2) === 0 ? Array.from({ length: 3 + rnd(2) }, octet).join('.') : Array.from({ length: 1 + rnd(3) }, label).join('.');
+      rnd(2) === 0
+        ? Array.from({ length: 3 + rnd(2) }, octet).join('.')
+        : Array.from({ length: 1 + rnd(3) }, label).join('.');
     const schemes = ['http://', 'https://', 'ftp://', 'HTTP://', 'httpſ://', 'ftps://', 'mailto:'];
     const users = ['', 'u@', 'u:p@', ':@', 'a b@', '@'];
     const tails = ['', '/', '/path?x=1', ':80', ':8', ':123456', ':8080/a b', '#f', ' '];

@@ -14,7 +14,10 @@ describe('events are frozen: a sink cannot change what the run goes on with', ()
       const h = harness();
       const seen: string[] = [];
       const inner = h.agent.model;
-      const model: ModelCaller = { params: inner.params, call: (c) => (seen.push(JSON.stringify(c.messages)), inner.call(c)) };
+      const model: ModelCaller = {
+        params: inner.params,
+        call: (c) => (seen.push(JSON.stringify(c.messages)), inner.call(c)),
+      };
       const agent = defineAgent({ ...h.agent, model, events: agentSink ?? collectingSink() });
       return { run: () => run(agent, h.request), seen, h };
     };
@@ -39,8 +42,21 @@ describe('events are frozen: a sink cannot change what the run goes on with', ()
 
 describe('a decision is read once: what is checked, gated, logged and executed is one copy', () => {
   const gatedTools = (ran: string[]) => [
-    { name: 'read', description: 'read', parameters: { type: 'object' }, replayPolicy: 'safe' as const, handler: async () => (ran.push('read'), 'ok') },
-    { name: 'wipe', description: 'wipe', parameters: { type: 'object' }, replayPolicy: 'never' as const, needsApproval: true, handler: async () => (ran.push('wipe'), 'wiped') },
+    {
+      name: 'read',
+      description: 'read',
+      parameters: { type: 'object' },
+      replayPolicy: 'safe' as const,
+      handler: async () => (ran.push('read'), 'ok'),
+    },
+    {
+      name: 'wipe',
+      description: 'wipe',
+      parameters: { type: 'object' },
+      replayPolicy: 'never' as const,
+      needsApproval: true,
+      handler: async () => (ran.push('wipe'), 'wiped'),
+    },
   ];
   const hostile = (action: () => PropertyDescriptor): DecisionInterpreter => ({
     params: { interpreter: 'hostile' },
@@ -72,9 +88,12 @@ describe('a decision is read once: what is checked, gated, logged and executed i
     const ran: string[] = [];
     let asked = 0;
     const interpreter = hostile(() => ({
-      value: new Proxy({ kind: 'tool_call', name: 'read', arguments: {} }, {
-        getPrototypeOf: () => (++asked === 1 ? Date.prototype : Object.prototype),
-      }),
+      value: new Proxy(
+        { kind: 'tool_call', name: 'read', arguments: {} },
+        {
+          getPrototypeOf: () => (++asked === 1 ? Date.prototype : Object.prototype),
+        },
+      ),
     }));
     const h = harness({ interpreter, tools: gatedTools(ran), script: ['{"tool":"read"}', '{"final":"x"}'] });
     const result = await run(h.agent, h.request);
@@ -85,12 +104,16 @@ describe('a decision is read once: what is checked, gated, logged and executed i
   it('a decision that changes between reads is carried out as read the first time, and logged the same', async () => {
     const ran: string[] = [];
     let reads = 0;
-    const interpreter = hostile(() => ({ get: () => ({ kind: 'tool_call', name: ++reads === 1 ? 'read' : 'wipe', arguments: {} }) }));
+    const interpreter = hostile(() => ({
+      get: () => ({ kind: 'tool_call', name: ++reads === 1 ? 'read' : 'wipe', arguments: {} }),
+    }));
     const h = harness({ interpreter, tools: gatedTools(ran), script: ['{"tool":"read"}', '{"final":"x"}'] });
     const result = await run(h.agent, h.request);
     expect(result.stopReason).toBe('final_answer');
     expect(ran).toEqual(['read']);
-    const intents = (await h.store.readLog('run-1')).flatMap((r) => (r.kind === 'intent' && r.intent === 'action' ? [r.decision.action] : []));
+    const intents = (await h.store.readLog('run-1')).flatMap((r) =>
+      r.kind === 'intent' && r.intent === 'action' ? [r.decision.action] : [],
+    );
     expect(intents).toEqual([{ kind: 'tool_call', name: 'read', arguments: {} }]);
   });
 });
@@ -121,7 +144,13 @@ describe('a model caller cannot change the run through the messages it is handed
       },
     };
     const h = harness();
-    const agent = defineAgent({ model, interpreter: h.agent.interpreter, store: h.store, events: h.sink, syntheticObservations: h.agent.syntheticObservations });
+    const agent = defineAgent({
+      model,
+      interpreter: h.agent.interpreter,
+      store: h.store,
+      events: h.sink,
+      syntheticObservations: h.agent.syntheticObservations,
+    });
     const result = await run(agent, h.request);
     expect(result.stopReason).toBe('final_answer');
     expect(seen).toEqual([3, 5, 7]);
@@ -143,7 +172,13 @@ describe('the messages array is handed over as is while nobody changes it', () =
       },
     };
     const h = harness({ request: { context: { run: [], goal: [] }, toolRenderStyle: 'none' } });
-    const agent = defineAgent({ model, interpreter: h.agent.interpreter, store: h.store, events: h.sink, syntheticObservations: h.agent.syntheticObservations });
+    const agent = defineAgent({
+      model,
+      interpreter: h.agent.interpreter,
+      store: h.store,
+      events: h.sink,
+      syntheticObservations: h.agent.syntheticObservations,
+    });
     expect((await run(agent, h.request)).stopReason).toBe('final_answer');
     expect(arrays.size).toBe(1);
   });
@@ -162,7 +197,13 @@ describe('the messages array is handed over as is while nobody changes it', () =
       },
     };
     const h = harness();
-    const agent = defineAgent({ model, interpreter: h.agent.interpreter, store: h.store, events: h.sink, syntheticObservations: h.agent.syntheticObservations });
+    const agent = defineAgent({
+      model,
+      interpreter: h.agent.interpreter,
+      store: h.store,
+      events: h.sink,
+      syntheticObservations: h.agent.syntheticObservations,
+    });
     expect((await run(agent, h.request)).stopReason).toBe('final_answer');
     expect(lasts.join('\n')).not.toContain('forged');
   });

@@ -37,9 +37,40 @@ const STEP: StepRecord = {
 };
 
 const RECORDS: readonly LogRecord[] = [
-  { kind: 'run_started', v: RECORD_VERSION, runId: 'r\n1', snapshot: { model: { model: 'm' } }, snapshotHash: 'ab'.repeat(32), startedAt: '2026-01-01T00:00:00.000Z' },
-  { kind: 'intent', v: RECORD_VERSION, intent: 'model_call', stepIndex: 0, callSeq: 0, resultId: 's0.model', replayPolicy: 'safe' },
-  { kind: 'result', v: RECORD_VERSION, resultId: 's0.model', stepIndex: 0, callSeq: 0, reply: { callId: 'resp-1', text: 'a\nb', reasoning: 'think\nmore', toolCalls: [], content: null, finishReason: 'tool_calls', usage: { inputTokens: 120, outputTokens: 7, cachedInputTokens: 100 }, providerMetadata: { openai: { serviceTier: 'default' } } } },
+  {
+    kind: 'run_started',
+    v: RECORD_VERSION,
+    runId: 'r\n1',
+    snapshot: { model: { model: 'm' } },
+    snapshotHash: 'ab'.repeat(32),
+    startedAt: '2026-01-01T00:00:00.000Z',
+  },
+  {
+    kind: 'intent',
+    v: RECORD_VERSION,
+    intent: 'model_call',
+    stepIndex: 0,
+    callSeq: 0,
+    resultId: 's0.model',
+    replayPolicy: 'safe',
+  },
+  {
+    kind: 'result',
+    v: RECORD_VERSION,
+    resultId: 's0.model',
+    stepIndex: 0,
+    callSeq: 0,
+    reply: {
+      callId: 'resp-1',
+      text: 'a\nb',
+      reasoning: 'think\nmore',
+      toolCalls: [],
+      content: null,
+      finishReason: 'tool_calls',
+      usage: { inputTokens: 120, outputTokens: 7, cachedInputTokens: 100 },
+      providerMetadata: { openai: { serviceTier: 'default' } },
+    },
+  },
   {
     kind: 'intent',
     v: RECORD_VERSION,
@@ -47,20 +78,52 @@ const RECORDS: readonly LogRecord[] = [
     stepIndex: 0,
     resultId: 's0.action',
     replayPolicy: 'never',
-    decision: { kind: 'action', action: { kind: 'code', source: 'print(1)\nprint(2)' }, trajectoryRepr: 'code', historyText: 'x\ny' },
+    decision: {
+      kind: 'action',
+      action: { kind: 'code', source: 'print(1)\nprint(2)' },
+      trajectoryRepr: 'code',
+      historyText: 'x\ny',
+    },
   },
-  { kind: 'step', v: RECORD_VERSION, step: STEP, actionResult: { resultId: 's0.action', outcome: { status: 'executed', observation: 'o\np', observationIsSynthetic: false, envReportedCompletion: false, observationTruncatedChars: 0 } } },
-  { kind: 'run_ended', v: RECORD_VERSION, stopReason: 'final_answer', finalAnswer: 'the\nanswer', steps: 1, validActions: 1, eventDeliveryFailures: 0, usage: { inputTokens: 120, outputTokens: 7, cachedInputTokens: 100 }, endedAt: '2026-01-01T00:00:02.000Z' },
+  {
+    kind: 'step',
+    v: RECORD_VERSION,
+    step: STEP,
+    actionResult: {
+      resultId: 's0.action',
+      outcome: {
+        status: 'executed',
+        observation: 'o\np',
+        observationIsSynthetic: false,
+        envReportedCompletion: false,
+        observationTruncatedChars: 0,
+      },
+    },
+  },
+  {
+    kind: 'run_ended',
+    v: RECORD_VERSION,
+    stopReason: 'final_answer',
+    finalAnswer: 'the\nanswer',
+    steps: 1,
+    validActions: 1,
+    eventDeliveryFailures: 0,
+    usage: { inputTokens: 120, outputTokens: 7, cachedInputTokens: 100 },
+    endedAt: '2026-01-01T00:00:02.000Z',
+  },
 ];
 
 const line = (rec: Record<string, unknown>): string => JSON.stringify(rec);
 
 describe('encodeRecord', () => {
-  it.each(RECORDS.map((rec) => ({ kind: rec.kind, rec })))('encodes a $kind record with newlines in its text as one line that decodes back', ({ rec }) => {
-    const encoded = encodeRecord(rec);
-    expect(encoded).not.toMatch(/[\n\r]/);
-    expect(decodeRecord(encoded)).toEqual(rec);
-  });
+  it.each(RECORDS.map((rec) => ({ kind: rec.kind, rec })))(
+    'encodes a $kind record with newlines in its text as one line that decodes back',
+    ({ rec }) => {
+      const encoded = encodeRecord(rec);
+      expect(encoded).not.toMatch(/[\n\r]/);
+      expect(decodeRecord(encoded)).toEqual(rec);
+    },
+  );
 
   it('encodes a whole log that decodeLog reads back record for record', () => {
     const text = RECORDS.map(encodeRecord).join('\n') + '\n';
@@ -70,7 +133,15 @@ describe('encodeRecord', () => {
 });
 
 describe('decodeRecord: schema version', () => {
-  const base = { kind: 'run_ended', stopReason: 'max_steps', finalAnswer: null, steps: 3, validActions: 2, eventDeliveryFailures: 0, endedAt: '' };
+  const base = {
+    kind: 'run_ended',
+    stopReason: 'max_steps',
+    finalAnswer: null,
+    steps: 3,
+    validActions: 2,
+    eventDeliveryFailures: 0,
+    endedAt: '',
+  };
 
   it.each([{ v: '1.0' }, { v: '1.7' }, { v: '1.123' }])('accepts v $v', ({ v }) => {
     expect(decodeRecord(line({ ...base, v }))).toMatchObject({ kind: 'run_ended', v, steps: 3 });
@@ -104,9 +175,26 @@ describe('decodeRecord: corrupt text', () => {
     { label: 'a number', text: '42' },
     { label: 'bad JSON', text: '{"kind":"run_ended",' },
     { label: 'an empty line', text: '' },
-    { label: 'a step without stepIndex', text: line({ kind: 'step', v: '1.0', step: { decision: 'final' }, actionResult: null }) },
-    { label: 'an intent with an unknown replay policy', text: line({ kind: 'intent', v: '1.0', intent: 'model_call', stepIndex: 0, callSeq: 0, resultId: 's0.model', replayPolicy: 'maybe' }) },
-    { label: 'a run_ended with an unknown stop reason', text: line({ kind: 'run_ended', v: '1.0', stopReason: 'bored', steps: 0, validActions: 0 }) },
+    {
+      label: 'a step without stepIndex',
+      text: line({ kind: 'step', v: '1.0', step: { decision: 'final' }, actionResult: null }),
+    },
+    {
+      label: 'an intent with an unknown replay policy',
+      text: line({
+        kind: 'intent',
+        v: '1.0',
+        intent: 'model_call',
+        stepIndex: 0,
+        callSeq: 0,
+        resultId: 's0.model',
+        replayPolicy: 'maybe',
+      }),
+    },
+    {
+      label: 'a run_ended with an unknown stop reason',
+      text: line({ kind: 'run_ended', v: '1.0', stopReason: 'bored', steps: 0, validActions: 0 }),
+    },
   ])('refuses $label with CorruptLogError', ({ text }) => {
     expect(() => decodeRecord(text)).toThrow(CorruptLogError);
   });
@@ -114,38 +202,121 @@ describe('decodeRecord: corrupt text', () => {
 
 describe('decodeRecord: compatible additions', () => {
   it('keeps unknown extra fields at the top level and inside the step', () => {
-    const rec = { kind: 'step', v: '1.3', step: { ...STEP, futureField: { nested: [1] } }, actionResult: null, writer: 'v1.3 library' };
+    const rec = {
+      kind: 'step',
+      v: '1.3',
+      step: { ...STEP, futureField: { nested: [1] } },
+      actionResult: null,
+      writer: 'v1.3 library',
+    };
     const decoded = decodeRecord(line(rec)) as StepWriteRecord & { writer?: string; step: { futureField?: unknown } };
     expect(decoded.writer).toBe('v1.3 library');
     expect(decoded.step.futureField).toEqual({ nested: [1] });
   });
 
   it('fills defaults into a step written without toolCallId, toolCompletedRun, historyContent, callSeq', () => {
-    const { toolCallId: _a, toolCompletedRun: _b, historyContent: _c, callSeq: _d, usage: _e, finishReason: _f, ...old } = { ...STEP, stepIndex: 4 };
+    const {
+      toolCallId: _a,
+      toolCompletedRun: _b,
+      historyContent: _c,
+      callSeq: _d,
+      usage: _e,
+      finishReason: _f,
+      ...old
+    } = { ...STEP, stepIndex: 4 };
     const decoded = decodeRecord(line({ kind: 'step', v: '1.0', step: old, actionResult: null })) as StepWriteRecord;
-    expect(decoded.step).toEqual({ ...STEP, stepIndex: 4, callSeq: 4, toolCallId: null, toolCompletedRun: false, historyContent: null, usage: null, finishReason: null });
+    expect(decoded.step).toEqual({
+      ...STEP,
+      stepIndex: 4,
+      callSeq: 4,
+      toolCallId: null,
+      toolCompletedRun: false,
+      historyContent: null,
+      usage: null,
+      finishReason: null,
+    });
   });
 
   it('fills defaults into a minimal step (only stepIndex and decision)', () => {
-    const decoded = decodeRecord(line({ kind: 'step', v: '1.0', step: { stepIndex: 2, decision: 'invalid' } })) as StepWriteRecord;
+    const decoded = decodeRecord(
+      line({ kind: 'step', v: '1.0', step: { stepIndex: 2, decision: 'invalid' } }),
+    ) as StepWriteRecord;
     expect(decoded.actionResult).toBeNull();
-    expect(decoded.step).toMatchObject({ stepIndex: 2, callSeq: 2, decision: 'invalid', modelCallId: null, observation: null, actionStatus: null, envReportedCompletion: false, observationTruncatedChars: 0, observationIsSynthetic: false, finalAnswer: null, explanation: null });
+    expect(decoded.step).toMatchObject({
+      stepIndex: 2,
+      callSeq: 2,
+      decision: 'invalid',
+      modelCallId: null,
+      observation: null,
+      actionStatus: null,
+      envReportedCompletion: false,
+      observationTruncatedChars: 0,
+      observationIsSynthetic: false,
+      finalAnswer: null,
+      explanation: null,
+    });
   });
 
   it('fills toolCalls, content, reasoning and the 1.1 reply metadata into a result written without them', () => {
-    const decoded = decodeRecord(line({ kind: 'result', v: '1.0', resultId: 's1.model', stepIndex: 1, callSeq: 1, reply: { callId: null, text: 'hi' } }));
-    expect(decoded).toEqual({ kind: 'result', v: '1.0', resultId: 's1.model', stepIndex: 1, callSeq: 1, reply: { callId: null, text: 'hi', reasoning: null, toolCalls: [], content: null, finishReason: null, usage: null, providerMetadata: null } });
+    const decoded = decodeRecord(
+      line({
+        kind: 'result',
+        v: '1.0',
+        resultId: 's1.model',
+        stepIndex: 1,
+        callSeq: 1,
+        reply: { callId: null, text: 'hi' },
+      }),
+    );
+    expect(decoded).toEqual({
+      kind: 'result',
+      v: '1.0',
+      resultId: 's1.model',
+      stepIndex: 1,
+      callSeq: 1,
+      reply: {
+        callId: null,
+        text: 'hi',
+        reasoning: null,
+        toolCalls: [],
+        content: null,
+        finishReason: null,
+        usage: null,
+        providerMetadata: null,
+      },
+    });
   });
 
   it('keeps toolCalls a result was written with', () => {
     const toolCalls = [{ id: 'c1', name: 'add', arguments: { a: 1 } }];
-    const decoded = decodeRecord(line({ kind: 'result', v: '1.0', resultId: 's0.model', stepIndex: 0, callSeq: 0, reply: { callId: 'x', text: '', reasoning: null, toolCalls } }));
+    const decoded = decodeRecord(
+      line({
+        kind: 'result',
+        v: '1.0',
+        resultId: 's0.model',
+        stepIndex: 0,
+        callSeq: 0,
+        reply: { callId: 'x', text: '', reasoning: null, toolCalls },
+      }),
+    );
     expect(decoded.kind === 'result' && decoded.reply.toolCalls).toEqual(toolCalls);
   });
 
   it('fills eventDeliveryFailures, finalAnswer, usage and endedAt into a run_ended written without them', () => {
-    const decoded = decodeRecord(line({ kind: 'run_ended', v: '1.0', stopReason: 'max_steps', steps: 5, validActions: 3 }));
-    expect(decoded).toEqual({ kind: 'run_ended', v: '1.0', stopReason: 'max_steps', steps: 5, validActions: 3, finalAnswer: null, eventDeliveryFailures: 0, usage: { inputTokens: 0, outputTokens: 0 }, endedAt: '' });
+    const decoded = decodeRecord(
+      line({ kind: 'run_ended', v: '1.0', stopReason: 'max_steps', steps: 5, validActions: 3 }),
+    );
+    expect(decoded).toEqual({
+      kind: 'run_ended',
+      v: '1.0',
+      stopReason: 'max_steps',
+      steps: 5,
+      validActions: 3,
+      finalAnswer: null,
+      eventDeliveryFailures: 0,
+      usage: { inputTokens: 0, outputTokens: 0 },
+      endedAt: '',
+    });
   });
 });
 
@@ -220,8 +391,14 @@ describe('canonicalJson', () => {
   });
 
   it('gives the same text for equal values built in different key orders', () => {
-    const one = { model: { model: 'm', temperature: 0 }, tools: [{ name: 't', parameters: { type: 'object', properties: { x: {} } } }] };
-    const two = { tools: [{ parameters: { properties: { x: {} }, type: 'object' }, name: 't' }], model: { temperature: 0, model: 'm' } };
+    const one = {
+      model: { model: 'm', temperature: 0 },
+      tools: [{ name: 't', parameters: { type: 'object', properties: { x: {} } } }],
+    };
+    const two = {
+      tools: [{ parameters: { properties: { x: {} }, type: 'object' }, name: 't' }],
+      model: { temperature: 0, model: 'm' },
+    };
     expect(canonicalJson(one)).toBe(canonicalJson(two));
     expect(canonicalJson(one)).toBe(canonicalJson(JSON.parse(canonicalJson(one))));
   });
@@ -231,31 +408,61 @@ describe('canonicalJson', () => {
   });
 
   it('encodes scalars as JSON does', () => {
-    expect([canonicalJson('s\n'), canonicalJson(1.5), canonicalJson(null), canonicalJson(true)]).toEqual(['"s\\n"', '1.5', 'null', 'true']);
+    expect([canonicalJson('s\n'), canonicalJson(1.5), canonicalJson(null), canonicalJson(true)]).toEqual([
+      '"s\\n"',
+      '1.5',
+      'null',
+      'true',
+    ]);
   });
 });
 
 describe('human-input records have one encoding too', () => {
   it('an input record encodes its reply in one key order, whatever order the caller built it in', () => {
-    const a = encodeRecord({ kind: 'input', v: RECORD_VERSION, stepIndex: 0, resultId: 's0.input', reply: { resultId: 's0.input', kind: 'deny', reason: 'no' }, receivedAt: '' });
-    const b = encodeRecord({ kind: 'input', v: RECORD_VERSION, stepIndex: 0, resultId: 's0.input', reply: { reason: 'no', kind: 'deny', resultId: 's0.input' }, receivedAt: '' });
+    const a = encodeRecord({
+      kind: 'input',
+      v: RECORD_VERSION,
+      stepIndex: 0,
+      resultId: 's0.input',
+      reply: { resultId: 's0.input', kind: 'deny', reason: 'no' },
+      receivedAt: '',
+    });
+    const b = encodeRecord({
+      kind: 'input',
+      v: RECORD_VERSION,
+      stepIndex: 0,
+      resultId: 's0.input',
+      reply: { reason: 'no', kind: 'deny', resultId: 's0.input' },
+      receivedAt: '',
+    });
     expect(a).toBe(b);
     expect(encodeRecord(decodeRecord(b))).toBe(a);
   });
 
   it('an input_request keeps unknown keys of its request, like every record keeps unknown fields', () => {
-    const text = line({ kind: 'input_request', v: '1.1', stepIndex: 0, resultId: 's0.input', request: { kind: 'approval', target: 'action', decision: null, note: 'from a newer writer' }, requestedAt: '' });
+    const text = line({
+      kind: 'input_request',
+      v: '1.1',
+      stepIndex: 0,
+      resultId: 's0.input',
+      request: { kind: 'approval', target: 'action', decision: null, note: 'from a newer writer' },
+      requestedAt: '',
+    });
     const decoded = decodeRecord(text);
-    expect(decoded.kind === 'input_request' && (decoded.request as unknown as Record<string, unknown>)['note']).toBe('from a newer writer');
+    expect(decoded.kind === 'input_request' && (decoded.request as unknown as Record<string, unknown>)['note']).toBe(
+      'from a newer writer',
+    );
   });
 });
 
 describe('keys named like object members are data', () => {
   it('an input_request and a step keep keys named toString, constructor and __proto__ through decode and encode', () => {
-    const text = '{"v":"1.1","kind":"input_request","stepIndex":0,"resultId":"s0.input","request":{"toString":"t","kind":"approval","constructor":"c","__proto__":"p","target":"action","decision":null},"requestedAt":""}';
+    const text =
+      '{"v":"1.1","kind":"input_request","stepIndex":0,"resultId":"s0.input","request":{"toString":"t","kind":"approval","constructor":"c","__proto__":"p","target":"action","decision":null},"requestedAt":""}';
     const decoded = decodeRecord(text);
     const again = JSON.parse(encodeRecord(decoded)) as { request: Record<string, unknown> };
-    for (const key of ['toString', 'constructor', '__proto__']) expect(Object.hasOwn(again.request, key), key).toBe(true);
+    for (const key of ['toString', 'constructor', '__proto__'])
+      expect(Object.hasOwn(again.request, key), key).toBe(true);
     expect(encodeRecord(decodeRecord(encodeRecord(decoded)))).toBe(encodeRecord(decoded));
   });
 });

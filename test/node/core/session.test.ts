@@ -1,6 +1,14 @@
 /** The loop's outcomes, faults, cancellation, events and concurrency. */
 import { describe, expect, it } from 'vitest';
-import { consoleSink, defineAgent, InMemoryStore, isPolyLoopError, resume, run, ToolRegistry } from '../../../src/core/index.ts';
+import {
+  consoleSink,
+  defineAgent,
+  InMemoryStore,
+  isPolyLoopError,
+  resume,
+  run,
+  ToolRegistry,
+} from '../../../src/core/index.ts';
 import type { ActionExecutor, LogRecord, ModelCaller, RunEndedRecord, RunStore } from '../../../src/core/index.ts';
 import { collectingSink, faultyStore, jsonActionInterpreter, scriptedModel } from '../../../src/testing/index.ts';
 import { sleep } from '../../../src/testing/scripted-model.ts';
@@ -15,11 +23,14 @@ describe('stop reasons of a run', () => {
     ['tool_completed when a completesRun tool returns', ['{"tool":"submit","args":{"value":"v"}}'], 'tool_completed'],
     ['max_steps when invalid replies use up the steps', ['x', 'y', 'z'], 'max_steps'],
   ] as const)('ends with %s', async (_name, script, reason) => {
-    const model: ModelCaller = { params: { model: 'm' }, call: async (c) => {
-      const r = script[c.callSeq];
-      if (r instanceof Error) throw r;
-      return { callId: `c${c.callSeq}`, text: r as string, reasoning: null };
-    } };
+    const model: ModelCaller = {
+      params: { model: 'm' },
+      call: async (c) => {
+        const r = script[c.callSeq];
+        if (r instanceof Error) throw r;
+        return { callId: `c${c.callSeq}`, text: r as string, reasoning: null };
+      },
+    };
     const h = harness({ request: { budget: { maxSteps: 3, maxValidActions: 3, maxContextChars: 100_000 } } });
     const agent = { ...h.agent, model };
     const result = await run(agent, h.request);
@@ -30,7 +41,11 @@ describe('stop reasons of a run', () => {
   it('records a model failure as a step with callId null and the error as observation, and writes no result', async () => {
     const h = harness({ script: () => Promise.reject(new TypeError('socket hang up')) });
     const result = await run(h.agent, h.request);
-    expect(result.trajectory[0]).toMatchObject({ decision: 'model_error', modelCallId: null, observation: 'TypeError: socket hang up' });
+    expect(result.trajectory[0]).toMatchObject({
+      decision: 'model_error',
+      modelCallId: null,
+      observation: 'TypeError: socket hang up',
+    });
     expect((await h.store.readLog('run-1')).some((r) => r.kind === 'result')).toBe(false);
   });
 
@@ -41,25 +56,55 @@ describe('stop reasons of a run', () => {
   });
 
   it('ends with interpreter_error when the interpreter throws, keeping the model reply in the step', async () => {
-    const h = harness({ script: ['anything'], interpreter: { params: { i: 1 }, interpret: () => { throw new SyntaxError('cannot read'); } } });
+    const h = harness({
+      script: ['anything'],
+      interpreter: {
+        params: { i: 1 },
+        interpret: () => {
+          throw new SyntaxError('cannot read');
+        },
+      },
+    });
     const result = await run(h.agent, h.request);
     expect(result.stopReason).toBe('interpreter_error');
-    expect(result.trajectory[0]).toMatchObject({ decision: 'interpreter_error', modelText: 'anything', observation: 'SyntaxError: cannot read' });
+    expect(result.trajectory[0]).toMatchObject({
+      decision: 'interpreter_error',
+      modelText: 'anything',
+      observation: 'SyntaxError: cannot read',
+    });
   });
 
   it('does not complete the run when a completesRun handler throws: the action counts, the run goes on', async () => {
     const h = harness({ script: ['{"tool":"submit","args":{"value":"bad"}}', '{"final":"gave up"}'] });
     const result = await run(h.agent, h.request);
     expect(result).toMatchObject({ stopReason: 'final_answer', validActions: 1, steps: 2 });
-    expect(result.trajectory[0]).toMatchObject({ actionStatus: 'executed', observation: 'RangeError: bad value', toolCompletedRun: false });
+    expect(result.trajectory[0]).toMatchObject({
+      actionStatus: 'executed',
+      observation: 'RangeError: bad value',
+      toolCompletedRun: false,
+    });
   });
 
   it('ends with env_error when a handler reports a broken environment, and puts the synthetic text in history', async () => {
-    const tools = ToolRegistry.of([{ name: 'db', description: 'd', parameters: { type: 'object' }, handler: async () => { const { ToolEnvironmentError } = await import('../../../src/core/index.ts'); throw new ToolEnvironmentError('database is down'); } }]);
+    const tools = ToolRegistry.of([
+      {
+        name: 'db',
+        description: 'd',
+        parameters: { type: 'object' },
+        handler: async () => {
+          const { ToolEnvironmentError } = await import('../../../src/core/index.ts');
+          throw new ToolEnvironmentError('database is down');
+        },
+      },
+    ]);
     const h = harness({ script: ['{"tool":"db","args":{}}'], request: { tools, executor: tools.executor() } });
     const result = await run(h.agent, h.request);
     expect(result.stopReason).toBe('env_error');
-    expect(result.trajectory[0]).toMatchObject({ actionStatus: 'env_error', observation: 'database is down', observationIsSynthetic: false });
+    expect(result.trajectory[0]).toMatchObject({
+      actionStatus: 'env_error',
+      observation: 'database is down',
+      observationIsSynthetic: false,
+    });
   });
 
   it('turns a custom executor that throws into an env_error outcome', async () => {
@@ -71,14 +116,29 @@ describe('stop reasons of a run', () => {
   });
 
   it('ends with env_completed when the environment reports completion, ahead of tool_completed', async () => {
-    const executor: ActionExecutor = { replayPolicy: 'safe', execute: async () => ({ status: 'executed', observation: 'all green', observationIsSynthetic: false, envReportedCompletion: true, observationTruncatedChars: 0 }) };
+    const executor: ActionExecutor = {
+      replayPolicy: 'safe',
+      execute: async () => ({
+        status: 'executed',
+        observation: 'all green',
+        observationIsSynthetic: false,
+        envReportedCompletion: true,
+        observationTruncatedChars: 0,
+      }),
+    };
     const h = harness({ script: ['{"tool":"submit","args":{"value":"v"}}'] });
     const result = await run(h.agent, { ...h.request, executor });
     expect(result.stopReason).toBe('env_completed');
   });
 
   it('counts only executed actions as valid: not_executed and invalid steps count as steps only', async () => {
-    const script = ['{"tool":"nope","args":{}}', 'garbage', '{"tool":"add","args":{"a":1}}', '{"tool":"add","args":{"a":1,"b":1}}', '{"tool":"add","args":{"a":2,"b":2}}'];
+    const script = [
+      '{"tool":"nope","args":{}}',
+      'garbage',
+      '{"tool":"add","args":{"a":1}}',
+      '{"tool":"add","args":{"a":1,"b":1}}',
+      '{"tool":"add","args":{"a":2,"b":2}}',
+    ];
     const h = harness({ script, request: { budget: { maxSteps: 10, maxValidActions: 2, maxContextChars: 100_000 } } });
     const result = await run(h.agent, h.request);
     expect(result).toMatchObject({ stopReason: 'max_valid_actions', steps: 5, validActions: 2 });
@@ -87,11 +147,18 @@ describe('stop reasons of a run', () => {
   it('stops with context_limit before a model call whose context would exceed the budget', async () => {
     const h = harness({ script: ['{"tool":"add","args":{"a":1,"b":2}}', '{"final":"3"}'] });
     const first = await run(h.agent, { ...h.request, runId: 'measure' });
-    const size = (m: (typeof h.model.calls)[number]): number => m.messages.reduce((n, msg) => n + msg.content.reduce((k, b) => k + (b.type === 'text' ? b.text.length : 0), 0), 0) + JSON.stringify(m.tools).length;
+    const size = (m: (typeof h.model.calls)[number]): number =>
+      m.messages.reduce(
+        (n, msg) => n + msg.content.reduce((k, b) => k + (b.type === 'text' ? b.text.length : 0), 0),
+        0,
+      ) + JSON.stringify(m.tools).length;
     const firstCall = size(h.model.calls[0]!);
     const secondCall = size(h.model.calls[1]!);
     expect(first.stopReason).toBe('final_answer');
-    const g = harness({ script: ['{"tool":"add","args":{"a":1,"b":2}}', '{"final":"3"}'], request: { budget: { maxSteps: 9, maxValidActions: 9, maxContextChars: secondCall - 1 } } });
+    const g = harness({
+      script: ['{"tool":"add","args":{"a":1,"b":2}}', '{"final":"3"}'],
+      request: { budget: { maxSteps: 9, maxValidActions: 9, maxContextChars: secondCall - 1 } },
+    });
     const result = await run(g.agent, g.request);
     expect(firstCall).toBeLessThanOrEqual(secondCall - 1);
     expect(result).toMatchObject({ stopReason: 'context_limit', steps: 1 });
@@ -109,18 +176,33 @@ describe('events', () => {
     expect(result.eventDeliveryFailures).toBe(3);
     expect(ended(await h.store.readLog('run-1')).eventDeliveryFailures).toBe(2);
     expect(sink.events.map((e) => e.type)).toEqual([
-      'run_started', 'step_started', 'model_call_started', 'model_call_finished', 'decision', 'action_started', 'action_finished', 'step_finished',
-      'step_started', 'model_call_started', 'model_call_finished', 'decision', 'step_finished', 'run_ended',
+      'run_started',
+      'step_started',
+      'model_call_started',
+      'model_call_finished',
+      'decision',
+      'action_started',
+      'action_finished',
+      'step_finished',
+      'step_started',
+      'model_call_started',
+      'model_call_finished',
+      'decision',
+      'step_finished',
+      'run_ended',
     ]);
     expect(sink.events.filter((e) => e.type === 'warning')).toHaveLength(0);
   });
 
   it('delivers model deltas reported by a streaming model, before the call finishes', async () => {
     const sink = collectingSink();
-    const model: ModelCaller = { params: { model: 'streamer' }, call: async (c) => {
-      for (const d of ['{"fin', 'al":"', 'ok"}']) c.onDelta?.(d);
-      return { callId: 'r', text: '{"final":"ok"}', reasoning: null };
-    } };
+    const model: ModelCaller = {
+      params: { model: 'streamer' },
+      call: async (c) => {
+        for (const d of ['{"fin', 'al":"', 'ok"}']) c.onDelta?.(d);
+        return { callId: 'r', text: '{"final":"ok"}', reasoning: null };
+      },
+    };
     const h = harness();
     await run(defineAgent({ ...h.agent, model, events: sink }), h.request);
     const types = sink.events.map((e) => (e.type === 'model_delta' ? `delta:${e.delta}` : e.type));
@@ -130,16 +212,19 @@ describe('events', () => {
 
   it('delivers reasoning deltas with kind reasoning, text deltas exactly as before, and ignores other kinds', async () => {
     const sink = collectingSink();
-    const model: ModelCaller = { params: { model: 'thinker' }, call: async (c) => {
-      const onDelta = c.onDelta as (d: unknown, kind?: unknown) => void;
-      onDelta('Think', 'reasoning');
-      onDelta('ing.', 'reasoning');
-      onDelta('ignored', 'thought');
-      onDelta(42, 'reasoning');
-      onDelta('{"final":', 'text');
-      onDelta('"ok"}');
-      return { callId: 'r', text: '{"final":"ok"}', reasoning: 'Thinking.' };
-    } };
+    const model: ModelCaller = {
+      params: { model: 'thinker' },
+      call: async (c) => {
+        const onDelta = c.onDelta as (d: unknown, kind?: unknown) => void;
+        onDelta('Think', 'reasoning');
+        onDelta('ing.', 'reasoning');
+        onDelta('ignored', 'thought');
+        onDelta(42, 'reasoning');
+        onDelta('{"final":', 'text');
+        onDelta('"ok"}');
+        return { callId: 'r', text: '{"final":"ok"}', reasoning: 'Thinking.' };
+      },
+    };
     const h = harness();
     await run(defineAgent({ ...h.agent, model, events: sink }), h.request);
     expect(sink.events.filter((e) => e.type === 'model_delta')).toEqual([
@@ -154,13 +239,19 @@ describe('events', () => {
 
   it('prints reasoning deltas apart from text deltas in consoleSink with deltas: true', async () => {
     const lines: string[] = [];
-    const model: ModelCaller = { params: { model: 'thinker' }, call: async (c) => {
-      c.onDelta?.('Hmm, three.', 'reasoning');
-      c.onDelta?.('{"final":"3"}');
-      return { callId: 'r', text: '{"final":"3"}', reasoning: 'Hmm, three.' };
-    } };
+    const model: ModelCaller = {
+      params: { model: 'thinker' },
+      call: async (c) => {
+        c.onDelta?.('Hmm, three.', 'reasoning');
+        c.onDelta?.('{"final":"3"}');
+        return { callId: 'r', text: '{"final":"3"}', reasoning: 'Hmm, three.' };
+      },
+    };
     const h = harness();
-    await run(defineAgent({ ...h.agent, model, events: consoleSink({ write: (l) => void lines.push(l), deltas: true }) }), h.request);
+    await run(
+      defineAgent({ ...h.agent, model, events: consoleSink({ write: (l) => void lines.push(l), deltas: true }) }),
+      h.request,
+    );
     expect(lines).toContain('[run-1] #0 model thinks: Hmm, three.');
     expect(lines).toContain('[run-1] #0 model: {"final":"3"}');
   });
@@ -184,10 +275,23 @@ describe('cancellation', () => {
 
   it('aborts during a tool handler: the handler sees the signal, the step gets no record, its intent stays', async () => {
     let handlerSawAbort = false;
-    const tools = ToolRegistry.of([{ name: 'slow', description: 's', parameters: { type: 'object' }, replayPolicy: 'never', handler: async (_a, { signal }) => {
-      try { await sleep(10_000, signal); } catch (e) { handlerSawAbort = signal.aborted; throw e; }
-      return 'done';
-    } }]);
+    const tools = ToolRegistry.of([
+      {
+        name: 'slow',
+        description: 's',
+        parameters: { type: 'object' },
+        replayPolicy: 'never',
+        handler: async (_a, { signal }) => {
+          try {
+            await sleep(10_000, signal);
+          } catch (e) {
+            handlerSawAbort = signal.aborted;
+            throw e;
+          }
+          return 'done';
+        },
+      },
+    ]);
     const h = harness({ script: ['{"tool":"slow","args":{}}'], request: { tools, executor: tools.executor() } });
     const ac = new AbortController();
     const pending = run(h.agent, h.request, { signal: ac.signal });
@@ -204,7 +308,10 @@ describe('cancellation', () => {
   it('still rejects with signal.reason when the cancel-time write outlasts cancelGraceMs', async () => {
     const inner = new InMemoryStore();
     let hang = false;
-    const store: RunStore = { ...bind(inner), runEnded: (id, rec) => (hang ? new Promise<void>(() => undefined) : inner.runEnded(id, rec)) };
+    const store: RunStore = {
+      ...bind(inner),
+      runEnded: (id, rec) => (hang ? new Promise<void>(() => undefined) : inner.runEnded(id, rec)),
+    };
     const h = harness({ store, request: { cancelGraceMs: 30 } });
     const agent = defineAgent({ ...h.agent, model: scriptedModel(['{"final":"x"}'], { delayMs: 10_000 }) });
     const ac = new AbortController();
@@ -218,12 +325,17 @@ describe('cancellation', () => {
   it('starts no action after an abort, even when the model ignores the signal and replies', async () => {
     const calls: string[] = [];
     const ac = new AbortController();
-    const deaf: ModelCaller = { params: { model: 'deaf' }, call: async () => {
-      ac.abort(new Error('stop now'));
-      return { callId: 'r0', text: '{"tool":"note","args":{"text":"x"}}', reasoning: null };
-    } };
+    const deaf: ModelCaller = {
+      params: { model: 'deaf' },
+      call: async () => {
+        ac.abort(new Error('stop now'));
+        return { callId: 'r0', text: '{"tool":"note","args":{"text":"x"}}', reasoning: null };
+      },
+    };
     const h = harness({ calls });
-    await expect(run(defineAgent({ ...h.agent, model: deaf }), h.request, { signal: ac.signal })).rejects.toThrow('stop now');
+    await expect(run(defineAgent({ ...h.agent, model: deaf }), h.request, { signal: ac.signal })).rejects.toThrow(
+      'stop now',
+    );
     expect(calls).toEqual([]);
     const log = await h.store.readLog('run-1');
     expect(log.filter((r) => r.kind === 'intent' && r.intent === 'action')).toHaveLength(0);
@@ -239,8 +351,12 @@ describe('cancellation', () => {
 
 function bind(store: RunStore): RunStore {
   return {
-    runStarted: store.runStarted.bind(store), intent: store.intent.bind(store), result: store.result.bind(store),
-    step: store.step.bind(store), readLog: store.readLog.bind(store), runEnded: store.runEnded.bind(store),
+    runStarted: store.runStarted.bind(store),
+    intent: store.intent.bind(store),
+    result: store.result.bind(store),
+    step: store.step.bind(store),
+    readLog: store.readLog.bind(store),
+    runEnded: store.runEnded.bind(store),
   };
 }
 
@@ -251,13 +367,16 @@ describe('a store that throws midway', () => {
       const inner = new InMemoryStore();
       const cause = new Error(`disk full during ${method}`);
       let armed = true;
-      const store: RunStore = { ...bind(inner), [method]: (...args: unknown[]) => {
-        if (armed && !(method === 'intent' && (args[1] as { intent: string }).intent !== 'action')) {
-          armed = false;
-          return Promise.reject(cause);
-        }
-        return (inner[method] as (...a: unknown[]) => Promise<void>)(...args);
-      } };
+      const store: RunStore = {
+        ...bind(inner),
+        [method]: (...args: unknown[]) => {
+          if (armed && !(method === 'intent' && (args[1] as { intent: string }).intent !== 'action')) {
+            armed = false;
+            return Promise.reject(cause);
+          }
+          return (inner[method] as (...a: unknown[]) => Promise<void>)(...args);
+        },
+      };
       const h = harness({ store, tools: makeTools().map((t) => ({ ...t, replayPolicy: 'safe' as const })) });
       const e = await run(h.agent, h.request).catch((x: unknown) => x);
       expect(isPolyLoopError(e, 'store_error')).toBe(true);
@@ -268,7 +387,8 @@ describe('a store that throws midway', () => {
       const again = harness({ store: inner, tools: makeTools().map((t) => ({ ...t, replayPolicy: 'safe' as const })) });
       const reference = harness({ tools: makeTools().map((t) => ({ ...t, replayPolicy: 'safe' as const })) });
       const expected = await run(reference.agent, reference.request);
-      const result = before.length === 0 ? await run(again.agent, again.request) : await resume(again.agent, again.request);
+      const result =
+        before.length === 0 ? await run(again.agent, again.request) : await resume(again.agent, again.request);
       expect(timeless(result.trajectory)).toEqual(timeless(expected.trajectory));
     },
   );
@@ -293,13 +413,33 @@ describe('concurrency', () => {
       return `{"final":"${call.runId}=${last?.type === 'text' ? last.text.split('\n')[1] : '?'}"}`;
     });
     const tools = ToolRegistry.of(makeTools());
-    const agent = defineAgent({ model, interpreter: jsonActionInterpreter(), store, events: sink, syntheticObservations: SYNTHETIC });
+    const agent = defineAgent({
+      model,
+      interpreter: jsonActionInterpreter(),
+      store,
+      events: sink,
+      syntheticObservations: SYNTHETIC,
+    });
     const base = harness().request;
-    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => run(agent, { ...base, runId: `r-${i}`, tools, executor: tools.executor() })));
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        run(agent, { ...base, runId: `r-${i}`, tools, executor: tools.executor() }),
+      ),
+    );
     results.forEach((r, i) => expect(r.finalAnswer).toBe(`r-${i}=${i + 1000}`));
     for (let i = 0; i < 100; i += 17) {
       const log = await store.readLog(`r-${i}`);
-      expect(log.map((r) => r.kind)).toEqual(['run_started', 'intent', 'result', 'intent', 'step', 'intent', 'result', 'step', 'run_ended']);
+      expect(log.map((r) => r.kind)).toEqual([
+        'run_started',
+        'intent',
+        'result',
+        'intent',
+        'step',
+        'intent',
+        'result',
+        'step',
+        'run_ended',
+      ]);
     }
     expect(sink.events.filter((e) => e.type === 'run_ended')).toHaveLength(100);
   });
@@ -310,10 +450,13 @@ describe('what the store reports while reading', () => {
     const inner = new InMemoryStore();
     const h0 = harness({ store: faultyStore(inner, { crashAfterWrites: 3 }) });
     await run(h0.agent, h0.request).catch(() => undefined);
-    const store: RunStore = { ...bind(inner), readLog: async (id, o) => {
-      o?.onWarning?.({ code: 'torn_tail', message: 'ignored a torn last line' });
-      return inner.readLog(id);
-    } };
+    const store: RunStore = {
+      ...bind(inner),
+      readLog: async (id, o) => {
+        o?.onWarning?.({ code: 'torn_tail', message: 'ignored a torn last line' });
+        return inner.readLog(id);
+      },
+    };
     const h = harness({ store });
     const result = await resume(h.agent, h.request);
     expect(result.stopReason).toBe('final_answer');
@@ -323,7 +466,7 @@ describe('what the store reports while reading', () => {
 });
 
 describe('the lease', () => {
-  it('wraps a lease failure that is not the library\'s own in StoreError, and writes nothing', async () => {
+  it("wraps a lease failure that is not the library's own in StoreError, and writes nothing", async () => {
     const inner = new InMemoryStore();
     const cause = Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
     const store: RunStore = { ...bind(inner), acquire: () => Promise.reject(cause) };
@@ -337,7 +480,10 @@ describe('the lease', () => {
   it('passes RunLockedError through untouched and releases nothing it did not take', async () => {
     const inner = new InMemoryStore();
     const { RunLockedError } = await import('../../../src/core/index.ts');
-    const store: RunStore = { ...bind(inner), acquire: () => Promise.reject(new RunLockedError('run-1', 'held by pid 7')) };
+    const store: RunStore = {
+      ...bind(inner),
+      acquire: () => Promise.reject(new RunLockedError('run-1', 'held by pid 7')),
+    };
     const h = harness({ store });
     await expect(run(h.agent, h.request)).rejects.toMatchObject({ name: 'RunLockedError', code: 'run_locked' });
   });
@@ -345,11 +491,15 @@ describe('the lease', () => {
   it('rejects with signal.reason when aborted while waiting for the lease, and releases a lease it took', async () => {
     const inner = new InMemoryStore();
     let released = 0;
-    const store: RunStore = { ...bind(inner), acquire: (_id, { signal }) => new Promise((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason);
-      signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
-      void resolve;
-    }) };
+    const store: RunStore = {
+      ...bind(inner),
+      acquire: (_id, { signal }) =>
+        new Promise((resolve, reject) => {
+          if (signal?.aborted) return reject(signal.reason);
+          signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+          void resolve;
+        }),
+    };
     const h = harness({ store });
     const ac = new AbortController();
     const pending = run(h.agent, h.request, { signal: ac.signal });

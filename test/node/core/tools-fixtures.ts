@@ -1,8 +1,17 @@
 /** Builders the tool tests share: a handler context, a tool call, a tool spec, the add tool's schema. */
 import type { Action, JsonObject, ToolHandler, ToolSpec } from '../../../src/core/index.ts';
 
-export const ctx = (signal: AbortSignal = new AbortController().signal) => ({ runId: 'r', stepIndex: 0, resultId: 's0.action', signal });
-export const call = (name: string, args: unknown): Action => ({ kind: 'tool_call', name, arguments: args as JsonObject });
+export const ctx = (signal: AbortSignal = new AbortController().signal) => ({
+  runId: 'r',
+  stepIndex: 0,
+  resultId: 's0.action',
+  signal,
+});
+export const call = (name: string, args: unknown): Action => ({
+  kind: 'tool_call',
+  name,
+  arguments: args as JsonObject,
+});
 
 export const ADD_SCHEMA: JsonObject = {
   type: 'object',

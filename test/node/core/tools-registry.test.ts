@@ -13,22 +13,36 @@ describe('ToolRegistry', () => {
 
   it('refuses duplicate tool names', () => {
     expect(() => ToolRegistry.of([...three(), spec('beta', async () => 'again')])).toThrow(InvalidRequestError);
-    expect(() => ToolRegistry.of([...three(), spec('beta', async () => 'again')])).toThrow(/duplicate tool name "beta"/);
+    expect(() => ToolRegistry.of([...three(), spec('beta', async () => 'again')])).toThrow(
+      /duplicate tool name "beta"/,
+    );
   });
 
   it('refuses a tool whose parameters are not a JSON Schema object', () => {
-    expect(() => ToolRegistry.of([{ name: 'x', description: '', parameters: [] as unknown as JsonObject }])).toThrow(InvalidRequestError);
+    expect(() => ToolRegistry.of([{ name: 'x', description: '', parameters: [] as unknown as JsonObject }])).toThrow(
+      InvalidRequestError,
+    );
   });
 
   it('lists names and model schemas in registration order, without replay policy or handler', () => {
     const reg = ToolRegistry.of(three());
     expect(reg.names()).toEqual(['alpha', 'beta', 'gamma']);
-    expect(reg.modelSchemas()).toEqual(three().map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })));
+    expect(reg.modelSchemas()).toEqual(
+      three().map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+    );
   });
 
   it('gives descriptors with defaults filled in and undefined for an unknown name', () => {
     const reg = ToolRegistry.of(three());
-    expect(reg.get('beta')).toEqual({ name: 'beta', description: 'The beta tool.', parameters: { type: 'object' }, replayPolicy: 'never', completesRun: false, needsApproval: false, answeredBy: null });
+    expect(reg.get('beta')).toEqual({
+      name: 'beta',
+      description: 'The beta tool.',
+      parameters: { type: 'object' },
+      replayPolicy: 'never',
+      completesRun: false,
+      needsApproval: false,
+      answeredBy: null,
+    });
     expect(reg.get('gamma')?.completesRun).toBe(true);
     expect(reg.get('delta')).toBeUndefined();
   });
@@ -65,7 +79,10 @@ describe('ToolRegistry', () => {
 
   it('a restricted executor does not run a tool left out of it', async () => {
     const handled: string[] = [];
-    const reg = ToolRegistry.of([spec('a', async () => (handled.push('a'), 'a')), spec('b', async () => (handled.push('b'), 'b'))]);
+    const reg = ToolRegistry.of([
+      spec('a', async () => (handled.push('a'), 'a')),
+      spec('b', async () => (handled.push('b'), 'b')),
+    ]);
     const out = await reg.restrictTo(['a']).executor().execute(call('b', {}), ctx());
     expect(out.status).toBe('not_executed');
     expect(handled).toEqual([]);
@@ -112,9 +129,21 @@ describe('ToolRegistry', () => {
 
   it.each([
     { label: 'a valid call', action: call('alpha', {}), expected: { ok: true } },
-    { label: 'a code action', action: { kind: 'code', source: 'x' } as Action, expected: { ok: false, message: 'the action is not a tool call' } },
-    { label: 'an unknown tool', action: call('zeta', {}), expected: { ok: false, message: 'unknown tool "zeta" (known tools: alpha, beta, gamma)' } },
-    { label: 'non-object arguments', action: call('alpha', 'text'), expected: { ok: false, message: 'arguments of "alpha" must be a JSON object' } },
+    {
+      label: 'a code action',
+      action: { kind: 'code', source: 'x' } as Action,
+      expected: { ok: false, message: 'the action is not a tool call' },
+    },
+    {
+      label: 'an unknown tool',
+      action: call('zeta', {}),
+      expected: { ok: false, message: 'unknown tool "zeta" (known tools: alpha, beta, gamma)' },
+    },
+    {
+      label: 'non-object arguments',
+      action: call('alpha', 'text'),
+      expected: { ok: false, message: 'arguments of "alpha" must be a JSON object' },
+    },
   ])('validate gives $expected.ok for $label', ({ action, expected }) => {
     expect(ToolRegistry.of(three()).validate(action)).toEqual(expected);
   });

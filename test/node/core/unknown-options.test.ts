@@ -73,23 +73,85 @@ describe('checkOptionKeys', () => {
 
 describe('the core bags', () => {
   const h = harness();
-  const agentConfig = { model: h.agent.model, interpreter: h.agent.interpreter, store: h.agent.store, events: h.agent.events, syntheticObservations: SYNTHETIC };
+  const agentConfig = {
+    model: h.agent.model,
+    interpreter: h.agent.interpreter,
+    store: h.agent.store,
+    events: h.agent.events,
+    syntheticObservations: SYNTHETIC,
+  };
 
   it.each<[string, () => unknown, RegExp]>([
-    ['defineAgent', () => defineAgent({ ...agentConfig, modle: h.agent.model } as never), /modle is not a field of the agent definition; did you mean `model`\?/],
-    ['defineAgent syntheticObservations', () => defineAgent({ ...agentConfig, syntheticObservations: { ...SYNTHETIC, envErorr: 'x' } } as never), /syntheticObservations\.envErorr is not a field of syntheticObservations; did you mean `envError`\?/],
-    ['a tool spec of ToolRegistry.of', () => ToolRegistry.of([{ ...makeTools()[0]!, needsAproval: true } as never]), /tool "add": needsAproval is not a field of a ToolSpec; did you mean `needsApproval`\?/],
-    ['a tool spec without a name', () => ToolRegistry.of([{ nmae: 'x', description: 'd', parameters: {} } as never]), /a tool spec: nmae is not a field of a ToolSpec; did you mean `name`\?/],
-    ['the run request', () => run(h.agent, { ...h.request, cancelGraceMS: 5 } as never), /request\.cancelGraceMS is not a field of the run request; did you mean `cancelGraceMs`\?/],
-    ['request.budget', () => run(h.agent, { ...h.request, budget: { ...h.request.budget, maxTotalToken: 9 } } as never), /request\.budget\.maxTotalToken is not a field of request\.budget; did you mean `maxTotalTokens`\?/],
-    ['request.context', () => run(h.agent, { ...h.request, context: { ...h.request.context, goals: [] } } as never), /request\.context\.goals is not a field of request\.context; did you mean `goal`\?/],
-    ['an injection entry', () => run(h.agent, { ...h.request, injections: { skills: [{ name: 'n', txt: 't' }] } } as never), /request\.injections\.skills\[0\]\.txt is not a field of a skill entry; did you mean `text`\?/],
-    ['run options', () => run(h.agent, h.request, { signl: AbortSignal.timeout(1000) } as never), /signl is not an option of run; did you mean `signal`\?/],
-    ['run options given input', () => run(h.agent, h.request, { input: { kind: 'approve', resultId: 's0.input' } } as never), /input is not an option of run; it answers an open request: pass it to resume/],
-    ['resume options', () => resume(h.agent, h.request, { inptu: { kind: 'approve', resultId: 's0.input' } } as never), /inptu is not an option of resume; did you mean `input`\?/],
-    ['consoleSink', () => consoleSink({ maxChar: 10 } as never), /maxChar is not an option of consoleSink; did you mean `maxChars`\?/],
-    ['importRun', () => importRun(new InMemoryStore(), 'r', '', { sigal: undefined } as never), /sigal is not an option of importRun; did you mean `signal`\?/],
-    ['decodeLog', () => decodeLog('', { sorce: 'x' } as never), /sorce is not an option of decodeLog; did you mean `source`\?/],
+    [
+      'defineAgent',
+      () => defineAgent({ ...agentConfig, modle: h.agent.model } as never),
+      /modle is not a field of the agent definition; did you mean `model`\?/,
+    ],
+    [
+      'defineAgent syntheticObservations',
+      () => defineAgent({ ...agentConfig, syntheticObservations: { ...SYNTHETIC, envErorr: 'x' } } as never),
+      /syntheticObservations\.envErorr is not a field of syntheticObservations; did you mean `envError`\?/,
+    ],
+    [
+      'a tool spec of ToolRegistry.of',
+      () => ToolRegistry.of([{ ...makeTools()[0]!, needsAproval: true } as never]),
+      /tool "add": needsAproval is not a field of a ToolSpec; did you mean `needsApproval`\?/,
+    ],
+    [
+      'a tool spec without a name',
+      () => ToolRegistry.of([{ nmae: 'x', description: 'd', parameters: {} } as never]),
+      /a tool spec: nmae is not a field of a ToolSpec; did you mean `name`\?/,
+    ],
+    [
+      'the run request',
+      () => run(h.agent, { ...h.request, cancelGraceMS: 5 } as never),
+      /request\.cancelGraceMS is not a field of the run request; did you mean `cancelGraceMs`\?/,
+    ],
+    [
+      'request.budget',
+      () => run(h.agent, { ...h.request, budget: { ...h.request.budget, maxTotalToken: 9 } } as never),
+      /request\.budget\.maxTotalToken is not a field of request\.budget; did you mean `maxTotalTokens`\?/,
+    ],
+    [
+      'request.context',
+      () => run(h.agent, { ...h.request, context: { ...h.request.context, goals: [] } } as never),
+      /request\.context\.goals is not a field of request\.context; did you mean `goal`\?/,
+    ],
+    [
+      'an injection entry',
+      () => run(h.agent, { ...h.request, injections: { skills: [{ name: 'n', txt: 't' }] } } as never),
+      /request\.injections\.skills\[0\]\.txt is not a field of a skill entry; did you mean `text`\?/,
+    ],
+    [
+      'run options',
+      () => run(h.agent, h.request, { signl: AbortSignal.timeout(1000) } as never),
+      /signl is not an option of run; did you mean `signal`\?/,
+    ],
+    [
+      'run options given input',
+      () => run(h.agent, h.request, { input: { kind: 'approve', resultId: 's0.input' } } as never),
+      /input is not an option of run; it answers an open request: pass it to resume/,
+    ],
+    [
+      'resume options',
+      () => resume(h.agent, h.request, { inptu: { kind: 'approve', resultId: 's0.input' } } as never),
+      /inptu is not an option of resume; did you mean `input`\?/,
+    ],
+    [
+      'consoleSink',
+      () => consoleSink({ maxChar: 10 } as never),
+      /maxChar is not an option of consoleSink; did you mean `maxChars`\?/,
+    ],
+    [
+      'importRun',
+      () => importRun(new InMemoryStore(), 'r', '', { sigal: undefined } as never),
+      /sigal is not an option of importRun; did you mean `signal`\?/,
+    ],
+    [
+      'decodeLog',
+      () => decodeLog('', { sorce: 'x' } as never),
+      /sorce is not an option of decodeLog; did you mean `source`\?/,
+    ],
   ])('%s', async (_bag, fn, message) => {
     expect((await refusal(fn)).message).toMatch(message);
   });
@@ -101,8 +163,12 @@ describe('the core bags', () => {
   });
 
   it('refuses options that are not an object', async () => {
-    expect((await refusal(() => run(h.agent, h.request, null as never))).message).toBe('run needs an options object, got null');
-    expect((await refusal(() => consoleSink('loud' as never))).message).toBe('consoleSink needs an options object, got a string');
+    expect((await refusal(() => run(h.agent, h.request, null as never))).message).toBe(
+      'run needs an options object, got null',
+    );
+    expect((await refusal(() => consoleSink('loud' as never))).message).toBe(
+      'consoleSink needs an options object, got a string',
+    );
   });
 
   it('lets a definition be spread back into defineAgent (its params are recomputed)', () => {

@@ -11,7 +11,9 @@ const FIXTURE = new URL('../../fixtures/portability/node-boundary.ndjson', impor
 
 /** The fixture with every `usage` of records of `kind` replaced by `usage`. */
 function withUsage(kind: 'step' | 'result', usage: unknown): string {
-  const lines = readFileSync(FIXTURE, 'utf8').split('\n').filter((l) => l !== '');
+  const lines = readFileSync(FIXTURE, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '');
   return `${lines
     .map((line) => {
       const r = JSON.parse(line) as Record<string, unknown>;

@@ -32,25 +32,50 @@ export const CHROMIUM_ARGS = [
   '--disable-renderer-backgrounding',
 ];
 
-const TYPES: Readonly<Record<string, string>> = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml' };
+const TYPES: Readonly<Record<string, string>> = {
+  '.html': 'text/html',
+  '.js': 'text/javascript',
+  '.css': 'text/css',
+  '.svg': 'image/svg+xml',
+};
 
 /** The built example and quota page, served; close it when done. */
 export type Served = { readonly origin: string; readonly browser: Browser; close(): Promise<void> };
 
 async function buildInto(dir: string): Promise<void> {
-  await viteBuild({ configFile: join(ROOT, 'examples/web/vite.config.ts'), logLevel: 'warn', build: { outDir: dir, emptyOutDir: true } });
-  await esbuild({ entryPoints: [join(ROOT, 'test/node/e2e-web/quota-page.ts')], bundle: true, format: 'esm', platform: 'browser', outfile: join(dir, 'quota.js'), logLevel: 'warning' });
-  await writeFile(join(dir, 'quota.html'), '<!doctype html><meta charset="utf-8"><body><script type="module" src="/quota.js"></script></body>');
+  await viteBuild({
+    configFile: join(ROOT, 'examples/web/vite.config.ts'),
+    logLevel: 'warn',
+    build: { outDir: dir, emptyOutDir: true },
+  });
+  await esbuild({
+    entryPoints: [join(ROOT, 'test/node/e2e-web/quota-page.ts')],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    outfile: join(dir, 'quota.js'),
+    logLevel: 'warning',
+  });
+  await writeFile(
+    join(dir, 'quota.html'),
+    '<!doctype html><meta charset="utf-8"><body><script type="module" src="/quota.js"></script></body>',
+  );
 }
 
 /** Serve the files of `dir` on 127.0.0.1 (a free port). */
 export function serve(dir: string): Promise<Server> {
   const server = createServer((req, res) => {
-    const path = normalize(decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
+    const path = normalize(decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname)).replace(
+      /^(\.\.[/\\])+/,
+      '',
+    );
     const file = join(dir, path === '/' ? 'index.html' : path);
     readFile(file).then(
       (body) => {
-        res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' });
+        res.writeHead(200, {
+          'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+          'cache-control': 'no-store',
+        });
         res.end(body);
       },
       () => {
@@ -66,7 +91,9 @@ export function serve(dir: string): Promise<Server> {
 export async function launchChromium(): Promise<Browser> {
   const executablePath = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
   if (!existsSync(executablePath)) {
-    throw new Error(`no Chromium at ${executablePath}: run \`apt-get install -y chromium\` (Debian) or set CHROMIUM_PATH`);
+    throw new Error(
+      `no Chromium at ${executablePath}: run \`apt-get install -y chromium\` (Debian) or set CHROMIUM_PATH`,
+    );
   }
   return chromium.launch({ executablePath, args: CHROMIUM_ARGS });
 }
@@ -117,7 +144,11 @@ export async function trackPage(page: Page): Promise<PageLog> {
         const value = (r.target as HTMLElement).getAttribute(name);
         if (value !== null) void report(`${name.slice(5)}=${value}`);
       }
-    }).observe(document, { attributes: true, subtree: true, attributeFilter: ['data-state', 'data-phase', 'data-resumed'] });
+    }).observe(document, {
+      attributes: true,
+      subtree: true,
+      attributeFilter: ['data-state', 'data-phase', 'data-resumed'],
+    });
   });
   return {
     entries,
@@ -148,7 +179,11 @@ export type DevServed = { readonly origin: string; readonly browser: Browser; cl
 /** Serve examples/web with the Vite dev server (a free port), proxying `/worker` to `workerURL`, and launch Chromium. */
 export async function startDevServed(workerURL: string): Promise<DevServed> {
   // Only the proxy target changes: the rest of `server.proxy['/worker']` (the path rewrite) is the example's own.
-  const server = await viteServer({ configFile: join(ROOT, 'examples/web/vite.config.ts'), logLevel: 'warn', server: { port: 0, strictPort: true, proxy: { '/worker/': { target: workerURL } } } });
+  const server = await viteServer({
+    configFile: join(ROOT, 'examples/web/vite.config.ts'),
+    logLevel: 'warn',
+    server: { port: 0, strictPort: true, proxy: { '/worker/': { target: workerURL } } },
+  });
   await server.listen();
   const address = server.httpServer?.address();
   const port = typeof address === 'object' && address ? address.port : 0;

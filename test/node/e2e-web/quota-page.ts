@@ -30,9 +30,16 @@ const kinds = async (): Promise<string[]> => (await store.readLog('r')).map((r) 
     return kinds();
   },
   async attempt(): Promise<{ storeError: boolean; causeName: string | null; kinds: string[] }> {
-    const err = await store.step('r', stepWrite(0, incompressible(2_000_000))).then(() => null, (e: unknown) => e);
+    const err = await store.step('r', stepWrite(0, incompressible(2_000_000))).then(
+      () => null,
+      (e: unknown) => e,
+    );
     const cause = (err as { cause?: { name?: unknown } } | null)?.cause?.name;
-    return { storeError: isPolyLoopError(err, 'store_error'), causeName: typeof cause === 'string' ? cause : null, kinds: await kinds() };
+    return {
+      storeError: isPolyLoopError(err, 'store_error'),
+      causeName: typeof cause === 'string' ? cause : null,
+      kinds: await kinds(),
+    };
   },
   async after(): Promise<string[]> {
     await store.step('r', stepWrite(0, 'fits now'));

@@ -18,7 +18,9 @@ const FINISH_MS = 30_000;
 let served: Served;
 let baseline: unknown[];
 
-type ExamplePage = { polyloopExample: { executions(): number; emails(): unknown[]; trajectory(): Promise<StepRecord[]> } };
+type ExamplePage = {
+  polyloopExample: { executions(): number; emails(): unknown[]; trajectory(): Promise<StepRecord[]> };
+};
 type Tab = { readonly page: Page; readonly log: PageLog };
 
 async function open(context: BrowserContext, runId: string): Promise<Tab> {
@@ -30,9 +32,11 @@ async function open(context: BrowserContext, runId: string): Promise<Tab> {
 }
 
 const finished = (tab: Tab): Promise<void> => tab.log.until('state=finished', { timeoutMs: FINISH_MS });
-const executions = (tab: Tab): Promise<number> => tab.page.evaluate(() => (globalThis as unknown as ExamplePage).polyloopExample.executions());
+const executions = (tab: Tab): Promise<number> =>
+  tab.page.evaluate(() => (globalThis as unknown as ExamplePage).polyloopExample.executions());
 /** Emails of this run in the page's outbox (localStorage: the world outside the run). */
-const emails = (tab: Tab): Promise<unknown[]> => tab.page.evaluate(() => (globalThis as unknown as ExamplePage).polyloopExample.emails());
+const emails = (tab: Tab): Promise<unknown[]> =>
+  tab.page.evaluate(() => (globalThis as unknown as ExamplePage).polyloopExample.emails());
 
 /** The person: answers who gets the report (step 5). */
 async function answerQuestion(tab: Tab, since = 0): Promise<void> {
@@ -63,7 +67,14 @@ beforeAll(async () => {
   await finished(tab);
   baseline = await trajectory(tab);
   expect(await executions(tab)).toBe(5);
-  expect(await emails(tab)).toEqual([{ runId: 'uninterrupted', to: 'ana@example.com', subject: 'The warmest city', body: 'Cairo is the warmest at 31°C.' }]);
+  expect(await emails(tab)).toEqual([
+    {
+      runId: 'uninterrupted',
+      to: 'ana@example.com',
+      subject: 'The warmest city',
+      body: 'Cairo is the warmest at 31°C.',
+    },
+  ]);
   await context.close();
 }, 90_000);
 
@@ -74,8 +85,14 @@ afterAll(async () => {
 describe('the web example in real Chromium', () => {
   it('an uninterrupted run visits five cities, asks whom to tell, emails them once approved, and answers', () => {
     expect(baseline).toHaveLength(8);
-    expect(baseline.slice(5, 7)).toMatchObject([{ actionRepr: expect.stringContaining('ask_user'), observation: 'ana@example.com' }, { actionRepr: expect.stringContaining('send_email'), observation: 'Sent to ana@example.com.' }]);
-    expect(baseline.at(-1)).toMatchObject({ decision: 'final', finalAnswer: 'Cairo is the warmest at 31°C; the report went to ana@example.com.' });
+    expect(baseline.slice(5, 7)).toMatchObject([
+      { actionRepr: expect.stringContaining('ask_user'), observation: 'ana@example.com' },
+      { actionRepr: expect.stringContaining('send_email'), observation: 'Sent to ana@example.com.' },
+    ]);
+    expect(baseline.at(-1)).toMatchObject({
+      decision: 'final',
+      finalAnswer: 'Cairo is the warmest at 31°C; the report went to ana@example.com.',
+    });
   });
 
   it('resumes after reloads mid-model-call, mid-action, as a step starts and twice in a row, ending with the uninterrupted trajectory; reopened after the end it executes nothing', async () => {
@@ -90,7 +107,8 @@ describe('the web example in real Chromium', () => {
       await tab.page.reload();
       await tab.log.until('resumed=true', { since });
       expect(await tab.page.textContent('#banner')).toMatch(/Resumed after reopening/);
-      if (point === 'phase=action:2') await tab.page.screenshot({ path: 'test-artifacts/web-example-resumed.png', fullPage: true });
+      if (point === 'phase=action:2')
+        await tab.page.screenshot({ path: 'test-artifacts/web-example-resumed.png', fullPage: true });
     }
     await tab.log.until('phase=action:4', { since });
     await tab.page.reload();
@@ -205,7 +223,8 @@ describe('the web example in real Chromium', () => {
     await first.page.close();
     const second = await open(context, 'closed-mid-send');
     await second.log.until('phase=settle:6');
-    for (const id of ['#executed', '#retry', '#deny', '#cancel']) expect(await second.page.isVisible(id), id).toBe(true);
+    for (const id of ['#executed', '#retry', '#deny', '#cancel'])
+      expect(await second.page.isVisible(id), id).toBe(true);
     // The person looks at the outbox: the email is there (it went) or not (send it again).
     const sent = (await emails(second)).length;
     await second.page.click(sent > 0 ? '#executed' : '#retry');
@@ -220,15 +239,28 @@ describe('the web example in real Chromium', () => {
     const page = await context.newPage();
     await page.goto(`${served.origin}/quota.html`);
     await page.waitForSelector('body[data-ready="true"]', { state: 'attached' });
-    type QuotaCase = { quotaCase: { prepare(): Promise<string[]>; attempt(): Promise<{ storeError: boolean; causeName: string | null; kinds: string[] }>; after(): Promise<string[]> } };
+    type QuotaCase = {
+      quotaCase: {
+        prepare(): Promise<string[]>;
+        attempt(): Promise<{ storeError: boolean; causeName: string | null; kinds: string[] }>;
+        after(): Promise<string[]>;
+      };
+    };
     // Chromium applies a quota override only to an origin that has not written yet: set it first.
     const cdp = await context.newCDPSession(page);
     await cdp.send('Storage.overrideQuotaForOrigin', { origin: served.origin, quotaSize: 4_000_000 });
-    expect(await page.evaluate(() => (globalThis as unknown as QuotaCase).quotaCase.prepare())).toEqual(['run_started', 'intent']);
+    expect(await page.evaluate(() => (globalThis as unknown as QuotaCase).quotaCase.prepare())).toEqual([
+      'run_started',
+      'intent',
+    ]);
     const attempt = await page.evaluate(() => (globalThis as unknown as QuotaCase).quotaCase.attempt());
     expect(attempt).toEqual({ storeError: true, causeName: 'QuotaExceededError', kinds: ['run_started', 'intent'] });
     await cdp.send('Storage.overrideQuotaForOrigin', { origin: served.origin });
-    expect(await page.evaluate(() => (globalThis as unknown as QuotaCase).quotaCase.after())).toEqual(['run_started', 'intent', 'step']);
+    expect(await page.evaluate(() => (globalThis as unknown as QuotaCase).quotaCase.after())).toEqual([
+      'run_started',
+      'intent',
+      'step',
+    ]);
     await context.close();
   }, 60_000);
 });

@@ -25,11 +25,14 @@ let dir = '';
 /** A Worker entry like the demo's, whose app lets `origin` in (`createApp({ cors })`). */
 async function corsWorker(origin: string): Promise<string> {
   const entry = join(dir, 'cors-worker.ts');
-  await writeFile(entry, [
-    `export { RunObject } from ${JSON.stringify(join(ROOT, 'examples/workers/worker.ts'))};`,
-    `import { createApp } from ${JSON.stringify(join(ROOT, 'src/platform-workers/index.ts'))};`,
-    `export default createApp({ runs: (env) => env.RUNS, cors: { origins: [${JSON.stringify(origin)}] } });`,
-  ].join('\n'));
+  await writeFile(
+    entry,
+    [
+      `export { RunObject } from ${JSON.stringify(join(ROOT, 'examples/workers/worker.ts'))};`,
+      `import { createApp } from ${JSON.stringify(join(ROOT, 'src/platform-workers/index.ts'))};`,
+      `export default createApp({ runs: (env) => env.RUNS, cors: { origins: [${JSON.stringify(origin)}] } });`,
+    ].join('\n'),
+  );
   return bundleWorker(entry);
 }
 
@@ -37,7 +40,10 @@ const dirs = sharedTempDirs();
 
 beforeAll(async () => {
   dir = await dirs.make('polyloop-web-worker-');
-  mf = await startWorker(await bundleWorker(join(ROOT, 'examples/workers/worker.ts')), dir, { host: '127.0.0.1', port: 0 });
+  mf = await startWorker(await bundleWorker(join(ROOT, 'examples/workers/worker.ts')), dir, {
+    host: '127.0.0.1',
+    port: 0,
+  });
   served = await startDevServed((await mf.ready).origin);
   await mkdir(join(dir, 'direct'));
   direct = await startWorker(await corsWorker(served.origin), join(dir, 'direct'), { host: '127.0.0.1', port: 0 });
@@ -62,15 +68,23 @@ const stepLabels = (page: Page, list: string): Promise<string[]> => page.locator
 
 describe('the web example and a run on the Worker', () => {
   it('follows a run started over HTTP through its approvals to the end, numbering its steps #0 on as the CLI does', async () => {
-    const started = await api<{ runId: string }>(mf, '/runs', { method: 'POST', body: { runId: 'followed', input: { goal: 'hello world', approve: true } } });
+    const started = await api<{ runId: string }>(mf, '/runs', {
+      method: 'POST',
+      body: { runId: 'followed', input: { goal: 'hello world', approve: true } },
+    });
     expect(started.status).toBe(201);
     const page = await (await served.browser.newContext()).newPage();
     await openPanel(page);
     await page.fill('#worker-run', 'followed');
     await page.click('#worker-follow');
     // The run waits for a person at each reverse_word call: the page shows the request, and the click answers it.
-    for (const [resultId, done] of [['s0.input', 0], ['s1.input', 1]] as const) {
-      await page.waitForSelector(`#worker[data-state="awaiting"] #worker-pending[data-result-id="${resultId}"] #worker-approve`);
+    for (const [resultId, done] of [
+      ['s0.input', 0],
+      ['s1.input', 1],
+    ] as const) {
+      await page.waitForSelector(
+        `#worker[data-state="awaiting"] #worker-pending[data-result-id="${resultId}"] #worker-approve`,
+      );
       expect(await page.locator('#worker-steps li.done').count()).toBe(done);
       expect(await page.textContent('#worker-banner')).toContain(`at step #${done}`);
       await page.click('#worker-approve');
@@ -78,7 +92,11 @@ describe('the web example and a run on the Worker', () => {
     await page.waitForSelector('#worker[data-state="ended"]', { timeout: 30_000 });
     expect(await page.textContent('#worker-answer')).toBe('olleh dlrow');
     expect(await stepLabels(page, '#worker-steps')).toEqual(['#0', '#1', '#2']);
-    expect(await page.locator('#worker-steps li .what').allTextContents()).toEqual(['reverse_word({"word":"hello"})', 'reverse_word({"word":"world"})', 'answer: olleh dlrow']);
+    expect(await page.locator('#worker-steps li .what').allTextContents()).toEqual([
+      'reverse_word({"word":"hello"})',
+      'reverse_word({"word":"world"})',
+      'answer: olleh dlrow',
+    ]);
     const status = await api<{ status: string; finalAnswer: string; steps: number }>(mf, '/runs/followed');
     expect(status.body).toMatchObject({ status: 'ended', finalAnswer: 'olleh dlrow', steps: 3 });
     await mkdir('test-artifacts', { recursive: true });
@@ -104,7 +122,7 @@ describe('the web example and a run on the Worker', () => {
     await page.context().close();
   }, 90_000);
 
-  it('follows a run on a Worker of another origin, called directly: createApp\'s cors option lets the page in', async () => {
+  it("follows a run on a Worker of another origin, called directly: createApp's cors option lets the page in", async () => {
     const workerOrigin = (await direct.ready).origin;
     expect(workerOrigin).not.toBe(served.origin);
     const page = await (await served.browser.newContext()).newPage();

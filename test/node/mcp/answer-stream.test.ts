@@ -94,7 +94,7 @@ function polling(resumed: (id: string, res: ServerResponse, answer: (text: strin
 
 it('follows a stream closed on purpose and resumed twice (Last-Event-ID), and answers on the last', async () => {
   const handlers = polling((id, res, answer) => {
-    if (id === 'e1') return sse(res, event(log, 'e2')), res.end(); // closed again: still no answer
+    if (id === 'e1') return (sse(res, event(log, 'e2')), res.end()); // closed again: still no answer
     answer('answered after two polls');
   });
   const { result, server } = await reportRun(handlers, 'polled');
@@ -110,7 +110,10 @@ it('fails the call at once when a resumed stream ends with no answer and no even
 });
 
 it('fails the call when its answer stream cannot be resumed, after as many tries as the client makes', async () => {
-  const { result, server } = await reportRun(polling((_id, res) => void res.writeHead(404).end()), 'resume-refused');
+  const { result, server } = await reportRun(
+    polling((_id, res) => void res.writeHead(404).end()),
+    'resume-refused',
+  );
   expect(result.stopReason).toBe('env_error');
   expect(result.error).toMatch(/the answer stream could not be resumed \(HTTP 404\)/);
   expect(server.seen.filter((s) => s.method === 'GET')).toHaveLength(2);

@@ -8,7 +8,11 @@ const ROOT = resolve(import.meta.dirname, '../../..');
 
 it('the MCP example prints the policies, pauses for approval of the destructive tool, and finishes', async () => {
   const dir = join(ROOT, 'examples/mcp');
-  const { stdout } = await promisify(execFile)(join(ROOT, 'node_modules/.bin/tsx'), ['--tsconfig', join(dir, 'tsconfig.json'), join(dir, 'main.mts')], { cwd: ROOT, timeout: 60_000 });
+  const { stdout } = await promisify(execFile)(
+    join(ROOT, 'node_modules/.bin/tsx'),
+    ['--tsconfig', join(dir, 'tsconfig.json'), join(dir, 'main.mts')],
+    { cwd: ROOT, timeout: 60_000 },
+  );
   expect(stdout.trimEnd().split('\n')).toEqual([
     'count_words: replayPolicy safe, needsApproval false',
     'append_note: replayPolicy never, needsApproval true',
@@ -22,6 +26,10 @@ it('the MCP example prints the policies, pauses for approval of the destructive 
 
 it('the MCP example type-checks in a strict project', async () => {
   const dir = join(ROOT, 'examples/mcp');
-  const { stdout } = await promisify(execFile)(join(ROOT, 'node_modules/.bin/tsc'), ['-p', join(dir, 'tsconfig.json')], { cwd: ROOT, timeout: 120_000 }).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? String(e) }));
+  const { stdout } = await promisify(execFile)(
+    join(ROOT, 'node_modules/.bin/tsc'),
+    ['-p', join(dir, 'tsconfig.json')],
+    { cwd: ROOT, timeout: 120_000 },
+  ).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? String(e) }));
   expect(stdout).toBe('');
 }, 130_000);

@@ -42,8 +42,15 @@ describe('names that collide', () => {
   it('refuses a prefix that makes one server’s tool collide with another’s own name', async () => {
     const plain = await connectMcp({ url: server('empty').url });
     const prefixed = await connectMcp({ url: server().url, prefix: 'look', include: ['lookup'] });
-    const local = { name: 'looklookup', description: 'A local tool.', parameters: { type: 'object' }, handler: async () => 'x' };
-    expect(() => ToolRegistry.of([local, ...plain.specs, ...prefixed.specs])).toThrow(/duplicate tool name "looklookup"/);
+    const local = {
+      name: 'looklookup',
+      description: 'A local tool.',
+      parameters: { type: 'object' },
+      handler: async () => 'x',
+    };
+    expect(() => ToolRegistry.of([local, ...plain.specs, ...prefixed.specs])).toThrow(
+      /duplicate tool name "looklookup"/,
+    );
     await Promise.all([plain.close(), prefixed.close()]);
   });
 });
@@ -110,7 +117,14 @@ describe('a call that goes wrong on the wire', () => {
     await expect.poll(() => fixture.counts(ns)['hang']).toBe(1);
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
-    await expect.poll(async () => ((await (await fetch(`${fixture.base}/${ns}/stats`)).json()) as { aborted: Record<string, number> }).aborted['hang']).toBe(1);
+    await expect
+      .poll(
+        async () =>
+          ((await (await fetch(`${fixture.base}/${ns}/stats`)).json()) as { aborted: Record<string, number> }).aborted[
+            'hang'
+          ],
+      )
+      .toBe(1);
   });
 
   it('ends the run with env_error when the server is gone by the time a tool is called', async () => {

@@ -29,8 +29,21 @@ describe('the tool list', () => {
   it('lists every page of tools as specs with the server’s names, descriptions and schemas', async () => {
     const { url } = server();
     const mcp = await connectMcp({ url });
-    expect(mcp.registry.names()).toEqual(['lookup', 'set_flag', 'delete_item', 'fail', 'hang', 'mixed', 'big', 'drop', 'protocol_error']);
-    expect(mcp.registry.get('lookup')).toMatchObject({ description: 'Look a key up (read-only).', parameters: { type: 'object', required: ['key'] } });
+    expect(mcp.registry.names()).toEqual([
+      'lookup',
+      'set_flag',
+      'delete_item',
+      'fail',
+      'hang',
+      'mixed',
+      'big',
+      'drop',
+      'protocol_error',
+    ]);
+    expect(mcp.registry.get('lookup')).toMatchObject({
+      description: 'Look a key up (read-only).',
+      parameters: { type: 'object', required: ['key'] },
+    });
     await mcp.close();
   });
 
@@ -46,7 +59,12 @@ describe('the tool list', () => {
   });
 
   it('lets the user override a tool’s policy and approval, and asks approval for destructive tools when told to', async () => {
-    const tools = await mcpTools({ url: server().url, trust: true, needsApproval: 'destructive', tools: { fail: { replayPolicy: 'safe', needsApproval: false } } });
+    const tools = await mcpTools({
+      url: server().url,
+      trust: true,
+      needsApproval: 'destructive',
+      tools: { fail: { replayPolicy: 'safe', needsApproval: false } },
+    });
     const approval = tools.names().filter((n) => tools.get(n)?.needsApproval);
     expect(approval).toEqual(['delete_item', 'mixed', 'drop', 'protocol_error']);
     expect(tools.get('fail')?.replayPolicy).toBe('safe');
@@ -58,17 +76,27 @@ describe('the tool list', () => {
     const tools = await mcpTools({ url: server().url, prefix: 'fx_', include: ['lookup', 'fail'] });
     expect(tools.names()).toEqual(['fx_lookup', 'fx_fail']);
     await expect(mcpTools({ url: server().url, include: ['nope'] })).rejects.toThrow(/no tool named "nope"/);
-    await expect(mcpTools({ url: server().url, tools: { nope: { replayPolicy: 'safe' } } })).rejects.toThrow(/no tool named "nope"/);
+    await expect(mcpTools({ url: server().url, tools: { nope: { replayPolicy: 'safe' } } })).rejects.toThrow(
+      /no tool named "nope"/,
+    );
   });
 
   it('refuses options that are not what they claim to be, before connecting', async () => {
-    const bad: unknown[] = [{ url: 'not a url' }, { url: 'file:///x' }, { url: server().url, trust: 'yes' }, { url: server().url, maxResultChars: 0 }];
-    for (const o of bad) await expect(mcpTools(o as McpToolsOptions)).rejects.toSatisfy((e) => isPolyLoopError(e, 'invalid_request'));
+    const bad: unknown[] = [
+      { url: 'not a url' },
+      { url: 'file:///x' },
+      { url: server().url, trust: 'yes' },
+      { url: server().url, maxResultChars: 0 },
+    ];
+    for (const o of bad)
+      await expect(mcpTools(o as McpToolsOptions)).rejects.toSatisfy((e) => isPolyLoopError(e, 'invalid_request'));
   });
 
   it('fails with ToolEnvironmentError naming the server when nothing listens there', async () => {
     const url = 'http://127.0.0.1:9/mcp';
-    await expect(mcpTools({ url })).rejects.toSatisfy((e) => isPolyLoopError(e, 'tool_environment') && e.message.includes(url));
+    await expect(mcpTools({ url })).rejects.toSatisfy(
+      (e) => isPolyLoopError(e, 'tool_environment') && e.message.includes(url),
+    );
   });
 });
 
@@ -115,7 +143,11 @@ describe('a crash while a tool is in flight', () => {
     const { ns, again, result } = await crashInFlight('delete_item', { trust: true });
     expect(result.stopReason).toBe('awaiting_input');
     expect(result.pending).toMatchObject({ kind: 'settle', target: 'action' });
-    const reply: InputReply = { kind: 'executed', resultId: result.pending!.resultId, observation: 'deleted i1 (seen in the admin page)' };
+    const reply: InputReply = {
+      kind: 'executed',
+      resultId: result.pending!.resultId,
+      observation: 'deleted i1 (seen in the admin page)',
+    };
     const done = await resume(again.agent, again.request, { input: reply });
     expect(done).toMatchObject({ stopReason: 'final_answer', finalAnswer: 'ok' });
     expect(fixture.counts(ns)['delete_item']).toBe(1);

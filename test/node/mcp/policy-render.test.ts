@@ -55,7 +55,14 @@ describe('rendering a result', () => {
   });
 
   it('joins the parts, says an error is one, and falls back to the structured content', () => {
-    expect(renderResult({ content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] })).toBe('a\nb');
+    expect(
+      renderResult({
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b' },
+        ],
+      }),
+    ).toBe('a\nb');
     expect(renderResult({ content: [], isError: true })).toBe('The tool reported an error: (no details)');
     expect(renderResult({ content: [], structuredContent: { n: 1 } })).toBe('{"n":1}');
     expect(renderResult(null)).toBe('');

@@ -12,13 +12,20 @@ describe('MCP options', () => {
     ['mcpTools', () => mcpTools({ ...base, needsAproval: true } as never), 'needsAproval', 'needsApproval'],
     ['connectMcp', () => connectMcp({ ...base, trusted: true } as never), 'trusted', 'trust'],
     ['connectMcp', () => connectMcp({ ...base, timeout: 5 } as never), 'timeout', 'timeoutMs'],
-    ['a tool override', () => mcpTools({ ...base, tools: { delete_file: { needsAproval: true } } } as never), 'needsAproval', 'needsApproval'],
+    [
+      'a tool override',
+      () => mcpTools({ ...base, tools: { delete_file: { needsAproval: true } } } as never),
+      'needsAproval',
+      'needsApproval',
+    ],
   ])('%s refuses a misspelt key', async (_fn, build, key, meant) => {
     await expectUnknownOption(build, key, meant);
   });
 
   it('names the tool of a misspelt override', async () => {
-    expect(await refusalOf(() => mcpTools({ ...base, tools: { delete_file: { replay: 'never' } } } as never))).toContain('replay is not an option of mcpTools tools["delete_file"]; did you mean `replayPolicy`?');
+    expect(
+      await refusalOf(() => mcpTools({ ...base, tools: { delete_file: { replay: 'never' } } } as never)),
+    ).toContain('replay is not an option of mcpTools tools["delete_file"]; did you mean `replayPolicy`?');
   });
 
   it('refuses options that are not an object', async () => {

@@ -58,7 +58,15 @@ it('closes a cancelled call’s answer stream even when its response headers arr
   await expect.poll(() => fixture.counts(ns)['hang']).toBe(1);
   controller.abort(reason);
   await expect(pending).rejects.toBe(reason);
-  await expect.poll(async () => ((await (await fetch(`${fixture.base}/${ns}/stats`)).json()) as { aborted: Record<string, number> }).aborted['hang'], { timeout: 3_000 }).toBe(1);
+  await expect
+    .poll(
+      async () =>
+        ((await (await fetch(`${fixture.base}/${ns}/stats`)).json()) as { aborted: Record<string, number> }).aborted[
+          'hang'
+        ],
+      { timeout: 3_000 },
+    )
+    .toBe(1);
 });
 
 /**
@@ -92,7 +100,11 @@ async function pollingServer(): Promise<{ url: string; close(): Promise<void> }>
       onsessioninitialized: (id) => void sessions.set(id, transport),
     });
     const server = new Server({ name: 'polling', version: '1.0.0' }, { capabilities: { tools: {} } });
-    server.setRequestHandler('tools/list', () => ({ tools: [{ name: 'slow_report', description: 'Answers after closing its stream.', inputSchema: { type: 'object' } }] }));
+    server.setRequestHandler('tools/list', () => ({
+      tools: [
+        { name: 'slow_report', description: 'Answers after closing its stream.', inputSchema: { type: 'object' } },
+      ],
+    }));
     server.setRequestHandler('tools/call', async (_req, ctx) => {
       ctx.http?.closeSSE?.();
       await sleep(200);

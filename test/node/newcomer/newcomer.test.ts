@@ -20,7 +20,9 @@ const exec = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../../..');
 const ENABLED = process.env['CI'] === 'true' || process.env['POLYLOOP_NEWCOMER'] === '1';
 /** A newcomer's shell: no provider key (the demo then uses its local model), no CI flags of ours. */
-const SHELL: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(OPENAI_|ANTHROPIC_|VITEST|POLYLOOP_)/.test(k)));
+const SHELL: NodeJS.ProcessEnv = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => !/^(OPENAI_|ANTHROPIC_|VITEST|POLYLOOP_)/.test(k)),
+);
 
 /** Fails unless `path` is in the commit a clone gets (a file still being written in this checkout is not). */
 function expectCommitted(path: string): void {
@@ -65,7 +67,20 @@ describe.runIf(slowRunsHere)('the newcomer path on a fresh clone', () => {
   }, 180_000);
 
   it("leaves the lockfile as cloned under npm 10 too (Node 20's and 22's own npm)", async () => {
-    await sh('npx', ['--yes', 'npm@10.8.2', 'install', '--package-lock-only', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], clone);
+    await sh(
+      'npx',
+      [
+        '--yes',
+        'npm@10.8.2',
+        'install',
+        '--package-lock-only',
+        '--ignore-scripts',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+      ],
+      clone,
+    );
     expect(await sh('git', ['status', '--porcelain'], clone)).toBe('');
   }, 120_000);
 
@@ -96,7 +111,13 @@ describe.runIf(slowRunsHere)('the newcomer path on a fresh clone', () => {
     it('serves the Worker template under wrangler dev and carries one run over HTTP to its answer', async () => {
       expectCommitted('examples/worker/wrangler.toml');
       const { status, listed, modelRequests } = await runWorkerTemplate(clone, project, SHELL);
-      expect(status).toMatchObject({ status: 'ended', stopReason: 'final_answer', finalAnswer: '1234 + 4321 = 5555.', steps: 2, validActions: 1 });
+      expect(status).toMatchObject({
+        status: 'ended',
+        stopReason: 'final_answer',
+        finalAnswer: '1234 + 4321 = 5555.',
+        steps: 2,
+        validActions: 1,
+      });
       expect(modelRequests).toBe(2);
       expect(listed).toEqual([expect.objectContaining({ runId: 'sum-1' })]);
     }, 120_000);

@@ -41,7 +41,11 @@ function ready(child: ChildProcess, output: () => string, ms: number): Promise<v
   });
 }
 
-export type TemplateRun = { readonly status: Record<string, unknown>; readonly listed: unknown; readonly modelRequests: number };
+export type TemplateRun = {
+  readonly status: Record<string, unknown>;
+  readonly listed: unknown;
+  readonly modelRequests: number;
+};
 
 /**
  * Copies the template from `clone` into `project` (which has polyloop installed), serves it with
@@ -57,8 +61,23 @@ export async function runWorkerTemplate(clone: string, project: string, env: Nod
   const persist = mkdtempSync(join(tmpdir(), 'polyloop-newcomer-do-'));
   const port = await freePort();
   const wrangler = join(clone, 'node_modules/wrangler/bin/wrangler.js');
-  const args = [wrangler, 'dev', '--ip', '127.0.0.1', '--port', String(port), '--persist-to', persist, '--var', `OPENAI_BASE_URL:${fake.baseURL}`];
-  const child = spawn(process.execPath, args, { cwd: project, env: { ...env, WRANGLER_SEND_METRICS: 'false', CI: '1', NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = [
+    wrangler,
+    'dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--persist-to',
+    persist,
+    '--var',
+    `OPENAI_BASE_URL:${fake.baseURL}`,
+  ];
+  const child = spawn(process.execPath, args, {
+    cwd: project,
+    env: { ...env, WRANGLER_SEND_METRICS: 'false', CI: '1', NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -74,10 +93,15 @@ export async function runWorkerTemplate(clone: string, project: string, env: Nod
       return { status: res.status, body: (await res.json()) as Record<string, unknown> };
     };
     const created = await api('/runs', { runId: 'sum-1', input: { goal: 'What is 1234 + 4321?' } });
-    if (created.status !== 201) throw new Error(`POST /runs answered ${created.status}: ${JSON.stringify(created.body)}\n${output}`);
+    if (created.status !== 201)
+      throw new Error(`POST /runs answered ${created.status}: ${JSON.stringify(created.body)}\n${output}`);
     let status: Record<string, unknown> = {};
     // Bounded: 30 s of polling, then the test reports what it saw.
-    for (const until = Date.now() + 30_000; status['status'] !== 'ended' && Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+    for (
+      const until = Date.now() + 30_000;
+      status['status'] !== 'ended' && Date.now() < until;
+      await new Promise((r) => setTimeout(r, 100))
+    ) {
       status = (await api('/runs/sum-1')).body;
     }
     const listed = (await api('/runs')).body['runs'];

@@ -25,7 +25,11 @@ const pkg = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as {
 /** Each provider major the tests hold, where it is installed, and the model versions it declares. */
 const PROVIDERS = [
   { major: 3, dir: resolve(ROOT, 'node_modules/@ai-sdk/provider-v3'), models: ['LanguageModelV2', 'LanguageModelV3'] },
-  { major: 4, dir: resolve(ROOT, 'node_modules/@ai-sdk/provider'), models: ['LanguageModelV2', 'LanguageModelV3', 'LanguageModelV4'] },
+  {
+    major: 4,
+    dir: resolve(ROOT, 'node_modules/@ai-sdk/provider'),
+    models: ['LanguageModelV2', 'LanguageModelV3', 'LanguageModelV4'],
+  },
 ] as const;
 
 /** A user's file: every model type of the provider is accepted, a model of no known version is not. */
@@ -55,22 +59,35 @@ function diagnosticsOf(dir: string, roots: readonly string[]): string[] {
     lib: ['lib.es2022.d.ts', 'lib.dom.d.ts', 'lib.dom.iterable.d.ts'],
     types: [],
   });
-  return ts
-    .getPreEmitDiagnostics(program)
-    // The provider's own declarations import `json-schema`, which ships no types: its business, not ours.
-    .filter((d) => d.file === undefined || !d.file.fileName.includes('/node_modules/'))
-    .map((d) => `${d.file ? d.file.fileName.slice(dir.length + 1) : ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+  return (
+    ts
+      .getPreEmitDiagnostics(program)
+      // The provider's own declarations import `json-schema`, which ships no types: its business, not ours.
+      .filter((d) => d.file === undefined || !d.file.fileName.includes('/node_modules/'))
+      .map(
+        (d) =>
+          `${d.file ? d.file.fileName.slice(dir.length + 1) : ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`,
+      )
+  );
 }
 
 describe('the ai-sdk adapter declarations', () => {
   beforeAll(async () => {
     // The package's build settings, for the adapter entry and what it imports only.
-    writeFileSync(join(TMP, 'tsconfig.json'), JSON.stringify({
-      extends: resolve(ROOT, 'tsconfig.build.json'),
-      compilerOptions: { rootDir: resolve(ROOT, 'src'), outDir: join(BUILT, 'dist'), emitDeclarationOnly: true, sourceMap: false },
-      files: [resolve(ROOT, 'src/adapters/ai-sdk.ts')],
-      include: [],
-    }));
+    writeFileSync(
+      join(TMP, 'tsconfig.json'),
+      JSON.stringify({
+        extends: resolve(ROOT, 'tsconfig.build.json'),
+        compilerOptions: {
+          rootDir: resolve(ROOT, 'src'),
+          outDir: join(BUILT, 'dist'),
+          emitDeclarationOnly: true,
+          sourceMap: false,
+        },
+        files: [resolve(ROOT, 'src/adapters/ai-sdk.ts')],
+        include: [],
+      }),
+    );
     await run(resolve(ROOT, 'node_modules/.bin/tsc'), ['-p', join(TMP, 'tsconfig.json')], { cwd: ROOT });
   }, 120_000);
 

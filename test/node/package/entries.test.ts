@@ -18,7 +18,9 @@ const ROOT = resolve(import.meta.dirname, '../../..');
 const PKG = resolve(ROOT, '.package-test');
 const OUT = await sharedTempDirs().make('polyloop-pack-');
 let tarball = '';
-const pkg = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, string | { types: string; default: string }> };
+const pkg = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as {
+  exports: Record<string, string | { types: string; default: string }>;
+};
 
 /** Subpath → its source entry. Workers code imports `cloudflare:*`, which plain Node cannot load. */
 const SOURCES: Record<string, string> = {
@@ -48,7 +50,9 @@ describe('the built package', () => {
   }, 180_000);
 
   it('declares exactly the subpaths of the layers, each with types first and both files built', () => {
-    const subpaths = Object.keys(pkg.exports).filter((s) => s !== './package.json').sort();
+    const subpaths = Object.keys(pkg.exports)
+      .filter((s) => s !== './package.json')
+      .sort();
     expect(subpaths).toEqual(Object.keys(SOURCES).sort());
     for (const s of subpaths) {
       const target = pkg.exports[s] as { types: string; default: string };
@@ -59,17 +63,22 @@ describe('the built package', () => {
   });
 
   it('imports nothing of the AI SDK at run time from polyloop/adapters/ai-sdk (its types only)', () => {
-    const built = ['ai-sdk', 'ai-sdk-prompt', 'ai-sdk-reply', 'ai-sdk-stream'].map((f) => readFileSync(resolve(PKG, 'dist/adapters', `${f}.js`), 'utf8'));
-    for (const code of built) expect(code).not.toMatch(/^\s*(import|export)\b[^;]*['"](@ai-sdk\/[^'"]*|ai)['"]|import\(\s*['"]@ai-sdk/m);
+    const built = ['ai-sdk', 'ai-sdk-prompt', 'ai-sdk-reply', 'ai-sdk-stream'].map((f) =>
+      readFileSync(resolve(PKG, 'dist/adapters', `${f}.js`), 'utf8'),
+    );
+    for (const code of built)
+      expect(code).not.toMatch(/^\s*(import|export)\b[^;]*['"](@ai-sdk\/[^'"]*|ai)['"]|import\(\s*['"]@ai-sdk/m);
     expect(readFileSync(resolve(PKG, 'dist/adapters/ai-sdk.d.ts'), 'utf8')).toContain("from '@ai-sdk/provider'");
   });
 
-  it('ships the run viewer\'s page built (prepack): index.html and every asset it names, where the built `polyloop view` looks', async () => {
+  it("ships the run viewer's page built (prepack): index.html and every asset it names, where the built `polyloop view` looks", async () => {
     const html = readFileSync(resolve(PKG, 'dist/viewer/page/index.html'), 'utf8');
     const assets = [...html.matchAll(/(?:src|href)="\/(assets\/[^"]+)"/g)].map((m) => m[1] as string);
     expect(assets.some((a) => a.endsWith('.js')) && assets.some((a) => a.endsWith('.css'))).toBe(true);
     for (const a of assets) expect(existsSync(resolve(PKG, 'dist/viewer/page', a)), a).toBe(true);
-    const { defaultPageDir } = (await import(resolve(PKG, 'dist/viewer/server/viewer.js'))) as { defaultPageDir: () => string | null };
+    const { defaultPageDir } = (await import(resolve(PKG, 'dist/viewer/server/viewer.js'))) as {
+      defaultPageDir: () => string | null;
+    };
     expect(defaultPageDir()).toBe(resolve(PKG, 'dist/viewer/page'));
   });
 
@@ -93,8 +102,16 @@ describe('the built package', () => {
     const project = await emptyProjectWith(tarball);
     try {
       const stdout = await nodeIn(project, resolve(import.meta.dirname, 'smoke.mjs'));
-      const report = JSON.parse(stdout) as { imports: Record<string, number | string>; stopReason: string; finalAnswer: string };
-      expect(Object.keys(report.imports).sort()).toEqual(Object.keys(SOURCES).map((s) => 'polyloop' + s.slice(1)).sort());
+      const report = JSON.parse(stdout) as {
+        imports: Record<string, number | string>;
+        stopReason: string;
+        finalAnswer: string;
+      };
+      expect(Object.keys(report.imports).sort()).toEqual(
+        Object.keys(SOURCES)
+          .map((s) => 'polyloop' + s.slice(1))
+          .sort(),
+      );
       for (const [entry, names] of Object.entries(report.imports)) expect(names, entry).not.toBe(0);
       expect(report.imports['polyloop/workers']).toBe('resolved');
       expect(report.imports['polyloop/mcp']).toBe('resolved');

@@ -18,8 +18,15 @@ describe('package-lock.json', () => {
   it('is what npm install writes for package.json as it is (npm install in a fresh clone changes nothing)', async () => {
     const dir = await tempDir('polyloop-lock-');
     for (const f of ['package.json', 'package-lock.json', '.npmrc']) copyFileSync(resolve(ROOT, f), join(dir, f));
-    await run('npm', ['install', '--package-lock-only', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: dir });
-    expect(readFileSync(join(dir, 'package-lock.json'), 'utf8') === LOCK, 'npm install rewrote package-lock.json: run `npm install` and commit the lockfile').toBe(true);
+    await run(
+      'npm',
+      ['install', '--package-lock-only', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'],
+      { cwd: dir },
+    );
+    expect(
+      readFileSync(join(dir, 'package-lock.json'), 'utf8') === LOCK,
+      'npm install rewrote package-lock.json: run `npm install` and commit the lockfile',
+    ).toBe(true);
   }, 120_000);
 
   it('has no libc fields, which npm 10 (Node 20 and 22) deletes and npm 11 writes', () => {

@@ -12,7 +12,16 @@ import { promisify } from 'node:util';
 const exec = promisify(execFile);
 
 /** What `npm pack` and its `prepack` build read from a checkout. */
-const PACK_INPUTS = ['package.json', 'README.md', 'bin', 'src', 'tsconfig.base.json', 'tsconfig.build.json', 'tsconfig.build-node.json', 'tsconfig.build-workers.json'];
+const PACK_INPUTS = [
+  'package.json',
+  'README.md',
+  'bin',
+  'src',
+  'tsconfig.base.json',
+  'tsconfig.build.json',
+  'tsconfig.build-node.json',
+  'tsconfig.build-workers.json',
+];
 
 /**
  * `npm pack` of the checkout at `root`, its `prepack` included, into `outDir`; returns the tarball's
@@ -29,7 +38,10 @@ export async function npmPack(root: string, outDir: string, opts: { readonly sta
   mkdirSync(outDir, { recursive: true });
   let stdout: string;
   try {
-    ({ stdout } = await exec('npm', ['pack', '--json', '--pack-destination', outDir], { cwd: dir, maxBuffer: 64 * 1024 * 1024 }));
+    ({ stdout } = await exec('npm', ['pack', '--json', '--pack-destination', outDir], {
+      cwd: dir,
+      maxBuffer: 64 * 1024 * 1024,
+    }));
   } finally {
     if (opts.stage) rmSync(dir, { recursive: true, force: true });
   }

@@ -15,7 +15,10 @@ describe('demo policy', () => {
   it.each([
     ['export function f() {}\nexport const a = 1, b = 2;', 2],
     ['export { a, b as c, type D } from "./x.ts";\nexport type { E,\n  F,\n} from "./y.ts";', 5],
-    ['export class A {}\nexport interface B {}\nexport type C = 1;\nexport enum D { x }\nexport async function e() {}', 5],
+    [
+      'export class A {}\nexport interface B {}\nexport type C = 1;\nexport enum D { x }\nexport async function e() {}',
+      5,
+    ],
     ['// export const commented = 1;\n/* export function hidden() {} */\nconst local = 1;', 0],
     ['export default function main() {}\nexport abstract class Base {}', 2],
   ])('counts the exported names of %j as %i', (source, n) => {
@@ -52,12 +55,20 @@ describe('npm run demo', () => {
     [['--input', 'maybe'], '--input takes approve, deny, cancel; got "maybe"'],
     [['--dir'], '--dir needs a directory'],
     [['--colour'], 'unknown option "--colour"'],
-  ])('refuses %j with exit 2, saying what is wrong and how to call it', async (args, message) => {
-    const r = await finished(spawnTs(MAIN, args, { env: { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '' } }));
-    expect(r.code).toBe(2);
-    expect(r.stdout).toBe('');
-    expect(r.stderr).toBe(`demo: ${message}\nusage: npm run demo -- [--crash-after N] [--resume] [--dir DIR] [--local] [--approve] [--input approve|deny|cancel [--reason TEXT]]\n`);
-  }, 60_000);
+  ])(
+    'refuses %j with exit 2, saying what is wrong and how to call it',
+    async (args, message) => {
+      const r = await finished(
+        spawnTs(MAIN, args, { env: { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '' } }),
+      );
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toBe(
+        `demo: ${message}\nusage: npm run demo -- [--crash-after N] [--resume] [--dir DIR] [--local] [--approve] [--input approve|deny|cancel [--reason TEXT]]\n`,
+      );
+    },
+    60_000,
+  );
 
   it('prints its usage and exits 0 with --help', async () => {
     const r = await finished(spawnTs(MAIN, ['--help']));
@@ -68,7 +79,9 @@ describe('npm run demo', () => {
 
   it('explains how to start when there is nothing to resume, and exits 1', async () => {
     const dir = await tempDir('polyloop-demo-');
-    const r = await finished(spawnTs(MAIN, ['--dir', dir, '--resume'], { env: { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '' } }));
+    const r = await finished(
+      spawnTs(MAIN, ['--dir', dir, '--resume'], { env: { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: '' } }),
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('there is no demo run to resume yet; start one with: npm run demo');
   }, 60_000);
@@ -87,7 +100,9 @@ describe('npm run demo -- --approve', () => {
 
   it('stops at the approval of write_report, printing the request and the exact commands that answer it; a second process approves and the run finishes with the report written', async () => {
     const { dir, stdout } = await stopAtApproval();
-    expect(stdout).toMatch(/⏸ {2}run demo-approve awaits approval at step \d+ \(s\d+\.input; replies approve, deny, cancel\):/);
+    expect(stdout).toMatch(
+      /⏸ {2}run demo-approve awaits approval at step \d+ \(s\d+\.input; replies approve, deny, cancel\):/,
+    );
     expect(stdout).toMatch(/^ +write_report\(\{"text":"src\/\S+\.ts exports the most names: \d+\./m);
     expect(stdout).toContain(`npm run demo -- --dir ${JSON.stringify(dir)} --input approve`);
     expect(stdout).toContain(`npm run demo -- --dir ${JSON.stringify(dir)} --input deny --reason "not now"`);
@@ -112,9 +127,11 @@ describe('npm run demo -- --approve', () => {
     expect(approved.stdout).toContain(`answer: ${report.trim()}`);
   }, 180_000);
 
-  it('--input deny --reason finishes the run without writing the report, the reason recorded as the step\'s observation', async () => {
+  it("--input deny --reason finishes the run without writing the report, the reason recorded as the step's observation", async () => {
     const { dir } = await stopAtApproval();
-    const denied = await finished(spawnTs(MAIN, ['--dir', dir, '--input', 'deny', '--reason', 'Not in this repo.'], { env }));
+    const denied = await finished(
+      spawnTs(MAIN, ['--dir', dir, '--input', 'deny', '--reason', 'Not in this repo.'], { env }),
+    );
     expect(denied.stderr).toBe('');
     expect(denied.code).toBe(0);
     expect(denied.stdout).toMatch(/run demo-approve: ended \(final_answer\)/);
@@ -139,7 +156,14 @@ describe('npm run demo --input on a run that awaits nothing', () => {
     const pending = readRunLog(await store.readLog('demo-approve')).pending;
     expect(pending).not.toBeNull();
     const resultId = pending?.resultId ?? '';
-    await store.input('demo-approve', { kind: 'input', v: RECORD_VERSION, stepIndex: pending?.stepIndex ?? 0, resultId, reply: { kind: 'approve', resultId }, receivedAt: new Date().toISOString() });
+    await store.input('demo-approve', {
+      kind: 'input',
+      v: RECORD_VERSION,
+      stepIndex: pending?.stepIndex ?? 0,
+      resultId,
+      reply: { kind: 'approve', resultId },
+      receivedAt: new Date().toISOString(),
+    });
 
     const again = await finished(spawnTs(MAIN, ['--dir', dir, '--input', 'approve'], { env }));
     expect(again.code).toBe(1);
@@ -159,7 +183,8 @@ describe('npm run demo --input on a run that awaits nothing', () => {
 
 describe('npm run demo on an OpenAI-compatible endpoint', () => {
   it('drives the same tools through native tool calls when OPENAI_BASE_URL is set', async () => {
-    const bodies: Array<{ model: string; tools?: unknown[]; messages: Array<{ role: string; content?: unknown }> }> = [];
+    const bodies: Array<{ model: string; tools?: unknown[]; messages: Array<{ role: string; content?: unknown }> }> =
+      [];
     const server = createServer((req, res) => {
       let raw = '';
       req.on('data', (c: Buffer) => (raw += c.toString('utf8')));
@@ -169,16 +194,33 @@ describe('npm run demo on an OpenAI-compatible endpoint', () => {
         const answered = body.messages.some((m) => m.role === 'tool');
         const message = answered
           ? { role: 'assistant', content: 'src/core/index.ts (from the fake model)' }
-          : { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'list_dir', arguments: '{"path":"src"}' } }] };
+          : {
+              role: 'assistant',
+              content: null,
+              tool_calls: [
+                { id: 'call_1', type: 'function', function: { name: 'list_dir', arguments: '{"path":"src"}' } },
+              ],
+            };
         res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ id: `chatcmpl-${bodies.length}`, object: 'chat.completion', choices: [{ index: 0, message, finish_reason: answered ? 'stop' : 'tool_calls' }] }));
+        res.end(
+          JSON.stringify({
+            id: `chatcmpl-${bodies.length}`,
+            object: 'chat.completion',
+            choices: [{ index: 0, message, finish_reason: answered ? 'stop' : 'tool_calls' }],
+          }),
+        );
       });
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const dir = await tempDir('polyloop-demo-');
       const port = (server.address() as AddressInfo).port;
-      const env = { ...process.env, OPENAI_API_KEY: '', OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_MODEL: 'fake-model' };
+      const env = {
+        ...process.env,
+        OPENAI_API_KEY: '',
+        OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
+        OPENAI_MODEL: 'fake-model',
+      };
       const r = await finished(spawnTs(MAIN, ['--dir', dir], { env }));
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);

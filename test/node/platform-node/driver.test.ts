@@ -11,7 +11,15 @@ import { tempDir } from '../../support/temp-dir.ts';
 const holder = resolve(import.meta.dirname, 'fixtures/hold-lock.ts');
 
 function request(runId: string): RunRequest {
-  const tools = ToolRegistry.of([{ name: 'echo', description: 'Echoes.', parameters: { type: 'object', properties: { text: { type: 'string' } } }, replayPolicy: 'safe', handler: async (a) => String(a['text']) }]);
+  const tools = ToolRegistry.of([
+    {
+      name: 'echo',
+      description: 'Echoes.',
+      parameters: { type: 'object', properties: { text: { type: 'string' } } },
+      replayPolicy: 'safe',
+      handler: async (a) => String(a['text']),
+    },
+  ]);
   return {
     runId,
     budget: { maxSteps: 5, maxValidActions: 5, maxContextChars: 10_000 },
@@ -71,7 +79,10 @@ describe('FileStore with run/resume', () => {
     const exit = finished(child);
     await waitForLine(child, /^held /);
     try {
-      const err = await run(agentOn(store), request('busy')).then(() => null, (e: unknown) => e);
+      const err = await run(agentOn(store), request('busy')).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(isPolyLoopError(err, 'run_locked')).toBe(true);
       await expect(stat(store.logPath('busy'))).rejects.toThrow();
     } finally {
@@ -90,7 +101,10 @@ describe('FileStore with run/resume', () => {
     lines[2] = '{"kind":"result", oops';
     const damaged = lines.join('\n');
     await writeFile(store.logPath('r2'), damaged);
-    const err = await resume(agentOn(new FileStore({ dir })), request('r2')).then(() => null, (e: unknown) => e);
+    const err = await resume(agentOn(new FileStore({ dir })), request('r2')).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isPolyLoopError(err, 'corrupt_log')).toBe(true);
     expect((err as Error).message).toContain(`${store.logPath('r2')}:3`);
     expect(await readFile(store.logPath('r2'), 'utf8')).toBe(damaged);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import * as node from '../../../src/platform-node/index.ts';
 
 describe('polyloop/node', () => {
-  it('exports FileStore, and neither its file naming nor the CLI\'s internals', () => {
+  it("exports FileStore, and neither its file naming nor the CLI's internals", () => {
     expect(Object.keys(node).sort()).toEqual(['FileStore']);
   });
 });

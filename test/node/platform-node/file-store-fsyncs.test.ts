@@ -49,8 +49,22 @@ async function traceSteps(policy: 'safe' | 'never', steps: number): Promise<Step
   const dir = await tempDir();
   const traceFile = join(dir, 'trace.txt');
   const fixture = resolve(import.meta.dirname, 'fixtures/fsync-steps.ts');
-  const args = ['-f', '-qq', '-y', '-e', 'trace=write,writev,pwrite64,pwritev,pwritev2,fsync,fdatasync', '-s', '64', '-o', traceFile];
-  const r = spawnSync('strace', [...args, process.execPath, '--import', 'tsx', fixture, join(dir, 'logs'), policy, String(steps)], { encoding: 'utf8' });
+  const args = [
+    '-f',
+    '-qq',
+    '-y',
+    '-e',
+    'trace=write,writev,pwrite64,pwritev,pwritev2,fsync,fdatasync',
+    '-s',
+    '64',
+    '-o',
+    traceFile,
+  ];
+  const r = spawnSync(
+    'strace',
+    [...args, process.execPath, '--import', 'tsx', fixture, join(dir, 'logs'), policy, String(steps)],
+    { encoding: 'utf8' },
+  );
   expect(r.stdout.trim().split('\n').at(-1), r.stderr).toBe('END final_answer');
   return costPerStep(await readFile(traceFile, 'utf8'));
 }
@@ -93,19 +107,41 @@ function fsyncedBefore(trace: string, marker: string): string[] {
 /** Run the first-barrier fixture under strace; the paths it fsynced before the barrier resolved. */
 async function traceFirstBarrier(dir: string, traceFile: string, args: readonly string[]): Promise<string[]> {
   const fixture = resolve(import.meta.dirname, 'fixtures/first-barrier.ts');
-  const r = spawnSync('strace', ['-f', '-qq', '-e', 'trace=openat,fsync,fdatasync,write', '-s', '64', '-o', traceFile, process.execPath, '--import', 'tsx', fixture, dir, ...args], { encoding: 'utf8' });
+  const r = spawnSync(
+    'strace',
+    [
+      '-f',
+      '-qq',
+      '-e',
+      'trace=openat,fsync,fdatasync,write',
+      '-s',
+      '64',
+      '-o',
+      traceFile,
+      process.execPath,
+      '--import',
+      'tsx',
+      fixture,
+      dir,
+      ...args,
+    ],
+    { encoding: 'utf8' },
+  );
   expect(r.stdout).toBe('barrier-resolved\n');
   return fsyncedBefore(await readFile(traceFile, 'utf8'), 'barrier-resolved');
 }
 
 describe('FileStore: what is fsynced before the first barrier resolves', () => {
-  it.runIf(straceWorks)('fsyncs the directory at the first barrier of an instance that found the log already created by another one', async () => {
-    const root = await tempDir();
-    const dir = join(root, 'logs');
-    const synced = await traceFirstBarrier(dir, join(root, 'trace.txt'), ['handover']);
-    expect(synced).toContain(new FileStore({ dir }).logPath('r'));
-    expect(synced).toContain(dir);
-  });
+  it.runIf(straceWorks)(
+    'fsyncs the directory at the first barrier of an instance that found the log already created by another one',
+    async () => {
+      const root = await tempDir();
+      const dir = join(root, 'logs');
+      const synced = await traceFirstBarrier(dir, join(root, 'trace.txt'), ['handover']);
+      expect(synced).toContain(new FileStore({ dir }).logPath('r'));
+      expect(synced).toContain(dir);
+    },
+  );
 
   it.runIf(straceWorks)('fsyncs the log, its directory and the parents of every directory it created', async () => {
     const root = await tempDir();

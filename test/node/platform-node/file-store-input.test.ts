@@ -23,8 +23,22 @@ async function freshDir(): Promise<string> {
 
 const quiet = (): void => undefined;
 const v = RECORD_VERSION;
-const approvalRequest = { kind: 'input_request', v, stepIndex: 0, resultId: 's0.input', request: { kind: 'approval', target: 'model_call', decision: null }, requestedAt: '2026-01-01T00:00:00.000Z' } as const;
-const approveReply = { kind: 'input', v, stepIndex: 0, resultId: 's0.input', reply: { kind: 'approve', resultId: 's0.input' }, receivedAt: '2026-01-01T00:00:01.000Z' } as const;
+const approvalRequest = {
+  kind: 'input_request',
+  v,
+  stepIndex: 0,
+  resultId: 's0.input',
+  request: { kind: 'approval', target: 'model_call', decision: null },
+  requestedAt: '2026-01-01T00:00:00.000Z',
+} as const;
+const approveReply = {
+  kind: 'input',
+  v,
+  stepIndex: 0,
+  resultId: 's0.input',
+  reply: { kind: 'approve', resultId: 's0.input' },
+  receivedAt: '2026-01-01T00:00:01.000Z',
+} as const;
 
 /** Counts `fsync` calls on every file handle while `fn` runs. */
 async function syncsDuring(fn: () => Promise<void>): Promise<number> {
@@ -48,7 +62,13 @@ describe('FileStore input records', () => {
     expect(await syncsDuring(() => store.result('r', 's0.model', modelResult(0)))).toBe(0);
     expect(await syncsDuring(() => store.inputRequest('r', approvalRequest))).toBeGreaterThanOrEqual(1);
     expect(await syncsDuring(() => store.input('r', approveReply))).toBeGreaterThanOrEqual(1);
-    expect((await store.readLog('r')).map((r) => r.kind)).toEqual(['run_started', 'intent', 'result', 'input_request', 'input']);
+    expect((await store.readLog('r')).map((r) => r.kind)).toEqual([
+      'run_started',
+      'intent',
+      'result',
+      'input_request',
+      'input',
+    ]);
   });
 
   it('cuts a torn tail off before writing a reply, so the reply stands on its own line and reads back', async () => {
@@ -67,7 +87,8 @@ describe('FileStore input records', () => {
 });
 
 describe('the store contract input cases can fail', () => {
-  const inputCases = (suite: ContractSuite): ContractSuite['cases'] => suite.cases.filter((c) => c.name.includes('stores with inputRequest/input'));
+  const inputCases = (suite: ContractSuite): ContractSuite['cases'] =>
+    suite.cases.filter((c) => c.name.includes('stores with inputRequest/input'));
 
   it('fails a store that loses its input records, in every input case', async () => {
     const losing = (): RunStore => Object.assign(new InMemoryStore(), { input: async () => undefined });

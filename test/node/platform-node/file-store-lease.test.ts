@@ -11,7 +11,14 @@ import { describe, expect, it } from 'vitest';
 import { StoreError } from '../../../src/core/index.ts';
 import type { ActionIntentRecord } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
-import { actionIntent, ended, modelIntent, modelResult, started, stepWrite } from '../../contract/run-store.contract.ts';
+import {
+  actionIntent,
+  ended,
+  modelIntent,
+  modelResult,
+  started,
+  stepWrite,
+} from '../../contract/run-store.contract.ts';
 import { machineHas } from '../../support/machine.ts';
 import { tempDir } from '../../support/temp-dir.ts';
 
@@ -35,21 +42,30 @@ const linux = machineHas(
 );
 
 describe('FileStore under a lease', () => {
-  it.runIf(linux)('keeps one descriptor of the log open from the first append to the release, and none after', async () => {
-    const store = await freshStore();
-    const path = store.logPath('r');
-    const release = await store.acquire('r', {});
-    await store.runStarted('r', started('r'));
-    expect(await openCount(path)).toBe(1);
-    await store.intent('r', modelIntent(0));
-    await store.resultAndIntent('r', modelResult(0), actionIntent(0) as ActionIntentRecord);
-    await store.step('r', stepWrite(0));
-    expect(await openCount(path)).toBe(1);
-    await release();
-    expect(await openCount(path)).toBe(0);
-    await release(); // idempotent
-    expect((await store.readLog('r')).map((x) => x.kind)).toEqual(['run_started', 'intent', 'result', 'intent', 'step']);
-  });
+  it.runIf(linux)(
+    'keeps one descriptor of the log open from the first append to the release, and none after',
+    async () => {
+      const store = await freshStore();
+      const path = store.logPath('r');
+      const release = await store.acquire('r', {});
+      await store.runStarted('r', started('r'));
+      expect(await openCount(path)).toBe(1);
+      await store.intent('r', modelIntent(0));
+      await store.resultAndIntent('r', modelResult(0), actionIntent(0) as ActionIntentRecord);
+      await store.step('r', stepWrite(0));
+      expect(await openCount(path)).toBe(1);
+      await release();
+      expect(await openCount(path)).toBe(0);
+      await release(); // idempotent
+      expect((await store.readLog('r')).map((x) => x.kind)).toEqual([
+        'run_started',
+        'intent',
+        'result',
+        'intent',
+        'step',
+      ]);
+    },
+  );
 
   it.runIf(linux)('closes the log at run_ended, before the release', async () => {
     const store = await freshStore();

@@ -28,7 +28,10 @@ describe('FileStore lock', () => {
     const line = await waitForLine(child, /^held \d+$/);
     const pid = Number(line.split(' ')[1]);
     expect(pid).toBe(child.pid);
-    const refused = await store.acquire('shared-run', {}).then(() => null, (e: unknown) => e);
+    const refused = await store.acquire('shared-run', {}).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isPolyLoopError(refused, 'run_locked')).toBe(true);
     expect((refused as Error).message).toContain(`pid ${pid} on ${hostname()}`);
     const exit = finished(child);
@@ -47,7 +50,16 @@ describe('FileStore lock', () => {
     const dead = spawn(process.execPath, ['-e', '']);
     const deadPid = dead.pid as number;
     await new Promise((r) => dead.once('exit', r));
-    await writeFile(store.lockPath('contested'), JSON.stringify({ pid: deadPid, hostname: hostname(), acquiredAt: '2026-01-01T00:00:00.000Z', token: 'dead', runId: 'contested' }));
+    await writeFile(
+      store.lockPath('contested'),
+      JSON.stringify({
+        pid: deadPid,
+        hostname: hostname(),
+        acquiredAt: '2026-01-01T00:00:00.000Z',
+        token: 'dead',
+        runId: 'contested',
+      }),
+    );
     const children = [0, 1, 2].map(() => spawnTs(holder, [store.dir, 'contested']));
     const exits = children.map((c) => finished(c)); // listen for 'close' before any child can exit
     const outcomes = await Promise.all(
@@ -63,7 +75,14 @@ describe('FileStore lock', () => {
     const store = await freshStore();
     const dead = spawn(process.execPath, ['-e', '']);
     await new Promise((r) => dead.once('exit', r));
-    const stale = (token: string): string => JSON.stringify({ pid: dead.pid, hostname: hostname(), acquiredAt: '2026-01-01T00:00:00.000Z', token, runId: 'r' });
+    const stale = (token: string): string =>
+      JSON.stringify({
+        pid: dead.pid,
+        hostname: hostname(),
+        acquiredAt: '2026-01-01T00:00:00.000Z',
+        token,
+        runId: 'r',
+      });
     await writeFile(store.lockPath('r'), stale('lock'));
     await writeFile(`${store.lockPath('r')}.break`, stale('breaker'));
     const release = await store.acquire('r', {});
@@ -85,8 +104,20 @@ describe('FileStore lock', () => {
   it('refuses a lock held on another host, telling how to clear it', async () => {
     const store = await freshStore();
     await store.runStarted('r', started('r'));
-    await writeFile(store.lockPath('r'), JSON.stringify({ pid: 1, hostname: `${hostname()}-elsewhere`, acquiredAt: '2026-01-01T00:00:00.000Z', token: 't', runId: 'r' }));
-    const err = await store.acquire('r', {}).then(() => null, (e: unknown) => e);
+    await writeFile(
+      store.lockPath('r'),
+      JSON.stringify({
+        pid: 1,
+        hostname: `${hostname()}-elsewhere`,
+        acquiredAt: '2026-01-01T00:00:00.000Z',
+        token: 't',
+        runId: 'r',
+      }),
+    );
+    const err = await store.acquire('r', {}).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isPolyLoopError(err, 'run_locked')).toBe(true);
     expect((err as Error).message).toContain('delete the lock file');
   });
@@ -95,7 +126,15 @@ describe('FileStore lock', () => {
     const store = await freshStore();
     await store.runStarted('r', started('r'));
     await writeFile(store.lockPath('r'), '');
-    expect(isPolyLoopError(await store.acquire('r', {}).then(() => null, (e: unknown) => e), 'run_locked')).toBe(true);
+    expect(
+      isPolyLoopError(
+        await store.acquire('r', {}).then(
+          () => null,
+          (e: unknown) => e,
+        ),
+        'run_locked',
+      ),
+    ).toBe(true);
     const old = new Date(Date.now() - 60_000);
     await utimes(store.lockPath('r'), old, old);
     const release = await store.acquire('r', {});
@@ -108,7 +147,15 @@ describe('FileStore lock', () => {
     await release();
     const second = await store.acquire('r', {});
     await release();
-    expect(isPolyLoopError(await store.acquire('r', {}).then(() => null, (e: unknown) => e), 'run_locked')).toBe(true);
+    expect(
+      isPolyLoopError(
+        await store.acquire('r', {}).then(
+          () => null,
+          (e: unknown) => e,
+        ),
+        'run_locked',
+      ),
+    ).toBe(true);
     await second();
   });
 
@@ -127,65 +174,106 @@ describe('FileStore: a lock whose pid was reused', () => {
     'a lock whose pid was reused is told apart on Linux only (/proc start time and boot id)',
   );
   const lockOf = (extra: Record<string, unknown>): string =>
-    JSON.stringify({ pid: process.pid, hostname: hostname(), acquiredAt: '2026-01-01T00:00:00.000Z', token: 'earlier-incarnation', runId: 'r', ...extra });
+    JSON.stringify({
+      pid: process.pid,
+      hostname: hostname(),
+      acquiredAt: '2026-01-01T00:00:00.000Z',
+      token: 'earlier-incarnation',
+      runId: 'r',
+      ...extra,
+    });
 
   /** This process's boot id and start time, as its own lock file records them. */
   async function myIdentity(store: FileStore): Promise<{ bootId?: string; startTime?: string }> {
     const release = await store.acquire('probe', {});
     const mine = JSON.parse(await readFile(store.lockPath('probe'), 'utf8')) as { startTime?: string; bootId?: string };
     await release();
-    return { ...(mine.bootId ? { bootId: mine.bootId } : {}), ...(mine.startTime ? { startTime: mine.startTime } : {}) };
+    return {
+      ...(mine.bootId ? { bootId: mine.bootId } : {}),
+      ...(mine.startTime ? { startTime: mine.startTime } : {}),
+    };
   }
 
-  it.runIf(linux)('takes over a lock left by an earlier process that had this same pid (a restarted container)', async () => {
-    const store = new FileStore({ dir: await tempDir() });
-    await store.runStarted('r', started('r'));
-    const me = await myIdentity(store);
-    await writeFile(store.lockPath('r'), lockOf({ bootId: me.bootId, startTime: '1' }));
-    const release = await store.acquire('r', {});
-    await release();
-  });
+  it.runIf(linux)(
+    'takes over a lock left by an earlier process that had this same pid (a restarted container)',
+    async () => {
+      const store = new FileStore({ dir: await tempDir() });
+      await store.runStarted('r', started('r'));
+      const me = await myIdentity(store);
+      await writeFile(store.lockPath('r'), lockOf({ bootId: me.bootId, startTime: '1' }));
+      const release = await store.acquire('r', {});
+      await release();
+    },
+  );
 
-  it.runIf(linux)('recovers a stale lock whose breaker file was left by a process whose pid is now reused', async () => {
-    const store = new FileStore({ dir: await tempDir() });
-    const me = await myIdentity(store);
-    const reused = lockOf({ pid: process.ppid, bootId: me.bootId, startTime: '1' });
-    await writeFile(store.lockPath('r'), reused);
-    await writeFile(`${store.lockPath('r')}.break`, reused);
-    const release = await store.acquire('r', {});
-    expect(JSON.parse(await readFile(store.lockPath('r'), 'utf8'))).toMatchObject({ pid: process.pid, bootId: me.bootId });
-    await release();
-  });
+  it.runIf(linux)(
+    'recovers a stale lock whose breaker file was left by a process whose pid is now reused',
+    async () => {
+      const store = new FileStore({ dir: await tempDir() });
+      const me = await myIdentity(store);
+      const reused = lockOf({ pid: process.ppid, bootId: me.bootId, startTime: '1' });
+      await writeFile(store.lockPath('r'), reused);
+      await writeFile(`${store.lockPath('r')}.break`, reused);
+      const release = await store.acquire('r', {});
+      expect(JSON.parse(await readFile(store.lockPath('r'), 'utf8'))).toMatchObject({
+        pid: process.pid,
+        bootId: me.bootId,
+      });
+      await release();
+    },
+  );
 
   it('refuses a lock with this pid and start time that this thread does not hold (a worker thread of this process)', async () => {
     const store = new FileStore({ dir: await tempDir() });
     await writeFile(store.lockPath('r'), lockOf(await myIdentity(store)));
-    expect(isPolyLoopError(await store.acquire('r', {}).then(() => null, (e: unknown) => e), 'run_locked')).toBe(true);
+    expect(
+      isPolyLoopError(
+        await store.acquire('r', {}).then(
+          () => null,
+          (e: unknown) => e,
+        ),
+        'run_locked',
+      ),
+    ).toBe(true);
   });
 
   it('still refuses a second acquire in this process while the first holds the run', async () => {
     const store = new FileStore({ dir: await tempDir() });
     const release = await store.acquire('r', {});
     const other = new FileStore({ dir: store.dir });
-    expect(isPolyLoopError(await other.acquire('r', {}).then(() => null, (e: unknown) => e), 'run_locked')).toBe(true);
+    expect(
+      isPolyLoopError(
+        await other.acquire('r', {}).then(
+          () => null,
+          (e: unknown) => e,
+        ),
+        'run_locked',
+      ),
+    ).toBe(true);
     await release();
   });
 
-  it.runIf(linux)('takes over a lock whose pid now belongs to an unrelated live process (start time differs)', async () => {
-    const store = new FileStore({ dir: await tempDir() });
-    await store.runStarted('r', started('r'));
-    const release = await store.acquire('r', {});
-    const mine = JSON.parse(await readFile(store.lockPath('r'), 'utf8')) as { startTime?: string; bootId?: string };
-    await release();
-    expect(typeof mine.startTime).toBe('string');
-    expect(typeof mine.bootId).toBe('string');
-    // The parent process is alive; a lock claiming its pid but another start time is stale.
-    await writeFile(store.lockPath('r'), lockOf({ pid: process.ppid, startTime: '1', bootId: mine.bootId }));
-    const again = await store.acquire('r', {});
-    await again();
-    // The same with a lock written before a reboot.
-    await writeFile(store.lockPath('r'), lockOf({ pid: process.ppid, startTime: mine.startTime, bootId: 'another-boot' }));
-    const third = await store.acquire('r', {});
-    await third();
-  });
+  it.runIf(linux)(
+    'takes over a lock whose pid now belongs to an unrelated live process (start time differs)',
+    async () => {
+      const store = new FileStore({ dir: await tempDir() });
+      await store.runStarted('r', started('r'));
+      const release = await store.acquire('r', {});
+      const mine = JSON.parse(await readFile(store.lockPath('r'), 'utf8')) as { startTime?: string; bootId?: string };
+      await release();
+      expect(typeof mine.startTime).toBe('string');
+      expect(typeof mine.bootId).toBe('string');
+      // The parent process is alive; a lock claiming its pid but another start time is stale.
+      await writeFile(store.lockPath('r'), lockOf({ pid: process.ppid, startTime: '1', bootId: mine.bootId }));
+      const again = await store.acquire('r', {});
+      await again();
+      // The same with a lock written before a reboot.
+      await writeFile(
+        store.lockPath('r'),
+        lockOf({ pid: process.ppid, startTime: mine.startTime, bootId: 'another-boot' }),
+      );
+      const third = await store.acquire('r', {});
+      await third();
+    },
+  );
 });

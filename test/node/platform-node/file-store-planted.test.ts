@@ -25,11 +25,18 @@ async function setup(): Promise<{ store: FileStore; victim: string; victimText: 
   return { store: new FileStore({ dir, onWarning: () => undefined }), victim, victimText };
 }
 
-const errorOf = (p: Promise<unknown>): Promise<unknown> => p.then(() => null, (e: unknown) => e);
+const errorOf = (p: Promise<unknown>): Promise<unknown> =>
+  p.then(
+    () => null,
+    (e: unknown) => e,
+  );
 
 /** Fail instead of hanging when a FIFO blocks an open. */
 const withinSeconds = <T>(p: Promise<T>, s = 5): Promise<T> =>
-  Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`still pending after ${s} s`)), s * 1000).unref())]);
+  Promise.race([
+    p,
+    new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`still pending after ${s} s`)), s * 1000).unref()),
+  ]);
 
 describe('FileStore with something planted at a log path', () => {
   it('refuses a symlink planted at a log path: the run rejects with a clear StoreError and the link target is unchanged', async () => {
@@ -133,7 +140,7 @@ describe('the inspector (polyloop runs / show) on planted files', () => {
     expect(byId.get('piped')?.error).toMatch(/FIFO/);
   });
 
-  it('shows a symlinked log as an error, not the target\'s records', async () => {
+  it("shows a symlinked log as an error, not the target's records", async () => {
     const { store, victim } = await setup();
     await symlink(victim, store.logPath('linked'));
     const shown = await withinSeconds(inspectRun(store.dir, 'linked'));

@@ -6,7 +6,14 @@ import { CorruptLogError, encodeRecord, isPolyLoopError } from '../../../src/cor
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { parseRunFileName, runIdFileName } from '../../../src/platform-node/run-id.ts';
 import type { FileStoreWarning } from '../../../src/platform-node/index.ts';
-import { modelIntent, modelResult, runStoreContract, started, stepWrite, writeFullRun } from '../../contract/run-store.contract.ts';
+import {
+  modelIntent,
+  modelResult,
+  runStoreContract,
+  started,
+  stepWrite,
+  writeFullRun,
+} from '../../contract/run-store.contract.ts';
 import { tempDir } from '../../support/temp-dir.ts';
 
 async function freshStore(onWarning?: (w: FileStoreWarning) => void): Promise<FileStore> {
@@ -16,18 +23,41 @@ async function freshStore(onWarning?: (w: FileStoreWarning) => void): Promise<Fi
 
 runStoreContract('FileStore', () => freshStore(() => undefined), { lease: 'refuses' });
 
-const HOSTILE = ['../../etc/passwd', 'a/b', 'a\\b', 'CON', 'con', 'NUL', 'nul.txt', '.', '..', '', ' ', 'ünïcødé-运行-🚀', 'x'.repeat(5000), 'A', 'a', '\uD800', '\uFFFD', '\u0000', 'a\nb'];
+const HOSTILE = [
+  '../../etc/passwd',
+  'a/b',
+  'a\\b',
+  'CON',
+  'con',
+  'NUL',
+  'nul.txt',
+  '.',
+  '..',
+  '',
+  ' ',
+  'ünïcødé-运行-🚀',
+  'x'.repeat(5000),
+  'A',
+  'a',
+  '\uD800',
+  '\uFFFD',
+  '\u0000',
+  'a\nb',
+];
 
 describe('FileStore run ids', () => {
-  it.each(HOSTILE.map((id) => [JSON.stringify(id.slice(0, 30)), id]))('keeps the id %s inside dir, as a name of [0-9a-f-] only', async (_label, id) => {
-    const store = await freshStore();
-    const path = store.logPath(id);
-    expect(dirname(path)).toBe(store.dir);
-    expect(runIdFileName(id)).toMatch(/^[rh]-[0-9a-f]*\.jsonl$/);
-    expect(runIdFileName(id).length).toBeLessThanOrEqual(255 - '.lock.break'.length);
-    await store.runStarted(id, started(id));
-    expect(await readdir(store.dir)).toEqual([runIdFileName(id)]);
-  });
+  it.each(HOSTILE.map((id) => [JSON.stringify(id.slice(0, 30)), id]))(
+    'keeps the id %s inside dir, as a name of [0-9a-f-] only',
+    async (_label, id) => {
+      const store = await freshStore();
+      const path = store.logPath(id);
+      expect(dirname(path)).toBe(store.dir);
+      expect(runIdFileName(id)).toMatch(/^[rh]-[0-9a-f]*\.jsonl$/);
+      expect(runIdFileName(id).length).toBeLessThanOrEqual(255 - '.lock.break'.length);
+      await store.runStarted(id, started(id));
+      expect(await readdir(store.dir)).toEqual([runIdFileName(id)]);
+    },
+  );
 
   it('gives every hostile id its own file (no collisions, also case-insensitively)', () => {
     const names = HOSTILE.map((id) => runIdFileName(id).toLowerCase());
@@ -35,9 +65,11 @@ describe('FileStore run ids', () => {
   });
 
   it('reads a short id back from its file name and refuses names it did not write', () => {
-    for (const id of ['run-1', '', 'ünïcødé-运行-🚀', '../../etc/passwd']) expect(parseRunFileName(runIdFileName(id))).toEqual({ form: 'reversible', runId: id });
+    for (const id of ['run-1', '', 'ünïcødé-运行-🚀', '../../etc/passwd'])
+      expect(parseRunFileName(runIdFileName(id))).toEqual({ form: 'reversible', runId: id });
     expect(parseRunFileName(runIdFileName('x'.repeat(5000)))).toMatchObject({ form: 'hashed' });
-    for (const name of ['r-zz.jsonl', 'r-abc.jsonl', 'notes.txt', 'r-c0af.jsonl', 'r-41.jsonl.lock']) expect(parseRunFileName(name)).toBeNull();
+    for (const name of ['r-zz.jsonl', 'r-abc.jsonl', 'notes.txt', 'r-c0af.jsonl', 'r-41.jsonl.lock'])
+      expect(parseRunFileName(name)).toBeNull();
   });
 });
 
@@ -63,13 +95,17 @@ describe('FileStore logs on disk', () => {
   it('serializes concurrent writes to one run in call order', async () => {
     const store = await freshStore();
     const writes = [store.runStarted('r', started('r'))];
-    for (let i = 0; i < 40; i++) writes.push(store.intent('r', modelIntent(i)), store.result('r', `s${i}.model`, modelResult(i, 'x'.repeat(i * 500))));
+    for (let i = 0; i < 40; i++)
+      writes.push(
+        store.intent('r', modelIntent(i)),
+        store.result('r', `s${i}.model`, modelResult(i, 'x'.repeat(i * 500))),
+      );
     await Promise.all(writes);
     const log = await store.readLog('r');
     expect(log).toHaveLength(81);
-    expect(log.slice(1).map((r) => (r.kind === 'intent' || r.kind === 'result' ? `${r.kind}${r.stepIndex}` : r.kind))).toEqual(
-      Array.from({ length: 40 }, (_, i) => [`intent${i}`, `result${i}`]).flat(),
-    );
+    expect(
+      log.slice(1).map((r) => (r.kind === 'intent' || r.kind === 'result' ? `${r.kind}${r.stepIndex}` : r.kind)),
+    ).toEqual(Array.from({ length: 40 }, (_, i) => [`intent${i}`, `result${i}`]).flat());
   });
 
   it('ignores a torn last line on read and reports it as a warning', async () => {
@@ -78,7 +114,9 @@ describe('FileStore logs on disk', () => {
     await store.runStarted('r', started('r'));
     await appendFile(store.logPath('r'), encodeRecord(modelIntent(0)).slice(0, 25));
     expect(await store.readLog('r')).toEqual([started('r')]);
-    expect(warnings).toEqual([expect.objectContaining({ code: 'torn_tail', runId: 'r', line: 2, file: store.logPath('r') })]);
+    expect(warnings).toEqual([
+      expect.objectContaining({ code: 'torn_tail', runId: 'r', line: 2, file: store.logPath('r') }),
+    ]);
   });
 
   it('cuts a torn tail off before the next append, so the new line stands on its own', async () => {
@@ -109,8 +147,14 @@ describe('FileStore logs on disk', () => {
     const store = await freshStore();
     await writeFullRun(store, 'good');
     const path = store.logPath('bad');
-    await writeFile(path, [encodeRecord(started('bad')), '{"kind":"intent", garbage', encodeRecord(stepWrite(0)), ''].join('\n'));
-    const err = await store.readLog('bad').then(() => null, (e: unknown) => e);
+    await writeFile(
+      path,
+      [encodeRecord(started('bad')), '{"kind":"intent", garbage', encodeRecord(stepWrite(0)), ''].join('\n'),
+    );
+    const err = await store.readLog('bad').then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(CorruptLogError);
     expect((err as CorruptLogError).line).toBe(2);
     expect((err as CorruptLogError).source).toBe(path);
@@ -179,7 +223,10 @@ describe('FileStore: bytes that are not UTF-8', () => {
     const at = bytes.indexOf(Buffer.from('caf\u00e9'));
     bytes[at + 3] = 0xff; // the first byte of "é" flipped into a byte UTF-8 never uses
     await writeFile(store.logPath('r'), bytes);
-    const err = await store.readLog('r').then(() => null, (e: unknown) => e);
+    const err = await store.readLog('r').then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isPolyLoopError(err, 'corrupt_log')).toBe(true);
     expect((err as Error).message).toContain(`${store.logPath('r')}:2`);
   });

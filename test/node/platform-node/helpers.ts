@@ -4,8 +4,16 @@ import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
 
 /** Start a TypeScript file in a real Node process (`node --import tsx`: the pid is the program's own). */
-export function spawnTs(file: string, args: readonly string[], opts: { readonly cwd?: string; readonly env?: NodeJS.ProcessEnv } = {}): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, ['--import', 'tsx', file, ...args], { cwd: opts.cwd ?? process.cwd(), env: opts.env ?? process.env, stdio: 'pipe' });
+export function spawnTs(
+  file: string,
+  args: readonly string[],
+  opts: { readonly cwd?: string; readonly env?: NodeJS.ProcessEnv } = {},
+): ChildProcessWithoutNullStreams {
+  return spawn(process.execPath, ['--import', 'tsx', file, ...args], {
+    cwd: opts.cwd ?? process.cwd(),
+    env: opts.env ?? process.env,
+    stdio: 'pipe',
+  });
 }
 
 /** Resolves with the first stdout line matching `re` (rejects if the child exits first). */
@@ -26,12 +34,21 @@ export function waitForLine(child: ChildProcessWithoutNullStreams, re: RegExp): 
     child.stdout.on('data', onData);
     child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
     // 'close', not 'exit': 'exit' can come before the last stdout chunk has been read.
-    child.once('close', (code, signal) => reject(new Error(`child exited (${code ?? signal}) before printing ${re}; stdout: ${buf} stderr: ${err}`)));
+    child.once('close', (code, signal) =>
+      reject(new Error(`child exited (${code ?? signal}) before printing ${re}; stdout: ${buf} stderr: ${err}`)),
+    );
   });
 }
 
 /** Resolves with the exit code/signal of a child, and everything it printed. Call it before the child can exit. */
-export function finished(child: ChildProcessWithoutNullStreams): Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null; readonly stdout: string; readonly stderr: string }> {
+export function finished(
+  child: ChildProcessWithoutNullStreams,
+): Promise<{
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}> {
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
@@ -42,7 +59,10 @@ export function finished(child: ChildProcessWithoutNullStreams): Promise<{ reado
 const BIN = join(import.meta.dirname, '../../../bin/polyloop.mjs');
 
 /** Run the real `polyloop` launcher in a child process, `stdin` piped in when given. */
-export function polyloop(args: readonly string[], opts: { readonly stdin?: string } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function polyloop(
+  args: readonly string[],
+  opts: { readonly stdin?: string } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {
     const child = spawn(process.execPath, [BIN, ...args], { stdio: 'pipe' });
     let stdout = '';

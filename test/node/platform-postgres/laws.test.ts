@@ -33,25 +33,33 @@ describe('the laws on PostgresStore', () => {
     expect(lawProblems(result)).toEqual([]);
   }, 120_000);
 
-  it.each([false, true])('carries a run crashed at every write between Postgres and memory, both ways, to the uninterrupted end (write lands before the crash: %s)', async (landsBeforeThrow) => {
-    const { outcome: full, writes } = await uninterrupted(new InMemoryStore());
-    let carried = 0;
-    for (let k = 0; k < writes; k++) {
-      for (const [from, to] of [['postgres', 'memory'], ['memory', 'postgres']] as const) {
-        const make = async (kind: 'postgres' | 'memory'): Promise<RunStore> => (kind === 'memory' ? new InMemoryStore() : db.freshStore());
-        const source = await make(from);
-        const effects: string[] = [];
-        const log = await cutRun(source, k, landsBeforeThrow, effects);
-        if (log.length === 0) continue;
-        const ndjson = await exportRun(source, RUN_ID);
-        const finished = await finishOn(await make(to), ndjson, effects);
-        expect(finished.outcome, `${from} → ${to}, crash at write ${k}`).toEqual(full);
-        expect(effectsProblem(effects, finished.outcome), `${from} → ${to}, crash at write ${k}`).toBeNull();
-        carried++;
+  it.each([false, true])(
+    'carries a run crashed at every write between Postgres and memory, both ways, to the uninterrupted end (write lands before the crash: %s)',
+    async (landsBeforeThrow) => {
+      const { outcome: full, writes } = await uninterrupted(new InMemoryStore());
+      let carried = 0;
+      for (let k = 0; k < writes; k++) {
+        for (const [from, to] of [
+          ['postgres', 'memory'],
+          ['memory', 'postgres'],
+        ] as const) {
+          const make = async (kind: 'postgres' | 'memory'): Promise<RunStore> =>
+            kind === 'memory' ? new InMemoryStore() : db.freshStore();
+          const source = await make(from);
+          const effects: string[] = [];
+          const log = await cutRun(source, k, landsBeforeThrow, effects);
+          if (log.length === 0) continue;
+          const ndjson = await exportRun(source, RUN_ID);
+          const finished = await finishOn(await make(to), ndjson, effects);
+          expect(finished.outcome, `${from} → ${to}, crash at write ${k}`).toEqual(full);
+          expect(effectsProblem(effects, finished.outcome), `${from} → ${to}, crash at write ${k}`).toBeNull();
+          carried++;
+        }
       }
-    }
-    expect(carried).toBe(2 * (landsBeforeThrow ? writes : writes - 1));
-  }, 120_000);
+      expect(carried).toBe(2 * (landsBeforeThrow ? writes : writes - 1));
+    },
+    120_000,
+  );
 
   it('exports an imported run cut after any of its writes (waiting for a person among them) as the same bytes as memory does', async () => {
     const memory = new InMemoryStore();
@@ -63,7 +71,9 @@ describe('the laws on PostgresStore', () => {
       const store = new PostgresStore({ pool: db.pool(), schema });
       const runId = `${RUN_ID}-${k}`;
       await importRun(store, runId, ndjson.replaceAll(`"runId":"${RUN_ID}"`, `"runId":"${runId}"`));
-      expect(await exportRun(store, runId), `cut after ${k} records`).toBe(ndjson.replaceAll(`"runId":"${RUN_ID}"`, `"runId":"${runId}"`));
+      expect(await exportRun(store, runId), `cut after ${k} records`).toBe(
+        ndjson.replaceAll(`"runId":"${RUN_ID}"`, `"runId":"${runId}"`),
+      );
     }
   });
 });

@@ -16,7 +16,11 @@ const db = usePostgres();
 // Long enough that waiting it out would time the test out: every acquire below must be at once.
 const LONG = { leaseMs: 120_000, heartbeatMs: 40_000 } as const;
 
-const failure = (p: Promise<unknown>): Promise<unknown> => p.then(() => null, (e: unknown) => e);
+const failure = (p: Promise<unknown>): Promise<unknown> =>
+  p.then(
+    () => null,
+    (e: unknown) => e,
+  );
 
 /** Take the lease, then lose the database: the next write fails, and so does the release. */
 async function leaseLeftBehind(store: PostgresStore, runId: string): Promise<void> {
@@ -31,21 +35,41 @@ async function leaseLeftBehind(store: PostgresStore, runId: string): Promise<voi
   }
 }
 
-function setup(store: RunStore, onCall: () => Promise<void>): { agent: ReturnType<typeof defineAgent>; request: RunRequest } {
-  const tools = ToolRegistry.of([{
-    name: 'note', description: 'Write a note.', replayPolicy: 'safe',
-    parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-    handler: async () => {
-      await onCall();
-      return 'noted';
+function setup(
+  store: RunStore,
+  onCall: () => Promise<void>,
+): { agent: ReturnType<typeof defineAgent>; request: RunRequest } {
+  const tools = ToolRegistry.of([
+    {
+      name: 'note',
+      description: 'Write a note.',
+      replayPolicy: 'safe',
+      parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+      handler: async () => {
+        await onCall();
+        return 'noted';
+      },
     },
-  }]);
-  const agent = defineAgent({ model: scriptedModel(['{"tool":"note","args":{"text":"hi"}}', '{"final":"done"}']), interpreter: jsonActionInterpreter(), store, events: collectingSink(), syntheticObservations: { notExecuted: 'Not executed.', envError: 'Env failed.' } });
+  ]);
+  const agent = defineAgent({
+    model: scriptedModel(['{"tool":"note","args":{"text":"hi"}}', '{"final":"done"}']),
+    interpreter: jsonActionInterpreter(),
+    store,
+    events: collectingSink(),
+    syntheticObservations: { notExecuted: 'Not executed.', envError: 'Env failed.' },
+  });
   const request: RunRequest = {
-    runId: 'restarted', tools, executor: tools.executor(), toolRenderStyle: 'none', cancelGraceMs: 1_000,
+    runId: 'restarted',
+    tools,
+    executor: tools.executor(),
+    toolRenderStyle: 'none',
+    cancelGraceMs: 1_000,
     budget: { maxSteps: 5, maxValidActions: 5, maxContextChars: 10_000 },
     context: { run: [], goal: [{ role: 'user', content: [{ type: 'text', text: 'Note it.' }] }] },
-    injections: {}, modelBinding: {}, modelReplayPolicy: 'safe', observationTemplate: '{observation}',
+    injections: {},
+    modelBinding: {},
+    modelReplayPolicy: 'safe',
+    observationTemplate: '{observation}',
   };
   return { agent, request };
 }

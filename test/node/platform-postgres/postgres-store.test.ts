@@ -10,14 +10,29 @@ import { SCHEMA_VERSION } from '../../../src/platform-postgres/schema.ts';
 import type { PgQuery, PgResult } from '../../../src/platform-postgres/index.ts';
 import { runStoreContract } from '../../../src/testing/index.ts';
 import { describeContract } from '../../contract/vitest-suite.ts';
-import { actionIntent, modelIntent, modelResult, started, stepWrite, writeFullRun } from '../../contract/run-store.contract.ts';
+import {
+  actionIntent,
+  modelIntent,
+  modelResult,
+  started,
+  stepWrite,
+  writeFullRun,
+} from '../../contract/run-store.contract.ts';
 import { usePostgres } from '../../postgres/fixture.ts';
 
 const db = usePostgres();
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-describeContract(runStoreContract({ name: 'PostgresStore (lease refuses)', makeStore: () => db.freshStore(), lease: 'refuses' }));
-describeContract(runStoreContract({ name: 'PostgresStore (lease waits)', makeStore: () => db.freshStore({ lease: 'wait' }), lease: 'waits' }));
+describeContract(
+  runStoreContract({ name: 'PostgresStore (lease refuses)', makeStore: () => db.freshStore(), lease: 'refuses' }),
+);
+describeContract(
+  runStoreContract({
+    name: 'PostgresStore (lease waits)',
+    makeStore: () => db.freshStore({ lease: 'wait' }),
+    lease: 'waits',
+  }),
+);
 
 describe('PostgresStore lease across processes', () => {
   it('lets another store take the run once a holder that stopped renewing (a killed process) lets its lease expire', async () => {
@@ -29,7 +44,10 @@ describe('PostgresStore lease across processes', () => {
     // The holder's process dies: its heartbeat stops with its pool.
     await deadPool.end();
     const next = new PostgresStore({ pool: db.pool(), schema, leaseMs: 400, heartbeatMs: 100 });
-    const refused = await next.acquire('r', {}).then(() => null, (e: unknown) => e);
+    const refused = await next.acquire('r', {}).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isPolyLoopError(refused, 'run_locked'), String(refused)).toBe(true);
     expect(String((refused as Error).message)).toMatch(/held by .* pid \d+, expiring in \d+ ms/);
     await sleep(500);
@@ -39,10 +57,14 @@ describe('PostgresStore lease across processes', () => {
     await release();
   });
 
-  it('a waiting acquire gets the run as soon as the dead holder\'s lease expires', async () => {
+  it("a waiting acquire gets the run as soon as the dead holder's lease expires", async () => {
     const schema = await db.freshSchema();
     // A holder killed a moment ago: its row names it, its lease has 600 ms left, nobody renews it.
-    await db.pool().query(`INSERT INTO ${schema}.runs (run_key, run_id, lease_holder, lease_owner, lease_expires_at) VALUES (sha256(convert_to('"r"', 'UTF8')), 'r', 'killed-token', 'killed', now() + interval '600 milliseconds')`);
+    await db
+      .pool()
+      .query(
+        `INSERT INTO ${schema}.runs (run_key, run_id, lease_holder, lease_owner, lease_expires_at) VALUES (sha256(convert_to('"r"', 'UTF8')), 'r', 'killed-token', 'killed', now() + interval '600 milliseconds')`,
+      );
     const waiting = new PostgresStore({ pool: db.pool(), schema, lease: 'wait', leaseMs: 600, heartbeatMs: 200 });
     const t0 = Date.now();
     const release = await waiting.acquire('r', {});
@@ -61,7 +83,10 @@ describe('PostgresStore lease across processes', () => {
     await db.pool().query(`UPDATE ${schema}.runs SET lease_expires_at = now() - interval '1 second'`);
     const other = new PostgresStore({ pool: db.pool(), schema, leaseMs: 5_000, heartbeatMs: 1_000 });
     const releaseOther = await other.acquire('r', {});
-    const refused = await slow.intent('r', modelIntent(0)).then(() => null, (e: unknown) => e);
+    const refused = await slow.intent('r', modelIntent(0)).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isPolyLoopError(refused, 'store_error'), String(refused)).toBe(true);
     const cause = (refused as Error & { cause?: unknown }).cause;
     expect(isPolyLoopError(cause, 'run_locked'), String(cause)).toBe(true);
@@ -70,7 +95,10 @@ describe('PostgresStore lease across processes', () => {
     expect((await other.readLog('r')).map((r) => r.kind)).toEqual(['run_started', 'intent']);
     // The stale release frees nothing: the run is still the other holder's.
     await releaseSlow();
-    const third = await new PostgresStore({ pool: db.pool(), schema }).acquire('r', {}).then(() => null, (e: unknown) => e);
+    const third = await new PostgresStore({ pool: db.pool(), schema }).acquire('r', {}).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isPolyLoopError(third, 'run_locked')).toBe(true);
     await releaseOther();
   });
@@ -80,7 +108,10 @@ describe('PostgresStore lease across processes', () => {
     const holder = new PostgresStore({ pool: db.pool(), schema });
     const release = await holder.acquire('r', {});
     const outsider = new PostgresStore({ pool: db.pool(), schema });
-    const refused = await outsider.runStarted('r', started('r')).then(() => null, (e: unknown) => e);
+    const refused = await outsider.runStarted('r', started('r')).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isPolyLoopError(refused, 'store_error')).toBe(true);
     expect(await holder.readLog('r')).toEqual([]);
     await release();
@@ -93,7 +124,10 @@ describe('PostgresStore lease across processes', () => {
     const release = await holder.acquire('r', {});
     await sleep(900);
     const other = new PostgresStore({ pool: db.pool(), schema, leaseMs: 300, heartbeatMs: 80 });
-    const refused = await other.acquire('r', {}).then(() => null, (e: unknown) => e);
+    const refused = await other.acquire('r', {}).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isPolyLoopError(refused, 'run_locked'), String(refused)).toBe(true);
     await holder.step('r', stepWrite(0));
     await release();
@@ -108,14 +142,19 @@ describe('PostgresStore lease across processes', () => {
     // The real pool, with one interleaving forced: the holder lets go right after the waiter's 4th refused claim.
     const pool = {
       query: async (q: PgQuery): Promise<PgResult> => {
-        const r = await db.pool().query({ text: q.text, values: [...(q.values ?? [])], ...(q.name ? { name: q.name } : {}) });
+        const r = await db
+          .pool()
+          .query({ text: q.text, values: [...(q.values ?? [])], ...(q.name ? { name: q.name } : {}) });
         if (q.name?.startsWith('polyloop-acquire') && r.rowCount === 0 && ++refusedClaims === 4) await releaseHolder();
         return r;
       },
       connect: () => db.pool().connect(),
     };
     const waiter = new PostgresStore({ pool, schema, lease: 'wait', leaseMs: 200, heartbeatMs: 20 });
-    const got = await waiter.acquire('r', {}).then((release) => release, (e: unknown) => e);
+    const got = await waiter.acquire('r', {}).then(
+      (release) => release,
+      (e: unknown) => e,
+    );
     expect(typeof got, String(got)).toBe('function');
     expect(refusedClaims).toBe(4);
     await (got as () => Promise<void>)();
@@ -132,7 +171,8 @@ describe('PostgresStore lease across processes', () => {
 });
 
 describe('PostgresStore lease within one store instance (its writes carry one token per run, so it must not hand a run to two drivers)', () => {
-  const expire = (schema: string): Promise<unknown> => db.pool().query(`UPDATE ${schema}.runs SET lease_expires_at = now() - interval '1 second'`);
+  const expire = (schema: string): Promise<unknown> =>
+    db.pool().query(`UPDATE ${schema}.runs SET lease_expires_at = now() - interval '1 second'`);
 
   it('refuses a second driver of the same instance while the first still holds the run, even after the first lease expired in the database', async () => {
     const schema = await db.freshSchema();
@@ -141,7 +181,10 @@ describe('PostgresStore lease within one store instance (its writes carry one to
     await store.runStarted('r', started('r'));
     // The first driver stalls (its renewals cannot reach the table): its lease expires, nobody else takes it.
     await expire(schema);
-    const second = await store.acquire('r', {}).then(async (release) => (await release(), null), (e: unknown) => e);
+    const second = await store.acquire('r', {}).then(
+      async (release) => (await release(), null),
+      (e: unknown) => e,
+    );
     expect(isPolyLoopError(second, 'run_locked'), String(second)).toBe(true);
     // The first driver wakes up and goes on; nothing of a second driver is in between.
     await store.intent('r', modelIntent(0));
@@ -150,7 +193,7 @@ describe('PostgresStore lease within one store instance (its writes carry one to
     expect((await store.readLog('r')).map((r) => r.kind)).toEqual(['run_started', 'intent']);
   });
 
-  it('makes a waiting second driver of the same instance wait for the first one\'s release, not for its expiry in the database', async () => {
+  it("makes a waiting second driver of the same instance wait for the first one's release, not for its expiry in the database", async () => {
     const schema = await db.freshSchema();
     const store = new PostgresStore({ pool: db.pool(), schema, lease: 'wait', leaseMs: 10_000, heartbeatMs: 9_000 });
     const first = await store.acquire('r', {});
@@ -173,7 +216,10 @@ describe('PostgresStore lease within one store instance (its writes carry one to
     const store = await db.freshStore({ lease: 'wait' });
     const first = await store.acquire('r', {});
     const ac = new AbortController();
-    const waiting = store.acquire('r', { signal: ac.signal }).then(() => null, (e: unknown) => e);
+    const waiting = store.acquire('r', { signal: ac.signal }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     await sleep(50);
     const reason = new Error('stop waiting');
     ac.abort(reason);
@@ -197,7 +243,9 @@ describe('PostgresStore resultAndIntent', () => {
     expect(seqs.rows.map((r) => r.seq)).toEqual([0, 1, 2, 3]);
     // Refused (another holder): neither record lands.
     const release = await new PostgresStore({ pool: db.pool(), schema }).acquire('r', {});
-    await expect(store.resultAndIntent('r', modelResult(1), { ...intent, stepIndex: 1 })).rejects.toMatchObject({ code: 'store_error' });
+    await expect(store.resultAndIntent('r', modelResult(1), { ...intent, stepIndex: 1 })).rejects.toMatchObject({
+      code: 'store_error',
+    });
     expect(await store.readLog('r')).toHaveLength(4);
     await release();
   });
@@ -208,11 +256,17 @@ describe('PostgresStore tables', () => {
     const schema = await db.freshSchema();
     const store = new PostgresStore({ pool: db.pool(), schema });
     const written = await writeFullRun(store, 'run-7');
-    const rows = await db.pool().query(`SELECT seq, run_id, kind, record FROM ${schema}.records WHERE run_id = $1 ORDER BY seq`, ['run-7']);
+    const rows = await db
+      .pool()
+      .query(`SELECT seq, run_id, kind, record FROM ${schema}.records WHERE run_id = $1 ORDER BY seq`, ['run-7']);
     expect(rows.rows.map((r) => r.seq)).toEqual(written.map((_, i) => i));
     expect(rows.rows.map((r) => r.record)).toEqual(written.map((r) => encodeRecord(r)));
     expect(rows.rows.map((r) => r.kind)).toEqual(written.map((r) => r.kind));
-    const steps = await db.pool().query(`SELECT (record::jsonb -> 'step' ->> 'stepIndex')::int AS i FROM ${schema}.records WHERE run_id = 'run-7' AND kind = 'step'`);
+    const steps = await db
+      .pool()
+      .query(
+        `SELECT (record::jsonb -> 'step' ->> 'stepIndex')::int AS i FROM ${schema}.records WHERE run_id = 'run-7' AND kind = 'step'`,
+      );
     expect(steps.rows).toEqual([{ i: 0 }]);
   });
 
@@ -220,12 +274,19 @@ describe('PostgresStore tables', () => {
     const store = await db.freshStore();
     const ids = ['a\uD800', 'a\uDBFF', 'a\u0000', 'a\uFFFD'];
     for (const [i, id] of ids.entries()) await store.runStarted(id, { ...started(id), snapshotHash: `h${i}` });
-    for (const [i, id] of ids.entries()) expect((await store.readLog(id)).map((r) => (r as { snapshotHash?: string }).snapshotHash)).toEqual([`h${i}`]);
+    for (const [i, id] of ids.entries())
+      expect((await store.readLog(id)).map((r) => (r as { snapshotHash?: string }).snapshotHash)).toEqual([`h${i}`]);
   });
 
   it('migrate() is idempotent, safe to call concurrently, and refuses a database a newer library migrated', async () => {
     const schema = `mig_${process.pid}`;
-    expect(await Promise.all([migrate(db.pool(), { schema }), migrate(db.pool(), { schema }), migrate(db.pool(), { schema })])).toEqual([SCHEMA_VERSION, SCHEMA_VERSION, SCHEMA_VERSION]);
+    expect(
+      await Promise.all([
+        migrate(db.pool(), { schema }),
+        migrate(db.pool(), { schema }),
+        migrate(db.pool(), { schema }),
+      ]),
+    ).toEqual([SCHEMA_VERSION, SCHEMA_VERSION, SCHEMA_VERSION]);
     const versions = await db.pool().query(`SELECT version FROM ${schema}.schema_versions`);
     expect(versions.rows).toEqual([{ version: SCHEMA_VERSION }]);
     await db.pool().query(`INSERT INTO ${schema}.schema_versions (version) VALUES (${SCHEMA_VERSION + 1})`);
@@ -235,7 +296,10 @@ describe('PostgresStore tables', () => {
 
   it('rejects with StoreError naming the missing tables when migrate() was never run', async () => {
     const store = new PostgresStore({ pool: db.pool(), schema: 'never_migrated' });
-    const e = await store.runStarted('r', started('r')).then(() => null, (x: unknown) => x);
+    const e = await store.runStarted('r', started('r')).then(
+      () => null,
+      (x: unknown) => x,
+    );
     expect(isPolyLoopError(e, 'store_error')).toBe(true);
     expect(String((e as Error).message)).toContain('never_migrated.runs');
     await expect(store.readLog('r')).rejects.toMatchObject({ code: 'store_error' });

@@ -24,8 +24,13 @@ describe('the example worker pool queue', () => {
       expect(taken?.data).toEqual({ runId: 'r1', goal: 'What is the weather in Paris? Tell ops.' });
       expect(await enqueueRun(boss, r1)).toBeNull();
       expect(await enqueueRun(boss, { runId: 'r2', goal: weatherGoal('Oslo') })).not.toBeNull();
-      const jobs = await db.pool().query(`SELECT singleton_key AS run, count(*)::int AS n FROM pgboss.job GROUP BY 1 ORDER BY 1`);
-      expect(jobs.rows).toEqual([{ run: 'r1', n: 1 }, { run: 'r2', n: 1 }]);
+      const jobs = await db
+        .pool()
+        .query(`SELECT singleton_key AS run, count(*)::int AS n FROM pgboss.job GROUP BY 1 ORDER BY 1`);
+      expect(jobs.rows).toEqual([
+        { run: 'r1', n: 1 },
+        { run: 'r2', n: 1 },
+      ]);
     } finally {
       await boss.stop({ graceful: false });
     }

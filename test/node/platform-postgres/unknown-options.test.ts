@@ -13,7 +13,11 @@ const untouched: PgPoolLike = {
 describe('Postgres options', () => {
   it('new PostgresStore refuses a misspelt option', async () => {
     await expectUnknownOption(() => new PostgresStore({ pool: untouched, leasMs: 1000 } as never), 'leasMs', 'leaseMs');
-    await expectUnknownOption(() => new PostgresStore({ pool: untouched, heartBeatMs: 100 } as never), 'heartBeatMs', 'heartbeatMs');
+    await expectUnknownOption(
+      () => new PostgresStore({ pool: untouched, heartBeatMs: 100 } as never),
+      'heartBeatMs',
+      'heartbeatMs',
+    );
   });
 
   it('migrate refuses a misspelt option', async () => {

@@ -13,7 +13,19 @@ import { usePostgres } from '../../postgres/fixture.ts';
 
 const db = usePostgres();
 
-const METHODS = ['runStarted', 'intent', 'result', 'resultAndIntent', 'step', 'runEnded', 'inputRequest', 'input', 'upgrade', 'readLog', 'acquire'] as const;
+const METHODS = [
+  'runStarted',
+  'intent',
+  'result',
+  'resultAndIntent',
+  'step',
+  'runEnded',
+  'inputRequest',
+  'input',
+  'upgrade',
+  'readLog',
+  'acquire',
+] as const;
 
 /**
  * A PostgresStore on a schema migrated in the background: the crash law builds its stores without
@@ -22,16 +34,22 @@ const METHODS = ['runStarted', 'intent', 'result', 'resultAndIntent', 'step', 'r
 function storeOnFreshSchema(): RunStore {
   const ready = db.freshSchema().then((schema) => new PostgresStore({ pool: db.pool(), schema }));
   ready.catch(() => undefined); // awaited by the first call, which reports it
-  const call = (name: (typeof METHODS)[number]) => async (...args: unknown[]): Promise<unknown> => {
-    const store = (await ready) as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
-    return store[name]!(...args);
-  };
+  const call =
+    (name: (typeof METHODS)[number]) =>
+    async (...args: unknown[]): Promise<unknown> => {
+      const store = (await ready) as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+      return store[name]!(...args);
+    };
   return Object.fromEntries(METHODS.map((m) => [m, call(m)])) as unknown as RunStore;
 }
 
 describe('the upgrade crash law on PostgresStore', () => {
-  it.each(UPGRADE_SCENARIOS)('a run upgraded %s, crashed at every write and resumed, keeps the law', async (scenario) => {
-    const result = await upgradeLaw({ scenario, newStore: storeOnFreshSchema });
-    expect(upgradeLawProblems(result)).toEqual([]);
-  }, 120_000);
+  it.each(UPGRADE_SCENARIOS)(
+    'a run upgraded %s, crashed at every write and resumed, keeps the law',
+    async (scenario) => {
+      const result = await upgradeLaw({ scenario, newStore: storeOnFreshSchema });
+      expect(upgradeLawProblems(result)).toEqual([]);
+    },
+    120_000,
+  );
 });

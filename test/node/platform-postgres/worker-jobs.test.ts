@@ -18,8 +18,8 @@ const sent = async (runId: string): Promise<number> =>
   (await db.pool().query({ text: 'SELECT 1 FROM notifications WHERE run_id = $1', values: [runId] })).rows.length;
 
 describe('a job of the example worker pool', () => {
-  it('starts its run from its id and goal; a worker taking over after a crash resumes it by id alone, '
-    + 'settles the notify in doubt from the world, and it ran once', async () => {
+  it('starts its run from its id and goal; a worker taking over after a crash resumes it by id alone, ' +
+    'settles the notify in doubt from the world, and it ran once', async () => {
     await migrateWorld(db.pool());
     const schema = await db.freshSchema();
     const runId = 'taken-over';
@@ -42,8 +42,8 @@ describe('a job of the example worker pool', () => {
     expect(readRunLog(log).trajectory.map((s) => s.actionStatus)).toEqual(['executed', 'executed', null]);
   }, 60_000);
 
-  it('leaves a run started under other parameters for an operator (no retry can help), writing nothing; '
-    + 'the operator\'s upgrade finishes it', async () => {
+  it('leaves a run started under other parameters for an operator (no retry can help), writing nothing; ' +
+    "the operator's upgrade finishes it", async () => {
     await migrateWorld(db.pool());
     const schema = await db.freshSchema();
     const runId = 'older-code';

@@ -11,7 +11,17 @@ import { workerTrial } from '../../postgres/worker-trials.ts';
 
 describe('a pool of worker processes on PostgresStore and pg-boss', () => {
   it('finishes every run as its reference, each notify exactly once, while workers are SIGKILLed at random and restarted and the database restarts mid-run', async () => {
-    const report = await workerTrial({ runs: 24, workers: 4, concurrency: 2, modelDelayMs: 250, killEveryMs: [300, 900], killForMs: 4_000, restartDatabaseAfterMs: 800, seed: 17, timeoutMs: 150_000 });
+    const report = await workerTrial({
+      runs: 24,
+      workers: 4,
+      concurrency: 2,
+      modelDelayMs: 250,
+      killEveryMs: [300, 900],
+      killForMs: 4_000,
+      restartDatabaseAfterMs: 800,
+      seed: 17,
+      timeoutMs: 150_000,
+    });
     expect(report.problems).toEqual([]);
     expect(report.ended).toBe(24);
     expect(report.notifications).toBe(24);

@@ -29,7 +29,11 @@ async function browserBundle(entries: readonly string[]): Promise<Bundle> {
   const text = out.outputFiles[0]?.text ?? '';
   const imports = Object.values(out.metafile.outputs).flatMap((o) => o.imports.map((i) => i.path));
   const inText = [...text.matchAll(/["'](node:[\w/]+)["']/g)].map((m) => m[1] as string);
-  return { text, nodeImports: [...new Set([...imports.filter((p) => p.startsWith('node:')), ...inText])], gzipBytes: gzipSync(text, { level: 9 }).length };
+  return {
+    text,
+    nodeImports: [...new Set([...imports.filter((p) => p.startsWith('node:')), ...inText])],
+    gzipBytes: gzipSync(text, { level: 9 }).length,
+  };
 }
 
 describe('the browser bundle', () => {
@@ -37,7 +41,9 @@ describe('the browser bundle', () => {
     const bundle = await browserBundle(['./src/core/index.ts', './src/platform-web/index.ts']);
     expect(bundle.text).toContain('IndexedDBStore');
     expect(bundle.nodeImports).toEqual([]);
-    console.log(`polyloop + polyloop/web, esbuild browser minified: ${bundle.text.length} B, gzip -9: ${bundle.gzipBytes} B`);
+    console.log(
+      `polyloop + polyloop/web, esbuild browser minified: ${bundle.text.length} B, gzip -9: ${bundle.gzipBytes} B`,
+    );
   });
 
   it('finds the node: imports of polyloop/node, so the check above can fail', async () => {

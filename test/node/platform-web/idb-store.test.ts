@@ -12,8 +12,16 @@ import { runStoreContract } from '../../contract/run-store.contract.ts';
 
 const quiet = (): void => undefined;
 
-runStoreContract('IndexedDBStore (fake-indexeddb, waiting lease)', () => new IndexedDBStore({ dbName: freshDbName('contract'), onWarning: quiet }), { lease: 'waits' });
-runStoreContract('IndexedDBStore (fake-indexeddb, refusing lease)', () => new IndexedDBStore({ dbName: freshDbName('contract'), lease: 'refuse', onWarning: quiet }), { lease: 'refuses' });
+runStoreContract(
+  'IndexedDBStore (fake-indexeddb, waiting lease)',
+  () => new IndexedDBStore({ dbName: freshDbName('contract'), onWarning: quiet }),
+  { lease: 'waits' },
+);
+runStoreContract(
+  'IndexedDBStore (fake-indexeddb, refusing lease)',
+  () => new IndexedDBStore({ dbName: freshDbName('contract'), lease: 'refuse', onWarning: quiet }),
+  { lease: 'refuses' },
+);
 indexedDbStoreCases('fake-indexeddb');
 
 describe('IndexedDBStore without Web Locks', () => {
@@ -33,7 +41,10 @@ describe('IndexedDBStore without Web Locks', () => {
     const first = new IndexedDBStore({ dbName, onWarning: quiet });
     const second = new IndexedDBStore({ dbName, lease: 'refuse', onWarning: quiet });
     const release = await first.acquire('r');
-    const err = await second.acquire('r').then(() => null, (e: unknown) => e);
+    const err = await second.acquire('r').then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(isPolyLoopError(err, 'run_locked')).toBe(true);
     await release();
     await (await second.acquire('r'))();

@@ -2,19 +2,26 @@ import { describe, expect, it } from 'vitest';
 import { drainBody, exceedsBytes, readBody } from '../../../src/platform-workers/body.ts';
 
 /** A request whose body is `chunks` chunks of `size` bytes (endless for Infinity), with a record of what was pulled and whether it was cancelled. */
-function streamed(chunks: number, size: number, headers: Record<string, string> = {}): { req: Request; pulled: () => number; cancelled: () => boolean } {
+function streamed(
+  chunks: number,
+  size: number,
+  headers: Record<string, string> = {},
+): { req: Request; pulled: () => number; cancelled: () => boolean } {
   let pulled = 0;
   let cancelled = false;
-  const body = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (pulled >= chunks) return controller.close();
-      pulled++;
-      controller.enqueue(new Uint8Array(size));
+  const body = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (pulled >= chunks) return controller.close();
+        pulled++;
+        controller.enqueue(new Uint8Array(size));
+      },
+      cancel() {
+        cancelled = true;
+      },
     },
-    cancel() {
-      cancelled = true;
-    },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
   const req = new Request('http://x/', { method: 'POST', body, headers, duplex: 'half' } as RequestInit);
   return { req, pulled: () => pulled, cancelled: () => cancelled };
 }

@@ -5,7 +5,14 @@ import { api, bundleWorker, follow, ROOT, startWorker, TOKEN } from './miniflare
 import type { LogEvent } from './miniflare-harness.ts';
 import { sharedTempDirs } from '../../support/temp-dir.ts';
 
-type Status = { runId: string; status: string; stopReason: string | null; finalAnswer: string | null; steps: number; validActions: number };
+type Status = {
+  runId: string;
+  status: string;
+  stopReason: string | null;
+  finalAnswer: string | null;
+  steps: number;
+  validActions: number;
+};
 type Steps = { runId: string; steps: Record<string, unknown>[] };
 
 let script = '';
@@ -31,7 +38,11 @@ async function generation(dir: string): Promise<Miniflare> {
   const gen = ++generationNo;
   const mf = await startWorker(script, dir, null, (line) => {
     const at = line.indexOf(EXEC_MARK);
-    if (at >= 0) execs.push({ ...(JSON.parse(line.slice(at + EXEC_MARK.length)) as { runId: string; n: number }), generation: gen });
+    if (at >= 0)
+      execs.push({
+        ...(JSON.parse(line.slice(at + EXEC_MARK.length)) as { runId: string; n: number }),
+        generation: gen,
+      });
   });
   live.push(mf);
   return mf;
@@ -57,8 +68,12 @@ function storageDir(): Promise<string> {
   return dirs.make('polyloop-evict-');
 }
 
-const withoutTimes = (steps: Record<string, unknown>[]): Record<string, unknown>[] => steps.map(({ startedAt: _s, endedAt: _e, ...rest }) => rest);
-const isIntent = (kind: 'model_call' | 'action') => (e: LogEvent): boolean => e.event === 'intent' && e.record['intent'] === kind;
+const withoutTimes = (steps: Record<string, unknown>[]): Record<string, unknown>[] =>
+  steps.map(({ startedAt: _s, endedAt: _e, ...rest }) => rest);
+const isIntent =
+  (kind: 'model_call' | 'action') =>
+  (e: LogEvent): boolean =>
+    e.event === 'intent' && e.record['intent'] === kind;
 
 describe('the run Durable Object after eviction (real workerd, persisted storage)', () => {
   it('is resumed by its alarm after being killed mid-model-call, mid-action and at a step boundary, to the trajectory of an uninterrupted run', async () => {
@@ -72,7 +87,12 @@ describe('the run Durable Object after eviction (real workerd, persisted storage
     const killWhen = async (mf: Miniflare, stop: (e: LogEvent) => boolean, toolStarted = false): Promise<void> => {
       const events = await follow(mf, 'evicted', lastId(), stop);
       seen.push(...events);
-      inFlightStep.push(Number((events.at(-1)?.record['stepIndex'] ?? (events.at(-1)?.record['step'] as Record<string, unknown>)['stepIndex']) as number));
+      inFlightStep.push(
+        Number(
+          (events.at(-1)?.record['stepIndex'] ??
+            (events.at(-1)?.record['step'] as Record<string, unknown>)['stepIndex']) as number,
+        ),
+      );
       // Kill mid-action only once the tool has really started (its side effect happened).
       if (toolStarted) await started('evicted', inFlightStep.at(-1) ?? -1);
       await kill(mf);
@@ -102,10 +122,22 @@ describe('the run Durable Object after eviction (real workerd, persisted storage
     expect((await api(mf, '/runs', { method: 'POST', body: { runId: 'reference', input } })).status).toBe(201);
     await follow(mf, 'reference', -1, (e) => e.event === 'run_ended');
 
-    const [evicted, reference] = await Promise.all([api<Status>(mf, '/runs/evicted'), api<Status>(mf, '/runs/reference')]);
+    const [evicted, reference] = await Promise.all([
+      api<Status>(mf, '/runs/evicted'),
+      api<Status>(mf, '/runs/reference'),
+    ]);
     expect(evicted.body).toEqual({ ...reference.body, runId: 'evicted' });
-    expect(evicted.body).toMatchObject({ status: 'ended', stopReason: 'final_answer', steps: 5, validActions: 4, finalAnswer: 'item 0 done | item 1 done | item 2 done | item 3 done' });
-    const [a, b] = await Promise.all([api<Steps>(mf, '/runs/evicted/trajectory'), api<Steps>(mf, '/runs/reference/trajectory')]);
+    expect(evicted.body).toMatchObject({
+      status: 'ended',
+      stopReason: 'final_answer',
+      steps: 5,
+      validActions: 4,
+      finalAnswer: 'item 0 done | item 1 done | item 2 done | item 3 done',
+    });
+    const [a, b] = await Promise.all([
+      api<Steps>(mf, '/runs/evicted/trajectory'),
+      api<Steps>(mf, '/runs/reference/trajectory'),
+    ]);
     expect(withoutTimes(a.body.steps)).toEqual(withoutTimes(b.body.steps));
 
     // The first two kills landed mid-operation: the step in flight was finished only after the restart.
@@ -116,7 +148,11 @@ describe('the run Durable Object after eviction (real workerd, persisted storage
     // Side effects: the reference ran each item once; the evicted run ran each item, and ran one
     // again (the tool is safe) only where a kill interrupted it — the action killed mid-way for sure.
     const items = [0, 1, 2, 3];
-    expect(execsOf('reference').map((e) => e.n).sort()).toEqual(items);
+    expect(
+      execsOf('reference')
+        .map((e) => e.n)
+        .sort(),
+    ).toEqual(items);
     const sideEffects = execsOf('evicted');
     for (const n of items) {
       const runs = sideEffects.filter((e) => e.n === n);
@@ -143,22 +179,40 @@ describe('the run Durable Object after eviction (real workerd, persisted storage
     const asked = await follow(mf, 'unknowable', before.at(-1)?.id ?? -1, (e) => e.event === 'input_request');
     expect(asked.map((e) => e.event)).toEqual(['input_request']);
     const waiting = await api<Status>(mf, '/runs/unknowable');
-    expect(waiting.body).toMatchObject({ status: 'awaiting_input', steps: 0, pending: { kind: 'settle', target: 'action', resultId: 's0.settle' } });
+    expect(waiting.body).toMatchObject({
+      status: 'awaiting_input',
+      steps: 0,
+      pending: { kind: 'settle', target: 'action', resultId: 's0.settle' },
+    });
 
     // Whoever can see the outside world answers: the side effect's output says it happened.
     const observation = `item ${first.n} done`;
-    const answered = await api(mf, '/runs/unknowable/input', { method: 'POST', body: { kind: 'executed', resultId: 's0.settle', observation } });
+    const answered = await api(mf, '/runs/unknowable/input', {
+      method: 'POST',
+      body: { kind: 'executed', resultId: 's0.settle', observation },
+    });
     expect(answered).toEqual({ status: 202, body: { runId: 'unknowable', resultId: 's0.settle' } });
     const rest = await follow(mf, 'unknowable', asked.at(-1)?.id ?? -1, (e) => e.event === 'run_ended');
     expect(rest.map((e) => e.event)).toEqual(['input', 'step', 'intent', 'result', 'step', 'run_ended']);
 
     // The uninterrupted reference (a fast tool: the same observation), in the same workerd.
     const reference = { ...input, toolPauseMs: 0 };
-    expect((await api(mf, '/runs', { method: 'POST', body: { runId: 'settled-reference', input: reference } })).status).toBe(201);
+    expect(
+      (await api(mf, '/runs', { method: 'POST', body: { runId: 'settled-reference', input: reference } })).status,
+    ).toBe(201);
     await follow(mf, 'settled-reference', -1, (e) => e.event === 'run_ended');
     const status = await api<Status>(mf, '/runs/unknowable');
-    expect(status.body).toMatchObject({ status: 'ended', stopReason: 'final_answer', steps: 2, validActions: 1, finalAnswer: 'item 0 done' });
-    const [a, b] = await Promise.all([api<Steps>(mf, '/runs/unknowable/trajectory'), api<Steps>(mf, '/runs/settled-reference/trajectory')]);
+    expect(status.body).toMatchObject({
+      status: 'ended',
+      stopReason: 'final_answer',
+      steps: 2,
+      validActions: 1,
+      finalAnswer: 'item 0 done',
+    });
+    const [a, b] = await Promise.all([
+      api<Steps>(mf, '/runs/unknowable/trajectory'),
+      api<Steps>(mf, '/runs/settled-reference/trajectory'),
+    ]);
     expect(withoutTimes(a.body.steps)).toEqual(withoutTimes(b.body.steps));
     expect(execsOf('unknowable')).toEqual([first]); // and never again after the eviction
     await kill(mf);
@@ -170,26 +224,57 @@ describe('the run Durable Object after eviction (real workerd, persisted storage
     const input = { steps: 1, modelPauseMs: 0, toolPauseMs: 0, replayPolicy: 'never', approve: true };
     expect((await api(mf, '/runs', { method: 'POST', body: { runId: 'approval', input } })).status).toBe(201);
     const asked = await follow(mf, 'approval', -1, (e) => e.event === 'input_request');
-    expect(asked.at(-1)?.record).toMatchObject({ resultId: 's0.input', request: { kind: 'approval', target: 'action' } });
+    expect(asked.at(-1)?.record).toMatchObject({
+      resultId: 's0.input',
+      request: { kind: 'approval', target: 'action' },
+    });
     await kill(mf);
 
     mf = await generation(dir);
-    const logLines = async (): Promise<number> => (await (await mf.dispatchFetch('http://polyloop.test/runs/approval/log', { headers: { authorization: `Bearer ${TOKEN}` } })).text()).split('\n').filter(Boolean).length;
+    const logLines = async (): Promise<number> =>
+      (
+        await (
+          await mf.dispatchFetch('http://polyloop.test/runs/approval/log', {
+            headers: { authorization: `Bearer ${TOKEN}` },
+          })
+        ).text()
+      )
+        .split('\n')
+        .filter(Boolean).length;
     const waiting = await api<Status>(mf, '/runs/approval');
-    expect(waiting.body).toMatchObject({ status: 'awaiting_input', steps: 0, pending: { kind: 'approval', resultId: 's0.input', decision: { action: { name: 'work', arguments: { n: 0 } } } } });
+    expect(waiting.body).toMatchObject({
+      status: 'awaiting_input',
+      steps: 0,
+      pending: { kind: 'approval', resultId: 's0.input', decision: { action: { name: 'work', arguments: { n: 0 } } } },
+    });
     // Several alarm periods (300 ms) pass: an awaiting run is not driven again, and writes nothing.
     const lines = await logLines();
     await new Promise((r) => setTimeout(r, 1_500));
     expect(await logLines()).toBe(lines);
     expect(execsOf('approval')).toEqual([]);
 
-    const approved = await api(mf, '/runs/approval/input', { method: 'POST', body: { kind: 'approve', resultId: 's0.input' } });
+    const approved = await api(mf, '/runs/approval/input', {
+      method: 'POST',
+      body: { kind: 'approve', resultId: 's0.input' },
+    });
     expect(approved.status).toBe(202);
     await follow(mf, 'approval', asked.at(-1)?.id ?? -1, (e) => e.event === 'run_ended');
-    expect((await api<Status>(mf, '/runs/approval')).body).toMatchObject({ status: 'ended', stopReason: 'final_answer', finalAnswer: 'item 0 done', steps: 2, validActions: 1, pending: null });
-    expect(execsOf('approval').map((e) => ({ n: e.n, generation: e.generation }))).toEqual([{ n: 0, generation: generationNo }]);
+    expect((await api<Status>(mf, '/runs/approval')).body).toMatchObject({
+      status: 'ended',
+      stopReason: 'final_answer',
+      finalAnswer: 'item 0 done',
+      steps: 2,
+      validActions: 1,
+      pending: null,
+    });
+    expect(execsOf('approval').map((e) => ({ n: e.n, generation: e.generation }))).toEqual([
+      { n: 0, generation: generationNo },
+    ]);
     // A second approval of the same request is refused: the run no longer awaits it.
-    expect((await api(mf, '/runs/approval/input', { method: 'POST', body: { kind: 'approve', resultId: 's0.input' } })).status).toBe(409);
+    expect(
+      (await api(mf, '/runs/approval/input', { method: 'POST', body: { kind: 'approve', resultId: 's0.input' } }))
+        .status,
+    ).toBe(409);
     await kill(mf);
   }, 120_000);
 });

@@ -16,7 +16,10 @@ const dirs = sharedTempDirs();
 
 beforeAll(async () => {
   dir = await dirs.make('polyloop-keepalive-');
-  mf = await startWorker(await bundleWorker(join(ROOT, 'examples/workers/worker.ts')), dir, { host: '127.0.0.1', port: 0 });
+  mf = await startWorker(await bundleWorker(join(ROOT, 'examples/workers/worker.ts')), dir, {
+    host: '127.0.0.1',
+    port: 0,
+  });
   base = await mf.ready;
 });
 
@@ -24,17 +27,29 @@ afterAll(async () => {
   await mf?.dispose();
 });
 
-type Reply = { readonly status: number; readonly body: string; readonly localPort: number | undefined; readonly reused: boolean };
+type Reply = {
+  readonly status: number;
+  readonly body: string;
+  readonly localPort: number | undefined;
+  readonly reused: boolean;
+};
 
 /** One request over `agent`; the body, if any, is written in 64 KiB chunks (chunked encoding unless a content-length header is given). */
-function send(agent: http.Agent, method: string, path: string, options: { body?: Buffer; headers?: Record<string, string> } = {}): Promise<Reply> {
+function send(
+  agent: http.Agent,
+  method: string,
+  path: string,
+  options: { body?: Buffer; headers?: Record<string, string> } = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...options.headers };
     const req = http.request(new URL(path, base), { method, agent, headers }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, localPort: req.socket?.localPort, reused: req.reusedSocket }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, body, localPort: req.socket?.localPort, reused: req.reusedSocket }),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -97,7 +112,9 @@ describe('a request body the Worker does not read, over loopback HTTP (real work
   });
 
   it('still starts a run from a chunked body under the limit, and the connection serves the next request', async () => {
-    const [first, next] = await thenNext((agent) => send(agent, 'POST', '/runs', { body: Buffer.from('{"input":"one two"}') }));
+    const [first, next] = await thenNext((agent) =>
+      send(agent, 'POST', '/runs', { body: Buffer.from('{"input":"one two"}') }),
+    );
     expect(first.status).toBe(201);
     expect(next.status).toBe(404);
     expect(next.reused).toBe(true);

@@ -36,13 +36,22 @@ export async function bundleWorker(entry: string, alias: Readonly<Record<string,
  * `dir`; `serve` also listens on a loopback port; `onStdout` receives each line workerd prints
  * (the Worker's `console.log`), instead of the test's own stdout.
  */
-export async function startWorker(script: string, dir: string, serve: { readonly host: string; readonly port: number } | null = null, onStdout?: (line: string) => void): Promise<Miniflare> {
+export async function startWorker(
+  script: string,
+  dir: string,
+  serve: { readonly host: string; readonly port: number } | null = null,
+  onStdout?: (line: string) => void,
+): Promise<Miniflare> {
   const mf = new Miniflare({
     ...serve,
-    ...(onStdout ? { handleRuntimeStdio: (stdout: Readable, stderr: Readable) => {
-      createInterface({ input: stdout }).on('line', onStdout);
-      stderr.pipe(process.stderr);
-    } } : {}),
+    ...(onStdout
+      ? {
+          handleRuntimeStdio: (stdout: Readable, stderr: Readable) => {
+            createInterface({ input: stdout }).on('line', onStdout);
+            stderr.pipe(process.stderr);
+          },
+        }
+      : {}),
     modules: true,
     script,
     compatibilityDate: '2026-04-20',
@@ -56,7 +65,11 @@ export async function startWorker(script: string, dir: string, serve: { readonly
 
 const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
 
-export async function api<T>(mf: Miniflare, path: string, init: { method?: string; body?: unknown } = {}): Promise<{ status: number; body: T }> {
+export async function api<T>(
+  mf: Miniflare,
+  path: string,
+  init: { method?: string; body?: unknown } = {},
+): Promise<{ status: number; body: T }> {
   const res = await mf.dispatchFetch(`http://polyloop.test${path}`, {
     method: init.method ?? 'GET',
     headers,
@@ -71,9 +84,17 @@ export type LogEvent = { readonly id: number; readonly event: string; readonly r
  * Follow a run's SSE log from after `lastId` until `stop(event)` holds (or the stream ends);
  * returns the events read, in order. Rejects when the awaited event does not come in time.
  */
-export async function follow(mf: Miniflare, runId: string, lastId: number, stop: (e: LogEvent) => boolean, timeoutMs = 45_000): Promise<LogEvent[]> {
+export async function follow(
+  mf: Miniflare,
+  runId: string,
+  lastId: number,
+  stop: (e: LogEvent) => boolean,
+  timeoutMs = 45_000,
+): Promise<LogEvent[]> {
   const deadline = Date.now() + timeoutMs;
-  const res = await mf.dispatchFetch(`http://polyloop.test/runs/${runId}/events`, { headers: lastId < 0 ? headers : { ...headers, 'last-event-id': String(lastId) } });
+  const res = await mf.dispatchFetch(`http://polyloop.test/runs/${runId}/events`, {
+    headers: lastId < 0 ? headers : { ...headers, 'last-event-id': String(lastId) },
+  });
   if (res.status !== 200 || !res.body) throw new Error(`events: HTTP ${res.status}`);
   const reader = res.body.getReader();
   const decoder = new TextDecoder();
@@ -83,7 +104,11 @@ export async function follow(mf: Miniflare, runId: string, lastId: number, stop:
     for (;;) {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const late = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`run ${runId}: no awaited event within ${timeoutMs} ms (after ${events.length} events)`)), Math.max(0, deadline - Date.now()));
+        timer = setTimeout(
+          () =>
+            reject(new Error(`run ${runId}: no awaited event within ${timeoutMs} ms (after ${events.length} events)`)),
+          Math.max(0, deadline - Date.now()),
+        );
       });
       const { done, value } = await Promise.race([reader.read(), late]).finally(() => clearTimeout(timer));
       if (done) return events;
@@ -92,9 +117,18 @@ export async function follow(mf: Miniflare, runId: string, lastId: number, stop:
       while ((at = buffer.indexOf('\n\n')) >= 0) {
         const block = buffer.slice(0, at);
         buffer = buffer.slice(at + 2);
-        const fields = new Map(block.split('\n').filter((l) => !l.startsWith(':')).map((l) => [l.slice(0, l.indexOf(': ')), l.slice(l.indexOf(': ') + 2)] as const));
+        const fields = new Map(
+          block
+            .split('\n')
+            .filter((l) => !l.startsWith(':'))
+            .map((l) => [l.slice(0, l.indexOf(': ')), l.slice(l.indexOf(': ') + 2)] as const),
+        );
         if (!fields.has('id')) continue;
-        const e = { id: Number(fields.get('id')), event: fields.get('event') ?? '', record: JSON.parse(fields.get('data') ?? '{}') as Record<string, unknown> };
+        const e = {
+          id: Number(fields.get('id')),
+          event: fields.get('event') ?? '',
+          record: JSON.parse(fields.get('data') ?? '{}') as Record<string, unknown>,
+        };
         events.push(e);
         if (stop(e)) return events;
       }

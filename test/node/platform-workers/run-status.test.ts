@@ -2,7 +2,12 @@
 import { describe, expect, it } from 'vitest';
 import { encodeRecord, readRunLog, resume, run } from '../../../src/core/index.ts';
 import type { LogRecord } from '../../../src/core/index.ts';
-import { haltedStatusOf, readablePrefixView, statusOf, trajectoryOf } from '../../../src/platform-workers/run-status.ts';
+import {
+  haltedStatusOf,
+  readablePrefixView,
+  statusOf,
+  trajectoryOf,
+} from '../../../src/platform-workers/run-status.ts';
 import { harness, makeTools } from '../core/fixtures.ts';
 
 async function referenceLog(): Promise<readonly LogRecord[]> {
@@ -20,9 +25,27 @@ describe('the Workers status of a run log', () => {
       const view = readRunLog(log.slice(0, n));
       const status = statusOf('run-1', view);
       if (view.state === 'ended') {
-        expect(status).toEqual({ runId: 'run-1', status: 'ended', stopReason: ended.stopReason, finalAnswer: ended.finalAnswer, steps: ended.steps, validActions: ended.validActions, pending: null, error: null });
+        expect(status).toEqual({
+          runId: 'run-1',
+          status: 'ended',
+          stopReason: ended.stopReason,
+          finalAnswer: ended.finalAnswer,
+          steps: ended.steps,
+          validActions: ended.validActions,
+          pending: null,
+          error: null,
+        });
       } else {
-        expect(status).toEqual({ runId: 'run-1', status: 'running', stopReason: null, finalAnswer: null, steps: view.steps, validActions: view.validActions, pending: null, error: null });
+        expect(status).toEqual({
+          runId: 'run-1',
+          status: 'running',
+          stopReason: null,
+          finalAnswer: null,
+          steps: view.steps,
+          validActions: view.validActions,
+          pending: null,
+          error: null,
+        });
       }
       expect(trajectoryOf('run-1', view)).toEqual({ runId: 'run-1', steps: view.trajectory });
     }
@@ -53,12 +76,24 @@ describe('the Workers status of a run log', () => {
     const h = harness({ tools: makeTools().map((t) => (t.name === 'add' ? { ...t, needsApproval: true } : t)) });
     const paused = await run(h.agent, h.request);
     const view = readRunLog(await h.store.readLog('run-1'));
-    expect(statusOf('run-1', view)).toEqual({ runId: 'run-1', status: 'awaiting_input', stopReason: null, finalAnswer: null, steps: 0, validActions: 0, pending: paused.pending, error: null });
+    expect(statusOf('run-1', view)).toEqual({
+      runId: 'run-1',
+      status: 'awaiting_input',
+      stopReason: null,
+      finalAnswer: null,
+      steps: 0,
+      validActions: 0,
+      pending: paused.pending,
+      error: null,
+    });
     expect(paused.pending).toMatchObject({ kind: 'approval', resultId: 's0.input' });
     await resume(h.agent, h.request, { input: { kind: 'approve', resultId: 's0.input' } });
     const log = await h.store.readLog('run-1');
     const received = log.findIndex((r) => r.kind === 'input');
-    expect(statusOf('run-1', readRunLog(log.slice(0, received + 1)))).toMatchObject({ status: 'running', pending: null });
+    expect(statusOf('run-1', readRunLog(log.slice(0, received + 1)))).toMatchObject({
+      status: 'running',
+      pending: null,
+    });
   });
 });
 

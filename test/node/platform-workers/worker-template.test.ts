@@ -37,13 +37,22 @@ describe('the Worker template (examples/worker)', () => {
     const copy = await tempDir();
     for (const file of ['worker.ts', 'wrangler.toml']) copyFileSync(join(TEMPLATE, file), join(copy, file));
     // What installing polyloop gives a copy, here: its import names resolved to the source.
-    appendFileSync(join(copy, 'wrangler.toml'), `\n[alias]\n${Object.entries(ALIASES).map(([name, file]) => `${JSON.stringify(name)} = ${JSON.stringify(file)}`).join('\n')}\n`);
+    appendFileSync(
+      join(copy, 'wrangler.toml'),
+      `\n[alias]\n${Object.entries(ALIASES)
+        .map(([name, file]) => `${JSON.stringify(name)} = ${JSON.stringify(file)}`)
+        .join('\n')}\n`,
+    );
     const outdir = join(copy, 'out');
-    const { stdout } = await run(process.execPath, [join(ROOT, 'node_modules/wrangler/bin/wrangler.js'), 'deploy', '--dry-run', '--outdir', outdir], {
-      cwd: copy,
-      env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: '1', NO_COLOR: '1' },
-      timeout: 120_000,
-    });
+    const { stdout } = await run(
+      process.execPath,
+      [join(ROOT, 'node_modules/wrangler/bin/wrangler.js'), 'deploy', '--dry-run', '--outdir', outdir],
+      {
+        cwd: copy,
+        env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: '1', NO_COLOR: '1' },
+        timeout: 120_000,
+      },
+    );
     expect(stdout).toMatch(/--dry-run: exiting now/);
     expect(stdout).toMatch(/env\.RUNS \(RunObject\)\s+Durable Object/);
     expect(stdout).toMatch(/env\.RUN_INDEX \(RunIndex\)\s+Durable Object/);
@@ -63,12 +72,23 @@ describe('the Worker template (examples/worker)', () => {
       modules: true,
       script: await bundleWorker(join(TEMPLATE, 'worker.ts'), ALIASES),
       compatibilityDate: '2026-04-20',
-      durableObjects: { RUNS: { className: 'RunObject', useSQLite: true }, RUN_INDEX: { className: 'RunIndex', useSQLite: true } },
+      durableObjects: {
+        RUNS: { className: 'RunObject', useSQLite: true },
+        RUN_INDEX: { className: 'RunIndex', useSQLite: true },
+      },
       durableObjectsPersist: await tempDir(),
-      bindings: { POLYLOOP_TOKEN: 'template-token', OPENAI_API_KEY: 'sk-template-secret', OPENAI_MODEL: 'gpt-template', OPENAI_BASE_URL: fake.baseURL },
+      bindings: {
+        POLYLOOP_TOKEN: 'template-token',
+        OPENAI_API_KEY: 'sk-template-secret',
+        OPENAI_MODEL: 'gpt-template',
+        OPENAI_BASE_URL: fake.baseURL,
+      },
     });
     cleanups.push(() => mf.dispose());
-    const api = async (path: string, init: { method?: string; body?: unknown } = {}): Promise<{ status: number; body: Record<string, unknown> }> => {
+    const api = async (
+      path: string,
+      init: { method?: string; body?: unknown } = {},
+    ): Promise<{ status: number; body: Record<string, unknown> }> => {
       const res = await mf.dispatchFetch(`http://template.test${path}`, {
         method: init.method ?? 'GET',
         headers: { authorization: 'Bearer template-token', 'content-type': 'application/json' },
@@ -81,10 +101,20 @@ describe('the Worker template (examples/worker)', () => {
     const created = await api('/runs', { method: 'POST', body: { runId: 'sum-1', input: { goal: 'What is 2 + 3?' } } });
     expect(created).toEqual({ status: 201, body: { runId: 'sum-1' } });
     let status: Record<string, unknown> = {};
-    for (const until = Date.now() + 30_000; status['status'] !== 'ended' && Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
+    for (
+      const until = Date.now() + 30_000;
+      status['status'] !== 'ended' && Date.now() < until;
+      await new Promise((r) => setTimeout(r, 50))
+    ) {
       status = (await api('/runs/sum-1')).body;
     }
-    expect(status).toMatchObject({ status: 'ended', stopReason: 'final_answer', finalAnswer: 'Two plus three is 5.', steps: 2, validActions: 1 });
+    expect(status).toMatchObject({
+      status: 'ended',
+      stopReason: 'final_answer',
+      finalAnswer: 'Two plus three is 5.',
+      steps: 2,
+      validActions: 1,
+    });
     const trajectory = (await api('/runs/sum-1/trajectory')).body as { steps: { observation: string | null }[] };
     expect(trajectory.steps[0]?.observation).toBe('5');
     expect(fake.requests).toHaveLength(2);

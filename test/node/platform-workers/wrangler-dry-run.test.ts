@@ -12,11 +12,15 @@ const outdir = await sharedTempDirs().make('polyloop-dry-run-');
 
 describe('wrangler deploy --dry-run', () => {
   it('bundles the Worker from wrangler.toml offline, with the run Durable Object and the run index bound', async () => {
-    const { stdout } = await run(process.execPath, [join(ROOT, 'node_modules/wrangler/bin/wrangler.js'), 'deploy', '--dry-run', '--outdir', outdir], {
-      cwd: ROOT,
-      env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: '1', NO_COLOR: '1' },
-      timeout: 120_000,
-    });
+    const { stdout } = await run(
+      process.execPath,
+      [join(ROOT, 'node_modules/wrangler/bin/wrangler.js'), 'deploy', '--dry-run', '--outdir', outdir],
+      {
+        cwd: ROOT,
+        env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: '1', NO_COLOR: '1' },
+        timeout: 120_000,
+      },
+    );
     expect(stdout).toMatch(/--dry-run: exiting now/);
     expect(stdout).toMatch(/env\.RUNS \(RunObject\)\s+Durable Object/);
     expect(stdout).toMatch(/env\.RUN_INDEX \(RunIndex\)\s+Durable Object/);

@@ -11,10 +11,12 @@ export const FIXTURE_DIR = fileURLToPath(new URL('../../fixtures/portability/', 
 export const WRITE_FIXTURES = process.env['POLYLOOP_WRITE_FIXTURES'] === '1';
 
 /** A current fixture. */
-export const readFixture = (runtime: Runtime, cut: Cut): string => readFileSync(join(FIXTURE_DIR, fixtureName(runtime, cut)), 'utf8');
+export const readFixture = (runtime: Runtime, cut: Cut): string =>
+  readFileSync(join(FIXTURE_DIR, fixtureName(runtime, cut)), 'utf8');
 
 /** A 1.0-era fixture (never rewritten). */
-export const readV10Fixture = (runtime: Runtime, cut: Cut): string => readFileSync(join(FIXTURE_DIR, v10FixtureName(runtime, cut)), 'utf8');
+export const readV10Fixture = (runtime: Runtime, cut: Cut): string =>
+  readFileSync(join(FIXTURE_DIR, v10FixtureName(runtime, cut)), 'utf8');
 
 /** (Re)write a current fixture; the 1.0-era ones have no writer. */
 export function writeFixture(runtime: Runtime, cut: Cut, ndjson: string): void {

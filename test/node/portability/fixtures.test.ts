@@ -11,7 +11,20 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { decodeLog, defineAgent, exportRun, importRun, resume } from '../../../src/core/index.ts';
 import type { AgentDefinition, RunStore } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/file-store.ts';
-import { CUT_STATES, CUTS, expectedOfV10, finishDemands, fixtureOf, meaningOf, notifies, RUNTIMES, stateOf, timelessNdjson, V10_CUTS, variantOf } from '../../portability/cuts.ts';
+import {
+  CUT_STATES,
+  CUTS,
+  expectedOfV10,
+  finishDemands,
+  fixtureOf,
+  meaningOf,
+  notifies,
+  RUNTIMES,
+  stateOf,
+  timelessNdjson,
+  V10_CUTS,
+  variantOf,
+} from '../../portability/cuts.ts';
 import type { Cut } from '../../portability/cuts.ts';
 import { drive, finishOn, outcomeOf, reference, RUN_ID, uninterrupted } from '../../portability/reference.ts';
 import type { Variant } from '../../portability/reference.ts';
@@ -38,7 +51,14 @@ async function imported(ndjson: string): Promise<RunStore> {
   return store;
 }
 
-const versions = (ndjson: string): string[] => [...new Set(ndjson.trimEnd().split('\n').map((l) => (JSON.parse(l) as { v: string }).v))];
+const versions = (ndjson: string): string[] => [
+  ...new Set(
+    ndjson
+      .trimEnd()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { v: string }).v),
+  ),
+];
 
 describe.runIf(WRITE_FIXTURES)('writing the Node fixtures', () => {
   it.each(CUTS)('writes the log FileStore leaves at the %s cut', async (cut) => {
@@ -49,66 +69,83 @@ describe.runIf(WRITE_FIXTURES)('writing the Node fixtures', () => {
 });
 
 describe.skipIf(WRITE_FIXTURES)('the checked-in fixtures, from Node', () => {
-  it.each(CUTS)('every runtime left the %s cut in the same 1.1 log, timestamps aside, in the state its name says', (cut) => {
-    const logs = RUNTIMES.map((rt) => readFixture(rt, cut));
-    for (const ndjson of logs) {
-      expect(stateOf(decodeLog(ndjson).records)).toBe(CUT_STATES[cut]);
-      expect(versions(ndjson)).toEqual(['1.1']);
-      expect(timelessNdjson(ndjson)).toEqual(timelessNdjson(logs[0] as string));
-    }
-  });
+  it.each(CUTS)(
+    'every runtime left the %s cut in the same 1.1 log, timestamps aside, in the state its name says',
+    (cut) => {
+      const logs = RUNTIMES.map((rt) => readFixture(rt, cut));
+      for (const ndjson of logs) {
+        expect(stateOf(decodeLog(ndjson).records)).toBe(CUT_STATES[cut]);
+        expect(versions(ndjson)).toEqual(['1.1']);
+        expect(timelessNdjson(ndjson)).toEqual(timelessNdjson(logs[0] as string));
+      }
+    },
+  );
 
-  it.each(V10_CUTS)('every runtime\'s 1.0-era log at the %s cut is of schema 1.0, the same timestamps aside, in the state its name says', (cut) => {
-    const logs = RUNTIMES.map((rt) => readV10Fixture(rt, cut));
-    for (const ndjson of logs) {
-      expect(versions(ndjson)).toEqual(['1.0']);
-      expect(stateOf(decodeLog(ndjson).records)).toBe(CUT_STATES[cut]);
-      expect(timelessNdjson(ndjson)).toEqual(timelessNdjson(logs[0] as string));
-    }
-  });
+  it.each(V10_CUTS)(
+    "every runtime's 1.0-era log at the %s cut is of schema 1.0, the same timestamps aside, in the state its name says",
+    (cut) => {
+      const logs = RUNTIMES.map((rt) => readV10Fixture(rt, cut));
+      for (const ndjson of logs) {
+        expect(versions(ndjson)).toEqual(['1.0']);
+        expect(stateOf(decodeLog(ndjson).records)).toBe(CUT_STATES[cut]);
+        expect(timelessNdjson(ndjson)).toEqual(timelessNdjson(logs[0] as string));
+      }
+    },
+  );
 
   it.each(CUTS)('FileStore still writes what its %s fixture says (timestamps aside)', async (cut) => {
     expect(meaningOf(await nodeFixture(cut))).toEqual(meaningOf(readFixture('node', cut)));
   });
 
-  const cases = RUNTIMES.filter((rt) => rt !== 'node').flatMap((rt) => CUTS.flatMap((cut) => NODE_STORES.map((to) => [rt, cut, to] as const)));
-  it.each(cases)('the %s log at the %s cut, imported into %s, finishes as the uninterrupted run', async (runtime, cut, to) => {
-    const { outcome: full } = await uninterrupted(freshStore('memory'), variantOf(cut));
-    const ndjson = readFixture(runtime, cut);
-    const effects: string[] = [];
-    const { outcome, answered } = await finishOn(freshStore(to), ndjson, effects, variantOf(cut));
-    expect(outcome).toEqual(full);
-    const demands = finishDemands(ndjson, cut);
-    expect(answered).toEqual(demands.answered);
-    // Safe lookups may run again; the never notify runs here only if the fixture had not run it.
-    expect(notifies(effects)).toBe(demands.notifies);
-  });
+  const cases = RUNTIMES.filter((rt) => rt !== 'node').flatMap((rt) =>
+    CUTS.flatMap((cut) => NODE_STORES.map((to) => [rt, cut, to] as const)),
+  );
+  it.each(cases)(
+    'the %s log at the %s cut, imported into %s, finishes as the uninterrupted run',
+    async (runtime, cut, to) => {
+      const { outcome: full } = await uninterrupted(freshStore('memory'), variantOf(cut));
+      const ndjson = readFixture(runtime, cut);
+      const effects: string[] = [];
+      const { outcome, answered } = await finishOn(freshStore(to), ndjson, effects, variantOf(cut));
+      expect(outcome).toEqual(full);
+      const demands = finishDemands(ndjson, cut);
+      expect(answered).toEqual(demands.answered);
+      // Safe lookups may run again; the never notify runs here only if the fixture had not run it.
+      expect(notifies(effects)).toBe(demands.notifies);
+    },
+  );
 
   const v10 = RUNTIMES.flatMap((rt) => V10_CUTS.flatMap((cut) => NODE_STORES.map((to) => [rt, cut, to] as const)));
-  it.each(v10)('the 1.0-era %s log at the %s cut, imported into %s, finishes as the uninterrupted run (the 1.0 steps without usage)', async (runtime, cut, to) => {
-    const { outcome: full } = await uninterrupted(freshStore('memory'));
-    const ndjson = readV10Fixture(runtime, cut);
-    const effects: string[] = [];
-    const { outcome, answered } = await finishOn(freshStore(to), ndjson, effects);
-    expect(outcome).toEqual(expectedOfV10(decodeLog(ndjson).records, full));
-    expect(answered).toEqual([]);
-    expect(notifies(effects)).toBe(0);
-  });
+  it.each(v10)(
+    'the 1.0-era %s log at the %s cut, imported into %s, finishes as the uninterrupted run (the 1.0 steps without usage)',
+    async (runtime, cut, to) => {
+      const { outcome: full } = await uninterrupted(freshStore('memory'));
+      const ndjson = readV10Fixture(runtime, cut);
+      const effects: string[] = [];
+      const { outcome, answered } = await finishOn(freshStore(to), ndjson, effects);
+      expect(outcome).toEqual(expectedOfV10(decodeLog(ndjson).records, full));
+      expect(answered).toEqual([]);
+      expect(notifies(effects)).toBe(0);
+    },
+  );
 
   const byId = RUNTIMES.flatMap((rt) => [
     ...CUTS.map((cut) => [rt, '1.1', cut] as const),
     ...V10_CUTS.map((cut) => [rt, '1.0', cut] as const),
   ]);
-  const byIdName = 'the %s log of record version %s at the %s cut, imported into a FileStore, refuses a resume by id '
-    + '(it predates stored requests), writes nothing, and still finishes resumed by request';
+  const byIdName =
+    'the %s log of record version %s at the %s cut, imported into a FileStore, refuses a resume by id ' +
+    '(it predates stored requests), writes nothing, and still finishes resumed by request';
   it.each(byId)(byIdName, async (runtime, version, cut) => {
     const ndjson = version === '1.1' ? readFixture(runtime, cut) : readV10Fixture(runtime, cut);
     const store = await imported(ndjson);
     const effects: string[] = [];
     const refused = resume(referenceById(store, effects, variantOf(cut)), RUN_ID);
     await expect(refused).rejects.toMatchObject({ code: 'invalid_request' });
-    await expect(refused).rejects.toThrow(`resume: run "${RUN_ID}" was started under record version ${version}, `
-      + 'which predates stored requests: resume it with its request, resume(agent, request)');
+    await expect(refused).rejects.toThrow(
+      `resume: run "${RUN_ID}" was started under record version ${version}, ` +
+        'which predates stored requests: resume it with its request, resume(agent, request)',
+    );
     expect(await exportRun(store, RUN_ID)).toBe(await exportRun(await imported(ndjson), RUN_ID));
     expect(effects).toEqual([]);
     const { outcome: full } = await uninterrupted(freshStore('memory'), variantOf(cut));
@@ -126,18 +163,21 @@ describe.skipIf(WRITE_FIXTURES)('the checked-in fixtures, from Node', () => {
     }
   });
 
-  it.each(NODE_STORES)('%s exports each imported 1.0-era log as the same records once decoded (decoding fills the 1.1 fields), and that export as itself', async (kind) => {
-    for (const runtime of RUNTIMES) {
-      for (const cut of V10_CUTS) {
-        const ndjson = readV10Fixture(runtime, cut);
-        const store = freshStore(kind);
-        await importRun(store, RUN_ID, ndjson);
-        const exported = await exportRun(store, RUN_ID);
-        expect(decodeLog(exported).records, `${runtime} ${cut}`).toEqual(decodeLog(ndjson).records);
-        const again = freshStore(kind);
-        await importRun(again, RUN_ID, exported);
-        expect(await exportRun(again, RUN_ID), `${runtime} ${cut}`).toBe(exported);
+  it.each(NODE_STORES)(
+    '%s exports each imported 1.0-era log as the same records once decoded (decoding fills the 1.1 fields), and that export as itself',
+    async (kind) => {
+      for (const runtime of RUNTIMES) {
+        for (const cut of V10_CUTS) {
+          const ndjson = readV10Fixture(runtime, cut);
+          const store = freshStore(kind);
+          await importRun(store, RUN_ID, ndjson);
+          const exported = await exportRun(store, RUN_ID);
+          expect(decodeLog(exported).records, `${runtime} ${cut}`).toEqual(decodeLog(ndjson).records);
+          const again = freshStore(kind);
+          await importRun(again, RUN_ID, exported);
+          expect(await exportRun(again, RUN_ID), `${runtime} ${cut}`).toBe(exported);
+        }
       }
-    }
-  });
+    },
+  );
 });

@@ -22,7 +22,12 @@ afterAll(removeTempDirs);
 const pairs = NODE_STORES.flatMap((from) => NODE_STORES.filter((to) => to !== from).map((to) => [from, to] as const));
 
 /** The log a crash at write `k` left (null NDJSON when it is empty), and the executions before it. */
-type CutLog = { readonly k: number; readonly log: readonly LogRecord[]; readonly ndjson: string | null; readonly effects: readonly string[] };
+type CutLog = {
+  readonly k: number;
+  readonly log: readonly LogRecord[];
+  readonly ndjson: string | null;
+  readonly effects: readonly string[];
+};
 
 /** Cut runs per source store, variant and landing, shared by the targets (a cut run is the slow half). */
 const cuts = new Map<string, Promise<CutLog[]>>();
@@ -57,15 +62,30 @@ const reference$ = (variant: Variant): ReturnType<typeof uninterrupted> => {
  * What the cases must show besides the law, so it is not vacuous: the replies the resumes gave
  * (settlements exactly where a `never` action was in doubt) and the states carried across.
  */
-const MUST: Record<`${Variant}:${boolean}`, { readonly answered: Record<string, number>; readonly states: readonly string[] }> = {
+const MUST: Record<
+  `${Variant}:${boolean}`,
+  { readonly answered: Record<string, number>; readonly states: readonly string[] }
+> = {
   // The notify's step lost after it ran: settled `executed`.
-  'plain:false': { answered: { 'settle:executed': 1 }, states: ['at_boundary:-', 'in_flight:reinterpret', 'in_flight:replay_action', 'in_flight:settle'] },
+  'plain:false': {
+    answered: { 'settle:executed': 1 },
+    states: ['at_boundary:-', 'in_flight:reinterpret', 'in_flight:replay_action', 'in_flight:settle'],
+  },
   // The notify's intent landed, its promise failed, it never ran: settled `retry`.
-  'plain:true': { answered: { 'settle:retry': 1 }, states: ['at_boundary:-', 'in_flight:reinterpret', 'in_flight:replay_action', 'in_flight:settle'] },
+  'plain:true': {
+    answered: { 'settle:retry': 1 },
+    states: ['at_boundary:-', 'in_flight:reinterpret', 'in_flight:replay_action', 'in_flight:settle'],
+  },
   // Cuts before the request approve it after the import; the cut at the reply leaves the run awaiting.
-  'approval:false': { answered: { 'approval:approve': 0, 'settle:executed': 1 }, states: ['awaiting_input:await_input', 'in_flight:settle'] },
+  'approval:false': {
+    answered: { 'approval:approve': 0, 'settle:executed': 1 },
+    states: ['awaiting_input:await_input', 'in_flight:settle'],
+  },
   // The reply landed without what follows (apply_input): carried out after the import, no new request.
-  'approval:true': { answered: { 'approval:approve': 0, 'settle:retry': 1 }, states: ['awaiting_input:await_input', 'in_flight:apply_input', 'in_flight:settle'] },
+  'approval:true': {
+    answered: { 'approval:approve': 0, 'settle:retry': 1 },
+    states: ['awaiting_input:await_input', 'in_flight:apply_input', 'in_flight:settle'],
+  },
 };
 
 describe('the portability law among Node stores (memory, file, IndexedDB over fake-indexeddb)', () => {
@@ -74,7 +94,13 @@ describe('the portability law among Node stores (memory, file, IndexedDB over fa
     expect(writes).toBeGreaterThan(10);
     expect(answered).toEqual([]);
     expect(outcome.stopReason).toBe('final_answer');
-    expect(outcome.trajectory.map((s) => `${s.decision}:${s.actionStatus}`)).toEqual(['action:executed', 'invalid:null', 'action:executed', 'action:executed', 'final:null']);
+    expect(outcome.trajectory.map((s) => `${s.decision}:${s.actionStatus}`)).toEqual([
+      'action:executed',
+      'invalid:null',
+      'action:executed',
+      'action:executed',
+      'final:null',
+    ]);
     // The replies' metadata reaches the steps and the total.
     expect(outcome.trajectory.map((s) => s.finishReason)).toEqual(['stop', 'stop', 'stop', 'stop', 'stop']);
     expect(outcome.usage).toEqual({ inputTokens: 600, outputTokens: 110 });
@@ -90,9 +116,11 @@ describe('the portability law among Node stores (memory, file, IndexedDB over fa
     expect(approval.writes).toBe(plain.writes + 3);
   });
 
-  const cases = VARIANTS.flatMap((variant) => pairs.flatMap(([from, to]) => [false, true].map((lands) => [variant, from, to, lands] as const)));
+  const cases = VARIANTS.flatMap((variant) =>
+    pairs.flatMap(([from, to]) => [false, true].map((lands) => [variant, from, to, lands] as const)),
+  );
   it.each(cases)(
-    'the %s run crashed at every write on %s, imported into %s and resumed with the world\'s replies, ends as the uninterrupted run (write lands before the crash: %s)',
+    "the %s run crashed at every write on %s, imported into %s and resumed with the world's replies, ends as the uninterrupted run (write lands before the crash: %s)",
     async (variant, from, to, landsBeforeThrow) => {
       const { outcome: full, writes } = await reference$(variant);
       let resumed = 0;
@@ -123,35 +151,41 @@ describe('the portability law among Node stores (memory, file, IndexedDB over fa
 });
 
 describe('export bytes', () => {
-  it.each(VARIANTS)('every store exports the same imported %s run, ended or waiting, as the same bytes', async (variant) => {
-    for (const ended of [false, true]) {
-      const source = freshStore('memory');
-      // Not ended: the approval run waiting for its reply, the plain one with a lookup in flight.
-      if (ended) await uninterrupted(source, variant);
-      else await fixtureOf(source, variant === 'approval' ? 'awaiting' : 'replay');
-      const ndjson = await exportRun(source, RUN_ID);
-      for (const kind of NODE_STORES) {
-        const store = freshStore(kind);
-        await importRun(store, RUN_ID, ndjson);
-        expect(await exportRun(store, RUN_ID), `${kind}, ended: ${ended}`).toBe(ndjson);
+  it.each(VARIANTS)(
+    'every store exports the same imported %s run, ended or waiting, as the same bytes',
+    async (variant) => {
+      for (const ended of [false, true]) {
+        const source = freshStore('memory');
+        // Not ended: the approval run waiting for its reply, the plain one with a lookup in flight.
+        if (ended) await uninterrupted(source, variant);
+        else await fixtureOf(source, variant === 'approval' ? 'awaiting' : 'replay');
+        const ndjson = await exportRun(source, RUN_ID);
+        for (const kind of NODE_STORES) {
+          const store = freshStore(kind);
+          await importRun(store, RUN_ID, ndjson);
+          expect(await exportRun(store, RUN_ID), `${kind}, ended: ${ended}`).toBe(ndjson);
+        }
       }
-    }
-  });
+    },
+  );
 
-  it.each(VARIANTS)('every store that runs the %s reference itself exports it as the same bytes (clock frozen)', async (variant) => {
-    vi.useFakeTimers({ toFake: ['Date'], now: new Date('2026-01-02T03:04:05.678Z') });
-    try {
-      const exports = new Map<NodeStore, string>();
-      for (const kind of NODE_STORES) {
-        const store = freshStore(kind);
-        await uninterrupted(store, variant);
-        exports.set(kind, await exportRun(store, RUN_ID));
+  it.each(VARIANTS)(
+    'every store that runs the %s reference itself exports it as the same bytes (clock frozen)',
+    async (variant) => {
+      vi.useFakeTimers({ toFake: ['Date'], now: new Date('2026-01-02T03:04:05.678Z') });
+      try {
+        const exports = new Map<NodeStore, string>();
+        for (const kind of NODE_STORES) {
+          const store = freshStore(kind);
+          await uninterrupted(store, variant);
+          exports.set(kind, await exportRun(store, RUN_ID));
+        }
+        expect(new Set(exports.values()).size).toBe(1);
+        expect([...exports.values()][0]).toContain('"v":"1.2"');
+        expect([...exports.values()][0]).toContain('"request":{"cancelGraceMs":');
+      } finally {
+        vi.useRealTimers();
       }
-      expect(new Set(exports.values()).size).toBe(1);
-      expect([...exports.values()][0]).toContain('"v":"1.2"');
-      expect([...exports.values()][0]).toContain('"request":{"cancelGraceMs":');
-    } finally {
-      vi.useRealTimers();
-    }
-  });
+    },
+  );
 });

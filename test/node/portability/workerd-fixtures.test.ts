@@ -16,7 +16,12 @@ let mf: Miniflare | null = null;
 
 beforeAll(async () => {
   const script = await bundleWorker(join(ROOT, 'test/portability/workerd-worker.ts'));
-  mf = new Miniflare({ modules: true, script, compatibilityDate: '2026-04-20', durableObjects: { FIXTURES: { className: 'FixtureObject', useSQLite: true } } });
+  mf = new Miniflare({
+    modules: true,
+    script,
+    compatibilityDate: '2026-04-20',
+    durableObjects: { FIXTURES: { className: 'FixtureObject', useSQLite: true } },
+  });
   await mf.ready;
 }, 60_000);
 
@@ -40,7 +45,10 @@ describe('the workerd fixtures (DurableObjectStore in real workerd)', () => {
     expect(readFixture('workerd', cut)).toBe(ndjson);
   });
 
-  it.skipIf(WRITE_FIXTURES).each(CUTS)('a Durable Object still writes what the %s fixture says (timestamps aside)', async (cut) => {
-    expect(meaningOf(await workerdLog(cut))).toEqual(meaningOf(readFixture('workerd', cut)));
-  });
+  it.skipIf(WRITE_FIXTURES).each(CUTS)(
+    'a Durable Object still writes what the %s fixture says (timestamps aside)',
+    async (cut) => {
+      expect(meaningOf(await workerdLog(cut))).toEqual(meaningOf(readFixture('workerd', cut)));
+    },
+  );
 });

@@ -25,7 +25,10 @@ function machineWith(files: readonly string[], dirs: Record<string, readonly str
 describe('findBrowser', () => {
   it('takes CHROMIUM_PATH first when the file is there', () => {
     const m = machineWith(['/opt/chrome', '/usr/bin/chromium']);
-    expect(findBrowser({ ...m, env: { CHROMIUM_PATH: '/opt/chrome' } })).toEqual({ path: '/opt/chrome', source: 'CHROMIUM_PATH' });
+    expect(findBrowser({ ...m, env: { CHROMIUM_PATH: '/opt/chrome' } })).toEqual({
+      path: '/opt/chrome',
+      source: 'CHROMIUM_PATH',
+    });
   });
 
   it('never replaces a CHROMIUM_PATH that points nowhere with another browser', () => {
@@ -34,17 +37,29 @@ describe('findBrowser', () => {
   });
 
   it("finds Debian's /usr/bin/chromium when CHROMIUM_PATH is unset", () => {
-    expect(findBrowser({ ...machineWith(['/usr/bin/chromium']), env: {} })).toEqual({ path: '/usr/bin/chromium', source: 'system' });
+    expect(findBrowser({ ...machineWith(['/usr/bin/chromium']), env: {} })).toEqual({
+      path: '/usr/bin/chromium',
+      source: 'system',
+    });
   });
 
   it('finds the newest Playwright-installed Chromium under ~/.cache/ms-playwright', () => {
-    const m = machineWith([`${PW}/chromium-1100/chrome-linux/chrome`, `${PW}/chromium-1200/chrome-linux64/chrome`], { [PW]: ['ffmpeg-1010', 'chromium-1100', 'chromium-1200'] });
-    expect(findBrowser({ ...m, env: {} })).toEqual({ path: `${PW}/chromium-1200/chrome-linux64/chrome`, source: 'playwright' });
+    const m = machineWith([`${PW}/chromium-1100/chrome-linux/chrome`, `${PW}/chromium-1200/chrome-linux64/chrome`], {
+      [PW]: ['ffmpeg-1010', 'chromium-1100', 'chromium-1200'],
+    });
+    expect(findBrowser({ ...m, env: {} })).toEqual({
+      path: `${PW}/chromium-1200/chrome-linux64/chrome`,
+      source: 'playwright',
+    });
   });
 
   it('finds a Playwright headless shell, and looks under PLAYWRIGHT_BROWSERS_PATH when it is set', () => {
-    const m = machineWith(['/pw/chromium_headless_shell-1200/chrome-linux/headless_shell'], { '/pw': ['chromium_headless_shell-1200'] });
-    expect(findBrowser({ ...m, env: { PLAYWRIGHT_BROWSERS_PATH: '/pw' } })?.path).toBe('/pw/chromium_headless_shell-1200/chrome-linux/headless_shell');
+    const m = machineWith(['/pw/chromium_headless_shell-1200/chrome-linux/headless_shell'], {
+      '/pw': ['chromium_headless_shell-1200'],
+    });
+    expect(findBrowser({ ...m, env: { PLAYWRIGHT_BROWSERS_PATH: '/pw' } })?.path).toBe(
+      '/pw/chromium_headless_shell-1200/chrome-linux/headless_shell',
+    );
   });
 
   it('returns null on a machine with no browser anywhere', () => {
@@ -56,7 +71,13 @@ describe('decide', () => {
   const root = { osRelease: DEBIAN, uid: 0, hasAptGet: true };
 
   it('uses a browser that was found, whatever the machine', () => {
-    expect(decide({ env: {}, found: { path: '/usr/bin/chromium', source: 'system' }, machine: { osRelease: null, uid: null, hasAptGet: false } })).toEqual({ action: 'use', path: '/usr/bin/chromium' });
+    expect(
+      decide({
+        env: {},
+        found: { path: '/usr/bin/chromium', source: 'system' },
+        machine: { osRelease: null, uid: null, hasAptGet: false },
+      }),
+    ).toEqual({ action: 'use', path: '/usr/bin/chromium' });
   });
 
   it.each([
@@ -116,21 +137,30 @@ describe('ensure-browser on a real file system', () => {
     'a CHROMIUM_PATH it cannot execute is made with POSIX file modes, which Windows lacks',
   );
 
-  it.runIf(posix)('refuses a CHROMIUM_PATH that is a directory or a file it cannot execute, and npm test stops at once naming it', async () => {
-    const dir = await tempDir('polyloop-browser-');
-    const plain = join(dir, 'chrome.txt');
-    await writeFile(plain, 'not a browser');
-    await chmod(plain, 0o644);
-    for (const path of [dir, plain]) {
-      expect(findBrowser({ env: { CHROMIUM_PATH: path }, home: dir })).toBeNull();
-      const r = spawnSync(process.execPath, [SCRIPT], { env: { ...process.env, CHROMIUM_PATH: path }, encoding: 'utf8' });
-      expect(r.status).toBe(1);
-      expect(r.stderr).toContain(`CHROMIUM_PATH is ${path}`);
-      expect(r.stderr).toMatch(/no executable file/);
-    }
-    const runnable = join(dir, 'chrome');
-    await writeFile(runnable, '#!/bin/sh\n');
-    await chmod(runnable, 0o755);
-    expect(findBrowser({ env: { CHROMIUM_PATH: runnable }, home: dir })).toEqual({ path: runnable, source: 'CHROMIUM_PATH' });
-  });
+  it.runIf(posix)(
+    'refuses a CHROMIUM_PATH that is a directory or a file it cannot execute, and npm test stops at once naming it',
+    async () => {
+      const dir = await tempDir('polyloop-browser-');
+      const plain = join(dir, 'chrome.txt');
+      await writeFile(plain, 'not a browser');
+      await chmod(plain, 0o644);
+      for (const path of [dir, plain]) {
+        expect(findBrowser({ env: { CHROMIUM_PATH: path }, home: dir })).toBeNull();
+        const r = spawnSync(process.execPath, [SCRIPT], {
+          env: { ...process.env, CHROMIUM_PATH: path },
+          encoding: 'utf8',
+        });
+        expect(r.status).toBe(1);
+        expect(r.stderr).toContain(`CHROMIUM_PATH is ${path}`);
+        expect(r.stderr).toMatch(/no executable file/);
+      }
+      const runnable = join(dir, 'chrome');
+      await writeFile(runnable, '#!/bin/sh\n');
+      await chmod(runnable, 0o755);
+      expect(findBrowser({ env: { CHROMIUM_PATH: runnable }, home: dir })).toEqual({
+        path: runnable,
+        source: 'CHROMIUM_PATH',
+      });
+    },
+  );
 });

@@ -5,7 +5,9 @@ import { COMMON_DEFAULTS, firstTools, seams, system } from './shared.ts';
 const tools = ToolRegistry.of([
   ...firstTools(),
   {
-    name: 'forecast', description: 'Tomorrow\'s weather in a city.', replayPolicy: 'safe',
+    name: 'forecast',
+    description: "Tomorrow's weather in a city.",
+    replayPolicy: 'safe',
     parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
     handler: async () => 'rain tomorrow',
   },
@@ -17,6 +19,6 @@ export const agent = defineAgent({
     ...COMMON_DEFAULTS,
     tools,
     executor: tools.executor(),
-    context: { run: [system('You report the weather and tomorrow\'s forecast.')] },
+    context: { run: [system("You report the weather and tomorrow's forecast.")] },
   },
 });

@@ -23,7 +23,10 @@ const { agent } = (await import(module)) as { agent: AgentDefinition };
 // Synchronous: the parent sees the line even if this process is killed right after.
 const say = (tag: string, value: unknown): void => void writeSync(1, `${tag} ${JSON.stringify(value)}\n`);
 const summary = (r: RunResult): unknown => ({
-  stopReason: r.stopReason, finalAnswer: r.finalAnswer, pending: r.pending, steps: r.trajectory.length,
+  stopReason: r.stopReason,
+  finalAnswer: r.finalAnswer,
+  pending: r.pending,
+  steps: r.trajectory.length,
 });
 
 if (command === 'start') {

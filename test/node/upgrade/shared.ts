@@ -50,15 +50,21 @@ export function seams(): Omit<AgentConfig, 'defaults'> {
 export function firstTools(): ToolSpec[] {
   return [
     {
-      name: 'lookup', description: 'Look up the weather of a city.', replayPolicy: 'safe',
+      name: 'lookup',
+      description: 'Look up the weather of a city.',
+      replayPolicy: 'safe',
       parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
       handler: async () => 'sunny',
     },
     {
-      name: 'notify', description: 'Tell a team something (must not repeat).',
-      replayPolicy: 'never', needsApproval: true,
+      name: 'notify',
+      description: 'Tell a team something (must not repeat).',
+      replayPolicy: 'never',
+      needsApproval: true,
       parameters: {
-        type: 'object', properties: { to: { type: 'string' }, text: { type: 'string' } }, required: ['to', 'text'],
+        type: 'object',
+        properties: { to: { type: 'string' }, text: { type: 'string' } },
+        required: ['to', 'text'],
       },
       handler: async ({ to, text }) => {
         appendFileSync(setting('UPGRADE_SIDE'), `${String(to)}: ${String(text)}\n`);

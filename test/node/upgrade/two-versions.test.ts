@@ -37,7 +37,7 @@ type Summary = { stopReason: string; finalAnswer: string | null; pending: Pendin
 
 type Env = NodeJS.ProcessEnv & { readonly UPGRADE_DIR: string; readonly UPGRADE_SIDE: string };
 const kinds = (bytes: Buffer): string[] => decodeLog(bytes.toString('utf8')).records.map((r) => r.kind);
-const PROMPT_B = 'You report the weather and tomorrow\'s forecast.';
+const PROMPT_B = "You report the weather and tomorrow's forecast.";
 
 /** Process 1, version A: `run` until the run waits for the approval of notify; the process is SIGKILLed there. */
 async function startUnderA(env: Env, logPath: string): Promise<{ readonly pending: Pending; readonly log: Buffer }> {
@@ -71,8 +71,8 @@ function expectUpgradedLog(after: Buffer, before: Buffer, pending: Pending): voi
 }
 
 describe('a run started by version A of an agent module and finished by version B', () => {
-  it('is refused without upgrade (nothing written), and with it goes on from the approval: the never tool runs once, '
-    + 'the old steps stay byte for byte', async () => {
+  it('is refused without upgrade (nothing written), and with it goes on from the approval: the never tool runs once, ' +
+    'the old steps stay byte for byte', async () => {
     const root = await dirs.make('polyloop-upgrade-');
     const env: Env = { ...process.env, UPGRADE_DIR: join(root, 'runs'), UPGRADE_SIDE: join(root, 'sent.txt') };
     const logPath = new FileStore({ dir: env.UPGRADE_DIR }).logPath(RUN_ID);

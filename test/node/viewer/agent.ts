@@ -34,13 +34,40 @@ export function hold(runId: string): Hold {
 }
 
 const specs = (runId: string): ToolSpec[] => [
-  { name: 'lookup', description: 'Look a city up.', replayPolicy: 'safe', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, handler: async ({ city }) => (String(city) === 'Big' ? 'x'.repeat(5 * 1024 * 1024) : `${String(city)}: 21°C <b>sunny</b>`) },
-  { name: 'send', description: 'Send an email.', replayPolicy: 'never', needsApproval: true, parameters: { type: 'object', properties: { to: { type: 'string' } }, required: ['to'] }, handler: async ({ to }) => (SENT.push({ runId, to: String(to) }), 'sent') },
-  { name: 'fire', description: 'Fire and forget.', replayPolicy: 'never', parameters: { type: 'object', properties: {} }, handler: async () => 'fired' },
+  {
+    name: 'lookup',
+    description: 'Look a city up.',
+    replayPolicy: 'safe',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    handler: async ({ city }) =>
+      String(city) === 'Big' ? 'x'.repeat(5 * 1024 * 1024) : `${String(city)}: 21°C <b>sunny</b>`,
+  },
+  {
+    name: 'send',
+    description: 'Send an email.',
+    replayPolicy: 'never',
+    needsApproval: true,
+    parameters: { type: 'object', properties: { to: { type: 'string' } }, required: ['to'] },
+    handler: async ({ to }) => (SENT.push({ runId, to: String(to) }), 'sent'),
+  },
+  {
+    name: 'fire',
+    description: 'Fire and forget.',
+    replayPolicy: 'never',
+    parameters: { type: 'object', properties: {} },
+    handler: async () => 'fired',
+  },
 ];
 
 const usage = { inputTokens: 100, outputTokens: 20 };
-const say = (callSeq: number, body: unknown, extra: Partial<ModelReply> = {}): ModelReply => ({ callId: `c-${callSeq}`, text: JSON.stringify(body), reasoning: null, finishReason: 'stop', usage, ...extra });
+const say = (callSeq: number, body: unknown, extra: Partial<ModelReply> = {}): ModelReply => ({
+  callId: `c-${callSeq}`,
+  text: JSON.stringify(body),
+  reasoning: null,
+  finishReason: 'stop',
+  usage,
+  ...extra,
+});
 
 function script(runId: string): (call: ModelCall) => ModelReply | Promise<ModelReply> {
   const kind = runId.split('-')[0];
@@ -48,8 +75,15 @@ function script(runId: string): (call: ModelCall) => ModelReply | Promise<ModelR
     const n = call.callSeq;
     switch (kind) {
       case 'finished':
-        if (n < 2) return say(n, { tool: 'lookup', args: { city: n === 0 ? 'Oslo' : 'Lima' } }, { reasoning: 'I should look both cities up first.' });
-        return say(n, { final: 'Lima is warmer. <script>window.__pwned = 1</script><img src=x onerror="window.__pwned=2">' });
+        if (n < 2)
+          return say(
+            n,
+            { tool: 'lookup', args: { city: n === 0 ? 'Oslo' : 'Lima' } },
+            { reasoning: 'I should look both cities up first.' },
+          );
+        return say(n, {
+          final: 'Lima is warmer. <script>window.__pwned = 1</script><img src=x onerror="window.__pwned=2">',
+        });
       case 'approve':
         return n === 0 ? say(n, { tool: 'send', args: { to: 'ana@example.com' } }) : say(n, { final: 'Sent.' });
       case 'held': {
@@ -63,7 +97,9 @@ function script(runId: string): (call: ModelCall) => ModelReply | Promise<ModelR
       case 'big':
         return n === 0 ? say(n, { tool: 'lookup', args: { city: 'Big' } }) : say(n, { final: 'big done' });
       default:
-        return n < 49_999 ? { callId: null, text: JSON.stringify({ tool: 'lookup', args: { city: 'C' } }), reasoning: null } : { callId: null, text: '{"final":"long done"}', reasoning: null };
+        return n < 49_999
+          ? { callId: null, text: JSON.stringify({ tool: 'lookup', args: { city: 'C' } }), reasoning: null }
+          : { callId: null, text: '{"final":"long done"}', reasoning: null };
     }
   };
 }
@@ -71,7 +107,13 @@ function script(runId: string): (call: ModelCall) => ModelReply | Promise<ModelR
 /** The agent and request of `runId` over `store` (default: a FileStore on `dir`). */
 export function build(runId: string, store: RunStore): { agent: ReturnType<typeof defineAgent>; request: RunRequest } {
   const sent = ToolRegistry.of(specs(runId));
-  const agent = defineAgent({ model: scriptedModel(script(runId)), interpreter: jsonActionInterpreter(), store, events: silentSink(), syntheticObservations: STANDARD_SYNTHETIC_OBSERVATIONS });
+  const agent = defineAgent({
+    model: scriptedModel(script(runId)),
+    interpreter: jsonActionInterpreter(),
+    store,
+    events: silentSink(),
+    syntheticObservations: STANDARD_SYNTHETIC_OBSERVATIONS,
+  });
   const request: RunRequest = {
     runId,
     tools: sent,
@@ -89,6 +131,12 @@ export function build(runId: string, store: RunStore): { agent: ReturnType<typeo
 }
 
 /** The `--agent` module's default export. */
-export default function agentFor({ runId, dir }: { readonly runId: string; readonly dir: string }): ReturnType<typeof build> {
+export default function agentFor({
+  runId,
+  dir,
+}: {
+  readonly runId: string;
+  readonly dir: string;
+}): ReturnType<typeof build> {
   return build(runId, new FileStore({ dir }));
 }

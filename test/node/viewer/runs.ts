@@ -20,7 +20,13 @@ export async function runIn(dir: string, runId: string): Promise<Awaited<ReturnT
 async function cutAfter(dir: string, runId: string, keep: (lines: string[]) => number): Promise<void> {
   const file = new FileStore({ dir }).logPath(runId);
   const lines = (await readFile(file, 'utf8')).split('\n').filter((l) => l !== '');
-  await writeFile(file, lines.slice(0, keep(lines)).map((l) => `${l}\n`).join(''));
+  await writeFile(
+    file,
+    lines
+      .slice(0, keep(lines))
+      .map((l) => `${l}\n`)
+      .join(''),
+  );
 }
 
 const isActionIntent = (l: string): boolean => l.includes('"kind":"intent"') && l.includes('"intent":"action"');
@@ -31,13 +37,19 @@ export async function everydayRuns(dir: string): Promise<void> {
   await runIn(dir, 'approve-1');
   // A crash while the second lookup ran: the log ends with its action intent.
   await runIn(dir, 'finished-cut');
-  await cutAfter(dir, 'finished-cut', (lines) => lines.findIndex((l, i) => isActionIntent(l) && lines.slice(0, i).some(isActionIntent)) + 1);
+  await cutAfter(
+    dir,
+    'finished-cut',
+    (lines) => lines.findIndex((l, i) => isActionIntent(l) && lines.slice(0, i).some(isActionIntent)) + 1,
+  );
   // A `never` action in flight at a crash, settled by a person (it did happen).
   await runIn(dir, 'never-settled');
   await cutAfter(dir, 'never-settled', (lines) => lines.findIndex(isActionIntent) + 1);
   const { agent, request } = agentFor({ runId: 'never-settled', dir });
   const waiting = await resume(agent, request);
-  await resume(agent, request, { input: { kind: 'executed', resultId: waiting.pending?.resultId ?? '', observation: 'it was fired' } });
+  await resume(agent, request, {
+    input: { kind: 'executed', resultId: waiting.pending?.resultId ?? '', observation: 'it was fired' },
+  });
 }
 
 /** The hostile logs: a torn tail, a corrupt middle line, a 5 MB observation, 50,000 steps. */
@@ -67,12 +79,26 @@ export async function longRun(dir: string, steps = 50_000): Promise<void> {
   const first = records.filter((r) => stepOf(r) === 0);
   const last = records.filter((r) => stepOf(r) === 2);
   const renumber = (r: LogRecord, i: number): string =>
-    encodeRecord(JSON.parse(JSON.stringify(r).replaceAll('"s0.', `"s${i}.`).replaceAll('"s2.', `"s${i}.`).replace(/"(stepIndex|callSeq)":\d+/g, `"$1":${i}`)) as LogRecord);
+    encodeRecord(
+      JSON.parse(
+        JSON.stringify(r)
+          .replaceAll('"s0.', `"s${i}.`)
+          .replaceAll('"s2.', `"s${i}.`)
+          .replace(/"(stepIndex|callSeq)":\d+/g, `"$1":${i}`),
+      ) as LogRecord,
+    );
   const lines = [encodeRecord({ ...(records[0] as LogRecord & { kind: 'run_started' }), runId: 'long-1' })];
   for (let i = 0; i < steps - 1; i++) for (const r of first) lines.push(renumber(r, i));
   for (const r of last) lines.push(renumber(r, steps - 1));
   const ended = records.at(-1) as LogRecord & { kind: 'run_ended' };
-  lines.push(encodeRecord({ ...ended, steps, validActions: steps - 1, usage: { inputTokens: 100 * steps, outputTokens: 20 * steps } }));
+  lines.push(
+    encodeRecord({
+      ...ended,
+      steps,
+      validActions: steps - 1,
+      usage: { inputTokens: 100 * steps, outputTokens: 20 * steps },
+    }),
+  );
   await writeFile(store.logPath('long-1'), lines.map((l) => `${l}\n`).join(''));
   await rm(store.logPath('finished-template'));
 }

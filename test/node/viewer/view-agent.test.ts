@@ -39,14 +39,17 @@ beforeAll(async () => {
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
   });
   runner = join(tmp, 'cli/runner.mjs');
-  await writeFile(runner, `import { loadAgentModule } from './view-command.mjs';
+  await writeFile(
+    runner,
+    `import { loadAgentModule } from './view-command.mjs';
 try {
   const factory = await loadAgentModule(process.argv[2]);
   console.log(JSON.stringify(await factory({ runId: 'r-1', dir: 'runs' })));
 } catch (e) {
   console.log('refused: ' + (e instanceof Error ? e.message : String(e)));
 }
-`);
+`,
+  );
 }, 60_000);
 
 /** A user's project: the agent module, with or without tsx in its node_modules. */
@@ -147,10 +150,14 @@ async function installedProject(): Promise<string> {
 const nodeStripsTypes = Boolean((process.features as { typescript?: unknown }).typescript);
 
 describe('a TypeScript --agent module', () => {
-  it.each(['agent.mts', 'agent.ts'])('loads %s through the tsx of the user\'s project', async (file) => {
-    const dir = await project(`with-tsx-${file.replace('.', '-')}`, file, true);
-    expect(JSON.parse(await load(dir, `./${file}`))).toEqual({ kind: 'typed', runId: 'r-1', dir: 'runs' });
-  }, 30_000);
+  it.each(['agent.mts', 'agent.ts'])(
+    "loads %s through the tsx of the user's project",
+    async (file) => {
+      const dir = await project(`with-tsx-${file.replace('.', '-')}`, file, true);
+      expect(JSON.parse(await load(dir, `./${file}`))).toEqual({ kind: 'typed', runId: 'r-1', dir: 'runs' });
+    },
+    30_000,
+  );
 
   it('without tsx (and a Node that cannot strip types) is refused with what to run instead', async () => {
     const dir = await project('without-tsx', 'agent.mts', false);
@@ -162,7 +169,7 @@ describe('a TypeScript --agent module', () => {
     }
   }, 30_000);
 
-  it('that exports the agent carries out a reply with the installed package\'s own classes (one copy of polyloop, not two)', async () => {
+  it("that exports the agent carries out a reply with the installed package's own classes (one copy of polyloop, not two)", async () => {
     const dir = await installedProject();
     type Out = { answer: { status: number; message: string }; state: string; stopReason: string | null };
     const out = JSON.parse(await load(dir, './runner.mjs', [])) as Out;

@@ -28,7 +28,9 @@ beforeAll(async () => {
 });
 
 const inputLines = async (runId: string): Promise<string[]> =>
-  (await readFile(new FileStore({ dir }).logPath(runId), 'utf8')).split('\n').filter((l) => l.includes('"kind":"input"'));
+  (await readFile(new FileStore({ dir }).logPath(runId), 'utf8'))
+    .split('\n')
+    .filter((l) => l.includes('"kind":"input"'));
 
 /** A FileStore whose lease is taken only once `ready` resolves: a driver that reaches the lock late. */
 class LateLockStore extends FileStore {
@@ -57,11 +59,19 @@ describe('two replies to one request at once', () => {
     const approveLanded = async (): Promise<void> => {
       while ((await inputLines(runId)).length === 0) await new Promise((ok) => setTimeout(ok, 10));
     };
-    const factory: AgentFactory = (ctx) => (calls++ === 0 ? build(ctx.runId, new LateLockStore(ctx.dir, approveLanded, denyAtLock)) : agentFor(ctx));
-    const viewer = await startViewer({ source: await dirSource({ dir, agent: factory, pollMs: 20, log: () => undefined }), pageDir });
+    const factory: AgentFactory = (ctx) =>
+      calls++ === 0 ? build(ctx.runId, new LateLockStore(ctx.dir, approveLanded, denyAtLock)) : agentFor(ctx);
+    const viewer = await startViewer({
+      source: await dirSource({ dir, agent: factory, pollMs: 20, log: () => undefined }),
+      pageDir,
+    });
     try {
       const post = (body: unknown): Promise<Response> =>
-        fetch(`${viewer.origin}/runs/${runId}/input`, { method: 'POST', headers: { authorization: `Bearer ${viewer.key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        fetch(`${viewer.origin}/runs/${runId}/input`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${viewer.key}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
       const deny = post({ kind: 'deny', resultId: 's0.input', reason: 'not to Ana' });
       await denyWaiting;
       const approve = await post({ kind: 'approve', resultId: 's0.input' });

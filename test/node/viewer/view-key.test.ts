@@ -27,7 +27,10 @@ beforeAll(async () => {
   await writeFile(join(pageDir, 'index.html'), '<!doctype html><title>viewer</title>');
   await writeFile(join(pageDir, 'assets', 'index-abc.js'), 'console.log(1)');
   await runIn(dir, 'approve-1');
-  viewer = await startViewer({ source: await dirSource({ dir, agent: agentFor, pollMs: 20, log: () => undefined }), pageDir });
+  viewer = await startViewer({
+    source: await dirSource({ dir, agent: agentFor, pollMs: 20, log: () => undefined }),
+    pageDir,
+  });
 }, 30_000);
 
 afterAll(async () => {
@@ -36,7 +39,9 @@ afterAll(async () => {
 
 const bearer = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` });
 /** What the old viewer made a browser keep (and send to every port of 127.0.0.1). */
-const oldCookie = (v: RunningViewer): Record<string, string> => ({ cookie: `polyloop_view_${new URL(v.origin).port}=${v.key}; polyloop_view=${v.key}` });
+const oldCookie = (v: RunningViewer): Record<string, string> => ({
+  cookie: `polyloop_view_${new URL(v.origin).port}=${v.key}; polyloop_view=${v.key}`,
+});
 
 /** Every route the viewer has, as [method, path, body]. */
 const ROUTES: readonly (readonly [string, string, unknown?])[] = [
@@ -53,7 +58,11 @@ const ROUTES: readonly (readonly [string, string, unknown?])[] = [
   ['GET', '/nowhere'],
 ];
 
-async function call(v: RunningViewer, [method, path, body]: readonly [string, string, unknown?], headers: Record<string, string>): Promise<Response> {
+async function call(
+  v: RunningViewer,
+  [method, path, body]: readonly [string, string, unknown?],
+  headers: Record<string, string>,
+): Promise<Response> {
   const ctrl = new AbortController();
   const res = await fetch(`${v.origin}${path.replace('placeholder', v.key)}`, {
     method,
@@ -96,7 +105,13 @@ describe('the access key is never in a cookie', () => {
       const ok = await call(viewer, route, bearer(viewer.key));
       // The reply names another request on purpose: 409, past the key check, nothing written.
       expect(ok.status, `${route[0]} ${route[1]}`).toBe(route[0] === 'POST' ? 409 : 200);
-      for (const wrong of [bearer(`${viewer.key}x`), bearer(viewer.key.slice(1)), { authorization: viewer.key }, { authorization: `Basic ${viewer.key}` }, { 'x-polyloop-key': viewer.key }]) {
+      for (const wrong of [
+        bearer(`${viewer.key}x`),
+        bearer(viewer.key.slice(1)),
+        { authorization: viewer.key },
+        { authorization: `Basic ${viewer.key}` },
+        { 'x-polyloop-key': viewer.key },
+      ]) {
         expect((await call(viewer, route, wrong)).status, `${route[1]} with ${JSON.stringify(wrong)}`).toBe(401);
       }
     }
@@ -115,7 +130,7 @@ describe('the access key is never in a cookie', () => {
     expect((await fetch(`${viewer.origin}/assets/index-abc.js`)).status).toBe(200);
   });
 
-  it('gives each of two viewers on one host its own key: one viewer\'s key opens nothing on the other', async () => {
+  it("gives each of two viewers on one host its own key: one viewer's key opens nothing on the other", async () => {
     const other = await startViewer({ source: await dirSource({ dir }), pageDir });
     try {
       expect(other.key).not.toBe(viewer.key);
@@ -128,8 +143,17 @@ describe('the access key is never in a cookie', () => {
   });
 
   it('refuses a chosen key that is short or that a header or fragment would mangle', async () => {
-    for (const key of ['short', 'a'.repeat(15), `${'a'.repeat(20)} b`, `${'a'.repeat(20)};x=y`, `${'a'.repeat(20)}\n`]) {
-      await expect(startViewer({ source: await dirSource({ dir }), pageDir, key }), JSON.stringify(key)).rejects.toBeInstanceOf(ViewerRefusedError);
+    for (const key of [
+      'short',
+      'a'.repeat(15),
+      `${'a'.repeat(20)} b`,
+      `${'a'.repeat(20)};x=y`,
+      `${'a'.repeat(20)}\n`,
+    ]) {
+      await expect(
+        startViewer({ source: await dirSource({ dir }), pageDir, key }),
+        JSON.stringify(key),
+      ).rejects.toBeInstanceOf(ViewerRefusedError);
     }
     const chosen = await startViewer({ source: await dirSource({ dir }), pageDir, key: 'a-chosen_key-0123456789' });
     try {

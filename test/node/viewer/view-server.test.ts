@@ -19,9 +19,20 @@ let viewer: RunningViewer;
 let readOnly: RunningViewer;
 /** The header the page sends with every request once it has `v`'s key (none for an empty key). */
 const auth = (key: string): Record<string, string> => (key === '' ? {} : { authorization: `Bearer ${key}` });
-const get = (v: RunningViewer, path: string, headers: Record<string, string> = {}, key = v.key): Promise<Response> => fetch(`${v.origin}${path}`, { headers: { ...auth(key), ...headers } });
-const reply = (v: RunningViewer, runId: string, body: unknown, headers: Record<string, string> = {}, key = v.key): Promise<Response> =>
-  fetch(`${v.origin}/runs/${encodeURIComponent(runId)}/input`, { method: 'POST', headers: { ...auth(key), 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+const get = (v: RunningViewer, path: string, headers: Record<string, string> = {}, key = v.key): Promise<Response> =>
+  fetch(`${v.origin}${path}`, { headers: { ...auth(key), ...headers } });
+const reply = (
+  v: RunningViewer,
+  runId: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  key = v.key,
+): Promise<Response> =>
+  fetch(`${v.origin}/runs/${encodeURIComponent(runId)}/input`, {
+    method: 'POST',
+    headers: { ...auth(key), 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
 
 /** GET /runs with a Host header of our choosing (fetch does not let a caller set one). */
 function statusUnderHost(v: RunningViewer, host: string): Promise<number | undefined> {
@@ -60,7 +71,9 @@ describe('where the viewer listens and whom it answers', () => {
   });
 
   it('refuses a non-loopback address unless allowRemote is given, from the API and from the command line', async () => {
-    await expect(startViewer({ source: await dirSource({ dir }), pageDir, host: '0.0.0.0' })).rejects.toBeInstanceOf(ViewerRefusedError);
+    await expect(startViewer({ source: await dirSource({ dir }), pageDir, host: '0.0.0.0' })).rejects.toBeInstanceOf(
+      ViewerRefusedError,
+    );
     const err: string[] = [];
     const code = await runCli(['view', dir, '--host', '0.0.0.0'], { out: () => undefined, err: (t) => err.push(t) });
     expect(code).toBe(2);
@@ -80,8 +93,14 @@ describe('where the viewer listens and whom it answers', () => {
   });
 
   it('takes a reply only as JSON from its own origin (no cross-site form can post one)', async () => {
-    expect((await reply(viewer, 'approve-1', { kind: 'approve', resultId: 's0.input' }, { 'content-type': 'text/plain' })).status).toBe(415);
-    expect((await reply(viewer, 'approve-1', { kind: 'approve', resultId: 's0.input' }, { origin: 'http://evil.example' })).status).toBe(403);
+    expect(
+      (await reply(viewer, 'approve-1', { kind: 'approve', resultId: 's0.input' }, { 'content-type': 'text/plain' }))
+        .status,
+    ).toBe(415);
+    expect(
+      (await reply(viewer, 'approve-1', { kind: 'approve', resultId: 's0.input' }, { origin: 'http://evil.example' }))
+        .status,
+    ).toBe(403);
   });
 
   it('sends a content security policy that allows no inline script', async () => {
@@ -92,7 +111,9 @@ describe('where the viewer listens and whom it answers', () => {
 
 describe('what the viewer says about each run', () => {
   it('lists every run with its status, stop reason and steps, and says which logs cannot be read', async () => {
-    const { runs } = (await (await get(viewer, '/runs')).json()) as { runs: { runId: string; status: string; steps: number; stopReason: string | null; error: string | null }[] };
+    const { runs } = (await (await get(viewer, '/runs')).json()) as {
+      runs: { runId: string; status: string; steps: number; stopReason: string | null; error: string | null }[];
+    };
     const by = Object.fromEntries(runs.map((r) => [r.runId, r]));
     expect(by['finished-1']).toMatchObject({ status: 'ended', stopReason: 'final_answer', steps: 3 });
     expect(by['approve-1']).toMatchObject({ status: 'awaiting_input', steps: 0 });
@@ -121,20 +142,29 @@ describe('what the viewer says about each run', () => {
   });
 
   it('marks a step resumed after a crash when the log shows it (a settlement), with the recorded action and the reply', async () => {
-    const page = (await (await get(viewer, '/runs/never-settled/steps')).json()) as { steps: { resumed: string | null; action: unknown; input: { kind: string; reply: unknown }[] }[] };
-    expect(page.steps[0]?.resumed).toMatch(/resumed after a crash: the action was in flight and was settled by a person \(executed\)/);
+    const page = (await (await get(viewer, '/runs/never-settled/steps')).json()) as {
+      steps: { resumed: string | null; action: unknown; input: { kind: string; reply: unknown }[] }[];
+    };
+    expect(page.steps[0]?.resumed).toMatch(
+      /resumed after a crash: the action was in flight and was settled by a person \(executed\)/,
+    );
     expect(page.steps[0]?.action).toEqual({ kind: 'tool_call', name: 'fire', arguments: {} });
-    expect(page.steps[0]?.input[0]).toMatchObject({ kind: 'settle', reply: { kind: 'executed', observation: 'it was fired' } });
+    expect(page.steps[0]?.input[0]).toMatchObject({
+      kind: 'settle',
+      reply: { kind: 'executed', observation: 'it was fired' },
+    });
     expect(page.steps[1]?.resumed).toBeNull();
   });
 
   it('pages the steps of a 50,000-step run', async () => {
-    const page = (await (await get(viewer, '/runs/long-1/steps?from=49990&limit=100')).json()) as { steps: { step: { stepIndex: number } }[] };
+    const page = (await (await get(viewer, '/runs/long-1/steps?from=49990&limit=100')).json()) as {
+      steps: { step: { stepIndex: number } }[];
+    };
     expect(page.steps.map((s) => s.step.stepIndex)).toEqual(Array.from({ length: 10 }, (_, i) => 49_990 + i));
     expect((await get(viewer, '/runs/long-1/steps?from=-1')).status).toBe(400);
   });
 
-  it('streams a run\'s records as server-sent events, live, and closes after run_ended', async () => {
+  it("streams a run's records as server-sent events, live, and closes after run_ended", async () => {
     // Held at its second model call: the stream opens on a live run with step #0 written.
     const held = hold('held-events');
     const live = runIn(dir, 'held-events');
@@ -190,12 +220,21 @@ describe('replies', () => {
     expect(((await (await get(viewer, '/runs/approve-1')).json()) as { status: string }).status).toBe('awaiting_input');
   });
 
-  it('carries out an approval with the user\'s agent, as resume does: 202 once it is in the log, then the run ends', async () => {
+  it("carries out an approval with the user's agent, as resume does: 202 once it is in the log, then the run ends", async () => {
     await runIn(dir, 'approve-2');
     const res = await reply(viewer, 'approve-2', { kind: 'approve', resultId: 's0.input' });
     expect(res.status).toBe(202);
-    for (let i = 0; i < 100 && ((await (await get(viewer, '/runs/approve-2')).json()) as { status: string }).status !== 'ended'; i++) await new Promise((ok) => setTimeout(ok, 50));
-    expect(await (await get(viewer, '/runs/approve-2')).json()).toMatchObject({ status: 'ended', stopReason: 'final_answer', steps: 2 });
+    for (
+      let i = 0;
+      i < 100 && ((await (await get(viewer, '/runs/approve-2')).json()) as { status: string }).status !== 'ended';
+      i++
+    )
+      await new Promise((ok) => setTimeout(ok, 50));
+    expect(await (await get(viewer, '/runs/approve-2')).json()).toMatchObject({
+      status: 'ended',
+      stopReason: 'final_answer',
+      steps: 2,
+    });
     expect(SENT.filter((s) => s.runId === 'approve-2')).toEqual([{ runId: 'approve-2', to: 'ana@example.com' }]);
     expect((await reply(viewer, 'approve-2', { kind: 'approve', resultId: 's0.input' })).status).toBe(409);
   });

@@ -205,7 +205,13 @@ describe('a run whose code changed', () => {
     await waiting('cut-1');
     const lines = (await logText('cut-1')).split('\n');
     const cut = lines.findIndex((l) => l.includes('"kind":"intent"') && l.includes('"intent":"action"'));
-    await writeFile(new FileStore({ dir }).logPath('cut-1'), lines.slice(0, cut + 1).map((l) => `${l}\n`).join(''));
+    await writeFile(
+      new FileStore({ dir }).logPath('cut-1'),
+      lines
+        .slice(0, cut + 1)
+        .map((l) => `${l}\n`)
+        .join(''),
+    );
     const interrupted = await post(v2View, 'cut-1', 'upgrade', { reason: 'x' });
     expect(interrupted.status).toBe(409);
     expect(((await interrupted.json()) as ErrorBody).error.message).toMatch(/waits for no person/);

@@ -46,7 +46,11 @@ const dirs = sharedTempDirs();
 beforeAll(async () => {
   dir = await dirs.make('polyloop-viewer-e2e-');
   pageDir = await dirs.make('polyloop-viewer-page-');
-  await build({ configFile: join(ROOT, 'src/viewer/page/vite.config.ts'), logLevel: 'warn', build: { outDir: pageDir, emptyOutDir: true } });
+  await build({
+    configFile: join(ROOT, 'src/viewer/page/vite.config.ts'),
+    logLevel: 'warn',
+    build: { outDir: pageDir, emptyOutDir: true },
+  });
   await everydayRuns(dir);
   await hostileRuns(dir);
   await mkdir(SHOTS, { recursive: true });
@@ -68,7 +72,7 @@ afterAll(async () => {
 });
 
 describe('the run viewer in Chromium', () => {
-  it('opens from the printed URL: the key leaves the address bar for this origin\'s sessionStorage, and no cookie is set', async () => {
+  it("opens from the printed URL: the key leaves the address bar for this origin's sessionStorage, and no cookie is set", async () => {
     const context = await browser.newContext();
     try {
       const p = await context.newPage();
@@ -112,7 +116,9 @@ describe('the run viewer in Chromium', () => {
         expect(JSON.stringify(headers)).not.toContain(viewer.key);
       }
       for (const tab of [p, q]) {
-        const found = await tab.evaluate(() => document.cookie + JSON.stringify({ ...sessionStorage }) + JSON.stringify({ ...localStorage }));
+        const found = await tab.evaluate(
+          () => document.cookie + JSON.stringify({ ...sessionStorage }) + JSON.stringify({ ...localStorage }),
+        );
         expect(found).not.toContain(viewer.key);
       }
     } finally {
@@ -137,7 +143,7 @@ describe('the run viewer in Chromium', () => {
     await p.close();
   }, 30_000);
 
-  it('shows a finished run: step count, usage, reasoning collapsed, and a model\'s <script> as text', async () => {
+  it("shows a finished run: step count, usage, reasoning collapsed, and a model's <script> as text", async () => {
     const p = await page(1280, '#/run/finished-1');
     await state(p, 'run');
     expect(await p.locator('#steps-count').textContent()).toBe('3');
@@ -156,7 +162,7 @@ describe('the run viewer in Chromium', () => {
     await p.close();
   }, 30_000);
 
-  it('saves a run\'s log from the page, fetched with the key', async () => {
+  it("saves a run's log from the page, fetched with the key", async () => {
     const p = await browser.newPage({ acceptDownloads: true });
     await p.goto(viewer.url);
     await p.evaluate(() => (location.hash = '#/run/finished-1'));
@@ -171,7 +177,9 @@ describe('the run viewer in Chromium', () => {
   it('answers an approval from the page: the buttons its kind accepts, and the run finishes', async () => {
     const p = await page(1280, '#/run/approve-1');
     await state(p, 'run');
-    expect(await p.locator('#pending button[data-reply]').evaluateAll((bs) => bs.map((b) => b.getAttribute('data-reply')))).toEqual(['approve', 'deny', 'cancel']);
+    expect(
+      await p.locator('#pending button[data-reply]').evaluateAll((bs) => bs.map((b) => b.getAttribute('data-reply'))),
+    ).toEqual(['approve', 'deny', 'cancel']);
     expect(await p.locator('#pending-args').textContent()).toContain('ana@example.com');
     expect(await p.locator('#tail-row').textContent()).toContain('waiting for a person: approval of send');
     await p.screenshot({ path: join(SHOTS, 'approval-1280.png') });
@@ -209,7 +217,7 @@ describe('the run viewer in Chromium', () => {
     await p.close();
   }, 30_000);
 
-  it('shows a live run\'s steps as they land, without a reload', async () => {
+  it("shows a live run's steps as they land, without a reload", async () => {
     // The run waits at its second model call until released: the page opens on a run that is
     // certainly running, with step #0 written, however slow the machine.
     const held = hold('held-live');
@@ -259,7 +267,11 @@ describe('the run viewer in Chromium', () => {
     await p.waitForSelector('#detail button >> text=/Show the other/');
     expect(await p.locator('#detail pre.obs').evaluate((e) => e.textContent?.length)).toBe(20_000);
     await p.click('#detail button >> text=/Show the other/');
-    await p.waitForFunction(() => document.querySelector('#detail pre.obs')?.textContent?.length === 5 * 1024 * 1024, undefined, { timeout: 15_000 });
+    await p.waitForFunction(
+      () => document.querySelector('#detail pre.obs')?.textContent?.length === 5 * 1024 * 1024,
+      undefined,
+      { timeout: 15_000 },
+    );
     await p.close();
   }, 40_000);
 
@@ -268,7 +280,9 @@ describe('the run viewer in Chromium', () => {
     const started = Date.now();
     await p.evaluate(() => (location.hash = '#/run/long-1'));
     await p.waitForSelector('.row[data-index="0"] .tag, .row[data-index="0"] .dur:not(:empty)');
-    console.log(`viewer: 50,000-step run open with its first rows in ${Date.now() - started} ms (log already read by the list)`);
+    console.log(
+      `viewer: 50,000-step run open with its first rows in ${Date.now() - started} ms (log already read by the list)`,
+    );
     expect(await p.locator('#steps-count').textContent()).toBe('50,000');
     expect(await p.locator('.row').count()).toBeLessThan(80);
     await p.focus('#timeline');

@@ -15,12 +15,28 @@ const schema = z.object({
 });
 
 describe('defineTool', () => {
-  it('makes a ToolSpec whose parameters are zod\'s input JSON Schema, without $schema', () => {
-    const spec = defineTool({ name: 'forecast', description: 'Weather forecast', schema, replayPolicy: 'safe', completesRun: false, handler: async () => 'sunny' });
+  it("makes a ToolSpec whose parameters are zod's input JSON Schema, without $schema", () => {
+    const spec = defineTool({
+      name: 'forecast',
+      description: 'Weather forecast',
+      schema,
+      replayPolicy: 'safe',
+      completesRun: false,
+      handler: async () => 'sunny',
+    });
     const { $schema: _d, ...expected } = z.toJSONSchema(schema, { io: 'input' }) as Record<string, unknown>;
     expect(spec.parameters).toEqual(expected);
-    expect(spec.parameters).toMatchObject({ type: 'object', required: ['city'], properties: { city: { type: 'string', description: 'City name' } } });
-    expect(spec).toMatchObject({ name: 'forecast', description: 'Weather forecast', replayPolicy: 'safe', completesRun: false });
+    expect(spec.parameters).toMatchObject({
+      type: 'object',
+      required: ['city'],
+      properties: { city: { type: 'string', description: 'City name' } },
+    });
+    expect(spec).toMatchObject({
+      name: 'forecast',
+      description: 'Weather forecast',
+      replayPolicy: 'safe',
+      completesRun: false,
+    });
     expectTypeOf(spec).toEqualTypeOf<ToolSpec>();
   });
 
@@ -36,7 +52,9 @@ describe('defineTool', () => {
         return `${args.city} for ${args.days} days`;
       },
     });
-    const outcome = await ToolRegistry.of([spec]).executor().execute({ kind: 'tool_call', name: 'forecast', arguments: { city: 'Oslo' } }, ctx);
+    const outcome = await ToolRegistry.of([spec])
+      .executor()
+      .execute({ kind: 'tool_call', name: 'forecast', arguments: { city: 'Oslo' } }, ctx);
     expect(outcome).toMatchObject({ status: 'executed', observation: 'Oslo for 3 days' });
     expect(seen).toEqual([{ city: 'Oslo', days: 3 }]);
   });
@@ -44,7 +62,9 @@ describe('defineTool', () => {
   it('lets the registry refuse arguments that break the JSON Schema before the handler runs', async () => {
     let ran = false;
     const spec = defineTool({ name: 'forecast', description: 'd', schema, handler: async () => ((ran = true), 'x') });
-    const outcome = await ToolRegistry.of([spec]).executor().execute({ kind: 'tool_call', name: 'forecast', arguments: { city: 'Oslo', days: 'many' } }, ctx);
+    const outcome = await ToolRegistry.of([spec])
+      .executor()
+      .execute({ kind: 'tool_call', name: 'forecast', arguments: { city: 'Oslo', days: 'many' } }, ctx);
     expect(outcome.status).toBe('not_executed');
     expect(ran).toBe(false);
   });
@@ -53,10 +73,14 @@ describe('defineTool', () => {
     const spec = defineTool({
       name: 'range',
       description: 'd',
-      schema: z.object({ from: z.number(), to: z.number() }).refine((v) => v.from <= v.to, { message: 'from must not exceed to' }),
+      schema: z
+        .object({ from: z.number(), to: z.number() })
+        .refine((v) => v.from <= v.to, { message: 'from must not exceed to' }),
       handler: async () => 'ok',
     });
-    const outcome = await ToolRegistry.of([spec]).executor().execute({ kind: 'tool_call', name: 'range', arguments: { from: 5, to: 1 } }, ctx);
+    const outcome = await ToolRegistry.of([spec])
+      .executor()
+      .execute({ kind: 'tool_call', name: 'range', arguments: { from: 5, to: 1 } }, ctx);
     expect(outcome.status).toBe('executed');
     expect(outcome.observation).toContain('ToolArgumentsError');
     expect(outcome.observation).toContain('from must not exceed to');
@@ -64,7 +88,9 @@ describe('defineTool', () => {
   });
 
   it('throws at once for a schema with no JSON Schema form', () => {
-    expect(() => defineTool({ name: 'when', description: 'd', schema: z.object({ at: z.date() }) })).toThrow(/defineTool\("when"\).*no JSON Schema form/);
+    expect(() => defineTool({ name: 'when', description: 'd', schema: z.object({ at: z.date() }) })).toThrow(
+      /defineTool\("when"\).*no JSON Schema form/,
+    );
   });
 
   it('makes a spec without handler when none is given (the registry refuses an executor for it)', () => {
@@ -83,8 +109,14 @@ describe('defineTool', () => {
         return `${args.n}:${args.tag}`;
       },
     });
-    expect(spec.parameters).toEqual({ type: 'object', properties: { n: { type: 'number' }, tag: { default: 'x', type: 'string' } }, required: ['n'] });
-    const outcome = await ToolRegistry.of([spec]).executor().execute({ kind: 'tool_call', name: 'mini', arguments: { n: 2 } }, ctx);
+    expect(spec.parameters).toEqual({
+      type: 'object',
+      properties: { n: { type: 'number' }, tag: { default: 'x', type: 'string' } },
+      required: ['n'],
+    });
+    const outcome = await ToolRegistry.of([spec])
+      .executor()
+      .execute({ kind: 'tool_call', name: 'mini', arguments: { n: 2 } }, ctx);
     expect(outcome.observation).toBe('2:x');
   });
 
@@ -97,7 +129,10 @@ describe('defineTool', () => {
       needsApproval: true,
       handler: async ({ to }) => (sent.push(to), 'sent'),
     });
-    const h = harness({ tools: [sendEmail], script: ['{"tool":"send_email","args":{"to":"boss@example.com"}}', '{"final":"done"}'] });
+    const h = harness({
+      tools: [sendEmail],
+      script: ['{"tool":"send_email","args":{"to":"boss@example.com"}}', '{"final":"done"}'],
+    });
     const result = await run(h.agent, h.request);
     expect(result.stopReason).toBe('awaiting_input');
     expect(result.pending).toMatchObject({ kind: 'approval', decision: { action: { name: 'send_email' } } });
@@ -106,7 +141,12 @@ describe('defineTool', () => {
   });
 
   it('keeps answeredBy: a zod tool a person answers has no handler and asks for an answer', async () => {
-    const ask = defineTool({ name: 'ask', description: 'Ask the user.', schema: z.object({ q: z.string() }), answeredBy: 'human' });
+    const ask = defineTool({
+      name: 'ask',
+      description: 'Ask the user.',
+      schema: z.object({ q: z.string() }),
+      answeredBy: 'human',
+    });
     expect(ask).toMatchObject({ name: 'ask', answeredBy: 'human' });
     expect(ask.handler).toBeUndefined();
     const h = harness({ tools: [ask], script: ['{"tool":"ask","args":{"q":"Which city?"}}', '{"final":"done"}'] });
@@ -115,7 +155,9 @@ describe('defineTool', () => {
 
   it('refuses a misspelt option, naming it and the option it most likely meant', () => {
     const def = { name: 'send_email', description: 'd', schema: z.object({}), needsAproval: true };
-    expect(() => defineTool(def as never)).toThrow(/needsAproval is not an option of defineTool\("send_email"\); did you mean `needsApproval`\?/);
+    expect(() => defineTool(def as never)).toThrow(
+      /needsAproval is not an option of defineTool\("send_email"\); did you mean `needsApproval`\?/,
+    );
     try {
       defineTool(def as never);
     } catch (e) {
@@ -125,7 +167,9 @@ describe('defineTool', () => {
 
   it('says to give the zod object as schema when parameters is given instead', () => {
     const def = { name: 'add', description: 'd', parameters: z.object({ a: z.number() }) };
-    expect(() => defineTool(def as never)).toThrow(/parameters is not an option of defineTool\("add"\); give a zod object as `schema`/);
+    expect(() => defineTool(def as never)).toThrow(
+      /parameters is not an option of defineTool\("add"\); give a zod object as `schema`/,
+    );
   });
 
   it.each([
@@ -133,7 +177,11 @@ describe('defineTool', () => {
     ['an array', [], /defineTool needs an options object, got an array/],
     ['a string', 'add', /defineTool needs an options object, got a string/],
     ['no schema', { name: 'add', description: 'd' }, /schema must be a zod object/],
-    ['a plain object as schema', { name: 'add', description: 'd', schema: { type: 'object' } }, /schema must be a zod object/],
+    [
+      'a plain object as schema',
+      { name: 'add', description: 'd', schema: { type: 'object' } },
+      /schema must be a zod object/,
+    ],
   ])('refuses %s with an InvalidRequestError before zod sees it', (_label, def, message) => {
     expect(() => defineTool(def as never)).toThrow(message);
     expect(() => defineTool(def as never)).toThrow(expect.objectContaining({ code: 'invalid_request' }));
@@ -143,6 +191,8 @@ describe('defineTool', () => {
     const e = new ToolArgumentsError('t', 'm');
     expect(isPolyLoopError(e, 'tool_arguments')).toBe(true);
     expect(e.name).toBe('ToolArgumentsError');
-    expect(() => defineTool({ name: 'when', description: 'd', schema: z.object({ at: z.date() }) })).toThrow(expect.objectContaining({ code: 'invalid_request' }));
+    expect(() => defineTool({ name: 'when', description: 'd', schema: z.object({ at: z.date() }) })).toThrow(
+      expect.objectContaining({ code: 'invalid_request' }),
+    );
   });
 });

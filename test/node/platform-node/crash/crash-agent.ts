@@ -17,13 +17,22 @@
 import { createHash } from 'node:crypto';
 import { appendFileSync, readFileSync, writeSync } from 'node:fs';
 import { defineAgent, encodeRecord, isPolyLoopError, resume, run, ToolRegistry } from '../../../../src/core/index.ts';
-import type { InputReply, InputRequest, LogRecord, ModelCall, RunRequest, RunResult, RunStore } from '../../../../src/core/index.ts';
+import type {
+  InputReply,
+  InputRequest,
+  LogRecord,
+  ModelCall,
+  RunRequest,
+  RunResult,
+  RunStore,
+} from '../../../../src/core/index.ts';
 import { FileStore } from '../../../../src/platform-node/index.ts';
 import { jsonActionInterpreter, scriptedModel } from '../../../../src/testing/index.ts';
 
 type KillHow = 'before' | 'after' | 'torn';
 const [dir, runId, sideFile, mode, killAtArg, howArg] = process.argv.slice(2);
-if (!dir || !runId || !sideFile || (mode !== 'run' && mode !== 'auto')) throw new Error('usage: crash-agent.ts <dir> <runId> <sideFile> <run|auto> [<killAt> <before|after|torn>]');
+if (!dir || !runId || !sideFile || (mode !== 'run' && mode !== 'auto'))
+  throw new Error('usage: crash-agent.ts <dir> <runId> <sideFile> <run|auto> [<killAt> <before|after|torn>]');
 const killAt = killAtArg === undefined ? -1 : Number(killAtArg);
 const how = (howArg ?? 'before') as KillHow;
 const variant = process.env['CRASH_VARIANT'] ?? 'safe';
@@ -55,7 +64,11 @@ const tools = ToolRegistry.of([
   {
     name: 'add',
     description: 'Adds two integers.',
-    parameters: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } }, required: ['a', 'b'] },
+    parameters: {
+      type: 'object',
+      properties: { a: { type: 'integer' }, b: { type: 'integer' } },
+      required: ['a', 'b'],
+    },
     replayPolicy: 'safe',
     handler: async (args) => String(Number(args['a']) + Number(args['b'])),
   },
@@ -75,7 +88,12 @@ const tools = ToolRegistry.of([
 /** Counts writes, reports the ones that landed, and SIGKILLs this very process at the chosen one. */
 function killingStore(inner: FileStore): RunStore {
   let n = 0;
-  const write = async (method: string, runId: string, recs: LogRecord | readonly LogRecord[], doWrite: () => Promise<void>): Promise<void> => {
+  const write = async (
+    method: string,
+    runId: string,
+    recs: LogRecord | readonly LogRecord[],
+    doWrite: () => Promise<void>,
+  ): Promise<void> => {
     const index = n++;
     if (index === killAt && how === 'before') process.kill(process.pid, 'SIGKILL');
     if (index === killAt && how === 'torn') {
@@ -91,7 +109,8 @@ function killingStore(inner: FileStore): RunStore {
     runStarted: (id, rec) => write('runStarted', id, rec, () => inner.runStarted(id, rec)),
     intent: (id, rec) => write('intent', id, rec, () => inner.intent(id, rec)),
     // The model result and the action intent in one write, as the loop does when the store can.
-    resultAndIntent: (id, result, intent) => write('resultAndIntent', id, [result, intent], () => inner.resultAndIntent(id, result, intent)),
+    resultAndIntent: (id, result, intent) =>
+      write('resultAndIntent', id, [result, intent], () => inner.resultAndIntent(id, result, intent)),
     result: (id, resultId, rec) => write('result', id, rec, () => inner.result(id, resultId, rec)),
     step: (id, rec) => write('step', id, rec, () => inner.step(id, rec)),
     runEnded: (id, rec) => write('runEnded', id, rec, () => inner.runEnded(id, rec)),
@@ -102,10 +121,13 @@ function killingStore(inner: FileStore): RunStore {
   };
 }
 
-const model = scriptedModel((call) => {
-  say(`CALL ${call.callSeq} ${createHash('sha256').update(JSON.stringify(call.messages)).digest('hex')}`);
-  return reply(call);
-}, { model: 'crash-agent-policy' });
+const model = scriptedModel(
+  (call) => {
+    say(`CALL ${call.callSeq} ${createHash('sha256').update(JSON.stringify(call.messages)).digest('hex')}`);
+    return reply(call);
+  },
+  { model: 'crash-agent-policy' },
+);
 
 const store = new FileStore({ dir, onWarning: (w) => process.stderr.write(`WARN ${w.code} ${w.message}\n`) });
 const agent = defineAgent({
@@ -120,7 +142,10 @@ const request: RunRequest = {
   budget: { maxSteps: 20, maxValidActions: 20, maxContextChars: 100_000 },
   executor: tools.executor(),
   tools,
-  context: { run: [{ role: 'system', content: [{ type: 'text', text: 'You add numbers and record notes. Reply with JSON.' }] }], goal: [{ role: 'user', content: [{ type: 'text', text: 'Add, record, and finish.' }] }] },
+  context: {
+    run: [{ role: 'system', content: [{ type: 'text', text: 'You add numbers and record notes. Reply with JSON.' }] }],
+    goal: [{ role: 'user', content: [{ type: 'text', text: 'Add, record, and finish.' }] }],
+  },
   injections: {},
   modelBinding: {},
   modelReplayPolicy: variant === 'never' ? 'never' : 'safe',
@@ -141,7 +166,9 @@ function replyTo(p: InputRequest): InputReply {
     } catch {
       // No side file yet: nothing was recorded.
     }
-    return side.split('\n').includes(line) ? { kind: 'executed', resultId: p.resultId, observation: recorded(line) } : { kind: 'retry', resultId: p.resultId };
+    return side.split('\n').includes(line)
+      ? { kind: 'executed', resultId: p.resultId, observation: recorded(line) }
+      : { kind: 'retry', resultId: p.resultId };
   }
   if (line.startsWith('step6')) return { kind: 'deny', resultId: p.resultId, reason: 'Not this one.' };
   return { kind: 'approve', resultId: p.resultId };

@@ -17,7 +17,13 @@ const AGENT_SOURCE = resolve(import.meta.dirname, 'crash-agent.ts');
 export type KillHow = 'before' | 'after' | 'torn' | 'parent';
 export const KILL_HOWS: readonly KillHow[] = ['before', 'after', 'torn', 'parent'];
 
-type ChildRun = { readonly code: number | null; readonly signal: string | null; readonly stdout: string; readonly stderr: string; readonly killedByParent: boolean };
+type ChildRun = {
+  readonly code: number | null;
+  readonly signal: string | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly killedByParent: boolean;
+};
 
 /**
  * Bundle the crash agent into one plain .mjs (esbuild), so each trial starts `node <bundle>`:
@@ -27,7 +33,15 @@ type ChildRun = { readonly code: number | null; readonly signal: string | null; 
 export async function bundleAgent(): Promise<{ readonly path: string; readonly cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'polyloop-agent-'));
   const path = join(dir, 'crash-agent.mjs');
-  await build({ entryPoints: [AGENT_SOURCE], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile: path, logLevel: 'warning' });
+  await build({
+    entryPoints: [AGENT_SOURCE],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile: path,
+    logLevel: 'warning',
+  });
   return { path, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
@@ -39,9 +53,17 @@ export async function bundleAgent(): Promise<{ readonly path: string; readonly c
  */
 export type ModelPolicy = 'safe' | 'never' | 'approval';
 
-function runAgent(agent: string, policy: ModelPolicy, args: readonly string[], killOnWrite: number | null = null): Promise<ChildRun> {
+function runAgent(
+  agent: string,
+  policy: ModelPolicy,
+  args: readonly string[],
+  killOnWrite: number | null = null,
+): Promise<ChildRun> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [agent, ...args], { stdio: 'pipe', env: { ...process.env, CRASH_VARIANT: policy } });
+    const child = spawn(process.execPath, [agent, ...args], {
+      stdio: 'pipe',
+      env: { ...process.env, CRASH_VARIANT: policy },
+    });
     let stdout = '';
     let stderr = '';
     let killedByParent = false;
@@ -98,7 +120,11 @@ function parseWrites(out: string): string[] {
  * the one write; another step writes intent, result, step).
  * For runs without input requests (the `safe` and `never` variants); see {@link nthWrite}.
  */
-export function writeOfStep(ref: Reference, stepIndex: number, which: 'model_intent' | 'model_result' | 'action_intent' | 'step'): number {
+export function writeOfStep(
+  ref: Reference,
+  stepIndex: number,
+  which: 'model_intent' | 'model_result' | 'action_intent' | 'step',
+): number {
   const steps = ref.writes.flatMap((m, i) => (m === 'step' ? [i] : []));
   const at = steps[stepIndex];
   if (at === undefined) throw new Error(`the reference run has no step ${stepIndex}`);
@@ -138,7 +164,15 @@ export async function referenceRun(agent: string, modelPolicy: ModelPolicy = 'sa
     const r = await runAgent(agent, modelPolicy, [dir, 'reference', join(dir, 'side.txt'), 'run']);
     const result = parseResult(r.stdout);
     if (r.code !== 0 || !result) throw new Error(`reference run failed (${r.code}): ${r.stderr}`);
-    return { agent, modelPolicy, result, side: await sideLines(join(dir, 'side.txt')), calls: parseCalls(r.stdout), writes: parseWrites(r.stdout), inputs: parseInputs(r.stdout) };
+    return {
+      agent,
+      modelPolicy,
+      result,
+      side: await sideLines(join(dir, 'side.txt')),
+      calls: parseCalls(r.stdout),
+      writes: parseWrites(r.stdout),
+      inputs: parseInputs(r.stdout),
+    };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -179,27 +213,40 @@ export async function runTrial(ref: Reference, killAt: number, how: KillHow): Pr
   const side = join(dir, 'side.txt');
   const problems: string[] = [];
   try {
-    const crashed = how === 'parent' ? await runAgent(ref.agent, ref.modelPolicy, [dir, 'trial', side, 'run'], killAt) : await runAgent(ref.agent, ref.modelPolicy, [dir, 'trial', side, 'run', String(killAt), how]);
+    const crashed =
+      how === 'parent'
+        ? await runAgent(ref.agent, ref.modelPolicy, [dir, 'trial', side, 'run'], killAt)
+        : await runAgent(ref.agent, ref.modelPolicy, [dir, 'trial', side, 'run', String(killAt), how]);
     const killed = crashed.signal === 'SIGKILL';
-    if (!killed && crashed.code !== 0) problems.push(`crashed process failed on its own (${crashed.code}): ${crashed.stderr.slice(0, 500)}`);
+    if (!killed && crashed.code !== 0)
+      problems.push(`crashed process failed on its own (${crashed.code}): ${crashed.stderr.slice(0, 500)}`);
     const landed = [...crashed.stdout.matchAll(/^W (\d+) /gm)].map((m) => Number(m[1]));
     const sideAtKill = await sideLines(side);
     const resumed = await runAgent(ref.agent, ref.modelPolicy, [dir, 'trial', side, 'auto']);
     const result = parseResult(resumed.stdout);
-    if (resumed.code !== 0 || !result) problems.push(`resume failed (${resumed.code ?? resumed.signal}): ${resumed.stderr.slice(0, 500)}`);
+    if (resumed.code !== 0 || !result)
+      problems.push(`resume failed (${resumed.code ?? resumed.signal}): ${resumed.stderr.slice(0, 500)}`);
     const lines = await sideLines(side);
-    if (new Set(lines).size !== lines.length) problems.push(`a never-replay action ran twice: ${JSON.stringify(lines)}`);
+    if (new Set(lines).size !== lines.length)
+      problems.push(`a never-replay action ran twice: ${JSON.stringify(lines)}`);
     const resumedInputs = parseInputs(resumed.stdout);
     if (ref.modelPolicy === 'never') {
       // One model call per step here, so call `seq` is step `seq`'s: issued again only when a person said retry.
-      const again = [...parseCalls(resumed.stdout).keys()].filter((seq) => parseCalls(crashed.stdout).has(seq) && !resumedInputs.includes(`s${seq}.settle retry`));
-      if (again.length > 0) problems.push(`model call(s) ${again.join(', ')} issued again under modelReplayPolicy never, without a settle retry`);
+      const again = [...parseCalls(resumed.stdout).keys()].filter(
+        (seq) => parseCalls(crashed.stdout).has(seq) && !resumedInputs.includes(`s${seq}.settle retry`),
+      );
+      if (again.length > 0)
+        problems.push(
+          `model call(s) ${again.join(', ')} issued again under modelReplayPolicy never, without a settle retry`,
+        );
     }
     for (const reply of [...parseInputs(crashed.stdout), ...resumedInputs]) {
-      if (!reply.includes('.settle ') && !ref.inputs.includes(reply)) problems.push(`reply ${reply} was not given in the reference run`);
+      if (!reply.includes('.settle ') && !ref.inputs.includes(reply))
+        problems.push(`reply ${reply} was not given in the reference run`);
     }
     for (const [seq, hash] of [...parseCalls(crashed.stdout), ...parseCalls(resumed.stdout)]) {
-      if (ref.calls.get(seq) !== hash) problems.push(`model call ${seq} saw different messages than in the reference run`);
+      if (ref.calls.get(seq) !== hash)
+        problems.push(`model call ${seq} saw different messages than in the reference run`);
     }
     if (result) problems.push(...checkResult(ref, result, lines));
     return {
@@ -234,10 +281,19 @@ function checkResult(ref: Reference, result: RunResult, side: readonly string[])
   // Key order differs between a step built live and one decoded from the log; compare canonically.
   const got = result.trajectory.map((s) => canonicalJson(stripTimes(s)));
   const want = ref.result.trajectory.map((s) => canonicalJson(stripTimes(s)));
-  if (result.stopReason !== ref.result.stopReason || result.finalAnswer !== ref.result.finalAnswer) problems.push(`ended ${result.stopReason} / ${result.finalAnswer}, reference ${ref.result.stopReason} / ${ref.result.finalAnswer}`);
+  if (result.stopReason !== ref.result.stopReason || result.finalAnswer !== ref.result.finalAnswer)
+    problems.push(
+      `ended ${result.stopReason} / ${result.finalAnswer}, reference ${ref.result.stopReason} / ${ref.result.finalAnswer}`,
+    );
   const at = want.findIndex((step, i) => step !== got[i]);
-  if (at !== -1 || got.length !== want.length) problems.push(`the resumed trajectory differs from the uninterrupted one${at === -1 ? ` (${got.length} steps, not ${want.length})` : ` at step ${at}`}`);
-  if (JSON.stringify(side) !== JSON.stringify(ref.side)) problems.push(`side effects ${JSON.stringify(side)} differ from the reference ${JSON.stringify(ref.side)} (each never action exactly once)`);
+  if (at !== -1 || got.length !== want.length)
+    problems.push(
+      `the resumed trajectory differs from the uninterrupted one${at === -1 ? ` (${got.length} steps, not ${want.length})` : ` at step ${at}`}`,
+    );
+  if (JSON.stringify(side) !== JSON.stringify(ref.side))
+    problems.push(
+      `side effects ${JSON.stringify(side)} differ from the reference ${JSON.stringify(ref.side)} (each never action exactly once)`,
+    );
   return problems;
 }
 
@@ -257,7 +313,11 @@ export function prng(seed: number): () => number {
  * `count` trial plans: every (write index, kill method) pair once in a shuffled order, then
  * again, so that any 128 consecutive plans hit every point of the write protocol by every method.
  */
-export function planTrials(count: number, seed: number, writes: number): Array<{ readonly killAt: number; readonly how: KillHow }> {
+export function planTrials(
+  count: number,
+  seed: number,
+  writes: number,
+): Array<{ readonly killAt: number; readonly how: KillHow }> {
   const rand = prng(seed);
   const plans: Array<{ killAt: number; how: KillHow }> = [];
   while (plans.length < count) {
@@ -276,7 +336,11 @@ export function planTrials(count: number, seed: number, writes: number): Array<{
  * number): each reference gets its own seeded rotation of every (write index, kill method) pair
  * over the writes its own counting run made.
  */
-export function planInterleaved(count: number, seed: number, refs: readonly Reference[]): Array<{ readonly killAt: number; readonly how: KillHow }> {
+export function planInterleaved(
+  count: number,
+  seed: number,
+  refs: readonly Reference[],
+): Array<{ readonly killAt: number; readonly how: KillHow }> {
   const n = refs.length;
   const per = refs.map((ref, j) => planTrials(Math.ceil(count / n), seed + j, ref.writes.length));
   return Array.from({ length: count }, (_, i) => per[i % n]?.[Math.floor(i / n)] as { killAt: number; how: KillHow });
@@ -286,7 +350,11 @@ export function planInterleaved(count: number, seed: number, refs: readonly Refe
  * Run plans with `concurrency` trials at a time, plan i against `refs[i % refs.length]` (one
  * reference per model replay policy); `onTrial` sees each outcome as it lands.
  */
-export async function runTrials(refs: readonly Reference[], plans: ReturnType<typeof planTrials>, opts: { readonly concurrency: number; readonly onTrial?: (o: TrialOutcome, i: number) => void }): Promise<TrialOutcome[]> {
+export async function runTrials(
+  refs: readonly Reference[],
+  plans: ReturnType<typeof planTrials>,
+  opts: { readonly concurrency: number; readonly onTrial?: (o: TrialOutcome, i: number) => void },
+): Promise<TrialOutcome[]> {
   const outcomes: TrialOutcome[] = new Array<TrialOutcome>(plans.length);
   let next = 0;
   const worker = async (): Promise<void> => {

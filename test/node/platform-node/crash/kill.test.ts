@@ -1,5 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleAgent, nthWrite, planInterleaved, referenceRun, runTrial, runTrials, tally, writeOfStep } from './kill-trials.ts';
+import {
+  bundleAgent,
+  nthWrite,
+  planInterleaved,
+  referenceRun,
+  runTrial,
+  runTrials,
+  tally,
+  writeOfStep,
+} from './kill-trials.ts';
 import type { Reference } from './kill-trials.ts';
 
 const TRIALS = 24;
@@ -22,20 +31,40 @@ afterAll(() => cleanup());
 describe('FileStore under real SIGKILL', () => {
   it('runs the reference agent through every kind of step, both replay policies and approvals', () => {
     expect(ref.result.stopReason).toBe('final_answer');
-    expect(ref.result.trajectory.map((s) => s.decision)).toEqual(['action', 'action', 'action', 'invalid', 'action', 'action', 'action', 'final']);
+    expect(ref.result.trajectory.map((s) => s.decision)).toEqual([
+      'action',
+      'action',
+      'action',
+      'invalid',
+      'action',
+      'action',
+      'action',
+      'final',
+    ]);
     expect(ref.side).toHaveLength(3);
     expect(ref.calls.size).toBe(8);
     // Write counts come from these counting runs: run_started, 3 writes per step (an action step's
     // model result rides with its action intent: resultAndIntent), run_ended.
     const steps = ref.result.trajectory;
     expect(ref.writes).toHaveLength(2 + 3 * steps.length);
-    expect(ref.writes.filter((w) => w === 'resultAndIntent')).toHaveLength(steps.filter((s) => s.decision === 'action').length);
+    expect(ref.writes.filter((w) => w === 'resultAndIntent')).toHaveLength(
+      steps.filter((s) => s.decision === 'action').length,
+    );
     expect(refNever.writes).toEqual(ref.writes);
     expect([ref.writes[0], ref.writes.at(-1)]).toEqual(['runStarted', 'runEnded']);
     expect(ref.inputs).toEqual([]);
     // With approvals: each record asks first (two writes more), the step-6 one is denied and never runs.
     expect(refApproval.inputs).toEqual(['s1.input approve', 's4.input approve', 's6.input deny']);
-    expect(refApproval.result.trajectory.map((s) => s.actionStatus)).toEqual(['executed', 'executed', 'executed', null, 'executed', 'executed', 'denied', null]);
+    expect(refApproval.result.trajectory.map((s) => s.actionStatus)).toEqual([
+      'executed',
+      'executed',
+      'executed',
+      null,
+      'executed',
+      'executed',
+      'denied',
+      null,
+    ]);
     expect(refApproval.side).toEqual(ref.side.slice(0, 2));
     expect(refApproval.writes.filter((w) => w === 'inputRequest' || w === 'input')).toHaveLength(6);
   });
@@ -45,36 +74,50 @@ describe('FileStore under real SIGKILL', () => {
     ['action_intent', 'after', 'retry', 'after its intent landed, before it ran'],
     ['step', 'before', 'executed', 'after it ran, before its step was written'],
     ['step', 'torn', 'executed', 'while its step line was half written'],
-  ] as const)('settles a never action in flight at step 1\'s %s write (%s) from the outside world (%s) and ends as the uninterrupted run, the action run exactly once: %s', async (which, how, settled, _when) => {
-    const o = await runTrial(ref, writeOfStep(ref, 1, which), how);
-    expect(o.problems).toEqual([]);
-    expect(o.killed).toBe(true);
-    expect(o.firstResume).toBe('awaiting s1.settle');
-    expect(o.resumedInputs).toEqual([`s1.settle ${settled}`]);
-    expect(o.resumedStopReason).toBe('final_answer');
-    if (how === 'torn') expect(o.repairs).toBeGreaterThan(0);
-    // The record call ran before the kill (its step not yet written), or not at all; never twice.
-    expect(o.sideAtKill).toEqual(which === 'step' ? ref.side.slice(0, 1) : []);
-    expect(o.side).toEqual(ref.side);
-  }, 30_000);
+  ] as const)(
+    "settles a never action in flight at step 1's %s write (%s) from the outside world (%s) and ends as the uninterrupted run, the action run exactly once: %s",
+    async (which, how, settled, _when) => {
+      const o = await runTrial(ref, writeOfStep(ref, 1, which), how);
+      expect(o.problems).toEqual([]);
+      expect(o.killed).toBe(true);
+      expect(o.firstResume).toBe('awaiting s1.settle');
+      expect(o.resumedInputs).toEqual([`s1.settle ${settled}`]);
+      expect(o.resumedStopReason).toBe('final_answer');
+      if (how === 'torn') expect(o.repairs).toBeGreaterThan(0);
+      // The record call ran before the kill (its step not yet written), or not at all; never twice.
+      expect(o.sideAtKill).toEqual(which === 'step' ? ref.side.slice(0, 1) : []);
+      expect(o.side).toEqual(ref.side);
+    },
+    30_000,
+  );
 
   // With modelReplayPolicy never: a model-call intent and its result, at step 1 (an action, whose
   // result lands with its action intent) and step 3 (an invalid reply, whose result lands alone).
   it.each([
     [1, 'model_intent', 'after', true, 'the model call was in flight: a person says retry'],
     [1, 'model_result', 'before', true, 'the reply was lost with the process: a person says retry'],
-    [1, 'model_result', 'torn', false, 'half the joint write landed: the result line whole, the action intent torn; the stored reply is re-interpreted, nobody asked'],
+    [
+      1,
+      'model_result',
+      'torn',
+      false,
+      'half the joint write landed: the result line whole, the action intent torn; the stored reply is re-interpreted, nobody asked',
+    ],
     [3, 'model_result', 'after', false, 'the stored reply is re-interpreted, no new call, nobody asked'],
-  ] as const)('with modelReplayPolicy never, killed at step %s\'s %s write (%s), settles (%s) and ends as the uninterrupted run: %s', async (step, which, how, asked, _why) => {
-    const o = await runTrial(refNever, writeOfStep(refNever, step, which), how);
-    expect(o.problems).toEqual([]);
-    expect(o.killed).toBe(true);
-    expect(o.resumedStopReason).toBe('final_answer');
-    expect(o.resumedInputs).toEqual(asked ? [`s${step}.settle retry`] : []);
-    // The model call is issued again only because a person said retry.
-    expect(o.resumedCallSeqs.includes(step)).toBe(asked);
-    expect(o.side).toEqual(refNever.side);
-  }, 30_000);
+  ] as const)(
+    "with modelReplayPolicy never, killed at step %s's %s write (%s), settles (%s) and ends as the uninterrupted run: %s",
+    async (step, which, how, asked, _why) => {
+      const o = await runTrial(refNever, writeOfStep(refNever, step, which), how);
+      expect(o.problems).toEqual([]);
+      expect(o.killed).toBe(true);
+      expect(o.resumedStopReason).toBe('final_answer');
+      expect(o.resumedInputs).toEqual(asked ? [`s${step}.settle retry`] : []);
+      // The model call is issued again only because a person said retry.
+      expect(o.resumedCallSeqs.includes(step)).toBe(asked);
+      expect(o.side).toEqual(refNever.side);
+    },
+    30_000,
+  );
 
   it('killed right after the approval reply (the input record) landed, a new process resumes WITHOUT input and carries it out: the approved never action runs exactly once', async () => {
     const o = await runTrial(refApproval, nthWrite(refApproval, 'input', 0), 'after');
@@ -111,11 +154,17 @@ describe('FileStore under real SIGKILL', () => {
     const refs = [ref, refNever, refApproval];
     const plans = planInterleaved(TRIALS, SEED, refs);
     const outcomes = await runTrials(refs, plans, { concurrency: 2 });
-    const failures = outcomes.filter((o) => o.problems.length > 0).map((o) => `seed ${SEED}, variant ${o.modelPolicy}, kill ${o.how} at write ${o.killAt}: ${o.problems.join('; ')}`);
+    const failures = outcomes
+      .filter((o) => o.problems.length > 0)
+      .map(
+        (o) => `seed ${SEED}, variant ${o.modelPolicy}, kill ${o.how} at write ${o.killAt}: ${o.problems.join('; ')}`,
+      );
     expect(failures).toEqual([]);
     const t = tally(outcomes);
     expect(t['killedBySigkill']).toBeGreaterThan(TRIALS / 2);
     expect(t['resumedInFlightUnknown']).toBe(0);
-    expect(outcomes.every((o, i) => o.killAt >= 0 && o.killAt < (refs[i % refs.length] as Reference).writes.length)).toBe(true);
+    expect(
+      outcomes.every((o, i) => o.killAt >= 0 && o.killAt < (refs[i % refs.length] as Reference).writes.length),
+    ).toBe(true);
   }, 180_000);
 });

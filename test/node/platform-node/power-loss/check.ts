@@ -36,7 +36,13 @@ export type StateOutcome = {
 };
 
 /** Where a materialised state is, and what it is held to. */
-export type CheckInput = { readonly storeDir: string; readonly world: string; readonly reference: Reference; readonly acked: number; readonly cut: number };
+export type CheckInput = {
+  readonly storeDir: string;
+  readonly world: string;
+  readonly reference: Reference;
+  readonly acked: number;
+  readonly cut: number;
+};
 
 function describe(e: unknown): string {
   return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
@@ -54,19 +60,30 @@ async function worldLines(file: string): Promise<string[]> {
 /** The log before the resume: every acknowledged barrier there, and nothing but the reference's records. */
 function checkSurvivors(before: readonly LogRecord[], input: CheckInput): string[] {
   const problems: string[] = [];
-  if (before.length < input.acked) problems.push(`lost an acknowledged barrier: ${input.acked} records were acknowledged durable, ${before.length} survived`);
+  if (before.length < input.acked)
+    problems.push(
+      `lost an acknowledged barrier: ${input.acked} records were acknowledged durable, ${before.length} survived`,
+    );
   before.forEach((r, i) => {
     const want = input.reference.log[i];
-    if (!want || canonicalJson(r) !== canonicalJson(want)) problems.push(`surviving record ${i} (${r.kind}) is not the one the run wrote`);
+    if (!want || canonicalJson(r) !== canonicalJson(want))
+      problems.push(`surviving record ${i} (${r.kind}) is not the one the run wrote`);
   });
   return problems;
 }
 
 /** The resumed result and world against the uninterrupted run. */
-function checkResult(ref: Reference, result: RunResult, world: readonly string[], settled: readonly InputReply['kind'][]): string[] {
+function checkResult(
+  ref: Reference,
+  result: RunResult,
+  world: readonly string[],
+  settled: readonly InputReply['kind'][],
+): string[] {
   const problems: string[] = [];
-  if (new Set(world).size !== world.length) problems.push(`a never-replay effect happened twice: ${JSON.stringify(world)}`);
-  if (result.stopReason === 'in_flight_unknown') problems.push('ended in_flight_unknown, although FileStore can settle a never operation in flight');
+  if (new Set(world).size !== world.length)
+    problems.push(`a never-replay effect happened twice: ${JSON.stringify(world)}`);
+  if (result.stopReason === 'in_flight_unknown')
+    problems.push('ended in_flight_unknown, although FileStore can settle a never operation in flight');
   const got = result.trajectory.map(stripTimes);
   const want = ref.result.trajectory.map(stripTimes);
   if (result.stopReason === 'cancelled' && settled.at(-1) === 'cancel') {
@@ -74,13 +91,20 @@ function checkResult(ref: Reference, result: RunResult, world: readonly string[]
     got.forEach((s, i) => {
       if (s !== want[i]) problems.push(`step ${i} differs from the uninterrupted run`);
     });
-    if (ref.modelPolicy !== 'never') problems.push('a settle request was cancelled, but only a model call under modelReplayPolicy never may be');
-    if (JSON.stringify(world) !== JSON.stringify(ref.world.slice(0, world.length))) problems.push(`world ${JSON.stringify(world)} is not a prefix of the uninterrupted ${JSON.stringify(ref.world)}`);
+    if (ref.modelPolicy !== 'never')
+      problems.push('a settle request was cancelled, but only a model call under modelReplayPolicy never may be');
+    if (JSON.stringify(world) !== JSON.stringify(ref.world.slice(0, world.length)))
+      problems.push(`world ${JSON.stringify(world)} is not a prefix of the uninterrupted ${JSON.stringify(ref.world)}`);
     return problems;
   }
-  if (JSON.stringify(got) !== JSON.stringify(want)) problems.push('the resumed trajectory differs from the uninterrupted one');
-  if (result.stopReason !== ref.result.stopReason || result.finalAnswer !== ref.result.finalAnswer) problems.push(`ended ${result.stopReason} / ${result.finalAnswer}, uninterrupted ${ref.result.stopReason} / ${ref.result.finalAnswer}`);
-  if (JSON.stringify(world) !== JSON.stringify(ref.world)) problems.push(`world ${JSON.stringify(world)} differs from the uninterrupted ${JSON.stringify(ref.world)}`);
+  if (JSON.stringify(got) !== JSON.stringify(want))
+    problems.push('the resumed trajectory differs from the uninterrupted one');
+  if (result.stopReason !== ref.result.stopReason || result.finalAnswer !== ref.result.finalAnswer)
+    problems.push(
+      `ended ${result.stopReason} / ${result.finalAnswer}, uninterrupted ${ref.result.stopReason} / ${ref.result.finalAnswer}`,
+    );
+  if (JSON.stringify(world) !== JSON.stringify(ref.world))
+    problems.push(`world ${JSON.stringify(world)} differs from the uninterrupted ${JSON.stringify(ref.world)}`);
   return problems;
 }
 
@@ -88,15 +112,31 @@ function checkResult(ref: Reference, result: RunResult, world: readonly string[]
 async function settleFromWorld(p: InputRequest, worldFile: string): Promise<InputReply> {
   if (p.kind !== 'settle') throw new Error(`the power agent asks no ${p.kind}`);
   const world = await worldLines(worldFile);
-  if (p.target === 'model_call') return world.includes(`call ${p.stepIndex}`) ? { kind: 'cancel', resultId: p.resultId } : { kind: 'retry', resultId: p.resultId };
+  if (p.target === 'model_call')
+    return world.includes(`call ${p.stepIndex}`)
+      ? { kind: 'cancel', resultId: p.resultId }
+      : { kind: 'retry', resultId: p.resultId };
   const action = p.decision?.action;
   const line = action?.kind === 'tool_call' ? String((action.arguments as { line?: unknown }).line) : '';
-  return world.includes(`tool ${line}`) ? { kind: 'executed', resultId: p.resultId, observation: recordedObservation(line) } : { kind: 'retry', resultId: p.resultId };
+  return world.includes(`tool ${line}`)
+    ? { kind: 'executed', resultId: p.resultId, observation: recordedObservation(line) }
+    : { kind: 'retry', resultId: p.resultId };
 }
 
 /** Resume `run` (or start it, when no `run_started` survived) on a fresh FileStore over the state, settling what it asks. */
-async function resumeOrStart(input: CheckInput, store: FileStore, calls: Map<number, string>): Promise<{ result: RunResult; startedFresh: boolean; settled: InputReply['kind'][] }> {
-  const build = (): ReturnType<typeof powerAgent> => powerAgent({ store, world: input.world, steps: input.reference.steps, modelPolicy: input.reference.modelPolicy, onCall: (seq, hash) => calls.set(seq, hash) });
+async function resumeOrStart(
+  input: CheckInput,
+  store: FileStore,
+  calls: Map<number, string>,
+): Promise<{ result: RunResult; startedFresh: boolean; settled: InputReply['kind'][] }> {
+  const build = (): ReturnType<typeof powerAgent> =>
+    powerAgent({
+      store,
+      world: input.world,
+      steps: input.reference.steps,
+      modelPolicy: input.reference.modelPolicy,
+      onCall: (seq, hash) => calls.set(seq, hash),
+    });
   const { agent, request } = build();
   let result: RunResult;
   let startedFresh = false;
@@ -136,12 +176,14 @@ export async function checkState(input: CheckInput): Promise<StateOutcome> {
     outcome = await resumeOrStart(input, store, calls);
     problems.push(...checkResult(input.reference, outcome.result, await worldLines(input.world), outcome.settled));
     const after = await store.readLog(POWER_RUN_ID);
-    if (after.at(-1)?.kind !== 'run_ended') problems.push(`the resumed log ends with ${after.at(-1)?.kind ?? 'nothing'}, not run_ended`);
+    if (after.at(-1)?.kind !== 'run_ended')
+      problems.push(`the resumed log ends with ${after.at(-1)?.kind ?? 'nothing'}, not run_ended`);
   } catch (e) {
     problems.push(`resume failed: ${describe(e)}`);
   }
   for (const [seq, hash] of calls) {
-    if (input.reference.calls.get(seq) !== hash) problems.push(`model call ${seq} saw other messages than in the uninterrupted run`);
+    if (input.reference.calls.get(seq) !== hash)
+      problems.push(`model call ${seq} saw other messages than in the uninterrupted run`);
   }
   return {
     cut: input.cut,

@@ -63,13 +63,20 @@ function namespaceChoices(events: readonly TraceEvent[], cut: number): Set<numbe
     durable.push(...list.filter((x) => x.i < synced).map((x) => x.i));
     const pending = list.filter((x) => x.i > synced);
     if (pending.some((x) => x.e.kind === 'rename')) groups.push(pending);
-    else for (const name of new Set(pending.map((x) => entryName(x.e)))) groups.push(pending.filter((x) => entryName(x.e) === name));
+    else
+      for (const name of new Set(pending.map((x) => entryName(x.e))))
+        groups.push(pending.filter((x) => entryName(x.e) === name));
   }
-  return product(groups.map((g) => prefixes(g))).map((picked) => new Set([...durable, ...picked.flat().map((x) => x.i)]));
+  return product(groups.map((g) => prefixes(g))).map(
+    (picked) => new Set([...durable, ...picked.flat().map((x) => x.i)]),
+  );
 }
 
 /** Replay the chosen entry events: the surviving directories and the inode behind each file name. */
-function namespace(events: readonly TraceEvent[], chosen: ReadonlySet<number>): { dirs: Set<string>; files: Map<string, number> } {
+function namespace(
+  events: readonly TraceEvent[],
+  chosen: ReadonlySet<number>,
+): { dirs: Set<string>; files: Map<string, number> } {
   const dirs = new Set<string>(['']);
   const files = new Map<string, number>();
   events.forEach((e, i) => {
@@ -91,7 +98,10 @@ function namespace(events: readonly TraceEvent[], chosen: ReadonlySet<number>): 
 }
 
 function apply(content: Buffer, e: DataEvent): Buffer {
-  if (e.kind === 'truncate') return e.size <= content.length ? content.subarray(0, e.size) : Buffer.concat([content, Buffer.alloc(e.size - content.length)]);
+  if (e.kind === 'truncate')
+    return e.size <= content.length
+      ? content.subarray(0, e.size)
+      : Buffer.concat([content, Buffer.alloc(e.size - content.length)]);
   const end = e.offset + e.bytes.length;
   const out = Buffer.alloc(Math.max(content.length, end));
   content.copy(out);
@@ -104,7 +114,10 @@ export function tornVariants(e: Extract<TraceEvent, { kind: 'write' }>): Buffer[
   const n = e.bytes.length;
   const cuts = new Set([1, Math.floor(n / 2), n - 1]);
   for (let k = 4096 - (e.offset % 4096); k < n; k += 4096) cuts.add(k);
-  const out = [...cuts].filter((k) => k > 0 && k < n).sort((a, b) => a - b).map((k) => e.bytes.subarray(0, k));
+  const out = [...cuts]
+    .filter((k) => k > 0 && k < n)
+    .sort((a, b) => a - b)
+    .map((k) => e.bytes.subarray(0, k));
   return [...out, Buffer.alloc(n)];
 }
 
@@ -139,7 +152,13 @@ export function* crashStates(events: readonly TraceEvent[], cut: number): Genera
     const names = [...files.keys()].filter((f) => dirs.has(parentOf(f))).sort();
     const choices = names.map((f) => contentChoices(events, cut, files.get(f) as number));
     for (const contents of product(choices)) {
-      yield { cut, dirs: [...dirs].sort(), files: new Map(names.map((f, k) => [f, contents[k] as Buffer])), world, acks };
+      yield {
+        cut,
+        dirs: [...dirs].sort(),
+        files: new Map(names.map((f, k) => [f, contents[k] as Buffer])),
+        world,
+        acks,
+      };
     }
   }
 }

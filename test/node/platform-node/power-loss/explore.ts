@@ -65,24 +65,53 @@ const CHILD_SOURCE = resolve(import.meta.dirname, 'power-child.ts');
 /** Bundle the child into one .mjs, so strace sees node and our code, not a TypeScript loader. */
 async function bundleChild(dir: string): Promise<string> {
   const path = join(dir, 'power-child.mjs');
-  await build({ entryPoints: [CHILD_SOURCE], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile: path, logLevel: 'warning' });
+  await build({
+    entryPoints: [CHILD_SOURCE],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile: path,
+    logLevel: 'warning',
+  });
   return path;
 }
 
 /** Run the child once under strace; its events and the reference it set. */
-export async function traceReference(work: string, opts: ExploreOptions): Promise<{ readonly events: TraceEvent[]; readonly reference: Reference }> {
+export async function traceReference(
+  work: string,
+  opts: ExploreOptions,
+): Promise<{ readonly events: TraceEvent[]; readonly reference: Reference }> {
   const child = await bundleChild(work);
   const root = join(work, 'fs');
   await mkdir(root);
   const layout = { root, world: join(work, 'world.txt'), acks: join(work, 'acks.txt') };
-  const argv = [process.execPath, child, join(root, 'store'), layout.world, layout.acks, String(opts.steps), opts.modelPolicy, ...(opts.lazy ? ['lazy'] : [])];
+  const argv = [
+    process.execPath,
+    child,
+    join(root, 'store'),
+    layout.world,
+    layout.acks,
+    String(opts.steps),
+    opts.modelPolicy,
+    ...(opts.lazy ? ['lazy'] : []),
+  ];
   const { trace, stdout } = await traceRun(argv, join(work, 'trace.txt'));
   const resultLine = stdout.split('\n').find((l) => l.startsWith('RESULT '));
   if (!resultLine) throw new Error(`traced run printed no result: ${stdout.slice(0, 500)}`);
-  const calls = new Map([...stdout.matchAll(/^CALL (\d+) ([0-9a-f]+)$/gm)].map((m) => [Number(m[1]), m[2] as string] as const));
+  const calls = new Map(
+    [...stdout.matchAll(/^CALL (\d+) ([0-9a-f]+)$/gm)].map((m) => [Number(m[1]), m[2] as string] as const),
+  );
   const log = await new FileStore({ dir: join(root, 'store') }).readLog(POWER_RUN_ID);
   const world = (await readFile(layout.world, 'utf8').catch(() => '')).split('\n').filter((l) => l !== '');
-  const reference = { steps: opts.steps, modelPolicy: opts.modelPolicy, result: JSON.parse(resultLine.slice('RESULT '.length)) as RunResult, log, world, calls };
+  const reference = {
+    steps: opts.steps,
+    modelPolicy: opts.modelPolicy,
+    result: JSON.parse(resultLine.slice('RESULT '.length)) as RunResult,
+    log,
+    world,
+    calls,
+  };
   return { events: parseTrace(trace, layout), reference };
 }
 
@@ -108,7 +137,10 @@ function stateKey(s: CrashState): string {
 }
 
 /** Every distinct state over every cut, each with the most barrier records acknowledged at any cut that left it. */
-export function distinctStates(events: readonly TraceEvent[]): { readonly states: number; readonly distinct: Map<string, { state: CrashState; acked: number }> } {
+export function distinctStates(events: readonly TraceEvent[]): {
+  readonly states: number;
+  readonly distinct: Map<string, { state: CrashState; acked: number }>;
+} {
   const distinct = new Map<string, { state: CrashState; acked: number }>();
   let states = 0;
   for (let cut = 0; cut <= events.length; cut++) {
@@ -125,7 +157,10 @@ export function distinctStates(events: readonly TraceEvent[]): { readonly states
 }
 
 /** Write a state under `dir` (`fs/…` and `world.txt`); files get an old mtime, as after a reboot. */
-export async function materialise(state: CrashState, dir: string): Promise<{ readonly storeDir: string; readonly world: string }> {
+export async function materialise(
+  state: CrashState,
+  dir: string,
+): Promise<{ readonly storeDir: string; readonly world: string }> {
   const root = join(dir, 'fs');
   for (const d of state.dirs) await mkdir(join(root, d), { recursive: true });
   const past = new Date(Date.now() - 3_600_000);
@@ -139,7 +174,10 @@ export async function materialise(state: CrashState, dir: string): Promise<{ rea
 }
 
 /** Trace, enumerate, materialise and resume every distinct state; the figures and each outcome. */
-export async function explore(opts: ExploreOptions, onOutcome?: (o: StateOutcome, i: number, total: number) => void): Promise<ExploreReport> {
+export async function explore(
+  opts: ExploreOptions,
+  onOutcome?: (o: StateOutcome, i: number, total: number) => void,
+): Promise<ExploreReport> {
   const work = await mkdtemp(join(tmpdir(), 'polyloop-power-'));
   try {
     const { events, reference } = await traceReference(work, opts);
@@ -186,7 +224,9 @@ export function tally(report: ExploreReport): Record<string, number> {
     'cut points': report.cuts,
     'states generated': report.states,
     'distinct states': report.distinct,
-    'resumed to the end': o.filter((x) => x.stopReason !== null && x.stopReason !== 'in_flight_unknown' && x.stopReason !== 'cancelled').length,
+    'resumed to the end': o.filter(
+      (x) => x.stopReason !== null && x.stopReason !== 'in_flight_unknown' && x.stopReason !== 'cancelled',
+    ).length,
     'settled: executed (the record happened)': o.filter((x) => x.settled.includes('executed')).length,
     'settled: retry (it did not happen)': o.filter((x) => x.settled.includes('retry')).length,
     'settled: cancel (a model call the world saw)': o.filter((x) => x.settled.includes('cancel')).length,

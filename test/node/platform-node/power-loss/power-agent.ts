@@ -53,7 +53,11 @@ function tools(world: string): ToolRegistry {
     {
       name: 'add',
       description: 'Adds two integers.',
-      parameters: { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer' } }, required: ['a', 'b'] },
+      parameters: {
+        type: 'object',
+        properties: { a: { type: 'integer' }, b: { type: 'integer' } },
+        required: ['a', 'b'],
+      },
       replayPolicy: 'safe',
       handler: async (args) => String(Number(args['a']) + Number(args['b'])),
     },
@@ -73,12 +77,15 @@ function tools(world: string): ToolRegistry {
 
 /** The agent definition and the run request of one explorer run. */
 export function powerAgent(opts: PowerAgentOptions): { readonly agent: AgentDefinition; readonly request: RunRequest } {
-  const model = scriptedModel((call) => {
-    opts.onCall?.(call.callSeq, createHash('sha256').update(JSON.stringify(call.messages)).digest('hex'));
-    // Under `never` the model call is itself an effect the world saw; it must not happen twice.
-    if (opts.modelPolicy === 'never') appendFileSync(opts.world, `call ${call.callSeq}\n`);
-    return reply(call, opts.steps);
-  }, { model: 'power-agent' });
+  const model = scriptedModel(
+    (call) => {
+      opts.onCall?.(call.callSeq, createHash('sha256').update(JSON.stringify(call.messages)).digest('hex'));
+      // Under `never` the model call is itself an effect the world saw; it must not happen twice.
+      if (opts.modelPolicy === 'never') appendFileSync(opts.world, `call ${call.callSeq}\n`);
+      return reply(call, opts.steps);
+    },
+    { model: 'power-agent' },
+  );
   const agent = defineAgent({
     model,
     interpreter: jsonActionInterpreter(),
@@ -93,7 +100,9 @@ export function powerAgent(opts: PowerAgentOptions): { readonly agent: AgentDefi
     executor: registry.executor(),
     tools: registry,
     context: {
-      run: [{ role: 'system', content: [{ type: 'text', text: 'You add numbers and record notes. Reply with JSON.' }] }],
+      run: [
+        { role: 'system', content: [{ type: 'text', text: 'You add numbers and record notes. Reply with JSON.' }] },
+      ],
       goal: [{ role: 'user', content: [{ type: 'text', text: `Work for ${opts.steps} steps.` }] }],
     },
     injections: {},

@@ -11,24 +11,50 @@ import type { ExploreReport } from './explore.ts';
 import { parseTrace } from './trace.ts';
 import type { TraceEvent } from './trace.ts';
 
-const hx = (s: string): string => [...Buffer.from(s, 'utf8')].map((b) => `\\x${b.toString(16).padStart(2, '0')}`).join('');
+const hx = (s: string): string =>
+  [...Buffer.from(s, 'utf8')].map((b) => `\\x${b.toString(16).padStart(2, '0')}`).join('');
 const layout = { root: '/r/fs', world: '/r/world.txt', acks: '/r/acks.txt' };
-const w = (ino: number, offset: number, text: string): TraceEvent => ({ kind: 'write', ino, offset, bytes: Buffer.from(text) });
+const w = (ino: number, offset: number, text: string): TraceEvent => ({
+  kind: 'write',
+  ino,
+  offset,
+  bytes: Buffer.from(text),
+});
 const texts = (bufs: readonly Buffer[]): string[] => bufs.map((b) => b.toString('latin1'));
 
 describe('power-loss model: what a cut leaves of a file', () => {
-  const events: TraceEvent[] = [{ kind: 'create', path: 'log', ino: 1 }, w(1, 0, 'aa\n'), { kind: 'fsync', ino: 1 }, w(1, 3, 'bbbb\n'), w(1, 8, 'cc\n')];
+  const events: TraceEvent[] = [
+    { kind: 'create', path: 'log', ino: 1 },
+    w(1, 0, 'aa\n'),
+    { kind: 'fsync', ino: 1 },
+    w(1, 3, 'bbbb\n'),
+    w(1, 8, 'cc\n'),
+  ];
 
   it.each([
     { cut: 2, want: ['', 'a', 'aa', '\0\0\0', 'aa\n'] },
     { cut: 3, want: ['aa\n'] },
     {
       cut: 5,
-      want: ['aa\n', 'aa\nb', 'aa\nbb', 'aa\nbbbb', 'aa\n\0\0\0\0\0', 'aa\nbbbb\n', 'aa\nbbbb\nc', 'aa\nbbbb\ncc', 'aa\nbbbb\n\0\0\0', 'aa\nbbbb\ncc\n'],
+      want: [
+        'aa\n',
+        'aa\nb',
+        'aa\nbb',
+        'aa\nbbbb',
+        'aa\n\0\0\0\0\0',
+        'aa\nbbbb\n',
+        'aa\nbbbb\nc',
+        'aa\nbbbb\ncc',
+        'aa\nbbbb\n\0\0\0',
+        'aa\nbbbb\ncc\n',
+      ],
     },
-  ])('after $cut events, keeps what was fsynced and any prefix of the later writes, the last one torn', ({ cut, want }) => {
-    expect(texts(contentChoices(events, cut, 1))).toEqual(want);
-  });
+  ])(
+    'after $cut events, keeps what was fsynced and any prefix of the later writes, the last one torn',
+    ({ cut, want }) => {
+      expect(texts(contentChoices(events, cut, 1))).toEqual(want);
+    },
+  );
 
   it('tears a write at 1 byte, half, all but one, every 4 KiB page end, and as zeros', () => {
     const variants = tornVariants({ kind: 'write', ino: 1, offset: 4000, bytes: Buffer.alloc(200, 0x61) });
@@ -42,25 +68,49 @@ describe('power-loss model: what a cut leaves of a directory', () => {
     [...new Set([...crashStates(events, cut)].map((s) => [...s.dirs, ...s.files.keys()].join(',')))].sort();
 
   it('may lose a file whose directory was not fsynced since it was created, even with its data fsynced', () => {
-    const events: TraceEvent[] = [{ kind: 'mkdir', path: 'd' }, { kind: 'fsyncDir', path: '' }, { kind: 'create', path: 'd/f', ino: 1 }, w(1, 0, 'x'), { kind: 'fsync', ino: 1 }];
+    const events: TraceEvent[] = [
+      { kind: 'mkdir', path: 'd' },
+      { kind: 'fsyncDir', path: '' },
+      { kind: 'create', path: 'd/f', ino: 1 },
+      w(1, 0, 'x'),
+      { kind: 'fsync', ino: 1 },
+    ];
     expect(names(events, 5)).toEqual([',d', ',d,d/f']);
     expect(names([...events, { kind: 'fsyncDir', path: 'd' }], 6)).toEqual([',d,d/f']);
   });
 
   it('keeps nothing below a directory whose own entry did not survive', () => {
-    const events: TraceEvent[] = [{ kind: 'mkdir', path: 'd' }, { kind: 'create', path: 'd/f', ino: 1 }, { kind: 'fsyncDir', path: 'd' }];
+    const events: TraceEvent[] = [
+      { kind: 'mkdir', path: 'd' },
+      { kind: 'create', path: 'd/f', ino: 1 },
+      { kind: 'fsyncDir', path: 'd' },
+    ];
     expect(names(events, 3)).toEqual(['', ',d,d/f']);
   });
 
   it('lets an unsynced unlink or rename have happened or not, each name on its own', () => {
-    const events: TraceEvent[] = [{ kind: 'create', path: 'a', ino: 1 }, { kind: 'create', path: 'b', ino: 2 }, { kind: 'fsyncDir', path: '' }, { kind: 'unlink', path: 'a' }, { kind: 'create', path: 'c', ino: 3 }];
+    const events: TraceEvent[] = [
+      { kind: 'create', path: 'a', ino: 1 },
+      { kind: 'create', path: 'b', ino: 2 },
+      { kind: 'fsyncDir', path: '' },
+      { kind: 'unlink', path: 'a' },
+      { kind: 'create', path: 'c', ino: 3 },
+    ];
     expect(names(events, 5)).toEqual([',a,b', ',a,b,c', ',b', ',b,c']);
-    const renamed: TraceEvent[] = [{ kind: 'create', path: 'a', ino: 1 }, { kind: 'fsyncDir', path: '' }, { kind: 'rename', from: 'a', to: 'z' }];
+    const renamed: TraceEvent[] = [
+      { kind: 'create', path: 'a', ino: 1 },
+      { kind: 'fsyncDir', path: '' },
+      { kind: 'rename', from: 'a', to: 'z' },
+    ];
     expect(names(renamed, 3)).toEqual([',a', ',z']);
   });
 
   it('never rolls back what the world saw or the acks written before the cut', () => {
-    const events: TraceEvent[] = [{ kind: 'world', bytes: Buffer.from('effect\n') }, { kind: 'ack', text: 'ACK 0 intent' }, { kind: 'create', path: 'f', ino: 1 }];
+    const events: TraceEvent[] = [
+      { kind: 'world', bytes: Buffer.from('effect\n') },
+      { kind: 'ack', text: 'ACK 0 intent' },
+      { kind: 'create', path: 'f', ino: 1 },
+    ];
     for (const s of crashStates(events, 3)) {
       expect(s.world.toString()).toBe('effect\n');
       expect(s.acks).toEqual(['ACK 0 intent']);
@@ -109,11 +159,17 @@ describe('power-loss acks: what a cut must keep', () => {
     { acks: [], want: 0 },
     { acks: ['ACK 0 runStarted plain', 'ACK 1 intent plain'], want: 0 },
     { acks: ['ACK 0 runStarted plain', 'ACK 1 intent plain', 'ACK 3 resultAndIntent barrier'], want: 4 },
-    { acks: ['ACK 3 resultAndIntent barrier', 'ACK 4 step barrier', 'ACK 5 intent plain', 'ACK 6 result plain'], want: 5 },
+    {
+      acks: ['ACK 3 resultAndIntent barrier', 'ACK 4 step barrier', 'ACK 5 intent plain', 'ACK 6 result plain'],
+      want: 5,
+    },
     { acks: ['ACK 0 runStarted plain', 'ACK 1 intent barrier'], want: 2 },
-  ])('promises the records through the last acknowledged barrier, not a later record that is none ($want)', ({ acks, want }) => {
-    expect(ackedBarrierRecords(acks)).toBe(want);
-  });
+  ])(
+    'promises the records through the last acknowledged barrier, not a later record that is none ($want)',
+    ({ acks, want }) => {
+      expect(ackedBarrierRecords(acks)).toBe(want);
+    },
+  );
 });
 
 function problemKinds(report: ExploreReport): Set<string> {

@@ -23,8 +23,27 @@ export type TraceEvent =
 
 /** The system calls `traceRun` asks strace for (the parser understands each of them). */
 export const TRACED_CALLS = [
-  'open', 'openat', 'creat', 'close', 'write', 'pwrite64', 'writev', 'pwritev', 'pwritev2', 'fsync', 'fdatasync',
-  'truncate', 'ftruncate', 'mkdir', 'mkdirat', 'unlink', 'unlinkat', 'rmdir', 'rename', 'renameat', 'renameat2',
+  'open',
+  'openat',
+  'creat',
+  'close',
+  'write',
+  'pwrite64',
+  'writev',
+  'pwritev',
+  'pwritev2',
+  'fsync',
+  'fdatasync',
+  'truncate',
+  'ftruncate',
+  'mkdir',
+  'mkdirat',
+  'unlink',
+  'unlinkat',
+  'rmdir',
+  'rename',
+  'renameat',
+  'renameat2',
 ] as const;
 
 /** Where the traced process keeps the model's files and the two side files (absolute paths). */
@@ -108,7 +127,8 @@ class TraceParser {
   #abs(hexPath: string, dirAnnotation: string | undefined): string {
     const path = unhex(hexPath).toString('utf8');
     if (path.startsWith('/')) return path;
-    if (dirAnnotation === undefined) throw new Error(`trace: relative path ${path} without its directory (run strace with -y)`);
+    if (dirAnnotation === undefined)
+      throw new Error(`trace: relative path ${path} without its directory (run strace with -y)`);
     return `${unhex(dirAnnotation).toString('utf8')}/${path}`;
   }
 
@@ -145,7 +165,12 @@ class TraceParser {
     const strings = [...args.matchAll(new RegExp(`"${HEX}"`, 'g'))].map((s) => unhex(s[1] as string));
     const bytes = Buffer.concat(strings).subarray(0, written);
     if (fd.kind === 'world') this.events.push({ kind: 'world', bytes });
-    if (fd.kind === 'acks') for (const text of bytes.toString('utf8').split('\n').filter((l) => l !== '')) this.events.push({ kind: 'ack', text });
+    if (fd.kind === 'acks')
+      for (const text of bytes
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l !== ''))
+        this.events.push({ kind: 'ack', text });
     if (fd.kind !== 'file') return;
     const explicit = name.startsWith('pwrite') ? Number(/, (\d+)(?:, \w+)?$/.exec(args)?.[1]) : null;
     const size = this.#sizes.get(fd.ino) ?? 0;
@@ -168,7 +193,9 @@ class TraceParser {
       if (fd?.kind === 'file') this.#truncate(fd.ino, Number(m?.[2]));
       return;
     }
-    const paths = [...args.matchAll(new RegExp(`(?:${DIRFD}, )?"${HEX}"`, 'g'))].map((s) => this.#rel(this.#abs(s[2] as string, s[1])));
+    const paths = [...args.matchAll(new RegExp(`(?:${DIRFD}, )?"${HEX}"`, 'g'))].map((s) =>
+      this.#rel(this.#abs(s[2] as string, s[1])),
+    );
     const [a, b] = paths;
     if (a === null || a === undefined) return;
     if (name === 'truncate') {
@@ -196,8 +223,23 @@ class TraceParser {
 }
 
 /** Run `argv` under `strace -f`; resolves with the trace text and the process's stdout. */
-export function traceRun(argv: readonly string[], traceFile: string): Promise<{ readonly trace: string; readonly stdout: string }> {
-  const args = ['-f', '-qq', '-y', '-xx', '-s', String(1 << 20), '-e', `trace=${TRACED_CALLS.join(',')}`, '-o', traceFile, ...argv];
+export function traceRun(
+  argv: readonly string[],
+  traceFile: string,
+): Promise<{ readonly trace: string; readonly stdout: string }> {
+  const args = [
+    '-f',
+    '-qq',
+    '-y',
+    '-xx',
+    '-s',
+    String(1 << 20),
+    '-e',
+    `trace=${TRACED_CALLS.join(',')}`,
+    '-o',
+    traceFile,
+    ...argv,
+  ];
   return new Promise((done, fail) => {
     const child = spawn('strace', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
