@@ -75,7 +75,7 @@ export async function openFloorLog(path: string): Promise<FloorLog & { close(): 
   const fh = await open(path, 'a');
   return {
     async append(recs: readonly object[]): Promise<void> {
-      await fh.appendFile(recs.map((r) => JSON.stringify(r) + '\n').join(''), 'utf8');
+      await fh.appendFile(recs.map((r) => `${JSON.stringify(r)}\n`).join(''), 'utf8');
       await fh.sync();
     },
     close: () => fh.close(),

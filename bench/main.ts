@@ -90,7 +90,7 @@ async function main(): Promise<number> {
   const out = join(dirname(fileURLToPath(import.meta.url)), 'results.json');
   await writeFile(
     out,
-    JSON.stringify({ started, finished: new Date().toISOString(), plan, machine, rows, bundles }, null, 2) + '\n',
+    `${JSON.stringify({ started, finished: new Date().toISOString(), plan, machine, rows, bundles }, null, 2)}\n`,
   );
   console.log(`wrote ${out}`);
   for (const f of failures) console.error(`BUDGET EXCEEDED: ${f}`);

@@ -86,7 +86,7 @@ export async function resumeTimes(plan: Plan, sizes: readonly number[]): Promise
       const fileSource = new FileStore({ dir: join(dir, `source-${n}`) });
       const path = fileSource.logPath('crashed');
       await mkdir(fileSource.dir, { recursive: true });
-      await writeFile(path, lines.join('\n') + '\n');
+      await writeFile(path, `${lines.join('\n')}\n`);
       if ((await fileSource.readLog('crashed')).length !== records.length)
         throw new Error('FileStore did not read the crashed log back whole');
       const bytes = (await stat(path)).size;

@@ -80,18 +80,18 @@ function parseArgs(argv: readonly string[]): Options {
       local = true;
       same.push(a);
     } else if (a === '--dir') {
-      dir = resolve(valueOf(a, next, 'a directory'));
+      dir = resolve(optionValue(a, next, 'a directory'));
       same.push(a, JSON.stringify(argv[++i]));
     } else if (a === '--crash-after') {
-      crashAfter = stepCount(valueOf(a, next, 'a number of steps'));
+      crashAfter = stepCount(optionValue(a, next, 'a number of steps'));
       i++;
     } else if (a === '--input') {
-      const reply = valueOf(a, next, `a reply (${REPLIES.join(', ')})`);
+      const reply = optionValue(a, next, `a reply (${REPLIES.join(', ')})`);
       if (!(REPLIES as readonly string[]).includes(reply))
         throw new UsageError(`--input takes ${REPLIES.join(', ')}; got ${JSON.stringify(reply)}`);
       input = argv[++i] as Options['input'];
     } else if (a === '--reason') {
-      reason = valueOf(a, next, 'a text');
+      reason = optionValue(a, next, 'a text');
       i++;
     } else throw new UsageError(`unknown option ${JSON.stringify(a)}`);
   }
@@ -108,7 +108,7 @@ function parseArgs(argv: readonly string[]): Options {
 }
 
 /** The value after option `name`, or a usage error naming what it needs. */
-function valueOf(name: string, value: string | undefined, what: string): string {
+function optionValue(name: string, value: string | undefined, what: string): string {
   if (value === undefined || value === '' || (value.startsWith('--') && value !== '--'))
     throw new UsageError(`${name} needs ${what}`);
   return value;
@@ -135,7 +135,7 @@ class UsageError extends Error {}
 let sawEvents = false;
 
 function printingSink(crashAfter: number | null): EventSink {
-  const print = (line: string): void => void process.stdout.write(line + '\n');
+  const print = (line: string): void => void process.stdout.write(`${line}\n`);
   return {
     params: Object.freeze({ sink: 'demo-printer' }),
     deliver(e: RunEvent): void {
@@ -270,7 +270,7 @@ function printPending(p: InputRequest, opts: Options): void {
     `     ${cmd} --input deny --reason "not now"`,
     `   inspect: npm run polyloop -- show ${opts.dir} ${runIdOf(opts)}`,
   ];
-  process.stdout.write(lines.join('\n') + '\n');
+  process.stdout.write(`${lines.join('\n')}\n`);
 }
 
 async function main(): Promise<number> {

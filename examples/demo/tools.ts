@@ -42,7 +42,7 @@ export function reportTool(file: string): ToolSpec {
     needsApproval: true,
     handler: async (args) => {
       const text = String(args['text']);
-      await writeFile(file, text + '\n', 'utf8');
+      await writeFile(file, `${text}\n`, 'utf8');
       return `wrote ${text.length} chars to ${file}`;
     },
   };

@@ -99,11 +99,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   if (typeof args === 'string') return usage(io, args);
   // `help` as a command too: a newcomer types `polyloop help` as often as `--help`.
   if (args.help || args.positional[0] === 'help') {
-    io.out(USAGE + '\n');
+    io.out(`${USAGE}\n`);
     return EXIT.ok;
   }
   if (args.positional.length === 0) {
-    io.err(USAGE + '\n');
+    io.err(`${USAGE}\n`);
     return EXIT.usage;
   }
   const [command, dir, arg, ...extra] = args.positional;
@@ -122,12 +122,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return await importCommand(dir, arg as string, io, args.maxBytes ?? MAX_IMPORT_BYTES);
   } catch (e) {
     if (e instanceof MissingDirectoryError) {
-      io.err(oneLine(`polyloop: ${e.message}`) + '\n');
+      io.err(`${oneLine(`polyloop: ${e.message}`)}\n`);
       return EXIT.notFound;
     }
     if (isPolyLoopError(e)) {
       // Whatever the log said is data: the message reaches the terminal only made safe.
-      io.err(oneLine(`polyloop: ${e.message}`) + '\n');
+      io.err(`${oneLine(`polyloop: ${e.message}`)}\n`);
       return isPolyLoopError(e, 'corrupt_log') || isPolyLoopError(e, 'schema_version') ? EXIT.corrupt : EXIT.notFound;
     }
     throw e;
@@ -145,7 +145,7 @@ async function runsCommand(dir: string, json: boolean, io: CliIo): Promise<numbe
   if (json) {
     io.out(jsonOut(runs.map(listingJson), io));
   } else if (runs.length === 0) {
-    io.out(oneLine(`no runs in ${dir}`) + '\n');
+    io.out(`${oneLine(`no runs in ${dir}`)}\n`);
   } else {
     const rows = runs.map((r) => [
       r.runId === null ? '(unknown id)' : clipId(oneLine(r.runId)),
@@ -171,12 +171,12 @@ async function showCommand(dir: string, runId: string, json: boolean, io: CliIo)
   const run = await inspectRun(dir, runId);
   if (run === null) {
     io.err(
-      oneLine(`polyloop: no run ${JSON.stringify(runId)} in ${dir} (list them with: polyloop runs ${dir})`) + '\n',
+      `${oneLine(`polyloop: no run ${JSON.stringify(runId)} in ${dir} (list them with: polyloop runs ${dir})`)}\n`,
     );
     return EXIT.notFound;
   }
   if (run.view === null) {
-    io.err(oneLine(`polyloop: ${run.error ?? 'corrupt log'}`) + '\n');
+    io.err(`${oneLine(`polyloop: ${run.error ?? 'corrupt log'}`)}\n`);
     return EXIT.corrupt;
   }
   const view = run.view;
@@ -205,13 +205,13 @@ async function showCommand(dir: string, runId: string, json: boolean, io: CliIo)
   lines.push(...upgrades.filter((u) => u.stepIndex >= view.trajectory.length).map(upgradeLine));
   if (view.inFlight) lines.push(renderInFlight(view.inFlight));
   // Ids and log contents are data, never terminal commands: every line is made terminal-safe.
-  io.out(lines.map(oneLine).join('\n') + '\n');
+  io.out(`${lines.map(oneLine).join('\n')}\n`);
   return EXIT.ok;
 }
 
 /** `--json` output; on a terminal, what JSON leaves raw and a terminal acts on is shown escaped (the same JSON). */
 function jsonOut(value: unknown, io: CliIo): string {
-  const text = JSON.stringify(value, null, 2) + '\n';
+  const text = `${JSON.stringify(value, null, 2)}\n`;
   return io.outIsTerminal ? escapeRawForTerminal(text) : text;
 }
 

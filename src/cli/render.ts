@@ -214,5 +214,5 @@ export function table(header: readonly string[], rows: readonly (readonly string
       .map((c, i) => c.padEnd(widths[i] ?? 0))
       .join('  ')
       .trimEnd();
-  return [fmt(header), ...rows.map(fmt)].join('\n') + '\n';
+  return `${[fmt(header), ...rows.map(fmt)].join('\n')}\n`;
 }

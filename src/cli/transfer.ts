@@ -26,7 +26,7 @@ import type { CliIo } from './render.ts';
 /** Write the run's NDJSON to stdout or `output`. A torn last line the store dropped is noted on stderr. */
 export async function exportCommand(dir: string, runId: string, output: string | null, io: CliIo): Promise<number> {
   await requireDirectory(dir);
-  const store = new FileStore({ dir, onWarning: (w) => io.err(oneLine(`polyloop: note: ${w.message}`) + '\n') });
+  const store = new FileStore({ dir, onWarning: (w) => io.err(`${oneLine(`polyloop: note: ${w.message}`)}\n`) });
   let ndjson: string;
   try {
     ndjson = await exportRun(store, runId).catch(async (e: unknown) => {
@@ -38,7 +38,7 @@ export async function exportCommand(dir: string, runId: string, output: string |
   } catch (e) {
     if (isPolyLoopError(e, 'run_not_found')) {
       io.err(
-        oneLine(`polyloop: no run ${JSON.stringify(runId)} in ${dir} (list them with: polyloop runs ${dir})`) + '\n',
+        `${oneLine(`polyloop: no run ${JSON.stringify(runId)} in ${dir} (list them with: polyloop runs ${dir})`)}\n`,
       );
       return EXIT.notFound;
     }
@@ -78,7 +78,7 @@ export async function importCommand(
   if (bytes === TOO_LARGE) {
     const limit = `${maxBytes} bytes${maxBytes % MIB === 0 ? ` (${maxBytes / MIB} MiB)` : ''}`;
     const what = `${source} is larger than ${limit}, the import limit: nothing was imported (--max-bytes <n> raises it)`;
-    io.err(oneLine(`polyloop: ${what}`) + '\n');
+    io.err(`${oneLine(`polyloop: ${what}`)}\n`);
     return EXIT.usage;
   }
   await refuseNonDirectory(dir);
@@ -87,21 +87,21 @@ export async function importCommand(
     const runId = runIdOf(text);
     // Refused before anything is written: a record no store can encode would leave a partial log.
     requireEncodable(decodeLog(text, { source }).records, source);
-    const store = new FileStore({ dir, onWarning: (w) => io.err(oneLine(`polyloop: note: ${w.message}`) + '\n') });
+    const store = new FileStore({ dir, onWarning: (w) => io.err(`${oneLine(`polyloop: note: ${w.message}`)}\n`) });
     await importRun(store, runId, text);
     const records = await store.readLog(runId);
     io.out(
-      oneLine(
+      `${oneLine(
         `imported run ${JSON.stringify(runId)} into ${store.logPath(runId)} (${records.length} records): ${stateLine(readRunLog(records), null)}`,
-      ) + '\n',
+      )}\n`,
     );
     return EXIT.ok;
   } catch (e) {
     if (isPolyLoopError(e, 'run_exists')) {
       io.err(
-        oneLine(
+        `${oneLine(
           `polyloop: run ${JSON.stringify((e as RunExistsError).runId)} already has a log in ${dir}; nothing was imported`,
-        ) + '\n',
+        )}\n`,
       );
       return EXIT.notFound;
     }
@@ -112,7 +112,7 @@ export async function importCommand(
 
 /** A log of a schema this library cannot read: named, exit 3 (its version is in the message). */
 function schemaProblem(source: string, e: Error, io: CliIo): number {
-  io.err(oneLine(`polyloop: ${source}: ${e.message}`) + '\n');
+  io.err(`${oneLine(`polyloop: ${source}: ${e.message}`)}\n`);
   return EXIT.corrupt;
 }
 
@@ -147,9 +147,9 @@ async function readInput(file: string, max: number, io: CliIo): Promise<Uint8Arr
     return await readCapped(createReadStream(file), max);
   } catch (e) {
     io.err(
-      oneLine(
+      `${oneLine(
         `polyloop: cannot read ${file}: ${errCode(e) === 'ENOENT' ? 'no such file' : e instanceof Error ? e.message : String(e)}`,
-      ) + '\n',
+      )}\n`,
     );
     return null;
   }

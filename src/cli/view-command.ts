@@ -77,7 +77,7 @@ export async function viewCommand(
       allowRemote: args.allowRemote,
     });
   } catch (e) {
-    io.err(oneLine(`polyloop: ${e instanceof Error ? e.message : String(e)}`) + '\n');
+    io.err(`${oneLine(`polyloop: ${e instanceof Error ? e.message : String(e)}`)}\n`);
     return e instanceof MissingDirectoryError ? EXIT.notFound : EXIT.usage;
   }
   const what =

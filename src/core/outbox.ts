@@ -95,6 +95,7 @@ export class Outbox {
 
   async #bounded(operation: string, p: Promise<void>): Promise<void> {
     const { settled, pending } = this.#cancel.bounded(() => p);
+    // biome-ignore lint/suspicious/noConfusingVoidType: what a store write resolves with, or the grace period's end.
     let outcome: void | typeof GRACE_EXPIRED;
     try {
       outcome = await settled;

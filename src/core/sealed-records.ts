@@ -10,6 +10,7 @@
 
 class ReturnsTarget {
   constructor(target: object) {
+    // biome-ignore lint/correctness/noConstructorReturn: returning the target is how the subclass's private field lands on it.
     return target;
   }
 }

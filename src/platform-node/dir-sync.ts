@@ -4,6 +4,7 @@
  * @module
  */
 import { open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { errCode } from './lock.ts';
 
@@ -20,7 +21,7 @@ export async function syncNewDirs(first: string, dir: string): Promise<void> {
 
 /** fsync a directory, so the entries made in it survive a power cut. */
 export async function fsyncDir(dir: string): Promise<void> {
-  let fh;
+  let fh: FileHandle;
   try {
     fh = await open(dir, 'r');
   } catch (e) {

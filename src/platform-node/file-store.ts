@@ -116,7 +116,7 @@ export class FileStore extends AppendLogStore implements RunStore {
 
   /** The lock file of a run. */
   lockPath(runId: string): string {
-    return join(this.dir, runIdStem(runId) + '.lock');
+    return join(this.dir, `${runIdStem(runId)}.lock`);
   }
 
   /**
@@ -251,7 +251,7 @@ export class FileStore extends AppendLogStore implements RunStore {
   protected append({ runId, records, barrier, method }: LogAppend): Promise<void> {
     let text: string;
     try {
-      text = records.map((r) => encodeRecord(r) + '\n').join('');
+      text = records.map((r) => `${encodeRecord(r)}\n`).join('');
     } catch (e) {
       return Promise.reject(e); // a promise-returning method never throws synchronously
     }

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { lstat, readFile, unlink } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { OPEN, openRegular, readRegular } from './regular-file.ts';
 import { hostname } from 'node:os';
 import { RunLockedError } from '../core/index.ts';
@@ -60,7 +61,7 @@ export async function acquireLock(lockPath: string, runId: string): Promise<Rele
 }
 
 async function tryCreate(lockPath: string, owner: LockOwner): Promise<boolean> {
-  let fh;
+  let fh: FileHandle;
   try {
     // O_EXCL never follows a link; openRegular names a link, FIFO or directory found there.
     fh = await openRegular(lockPath, OPEN.createExclusive);
@@ -69,7 +70,7 @@ async function tryCreate(lockPath: string, owner: LockOwner): Promise<boolean> {
     throw e;
   }
   try {
-    await fh.writeFile(JSON.stringify(owner) + '\n');
+    await fh.writeFile(`${JSON.stringify(owner)}\n`);
   } finally {
     await fh.close();
   }

@@ -13,7 +13,7 @@ import { LOG_EXTENSION } from './run-id.ts';
 /** The pid of a live process on this host holding the run's lock, or null. */
 export async function livePid(logFile: string): Promise<number | null> {
   // A lock path holding anything but a regular file is no lock (and is never followed or waited on).
-  const raw = await readRegular(logFile.slice(0, -LOG_EXTENSION.length) + '.lock').catch(() => null);
+  const raw = await readRegular(`${logFile.slice(0, -LOG_EXTENSION.length)}.lock`).catch(() => null);
   const owner = raw === null ? null : parseOwner(raw.toString('utf8'));
   return owner && owner.hostname === hostname() && (await isOwnerAlive(owner)) ? owner.pid : null;
 }

@@ -7,7 +7,7 @@
  */
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
-import { encodeRecord, importRun, InMemoryStore, readRunLog, resume, run } from '../../src/core/index.ts';
+import { encodeRecord, importRun, type InMemoryStore, readRunLog, resume, run } from '../../src/core/index.ts';
 import type { LogRecord, RunLogView } from '../../src/core/index.ts';
 import { FileStore } from '../../src/platform-node/file-store.ts';
 import { listRuns } from '../../src/cli/inspect.ts';

@@ -58,7 +58,13 @@ function Answer({ part, actions }: ToolProps): JSX.Element {
     if (text.trim() !== '') actions.answer(getToolName(part), part.toolCallId, text.trim());
   };
   return (
-    <form className="reply" onSubmit={(e) => (e.preventDefault(), send())}>
+    <form
+      className="reply"
+      onSubmit={(e) => {
+        e.preventDefault();
+        send();
+      }}
+    >
       <input className="answer-text" placeholder="your answer" value={text} onChange={(e) => setText(e.target.value)} />
       <button className="answer">Answer</button>
     </form>

@@ -79,7 +79,7 @@ export async function dirSource(opts: DirSourceOptions): Promise<ViewSource> {
   }
 
   const readRun = (runId: string) => readFile(store.logPath(runId));
-  const log = opts.log ?? ((line: string) => void process.stderr.write(line + '\n'));
+  const log = opts.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const carrying = (runId: string): CarryContext => ({ dir: opts.dir, runId, readRun, log });
   const statusOf = async (reading: LogReading, runId: string) =>
     dirStatus(reading, reading.error === null ? await livePid(store.logPath(runId)) : null);

@@ -6,7 +6,7 @@
  * it stopped there.
  * @module
  */
-import { acceptedReplies, CorruptLogError, decodeRecord, isPolyLoopError, readRunLog } from '../../core/index.ts';
+import { acceptedReplies, type CorruptLogError, decodeRecord, isPolyLoopError, readRunLog } from '../../core/index.ts';
 import type {
   Action,
   InputRecord,

@@ -155,7 +155,6 @@ export async function answerWith(agent: ViewerAgent, ctx: CarryContext, reply: I
   if (!out.landed) return refusal(out.error, ctx, agent);
   const body: InputAccepted = { runId: ctx.runId, resultId: reply.resultId };
   return { status: 202, message: 'the reply is in the log; the run goes on', body };
-  return refusal(out.error, ctx, agent);
 }
 
 /** An upgrade as the page POSTs it. */

@@ -36,7 +36,7 @@ function deepLog(runId: string): string {
   };
   const records: LogRecord[] = [started(runId), modelIntent(0), modelResult(0), request];
   return records
-    .map((r) => encodeRecord(r).replace('"__DEEP__"', '['.repeat(DEPTH) + ']'.repeat(DEPTH)) + '\n')
+    .map((r) => `${encodeRecord(r).replace('"__DEEP__"', '['.repeat(DEPTH) + ']'.repeat(DEPTH))}\n`)
     .join('');
 }
 

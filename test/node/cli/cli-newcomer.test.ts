@@ -32,7 +32,7 @@ beforeAll(async () => {
   for (let i = 0; i < STEPS; i++)
     records.push(modelIntent(i), modelResult(i), actionIntent(i), stepWrite(i, 'x'.repeat(200)));
   records.push(ended(STEPS));
-  await writeFile(store.logPath('long'), records.map(encodeRecord).join('\n') + '\n');
+  await writeFile(store.logPath('long'), `${records.map(encodeRecord).join('\n')}\n`);
 });
 
 /** `polyloop <args> | head -n 2` in bash with pipefail: the exit status is polyloop's when head succeeded. */

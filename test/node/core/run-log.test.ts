@@ -107,7 +107,7 @@ describe('exportRun / importRun', () => {
       'records out of protocol order',
       (t) => {
         const l = t.trimEnd().split('\n');
-        return [l[0], l[2], l[1], ...l.slice(3)].join('\n') + '\n';
+        return `${[l[0], l[2], l[1], ...l.slice(3)].join('\n')}\n`;
       },
       CorruptLogError,
       /run log:2: result of step 0 without its model-call intent/,
@@ -165,7 +165,7 @@ describe('importRun of a record nested too deeply to write again', () => {
     const resultLine = lines.findIndex((l) => l.includes('"kind":"result"'));
     lines[resultLine] = (lines[resultLine] as string).replace('"reasoning":null', `"reasoning":null,"extra":${deep}`);
     const target = new InMemoryStore();
-    const e = await importRun(target, 'run-1', lines.join('\n') + '\n').catch((x: unknown) => x);
+    const e = await importRun(target, 'run-1', `${lines.join('\n')}\n`).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(CorruptLogError);
     expect(String((e as Error).message)).toMatch(
       new RegExp(`imported log:${resultLine + 1}: the record is nested more than 110 levels deep`),

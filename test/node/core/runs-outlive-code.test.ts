@@ -274,9 +274,7 @@ describe('resume by run id', () => {
 });
 
 /** A run of version A waiting for approval of `note`, and version B: one tool more, a new system prompt. */
-async function waitingRun(
-  calls: string[] = [],
-): Promise<{
+async function waitingRun(calls: string[] = []): Promise<{
   store: InMemoryStore;
   pending: string;
   before: string[];

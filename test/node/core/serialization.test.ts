@@ -126,7 +126,7 @@ describe('encodeRecord', () => {
   );
 
   it('encodes a whole log that decodeLog reads back record for record', () => {
-    const text = RECORDS.map(encodeRecord).join('\n') + '\n';
+    const text = `${RECORDS.map(encodeRecord).join('\n')}\n`;
     expect(text.split('\n')).toHaveLength(RECORDS.length + 1);
     expect(decodeLog(text)).toEqual({ records: RECORDS, tornLine: null });
   });
@@ -331,12 +331,12 @@ describe('decodeLog', () => {
   });
 
   it('drops and reports a torn last line of JSONL text', () => {
-    const decoded = decodeLog(lines.slice(0, 2).join('\n') + '\n{"kind":"res');
+    const decoded = decodeLog(`${lines.slice(0, 2).join('\n')}\n{"kind":"res`);
     expect(decoded).toEqual({ records: RECORDS.slice(0, 2), tornLine: 3 });
   });
 
   it('reads text with and without a trailing newline alike', () => {
-    const withNl = decodeLog(lines.join('\n') + '\n');
+    const withNl = decodeLog(`${lines.join('\n')}\n`);
     const without = decodeLog(lines.join('\n'));
     expect(withNl).toEqual({ records: RECORDS, tornLine: null });
     expect(without).toEqual(withNl);

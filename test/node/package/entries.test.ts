@@ -109,7 +109,7 @@ describe('the built package', () => {
       };
       expect(Object.keys(report.imports).sort()).toEqual(
         Object.keys(SOURCES)
-          .map((s) => 'polyloop' + s.slice(1))
+          .map((s) => `polyloop${s.slice(1)}`)
           .sort(),
       );
       for (const [entry, names] of Object.entries(report.imports)) expect(names, entry).not.toBe(0);

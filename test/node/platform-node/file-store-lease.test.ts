@@ -160,7 +160,7 @@ describe('FileStore under a lease', () => {
     await store.runStarted('r', started('r'));
     await first();
     // Another process resumed the run and died mid-line.
-    await writeFile(store.logPath('r'), (await readFile(store.logPath('r'), 'utf8')) + '{"kind":"inte');
+    await writeFile(store.logPath('r'), `${await readFile(store.logPath('r'), 'utf8')}{"kind":"inte`);
     const second = await store.acquire('r', {});
     await store.intent('r', modelIntent(0));
     await second();

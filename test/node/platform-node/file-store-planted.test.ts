@@ -20,7 +20,7 @@ async function setup(): Promise<{ store: FileStore; victim: string; victimText: 
   const dir = join(root, 'runs');
   await mkdir(dir);
   const victim = join(root, 'victim.jsonl');
-  const victimText = encodeRecord(started('elsewhere')) + '\n';
+  const victimText = `${encodeRecord(started('elsewhere'))}\n`;
   await writeFile(victim, victimText);
   return { store: new FileStore({ dir, onWarning: () => undefined }), victim, victimText };
 }
@@ -101,7 +101,7 @@ describe('FileStore with something planted at a lock path', () => {
 
   it('refuses a dangling symlink at the lock path with a clear StoreError', async () => {
     const { store, victim } = await setup();
-    await symlink(victim + '.missing', store.lockPath('r'));
+    await symlink(`${victim}.missing`, store.lockPath('r'));
     const err = await errorOf(store.acquire('r', {}));
     expect(isPolyLoopError(err, 'store_error')).toBe(true);
     expect((err as Error).message).toMatch(/symbolic link/);

@@ -237,7 +237,7 @@ describe('FileStore: bytes that are not UTF-8', () => {
     await first.runStarted('r', started('r'));
     // The first process died inside "🚀"; a fresh one (a new instance) picks the run up.
     const store = new FileStore({ dir: first.dir, onWarning: (w) => void warnings.push(w.code) });
-    const line = Buffer.from(JSON.stringify(stepWrite(0, '运行🚀')) + '\n');
+    const line = Buffer.from(`${JSON.stringify(stepWrite(0, '运行🚀'))}\n`);
     await appendFile(store.logPath('r'), line.subarray(0, line.indexOf(Buffer.from('🚀')) + 2));
     expect((await store.readLog('r')).map((x) => x.kind)).toEqual(['run_started']);
     await store.step('r', stepWrite(0, '运行🚀'));

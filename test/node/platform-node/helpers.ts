@@ -41,9 +41,7 @@ export function waitForLine(child: ChildProcessWithoutNullStreams, re: RegExp): 
 }
 
 /** Resolves with the exit code/signal of a child, and everything it printed. Call it before the child can exit. */
-export function finished(
-  child: ChildProcessWithoutNullStreams,
-): Promise<{
+export function finished(child: ChildProcessWithoutNullStreams): Promise<{
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
   readonly stdout: string;

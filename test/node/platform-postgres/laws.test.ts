@@ -67,7 +67,7 @@ describe('the laws on PostgresStore', () => {
     const lines = (await exportRun(memory, RUN_ID)).split('\n').filter((l) => l !== '');
     const schema = await db.freshSchema();
     for (let k = 1; k <= lines.length; k++) {
-      const ndjson = lines.slice(0, k).join('\n') + '\n';
+      const ndjson = `${lines.slice(0, k).join('\n')}\n`;
       const store = new PostgresStore({ pool: db.pool(), schema });
       const runId = `${RUN_ID}-${k}`;
       await importRun(store, runId, ndjson.replaceAll(`"runId":"${RUN_ID}"`, `"runId":"${runId}"`));

@@ -90,7 +90,7 @@ describe('the run Durable Object after eviction (real workerd, persisted storage
       inFlightStep.push(
         Number(
           (events.at(-1)?.record['stepIndex'] ??
-            (events.at(-1)?.record['step'] as Record<string, unknown>)['stepIndex']) as number,
+            (events.at(-1)?.record['step'] as Record<string, unknown> | undefined)?.['stepIndex']) as number,
         ),
       );
       // Kill mid-action only once the tool has really started (its side effect happened).

@@ -38,7 +38,7 @@ const how = (howArg ?? 'before') as KillHow;
 const variant = process.env['CRASH_VARIANT'] ?? 'safe';
 
 const say = (line: string): void => {
-  writeSync(1, line + '\n'); // synchronous: the parent sees it even if we die right after
+  writeSync(1, `${line}\n`); // synchronous: the parent sees it even if we die right after
 };
 
 /** The model: a pure function of the call. It reads the last observation, so history must be rebuilt exactly. */
@@ -97,7 +97,7 @@ function killingStore(inner: FileStore): RunStore {
     const index = n++;
     if (index === killAt && how === 'before') process.kill(process.pid, 'SIGKILL');
     if (index === killAt && how === 'torn') {
-      const line = (Array.isArray(recs) ? recs : [recs]).map((r: LogRecord) => encodeRecord(r) + '\n').join('');
+      const line = (Array.isArray(recs) ? recs : [recs]).map((r: LogRecord) => `${encodeRecord(r)}\n`).join('');
       appendFileSync(inner.logPath(runId), line.slice(0, Math.max(1, Math.floor(line.length / 2))));
       process.kill(process.pid, 'SIGKILL');
     }

@@ -25,7 +25,7 @@ if (!dir || !world || !acks || !stepsArg || (policy !== 'safe' && policy !== 'ne
 const lazy = lazyArg === 'lazy';
 const acksFd = openSync(acks, 'a');
 const say = (line: string): void => {
-  writeSync(1, line + '\n');
+  writeSync(1, `${line}\n`);
 };
 
 /** Reports each write once its promise resolved: the trace places the ack after its syscalls. */

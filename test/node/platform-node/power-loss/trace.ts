@@ -120,7 +120,7 @@ class TraceParser {
   #rel(abs: string): string | null {
     if (abs === this.#layout.world || abs === this.#layout.acks) return null;
     if (abs === this.#layout.root) return '';
-    return abs.startsWith(this.#layout.root + '/') ? abs.slice(this.#layout.root.length + 1) : null;
+    return abs.startsWith(`${this.#layout.root}/`) ? abs.slice(this.#layout.root.length + 1) : null;
   }
 
   /** An absolute path from a (possibly relative) path argument and its directory fd's annotation. */
