@@ -192,6 +192,7 @@ async function drive(
     let upgrade: UpgradeRecord | null = null;
     if (differing.length > 0 && inForce && opts.upgrade) {
       upgrade = await upgradeRecord(trusted, inForce, snapshot, {
+        differing,
         reason: opts.upgrade.reason,
         request: stored,
         at: new Date().toISOString(),

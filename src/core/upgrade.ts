@@ -5,7 +5,6 @@
  * @module
  */
 import { CorruptLogError, UpgradeRefusedError } from './errors.ts';
-import { diffSnapshots } from './internal/recovery.ts';
 import type { RunRequest } from './request.ts';
 import { canonicalJson } from './serialization.ts';
 import { applyUpgrade, sha256Hex } from './snapshot.ts';
@@ -52,26 +51,32 @@ export async function checkUpgradeHashes(
   }
 }
 
-/** Snapshot keys that differ, at the top level: what an upgrade record lists. */
-export function changedKeys(inForce: ParamSnapshot, current: ParamSnapshot): string[] {
-  const keys = diffSnapshots(inForce, current).map((path) => path.split(/[.[]/)[0] as string);
+/** The top-level keys of the paths at which two snapshots differ (`diffSnapshots`): what an upgrade record lists. */
+function changedKeys(differing: readonly string[]): string[] {
+  const keys = differing.map((path) => path.split(/[.[]/)[0] as string);
   return [...new Set(keys)].sort();
 }
 
 /**
  * The `upgrade` record that moves a run from `inForce` to `current`: every changed top-level key
- * with hashes of both sides and its new value (absent when the key is gone).
+ * with hashes of both sides and its new value (absent when the key is gone). `differing` is
+ * `diffSnapshots(inForce, current)`, which the caller has already computed to decide on the upgrade.
  */
 export async function upgradeRecord(
   view: RunLogView,
   inForce: ParamSnapshot,
   current: ParamSnapshot,
-  opts: { readonly reason: string; readonly request: StoredRequest; readonly at: string },
+  opts: {
+    readonly differing: readonly string[];
+    readonly reason: string;
+    readonly request: StoredRequest;
+    readonly at: string;
+  },
 ): Promise<UpgradeRecord> {
   const changes: Record<string, UpgradeChange> = {};
   const hashOf = async (s: ParamSnapshot, key: string): Promise<string | null> =>
     Object.hasOwn(s, key) ? sha256Hex(canonicalJson(s[key])) : null;
-  for (const key of changedKeys(inForce, current)) {
+  for (const key of changedKeys(opts.differing)) {
     const value = Object.hasOwn(current, key) ? current[key] : undefined;
     const change = { before: await hashOf(inForce, key), after: await hashOf(current, key) };
     changes[key] = value === undefined ? change : { ...change, value };
