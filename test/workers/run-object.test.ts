@@ -5,6 +5,7 @@ import type { RunStatus } from '../../src/platform-workers/index.ts';
 import type { CancelOutcome } from '../../src/platform-workers/run-input.ts';
 import type { StartOutcome } from '../../src/platform-workers/run-setup.ts';
 import type { ProbeInput } from './fixtures/probe-worker.ts';
+import { releaseProbe } from './fixtures/probe-worker.ts';
 import { call, waitFor } from './http.ts';
 
 type Probe = {
@@ -95,13 +96,14 @@ describe('the run object under racing requests (workerd)', () => {
   it('lets an alarm that fires while the run is being driven only re-arm itself: no second driver, the same trajectory', async () => {
     const runId = uid('alarm-while-driving');
     expect(
-      await probe(runId).start(runId, { goal: 'one two three', pauseMs: 60, fault: 'none' } satisfies ProbeInput),
+      await probe(runId).start(runId, { goal: 'one two three', fault: 'held' } satisfies ProbeInput),
     ).toEqual({ ok: true });
     for (let i = 0; i < 3; i++) {
       expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
       expect(await alarmOf(runId)).toBeGreaterThan(Date.now());
-      await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 20));
     }
+    await runInDurableObject(stubOf(runId), () => releaseProbe(runId));
     const done = await ended(runId);
     expect(done).toMatchObject({
       status: 'ended',

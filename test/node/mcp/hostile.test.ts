@@ -100,7 +100,7 @@ describe('a call that goes wrong on the wire', () => {
   });
 
   it('gives up on a tool that never answers after timeoutMs, with env_error', async () => {
-    const tools = await mcpTools({ url: server().url, timeoutMs: 300 });
+    const tools = await mcpTools({ url: server().url, timeoutMs: 1_500 });
     const { agent, request } = mcpAgent('slow', tools, [call('hang'), final('ok')]);
     const result = await run(agent, request);
     expect(result.stopReason).toBe('env_error');
