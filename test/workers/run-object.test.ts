@@ -95,9 +95,9 @@ describe('a halted run (workerd)', () => {
 describe('the run object under racing requests (workerd)', () => {
   it('lets an alarm that fires while the run is being driven only re-arm itself: no second driver, the same trajectory', async () => {
     const runId = uid('alarm-while-driving');
-    expect(
-      await probe(runId).start(runId, { goal: 'one two three', fault: 'held' } satisfies ProbeInput),
-    ).toEqual({ ok: true });
+    expect(await probe(runId).start(runId, { goal: 'one two three', fault: 'held' } satisfies ProbeInput)).toEqual({
+      ok: true,
+    });
     for (let i = 0; i < 3; i++) {
       expect(await runDurableObjectAlarm(stubOf(runId))).toBe(true);
       expect(await alarmOf(runId)).toBeGreaterThan(Date.now());
