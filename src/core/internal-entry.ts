@@ -40,5 +40,7 @@ export { checkOptionKeys } from './options.ts';
 export type { OptionHints, OptionKeys } from './options.ts';
 export { resolveRequest } from './request-input.ts';
 export type { ResolvedRequest } from './request-input.ts';
+export { readReadablePrefix } from './run-log.ts';
+export type { PrefixReading } from './run-log.ts';
 export { canonicalJson } from './serialization.ts';
 export { STEP_DEFAULTS } from './types.ts';

@@ -47,6 +47,34 @@ export function readRunLog(records: readonly LogRecord[]): RunLogView {
   };
 }
 
+/** What {@link readReadablePrefix} read: the longest prefix of a log that {@link readRunLog} accepts. */
+export type PrefixReading = {
+  /** The records read: all of them, or those before the record refused. */
+  readonly records: readonly LogRecord[];
+  readonly view: RunLogView;
+  /** Why the log was cut (the last refusal, naming its record), or null when it was read whole. */
+  readonly refusal: CorruptLogError | null;
+};
+
+/**
+ * Read as much of a log as {@link readRunLog} accepts, for showing how far a run with a refused
+ * log got. A refusal names its record, so the reading cuts before it and reads again (usually
+ * once; the empty log is always accepted). Other errors are thrown.
+ */
+export function readReadablePrefix(all: readonly LogRecord[]): PrefixReading {
+  let records = all;
+  let refusal: CorruptLogError | null = null;
+  for (;;) {
+    try {
+      return { records, view: readRunLog(records), refusal };
+    } catch (e) {
+      if (!(e instanceof CorruptLogError)) throw e;
+      refusal = e;
+      records = records.slice(0, Math.max(0, Math.min(records.length - 1, e.line - 1)));
+    }
+  }
+}
+
 /**
  * The end record repeats what the trajectory says (counters, the final answer, usage totals): a
  * reader believes it, so one that disagrees with the steps before it is a forged or damaged log.

@@ -3,14 +3,18 @@
  * (`readRunLog`, docs/design/run-log.md#one-reader), never a second classification of the records.
  * @module
  */
-import { decodeRecord, isPolyLoopError, readRunLog } from '../core/index.ts';
+import { decodeRecord } from '../core/index.ts';
+import { readReadablePrefix } from '../core/internal-entry.ts';
 import type { LogRecord, RunLogView, StepRecord, StopReason } from '../core/index.ts';
 import type { RunStatus, RunTrajectory } from '../core/internal-entry.ts';
 
 // The bodies are written once, with the viewer's server, in src/core/http-bodies.ts.
 export type { RunStatus, RunTrajectory } from '../core/internal-entry.ts';
 
-/** What the run object answers instead of a status, trajectory or log when the run's log cannot be read (`unreadable`: the error's name and message). */
+/**
+ * What the run object answers instead of a status, trajectory or log when
+ * the run's log cannot be read (`unreadable`: the error's name and message).
+ */
 export type UnreadableLog = { readonly runId: string; readonly unreadable: string };
 
 /**
@@ -91,9 +95,7 @@ export function trajectoryOf(runId: string, view: RunLogView): RunTrajectory {
 
 /**
  * The reading of the longest prefix of a stored log (encoded records, in order) that decodes and
- * that `readRunLog` accepts: for reporting how far a run with a refused log got. A refusal names
- * the offending record, so this cuts there and reads again (usually once; the empty log is
- * always accepted).
+ * that `readRunLog` accepts: for reporting how far a run with a refused log got.
  */
 export function readablePrefixView(lines: readonly string[]): RunLogView {
   const records: LogRecord[] = [];
@@ -104,14 +106,5 @@ export function readablePrefixView(lines: readonly string[]): RunLogView {
       break;
     }
   }
-  let upTo = records.length;
-  for (;;) {
-    try {
-      return readRunLog(records.slice(0, upTo));
-    } catch (e) {
-      if (!isPolyLoopError(e) || e.code !== 'corrupt_log') throw e;
-      const line = (e as { readonly line?: unknown }).line;
-      upTo = Math.min(upTo - 1, typeof line === 'number' && line >= 1 ? line - 1 : upTo - 1);
-    }
-  }
+  return readReadablePrefix(records).view;
 }

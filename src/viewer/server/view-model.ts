@@ -6,7 +6,8 @@
  * it stopped there.
  * @module
  */
-import { acceptedReplies, type CorruptLogError, decodeRecord, isPolyLoopError, readRunLog } from '../../core/index.ts';
+import { acceptedReplies, decodeRecord } from '../../core/index.ts';
+import { readReadablePrefix } from '../../core/internal-entry.ts';
 import type {
   Action,
   InputRecord,
@@ -65,27 +66,10 @@ export function readLogText(text: string, source: string): LogReading {
       break;
     }
   }
-  return { ...readPrefix(records, source, error), warnings, lines: lines.length };
-}
-
-/** `readRunLog` over the longest prefix it accepts: a refusal names its record, so read again up to there. */
-function readPrefix(
-  all: readonly LogRecord[],
-  source: string,
-  decodeError: string | null,
-): Pick<LogReading, 'records' | 'view' | 'error'> {
-  let records = all;
-  let error = decodeError;
-  for (;;) {
-    try {
-      return { records, view: readRunLog(records), error };
-    } catch (e) {
-      if (!isPolyLoopError(e, 'corrupt_log')) throw e;
-      const line = (e as CorruptLogError).line;
-      error = `${source}:${line}: ${reason(e)}`;
-      records = records.slice(0, Math.max(0, Math.min(records.length - 1, line - 1)));
-    }
-  }
+  // A record `readRunLog` refuses cuts the reading there, as a bad line does.
+  const { records: read, view, refusal } = readReadablePrefix(records);
+  if (refusal !== null) error = `${source}:${refusal.line}: ${reason(refusal)}`;
+  return { records: read, view, error, warnings, lines: lines.length };
 }
 
 /** The error's own words, without the "corrupt run log at line n:" its message starts with. */

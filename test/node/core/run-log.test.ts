@@ -14,6 +14,7 @@ import {
   SchemaVersionError,
 } from '../../../src/core/index.ts';
 import type { LogRecord, RunStore } from '../../../src/core/index.ts';
+import { readReadablePrefix } from '../../../src/core/internal-entry.ts';
 import { faultyStore } from '../../../src/testing/index.ts';
 import { harness, makeTools, timeless } from './fixtures.ts';
 
@@ -57,6 +58,32 @@ describe('readRunLog', () => {
     const { log } = await referenceLog();
     expect(() => readRunLog(log.slice(1))).toThrow(CorruptLogError);
     expect(() => readRunLog([...log, log[0] as LogRecord])).toThrow(CorruptLogError);
+  });
+});
+
+describe('readReadablePrefix', () => {
+  it('reads a log readRunLog accepts whole, with no refusal', async () => {
+    const { log } = await referenceLog();
+    expect(readReadablePrefix(log)).toEqual({ records: log, view: readRunLog(log), refusal: null });
+    expect(readReadablePrefix([])).toEqual({ records: [], view: readRunLog([]), refusal: null });
+  });
+
+  it('cuts a log that breaks the write protocol before the record readRunLog refuses, and keeps the refusal', async () => {
+    const { log } = await referenceLog();
+    // A second run_started after four records: readRunLog refuses the log at record 5.
+    const reading = readReadablePrefix([...log.slice(0, 4), log[0] as LogRecord, ...log.slice(4)]);
+    expect(reading.records).toEqual(log.slice(0, 4));
+    expect(reading.view).toEqual(readRunLog(log.slice(0, 4)));
+    expect(reading.refusal).toBeInstanceOf(CorruptLogError);
+    expect(reading.refusal?.line).toBe(5);
+  });
+
+  it('reads an empty log when even the first record is refused', async () => {
+    const { log } = await referenceLog();
+    const reading = readReadablePrefix(log.slice(1));
+    expect(reading.records).toEqual([]);
+    expect(reading.view.state).toBe('not_started');
+    expect(reading.refusal?.line).toBe(1);
   });
 });
 

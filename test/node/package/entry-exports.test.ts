@@ -219,6 +219,7 @@ const EXPECTED: Readonly<Record<string, Listing>> = {
       'modelReplyProblem',
       'outcomeProblem',
       'readCapped',
+      'readReadablePrefix',
       'resolveRequest',
     ],
     types: [
@@ -228,6 +229,7 @@ const EXPECTED: Readonly<Record<string, Listing>> = {
       'LogAppend',
       'OptionHints',
       'OptionKeys',
+      'PrefixReading',
       'ResolvedRequest',
       'RunCreated',
       'RunList',
