@@ -29,6 +29,7 @@ export { jsonSchemaCheck } from './json-schema-check.ts';
 export {
   contentProblem,
   decisionProblem,
+  INPUT_REPLY_TEXT_FIELD,
   inputReplyProblem,
   jsonProblem,
   MAX_JSON_DEPTH,

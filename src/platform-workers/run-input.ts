@@ -5,7 +5,7 @@
  * @module
  */
 import { acceptedReplies, RunIdentityMismatchError } from '../core/index.ts';
-import { inputReplyProblem } from '../core/internal-entry.ts';
+import { INPUT_REPLY_TEXT_FIELD, inputReplyProblem } from '../core/internal-entry.ts';
 import type { InputReply, RunLogView } from '../core/index.ts';
 
 /** The outcome of {@link RunObjectBase.input}: the reply landed (durably), or why not — a value, since errors lose their class over RPC. */
@@ -42,16 +42,6 @@ export function upgradeHint(e: unknown, runId: string): string {
   return `; over HTTP: POST /runs/${runId}/upgrade with { "reason": "…" }`;
 }
 
-/** The field each reply kind carries besides `kind` and `resultId`. */
-const TEXT_FIELD: Readonly<Record<InputReply['kind'], string | null>> = {
-  approve: null,
-  deny: 'reason',
-  answer: 'text',
-  executed: 'observation',
-  retry: null,
-  cancel: null,
-};
-
 /**
  * Why a parsed body is not an {@link InputReply} (a known `kind`, a string `resultId`, the kind's
  * text field a string, no other field), or null.
@@ -60,7 +50,7 @@ export function replyShapeProblem(raw: unknown): string | null {
   const problem = inputReplyProblem(raw);
   if (problem !== null) return problem;
   const reply = raw as InputReply;
-  const allowed = new Set(['kind', 'resultId', TEXT_FIELD[reply.kind]]);
+  const allowed = new Set(['kind', 'resultId', INPUT_REPLY_TEXT_FIELD[reply.kind]]);
   const unknown = Object.keys(reply).filter((k) => !allowed.has(k));
   return unknown.length > 0 ? `unknown field(s) for a ${reply.kind} reply: ${unknown.join(', ')}` : null;
 }

@@ -10,6 +10,7 @@
  * writes in one runtime is readable and resumable in every other.
  * @module
  */
+import type { InputReply } from '../types.ts';
 
 /** The deepest nesting of arrays and objects a stored JSON value may have. */
 export const MAX_JSON_DEPTH = 100;
@@ -311,7 +312,8 @@ export function outcomeProblem(outcome: unknown): string | null {
   return null;
 }
 
-const REPLY_FIELDS: Readonly<Record<string, string | null>> = {
+/** The field each reply kind carries besides `kind` and `resultId` (its text), or null for none. */
+export const INPUT_REPLY_TEXT_FIELD: Readonly<Record<InputReply['kind'], string | null>> = {
   approve: null,
   deny: 'reason',
   answer: 'text',
@@ -328,9 +330,10 @@ const REPLY_FIELDS: Readonly<Record<string, string | null>> = {
 export function inputReplyProblem(reply: unknown): string | null {
   if (!isPlainObject(reply)) return `the reply must be an object, got ${kindOf(reply)}`;
   const kind = reply['kind'];
-  if (typeof kind !== 'string' || !Object.hasOwn(REPLY_FIELDS, kind)) {
-    return `reply.kind must be one of ${Object.keys(REPLY_FIELDS).join(', ')}, got ${JSON.stringify(kind) ?? kindOf(kind)}`;
+  if (typeof kind !== 'string' || !Object.hasOwn(INPUT_REPLY_TEXT_FIELD, kind)) {
+    const kinds = Object.keys(INPUT_REPLY_TEXT_FIELD).join(', ');
+    return `reply.kind must be one of ${kinds}, got ${JSON.stringify(kind) ?? kindOf(kind)}`;
   }
-  const field = REPLY_FIELDS[kind];
+  const field = INPUT_REPLY_TEXT_FIELD[kind as InputReply['kind']];
   return str(reply, 'resultId', 'reply') ?? (field ? str(reply, field, 'reply') : null) ?? jsonProblem(reply, 'reply');
 }

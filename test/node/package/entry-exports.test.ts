@@ -201,6 +201,7 @@ const EXPECTED: Readonly<Record<string, Listing>> = {
   './internal': {
     runtime: [
       'AppendLogStore',
+      'INPUT_REPLY_TEXT_FIELD',
       'MAX_JSON_DEPTH',
       'STEP_DEFAULTS',
       'canonicalJson',
