@@ -106,7 +106,8 @@ export class RunIdentityMismatchError extends PolyLoopError {
       : 'to go on under the new parameters, resume with { upgrade: { reason } } (see docs/upgrades.md)';
     super(
       'run_identity_mismatch',
-      `run ${JSON.stringify(runId)} was started with different parameters; differing keys: ${differingKeys.join(', ')}; ${how}`,
+      `run ${JSON.stringify(runId)} was started with different parameters; ` +
+        `differing keys: ${differingKeys.join(', ')}; ${how}`,
     );
     this.runId = runId;
     this.differingKeys = differingKeys;

@@ -77,7 +77,10 @@ export class History {
   }
 }
 
-/** Freeze history messages as `stepHistory` builds them: a message, its content array, its blocks (all of a block only where it holds more than strings). */
+/**
+ * Freeze history messages as `stepHistory` builds them: a message, its content
+ * array, its blocks (all of a block only where it holds more than strings).
+ */
 function freezeMessages(messages: Message[]): Message[] {
   for (const m of messages) {
     for (const block of m.content) {

@@ -37,7 +37,9 @@ export function jsonActionInterpreter(): DecisionInterpreter {
       if (calls > 1) {
         return {
           kind: 'invalid',
-          explanation: `Your reply made ${calls} tool calls at once; reply with one JSON object, {"tool": name, "args": {...}} or {"final": "answer"}.`,
+          explanation:
+            `Your reply made ${calls} tool calls at once; ` +
+            'reply with one JSON object, {"tool": name, "args": {...}} or {"final": "answer"}.',
           historyText,
         };
       }

@@ -33,8 +33,8 @@ export type ModelCall = {
    * duration of the call: the library appends the next turns to this same array after the call
    * settles (no O(history) copy per step), so a caller that keeps messages must copy them. The
    * messages themselves are frozen; a caller that changes the array anyway (shifts the system
-   * message out, empties or freezes it, replaces its first or last message) changes nothing the run relies on: the loop rebuilds its
-   * history from the trajectory.
+   * message out, empties or freezes it, replaces its first or last message) changes nothing the
+   * run relies on: the loop rebuilds its history from the trajectory.
    */
   readonly messages: readonly Message[];
   /** 0, 1, 2 … within this run. */

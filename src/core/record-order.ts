@@ -105,7 +105,8 @@ function sortKeys(value: unknown): unknown {
   for (const key of Object.keys(value).sort()) {
     const v = (value as Record<string, unknown>)[key];
     if (v === undefined) continue;
-    // An own `__proto__` key (JSON.parse makes one) is data: assigned, it would set the prototype and vanish from the JSON.
+    // An own `__proto__` key (JSON.parse makes one) is data:
+    // assigned, it would set the prototype and vanish from the JSON.
     if (key === '__proto__')
       Object.defineProperty(out, key, { value: sortKeys(v), enumerable: true, writable: true, configurable: true });
     else out[key] = sortKeys(v);

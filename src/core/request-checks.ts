@@ -177,7 +177,8 @@ function checkSeamParams(problems: Problems, params: unknown, path: string): voi
     if (typeof value === 'object' && value !== null)
       problems.add(
         `${path}.${key}`,
-        `${path}.${key} must be a string, number, boolean or null, got ${Array.isArray(value) ? 'an array' : 'an object'}`,
+        `${path}.${key} must be a string, number, boolean or null, ` +
+          `got ${Array.isArray(value) ? 'an array' : 'an object'}`,
       );
   }
 }
@@ -192,7 +193,12 @@ const MAX_TIMER_MS = 2_147_483_647;
  * to refuse them before storing anything.
  *
  * @example
- * try { validateRunRequest(request); } catch (e) { if (isPolyLoopError(e, 'invalid_request')) return badRequest(e.message); throw e; }
+ * try {
+ *   validateRunRequest(request);
+ * } catch (e) {
+ *   if (isPolyLoopError(e, 'invalid_request')) return badRequest(e.message);
+ *   throw e;
+ * }
  */
 export function checkRequest(
   req: RunRequest,
@@ -341,7 +347,9 @@ function checkExecutorMatches(problems: Problems, executor: RegistryExecutor, to
   const extra = [...own].filter((n) => !visible.has(n));
   const missing = [...visible].filter((n) => !own.has(n));
   if (extra.length + missing.length > 0) {
-    const sentence = `request.executor was derived from a different registry than request.tools (only in executor: ${extra.join(', ') || '-'}; only in tools: ${missing.join(', ') || '-'})`;
+    const sentence =
+      'request.executor was derived from a different registry than request.tools ' +
+      `(only in executor: ${extra.join(', ') || '-'}; only in tools: ${missing.join(', ') || '-'})`;
     return problems.add('request.executor', sentence);
   }
   const differing = [...visible].filter((n) => {
@@ -352,6 +360,7 @@ function checkExecutorMatches(problems: Problems, executor: RegistryExecutor, to
   if (differing.length > 0)
     problems.add(
       'request.executor',
-      `request.executor describes tools differently from request.tools (its registry has other specs for: ${differing.join(', ')})`,
+      'request.executor describes tools differently from request.tools ' +
+        `(its registry has other specs for: ${differing.join(', ')})`,
     );
 }

@@ -96,7 +96,9 @@ export function requestFromLog(
   logVersion: string,
 ): ResolvedRequest {
   if (stored === null) {
-    const message = `was started under record version ${logVersion}, which predates stored requests: resume it with its request, resume(agent, request)`;
+    const message =
+      `was started under record version ${logVersion}, which predates stored requests: ` +
+      'resume it with its request, resume(agent, request)';
     throw new InvalidRequestError([{ path: `run ${JSON.stringify(runId)}`, message }], {
       subject: 'run log',
       source: 'resume',
@@ -105,11 +107,11 @@ export function requestFromLog(
   const d: AgentDefaults = agent.defaults ?? {};
   const problems: RequestProblem[] = [];
   for (const part of ['tools', 'executor'] as const) {
-    if (d[part] === undefined)
-      problems.push({
-        path: `defaults.${part}`,
-        message: `is required to resume by run id: the log keeps no code, so the ${part} come from the agent's defaults`,
-      });
+    if (d[part] === undefined) {
+      const why = 'the log keeps no code';
+      const message = `is required to resume by run id: ${why}, so the ${part} come from the agent's defaults`;
+      problems.push({ path: `defaults.${part}`, message });
+    }
   }
   if (problems.length > 0) throw new InvalidRequestError(problems, { subject: 'agent definition', source: 'resume' });
   const filled = new Set(stored.defaulted);

@@ -38,8 +38,9 @@ import { checkUpgradeHashes, storedRequestOf, upgradeRecord, upgradeRefusal } fr
  * @example
  * const agent = defineAgent({ model, interpreter, store: new InMemoryStore(), events,
  *   syntheticObservations: { notExecuted: 'The action was not executed.', envError: 'The environment failed.' },
- *   defaults: { tools, executor: new RegistryExecutor(tools), budget, injections: {}, modelBinding: {}, modelReplayPolicy: 'safe',
- *     observationTemplate: '{observation}', toolRenderStyle: 'none', cancelGraceMs: 5_000 } });
+ *   defaults: { tools, executor: new RegistryExecutor(tools), budget, injections: {}, modelBinding: {},
+ *     modelReplayPolicy: 'safe', observationTemplate: '{observation}', toolRenderStyle: 'none',
+ *     cancelGraceMs: 5_000 } });
  */
 export function defineAgent(config: AgentConfig): AgentDefinition {
   checkAgentConfig(config);
@@ -63,7 +64,8 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
  * when aborted (after writing `run_ended` with stop reason `cancelled`, within `cancelGraceMs`).
  *
  * @example
- * const result = await run(agent, { runId: 'run-1', goal: 'Summarise the report' }, { signal: AbortSignal.timeout(60_000) });
+ * const signal = AbortSignal.timeout(60_000);
+ * const result = await run(agent, { runId: 'run-1', goal: 'Summarise the report' }, { signal });
  * console.log(result.stopReason, result.finalAnswer);
  */
 export function run(agent: AgentDefinition, request: RunRequestInput, opts: RunOptions = {}): Promise<RunResult> {
@@ -198,7 +200,8 @@ async function drive(
         at: new Date().toISOString(),
       });
     }
-    // An ended run, or one awaiting input that got none: the stored result; nothing delivered, nothing written but an upgrade asked for.
+    // An ended run, or one awaiting input that got none: the stored
+    // result; nothing delivered, nothing written but an upgrade asked for.
     if (trusted.ended) return storedResult(runId, trusted);
     driver = new RunDriver(agent, request, cancel, lease);
     if (upgrade) await driver.upgrade(upgrade);

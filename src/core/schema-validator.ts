@@ -26,7 +26,9 @@ const PUBLIC_IPV4 =
   `|172\\.(?:\\d|0\\d|1[0-5]|3[2-9]|[4-9]\\d|1\\d\\d|2[0-4]\\d|25[0-5])\\.${OCTET})\\.${LAST_OCTET}`;
 /** A host label character: cfworker's `[a-z\u{00a1}-\u{ffff}0-9]` under its `i` flag. */
 const LABEL = '[a-zA-Z0-9\\u{00a1}-\\u{ffff}]';
-const HOSTNAME = `(?:(?:${LABEL}+-?)*${LABEL}+)(?:\\.(?:${LABEL}+-?)*${LABEL}+)*(?:\\.(?:[a-zA-Z\\u{00a1}-\\u{ffff}]{2,}))`;
+/** The last label (the top-level domain): two or more such characters, digits aside. */
+const TOP_LABEL = '(?:\\.(?:[a-zA-Z\\u{00a1}-\\u{ffff}]{2,}))';
+const HOSTNAME = `(?:(?:${LABEL}+-?)*${LABEL}+)(?:\\.(?:${LABEL}+-?)*${LABEL}+)*${TOP_LABEL}`;
 /**
  * cfworker's `url` format without lookahead or `i` flag, for the linear-time matcher (`ſ` folds
  * to `s` under `i`). `test/node/core/schema-validator.test.ts` compares the two on generated URLs.

@@ -10,7 +10,7 @@
 
 class ReturnsTarget {
   constructor(target: object) {
-    // biome-ignore lint/correctness/noConstructorReturn: returning the target is how the subclass's private field lands on it.
+    // biome-ignore lint/correctness/noConstructorReturn: returning the target puts the subclass's private field on it.
     return target;
   }
 }

@@ -57,7 +57,10 @@ function need(ok: boolean, what: string): void {
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isInt = (v: unknown): boolean => Number.isInteger(v) && (v as number) >= 0;
 const isStrOrNull = (v: unknown): boolean => v === null || typeof v === 'string';
-/** Absent, null, or `{ inputTokens, outputTokens, cachedInputTokens?, reasoningTokens? }` of counts: usage is summed and budgeted. */
+/**
+ * Absent, null, or `{ inputTokens, outputTokens, cachedInputTokens?, reasoningTokens? }`
+ * of counts: usage is summed and budgeted.
+ */
 const isUsageOrNull = (u: unknown): boolean =>
   u === undefined ||
   u === null ||

@@ -79,11 +79,18 @@ function describe(e: RunEvent, clip: (text: string) => string): string {
     case 'step_finished':
       return `step finished (${e.step.decision}${e.step.actionStatus ? `, ${e.step.actionStatus}` : ''})`;
     case 'input_requested':
-      return `waiting for a person (${e.request.kind} of ${e.request.decision ? clip(actionText(e.request.decision.action)) : 'the model call'}; reply to ${e.resultId})`;
+      return (
+        `waiting for a person (${e.request.kind} of ` +
+        (e.request.decision ? clip(actionText(e.request.decision.action)) : 'the model call') +
+        `; reply to ${e.resultId})`
+      );
     case 'input_received':
       return `reply ${e.kind} to ${e.resultId}`;
     case 'run_ended':
-      return `run ended: ${e.stopReason} after ${plural(e.steps, 'step')}, ${plural(e.validActions, 'valid action')}${e.finalAnswer === null ? '' : `; answer: ${clip(e.finalAnswer)}`}`;
+      return (
+        `run ended: ${e.stopReason} after ${plural(e.steps, 'step')}, ${plural(e.validActions, 'valid action')}` +
+        (e.finalAnswer === null ? '' : `; answer: ${clip(e.finalAnswer)}`)
+      );
     case 'warning':
       return `warning ${e.code}: ${clip(e.message)}`;
   }

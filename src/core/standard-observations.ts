@@ -11,11 +11,14 @@ import type { SyntheticObservations } from './request.ts';
  * agent's definition like any other field: pass them explicitly, or word your own.
  *
  * @example
- * const agent = defineAgent({ model, interpreter, store, events, syntheticObservations: STANDARD_SYNTHETIC_OBSERVATIONS });
+ * const syntheticObservations = STANDARD_SYNTHETIC_OBSERVATIONS;
+ * const agent = defineAgent({ model, interpreter, store, events, syntheticObservations });
  */
 export const STANDARD_SYNTHETIC_OBSERVATIONS: SyntheticObservations = Object.freeze({
   notExecuted:
-    'This action was not executed. Check the tool name and its arguments against the tools you were given, and make one tool call at a time.',
+    'This action was not executed. Check the tool name and its arguments against the tools you were given, ' +
+    'and make one tool call at a time.',
   envError:
-    'This action failed in its environment, for a reason outside your control; it may not have taken effect. Try again, or go on another way.',
+    'This action failed in its environment, for a reason outside your control; it may not have taken effect. ' +
+    'Try again, or go on another way.',
 });

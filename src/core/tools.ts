@@ -73,7 +73,8 @@ const VALID: ValidationResult = Object.freeze({ ok: true });
  * An immutable set of tools. Implements {@link ToolCatalog}, the view interpreters receive.
  *
  * @example
- * const tools = ToolRegistry.of([{ name: 'add', description: 'Adds', parameters: schema, replayPolicy: 'safe', handler }]);
+ * const add = { name: 'add', description: 'Adds', parameters: schema, replayPolicy: 'safe', handler };
+ * const tools = ToolRegistry.of([add]);
  * const request = { ...rest, tools, executor: tools.executor() };
  */
 export class ToolRegistry implements ToolCatalog {
@@ -148,7 +149,9 @@ export class ToolRegistry implements ToolCatalog {
     } catch (e) {
       return {
         ok: false,
-        message: `arguments of ${JSON.stringify(action.name)} could not be checked against its schema (${describeError(e)})`,
+        message:
+          `arguments of ${JSON.stringify(action.name)} could not be checked against its schema ` +
+          `(${describeError(e)})`,
       };
     }
     if (result.valid) return VALID;
@@ -179,7 +182,10 @@ export class ToolRegistry implements ToolCatalog {
     return new ToolRegistry(new Map([...this.#entries].filter(([name]) => wanted.has(name))));
   }
 
-  /** An executor that dispatches to the handlers. Throws at once if a tool lacks one (a tool answered by a person needs none). */
+  /**
+   * An executor that dispatches to the handlers. Throws at once
+   * if a tool lacks one (a tool answered by a person needs none).
+   */
   executor(): RegistryExecutor {
     return new RegistryExecutor(this, (name) => this.#entries.get(name)?.handler);
   }

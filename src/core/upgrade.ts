@@ -22,7 +22,10 @@ import type {
 
 type Upgrades = readonly UpgradeRecord[];
 
-/** The request data a run keeps beyond its snapshot, as its last upgrade (or `run_started`) left it; null for a log older than 1.2. */
+/**
+ * The request data a run keeps beyond its snapshot, as its last
+ * upgrade (or `run_started`) left it; null for a log older than 1.2.
+ */
 export function storedRequestOf(started: RunStartedRecord, upgrades: Upgrades): StoredRequest | null {
   return upgrades.at(-1)?.request ?? started.request ?? null;
 }
@@ -44,7 +47,8 @@ export async function checkUpgradeHashes(
     if ((await sha256Hex(canonicalJson(snapshot))) !== u.snapshotHash) {
       throw new CorruptLogError(
         log.indexOf(u) + 1,
-        `the upgrade of step ${u.stepIndex} holds a snapshotHash that is not the hash of the snapshot it leaves in force`,
+        `the upgrade of step ${u.stepIndex} holds a snapshotHash ` +
+          'that is not the hash of the snapshot it leaves in force',
         { source },
       );
     }
@@ -130,7 +134,8 @@ export function upgradeRefusal(
   const asked = f.request !== null && f.request.request.kind !== 'settle';
   if (asked && after !== undefined && (before?.['answeredBy'] ?? null) !== after.answeredBy) {
     return refuse(
-      `it changes whether a person answers tool ${JSON.stringify(name)} while ${what} asks about it; answer or cancel that request first`,
+      `it changes whether a person answers tool ${JSON.stringify(name)} while ${what} asks about it; ` +
+        'answer or cancel that request first',
     );
   }
   return null;

@@ -25,7 +25,8 @@ export function replyMismatch(reply: InputReply, pending: InputRequest | null, e
     return `the open request is ${JSON.stringify(pending.resultId)}, not ${JSON.stringify(reply.resultId)}`;
   const accepted = acceptedReplies(pending.kind, pending.target);
   if (!accepted.includes(reply.kind)) {
-    return `a ${pending.kind} request${pending.kind === 'settle' ? ` of ${pending.target === 'action' ? 'an action' : 'a model call'}` : ''} accepts ${accepted.join(', ')}, not ${reply.kind}`;
+    const of = pending.kind === 'settle' ? ` of ${pending.target === 'action' ? 'an action' : 'a model call'}` : '';
+    return `a ${pending.kind} request${of} accepts ${accepted.join(', ')}, not ${reply.kind}`;
   }
   return null;
 }

@@ -184,7 +184,8 @@ function acceptRequest(t: StepTrack, rec: InputRequestRecord, i: number): void {
     if (!due)
       throw corrupt(
         i,
-        `a settle request of the ${target === 'action' ? 'action' : 'model call'} of step ${rec.stepIndex}, which is not in flight`,
+        `a settle request of the ${target === 'action' ? 'action' : 'model call'} of step ${rec.stepIndex}, ` +
+          'which is not in flight',
       );
     // The person settles the action shown to them; it must be the one in flight.
     const shown = rec.request.decision;
@@ -289,7 +290,9 @@ function diff(a: JsonValue | undefined, b: JsonValue | undefined, path: string, 
   for (const key of keys) diff(left[key], right[key], path ? `${path}.${key}` : key, out);
 }
 
-/** The `name` of every element, when each is an object with a unique string name (tools, injection entries); else null. */
+/**
+ * The `name` of every element, when each is an object with a unique string name (tools, injection entries); else null.
+ */
 function namesOf(items: readonly JsonValue[]): string[] | null {
   const names = items.map((item) => (isObject(item) && typeof item['name'] === 'string' ? item['name'] : null));
   return names.every((n): n is string => n !== null) && new Set(names).size === names.length ? names : null;

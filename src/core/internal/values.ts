@@ -77,7 +77,9 @@ export function jsonProblem(value: unknown, path = '', maxDepth = MAX_JSON_DEPTH
   return walk(value, path, 0);
 }
 
-/** Whether `v` is plain JSON within `maxDepth` levels (a cycle exceeds the depth): the fast half of {@link jsonProblem}. */
+/**
+ * Whether `v` is plain JSON within `maxDepth` levels (a cycle exceeds the depth): the fast half of {@link jsonProblem}.
+ */
 function isPlainJson(v: unknown, depth: number, maxDepth: number): boolean {
   switch (typeof v) {
     case 'string':
@@ -162,7 +164,10 @@ export function contentBlockProblem(block: unknown, path: string): string | null
         (block['data'] === undefined ? `${path}.data is required` : jsonProblem(block['data'], `${path}.data`))
       );
     default:
-      return `${path}.type must be one of text, tool_call, tool_result, reasoning, opaque, got ${JSON.stringify(block['type']) ?? kindOf(block['type'])}`;
+      return (
+        `${path}.type must be one of text, tool_call, tool_result, reasoning, opaque, ` +
+        `got ${JSON.stringify(block['type']) ?? kindOf(block['type'])}`
+      );
   }
 }
 
@@ -226,7 +231,10 @@ const isCount = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number
 function metadataProblem(reply: Record<string, unknown>): string | null {
   const { finishReason, usage, providerMetadata } = reply;
   if (finishReason !== undefined && finishReason !== null && !FINISH.has(finishReason)) {
-    return `finishReason must be one of stop, length, tool_calls, content_filter, error, other, got ${JSON.stringify(finishReason) ?? kindOf(finishReason)}`;
+    return (
+      'finishReason must be one of stop, length, tool_calls, content_filter, error, other, ' +
+      `got ${JSON.stringify(finishReason) ?? kindOf(finishReason)}`
+    );
   }
   if (usage !== undefined && usage !== null) {
     if (!isPlainObject(usage)) return `usage must be an object, got ${kindOf(usage)}`;
@@ -247,8 +255,10 @@ function metadataProblem(reply: Record<string, unknown>): string | null {
 function actionProblem(action: unknown, path: string): string | null {
   if (!isPlainObject(action)) return `${path} must be an object, got ${kindOf(action)}`;
   if (action['kind'] === 'code') return str(action, 'source', path);
-  if (action['kind'] !== 'tool_call')
-    return `${path}.kind must be "tool_call" or "code", got ${JSON.stringify(action['kind']) ?? kindOf(action['kind'])}`;
+  if (action['kind'] !== 'tool_call') {
+    const got = JSON.stringify(action['kind']) ?? kindOf(action['kind']);
+    return `${path}.kind must be "tool_call" or "code", got ${got}`;
+  }
   return (
     str(action, 'name', path) ??
     (action['id'] === undefined ? null : str(action, 'id', path)) ??
@@ -266,7 +276,9 @@ export function decisionProblem(decision: unknown): string | null {
   return decisionShapeProblem(decision) ?? jsonProblem(decision, 'decision');
 }
 
-/** {@link decisionProblem} without the plain-JSON walk, for a decision already copied as plain JSON (`frozenJsonCopy`). */
+/**
+ * {@link decisionProblem} without the plain-JSON walk, for a decision already copied as plain JSON (`frozenJsonCopy`).
+ */
 export function decisionShapeProblem(decision: unknown): string | null {
   if (!isPlainObject(decision)) return `the decision must be an object, got ${kindOf(decision)}`;
   const problem =
@@ -284,7 +296,10 @@ export function decisionShapeProblem(decision: unknown): string | null {
       case 'invalid':
         return str(decision, 'explanation', 'decision');
       default:
-        return `decision.kind must be "action", "final" or "invalid", got ${JSON.stringify(decision['kind']) ?? kindOf(decision['kind'])}`;
+        return (
+          'decision.kind must be "action", "final" or "invalid", ' +
+          `got ${JSON.stringify(decision['kind']) ?? kindOf(decision['kind'])}`
+        );
     }
   })();
   return kindProblem;
@@ -299,7 +314,10 @@ export function outcomeProblem(outcome: unknown): string | null {
   if (!isPlainObject(outcome)) return `the outcome must be an object, got ${kindOf(outcome)}`;
   const status = outcome['status'];
   if (status !== 'executed' && status !== 'not_executed' && status !== 'env_error') {
-    return `outcome.status must be "executed", "not_executed" or "env_error", got ${JSON.stringify(status) ?? kindOf(status)}`;
+    return (
+      'outcome.status must be "executed", "not_executed" or "env_error", ' +
+      `got ${JSON.stringify(status) ?? kindOf(status)}`
+    );
   }
   const problem = str(outcome, 'observation', 'outcome');
   if (problem) return problem;
