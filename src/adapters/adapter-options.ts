@@ -48,7 +48,8 @@ export function checkApiKey(c: ApiKeyCheck): void {
   if (Object.keys(c.headers ?? {}).some((h) => c.keyHeaders.includes(h.toLowerCase()))) return;
   const got = c.apiKey === undefined ? 'none was given' : 'it is empty';
   throw new InvalidRequestError(
-    `${c.adapter}: apiKey is required for ${c.defaultBaseURL}, and ${got} (pass { apiKey: process.env.${c.envVar} } with ${c.envVar} set); a local server (baseURL) needs none`,
+    `${c.adapter}: apiKey is required for ${c.defaultBaseURL}, and ${got} ` +
+      `(pass { apiKey: process.env.${c.envVar} } with ${c.envVar} set); a local server (baseURL) needs none`,
   );
 }
 
@@ -60,6 +61,7 @@ export function checkExtraBody(adapter: string, body: object | undefined, owned:
   const clash = Object.keys(body ?? {}).filter((k) => owned.includes(k));
   if (clash.length > 0)
     throw new TypeError(
-      `${adapter}: body.${clash.join(', body.')} is written by the adapter; use its options (model, stream, binding, tools from the run) instead`,
+      `${adapter}: body.${clash.join(', body.')} is written by the adapter; ` +
+        'use its options (model, stream, binding, tools from the run) instead',
     );
 }

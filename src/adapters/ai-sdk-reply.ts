@@ -53,7 +53,10 @@ export function finishReasonOf(v: unknown): FinishReason | undefined {
 const count = (v: unknown): number | undefined =>
   typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
 
-/** Usage, nested (V3/V4: `inputTokens.total`, `.cacheRead`, `outputTokens.reasoning`) or flat (V2); undefined when no count was reported. */
+/**
+ * Usage, nested (V3/V4: `inputTokens.total`, `.cacheRead`,
+ * `outputTokens.reasoning`) or flat (V2); undefined when no count was reported.
+ */
 export function usageOf(v: unknown): Usage | undefined {
   if (!isRecord(v)) return undefined;
   const nested = isRecord(v['inputTokens']) || isRecord(v['outputTokens']);

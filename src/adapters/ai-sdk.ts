@@ -208,7 +208,8 @@ async function generate(model: Callable, opts: AiSdkCallOptions, size: ReplySize
  *
  * @example
  * import { openai } from '@ai-sdk/openai';
- * const agent = defineAgent({ model: aiSdkModel(openai.chat('gpt-4.1-mini')), interpreter: aiSdkToolInterpreter(), store, events, syntheticObservations });
+ * const model = aiSdkModel(openai.chat('gpt-4.1-mini'));
+ * const agent = defineAgent({ model, interpreter: aiSdkToolInterpreter(), store, events, syntheticObservations });
  */
 export function aiSdkModel(model: AiSdkLanguageModel, options: AiSdkModelOptions = {}): ModelCaller {
   checkOptions(options, 'aiSdkModel');
@@ -279,4 +280,5 @@ export function aiSdkToolInterpreter(): DecisionInterpreter {
 }
 
 const CUT_OFF =
-  'Your reply was cut off: it reached the output token limit before it ended, so it was not taken as your answer and no tool ran. Reply again, more briefly: give your final answer, or make one tool call.';
+  'Your reply was cut off: it reached the output token limit before it ended, so it was not taken as your answer ' +
+  'and no tool ran. Reply again, more briefly: give your final answer, or make one tool call.';

@@ -248,7 +248,10 @@ export function anthropicUsage(raw: unknown): Usage | undefined {
   };
 }
 
-/** `{ anthropic: { stopReason, stopSequence, cacheCreationInputTokens, serviceTier } }`, the fields the API sent; `undefined` when none. */
+/**
+ * `{ anthropic: { stopReason, stopSequence, cacheCreationInputTokens, serviceTier } }`,
+ * the fields the API sent; `undefined` when none.
+ */
 function providerMetadataOf(stop: StopInfo): JsonObject | undefined {
   const anthropic: { [key: string]: JsonValue } = {};
   if (stop.stopReason !== null) anthropic['stopReason'] = stop.stopReason;

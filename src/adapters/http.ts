@@ -276,7 +276,10 @@ export function isJSONResponse(posted: PostedResponse): boolean {
   return (posted.response.headers.get('content-type') ?? '').toLowerCase().includes('application/json');
 }
 
-/** A token count as a provider reports it: a non-negative safe integer, else `undefined` (never a value core would refuse). */
+/**
+ * A token count as a provider reports it: a non-negative safe
+ * integer, else `undefined` (never a value core would refuse).
+ */
 export function tokenCount(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined;
 }

@@ -190,7 +190,10 @@ export function openAIUsage(raw: unknown): Usage | undefined {
   };
 }
 
-/** `{ openai: { finishReason, systemFingerprint, serviceTier } }` with the fields the server sent; `undefined` when none. */
+/**
+ * `{ openai: { finishReason, systemFingerprint, serviceTier } }`
+ * with the fields the server sent; `undefined` when none.
+ */
 function providerMetadataOf(parts: TurnParts): JsonObject | undefined {
   const openai: { [key: string]: string } = {};
   if (typeof parts.finishReason === 'string') openai['finishReason'] = parts.finishReason;
@@ -234,7 +237,10 @@ export function fallbackCallId(index: number): string {
   return `call_${index}`;
 }
 
-/** Reasoning as OpenAI-compatible servers report it (`reasoning_content`: DeepSeek, vLLM; `reasoning`: Ollama, OpenRouter). */
+/**
+ * Reasoning as OpenAI-compatible servers report it (`reasoning_content`:
+ * DeepSeek, vLLM; `reasoning`: Ollama, OpenRouter).
+ */
 export function reasoningOf(message: Record<string, unknown>): string {
   const r = message['reasoning_content'] ?? message['reasoning'];
   return typeof r === 'string' ? r : '';

@@ -270,8 +270,9 @@ async function readStream(posted: PostedResponse, call: ModelCall): Promise<Turn
 /**
  * The interpreter matching {@link openAIModel}: one tool call → `action` (with the call's id);
  * text only → `final`; a reply cut off at the token limit (`finishReason: 'length'`), several
- * calls, bad arguments, an unknown tool or an empty reply → `invalid` with a corrective explanation. Decisions carry `historyContent`, so the calls are
- * answered as `role: "tool"` messages on the next turn.
+ * calls, bad arguments, an unknown tool or an empty reply → `invalid` with a corrective
+ * explanation. Decisions carry `historyContent`, so the calls are answered as `role: "tool"`
+ * messages on the next turn.
  */
 export function openAIToolInterpreter(): DecisionInterpreter {
   return nativeToolInterpreter('openai-tools');

@@ -73,11 +73,17 @@ function preview(v: JsonValue): string {
 
 function argumentsProblem(call: ToolCallRequest): string | null {
   if (isObject(call.arguments)) return null;
+  const received = preview(call.arguments);
+  const kind = Array.isArray(call.arguments) ? 'an array' : call.arguments === null ? 'null' : typeof call.arguments;
   const what =
     typeof call.arguments === 'string'
-      ? `are not a valid JSON object (received: ${preview(call.arguments)}); if they look cut off, the reply hit the output token limit`
-      : `must be a JSON object, not ${Array.isArray(call.arguments) ? 'an array' : call.arguments === null ? 'null' : typeof call.arguments} (received: ${preview(call.arguments)})`;
-  return `The arguments of your call to tool "${call.name}" ${what}. The tool did not run. Call it again with a single JSON object that matches its parameters schema.`;
+      ? `are not a valid JSON object (received: ${received}); ` +
+        'if they look cut off, the reply hit the output token limit'
+      : `must be a JSON object, not ${kind} (received: ${received})`;
+  return (
+    `The arguments of your call to tool "${call.name}" ${what}. The tool did not run. ` +
+    'Call it again with a single JSON object that matches its parameters schema.'
+  );
 }
 
 /**
@@ -87,7 +93,10 @@ function argumentsProblem(call: ToolCallRequest): string | null {
 function catalogProblem(tools: ToolCatalog, action: Extract<Action, { kind: 'tool_call' }>): string | null {
   const valid = tools.validate(action);
   if (valid.ok) return null;
-  return `Your call to tool "${action.name}" was not run: ${valid.message.replace(/\.+$/, '')}. Call a listed tool with arguments that match its parameters schema.`;
+  return (
+    `Your call to tool "${action.name}" was not run: ${valid.message.replace(/\.+$/, '')}. ` +
+    'Call a listed tool with arguments that match its parameters schema.'
+  );
 }
 
 /**
@@ -96,7 +105,10 @@ function catalogProblem(tools: ToolCatalog, action: Extract<Action, { kind: 'too
  */
 function truncationExplanation(calls: readonly ToolCallRequest[]): string {
   const what = calls.length > 0 ? 'No tool ran.' : 'It was not taken as your final answer.';
-  return `Your reply was cut off at the output token limit before it ended. ${what} Reply again, shorter: make one tool call with complete arguments, or give your final answer briefly.`;
+  return (
+    `Your reply was cut off at the output token limit before it ended. ${what} ` +
+    'Reply again, shorter: make one tool call with complete arguments, or give your final answer briefly.'
+  );
 }
 
 function interpretReply(reply: ModelReply, tools: ToolCatalog): Decision {
@@ -107,7 +119,9 @@ function interpretReply(reply: ModelReply, tools: ToolCatalog): Decision {
     return { kind: 'invalid', explanation: truncationExplanation(calls), historyText, historyContent };
   if (calls.length > 1) {
     const names = calls.map((c) => `"${c.name}"`).join(', ');
-    const explanation = `You called ${calls.length} tools at once (${names}), but exactly one tool call per turn is allowed. None of them ran. Call the one you need first; you will see its result before your next call.`;
+    const explanation =
+      `You called ${calls.length} tools at once (${names}), but exactly one tool call per turn is allowed. ` +
+      'None of them ran. Call the one you need first; you will see its result before your next call.';
     return { kind: 'invalid', explanation, historyText, historyContent };
   }
   const [call] = calls;
@@ -120,17 +134,19 @@ function interpretReply(reply: ModelReply, tools: ToolCatalog): Decision {
   if (reply.text.trim() !== '') return { kind: 'final', answer: reply.text, historyText, historyContent };
   const available = tools.names();
   const hint = available.length > 0 ? `call one of the tools (${available.join(', ')})` : 'give your answer as text';
-  const explanation = `Your reply was empty: it had no text and no tool call. Either ${hint}, or reply with your final answer as text.`;
+  const explanation =
+    `Your reply was empty: it had no text and no tool call. Either ${hint}, ` +
+    'or reply with your final answer as text.';
   return { kind: 'invalid', explanation, historyText, historyContent };
 }
 
 /**
  * The interpreter for native tool calls: one tool call → an `action` carrying the call's id; text
- * only → `final`; a reply cut off at the token limit (`finishReason: 'length'`), several calls, arguments that are not a JSON object, an unknown tool, arguments
- * that break the tool's schema, or an empty reply → `invalid`, with an explanation that tells the
- * model what to do instead. Every decision carries
- * `historyContent` (the assistant turn as the provider returned it), so each tool call in it is
- * answered in the next user message.
+ * only → `final`; a reply cut off at the token limit (`finishReason: 'length'`), several calls,
+ * arguments that are not a JSON object, an unknown tool, arguments that break the tool's schema, or
+ * an empty reply → `invalid`, with an explanation that tells the model what to do instead. Every
+ * decision carries `historyContent` (the assistant turn as the provider returned it), so each tool
+ * call in it is answered in the next user message.
  */
 export function nativeToolInterpreter(name: string): DecisionInterpreter {
   return {
