@@ -89,7 +89,8 @@ export function parseArgs(argv: readonly string[]): Args | string {
  * Run the CLI on `argv` (without `node` and the script) and return its exit code.
  *
  * @example
- * process.exitCode = await runCli(process.argv.slice(2), { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
+ * const io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
+ * process.exitCode = await runCli(process.argv.slice(2), io);
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   // `view` has options of its own (--port, --host, --url, …) and serves until stopped.

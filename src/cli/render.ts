@@ -41,10 +41,11 @@ export function stateLine(view: RunLogView, driverPid: number | null): string {
 
 function position(view: RunLogView): string {
   if (view.state === 'at_boundary') return 'at step boundary';
-  if (view.state === 'awaiting_input')
-    return view.pending
-      ? `awaiting input at step ${view.pending.stepIndex}: ${askedText(view.pending)} (${view.pending.resultId}; replies ${repliesOf(view.pending).join(', ')})`
-      : 'awaiting input';
+  if (view.state === 'awaiting_input') {
+    const p = view.pending;
+    if (!p) return 'awaiting input';
+    return `awaiting input at step ${p.stepIndex}: ${askedText(p)} (${p.resultId}; replies ${repliesOf(p).join(', ')})`;
+  }
   const f = view.inFlight as InFlightStep;
   if (f.target === 'action') return `in flight at step ${f.stepIndex}: action ${actionText(f)}`;
   if (f.resolution === 'reinterpret') return `model reply stored at step ${f.stepIndex}, not yet interpreted`;
@@ -60,7 +61,10 @@ function resolutionText(f: InFlightStep): string {
     case 'reinterpret':
       return 'will be interpreted on resume (nothing ran yet)';
     case 'settle':
-      return `a never ${f.target === 'action' ? 'action' : 'model call'} was in flight: resume asks a person to settle it`;
+      return (
+        `a never ${f.target === 'action' ? 'action' : 'model call'} was in flight: ` +
+        'resume asks a person to settle it'
+      );
     case 'apply_input':
       return `a reply landed (${f.input?.reply.kind ?? '?'} to ${f.request?.resultId ?? '?'}): resume carries it out`;
     default:
@@ -92,7 +96,8 @@ export function askedText(p: InputRequest): string {
 export function renderPending(p: InputRequest): string[] {
   const action = p.decision?.action;
   const lines = [
-    `pending      ${p.kind} at step ${p.stepIndex} (${p.resultId})${p.target === 'model_call' ? ': the model call' : ''}`,
+    `pending      ${p.kind} at step ${p.stepIndex} (${p.resultId})` +
+      (p.target === 'model_call' ? ': the model call' : ''),
   ];
   if (action?.kind === 'tool_call')
     lines.push(`action       ${action.name}`, `arguments    ${clip(JSON.stringify(action.arguments) ?? '', 600)}`);
@@ -109,10 +114,14 @@ function describeAction(action: Action): string {
 
 /** The in-flight step as the trajectory's last line: what was announced, under which id and policy. */
 export function renderInFlight(f: InFlightStep): string {
+  const subject = f.target === 'action' ? `action ${actionText(f)}` : 'the model call';
   if (f.request && f.resolution === 'await_input')
-    return `#${f.stepIndex}  awaiting ${f.request.request.kind} of ${f.target === 'action' ? `action ${actionText(f)}` : 'the model call'}  (${f.request.resultId})`;
+    return `#${f.stepIndex}  awaiting ${f.request.request.kind} of ${subject}  (${f.request.resultId})`;
   if (f.request && f.input)
-    return `#${f.stepIndex}  reply ${f.input.reply.kind} landed for ${f.target === 'action' ? `action ${actionText(f)}` : 'the model call'}  (${f.request.resultId}, not yet carried out)`;
+    return (
+      `#${f.stepIndex}  reply ${f.input.reply.kind} landed for ${subject}  ` +
+      `(${f.request.resultId}, not yet carried out)`
+    );
   const intent = f.actionIntent ?? f.modelIntent;
   const id = `(${intent.resultId}, replay ${intent.replayPolicy})`;
   if (f.target === 'action') return `#${f.stepIndex}  in flight action ${actionText(f)}  ${id}`;
@@ -128,7 +137,8 @@ export function renderStep(step: StepRecord): string[] {
     case 'action':
       return [
         `${head} ${clip(oneLine(step.actionRepr ?? ''), ACTION_CHARS)}  [${step.actionStatus ?? '?'}]`,
-        `      observation: ${clip(oneLine(step.observation ?? ''), OBSERVATION_CHARS)}${step.observationIsSynthetic ? ' (synthetic)' : ''}`,
+        `      observation: ${clip(oneLine(step.observation ?? ''), OBSERVATION_CHARS)}` +
+          (step.observationIsSynthetic ? ' (synthetic)' : ''),
       ];
     case 'final':
       return [`${head} answer: ${clip(oneLine(step.finalAnswer ?? ''), OBSERVATION_CHARS)}`];
@@ -139,7 +149,10 @@ export function renderStep(step: StepRecord): string[] {
   }
 }
 
-/** The view's fields a script reads (`--json`): state, counters, the in-flight step with its action, the open request with the replies it accepts. */
+/**
+ * The view's fields a script reads (`--json`): state, counters, the in-flight
+ * step with its action, the open request with the replies it accepts.
+ */
 export function viewJson(view: RunLogView, driverPid: number | null): Record<string, unknown> {
   const f = view.inFlight;
   const intent = f ? (f.actionIntent ?? f.modelIntent) : null;

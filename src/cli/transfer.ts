@@ -77,7 +77,8 @@ export async function importCommand(
   if (bytes === null) return EXIT.notFound;
   if (bytes === TOO_LARGE) {
     const limit = `${maxBytes} bytes${maxBytes % MIB === 0 ? ` (${maxBytes / MIB} MiB)` : ''}`;
-    const what = `${source} is larger than ${limit}, the import limit: nothing was imported (--max-bytes <n> raises it)`;
+    const raise = '--max-bytes <n> raises it';
+    const what = `${source} is larger than ${limit}, the import limit: nothing was imported (${raise})`;
     io.err(`${oneLine(`polyloop: ${what}`)}\n`);
     return EXIT.usage;
   }
@@ -92,7 +93,8 @@ export async function importCommand(
     const records = await store.readLog(runId);
     io.out(
       `${oneLine(
-        `imported run ${JSON.stringify(runId)} into ${store.logPath(runId)} (${records.length} records): ${stateLine(readRunLog(records), null)}`,
+        `imported run ${JSON.stringify(runId)} into ${store.logPath(runId)} ` +
+          `(${records.length} records): ${stateLine(readRunLog(records), null)}`,
       )}\n`,
     );
     return EXIT.ok;
@@ -100,7 +102,8 @@ export async function importCommand(
     if (isPolyLoopError(e, 'run_exists')) {
       io.err(
         `${oneLine(
-          `polyloop: run ${JSON.stringify((e as RunExistsError).runId)} already has a log in ${dir}; nothing was imported`,
+          `polyloop: run ${JSON.stringify((e as RunExistsError).runId)} already has a log in ${dir}; ` +
+            'nothing was imported',
         )}\n`,
       );
       return EXIT.notFound;
@@ -148,7 +151,8 @@ async function readInput(file: string, max: number, io: CliIo): Promise<Uint8Arr
   } catch (e) {
     io.err(
       `${oneLine(
-        `polyloop: cannot read ${file}: ${errCode(e) === 'ENOENT' ? 'no such file' : e instanceof Error ? e.message : String(e)}`,
+        `polyloop: cannot read ${file}: ` +
+          (errCode(e) === 'ENOENT' ? 'no such file' : e instanceof Error ? e.message : String(e)),
       )}\n`,
     );
     return null;

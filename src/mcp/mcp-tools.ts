@@ -50,7 +50,9 @@ export type McpToolsOptions = {
 
 /** The tools of one server, and the connection they call through. */
 export type McpServerTools = {
-  /** One spec per tool, in the server's order: merge several servers with `ToolRegistry.of([...a.specs, ...b.specs])`. */
+  /**
+   * One spec per tool, in the server's order: merge several servers with `ToolRegistry.of([...a.specs, ...b.specs])`.
+   */
   readonly specs: readonly ToolSpec[];
   /** `ToolRegistry.of(specs)`. */
   readonly registry: ToolRegistry;
@@ -154,7 +156,8 @@ function checkOptions(o: McpToolsOptions): Settings {
   if (o.prefix !== undefined && typeof o.prefix !== 'string') fail('prefix must be a string');
   if (typeof o.prefix === 'string' && !/^[a-zA-Z0-9_-]{0,63}$/.test(o.prefix)) {
     fail(
-      `prefix may hold only letters, digits, _ and - (model providers refuse any other character in a tool name), got ${JSON.stringify(o.prefix)}`,
+      'prefix may hold only letters, digits, _ and - (model providers refuse any other character in a tool name), ' +
+        `got ${JSON.stringify(o.prefix)}`,
     );
   }
   if (o.needsApproval !== undefined && typeof o.needsApproval !== 'boolean' && o.needsApproval !== 'destructive')
@@ -217,7 +220,8 @@ function specOf(
   if (!TOOL_NAME.test(name)) {
     const as = s.prefix === '' ? '' : `as ${JSON.stringify(name)}: `;
     refuse(
-      `tool ${JSON.stringify(remote)} has a name model providers refuse (${as}only letters, digits, _ and -, at most 64 characters); leave it out with include`,
+      `tool ${JSON.stringify(remote)} has a name model providers refuse ` +
+        `(${as}only letters, digits, _ and -, at most 64 characters); leave it out with include`,
     );
   }
   return {
