@@ -57,7 +57,10 @@ type Lease = {
   fh: FileHandle | null;
 };
 
-/** A record up to this size is written into the page cache synchronously; a bigger one is not allowed to block the event loop. */
+/**
+ * A record up to this size is written into the page cache
+ * synchronously; a bigger one is not allowed to block the event loop.
+ */
 const SYNC_WRITE_MAX = 64 * 1024;
 
 /**
@@ -188,7 +191,8 @@ export class FileStore extends AppendLogStore implements RunStore {
           runId,
           method,
           new Error(
-            `the log this lease opened is no longer at ${path} (deleted, moved or replaced by another process); the record was not written to the run's log`,
+            `the log this lease opened is no longer at ${path} (deleted, moved or replaced by another process); ` +
+              "the record was not written to the run's log",
           ),
         );
     } catch (e) {

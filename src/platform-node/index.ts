@@ -4,7 +4,8 @@
  *
  * @example
  * import { FileStore } from 'polyloop/node';
- * const agent = defineAgent({ model, interpreter, store: new FileStore({ dir: './runs' }), events, syntheticObservations });
+ * const store = new FileStore({ dir: './runs' });
+ * const agent = defineAgent({ model, interpreter, store, events, syntheticObservations });
  * @module
  */
 export { FileStore } from './file-store.ts';
@@ -14,5 +15,7 @@ export type { FileStoreOptions, FileStoreWarning } from './file-store.ts';
 // reads a run with `readRunLog(await store.readLog(runId))` from `polyloop`.
 // Not exported: run-id.ts (runIdFileName, parseRunFileName, MAX_REVERSIBLE_ID_BYTES) — how FileStore
 // names its files is its own business; docs/log-format.md describes the names.
-// Not exported: lock.ts internals (LockOwner) (acquireLock, isAlive, parseOwner) — reach them through FileStore.acquire.
-// Not exported: regular-file.ts (openRegular, NotRegularFileError) — it reaches users only as the `cause` of a StoreError.
+// Not exported: lock.ts internals (LockOwner) (acquireLock,
+// isAlive, parseOwner) — reach them through FileStore.acquire.
+// Not exported: regular-file.ts (openRegular, NotRegularFileError)
+// — it reaches users only as the `cause` of a StoreError.

@@ -36,7 +36,8 @@ export class NotRegularFileError extends PolyLoopError {
   constructor(path: string, found: string) {
     super(
       'store_error',
-      `refusing ${path}: it is a ${found}, not a regular file (the store never follows a link or opens a special file at a log or lock path; remove it if it is not yours)`,
+      `refusing ${path}: it is a ${found}, not a regular file ` +
+        '(the store never follows a link or opens a special file at a log or lock path; remove it if it is not yours)',
     );
     this.path = path;
     this.found = found;

@@ -18,7 +18,9 @@ export async function livePid(logFile: string): Promise<number | null> {
   return owner && owner.hostname === hostname() && (await isOwnerAlive(owner)) ? owner.pid : null;
 }
 
-/** Thrown for a directory that does not exist or is not a directory (the message says which). Code `missing_directory`. */
+/**
+ * Thrown for a directory that does not exist or is not a directory (the message says which). Code `missing_directory`.
+ */
 export class MissingDirectoryError extends PolyLoopError {
   override readonly name = 'MissingDirectoryError';
   constructor(message?: string, options?: { cause?: unknown }) {

@@ -57,7 +57,9 @@ export async function takeLease(
   for (;;) {
     const got = await ctx.pool.query({
       name: `polyloop-acquire-${ctx.schema}`,
-      text: `INSERT INTO ${ctx.schema}.runs AS r (run_key, run_id, lease_holder, lease_owner, lease_expires_at, lease_epoch)
+      text:
+        `INSERT INTO ${ctx.schema}.runs AS r ` +
+        `(run_key, run_id, lease_holder, lease_owner, lease_expires_at, lease_epoch)
              VALUES (${RUN_KEY}, $2, $3, $4, now() + $5::float8 * interval '1 millisecond', 1)
              ON CONFLICT (run_key) DO UPDATE SET lease_holder = $3, lease_owner = $4,
                lease_expires_at = now() + $5::float8 * interval '1 millisecond', lease_epoch = r.lease_epoch + 1
@@ -120,7 +122,9 @@ function holdLease(ctx: LeaseContext, runId: string, held: HeldLease, onEnd: () 
 async function renew(ctx: LeaseContext, runId: string, token: string): Promise<boolean> {
   const r = await ctx.pool.query({
     name: `polyloop-renew-${ctx.schema}`,
-    text: `UPDATE ${ctx.schema}.runs SET lease_expires_at = now() + $3::float8 * interval '1 millisecond' WHERE run_key = ${RUN_KEY} AND lease_holder = $2`,
+    text:
+      `UPDATE ${ctx.schema}.runs SET lease_expires_at = now() + $3::float8 * interval '1 millisecond' ` +
+      `WHERE run_key = ${RUN_KEY} AND lease_holder = $2`,
     values: [JSON.stringify(runId), token, ctx.leaseMs],
   });
   return r.rowCount === 1;
@@ -130,7 +134,9 @@ async function renew(ctx: LeaseContext, runId: string, token: string): Promise<b
 async function freeLease(ctx: LeaseContext, runId: string, token: string): Promise<void> {
   await ctx.pool.query({
     name: `polyloop-release-${ctx.schema}`,
-    text: `UPDATE ${ctx.schema}.runs SET lease_holder = NULL, lease_owner = NULL, lease_expires_at = NULL WHERE run_key = ${RUN_KEY} AND lease_holder = $2`,
+    text:
+      `UPDATE ${ctx.schema}.runs SET lease_holder = NULL, lease_owner = NULL, lease_expires_at = NULL ` +
+      `WHERE run_key = ${RUN_KEY} AND lease_holder = $2`,
     values: [JSON.stringify(runId), token],
   });
 }
@@ -141,7 +147,9 @@ export async function describeHolder(
   runId: string,
 ): Promise<{ readonly detail: string; readonly remainingMs: number } | null> {
   const r = await ctx.pool.query({
-    text: `SELECT lease_owner, greatest(0, extract(epoch FROM lease_expires_at - now()) * 1000)::float8 AS remaining FROM ${ctx.schema}.runs
+    text:
+      'SELECT lease_owner, greatest(0, extract(epoch FROM lease_expires_at - now()) * 1000)::float8 AS remaining ' +
+      `FROM ${ctx.schema}.runs
            WHERE run_key = ${RUN_KEY} AND lease_holder IS NOT NULL`,
     values: [JSON.stringify(runId)],
   });
@@ -149,7 +157,9 @@ export async function describeHolder(
   if (!row) return null;
   const remainingMs = Number(row['remaining']);
   return {
-    detail: `its Postgres lease is held by ${String(row['lease_owner'])}, expiring in ${Math.ceil(remainingMs)} ms unless renewed`,
+    detail:
+      `its Postgres lease is held by ${String(row['lease_owner'])}, ` +
+      `expiring in ${Math.ceil(remainingMs)} ms unless renewed`,
     remainingMs,
   };
 }

@@ -27,7 +27,8 @@ export function quotedSchema(schema: string | undefined): string {
   const name = schema ?? DEFAULT_SCHEMA;
   if (typeof name !== 'string' || !IDENTIFIER.test(name)) {
     throw new TypeError(
-      `polyloop/postgres: schema must be a lower-case identifier (a-z, 0-9, _; at most 63), got ${JSON.stringify(name)}`,
+      'polyloop/postgres: schema must be a lower-case identifier (a-z, 0-9, _; at most 63), ' +
+        `got ${JSON.stringify(name)}`,
     );
   }
   return `"${name}"`;
@@ -94,13 +95,16 @@ export async function migrate(pool: PgPoolLike, opts: MigrateOptions = {}): Prom
     await client.query({ text: `SELECT pg_advisory_xact_lock(hashtext($1))`, values: [`polyloop.migrate.${s}`] });
     await client.query({ text: `CREATE SCHEMA IF NOT EXISTS ${s}` });
     await client.query({
-      text: `CREATE TABLE IF NOT EXISTS ${s}.schema_versions (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+      text:
+        `CREATE TABLE IF NOT EXISTS ${s}.schema_versions ` +
+        '(version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
     });
     const found = await client.query({ text: `SELECT coalesce(max(version), 0) AS v FROM ${s}.schema_versions` });
     const at = Number(found.rows[0]?.['v'] ?? 0);
     if (at > SCHEMA_VERSION)
       throw new Error(
-        `polyloop/postgres: the database schema ${s} is at version ${at}, newer than this library's ${SCHEMA_VERSION}; upgrade polyloop`,
+        `polyloop/postgres: the database schema ${s} is at version ${at}, ` +
+          `newer than this library's ${SCHEMA_VERSION}; upgrade polyloop`,
       );
     const steps = migrations(s);
     for (let v = at + 1; v <= SCHEMA_VERSION; v++) {

@@ -132,7 +132,9 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
     if (!locks && !this.#warnedNoLocks) {
       this.#warnedNoLocks = true;
       this.#warn(
-        `polyloop: Web Locks (navigator.locks) is not available here; the run lease of IndexedDBStore ${JSON.stringify(this.dbName)} excludes other drivers in this page only, not other tabs`,
+        'polyloop: Web Locks (navigator.locks) is not available here; ' +
+          `the run lease of IndexedDBStore ${JSON.stringify(this.dbName)} excludes other drivers in this page only, ` +
+          'not other tabs',
       );
     }
     return (locks ? acquireWebLock(locks, req) : acquireLocalLease(req)).then((release) =>
@@ -345,7 +347,8 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
       upgrade: (db, oldVersion, _newVersion, tx) => upgradeSchema(db, oldVersion, tx),
       blocked: (current) => {
         this.#warn(
-          `polyloop: upgrading IndexedDB ${JSON.stringify(this.dbName)} from version ${current} waits for another tab to close it`,
+          `polyloop: upgrading IndexedDB ${JSON.stringify(this.dbName)} from version ${current} ` +
+            'waits for another tab to close it',
         );
       },
       // Another tab upgrades or deletes the database: let it, and reopen on our next call.
