@@ -73,7 +73,8 @@ const StartBody = z.strictObject({
   runId: z.optional(
     z.string().check(
       z.regex(RUN_ID_PATTERN, 'must be 1-200 characters of [A-Za-z0-9._:-]'),
-      // Matches the rule, but URL normalisation turns /runs/. and /runs/.. into other paths: such a run could never be read or cancelled.
+      // Matches the rule, but URL normalisation turns /runs/. and /runs/..
+      // into other paths: such a run could never be read or cancelled.
       z.refine((id) => id !== '.' && id !== '..', 'must not be "." or ".." (a URL path cannot carry them)'),
     ),
   ),
@@ -85,7 +86,10 @@ const StartBody = z.strictObject({
 /** A checked `POST /runs` body. */
 type StartRequest = { readonly runId: string | undefined; readonly input: unknown; readonly log: string | undefined };
 
-/** The run object's RPC methods as the app calls them (spelled out: the inferred RPC types of a stream are too deep for tsc). */
+/**
+ * The run object's RPC methods as the app calls them (spelled
+ * out: the inferred RPC types of a stream are too deep for tsc).
+ */
 type RunObjectRpc = {
   start(runId: string, input: unknown): Promise<StartOutcome>;
   adopt(runId: string, input: unknown, log: string): Promise<StartOutcome>;
@@ -355,7 +359,10 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
   return app;
 }
 
-/** The CORS middleware for `options`; throws a TypeError for an origin that is not `*` or a bare origin (no path, no trailing slash). */
+/**
+ * The CORS middleware for `options`; throws a TypeError for an origin
+ * that is not `*` or a bare origin (no path, no trailing slash).
+ */
 function corsMiddleware(options: CorsOptions): ReturnType<typeof cors> {
   for (const origin of options.origins) {
     let bare = false;
@@ -366,7 +373,8 @@ function corsMiddleware(options: CorsOptions): ReturnType<typeof cors> {
     }
     if (origin !== '*' && !bare)
       throw new TypeError(
-        `createApp: cors.origins must hold origins such as "https://app.example.com" (scheme, host, port; no path or trailing slash) or "*", got ${JSON.stringify(origin)}`,
+        'createApp: cors.origins must hold origins such as "https://app.example.com" ' +
+          `(scheme, host, port; no path or trailing slash) or "*", got ${JSON.stringify(origin)}`,
       );
   }
   return cors({

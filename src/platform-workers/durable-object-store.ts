@@ -20,7 +20,10 @@ export type DurableObjectStoreOptions = {
    * refused with {@link RecordTooLargeError} before anything is written — never truncated.
    */
   readonly maxRecordChars?: number;
-  /** Called synchronously after each record is committed, in write order (live SSE feeds on it). A throw is logged, never fails the write. */
+  /**
+   * Called synchronously after each record is committed, in write order
+   * (live SSE feeds on it). A throw is logged, never fails the write.
+   */
   readonly onAppend?: (runId: string, entry: StoredLine) => void;
 };
 
@@ -42,7 +45,9 @@ export class RecordTooLargeError extends PolyLoopError {
   constructor(runId: string, recordChars: number, maxRecordChars: number) {
     super(
       'store_error',
-      `record of ${recordChars} characters for run ${JSON.stringify(runId.slice(0, 200))} exceeds DurableObjectStore's limit of ${maxRecordChars}; nothing was written (raise maxRecordChars or truncate the observation in the executor)`,
+      `record of ${recordChars} characters for run ${JSON.stringify(runId.slice(0, 200))} ` +
+        `exceeds DurableObjectStore's limit of ${maxRecordChars}; ` +
+        'nothing was written (raise maxRecordChars or truncate the observation in the executor)',
     );
     this.runId = runId;
     this.recordChars = recordChars;
@@ -95,7 +100,9 @@ export class DurableObjectStore extends AppendLogStore implements RunStore {
     this.#maxRecordChars = opts.maxRecordChars ?? DEFAULT_MAX_RECORD_CHARS;
     this.#onAppend = opts.onAppend;
     storage.sql.exec(
-      `CREATE TABLE IF NOT EXISTS ${TABLE} (run_id TEXT NOT NULL, seq INTEGER NOT NULL, part INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (run_id, seq, part))`,
+      `CREATE TABLE IF NOT EXISTS ${TABLE} ` +
+        '(run_id TEXT NOT NULL, seq INTEGER NOT NULL, part INTEGER NOT NULL, body TEXT NOT NULL, ' +
+        'PRIMARY KEY (run_id, seq, part))',
     );
   }
 

@@ -3,8 +3,9 @@
  * SQLite-backed Durable Object storage), the run Durable Object (`createRunObject`: one object
  * per run, resumed by its alarm after eviction), the run index (`RunIndex`: one object listing
  * the runs), the chat turn object (`createChatTurnObject`: one object per turn of a `useChat`
- * chat), and the `hono` app (`createApp`) serving the HTTP surface (docs/http.md). The demo agent and Worker entry of `npm run dev` live in
- * `examples/workers/`, so shipped source never imports `polyloop/testing`.
+ * chat), and the `hono` app (`createApp`) serving the HTTP surface (docs/http.md). The demo
+ * agent and Worker entry of `npm run dev` live in `examples/workers/`, so shipped source never
+ * imports `polyloop/testing`.
  * @module
  */
 export { createApp } from './app.ts';

@@ -48,10 +48,12 @@ export class RunIndex extends DurableObject {
   #sql(): SqlStorage {
     const sql = this.ctx.storage.sql;
     if (!this.#ready) {
-      // `ord` (the rowid; no row is ever deleted, so it only grows) orders the listing: the order in which runs were first
-      // reported, which for a run reported at its creation is the order of creation.
+      // `ord` (the rowid; no row is ever deleted, so it only grows) orders the listing: the order in which runs
+      // were first reported, which for a run reported at its creation is the order of creation.
       sql.exec(
-        `CREATE TABLE IF NOT EXISTS ${TABLE} (ord INTEGER PRIMARY KEY, run_id TEXT NOT NULL UNIQUE, status TEXT NOT NULL, stop_reason TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL)`,
+        `CREATE TABLE IF NOT EXISTS ${TABLE} ` +
+          '(ord INTEGER PRIMARY KEY, run_id TEXT NOT NULL UNIQUE, status TEXT NOT NULL, stop_reason TEXT, ' +
+          'created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL)',
       );
       this.#ready = true;
     }
@@ -66,7 +68,8 @@ export class RunIndex extends DurableObject {
   async record(report: RunReport): Promise<void> {
     this.#sql().exec(
       `INSERT INTO ${TABLE} (run_id, status, stop_reason, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, stop_reason = excluded.stop_reason, updated_at = excluded.updated_at
+       ON CONFLICT (run_id) DO UPDATE SET status = excluded.status, stop_reason = excluded.stop_reason, ` +
+        `updated_at = excluded.updated_at
        WHERE ${TABLE}.status != 'ended'`,
       report.runId,
       report.status,
@@ -76,12 +79,16 @@ export class RunIndex extends DurableObject {
     );
   }
 
-  /** A page of the listing, newest first. Contract: `query` is checked by the caller (limit 1–100, a cursor of this index); read-only. */
+  /**
+   * A page of the listing, newest first. Contract: `query` is checked
+   * by the caller (limit 1–100, a cursor of this index); read-only.
+   */
   async list(query: RunListQuery): Promise<RunList> {
     const before = query.cursor === null ? Number.MAX_SAFE_INTEGER : Number(query.cursor);
     const rows = this.#sql()
       .exec<Row>(
-        `SELECT ord, run_id, status, stop_reason, created_at, updated_at FROM ${TABLE} WHERE ord < ? ORDER BY ord DESC LIMIT ?`,
+        `SELECT ord, run_id, status, stop_reason, created_at, updated_at FROM ${TABLE} ` +
+          'WHERE ord < ? ORDER BY ord DESC LIMIT ?',
         before,
         query.limit + 1,
       )

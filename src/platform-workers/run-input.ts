@@ -8,12 +8,18 @@ import { acceptedReplies, RunIdentityMismatchError } from '../core/index.ts';
 import { INPUT_REPLY_TEXT_FIELD, inputReplyProblem } from '../core/internal-entry.ts';
 import type { InputReply, RunLogView } from '../core/index.ts';
 
-/** The outcome of {@link RunObjectBase.input}: the reply landed (durably), or why not — a value, since errors lose their class over RPC. */
+/**
+ * The outcome of {@link RunObjectBase.input}: the reply landed (durably),
+ * or why not — a value, since errors lose their class over RPC.
+ */
 export type InputOutcome =
   | { readonly ok: true; readonly resultId: string }
   | { readonly ok: false; readonly code: 'not_found' | 'conflict' | 'bad_request'; readonly message: string };
 
-/** The outcome of {@link RunObjectBase.cancel}: the cancel is under way, or why not (`conflict`: the run has ended; `not_found`: no run). */
+/**
+ * The outcome of {@link RunObjectBase.cancel}: the cancel is under way,
+ * or why not (`conflict`: the run has ended; `not_found`: no run).
+ */
 export type CancelOutcome =
   | { readonly ok: true }
   | { readonly ok: false; readonly code: 'not_found' | 'conflict'; readonly message: string };
@@ -74,7 +80,9 @@ export function replyRefusal(
     return {
       ok: false,
       code: 'conflict',
-      message: `${run} awaits input for ${JSON.stringify(pending.resultId)}, not ${JSON.stringify(reply.resultId.slice(0, 200))}`,
+      message:
+        `${run} awaits input for ${JSON.stringify(pending.resultId)}, ` +
+        `not ${JSON.stringify(reply.resultId.slice(0, 200))}`,
     };
   }
   const accepted = acceptedReplies(pending.kind, pending.target);
@@ -92,7 +100,9 @@ export function replyRefusal(
   return null;
 }
 
-/** The reply a cancel of an awaiting run writes: the run ends `cancelled`, the cancel recorded as the person's reply. */
+/**
+ * The reply a cancel of an awaiting run writes: the run ends `cancelled`, the cancel recorded as the person's reply.
+ */
 export function cancelReply(resultId: string): InputReply {
   return { kind: 'cancel', resultId };
 }

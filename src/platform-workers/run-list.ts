@@ -13,7 +13,10 @@ export function isRunListCursor(cursor: string): boolean {
   return /^[1-9]\d{0,14}$/.test(cursor);
 }
 
-/** The page `params` ask for, or why they are refused: `limit` an integer 1–100 (default 50), `cursor` one `GET /runs` handed out. */
+/**
+ * The page `params` ask for, or why they are refused: `limit` an
+ * integer 1–100 (default 50), `cursor` one `GET /runs` handed out.
+ */
 export function listQuery(params: URLSearchParams): RunListQuery | string {
   const unknown = [...new Set(params.keys())].filter((k) => k !== 'limit' && k !== 'cursor');
   if (unknown.length > 0) return `unknown query parameter(s): ${unknown.join(', ')}`;

@@ -65,7 +65,8 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     this.#storage.createTables();
     this.#storage.store.discard(runId); // records without a run row: an import that never completed
     await this.#accept(runId, prepared.stored);
-    await this.#reporter.report(); // listed before the 201: a failure here is logged and retried by the run's next report
+    // Listed before the 201: a failure here is logged and retried by the run's next report.
+    await this.#reporter.report();
     void this.#driver.launch({ setup: prepared.setup });
     return { ok: true };
   }
@@ -120,7 +121,10 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     await armed;
   }
 
-  /** The run's status, or null when this object holds no run. A run with an unreadable log is halted (see {@link trajectory}). */
+  /**
+   * The run's status, or null when this object holds no run. A run
+   * with an unreadable log is halted (see {@link trajectory}).
+   */
   async status(): Promise<RunStatus | null> {
     const meta = this.#storage.meta();
     if (meta === null) return null;

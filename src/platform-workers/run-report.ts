@@ -45,7 +45,8 @@ export async function tellIndex(ns: RunIndexNamespace, report: RunReport): Promi
     return true;
   } catch (e) {
     console.error(
-      `polyloop: run ${JSON.stringify(report.runId)} could not be recorded as ${report.status} in the run index (retried later):`,
+      `polyloop: run ${JSON.stringify(report.runId)} could not be recorded as ${report.status} ` +
+        'in the run index (retried later):',
       e,
     );
     return false;
@@ -63,13 +64,17 @@ export class IndexReporter {
   #reported: RunReport['status'] | null = null;
   #chain: Promise<boolean> = Promise.resolve(true);
 
-  /** `index`: the binding, or undefined (then nothing is reported); `current`: the run's status now, null without a run. */
+  /**
+   * `index`: the binding, or undefined (then nothing is reported); `current`: the run's status now, null without a run.
+   */
   constructor(index: () => RunIndexNamespace | undefined, current: () => RunReport | null) {
     this.#index = index;
     this.#current = current;
   }
 
-  /** Tell the index the run's status now; true when it was told (or need not be), false when that failed. Never rejects. */
+  /**
+   * Tell the index the run's status now; true when it was told (or need not be), false when that failed. Never rejects.
+   */
   report(): Promise<boolean> {
     const ns = this.#index();
     if (ns === undefined) return Promise.resolve(true);

@@ -18,7 +18,10 @@ export type RunRow = {
 type Sql = SqlStorage;
 
 const META = 'polyloop_run';
-/** Failed drives in a row and the last sequence number when the latest one failed (a drive that wrote records made progress). */
+/**
+ * Failed drives in a row and the last sequence number when the
+ * latest one failed (a drive that wrote records made progress).
+ */
 const FAILURES = 'polyloop_drive_failures';
 
 /** True when the object's storage holds the run tables. */
@@ -29,10 +32,12 @@ export function hasRunTables(sql: Sql): boolean {
 /** Create the run tables (idempotent). */
 export function createRunTables(sql: Sql): void {
   sql.exec(
-    `CREATE TABLE IF NOT EXISTS ${META} (id INTEGER PRIMARY KEY CHECK (id = 1), run_id TEXT NOT NULL, input TEXT NOT NULL, cancel_requested INTEGER NOT NULL DEFAULT 0, halted TEXT)`,
+    `CREATE TABLE IF NOT EXISTS ${META} (id INTEGER PRIMARY KEY CHECK (id = 1), run_id TEXT NOT NULL, ` +
+      'input TEXT NOT NULL, cancel_requested INTEGER NOT NULL DEFAULT 0, halted TEXT)',
   );
   sql.exec(
-    `CREATE TABLE IF NOT EXISTS ${FAILURES} (id INTEGER PRIMARY KEY CHECK (id = 1), count INTEGER NOT NULL, at_seq INTEGER NOT NULL)`,
+    `CREATE TABLE IF NOT EXISTS ${FAILURES} ` +
+      '(id INTEGER PRIMARY KEY CHECK (id = 1), count INTEGER NOT NULL, at_seq INTEGER NOT NULL)',
   );
 }
 
@@ -68,7 +73,9 @@ export function clearHalted(sql: Sql): void {
   sql.exec(`UPDATE ${META} SET halted = NULL WHERE id = 1`);
 }
 
-/** Count one failed drive at log sequence `seq`: consecutive with the previous one unless records were written since. */
+/**
+ * Count one failed drive at log sequence `seq`: consecutive with the previous one unless records were written since.
+ */
 export function countFailure(sql: Sql, seq: number): number {
   const row = sql
     .exec<{ count: number; at_seq: number }>(`SELECT count, at_seq FROM ${FAILURES} WHERE id = 1`)
@@ -78,7 +85,10 @@ export function countFailure(sql: Sql, seq: number): number {
   return count;
 }
 
-/** What {@link failedDrive} weighs: the error, the log's last sequence number, and how many failures in a row halt the run. */
+/**
+ * What {@link failedDrive} weighs: the error, the log's last
+ * sequence number, and how many failures in a row halt the run.
+ */
 export type FailedDrive = { readonly error: unknown; readonly seq: number; readonly max: number };
 
 /**

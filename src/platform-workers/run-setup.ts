@@ -46,7 +46,10 @@ export type RunSetup = {
   readonly events?: EventSink;
 };
 
-/** What the factory is given: the Worker's env, the run id and the `input` of `POST /runs` as stored (a JSON round trip, the same at start and at every resume). */
+/**
+ * What the factory is given: the Worker's env, the run id and the `input` of
+ * `POST /runs` as stored (a JSON round trip, the same at start and at every resume).
+ */
 export type RunSetupContext<Env> = { readonly env: Env; readonly runId: string; readonly input: unknown };
 
 /** Options of {@link createRunObject}. */

@@ -40,7 +40,8 @@ function kindOf(line: string): string {
  * `data:` the record's JSON (one line: JSON never contains a raw newline).
  */
 export function formatLogEvent(entry: StoredLine): string {
-  // An encoded record never holds a raw line break, but a corrupt stored line might: one `data:` per line keeps the framing.
+  // An encoded record never holds a raw line break, but a corrupt
+  // stored line might: one `data:` per line keeps the framing.
   const data = entry.line
     .split(/\r\n|\r|\n/)
     .map((l) => `data: ${l}`)
