@@ -98,7 +98,10 @@ type Outcome = { readonly result: RunResult; readonly log: readonly LogRecord[];
  * uninterrupted run's, timestamps aside.
  *
  * @example
- * const report = await crashAtEveryWrite({ setup: (store) => build(store), reply: (p) => ({ kind: 'approve', resultId: p.resultId }) });
+ * const report = await crashAtEveryWrite({
+ *   setup: (store) => build(store),
+ *   reply: (p) => ({ kind: 'approve', resultId: p.resultId }),
+ * });
  * expect(report.failures).toEqual([]);
  */
 export async function crashAtEveryWrite(opts: CrashLawOptions): Promise<CrashLawReport> {

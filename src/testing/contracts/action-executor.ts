@@ -32,11 +32,18 @@ export type ActionExecutorContractOptions = {
   readonly validAction: Action;
   /** An action it does not know (default: a call of a tool no executor has): `not_executed`. */
   readonly unknownAction?: Action;
-  /** An action it cannot read (default: `validAction`'s tool with arguments that are a string): any status, never a throw. */
+  /**
+   * An action it cannot read (default: `validAction`'s tool with
+   * arguments that are a string): any status, never a throw.
+   */
   readonly malformedAction?: Action;
-  /** An action that runs until aborted (or longer than `abortWithinMs`); without it the mid-run abort case is left out. */
+  /**
+   * An action that runs until aborted (or longer than `abortWithinMs`); without it the mid-run abort case is left out.
+   */
   readonly slowAction?: Action;
-  /** How soon execution must settle once aborted, and how long an outcome may take, in ms (defaults 2,000 and 30,000). */
+  /**
+   * How soon execution must settle once aborted, and how long an outcome may take, in ms (defaults 2,000 and 30,000).
+   */
   readonly abortWithinMs?: number;
   readonly outcomeWithinMs?: number;
 };

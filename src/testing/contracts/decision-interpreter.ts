@@ -21,7 +21,9 @@ export type DecisionInterpreterContractOptions = {
   readonly tools?: ToolCatalog;
   /** Replies in your protocol, added to the built-in samples (an action, a final answer, …). */
   readonly replies?: readonly ModelReply[];
-  /** Replies your protocol must read as `invalid` (garbage text, for a text protocol); several tool calls always are. */
+  /**
+   * Replies your protocol must read as `invalid` (garbage text, for a text protocol); several tool calls always are.
+   */
   readonly invalidReplies?: readonly ModelReply[];
 };
 
@@ -96,7 +98,10 @@ function defaultTools(): ToolCatalog {
   ]);
 }
 
-/** Throws a violation naming the first way `decision` breaks the `Decision` contract — the library's own check, plus a promise and an empty explanation. */
+/**
+ * Throws a violation naming the first way `decision` breaks the `Decision`
+ * contract — the library's own check, plus a promise and an empty explanation.
+ */
 function checkDecision(decision: unknown): void {
   check(
     typeof decision === 'object' && decision !== null,
@@ -131,7 +136,8 @@ function interpretChecked(interpreter: DecisionInterpreter, r: ModelReply, tools
     decision = interpreter.interpret(r, { tools });
   } catch (e) {
     throw new ContractViolationError(
-      `${what} threw ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}; a reply of valid shape must give a decision`,
+      `${what} threw ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}; ` +
+        'a reply of valid shape must give a decision',
       { cause: e },
     );
   }
@@ -150,7 +156,9 @@ function cases(c: Ctx): ContractCase[] {
       run: async () => noProblem(paramsProblem(c.make().params), 'params'),
     },
     {
-      name: 'returns action, final or invalid with its string fields for every reply of valid shape, never a throw or a promise',
+      name:
+        'returns action, final or invalid with its string fields for every reply of valid shape, ' +
+        'never a throw or a promise',
       run: async () => {
         const interpreter = c.make();
         for (const r of c.samples) interpretChecked(interpreter, r, c.tools);

@@ -114,7 +114,8 @@ async function deliverChecked(sink: EventSink, event: RunEvent, ms: number): Pro
   if (s.kind === 'rejected') {
     const e = s.error;
     throw new ContractViolationError(
-      `deliver(${event.type}) failed with ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)} (a run would count it in eventDeliveryFailures)`,
+      `deliver(${event.type}) failed with ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)} ` +
+        '(a run would count it in eventDeliveryFailures)',
       { cause: e },
     );
   }

@@ -103,7 +103,9 @@ async function refusedAtImport(store: RunStore, log: string, what: string): Prom
 export function forgedLogCases(make: Make): ContractCase[] {
   return [
     {
-      name: 'holds an imported action intent that claims `safe` for a `never` tool needing approval so that resume asks a person and runs nothing',
+      name:
+        'holds an imported action intent that claims `safe` for a `never` tool needing approval ' +
+        'so that resume asks a person and runs nothing',
       run: async () => {
         const store = await make();
         if (!store.inputRequest) return;
@@ -126,7 +128,9 @@ export function forgedLogCases(make: Make): ContractCase[] {
       },
     },
     {
-      name: 'refuses (through importRun) a log whose action intent swaps the arguments a person approved, writing nothing',
+      name:
+        'refuses (through importRun) a log whose action intent swaps the arguments a person approved, ' +
+        'writing nothing',
       run: async () => {
         const store = await make();
         if (!store.inputRequest) return;
@@ -148,7 +152,9 @@ export function forgedLogCases(make: Make): ContractCase[] {
       },
     },
     {
-      name: 'refuses (through importRun) a log whose run_ended claims more steps and another answer than its steps hold, writing nothing',
+      name:
+        'refuses (through importRun) a log whose run_ended claims more steps and another answer ' +
+        'than its steps hold, writing nothing',
       run: async () => {
         const store = await make();
         if (!store.inputRequest) return;

@@ -182,7 +182,8 @@ function abortCases(make: ModelCallerContractOptions['makeModel'], o: Opts): Con
         const early = await settleWithin(pending, o.abortAfterMs);
         if (early.kind !== 'pending')
           throw new ContractViolationError(
-            `the 'hang' scenario settled (${early.kind}) before the abort; makeModel('hang') must build a caller that does not reply by itself`,
+            `the 'hang' scenario settled (${early.kind}) before the abort; ` +
+              "makeModel('hang') must build a caller that does not reply by itself",
           );
         ac.abort(reason);
         await rejectsWithReason(pending, reason, o.abortMs, 'call() aborted mid-call');

@@ -7,7 +7,10 @@
 type Attrs = Readonly<Record<string, string | number | boolean | null | undefined | ((e: Event) => void)>>;
 type Child = Node | string | number | null | undefined | false;
 
-/** An element with attributes (`on*` functions become listeners; false/null/undefined are left out) and children (strings become text). */
+/**
+ * An element with attributes (`on*` functions become listeners;
+ * false/null/undefined are left out) and children (strings become text).
+ */
 export function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   attrs: Attrs = {},

@@ -135,7 +135,10 @@ function upgradeNotes(upgrades: readonly ApiUpgrade[]): HTMLElement[] {
   return upgrades.map((u) => h('p', { class: 'upgrade-note' }, upgradeMarker(u)));
 }
 
-/** Save the run's log: fetched with the access key (which a plain download link could not send), then handed to the browser as a file. */
+/**
+ * Save the run's log: fetched with the access key (which a plain
+ * download link could not send), then handed to the browser as a file.
+ */
 async function saveLog(button: HTMLButtonElement, runId: string): Promise<void> {
   button.disabled = true;
   try {
@@ -151,8 +154,10 @@ async function saveLog(button: HTMLButtonElement, runId: string): Promise<void> 
 }
 
 function renderFacts(dl: HTMLElement, s: Summary): void {
-  const usage = s.usage
-    ? `${num(s.usage.inputTokens + s.usage.outputTokens)} (in ${num(s.usage.inputTokens)}, out ${num(s.usage.outputTokens)}${s.usage.cachedInputTokens ? `, cached ${num(s.usage.cachedInputTokens)}` : ''})`
+  const u = s.usage;
+  const usage = u
+    ? `${num(u.inputTokens + u.outputTokens)} (in ${num(u.inputTokens)}, out ${num(u.outputTokens)}` +
+      `${u.cachedInputTokens ? `, cached ${num(u.cachedInputTokens)}` : ''})`
     : 'not reported';
   const pairs: [string, Node | string, string?][] = [
     ['Status', h('span', { class: `badge ${s.status}`, id: 'run-status' }, s.status.replace('_', ' '))],
@@ -207,7 +212,10 @@ function tailOf(s: Summary | null): { label: string; kind: string } | null {
     return { label: `waiting for a person: ${s.pending.kind} of ${actionText(s.pending.action)}`, kind: 'pending' };
   if (s.inFlight)
     return {
-      label: `${s.status === 'running' ? 'in flight' : 'interrupted'}: ${s.inFlight.target === 'action' ? actionText(s.inFlight.action) : 'model call'} — ${resolutionText(s.inFlight.resolution, s.inFlight.replayPolicy)}`,
+      label:
+        `${s.status === 'running' ? 'in flight' : 'interrupted'}: ` +
+        `${s.inFlight.target === 'action' ? actionText(s.inFlight.action) : 'model call'} — ` +
+        resolutionText(s.inFlight.resolution, s.inFlight.replayPolicy),
       kind: 'inflight',
     };
   if (s.status === 'running') return { label: 'running: the next step has not written anything yet', kind: 'inflight' };
@@ -308,7 +316,9 @@ function stepDetail(row: ApiStepRow, loadFull: (() => void) | null): (Node | nul
       ? h(
           'p',
           { class: 'muted' },
-          `tokens: in ${num(s.usage.inputTokens)}, out ${num(s.usage.outputTokens)}${s.usage.cachedInputTokens ? `, cached ${num(s.usage.cachedInputTokens)}` : ''}${s.usage.reasoningTokens ? `, reasoning ${num(s.usage.reasoningTokens)}` : ''}`,
+          `tokens: in ${num(s.usage.inputTokens)}, out ${num(s.usage.outputTokens)}` +
+            (s.usage.cachedInputTokens ? `, cached ${num(s.usage.cachedInputTokens)}` : '') +
+            (s.usage.reasoningTokens ? `, reasoning ${num(s.usage.reasoningTokens)}` : ''),
         )
       : null,
     h('p', { class: 'muted label-line' }, clipText(stepLabel(row), 300)),

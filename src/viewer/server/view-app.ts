@@ -38,7 +38,8 @@ const MAX_REPLY_BYTES = 1024 * 1024;
 const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   // The page's own files only: a log that smuggled markup into the DOM still could not run a script.
   'content-security-policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',

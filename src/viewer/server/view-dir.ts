@@ -39,7 +39,8 @@ export type DirSourceOptions = {
 };
 
 const NO_AGENT =
-  'this viewer was started without your agent (polyloop view <dir> --agent ./agent.mjs), so it cannot carry out a reply';
+  'this viewer was started without your agent (polyloop view <dir> --agent ./agent.mjs), ' +
+  'so it cannot carry out a reply';
 
 type Cached = { readonly key: string; readonly reading: LogReading };
 

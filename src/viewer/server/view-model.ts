@@ -268,7 +268,8 @@ function resumedNote(extra: StepExtras | undefined): string | null {
   const reply = extra.inputs.find((i) => i.resultId === settle.resultId);
   const what = settle.request.target === 'action' ? 'the action' : 'the model call';
   const again = extra.modelIntents > 1 || extra.actionIntents > 1 ? ', announced again' : '';
-  return `resumed after a crash: ${what} was in flight and was settled by a person (${reply?.reply.kind ?? 'no reply yet'})${again}`;
+  const by = reply?.reply.kind ?? 'no reply yet';
+  return `resumed after a crash: ${what} was in flight and was settled by a person (${by})${again}`;
 }
 
 function extrasOf(reading: LogReading): ReadonlyMap<number, StepExtras> {

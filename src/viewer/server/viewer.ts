@@ -26,7 +26,9 @@ export type ViewerOptions = {
   readonly port?: number;
   /** Serve on a non-loopback address: anyone who can reach it and has the key can read runs and answer them. */
   readonly allowRemote?: boolean;
-  /** The built page (default: `dist/viewer/page/` of this package; in a checkout without it, one built now with Vite). */
+  /**
+   * The built page (default: `dist/viewer/page/` of this package; in a checkout without it, one built now with Vite).
+   */
   readonly pageDir?: string;
   /** The access key (default: a fresh random one): 16 to 200 URL-safe characters (`[A-Za-z0-9_-]`). */
   readonly key?: string;
@@ -62,7 +64,8 @@ export async function startViewer(opts: ViewerOptions): Promise<RunningViewer> {
   const remote = !isLoopback(host);
   if (remote && opts.allowRemote !== true) {
     throw new ViewerRefusedError(
-      `refusing to serve runs on ${host}, which other machines may reach: pass --allow-remote (allowRemote: true) if you mean it`,
+      `refusing to serve runs on ${host}, which other machines may reach: ` +
+        'pass --allow-remote (allowRemote: true) if you mean it',
     );
   }
   // A checkout without a build gets its page built now (or a refusal saying what to run), never the TypeScript source.
