@@ -4,9 +4,10 @@
  * the matching {@link anthropicToolInterpreter}.
  * @module
  */
-import { canonicalJson, checkOptionKeys } from '../core/internal-entry.ts';
+import { canonicalJson } from '../core/internal-entry.ts';
 import type { DecisionInterpreter, JsonObject, JsonValue, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
-import type { OptionKeys } from '../core/internal-entry.ts';
+import { bodyFieldHints, HTTP_MODEL_OPTIONS, providerEndpoint } from './adapter-options.ts';
+import type { HttpModelOptions, ProviderSpec } from './adapter-options.ts';
 import {
   ANTHROPIC_VERSION,
   anthropicRequestBody,
@@ -15,24 +16,8 @@ import {
   replyFromMessage,
 } from './anthropic-wire.ts';
 import type { ReplyBlock } from './anthropic-wire.ts';
-import {
-  bodyFieldHints,
-  checkApiKey,
-  checkExtraBody,
-  checkMaxResponseBytes,
-  checkModel,
-  eventJSON,
-  isJSONResponse,
-  isRecord,
-  joinURL,
-  malformed,
-  postJSON,
-  readEvents,
-  readJSON,
-  streamEndedEarly,
-  streamError,
-} from './http.ts';
-import type { FetchLike, PostedResponse } from './http.ts';
+import { eventJSON, isRecord, malformed, readEvents, streamEndedEarly, streamError } from './http.ts';
+import type { PostedResponse } from './http.ts';
 import { nativeToolInterpreter, parseArguments } from './tool-interpreter.ts';
 
 export { isModelCallError, ModelCallError } from './http.ts';
@@ -41,63 +26,42 @@ export type { FetchLike, ModelCallErrorKind, ModelProvider } from './http.ts';
 /** Anthropic's own endpoint; the path ends before `/messages`. */
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com/v1';
 
-/** Options of {@link anthropicModel}. */
-export type AnthropicModelOptions = {
-  /** The model id, e.g. `claude-sonnet-4-5`; reported in `params.model`. */
-  readonly model: string;
-  /**
-   * Sent as `x-api-key`; never reported in `params`. Required for the default `baseURL` (a missing
-   * or blank key throws `InvalidRequestError` at construction); a proxy or local server may need none.
-   */
-  readonly apiKey?: string;
-  /** Ends before `/messages`. Default {@link ANTHROPIC_BASE_URL}. */
-  readonly baseURL?: string;
+/**
+ * Options of {@link anthropicModel}: the shared ones ({@link HttpModelOptions}) and `maxTokens`.
+ * For Anthropic, `model` is e.g. `claude-sonnet-4-5`; `apiKey` is sent as `x-api-key`; `baseURL`
+ * ends before `/messages` (default {@link ANTHROPIC_BASE_URL}); `headers` may add `anthropic-beta`
+ * or, in a browser, `anthropic-dangerous-direct-browser-access`; `stream` reports `thinking_delta`s
+ * as `'reasoning'` (a `'\n'` between thinking blocks, as the reply's `reasoning` joins them);
+ * `binding: 'metadata'` sends `binding.user_id` as `metadata.user_id`, the only metadata field the
+ * API accepts (other keys are not sent); `body` takes `temperature`, `thinking`, `stop_sequences`, …
+ * but not the fields the adapter writes (`model`, `max_tokens`, `messages`, `system`, `tools`,
+ * `tool_choice`, `metadata`, `stream`).
+ */
+export type AnthropicModelOptions = HttpModelOptions & {
   /** `max_tokens` of every call (required by the API). */
   readonly maxTokens: number;
-  /** Default: the global `fetch`. Wrap it to add retries, logging or a proxy (the adapter never retries). */
-  readonly fetch?: FetchLike;
-  /** Extra headers, e.g. `anthropic-beta` or, in a browser, `anthropic-dangerous-direct-browser-access`. */
-  readonly headers?: Readonly<Record<string, string>>;
-  /**
-   * Stream the reply over SSE and report text deltas via `ModelCall.onDelta`, and `thinking_delta`s as
-   * `'reasoning'` (a `'\n'` between thinking blocks, as the reply's `reasoning` joins them). Default false.
-   */
-  readonly stream?: boolean;
-  /**
-   * Where `modelBinding` goes: `'metadata'` (default: `binding.user_id` → `metadata.user_id`, the
-   * only metadata field the API accepts; other keys are not sent) or `'none'`. Never into the prompt.
-   */
-  readonly binding?: 'metadata' | 'none';
-  /**
-   * Extra request fields (`temperature`, `thinking`, `stop_sequences`, …); reported in
-   * `params.body` as canonical JSON. Fields the adapter writes (`model`, `max_tokens`, `messages`,
-   * `system`, `tools`, `tool_choice`, `metadata`, `stream`) throw a `TypeError`.
-   */
-  readonly body?: JsonObject;
-  /**
-   * The most bytes read from a response body, streamed or not, before the call fails with a
-   * `ModelCallError` of kind `too_large` (the run ends `model_error`) and the body is cancelled.
-   * Default 32 MiB (33 554 432). Not part of `params`: it changes no reply, only refuses a runaway one.
-   */
-  readonly maxResponseBytes?: number;
 };
 
-/** Every option of {@link anthropicModel}. */
-const ANTHROPIC_OPTIONS: OptionKeys<AnthropicModelOptions> = {
-  model: true,
-  apiKey: true,
-  baseURL: true,
-  maxTokens: true,
-  fetch: true,
-  headers: true,
-  stream: true,
-  binding: true,
-  body: true,
-  maxResponseBytes: true,
+/** The Messages API and {@link anthropicModel}'s options, as {@link providerEndpoint} reads them. */
+const MESSAGES_API: ProviderSpec<AnthropicModelOptions> = {
+  adapter: 'anthropicModel',
+  provider: 'anthropic',
+  knownOptions: { ...HTTP_MODEL_OPTIONS, maxTokens: true },
+  // Messages API fields people give as options; they go in `body`.
+  hints: bodyFieldHints(['temperature', 'top_p', 'top_k', 'thinking', 'stop_sequences']),
+  checkOwn: ({ maxTokens }) => {
+    if (!Number.isInteger(maxTokens) || maxTokens < 1)
+      throw new TypeError(`anthropicModel: maxTokens must be a positive integer, got ${JSON.stringify(maxTokens)}`);
+  },
+  defaultBaseURL: ANTHROPIC_BASE_URL,
+  path: 'messages',
+  envVar: 'ANTHROPIC_API_KEY',
+  keyHeaders: ['x-api-key', 'authorization'],
+  keyHeadersOf: (apiKey) => ({ 'x-api-key': apiKey }),
+  headers: { 'anthropic-version': ANTHROPIC_VERSION },
+  ownedBodyFields: ['model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'metadata', 'stream'],
+  requestIdHeader: 'request-id',
 };
-
-/** Messages API fields people give as options; they go in `body`. */
-const BODY_FIELD_HINTS = bodyFieldHints(['temperature', 'top_p', 'top_k', 'thinking', 'stop_sequences']);
 
 /**
  * A model caller for the Anthropic Messages API. `params` reports
@@ -110,37 +74,7 @@ const BODY_FIELD_HINTS = bodyFieldHints(['temperature', 'top_p', 'top_k', 'think
  * const agent = defineAgent({ model, interpreter: anthropicToolInterpreter(), store, events, syntheticObservations });
  */
 export function anthropicModel(options: AnthropicModelOptions): ModelCaller {
-  checkOptionKeys(options, ANTHROPIC_OPTIONS, 'anthropicModel', { hints: BODY_FIELD_HINTS });
-  checkModel('anthropicModel', options.model);
-  if (!Number.isInteger(options.maxTokens) || options.maxTokens < 1)
-    throw new TypeError(
-      `anthropicModel: maxTokens must be a positive integer, got ${JSON.stringify(options.maxTokens)}`,
-    );
-  checkExtraBody('anthropicModel', options.body, [
-    'model',
-    'max_tokens',
-    'messages',
-    'system',
-    'tools',
-    'tool_choice',
-    'metadata',
-    'stream',
-  ]);
-  checkApiKey({
-    adapter: 'anthropicModel',
-    apiKey: options.apiKey,
-    baseURL: options.baseURL,
-    defaultBaseURL: ANTHROPIC_BASE_URL,
-    envVar: 'ANTHROPIC_API_KEY',
-    headers: options.headers,
-    keyHeaders: ['x-api-key', 'authorization'],
-  });
-  const endpoint = joinURL(options.baseURL ?? ANTHROPIC_BASE_URL, 'messages');
-  const doFetch: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
-  const maxResponseBytes = checkMaxResponseBytes('anthropicModel', options.maxResponseBytes);
-  const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION, ...options.headers };
-  if (options.apiKey !== undefined) headers['x-api-key'] = options.apiKey;
-  if (options.stream) headers['accept'] = 'text/event-stream';
+  const { endpoint, exchange } = providerEndpoint(options, MESSAGES_API);
   const params = Object.freeze({
     provider: 'anthropic',
     model: options.model,
@@ -154,20 +88,7 @@ export function anthropicModel(options: AnthropicModelOptions): ModelCaller {
     params,
     async call(call: ModelCall): Promise<ModelReply> {
       const body = { ...options.body, ...anthropicRequestBody(call, options) };
-      const posted = await postJSON({
-        provider: 'anthropic',
-        fetch: doFetch,
-        url: endpoint,
-        headers,
-        body,
-        signal: call.signal,
-        requestIdHeader: 'request-id',
-        maxResponseBytes,
-      });
-      if (options.stream && !isJSONResponse(posted)) return readStream(posted, call);
-      const reply = replyFromMessage(await readJSON(posted, 'anthropic', call.signal));
-      if (typeof reply === 'string') throw malformed('anthropic', posted, reply);
-      return reply;
+      return exchange(body, call.signal, { fromJSON: replyFromMessage, fromStream: (p) => readStream(p, call) });
     },
   };
 }

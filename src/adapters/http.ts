@@ -8,8 +8,6 @@
 import { PolyLoopError } from '../core/index.ts';
 import { cappedStream } from '../core/internal-entry.ts';
 import { parseSSE } from './sse.ts';
-export { bodyFieldHints, checkApiKey, checkExtraBody, checkModel } from './adapter-options.ts';
-export type { ApiKeyCheck } from './adapter-options.ts';
 import type { SSEEvent } from './sse.ts';
 
 /** Which provider protocol an adapter speaks. */

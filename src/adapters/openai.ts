@@ -4,27 +4,12 @@
  * calling, optional SSE streaming, and the matching {@link openAIToolInterpreter}.
  * @module
  */
-import { canonicalJson, checkOptionKeys } from '../core/internal-entry.ts';
+import { canonicalJson } from '../core/internal-entry.ts';
 import type { DecisionInterpreter, JsonObject, ModelCall, ModelCaller, ModelReply } from '../core/index.ts';
-import type { OptionKeys } from '../core/internal-entry.ts';
-import {
-  bodyFieldHints,
-  checkApiKey,
-  checkExtraBody,
-  checkMaxResponseBytes,
-  checkModel,
-  eventJSON,
-  isJSONResponse,
-  isRecord,
-  joinURL,
-  malformed,
-  postJSON,
-  readEvents,
-  readJSON,
-  streamEndedEarly,
-  streamError,
-} from './http.ts';
-import type { FetchLike, PostedResponse } from './http.ts';
+import { bodyFieldHints, HTTP_MODEL_OPTIONS, providerEndpoint } from './adapter-options.ts';
+import type { HttpModelOptions, ProviderSpec } from './adapter-options.ts';
+import { eventJSON, isRecord, readEvents, streamEndedEarly, streamError } from './http.ts';
+import type { PostedResponse } from './http.ts';
 import {
   fallbackCallId,
   openAIRequestBody,
@@ -42,79 +27,51 @@ export type { FetchLike, ModelCallErrorKind, ModelProvider } from './http.ts';
 /** OpenAI's own endpoint; the path ends before `/chat/completions`. */
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 
-/** Options of {@link openAIModel}. */
-export type OpenAIModelOptions = {
-  /** The model id, e.g. `gpt-4.1-mini`; reported in `params.model`. */
-  readonly model: string;
-  /**
-   * Sent as `Authorization: Bearer …`; never reported in `params`. Required for the default
-   * `baseURL` (a missing or blank key throws `InvalidRequestError` at construction); local servers may need none.
-   */
-  readonly apiKey?: string;
-  /** Ends before `/chat/completions`, e.g. `http://127.0.0.1:8080/v1`. Default {@link OPENAI_BASE_URL}. */
-  readonly baseURL?: string;
-  /** Default: the global `fetch`. Wrap it to add retries, logging or a proxy (the adapter never retries). */
-  readonly fetch?: FetchLike;
-  /** Extra request headers (not reported in `params`: they may hold secrets). */
-  readonly headers?: Readonly<Record<string, string>>;
-  /**
-   * Stream the reply over SSE and report text deltas via `ModelCall.onDelta`, and reasoning deltas
-   * (`reasoning_content` / `reasoning`, as the reply's `reasoning` reads them) as `'reasoning'`. Default false.
-   * Streaming requests send `stream_options: { include_usage: true }` so the reply still carries
-   * usage; `body: { stream_options: { include_usage: false } }` turns that off for a server that refuses it.
-   */
-  readonly stream?: boolean;
-  /**
-   * Where `modelBinding` goes: `'metadata'` (default; the request's `metadata` map, only when the
-   * binding is non-empty — api.openai.com accepts it only with `store: true`, see `body`) or
-   * `'none'`. Never into the prompt.
-   */
-  readonly binding?: 'metadata' | 'none';
+/**
+ * Options of {@link openAIModel}: the shared ones ({@link HttpModelOptions}) and `parallelToolCalls`.
+ * For Chat Completions, `model` is e.g. `gpt-4.1-mini`; `apiKey` is sent as `Authorization: Bearer …`
+ * (local servers may need none); `baseURL` ends before `/chat/completions`, e.g.
+ * `http://127.0.0.1:8080/v1` (default {@link OPENAI_BASE_URL}); `stream` reports `reasoning_content`
+ * / `reasoning` deltas as `'reasoning'` and sends `stream_options: { include_usage: true }` so the
+ * reply still carries usage (`body: { stream_options: { include_usage: false } }` turns that off for
+ * a server that refuses it); `binding: 'metadata'` fills the request's `metadata` map, only when the
+ * binding is non-empty (api.openai.com accepts it only with `store: true`, see `body`); `body` takes
+ * `temperature`, `max_completion_tokens`, `seed`, `store`, `tool_choice`, … but not the fields the
+ * adapter writes (`model`, `messages`, `tools`, `parallel_tool_calls`, `metadata`, `stream`).
+ */
+export type OpenAIModelOptions = HttpModelOptions & {
   /**
    * `false` (default) sends `parallel_tool_calls: false` with the tools (one call per turn,
    * docs/design/conversation.md#native-tool-calls); `'omit'` leaves the field out, for models or
    * servers that refuse it. The interpreter refuses several calls either way.
    */
   readonly parallelToolCalls?: false | 'omit';
-  /**
-   * Extra request fields (`temperature`, `max_completion_tokens`, `seed`, `store`, `tool_choice`, …);
-   * reported in `params.body` as canonical JSON since they change the model's behaviour. Fields the
-   * adapter writes (`model`, `messages`, `tools`, `parallel_tool_calls`, `metadata`, `stream`) throw a `TypeError`.
-   */
-  readonly body?: JsonObject;
-  /**
-   * The most bytes read from a response body, streamed or not, before the call fails with a
-   * `ModelCallError` of kind `too_large` (the run ends `model_error`) and the body is cancelled.
-   * Default 32 MiB (33 554 432). Not part of `params`: it changes no reply, only refuses a runaway one.
-   */
-  readonly maxResponseBytes?: number;
 };
 
-/** Every option of {@link openAIModel}. */
-const OPENAI_OPTIONS: OptionKeys<OpenAIModelOptions> = {
-  model: true,
-  apiKey: true,
-  baseURL: true,
-  fetch: true,
-  headers: true,
-  stream: true,
-  binding: true,
-  parallelToolCalls: true,
-  body: true,
-  maxResponseBytes: true,
+/** Chat Completions and {@link openAIModel}'s options, as {@link providerEndpoint} reads them. */
+const CHAT_COMPLETIONS: ProviderSpec<OpenAIModelOptions> = {
+  adapter: 'openAIModel',
+  provider: 'openai',
+  knownOptions: { ...HTTP_MODEL_OPTIONS, parallelToolCalls: true },
+  // Chat Completions fields people give as options; they go in `body`.
+  hints: bodyFieldHints([
+    'temperature',
+    'max_completion_tokens',
+    'max_tokens',
+    'top_p',
+    'seed',
+    'store',
+    'tool_choice',
+    'stop',
+  ]),
+  defaultBaseURL: OPENAI_BASE_URL,
+  path: 'chat/completions',
+  envVar: 'OPENAI_API_KEY',
+  keyHeaders: ['authorization'],
+  keyHeadersOf: (apiKey) => ({ authorization: `Bearer ${apiKey}` }),
+  ownedBodyFields: ['model', 'messages', 'tools', 'parallel_tool_calls', 'metadata', 'stream'],
+  requestIdHeader: 'x-request-id',
 };
-
-/** Chat Completions fields people give as options; they go in `body`. */
-const BODY_FIELD_HINTS = bodyFieldHints([
-  'temperature',
-  'max_completion_tokens',
-  'max_tokens',
-  'top_p',
-  'seed',
-  'store',
-  'tool_choice',
-  'stop',
-]);
 
 /** The request body with `options.body` extras; a caller's own `stream_options` fields win over ours. */
 function requestBody(call: ModelCall, options: OpenAIModelOptions): Record<string, unknown> {
@@ -136,31 +93,7 @@ function requestBody(call: ModelCall, options: OpenAIModelOptions): Record<strin
  * const agent = defineAgent({ model, interpreter: openAIToolInterpreter(), store, events, syntheticObservations });
  */
 export function openAIModel(options: OpenAIModelOptions): ModelCaller {
-  checkOptionKeys(options, OPENAI_OPTIONS, 'openAIModel', { hints: BODY_FIELD_HINTS });
-  checkModel('openAIModel', options.model);
-  checkExtraBody('openAIModel', options.body, [
-    'model',
-    'messages',
-    'tools',
-    'parallel_tool_calls',
-    'metadata',
-    'stream',
-  ]);
-  checkApiKey({
-    adapter: 'openAIModel',
-    apiKey: options.apiKey,
-    baseURL: options.baseURL,
-    defaultBaseURL: OPENAI_BASE_URL,
-    envVar: 'OPENAI_API_KEY',
-    headers: options.headers,
-    keyHeaders: ['authorization'],
-  });
-  const endpoint = joinURL(options.baseURL ?? OPENAI_BASE_URL, 'chat/completions');
-  const doFetch: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
-  const maxResponseBytes = checkMaxResponseBytes('openAIModel', options.maxResponseBytes);
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.apiKey !== undefined) headers['authorization'] = `Bearer ${options.apiKey}`;
-  if (options.stream) headers['accept'] = 'text/event-stream';
+  const { endpoint, exchange } = providerEndpoint(options, CHAT_COMPLETIONS);
   const params = Object.freeze({
     provider: 'openai',
     model: options.model,
@@ -173,21 +106,8 @@ export function openAIModel(options: OpenAIModelOptions): ModelCaller {
   return {
     params,
     async call(call: ModelCall): Promise<ModelReply> {
-      const body = requestBody(call, options);
-      const posted = await postJSON({
-        provider: 'openai',
-        fetch: doFetch,
-        url: endpoint,
-        headers,
-        body,
-        signal: call.signal,
-        requestIdHeader: 'x-request-id',
-        maxResponseBytes,
-      });
-      if (options.stream && !isJSONResponse(posted)) return replyFromParts(await readStream(posted, call));
-      const parts = partsFromCompletion(await readJSON(posted, 'openai', call.signal));
-      if (typeof parts === 'string') throw malformed('openai', posted, parts);
-      return replyFromParts(parts);
+      const read = { fromJSON: partsFromCompletion, fromStream: (p: PostedResponse) => readStream(p, call) };
+      return replyFromParts(await exchange(requestBody(call, options), call.signal, read));
     },
   };
 }

@@ -68,7 +68,7 @@ describe('readReadablePrefix', () => {
     expect(readReadablePrefix([])).toEqual({ records: [], view: readRunLog([]), refusal: null });
   });
 
-  it('cuts a log that breaks the write protocol before the record readRunLog refuses, and keeps the refusal', async () => {
+  it('cuts a log that breaks the write protocol before the record readRunLog refuses, and keeps why', async () => {
     const { log } = await referenceLog();
     // A second run_started after four records: readRunLog refuses the log at record 5.
     const reading = readReadablePrefix([...log.slice(0, 4), log[0] as LogRecord, ...log.slice(4)]);
