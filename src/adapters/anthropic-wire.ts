@@ -3,22 +3,10 @@
  * `ModelReply`. Pure functions; the HTTP leg is in `anthropic.ts`.
  * @module
  */
-import type {
-  ContentBlock,
-  JsonObject,
-  JsonValue,
-  Message,
-  ModelCall,
-  ModelReply,
-  ModelToolSchema,
-  ToolCallRequest,
-} from '../core/index.ts';
+import type { ContentBlock, JsonObject, JsonValue, Message, ModelCall, ModelReply } from '../core/index.ts';
 import { isRecord, tokenCount } from './http.ts';
-import { modelReply } from './model-reply.ts';
-
-// Core's index does not export these by name (yet); they are the reply's own field types.
-type FinishReason = NonNullable<ModelReply['finishReason']>;
-type Usage = NonNullable<ModelReply['usage']>;
+import { countAt, finishReasonReader, modelReply, usageOf } from './model-reply.ts';
+import type { ReplyParts } from './model-reply.ts';
 
 /** A text block on the wire. */
 export type AnthropicTextBlock = { type: 'text'; text: string };
@@ -124,7 +112,7 @@ export function toAnthropicMessages(messages: readonly Message[]): {
 }
 
 /** The run's tools as client tools. */
-export function toAnthropicTools(tools: readonly ModelToolSchema[]): AnthropicTool[] {
+export function toAnthropicTools(tools: ModelCall['tools']): AnthropicTool[] {
   return tools.map((t) => ({
     name: t.name,
     description: t.description,
@@ -204,7 +192,8 @@ export type StopInfo = {
   readonly usage: unknown;
 };
 
-const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
+/** `stop_reason` → the reply's `finishReason`; an unknown one is `other`, none is `undefined`. */
+export const anthropicFinishReason = finishReasonReader({
   end_turn: 'stop',
   stop_sequence: 'stop',
   max_tokens: 'length',
@@ -214,38 +203,25 @@ const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
   refusal: 'content_filter',
   // A server-tool turn paused for the client to continue it: neither an end nor a truncation.
   pause_turn: 'other',
-};
-
-/** `stop_reason` → the reply's `finishReason`; an unknown one is `other`, none is `undefined`. */
-export function anthropicFinishReason(raw: string | null | undefined): FinishReason | undefined {
-  if (raw === null || raw === undefined) return undefined;
-  return Object.hasOwn(FINISH_REASONS, raw) ? FINISH_REASONS[raw] : 'other';
-}
+});
 
 /**
  * `usage` → the reply's `usage`. `input_tokens` counts only the uncached part, so `inputTokens` adds
  * cache writes and cache reads: everything the model read, as OpenAI's `prompt_tokens` (decision
  * 0027). `cachedInputTokens` is the cache reads; `reasoningTokens` the thinking tokens when sent.
  */
-export function anthropicUsage(raw: unknown): Usage | undefined {
-  if (!isRecord(raw)) return undefined;
-  const input = tokenCount(raw['input_tokens']);
-  const output = tokenCount(raw['output_tokens']);
-  if (input === undefined || output === undefined) return undefined;
-  const written = tokenCount(raw['cache_creation_input_tokens']) ?? 0;
-  const read = tokenCount(raw['cache_read_input_tokens']);
-  const thinking = isRecord(raw['output_tokens_details'])
-    ? tokenCount(raw['output_tokens_details']['thinking_tokens'])
-    : undefined;
+export function anthropicUsage(raw: unknown): ModelReply['usage'] {
+  const input = countAt(raw, 'input_tokens');
+  const written = countAt(raw, 'cache_creation_input_tokens') ?? 0;
+  const read = countAt(raw, 'cache_read_input_tokens');
   // Each count is safe, their sum need not be: an unsafe total is dropped as an unsafe count is (decision 0027).
-  const inputTokens = tokenCount(input + written + (read ?? 0));
-  if (inputTokens === undefined) return undefined;
-  return {
+  const inputTokens = input === undefined ? undefined : tokenCount(input + written + (read ?? 0));
+  return usageOf(
     inputTokens,
-    outputTokens: output,
-    ...(read === undefined ? {} : { cachedInputTokens: read }),
-    ...(thinking === undefined ? {} : { reasoningTokens: thinking }),
-  };
+    countAt(raw, 'output_tokens'),
+    read,
+    countAt(raw, 'output_tokens_details', 'thinking_tokens'),
+  );
 }
 
 /**
@@ -275,7 +251,7 @@ export function replyFromBlocks(
   stop: StopInfo = NO_STOP,
 ): ModelReply {
   const content: ContentBlock[] = [];
-  const toolCalls: ToolCallRequest[] = [];
+  const toolCalls: ReplyParts['toolCalls'] = [];
   const texts: string[] = [];
   const thoughts: string[] = [];
   for (const b of blocks) {

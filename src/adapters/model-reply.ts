@@ -3,7 +3,8 @@
  * in its own wire format, and every reply takes the same shape from them.
  * @module
  */
-import type { ContentBlock, ModelReply, ToolCallRequest } from '../core/index.ts';
+import type { ContentBlock, FinishReason, ModelReply, ToolCallRequest, Usage } from '../core/index.ts';
+import { isRecord, tokenCount } from './http.ts';
 
 /** What a provider's reply held, read from its wire format. */
 export type ReplyParts = {
@@ -37,5 +38,44 @@ export function modelReply(parts: ReplyParts): ModelReply {
     ...(finishReason === undefined ? {} : { finishReason }),
     ...(usage === undefined ? {} : { usage }),
     ...(providerMetadata === undefined ? {} : { providerMetadata }),
+  };
+}
+
+/**
+ * The reader of a provider's stop reason through `table` (the provider's reasons → the reply's):
+ * an unknown reason is `other`, none is `undefined`.
+ */
+export function finishReasonReader(
+  table: Readonly<Record<string, FinishReason>>,
+): (raw: string | null | undefined) => FinishReason | undefined {
+  return (raw) => {
+    if (raw === null || raw === undefined) return undefined;
+    return Object.hasOwn(table, raw) ? table[raw] : 'other';
+  };
+}
+
+/** The token count at `path` in a provider's usage record (`'prompt_tokens_details', 'cached_tokens'`), if sound. */
+export function countAt(raw: unknown, ...path: string[]): number | undefined {
+  let v = raw;
+  for (const key of path) v = isRecord(v) ? v[key] : undefined;
+  return tokenCount(v);
+}
+
+/**
+ * The reply's usage of the counts a provider reported: `undefined` unless both the input and the
+ * output count are there; the cached and reasoning ones only when they are.
+ */
+export function usageOf(
+  input: number | undefined,
+  output: number | undefined,
+  cached: number | undefined,
+  reasoning: number | undefined,
+): Usage | undefined {
+  if (input === undefined || output === undefined) return undefined;
+  return {
+    inputTokens: input,
+    outputTokens: output,
+    ...(cached === undefined ? {} : { cachedInputTokens: cached }),
+    ...(reasoning === undefined ? {} : { reasoningTokens: reasoning }),
   };
 }

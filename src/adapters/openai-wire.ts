@@ -3,22 +3,10 @@
  * chunks → `ModelReply`. Pure functions; the HTTP leg is in `openai.ts`.
  * @module
  */
-import type {
-  ContentBlock,
-  JsonObject,
-  JsonValue,
-  Message,
-  ModelCall,
-  ModelReply,
-  ModelToolSchema,
-  ToolCallRequest,
-} from '../core/index.ts';
-import { isRecord, tokenCount } from './http.ts';
-import { modelReply } from './model-reply.ts';
-
-// Core's index does not export these by name (yet); they are the reply's own field types.
-type FinishReason = NonNullable<ModelReply['finishReason']>;
-type Usage = NonNullable<ModelReply['usage']>;
+import type { ContentBlock, JsonObject, JsonValue, Message, ModelCall, ModelReply } from '../core/index.ts';
+import { isRecord } from './http.ts';
+import { countAt, finishReasonReader, modelReply, usageOf } from './model-reply.ts';
+import type { ReplyParts } from './model-reply.ts';
 import { parseArguments } from './tool-interpreter.ts';
 
 /** A function tool call on the wire (`arguments` is a JSON string). */
@@ -101,7 +89,7 @@ export function toOpenAIMessages(messages: readonly Message[]): OpenAIChatMessag
 }
 
 /** The run's tools as function tools. */
-export function toOpenAITools(tools: readonly ModelToolSchema[]): OpenAIFunctionTool[] {
+export function toOpenAITools(tools: ModelCall['tools']): OpenAIFunctionTool[] {
   return tools.map((t) => ({
     type: 'function',
     function: { name: t.name, description: t.description, parameters: { ...t.parameters } },
@@ -120,15 +108,6 @@ export type TurnParts = {
   readonly usage?: unknown;
   readonly systemFingerprint?: string | null;
   readonly serviceTier?: string | null;
-};
-
-const FINISH_REASONS: Readonly<Record<string, FinishReason>> = {
-  stop: 'stop',
-  length: 'length',
-  tool_calls: 'tool_calls',
-  // The deprecated functions API's name for a tool call.
-  function_call: 'tool_calls',
-  content_filter: 'content_filter',
 };
 
 /** The options of `openAIModel` that shape the request body. */
@@ -161,33 +140,24 @@ export function openAIRequestBody(call: ModelCall, options: OpenAIBodyOptions): 
 }
 
 /** `finish_reason` → the reply's `finishReason`; an unknown one is `other`, none is `undefined`. */
-export function openAIFinishReason(raw: string | null | undefined): FinishReason | undefined {
-  if (raw === null || raw === undefined) return undefined;
-  return Object.hasOwn(FINISH_REASONS, raw) ? FINISH_REASONS[raw] : 'other';
-}
+export const openAIFinishReason = finishReasonReader({
+  stop: 'stop',
+  length: 'length',
+  tool_calls: 'tool_calls',
+  // The deprecated functions API's name for a tool call.
+  function_call: 'tool_calls',
+  content_filter: 'content_filter',
+});
 
 /**
  * `usage` → the reply's `usage`: `prompt_tokens` (cached ones included) and `completion_tokens`
  * (reasoning included); the details when the server reports them. `undefined` when the two
  * counts are not both there (servers that report no usage count 0 toward a token budget).
  */
-export function openAIUsage(raw: unknown): Usage | undefined {
-  if (!isRecord(raw)) return undefined;
-  const input = tokenCount(raw['prompt_tokens']);
-  const output = tokenCount(raw['completion_tokens']);
-  if (input === undefined || output === undefined) return undefined;
-  const cached = isRecord(raw['prompt_tokens_details'])
-    ? tokenCount(raw['prompt_tokens_details']['cached_tokens'])
-    : undefined;
-  const reasoning = isRecord(raw['completion_tokens_details'])
-    ? tokenCount(raw['completion_tokens_details']['reasoning_tokens'])
-    : undefined;
-  return {
-    inputTokens: input,
-    outputTokens: output,
-    ...(cached === undefined ? {} : { cachedInputTokens: cached }),
-    ...(reasoning === undefined ? {} : { reasoningTokens: reasoning }),
-  };
+export function openAIUsage(raw: unknown): ModelReply['usage'] {
+  const cached = countAt(raw, 'prompt_tokens_details', 'cached_tokens');
+  const reasoning = countAt(raw, 'completion_tokens_details', 'reasoning_tokens');
+  return usageOf(countAt(raw, 'prompt_tokens'), countAt(raw, 'completion_tokens'), cached, reasoning);
 }
 
 /**
@@ -208,7 +178,7 @@ function providerMetadataOf(parts: TurnParts): JsonObject | undefined {
  * (docs/design/conversation.md#reply-metadata-and-token-budgets).
  */
 export function replyFromParts(parts: TurnParts): ModelReply {
-  const toolCalls: ToolCallRequest[] = parts.toolCalls.map((c) => ({
+  const toolCalls: ReplyParts['toolCalls'] = parts.toolCalls.map((c) => ({
     id: c.id,
     name: c.name,
     arguments: parseArguments(c.arguments),
