@@ -7,20 +7,9 @@
 import { checkOptionKeys, outcomeProblem } from '../../core/internal-entry.ts';
 import type { Action, ActionExecutor, ActionOutcome, ExecuteContext } from '../../core/index.ts';
 import type { OptionKeys } from '../../core/internal-entry.ts';
-import {
-  abortReason,
-  check,
-  ContractViolationError,
-  deepFreeze,
-  equal,
-  invoke,
-  noProblem,
-  paramsProblem,
-  rejectsWithReason,
-  settleWithin,
-  snapshot,
-} from './check.ts';
+import { check, deepFreeze, equal, noProblem, paramsProblem, snapshot } from './check.ts';
 import type { ContractCase, ContractSuite } from './check.ts';
+import { rejectsWhenAbortedBefore, rejectsWhenAbortedDuring, valueWithin } from './seam-calls.ts';
 
 /** Options of {@link actionExecutorContract}. */
 export type ActionExecutorContractOptions = {
@@ -72,18 +61,12 @@ type Make = () => Promise<ActionExecutor>;
 type Opts = { readonly abortMs: number; readonly outcomeMs: number };
 
 async function outcomeOf(executor: ActionExecutor, action: Action, ms: number, what: string): Promise<ActionOutcome> {
-  const s = await settleWithin(
-    invoke(() => executor.execute(action, ctx(new AbortController().signal))),
-    ms,
-  );
-  if (s.kind === 'pending') throw new ContractViolationError(`${what}: no outcome within ${ms} ms`);
-  if (s.kind === 'rejected')
-    throw new ContractViolationError(
-      `${what} rejected with ${String(s.error)}; an executor resolves with an outcome for every action`,
-      { cause: s.error },
-    );
-  checkOutcome(s.value, what);
-  return s.value;
+  const outcome = await valueWithin(() => executor.execute(action, ctx(new AbortController().signal)), ms, {
+    pending: () => `${what}: no outcome within ${ms} ms`,
+    rejected: (e) => `${what} rejected with ${String(e)}; an executor resolves with an outcome for every action`,
+  });
+  checkOutcome(outcome, what);
+  return outcome;
 }
 
 function shapeCases(
@@ -145,15 +128,12 @@ function abortCases(make: Make, valid: Action, slow: Action | undefined, o: Opts
       name: 'rejects with signal.reason when called with an already aborted signal',
       run: async () => {
         const executor = await make();
-        const reason = abortReason('before execute');
-        const ac = new AbortController();
-        ac.abort(reason);
-        await rejectsWithReason(
-          invoke(() => executor.execute(valid, ctx(ac.signal))),
-          reason,
-          o.abortMs,
-          'execute() with an aborted signal',
-        );
+        await rejectsWhenAbortedBefore({
+          label: 'before execute',
+          start: (signal) => executor.execute(valid, ctx(signal)),
+          withinMs: o.abortMs,
+          what: 'execute() with an aborted signal',
+        });
       },
     },
   ];
@@ -162,16 +142,14 @@ function abortCases(make: Make, valid: Action, slow: Action | undefined, o: Opts
     name: 'rejects with signal.reason, within the bound, when aborted during execution',
     run: async () => {
       const executor = await make();
-      const reason = abortReason('during execute');
-      const ac = new AbortController();
-      const pending = invoke(() => executor.execute(slow, ctx(ac.signal)));
-      const early = await settleWithin(pending, 20);
-      if (early.kind !== 'pending')
-        throw new ContractViolationError(
-          `the slow action settled (${early.kind}) before the abort; slowAction must run until aborted`,
-        );
-      ac.abort(reason);
-      await rejectsWithReason(pending, reason, o.abortMs, 'execute() aborted mid-run');
+      await rejectsWhenAbortedDuring({
+        label: 'during execute',
+        start: (signal) => executor.execute(slow, ctx(signal)),
+        afterMs: 20,
+        tooEarly: (kind) => `the slow action settled (${kind}) before the abort; slowAction must run until aborted`,
+        withinMs: o.abortMs,
+        what: 'execute() aborted mid-run',
+      });
     },
   });
   return cases;

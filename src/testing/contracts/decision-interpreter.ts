@@ -10,6 +10,7 @@ import type { Decision, DecisionInterpreter, ModelReply, ToolCatalog } from '../
 import type { OptionKeys } from '../../core/internal-entry.ts';
 import { check, ContractViolationError, deepFreeze, equal, noProblem, paramsProblem, snapshot } from './check.ts';
 import type { ContractCase, ContractSuite } from './check.ts';
+import { addTool } from './seam-calls.ts';
 
 /** Options of {@link decisionInterpreterContract}. */
 export type DecisionInterpreterContractOptions = {
@@ -79,16 +80,7 @@ const SAMPLES: readonly ModelReply[] = [
 
 function defaultTools(): ToolCatalog {
   return ToolRegistry.of([
-    {
-      name: 'add',
-      description: 'Add two integers.',
-      parameters: {
-        type: 'object',
-        properties: { a: { type: 'integer' }, b: { type: 'integer' } },
-        required: ['a', 'b'],
-        additionalProperties: false,
-      },
-    },
+    addTool(),
     {
       name: 'echo',
       description: 'Echo text.',

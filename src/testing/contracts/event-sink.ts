@@ -6,18 +6,10 @@
 import { checkOptionKeys } from '../../core/internal-entry.ts';
 import type { EventSink, RunEvent, RunEventType } from '../../core/index.ts';
 import type { OptionKeys } from '../../core/internal-entry.ts';
-import {
-  ContractViolationError,
-  deepFreeze,
-  equal,
-  invoke,
-  noProblem,
-  paramsProblem,
-  settleWithin,
-  snapshot,
-} from './check.ts';
+import { deepFreeze, equal, noProblem, paramsProblem, snapshot } from './check.ts';
 import type { ContractCase, ContractSuite } from './check.ts';
 import { stepRecord } from './records.ts';
+import { valueWithin } from './seam-calls.ts';
 
 /** Options of {@link eventSinkContract}. */
 export type EventSinkContractOptions = {
@@ -103,22 +95,12 @@ function everyEvent(): RunEvent[] {
 }
 
 async function deliverChecked(sink: EventSink, event: RunEvent, ms: number): Promise<void> {
-  const s = await settleWithin(
-    invoke(() => sink.deliver(event)),
-    ms,
-  );
-  if (s.kind === 'pending')
-    throw new ContractViolationError(
-      `deliver(${event.type}) did not settle within ${ms} ms; the run waits for every delivery`,
-    );
-  if (s.kind === 'rejected') {
-    const e = s.error;
-    throw new ContractViolationError(
+  await valueWithin(() => sink.deliver(event), ms, {
+    pending: () => `deliver(${event.type}) did not settle within ${ms} ms; the run waits for every delivery`,
+    rejected: (e) =>
       `deliver(${event.type}) failed with ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)} ` +
-        '(a run would count it in eventDeliveryFailures)',
-      { cause: e },
-    );
-  }
+      '(a run would count it in eventDeliveryFailures)',
+  });
 }
 
 function cases(make: () => Promise<EventSink>, ms: number): ContractCase[] {

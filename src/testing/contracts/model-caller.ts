@@ -5,22 +5,11 @@
  * @module
  */
 import { checkOptionKeys, modelReplyProblem } from '../../core/internal-entry.ts';
-import type { Message, ModelCall, ModelCaller, ModelReply, ModelToolSchema } from '../../core/index.ts';
+import type { Message, ModelCall, ModelCaller, ModelReply } from '../../core/index.ts';
 import type { OptionKeys } from '../../core/internal-entry.ts';
-import {
-  abortReason,
-  check,
-  ContractViolationError,
-  deepFreeze,
-  equal,
-  invoke,
-  noProblem,
-  paramsProblem,
-  rejectsWithReason,
-  settleWithin,
-  snapshot,
-} from './check.ts';
+import { check, deepFreeze, equal, noProblem, paramsProblem, snapshot } from './check.ts';
 import type { ContractCase, ContractSuite } from './check.ts';
+import { addTool, rejectsWhenAbortedBefore, rejectsWhenAbortedDuring, valueWithin } from './seam-calls.ts';
 
 /**
  * What the model built for a case must do: `'answer'` — reply normally; `'hang'` — not reply
@@ -50,17 +39,6 @@ const KNOWN: OptionKeys<ModelCallerContractOptions> = {
   abortWithinMs: true,
   replyWithinMs: true,
   abortAfterMs: true,
-};
-
-const ADD: ModelToolSchema = {
-  name: 'add',
-  description: 'Add two integers.',
-  parameters: {
-    type: 'object',
-    properties: { a: { type: 'integer' }, b: { type: 'integer' } },
-    required: ['a', 'b'],
-    additionalProperties: false,
-  },
 };
 
 const text = (role: Message['role'], t: string): Message => ({ role, content: [{ type: 'text', text: t }] });
@@ -95,15 +73,12 @@ function modelCall(signal: AbortSignal, over: Partial<ModelCall> = {}): ModelCal
 }
 
 async function expectReply(model: ModelCaller, call: ModelCall, ms: number, what: string): Promise<ModelReply> {
-  const s = await settleWithin(
-    invoke(() => model.call(call)),
-    ms,
-  );
-  if (s.kind === 'pending') throw new ContractViolationError(`${what}: no reply within ${ms} ms`);
-  if (s.kind === 'rejected')
-    throw new ContractViolationError(`${what} rejected: ${String(s.error)}`, { cause: s.error });
-  noProblem(modelReplyProblem(s.value), `${what} replied with a value of the wrong shape`);
-  return s.value as ModelReply;
+  const reply = await valueWithin(() => model.call(call), ms, {
+    pending: () => `${what}: no reply within ${ms} ms`,
+    rejected: (e) => `${what} rejected: ${String(e)}`,
+  });
+  noProblem(modelReplyProblem(reply), `${what} replied with a value of the wrong shape`);
+  return reply as ModelReply;
 }
 
 type Opts = { readonly abortMs: number; readonly replyMs: number; readonly abortAfterMs: number };
@@ -132,7 +107,7 @@ function replyCases(make: ModelCallerContractOptions['makeModel'], o: Opts): Con
       run: async () => {
         const call = modelCall(new AbortController().signal, {
           messages: conversation(),
-          tools: [ADD],
+          tools: [addTool()],
           callSeq: 1,
           resultId: 's1.model',
         });
@@ -146,7 +121,7 @@ function replyCases(make: ModelCallerContractOptions['makeModel'], o: Opts): Con
         const before = snapshot(messages);
         const call = modelCall(new AbortController().signal, {
           messages: deepFreeze(messages),
-          tools: deepFreeze([snapshot(ADD)]),
+          tools: deepFreeze([addTool()]),
         });
         await expectReply(await make('answer'), call, o.replyMs, 'call() with frozen messages');
         equal(messages, before, 'the messages after the call');
@@ -160,33 +135,29 @@ function abortCases(make: ModelCallerContractOptions['makeModel'], o: Opts): Con
     {
       name: 'rejects with signal.reason when called with an already aborted signal',
       run: async () => {
-        const reason = abortReason('before the call');
-        const ac = new AbortController();
-        ac.abort(reason);
         const model = await make('answer');
-        await rejectsWithReason(
-          invoke(() => model.call(modelCall(ac.signal))),
-          reason,
-          o.abortMs,
-          'call() with an aborted signal',
-        );
+        await rejectsWhenAbortedBefore({
+          label: 'before the call',
+          start: (signal) => model.call(modelCall(signal)),
+          withinMs: o.abortMs,
+          what: 'call() with an aborted signal',
+        });
       },
     },
     {
       name: 'rejects with signal.reason, within the bound, when aborted during the call',
       run: async () => {
-        const reason = abortReason('during the call');
-        const ac = new AbortController();
         const model = await make('hang');
-        const pending = invoke(() => model.call(modelCall(ac.signal, { tools: [ADD] })));
-        const early = await settleWithin(pending, o.abortAfterMs);
-        if (early.kind !== 'pending')
-          throw new ContractViolationError(
-            `the 'hang' scenario settled (${early.kind}) before the abort; ` +
-              "makeModel('hang') must build a caller that does not reply by itself",
-          );
-        ac.abort(reason);
-        await rejectsWithReason(pending, reason, o.abortMs, 'call() aborted mid-call');
+        await rejectsWhenAbortedDuring({
+          label: 'during the call',
+          start: (signal) => model.call(modelCall(signal, { tools: [addTool()] })),
+          afterMs: o.abortAfterMs,
+          tooEarly: (kind) =>
+            `the 'hang' scenario settled (${kind}) before the abort; ` +
+            "makeModel('hang') must build a caller that does not reply by itself",
+          withinMs: o.abortMs,
+          what: 'call() aborted mid-call',
+        });
       },
     },
   ];
