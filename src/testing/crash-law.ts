@@ -10,11 +10,7 @@
 import { encodeRecord, InMemoryStore } from '../core/index.ts';
 import { checkOptionKeys } from '../core/internal-entry.ts';
 import type {
-  AgentDefinition,
-  InputReply,
-  InputRequest,
   LogRecord,
-  RunLogView,
   RunRequestInput,
   RunResult,
   RunStore,
@@ -24,7 +20,7 @@ import type {
 } from '../core/index.ts';
 import type { OptionKeys } from '../core/internal-entry.ts';
 import { driveStory, stepRecords } from './crash-story.ts';
-import type { CaseMemory, Story } from './crash-story.ts';
+import type { CaseMemory, Story, StoryReply, StorySetup, UpgradePoint } from './crash-story.ts';
 import { faultyStore } from './faulty-store.ts';
 
 /** What {@link crashAtEveryWrite} needs. */
@@ -33,13 +29,13 @@ export type CrashLawOptions = {
    * A fresh agent and request over `store` — the same definition every time, as a restarted
    * process would build it (a fresh scripted model, the same tools).
    */
-  readonly setup: (store: RunStore) => { readonly agent: AgentDefinition; readonly request: RunRequestInput };
+  readonly setup: StorySetup<RunRequestInput>;
   /**
    * The reply a person gives to an open request — the same reply every time it is asked. For a
    * `settle` request, answer from the outside world: `executed` (with the observation) when the
    * action did happen, `retry` when it did not. Without it, a run that asks for input fails the law.
    */
-  readonly reply?: (pending: InputRequest) => InputReply;
+  readonly reply?: StoryReply;
   /** A fresh, empty store for one case (default: `new InMemoryStore()`). */
   readonly store?: () => RunStore;
   /** Also crash with the failing write landed before its promise failed (default true). */
@@ -56,7 +52,7 @@ export type CrashLawOptions = {
  */
 export type CrashLawUpgrade = {
   /** Agent B and its request, or the run's id to resume by id (then B's `defaults` give tools and executor). */
-  readonly setup: (store: RunStore) => { readonly agent: AgentDefinition; readonly request: RunRequestInput | string };
+  readonly setup: StorySetup<RunRequestInput | string>;
   /** The upgrade's reason (kept in its record). */
   readonly reason: string;
   /**
@@ -67,7 +63,7 @@ export type CrashLawUpgrade = {
    * the old process between steps), `(v) => v.inFlight?.actionIntent?.stepIndex === 1` an action
    * in flight (the old process died after the action ran, before its result was written).
    */
-  readonly at: 'input' | ((view: RunLogView) => boolean);
+  readonly at: UpgradePoint;
 };
 
 /** One crashed-and-resumed case. */

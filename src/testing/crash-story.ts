@@ -28,11 +28,14 @@ export type StorySetup<R> = (store: RunStore) => { readonly agent: AgentDefiniti
 /** When the new code takes over: `'input'`, or a predicate over the run's log (`CrashLawUpgrade.at`). */
 export type UpgradePoint = 'input' | ((view: RunLogView) => boolean);
 
+/** The reply a person gives to an open request, the same every time it is asked. */
+export type StoryReply = (pending: InputRequest) => InputReply;
+
 /** The story, as the public options give it, with the run's id. */
 export type Story = {
   readonly runId: string;
   readonly setup: StorySetup<RunRequestInput>;
-  readonly reply: ((pending: InputRequest) => InputReply) | undefined;
+  readonly reply: StoryReply | undefined;
   readonly upgrade: StoryUpgrade | undefined;
 };
 
