@@ -111,12 +111,20 @@ function truncationExplanation(calls: readonly ToolCallRequest[]): string {
   );
 }
 
-function interpretReply(reply: ModelReply, tools: ToolCatalog): Decision {
+function interpretReply(reply: ModelReply, tools: ToolCatalog, parallelToolCalls: number): Decision {
   const calls = reply.toolCalls ?? [];
   const historyContent = assistantContent(reply);
   const historyText = [reply.text, ...calls.map(toolCallRepr)].filter((s) => s !== '').join('\n');
   if (reply.finishReason === 'length')
     return { kind: 'invalid', explanation: truncationExplanation(calls), historyText, historyContent };
+  // Several calls, and the run takes them: every call runs (one that breaks its schema is not_executed).
+  if (calls.length > 1 && parallelToolCalls > 1) {
+    const actions = calls.map((c) => ({
+      action: { kind: 'tool_call', id: c.id, name: c.name, arguments: c.arguments } as const,
+      trajectoryRepr: toolCallRepr(c),
+    }));
+    return { kind: 'actions', calls: actions, historyText, historyContent };
+  }
   if (calls.length > 1) {
     const names = calls.map((c) => `"${c.name}"`).join(', ');
     const explanation =
@@ -151,6 +159,6 @@ function interpretReply(reply: ModelReply, tools: ToolCatalog): Decision {
 export function nativeToolInterpreter(name: string): DecisionInterpreter {
   return {
     params: Object.freeze({ interpreter: name, version: 1 }),
-    interpret: (reply, ctx) => interpretReply(reply, ctx.tools),
+    interpret: (reply, ctx) => interpretReply(reply, ctx.tools, ctx.parallelToolCalls ?? 1),
   };
 }

@@ -9,6 +9,8 @@ import type { ReadLogOptions, RunStore } from './ports.ts';
 import { isBarrier } from './serialization.ts';
 import type {
   ActionIntentRecord,
+  ActionsIntentRecord,
+  CallResultRecord,
   InputRecord,
   InputRequestRecord,
   IntentRecord,
@@ -30,7 +32,8 @@ export type StoreWriteMethod =
   | 'runEnded'
   | 'inputRequest'
   | 'input'
-  | 'upgrade';
+  | 'upgrade'
+  | 'callResult';
 
 /** One write of a {@link RunStore} method, as {@link AppendLogStore.append} is given it. */
 export type LogAppend = {
@@ -76,7 +79,11 @@ export abstract class AppendLogStore implements RunStore {
   }
 
   /** Contract: see {@link RunStore.resultAndIntent}; both records in one append, a barrier. */
-  resultAndIntent(runId: string, result: ResultRecord, intent: ActionIntentRecord): Promise<void> {
+  resultAndIntent(
+    runId: string,
+    result: ResultRecord,
+    intent: ActionIntentRecord | ActionsIntentRecord,
+  ): Promise<void> {
     return this.#write(runId, [result, intent], 'resultAndIntent');
   }
 
@@ -108,6 +115,11 @@ export abstract class AppendLogStore implements RunStore {
   /** Contract: see {@link RunStore.upgrade}; a barrier, durable before any step runs under the new identity. */
   upgrade(runId: string, rec: UpgradeRecord): Promise<void> {
     return this.#write(runId, [rec], 'upgrade');
+  }
+
+  /** Contract: see {@link RunStore.callResult}; not a barrier. */
+  callResult(runId: string, rec: CallResultRecord): Promise<void> {
+    return this.#write(runId, [rec], 'callResult');
   }
 
   #write(runId: string, records: readonly LogRecord[], method: StoreWriteMethod): Promise<void> {

@@ -11,7 +11,7 @@ import { StoreError } from './errors.ts';
 import type { EventSink, RunStore } from './ports.ts';
 import { isThenable } from './seam-values.ts';
 import { callStore, operationOf } from './store-write.ts';
-import type { ActionIntentRecord, LogRecord, RunEvent } from './types.ts';
+import type { ActionIntentRecord, ActionsIntentRecord, LogRecord, RunEvent } from './types.ts';
 
 /** The answer of every delivery that needs no waiting (a settled promise). */
 export const DELIVERED: Promise<void> = Promise.resolve();
@@ -56,7 +56,7 @@ export class Outbox {
    * `StoreError` and stops all writing; after an abort the write is waited for at most until the
    * grace period ends, then abandoned (it may still land) and the run rejects with `signal.reason`.
    */
-  write(rec: LogRecord, intent?: ActionIntentRecord): Promise<void> {
+  write(rec: LogRecord, intent?: ActionIntentRecord | ActionsIntentRecord): Promise<void> {
     const operation = operationOf(rec, intent);
     let p: Promise<void>;
     try {

@@ -7,6 +7,8 @@ import type {
   Action,
   ActionIntentRecord,
   ActionOutcome,
+  ActionsIntentRecord,
+  CallResultRecord,
   Decision,
   InputRecord,
   InputRequestRecord,
@@ -48,6 +50,11 @@ export type ModelCall = {
   readonly tools: readonly ModelToolSchema[];
   readonly signal: AbortSignal;
   /**
+   * `RunRequest.parallelToolCalls`, present only above 1: the run takes several tool calls in one
+   * reply, so an adapter may ask its provider for parallel calls. Absent: one call a turn.
+   */
+  readonly parallelToolCalls?: number;
+  /**
    * Streaming callers may report deltas here as they arrive; they become `model_delta` events.
    * `kind` says what the delta belongs to: the reply's text (`'text'`, or absent) or its
    * reasoning (`'reasoning'`, the event then carries `kind: 'reasoning'`). A delta of any other
@@ -74,25 +81,39 @@ export interface ModelCaller {
   call(call: ModelCall): Promise<ModelReply>;
 }
 
+/** What an interpreter reads a reply against. */
+export type InterpretContext = {
+  readonly tools: ToolCatalog;
+  /**
+   * The most calls the run may run at once (`request.parallelToolCalls`, default 1). Above 1, a
+   * reply holding several calls may be read as one `actions` decision; at 1 the run takes such a
+   * decision as an invalid reply, as the model was told to make one call a turn. Absent: 1.
+   */
+  readonly parallelToolCalls?: number;
+};
+
 /** Reads a model reply into a decision. */
 export interface DecisionInterpreter {
   readonly params: SeamParams;
   /**
    * Interpret one reply.
    *
-   * Contract: synchronous and pure — the same reply and tools give the same decision; it is
+   * Contract: synchronous and pure — the same reply and context give the same decision; it is
    * called at most once per completed step (completed steps are never re-interpreted). A throw,
    * or a decision of the wrong shape (including action arguments that are not plain JSON within
    * `MAX_JSON_DEPTH` levels), ends the run with `interpreter_error`.
    */
-  interpret(reply: ModelReply, ctx: { readonly tools: ToolCatalog }): Decision;
+  interpret(reply: ModelReply, ctx: InterpretContext): Decision;
 }
 
 /** What an executor is told besides the action. */
 export type ExecuteContext = {
   readonly runId: string;
   readonly stepIndex: number;
-  /** Pre-assigned and deterministic (`s{stepIndex}.action`): the same on a replayed action. */
+  /**
+   * Pre-assigned and deterministic (`s{stepIndex}.action`; `s{stepIndex}.a{j}` for call j of a step with
+   * several): the same on a replayed action.
+   */
   readonly resultId: string;
   readonly signal: AbortSignal;
 };
@@ -166,7 +187,11 @@ export interface RunStore {
    *
    * Contract: all-or-nothing, in this order; durable when it resolves, as {@link RunStore.intent}.
    */
-  resultAndIntent?(runId: string, result: ResultRecord, intent: ActionIntentRecord): Promise<void>;
+  resultAndIntent?(
+    runId: string,
+    result: ResultRecord,
+    intent: ActionIntentRecord | ActionsIntentRecord,
+  ): Promise<void>;
   /**
    * Write a model-call result under its pre-assigned `resultId`.
    *
@@ -215,6 +240,14 @@ export interface RunStore {
    * nothing written).
    */
   upgrade?(runId: string, rec: UpgradeRecord): Promise<void>;
+  /**
+   * Write the outcome of one call of a step with several, as it lands (docs/design/step.md#several-calls-a-step).
+   * Not a barrier: a lost outcome leaves its call in flight, which recovery handles by its replay policy.
+   *
+   * Contract: as {@link RunStore.result}. Every PolyLoop store has it; a store without it cannot run
+   * several calls a step (such a step fails with `StoreError`).
+   */
+  callResult?(runId: string, rec: CallResultRecord): Promise<void>;
   /**
    * Optional single-driver lease, for stores several processes or tabs can open.
    *

@@ -10,7 +10,7 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 
 export const ORDER: Readonly<Record<string, readonly string[]>> = {
   run_started: ['kind', 'v', 'runId', 'snapshot', 'snapshotHash', 'request', 'startedAt'],
-  intent: ['kind', 'v', 'intent', 'stepIndex', 'callSeq', 'resultId', 'replayPolicy', 'decision'],
+  intent: ['kind', 'v', 'intent', 'stepIndex', 'callSeq', 'resultId', 'replayPolicy', 'decision', 'calls'],
   result: ['kind', 'v', 'resultId', 'stepIndex', 'callSeq', 'reply'],
   step: ['kind', 'v', 'step', 'actionResult'],
   run_ended: [
@@ -27,7 +27,10 @@ export const ORDER: Readonly<Record<string, readonly string[]>> = {
   input_request: ['kind', 'v', 'stepIndex', 'resultId', 'request', 'requestedAt'],
   input: ['kind', 'v', 'stepIndex', 'resultId', 'reply', 'receivedAt'],
   upgrade: ['kind', 'v', 'stepIndex', 'reason', 'changes', 'snapshotHash', 'request', 'at'],
+  call_result: ['kind', 'v', 'stepIndex', 'resultId', 'outcome', 'completedRun'],
 };
+/** A step record's keys in order: its fields, then `calls` (a step with several calls only). */
+const STEP_ORDER: readonly string[] = [...STEP_FIELDS, 'calls'];
 const INPUT_REPLY_ORDER = ['kind', 'resultId', 'reason', 'text', 'observation'];
 const INPUT_REQUEST_ORDER = ['kind', 'target', 'decision'];
 export const REPLY_ORDER = [
@@ -72,7 +75,7 @@ function inOrder(obj: Obj, order: readonly string[]): boolean {
 }
 
 const NESTED: Readonly<Record<string, readonly [string, readonly string[]]>> = {
-  step: ['step', STEP_FIELDS],
+  step: ['step', STEP_ORDER],
   result: ['reply', REPLY_ORDER],
   input: ['reply', INPUT_REPLY_ORDER],
   input_request: ['request', INPUT_REQUEST_ORDER],
@@ -86,7 +89,7 @@ export function canonicalOrder(r: Obj): Obj {
   const inner = nested ? r[nested[0]] : undefined;
   if (inOrder(r, order) && (!nested || !isObj(inner) || inOrder(inner, nested[1]))) return r;
   const out = ordered(r, order);
-  if (r['kind'] === 'step' && isObj(r['step'])) out['step'] = ordered(r['step'], STEP_FIELDS);
+  if (r['kind'] === 'step' && isObj(r['step'])) out['step'] = ordered(r['step'], STEP_ORDER);
   if (r['kind'] === 'result' && isObj(r['reply'])) out['reply'] = ordered(r['reply'], REPLY_ORDER);
   if (r['kind'] === 'input' && isObj(r['reply'])) out['reply'] = ordered(r['reply'], INPUT_REPLY_ORDER);
   if (r['kind'] === 'input_request' && isObj(r['request'])) out['request'] = ordered(r['request'], INPUT_REQUEST_ORDER);

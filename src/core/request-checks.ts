@@ -80,6 +80,7 @@ const REQUEST_FIELDS: OptionKeys<RunRequest> = {
   observationTemplate: true,
   toolRenderStyle: true,
   cancelGraceMs: true,
+  parallelToolCalls: true,
 };
 // A run id is per run: never a default.
 const { runId: _runId, ...DEFAULT_REQUEST_FIELDS } = REQUEST_FIELDS;
@@ -239,6 +240,12 @@ export function checkRequest(
   const grace: unknown = req.cancelGraceMs;
   if (typeof grace !== 'number' || !(grace >= 0 && grace <= MAX_TIMER_MS))
     add('request.cancelGraceMs', `must be a number of milliseconds from 0 to ${MAX_TIMER_MS}, got ${String(grace)}`);
+  const parallel: unknown = req.parallelToolCalls;
+  if (
+    parallel !== undefined &&
+    !(Number.isSafeInteger(parallel) && (parallel as number) >= 1 && (parallel as number) <= 64)
+  )
+    add('request.parallelToolCalls', `must be an integer from 1 to 64, got ${String(parallel)}`);
   problems.blameDefaults(opts.defaulted ?? []);
   problems.throwIfAny(
     opts.source === undefined ? { subject: 'run request' } : { subject: 'run request', source: opts.source },

@@ -25,6 +25,7 @@ const WHOLE_FIELDS = [
   'observationTemplate',
   'toolRenderStyle',
   'cancelGraceMs',
+  'parallelToolCalls',
 ] as const;
 
 /** A string goal is one user text message. */
@@ -148,6 +149,12 @@ export function requestFromLog(
       d.toolRenderStyle,
     ),
     cancelGraceMs: pick('cancelGraceMs', stored.cancelGraceMs, d.cancelGraceMs),
+    ...parallelOf(pick('parallelToolCalls', snapshot['parallelToolCalls'] as number | undefined, d.parallelToolCalls)),
   };
   return { request, defaulted: stored.defaulted };
+}
+
+/** `{ parallelToolCalls }` when the run has it (the snapshot holds it only above 1), else nothing. */
+function parallelOf(n: number | undefined): { readonly parallelToolCalls?: number } {
+  return n === undefined ? {} : { parallelToolCalls: n };
 }

@@ -47,7 +47,10 @@ export type AgentParams = {
 /** A frozen, reusable agent definition. */
 export type AgentDefinition = AgentConfig & { readonly params: AgentParams };
 
-/** One run's request. Every field is required; none has a default. Cheap to build: no I/O, no hashing. */
+/**
+ * One run's request. Every field but `parallelToolCalls` is required and has no default. Cheap to build:
+ * no I/O, no hashing.
+ */
 export type RunRequest = {
   readonly runId: string;
   readonly budget: Budget;
@@ -60,6 +63,12 @@ export type RunRequest = {
   readonly observationTemplate: string;
   readonly toolRenderStyle: ToolRenderStyle;
   readonly cancelGraceMs: number;
+  /**
+   * The most calls of one model reply a step runs at once (docs/design/step.md#several-calls-a-step).
+   * Default 1: one call a turn, and a reply with several is invalid. Above 1, a step runs every call of
+   * the reply, this many at a time. In the run's identity when above 1.
+   */
+  readonly parallelToolCalls?: number;
 };
 
 /**

@@ -42,6 +42,7 @@ export function readRunLog(records: readonly LogRecord[]): RunLogView {
     usage,
     inFlight: c.inFlight,
     pending: c.pending,
+    openRequests: c.openRequests,
     upgrades: c.upgrades,
     ended: c.ended,
   };

@@ -5,7 +5,7 @@
  */
 import { Cancellation } from './cancellation.ts';
 import { InvalidRequestError, RunExistsError, RunIdentityMismatchError, RunNotFoundError } from './errors.ts';
-import { diffSnapshots } from './internal/recovery.ts';
+import { diffSnapshots } from './internal/json-compare.ts';
 import { acquireLease, guardedRead, Lease } from './lease.ts';
 import { checkOptionKeys } from './options.ts';
 import type { OptionKeys } from './options.ts';

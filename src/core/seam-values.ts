@@ -132,7 +132,8 @@ export function checkReply(runId: string, input: InputReply, view: RunLogView): 
   const shape = inputReplyProblem(copy);
   if (shape !== null) throw new InvalidInputError(runId, shape);
   const reply = freezeDeep(copy as InputReply);
-  const mismatch = replyMismatch(reply, view.pending, view.state === 'ended');
+  const open = view.openRequests ?? (view.pending ? [view.pending] : []);
+  const mismatch = replyMismatch(reply, open, view.state === 'ended');
   if (mismatch !== null) throw new InvalidInputError(runId, mismatch);
   return reply;
 }

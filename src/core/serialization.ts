@@ -6,9 +6,28 @@
  */
 import { CorruptLogError, SchemaVersionError } from './errors.ts';
 import { checkOptionKeys } from './options.ts';
-import { RECORD_KINDS, RECORD_VERSION, STEP_DEFAULTS, STEP_FIELDS, STOP_REASONS } from './types.ts';
+import { RECORD_VERSION, STEP_DEFAULTS, STEP_FIELDS } from './types.ts';
 import type { JsonValue, LogRecord } from './types.ts';
 import { canonicalOrder, isExactly, ORDER, REPLY_ORDER } from './record-order.ts';
+import {
+  checkActionsIntent,
+  checkOutcome,
+  checkStepCalls,
+  checkStepFields,
+  isBool,
+  isChange,
+  isInt,
+  isObj,
+  isStoredRequest,
+  isStrOrNull,
+  isUsageOrNull,
+  KINDS,
+  need,
+  REASONS,
+  Shape,
+  VERSION,
+} from './record-fields.ts';
+import type { Obj } from './record-fields.ts';
 
 export { canonicalJson } from './record-order.ts';
 
@@ -35,85 +54,13 @@ export function isBarrier(rec: LogRecord): boolean {
   switch (rec.kind) {
     case 'run_started':
     case 'result':
+    case 'call_result':
       return false;
     case 'intent':
-      return rec.intent === 'action' || rec.replayPolicy !== 'safe';
+      return rec.intent !== 'model_call' || rec.replayPolicy !== 'safe';
     default:
       return true;
   }
-}
-
-type Obj = Record<string, unknown>;
-const KINDS: ReadonlySet<string> = new Set(RECORD_KINDS);
-const REASONS: ReadonlySet<string> = new Set(STOP_REASONS);
-// Numbers as written, without leading zeros: "01.7" is no version this library ever wrote.
-const VERSION = /^(0|[1-9]\d*)\.(0|[1-9]\d*)$/;
-
-class Shape extends Error {}
-
-function need(ok: boolean, what: string): void {
-  if (!ok) throw new Shape(what);
-}
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isInt = (v: unknown): boolean => Number.isInteger(v) && (v as number) >= 0;
-const isStrOrNull = (v: unknown): boolean => v === null || typeof v === 'string';
-/**
- * Absent, null, or `{ inputTokens, outputTokens, cachedInputTokens?, reasoningTokens? }`
- * of counts: usage is summed and budgeted.
- */
-const isUsageOrNull = (u: unknown): boolean =>
-  u === undefined ||
-  u === null ||
-  (isObj(u) &&
-    isInt(u['inputTokens']) &&
-    isInt(u['outputTokens']) &&
-    (u['cachedInputTokens'] === undefined || isInt(u['cachedInputTokens'])) &&
-    (u['reasoningTokens'] === undefined || isInt(u['reasoningTokens'])));
-
-const DECISIONS: ReadonlySet<unknown> = new Set(['action', 'final', 'invalid', 'model_error', 'interpreter_error']);
-const OUTCOME_STATUSES: ReadonlySet<unknown> = new Set(['executed', 'not_executed', 'env_error']);
-const isBool = (v: unknown): boolean => typeof v === 'boolean';
-/** Each step field's type; an absent field takes its default (an older writer did not write it). */
-const STEP_TYPES: Readonly<Record<string, (v: unknown) => boolean>> = {
-  callSeq: isInt,
-  modelCallId: isStrOrNull,
-  modelText: isStrOrNull,
-  reasoning: isStrOrNull,
-  decision: (v) => DECISIONS.has(v),
-  actionRepr: isStrOrNull,
-  historyText: isStrOrNull,
-  historyContent: (v) => v === null || Array.isArray(v),
-  observation: isStrOrNull,
-  observationIsSynthetic: isBool,
-  actionStatus: (v) => v === null || v === 'denied' || OUTCOME_STATUSES.has(v),
-  envReportedCompletion: isBool,
-  observationTruncatedChars: isInt,
-  finalAnswer: isStrOrNull,
-  explanation: isStrOrNull,
-  toolCallId: isStrOrNull,
-  toolCompletedRun: isBool,
-  finishReason: isStrOrNull,
-  startedAt: (v) => typeof v === 'string',
-  endedAt: (v) => typeof v === 'string',
-};
-
-/** Readers believe a step's fields (counters, history, the viewer): each must have its type. */
-function checkStepFields(s: Obj): void {
-  for (const key in STEP_TYPES) {
-    if (s[key] !== undefined)
-      need((STEP_TYPES[key] as (v: unknown) => boolean)(s[key]), `step.step.${key} has the wrong type`);
-  }
-}
-
-function checkOutcome(o: Obj): void {
-  need(
-    OUTCOME_STATUSES.has(o['status']) && typeof o['observation'] === 'string',
-    'step.actionResult.outcome needs a status and an observation',
-  );
-  need(
-    isBool(o['observationIsSynthetic']) && isBool(o['envReportedCompletion']) && isInt(o['observationTruncatedChars']),
-    'step.actionResult.outcome has a field of the wrong type',
-  );
 }
 
 function checkBody(r: Obj): Obj {
@@ -128,9 +75,16 @@ function checkBody(r: Obj): Obj {
       );
       return canonicalOrder(r);
     case 'intent':
-      need(r['intent'] === 'model_call' || r['intent'] === 'action', 'intent.intent must be "model_call" or "action"');
+      need(
+        r['intent'] === 'model_call' || r['intent'] === 'action' || r['intent'] === 'actions',
+        'intent.intent must be "model_call", "action" or "actions"',
+      );
       need(isInt(r['stepIndex']), 'intent.stepIndex must be a non-negative integer');
       need(typeof r['resultId'] === 'string', 'intent.resultId must be a string');
+      if (r['intent'] === 'actions') {
+        checkActionsIntent(r);
+        return canonicalOrder(r);
+      }
       need(
         r['replayPolicy'] === 'safe' || r['replayPolicy'] === 'never',
         'intent.replayPolicy must be "safe" or "never"',
@@ -178,6 +132,7 @@ function checkBody(r: Obj): Obj {
       need(isUsageOrNull(s['usage']), 'step.step.usage must be null or non-negative integer token counts');
       checkStepFields(s);
       if (ar !== null) checkOutcome((ar as Obj)['outcome'] as Obj);
+      if (s['calls'] !== undefined) checkStepCalls(s['calls']);
       // Written complete, in order, by this version (the common case): nothing to add or move.
       if (isExactly(r, ORDER['step'] as readonly string[]) && isExactly(s, STEP_FIELDS)) return r;
       return canonicalOrder({ ...r, actionResult: ar, step: { ...STEP_DEFAULTS, callSeq: s['stepIndex'], ...s } });
@@ -249,28 +204,17 @@ function checkBody(r: Obj): Obj {
       need(typeof r['at'] === 'string', 'upgrade.at must be a string');
       return canonicalOrder(r);
     }
+    case 'call_result':
+      need(
+        isInt(r['stepIndex']) && typeof r['resultId'] === 'string' && isBool(r['completedRun']),
+        'call_result.stepIndex, resultId and completedRun are required',
+      );
+      need(isObj(r['outcome']), 'call_result.outcome must be an object');
+      checkOutcome(r['outcome'] as Obj);
+      return canonicalOrder(r);
     default:
       throw new Shape('unknown kind');
   }
-}
-
-/** `{ cancelGraceMs, defaulted }`: what a resume by id needs beyond the snapshot. */
-function isStoredRequest(v: unknown): boolean {
-  return (
-    isObj(v) &&
-    isInt(v['cancelGraceMs']) &&
-    Array.isArray(v['defaulted']) &&
-    v['defaulted'].every((k) => typeof k === 'string')
-  );
-}
-
-function isChange(v: unknown): boolean {
-  return (
-    isObj(v) &&
-    isStrOrNull(v['before']) &&
-    isStrOrNull(v['after']) &&
-    (v['after'] === null) === (v['value'] === undefined)
-  );
 }
 
 /**

@@ -65,6 +65,9 @@ export class ModelSeam {
   /** A reply without usage under a token budget was reported once (`usage_missing`). */
   #usageMissingTold = false;
 
+  /** What the call says of parallel tool calls: nothing for one call a turn (the call stays as it always was). */
+  readonly #parallel: { readonly parallelToolCalls?: number };
+
   constructor(agent: AgentDefinition, req: RunRequest, cancel: Cancellation, writes: RunWrites, context: ModelContext) {
     this.#agent = agent;
     this.#runId = req.runId;
@@ -75,6 +78,8 @@ export class ModelSeam {
     this.#tools = context.tools;
     this.#history = context.history;
     this.#trajectory = context.trajectory;
+    const parallel = req.parallelToolCalls ?? 1;
+    this.#parallel = parallel > 1 ? { parallelToolCalls: parallel } : {};
   }
 
   /** Step `stepIndex`'s call: with its intent record first when `intent`; `replayed` for the event. */
@@ -127,6 +132,7 @@ export class ModelSeam {
             tools: this.#tools,
             signal: this.#signal,
             onDelta,
+            ...this.#parallel,
           }),
         );
       } finally {
@@ -175,9 +181,10 @@ export function interpretReply(
   interpreter: DecisionInterpreter,
   reply: ResultRecord['reply'],
   tools: ToolRegistry,
+  parallelToolCalls: number,
 ): { decision: Decision } | { failure: string } {
   try {
-    const decision: unknown = interpreter.interpret(toModelReply(reply), { tools });
+    const decision: unknown = interpreter.interpret(toModelReply(reply), { tools, parallelToolCalls });
     // A frozen copy of what will be stored (the live decision equals the one a resume reads
     // back), read once: the copy is what is checked and used, so a getter or a proxy cannot
     // pass the check and then gate, log or run something else. No copy, no step: the check

@@ -19,6 +19,7 @@ import type {
   ActionDecision,
   ActionIntentRecord,
   ActionOutcome,
+  ActionsIntentRecord,
   EndReason,
   InputRequest,
   ReplayPolicy,
@@ -74,7 +75,7 @@ export class RunWrites {
    * the store has `resultAndIntent` — then `intent` (if any), then deliver the events that waited
    * for the result. Every write of a step after its model call goes through here.
    */
-  async land(intent: ActionIntentRecord | null): Promise<void> {
+  async land(intent: ActionIntentRecord | ActionsIntentRecord | null): Promise<void> {
     const unwritten = this.#unwritten;
     if (unwritten === null) {
       if (intent !== null) await this.out.write(intent);

@@ -25,6 +25,7 @@ import { canonicalJson } from './serialization.ts';
 import { History } from './history.ts';
 import { Outbox } from './outbox.ts';
 import { gateFor, refusalOf, replayPolicyOf, toolOf } from './action-policy.ts';
+import { normalizeDecision, receiveCallReply, runCalls } from './session-calls.ts';
 import { askPerson, receiveReply } from './session-input.ts';
 import type { Pause } from './session-input.ts';
 import { executeAction, interpretReply, ModelSeam } from './session-seams.ts';
@@ -116,7 +117,10 @@ export class RunDriver {
       const resumed = view.state !== 'not_started';
       await this.#out.emit({ type: 'run_started', runId, resumed, fromStep: this.#trajectory.length });
       for (const w of warnings) await this.#out.emit({ type: 'warning', runId, code: w.code, message: w.message });
-      if (input !== null && inFlight !== null) inFlight = await receiveReply(this.#writes, inFlight, input);
+      if (input !== null && inFlight !== null) {
+        const receive = inFlight.calls === null ? receiveReply : receiveCallReply;
+        inFlight = await receive(this.#writes, inFlight, input);
+      }
       const last = this.#trajectory.at(-1) ?? null;
       let reason: EndReason | null = null;
       if (inFlight === null) {
@@ -194,7 +198,8 @@ export class RunDriver {
     if (recorded) {
       decision = freezeDeep(recorded);
     } else {
-      const interpreted = interpretReply(this.#agent.interpreter, r, this.#req.tools);
+      const parallel = this.#req.parallelToolCalls ?? 1;
+      const interpreted = interpretReply(this.#agent.interpreter, r, this.#req.tools, parallel);
       if ('failure' in interpreted) {
         const summary = interpreted.failure;
         const event: RunEvent = { type: 'decision', runId, stepIndex, decision: 'interpreter_error', summary };
@@ -203,9 +208,10 @@ export class RunDriver {
         step.observation = interpreted.failure;
         return this.#writes.finishStep(step, null);
       }
-      decision = interpreted.decision;
+      decision = normalizeDecision(interpreted.decision, parallel);
       const summary = summarize(decision);
-      await this.#writes.emitAfterResult({ type: 'decision', runId, stepIndex, decision: decision.kind, summary });
+      const kind = decision.kind === 'actions' ? 'action' : decision.kind;
+      await this.#writes.emitAfterResult({ type: 'decision', runId, stepIndex, decision: kind, summary });
     }
     step.historyText = decision.historyText;
     step.historyContent = decision.historyContent ?? null;
@@ -223,6 +229,10 @@ export class RunDriver {
     if (this.#signal.aborted) {
       if (this.#writes.holding) await this.#writes.land(null);
       this.#signal.throwIfAborted();
+    }
+    if (decision.kind === 'actions') {
+      const run = { req: this.#req, writes: this.#writes, cancel: this.#cancel, counters: this.#counters };
+      return runCalls(run, step, decision, inFlight);
     }
     return this.#act(step, decision, inFlight, reply);
   }
@@ -315,6 +325,7 @@ function setReply(step: StepDraft, r: ResultRecord['reply']): void {
 /** The decision an interrupted step recorded (its action intent's, or its input request's), if any. */
 function recordedDecision(inFlight: InFlightStep | null): Decision | null {
   if (inFlight === null) return null;
+  if (inFlight.calls) return inFlight.calls.intent.decision;
   const { actionIntent, request } = inFlight;
   return actionIntent?.decision ?? (request?.request.kind === 'settle' ? null : request?.request.decision) ?? null;
 }

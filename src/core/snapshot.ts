@@ -5,7 +5,7 @@
  * @module
  */
 import { RunIdentityMismatchError } from './errors.ts';
-import { diffSnapshots } from './internal/recovery.ts';
+import { diffSnapshots } from './internal/json-compare.ts';
 import type { AgentDefinition, RunRequest } from './request.ts';
 import { canonicalJson } from './serialization.ts';
 import type { JsonValue, ParamSnapshot, RunStartedRecord, ToolDescriptor, UpgradeRecord } from './types.ts';
@@ -62,7 +62,7 @@ export function applyUpgrade(snapshot: Record<string, JsonValue>, u: UpgradeReco
  * The parameter snapshot: model, interpreter and executor params (and the executor's
  * replay policy when it declares one), synthetic texts, and
  * the request's budget, tools, context, injections, binding, replay policy, template and render
- * style. Not in it: runId, cancelGraceMs, the store, the event sink.
+ * style, and `parallelToolCalls` above 1. Not in it: runId, cancelGraceMs, the store, the event sink.
  */
 export function buildSnapshot(agent: AgentDefinition, req: RunRequest): Record<string, unknown> {
   // The copies `defineAgent` froze, not the seams' live params: changing a seam's params after
@@ -89,6 +89,8 @@ export function buildSnapshot(agent: AgentDefinition, req: RunRequest): Record<s
     modelReplayPolicy: req.modelReplayPolicy,
     observationTemplate: req.observationTemplate,
     toolRenderStyle: req.toolRenderStyle,
+    // Only above 1: a run of one call a turn keeps the identity it had before the key existed.
+    ...((req.parallelToolCalls ?? 1) > 1 ? { parallelToolCalls: req.parallelToolCalls } : {}),
   };
 }
 

@@ -45,6 +45,7 @@ export function failureOf(stopReason: EndReason, trajectory: readonly StepRecord
 export function summarize(decision: Decision): string {
   if (decision.kind === 'action') return decision.trajectoryRepr;
   if (decision.kind === 'final') return decision.answer;
+  if (decision.kind === 'actions') return decision.calls.map((c) => c.trajectoryRepr).join('\n');
   return decision.explanation;
 }
 

@@ -5,7 +5,9 @@
  * @module
  */
 import type { RunStore } from './ports.ts';
-import type { ActionIntentRecord, LogRecord } from './types.ts';
+import type { ActionIntentRecord, ActionsIntentRecord, LogRecord } from './types.ts';
+
+type JointIntent = ActionIntentRecord | ActionsIntentRecord;
 
 const METHOD: { readonly [K in LogRecord['kind']]: string } = {
   run_started: 'runStarted',
@@ -16,10 +18,11 @@ const METHOD: { readonly [K in LogRecord['kind']]: string } = {
   input_request: 'inputRequest',
   input: 'input',
   upgrade: 'upgrade',
+  call_result: 'callResult',
 };
 
 /** The store method (and `StoreError` operation) that writes `rec`; with `intent`, the joint write. */
-export function operationOf(rec: LogRecord, intent: ActionIntentRecord | undefined): string {
+export function operationOf(rec: LogRecord, intent: JointIntent | undefined): string {
   return intent ? 'resultAndIntent' : METHOD[rec.kind];
 }
 
@@ -28,7 +31,7 @@ export function callStore(
   store: RunStore,
   runId: string,
   rec: LogRecord,
-  intent: ActionIntentRecord | undefined,
+  intent: JointIntent | undefined,
 ): Promise<void> {
   switch (rec.kind) {
     case 'run_started':
@@ -53,6 +56,10 @@ export function callStore(
     case 'upgrade':
       if (!store.upgrade) throw new TypeError('this store cannot upgrade a run (it has no upgrade method)');
       return store.upgrade(runId, rec);
+    case 'call_result':
+      if (!store.callResult)
+        throw new TypeError('this store cannot run several calls a step (it has no callResult method)');
+      return store.callResult(runId, rec);
     default:
       throw new TypeError(`no store method writes a record of kind ${JSON.stringify((rec as { kind: unknown }).kind)}`);
   }

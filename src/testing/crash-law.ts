@@ -183,9 +183,12 @@ function difference(ref: RunResult, got: RunResult): string | null {
 /** How many times each `never` action of the log ran (by result id; the policy as its intent recorded it). */
 function neverRuns(o: Outcome): Map<string, number> {
   const runs = new Map<string, number>();
+  const count = (resultId: string): void => void runs.set(resultId, o.memory.executions.get(resultId) ?? 0);
   for (const r of o.log) {
-    if (r.kind !== 'intent' || r.intent !== 'action' || r.replayPolicy !== 'never') continue;
-    runs.set(r.resultId, o.memory.executions.get(r.resultId) ?? 0);
+    if (r.kind !== 'intent') continue;
+    if (r.intent === 'action' && r.replayPolicy === 'never') count(r.resultId);
+    // A step with several calls: each call by its own resultId and policy.
+    if (r.intent === 'actions') for (const c of r.calls) if (c.replayPolicy === 'never') count(c.resultId);
   }
   return runs;
 }

@@ -6,6 +6,8 @@ import { PolyLoopError } from '../core/index.ts';
 import { checkOptionKeys } from '../core/internal-entry.ts';
 import type {
   ActionIntentRecord,
+  ActionsIntentRecord,
+  CallResultRecord,
   InputRecord,
   InputRequestRecord,
   IntentRecord,
@@ -52,8 +54,9 @@ const KNOWN: OptionKeys<FaultyStoreOptions> = { crashAfterWrites: true, landsBef
  * later write rejects with {@link SimulatedCrashError} without landing (as if the process died),
  * and the inner store keeps exactly the log a real crash would leave. `landsBeforeThrow: true`
  * makes the first failing write land and then reject — the "settled on disk but the promise never
- * resolved" case. Reads pass through; `acquire`, `resultAndIntent`, `inputRequest`, `input` and
- * `upgrade` are there exactly when the inner store has them (each write counts as one, like any other).
+ * resolved" case. Reads pass through; `acquire`, `resultAndIntent`, `inputRequest`, `input`,
+ * `upgrade` and `callResult` are there exactly when the inner store has them (each write counts as
+ * one, like any other).
  */
 export function faultyStore(inner: RunStore, opts: FaultyStoreOptions): FaultyStore {
   checkOptionKeys(opts, KNOWN, 'faultyStore');
@@ -107,7 +110,7 @@ export function interceptWrites(inner: RunStore, write: WriteInterceptor): RunSt
   if (inner.resultAndIntent) {
     const resultAndIntent = inner.resultAndIntent.bind(inner);
     Object.assign(store, {
-      resultAndIntent: (runId: string, result: ResultRecord, intent: ActionIntentRecord) =>
+      resultAndIntent: (runId: string, result: ResultRecord, intent: ActionIntentRecord | ActionsIntentRecord) =>
         write('resultAndIntent', runId, [result, intent], () => resultAndIntent(runId, result, intent)),
     });
   }
@@ -128,6 +131,13 @@ export function interceptWrites(inner: RunStore, write: WriteInterceptor): RunSt
     const upgrade = inner.upgrade.bind(inner);
     Object.assign(store, {
       upgrade: (runId: string, rec: UpgradeRecord) => write('upgrade', runId, [rec], () => upgrade(runId, rec)),
+    });
+  }
+  if (inner.callResult) {
+    const callResult = inner.callResult.bind(inner);
+    Object.assign(store, {
+      callResult: (runId: string, rec: CallResultRecord) =>
+        write('callResult', runId, [rec], () => callResult(runId, rec)),
     });
   }
   if (inner.acquire) {

@@ -117,6 +117,7 @@ describe('every consumer reads a log the same way', () => {
         else if (rec.kind === 'input_request') await store.inputRequest('run-1', rec);
         else if (rec.kind === 'input') await store.input('run-1', rec);
         else if (rec.kind === 'upgrade') await store.upgrade?.('run-1', rec);
+        else if (rec.kind === 'call_result') await store.callResult?.('run-1', rec);
         else await store.runEnded('run-1', rec);
       }
     }

@@ -6,7 +6,15 @@
  * nothing here is ever called over the whole history per step.
  * @module
  */
-import type { ContentBlock, Message, ModelToolSchema, SkillEntry, StepRecord, ToolRenderStyle } from '../types.ts';
+import type {
+  CallRecord,
+  ContentBlock,
+  Message,
+  ModelToolSchema,
+  SkillEntry,
+  StepRecord,
+  ToolRenderStyle,
+} from '../types.ts';
 
 /** The texts the library puts into history for actions that did not (properly) run. */
 export type SyntheticTexts = { readonly notExecuted: string; readonly envError: string };
@@ -89,6 +97,42 @@ export function historyObservation(step: StepRecord, synthetic: SyntheticTexts):
   return step.observation ?? '';
 }
 
+/** What history shows for one call of a step with several: as for a step's action. */
+function callObservation(call: CallRecord, synthetic: SyntheticTexts): string {
+  if (call.status === 'not_executed') return synthetic.notExecuted;
+  if (call.status === 'env_error') return synthetic.envError;
+  return call.observation;
+}
+
+/**
+ * A step with several calls: the assistant turn, then each tool call answered, in order, by its own
+ * call's observation; calls without a provider id (code actions) answer in one text, in call order.
+ */
+function callsHistory(
+  calls: readonly CallRecord[],
+  assistantContent: readonly ContentBlock[],
+  template: string,
+  synthetic: SyntheticTexts,
+): Message[] {
+  const answer = (c: CallRecord): string => wrapObservation(template, callObservation(c, synthetic));
+  const byId = new Map<string, CallRecord>();
+  for (const c of calls) if (c.toolCallId !== null) byId.set(c.toolCallId, c);
+  const userContent: ContentBlock[] = [];
+  for (const b of assistantContent) {
+    if (b.type !== 'tool_call') continue;
+    const call = byId.get(b.id);
+    userContent.push({ type: 'tool_result', toolCallId: b.id, text: call ? answer(call) : synthetic.notExecuted });
+  }
+  const unmatched = calls.filter(
+    (c) => c.toolCallId === null || !userContent.some((b) => b.type === 'tool_result' && b.toolCallId === c.toolCallId),
+  );
+  if (unmatched.length > 0) userContent.push({ type: 'text', text: unmatched.map(answer).join('\n\n') });
+  return [
+    { role: 'assistant', content: assistantContent },
+    { role: 'user', content: userContent },
+  ];
+}
+
 /**
  * The messages a completed step adds to history: the assistant turn, then the user turn with the
  * wrapped observation (action) or the explanation verbatim (invalid). Native tool calls in the
@@ -100,6 +144,7 @@ export function stepHistory(step: StepRecord, template: string, synthetic: Synth
   const assistantContent: readonly ContentBlock[] = step.historyContent ?? [
     { type: 'text', text: step.historyText ?? '' },
   ];
+  if (step.calls !== undefined) return callsHistory(step.calls, assistantContent, template, synthetic);
   const answer =
     step.decision === 'action'
       ? wrapObservation(template, historyObservation(step, synthetic))

@@ -15,14 +15,18 @@ export function acceptedReplies(kind: InputRequestKind, target: 'action' | 'mode
 }
 
 /**
- * Why `reply` does not answer `pending` (a sentence saying what was expected), or null when it
- * does. `reply` has the shape of an {@link InputReply} already.
+ * Why `reply` does not answer one of the `open` requests (a sentence saying what was expected), or
+ * null when it does. `reply` has the shape of an {@link InputReply} already.
  */
-export function replyMismatch(reply: InputReply, pending: InputRequest | null, ended: boolean): string | null {
+export function replyMismatch(reply: InputReply, open: readonly InputRequest[], ended: boolean): string | null {
   if (ended) return 'the run has ended; it awaits no input';
-  if (!pending) return 'the run awaits no input';
-  if (reply.resultId !== pending.resultId)
-    return `the open request is ${JSON.stringify(pending.resultId)}, not ${JSON.stringify(reply.resultId)}`;
+  const pending = open.find((r) => r.resultId === reply.resultId);
+  if (open.length === 0) return 'the run awaits no input';
+  if (!pending) {
+    const ids = open.map((r) => JSON.stringify(r.resultId)).join(', ');
+    const which = open.length === 1 ? `the open request is ${ids}` : `the open requests are ${ids}`;
+    return `${which}, not ${JSON.stringify(reply.resultId)}`;
+  }
   const accepted = acceptedReplies(pending.kind, pending.target);
   if (!accepted.includes(reply.kind)) {
     const of = pending.kind === 'settle' ? ` of ${pending.target === 'action' ? 'an action' : 'a model call'}` : '';

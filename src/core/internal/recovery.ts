@@ -4,14 +4,16 @@
  * @module
  */
 import { CorruptLogError } from '../errors.ts';
+import { sameJson } from './json-compare.ts';
+import { CallsTrack, openRequestOf } from './step-calls.ts';
 import type {
   ActionIntentRecord,
+  ActionsIntentRecord,
   InFlightResolution,
   InFlightStep,
   InputRecord,
   InputRequest,
   InputRequestRecord,
-  JsonValue,
   LogRecord,
   ModelCallIntentRecord,
   ResultRecord,
@@ -29,6 +31,7 @@ export type LogClass = {
   readonly steps: readonly StepRecord[];
   readonly inFlight: InFlightStep | null;
   readonly pending: InputRequest | null;
+  readonly openRequests: readonly InputRequest[];
   readonly upgrades: readonly UpgradeRecord[];
   readonly ended: RunEndedRecord | null;
 };
@@ -47,6 +50,8 @@ class StepTrack {
   gate: Exchange | null = null;
   /** The latest settlement (`s{i}.settle`); cleared when a retry writes its intent again. */
   settlement: Exchange | null = null;
+  /** A step with several calls: its `actions` intent and each call's records. */
+  calls: CallsTrack | null = null;
 
   open(): Exchange | null {
     if (this.settlement && !this.settlement.input) return this.settlement;
@@ -65,8 +70,10 @@ class StepTrack {
  * write protocol.
  */
 export function classifyLog(log: readonly LogRecord[]): LogClass {
-  if (log.length === 0)
-    return { state: 'not_started', started: null, steps: [], inFlight: null, pending: null, upgrades: [], ended: null };
+  if (log.length === 0) {
+    const none = { inFlight: null, pending: null, openRequests: [], upgrades: [], ended: null };
+    return { state: 'not_started', started: null, steps: [], ...none };
+  }
   const first = log[0] as LogRecord;
   if (first.kind !== 'run_started') throw corrupt(0, `first record is ${first.kind}, not run_started`);
   const steps: StepRecord[] = [];
@@ -77,7 +84,16 @@ export function classifyLog(log: readonly LogRecord[]): LogClass {
     if (rec.kind === 'run_started') throw corrupt(i, 'a second run_started record');
     if (rec.kind === 'run_ended') {
       if (i !== log.length - 1) throw corrupt(i + 1, 'records after run_ended');
-      return { state: 'ended', started: first, steps, inFlight: null, pending: null, upgrades, ended: rec };
+      return {
+        state: 'ended',
+        started: first,
+        steps,
+        inFlight: null,
+        pending: null,
+        openRequests: [],
+        upgrades,
+        ended: rec,
+      };
     }
     const next = steps.length;
     const index = rec.kind === 'step' ? rec.step.stepIndex : rec.stepIndex;
@@ -91,12 +107,21 @@ export function classifyLog(log: readonly LogRecord[]): LogClass {
       if (!t.modelIntent) throw corrupt(i, `${rec.kind} of step ${next} without its model-call intent`);
     }
     const open = t.open();
+    if (t.calls && (rec.kind === 'input_request' || rec.kind === 'input' || rec.kind === 'call_result')) {
+      const problem = t.calls.accept(rec);
+      if (problem !== null) throw corrupt(i, problem);
+      continue;
+    }
     switch (rec.kind) {
       case 'intent':
         if (open) throw corrupt(i, `an intent while input request ${open.request.resultId} is open`);
+        if (t.calls) throw corrupt(i, `an intent after the actions intent of step ${next}`);
         if (rec.intent === 'model_call') acceptModelIntent(t, rec, i);
-        else acceptActionIntent(t, rec, i);
+        else if (rec.intent === 'action') acceptActionIntent(t, rec, i);
+        else acceptActionsIntent(t, rec, i);
         break;
+      case 'call_result':
+        throw corrupt(i, `call_result ${rec.resultId} without the actions intent of its step`);
       case 'result':
         if (rec.resultId !== t.modelIntent?.resultId)
           throw corrupt(i, `result ${rec.resultId} without its model-call intent`);
@@ -115,6 +140,18 @@ export function classifyLog(log: readonly LogRecord[]): LogClass {
         break;
       case 'step':
         if (open) throw corrupt(i, `step ${next} while input request ${open.request.resultId} is open`);
+        if (t.calls && t.calls.open().length > 0)
+          throw corrupt(i, `step ${next} while input request ${t.calls.open()[0]?.resultId} is open`);
+        if ((t.calls === null) !== (rec.step.calls === undefined))
+          throw corrupt(
+            i,
+            `step ${next} ${t.calls ? 'lists no calls after an actions intent' : 'lists calls without one'}`,
+          );
+        if (t.calls && rec.step.calls?.length !== t.calls.intent.calls.length)
+          throw corrupt(
+            i,
+            `step ${next} lists ${rec.step.calls?.length} calls, its actions intent ${t.calls.intent.calls.length}`,
+          );
         if (rec.actionResult !== null && !t.actionIntent && t.gate?.input?.reply.kind !== 'answer') {
           throw corrupt(i, `step ${next} holds an action result without its action intent`);
         }
@@ -133,6 +170,8 @@ export function classifyLog(log: readonly LogRecord[]): LogClass {
  */
 function statusProblem(rec: Extract<LogRecord, { kind: 'step' }>): string | null {
   const status = rec.step.actionStatus;
+  // A step with several calls: each call's outcome is in `calls`, none in an action result.
+  if (rec.step.calls !== undefined) return rec.actionResult === null ? null : 'lists calls and holds an action result';
   if (rec.actionResult === null)
     return status === null || status === 'denied' ? null : `says ${status} but holds no action result`;
   return status === rec.actionResult.outcome.status
@@ -177,6 +216,14 @@ function acceptActionIntent(t: StepTrack, rec: ActionIntentRecord, i: number): v
   t.actionIntent = rec;
 }
 
+function acceptActionsIntent(t: StepTrack, rec: ActionsIntentRecord, i: number): void {
+  if (!t.result) throw corrupt(i, 'an actions intent without a model result before it');
+  if (t.actionIntent || t.gate || t.settlement)
+    throw corrupt(i, `an actions intent out of place in step ${rec.stepIndex}`);
+  if (rec.resultId !== `s${rec.stepIndex}.actions`) throw corrupt(i, `an actions intent with resultId ${rec.resultId}`);
+  t.calls = new CallsTrack(rec);
+}
+
 function acceptRequest(t: StepTrack, rec: InputRequestRecord, i: number): void {
   const { kind, target } = rec.request;
   if (kind === 'settle') {
@@ -213,7 +260,17 @@ function finish(
 ): LogClass {
   const { modelIntent, result, actionIntent } = t;
   if (!modelIntent)
-    return { state: 'at_boundary', started, steps, inFlight: null, pending: null, upgrades, ended: null };
+    return {
+      state: 'at_boundary',
+      started,
+      steps,
+      inFlight: null,
+      pending: null,
+      openRequests: [],
+      upgrades,
+      ended: null,
+    };
+  if (t.calls) return finishCalls(started, steps, upgrades, t, t.calls);
   const open = t.open();
   const answered = t.settlement?.input ? t.settlement : t.gate?.input && !actionIntent ? t.gate : null;
   const exchange = open ?? answered;
@@ -234,6 +291,7 @@ function finish(
     request: exchange?.request ?? null,
     input: exchange?.input ?? null,
     approval: t.gate?.input ?? null,
+    calls: null,
   };
   // Known keys only: unknown keys a request record keeps must not stand in for the record's own.
   const q = open?.request.request;
@@ -247,105 +305,33 @@ function finish(
           decision: q.decision,
         }
       : null;
-  return { state: open ? 'awaiting_input' : 'in_flight', started, steps, inFlight, pending, upgrades, ended: null };
+  const openRequests = pending ? [pending] : [];
+  const state = open ? 'awaiting_input' : 'in_flight';
+  return { state, started, steps, inFlight, pending, openRequests, upgrades, ended: null };
 }
 
-/**
- * Dotted paths at which two snapshots differ, sorted; `[]` when equal. Arrays of uniquely named
- * objects (tools, injection entries) compare by name (`tools[search].description`), other arrays
- * by index (`context.run.0.content`); a path present on one side only is listed too.
- */
-export function diffSnapshots(stored: JsonValue, current: JsonValue): string[] {
-  const out: string[] = [];
-  diff(stored, current, '', out);
-  // A key a 1.0 writer did not record is no difference when the stored snapshot lacks it.
-  const lacks = (key: string): boolean => isObject(stored) && !(key in stored);
-  return out.filter((path) => !(ADDED_AFTER_1_0.includes(path) && lacks(path))).sort();
-}
-
-/** Top-level snapshot keys a 1.0 writer did not record. */
-const ADDED_AFTER_1_0: readonly string[] = ['executorReplayPolicy'];
-
-function diff(a: JsonValue | undefined, b: JsonValue | undefined, path: string, out: string[]): void {
-  if (a === b) return;
-  const bothArrays = Array.isArray(a) && Array.isArray(b);
-  const bothObjects = isObject(a) && isObject(b);
-  if (!bothArrays && !bothObjects) {
-    out.push(path || '(root)');
-    return;
-  }
-  if (bothArrays) {
-    const l = namesOf(a as readonly JsonValue[]);
-    const r = namesOf(b as readonly JsonValue[]);
-    if (l !== null && r !== null)
-      return diffNamed(a as readonly JsonValue[], l, b as readonly JsonValue[], r, path, out);
-  }
-  const left = a as Record<string, JsonValue>;
-  const right = b as Record<string, JsonValue>;
-  if (bothArrays && (a as readonly JsonValue[]).length !== (b as readonly JsonValue[]).length) {
-    out.push(path || '(root)');
-    return;
-  }
-  const keys = new Set([...Object.keys(left), ...Object.keys(right)]);
-  for (const key of keys) diff(left[key], right[key], path ? `${path}.${key}` : key, out);
-}
-
-/**
- * The `name` of every element, when each is an object with a unique string name (tools, injection entries); else null.
- */
-function namesOf(items: readonly JsonValue[]): string[] | null {
-  const names = items.map((item) => (isObject(item) && typeof item['name'] === 'string' ? item['name'] : null));
-  return names.every((n): n is string => n !== null) && new Set(names).size === names.length ? names : null;
-}
-
-/**
- * Named elements compare by name (`tools[search].description`): one added or removed is named
- * itself, and the same names in another order name the array (order is part of the prompt).
- */
-function diffNamed(
-  a: readonly JsonValue[],
-  l: readonly string[],
-  b: readonly JsonValue[],
-  r: readonly string[],
-  path: string,
-  out: string[],
-): void {
-  const at = (name: string): string => `${path || '(root)'}[${name}]`;
-  for (const name of new Set([...l, ...r])) {
-    const i = l.indexOf(name);
-    const j = r.indexOf(name);
-    if (i < 0 || j < 0) out.push(at(name));
-    else diff(a[i], b[j], at(name), out);
-  }
-  const common = (names: readonly string[], other: readonly string[]): string[] =>
-    names.filter((n) => other.includes(n));
-  if (common(l, r).join('\u0000') !== common(r, l).join('\u0000')) out.push(path || '(root)');
-}
-
-function isObject(v: JsonValue | undefined): v is { readonly [key: string]: JsonValue } {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** Deeper than any record the library writes (values inside records nest at most 100 levels). */
-const SAME_JSON_DEPTH = 200;
-
-/**
- * Whether two decoded JSON values are equal: the same scalars, arrays of equal items in order,
- * objects with the same keys (in any order) and equal values. For values read from a log.
- */
-function sameJson(a: unknown, b: unknown, depth = 0): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  // Deeper than any value the library stores: not equal, rather than a stack overflow on a planted log.
-  if (Array.isArray(a) !== Array.isArray(b) || depth > SAME_JSON_DEPTH) return false;
-  if (Array.isArray(a)) {
-    const other = b as unknown[];
-    return a.length === other.length && a.every((item, i) => sameJson(item, other[i], depth + 1));
-  }
-  const x = a as Record<string, unknown>;
-  const y = b as Record<string, unknown>;
-  const keys = Object.keys(x);
-  return (
-    keys.length === Object.keys(y).length && keys.every((k) => Object.hasOwn(y, k) && sameJson(x[k], y[k], depth + 1))
-  );
+/** An interrupted step with several calls: awaiting its open requests, else running its calls. */
+function finishCalls(
+  started: RunStartedRecord,
+  steps: readonly StepRecord[],
+  upgrades: readonly UpgradeRecord[],
+  t: StepTrack,
+  calls: CallsTrack,
+): LogClass {
+  const open = calls.open();
+  const inFlight: InFlightStep = {
+    stepIndex: calls.intent.stepIndex,
+    resolution: open.length > 0 ? 'await_input' : 'run_calls',
+    target: 'action',
+    modelIntent: t.modelIntent as ModelCallIntentRecord,
+    result: t.result,
+    actionIntent: null,
+    request: open[0] ?? null,
+    input: null,
+    approval: null,
+    calls: { intent: calls.intent, calls: calls.calls.map((c) => ({ ...c })), mayHaveRun: calls.gatesAnswered() },
+  };
+  const openRequests = open.map(openRequestOf);
+  const state = open.length > 0 ? 'awaiting_input' : 'in_flight';
+  return { state, started, steps, inFlight, pending: openRequests[0] ?? null, openRequests, upgrades, ended: null };
 }

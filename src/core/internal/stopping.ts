@@ -33,9 +33,17 @@ export function addUsage(a: Usage, b: Usage | null | undefined): Usage {
 export function countStep(counters: Counters, step: StepRecord): Counters {
   return {
     steps: counters.steps + 1,
-    validActions: counters.validActions + (step.actionStatus === 'executed' ? 1 : 0),
+    validActions: counters.validActions + validActionsOf(step),
     usage: addUsage(counters.usage, step.usage),
   };
+}
+
+/** A step's valid actions: one for an executed action; in a step with several calls, each executed call. */
+function validActionsOf(step: StepRecord): number {
+  if (step.calls === undefined) return step.actionStatus === 'executed' ? 1 : 0;
+  let n = 0;
+  for (const c of step.calls) if (c.status === 'executed') n++;
+  return n;
 }
 
 /** Counters of a whole trajectory (used once, when a run is resumed). */

@@ -266,6 +266,23 @@ function actionProblem(action: unknown, path: string): string | null {
   );
 }
 
+/** The most calls one `actions` decision may hold. */
+const MAX_CALLS = 128;
+
+/** The calls of an `actions` decision: one or more, each an action with its one-line form. */
+function callsProblem(calls: unknown): string | null {
+  if (!Array.isArray(calls) || calls.length === 0)
+    return `decision.calls must be a non-empty array, got ${Array.isArray(calls) ? 'an empty one' : kindOf(calls)}`;
+  if (calls.length > MAX_CALLS) return `decision.calls holds ${calls.length} calls; at most ${MAX_CALLS} a step`;
+  for (const [j, call] of calls.entries()) {
+    const path = `decision.calls[${j}]`;
+    if (!isPlainObject(call)) return `${path} must be an object, got ${kindOf(call)}`;
+    const problem = str(call, 'trajectoryRepr', path) ?? actionProblem(call['action'], `${path}.action`);
+    if (problem) return problem;
+  }
+  return null;
+}
+
 /**
  * The first way `decision` breaks the `Decision` contract, or null: a known `kind`, its string
  * fields, a well-formed action (JSON arguments within the depth limit), `historyText` a string
@@ -291,13 +308,15 @@ export function decisionShapeProblem(decision: unknown): string | null {
     switch (decision['kind']) {
       case 'action':
         return str(decision, 'trajectoryRepr', 'decision') ?? actionProblem(decision['action'], 'decision.action');
+      case 'actions':
+        return callsProblem(decision['calls']);
       case 'final':
         return str(decision, 'answer', 'decision');
       case 'invalid':
         return str(decision, 'explanation', 'decision');
       default:
         return (
-          'decision.kind must be "action", "final" or "invalid", ' +
+          'decision.kind must be "action", "actions", "final" or "invalid", ' +
           `got ${JSON.stringify(decision['kind']) ?? kindOf(decision['kind'])}`
         );
     }

@@ -57,14 +57,24 @@ export interface ToolCatalog {
 
 type DecisionHistory = { readonly historyText: string; readonly historyContent?: readonly ContentBlock[] };
 
-/** An interpreter's reading of a reply: one action, a final answer, or an invalid reply. */
+/** One call of a reply that holds several (docs/design/step.md#several-calls-a-step). */
+export type CallDecision = { readonly action: Action; readonly trajectoryRepr: string };
+
+/**
+ * An interpreter's reading of a reply: one action, several (`actions`, the calls of one reply in the
+ * provider's order), a final answer, or an invalid reply.
+ */
 export type Decision =
   | ({ readonly kind: 'action'; readonly action: Action; readonly trajectoryRepr: string } & DecisionHistory)
+  | ({ readonly kind: 'actions'; readonly calls: readonly CallDecision[] } & DecisionHistory)
   | ({ readonly kind: 'final'; readonly answer: string } & DecisionHistory)
   | ({ readonly kind: 'invalid'; readonly explanation: string } & DecisionHistory);
 
 /** The action branch of {@link Decision}. */
 export type ActionDecision = Extract<Decision, { kind: 'action' }>;
+
+/** The several-calls branch of {@link Decision}. */
+export type ActionsDecision = Extract<Decision, { kind: 'actions' }>;
 
 /** How an action went. */
 export type ActionStatus = 'executed' | 'not_executed' | 'env_error';

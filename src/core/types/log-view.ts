@@ -6,6 +6,8 @@
 import type { Usage } from './messages.ts';
 import type {
   ActionIntentRecord,
+  ActionsIntentRecord,
+  CallResultRecord,
   InputRecord,
   InputRequest,
   InputRequestRecord,
@@ -26,7 +28,8 @@ export type RunLogState = 'not_started' | 'at_boundary' | 'in_flight' | 'awaitin
  * the model again with the same resultId (`reissue_model`), interpret the stored reply (`reinterpret`),
  * execute the recorded action again (`replay_action`), ask a person to settle an operation whose replay
  * policy is `never` (`settle`), wait for the reply to an open request (`await_input`), or carry out a reply
- * that landed (`apply_input`).
+ * that landed (`apply_input`). A step with several calls whose requests are all answered goes on with
+ * `run_calls`: each call as its own records say (docs/design/step.md#several-calls-a-step).
  */
 export type InFlightResolution =
   | 'reissue_model'
@@ -34,7 +37,32 @@ export type InFlightResolution =
   | 'replay_action'
   | 'settle'
   | 'await_input'
-  | 'apply_input';
+  | 'apply_input'
+  | 'run_calls';
+
+/** One call of an interrupted step with several: what its records say so far. */
+export type CallInFlight = {
+  /** The call's gate request (`s{i}.a{j}.input`) and its reply, once each landed. */
+  readonly gate: InputRequestRecord | null;
+  readonly gateReply: InputRecord | null;
+  /** The call's latest settle request (`s{i}.a{j}.settle`) and its reply, once each landed. */
+  readonly settle: InputRequestRecord | null;
+  readonly settleReply: InputRecord | null;
+  /** The call's outcome, once it landed. */
+  readonly result: CallResultRecord | null;
+};
+
+/** The records of an interrupted step with several calls: its `actions` intent and each call's. */
+export type CallsInFlight = {
+  readonly intent: ActionsIntentRecord;
+  /** In the provider's order, one per `intent.calls`. */
+  readonly calls: readonly CallInFlight[];
+  /**
+   * Every gate was answered when the log was read: a call without its outcome may have run (and is
+   * run again if `safe`, else settled). False while a gate is open: nothing of the step ran.
+   */
+  readonly mayHaveRun: boolean;
+};
 
 /** The interrupted step of an in-flight log, its resolution already decided. */
 export type InFlightStep = {
@@ -53,6 +81,8 @@ export type InFlightStep = {
   readonly input: InputRecord | null;
   /** The reply that approved (or denied, or answered) this step's action, once it landed. */
   readonly approval: InputRecord | null;
+  /** A step with several calls: its `actions` intent and each call's records; null for any other step. */
+  readonly calls: CallsInFlight | null;
 };
 
 /** What one reading of a run log says (docs/design/run-log.md#one-reader): the one answer every consumer uses. */
@@ -71,8 +101,10 @@ export type RunLogView = {
   readonly usage: Usage;
   /** The interrupted step when `state` is `in_flight` or `awaiting_input` (resolution `await_input`), else null. */
   readonly inFlight: InFlightStep | null;
-  /** The open input request when `state` is `awaiting_input`, else null. */
+  /** The open input request when `state` is `awaiting_input`, else null: the first of `openRequests`. */
   readonly pending: InputRequest | null;
+  /** Every open input request, in call order (several only in a step with several calls). */
+  readonly openRequests: readonly InputRequest[];
   /** The run's `upgrade` records, in order (empty for a run never upgraded). */
   readonly upgrades: readonly UpgradeRecord[];
   readonly ended: RunEndedRecord | null;

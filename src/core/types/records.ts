@@ -4,7 +4,7 @@
  * Imports only its sibling type modules (docs/design/README.md#dependency-rules, rule 2).
  * @module
  */
-import type { ActionDecision, ActionOutcome, ReplayPolicy, StepActionStatus } from './decisions.ts';
+import type { ActionDecision, ActionOutcome, ActionsDecision, ReplayPolicy, StepActionStatus } from './decisions.ts';
 import type { ContentBlock, FinishReason, JsonObject, JsonValue, ToolCallRequest, Usage } from './messages.ts';
 
 /**
@@ -66,6 +66,27 @@ export type StepRecord = {
   readonly finishReason?: FinishReason | null;
   readonly startedAt: string;
   readonly endedAt: string;
+  /**
+   * A step that ran several calls: each call's outcome, in the provider's order
+   * (docs/design/step.md#several-calls-a-step). Absent from every other step, which keeps its 1.1 shape.
+   */
+  readonly calls?: readonly CallRecord[];
+};
+
+/**
+ * What became of one call of a step with several: its outcome (`denied` when a person refused it:
+ * nothing ran), and whether it ended the run as a `completesRun` tool.
+ */
+export type CallRecord = {
+  readonly resultId: string;
+  readonly toolCallId: string | null;
+  readonly actionRepr: string;
+  readonly status: StepActionStatus;
+  readonly observation: string;
+  readonly observationIsSynthetic: boolean;
+  readonly envReportedCompletion: boolean;
+  readonly observationTruncatedChars: number;
+  readonly toolCompletedRun: boolean;
 };
 
 /**
@@ -98,7 +119,7 @@ export const STEP_DEFAULTS = /* @__PURE__ */ Object.freeze({
   finishReason: null,
   startedAt: '',
   endedAt: '',
-} as const satisfies Required<StepRecord>);
+} as const satisfies Required<Omit<StepRecord, 'calls'>>);
 
 /** The step record's fields in their canonical order: the keys of {@link STEP_DEFAULTS}. */
 export const STEP_FIELDS = /* @__PURE__ */ Object.freeze(
@@ -113,7 +134,8 @@ export const STEP_FIELDS = /* @__PURE__ */ Object.freeze(
  *   and `finishReason`, run_ended `usage` (all defaulted when absent); the `opaque` block.
  *   1.0 logs still decode and resume (a 1.0 run that ended `in_flight_unknown` stays ended).
  * - 1.2 — runs that outlive their code: `run_started.request` (what `resume(agent, runId)` needs
- *   beyond the snapshot) and the `upgrade` record. Every other record is shaped as in 1.1.
+ *   beyond the snapshot) and the `upgrade` record. Several calls a step: the `actions` intent, the
+ *   `call_result` record, step `calls`. A run that uses none of them writes records shaped as in 1.1.
  */
 export const RECORD_VERSION = '1.2';
 
@@ -192,8 +214,47 @@ export type ActionIntentRecord = {
   readonly decision: ActionDecision;
 };
 
-/** Either intent. */
-export type IntentRecord = ModelCallIntentRecord | ActionIntentRecord;
+/**
+ * How one call of a step with several goes: its pre-assigned `resultId` (`s{i}.a{j}`), its replay
+ * policy, whether a person approves or answers it first, and `skip`: the observation of a call that
+ * will not run (the library refused it, or the step's valid actions ran out), else null.
+ */
+export type CallPlan = {
+  readonly resultId: string;
+  readonly replayPolicy: ReplayPolicy;
+  readonly gate: 'approval' | 'answer' | null;
+  readonly skip: string | null;
+};
+
+/**
+ * Barrier before any call of a step with several runs: the whole decision, and each call's plan in
+ * the provider's order. Holds the decision so a resume never re-interprets.
+ */
+export type ActionsIntentRecord = {
+  readonly kind: 'intent';
+  readonly v: string;
+  readonly intent: 'actions';
+  readonly stepIndex: number;
+  /** `s{i}.actions`. */
+  readonly resultId: string;
+  readonly decision: ActionsDecision;
+  readonly calls: readonly CallPlan[];
+};
+
+/** Any intent. */
+export type IntentRecord = ModelCallIntentRecord | ActionIntentRecord | ActionsIntentRecord;
+
+/** The outcome of one call of a step with several, written as it lands (not a barrier). */
+export type CallResultRecord = {
+  readonly kind: 'call_result';
+  readonly v: string;
+  readonly stepIndex: number;
+  /** `s{i}.a{j}`, the call's. */
+  readonly resultId: string;
+  readonly outcome: ActionOutcome;
+  /** A `completesRun` tool ran and returned normally. */
+  readonly completedRun: boolean;
+};
 
 /** The model-call result, stored so an interrupted step is re-interpreted from what the model said. */
 export type ResultRecord = {
@@ -246,7 +307,8 @@ export type LogRecord =
   | RunEndedRecord
   | InputRequestRecord
   | InputRecord
-  | UpgradeRecord;
+  | UpgradeRecord
+  | CallResultRecord;
 
 /** The kinds of record, as a runtime list. */
 export const RECORD_KINDS = [
@@ -258,6 +320,7 @@ export const RECORD_KINDS = [
   'input_request',
   'input',
   'upgrade',
+  'call_result',
 ] as const;
 
 /** What a person is asked (docs/human-input.md#the-flow). */
@@ -290,7 +353,10 @@ export type InputRequest = {
   readonly decision: ActionDecision | null;
 };
 
-/** Barrier: the run asks a person and waits. `resultId` is `s{i}.input` (approval, answer) or `s{i}.settle`. */
+/**
+ * Barrier: the run asks a person and waits. `resultId` is `s{i}.input` (approval, answer) or `s{i}.settle`;
+ * in a step with several calls, the call's: `s{i}.a{j}.input`, `s{i}.a{j}.settle`.
+ */
 export type InputRequestRecord = {
   readonly kind: 'input_request';
   readonly v: string;

@@ -6,6 +6,8 @@
 import { RECORD_VERSION } from '../../core/index.ts';
 import { STEP_DEFAULTS } from '../../core/internal-entry.ts';
 import type {
+  ActionIntentRecord,
+  ModelCallIntentRecord,
   IntentRecord,
   LogRecord,
   ResultRecord,
@@ -34,7 +36,7 @@ export function started(runId: string): RunStartedRecord {
 }
 
 /** The model-call intent of step `stepIndex`. */
-export function modelIntent(stepIndex: number): IntentRecord {
+export function modelIntent(stepIndex: number): ModelCallIntentRecord {
   return {
     kind: 'intent',
     v,
@@ -47,7 +49,7 @@ export function modelIntent(stepIndex: number): IntentRecord {
 }
 
 /** The action intent of step `stepIndex` (a `never` tool call). */
-export function actionIntent(stepIndex: number): IntentRecord {
+export function actionIntent(stepIndex: number): ActionIntentRecord {
   return {
     kind: 'intent',
     v,

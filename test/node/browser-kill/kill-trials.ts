@@ -103,7 +103,9 @@ export function phaseOf(log: readonly LogRecord[]): Phase {
   if (last.kind === 'run_ended') return 'ended';
   if (last.kind === 'result') return 'model reply stored';
   if (last.kind === 'intent')
-    return last.intent === 'model_call' ? 'model call in flight' : `${last.replayPolicy} action in flight`;
+    return last.intent === 'model_call'
+      ? 'model call in flight'
+      : `${last.intent === 'action' ? last.replayPolicy : 'never'} action in flight`;
   return 'step boundary';
 }
 

@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { CorruptLogError, RECORD_VERSION } from '../../../src/core/index.ts';
 import type { JsonValue, LogRecord, StepRecord } from '../../../src/core/index.ts';
-import { classifyLog, diffSnapshots } from '../../../src/core/internal/recovery.ts';
+import { diffSnapshots } from '../../../src/core/internal/json-compare.ts';
+import { classifyLog } from '../../../src/core/internal/recovery.ts';
 import { step } from './internal-step.ts';
 
 const v = RECORD_VERSION;
@@ -62,6 +63,7 @@ describe('internal/recovery: classifyLog', () => {
       steps: [],
       inFlight: null,
       pending: null,
+      openRequests: [],
       upgrades: [],
       ended: null,
     });
@@ -74,6 +76,7 @@ describe('internal/recovery: classifyLog', () => {
       steps: [],
       inFlight: null,
       pending: null,
+      openRequests: [],
       upgrades: [],
       ended: null,
     });
@@ -101,6 +104,7 @@ describe('internal/recovery: classifyLog', () => {
       steps: [(stepRec(0) as { step: StepRecord }).step],
       inFlight: null,
       pending: null,
+      openRequests: [],
       upgrades: [],
       ended,
     });

@@ -503,6 +503,7 @@ async function writeRecord(store: RunStore, rec: LogRecord): Promise<void> {
   else if (rec.kind === 'input_request') await store.inputRequest?.('run-1', rec);
   else if (rec.kind === 'input') await store.input?.('run-1', rec);
   else if (rec.kind === 'upgrade') await store.upgrade?.('run-1', rec);
+  else if (rec.kind === 'call_result') await store.callResult?.('run-1', rec);
   else await store.runEnded('run-1', rec);
 }
 

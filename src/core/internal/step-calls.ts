@@ -1,0 +1,147 @@
+/**
+ * A step with several calls, the pure part (docs/design/step.md#several-calls-a-step): each call's own
+ * decision, and what a log's records say of each call — the protocol recovery checks them against.
+ * @module
+ */
+import { sameJson } from './json-compare.ts';
+import type {
+  ActionDecision,
+  ActionsDecision,
+  ActionsIntentRecord,
+  CallInFlight,
+  CallResultRecord,
+  InputRecord,
+  InputRequest,
+  InputRequestRecord,
+} from '../types.ts';
+
+/**
+ * Call `j`'s own action decision: what a person approves, answers or settles, and what its executor
+ * runs. Its history is its own one-line form; the step's history is the `actions` decision's.
+ */
+export function callDecision(decision: ActionsDecision, j: number): ActionDecision {
+  const call = decision.calls[j] as ActionsDecision['calls'][number];
+  return { kind: 'action', action: call.action, trajectoryRepr: call.trajectoryRepr, historyText: call.trajectoryRepr };
+}
+
+/** The call (its index) and the kind of a per-call resultId of step `stepIndex`: `s{i}.a{j}[.input|.settle]`. */
+export function callOf(
+  resultId: string,
+  stepIndex: number,
+): { readonly j: number; readonly what: 'result' | 'input' | 'settle' } | null {
+  const m = /^s(\d+)\.a(\d+)(\.input|\.settle)?$/.exec(resultId);
+  if (m === null || Number(m[1]) !== stepIndex) return null;
+  const what = m[3] === '.input' ? 'input' : m[3] === '.settle' ? 'settle' : 'result';
+  return { j: Number(m[2]), what };
+}
+
+/** A request record as the view shows it: known keys only. */
+export function openRequestOf(rec: InputRequestRecord): InputRequest {
+  const q = rec.request;
+  return { resultId: rec.resultId, stepIndex: rec.stepIndex, kind: q.kind, target: q.target, decision: q.decision };
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/**
+ * Whether call `j` runs (or ran): not skipped, and not behind a gate a person answered otherwise than
+ * with an approval. Meaningful once every gate of the step is answered.
+ */
+export function callRuns(intent: ActionsIntentRecord, calls: readonly CallInFlight[], j: number): boolean {
+  const plan = intent.calls[j];
+  if (plan === undefined || plan.skip !== null) return false;
+  return plan.gate === null || calls[j]?.gateReply?.reply.kind === 'approve';
+}
+
+/**
+ * The records of one step with several calls, as a log brings them: each one checked against the
+ * protocol, so what recovery goes on from is what a driver could have written. A record that does
+ * not fit gets a sentence saying why (the caller makes it a `CorruptLogError`).
+ */
+export class CallsTrack {
+  readonly intent: ActionsIntentRecord;
+  readonly calls: Mutable<CallInFlight>[];
+
+  constructor(intent: ActionsIntentRecord) {
+    this.intent = intent;
+    this.calls = intent.calls.map(() => ({
+      gate: null,
+      gateReply: null,
+      settle: null,
+      settleReply: null,
+      result: null,
+    }));
+  }
+
+  /** The open requests, in call order: gates first where a call has both (it cannot). */
+  open(): InputRequestRecord[] {
+    const out: InputRequestRecord[] = [];
+    for (const c of this.calls) {
+      if (c.gate && !c.gateReply) out.push(c.gate);
+      if (c.settle && !c.settleReply) out.push(c.settle);
+    }
+    return out;
+  }
+
+  /** Every gate the plans ask for has its reply: the step's calls may run. */
+  gatesAnswered(): boolean {
+    return this.intent.calls.every((p, j) => p.skip !== null || p.gate === null || this.calls[j]?.gateReply);
+  }
+
+  /** Take an input request, a reply or a call's outcome of this step; a sentence when it does not fit. */
+  accept(rec: InputRequestRecord | InputRecord | CallResultRecord): string | null {
+    const at = callOf(rec.resultId, this.intent.stepIndex);
+    const c = at === null ? undefined : this.calls[at.j];
+    if (at === null || c === undefined)
+      return `${rec.kind} ${rec.resultId} names no call of step ${this.intent.stepIndex}`;
+    if (rec.kind === 'input_request') return this.#request(rec, at.j, at.what, c);
+    if (rec.kind === 'input') {
+      const open = at.what === 'input' ? (c.gateReply ? null : c.gate) : c.settleReply ? null : c.settle;
+      if (open === null || open.resultId !== rec.resultId)
+        return `input for ${rec.resultId}, which is not an open request`;
+      if (at.what === 'input') c.gateReply = rec;
+      else c.settleReply = rec;
+      return null;
+    }
+    if (at.what !== 'result') return `call_result ${rec.resultId} is not a call's resultId`;
+    if (!this.gatesAnswered() || this.open().length > 0)
+      return `call_result ${rec.resultId} while a request of its step is open`;
+    if (!callRuns(this.intent, this.calls, at.j)) return `call_result ${rec.resultId} of a call that does not run`;
+    if (c.result !== null && c.settleReply?.reply.kind !== 'retry') return `a second call_result for ${rec.resultId}`;
+    if (c.settleReply && c.settleReply.reply.kind !== 'retry')
+      return `call_result ${rec.resultId} after a person settled the call`;
+    c.result = rec;
+    c.settle = null;
+    c.settleReply = null;
+    return null;
+  }
+
+  #request(rec: InputRequestRecord, j: number, what: string, c: Mutable<CallInFlight>): string | null {
+    const plan = this.intent.calls[j];
+    const { kind, target, decision } = rec.request;
+    const shown = callDecision(this.intent.decision, j);
+    if (target !== 'action' || decision === null || !sameCall(decision, shown))
+      return `${rec.resultId} does not show the call it asks about`;
+    if (what === 'input') {
+      if (plan?.gate !== kind || plan.skip !== null || c.gate !== null)
+        return `${rec.resultId}: a ${kind} request the call's plan does not ask for`;
+      c.gate = rec;
+      return null;
+    }
+    if (what !== 'settle' || kind !== 'settle') return `${rec.resultId} is not a request's resultId`;
+    if (!this.gatesAnswered() || this.open().length > 0)
+      return `${rec.resultId}: a settlement while a request of its step is open`;
+    if (!callRuns(this.intent, this.calls, j) || c.result !== null)
+      return `${rec.resultId}: a settlement of a call that is not in flight`;
+    if (c.settle !== null && c.settleReply?.reply.kind !== 'retry')
+      return `${rec.resultId}: a second settlement of a settled call`;
+    c.settle = rec;
+    c.settleReply = null;
+    return null;
+  }
+}
+
+/** Two action decisions read from a log are the same call: the same action and one-line form. */
+function sameCall(a: ActionDecision, b: ActionDecision): boolean {
+  return a.kind === 'action' && a.trajectoryRepr === b.trajectoryRepr && sameJson(a.action, b.action);
+}

@@ -1,0 +1,337 @@
+/**
+ * A step with several calls (docs/design/step.md#several-calls-a-step): every call's plan in one
+ * `actions` intent (a barrier, before any call runs), one input request per call a person must
+ * approve or answer (nothing runs until all are answered), then the calls, at most
+ * `parallelToolCalls` at a time, each outcome written as it lands, and one step record listing them.
+ * On resume a call is judged by its own records: an outcome that landed stands; one that may have
+ * run is run again when its policy is `safe`, else settled by a person.
+ * @module
+ */
+import { gateFor, refusalOf, replayPolicyOf, toolOf } from './action-policy.ts';
+import type { Cancellation } from './cancellation.ts';
+import { callDecision, callRuns, openRequestOf } from './internal/step-calls.ts';
+import type { Counters } from './internal/stopping.ts';
+import type { RunRequest } from './request.ts';
+import { seal } from './sealed-records.ts';
+import { freezeDeep, plainOutcome } from './seam-values.ts';
+import type { Pause } from './session-input.ts';
+import { executeAction } from './session-seams.ts';
+import type { RunWrites } from './session-writes.ts';
+import { now } from './step-record.ts';
+import type { StepDraft } from './step-record.ts';
+import { RECORD_VERSION } from './types.ts';
+import type {
+  ActionDecision,
+  ActionOutcome,
+  ActionsDecision,
+  ActionsIntentRecord,
+  CallInFlight,
+  CallPlan,
+  CallRecord,
+  CallResultRecord,
+  Decision,
+  InFlightStep,
+  InputRecord,
+  InputReply,
+  InputRequest,
+  InputRequestRecord,
+  StepRecord,
+} from './types.ts';
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+type CallState = Mutable<CallInFlight>;
+
+/** What a step with several calls needs of its run. */
+export type CallsRun = {
+  readonly req: RunRequest;
+  readonly writes: RunWrites;
+  readonly cancel: Cancellation;
+  readonly counters: Counters;
+};
+
+/**
+ * How the run reads a decision before acting on it: an `actions` decision of one call is that call's
+ * `action` decision (the model sees what it saw before), and one of several calls is an invalid reply
+ * when the run takes one call a turn.
+ */
+export function normalizeDecision(decision: Decision, parallelToolCalls: number): Decision {
+  if (decision.kind !== 'actions') return decision;
+  const history = {
+    historyText: decision.historyText,
+    ...(decision.historyContent === undefined ? {} : { historyContent: decision.historyContent }),
+  };
+  const [only] = decision.calls;
+  if (decision.calls.length === 1 && only)
+    return { kind: 'action', action: only.action, trajectoryRepr: only.trajectoryRepr, ...history };
+  if (parallelToolCalls > 1) return decision;
+  const names = decision.calls.map((c) => (c.action.kind === 'tool_call' ? `"${c.action.name}"` : 'code')).join(', ');
+  const explanation =
+    `You called ${decision.calls.length} tools at once (${names}), but exactly one tool call per turn is allowed. ` +
+    'None of them ran. Call the one you need first; you will see its result before your next call.';
+  return { kind: 'invalid', explanation, ...history };
+}
+
+/** Write a person's reply to one of the step's open requests (a barrier) before the step carries it out. */
+export async function receiveCallReply(writes: RunWrites, f: InFlightStep, reply: InputReply): Promise<InFlightStep> {
+  const { stepIndex } = f;
+  const { resultId } = reply;
+  const rec: InputRecord = { kind: 'input', v: RECORD_VERSION, stepIndex, resultId, reply, receivedAt: now() };
+  await writes.out.write(rec);
+  await writes.out.emit({ type: 'input_received', runId: writes.runId, stepIndex, resultId, kind: reply.kind });
+  const calls = (f.calls?.calls ?? []).map((c) => {
+    if (c.gate?.resultId === resultId) return { ...c, gateReply: rec };
+    if (c.settle?.resultId === resultId) return { ...c, settleReply: rec };
+    return c;
+  });
+  const intent = f.calls?.intent as ActionsIntentRecord;
+  return {
+    ...f,
+    resolution: 'apply_input',
+    input: rec,
+    calls: { intent, calls, mayHaveRun: f.calls?.mayHaveRun === true },
+  };
+}
+
+/** The plan of each call: skipped (refused, or past the step's valid actions), gated, and its replay policy. */
+function planCalls(run: CallsRun, stepIndex: number, decision: ActionsDecision): CallPlan[] {
+  const { req, counters } = run;
+  let left = req.budget.maxValidActions - counters.validActions;
+  return decision.calls.map((_, j) => {
+    const d = callDecision(decision, j);
+    const resultId = `s${stepIndex}.a${j}`;
+    const refusal = refusalOf(req, d);
+    let skip = refusal?.outcome.observation ?? null;
+    const { action } = d;
+    const validates = action.kind !== 'tool_call' || req.tools.names().length === 0 || req.tools.validate(action).ok;
+    if (skip === null && validates) {
+      if (left <= 0) skip = 'Not executed: the run reached its limit of valid actions (budget.maxValidActions).';
+      else left--;
+    }
+    if (skip !== null) return { resultId, replayPolicy: 'safe', gate: null, skip };
+    return { resultId, replayPolicy: replayPolicyOf(req, d), gate: gateFor(req, d), skip };
+  });
+}
+
+/**
+ * The calls half of a step whose decision holds several: plan and announce them (fresh), ask what a
+ * person must answer, settle what may have run, run the rest, and write the step.
+ */
+export async function runCalls(
+  run: CallsRun,
+  step: StepDraft,
+  decision: ActionsDecision,
+  inFlight: InFlightStep | null,
+): Promise<StepRecord | Pause> {
+  const { writes } = run;
+  const { stepIndex } = step;
+  let intent = inFlight?.calls?.intent ?? null;
+  if (intent === null) {
+    const calls = planCalls(run, stepIndex, decision);
+    const resultId = `s${stepIndex}.actions`;
+    intent = { kind: 'intent', v: RECORD_VERSION, intent: 'actions', stepIndex, resultId, decision, calls };
+    await writes.land(seal(intent));
+    run.cancel.signal.throwIfAborted();
+  }
+  const state: CallState[] = inFlight?.calls?.calls.map((c) => ({ ...c })) ?? intent.calls.map(() => blank());
+  const mayHaveRun = inFlight?.calls?.mayHaveRun === true;
+  step.decision = 'action';
+  step.actionRepr = decision.calls.map((c) => c.trajectoryRepr).join('\n');
+  // Every gate the plans ask for, asked; the run waits while any is open.
+  for (const [j, plan] of intent.calls.entries()) {
+    const c = state[j] as CallState;
+    if (plan.gate !== null && plan.skip === null && c.gate === null)
+      c.gate = await ask(writes, intent, j, plan.gate, `${plan.resultId}.input`);
+  }
+  const waiting = openOf(state);
+  if (waiting.length > 0) return pause(writes, waiting);
+  // What may have run without an outcome: run again if safe, else a person settles it.
+  const toRun: number[] = [];
+  let settled = false;
+  for (const j of intent.calls.keys()) {
+    const c = state[j] as CallState;
+    if (!callRuns(intent, state, j) || c.result !== null) continue;
+    const settle = c.settleReply?.reply;
+    if (settle && settle.kind !== 'retry') continue;
+    if (!settle && mayHaveRun && mustSettle(run.req, intent, state, j)) {
+      c.settle = await ask(writes, intent, j, 'settle', `${intent.calls[j]?.resultId}.settle`);
+      settled = true;
+    } else toRun.push(j);
+  }
+  if (settled) return pause(writes, openOf(state));
+  const replayed = (j: number): boolean => mayHaveRun || state[j]?.settleReply?.reply.kind === 'retry';
+  await runAll(run, intent, toRun, replayed, state);
+  return finish(run, step, intent, state);
+}
+
+function blank(): CallState {
+  return { gate: null, gateReply: null, settle: null, settleReply: null, result: null };
+}
+
+/**
+ * A call that may have run goes again only when the run's own tools allow it: a `safe` policy, and no
+ * gate left unapproved. Otherwise a person settles it.
+ */
+function mustSettle(req: RunRequest, intent: ActionsIntentRecord, state: readonly CallState[], j: number): boolean {
+  const d = callDecision(intent.decision, j);
+  const plan = intent.calls[j] as CallPlan;
+  if (refusalOf(req, d) !== null) return false;
+  const approved = state[j]?.gateReply?.reply.kind === 'approve';
+  if (plan.replayPolicy === 'never' || replayPolicyOf(req, d) === 'never') return true;
+  return gateFor(req, d) !== null && !approved;
+}
+
+function openOf(state: readonly CallState[]): InputRequestRecord[] {
+  const out: InputRequestRecord[] = [];
+  for (const c of state) {
+    if (c.gate && !c.gateReply) out.push(c.gate);
+    if (c.settle && !c.settleReply) out.push(c.settle);
+  }
+  return out;
+}
+
+/** Write one call's input request (a barrier) and announce it. */
+async function ask(
+  writes: RunWrites,
+  intent: ActionsIntentRecord,
+  j: number,
+  kind: 'approval' | 'answer' | 'settle',
+  resultId: string,
+): Promise<InputRequestRecord> {
+  const { stepIndex } = intent;
+  const request = { kind, target: 'action' as const, decision: callDecision(intent.decision, j) };
+  const rec: InputRequestRecord = {
+    kind: 'input_request',
+    v: RECORD_VERSION,
+    stepIndex,
+    resultId,
+    request,
+    requestedAt: now(),
+  };
+  await writes.out.write(rec);
+  const pending = freezeDeep(openRequestOf(rec));
+  await writes.out.emit({ type: 'input_requested', runId: writes.runId, stepIndex, resultId, request: pending });
+  return rec;
+}
+
+/** The run waits on the step's open requests: the lease is freed; `pending` is the first in call order. */
+async function pause(writes: RunWrites, open: readonly InputRequestRecord[]): Promise<Pause> {
+  await writes.releaseLease();
+  const pending: InputRequest = freezeDeep(openRequestOf(open[0] as InputRequestRecord));
+  return { pause: 'awaiting', pending };
+}
+
+/**
+ * Run `calls` at most `parallelToolCalls` at a time, each outcome written as it lands. Writes and
+ * events go out one at a time, in the order outcomes land. An abort starts nothing more; the calls
+ * running are abandoned by their seam, and the abort is rethrown once all have settled.
+ */
+async function runAll(
+  run: CallsRun,
+  intent: ActionsIntentRecord,
+  calls: readonly number[],
+  replayed: (j: number) => boolean,
+  state: CallState[],
+): Promise<void> {
+  const { req, writes, cancel } = run;
+  const { out, runId } = writes;
+  const { stepIndex } = intent;
+  let queue: Promise<unknown> = Promise.resolve();
+  const inOrder = <T>(task: () => Promise<T>): Promise<T> => {
+    const next = queue.then(task);
+    queue = next.catch(() => undefined);
+    return next;
+  };
+  let nextIndex = 0;
+  const worker = async (): Promise<void> => {
+    while (nextIndex < calls.length) {
+      cancel.signal.throwIfAborted();
+      const j = calls[nextIndex++] as number;
+      const d = callDecision(intent.decision, j);
+      const resultId = (intent.calls[j] as CallPlan).resultId;
+      const { action } = d;
+      const again = replayed(j);
+      await inOrder(() => out.emit({ type: 'action_started', runId, stepIndex, resultId, action, replayed: again }));
+      const { outcome, completedRun } = await executeAction(req, cancel, d, stepIndex, resultId);
+      const rec: CallResultRecord = {
+        kind: 'call_result',
+        v: RECORD_VERSION,
+        stepIndex,
+        resultId,
+        outcome,
+        completedRun,
+      };
+      await inOrder(async () => {
+        await out.write(rec);
+        (state[j] as CallState).result = rec;
+        await out.emit({ type: 'action_finished', runId, stepIndex, resultId, outcome });
+      });
+    }
+  };
+  const width = Math.max(1, Math.min(req.parallelToolCalls ?? 1, calls.length));
+  const settled = await Promise.allSettled(Array.from({ length: width }, worker));
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+/** Each call's record, from its plan, its person's reply or its outcome; the step's fields from all of them. */
+async function finish(
+  run: CallsRun,
+  step: StepDraft,
+  intent: ActionsIntentRecord,
+  state: readonly CallState[],
+): Promise<StepRecord> {
+  const calls = intent.calls.map((plan, j) => callRecord(run.req, intent, plan, j, state[j] as CallState));
+  const failed = calls.find((c) => c.status === 'env_error');
+  step.actionStatus = failed
+    ? 'env_error'
+    : calls.some((c) => c.status === 'executed')
+      ? 'executed'
+      : calls.every((c) => c.status === 'denied')
+        ? 'denied'
+        : 'not_executed';
+  // The observation a failed run reports (`RunResult.error`): its first failed call's.
+  step.observation = failed?.observation ?? null;
+  step.envReportedCompletion = calls.some((c) => c.envReportedCompletion);
+  step.toolCompletedRun = calls.some((c) => c.toolCompletedRun);
+  step.calls = Object.freeze(calls.map((c) => Object.freeze(c)));
+  return run.writes.finishStep(step, null);
+}
+
+function callRecord(req: RunRequest, intent: ActionsIntentRecord, plan: CallPlan, j: number, c: CallState): CallRecord {
+  const d: ActionDecision = callDecision(intent.decision, j);
+  const toolCallId = d.action.kind === 'tool_call' ? (d.action.id ?? null) : null;
+  const base = { resultId: plan.resultId, toolCallId, actionRepr: d.trajectoryRepr };
+  const byPerson = (observation: string): CallRecord => ({
+    ...base,
+    ...outcomeFields(plainOutcome('executed', observation)),
+    toolCompletedRun: toolOf(req, d)?.completesRun === true,
+  });
+  const denied = (reason: string): CallRecord => ({
+    ...base,
+    ...outcomeFields(plainOutcome('executed', reason)),
+    status: 'denied',
+    toolCompletedRun: false,
+  });
+  if (plan.skip !== null)
+    return { ...base, ...outcomeFields(plainOutcome('not_executed', plan.skip, true)), toolCompletedRun: false };
+  const gate = c.gateReply?.reply;
+  if (gate?.kind === 'deny') return denied(gate.reason);
+  if (gate?.kind === 'answer') return byPerson(gate.text);
+  const settle = c.settleReply?.reply;
+  if (settle?.kind === 'executed' && c.result === null) return byPerson(settle.observation);
+  if (settle?.kind === 'deny' && c.result === null) return denied(settle.reason);
+  const result = c.result as CallResultRecord;
+  return { ...base, ...outcomeFields(result.outcome), toolCompletedRun: result.completedRun };
+}
+
+function outcomeFields(
+  o: ActionOutcome,
+): Omit<CallRecord, 'resultId' | 'toolCallId' | 'actionRepr' | 'toolCompletedRun'> {
+  return {
+    status: o.status,
+    observation: o.observation,
+    observationIsSynthetic: o.observationIsSynthetic,
+    envReportedCompletion: o.envReportedCompletion,
+    observationTruncatedChars: o.observationTruncatedChars,
+  };
+}
