@@ -47,7 +47,7 @@ describe('the built package', () => {
     rmSync(PKG, { recursive: true, force: true });
     mkdirSync(PKG);
     await run('tar', ['xzf', tarball, '-C', PKG, '--strip-components=1']);
-  }, 180_000);
+  }, 300_000);
 
   it('declares exactly the subpaths of the layers, each with types first and both files built', () => {
     const subpaths = Object.keys(pkg.exports)
