@@ -8,23 +8,12 @@
  * Applications import from `polyloop` and the platform entries; see docs/api.md.
  * @module
  */
-export { AppendLogStore } from './append-log-store.ts';
-export type { LogAppend, StoreWriteMethod } from './append-log-store.ts';
-export { cappedStream, declaresMoreThan, readCapped } from './capped-body.ts';
-export type { CappedStreamOptions } from './capped-body.ts';
+// One statement a module; a module that is shared plumbing through and through goes out whole
+// (test/node/package/entry-exports.test.ts lists every name, so none is added by accident).
+export * from './append-log-store.ts';
+export * from './capped-body.ts';
 export { conversationOf } from './conversation.ts';
-export { errorBody, eventsRefusal } from './http-bodies.ts';
-export type {
-  ErrorBody,
-  InputAccepted,
-  RunCreated,
-  RunList,
-  RunListItem,
-  RunPage,
-  RunStatus,
-  RunTrajectory,
-  UpgradeAccepted,
-} from './http-bodies.ts';
+export * from './http-bodies.ts';
 export { jsonSchemaCheck } from './json-schema-check.ts';
 export {
   contentProblem,
@@ -37,11 +26,8 @@ export {
   modelReplyProblem,
   outcomeProblem,
 } from './internal/values.ts';
-export { checkOptionKeys } from './options.ts';
-export type { OptionHints, OptionKeys } from './options.ts';
-export { resolveRequest } from './request-input.ts';
-export type { ResolvedRequest } from './request-input.ts';
-export { readReadablePrefix } from './run-log.ts';
-export type { PrefixReading } from './run-log.ts';
+export { checkOptionKeys, type OptionHints, type OptionKeys } from './options.ts';
+export { type ResolvedRequest, resolveRequest } from './request-input.ts';
+export { type PrefixReading, readReadablePrefix } from './run-log.ts';
 export { canonicalJson } from './serialization.ts';
 export { STEP_DEFAULTS } from './types.ts';
