@@ -8,6 +8,7 @@
  */
 import { acceptedReplies, decodeRecord } from '../../core/index.ts';
 import { readReadablePrefix } from '../../core/internal-entry.ts';
+import type { PrefixReading } from '../../core/internal-entry.ts';
 import type {
   Action,
   InputRecord,
@@ -21,11 +22,8 @@ import { isCompleteJson } from '../../platform-node/log-text.ts';
 import { upgradeSummaries } from './upgrades.ts';
 import type { UpgradeSummary } from './upgrades.ts';
 
-/** A decoded log, read as far as it can be. */
-export type LogReading = {
-  /** The records `view` was read from (a prefix of the log when `error` is set). */
-  readonly records: readonly LogRecord[];
-  readonly view: RunLogView;
+/** A decoded log, read as far as it can be: core's reading of its readable prefix, and where and why it stopped. */
+export type LogReading = Pick<PrefixReading, 'records' | 'view'> & {
   /** Why the log could not be read past `records` (a corrupt line, a write-order break), else null. */
   readonly error: string | null;
   /** Repairs a reader should know of (a torn last line, ignored). */
@@ -134,13 +132,8 @@ export type PendingSummary = {
   readonly requestedAt: string | null;
 };
 
-/** Options of {@link summarizeRun}. */
-export type SummaryContext = {
-  readonly runId: string;
-  readonly status: ViewStatus;
-  readonly updatedAt: string | null;
-  readonly answering: RunSummary['answering'];
-};
+/** Options of {@link summarizeRun}: the summary's fields that come from outside the log. */
+export type SummaryContext = Pick<RunSummary, 'runId' | 'status' | 'updatedAt' | 'answering'>;
 
 /** The run page's summary of a reading. */
 export function summarizeRun(reading: LogReading, ctx: SummaryContext): RunSummary {
