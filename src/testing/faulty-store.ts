@@ -4,23 +4,7 @@
  */
 import { PolyLoopError } from '../core/index.ts';
 import { checkOptionKeys } from '../core/internal-entry.ts';
-import type {
-  ActionIntentRecord,
-  ActionsIntentRecord,
-  CallResultRecord,
-  InputRecord,
-  InputRequestRecord,
-  IntentRecord,
-  LogRecord,
-  ReadLogOptions,
-  ReleaseLease,
-  ResultRecord,
-  RunEndedRecord,
-  RunStartedRecord,
-  RunStore,
-  StepWriteRecord,
-  UpgradeRecord,
-} from '../core/index.ts';
+import type { LogRecord, RunStore } from '../core/index.ts';
 import type { OptionKeys, StoreWriteMethod } from '../core/internal-entry.ts';
 
 /**
@@ -97,54 +81,27 @@ export type WriteInterceptor = (
  * writes are there exactly when the inner store has them. Internal to the test kit.
  */
 export function interceptWrites(inner: RunStore, write: WriteInterceptor): RunStore {
+  // Typed by RunStore: every method takes the parameters the port declares.
   const store: RunStore = {
-    runStarted: (runId: string, rec: RunStartedRecord) =>
-      write('runStarted', runId, [rec], () => inner.runStarted(runId, rec)),
-    intent: (runId: string, rec: IntentRecord) => write('intent', runId, [rec], () => inner.intent(runId, rec)),
-    result: (runId: string, resultId: string, rec: ResultRecord) =>
-      write('result', runId, [rec], () => inner.result(runId, resultId, rec)),
-    step: (runId: string, rec: StepWriteRecord) => write('step', runId, [rec], () => inner.step(runId, rec)),
-    runEnded: (runId: string, rec: RunEndedRecord) => write('runEnded', runId, [rec], () => inner.runEnded(runId, rec)),
-    readLog: (runId: string, o?: ReadLogOptions): Promise<readonly LogRecord[]> => inner.readLog(runId, o),
+    runStarted: (runId, rec) => write('runStarted', runId, [rec], () => inner.runStarted(runId, rec)),
+    intent: (runId, rec) => write('intent', runId, [rec], () => inner.intent(runId, rec)),
+    result: (runId, resultId, rec) => write('result', runId, [rec], () => inner.result(runId, resultId, rec)),
+    step: (runId, rec) => write('step', runId, [rec], () => inner.step(runId, rec)),
+    runEnded: (runId, rec) => write('runEnded', runId, [rec], () => inner.runEnded(runId, rec)),
+    readLog: (runId, o) => inner.readLog(runId, o),
   };
-  if (inner.resultAndIntent) {
-    const resultAndIntent = inner.resultAndIntent.bind(inner);
-    Object.assign(store, {
-      resultAndIntent: (runId: string, result: ResultRecord, intent: ActionIntentRecord | ActionsIntentRecord) =>
-        write('resultAndIntent', runId, [result, intent], () => resultAndIntent(runId, result, intent)),
-    });
-  }
-  if (inner.inputRequest) {
-    const inputRequest = inner.inputRequest.bind(inner);
-    Object.assign(store, {
-      inputRequest: (runId: string, rec: InputRequestRecord) =>
-        write('inputRequest', runId, [rec], () => inputRequest(runId, rec)),
-    });
-  }
-  if (inner.input) {
-    const input = inner.input.bind(inner);
-    Object.assign(store, {
-      input: (runId: string, rec: InputRecord) => write('input', runId, [rec], () => input(runId, rec)),
-    });
-  }
-  if (inner.upgrade) {
-    const upgrade = inner.upgrade.bind(inner);
-    Object.assign(store, {
-      upgrade: (runId: string, rec: UpgradeRecord) => write('upgrade', runId, [rec], () => upgrade(runId, rec)),
-    });
-  }
-  if (inner.callResult) {
-    const callResult = inner.callResult.bind(inner);
-    Object.assign(store, {
-      callResult: (runId: string, rec: CallResultRecord) =>
-        write('callResult', runId, [rec], () => callResult(runId, rec)),
-    });
-  }
-  if (inner.acquire) {
-    const acquire = inner.acquire.bind(inner);
-    Object.assign(store, {
-      acquire: (runId: string, o: { readonly signal?: AbortSignal }): Promise<ReleaseLease> => acquire(runId, o),
-    });
-  }
-  return store;
+  const optional: { -readonly [M in keyof RunStore]?: RunStore[M] } = {};
+  const { resultAndIntent, inputRequest, input, upgrade, callResult, acquire } = inner;
+  if (resultAndIntent)
+    optional.resultAndIntent = (runId, result, intent) =>
+      write('resultAndIntent', runId, [result, intent], () => resultAndIntent.call(inner, runId, result, intent));
+  if (inputRequest)
+    optional.inputRequest = (runId, rec) =>
+      write('inputRequest', runId, [rec], () => inputRequest.call(inner, runId, rec));
+  if (input) optional.input = (runId, rec) => write('input', runId, [rec], () => input.call(inner, runId, rec));
+  if (upgrade) optional.upgrade = (runId, rec) => write('upgrade', runId, [rec], () => upgrade.call(inner, runId, rec));
+  if (callResult)
+    optional.callResult = (runId, rec) => write('callResult', runId, [rec], () => callResult.call(inner, runId, rec));
+  if (acquire) optional.acquire = (runId, o) => acquire.call(inner, runId, o);
+  return Object.assign(store, optional);
 }
