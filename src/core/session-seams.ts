@@ -16,7 +16,7 @@ import {
   outcomeProblem,
 } from './internal/values.ts';
 import { DELIVERED } from './outbox.ts';
-import type { DecisionInterpreter } from './ports.ts';
+import type { DecisionInterpreter, ModelCall } from './ports.ts';
 import type { AgentDefinition, RunRequest } from './request.ts';
 import { toolOf } from './action-policy.ts';
 import { seal } from './sealed-records.ts';
@@ -31,7 +31,6 @@ import type {
   Decision,
   IntentRecord,
   ModelReply,
-  ModelToolSchema,
   ResultRecord,
   RunEvent,
   StepRecord,
@@ -42,7 +41,7 @@ import type {
  * and its history and trajectory (the driver's, read here).
  */
 export type ModelContext = {
-  readonly tools: readonly ModelToolSchema[];
+  readonly tools: ModelCall['tools'];
   readonly history: History;
   readonly trajectory: readonly StepRecord[];
 };
@@ -59,7 +58,7 @@ export class ModelSeam {
   readonly #cancel: Cancellation;
   readonly #signal: AbortSignal;
   readonly #writes: RunWrites;
-  readonly #tools: readonly ModelToolSchema[];
+  readonly #tools: ModelCall['tools'];
   readonly #history: History;
   readonly #trajectory: readonly StepRecord[];
   /** A reply without usage under a token budget was reported once (`usage_missing`). */
