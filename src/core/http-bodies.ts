@@ -18,9 +18,10 @@ export function errorBody<Code extends string>(code: Code, message: string): Err
 
 /**
  * `GET /runs/:id` body (docs/http.md#get-runsid). Before its first record a run is `running` with
- * `steps: 0`. `awaiting_input`: the run waits for a person; `pending` is the open request (null
- * otherwise), answered with `POST /runs/:id/input`. `halted`: the run object gave up driving the
- * run (its log is unreadable, or the library refused to resume it).
+ * `steps: 0`. `awaiting_input`: the run waits for a person; `pending` is the (first) open request
+ * (null otherwise), `openRequests` all of them, each answered with `POST /runs/:id/input`.
+ * `halted`: the run object gave up driving the run (its log is unreadable, or the library refused
+ * to resume it).
  */
 export type RunStatus = {
   readonly runId: string;
@@ -36,6 +37,11 @@ export type RunStatus = {
   readonly steps: number;
   readonly validActions: number;
   readonly pending: InputRequest | null;
+  /**
+   * Every open request of an `awaiting_input` run, in call order (`pending` is the first; several
+   * only while a step with several calls waits for them), each answered on its own; empty otherwise.
+   */
+  readonly openRequests: readonly InputRequest[];
 };
 
 /** `GET /runs/:id/trajectory` body (docs/http.md#get-runsidtrajectory-and-get-runsidlog). */

@@ -207,8 +207,8 @@ async function readSmallBody<T>(c: Context, problemOf: (raw: unknown) => string 
  * resume it), `GET /runs/:id`, `GET /runs/:id/trajectory`, `GET /runs/:id/log`
  * (NDJSON, as `exportRun` gives it), `GET /runs/:id/events` (SSE, `id:` = record sequence,
  * honours `Last-Event-ID`: 204 once `run_ended` was seen, 400 for an id beyond the log),
- * `POST /runs/:id/cancel`, `POST /runs/:id/input` (an `InputReply` answering the run's open
- * request: `202` once it is durable; `409` when the run awaits no input or another
+ * `POST /runs/:id/cancel`, `POST /runs/:id/input` (an `InputReply` answering one of the run's open
+ * requests: `202` once it is durable; `409` when the run awaits no input or none for its
  * resultId, `400` for a kind the request does not accept), `POST /runs/:id/upgrade` (`{ reason }`:
  * a run whose agent changed goes on under this deployment's, `202 { runId, upgraded }`; `409` for
  * an ended or running run or an upgrade the library refuses); with the `chat` option also `POST /chat`,

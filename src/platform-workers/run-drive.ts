@@ -133,8 +133,9 @@ export class RunObjectDriver<Env> {
   }
 
   /**
-   * What the next resume sends — a cancel reply, the answer, nothing (not awaiting), or 'wait'
-   * (awaiting, nothing to send) — and what the log keeps.
+   * What the next resume sends — a cancel reply (to the first open request: it ends the run
+   * whichever it names), the answer (to any open request; the caller checked it fits one), nothing
+   * (not awaiting), or 'wait' (awaiting, nothing to send) — and what the log keeps.
    */
   #nextFor(runId: string, answer: Answer | null): { readonly next: Next; readonly logged: Logged } {
     const { storage } = this.#parts;

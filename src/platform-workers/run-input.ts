@@ -62,9 +62,10 @@ export function replyShapeProblem(raw: unknown): string | null {
 }
 
 /**
- * Why `reply` does not answer the run's open request, as the HTTP surface reports it, or null:
- * `conflict` when the run awaits no input (not waiting, or ended) or its open request has
- * another resultId; `bad_request` when the request does not accept the reply's kind.
+ * Why `reply` does not answer one of the run's open requests, as the HTTP surface reports it, or
+ * null: `conflict` when the run awaits no input (not waiting, or ended) or no open request has the
+ * reply's resultId (the message names every open one); `bad_request` when the request it answers
+ * does not accept the reply's kind.
  */
 export function replyRefusal(
   runId: string,
@@ -74,27 +75,28 @@ export function replyRefusal(
   const run = `run ${JSON.stringify(runId.slice(0, 200))}`;
   if (view.ended)
     return { ok: false, code: 'conflict', message: `${run} has ended (${view.ended.stopReason}); it awaits no input` };
-  const pending = view.pending;
-  if (pending === null) return { ok: false, code: 'conflict', message: `${run} awaits no input` };
-  if (reply.resultId !== pending.resultId) {
+  const open = view.openRequests;
+  if (open.length === 0) return { ok: false, code: 'conflict', message: `${run} awaits no input` };
+  const request = open.find((r) => r.resultId === reply.resultId);
+  if (request === undefined) {
     return {
       ok: false,
       code: 'conflict',
       message:
-        `${run} awaits input for ${JSON.stringify(pending.resultId)}, ` +
+        `${run} awaits input for ${open.map((r) => JSON.stringify(r.resultId)).join(', ')}, ` +
         `not ${JSON.stringify(reply.resultId.slice(0, 200))}`,
     };
   }
-  const accepted = acceptedReplies(pending.kind, pending.target);
+  const accepted = acceptedReplies(request.kind, request.target);
   if (!accepted.includes(reply.kind)) {
     const what =
-      pending.kind === 'settle'
-        ? `a settle request of ${pending.target === 'action' ? 'an action' : 'a model call'}`
-        : `a ${pending.kind} request`;
+      request.kind === 'settle'
+        ? `a settle request of ${request.target === 'action' ? 'an action' : 'a model call'}`
+        : `a ${request.kind} request`;
     return {
       ok: false,
       code: 'bad_request',
-      message: `${JSON.stringify(pending.resultId)} is ${what}; it accepts ${accepted.join(', ')}, not ${reply.kind}`,
+      message: `${JSON.stringify(request.resultId)} is ${what}; it accepts ${accepted.join(', ')}, not ${reply.kind}`,
     };
   }
   return null;

@@ -174,8 +174,8 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
 
   /**
    * Ask the run to stop: the library writes `run_ended` (`cancelled`). Idempotent; a no-op on an
-   * ended run. A run awaiting input is ended by a `cancel` reply to its open request (written
-   * like a person's, so the log says who ended it). A halted run gets one more attempt, which
+   * ended run. A run awaiting input is ended by a `cancel` reply to its (first) open request
+   * (written like a person's, so the log says who ended it). A halted run gets one more attempt, which
    * ends it only if its fault has cleared (a run whose identity no longer matches stays halted).
    * Refused as `conflict` when the run has ended (nothing left to cancel), `not_found` when this
    * object holds no run.
@@ -204,11 +204,12 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   }
 
   /**
-   * Answer the run's open input request: resolves once the reply is durable in the log
-   * (the run then goes on in the background, its alarm re-armed for the rest of it), or with why
-   * not — `conflict` when the run awaits no input (running, ended, halted) or its request has
-   * another resultId, `bad_request` when the request does not accept the reply's kind,
-   * `not_found` when this object holds no run. `reply` has the shape of an `InputReply` already.
+   * Answer one of the run's open input requests (any of them, when a step with several calls waits
+   * for several): resolves once the reply is durable in the log (the run then goes on in the
+   * background, its alarm re-armed for the rest of it, and waits again while others are open), or
+   * with why not — `conflict` when the run awaits no input (running, ended, halted) or no open
+   * request has the reply's resultId, `bad_request` when the request does not accept the reply's
+   * kind, `not_found` when this object holds no run. `reply` has the shape of an `InputReply` already.
    */
   async input(reply: InputReply): Promise<InputOutcome> {
     for (;;) {

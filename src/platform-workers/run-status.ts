@@ -19,7 +19,7 @@ export type UnreadableLog = { readonly runId: string; readonly unreadable: strin
 
 /**
  * The status a view reports: `ended` with the outcome of its `run_ended` record; `awaiting_input`
- * with the open request; every other state (not started, at a step boundary, in flight — also a
+ * with its open requests; every other state (not started, at a step boundary, in flight — also a
  * reply that landed and is being carried out) is `running`, counted over the steps so far.
  */
 export function statusOf(runId: string, view: RunLogView): RunStatus {
@@ -38,6 +38,7 @@ export function statusOf(runId: string, view: RunLogView): RunStatus {
         steps: ended.steps,
         validActions: ended.validActions,
         pending: null,
+        openRequests: [],
         error,
       };
     }
@@ -50,6 +51,7 @@ export function statusOf(runId: string, view: RunLogView): RunStatus {
         steps,
         validActions,
         pending: view.pending,
+        openRequests: view.openRequests,
         error: null,
       };
     case 'not_started':
@@ -63,6 +65,7 @@ export function statusOf(runId: string, view: RunLogView): RunStatus {
         steps,
         validActions,
         pending: null,
+        openRequests: [],
         error: null,
       };
   }
@@ -84,6 +87,7 @@ export function haltedStatusOf(runId: string, view: RunLogView, why: string): Ru
     steps: view.steps,
     validActions: view.validActions,
     pending: null,
+    openRequests: [],
     error: why,
   };
 }

@@ -30,6 +30,7 @@ describe('the HTTP app in workerd', () => {
       steps: 5,
       validActions: 4,
       pending: null,
+      openRequests: [],
       error: null,
     });
     const res = await call(`/runs/${runId}/trajectory`);

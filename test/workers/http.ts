@@ -38,6 +38,7 @@ export type Status = {
   steps: number;
   validActions: number;
   pending: Pending | null;
+  openRequests: Pending[];
 };
 
 /** `prefix` '/probes' reaches a run of the probe objects (see fixtures/probe-worker.ts). */

@@ -276,6 +276,7 @@ describe('a run whose instance died before its first record (workerd)', () => {
       steps: 0,
       validActions: 0,
       pending: null,
+      openRequests: [],
       error: null,
     });
     expect(await alarmOf(runId)).not.toBeNull();
@@ -289,6 +290,7 @@ describe('a run whose instance died before its first record (workerd)', () => {
       steps: 3,
       validActions: 2,
       pending: null,
+      openRequests: [],
       error: null,
     });
   });
@@ -310,6 +312,7 @@ describe('a run whose instance died before its first record (workerd)', () => {
       steps: 0,
       validActions: 0,
       pending: null,
+      openRequests: [],
       error: null,
     });
     expect(await alarmOf(runId)).toBeNull();

@@ -33,6 +33,7 @@ describe('the Workers status of a run log', () => {
           steps: ended.steps,
           validActions: ended.validActions,
           pending: null,
+          openRequests: [],
           error: null,
         });
       } else {
@@ -44,6 +45,7 @@ describe('the Workers status of a run log', () => {
           steps: view.steps,
           validActions: view.validActions,
           pending: null,
+          openRequests: [],
           error: null,
         });
       }
@@ -69,6 +71,7 @@ describe('the Workers status of a run log', () => {
       steps: view.steps,
       validActions: view.validActions,
       pending: null,
+      openRequests: [],
     });
   });
 
@@ -84,6 +87,7 @@ describe('the Workers status of a run log', () => {
       steps: 0,
       validActions: 0,
       pending: paused.pending,
+      openRequests: [paused.pending],
       error: null,
     });
     expect(paused.pending).toMatchObject({ kind: 'approval', resultId: 's0.input' });
@@ -93,6 +97,7 @@ describe('the Workers status of a run log', () => {
     expect(statusOf('run-1', readRunLog(log.slice(0, received + 1)))).toMatchObject({
       status: 'running',
       pending: null,
+      openRequests: [],
     });
   });
 });
