@@ -8,15 +8,7 @@ import { freezeDeep } from './seam-values.ts';
 import type { RunWrites } from './session-writes.ts';
 import { now } from './step-record.ts';
 import { RECORD_VERSION } from './types.ts';
-import type {
-  ActionDecision,
-  InFlightStep,
-  InputRecord,
-  InputReply,
-  InputRequest,
-  InputRequestKind,
-  InputRequestRecord,
-} from './types.ts';
+import type { InFlightStep, InputRecord, InputReply, InputRequest, InputRequestRecord } from './types.ts';
 
 /**
  * What a step may end in besides a step record: it waits for a person, a person cancelled the
@@ -35,9 +27,9 @@ export type Pause =
 export async function askPerson(
   writes: RunWrites,
   stepIndex: number,
-  kind: InputRequestKind,
-  target: 'action' | 'model_call',
-  decision: ActionDecision | null,
+  kind: InputRequest['kind'],
+  target: InputRequest['target'],
+  decision: InputRequest['decision'],
 ): Promise<Pause> {
   const { out, runId } = writes;
   // A store without input methods cannot hold a settlement: the run ends `in_flight_unknown`.
