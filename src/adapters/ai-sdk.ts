@@ -66,9 +66,11 @@ export type AiSdkModelOptions = {
   /** Call settings for every call; reported in `params.settings`. */
   readonly settings?: AiSdkCallSettings;
   /**
-   * Provider options, merged per provider over the adapter's own (`openai.parallelToolCalls:
-   * false`, `anthropic.disableParallelToolUse: true` whenever there are tools: one call per turn,
-   * docs/design/conversation.md#native-tool-calls); reported in `params.providerOptions`.
+   * Provider options, merged per provider over the adapter's own, which it sets whenever there are
+   * tools: `openai.parallelToolCalls: false`, `anthropic.disableParallelToolUse: true` (one call per
+   * turn, docs/design/conversation.md#native-tool-calls), or `true` and `false` when the run takes
+   * several calls a step (`parallelToolCalls` above 1 on the request). Reported in
+   * `params.providerOptions`.
    */
   readonly providerOptions?: AiSdkProviderOptions;
   /** Extra request headers of every call (not reported in `params`: they may hold secrets). */
@@ -141,6 +143,12 @@ const ONE_CALL_PER_TURN: AiSdkProviderOptions = {
   anthropic: { disableParallelToolUse: true },
 };
 
+/** Several calls per turn (a run whose `parallelToolCalls` is above 1): the same options, allowing them. */
+const SEVERAL_CALLS_PER_TURN: AiSdkProviderOptions = {
+  openai: { parallelToolCalls: true },
+  anthropic: { disableParallelToolUse: false },
+};
+
 function mergeProviderOptions(...layers: (AiSdkProviderOptions | undefined)[]): AiSdkProviderOptions {
   const out: AiSdkProviderOptions = {};
   for (const layer of layers)
@@ -164,7 +172,7 @@ export function aiSdkCallOptions(call: ModelCall, provider: string, options: AiS
     prompt: toAiSdkPrompt(call.messages, provider),
     ...(hasTools ? { tools: toAiSdkTools(call.tools) } : {}),
     providerOptions: mergeProviderOptions(
-      hasTools ? ONE_CALL_PER_TURN : undefined,
+      hasTools ? ((call.parallelToolCalls ?? 1) > 1 ? SEVERAL_CALLS_PER_TURN : ONE_CALL_PER_TURN) : undefined,
       options.providerOptions,
       bound.providerOptions,
     ),
@@ -262,8 +270,9 @@ export function aiSdkModel(model: AiSdkLanguageModel, options: AiSdkModelOptions
 
 /**
  * The interpreter matching {@link aiSdkModel}: one tool call → `action` (with the call's id);
- * text only → `final`; several calls, bad arguments, an unknown tool, an empty reply or a reply
- * cut off at the token limit (`finishReason: 'length'`) → `invalid` with an explanation.
+ * several → one `actions` decision when the run takes several calls a step (`parallelToolCalls`
+ * above 1), else `invalid`; text only → `final`; bad arguments, an unknown tool, an empty reply or
+ * a reply cut off at the token limit (`finishReason: 'length'`) → `invalid` with an explanation.
  */
 export function aiSdkToolInterpreter(): DecisionInterpreter {
   const inner = nativeToolInterpreter('ai-sdk-tools');

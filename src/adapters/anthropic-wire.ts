@@ -150,8 +150,8 @@ export function anthropicRequestBody(call: ModelCall, options: AnthropicBodyOpti
   if (system.length > 0) body.system = system;
   if (call.tools.length > 0) {
     body.tools = toAnthropicTools(call.tools);
-    // A step runs at most one call.
-    body.tool_choice = { type: 'auto', disable_parallel_tool_use: true };
+    // Parallel tool use only for a run that takes several calls a step.
+    body.tool_choice = { type: 'auto', disable_parallel_tool_use: (call.parallelToolCalls ?? 1) <= 1 };
   }
   const userId = call.binding['user_id'];
   if ((options.binding ?? 'metadata') === 'metadata' && userId !== undefined) body.metadata = { user_id: userId };

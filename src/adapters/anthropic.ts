@@ -35,7 +35,9 @@ export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com/v1';
  * `binding: 'metadata'` sends `binding.user_id` as `metadata.user_id`, the only metadata field the
  * API accepts (other keys are not sent); `body` takes `temperature`, `thinking`, `stop_sequences`, …
  * but not the fields the adapter writes (`model`, `max_tokens`, `messages`, `system`, `tools`,
- * `tool_choice`, `metadata`, `stream`).
+ * `tool_choice`, `metadata`, `stream`). With tools, `tool_choice` is `{ type: 'auto',
+ * disable_parallel_tool_use }`: `true` (one call per turn) unless the run takes several calls a
+ * step (`parallelToolCalls` above 1 on the request), then `false`.
  */
 export type AnthropicModelOptions = HttpModelOptions & {
   /** `max_tokens` of every call (required by the API). */
@@ -196,10 +198,12 @@ async function readStream(posted: PostedResponse, call: ModelCall): Promise<Mode
 }
 
 /**
- * The interpreter matching {@link anthropicModel}: one `tool_use` → `action` (with its id); text
- * only → `final`; a reply cut off at the token limit (`finishReason: 'length'`), several calls,
- * bad arguments, an unknown tool or an empty reply → `invalid` with a corrective explanation.
- * Decisions carry `historyContent`, so each `tool_use` is answered by a `tool_result` next turn.
+ * The interpreter matching {@link anthropicModel}: one `tool_use` → `action` (with its id);
+ * several → one `actions` decision when the run takes several calls a step (`parallelToolCalls`
+ * above 1), else `invalid`; text only → `final`; a reply cut off at the token limit
+ * (`finishReason: 'length'`), bad arguments, an unknown tool or an empty reply → `invalid` with a
+ * corrective explanation. Decisions carry `historyContent`, so each `tool_use` is answered by a
+ * `tool_result` next turn, all in one user message, in order.
  */
 export function anthropicToolInterpreter(): DecisionInterpreter {
   return nativeToolInterpreter('anthropic-tools');

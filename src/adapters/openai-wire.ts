@@ -126,8 +126,8 @@ export function openAIRequestBody(call: ModelCall, options: OpenAIBodyOptions): 
   const body: OpenAIChatRequest = { model: options.model, messages: toOpenAIMessages(call.messages) };
   if (call.tools.length > 0) {
     body.tools = toOpenAITools(call.tools);
-    // A step runs at most one call. Only valid together with `tools`.
-    if (options.parallelToolCalls !== 'omit') body.parallel_tool_calls = false;
+    // Parallel calls only for a run that takes several calls a step. Only valid together with `tools`.
+    if (options.parallelToolCalls !== 'omit') body.parallel_tool_calls = (call.parallelToolCalls ?? 1) > 1;
   }
   if ((options.binding ?? 'metadata') === 'metadata' && Object.keys(call.binding).length > 0)
     body.metadata = { ...call.binding };

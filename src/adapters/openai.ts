@@ -41,9 +41,11 @@ export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
  */
 export type OpenAIModelOptions = HttpModelOptions & {
   /**
-   * `false` (default) sends `parallel_tool_calls: false` with the tools (one call per turn,
-   * docs/design/conversation.md#native-tool-calls); `'omit'` leaves the field out, for models or
-   * servers that refuse it. The interpreter refuses several calls either way.
+   * `false` (default) sends `parallel_tool_calls` with the tools: `false` (one call per turn,
+   * docs/design/conversation.md#native-tool-calls), or `true` when the run takes several calls a
+   * step (`parallelToolCalls` above 1 on the request, docs/design/step.md#several-calls-a-step).
+   * `'omit'` leaves the field out, for models or servers that refuse it; the run's
+   * `parallelToolCalls` still decides whether a reply with several calls runs them or is invalid.
    */
   readonly parallelToolCalls?: false | 'omit';
 };
@@ -189,10 +191,11 @@ async function readStream(posted: PostedResponse, call: ModelCall): Promise<Turn
 
 /**
  * The interpreter matching {@link openAIModel}: one tool call → `action` (with the call's id);
- * text only → `final`; a reply cut off at the token limit (`finishReason: 'length'`), several
- * calls, bad arguments, an unknown tool or an empty reply → `invalid` with a corrective
- * explanation. Decisions carry `historyContent`, so the calls are answered as `role: "tool"`
- * messages on the next turn.
+ * several → one `actions` decision when the run takes several calls a step (`parallelToolCalls`
+ * above 1), else `invalid`; text only → `final`; a reply cut off at the token limit
+ * (`finishReason: 'length'`), bad arguments, an unknown tool or an empty reply → `invalid` with a
+ * corrective explanation. Decisions carry `historyContent`, so the calls are answered as
+ * `role: "tool"` messages on the next turn, one per call, in order.
  */
 export function openAIToolInterpreter(): DecisionInterpreter {
   return nativeToolInterpreter('openai-tools');

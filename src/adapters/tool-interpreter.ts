@@ -149,10 +149,12 @@ function interpretReply(reply: ModelReply, tools: ToolCatalog, parallelToolCalls
 }
 
 /**
- * The interpreter for native tool calls: one tool call → an `action` carrying the call's id; text
- * only → `final`; a reply cut off at the token limit (`finishReason: 'length'`), several calls,
- * arguments that are not a JSON object, an unknown tool, arguments that break the tool's schema, or
- * an empty reply → `invalid`, with an explanation that tells the model what to do instead. Every
+ * The interpreter for native tool calls: one tool call → an `action` carrying the call's id;
+ * several → one `actions` decision, the calls in the provider's order, when `ctx.parallelToolCalls`
+ * is above 1 (otherwise `invalid`); text only → `final`; a reply cut off at the token limit
+ * (`finishReason: 'length'`), arguments that are not a JSON object, an unknown tool, arguments that
+ * break the tool's schema, or an empty reply → `invalid`, with an explanation that tells the model
+ * what to do instead. Every
  * decision carries `historyContent` (the assistant turn as the provider returned it), so each tool
  * call in it is answered in the next user message.
  */
