@@ -5,11 +5,13 @@
  * @module
  */
 import { CorruptLogError, UpgradeRefusedError } from './errors.ts';
+import { callDecision } from './internal/step-calls.ts';
 import type { RunRequest } from './request.ts';
 import { canonicalJson } from './serialization.ts';
 import { applyUpgrade, sha256Hex } from './snapshot.ts';
 import { RECORD_VERSION } from './types.ts';
 import type {
+  ActionDecision,
   JsonObject,
   JsonValue,
   ParamSnapshot,
@@ -114,25 +116,53 @@ export function upgradeRefusal(
 ): UpgradeRefusedError | null {
   const f = view.inFlight;
   if (f === null) return null;
+  if (f.calls !== null) {
+    // A step with several calls: each call is judged as a one-call step would be.
+    for (const [j, c] of f.calls.calls.entries()) {
+      // A call whose outcome is known (landed, skipped, denied, answered) names nothing at stake.
+      const settled = c.gateReply !== null && c.gateReply.reply.kind !== 'approve';
+      if (c.result !== null || f.calls.intent.calls[j]?.skip !== null || settled) continue;
+      const decision = callDecision(f.calls.intent.decision, j);
+      const inFlight = f.calls.mayHaveRun && c.result === null;
+      const asked = c.gate !== null && c.gateReply === null;
+      const what = `call ${f.calls.intent.calls[j]?.resultId} of step ${f.stepIndex}`;
+      const refusal = toolRefusal(runId, decision, inForce, request, { inFlight, asked, what });
+      if (refusal) return refusal;
+    }
+    return null;
+  }
   const decision = f.actionIntent?.decision ?? f.request?.request.decision ?? view.pending?.decision ?? null;
-  if (decision === null || decision.action.kind !== 'tool_call') return null;
-  const name = decision.action.name;
-  const before = toolsOf(inForce).find((t) => t['name'] === name);
-  const after = request.tools.get(name);
+  if (decision === null) return null;
   const what = f.actionIntent
     ? `the action in flight in step ${f.stepIndex}`
     : `the open request of step ${f.stepIndex}`;
+  const asked = f.request !== null && f.request.request.kind !== 'settle';
+  return toolRefusal(runId, decision, inForce, request, { inFlight: f.actionIntent !== null, asked, what });
+}
+
+/** What an upgrade may not change of the tool an in-flight action or an open request names. */
+function toolRefusal(
+  runId: string,
+  decision: ActionDecision,
+  inForce: ParamSnapshot,
+  request: RunRequest,
+  at: { readonly inFlight: boolean; readonly asked: boolean; readonly what: string },
+): UpgradeRefusedError | null {
+  if (decision.action.kind !== 'tool_call') return null;
+  const name = decision.action.name;
+  const before = toolsOf(inForce).find((t) => t['name'] === name);
+  const after = request.tools.get(name);
+  const { what } = at;
   const refuse = (detail: string): UpgradeRefusedError => new UpgradeRefusedError(runId, name, detail);
   if (before !== undefined && after === undefined)
     return refuse(`it removes tool ${JSON.stringify(name)}, which ${what} names; finish or settle that step first`);
   if (before?.['replayPolicy'] === 'never' && after?.replayPolicy === 'safe') {
-    const why = f.actionIntent
+    const why = at.inFlight
       ? 'an action that may have run would run again'
       : 'a crash while the approved action runs would run it again';
     return refuse(`it makes tool ${JSON.stringify(name)} replay-safe while ${what} names it: ${why}`);
   }
-  const asked = f.request !== null && f.request.request.kind !== 'settle';
-  if (asked && after !== undefined && (before?.['answeredBy'] ?? null) !== after.answeredBy) {
+  if (at.asked && after !== undefined && (before?.['answeredBy'] ?? null) !== after.answeredBy) {
     return refuse(
       `it changes whether a person answers tool ${JSON.stringify(name)} while ${what} asks about it; ` +
         'answer or cancel that request first',

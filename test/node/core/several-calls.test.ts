@@ -8,11 +8,13 @@ import { nativeToolInterpreter } from '../../../src/adapters/tool-interpreter.ts
 import {
   defineAgent,
   InMemoryStore,
+  CorruptLogError,
   InvalidInputError,
   readRunLog,
   resume,
   run,
   ToolRegistry,
+  UpgradeRefusedError,
 } from '../../../src/core/index.ts';
 import type {
   InputReply,
@@ -254,5 +256,139 @@ describe('approvals in a step with several calls', () => {
     const result = await severalCallsLaw({ newStore: () => new InMemoryStore() });
     expect(severalCallsLawProblems(result)).toEqual([]);
     expect(result.report.reference).toMatchObject({ stopReason: 'final_answer', validActions: 6 });
+  });
+});
+
+describe('a step with several calls under attack', () => {
+  it('ends cancelled when aborted mid-step, with a call that ignores the abort abandoned and the finished call kept', async () => {
+    const hang: Partial<ToolSpec> = { handler: () => new Promise<string>(() => undefined) };
+    const store = new InMemoryStore();
+    const s = setup({ script: [THREE, final('done')], parallel: 3, store, tools: tools([], { send: hang }) });
+    const controller = new AbortController();
+    s.sink.events.length = 0;
+    const ran = run(s.agent, { ...s.request, cancelGraceMs: 50 }, { signal: controller.signal });
+    // Abort once both reads have landed: the never call is still hanging, ignoring its signal.
+    for (let i = 0; i < 200; i++) {
+      const log = await store.readLog('several');
+      if (log.filter((r) => r.kind === 'call_result').length === 2) break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    controller.abort(new Error('stop'));
+    await expect(ran).rejects.toThrow('stop');
+    const view = readRunLog(await store.readLog('several'));
+    expect(view.ended?.stopReason).toBe('cancelled');
+    const log = await store.readLog('several');
+    expect(log.filter((r) => r.kind === 'call_result').map((r) => r.resultId)).toEqual(['s0.a0', 's0.a2']);
+  });
+
+  it('ends cancelled on a cancel reply to any of several open requests', async () => {
+    const PAYS = calls(
+      { id: 'c1', name: 'pay', arguments: { x: 'a' } },
+      { id: 'c2', name: 'pay', arguments: { x: 'b' } },
+    );
+    const s = setup({ script: [PAYS, final('done')], parallel: 2 });
+    await run(s.agent, s.request);
+    const end = await resume(s.agent, s.request, { input: { kind: 'cancel', resultId: 's0.a1.input' } });
+    expect(end.stopReason).toBe('cancelled');
+    expect(s.ran).toEqual([]);
+    expect(readRunLog(await s.store.readLog('several')).state).toBe('ended');
+  });
+
+  it('refuses an upgrade that removes a tool an open call request names, writing nothing', async () => {
+    const PAYS = calls(
+      { id: 'c1', name: 'read', arguments: { x: 'a' } },
+      { id: 'c2', name: 'pay', arguments: { x: 'b' } },
+    );
+    const s = setup({ script: [PAYS, final('done')], parallel: 2 });
+    await run(s.agent, s.request);
+    const before = await s.store.readLog('several');
+    const registry = ToolRegistry.of(tools([]).filter((t) => t.name !== 'pay'));
+    const upgraded = { ...s.request, tools: registry, executor: registry.executor() };
+    await expect(resume(s.agent, upgraded, { upgrade: { reason: 'no more paying' } })).rejects.toThrow(
+      UpgradeRefusedError,
+    );
+    expect(await s.store.readLog('several')).toEqual(before);
+  });
+
+  it('refuses a log that holds the outcome of a call a person denied: whoever wrote it ran what was refused', async () => {
+    const PAYS = calls(
+      { id: 'c1', name: 'pay', arguments: { x: 'a' } },
+      { id: 'c2', name: 'read', arguments: { x: 'b' } },
+    );
+    const s = setup({ script: [PAYS, final('done')], parallel: 2 });
+    await run(s.agent, s.request);
+    await resume(s.agent, s.request, { input: { kind: 'deny', resultId: 's0.a0.input', reason: 'no' } });
+    const log = await s.store.readLog('several');
+    const at = log.findIndex((r) => r.kind === 'call_result');
+    const forged: LogRecord = {
+      kind: 'call_result',
+      v: '1.2',
+      stepIndex: 0,
+      resultId: 's0.a0',
+      outcome: {
+        status: 'executed',
+        observation: 'paid',
+        observationIsSynthetic: false,
+        envReportedCompletion: false,
+        observationTruncatedChars: 0,
+      },
+      completedRun: false,
+    };
+    expect(() => readRunLog([...log.slice(0, at), forged, ...log.slice(at)])).toThrow(CorruptLogError);
+  });
+
+  it('after a crash mid-step runs the safe call again and asks a person to settle the never call, which is not run again', async () => {
+    const store = new InMemoryStore();
+    const ran: string[] = [];
+    const s = setup({ script: [THREE, final('done')], parallel: 3, store, ran });
+    await run(s.agent, s.request);
+    // The log as a crash left it: the actions intent landed, only read c's outcome after it.
+    const log = await store.readLog('several');
+    const cut = log.filter(
+      (r, i) =>
+        i <= log.findIndex((x) => x.kind === 'intent' && x.intent === 'actions') ||
+        (r.kind === 'call_result' && r.resultId === 's0.a2'),
+    );
+    const crashed = new InMemoryStore();
+    for (const r of cut) {
+      if (r.kind === 'run_started') await crashed.runStarted('several', r);
+      else if (r.kind === 'intent') await crashed.intent('several', r);
+      else if (r.kind === 'result') await crashed.result('several', r.resultId, r);
+      else if (r.kind === 'call_result') await crashed.callResult('several', r);
+    }
+    ran.length = 0;
+    const again = setup({ script: [THREE, final('done')], parallel: 3, store: crashed, ran });
+    // An upgrade that removes the tool of a call in doubt is refused: that call must be settled first.
+    const without = ToolRegistry.of(tools([]).filter((t) => t.name !== 'send'));
+    const upgrade = { upgrade: { reason: 'send removed' } };
+    await expect(
+      resume(again.agent, { ...again.request, tools: without, executor: without.executor() }, upgrade),
+    ).rejects.toThrow(/removes tool "send", which call s0\.a1 of step 0 names/);
+    const first = await resume(again.agent, again.request);
+    expect(first.stopReason).toBe('awaiting_input');
+    expect(first.pending).toMatchObject({ resultId: 's0.a1.settle', kind: 'settle' });
+    expect(ran).toEqual([]);
+    const done = await resume(again.agent, again.request, {
+      input: { kind: 'executed', resultId: 's0.a1.settle', observation: 'sent b' },
+    });
+    expect(done.stopReason).toBe('final_answer');
+    expect(ran).toEqual(['read:a']);
+    expect(done.trajectory[0]?.calls?.map((c) => c.observation)).toEqual(['read did a', 'sent b', 'read did c']);
+    const replayed = again.sink.events.filter((e) => e.type === 'action_started');
+    expect(replayed).toMatchObject([{ resultId: 's0.a0', replayed: true }]);
+  });
+
+  it('ends with interpreter_error for an actions decision without calls', async () => {
+    const s = setup({ script: [THREE, final('done')], parallel: 3 });
+    const agent = defineAgent({
+      ...s.agent,
+      interpreter: {
+        params: { interpreter: 'empty' },
+        interpret: () => ({ kind: 'actions', calls: [], historyText: '' }),
+      },
+    });
+    const result = await run(agent, s.request);
+    expect(result.stopReason).toBe('interpreter_error');
+    expect(result.error).toMatch(/decision\.calls must be a non-empty array/);
   });
 });
