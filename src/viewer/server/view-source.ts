@@ -7,17 +7,18 @@
 import { encodeRecord, PolyLoopError } from '../../core/index.ts';
 import { errorBody, eventsRefusal } from '../../core/internal-entry.ts';
 import type { LogRecord } from '../../core/index.ts';
+import type { ErrorBody } from '../../core/internal-entry.ts';
 import type { ViewRunRow, RunSummary, ViewStepRow } from './view-model.ts';
 
 /**
  * The answer to a reply or an upgrade: its HTTP status, a message, the success body, and for a
- * refusal the page acts on, its error code (`run_identity_mismatch`: offer an upgrade).
+ * refusal the page acts on, the code its error body carries (`run_identity_mismatch`: offer an upgrade).
  */
 export type ViewAnswer = {
   readonly status: number;
   readonly message: string;
   readonly body?: unknown;
-  readonly code?: string;
+  readonly code?: ErrorBody['error']['code'];
 };
 
 /** What the page is told about the viewer itself. */
