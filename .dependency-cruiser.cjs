@@ -1,6 +1,32 @@
 /** The dependency rules of docs/design/README.md#dependency-rules, checked in `npm test` (`npm run lint:deps`). */
 const PURE =
   '^src/core/(tools|serialization|internal/assembly|internal/stopping|internal/recovery|internal/values)\\.ts$';
+/** Every kind of npm dependency dependency-cruiser tells apart. */
+const NPM = ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'];
+
+/**
+ * The two rules of a folder that runs in a tab, a Worker and Node: none of `forbidden` (a `src/…`
+ * alternation), no node:* or cloudflare:*, and no Node core module imported without the prefix.
+ */
+function webStandardOnly(name, dir, comment, forbidden) {
+  return [
+    {
+      name: `${name}-web-standard-only`,
+      comment,
+      severity: 'error',
+      from: { path: `^src/${dir}/` },
+      to: { path: `^(node:|cloudflare:)|^src/(${forbidden})` },
+    },
+    {
+      name: `${name}-no-node-builtins`,
+      comment: 'The same for Node core modules imported without the node: prefix.',
+      severity: 'error',
+      from: { path: `^src/${dir}/` },
+      to: { dependencyTypes: ['core'] },
+    },
+  ];
+}
+
 module.exports = {
   forbidden: [
     {
@@ -46,7 +72,7 @@ module.exports = {
       comment: 'Rule 2: types.ts, types/* and ports.ts (the public signatures) name no third-party type.',
       severity: 'error',
       from: { path: '^src/core/(types|ports)(\\.ts$|/)' },
-      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'] },
+      to: { dependencyTypes: NPM },
     },
     {
       name: 'pure-modules-meet-only-in-session',
@@ -77,21 +103,12 @@ module.exports = {
       from: { path: '^src/adapters/' },
       to: { path: '^src/platform-' },
     },
-    {
-      name: 'mcp-web-standard-only',
-      comment:
-        'polyloop/mcp runs in a tab, a Worker and Node: no platform, no node:* or cloudflare:*, no Node core module.',
-      severity: 'error',
-      from: { path: '^src/mcp/' },
-      to: { path: '^(node:|cloudflare:)|^src/(platform-|adapters/|zod/|testing/)' },
-    },
-    {
-      name: 'mcp-no-node-builtins',
-      comment: 'The same for Node core modules imported without the node: prefix.',
-      severity: 'error',
-      from: { path: '^src/mcp/' },
-      to: { dependencyTypes: ['core'] },
-    },
+    ...webStandardOnly(
+      'mcp',
+      'mcp',
+      'polyloop/mcp runs in a tab, a Worker and Node: no platform, no node:* or cloudflare:*, no Node core module.',
+      'platform-|adapters/|zod/|testing/',
+    ),
     {
       name: 'platforms-use-core-entry',
       comment:
@@ -100,28 +117,19 @@ module.exports = {
       from: { path: '^src/(platform-[^/]+|adapters|zod|testing|mcp|chat)/' },
       to: { path: '^src/core/', pathNot: '^src/core/(index|internal-entry)\\.ts$' },
     },
-    {
-      name: 'chat-web-standard-only',
-      comment:
-        'polyloop/chat runs in a tab, a Worker and Node: no platform, adapter or test kit, no node:* or cloudflare:*, no Node core module.',
-      severity: 'error',
-      from: { path: '^src/chat/' },
-      to: { path: '^(node:|cloudflare:)|^src/(platform-|adapters/|zod/|testing/|mcp/)' },
-    },
-    {
-      name: 'chat-no-node-builtins',
-      comment: 'The same for Node core modules imported without the node: prefix.',
-      severity: 'error',
-      from: { path: '^src/chat/' },
-      to: { dependencyTypes: ['core'] },
-    },
+    ...webStandardOnly(
+      'chat',
+      'chat',
+      'polyloop/chat runs in a tab, a Worker and Node: no platform, adapter or test kit, no node:* or cloudflare:*, no Node core module.',
+      'platform-|adapters/|zod/|testing/|mcp/',
+    ),
     {
       name: 'chat-ai-types-only',
       comment: 'ai is an optional peer of polyloop/chat: its types only, never a run-time import.',
       severity: 'error',
       from: { path: '^src/chat/' },
       to: {
-        dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'],
+        dependencyTypes: NPM,
         dependencyTypesNot: ['type-only'],
       },
     },
@@ -131,7 +139,7 @@ module.exports = {
         "polyloop/postgres takes the application's own pg.Pool: it imports no npm package (pg included), only core and node:*.",
       severity: 'error',
       from: { path: '^src/platform-postgres/' },
-      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'] },
+      to: { dependencyTypes: NPM },
     },
     {
       name: 'viewer-page-standalone',
