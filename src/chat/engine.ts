@@ -27,10 +27,18 @@ import { TurnChunks } from './turn-chunks.ts';
 import { assistantMessageId, chatRunId, checkChatId } from './turn-id.ts';
 import type { ChatCallOptions, ChatEngine, ChatEngineOptions, ChatTurn } from './types.ts';
 
-/** How a driver starts, or null when the turn needs none (it ended, or waits for a reply it did not get). */
-type Plan = { readonly mode: 'run' | 'resume'; readonly request: RunRequest; readonly input: InputReply | null } | null;
+/**
+ * How a driver starts, or null when the turn needs none (it ended, or waits for a reply it did not
+ * get). `inputs`: the replies it carries out, one resume each, in order (a step with several calls
+ * may await several requests).
+ */
+type Plan = {
+  readonly mode: 'run' | 'resume';
+  readonly request: RunRequest;
+  readonly inputs: readonly InputReply[];
+} | null;
 type Planner = (records: readonly LogRecord[]) => Promise<Plan>;
-type ReplyOf = (records: readonly LogRecord[]) => InputReply | null;
+type ReplyOf = (records: readonly LogRecord[]) => readonly InputReply[];
 type Stream = ReadableStream<UIMessageChunk>;
 type TurnPost = Extract<ChatPost, { kind: 'turn' }>;
 type ContinuePost = Extract<ChatPost, { kind: 'continue' }>;
@@ -82,7 +90,7 @@ class Engine implements ChatEngine {
     const turn = await this.#latestTurn(chatId);
     if (turn === 0) return null;
     const runId = chatRunId(chatId, turn);
-    const { live } = await this.#open(runId, (records) => this.#carryOn(chatId, turn, records, null));
+    const { live } = await this.#open(runId, (records) => this.#carryOn(chatId, turn, records, []));
     // A turn that ended, or waits for a person, has nothing to resume.
     if (live.driving === null) return null;
     return live.follow(assistantMessageId(runId), { from: 'start' }, opts.signal);
@@ -96,17 +104,21 @@ class Engine implements ChatEngine {
   async #turn(post: TurnPost, opts: ChatCallOptions): Promise<Stream> {
     const runId = chatRunId(post.chatId, post.turn);
     const { live } = await this.#open(runId, (records) =>
-      records.length > 0 ? this.#carryOn(post.chatId, post.turn, records, null) : this.#newTurn(post),
+      records.length > 0 ? this.#carryOn(post.chatId, post.turn, records, []) : this.#newTurn(post),
     );
     return live.follow(assistantMessageId(runId), { from: 'start' }, opts.signal);
   }
 
-  /** The turn's assistant message came back with answers: carry out the one its request awaits; stream what follows. */
+  /**
+   * The turn's assistant message came back with answers: carry out those its open requests await
+   * (a step with several calls may await several; the message may answer some of them); stream
+   * what follows.
+   */
   async #continue(post: ContinuePost, opts: ChatCallOptions): Promise<Stream> {
     const runId = chatRunId(post.chatId, post.turn);
     const live = await this.#openWithReply(post.chatId, post.turn, (records) => {
-      const pending = readRunLog(records).pending;
-      if (pending === null) return null;
+      const open = readRunLog(records).openRequests;
+      if (open.length === 0) return [];
       const replied = new Set<string>();
       const chunks = new TurnChunks(
         runId,
@@ -114,15 +126,18 @@ class Engine implements ChatEngine {
         (id) => replied.add(id),
       );
       for (const rec of records) chunks.record(rec);
-      const input = replyOfParts(post.parts, runId, pending, chunks.toolOf(pending.stepIndex)?.toolCallId ?? null);
+      const inputs = open.flatMap((request) => {
+        const toolCallId = chunks.toolOfRequest(request.resultId)?.toolCallId ?? null;
+        return replyOfParts(post.parts, runId, request, toolCallId) ?? [];
+      });
       // The same answers sent again (a retry) stream what followed them, though the turn now waits on another request.
       const answered = answeredIds(post.parts, runId, (toolCallId) => chunks.requestOfTool(toolCallId));
-      if (input === null && answered.some((id) => replied.has(id))) return null;
-      if (input === null) {
-        const what = `the ${pending.kind} ${pending.resultId}`;
+      if (inputs.length === 0 && answered.some((id) => replied.has(id))) return [];
+      if (inputs.length === 0) {
+        const what = open.map((r) => `the ${r.kind} ${r.resultId}`).join(' and ');
         throw new InvalidInputError(runId, `the turn awaits ${what}; the message answers nothing of it`);
       }
-      return input;
+      return inputs;
     });
     const answered = answeredIds(post.parts, runId, (toolCallId) => live.chunks.requestOfTool(toolCallId));
     const at = live.transcript.afterReplies(answered) ?? live.driverFrom;
@@ -140,27 +155,28 @@ class Engine implements ChatEngine {
     if (post.runId !== runId) {
       throw new InvalidInputError(post.runId, `not the latest turn of ${chatName(post.chatId)} (that is ${runId})`);
     }
-    const live = await this.#openWithReply(post.chatId, turn, (records) => readRunLog(records).pending && post.input);
+    const awaits = (records: readonly LogRecord[]): boolean => readRunLog(records).openRequests.length > 0;
+    const live = await this.#openWithReply(post.chatId, turn, (records) => (awaits(records) ? [post.input] : []));
     const at = live.transcript.afterReplies([post.input.resultId]);
     // A driver that carries out another reply, or none, would drop this one: refused, not streamed as if taken.
-    if (at === null && live.given?.resultId !== post.input.resultId) {
+    if (at === null && !live.given.some((r) => r.resultId === post.input.resultId)) {
       throw new InvalidInputError(runId, `the turn awaits no input ${post.input.resultId}`);
     }
     return live.follow(assistantMessageId(runId), { from: 'index', index: at ?? live.driverFrom }, opts.signal);
   }
 
   /**
-   * Open a turn to carry out a reply that `replyOf` reads from its log (null: the turn awaits
-   * none; the reply may be one carried out already). A turn another stream opened without a
-   * driver (a reconnect that found it waiting) is opened again, with the reply.
+   * Open a turn to carry out the replies that `replyOf` reads from its log (none: the turn awaits
+   * none; the replies may be ones carried out already). A turn another stream opened without a
+   * driver (a reconnect that found it waiting) is opened again, with the replies.
    */
   async #openWithReply(chatId: string, turn: number, replyOf: ReplyOf): Promise<LiveTurn> {
     const runId = chatRunId(chatId, turn);
     const plan: Planner = async (records) => {
       if (records.length === 0) throw refuse(`turn ${turn} of ${chatName(chatId)} has not started`);
-      const input = replyOf(records);
-      if (input !== null) checkFits(runId, records, input);
-      return this.#carryOn(chatId, turn, records, input);
+      const inputs = replyOf(records);
+      for (const input of inputs) checkFits(runId, records, input);
+      return this.#carryOn(chatId, turn, records, inputs);
     };
     const opened = await this.#open(runId, plan);
     if (opened.mine || opened.live.driving !== null) return opened.live;
@@ -203,10 +219,13 @@ class Engine implements ChatEngine {
     return { live, mine: true };
   }
 
-  /** Start the turn's driver; settles (never rejects) when it ended or paused. */
+  /**
+   * Start the turn's driver; settles (never rejects) when it ended or paused. Several replies are
+   * carried out one resume each, in order, while the run still awaits input after each.
+   */
   #drive(live: LiveTurn, plan: NonNullable<Plan>): Promise<void> {
     const base = this.#agent;
-    return live.drive((model, events) => {
+    return live.drive(async (model, events) => {
       // The event sink is not part of a run's identity, and the model keeps its params: the same run as with `agent`.
       const agent = defineAgent({
         model: model(base.model),
@@ -216,16 +235,27 @@ class Engine implements ChatEngine {
         syntheticObservations: base.syntheticObservations,
       });
       if (plan.mode === 'run') return run(agent, plan.request);
-      return resume(agent, plan.request, plan.input === null ? {} : { input: plan.input });
-    }, plan.input);
+      const [first, ...rest] = plan.inputs;
+      let result = await resume(agent, plan.request, first === undefined ? {} : { input: first });
+      for (const input of rest) {
+        if (result.stopReason !== 'awaiting_input') break;
+        result = await resume(agent, plan.request, { input });
+      }
+      return result;
+    }, plan.inputs);
   }
 
-  /** A turn with a log: resume it when it is in flight, or when it awaits input and `input` answers it. */
-  async #carryOn(chatId: string, turn: number, records: readonly LogRecord[], input: InputReply | null): Promise<Plan> {
+  /** A turn with a log: resume it when it is in flight, or when it awaits input and `inputs` answer it. */
+  async #carryOn(
+    chatId: string,
+    turn: number,
+    records: readonly LogRecord[],
+    inputs: readonly InputReply[],
+  ): Promise<Plan> {
     const view = readRunLog(records);
-    if (view.state === 'ended' || (view.state === 'awaiting_input' && input === null)) return null;
+    if (view.state === 'ended' || (view.state === 'awaiting_input' && inputs.length === 0)) return null;
     const request = await this.#turnRequest(chatId, turn, records);
-    return { mode: 'resume', request, input: view.state === 'awaiting_input' ? input : null };
+    return { mode: 'resume', request, inputs: view.state === 'awaiting_input' ? inputs : [] };
   }
 
   /** A turn never run: its history from the previous turn's log (a turn waiting for a person is cancelled first). */
@@ -235,7 +265,7 @@ class Engine implements ChatEngine {
     const runId = chatRunId(chatId, turn);
     const request = await this.#buildRequest({ chatId, turn, runId, goal: [post.goal], context });
     this.#latest.set(chatId, Math.max(turn, this.#latest.get(chatId) ?? 0));
-    return { mode: 'run', request, input: null };
+    return { mode: 'run', request, inputs: [] };
   }
 
   /** The history turn `turn` ended with, once it has ended; a turn waiting for input is cancelled (in its log). */
@@ -249,7 +279,7 @@ class Engine implements ChatEngine {
     const pending = readRunLog(records).pending;
     if (pending !== null) {
       const cancel: InputReply = { kind: 'cancel', resultId: pending.resultId };
-      const plan: Planner = async (recs) => this.#carryOn(chatId, turn, recs, readRunLog(recs).pending && cancel);
+      const plan: Planner = async (recs) => this.#carryOn(chatId, turn, recs, readRunLog(recs).pending ? [cancel] : []);
       const { live } = await this.#open(runId, plan);
       await live.driving;
       if (readRunLog(await this.#store.readLog(runId)).ended === null) {
@@ -303,12 +333,14 @@ class Engine implements ChatEngine {
   }
 }
 
-/** A reply that does not fit the open request is refused before anything is written or streamed. */
+/** A reply that fits none of the open requests is refused before anything is written or streamed. */
 function checkFits(runId: string, records: readonly LogRecord[], input: InputReply): void {
-  const pending = readRunLog(records).pending;
-  if (pending === null) return;
-  if (input.resultId !== pending.resultId) {
-    throw new InvalidInputError(runId, `the turn awaits ${pending.resultId}, not ${input.resultId}`);
+  const open = readRunLog(records).openRequests;
+  if (open.length === 0) return;
+  const pending = open.find((r) => r.resultId === input.resultId);
+  if (pending === undefined) {
+    const awaited = open.map((r) => r.resultId).join(', ');
+    throw new InvalidInputError(runId, `the turn awaits ${awaited}, not ${input.resultId}`);
   }
   const accepted = acceptedReplies(pending.kind, pending.target);
   if (!accepted.includes(input.kind)) {

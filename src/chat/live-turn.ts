@@ -53,8 +53,8 @@ export class LiveTurn {
   driving: Promise<void> | null = null;
   /** Where this driver's chunks start in the transcript: after the log it found. */
   driverFrom = 0;
-  /** The reply this driver carries out (its `input_received` shows it whole, a denial's reason included). */
-  #given: InputReply | null = null;
+  /** The replies this driver carries out, in order: each `input_received` shows its reply whole (with a reason). */
+  #given: readonly InputReply[] = [];
   /** The reasoning of replies whose text streamed in: shown when the call's result is announced. */
   readonly #reasoning = new Map<number, string>();
 
@@ -67,9 +67,9 @@ export class LiveTurn {
     );
   }
 
-  /** The reply this driver carries out, or null (no driver, or one that carries out none). */
-  get given(): InputReply | null {
-    return this.driving === null ? null : this.#given;
+  /** The replies this driver carries out: none without a driver. */
+  get given(): readonly InputReply[] {
+    return this.driving === null ? [] : this.#given;
   }
 
   /** The chunks of a log (what happened before this process looked). */
@@ -94,8 +94,8 @@ export class LiveTurn {
    * Run a driver for the turn: `start` is given the model and the event sink that feed this
    * transcript (the agent's own sink still gets every event). The transcript ends with the run.
    */
-  drive(start: DriverStart, input: InputReply | null): Promise<void> {
-    this.#given = input;
+  drive(start: DriverStart, inputs: readonly InputReply[]): Promise<void> {
+    this.#given = inputs;
     this.driverFrom = this.transcript.length;
     let run: Promise<RunResult>;
     try {
@@ -117,8 +117,9 @@ export class LiveTurn {
 
   /** One event of the driver. */
   #event(e: RunEvent): void {
-    if (e.type === 'input_received' && this.#given?.resultId === e.resultId) {
-      this.chunks.received(e.stepIndex, e.resultId, this.#given);
+    const given = e.type === 'input_received' ? this.#given.find((r) => r.resultId === e.resultId) : undefined;
+    if (e.type === 'input_received' && given) {
+      this.chunks.received(e.stepIndex, e.resultId, given);
       return;
     }
     this.chunks.event(e);

@@ -2,6 +2,7 @@
  * `loadChat`: a chat's whole conversation as UI messages, rebuilt from its turns' logs.
  * @module
  */
+import { readRunLog } from '../core/index.ts';
 import type { JsonValue, LogRecord, Message, RunStore } from '../core/index.ts';
 import type { UIMessage } from 'ai';
 import { assembleMessage } from './assemble.ts';
@@ -51,8 +52,10 @@ export function replayChunks(runId: string, records: readonly LogRecord[]): UIMe
   const chunks: UIMessageChunk[] = [];
   const turn = new TurnChunks(runId, (c) => chunks.push(c));
   for (const rec of records) turn.record(rec);
-  const last = records.at(-1);
-  if (last?.kind === 'run_ended' || last?.kind === 'input_request') turn.end(endingOfLog(records));
+  // A turn that waits for a person ends its stream there, whichever record came last (a step with
+  // several calls may have had some of its requests answered).
+  const view = readRunLog(records);
+  if (view.ended !== null || view.state === 'awaiting_input') turn.end(endingOfLog(records));
   return chunks;
 }
 

@@ -8,7 +8,7 @@
 import { InvalidRequestError } from '../core/index.ts';
 import { inputReplyProblem } from '../core/internal-entry.ts';
 import type { InputReply, InputRequest } from '../core/index.ts';
-import { approvalIdOf, settleIdOf } from './turn-chunks.ts';
+import { approvalIdOf, settleIdOf } from './part-ids.ts';
 
 /** The reason a denial carries when the person gave none (it is what the model reads). */
 export const DEFAULT_DENIAL = 'The user denied this tool call.';

@@ -20,6 +20,16 @@ import type {
   Usage,
 } from '../core/index.ts';
 import type { UIMessageChunk } from 'ai';
+import {
+  actionKey,
+  approvalIdOf,
+  callKey,
+  callOfRequest,
+  inputRequestOf,
+  reasoningId,
+  settleIdOf,
+  textId,
+} from './part-ids.ts';
 
 /** What the AI SDK's `finish` chunk says, for each way a turn stops. */
 export type ChunkFinishReason = 'stop' | 'length' | 'error' | 'other' | 'tool-calls';
@@ -57,13 +67,19 @@ const CANCELLED = 'The turn was cancelled before this tool call ran.';
 type Target = 'action' | 'model_call';
 
 type ToolPart = {
+  readonly stepIndex: number;
   readonly toolCallId: string;
   readonly toolName: string;
   readonly dynamic: boolean;
+  /** The resultId of the part's approval request, once asked. */
+  approval: string | null;
   /** The person's answer to the part's approval request, null before one. */
   approved: boolean | null;
   output: boolean;
 };
+
+/** One call of a step, by the resultId its action runs under. */
+type ShownCall = { readonly resultId: string; readonly action: Action };
 
 /** A reply as far as the stream shows it. */
 type ShownReply = { readonly text: string; readonly reasoning: string | null };
@@ -78,10 +94,10 @@ export class TurnChunks {
   readonly #finished = new Set<number>();
   readonly #text = new Map<number, 'open' | 'closed'>();
   readonly #reasoning = new Map<number, 'open' | 'closed'>();
-  readonly #tools = new Map<number, ToolPart>();
+  /** The tool parts, by the resultId their call runs under (`s{i}.action`, `s{i}.a{j}`: see part-ids.ts). */
+  readonly #tools = new Map<string, ToolPart>();
   readonly #settles = new Map<string, Record<string, unknown>>();
   readonly #asked = new Set<string>();
-  readonly #approvals = new Set<string>();
 
   constructor(runId: string, emit: (chunk: UIMessageChunk) => void, onReply: (resultId: string) => void = () => {}) {
     this.#runId = runId;
@@ -89,14 +105,14 @@ export class TurnChunks {
     this.#onReply = onReply;
   }
 
-  /** The tool part of step `i`, once shown. */
-  toolOf(stepIndex: number): { readonly toolCallId: string; readonly toolName: string } | undefined {
-    return this.#tools.get(stepIndex);
+  /** The tool part an input request (`s{i}.input`, `s{i}.a{j}.input`, …) is about, once shown. */
+  toolOfRequest(resultId: string): { readonly toolCallId: string; readonly toolName: string } | undefined {
+    return this.#tools.get(callOfRequest(resultId));
   }
 
   /** The resultId of the answer request about the tool part `toolCallId` (a person fills it in), or null. */
   requestOfTool(toolCallId: string): string | null {
-    for (const [i, tool] of this.#tools) if (tool.toolCallId === toolCallId) return `s${i}.input`;
+    for (const [call, tool] of this.#tools) if (tool.toolCallId === toolCallId) return inputRequestOf(call);
     return null;
   }
 
@@ -105,8 +121,14 @@ export class TurnChunks {
     switch (rec.kind) {
       case 'intent':
         this.startStep(rec.stepIndex);
-        if (rec.intent === 'action') this.toolInput(rec.stepIndex, rec.decision.action);
+        if (rec.intent === 'action') this.toolInput(rec.stepIndex, actionKey(rec.stepIndex), rec.decision.action);
+        if (rec.intent === 'actions') {
+          const calls = rec.decision.calls.map((c, j) => ({ resultId: callKey(rec.stepIndex, j), action: c.action }));
+          this.callInputs(rec.stepIndex, calls);
+        }
         return;
+      case 'call_result':
+        return this.output(rec.resultId, rec.outcome.status, rec.outcome.observation);
       case 'result':
         this.startStep(rec.stepIndex);
         this.reply(rec.stepIndex, { text: rec.reply.text, reasoning: rec.reply.reasoning });
@@ -138,10 +160,12 @@ export class TurnChunks {
         return e.kind === 'reasoning' ? this.reasoningDelta(e.stepIndex, e.delta) : this.delta(e.stepIndex, e.delta);
       case 'model_call_finished':
         return this.closeText(e.stepIndex);
+      case 'decision':
+        return e.calls ? this.callInputs(e.stepIndex, e.calls) : undefined;
       case 'action_started':
-        return this.toolInput(e.stepIndex, e.action);
+        return this.toolInput(e.stepIndex, e.resultId, e.action);
       case 'action_finished':
-        return this.output(e.stepIndex, e.outcome.status, e.outcome.observation);
+        return this.output(e.resultId, e.outcome.status, e.outcome.observation);
       case 'input_requested':
         return this.request(e.stepIndex, e.resultId, e.request.kind, e.request.target, actionOf(e.request.decision));
       case 'input_received':
@@ -230,20 +254,42 @@ export class TurnChunks {
     this.#emit({ type: 'reasoning-end', id });
   }
 
-  /** The step's action as a tool part with its input, once: `tool-<name>`, or code as the dynamic tool `code`. */
-  toolInput(stepIndex: number, action: Action): void {
-    if (this.#tools.has(stepIndex)) return;
+  /** Every call of a step with several, each as its tool part, in the provider's order: before any runs or asks. */
+  callInputs(stepIndex: number, calls: readonly ShownCall[]): void {
+    for (const c of calls) this.toolInput(stepIndex, c.resultId, c.action);
+  }
+
+  /**
+   * A call's action as a tool part with its input, once: `tool-<name>`, or code as the dynamic
+   * tool `code`. `call` is the resultId the action runs under (`s{i}.action`, `s{i}.a{j}`).
+   */
+  toolInput(stepIndex: number, call: string, action: Action): void {
+    if (this.#tools.has(call)) return;
     this.startStep(stepIndex);
     this.closeText(stepIndex);
-    const toolCallId = (action.kind === 'tool_call' ? action.id : undefined) ?? `${this.#runId}:s${stepIndex}`;
-    if (action.kind === 'tool_call') {
-      this.#tools.set(stepIndex, { toolCallId, toolName: action.name, dynamic: false, approved: null, output: false });
-      this.#emit({ type: 'tool-input-available', toolCallId, toolName: action.name, input: action.arguments });
-    } else {
-      this.#tools.set(stepIndex, { toolCallId, toolName: 'code', dynamic: true, approved: null, output: false });
-      const input = { source: action.source };
-      this.#emit({ type: 'tool-input-available', toolCallId, toolName: 'code', input, dynamic: true });
-    }
+    // Without a provider id: the step's (`<runId>:s<i>`) for its one call, the call's own for one of several.
+    const own = call === actionKey(stepIndex) ? `s${stepIndex}` : call;
+    const toolCallId = (action.kind === 'tool_call' ? action.id : undefined) ?? `${this.#runId}:${own}`;
+    const code = action.kind !== 'tool_call';
+    const toolName = code ? 'code' : action.name;
+    this.#tools.set(call, {
+      stepIndex,
+      toolCallId,
+      toolName,
+      dynamic: code,
+      approval: null,
+      approved: null,
+      output: false,
+    });
+    if (!code) this.#emit({ type: 'tool-input-available', toolCallId, toolName, input: action.arguments });
+    else
+      this.#emit({
+        type: 'tool-input-available',
+        toolCallId,
+        toolName,
+        input: { source: action.source },
+        dynamic: true,
+      });
   }
 
   /** An input request: an approval request on the tool part, a tool part to fill, or a settlement data part. */
@@ -251,10 +297,11 @@ export class TurnChunks {
     if (this.#asked.has(resultId)) return;
     this.#asked.add(resultId);
     this.startStep(stepIndex);
-    if (action !== null) this.toolInput(stepIndex, action);
-    const tool = this.#tools.get(stepIndex);
+    const call = callOfRequest(resultId);
+    if (action !== null) this.toolInput(stepIndex, call, action);
+    const tool = this.#tools.get(call);
     if (kind === 'approval' && tool) {
-      this.#approvals.add(resultId);
+      tool.approval = resultId;
       const approvalId = approvalIdOf(this.#runId, resultId);
       this.#emit({ type: 'tool-approval-request', approvalId, toolCallId: tool.toolCallId });
     } else if (kind === 'settle') {
@@ -271,31 +318,42 @@ export class TurnChunks {
    */
   received(stepIndex: number, resultId: string, reply: Pick<InputReply, 'kind'> & { readonly reason?: string }): void {
     const settle = this.#settles.get(resultId);
-    const tool = this.#tools.get(stepIndex);
+    const tool = this.#tools.get(callOfRequest(resultId));
     if (settle) {
       const data = { ...settle, reply: { ...reply, resultId } };
       this.#emit({ type: 'data-polyloop-settle', id: settleIdOf(this.#runId, resultId), data });
-    } else if (tool && tool.approved === null && this.#approvals.has(resultId) && reply.kind !== 'answer') {
-      tool.approved = reply.kind === 'approve';
+    } else if (tool && tool.approved === null && tool.approval === resultId && reply.kind !== 'answer') {
       const why = reply.kind === 'cancel' ? CANCELLED : reply.kind === 'deny' ? reply.reason : undefined;
-      const reason = typeof why === 'string' ? { reason: why } : {};
-      const approvalId = approvalIdOf(this.#runId, resultId);
-      this.#emit({ type: 'tool-approval-response', approvalId, approved: tool.approved, ...reason });
-      // A cancelled turn never finishes the step: its tool part ends here.
-      if (reply.kind === 'cancel') this.output(stepIndex, 'denied', CANCELLED);
-    } else if (tool && reply.kind === 'cancel') {
-      this.output(stepIndex, 'not_executed', CANCELLED);
+      this.#approvalResponse(tool, reply.kind === 'approve', why);
     }
+    // A cancelled turn never finishes the step: its tool parts end here, every one of them.
+    if (!settle && reply.kind === 'cancel') this.#cancelled(stepIndex);
     this.#onReply(resultId);
   }
 
+  #approvalResponse(tool: ToolPart, approved: boolean, why: string | undefined): void {
+    tool.approved = approved;
+    const reason = typeof why === 'string' ? { reason: why } : {};
+    const approvalId = approvalIdOf(this.#runId, tool.approval ?? '');
+    this.#emit({ type: 'tool-approval-response', approvalId, approved, ...reason });
+  }
+
+  /** End the open tool parts of a step whose turn was cancelled: an approval still asked is refused. */
+  #cancelled(stepIndex: number): void {
+    for (const [call, tool] of this.#tools) {
+      if (tool.stepIndex !== stepIndex || tool.output) continue;
+      if (tool.approval !== null && tool.approved === null) this.#approvalResponse(tool, false, CANCELLED);
+      this.output(call, tool.approved === false ? 'denied' : 'not_executed', CANCELLED);
+    }
+  }
+
   /**
-   * The step's tool output, once: `tool-output-available` for an executed action,
+   * A call's tool output, once: `tool-output-available` for an executed action,
    * `tool-output-denied` for one a person refused at its approval, `tool-output-error` for the
    * rest (not executed, environment error, refused without an approval request).
    */
-  output(stepIndex: number, status: StepActionStatus, observation: string): void {
-    const tool = this.#tools.get(stepIndex);
+  output(call: string, status: StepActionStatus, observation: string): void {
+    const tool = this.#tools.get(call);
     if (!tool || tool.output) return;
     tool.output = true;
     const { toolCallId } = tool;
@@ -316,7 +374,8 @@ export class TurnChunks {
     else this.reply(i, { text: step.modelText ?? '', reasoning: null });
     this.reasoning(i, step.reasoning);
     if (step.decision === 'action' && step.actionStatus !== null) {
-      this.output(i, step.actionStatus, observation ?? step.observation ?? '');
+      if (step.calls) for (const c of step.calls) this.output(c.resultId, c.status, c.observation);
+      else this.output(actionKey(i), step.actionStatus, observation ?? step.observation ?? '');
     }
     if (this.#finished.has(i)) return;
     this.#finished.add(i);
@@ -336,26 +395,6 @@ export class TurnChunks {
 /** The action a recorded decision names, if any. */
 function actionOf(decision: { readonly action: Action } | null): Action | null {
   return decision?.action ?? null;
-}
-
-/** A step's text part id. */
-function textId(stepIndex: number): string {
-  return `s${stepIndex}.text`;
-}
-
-/** A step's reasoning part id. */
-function reasoningId(stepIndex: number): string {
-  return `s${stepIndex}.reasoning`;
-}
-
-/** The approval id of an input request: unique in the chat (it names the turn's run). */
-export function approvalIdOf(runId: string, resultId: string): string {
-  return `${runId}:${resultId}`;
-}
-
-/** The id of a settlement's data part. */
-export function settleIdOf(runId: string, resultId: string): string {
-  return `${runId}:${resultId}`;
 }
 
 /** The failure text an ended run shows (`error` chunk): the last step's, for the three failures. */

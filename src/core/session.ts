@@ -211,7 +211,11 @@ export class RunDriver {
       decision = normalizeDecision(interpreted.decision, parallel);
       const summary = summarize(decision);
       const kind = decision.kind === 'actions' ? 'action' : decision.kind;
-      await this.#writes.emitAfterResult({ type: 'decision', runId, stepIndex, decision: kind, summary });
+      const calls =
+        decision.kind === 'actions'
+          ? { calls: decision.calls.map((c, j) => ({ resultId: `s${stepIndex}.a${j}`, action: c.action })) }
+          : {};
+      await this.#writes.emitAfterResult({ type: 'decision', runId, stepIndex, decision: kind, summary, ...calls });
     }
     step.historyText = decision.historyText;
     step.historyContent = decision.historyContent ?? null;

@@ -6,6 +6,9 @@
 import type { Action, ActionOutcome } from './decisions.ts';
 import type { EndReason, InputReply, InputRequest, StepDecisionKind, StepRecord } from './records.ts';
 
+/** One call of a `decision` event that holds several. */
+export type DecisionCall = { readonly resultId: string; readonly action: Action };
+
 type Ev<T extends string, F> = { readonly type: T; readonly runId: string } & F;
 
 /** Events delivered to an {@link EventSink}, in order, each awaited. */
@@ -40,7 +43,20 @@ export type RunEvent =
         readonly error: string | null;
       }
     >
-  | Ev<'decision', { readonly stepIndex: number; readonly decision: StepDecisionKind; readonly summary: string }>
+  | Ev<
+      'decision',
+      {
+        readonly stepIndex: number;
+        readonly decision: StepDecisionKind;
+        readonly summary: string;
+        /**
+         * A reply with several calls (docs/design/step.md#several-calls-a-step): each call's resultId
+         * (`s{i}.a{j}`) and action, in the provider's order — a UI shows them all before any runs or
+         * asks. Absent for every other decision.
+         */
+        readonly calls?: readonly DecisionCall[];
+      }
+    >
   | Ev<
       'action_started',
       {

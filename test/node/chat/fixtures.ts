@@ -15,13 +15,17 @@ import { defineAgent, InMemoryStore, silentSink, ToolRegistry } from '../../../s
 import { STANDARD_SYNTHETIC_OBSERVATIONS as SYNTHETIC } from '../../../src/core/index.ts';
 import type { AgentDefinition, JsonObject, Message, ModelCall, ModelCaller } from '../../../src/core/index.ts';
 import type { ModelReply } from '../../../src/core/index.ts';
-import type { RunRequest, RunStore, ToolSpec } from '../../../src/core/index.ts';
+import type { RunRequest, RunStore, ToolCallRequest, ToolSpec } from '../../../src/core/index.ts';
 
-/** One scripted reply: text, reasoning, and at most one tool call. */
+/** One scripted tool call. */
+export type SayCall = { readonly name: string; readonly args: Record<string, unknown>; readonly id?: string };
+
+/** One scripted reply: text, reasoning, and one tool call (`call`) or several in one reply (`calls`). */
 export type Say = {
   readonly text?: string;
   readonly reasoning?: string;
-  readonly call?: { readonly name: string; readonly args: Record<string, unknown>; readonly id?: string };
+  readonly call?: SayCall;
+  readonly calls?: readonly SayCall[];
 };
 
 /**
@@ -76,8 +80,14 @@ export function chatModel(replies: readonly Say[], opts: ChatModelOptions = {}):
         await stream(text, 'text');
       }
       if (!held) await opts.gate?.(k);
+      const several = (say.calls ?? []).map((c, j) => ({
+        id: c.id ?? `call-${k}-${j}`,
+        name: c.name,
+        arguments: c.args,
+      }));
       const { call: c } = say;
-      const toolCalls = c ? [{ id: c.id ?? `call-${k}`, name: c.name, arguments: c.args as never }] : [];
+      const one = c ? [{ id: c.id ?? `call-${k}`, name: c.name, arguments: c.args }] : [];
+      const toolCalls = [...one, ...several] as ToolCallRequest[];
       const usage = { inputTokens: 10, outputTokens: 5 };
       return { callId: `reply-${k}`, text, reasoning: say.reasoning ?? null, toolCalls, usage };
     },
@@ -146,8 +156,14 @@ export type TestChat = {
   readonly transport: DefaultChatTransport<UIMessage>;
 };
 
-/** A chat over `store` (a fresh in-memory one by default), the real `DefaultChatTransport` before `chatHandler`. */
-export function testChat(model: ChatModel, opts: { readonly store?: RunStore } = {}): TestChat {
+/**
+ * A chat over `store` (a fresh in-memory one by default), the real `DefaultChatTransport` before
+ * `chatHandler`; `parallel` is the turns' `parallelToolCalls`.
+ */
+export function testChat(
+  model: ChatModel,
+  opts: { readonly store?: RunStore; readonly parallel?: number } = {},
+): TestChat {
   const store = opts.store ?? new InMemoryStore();
   const counters: Counters = { add: 0, charge: 0, send: 0 };
   const tools = chatTools(counters);
@@ -167,6 +183,7 @@ export function testChat(model: ChatModel, opts: { readonly store?: RunStore } =
     observationTemplate: '{observation}',
     toolRenderStyle: 'none',
     cancelGraceMs: 1000,
+    ...(opts.parallel === undefined ? {} : { parallelToolCalls: opts.parallel }),
   });
   const handle = chatHandler({ agent, store, request });
   const fetch = (url: RequestInfo | URL, init?: RequestInit): Promise<Response> =>
@@ -268,6 +285,11 @@ export function toolPart(m: UIMessage): ToolPartView {
   const part = m.parts.find((p) => p.type.startsWith('tool-') || p.type === 'dynamic-tool');
   if (!part) throw new Error(`no tool part in ${JSON.stringify(m)}`);
   return part as never;
+}
+
+/** Every tool part of a message, in order. */
+export function toolParts(m: UIMessage): ToolPartView[] {
+  return m.parts.filter((p) => p.type.startsWith('tool-') || p.type === 'dynamic-tool') as never;
 }
 
 /** A promise with its resolve function. */
