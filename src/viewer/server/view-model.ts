@@ -284,7 +284,7 @@ function extrasOf(reading: LogReading): ReadonlyMap<number, StepExtras> {
     else if (r.kind === 'intent') {
       const e = at(r.stepIndex);
       e.actionIntents++;
-      e.action = r.decision.action;
+      e.action = r.intent === 'action' ? r.decision.action : (r.decision.calls[0]?.action ?? null);
     }
   }
   extrasCache.set(reading, map);
