@@ -195,7 +195,7 @@ async function showCommand(dir: string, runId: string, json: boolean, io: CliIo)
   ];
   const answer = view.ended?.finalAnswer ?? null;
   if (answer !== null) lines.push(`final answer ${clip(oneLine(answer), 300)}`);
-  if (view.pending) lines.push(...renderPending(view.pending));
+  for (const p of view.openRequests) lines.push(...renderPending(p));
   for (const w of run.warnings) lines.push(`note         ${w}`);
   lines.push('');
   // Each upgrade where it took effect: before the first step run under the new identity.
@@ -204,7 +204,7 @@ async function showCommand(dir: string, runId: string, json: boolean, io: CliIo)
     upgrades.filter((u) => u.stepIndex === stepIndex).map(upgradeLine);
   for (const step of view.trajectory) lines.push(...upgradesBefore(step.stepIndex), ...renderStep(step));
   lines.push(...upgrades.filter((u) => u.stepIndex >= view.trajectory.length).map(upgradeLine));
-  if (view.inFlight) lines.push(renderInFlight(view.inFlight));
+  if (view.inFlight) lines.push(...renderInFlight(view.inFlight));
   // Ids and log contents are data, never terminal commands: every line is made terminal-safe.
   io.out(`${lines.map(oneLine).join('\n')}\n`);
   return EXIT.ok;
@@ -225,6 +225,7 @@ function listingJson(r: RunListing): Record<string, unknown> {
         stopReason: null,
         inFlight: null,
         pending: null,
+        openRequests: [],
         driverPid: null,
         steps: null,
         validActions: null,

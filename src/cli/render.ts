@@ -5,7 +5,15 @@
  * @module
  */
 import { acceptedReplies } from '../core/index.ts';
-import type { Action, InFlightStep, InputRequest, RunLogView, StepRecord } from '../core/index.ts';
+import type {
+  Action,
+  CallInFlight,
+  CallsInFlight,
+  InFlightStep,
+  InputRequest,
+  RunLogView,
+  StepRecord,
+} from '../core/index.ts';
 
 /** Where the CLI reads and writes. */
 export type CliIo = {
@@ -26,7 +34,8 @@ const ACTION_CHARS = 100;
 /**
  * Where a run stands, in one line: `ended (final_answer)`, `at step boundary (resumable)`,
  * `in flight at step 3: action add({"a":1}) — will be replayed (safe)`, `awaiting input at step
- * 1: approval of note({"text":"hi"}) (s1.input; replies approve, deny, cancel)`, … With a live driver
+ * 1: approval of note({"text":"hi"}) (s1.input; replies approve, deny, cancel)` (a step with several
+ * calls: `awaiting input at step 1 (2 requests): …; …`, each request so), … With a live driver
  * (`driverPid`), what resume would do is left out: the run is not interrupted, it is running.
  */
 export function stateLine(view: RunLogView, driverPid: number | null): string {
@@ -42,9 +51,12 @@ export function stateLine(view: RunLogView, driverPid: number | null): string {
 function position(view: RunLogView): string {
   if (view.state === 'at_boundary') return 'at step boundary';
   if (view.state === 'awaiting_input') {
-    const p = view.pending;
+    const open = view.openRequests;
+    const [p] = open;
     if (!p) return 'awaiting input';
-    return `awaiting input at step ${p.stepIndex}: ${askedText(p)} (${p.resultId}; replies ${repliesOf(p).join(', ')})`;
+    const asked = (r: InputRequest): string => `${askedText(r)} (${r.resultId}; replies ${repliesOf(r).join(', ')})`;
+    if (open.length === 1) return `awaiting input at step ${p.stepIndex}: ${asked(p)}`;
+    return `awaiting input at step ${p.stepIndex} (${open.length} requests): ${open.map(asked).join('; ')}`;
   }
   const f = view.inFlight as InFlightStep;
   if (f.target === 'action') return `in flight at step ${f.stepIndex}: action ${actionText(f)}`;
@@ -67,14 +79,26 @@ function resolutionText(f: InFlightStep): string {
       );
     case 'apply_input':
       return `a reply landed (${f.input?.reply.kind ?? '?'} to ${f.request?.resultId ?? '?'}): resume carries it out`;
+    case 'run_calls':
+      return (
+        'resume runs each call without an outcome (again if it may have run and is safe; ' +
+        'a person settles a never one)'
+      );
     default:
       // A resolution added after this CLI (a newer core): still a line, naming it.
       return `resume carries it on (${String(f.resolution)})`;
   }
 }
 
-/** The in-flight action (announced, or awaiting approval) as `name(arguments as JSON)` or `code: source`, clipped. */
+/**
+ * The in-flight action (announced, or awaiting approval) as `name(arguments as JSON)` or `code: source`, clipped;
+ * a step with several calls as `3 calls: read(…), …`.
+ */
 function actionText(f: InFlightStep): string {
+  if (f.calls) {
+    const reprs = f.calls.intent.decision.calls.map((c) => c.trajectoryRepr).join(', ');
+    return clip(`${f.calls.calls.length} calls: ${reprs}`, ACTION_CHARS);
+  }
   const action = f.actionIntent?.decision.action ?? f.request?.request.decision?.action;
   return action === undefined ? '?' : clip(describeAction(action), ACTION_CHARS);
 }
@@ -112,8 +136,15 @@ function describeAction(action: Action): string {
     : `code: ${action.source}`;
 }
 
-/** The in-flight step as the trajectory's last line: what was announced, under which id and policy. */
-export function renderInFlight(f: InFlightStep): string {
+/**
+ * The in-flight step as the trajectory's last lines: what was announced, under which id and policy;
+ * a step with several calls, each call on a line of its own.
+ */
+export function renderInFlight(f: InFlightStep): string[] {
+  return f.calls ? renderCallsInFlight(f.stepIndex, f.calls) : [inFlightLine(f)];
+}
+
+function inFlightLine(f: InFlightStep): string {
   const subject = f.target === 'action' ? `action ${actionText(f)}` : 'the model call';
   if (f.request && f.resolution === 'await_input')
     return `#${f.stepIndex}  awaiting ${f.request.request.kind} of ${subject}  (${f.request.resultId})`;
@@ -130,9 +161,49 @@ export function renderInFlight(f: InFlightStep): string {
   return `#${f.stepIndex}  in flight model call  ${id}`;
 }
 
-/** A step as terminal lines: header, then the observation or answer, indented. */
+/** A step with several calls in flight: how many requests it awaits, then each call: resultId, action, status. */
+function renderCallsInFlight(stepIndex: number, f: CallsInFlight): string[] {
+  const open = f.calls.filter((c) => (c.gate && !c.gateReply) || (c.settle && !c.settleReply)).length;
+  const k = `${f.calls.length} calls`;
+  const what = open > 0 ? `awaiting ${open} request${open === 1 ? '' : 's'} of ${k}` : `in flight ${k}`;
+  const head = `#${stepIndex}  ${what}  (${f.intent.resultId})`;
+  return [head, ...callsInFlight(f).map((c) => `      ${c.resultId}  ${c.repr}  [${c.status}]`)];
+}
+
+/** Each call of a step with several in flight: its resultId, action and where it stands. */
+function callsInFlight(f: CallsInFlight) {
+  return f.intent.calls.map((plan, j) => {
+    const call = f.intent.decision.calls[j];
+    const c = f.calls[j] as CallInFlight;
+    const repr = clip(oneLine(call?.trajectoryRepr ?? '?'), ACTION_CHARS);
+    return { resultId: plan.resultId, action: call?.action ?? null, repr, status: callStatus(c, plan.skip, f) };
+  });
+}
+
+/** Where one call of a step in flight stands, as its records say. */
+function callStatus(c: CallInFlight, skip: string | null, f: CallsInFlight): string {
+  if (skip !== null) return 'not executed';
+  if (c.result) return c.result.outcome.status;
+  if (c.settle) return c.settleReply ? `${c.settleReply.reply.kind} landed` : `awaiting settle: ${c.settle.resultId}`;
+  if (c.gate)
+    return c.gateReply ? `${c.gateReply.reply.kind} landed` : `awaiting ${c.gate.request.kind}: ${c.gate.resultId}`;
+  return f.mayHaveRun ? 'may have run' : 'not run yet';
+}
+
+/** A step as terminal lines: header, then the observation or answer, indented; a step with several calls, a line each. */
 export function renderStep(step: StepRecord): string[] {
   const head = `#${step.stepIndex}  ${step.decision.padEnd(8)}`;
+  if (step.calls) {
+    return [
+      `${head} ${step.calls.length} calls  [${step.actionStatus ?? '?'}]`,
+      ...step.calls.map(
+        (c) =>
+          `      ${c.resultId}  ${clip(oneLine(c.actionRepr), ACTION_CHARS)}  [${c.status}]  ` +
+          clip(oneLine(c.observation), OBSERVATION_CHARS) +
+          (c.observationIsSynthetic ? ' (synthetic)' : ''),
+      ),
+    ];
+  }
   switch (step.decision) {
     case 'action':
       return [
@@ -150,8 +221,9 @@ export function renderStep(step: StepRecord): string[] {
 }
 
 /**
- * The view's fields a script reads (`--json`): state, counters, the in-flight
- * step with its action, the open request with the replies it accepts.
+ * The view's fields a script reads (`--json`): state, counters, the in-flight step with its action
+ * (and each call of a step with several), the open requests with the replies each accepts
+ * (`pending` the first).
  */
 export function viewJson(view: RunLogView, driverPid: number | null): Record<string, unknown> {
   const f = view.inFlight;
@@ -169,17 +241,24 @@ export function viewJson(view: RunLogView, driverPid: number | null): Record<str
             action: f.actionIntent?.decision.action ?? f.request?.request.decision?.action ?? null,
             resultId: intent.resultId,
             replayPolicy: intent.replayPolicy,
+            // Only a step with several calls has them: every other in-flight row keeps its shape.
+            ...(f.calls
+              ? { calls: callsInFlight(f.calls).map(({ resultId, action, status }) => ({ resultId, action, status })) }
+              : {}),
           }
         : null,
-    pending: view.pending
-      ? { ...view.pending, action: view.pending.decision?.action ?? null, acceptedReplies: repliesOf(view.pending) }
-      : null,
+    pending: view.pending ? requestJson(view.pending) : null,
+    openRequests: view.openRequests.map(requestJson),
     driverPid,
     steps: view.steps,
     validActions: view.validActions,
     finalAnswer: view.ended?.finalAnswer ?? null,
     startedAt: view.started?.startedAt ?? null,
   };
+}
+
+function requestJson(p: InputRequest): Record<string, unknown> {
+  return { ...p, action: p.decision?.action ?? null, acceptedReplies: repliesOf(p) };
 }
 
 /**
