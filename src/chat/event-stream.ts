@@ -5,8 +5,9 @@
 import type { RunEvent, StepRecord, StopReason } from '../core/index.ts';
 import type { UIMessageChunk } from 'ai';
 import { describeFailure } from './live-turn.ts';
-import { failureText, TurnChunks } from './turn-chunks.ts';
-import type { TurnEnding } from './turn-chunks.ts';
+import { TurnChunks } from './turn-chunks.ts';
+import { failureText } from './turn-ending.ts';
+import type { TurnEnding } from './turn-ending.ts';
 
 type Controller = ReadableStreamDefaultController<UIMessageChunk>;
 

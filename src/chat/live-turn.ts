@@ -17,8 +17,9 @@ import type {
 import type { UIMessageChunk } from 'ai';
 import { Transcript } from './transcript.ts';
 import type { JoinAt } from './transcript.ts';
-import { failureText, TurnChunks } from './turn-chunks.ts';
-import type { TurnEnding } from './turn-chunks.ts';
+import { TurnChunks } from './turn-chunks.ts';
+import { failureText } from './turn-ending.ts';
+import type { TurnEnding } from './turn-ending.ts';
 
 /** `"<ErrorName>: <message>"`, as the failure of a driver reaches the page. */
 export function describeFailure(e: unknown): string {

@@ -9,15 +9,12 @@
 import { acceptedReplies } from '../core/index.ts';
 import type {
   Action,
-  EndReason,
   InputReply,
   InputRequestKind,
   LogRecord,
   RunEvent,
   StepActionStatus,
   StepRecord,
-  StopReason,
-  Usage,
 } from '../core/index.ts';
 import type { UIMessageChunk } from 'ai';
 import {
@@ -30,36 +27,8 @@ import {
   settleIdOf,
   textId,
 } from './part-ids.ts';
-
-/** What the AI SDK's `finish` chunk says, for each way a turn stops. */
-export type ChunkFinishReason = 'stop' | 'length' | 'error' | 'other' | 'tool-calls';
-
-/** How a turn's stream ends: its stop reason, tokens, and the failure text of a failed run. */
-export type TurnEnding = { readonly stopReason: StopReason; readonly usage: Usage; readonly error: string | null };
-
-/** The metadata of a turn's assistant message (`finish.messageMetadata`). */
-export type TurnMetadata = { readonly runId: string; readonly stopReason: StopReason; readonly usage: Usage };
-
-const FINISH: Readonly<Record<StopReason, ChunkFinishReason>> = {
-  final_answer: 'stop',
-  env_completed: 'stop',
-  tool_completed: 'stop',
-  max_steps: 'length',
-  max_valid_actions: 'length',
-  max_tokens: 'length',
-  context_limit: 'length',
-  model_error: 'error',
-  interpreter_error: 'error',
-  env_error: 'error',
-  cancelled: 'other',
-  in_flight_unknown: 'other',
-  awaiting_input: 'tool-calls',
-};
-
-/** The `finish` reason of a stop reason. */
-export function chunkFinishReason(stopReason: StopReason): ChunkFinishReason {
-  return FINISH[stopReason] ?? 'other';
-}
+import { chunkFinishReason } from './turn-ending.ts';
+import type { TurnEnding, TurnMetadata } from './turn-ending.ts';
 
 /** What a tool part of a cancelled turn says. */
 const CANCELLED = 'The turn was cancelled before this tool call ran.';
@@ -395,10 +364,4 @@ export class TurnChunks {
 /** The action a recorded decision names, if any. */
 function actionOf(decision: { readonly action: Action } | null): Action | null {
   return decision?.action ?? null;
-}
-
-/** The failure text an ended run shows (`error` chunk): the last step's, for the three failures. */
-export function failureText(stopReason: EndReason, trajectory: readonly StepRecord[]): string | null {
-  if (stopReason !== 'model_error' && stopReason !== 'interpreter_error' && stopReason !== 'env_error') return null;
-  return trajectory.at(-1)?.observation ?? null;
 }
