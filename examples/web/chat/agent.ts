@@ -2,7 +2,8 @@
  * The chat examples' agent: a deterministic local model (no network, no API key) that streams
  * its replies word by word, and three tools — `weather` (safe to run again), `ask_user` (the
  * person answers it) and `send_email` (the person approves it; `replayPolicy: 'never'`, so a
- * crash mid-send is settled by the person, never resent). The same module runs in the page
+ * crash mid-send is settled by the person, never resent). A message naming several addresses
+ * gets one `send_email` call per address in one reply: several approvals in one step. The same module runs in the page
  * (`?mode=local`) and in the Node server (examples/node-chat), so both hosts give the same turns.
  *
  * A reply is a pure function of the messages the model is shown: a resumed turn that re-issues
@@ -48,7 +49,7 @@ const SYSTEM: Message = {
   content: [{ type: 'text', text: 'You are a helpful assistant with three tools.' }],
 };
 
-const ADDRESS = /[\w.+-]+@[\w-]+(?:\.[\w-]+)*/;
+const ADDRESSES = /[\w.+-]+@[\w-]+(?:\.[\w-]+)*/g;
 const CITY = /weather in ([A-Za-z][A-Za-z -]*)/i;
 
 /** Made-up but stable temperatures (no network). */
@@ -59,12 +60,19 @@ export function temperatureOf(city: string): number {
   return TEMPERATURES[city.trim().toLowerCase()] ?? 15;
 }
 
-/** What the model says next: text, reasoning, at most one tool call. */
+/** One tool call the model makes. */
+export type SayCall = { readonly name: string; readonly args: JsonObject };
+
+/** What the model says next: text, reasoning, and a tool call or (`calls`) several in one reply. */
 export type Say = {
   readonly text: string;
   readonly reasoning: string;
-  readonly call?: { readonly name: string; readonly args: JsonObject };
+  readonly call?: SayCall;
+  readonly calls?: readonly SayCall[];
 };
+
+/** Whether an email went: `Sent to …` from the tool, `It happened…` from a person who settled a send. */
+const went = (result: string | undefined): boolean => result !== undefined && /^(Sent to |It happened)/.test(result);
 
 /** The turn's request (the last user message with text) and the tool results after it. */
 function turnOf(messages: readonly Message[]): { request: string; results: string[] } {
@@ -80,25 +88,38 @@ function turnOf(messages: readonly Message[]): { request: string; results: strin
   return { request: '', results: [] };
 }
 
+/** Several emails in one reply, one call each; once answered, what became of each. */
+function emailEach(addresses: readonly string[], request: string, results: readonly string[], reasoning: string): Say {
+  if (results.length === 0) {
+    const subject = 'A note from PolyLoop';
+    const calls = addresses.map((to) => ({ name: 'send_email', args: { to, subject, body: request } }));
+    return { text: `I will email ${addresses.join(' and ')} once you approve each.`, reasoning, calls };
+  }
+  const sent = addresses.filter((_, i) => went(results[i]));
+  const notSent = addresses.flatMap((to, i) => (went(results[i]) ? [] : [`not to ${to} (${results[i]})`]));
+  const text = sent.length === 0 ? 'I sent no email' : `Done: the note went to ${sent.join(' and ')}`;
+  return { text: `${[text, ...notSent].join(', ')}.`, reasoning };
+}
+
 /**
- * The policy. "email someone@example.com" → `send_email` (after approval), "weather in Oslo" →
- * `weather`, "ask me" → `ask_user`; anything else → a reply that repeats the message.
+ * The policy. "email someone@example.com" → `send_email` (after approval; one call per address
+ * when it names several), "weather in Oslo" → `weather`, "ask me" → `ask_user`; anything else →
+ * a reply that repeats the message.
  */
 export function policy(messages: readonly Message[]): Say {
   const { request, results } = turnOf(messages);
   const [result] = results;
   const seen = result === undefined ? 'Nothing ran yet.' : `The tool said "${result}".`;
   const reasoning = `The user wrote "${request}". ${seen}`;
-  const to = ADDRESS.exec(request)?.[0];
+  const addresses = request.match(ADDRESSES) ?? [];
+  const [to] = addresses;
   if (to !== undefined && /\bmail\b|\bemail\b/i.test(request)) {
+    if (addresses.length > 1) return emailEach(addresses, request, results, reasoning);
     if (result === undefined) {
       const args = { to, subject: 'A note from PolyLoop', body: request };
       return { text: `I will email ${to} once you approve.`, reasoning, call: { name: 'send_email', args } };
     }
-    // `Sent to …` from the tool itself; `It happened…` from a person who settled a send a crash interrupted.
-    if (/^(Sent to |It happened)/.test(result)) {
-      return { text: `Done: the note went to ${to}, and it went exactly once.`, reasoning };
-    }
+    if (went(result)) return { text: `Done: the note went to ${to}, and it went exactly once.`, reasoning };
     return { text: `I did not send the email (${result}).`, reasoning };
   }
   const city = CITY.exec(request)?.[1]?.trim();
@@ -153,9 +174,11 @@ export function localChatModel(world: ChatWorld): ModelCaller {
         call.onDelta?.(word);
         if (i === 0) await waitWhileHeld(world, 'text', call.signal);
       }
-      // The id is a function of the messages, so a re-issued call names its tool call the same.
+      // The ids are a function of the messages, so a re-issued call names its tool calls the same.
       const id = `call_${call.messages.length}`;
-      const toolCalls = say.call ? [{ id, name: say.call.name, arguments: say.call.args }] : [];
+      const one = say.call ? [{ id, name: say.call.name, arguments: say.call.args }] : [];
+      const several = (say.calls ?? []).map((c, j) => ({ id: `${id}_${j}`, name: c.name, arguments: c.args }));
+      const toolCalls = [...one, ...several];
       const usage = { inputTokens: 0, outputTokens: words.length };
       return { callId: null, text: say.text, reasoning: say.reasoning, toolCalls, usage };
     },
@@ -223,6 +246,8 @@ export function chatAgent(
     observationTemplate: '{observation}',
     toolRenderStyle: 'none',
     cancelGraceMs: 1000,
+    // A reply may email several people at once: each call asks its own approval, all in one step.
+    parallelToolCalls: 4,
   });
   return { agent, request };
 }

@@ -1,7 +1,8 @@
 /**
  * The parts of a UI message as the chat page shows them: text, reasoning, tool parts with their
- * state (approve / deny on `approval-requested`, an answer box for a tool a person answers), and
- * the `data-polyloop-settle` part with one button per reply it accepts.
+ * state (approve / deny on each `approval-requested` part — one reply may ask for several — and an
+ * answer box for a tool a person answers, while no turn runs), and the `data-polyloop-settle` part
+ * with one button per reply it accepts.
  */
 import { getToolName, isToolUIPart } from 'ai';
 import type { DynamicToolUIPart, ToolUIPart, UIMessage } from 'ai';
@@ -85,7 +86,8 @@ function ToolView({ part, actions, awaiting }: ToolProps & { readonly awaiting: 
       {part.state === 'output-available' && <div className="output">{json(part.output)}</div>}
       {part.state === 'output-error' && <div className="output error">{part.errorText}</div>}
       {part.state === 'output-denied' && <div className="output denied">denied{reason}</div>}
-      <Approval part={part} actions={actions} />
+      {/* Each request is answered on its own, while no turn runs: the turn waits on the others meanwhile. */}
+      {awaiting && <Approval part={part} actions={actions} />}
       {/* A tool part with input and no output while no turn runs: the turn waits for a person's answer. */}
       {awaiting && part.state === 'input-available' && <Answer part={part} actions={actions} />}
     </div>

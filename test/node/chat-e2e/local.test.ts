@@ -99,6 +99,30 @@ describe('useChat in Chromium with the turns in the tab (localChatTransport, Ind
     await expectRestoredAfterReload(page);
   });
 
+  it('two approvals in one turn: the second approved first, then the first denied; each reaches its own call', async () => {
+    const page = await open('two-approvals');
+    await say(page, 'email eve@example.com and finn@example.com');
+    const asked = '.tool[data-tool="send_email"][data-state="approval-requested"]';
+    await expect.poll(() => page.locator(asked).count()).toBe(2);
+    await page.locator('.tool[data-tool="send_email"]').nth(1).locator('button.approve').click();
+    await page.waitForSelector('.tool[data-tool="send_email"][data-state="approval-responded"]');
+    await untilStatus(page, 'ready');
+    expect(await page.locator(asked).count()).toBe(1);
+    expect(await sentTo(page, 'finn@example.com')).toBe(0);
+    const first = page.locator('.tool[data-tool="send_email"]').nth(0);
+    await first.locator('input.reason').fill('not eve');
+    await first.locator('button.deny').click();
+    const announced = 'I will email eve@example.com and finn@example.com once you approve each.';
+    await untilAssistantText(
+      page,
+      `${announced}|Done: the note went to finn@example.com, not to eve@example.com (not eve).`,
+    );
+    await untilStatus(page, 'ready');
+    expect((await shown(page)).at(-1)?.tools).toEqual(['send_email:output-denied', 'send_email:output-available']);
+    expect([await sentTo(page, 'eve@example.com'), await sentTo(page, 'finn@example.com')]).toEqual([0, 1]);
+    await expectRestoredAfterReload(page);
+  });
+
   it('a reload mid-reply: the new page resumes the turn from IndexedDB to its end, nothing shown twice', async () => {
     const page = await open('reload');
     await say(page, 'email cleo@example.com');
