@@ -211,15 +211,19 @@ describe('a turn with several tool calls in one step', () => {
   });
 });
 
+type Call = { readonly id: string; readonly name: string; readonly arguments: Record<string, number> };
+const add = (id: string, a: number, b: number): Call => ({ id, name: 'add', arguments: { a, b } });
+const ADD_THREE = [add('k1', 1, 2), add('k2', 3, 4), add('k3', 5, 6)];
+
 /**
- * A model whose reply is a function of what it is shown (a resumed turn may call it again): three
- * `add` calls in one reply, then, once it reads their results, one text. Text streams in.
+ * A model whose reply is a function of what it is shown (a resumed turn may call it again): the
+ * `calls` in one reply (three `add` calls by default), then, once it reads their results, one
+ * text. Text streams in.
  */
-function addThreeModel(): ChatModel {
+function callsModel(calls: readonly Call[] = ADD_THREE): ChatModel {
   const seen: Message[][] = [];
-  const add = (id: string, a: number, b: number) => ({ id, name: 'add', arguments: { a, b } });
   return {
-    params: Object.freeze({ model: 'add-three' }),
+    params: Object.freeze({ model: 'calls' }),
     seen,
     left: () => 0,
     async call(call: ModelCall): Promise<ModelReply> {
@@ -227,7 +231,7 @@ function addThreeModel(): ChatModel {
       const answered = call.messages.at(-1)?.content.some((b) => b.type === 'tool_result') === true;
       const text = answered ? 'The sums are in.' : 'Adding three pairs.';
       for (const word of text.match(/\S+\s*/g) ?? []) call.onDelta?.(word);
-      const toolCalls = answered ? [] : [add('k1', 1, 2), add('k2', 3, 4), add('k3', 5, 6)];
+      const toolCalls = answered ? [] : calls;
       return { callId: null, text, reasoning: null, toolCalls, usage: { inputTokens: 1, outputTokens: 1 } };
     },
   };
@@ -235,7 +239,7 @@ function addThreeModel(): ChatModel {
 
 describe('a turn with several calls interrupted at every write', () => {
   it('a reconnect resumes it from its log and the page gets the message of the uninterrupted turn', async () => {
-    const whole = testChat(addThreeModel(), { parallel: 2 });
+    const whole = testChat(callsModel(), { parallel: 2 });
     const expected = await assemble(await send(whole, 'w0', [userMessage('go')]));
     expect(toolParts(expected).map((p) => [p.toolCallId, p['output']])).toEqual([
       ['k1', '3'],
@@ -245,14 +249,49 @@ describe('a turn with several calls interrupted at every write', () => {
     const writes = (await whole.store.readLog('chat:w0:1')).length;
     for (let n = 1; n < writes; n++) {
       const inner = new InMemoryStore();
-      const crashed = testChat(addThreeModel(), { parallel: 2, store: faultyStore(inner, { crashAfterWrites: n }) });
+      const crashed = testChat(callsModel(), { parallel: 2, store: faultyStore(inner, { crashAfterWrites: n }) });
       const dying = await send(crashed, 'w0', [userMessage('go')]);
       if (dying.at(-1)?.type !== 'error') continue;
-      const restarted = testChat(addThreeModel(), { parallel: 2, store: inner });
+      const restarted = testChat(callsModel(), { parallel: 2, store: inner });
       const message = await assemble((await reconnect(restarted, 'w0')) ?? []);
       expect(message, `crash after write ${n}`).toEqual(expected);
       expect((await loadChat(inner, 'w0'))[1], `loaded after write ${n}`).toEqual(expected);
     }
+  });
+});
+
+describe('a call in doubt at a crash in a step with several', () => {
+  it("asks its own settlement; the person's reply is carried out and nothing runs twice", async () => {
+    const calls = [add('k1', 1, 2), { id: 'k2', name: 'charge', arguments: { cents: 500 } }];
+    const inner = new InMemoryStore();
+    // The third write: the model's result and the actions intent land, the charge runs, its outcome is lost.
+    const crashed = testChat(callsModel(calls), { parallel: 2, store: faultyStore(inner, { crashAfterWrites: 3 }) });
+    await send(crashed, 's1', [userMessage('go')]);
+    expect(crashed.counters.charge).toBe(1);
+    const restarted = testChat(callsModel(calls), { parallel: 2, store: inner });
+    const waiting = await assemble((await reconnect(restarted, 's1')) ?? []);
+    expect(readRunLog(await inner.readLog('chat:s1:1')).openRequests.map((r) => r.resultId)).toEqual(['s0.a1.settle']);
+    expect(shape(waiting)).toEqual([
+      ['tool-add', 'k1', 'input-available'],
+      ['tool-charge', 'k2', 'input-available'],
+    ]);
+    const settle = waiting.parts.find((p) => p.type === 'data-polyloop-settle') as { id: string; data: object };
+    expect(settle).toMatchObject({ id: 'chat:s1:1:s0.a1.settle', data: { resultId: 's0.a1.settle' } });
+    const reply = { kind: 'executed', observation: 'charged once' };
+    const parts = waiting.parts.map((p) => (p === settle ? { ...settle, data: { ...settle.data, reply } } : p));
+    const [user] = await loadChat(inner, 's1');
+    const ui = new UiChat({
+      id: 's1',
+      transport: restarted.transport,
+      messages: [user as UIMessage, { ...waiting, parts }],
+    });
+    await ui.sendMessage();
+    expect(toolParts(ui.last).map((p) => [p.state, p['output']])).toEqual([
+      ['output-available', '3'],
+      ['output-available', 'charged once'],
+    ]);
+    expect(crashed.counters.charge + restarted.counters.charge).toBe(1);
+    await expectLoaded(restarted, 's1', ui.last);
   });
 });
 
