@@ -245,7 +245,8 @@ export interface RunStore {
    * Not a barrier: a lost outcome leaves its call in flight, which recovery handles by its replay policy.
    *
    * Contract: as {@link RunStore.result}. Every PolyLoop store has it; a store without it cannot run
-   * several calls a step (such a step fails with `StoreError`).
+   * several calls a step: `run`/`resume` with `parallelToolCalls` above 1 reject with `StoreError`
+   * (operation `callResult`) before anything is written or called.
    */
   callResult?(runId: string, rec: CallResultRecord): Promise<void>;
   /**

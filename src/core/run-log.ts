@@ -191,12 +191,17 @@ export async function importRun(
     throw new InvalidRequestError(
       'importRun: the log holds an upgrade, and this store cannot write it (no upgrade method)',
     );
+  if (records.some((r) => r.kind === 'call_result') && !store.callResult)
+    throw new InvalidRequestError(
+      'importRun: the log holds the calls of a step with several, and this store cannot write them ' +
+        '(no callResult method)',
+    );
   const release = store.acquire
     ? await store.acquire(runId, { signal: opts.signal ?? new AbortController().signal })
     : null;
   try {
     if ((await store.readLog(runId)).length > 0) throw new RunExistsError(runId);
-    // The human-input methods were checked above, so each record has its store method.
+    // The optional methods were checked above, so each record has its store method.
     for (const rec of records) await callStore(store, runId, rec, undefined);
   } finally {
     await release?.();

@@ -27,6 +27,7 @@ import { checkReply } from './seam-values.ts';
 import { RunDriver } from './session.ts';
 import { identitySnapshot, snapshotInForce } from './snapshot.ts';
 import { storedResult } from './step-record.ts';
+import { severalCallsRefusal } from './store-write.ts';
 import type { ParamSnapshot, RunResult, RunStartedRecord, UpgradeRecord } from './types.ts';
 import { checkUpgradeHashes, storedRequestOf, upgradeRecord, upgradeRefusal } from './upgrade.ts';
 
@@ -60,7 +61,8 @@ export function defineAgent(config: AgentConfig): AgentDefinition {
  * `run(agent, { runId, goal })` is enough when they give the rest.
  *
  * Rejects with `RunExistsError` if the run has a log, `InvalidRequestError` for a malformed
- * request, `StoreError` when the store fails (the log stays resumable), and `signal.reason`
+ * request, `StoreError` when the store fails (the log stays resumable) or, with
+ * `parallelToolCalls` above 1, has no `callResult` (before anything is written), and `signal.reason`
  * when aborted (after writing `run_ended` with stop reason `cancelled`, within `cancelGraceMs`).
  *
  * @example
@@ -203,6 +205,8 @@ async function drive(
     // An ended run, or one awaiting input that got none: the stored
     // result; nothing delivered, nothing written but an upgrade asked for.
     if (trusted.ended) return storedResult(runId, trusted);
+    const refused = severalCallsRefusal(store, runId, request.parallelToolCalls ?? 1);
+    if (refused) throw refused;
     driver = new RunDriver(agent, request, cancel, lease);
     if (upgrade) await driver.upgrade(upgrade);
     if (trusted.pending && input === undefined) return storedResult(runId, trusted);

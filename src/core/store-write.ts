@@ -4,6 +4,7 @@
  * carries.
  * @module
  */
+import { StoreError } from './errors.ts';
 import type { RunStore } from './ports.ts';
 import type { ActionIntentRecord, ActionsIntentRecord, LogRecord } from './types.ts';
 
@@ -24,6 +25,19 @@ const METHOD: { readonly [K in LogRecord['kind']]: string } = {
 /** The store method (and `StoreError` operation) that writes `rec`; with `intent`, the joint write. */
 export function operationOf(rec: LogRecord, intent: JointIntent | undefined): string {
   return intent ? 'resultAndIntent' : METHOD[rec.kind];
+}
+
+/**
+ * The refusal of a run that may take several calls a step (`parallelToolCalls` above 1) on a store
+ * without `callResult`: such a store could not write the outcome of a call that ran, so the run is
+ * refused before anything is written or called, and its log stays as it was. Null when it may go on.
+ */
+export function severalCallsRefusal(store: RunStore, runId: string, parallelToolCalls: number): StoreError | null {
+  if (parallelToolCalls <= 1 || typeof store.callResult === 'function') return null;
+  const lacks =
+    'this store has no callResult method, so it cannot write the outcome of each call of a step with several; ' +
+    'run with parallelToolCalls 1, or on a store that has the method';
+  return new StoreError(runId, 'callResult', new TypeError(lacks));
 }
 
 /** Write `rec` (with `intent`: a model result and its action intent as one write) through the store's method for it. */

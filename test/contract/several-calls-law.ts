@@ -85,12 +85,13 @@ export type SeveralCallsLawResult = {
   readonly worlds: readonly (readonly string[])[];
 };
 
-/** Run the scenario through `crashAtEveryWrite` over fresh stores from `newStore`. */
-export async function severalCallsLaw(opts: { readonly newStore: () => RunStore }): Promise<SeveralCallsLawResult> {
-  const worlds: string[][] = [];
-  const world = (): string[] => worlds.at(-1) as string[];
+/** The scenario's agent and request over `store`, its effects pushed to `world()`: as a restarted process builds it. */
+export function severalCallsSetup(
+  store: RunStore,
+  world: () => string[],
+): { agent: ReturnType<typeof defineAgent>; request: RunRequest } {
   const registry = ToolRegistry.of(severalCallsTools(world));
-  const setup = (store: RunStore): { agent: ReturnType<typeof defineAgent>; request: RunRequest } => ({
+  return {
     agent: defineAgent({
       model: scriptedModel(SEVERAL_CALLS_SCRIPT),
       interpreter: nativeToolInterpreter('law'),
@@ -112,10 +113,16 @@ export async function severalCallsLaw(opts: { readonly newStore: () => RunStore 
       cancelGraceMs: 1_000,
       parallelToolCalls: 2,
     },
-  });
+  };
+}
+
+/** Run the scenario through `crashAtEveryWrite` over fresh stores from `newStore`. */
+export async function severalCallsLaw(opts: { readonly newStore: () => RunStore }): Promise<SeveralCallsLawResult> {
+  const worlds: string[][] = [];
+  const world = (): string[] => worlds.at(-1) as string[];
   const report = await crashAtEveryWrite({
     store: () => (worlds.push([]), opts.newStore()),
-    setup,
+    setup: (store) => severalCallsSetup(store, world),
     reply: severalCallsReply(world),
   });
   return { report, worlds };
