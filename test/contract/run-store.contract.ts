@@ -10,6 +10,9 @@ import { describeContract } from './vitest-suite.ts';
 
 export {
   actionIntent,
+  actionsIntent,
+  callResult,
+  callsStepWrite,
   ended,
   modelIntent,
   modelResult,

@@ -7,6 +7,8 @@ import { RECORD_VERSION } from '../../core/index.ts';
 import { STEP_DEFAULTS } from '../../core/internal-entry.ts';
 import type {
   ActionIntentRecord,
+  ActionsIntentRecord,
+  CallResultRecord,
   ModelCallIntentRecord,
   IntentRecord,
   LogRecord,
@@ -139,6 +141,72 @@ export function ended(steps: number): RunEndedRecord {
     usage: { inputTokens: 10 * steps, outputTokens: 2 * steps },
     endedAt: '2026-01-01T00:00:02.000Z',
   };
+}
+
+const CALLS = ['a', 'b', 'c'] as const;
+
+/** The `actions` intent of step `stepIndex`: three `echo` calls, the second a `never` one. */
+export function actionsIntent(stepIndex: number): ActionsIntentRecord {
+  const call = (x: string) => ({
+    action: { kind: 'tool_call' as const, id: `call-${x}`, name: 'echo', arguments: { text: x } },
+    trajectoryRepr: `echo(${x})`,
+  });
+  return {
+    kind: 'intent',
+    v,
+    intent: 'actions',
+    stepIndex,
+    resultId: `s${stepIndex}.actions`,
+    decision: {
+      kind: 'actions',
+      calls: CALLS.map(call),
+      historyText: CALLS.map((x) => `echo(${x})`).join('\n'),
+    },
+    calls: CALLS.map((_, j) => ({
+      resultId: `s${stepIndex}.a${j}`,
+      replayPolicy: j === 1 ? 'never' : 'safe',
+      gate: null,
+      skip: null,
+    })),
+  };
+}
+
+/** The outcome of call `j` of step `stepIndex`'s {@link actionsIntent}, as it lands. */
+export function callResult(stepIndex: number, j: number, observation = `echoed ${CALLS[j] ?? j}`): CallResultRecord {
+  return {
+    kind: 'call_result',
+    v,
+    stepIndex,
+    resultId: `s${stepIndex}.a${j}`,
+    outcome: {
+      status: 'executed',
+      observation,
+      observationIsSynthetic: false,
+      envReportedCompletion: false,
+      observationTruncatedChars: 0,
+    },
+    completedRun: false,
+  };
+}
+
+/** The step write of step `stepIndex`'s {@link actionsIntent}: no action result, the step listing each call. */
+export function callsStepWrite(stepIndex: number): StepWriteRecord {
+  const intent = actionsIntent(stepIndex);
+  const calls = intent.decision.calls.map((c, j) => ({
+    resultId: `s${stepIndex}.a${j}`,
+    toolCallId: c.action.kind === 'tool_call' ? (c.action.id ?? null) : null,
+    actionRepr: c.trajectoryRepr,
+    ...callResult(stepIndex, j).outcome,
+    toolCompletedRun: false,
+  }));
+  const step: StepRecord = {
+    ...stepRecord(stepIndex),
+    actionRepr: intent.decision.historyText,
+    historyText: intent.decision.historyText,
+    observation: null,
+    calls,
+  };
+  return { kind: 'step', v, step, actionResult: null };
 }
 
 /** Write a full one-step run through every store method, in protocol order; returns what was written. */

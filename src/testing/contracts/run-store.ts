@@ -3,9 +3,10 @@
  * their promises — logs read back equal and in order, runs kept apart whatever their ids, and,
  * for stores with `acquire`, one driver per run, and, for stores with `inputRequest`/`input`,
  * human input written and read back like any record, so crafted logs imported into it are
- * settled or refused as on any store. Web APIs only, so one suite serves a store in
- * Node, workerd and a browser. The log cases are here; the human-input cases are
- * `run-store-input.ts`, the lease cases `run-store-lease.ts`, the crafted logs `forged-logs.ts`.
+ * settled or refused as on any store, and, for stores with `callResult`, the outcome of each call
+ * of a step with several. Web APIs only, so one suite serves a store in Node, workerd and a
+ * browser. The log cases are here; the human-input cases are `run-store-input.ts`, the calls
+ * cases `run-store-calls.ts`, the lease cases `run-store-lease.ts`, the crafted logs `forged-logs.ts`.
  * @module
  */
 import { checkOptionKeys } from '../../core/internal-entry.ts';
@@ -22,6 +23,7 @@ import { check, equal } from './check.ts';
 import type { ContractCase, ContractSuite } from './check.ts';
 import { forgedLogCases } from './forged-logs.ts';
 import { actionIntent, modelIntent, modelResult, started, stepRecord, stepWrite, writeFullRun } from './records.ts';
+import { callResultCases } from './run-store-calls.ts';
 import { inputCases } from './run-store-input.ts';
 import { leaseCases } from './run-store-lease.ts';
 
@@ -258,6 +260,7 @@ export function runStoreContract(options: RunStoreContractOptions): ContractSuit
     ...contentCases(make, options.largeObservationChars ?? 200_000),
     ...appendCases(make),
     ...inputCases(make),
+    ...callResultCases(make),
     ...forgedLogCases(make),
   ];
   if (lease !== 'none') {
