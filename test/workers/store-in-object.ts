@@ -16,6 +16,7 @@ export function storeIn(stub: DurableObjectStub): RunStore {
     inputRequest: (id, rec) => inObject((s) => s.inputRequest(id, rec)),
     input: (id, rec) => inObject((s) => s.input(id, rec)),
     upgrade: (id, rec) => inObject((s) => s.upgrade(id, rec)),
+    callResult: (id, rec) => inObject((s) => s.callResult(id, rec)),
     readLog: (id) => inObject((s) => s.readLog(id)),
   };
 }

@@ -1,15 +1,17 @@
 /**
  * The laws every store keeps, on PostgresStore over a real Postgres: the crash law with human input
  * (docs/design/laws.md#human-input-across-crashes: crashed at every write, resumed, the same end; a
- * `never` note exactly once), and portability (docs/design/laws.md#portability): a run crashed at
- * every write on Postgres, exported, imported into memory and finished there — and the other way
- * round — ends as the uninterrupted run, and an imported run exports as the same bytes.
+ * `never` note exactly once), the same law over steps with several calls (each `never` call exactly
+ * once), and portability (docs/design/laws.md#portability): a run crashed at every write on
+ * Postgres, exported, imported into memory and finished there — and the other way round — ends as
+ * the uninterrupted run, and an imported run exports as the same bytes.
  */
 import { describe, expect, it } from 'vitest';
 import { exportRun, importRun, InMemoryStore } from '../../../src/core/index.ts';
 import type { RunStore } from '../../../src/core/index.ts';
 import { PostgresStore } from '../../../src/platform-postgres/index.ts';
 import { humanInputLaw, lawProblems } from '../../contract/human-input-law.ts';
+import { severalCallsLaw, severalCallsLawProblems } from '../../contract/several-calls-law.ts';
 import { cutRun, effectsProblem, finishOn, RUN_ID, uninterrupted } from '../../portability/reference.ts';
 import { usePostgres } from '../../postgres/fixture.ts';
 
@@ -31,6 +33,12 @@ describe('the laws on PostgresStore', () => {
     const newStore = await storesAhead(80);
     const result = await humanInputLaw({ modelReplayPolicy: 'safe', newStore });
     expect(lawProblems(result)).toEqual([]);
+  }, 120_000);
+
+  it('keeps the crash law of several calls a step: crashed after every write (lost, and landed), resumed, ends as the uninterrupted run, each never call exactly once', async () => {
+    const newStore = await storesAhead(50);
+    const result = await severalCallsLaw({ newStore });
+    expect(severalCallsLawProblems(result)).toEqual([]);
   }, 120_000);
 
   it.each([false, true])(
