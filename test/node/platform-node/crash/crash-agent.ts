@@ -12,7 +12,9 @@
  * every time: approvals approve (the step-6 `record` is denied), a settle request of a `record`
  * is answered from the outside world (the side file: `executed` when its line is there, `retry`
  * when not), a settle request of a model call is retried. `CRASH_VARIANT` in the environment:
- * `safe` (default), `never` (`modelReplayPolicy: 'never'`), `approval` (`record` needs approval).
+ * `safe` (default), `never` (`modelReplayPolicy: 'never'`), `approval` (`record` needs approval),
+ * `calls` (native tool calls, `parallelToolCalls: 3`: step 0 is one step of three calls, `add`,
+ * `record`, `add`, each outcome written as a call result; step 1 answers).
  */
 import { createHash } from 'node:crypto';
 import { appendFileSync, readFileSync, writeSync } from 'node:fs';
@@ -22,10 +24,12 @@ import type {
   InputRequest,
   LogRecord,
   ModelCall,
+  ModelReply,
   RunRequest,
   RunResult,
   RunStore,
 } from '../../../../src/core/index.ts';
+import { nativeToolInterpreter } from '../../../../src/adapters/tool-interpreter.ts';
 import { FileStore } from '../../../../src/platform-node/index.ts';
 import { jsonActionInterpreter, scriptedModel } from '../../../../src/testing/index.ts';
 
@@ -41,8 +45,20 @@ const say = (line: string): void => {
   writeSync(1, `${line}\n`); // synchronous: the parent sees it even if we die right after
 };
 
+/** The `calls` variant's model: three calls at once, then the answer. */
+function severalCalls(call: ModelCall): ModelReply | string {
+  if (call.callSeq > 0) return `done after ${call.callSeq} calls`;
+  const toolCalls = [
+    { id: 'c1', name: 'add', arguments: { a: 2, b: 3 } },
+    { id: 'c2', name: 'record', arguments: { line: 'calls step0' } },
+    { id: 'c3', name: 'add', arguments: { a: 5, b: 10 } },
+  ];
+  return { callId: 'calls-0', text: '', reasoning: null, toolCalls };
+}
+
 /** The model: a pure function of the call. It reads the last observation, so history must be rebuilt exactly. */
-function reply(call: ModelCall): string {
+function reply(call: ModelCall): ModelReply | string {
+  if (variant === 'calls') return severalCalls(call);
   const last = call.messages.at(-1);
   const text = last?.content.map((b) => (b.type === 'text' ? b.text : '')).join('') ?? '';
   const n = Number(/(-?\d+)\s*$/.exec(text)?.[1] ?? '0');
@@ -116,6 +132,7 @@ function killingStore(inner: FileStore): RunStore {
     runEnded: (id, rec) => write('runEnded', id, rec, () => inner.runEnded(id, rec)),
     inputRequest: (id, rec) => write('inputRequest', id, rec, () => inner.inputRequest(id, rec)),
     input: (id, rec) => write('input', id, rec, () => inner.input(id, rec)),
+    callResult: (id, rec) => write('callResult', id, rec, () => inner.callResult(id, rec)),
     readLog: (id) => inner.readLog(id),
     acquire: (id, opts) => inner.acquire(id, opts),
   };
@@ -132,7 +149,7 @@ const model = scriptedModel(
 const store = new FileStore({ dir, onWarning: (w) => process.stderr.write(`WARN ${w.code} ${w.message}\n`) });
 const agent = defineAgent({
   model,
-  interpreter: jsonActionInterpreter(),
+  interpreter: variant === 'calls' ? nativeToolInterpreter('crash-agent-calls') : jsonActionInterpreter(),
   store: killingStore(store),
   events: { params: { sink: 'none' }, deliver: () => undefined },
   syntheticObservations: { notExecuted: 'The action was not executed.', envError: 'The environment failed.' },
@@ -152,6 +169,7 @@ const request: RunRequest = {
   observationTemplate: 'Observation:\n{observation}',
   toolRenderStyle: 'json',
   cancelGraceMs: 1000,
+  ...(variant === 'calls' ? { parallelToolCalls: 3 } : {}),
 };
 
 /** The person (and the outside world): the same reply every time a request is asked. */

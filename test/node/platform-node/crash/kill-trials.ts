@@ -48,10 +48,11 @@ export async function bundleAgent(): Promise<{ readonly path: string; readonly c
 /**
  * The agent's variant: `safe` or `never` is its `modelReplayPolicy` (with `never`, a model call in
  * flight at the kill is settled by a person: retried); `approval` makes its `record` tool need
- * approval (approved, the step-6 one denied). FileStore has the input methods, so a `never`
- * operation in flight is settled, never ended `in_flight_unknown`.
+ * approval (approved, the step-6 one denied); `calls` is one step of three calls (`add`, `record`,
+ * `add`) at once, then the answer. FileStore has the input methods, so a `never` operation in flight
+ * is settled, never ended `in_flight_unknown`.
  */
-export type ModelPolicy = 'safe' | 'never' | 'approval';
+export type ModelPolicy = 'safe' | 'never' | 'approval' | 'calls';
 
 function runAgent(
   agent: string,

@@ -16,6 +16,7 @@ const SEED = Number(process.env['POLYLOOP_KILL_SEED'] ?? 20261201);
 let ref: Reference;
 let refNever: Reference;
 let refApproval: Reference;
+let refCalls: Reference;
 let cleanup = async (): Promise<void> => undefined;
 
 beforeAll(async () => {
@@ -24,6 +25,7 @@ beforeAll(async () => {
   ref = await referenceRun(agent.path, 'safe');
   refNever = await referenceRun(agent.path, 'never');
   refApproval = await referenceRun(agent.path, 'approval');
+  refCalls = await referenceRun(agent.path, 'calls');
 }, 60_000);
 
 afterAll(() => cleanup());
@@ -149,6 +151,49 @@ describe('FileStore under real SIGKILL', () => {
     expect(o.resumedInputs).toEqual(['s4.input approve', 's6.input deny']);
     expect(o.side).toEqual(refApproval.side);
   }, 30_000);
+
+  it('runs the calls variant as one step of three calls, each outcome its own callResult write, then the answer', () => {
+    expect(refCalls.result.stopReason).toBe('final_answer');
+    expect(refCalls.result.trajectory[0]?.calls?.map((c) => [c.resultId, c.status])).toEqual([
+      ['s0.a0', 'executed'],
+      ['s0.a1', 'executed'],
+      ['s0.a2', 'executed'],
+    ]);
+    expect(refCalls.writes).toEqual([
+      'runStarted',
+      'intent',
+      'resultAndIntent',
+      'callResult',
+      'callResult',
+      'callResult',
+      'step',
+      'intent',
+      'result',
+      'step',
+      'runEnded',
+    ]);
+    expect(refCalls.side).toEqual(['calls step0']);
+  });
+
+  // The calls run in order here, so the second callResult write is the `record` call's (s0.a1).
+  it.each([
+    ['resultAndIntent', 0, 'after', 'awaiting s0.a1.settle', ['s0.a1.settle retry'], 'before any call ran'],
+    ['callResult', 1, 'before', 'awaiting s0.a1.settle', ['s0.a1.settle executed'], 'after it ran, unwritten'],
+    ['callResult', 1, 'after', 'final_answer', [], 'after its outcome was written'],
+  ] as const)(
+    'killed mid-step at %s write #%s (%s), a new process ends the three-call step as the uninterrupted run (first resume %s, replies %j), the never call exactly once: %s',
+    async (method, n, how, firstResume, inputs, _when) => {
+      const o = await runTrial(refCalls, nthWrite(refCalls, method, n), how);
+      expect(o.problems).toEqual([]);
+      expect(o.killed).toBe(true);
+      expect(o.sideAtKill).toEqual(method === 'callResult' ? refCalls.side : []);
+      expect(o.firstResume).toBe(firstResume);
+      expect(o.resumedInputs).toEqual(inputs);
+      expect(o.resumedStopReason).toBe('final_answer');
+      expect(o.side).toEqual(refCalls.side);
+    },
+    30_000,
+  );
 
   it(`keeps every recovery property over ${TRIALS} random kills (write index x kill method x variant: model replay safe, never, approvals)`, async () => {
     const refs = [ref, refNever, refApproval];
