@@ -57,11 +57,11 @@ export type StoredRunInfo = {
  * `resultAndIntent`, `step`, `inputRequest` — a closed tab still shows it on reopen —, `input` — a
  * click is never asked for twice —, `upgrade`, `run_ended`) is one readwrite transaction with
  * `{ durability: 'strict' }` that resolves on `complete`. The rest (`run_started`, a safe
- * model-call intent, a result alone) are held in memory and committed first in the run's next
+ * model-call intent, a result alone, a call result) are held in memory and committed first in the run's next
  * transaction, or on their own (`relaxed`) after 50 ms without one, at the lease's release, or at
  * `close` (decision 0043): a tab or OS crash may lose them, never out of order, which leaves the
  * run at its last barrier. `readLog` and `listRuns` of the same instance include them. An action
- * step is two strict transactions and nothing else.
+ * step is two strict transactions and nothing else, whether it holds one call or several.
  * Records are stored as `encodeRecord` text and decoded with the core decoder, so a record of a
  * foreign schema major is refused with `SchemaVersionError`. Write failures (a full quota among
  * them) reject with `StoreError` whose `cause` is the browser's error; the aborted transaction
