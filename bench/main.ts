@@ -4,7 +4,7 @@
  * exits non-zero when a bundle exceeds its budget in `bench/budgets.json`.
  *
  * Options: `--quick` (fewer samples, smaller N: a smoke run, not figures to quote),
- * `--only=overhead,durable,resume,memory,concurrency,chat,bundle`, `--markdown` (also print the table
+ * `--only=overhead,durable,resume,memory,concurrency,chat,several,bundle`, `--markdown` (also print the table
  * in Markdown, for docs/performance.md).
  * @module
  */
@@ -19,9 +19,10 @@ import { concurrency, durable, overhead } from './kernel.ts';
 import type { Plan, Row } from './kernel.ts';
 import { memory } from './memory.ts';
 import { resumeTimes } from './resume.ts';
+import { several } from './several.ts';
 import { formatMarkdown, formatTable, growthRow } from './report.ts';
 
-const SECTIONS = ['overhead', 'durable', 'resume', 'memory', 'concurrency', 'chat', 'bundle'] as const;
+const SECTIONS = ['overhead', 'durable', 'resume', 'memory', 'concurrency', 'chat', 'several', 'bundle'] as const;
 type Section = (typeof SECTIONS)[number];
 
 function parseArgs(argv: readonly string[]): { plan: Plan; only: ReadonlySet<Section> } {
@@ -54,6 +55,7 @@ async function main(): Promise<number> {
   if (only.has('memory')) log(await memory(plan, big));
   if (only.has('concurrency')) log(await concurrency(plan, 1_000, 10));
   if (only.has('chat')) log(await chatBench(plan));
+  if (only.has('several')) log(await several(plan));
   let bundles: BundleSize[] = [];
   let failures: string[] = [];
   if (only.has('bundle')) {
