@@ -275,7 +275,8 @@ describe('a call in doubt at a crash in a step with several', () => {
       ['tool-add', 'k1', 'input-available'],
       ['tool-charge', 'k2', 'input-available'],
     ]);
-    const settle = waiting.parts.find((p) => p.type === 'data-polyloop-settle') as { id: string; data: object };
+    type Settle = { type: 'data-polyloop-settle'; id: string; data: object };
+    const settle = waiting.parts.find((p) => p.type === 'data-polyloop-settle') as Settle;
     expect(settle).toMatchObject({ id: 'chat:s1:1:s0.a1.settle', data: { resultId: 's0.a1.settle' } });
     const reply = { kind: 'executed', observation: 'charged once' };
     const parts = waiting.parts.map((p) => (p === settle ? { ...settle, data: { ...settle.data, reply } } : p));
