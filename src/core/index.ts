@@ -77,6 +77,7 @@ export type {
   CallsInFlight,
   ContentBlock,
   Decision,
+  DecisionCall,
   EndReason,
   FinishReason,
   InFlightResolution,

@@ -134,6 +134,7 @@ const EXPECTED: Readonly<Record<string, Listing>> = {
       'ConsoleSinkOptions',
       'ContentBlock',
       'Decision',
+      'DecisionCall',
       'DecisionInterpreter',
       'DecodedLog',
       'EndReason',
