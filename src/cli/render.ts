@@ -5,15 +5,9 @@
  * @module
  */
 import { acceptedReplies } from '../core/index.ts';
-import type {
-  Action,
-  CallInFlight,
-  CallsInFlight,
-  InFlightStep,
-  InputRequest,
-  RunLogView,
-  StepRecord,
-} from '../core/index.ts';
+import { callsInFlight, openCount } from '../viewer/server/calls.ts';
+import type { CallInFlightSummary } from '../viewer/server/calls.ts';
+import type { Action, CallsInFlight, InFlightStep, InputRequest, RunLogView, StepRecord } from '../core/index.ts';
 
 /** Where the CLI reads and writes. */
 export type CliIo = {
@@ -163,31 +157,13 @@ function inFlightLine(f: InFlightStep): string {
 
 /** A step with several calls in flight: how many requests it awaits, then each call: resultId, action, status. */
 function renderCallsInFlight(stepIndex: number, f: CallsInFlight): string[] {
-  const open = f.calls.filter((c) => (c.gate && !c.gateReply) || (c.settle && !c.settleReply)).length;
+  const open = openCount(f);
   const k = `${f.calls.length} calls`;
   const what = open > 0 ? `awaiting ${open} request${open === 1 ? '' : 's'} of ${k}` : `in flight ${k}`;
   const head = `#${stepIndex}  ${what}  (${f.intent.resultId})`;
-  return [head, ...callsInFlight(f).map((c) => `      ${c.resultId}  ${c.repr}  [${c.status}]`)];
-}
-
-/** Each call of a step with several in flight: its resultId, action and where it stands. */
-function callsInFlight(f: CallsInFlight) {
-  return f.intent.calls.map((plan, j) => {
-    const call = f.intent.decision.calls[j];
-    const c = f.calls[j] as CallInFlight;
-    const repr = clip(oneLine(call?.trajectoryRepr ?? '?'), ACTION_CHARS);
-    return { resultId: plan.resultId, action: call?.action ?? null, repr, status: callStatus(c, plan.skip, f) };
-  });
-}
-
-/** Where one call of a step in flight stands, as its records say. */
-function callStatus(c: CallInFlight, skip: string | null, f: CallsInFlight): string {
-  if (skip !== null) return 'not executed';
-  if (c.result) return c.result.outcome.status;
-  if (c.settle) return c.settleReply ? `${c.settleReply.reply.kind} landed` : `awaiting settle: ${c.settle.resultId}`;
-  if (c.gate)
-    return c.gateReply ? `${c.gateReply.reply.kind} landed` : `awaiting ${c.gate.request.kind}: ${c.gate.resultId}`;
-  return f.mayHaveRun ? 'may have run' : 'not run yet';
+  const line = (c: CallInFlightSummary): string =>
+    `      ${c.resultId}  ${clip(oneLine(c.repr), ACTION_CHARS)}  [${c.status}]`;
+  return [head, ...callsInFlight(f).map(line)];
 }
 
 /** A step as terminal lines: header, then the observation or answer, indented; a step with several calls, a line each. */

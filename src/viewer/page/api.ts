@@ -32,6 +32,8 @@ export type Pending = {
   requestedAt: string | null;
 };
 export type ApiAction = { kind: 'tool_call'; name: string; arguments: unknown } | { kind: 'code'; source: string };
+/** One call of a step with several, in flight: its action and where it stands (`awaiting approval: …`, …). */
+export type ApiCallInFlight = { resultId: string; action: ApiAction | null; repr: string; status: string };
 export type InFlight = {
   stepIndex: number;
   resolution: string;
@@ -40,6 +42,8 @@ export type InFlight = {
   resultId: string;
   replayPolicy: string;
   modelText: string | null;
+  /** A step with several calls: each call; null for any other step. */
+  calls: ApiCallInFlight[] | null;
 };
 /** Where the run went on under new code: the first step under it, why, what changed, the tools added and removed. */
 export type ApiUpgrade = {
@@ -59,7 +63,10 @@ export type Summary = ApiRunRow & {
   lastSeq: number;
   span: { start: string | null; end: string | null };
   inFlight: InFlight | null;
+  /** The first open request: the first of `openRequests`. */
   pending: Pending | null;
+  /** Every open request, in call order (several while a step with several calls waits for them). */
+  openRequests: Pending[];
   upgrades: ApiUpgrade[];
   answering: { enabled: boolean; why: string | null };
 };
@@ -78,6 +85,17 @@ export type Step = {
   finishReason: string | null;
   startedAt: string;
   endedAt: string;
+  /** A step that ran several calls: each call's outcome, in the provider's order. */
+  calls?: ApiCall[];
+};
+/** One call of a step with several, as its step record lists it. */
+export type ApiCall = {
+  resultId: string;
+  toolCallId: string | null;
+  actionRepr: string;
+  status: string;
+  observation: string;
+  observationIsSynthetic: boolean;
 };
 export type ApiStepRow = {
   step: Step;

@@ -1,6 +1,7 @@
 /**
- * The open request and its buttons: approve, deny with a reason, answer, executed with what
- * happened, retry, cancel — exactly the replies the request accepts. A reply goes to
+ * An open request and its buttons: approve, deny with a reason, answer, executed with what
+ * happened, retry, cancel — exactly the replies the request accepts (one panel per request: a step
+ * with several calls may wait for several, each answered on its own). A reply goes to
  * `POST /runs/:id/input`, which the viewer carries out as `resume(…, { input })` would. When the
  * viewer's agent no longer fits the run, the refusal says why and the panel offers an upgrade:
  * a reason, then `POST /runs/:id/upgrade` with the reply, as `resume(…, { upgrade, input })`.
@@ -35,9 +36,14 @@ const AND: Record<string, string> = {
   cancel: 'cancel',
 };
 
-/** The panel for `p`; `done` is called once a reply was stored. */
+/**
+ * The panel for `p`; `done` is called once a reply was stored. A request of one call of a step with
+ * several (`s2.a1.input`) suffixes its elements' ids with the call, so that several panels can stand
+ * side by side; every other request's panel keeps the plain ids.
+ */
 export function answerPanel(runId: string, p: Pending, answering: Summary['answering'], done: () => void): HTMLElement {
-  const status = h('p', { class: 'reply-status', role: 'status', id: 'reply-status' });
+  const id = idsOf(p.resultId);
+  const status = h('p', { class: 'reply-status', role: 'status', id: id('reply-status') });
   const upgradeSlot = h('div', { class: 'upgrade-slot' });
   const action = p.action;
   const enable = (on: boolean): void => {
@@ -58,7 +64,7 @@ export function answerPanel(runId: string, p: Pending, answering: Summary['answe
         status.textContent = `Refused: ${err instanceof Error ? err.message : String(err)}`;
         enable(true);
         const mismatch = err instanceof ApiError && err.code === 'run_identity_mismatch';
-        if (mismatch) upgradeSlot.replaceChildren(upgradeForm(reply, send));
+        if (mismatch) upgradeSlot.replaceChildren(upgradeForm(reply, send, id));
       },
     );
   };
@@ -68,7 +74,7 @@ export function answerPanel(runId: string, p: Pending, answering: Summary['answe
       ? h('input', {
           type: 'text',
           name: field[0],
-          id: `reply-${kind}-text`,
+          id: id(`reply-${kind}-text`),
           'aria-label': field[1],
           placeholder: field[1],
           disabled: !answering.enabled,
@@ -90,7 +96,7 @@ export function answerPanel(runId: string, p: Pending, answering: Summary['answe
   });
   const panel = h(
     'div',
-    { class: 'pending-panel' },
+    { class: 'pending-panel', 'data-result-id': p.resultId },
     h('h2', {}, `Waiting for a person: ${p.kind} at step #${p.stepIndex}`),
     h(
       'p',
@@ -98,17 +104,12 @@ export function answerPanel(runId: string, p: Pending, answering: Summary['answe
       `${p.resultId}${p.kind === 'settle' ? ' — the run crashed while this was in flight: did it happen?' : ''}`,
     ),
     action
-      ? h(
-          'p',
-          {},
-          'ApiAction: ',
-          h('strong', { class: 'tool-name' }, action.kind === 'tool_call' ? action.name : 'code'),
-        )
+      ? h('p', {}, 'Action: ', h('strong', { class: 'tool-name' }, action.kind === 'tool_call' ? action.name : 'code'))
       : h('p', {}, 'The model call'),
     action
       ? h(
           'pre',
-          { class: 'args', id: 'pending-args' },
+          { class: 'args', id: id('pending-args') },
           action.kind === 'tool_call' ? pretty(action.arguments) : action.source,
         )
       : null,
@@ -117,7 +118,7 @@ export function answerPanel(runId: string, p: Pending, answering: Summary['answe
       ? null
       : h(
           'p',
-          { class: 'warning', id: 'answer-why' },
+          { class: 'warning', id: id('answer-why') },
           `Buttons disabled: ${answering.why ?? 'this viewer cannot answer'}.`,
         ),
     status,
@@ -126,20 +127,32 @@ export function answerPanel(runId: string, p: Pending, answering: Summary['answe
   return panel;
 }
 
+/** An element id of the panel of request `resultId`: plain, or suffixed with the call for a call's request. */
+function idsOf(resultId: string): (name: string) => string {
+  const call = /^s\d+\.(a\d+)\./.exec(resultId)?.[1];
+  return (name) => (call === undefined ? name : `${name}-${call}`);
+}
+
 /** The offer to move the run onto the viewer's agent with a reason, then carry out `reply` under it. */
 type Send = (reply: Record<string, string>, reason: string) => void;
 
-function upgradeForm(reply: Record<string, string>, send: Send): HTMLElement {
+function upgradeForm(reply: Record<string, string>, send: Send, id: (name: string) => string): HTMLElement {
   const label = 'Why the run goes on under the new code';
   const placeholder = 'Why (e.g. deploy 42: search tool added)';
-  const reason = h('input', { type: 'text', id: 'upgrade-reason', required: true, 'aria-label': label, placeholder });
+  const reason = h('input', {
+    type: 'text',
+    id: id('upgrade-reason'),
+    required: true,
+    'aria-label': label,
+    placeholder,
+  });
   const kind = reply['kind'] as string;
-  const button = h('button', { type: 'submit', id: 'upgrade-submit' }, `Upgrade and ${AND[kind] ?? kind}`);
+  const button = h('button', { type: 'submit', id: id('upgrade-submit') }, `Upgrade and ${AND[kind] ?? kind}`);
   const why =
     'This run started under other code than the agent this viewer has. ' +
     'Upgrading records why and what changed; the run goes on under the new code from this step.';
   const fields = h('div', { class: 'reply-form' }, reason, button);
-  const form = h('form', { class: 'upgrade-form', id: 'upgrade-form' }, h('p', { class: 'muted' }, why), fields);
+  const form = h('form', { class: 'upgrade-form', id: id('upgrade-form') }, h('p', { class: 'muted' }, why), fields);
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     if (reason.value.trim() === '') return reason.focus();

@@ -1,11 +1,11 @@
 /**
- * The run page: what the run is and where it stands, the open request with the buttons its kind
- * accepts, the steps on a timeline, and the chosen step in full. Live: each record that lands
+ * The run page: what the run is and where it stands, each open request with the buttons its kind
+ * accepts, the steps on a timeline (a step with several calls, each call), and the chosen step in full. Live: each record that lands
  * (server-sent events) refreshes the summary and the new steps, without a reload.
  * @module
  */
 import { api, follow } from './api.ts';
-import type { ApiAction, ApiStepRow, ApiUpgrade, Summary } from './api.ts';
+import type { ApiAction, ApiStepRow, ApiUpgrade, Pending, Summary } from './api.ts';
 import { clipText, duration, h, ms, num, pretty, when } from './dom.ts';
 import { answerPanel } from './pending.ts';
 import { stepLabel, stepTags, timeline, upgradeMarker } from './timeline.ts';
@@ -102,12 +102,25 @@ export function showRun(app: HTMLElement, runId: string): () => void {
     return refreshing;
   }
 
+  /** One panel per open request, in call order; a panel still open is kept as it is (what was typed in it too). */
   function renderPending(s: Summary): void {
-    pending.hidden = s.pending === null;
-    if (s.pending === null) return pending.replaceChildren();
-    if (pending.dataset['resultId'] === s.pending.resultId) return;
-    pending.dataset['resultId'] = s.pending.resultId;
-    pending.replaceChildren(answerPanel(runId, s.pending, s.answering, () => void refresh()));
+    const open = openOf(s);
+    pending.hidden = open.length === 0;
+    const shown = new Map<string, HTMLElement>();
+    for (const el of pending.querySelectorAll<HTMLElement>('.pending-panel'))
+      shown.set(el.dataset['resultId'] ?? '', el);
+    if (open.length === shown.size && open.every((p) => shown.has(p.resultId))) return;
+    const intro =
+      open.length > 1
+        ? h(
+            'p',
+            { id: 'pending-intro' },
+            `${open.length} requests wait for a person. Answer each, in any order: ` +
+              'none of the step’s calls runs until all are answered.',
+          )
+        : null;
+    const panels = open.map((p) => shown.get(p.resultId) ?? answerPanel(runId, p, s.answering, () => void refresh()));
+    pending.replaceChildren(...(intro ? [intro] : []), ...panels);
   }
 
   void refresh().then(() => {
@@ -206,10 +219,18 @@ function actionText(a: ApiAction | null): string {
     : `code: ${clipText(a.source, 120)}`;
 }
 
+/** The open requests of a summary (a viewer older than `openRequests` gave `pending` alone). */
+function openOf(s: Summary): Pending[] {
+  return s.openRequests ?? (s.pending ? [s.pending] : []);
+}
+
 function tailOf(s: Summary | null): { label: string; kind: string } | null {
   if (!s) return null;
-  if (s.pending)
-    return { label: `waiting for a person: ${s.pending.kind} of ${actionText(s.pending.action)}`, kind: 'pending' };
+  const open = openOf(s);
+  const asked = (p: Pending): string => `${p.kind} of ${actionText(p.action)}`;
+  if (open.length > 1)
+    return { label: `waiting for a person: ${open.length} requests (${open.map(asked).join('; ')})`, kind: 'pending' };
+  if (open[0]) return { label: `waiting for a person: ${asked(open[0])}`, kind: 'pending' };
   if (s.inFlight)
     return {
       label:
@@ -241,10 +262,26 @@ function tailDetail(s: Summary | null): Node[] {
   return [
     h('h2', {}, `Step #${s.steps} — ${t.kind === 'pending' ? 'waiting' : 'in flight'}`),
     h('p', {}, t.label),
-    f?.action ? section('ApiAction', actionBlock(f.action)) : null,
+    f?.calls
+      ? section('Tool calls', ...f.calls.map((c) => callRow(c.resultId, actionText(c.action), c.status, null)))
+      : f?.action
+        ? section('Action', actionBlock(f.action))
+        : null,
     f?.modelText ? collapsed('Model reply (stored, not yet acted on)', f.modelText) : null,
     f ? h('p', { class: 'muted' }, `${f.resultId}, replay policy ${f.replayPolicy}`) : null,
   ].filter((n): n is HTMLElement => n !== null);
+}
+
+/** One call of a step with several: its resultId, action and status, and its observation once it has one. */
+function callRow(resultId: string, action: string, status: string, observation: Node | null): HTMLElement {
+  return h(
+    'div',
+    { class: 'call-row' },
+    h('code', {}, resultId),
+    h('strong', { class: 'tool-name' }, action),
+    h('span', { class: `tag t-${status.split(/[:\s]/)[0]}` }, status),
+    observation,
+  );
 }
 
 function section(title: string, ...body: (Node | null)[]): HTMLElement {
@@ -265,6 +302,16 @@ function actionBlock(a: ApiAction): HTMLElement {
   );
 }
 
+/** The button that loads the step's observations whole, when a page of steps clipped them. */
+function moreButton(row: ApiStepRow, loadFull: (() => void) | null): HTMLElement | null {
+  if (row.observationClippedChars === 0 || !loadFull) return null;
+  return h(
+    'button',
+    { type: 'button', onclick: loadFull },
+    `Show the other ${num(row.observationClippedChars)} characters`,
+  );
+}
+
 function stepDetail(row: ApiStepRow, loadFull: (() => void) | null): (Node | null)[] {
   const s = row.step;
   const took = ms(s.endedAt) - ms(s.startedAt);
@@ -281,11 +328,24 @@ function stepDetail(row: ApiStepRow, loadFull: (() => void) | null): (Node | nul
     row.resumed ? h('p', { class: 'resumed-note' }, row.resumed) : null,
     s.modelText !== null ? collapsed('Model reply', s.modelText) : null,
     s.reasoning ? collapsed('Reasoning', s.reasoning) : null,
-    row.action
-      ? section('Tool call', actionBlock(row.action))
-      : s.actionRepr
-        ? section('ApiAction', h('pre', { class: 'args' }, s.actionRepr))
-        : null,
+    s.calls
+      ? section(
+          'Tool calls',
+          ...s.calls.map((c) =>
+            callRow(
+              c.resultId,
+              c.actionRepr,
+              c.status,
+              h('pre', { class: `obs${c.observationIsSynthetic ? ' synthetic' : ''}` }, c.observation),
+            ),
+          ),
+          moreButton(row, loadFull),
+        )
+      : row.action
+        ? section('Tool call', actionBlock(row.action))
+        : s.actionRepr
+          ? section('Action', h('pre', { class: 'args' }, s.actionRepr))
+          : null,
     ...row.input.map((i) =>
       section(
         `Asked a person (${i.kind})`,
@@ -293,7 +353,8 @@ function stepDetail(row: ApiStepRow, loadFull: (() => void) | null): (Node | nul
         i.reply ? h('pre', { class: 'args' }, pretty(i.reply)) : null,
       ),
     ),
-    obs !== null
+    // A step with several calls shows each call's observation above.
+    obs !== null && !s.calls
       ? section(
           s.actionStatus === 'denied'
             ? 'Denied — the reason the model was told'
@@ -301,13 +362,7 @@ function stepDetail(row: ApiStepRow, loadFull: (() => void) | null): (Node | nul
               ? 'Observation (synthetic: written by the library, not the environment)'
               : 'Observation',
           h('pre', { class: `obs${s.observationIsSynthetic ? ' synthetic' : ''}` }, obs),
-          row.observationClippedChars > 0 && loadFull
-            ? h(
-                'button',
-                { type: 'button', onclick: loadFull },
-                `Show the other ${num(row.observationClippedChars)} characters`,
-              )
-            : null,
+          moreButton(row, loadFull),
         )
       : null,
     s.finalAnswer !== null ? section('Final answer', h('pre', {}, s.finalAnswer)) : null,

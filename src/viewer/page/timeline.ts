@@ -37,6 +37,7 @@ export type Timeline = {
 /** The one-line text of a step: what it did. */
 export function stepLabel(row: ApiStepRow): string {
   const s = row.step;
+  if (s.calls) return `${s.calls.length} calls: ${s.calls.map((c) => c.actionRepr).join(', ')}`;
   if (s.decision === 'action') return s.actionRepr ?? 'action';
   if (s.decision === 'final') return `final answer: ${s.finalAnswer ?? ''}`;
   if (s.decision === 'invalid') return `invalid reply: ${s.explanation ?? ''}`;

@@ -20,6 +20,7 @@ import { answerWith, checkViewerAgent, upgradeBody, upgradeWith } from './view-r
 import type { CarryContext, ViewerAgent } from './view-reply.ts';
 import type { ViewSource } from './view-source.ts';
 import { eventsAnswer, recordEventStream } from './view-source.ts';
+import { ViewerDrives } from './view-turns.ts';
 
 export type { AgentFactory, AgentForRun, ViewerAgent } from './view-reply.ts';
 
@@ -81,7 +82,8 @@ export async function dirSource(opts: DirSourceOptions): Promise<ViewSource> {
 
   const readRun = (runId: string) => readFile(store.logPath(runId));
   const log = opts.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
-  const carrying = (runId: string): CarryContext => ({ dir: opts.dir, runId, readRun, log });
+  const drives = new ViewerDrives();
+  const carrying = (runId: string): CarryContext => ({ dir: opts.dir, runId, readRun, log, drives });
   const statusOf = async (reading: LogReading, runId: string) =>
     dirStatus(reading, reading.error === null ? await livePid(store.logPath(runId)) : null);
 

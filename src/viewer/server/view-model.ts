@@ -1,7 +1,7 @@
 /**
  * What the run viewer's page is told about a run: thin JSON shapes over the one reading of its log
  * (`readRunLog`, docs/design/run-log.md#one-reader) — a summary, pages of steps with the records
- * that belong to each step, and the open request with the replies it accepts. Pure: the records
+ * that belong to each step, and the open requests with the replies each accepts. Pure: the records
  * come in, JSON goes out. A log that cannot be read whole is read as far as it can be and says why
  * it stopped there.
  * @module
@@ -12,6 +12,7 @@ import type { PrefixReading } from '../../core/internal-entry.ts';
 import type {
   Action,
   InputRecord,
+  InputRequest,
   InputRequestRecord,
   LogRecord,
   RunLogView,
@@ -19,6 +20,8 @@ import type {
   Usage,
 } from '../../core/index.ts';
 import { isCompleteJson } from '../../platform-node/log-text.ts';
+import { callsInFlight } from './calls.ts';
+import type { CallInFlightSummary } from './calls.ts';
 import { upgradeSummaries } from './upgrades.ts';
 import type { UpgradeSummary } from './upgrades.ts';
 
@@ -90,7 +93,7 @@ export type ViewRunRow = {
   readonly error: string | null;
 };
 
-/** The run page's header and end: state, counters, usage, the in-flight step, the open request. */
+/** The run page's header and end: state, counters, usage, the in-flight step, the open requests. */
 export type RunSummary = ViewRunRow & {
   readonly state: string;
   readonly finalAnswer: string | null;
@@ -103,7 +106,10 @@ export type RunSummary = ViewRunRow & {
   /** First and last time in the log, for the timeline's scale. */
   readonly span: { readonly start: string | null; readonly end: string | null };
   readonly inFlight: InFlightSummary | null;
+  /** The first open request (null when none is open): the first of `openRequests`. */
   readonly pending: PendingSummary | null;
+  /** Every open request, in call order: several while a step with several calls waits for them. */
+  readonly openRequests: readonly PendingSummary[];
   /** Where the run went on under new code (its `upgrade` records), in order. */
   readonly upgrades: readonly UpgradeSummary[];
   /** Whether this viewer can carry out a reply, and if not why. */
@@ -119,9 +125,11 @@ export type InFlightSummary = {
   readonly resultId: string;
   readonly replayPolicy: string;
   readonly modelText: string | null;
+  /** A step with several calls: each call and where it stands; null for any other step. */
+  readonly calls: readonly CallInFlightSummary[] | null;
 };
 
-/** The open request: what is asked, the recorded action, and the reply kinds it accepts. */
+/** An open request: what is asked, the recorded action, and the reply kinds it accepts. */
 export type PendingSummary = {
   readonly resultId: string;
   readonly stepIndex: number;
@@ -139,6 +147,7 @@ export type SummaryContext = Pick<RunSummary, 'runId' | 'status' | 'updatedAt' |
 export function summarizeRun(reading: LogReading, ctx: SummaryContext): RunSummary {
   const { view } = reading;
   const withUsage = view.trajectory.some((s) => s.usage !== null);
+  const openRequests = view.openRequests.map((p) => pendingOf(reading, p));
   return {
     runId: ctx.runId,
     status: ctx.status,
@@ -155,7 +164,8 @@ export function summarizeRun(reading: LogReading, ctx: SummaryContext): RunSumma
     lastSeq: reading.records.length - 1,
     span: { start: view.started?.startedAt || null, end: lastTime(view) },
     inFlight: inFlightOf(view),
-    pending: pendingOf(reading),
+    pending: openRequests[0] ?? null,
+    openRequests,
     upgrades: upgradeSummaries(view),
     answering: ctx.answering,
   };
@@ -178,13 +188,14 @@ function inFlightOf(view: RunLogView): InFlightSummary | null {
     resultId: intent.resultId,
     replayPolicy: intent.replayPolicy,
     modelText: f.result?.reply.text ?? null,
+    calls: f.calls ? callsInFlight(f.calls) : null,
   };
 }
 
-function pendingOf(reading: LogReading): PendingSummary | null {
-  const p = reading.view.pending;
-  if (!p) return null;
-  const request = reading.view.inFlight?.request;
+function pendingOf(reading: LogReading, p: InputRequest): PendingSummary {
+  const f = reading.view.inFlight;
+  const asked = (f?.calls?.calls ?? []).flatMap((c) => [c.gate, c.settle]).find((r) => r?.resultId === p.resultId);
+  const request = asked ?? f?.request;
   return {
     resultId: p.resultId,
     stepIndex: p.stepIndex,
@@ -227,9 +238,14 @@ export function stepsPage(reading: LogReading, from: number, limit: number, full
 
 function stepRow(step: StepRecord, extra: StepExtras | undefined, full: boolean): ViewStepRow {
   const observation = step.observation ?? '';
-  const clipped =
-    !full && observation.length > OBSERVATION_PAGE_CHARS ? observation.length - OBSERVATION_PAGE_CHARS : 0;
-  const shown = clipped > 0 ? { ...step, observation: observation.slice(0, OBSERVATION_PAGE_CHARS) } : step;
+  const over = (text: string): number => (full ? 0 : Math.max(0, text.length - OBSERVATION_PAGE_CHARS));
+  // A step with several calls: each call's observation is clipped the same way, the characters left out summed.
+  const calls = step.calls?.map((c) =>
+    over(c.observation) > 0 ? { ...c, observation: c.observation.slice(0, OBSERVATION_PAGE_CHARS) } : c,
+  );
+  const clipped = over(observation) + (step.calls ?? []).reduce((n, c) => n + over(c.observation), 0);
+  const cut = clipped > 0 ? { ...step, observation: observation.slice(0, OBSERVATION_PAGE_CHARS) } : step;
+  const shown = calls && clipped > 0 ? { ...cut, calls } : cut;
   const input = (extra?.requests ?? []).map((r) => {
     const reply = extra?.inputs.find((i) => i.resultId === r.resultId && i.stepIndex === r.stepIndex) ?? null;
     return {

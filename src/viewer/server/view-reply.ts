@@ -15,6 +15,7 @@ import type { InputAccepted, UpgradeAccepted } from '../../core/internal-entry.t
 import type { LogReading } from './view-model.ts';
 import type { ViewAnswer } from './view-source.ts';
 import { ViewerRefusedError } from './view-source.ts';
+import type { Track, ViewerDrives } from './view-turns.ts';
 
 /** What the older form of agent module gives for a run: the definition and the request `resume` needs. */
 export type AgentForRun = { readonly agent: AgentDefinition; readonly request: RunRequest };
@@ -72,9 +73,25 @@ export type CarryContext = {
   readonly runId: string;
   readonly readRun: (runId: string) => Promise<{ reading: LogReading } | null>;
   readonly log: (line: string) => void;
+  /** The replies this viewer is carrying out (view-turns.ts). */
+  readonly drives: ViewerDrives;
 };
 
 type Resumer = (opts: ResumeOptions) => Promise<RunResult>;
+
+/**
+ * Carry out `work` in turn with this viewer's other replies to the run (see view-turns.ts): a reply
+ * to a request still open waits for the resumes carrying replies to the step's other requests.
+ */
+function inTurn(
+  ctx: CarryContext,
+  resultId: string | null,
+  work: (track: Track) => Promise<ViewAnswer>,
+): Promise<ViewAnswer> {
+  const isOpen = async (): Promise<boolean> =>
+    (await ctx.readRun(ctx.runId))?.reading.view.openRequests.some((r) => r.resultId === resultId) === true;
+  return ctx.drives.carry(ctx.runId, resultId, isOpen, work);
+}
 
 /** `resume` for this run with the user's agent, or the answer saying why there is none. */
 async function resumerFor(agent: ViewerAgent, ctx: CarryContext): Promise<Resumer | ViewAnswer> {
@@ -146,12 +163,21 @@ async function carry(
   }
 }
 
-/** Carry out `reply` with the user's agent: 202 once it is in the log, else why resume wrote nothing. */
-export async function answerWith(agent: ViewerAgent, ctx: CarryContext, reply: InputReply): Promise<ViewAnswer> {
+/**
+ * Carry out `reply` (to any open request of the run) with the user's agent: 202 once it is in the
+ * log, else why resume wrote nothing.
+ */
+export function answerWith(agent: ViewerAgent, ctx: CarryContext, reply: InputReply): Promise<ViewAnswer> {
+  return inTurn(ctx, reply.resultId, (track) => answerNow(agent, ctx, reply, track));
+}
+
+async function answerNow(agent: ViewerAgent, ctx: CarryContext, reply: InputReply, track: Track): Promise<ViewAnswer> {
   const resumer = await resumerFor(agent, ctx);
   if (typeof resumer !== 'function') return resumer;
   const landed = await replyLanding(ctx, reply);
-  const out = await carry(ctx, resumer({ input: reply }), landed);
+  const resuming = resumer({ input: reply });
+  track(resuming);
+  const out = await carry(ctx, resuming, landed);
   if (!out.landed) return refusal(out.error, ctx, agent);
   const body: InputAccepted = { runId: ctx.runId, resultId: reply.resultId };
   return { status: 202, message: 'the reply is in the log; the run goes on', body };
@@ -183,7 +209,11 @@ export function upgradeBody(raw: unknown): UpgradeBody | string {
  * { upgrade: { reason }, input })`: 202 once the upgrade (and the reply, when one is given) is in
  * the log. A run that ended, or waits for no one, is not upgraded here; nothing to upgrade is a 409.
  */
-export async function upgradeWith(agent: ViewerAgent, ctx: CarryContext, body: UpgradeBody): Promise<ViewAnswer> {
+export function upgradeWith(agent: ViewerAgent, ctx: CarryContext, body: UpgradeBody): Promise<ViewAnswer> {
+  return inTurn(ctx, body.input?.resultId ?? null, (track) => upgradeNow(agent, ctx, body, track));
+}
+
+async function upgradeNow(agent: ViewerAgent, ctx: CarryContext, body: UpgradeBody, track: Track): Promise<ViewAnswer> {
   const view = (await ctx.readRun(ctx.runId))?.reading.view;
   const id = JSON.stringify(ctx.runId);
   if (view?.state === 'ended') {
@@ -201,7 +231,9 @@ export async function upgradeWith(agent: ViewerAgent, ctx: CarryContext, body: U
   const landed = body.input === null ? upgraded : await replyLanding(ctx, body.input);
   const reply = body.input === null ? {} : { input: body.input };
   const opts: ResumeOptions = { upgrade: { reason: body.reason }, ...reply };
-  const out = await carry(ctx, resumer(opts), landed);
+  const resuming = resumer(opts);
+  track(resuming);
+  const out = await carry(ctx, resuming, landed);
   if (out.landed) {
     const answered = body.input === null ? {} : { resultId: body.input.resultId };
     const done: UpgradeAccepted = { runId: ctx.runId, upgraded: await upgraded(), ...answered };

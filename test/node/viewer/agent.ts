@@ -5,11 +5,13 @@
  * `<script>` in its text), `approve` (a `send` that needs approval, then an answer), `held`
  * (eight lookups and an answer; its second model call waits for the test, see {@link hold}),
  * `never` (a `send` whose replay policy is `never`, no approval), `big` (one lookup returning
- * 5 MB), `long` (50,000 quick steps).
+ * 5 MB), `long` (50,000 quick steps), `several` (native tool calls, three at once: two `send`s that
+ * each need approval and a lookup — of `Big` for a run id ending `-big` —, in one step, then an answer).
  */
 import { defineAgent, silentSink, STANDARD_SYNTHETIC_OBSERVATIONS, ToolRegistry } from '../../../src/core/index.ts';
 import type { ModelCall, ModelReply, RunRequest, RunStore, ToolSpec } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
+import { nativeToolInterpreter } from '../../../src/adapters/tool-interpreter.ts';
 import { jsonActionInterpreter, scriptedModel } from '../../../src/testing/index.ts';
 
 /** What the world saw: every email `send` sent, per run. */
@@ -94,6 +96,18 @@ function script(runId: string): (call: ModelCall) => ModelReply | Promise<ModelR
       }
       case 'never':
         return n === 0 ? say(n, { tool: 'fire', args: {} }) : say(n, { final: 'fired once' });
+      case 'several':
+        if (n > 0) return { callId: `c-${n}`, text: 'Both sent.', reasoning: null };
+        return {
+          callId: 'c-0',
+          text: '',
+          reasoning: null,
+          toolCalls: [
+            { id: 't1', name: 'send', arguments: { to: 'ana@example.com' } },
+            { id: 't2', name: 'send', arguments: { to: 'bo@example.com' } },
+            { id: 't3', name: 'lookup', arguments: { city: runId.endsWith('-big') ? 'Big' : 'Oslo' } },
+          ],
+        };
       case 'big':
         return n === 0 ? say(n, { tool: 'lookup', args: { city: 'Big' } }) : say(n, { final: 'big done' });
       default:
@@ -107,9 +121,10 @@ function script(runId: string): (call: ModelCall) => ModelReply | Promise<ModelR
 /** The agent and request of `runId` over `store` (default: a FileStore on `dir`). */
 export function build(runId: string, store: RunStore): { agent: ReturnType<typeof defineAgent>; request: RunRequest } {
   const sent = ToolRegistry.of(specs(runId));
+  const several = runId.startsWith('several');
   const agent = defineAgent({
     model: scriptedModel(script(runId)),
-    interpreter: jsonActionInterpreter(),
+    interpreter: several ? nativeToolInterpreter('viewer-test') : jsonActionInterpreter(),
     store,
     events: silentSink(),
     syntheticObservations: STANDARD_SYNTHETIC_OBSERVATIONS,
@@ -126,6 +141,7 @@ export function build(runId: string, store: RunStore): { agent: ReturnType<typeo
     modelBinding: {},
     modelReplayPolicy: 'safe',
     observationTemplate: '{observation}',
+    ...(several ? { parallelToolCalls: 3 } : {}),
   };
   return { agent, request };
 }

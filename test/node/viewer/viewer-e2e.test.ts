@@ -190,6 +190,51 @@ describe('the run viewer in Chromium', () => {
     await p.close();
   }, 30_000);
 
+  it('answers each of several open requests from its own panel, in any order, and shows each call of the step', async () => {
+    await runIn(dir, 'several-e2e');
+    const p = await page(1280, '#/run/several-e2e');
+    await state(p, 'run');
+    const panel = (id: string): string => `#pending .pending-panel[data-result-id="${id}"]`;
+    await p.waitForSelector(panel('s0.a1.input'));
+    const ids = (): Promise<(string | null)[]> =>
+      p.locator('#pending .pending-panel').evaluateAll((ps) => ps.map((x) => x.getAttribute('data-result-id')));
+    expect(await ids()).toEqual(['s0.a0.input', 's0.a1.input']);
+    expect(await p.locator(`${panel('s0.a0.input')} pre.args`).textContent()).toContain('ana@example.com');
+    expect(await p.locator(`${panel('s0.a1.input')} pre.args`).textContent()).toContain('bo@example.com');
+    expect(
+      await p
+        .locator(`${panel('s0.a1.input')} button[data-reply]`)
+        .evaluateAll((bs) => bs.map((b) => b.getAttribute('data-reply'))),
+    ).toEqual(['approve', 'deny', 'cancel']);
+    expect(await p.locator('#tail-row').textContent()).toContain('waiting for a person: 2 requests');
+    await p.click('#tail-row');
+    await p.waitForSelector('#detail .call-row');
+    expect(await p.locator('#detail .call-row').allTextContents()).toEqual([
+      expect.stringMatching(/s0\.a0.*send.*awaiting approval: s0\.a0\.input/),
+      expect.stringMatching(/s0\.a1.*send.*awaiting approval: s0\.a1\.input/),
+      expect.stringMatching(/s0\.a2.*lookup.*not run yet/),
+    ]);
+    await p.screenshot({ path: join(SHOTS, 'several-1280.png') });
+    // The second first, with a reason: the first panel stays, as it was.
+    await p.fill(`${panel('s0.a1.input')} input[name="reason"]`, 'Not Bo.');
+    await p.click(`${panel('s0.a1.input')} button[data-reply="deny"]`);
+    await p.waitForFunction(() => document.querySelectorAll('#pending .pending-panel').length === 1, undefined, {
+      timeout: 15_000,
+    });
+    expect(await ids()).toEqual(['s0.a0.input']);
+    await p.click(`${panel('s0.a0.input')} button[data-reply="approve"]`);
+    await p.waitForSelector('#app[data-status="ended"]', { timeout: 15_000 });
+    expect(SENT.filter((s) => s.runId === 'several-e2e')).toEqual([{ runId: 'several-e2e', to: 'ana@example.com' }]);
+    await p.click('.row[data-index="0"]');
+    await p.waitForSelector('#detail .call-row');
+    expect(await p.locator('#detail .call-row').allTextContents()).toEqual([
+      expect.stringMatching(/s0\.a0.*send.*executed.*sent/),
+      expect.stringMatching(/s0\.a1.*send.*denied.*Not Bo\./),
+      expect.stringMatching(/s0\.a2.*lookup.*executed.*Oslo/),
+    ]);
+    await p.close();
+  }, 45_000);
+
   it('offers an upgrade when the agent no longer fits the run: the mismatch, a reason, and the upgrade marked where it took effect', async () => {
     await run(agentVersions(upgradeDir).v1, { runId: 'changed-e2e', goal: 'Tell Ana the weather in Oslo.' });
     const p = await page(1280, '#/run/changed-e2e', upgrading);
