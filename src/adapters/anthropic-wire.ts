@@ -5,7 +5,7 @@
  */
 import type { ContentBlock, JsonObject, JsonValue, Message, ModelCall, ModelReply } from '../core/index.ts';
 import { isRecord, tokenCount } from './http.ts';
-import { countAt, finishReasonReader, modelReply, usageOf } from './model-reply.ts';
+import { countAt, finishReasonReader, modelReply, usageFromCounts } from './model-reply.ts';
 import type { ReplyParts } from './model-reply.ts';
 
 /** A text block on the wire. */
@@ -216,7 +216,7 @@ export function anthropicUsage(raw: unknown): ModelReply['usage'] {
   const read = countAt(raw, 'cache_read_input_tokens');
   // Each count is safe, their sum need not be: an unsafe total is dropped as an unsafe count is (decision 0027).
   const inputTokens = input === undefined ? undefined : tokenCount(input + written + (read ?? 0));
-  return usageOf(
+  return usageFromCounts(
     inputTokens,
     countAt(raw, 'output_tokens'),
     read,

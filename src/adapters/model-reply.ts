@@ -65,7 +65,7 @@ export function countAt(raw: unknown, ...path: string[]): number | undefined {
  * The reply's usage of the counts a provider reported: `undefined` unless both the input and the
  * output count are there; the cached and reasoning ones only when they are.
  */
-export function usageOf(
+export function usageFromCounts(
   input: number | undefined,
   output: number | undefined,
   cached: number | undefined,

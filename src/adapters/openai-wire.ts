@@ -5,7 +5,7 @@
  */
 import type { ContentBlock, JsonObject, JsonValue, Message, ModelCall, ModelReply } from '../core/index.ts';
 import { isRecord } from './http.ts';
-import { countAt, finishReasonReader, modelReply, usageOf } from './model-reply.ts';
+import { countAt, finishReasonReader, modelReply, usageFromCounts } from './model-reply.ts';
 import type { ReplyParts } from './model-reply.ts';
 import { parseArguments } from './tool-interpreter.ts';
 
@@ -157,7 +157,7 @@ export const openAIFinishReason = finishReasonReader({
 export function openAIUsage(raw: unknown): ModelReply['usage'] {
   const cached = countAt(raw, 'prompt_tokens_details', 'cached_tokens');
   const reasoning = countAt(raw, 'completion_tokens_details', 'reasoning_tokens');
-  return usageOf(countAt(raw, 'prompt_tokens'), countAt(raw, 'completion_tokens'), cached, reasoning);
+  return usageFromCounts(countAt(raw, 'prompt_tokens'), countAt(raw, 'completion_tokens'), cached, reasoning);
 }
 
 /**
