@@ -299,21 +299,21 @@ async function finish(
 
 function callRecord(req: RunRequest, intent: ActionsIntentRecord, plan: CallPlan, j: number, c: CallState): CallRecord {
   const d: ActionDecision = callDecision(intent.decision, j);
-  const toolCallId = d.action.kind === 'tool_call' ? (d.action.id ?? null) : null;
-  const base = { resultId: plan.resultId, toolCallId, actionRepr: d.trajectoryRepr };
-  const byPerson = (observation: string): CallRecord => ({
-    ...base,
-    ...outcomeFields(plainOutcome('executed', observation)),
-    toolCompletedRun: toolOf(req, d)?.completesRun === true,
+  const record = (status: CallRecord['status'], o: ActionOutcome, toolCompletedRun: boolean): CallRecord => ({
+    resultId: plan.resultId,
+    toolCallId: d.action.kind === 'tool_call' ? (d.action.id ?? null) : null,
+    actionRepr: d.trajectoryRepr,
+    status,
+    observation: o.observation,
+    observationIsSynthetic: o.observationIsSynthetic,
+    envReportedCompletion: o.envReportedCompletion,
+    observationTruncatedChars: o.observationTruncatedChars,
+    toolCompletedRun,
   });
-  const denied = (reason: string): CallRecord => ({
-    ...base,
-    ...outcomeFields(plainOutcome('executed', reason)),
-    status: 'denied',
-    toolCompletedRun: false,
-  });
-  if (plan.skip !== null)
-    return { ...base, ...outcomeFields(plainOutcome('not_executed', plan.skip, true)), toolCompletedRun: false };
+  const byPerson = (text: string): CallRecord =>
+    record('executed', plainOutcome('executed', text), toolOf(req, d)?.completesRun === true);
+  const denied = (reason: string): CallRecord => record('denied', plainOutcome('executed', reason), false);
+  if (plan.skip !== null) return record('not_executed', plainOutcome('not_executed', plan.skip, true), false);
   const gate = c.gateReply?.reply;
   if (gate?.kind === 'deny') return denied(gate.reason);
   if (gate?.kind === 'answer') return byPerson(gate.text);
@@ -321,17 +321,5 @@ function callRecord(req: RunRequest, intent: ActionsIntentRecord, plan: CallPlan
   if (settle?.kind === 'executed' && c.result === null) return byPerson(settle.observation);
   if (settle?.kind === 'deny' && c.result === null) return denied(settle.reason);
   const result = c.result as CallResultRecord;
-  return { ...base, ...outcomeFields(result.outcome), toolCompletedRun: result.completedRun };
-}
-
-function outcomeFields(
-  o: ActionOutcome,
-): Omit<CallRecord, 'resultId' | 'toolCallId' | 'actionRepr' | 'toolCompletedRun'> {
-  return {
-    status: o.status,
-    observation: o.observation,
-    observationIsSynthetic: o.observationIsSynthetic,
-    envReportedCompletion: o.envReportedCompletion,
-    observationTruncatedChars: o.observationTruncatedChars,
-  };
+  return record(result.outcome.status, result.outcome, result.completedRun);
 }
