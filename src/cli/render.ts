@@ -166,7 +166,10 @@ function renderCallsInFlight(stepIndex: number, f: CallsInFlight): string[] {
   return [head, ...callsInFlight(f).map(line)];
 }
 
-/** A step as terminal lines: header, then the observation or answer, indented; a step with several calls, a line each. */
+/**
+ * A step as terminal lines: header, then the observation or answer, indented; a step with several
+ * calls, a line each.
+ */
 export function renderStep(step: StepRecord): string[] {
   const head = `#${step.stepIndex}  ${step.decision.padEnd(8)}`;
   if (step.calls) {

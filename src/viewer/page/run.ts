@@ -1,7 +1,8 @@
 /**
  * The run page: what the run is and where it stands, each open request with the buttons its kind
- * accepts, the steps on a timeline (a step with several calls, each call), and the chosen step in full. Live: each record that lands
- * (server-sent events) refreshes the summary and the new steps, without a reload.
+ * accepts, the steps on a timeline (a step with several calls, each call), and the chosen step in
+ * full. Live: each record that lands (server-sent events) refreshes the summary and the new steps,
+ * without a reload.
  * @module
  */
 import { api, follow } from './api.ts';
