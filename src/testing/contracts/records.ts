@@ -7,6 +7,7 @@ import { RECORD_VERSION } from '../../core/index.ts';
 import { STEP_DEFAULTS } from '../../core/internal-entry.ts';
 import type {
   ActionIntentRecord,
+  ActionOutcome,
   ActionsIntentRecord,
   CallResultRecord,
   ModelCallIntentRecord,
@@ -115,16 +116,7 @@ export function stepWrite(stepIndex: number, observation = 'hi'): StepWriteRecor
     kind: 'step',
     v,
     step: stepRecord(stepIndex, observation),
-    actionResult: {
-      resultId: `s${stepIndex}.action`,
-      outcome: {
-        status: 'executed',
-        observation,
-        observationIsSynthetic: false,
-        envReportedCompletion: false,
-        observationTruncatedChars: 0,
-      },
-    },
+    actionResult: { resultId: `s${stepIndex}.action`, outcome: executed(observation) },
   };
 }
 
@@ -178,14 +170,19 @@ export function callResult(stepIndex: number, j: number, observation = `echoed $
     v,
     stepIndex,
     resultId: `s${stepIndex}.a${j}`,
-    outcome: {
-      status: 'executed',
-      observation,
-      observationIsSynthetic: false,
-      envReportedCompletion: false,
-      observationTruncatedChars: 0,
-    },
+    outcome: executed(observation),
     completedRun: false,
+  };
+}
+
+/** An `executed` outcome with `observation`, every flag at its default. */
+function executed(observation: string): ActionOutcome {
+  return {
+    status: 'executed',
+    observation,
+    observationIsSynthetic: false,
+    envReportedCompletion: false,
+    observationTruncatedChars: 0,
   };
 }
 
