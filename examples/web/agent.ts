@@ -5,9 +5,22 @@
  * person) and emails it (`send_email`, which the person approves first), and answers which city is
  * warmest. Its replies are a pure function of the messages and tools it is shown, so a resumed
  * run that rebuilds the same history gets the same replies.
+ *
+ * A second goal, `pair`, shows several tool calls in one reply: the agent emails the report to
+ * two people at once, each email waits for its own approval, and nothing is sent until both are
+ * answered (in any order).
  */
 import { defineAgent, jsonActionInterpreter, ToolRegistry } from '../../src/core/index.ts';
-import type { AgentDefinition, EventSink, ModelCall, RunRequest, RunStore, ToolSpec } from '../../src/core/index.ts';
+import type {
+  AgentDefinition,
+  DecisionInterpreter,
+  EventSink,
+  JsonValue,
+  ModelCall,
+  RunRequest,
+  RunStore,
+  ToolSpec,
+} from '../../src/core/index.ts';
 import { scriptedModel } from '../../src/testing/index.ts';
 import { sleep } from '../../src/testing/scripted-model.ts';
 
@@ -69,14 +82,67 @@ export function policy(call: ModelCall): string {
   });
 }
 
+/** Which demo runs: the weather tour (default), or two emails in one reply (`pair`). */
+export type Goal = 'weather' | 'pair';
+
+/** The two people the `pair` goal emails, in call order. */
+export const PAIR = ['ana@example.com', 'bo@example.com'] as const;
+
+const PAIR_GOAL = `Email the weather report to ${PAIR.join(' and ')}.`;
+
+/**
+ * The `pair` policy: both emails in one reply, then an answer that repeats what each call
+ * observed (several calls' observations come back in one message, in call order).
+ */
+export function pairPolicy(call: ModelCall): string {
+  const seen = call.messages
+    .filter((m) => m.role === 'user')
+    .flatMap((m) => m.content)
+    .map((b) => (b.type === 'text' ? b.text : ''))
+    .filter((t) => t.startsWith('Observation:'));
+  if (seen.length > 0) return JSON.stringify({ final: `Done. ${seen.join(' ').replaceAll('Observation:\n', '')}` });
+  const email = (to: string) => ({ tool: 'send_email', args: { to, subject: 'The weather', body: 'Cairo: 31°C.' } });
+  return JSON.stringify({ tools: PAIR.map(email) });
+}
+
+/**
+ * The JSON protocol plus `{"tools": [{"tool", "args"}, …]}`: several calls in one reply, read as
+ * one `actions` decision (the run takes them when its `parallelToolCalls` is above 1).
+ */
+function severalCallsInterpreter(): DecisionInterpreter {
+  const single = jsonActionInterpreter();
+  return {
+    params: Object.freeze({ interpreter: 'json-actions', version: 1 }),
+    interpret(reply, ctx) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(reply.text);
+      } catch {
+        return single.interpret(reply, ctx);
+      }
+      const tools = (parsed as { tools?: unknown } | null)?.tools;
+      if (!Array.isArray(tools) || tools.length < 2) return single.interpret(reply, ctx);
+      const calls = (tools as { tool: string; args: JsonValue }[]).map((t) => ({
+        action: { kind: 'tool_call', name: String(t.tool), arguments: t.args ?? {} } as const,
+        trajectoryRepr: `${t.tool}(${JSON.stringify(t.args ?? {})})`,
+      }));
+      return { kind: 'actions', calls, historyText: reply.text };
+    },
+  };
+}
+
 /** How long things take, in milliseconds (visible in the page; 0 for quick runs). */
 export type Pace = { readonly thinkMs: number; readonly toolMs: number };
 
 /** The demo agent over a store and an event sink. */
-export function demoAgent(store: RunStore, events: EventSink, pace: Pace): AgentDefinition {
+export function demoAgent(store: RunStore, events: EventSink, pace: Pace, goal: Goal = 'weather'): AgentDefinition {
+  const pair = goal === 'pair';
   return defineAgent({
-    model: scriptedModel(policy, { model: 'local-weather-policy', delayMs: pace.thinkMs }),
-    interpreter: jsonActionInterpreter(),
+    model: scriptedModel(pair ? pairPolicy : policy, {
+      model: pair ? 'local-pair-policy' : 'local-weather-policy',
+      delayMs: pace.thinkMs,
+    }),
+    interpreter: pair ? severalCallsInterpreter() : jsonActionInterpreter(),
     store,
     events,
     syntheticObservations: { notExecuted: 'The action was not executed.', envError: 'The weather service failed.' },
@@ -132,8 +198,8 @@ function reportTools(sendEmail: NonNullable<DemoWorld['sendEmail']>): ToolSpec[]
   ];
 }
 
-/** The demo request over `world` (see {@link DemoWorld}). */
-export function demoRequest(runId: string, pace: Pace, world: DemoWorld = {}): RunRequest {
+/** The demo request over `world` (see {@link DemoWorld}); `pair` needs `world.sendEmail`. */
+export function demoRequest(runId: string, pace: Pace, world: DemoWorld = {}, goal: Goal = 'weather'): RunRequest {
   const tools = ToolRegistry.of([
     {
       name: 'weather',
@@ -154,6 +220,7 @@ export function demoRequest(runId: string, pace: Pace, world: DemoWorld = {}): R
     },
     ...(world.sendEmail ? reportTools(world.sendEmail) : []),
   ]);
+  const question = goal === 'pair' ? PAIR_GOAL : `Which of ${CITIES.join(', ')} is warmest right now?`;
   return {
     runId,
     budget: { maxSteps: 12, maxValidActions: 10, maxContextChars: 20_000 },
@@ -166,9 +233,7 @@ export function demoRequest(runId: string, pace: Pace, world: DemoWorld = {}): R
           content: [{ type: 'text', text: 'You are a careful weather agent. Reply with JSON actions.' }],
         },
       ],
-      goal: [
-        { role: 'user', content: [{ type: 'text', text: `Which of ${CITIES.join(', ')} is warmest right now?` }] },
-      ],
+      goal: [{ role: 'user', content: [{ type: 'text', text: question }] }],
     },
     injections: {},
     modelBinding: {},
@@ -176,5 +241,6 @@ export function demoRequest(runId: string, pace: Pace, world: DemoWorld = {}): R
     observationTemplate: 'Observation:\n{observation}',
     toolRenderStyle: 'markdown',
     cancelGraceMs: 1000,
+    ...(goal === 'pair' ? { parallelToolCalls: 2 } : {}),
   };
 }

@@ -4,7 +4,8 @@
  * email; the question stays on screen across reloads and across closing the tab and opening a
  * new one, because the log in IndexedDB says what is pending. Open it in two tabs: one drives
  * the run, the other waits and watches.
- * Query parameters: `run` (run id), `think` and `tool` (milliseconds each model call / tool takes).
+ * Query parameters: `run` (run id), `think` and `tool` (milliseconds each model call / tool takes),
+ * `goal=pair` (two emails in one reply, each approved on its own).
  */
 import { isPolyLoopError, readRunLog, resume, run } from '../../src/core/index.ts';
 import type {
@@ -20,7 +21,7 @@ import { IndexedDBStore } from '../../src/platform-web/index.ts';
 import { sleep } from '../../src/testing/scripted-model.ts';
 import { demoAgent, demoRequest } from './agent.ts';
 import type { Email } from './agent.ts';
-import { renderPending } from './pending.ts';
+import { renderRequests } from './pending.ts';
 import { runningItem, stepItem, stepLabel } from './steps.ts';
 import { mountWorkerPanel } from './worker-panel.ts';
 
@@ -28,6 +29,7 @@ type State = 'idle' | 'waiting' | 'running' | 'awaiting' | 'finished' | 'failed'
 
 const query = new URLSearchParams(location.search);
 const runId = query.get('run') ?? 'weather-demo';
+const goal = query.get('goal') === 'pair' ? 'pair' : 'weather';
 const pace = { thinkMs: Number(query.get('think') ?? 500), toolMs: Number(query.get('tool') ?? 900) };
 const store = new IndexedDBStore({ dbName: 'polyloop-web-example' });
 const OUTBOX_KEY = 'polyloop-web-example-outbox';
@@ -49,7 +51,7 @@ const view = {
 let steps: StepRecord[] = [];
 let inFlight: { readonly stepIndex: number; readonly text: string } | null = null;
 let executions = 0;
-let shown: InputRequest | null = null;
+let shown: string | null = null;
 let watch: ReturnType<typeof setInterval> | undefined;
 
 function setState(state: State, banner?: string): void {
@@ -127,6 +129,7 @@ function watchedStore(inner: IndexedDBStore): RunStore {
     intent: (id, rec) => inner.intent(id, rec),
     resultAndIntent: (id, result, intent) => inner.resultAndIntent(id, result, intent),
     result: (id, resultId, rec) => inner.result(id, resultId, rec),
+    callResult: (id, rec) => inner.callResult(id, rec),
     step: (id, rec) => inner.step(id, rec),
     inputRequest: (id, rec) => inner.inputRequest(id, rec),
     input: (id, rec) => inner.input(id, rec),
@@ -149,13 +152,14 @@ function watchedStore(inner: IndexedDBStore): RunStore {
   };
 }
 
-const agent = demoAgent(watchedStore(store), events, pace);
-const request = demoRequest(runId, pace, {
+const agent = demoAgent(watchedStore(store), events, pace, goal);
+const world = {
   onLookup: () => {
     executions += 1;
   },
   sendEmail,
-});
+};
+const request = demoRequest(runId, pace, world, goal);
 
 function finish(result: RunResult): void {
   steps = [...result.trajectory];
@@ -174,16 +178,21 @@ function hidePending(): void {
   view.pending.replaceChildren();
 }
 
+const idsOf = (open: readonly InputRequest[]): string => open.map((p) => p.resultId).join(' ');
+
 /**
- * Show the open request and wait for the person. Another tab may answer it first: while it is
- * shown, the log is checked, and once the request is gone this tab follows the run.
+ * Show the open requests (one panel each, in call order) and wait for the person. Another tab may
+ * answer one first: while they are shown, the log is checked, and once they change this tab
+ * follows the run.
  */
-function showPending(pending: InputRequest): void {
+function showPending(open: readonly InputRequest[]): void {
+  const pending = open[0];
+  if (pending === undefined) return;
   hidePending();
-  shown = pending;
+  shown = idsOf(open);
   inFlight = null;
   render();
-  renderPending(view.pending, pending, (reply) => void answer(reply));
+  renderRequests(view.pending, open, (reply) => void answer(reply));
   setState(
     'awaiting',
     pending.kind === 'settle'
@@ -197,7 +206,7 @@ function showPending(pending: InputRequest): void {
       .readLog(runId)
       .then((log) => {
         const now = readRunLog(log);
-        if (shown && now.pending?.resultId !== shown.resultId) void drive('resume');
+        if (shown !== null && idsOf(now.openRequests) !== shown) void drive('resume');
       })
       .catch(() => undefined);
   }, 1000);
@@ -213,7 +222,8 @@ async function drive(mode: 'run' | 'resume', input?: InputReply): Promise<void> 
   hidePending();
   try {
     const result = mode === 'run' ? await run(agent, request) : await resume(agent, request, input ? { input } : {});
-    if (result.pending) showPending(result.pending);
+    // Several calls of one step may each wait for the person: the log has every open request.
+    if (result.pending) showPending(readRunLog(await store.readLog(runId)).openRequests);
     else finish(result);
   } catch (e) {
     if (mode === 'run' && isPolyLoopError(e, 'run_exists')) return drive('resume');
@@ -227,7 +237,7 @@ async function boot(): Promise<void> {
   view.runId.textContent = runId;
   view.start.addEventListener('click', () => void drive('run'));
   view.fresh.addEventListener('click', () => {
-    location.search = `?run=weather-${Date.now().toString(36)}`;
+    location.search = `?run=weather-${Date.now().toString(36)}${goal === 'pair' ? '&goal=pair' : ''}`;
   });
   const log = await store.readLog(runId);
   const found = readRunLog(log);
@@ -236,7 +246,7 @@ async function boot(): Promise<void> {
   if (found.state === 'not_started')
     return setState('idle', 'No run yet. Start one, then reload the page whenever you like.');
   // The log is the source of truth: a request it holds is shown as is, without taking the run.
-  if (found.pending) return showPending(found.pending);
+  if (found.pending) return showPending(found.openRequests);
   setState('running', `Reopened mid-run: resuming from step ${stepLabel(steps.length)}.`);
   await drive('resume');
 }

@@ -107,3 +107,26 @@ export function renderPending(
   container.replaceChildren(...parts);
   container.hidden = false;
 }
+
+/**
+ * Fill `container` with one panel per open request (`.request`, `data-result-id`), in call order,
+ * each answering its own request. A request of one call among several (resultId `s{i}.a{j}.…`)
+ * gets ids after `s{i}-a{j}-` (so `#s0-a1-approve`), the same while the others are answered;
+ * a step's only request keeps the plain ids.
+ */
+export function renderRequests(
+  container: HTMLElement,
+  open: readonly InputRequest[],
+  onReply: (reply: InputReply) => void,
+  idPrefix = '',
+): void {
+  const panels = open.map((pending) => {
+    const panel = el('div', { className: 'request' });
+    panel.dataset['resultId'] = pending.resultId;
+    const call = /^(s\d+)\.(a\d+)\./.exec(pending.resultId);
+    renderPending(panel, pending, onReply, call ? `${idPrefix}${call[1]}-${call[2]}-` : idPrefix);
+    return panel;
+  });
+  container.replaceChildren(...panels);
+  container.hidden = panels.length === 0;
+}

@@ -6,7 +6,7 @@
  * The panel reports where it is in `#worker[data-state]`: `idle | following | awaiting | ended | failed`.
  */
 import type { InputReply, RunLogView } from '../../src/core/index.ts';
-import { renderPending } from './pending.ts';
+import { renderRequests } from './pending.ts';
 import { runningItem, stepItem, stepLabel } from './steps.ts';
 import { answerWorkerRun, followWorkerRun, startWorkerRun } from './worker-run.ts';
 import type { WorkerTarget } from './worker-run.ts';
@@ -68,10 +68,10 @@ export function mountWorkerPanel(): void {
       el.pending.hidden = true;
       el.pending.replaceChildren();
       delete el.pending.dataset['resultId'];
-    } else if (el.pending.dataset['resultId'] !== p.resultId) {
-      // Drawn once per request: a redraw on every record would wipe what the person is typing.
-      el.pending.dataset['resultId'] = p.resultId;
-      renderPending(el.pending, p, (reply) => void sendReply(runId, reply), 'worker-');
+    } else if (el.pending.dataset['resultId'] !== view.openRequests.map((o) => o.resultId).join(' ')) {
+      // Drawn once per set of requests: a redraw on every record would wipe what the person is typing.
+      el.pending.dataset['resultId'] = view.openRequests.map((o) => o.resultId).join(' ');
+      renderRequests(el.pending, view.openRequests, (reply) => void sendReply(runId, reply), 'worker-');
     }
     if (view.state === 'ended')
       setState('ended', `Ended (${view.ended?.stopReason ?? '?'}) after ${view.steps} steps on the Worker.`);

@@ -23,11 +23,11 @@ type ExamplePage = {
 };
 type Tab = { readonly page: Page; readonly log: PageLog };
 
-async function open(context: BrowserContext, runId: string): Promise<Tab> {
+async function open(context: BrowserContext, runId: string, extra = ''): Promise<Tab> {
   const page = await context.newPage();
   page.on('pageerror', (e) => console.log(`[${runId}] page error: ${e.message}`));
   const log = await trackPage(page);
-  await page.goto(`${served.origin}/?run=${runId}&${PACE}`);
+  await page.goto(`${served.origin}/?run=${runId}&${PACE}${extra}`);
   return { page, log };
 }
 
@@ -231,6 +231,35 @@ describe('the web example in real Chromium', () => {
     await finished(second);
     expect(await emails(second)).toHaveLength(1);
     expect(await trajectory(second)).toEqual(baseline);
+    await context.close();
+  }, 60_000);
+
+  it('shows two approvals of one reply side by side, answered in any order, and sends only the approved email', async () => {
+    const context = await served.browser.newContext();
+    const tab = await open(context, 'two-approvals', '&goal=pair');
+    await tab.page.click('#start');
+    await tab.log.until('phase=approval:0');
+    const panels = tab.page.locator('#pending .request');
+    expect(await panels.count()).toBe(2);
+    expect(await panels.nth(0).textContent()).toContain('email ana@example.com');
+    expect(await panels.nth(1).textContent()).toContain('email bo@example.com');
+    await mkdir('test-artifacts', { recursive: true });
+    await tab.page.screenshot({ path: 'test-artifacts/web-example-two-approvals.png', fullPage: true });
+    await tab.page.click('#s0-a1-approve');
+    // Nothing is sent while the other approval is open; the page shows that one alone.
+    await tab.page.waitForSelector('#s0-a1-approve', { state: 'detached' });
+    await tab.page.waitForSelector('#s0-a0-deny');
+    expect(await panels.count()).toBe(1);
+    expect(await emails(tab)).toEqual([]);
+    await tab.page.click('#s0-a0-deny');
+    await finished(tab);
+    expect(await emails(tab)).toEqual([
+      { runId: 'two-approvals', to: 'bo@example.com', subject: 'The weather', body: 'Cairo: 31°C.' },
+    ]);
+    const steps = await tab.page.evaluate(() => (globalThis as unknown as ExamplePage).polyloopExample.trajectory());
+    expect(steps).toHaveLength(2);
+    expect(steps[0]?.calls?.map((c) => c.status)).toEqual(['denied', 'executed']);
+    expect(steps[1]?.finalAnswer).toMatch(/Not now\.[\s\S]*Sent to bo@example\.com\./);
     await context.close();
   }, 60_000);
 
