@@ -9,7 +9,8 @@
  */
 import { gateFor, refusalOf, replayPolicyOf, toolOf } from './action-policy.ts';
 import type { Cancellation } from './cancellation.ts';
-import { callDecision, callRuns, openRequestOf } from './internal/step-calls.ts';
+import { blankCall, callDecision, callRuns, openRequestOf, openRequestsOf } from './internal/step-calls.ts';
+import type { CallState } from './internal/step-calls.ts';
 import type { Counters } from './internal/stopping.ts';
 import type { RunRequest } from './request.ts';
 import { seal } from './sealed-records.ts';
@@ -25,7 +26,6 @@ import type {
   ActionOutcome,
   ActionsDecision,
   ActionsIntentRecord,
-  CallInFlight,
   CallPlan,
   CallRecord,
   CallResultRecord,
@@ -37,9 +37,6 @@ import type {
   InputRequestRecord,
   StepRecord,
 } from './types.ts';
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-type CallState = Mutable<CallInFlight>;
 
 /** What a step with several calls needs of its run. */
 export type CallsRun = {
@@ -132,7 +129,7 @@ export async function runCalls(
     await writes.land(seal(intent));
     run.cancel.signal.throwIfAborted();
   }
-  const state: CallState[] = inFlight?.calls?.calls.map((c) => ({ ...c })) ?? intent.calls.map(() => blank());
+  const state: CallState[] = inFlight?.calls?.calls.map((c) => ({ ...c })) ?? intent.calls.map(blankCall);
   const mayHaveRun = inFlight?.calls?.mayHaveRun === true;
   step.decision = 'action';
   step.actionRepr = decision.calls.map((c) => c.trajectoryRepr).join('\n');
@@ -142,7 +139,7 @@ export async function runCalls(
     if (plan.gate !== null && plan.skip === null && c.gate === null)
       c.gate = await ask(writes, intent, j, plan.gate, `${plan.resultId}.input`);
   }
-  const waiting = openOf(state);
+  const waiting = openRequestsOf(state);
   if (waiting.length > 0) return pause(writes, waiting);
   // What may have run without an outcome: run again if safe, else a person settles it.
   const toRun: number[] = [];
@@ -157,14 +154,10 @@ export async function runCalls(
       settled = true;
     } else toRun.push(j);
   }
-  if (settled) return pause(writes, openOf(state));
+  if (settled) return pause(writes, openRequestsOf(state));
   const replayed = (j: number): boolean => mayHaveRun || state[j]?.settleReply?.reply.kind === 'retry';
   await runAll(run, intent, toRun, replayed, state);
   return finish(run, step, intent, state);
-}
-
-function blank(): CallState {
-  return { gate: null, gateReply: null, settle: null, settleReply: null, result: null };
 }
 
 /**
@@ -178,15 +171,6 @@ function mustSettle(req: RunRequest, intent: ActionsIntentRecord, state: readonl
   const approved = state[j]?.gateReply?.reply.kind === 'approve';
   if (plan.replayPolicy === 'never' || replayPolicyOf(req, d) === 'never') return true;
   return gateFor(req, d) !== null && !approved;
-}
-
-function openOf(state: readonly CallState[]): InputRequestRecord[] {
-  const out: InputRequestRecord[] = [];
-  for (const c of state) {
-    if (c.gate && !c.gateReply) out.push(c.gate);
-    if (c.settle && !c.settleReply) out.push(c.settle);
-  }
-  return out;
 }
 
 /** Write one call's input request (a barrier) and announce it. */

@@ -41,7 +41,23 @@ export function openRequestOf(rec: InputRequestRecord): InputRequest {
   return { resultId: rec.resultId, stepIndex: rec.stepIndex, kind: q.kind, target: q.target, decision: q.decision };
 }
 
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+/** One call's records as they are gathered: recovery fills them from a log, the driver as it writes. */
+export type CallState = { -readonly [K in keyof CallInFlight]: CallInFlight[K] };
+
+/** A call no record speaks of yet. */
+export function blankCall(): CallState {
+  return { gate: null, gateReply: null, settle: null, settleReply: null, result: null };
+}
+
+/** The open requests of a step's calls, in call order (a call's gate and settlement are never open together). */
+export function openRequestsOf(calls: readonly CallInFlight[]): InputRequestRecord[] {
+  const out: InputRequestRecord[] = [];
+  for (const c of calls) {
+    if (c.gate && !c.gateReply) out.push(c.gate);
+    if (c.settle && !c.settleReply) out.push(c.settle);
+  }
+  return out;
+}
 
 /**
  * Whether call `j` runs (or ran): not skipped, and not behind a gate a person answered otherwise than
@@ -60,27 +76,16 @@ export function callRuns(intent: ActionsIntentRecord, calls: readonly CallInFlig
  */
 export class CallsTrack {
   readonly intent: ActionsIntentRecord;
-  readonly calls: Mutable<CallInFlight>[];
+  readonly calls: CallState[];
 
   constructor(intent: ActionsIntentRecord) {
     this.intent = intent;
-    this.calls = intent.calls.map(() => ({
-      gate: null,
-      gateReply: null,
-      settle: null,
-      settleReply: null,
-      result: null,
-    }));
+    this.calls = intent.calls.map(blankCall);
   }
 
-  /** The open requests, in call order: gates first where a call has both (it cannot). */
+  /** The open requests, in call order. */
   open(): InputRequestRecord[] {
-    const out: InputRequestRecord[] = [];
-    for (const c of this.calls) {
-      if (c.gate && !c.gateReply) out.push(c.gate);
-      if (c.settle && !c.settleReply) out.push(c.settle);
-    }
-    return out;
+    return openRequestsOf(this.calls);
   }
 
   /** Every gate the plans ask for has its reply: the step's calls may run. */
@@ -116,7 +121,7 @@ export class CallsTrack {
     return null;
   }
 
-  #request(rec: InputRequestRecord, j: number, what: string, c: Mutable<CallInFlight>): string | null {
+  #request(rec: InputRequestRecord, j: number, what: string, c: CallState): string | null {
     const plan = this.intent.calls[j];
     const { kind, target, decision } = rec.request;
     const shown = callDecision(this.intent.decision, j);
