@@ -342,7 +342,7 @@ function checkFits(runId: string, records: readonly LogRecord[], input: InputRep
     const awaited = open.map((r) => r.resultId).join(', ');
     throw new InvalidInputError(runId, `the turn awaits ${awaited}, not ${input.resultId}`);
   }
-  const accepted = acceptedReplies(pending.kind, pending.target);
+  const accepted = acceptedReplies(pending);
   if (!accepted.includes(input.kind)) {
     throw new InvalidInputError(runId, `a ${pending.kind} request accepts ${accepted.join(', ')}, not ${input.kind}`);
   }

@@ -99,7 +99,7 @@ function actionText(f: InFlightStep): string {
 
 /** The replies an open request accepts, in the order core offers them. */
 export function repliesOf(p: InputRequest): readonly string[] {
-  return acceptedReplies(p.kind, p.target);
+  return acceptedReplies(p);
 }
 
 /** What a request asks a person, naming the action: `approval of note({"text":"hi"})`, `settle the model call`. */

@@ -20,7 +20,10 @@ export {
   UpgradeRefusedError,
 } from './errors.ts';
 export type { PolyLoopErrorCode, RequestProblem } from './errors.ts';
-export { acceptedReplies } from './internal/input.ts';
+export { agentTool } from './agent-tool.ts';
+export type { AgentToolOptions, ChildRequestInput } from './agent-tool.ts';
+export { childRunId } from './child-runs.ts';
+export { acceptedReplies, innermostRequest } from './internal/input.ts';
 export { InMemoryStore } from './memory-store.ts';
 export { jsonActionInterpreter } from './json-interpreter.ts';
 export { consoleSink, silentSink } from './sinks.ts';
@@ -75,6 +78,7 @@ export type {
   CallRecord,
   CallResultRecord,
   CallsInFlight,
+  ChildRequest,
   ContentBlock,
   Decision,
   DecisionCall,

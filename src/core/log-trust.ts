@@ -69,7 +69,8 @@ export function trustInFlight(view: RunLogView, req: RunRequest, log: readonly L
  * no executor may run, and an answer to any other tool would record a person's text as its result.
  */
 function checkGateKind(f: InFlightStep, req: RunRequest, log: readonly LogRecord[]): void {
-  const shown = f.request !== null && f.request.request.kind !== 'settle' ? f.request.request : null;
+  const asked = f.request?.request.kind;
+  const shown = f.request !== null && (asked === 'approval' || asked === 'answer') ? f.request.request : null;
   const kind = shown?.kind ?? (f.approval?.reply.kind === 'approve' ? 'approval' : null);
   const decision = shown?.decision ?? f.actionIntent?.decision ?? null;
   if (kind === null || decision === null || (kind === 'answer') === (gateFor(req, decision) === 'answer')) return;

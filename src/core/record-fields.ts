@@ -122,10 +122,39 @@ export function checkStepCalls(calls: unknown): void {
         isBool(c['observationIsSynthetic']) &&
         isBool(c['envReportedCompletion']) &&
         isInt(c['observationTruncatedChars']) &&
-        isBool(c['toolCompletedRun']),
+        isBool(c['toolCompletedRun']) &&
+        (c['childRunId'] === undefined || typeof c['childRunId'] === 'string'),
       'step.step.calls must each hold resultId, toolCallId, actionRepr, status, observation and its flags',
     );
   }
+}
+
+/** How deep sub-agents' requests may nest in one record: a guard against a record built to recurse, not a policy. */
+const MAX_CHILD_DEPTH = 64;
+
+/**
+ * A request's `child`: present exactly for kind `child`, holding the sub-agent's run id and its own
+ * open request (`{ resultId, stepIndex, kind, target, decision, child? }`), nested as deep as the
+ * sub-agents are.
+ */
+export function checkChildRequest(q: Obj, where: string, depth = 0): void {
+  need(depth <= MAX_CHILD_DEPTH, `${where}.child nests deeper than ${MAX_CHILD_DEPTH} sub-agents`);
+  const child = q['child'];
+  if (q['kind'] !== 'child') return need(child === undefined, `${where}.child belongs to a request of kind child`);
+  const inner = isObj(child) ? child['request'] : undefined;
+  need(
+    isObj(child) &&
+      typeof child['runId'] === 'string' &&
+      child['runId'] !== '' &&
+      isObj(inner) &&
+      typeof inner['resultId'] === 'string' &&
+      isInt(inner['stepIndex']) &&
+      ['approval', 'answer', 'settle', 'child'].includes(inner['kind'] as string) &&
+      (inner['target'] === 'action' || inner['target'] === 'model_call') &&
+      (inner['decision'] === null || (isObj(inner['decision']) && inner['decision']['kind'] === 'action')),
+    `${where}.child must hold the sub-agent's runId and its open request`,
+  );
+  checkChildRequest(inner as Obj, `${where}.child.request`, depth + 1);
 }
 
 /** `{ cancelGraceMs, defaulted }`: what a resume by id needs beyond the snapshot. */

@@ -29,10 +29,13 @@ export const ORDER: Readonly<Record<string, readonly string[]>> = {
   upgrade: ['kind', 'v', 'stepIndex', 'reason', 'changes', 'snapshotHash', 'request', 'at'],
   call_result: ['kind', 'v', 'stepIndex', 'resultId', 'outcome', 'completedRun'],
 };
-/** A step record's keys in order: its fields, then `calls` (a step with several calls only). */
-const STEP_ORDER: readonly string[] = [...STEP_FIELDS, 'calls'];
+/**
+ * A step record's keys in order: its fields, then `calls` (a step with several calls only) and
+ * `childRunId` (a step whose action ran a sub-agent only).
+ */
+const STEP_ORDER: readonly string[] = [...STEP_FIELDS, 'calls', 'childRunId'];
 const INPUT_REPLY_ORDER = ['kind', 'resultId', 'reason', 'text', 'observation'];
-const INPUT_REQUEST_ORDER = ['kind', 'target', 'decision'];
+const INPUT_REQUEST_ORDER = ['kind', 'target', 'decision', 'child'];
 export const REPLY_ORDER = [
   'callId',
   'text',

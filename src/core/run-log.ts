@@ -120,7 +120,7 @@ function checkReplies(records: readonly LogRecord[]): void {
     if (rec.kind !== 'input' || !request) continue;
     const fault =
       inputReplyProblem(rec.reply) ??
-      (acceptedReplies(request.kind, request.target).includes(rec.reply.kind)
+      (acceptedReplies(request).includes(rec.reply.kind)
         ? null
         : `a ${request.kind} request does not accept ${rec.reply.kind}`);
     if (fault !== null) throw new CorruptLogError(i + 1, `input for ${rec.resultId}: ${fault}`, { source: 'run log' });

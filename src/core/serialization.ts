@@ -11,6 +11,7 @@ import type { JsonValue, LogRecord } from './types.ts';
 import { canonicalOrder, isExactly, ORDER, REPLY_ORDER } from './record-order.ts';
 import {
   checkActionsIntent,
+  checkChildRequest,
   checkOutcome,
   checkStepCalls,
   checkStepFields,
@@ -133,6 +134,10 @@ function checkBody(r: Obj): Obj {
       checkStepFields(s);
       if (ar !== null) checkOutcome((ar as Obj)['outcome'] as Obj);
       if (s['calls'] !== undefined) checkStepCalls(s['calls']);
+      need(
+        s['childRunId'] === undefined || typeof s['childRunId'] === 'string',
+        'step.step.childRunId must be a string',
+      );
       // Written complete, in order, by this version (the common case): nothing to add or move.
       if (isExactly(r, ORDER['step'] as readonly string[]) && isExactly(s, STEP_FIELDS)) return r;
       return canonicalOrder({ ...r, actionResult: ar, step: { ...STEP_DEFAULTS, callSeq: s['stepIndex'], ...s } });
@@ -170,7 +175,7 @@ function checkBody(r: Obj): Obj {
       const q = r['request'];
       need(
         isObj(q) &&
-          ['approval', 'answer', 'settle'].includes(q['kind'] as string) &&
+          ['approval', 'answer', 'settle', 'child'].includes(q['kind'] as string) &&
           (q['target'] === 'action' || q['target'] === 'model_call'),
         'input_request.request needs a kind and a target',
       );
@@ -179,6 +184,7 @@ function checkBody(r: Obj): Obj {
         d === null || (isObj(d) && d['kind'] === 'action'),
         'input_request.request.decision must be null or an action decision',
       );
+      checkChildRequest(q as Obj, 'input_request.request');
       return canonicalOrder({ requestedAt: '', ...r, request: { ...(q as Obj), decision: d } });
     }
     case 'input': {

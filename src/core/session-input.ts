@@ -8,7 +8,15 @@ import { freezeDeep } from './seam-values.ts';
 import type { RunWrites } from './session-writes.ts';
 import { now } from './step-record.ts';
 import { RECORD_VERSION } from './types.ts';
-import type { InFlightStep, InputRecord, InputReply, InputRequest, InputRequestRecord } from './types.ts';
+import type {
+  ActionDecision,
+  ChildRequest,
+  InFlightStep,
+  InputRecord,
+  InputReply,
+  InputRequest,
+  InputRequestRecord,
+} from './types.ts';
 
 /**
  * What a step may end in besides a step record: it waits for a person, a person cancelled the
@@ -46,6 +54,45 @@ export async function askPerson(
 }
 
 /**
+ * Write a sub-agent's request (a barrier) and pause the run on it: the call `resultId` of step
+ * `stepIndex` ran a child that waits for a person (docs/design/sub-agents.md). `requestId` is
+ * `{resultId-prefix}.c{n}`, the n-th pause of a child in the step.
+ */
+export async function askForChild(
+  writes: RunWrites,
+  stepIndex: number,
+  requestId: string,
+  decision: ActionDecision,
+  child: ChildRequest,
+): Promise<{ readonly rec: InputRequestRecord; readonly pending: InputRequest }> {
+  const { out, runId } = writes;
+  const request = { kind: 'child' as const, target: 'action' as const, decision, child };
+  const rec: InputRequestRecord = {
+    kind: 'input_request',
+    v: RECORD_VERSION,
+    stepIndex,
+    resultId: requestId,
+    request,
+    requestedAt: now(),
+  };
+  await out.write(rec);
+  const pending: InputRequest = freezeDeep({ resultId: requestId, stepIndex, ...request });
+  await out.emit({ type: 'input_requested', runId, stepIndex, resultId: requestId, request: pending });
+  return { rec, pending };
+}
+
+/** The resultId of the next pause of a child in a step, after `last` (the step's latest such request, if any). */
+export function nextChildRequestId(prefix: string, last: string | null): string {
+  const m = last === null ? null : /\.c(\d+)$/.exec(last);
+  return `${prefix}.c${m ? Number(m[1]) + 1 : 0}`;
+}
+
+/** Whether `resultId` names a sub-agent's request (`….c{n}`). */
+export function isChildRequestId(resultId: string): boolean {
+  return /\.c\d+$/.test(resultId);
+}
+
+/**
  * Write a person's reply (a barrier; `reply` is the plain copy `checkReply` made) before carrying
  * it out; the step then applies it.
  */
@@ -61,6 +108,6 @@ export async function receiveReply(
   const rec: InputRecord = { kind: 'input', v: RECORD_VERSION, stepIndex, resultId, reply, receivedAt: now() };
   await out.write(rec);
   await out.emit({ type: 'input_received', runId, stepIndex, resultId, kind: reply.kind });
-  const gate = request.request.kind !== 'settle';
+  const gate = request.request.kind === 'approval' || request.request.kind === 'answer';
   return { ...inFlight, resolution: 'apply_input', input: rec, approval: gate ? rec : inFlight.approval };
 }

@@ -5,7 +5,10 @@
  * (docs/design/records-and-recovery.md#seam-faults, decision 0012); an abort still throws.
  * @module
  */
+import { GRACE_EXPIRED } from './cancellation.ts';
 import type { Cancellation } from './cancellation.ts';
+import { childRunId, endsParent } from './child-runs.ts';
+import type { ChildOutcome } from './child-runs.ts';
 import { describeError } from './errors.ts';
 import type { History } from './history.ts';
 import {
@@ -29,6 +32,7 @@ import type {
   ActionDecision,
   ActionOutcome,
   Decision,
+  InputReply,
   IntentRecord,
   ModelReply,
   ResultRecord,
@@ -209,17 +213,37 @@ export function interpretReply(
   }
 }
 
-/** Run the action. A custom executor's throw (not abort) or malformed outcome is `env_error`. */
+/** What running an action gave: its outcome, whether it completed the run, and a sub-agent's child as it stands. */
+export type Executed = {
+  readonly outcome: ActionOutcome;
+  readonly completedRun: boolean;
+  readonly child?: ChildOutcome;
+};
+
+/** The run id of the child `decision` runs as `resultId` when its tool is a sub-agent's (`agentTool`), else null. */
+export function childOfAction(req: RunRequest, decision: ActionDecision, resultId: string): string | null {
+  const ex = req.executor;
+  return ex instanceof RegistryExecutor && ex.runsChild(decision.action) ? childRunId(req.runId, resultId) : null;
+}
+
+/**
+ * Run the action. A custom executor's throw (not abort) or malformed outcome is `env_error`.
+ * `reply` is a person's reply to a sub-agent's request, carried to its child.
+ */
 export async function executeAction(
   req: RunRequest,
   cancel: Cancellation,
   decision: ActionDecision,
   stepIndex: number,
   resultId: string,
-): Promise<{ outcome: ActionOutcome; completedRun: boolean }> {
+  reply: InputReply | null = null,
+): Promise<Executed> {
   const ex = req.executor;
   const { signal } = cancel;
   const ctx = { runId: req.runId, stepIndex, resultId, signal };
+  if (ex instanceof RegistryExecutor && ex.runsChild(decision.action)) {
+    return executeChild(ex, cancel, decision, ctx, reply);
+  }
   try {
     if (ex instanceof RegistryExecutor) {
       const tracked = await cancel.seam(() => ex.executeTracked(decision.action, ctx));
@@ -233,6 +257,31 @@ export async function executeAction(
     return { outcome, completedRun };
   } catch (e) {
     signal.throwIfAborted();
+    return { outcome: plainOutcome('env_error', describeError(e)), completedRun: false };
+  }
+}
+
+/**
+ * A sub-agent's call. It is not abandoned at an abort like other seams: the child has the same
+ * signal and writes its own end, and the parent waits for that (at most its grace period), so a
+ * cancelled parent leaves no child running. A failure of the child's store ends the parent too.
+ */
+async function executeChild(
+  ex: RegistryExecutor,
+  cancel: Cancellation,
+  decision: ActionDecision,
+  ctx: { readonly runId: string; readonly stepIndex: number; readonly resultId: string; readonly signal: AbortSignal },
+  reply: InputReply | null,
+): Promise<Executed> {
+  const { signal } = cancel;
+  try {
+    const tracked = await cancel.bounded(() => ex.executeTracked(decision.action, ctx, reply)).settled;
+    if (tracked === GRACE_EXPIRED) throw signal.reason;
+    signal.throwIfAborted();
+    return { ...tracked, outcome: freezeOutcome(tracked.outcome) };
+  } catch (e) {
+    signal.throwIfAborted();
+    if (endsParent(e)) throw e;
     return { outcome: plainOutcome('env_error', describeError(e)), completedRun: false };
   }
 }

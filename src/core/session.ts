@@ -12,7 +12,7 @@
  */
 import type { Cancellation } from './cancellation.ts';
 import { assemblePrefix, messagesSize, toolsSize } from './internal/assembly.ts';
-import { countStep, NO_USAGE, stopAfterStep, stopBeforeModelCall } from './internal/stopping.ts';
+import { addUsage, countStep, NO_USAGE, stopAfterStep, stopBeforeModelCall } from './internal/stopping.ts';
 import type { Counters } from './internal/stopping.ts';
 import type { StoreWarning } from './ports.ts';
 import type { AgentDefinition, RunRequest } from './request.ts';
@@ -26,9 +26,10 @@ import { History } from './history.ts';
 import { Outbox } from './outbox.ts';
 import { gateFor, refusalOf, replayPolicyOf, toolOf } from './action-policy.ts';
 import { normalizeDecision, receiveCallReply, runCalls } from './session-calls.ts';
-import { askPerson, receiveReply } from './session-input.ts';
+import { askForChild, askPerson, isChildRequestId, nextChildRequestId, receiveReply } from './session-input.ts';
 import type { Pause } from './session-input.ts';
-import { executeAction, interpretReply, ModelSeam } from './session-seams.ts';
+import { childOfAction, executeAction, interpretReply, ModelSeam } from './session-seams.ts';
+import type { Executed } from './session-seams.ts';
 import { RunWrites } from './session-writes.ts';
 import { RECORD_VERSION } from './types.ts';
 import type {
@@ -175,7 +176,8 @@ export class RunDriver {
     const step = draftStep(stepIndex, now());
     await this.#out.emit({ type: 'step_started', runId, stepIndex });
     const reply = inFlight?.resolution === 'apply_input' ? (inFlight.input?.reply ?? null) : null;
-    if (reply?.kind === 'cancel') return { pause: 'cancelled' };
+    // A cancel of a sub-agent's request reaches the child first (the step carries it there).
+    if (reply?.kind === 'cancel' && !isChildRequestId(reply.resultId)) return { pause: 'cancelled' };
     if (inFlight?.resolution === 'settle') {
       return askPerson(this.#writes, stepIndex, 'settle', inFlight.target, inFlight.actionIntent?.decision ?? null);
     }
@@ -258,7 +260,11 @@ export class RunDriver {
     step.actionRepr = decision.trajectoryRepr;
     step.toolCallId = decision.action.kind === 'tool_call' ? (decision.action.id ?? null) : null;
     let replayed = inFlight?.resolution === 'replay_action';
-    if (!inFlight?.actionIntent) {
+    // A reply to a sub-agent's request goes to its child, with the child's own resultId.
+    const asked = inFlight?.request?.request.child ?? null;
+    const childReply = reply && asked ? { ...reply, resultId: asked.request.resultId } : null;
+    if (childReply) replayed = true;
+    else if (!inFlight?.actionIntent) {
       // A reply to this step's gate holds as recorded, whatever an executor's hook says now.
       const answer = inFlight?.approval?.reply ?? null;
       if (answer === null) {
@@ -277,11 +283,27 @@ export class RunDriver {
       replayed = true;
     }
     const { action } = decision;
-    await this.#out.emit({ type: 'action_started', runId: this.#runId, stepIndex, resultId, action, replayed });
+    const runId = this.#runId;
+    const childRunId = refusal === null ? childOfAction(this.#req, decision, resultId) : null;
+    const child = childRunId === null ? {} : { childRunId };
+    await this.#out.emit({ type: 'action_started', runId, stepIndex, resultId, action, replayed, ...child });
     // 4: execute; the action result and the step record land as one write.
-    const { outcome, completedRun } =
-      refusal ?? (await executeAction(this.#req, this.#cancel, decision, stepIndex, resultId));
-    await this.#out.emit({ type: 'action_finished', runId: this.#runId, stepIndex, resultId, outcome });
+    const executed: Executed =
+      refusal ?? (await executeAction(this.#req, this.#cancel, decision, stepIndex, resultId, childReply));
+    if (childReply?.kind === 'cancel') return { pause: 'cancelled' };
+    if (executed.child?.kind === 'paused') {
+      const last = inFlight?.request?.request.kind === 'child' ? inFlight.request.resultId : null;
+      const id = nextChildRequestId(`s${stepIndex}`, last);
+      const { pending } = await askForChild(this.#writes, stepIndex, id, decision, executed.child.child);
+      await this.#writes.releaseLease();
+      return { pause: 'awaiting', pending };
+    }
+    const { outcome, completedRun } = executed;
+    await this.#out.emit({ type: 'action_finished', runId, stepIndex, resultId, outcome, ...child });
+    if (executed.child) {
+      step.childRunId = executed.child.runId;
+      step.usage = addUsage(step.usage ?? NO_USAGE, executed.child.usage);
+    }
     return this.#finishAction(step, outcome, completedRun);
   }
 

@@ -5,6 +5,8 @@
  * @module
  */
 import { dereference } from '@cfworker/json-schema';
+import { childRunnerOf } from './child-runs.ts';
+import type { ChildOutcome } from './child-runs.ts';
 import { describeError, InvalidRequestError, isPolyLoopError } from './errors.ts';
 import { unknownKeyProblems } from './options.ts';
 import type { OptionKeys } from './options.ts';
@@ -14,6 +16,7 @@ import type { ActionExecutor, ExecuteContext } from './ports.ts';
 import type {
   Action,
   ActionOutcome,
+  InputReply,
   JsonObject,
   ModelToolSchema,
   ReplayPolicy,
@@ -300,6 +303,9 @@ function outcome(status: 'executed' | 'env_error', observation: string): ActionO
   };
 }
 
+/** What an executed action gave, and whether it completed the run; a sub-agent's call also how its child stands. */
+type Tracked = { readonly outcome: ActionOutcome; readonly completedRun: boolean; readonly child?: ChildOutcome };
+
 /** The executor derived from a {@link ToolRegistry} (a class, so `instanceof` works). */
 export class RegistryExecutor implements ActionExecutor {
   /** The registry this executor was derived from. */
@@ -341,14 +347,18 @@ export class RegistryExecutor implements ActionExecutor {
     return (await this.executeTracked(action, ctx)).outcome;
   }
 
+  /** Whether `action` calls a sub-agent's tool (`agentTool`): the loop then waits for its child's end on a cancel. */
+  runsChild(action: Action): boolean {
+    return action.kind === 'tool_call' && childRunnerOf(this.#handlers.get(action.name)) !== undefined;
+  }
+
   /**
    * `execute`, also telling whether the action completed the run: a `completesRun` tool whose
-   * handler returned normally (a handler that threw is `executed` but completes nothing).
+   * handler returned normally (a handler that threw is `executed` but completes nothing). A
+   * sub-agent's call also tells how its child stands (`child`); `reply` is a person's reply the
+   * parent carries to that child.
    */
-  async executeTracked(
-    action: Action,
-    ctx: ExecuteContext,
-  ): Promise<{ readonly outcome: ActionOutcome; readonly completedRun: boolean }> {
+  async executeTracked(action: Action, ctx: ExecuteContext, reply: InputReply | null = null): Promise<Tracked> {
     ctx.signal.throwIfAborted();
     if (action.kind !== 'tool_call') {
       return {
@@ -367,6 +377,16 @@ export class RegistryExecutor implements ActionExecutor {
         outcome: notExecuted(`Not executed: ${JSON.stringify(action.name)} is answered by a person, not run.`),
         completedRun: false,
       };
+    const runner = childRunnerOf(handler);
+    if (runner) {
+      const { signal, runId, stepIndex, resultId } = ctx;
+      const child = await runner(action.arguments as JsonObject, { signal, runId, stepIndex, resultId, reply });
+      ctx.signal.throwIfAborted();
+      if (child.kind === 'paused')
+        return { outcome: notExecuted('The sub-agent awaits input.'), completedRun: false, child };
+      const completedRun = this.registry.get(action.name)?.completesRun === true;
+      return { outcome: outcome('executed', child.observation), completedRun, child };
+    }
     try {
       const text: unknown = await handler(action.arguments as JsonObject, {
         signal: ctx.signal,

@@ -136,7 +136,7 @@ export function upgradeRefusal(
   const what = f.actionIntent
     ? `the action in flight in step ${f.stepIndex}`
     : `the open request of step ${f.stepIndex}`;
-  const asked = f.request !== null && f.request.request.kind !== 'settle';
+  const asked = f.request?.request.kind === 'approval' || f.request?.request.kind === 'answer';
   return toolRefusal(runId, decision, inForce, request, { inFlight: f.actionIntent !== null, asked, what });
 }
 

@@ -87,7 +87,7 @@ export function replyRefusal(
         `not ${JSON.stringify(reply.resultId.slice(0, 200))}`,
     };
   }
-  const accepted = acceptedReplies(request.kind, request.target);
+  const accepted = acceptedReplies(request);
   if (!accepted.includes(reply.kind)) {
     const what =
       request.kind === 'settle'

@@ -216,11 +216,13 @@ function countingExecutor(ex: ActionExecutor, count: (ctx: ExecuteContext) => vo
   for (const name of ['execute', 'executeTracked']) {
     const method = methods[name];
     if (typeof method !== 'function') continue;
-    own(name, (action: Action, ctx: ExecuteContext): unknown => {
+    own(name, (action: Action, ctx: ExecuteContext, ...rest: unknown[]): unknown => {
       count(ctx);
-      return method.call(ex, action, ctx);
+      return method.call(ex, action, ctx, ...rest);
     });
   }
+  // Asked, not counted: whether a call runs a sub-agent.
+  if (typeof methods['runsChild'] === 'function') own('runsChild', (methods['runsChild'] as Function).bind(ex));
   if (typeof ex.needsApproval === 'function') own('needsApproval', ex.needsApproval.bind(ex));
   if (ex.params !== undefined) own('params', ex.params);
   if (ex.replayPolicy !== undefined) own('replayPolicy', ex.replayPolicy);

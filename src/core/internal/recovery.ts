@@ -43,6 +43,10 @@ type Exchange = { request: InputRequestRecord; input: InputRecord | null };
 
 /** The records of the step being written, as the protocol lets them arrive. */
 class StepTrack {
+  readonly runId: string;
+  constructor(runId: string) {
+    this.runId = runId;
+  }
   modelIntent: ModelCallIntentRecord | null = null;
   result: ResultRecord | null = null;
   actionIntent: ActionIntentRecord | null = null;
@@ -52,10 +56,14 @@ class StepTrack {
   settlement: Exchange | null = null;
   /** A step with several calls: its `actions` intent and each call's records. */
   calls: CallsTrack | null = null;
+  /** The latest request of a sub-agent the action ran (`s{i}.c{n}`), and how many came before it. */
+  child: Exchange | null = null;
+  childCount = 0;
 
   open(): Exchange | null {
     if (this.settlement && !this.settlement.input) return this.settlement;
     if (this.gate && !this.gate.input) return this.gate;
+    if (this.child && !this.child.input) return this.child;
     return null;
   }
 }
@@ -78,7 +86,7 @@ export function classifyLog(log: readonly LogRecord[]): LogClass {
   if (first.kind !== 'run_started') throw corrupt(0, `first record is ${first.kind}, not run_started`);
   const steps: StepRecord[] = [];
   const upgrades: UpgradeRecord[] = [];
-  let t = new StepTrack();
+  let t = new StepTrack(first.runId);
   for (let i = 1; i < log.length; i++) {
     const rec = log[i] as LogRecord;
     if (rec.kind === 'run_started') throw corrupt(i, 'a second run_started record');
@@ -157,7 +165,7 @@ export function classifyLog(log: readonly LogRecord[]): LogClass {
         }
         if (statusProblem(rec) !== null) throw corrupt(i, `step ${next} ${statusProblem(rec)}`);
         steps.push(rec.step);
-        t = new StepTrack();
+        t = new StepTrack(first.runId);
         break;
     }
   }
@@ -226,6 +234,7 @@ function acceptActionsIntent(t: StepTrack, rec: ActionsIntentRecord, i: number):
 
 function acceptRequest(t: StepTrack, rec: InputRequestRecord, i: number): void {
   const { kind, target } = rec.request;
+  if (kind === 'child') return acceptChildRequest(t, rec, i);
   if (kind === 'settle') {
     const due = target === 'model_call' ? !t.result : t.actionIntent !== null;
     if (!due)
@@ -252,6 +261,27 @@ function acceptRequest(t: StepTrack, rec: InputRequestRecord, i: number): void {
   }
 }
 
+/**
+ * A sub-agent's request: the action in flight ran a child that waits for a person. It shows that
+ * action, names the child the action's call runs, and counts the step's child pauses in order.
+ */
+function acceptChildRequest(t: StepTrack, rec: InputRequestRecord, i: number): void {
+  const { stepIndex, resultId } = rec;
+  const intent = t.actionIntent;
+  if (intent === null || t.settlement !== null)
+    throw corrupt(i, `a sub-agent's request ${resultId} while no action of step ${stepIndex} is in flight`);
+  if (resultId !== `s${stepIndex}.c${t.childCount}`)
+    throw corrupt(i, `a sub-agent's request ${resultId} where s${stepIndex}.c${t.childCount} is next`);
+  if (rec.request.target !== 'action' || !sameJson(rec.request.decision, intent.decision))
+    throw corrupt(i, `the sub-agent's request ${resultId} shows another action than the one in flight`);
+  // The child's id follows from the parent's: a log cannot point a reply at another run.
+  const expected = `${t.runId}.${intent.resultId}`;
+  if (rec.request.child?.runId !== expected)
+    throw corrupt(i, `the sub-agent's request ${resultId} names a child other than ${JSON.stringify(expected)}`);
+  t.child = { request: rec, input: null };
+  t.childCount++;
+}
+
 function finish(
   started: RunStartedRecord,
   steps: readonly StepRecord[],
@@ -272,7 +302,13 @@ function finish(
     };
   if (t.calls) return finishCalls(started, steps, upgrades, t, t.calls);
   const open = t.open();
-  const answered = t.settlement?.input ? t.settlement : t.gate?.input && !actionIntent ? t.gate : null;
+  const answered = t.settlement?.input
+    ? t.settlement
+    : t.child?.input
+      ? t.child
+      : t.gate?.input && !actionIntent
+        ? t.gate
+        : null;
   const exchange = open ?? answered;
   let resolution: InFlightResolution;
   if (open) resolution = 'await_input';
@@ -294,17 +330,7 @@ function finish(
     calls: null,
   };
   // Known keys only: unknown keys a request record keeps must not stand in for the record's own.
-  const q = open?.request.request;
-  const pending: InputRequest | null =
-    open && q
-      ? {
-          resultId: open.request.resultId,
-          stepIndex: open.request.stepIndex,
-          kind: q.kind,
-          target: q.target,
-          decision: q.decision,
-        }
-      : null;
+  const pending: InputRequest | null = open ? openRequestOf(open.request) : null;
   const openRequests = pending ? [pending] : [];
   const state = open ? 'awaiting_input' : 'in_flight';
   return { state, started, steps, inFlight, pending, openRequests, upgrades, ended: null };

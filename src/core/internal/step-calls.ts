@@ -38,7 +38,9 @@ export function callOf(
 /** A request record as the view shows it: known keys only. */
 export function openRequestOf(rec: InputRequestRecord): InputRequest {
   const q = rec.request;
-  return { resultId: rec.resultId, stepIndex: rec.stepIndex, kind: q.kind, target: q.target, decision: q.decision };
+  const { resultId, stepIndex } = rec;
+  const child = q.kind === 'child' && q.child ? { child: q.child } : {};
+  return { resultId, stepIndex, kind: q.kind, target: q.target, decision: q.decision, ...child };
 }
 
 /** One call's records as they are gathered: recovery fills them from a log, the driver as it writes. */

@@ -64,9 +64,19 @@ export type RunEvent =
         readonly resultId: string;
         readonly action: Action;
         readonly replayed: boolean;
+        /** The action runs a sub-agent: its run's id (absent for every other action). */
+        readonly childRunId?: string;
       }
     >
-  | Ev<'action_finished', { readonly stepIndex: number; readonly resultId: string; readonly outcome: ActionOutcome }>
+  | Ev<
+      'action_finished',
+      {
+        readonly stepIndex: number;
+        readonly resultId: string;
+        readonly outcome: ActionOutcome;
+        readonly childRunId?: string;
+      }
+    >
   | Ev<'step_finished', { readonly stepIndex: number; readonly step: StepRecord }>
   | Ev<'input_requested', { readonly stepIndex: number; readonly resultId: string; readonly request: InputRequest }>
   | Ev<'input_received', { readonly stepIndex: number; readonly resultId: string; readonly kind: InputReply['kind'] }>

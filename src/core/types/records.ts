@@ -71,6 +71,11 @@ export type StepRecord = {
    * (docs/design/step.md#several-calls-a-step). Absent from every other step, which keeps its 1.1 shape.
    */
   readonly calls?: readonly CallRecord[];
+  /**
+   * A one-call step whose action ran a sub-agent: the child run's id (docs/design/sub-agents.md).
+   * Absent from every other step.
+   */
+  readonly childRunId?: string;
 };
 
 /**
@@ -87,6 +92,8 @@ export type CallRecord = {
   readonly envReportedCompletion: boolean;
   readonly observationTruncatedChars: number;
   readonly toolCompletedRun: boolean;
+  /** The call ran a sub-agent: the child run's id. Absent otherwise. */
+  readonly childRunId?: string;
 };
 
 /**
@@ -119,7 +126,7 @@ export const STEP_DEFAULTS = /* @__PURE__ */ Object.freeze({
   finishReason: null,
   startedAt: '',
   endedAt: '',
-} as const satisfies Required<Omit<StepRecord, 'calls'>>);
+} as const satisfies Required<Omit<StepRecord, 'calls' | 'childRunId'>>);
 
 /** The step record's fields in their canonical order: the keys of {@link STEP_DEFAULTS}. */
 export const STEP_FIELDS = /* @__PURE__ */ Object.freeze(
@@ -135,7 +142,8 @@ export const STEP_FIELDS = /* @__PURE__ */ Object.freeze(
  *   1.0 logs still decode and resume (a 1.0 run that ended `in_flight_unknown` stays ended).
  * - 1.2 — runs that outlive their code: `run_started.request` (what `resume(agent, runId)` needs
  *   beyond the snapshot) and the `upgrade` record. Several calls a step: the `actions` intent, the
- *   `call_result` record, step `calls`. A run that uses none of them writes records shaped as in 1.1.
+ *   `call_result` record, step `calls`. Sub-agents: input requests of kind `child`, step and call
+ *   `childRunId`. A run that uses none of them writes records shaped as in 1.1.
  */
 export const RECORD_VERSION = '1.2';
 
@@ -323,8 +331,11 @@ export const RECORD_KINDS = [
   'call_result',
 ] as const;
 
-/** What a person is asked (docs/human-input.md#the-flow). */
-export type InputRequestKind = 'approval' | 'answer' | 'settle';
+/**
+ * What a person is asked (docs/human-input.md#the-flow); `child`: a sub-agent's run asks, and the
+ * request it holds says what (docs/design/sub-agents.md).
+ */
+export type InputRequestKind = 'approval' | 'answer' | 'settle' | 'child';
 
 /**
  * A person's reply to an open input request, naming it by `resultId`. Which kinds a request
@@ -351,11 +362,20 @@ export type InputRequest = {
   readonly target: 'action' | 'model_call';
   /** The action to approve, answer or settle, exactly as recorded; null for a model call. */
   readonly decision: ActionDecision | null;
+  /** Kind `child` only: the sub-agent's run, and its own open request (which may be a `child` one again). */
+  readonly child?: ChildRequest;
+};
+
+/** What a sub-agent's run asks: its run id and its open request; the reply is carried to it. */
+export type ChildRequest = {
+  readonly runId: string;
+  readonly request: InputRequest;
 };
 
 /**
- * Barrier: the run asks a person and waits. `resultId` is `s{i}.input` (approval, answer) or `s{i}.settle`;
- * in a step with several calls, the call's: `s{i}.a{j}.input`, `s{i}.a{j}.settle`.
+ * Barrier: the run asks a person and waits. `resultId` is `s{i}.input` (approval, answer), `s{i}.settle`
+ * or `s{i}.c{n}` (the n-th pause of a sub-agent in the step); in a step with several calls, the call's:
+ * `s{i}.a{j}.input`, `s{i}.a{j}.settle`, `s{i}.a{j}.c{n}`.
  */
 export type InputRequestRecord = {
   readonly kind: 'input_request';
@@ -366,6 +386,7 @@ export type InputRequestRecord = {
     readonly kind: InputRequestKind;
     readonly target: 'action' | 'model_call';
     readonly decision: ActionDecision | null;
+    readonly child?: ChildRequest;
   };
   readonly requestedAt: string;
 };

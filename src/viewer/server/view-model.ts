@@ -202,7 +202,7 @@ function pendingOf(reading: LogReading, p: InputRequest): PendingSummary {
     kind: p.kind,
     target: p.target,
     action: p.decision?.action ?? null,
-    accepts: acceptedReplies(p.kind, p.target),
+    accepts: acceptedReplies(p),
     requestedAt: request?.requestedAt || null,
   };
 }

@@ -1,0 +1,147 @@
+/**
+ * Sub-agents as durable child runs (docs/design/sub-agents.md): `agentTool` makes a tool whose call
+ * runs another agent as a run of its own, with its own log, on that agent's store. The child's id
+ * comes from the parent's run id and the call's resultId, so replaying the call resumes the child:
+ * its finished steps are not redone and its `never` actions keep at most once. That is why the
+ * tool's replay policy is `safe`.
+ * @module
+ */
+import { childRunId, endsParent, registerChildRunner } from './child-runs.ts';
+import type { ChildContext, ChildOutcome } from './child-runs.ts';
+import { describeError, InvalidRequestError, isPolyLoopError } from './errors.ts';
+import { checkOptionKeys } from './options.ts';
+import type { OptionKeys } from './options.ts';
+import type { AgentDefinition, RunRequestInput } from './request.ts';
+import { resume, run } from './run.ts';
+import type { ToolContext, ToolSpec } from './tools.ts';
+import type { InputReply, JsonObject, RunResult } from './types.ts';
+
+/** The child's request as `request` returns it: a `RunRequestInput` whose `runId` the library sets. */
+export type ChildRequestInput = Omit<RunRequestInput, 'runId'> & { readonly runId?: string };
+
+/** What {@link agentTool} takes. */
+export type AgentToolOptions = {
+  readonly name: string;
+  readonly description: string;
+  /** A JSON Schema (draft 2020-12) for the arguments the parent's model gives. */
+  readonly parameters: JsonObject;
+  /** The child's agent: its store holds the child's log (give the parent's store to keep them together). */
+  readonly agent: AgentDefinition;
+  /**
+   * The child's request for one call: a partial request is filled from `agent`'s defaults. Called
+   * again on every replay of the call, so it must give the same request for the same arguments.
+   */
+  readonly request: (args: JsonObject, ctx: { readonly runId: string }) => ChildRequestInput;
+  /** Default false. True: a person approves each call before the child starts. */
+  readonly needsApproval?: boolean;
+};
+
+const OPTIONS: OptionKeys<AgentToolOptions> = {
+  name: true,
+  description: true,
+  parameters: true,
+  agent: true,
+  request: true,
+  needsApproval: true,
+};
+
+/**
+ * A tool whose call runs `agent` as a child run (docs/design/sub-agents.md). The child's final
+ * answer is the observation; a child that ends otherwise is an observation saying how it ended. A
+ * child that waits for a person pauses the parent on a request of kind `child`, and the reply the
+ * parent is given reaches the child. Cancelling the parent cancels the child; the child's token
+ * usage counts in the parent's step.
+ *
+ * @example
+ * const research = agentTool({
+ *   name: 'research', description: 'Researches a question and answers it',
+ *   parameters: { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] },
+ *   agent: researcher,
+ *   request: (args) => ({ goal: String(args['question']) }),
+ * });
+ * const tools = ToolRegistry.of([research]);
+ */
+export function agentTool(options: AgentToolOptions): ToolSpec {
+  checkOptionKeys(options, OPTIONS, 'agentTool');
+  const { name, description, parameters, agent, request, needsApproval } = options;
+  if (typeof request !== 'function')
+    throw new InvalidRequestError(`agentTool ${JSON.stringify(name)}: request must be a function`);
+  if (typeof agent !== 'object' || agent === null || typeof agent.store?.readLog !== 'function')
+    throw new InvalidRequestError(`agentTool ${JSON.stringify(name)}: agent must be an agent from defineAgent`);
+  const runner = (args: JsonObject, ctx: ChildContext): Promise<ChildOutcome> => runChild(agent, request, args, ctx);
+  // Called directly (a custom executor that calls handlers), the child runs the same way; a pause
+  // cannot reach a person through a string, so it is an error the observation names.
+  const handler = async (args: JsonObject, ctx: ToolContext): Promise<string> => {
+    const outcome = await runner(args, { ...ctx, reply: null });
+    if (outcome.kind === 'ended') return outcome.observation;
+    throw new Error(
+      `sub-agent run ${JSON.stringify(outcome.child.runId)} awaits input, which only a ToolRegistry's executor ` +
+        'carries to a person',
+    );
+  };
+  registerChildRunner(handler, runner);
+  const approval = needsApproval === undefined ? {} : { needsApproval };
+  return { name, description, parameters, replayPolicy: 'safe', handler, ...approval };
+}
+
+/** Run the child, or resume it where its log stands (carrying the reply when there is one). */
+async function runChild(
+  agent: AgentDefinition,
+  requestOf: AgentToolOptions['request'],
+  args: JsonObject,
+  ctx: ChildContext,
+): Promise<ChildOutcome> {
+  const runId = childRunId(ctx.runId, ctx.resultId);
+  const { signal } = ctx;
+  let result: RunResult;
+  try {
+    const given = requestOf(args, { runId });
+    if (typeof given !== 'object' || given === null)
+      throw new InvalidRequestError('the request function of a sub-agent must return a request object');
+    if (given.runId !== undefined && given.runId !== runId) {
+      throw new InvalidRequestError(
+        `a sub-agent's run id is ${JSON.stringify(runId)} (its parent's run and call); ` +
+          `the request function gave ${JSON.stringify(given.runId)}`,
+      );
+    }
+    result = await startOrResume(agent, { ...given, runId }, signal, ctx.reply);
+  } catch (e) {
+    if (signal.aborted || endsParent(e)) throw e;
+    // Like a handler that threw: the parent's model reads what went wrong.
+    return { kind: 'ended', runId, observation: describeError(e), usage: { inputTokens: 0, outputTokens: 0 } };
+  }
+  if (result.stopReason === 'awaiting_input' && result.pending)
+    return { kind: 'paused', child: { runId, request: result.pending }, usage: result.usage };
+  return { kind: 'ended', runId, observation: observationOf(result), usage: result.usage };
+}
+
+async function startOrResume(
+  agent: AgentDefinition,
+  req: RunRequestInput,
+  signal: AbortSignal,
+  reply: InputReply | null,
+): Promise<RunResult> {
+  try {
+    return await run(agent, req, { signal });
+  } catch (e) {
+    if (!isPolyLoopError(e, 'run_exists')) throw e;
+  }
+  if (reply === null) return resume(agent, req, { signal });
+  try {
+    return await resume(agent, req, { signal, input: reply });
+  } catch (e) {
+    // The reply reached the child before a crash of the parent: the child goes on from its log.
+    if (!isPolyLoopError(e, 'invalid_input')) throw e;
+    return resume(agent, req, { signal });
+  }
+}
+
+/** What the parent's model reads of a child run that ended. */
+function observationOf(result: RunResult): string {
+  if (result.stopReason === 'final_answer' && result.finalAnswer !== null) return result.finalAnswer;
+  const error = result.error === null ? '' : `: ${result.error}`;
+  return (
+    `The sub-agent run ${JSON.stringify(result.runId)} ended without a final answer ` +
+    `(${result.stopReason}${error}) after ${result.steps} step${result.steps === 1 ? '' : 's'}.`
+  );
+}

@@ -1,0 +1,96 @@
+/** A parent agent whose `research` tool runs a child agent; the child's `note` tool needs approval and never replays. */
+import { agentTool, defineAgent, InMemoryStore, ToolRegistry } from '../../../src/core/index.ts';
+import type { AgentDefinition, RunStore, ToolSpec } from '../../../src/core/index.ts';
+import { collectingSink, jsonActionInterpreter, scriptedModel } from '../../../src/testing/index.ts';
+import type { CollectingSink } from '../../../src/testing/index.ts';
+
+const SYNTHETIC = { notExecuted: 'The action was not executed.', envError: 'The environment failed.' } as const;
+
+export type Family = {
+  readonly parent: AgentDefinition;
+  readonly child: AgentDefinition;
+  readonly store: RunStore;
+  /** Every `note` the child's tool wrote, in order (a side effect that must not repeat). */
+  readonly notes: string[];
+  readonly parentSink: CollectingSink;
+  readonly childSink: CollectingSink;
+};
+
+export type FamilyOptions = {
+  readonly store?: RunStore;
+  /** The child's script (by its callSeq); default: a note that needs approval, then a final answer. */
+  readonly childScript?: readonly string[];
+  /** The parent's script; default: research, then a final answer quoting the observation. */
+  readonly parentScript?: readonly string[];
+  readonly noteNeedsApproval?: boolean;
+  /** The child's usage per model call. */
+  readonly childUsage?: { readonly inputTokens: number; readonly outputTokens: number };
+};
+
+export const CHILD_SCRIPT = ['{"tool":"note","args":{"text":"found it"}}', '{"final":"the answer is 42"}'];
+export const PARENT_SCRIPT = ['{"tool":"research","args":{"question":"what is it?"}}', '{"final":"parent done"}'];
+
+export function family(opts: FamilyOptions = {}): Family {
+  const store = opts.store ?? new InMemoryStore();
+  const notes: string[] = [];
+  const note: ToolSpec = {
+    name: 'note',
+    description: 'Write a note (a side effect that must not repeat).',
+    parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    replayPolicy: 'never',
+    needsApproval: opts.noteNeedsApproval ?? true,
+    handler: async (args) => {
+      notes.push(String(args['text']));
+      return `noted ${String(args['text'])}`;
+    },
+  };
+  const childScript = opts.childScript ?? CHILD_SCRIPT;
+  const usage = opts.childUsage;
+  const childModel = scriptedModel((call) => {
+    const text = childScript[call.callSeq];
+    if (text === undefined) throw new Error(`child script has no reply for call ${call.callSeq}`);
+    return { callId: `child-${call.callSeq}`, text, reasoning: null, ...(usage ? { usage } : {}) };
+  });
+  const childTools = ToolRegistry.of([note]);
+  const childSink = collectingSink();
+  const child = defineAgent({
+    model: childModel,
+    interpreter: jsonActionInterpreter(),
+    store,
+    events: childSink,
+    syntheticObservations: SYNTHETIC,
+    defaults: defaultsFor(childTools),
+  });
+  const research = agentTool({
+    name: 'research',
+    description: 'Research a question with a sub-agent.',
+    parameters: { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] },
+    agent: child,
+    request: (args) => ({ goal: String(args['question']) }),
+  });
+  const parentTools = ToolRegistry.of([research]);
+  const parentSink = collectingSink();
+  const parent = defineAgent({
+    model: scriptedModel(opts.parentScript ?? PARENT_SCRIPT),
+    interpreter: jsonActionInterpreter(),
+    store,
+    events: parentSink,
+    syntheticObservations: SYNTHETIC,
+    defaults: defaultsFor(parentTools),
+  });
+  return { parent, child, store, notes, parentSink, childSink };
+}
+
+function defaultsFor(tools: ToolRegistry) {
+  return {
+    tools,
+    executor: tools.executor(),
+    budget: { maxSteps: 10, maxValidActions: 10, maxContextChars: 100_000 },
+    injections: {},
+    modelBinding: {},
+    modelReplayPolicy: 'safe' as const,
+    observationTemplate: '{observation}',
+    toolRenderStyle: 'none' as const,
+    cancelGraceMs: 2_000,
+  };
+}
