@@ -42,7 +42,8 @@ export type {
   SyntheticObservations,
   UpgradeOptions,
 } from './request.ts';
-export { exportRun, importRun, readRunLog } from './run-log.ts';
+export { childRunsOf, exportRun, importRun, readRunLog } from './run-log.ts';
+export type { ChildRunRef } from './run-log.ts';
 export { defineAgent, resume, run } from './run.ts';
 export { identityMismatch, identitySnapshot } from './snapshot.ts';
 export type {

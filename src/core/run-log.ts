@@ -48,6 +48,49 @@ export function readRunLog(records: readonly LogRecord[]): RunLogView {
   };
 }
 
+/** A child run a parent's log names (docs/design/sub-agents.md): see {@link childRunsOf}. */
+export type ChildRunRef = {
+  readonly runId: string;
+  readonly stepIndex: number;
+  /** The parent's action that ran it: `s3.action`, or `s3.a1` for a call of a step with several. */
+  readonly resultId: string;
+  /** `finished`: the parent recorded the child's outcome; `awaiting_input`: the parent waits on its request. */
+  readonly state: 'finished' | 'awaiting_input';
+};
+
+/**
+ * The sub-agent runs a parent's log names, in step order: each step (or call of a step with
+ * several) that ran a child, and each open request of kind `child`. Pure; reads only the view.
+ *
+ * @example
+ * for (const c of childRunsOf(readRunLog(await store.readLog('p1')))) console.log(c.runId, c.state);
+ */
+export function childRunsOf(view: RunLogView): readonly ChildRunRef[] {
+  const out: ChildRunRef[] = [];
+  const seen = new Set<string>();
+  const add = (runId: string, stepIndex: number, resultId: string, state: ChildRunRef['state']): void => {
+    if (seen.has(runId)) return;
+    seen.add(runId);
+    out.push({ runId, stepIndex, resultId, state });
+  };
+  for (const step of view.trajectory) {
+    const i = step.stepIndex;
+    if (step.childRunId !== undefined) add(step.childRunId, i, `s${i}.action`, 'finished');
+    for (const c of step.calls ?? []) if (c.childRunId !== undefined) add(c.childRunId, i, c.resultId, 'finished');
+  }
+  for (const r of view.openRequests) {
+    if (r.kind !== 'child' || r.child === undefined) continue;
+    add(r.child.runId, r.stepIndex, actionResultId(r.resultId), 'awaiting_input');
+  }
+  return out;
+}
+
+/** The parent's action a child request pauses: `s2.c1` → `s2.action`, `s2.a1.c0` → `s2.a1`. */
+function actionResultId(requestId: string): string {
+  const action = requestId.replace(/\.c\d+$/, '');
+  return /^s\d+$/.test(action) ? `${action}.action` : action;
+}
+
 /** What {@link readReadablePrefix} read: the longest prefix of a log that {@link readRunLog} accepts. */
 export type PrefixReading = {
   /** The records read: all of them, or those before the record refused. */
