@@ -27,7 +27,7 @@ export const ORDER: Readonly<Record<string, readonly string[]>> = {
   input_request: ['kind', 'v', 'stepIndex', 'resultId', 'request', 'requestedAt'],
   input: ['kind', 'v', 'stepIndex', 'resultId', 'reply', 'receivedAt'],
   upgrade: ['kind', 'v', 'stepIndex', 'reason', 'changes', 'snapshotHash', 'request', 'at'],
-  call_result: ['kind', 'v', 'stepIndex', 'resultId', 'outcome', 'completedRun'],
+  call_result: ['kind', 'v', 'stepIndex', 'resultId', 'outcome', 'completedRun', 'childRunId', 'usage'],
 };
 /**
  * A step record's keys in order: its fields, then `calls` (a step with several calls only) and

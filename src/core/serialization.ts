@@ -217,6 +217,10 @@ function checkBody(r: Obj): Obj {
       );
       need(isObj(r['outcome']), 'call_result.outcome must be an object');
       checkOutcome(r['outcome'] as Obj);
+      need(
+        (r['childRunId'] === undefined || typeof r['childRunId'] === 'string') && isUsageOrNull(r['usage']),
+        'call_result.childRunId must be a string and usage token counts',
+      );
       return canonicalOrder(r);
     default:
       throw new Shape('unknown kind');

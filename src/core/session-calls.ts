@@ -9,14 +9,25 @@
  */
 import { gateFor, refusalOf, replayPolicyOf, toolOf } from './action-policy.ts';
 import type { Cancellation } from './cancellation.ts';
-import { blankCall, callDecision, callRuns, openRequestOf, openRequestsOf } from './internal/step-calls.ts';
+import {
+  blankCall,
+  blockingRequestsOf,
+  callDecision,
+  callRuns,
+  childIndexOf,
+  childReplyDue,
+  openRequestOf,
+  openRequestsOf,
+} from './internal/step-calls.ts';
 import type { CallState } from './internal/step-calls.ts';
+import { addUsage, NO_USAGE } from './internal/stopping.ts';
 import type { Counters } from './internal/stopping.ts';
 import type { RunRequest } from './request.ts';
 import { seal } from './sealed-records.ts';
 import { freezeDeep, plainOutcome } from './seam-values.ts';
+import { askForChild } from './session-input.ts';
 import type { Pause } from './session-input.ts';
-import { executeAction } from './session-seams.ts';
+import { childOfAction, executeAction } from './session-seams.ts';
 import type { RunWrites } from './session-writes.ts';
 import { now } from './step-record.ts';
 import type { StepDraft } from './step-record.ts';
@@ -35,6 +46,7 @@ import type {
   InputReply,
   InputRequest,
   InputRequestRecord,
+  RunEvent,
   StepRecord,
 } from './types.ts';
 
@@ -78,6 +90,7 @@ export async function receiveCallReply(writes: RunWrites, f: InFlightStep, reply
   const calls = (f.calls?.calls ?? []).map((c) => {
     if (c.gate?.resultId === resultId) return { ...c, gateReply: rec };
     if (c.settle?.resultId === resultId) return { ...c, settleReply: rec };
+    if (c.child?.resultId === resultId) return { ...c, childReply: rec };
     return c;
   });
   const intent = f.calls?.intent as ActionsIntentRecord;
@@ -139,14 +152,24 @@ export async function runCalls(
     if (plan.gate !== null && plan.skip === null && c.gate === null)
       c.gate = await ask(writes, intent, j, plan.gate, `${plan.resultId}.input`);
   }
-  const waiting = openRequestsOf(state);
-  if (waiting.length > 0) return pause(writes, waiting);
-  // What may have run without an outcome: run again if safe, else a person settles it.
+  if (blockingRequestsOf(state).length > 0) return pause(writes, openRequestsOf(state));
+  // A person cancelled from a sub-agent's request: every child of the step still out hears it, then the run ends.
+  if (state.some((c) => childReplyDue(c) && c.childReply?.reply.kind === 'cancel')) {
+    await cancelChildren(run, intent, state);
+    return { pause: 'cancelled' };
+  }
+  // What may have run without an outcome: run again if safe, else a person settles it. A call whose
+  // sub-agent waits for a person stays where it is; one whose sub-agent got its reply goes on.
   const toRun: number[] = [];
   let settled = false;
   for (const j of intent.calls.keys()) {
     const c = state[j] as CallState;
     if (!callRuns(intent, state, j) || c.result !== null) continue;
+    if (c.child !== null && c.childReply === null) continue;
+    if (childReplyDue(c)) {
+      toRun.push(j);
+      continue;
+    }
     const settle = c.settleReply?.reply;
     if (settle && settle.kind !== 'retry') continue;
     if (!settle && mayHaveRun && mustSettle(run.req, intent, state, j)) {
@@ -155,9 +178,33 @@ export async function runCalls(
     } else toRun.push(j);
   }
   if (settled) return pause(writes, openRequestsOf(state));
-  const replayed = (j: number): boolean => mayHaveRun || state[j]?.settleReply?.reply.kind === 'retry';
+  const replayed = (j: number): boolean =>
+    mayHaveRun || state[j]?.settleReply?.reply.kind === 'retry' || childReplyDue(state[j] as CallState);
   await runAll(run, intent, toRun, replayed, state);
+  const open = openRequestsOf(state);
+  if (open.length > 0) return pause(writes, open);
   return finish(run, step, intent, state);
+}
+
+/** The reply a call's sub-agent is to hear (with the child's own resultId), or null. */
+function childReplyOf(c: CallState): InputReply | null {
+  const asked = c.child?.request.child;
+  if (!childReplyDue(c) || !asked || !c.childReply) return null;
+  return { ...c.childReply.reply, resultId: asked.request.resultId };
+}
+
+/** Carry a cancel to every sub-agent of the step that still waits or was answered: each ends `cancelled`. */
+async function cancelChildren(run: CallsRun, intent: ActionsIntentRecord, state: readonly CallState[]): Promise<void> {
+  const { stepIndex } = intent;
+  await Promise.all(
+    state.map(async (c, j) => {
+      const asked = c.child?.request.child;
+      if (!asked || c.result !== null) return;
+      const plan = intent.calls[j] as CallPlan;
+      const reply: InputReply = { kind: 'cancel', resultId: asked.request.resultId };
+      await executeAction(run.req, run.cancel, callDecision(intent.decision, j), stepIndex, plan.resultId, reply);
+    }),
+  );
 }
 
 /**
@@ -234,8 +281,31 @@ async function runAll(
       const resultId = (intent.calls[j] as CallPlan).resultId;
       const { action } = d;
       const again = replayed(j);
-      await inOrder(() => out.emit({ type: 'action_started', runId, stepIndex, resultId, action, replayed: again }));
-      const { outcome, completedRun } = await executeAction(req, cancel, d, stepIndex, resultId);
+      const c = state[j] as CallState;
+      const childRunId = childOfAction(req, d, resultId);
+      const named = childRunId === null ? {} : { childRunId };
+      const started: RunEvent = {
+        type: 'action_started',
+        runId,
+        stepIndex,
+        resultId,
+        action,
+        replayed: again,
+        ...named,
+      };
+      await inOrder(() => out.emit(started));
+      const executed = await executeAction(req, cancel, d, stepIndex, resultId, childReplyOf(c));
+      const { child } = executed;
+      if (child?.kind === 'paused') {
+        // Its sub-agent waits for a person: the call's request is written; the step's other calls go on.
+        const id = `${resultId}.c${childIndexOf(c.child) + 1}`;
+        await inOrder(async () => {
+          c.child = (await askForChild(writes, stepIndex, id, d, child.child)).rec;
+          c.childReply = null;
+        });
+        continue;
+      }
+      const { outcome, completedRun } = executed;
       const rec: CallResultRecord = {
         kind: 'call_result',
         v: RECORD_VERSION,
@@ -243,11 +313,12 @@ async function runAll(
         resultId,
         outcome,
         completedRun,
+        ...(child ? { childRunId: child.runId, usage: child.usage } : {}),
       };
       await inOrder(async () => {
         await out.write(rec);
-        (state[j] as CallState).result = rec;
-        await out.emit({ type: 'action_finished', runId, stepIndex, resultId, outcome });
+        c.result = rec;
+        await out.emit({ type: 'action_finished', runId, stepIndex, resultId, outcome, ...named });
       });
     }
   };
@@ -278,6 +349,8 @@ async function finish(
   step.envReportedCompletion = calls.some((c) => c.envReportedCompletion);
   step.toolCompletedRun = calls.some((c) => c.toolCompletedRun);
   step.calls = Object.freeze(calls.map((c) => Object.freeze(c)));
+  // The tokens of the step's sub-agents count in the step, as its own model call's do.
+  for (const c of state) if (c.result?.usage) step.usage = addUsage(step.usage ?? NO_USAGE, c.result.usage);
   return run.writes.finishStep(step, null);
 }
 
@@ -305,5 +378,6 @@ function callRecord(req: RunRequest, intent: ActionsIntentRecord, plan: CallPlan
   if (settle?.kind === 'executed' && c.result === null) return byPerson(settle.observation);
   if (settle?.kind === 'deny' && c.result === null) return denied(settle.reason);
   const result = c.result as CallResultRecord;
-  return record(result.outcome.status, result.outcome, result.completedRun);
+  const ran = record(result.outcome.status, result.outcome, result.completedRun);
+  return result.childRunId === undefined ? ran : { ...ran, childRunId: result.childRunId };
 }

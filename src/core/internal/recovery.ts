@@ -5,7 +5,7 @@
  */
 import { CorruptLogError } from '../errors.ts';
 import { sameJson } from './json-compare.ts';
-import { CallsTrack, openRequestOf } from './step-calls.ts';
+import { CallsTrack, childReplyDue, openRequestOf } from './step-calls.ts';
 import type {
   ActionIntentRecord,
   ActionsIntentRecord,
@@ -229,7 +229,7 @@ function acceptActionsIntent(t: StepTrack, rec: ActionsIntentRecord, i: number):
   if (t.actionIntent || t.gate || t.settlement)
     throw corrupt(i, `an actions intent out of place in step ${rec.stepIndex}`);
   if (rec.resultId !== `s${rec.stepIndex}.actions`) throw corrupt(i, `an actions intent with resultId ${rec.resultId}`);
-  t.calls = new CallsTrack(rec);
+  t.calls = new CallsTrack(rec, t.runId);
 }
 
 function acceptRequest(t: StepTrack, rec: InputRequestRecord, i: number): void {
@@ -345,9 +345,13 @@ function finishCalls(
   calls: CallsTrack,
 ): LogClass {
   const open = calls.open();
+  // A reply to a sub-agent's request that has not reached its child yet is work to do, whatever else
+  // waits; only gates and settlements hold the whole step.
+  const due = calls.blocking().length === 0 && calls.calls.some(childReplyDue);
+  const waits = open.length > 0 && !due;
   const inFlight: InFlightStep = {
     stepIndex: calls.intent.stepIndex,
-    resolution: open.length > 0 ? 'await_input' : 'run_calls',
+    resolution: waits ? 'await_input' : 'run_calls',
     target: 'action',
     modelIntent: t.modelIntent as ModelCallIntentRecord,
     result: t.result,
@@ -358,6 +362,7 @@ function finishCalls(
     calls: { intent: calls.intent, calls: calls.calls.map((c) => ({ ...c })), mayHaveRun: calls.gatesAnswered() },
   };
   const openRequests = open.map(openRequestOf);
-  const state = open.length > 0 ? 'awaiting_input' : 'in_flight';
-  return { state, started, steps, inFlight, pending: openRequests[0] ?? null, openRequests, upgrades, ended: null };
+  const state = waits ? 'awaiting_input' : 'in_flight';
+  const pending = waits ? (openRequests[0] ?? null) : null;
+  return { state, started, steps, inFlight, pending, openRequests, upgrades, ended: null };
 }

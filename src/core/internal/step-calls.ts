@@ -9,6 +9,7 @@ import type {
   ActionsDecision,
   ActionsIntentRecord,
   CallInFlight,
+  CallPlan,
   CallResultRecord,
   InputRecord,
   InputRequest,
@@ -24,15 +25,24 @@ export function callDecision(decision: ActionsDecision, j: number): ActionDecisi
   return { kind: 'action', action: call.action, trajectoryRepr: call.trajectoryRepr, historyText: call.trajectoryRepr };
 }
 
-/** The call (its index) and the kind of a per-call resultId of step `stepIndex`: `s{i}.a{j}[.input|.settle]`. */
+/**
+ * The call (its index) and the kind of a per-call resultId of step `stepIndex`:
+ * `s{i}.a{j}[.input|.settle|.c{n}]` (`.c{n}`: the n-th pause of the sub-agent the call runs).
+ */
 export function callOf(
   resultId: string,
   stepIndex: number,
-): { readonly j: number; readonly what: 'result' | 'input' | 'settle' } | null {
-  const m = /^s(\d+)\.a(\d+)(\.input|\.settle)?$/.exec(resultId);
+): { readonly j: number; readonly what: 'result' | 'input' | 'settle' | 'child'; readonly n: number } | null {
+  const m = /^s(\d+)\.a(\d+)(\.input|\.settle|\.c(\d+))?$/.exec(resultId);
   if (m === null || Number(m[1]) !== stepIndex) return null;
-  const what = m[3] === '.input' ? 'input' : m[3] === '.settle' ? 'settle' : 'result';
-  return { j: Number(m[2]), what };
+  const what = m[3] === '.input' ? 'input' : m[3] === '.settle' ? 'settle' : m[4] !== undefined ? 'child' : 'result';
+  return { j: Number(m[2]), what, n: Number(m[4] ?? 0) };
+}
+
+/** The index of a sub-agent's request (`….c{n}`), or -1 for none. */
+export function childIndexOf(rec: InputRequestRecord | null): number {
+  const m = rec === null ? null : /\.c(\d+)$/.exec(rec.resultId);
+  return m ? Number(m[1]) : -1;
 }
 
 /** A request record as the view shows it: known keys only. */
@@ -48,17 +58,31 @@ export type CallState = { -readonly [K in keyof CallInFlight]: CallInFlight[K] }
 
 /** A call no record speaks of yet. */
 export function blankCall(): CallState {
-  return { gate: null, gateReply: null, settle: null, settleReply: null, result: null };
+  return { gate: null, gateReply: null, settle: null, settleReply: null, result: null, child: null, childReply: null };
 }
 
-/** The open requests of a step's calls, in call order (a call's gate and settlement are never open together). */
+/** The open requests of a step's calls, in call order (a call has at most one open at a time). */
 export function openRequestsOf(calls: readonly CallInFlight[]): InputRequestRecord[] {
   const out: InputRequestRecord[] = [];
   for (const c of calls) {
     if (c.gate && !c.gateReply) out.push(c.gate);
     if (c.settle && !c.settleReply) out.push(c.settle);
+    if (c.child && !c.childReply) out.push(c.child);
   }
   return out;
+}
+
+/**
+ * The open requests that hold the whole step: gates (nothing runs until all are answered) and
+ * settlements. A sub-agent's request holds only its own call; the step's other calls go on.
+ */
+export function blockingRequestsOf(calls: readonly CallInFlight[]): InputRequestRecord[] {
+  return openRequestsOf(calls).filter((r) => r.request.kind !== 'child');
+}
+
+/** Whether a call's sub-agent has a reply to carry out: answered, and the call not yet run again. */
+export function childReplyDue(c: CallInFlight): boolean {
+  return c.childReply !== null && c.result === null;
 }
 
 /**
@@ -79,15 +103,23 @@ export function callRuns(intent: ActionsIntentRecord, calls: readonly CallInFlig
 export class CallsTrack {
   readonly intent: ActionsIntentRecord;
   readonly calls: CallState[];
+  /** The run's id: a call's sub-agent's id follows from it. */
+  readonly #runId: string;
 
-  constructor(intent: ActionsIntentRecord) {
+  constructor(intent: ActionsIntentRecord, runId: string) {
     this.intent = intent;
     this.calls = intent.calls.map(blankCall);
+    this.#runId = runId;
   }
 
   /** The open requests, in call order. */
   open(): InputRequestRecord[] {
     return openRequestsOf(this.calls);
+  }
+
+  /** The open gates and settlements: what holds the whole step. */
+  blocking(): InputRequestRecord[] {
+    return blockingRequestsOf(this.calls);
   }
 
   /** Every gate the plans ask for has its reply: the step's calls may run. */
@@ -101,18 +133,33 @@ export class CallsTrack {
     const c = at === null ? undefined : this.calls[at.j];
     if (at === null || c === undefined)
       return `${rec.kind} ${rec.resultId} names no call of step ${this.intent.stepIndex}`;
-    if (rec.kind === 'input_request') return this.#request(rec, at.j, at.what, c);
+    if (rec.kind === 'input_request')
+      return at.what === 'child' ? this.#childRequest(rec, at.j, at.n, c) : this.#request(rec, at.j, at.what, c);
     if (rec.kind === 'input') {
-      const open = at.what === 'input' ? (c.gateReply ? null : c.gate) : c.settleReply ? null : c.settle;
+      const open =
+        at.what === 'input'
+          ? c.gateReply
+            ? null
+            : c.gate
+          : at.what === 'settle'
+            ? c.settleReply
+              ? null
+              : c.settle
+            : c.childReply
+              ? null
+              : c.child;
       if (open === null || open.resultId !== rec.resultId)
         return `input for ${rec.resultId}, which is not an open request`;
       if (at.what === 'input') c.gateReply = rec;
-      else c.settleReply = rec;
+      else if (at.what === 'settle') c.settleReply = rec;
+      else c.childReply = rec;
       return null;
     }
     if (at.what !== 'result') return `call_result ${rec.resultId} is not a call's resultId`;
-    if (!this.gatesAnswered() || this.open().length > 0)
+    if (!this.gatesAnswered() || this.blocking().length > 0)
       return `call_result ${rec.resultId} while a request of its step is open`;
+    if (c.child !== null && c.childReply === null)
+      return `call_result ${rec.resultId} while its sub-agent's request ${c.child.resultId} is open`;
     if (!callRuns(this.intent, this.calls, at.j)) return `call_result ${rec.resultId} of a call that does not run`;
     if (c.result !== null && c.settleReply?.reply.kind !== 'retry') return `a second call_result for ${rec.resultId}`;
     if (c.settleReply && c.settleReply.reply.kind !== 'retry')
@@ -120,6 +167,26 @@ export class CallsTrack {
     c.result = rec;
     c.settle = null;
     c.settleReply = null;
+    return null;
+  }
+
+  /** A sub-agent's request of call `j`: the call runs without an outcome yet, its child named, its pauses in order. */
+  #childRequest(rec: InputRequestRecord, j: number, n: number, c: CallState): string | null {
+    const plan = this.intent.calls[j] as CallPlan;
+    const { decision, target } = rec.request;
+    if (target !== 'action' || decision === null || !sameCall(decision, callDecision(this.intent.decision, j)))
+      return `${rec.resultId} does not show the call it asks about`;
+    if (!this.gatesAnswered() || this.blocking().length > 0)
+      return `${rec.resultId}: a sub-agent's request while a request of its step is open`;
+    if (!callRuns(this.intent, this.calls, j) || c.result !== null)
+      return `${rec.resultId}: a sub-agent's request of a call that is not in flight`;
+    if (c.child !== null && c.childReply === null) return `${rec.resultId} while ${c.child.resultId} is open`;
+    if (n !== childIndexOf(c.child) + 1) return `${rec.resultId} out of order (after ${c.child?.resultId ?? 'none'})`;
+    const expected = `${this.#runId}.${plan.resultId}`;
+    if (rec.request.child?.runId !== expected)
+      return `${rec.resultId} names a sub-agent other than ${JSON.stringify(expected)}`;
+    c.child = rec;
+    c.childReply = null;
     return null;
   }
 
@@ -136,7 +203,7 @@ export class CallsTrack {
       return null;
     }
     if (what !== 'settle' || kind !== 'settle') return `${rec.resultId} is not a request's resultId`;
-    if (!this.gatesAnswered() || this.open().length > 0)
+    if (!this.gatesAnswered() || this.blocking().length > 0 || (c.child !== null && c.childReply === null))
       return `${rec.resultId}: a settlement while a request of its step is open`;
     if (!callRuns(this.intent, this.calls, j) || c.result !== null)
       return `${rec.resultId}: a settlement of a call that is not in flight`;

@@ -50,6 +50,12 @@ export type CallInFlight = {
   readonly settleReply: InputRecord | null;
   /** The call's outcome, once it landed. */
   readonly result: CallResultRecord | null;
+  /**
+   * The call ran a sub-agent that waits for a person: the latest of its requests (`s{i}.a{j}.c{n}`)
+   * and its reply, once each landed (docs/design/sub-agents.md).
+   */
+  readonly child: InputRequestRecord | null;
+  readonly childReply: InputRecord | null;
 };
 
 /** The records of an interrupted step with several calls: its `actions` intent and each call's. */

@@ -262,6 +262,9 @@ export type CallResultRecord = {
   readonly outcome: ActionOutcome;
   /** A `completesRun` tool ran and returned normally. */
   readonly completedRun: boolean;
+  /** The call ran a sub-agent: the child run's id, and the tokens its whole run used (absent otherwise). */
+  readonly childRunId?: string;
+  readonly usage?: Usage;
 };
 
 /** The model-call result, stored so an interrupted step is re-interpreted from what the model said. */

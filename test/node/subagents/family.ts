@@ -1,6 +1,7 @@
 /** A parent agent whose `research` tool runs a child agent; the child's `note` tool needs approval and never replays. */
+import { nativeToolInterpreter } from '../../../src/adapters/tool-interpreter.ts';
 import { agentTool, defineAgent, InMemoryStore, ToolRegistry } from '../../../src/core/index.ts';
-import type { AgentDefinition, RunStore, ToolSpec } from '../../../src/core/index.ts';
+import type { AgentDefinition, ModelReply, RunStore, ToolCallRequest, ToolSpec } from '../../../src/core/index.ts';
 import { collectingSink, jsonActionInterpreter, scriptedModel } from '../../../src/testing/index.ts';
 import type { CollectingSink } from '../../../src/testing/index.ts';
 
@@ -25,7 +26,19 @@ export type FamilyOptions = {
   readonly noteNeedsApproval?: boolean;
   /** The child's usage per model call. */
   readonly childUsage?: { readonly inputTokens: number; readonly outputTokens: number };
+  /** A parent that calls tools natively, several a step: its replies, and how many calls may run at once. */
+  readonly native?: { readonly replies: readonly ModelReply[]; readonly parallelToolCalls: number };
 };
+
+/** A native reply calling `research` once per question, in order. */
+export function researchCalls(...questions: string[]): ModelReply {
+  const toolCalls: ToolCallRequest[] = questions.map((q, i) => ({
+    id: `call-${i}`,
+    name: 'research',
+    arguments: { question: q },
+  }));
+  return { callId: null, text: '', reasoning: null, toolCalls };
+}
 
 export const CHILD_SCRIPT = ['{"tool":"note","args":{"text":"found it"}}', '{"final":"the answer is 42"}'];
 export const PARENT_SCRIPT = ['{"tool":"research","args":{"question":"what is it?"}}', '{"final":"parent done"}'];
@@ -70,13 +83,17 @@ export function family(opts: FamilyOptions = {}): Family {
   });
   const parentTools = ToolRegistry.of([research]);
   const parentSink = collectingSink();
+  const native = opts.native;
   const parent = defineAgent({
-    model: scriptedModel(opts.parentScript ?? PARENT_SCRIPT),
-    interpreter: jsonActionInterpreter(),
+    model: scriptedModel(native ? native.replies : (opts.parentScript ?? PARENT_SCRIPT)),
+    interpreter: native ? nativeToolInterpreter('test') : jsonActionInterpreter(),
     store,
     events: parentSink,
     syntheticObservations: SYNTHETIC,
-    defaults: defaultsFor(parentTools),
+    defaults: {
+      ...defaultsFor(parentTools),
+      ...(native ? { parallelToolCalls: native.parallelToolCalls } : {}),
+    },
   });
   return { parent, child, store, notes, parentSink, childSink };
 }
