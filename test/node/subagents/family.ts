@@ -102,7 +102,7 @@ function defaultsFor(tools: ToolRegistry) {
   return {
     tools,
     executor: tools.executor(),
-    budget: { maxSteps: 10, maxValidActions: 10, maxContextChars: 100_000 },
+    budget: { maxSteps: 10, maxValidActions: 20, maxContextChars: 100_000 },
     injections: {},
     modelBinding: {},
     modelReplayPolicy: 'safe' as const,
