@@ -6,9 +6,10 @@
 import { isPolyLoopError } from '../core/index.ts';
 import type { RunLogView } from '../core/index.ts';
 import { MissingDirectoryError } from '../platform-node/store-dir.ts';
-import { inspectRun, listRuns } from './inspect.ts';
+import { hasRun, inspectRun, listRuns } from './inspect.ts';
 import type { RunListing } from './inspect.ts';
 import {
+  childrenLine,
   clip,
   clipId,
   escapeRawForTerminal,
@@ -23,11 +24,13 @@ import {
 } from './render.ts';
 import type { CliIo } from './render.ts';
 import { exportCommand, importCommand, MAX_IMPORT_BYTES } from './transfer.ts';
+import { parentIdOf, replyRoute, treeOrder } from '../viewer/server/run-tree.ts';
 import { upgradeLine, upgradeSummaries } from '../viewer/server/upgrades.ts';
 import { viewCommand } from './view-command.ts';
 
 const USAGE = `usage:
   polyloop runs <dir> [--json]              list the runs in a FileStore directory and where each stands
+                                            (a sub-agent's run under its parent's, marked └)
   polyloop show <dir> <runId> [--json]      show one run's trajectory step by step (upgrades where they
                                             took effect) and its state
   polyloop export <dir> <runId> [-o <file>] write a run's log as NDJSON to stdout (or to <file>)
@@ -143,13 +146,21 @@ function usage(io: CliIo, problem: string): number {
 async function runsCommand(dir: string, json: boolean, io: CliIo): Promise<number> {
   const runs = await listRuns(dir);
   const corrupt = runs.some((r) => r.error !== null);
+  // A sub-agent's run right under its parent's (its id is the parent's and the parent's action).
+  const tree = treeOrder(runs, (r) => r.runId);
   if (json) {
-    io.out(jsonOut(runs.map(listingJson), io));
+    io.out(
+      jsonOut(
+        tree.map((t) => listingJson(t.row, t.parentRunId)),
+        io,
+      ),
+    );
   } else if (runs.length === 0) {
     io.out(`${oneLine(`no runs in ${dir}`)}\n`);
   } else {
-    const rows = runs.map((r) => [
-      r.runId === null ? '(unknown id)' : clipId(oneLine(r.runId)),
+    const rows = tree.map(({ row: r, depth }) => [
+      (depth === 0 ? '' : `${'  '.repeat(depth - 1)}└ `) +
+        (r.runId === null ? '(unknown id)' : clipId(oneLine(r.runId))),
       oneLine(r.view ? stateCell(r.view, r.driverPid, r.warnings) : `corrupt: ${r.error ?? ''}`),
       r.view ? String(r.view.steps) : '-',
       r.view ? String(r.view.validActions) : '-',
@@ -181,12 +192,17 @@ async function showCommand(dir: string, runId: string, json: boolean, io: CliIo)
     return EXIT.corrupt;
   }
   const view = run.view;
+  const parent = parentIdOf(runId);
+  const parentRunId = parent !== null && (await hasRun(dir, parent)) ? parent : null;
   if (json) {
-    io.out(jsonOut({ ...listingJson(run), trajectory: view.trajectory }, io));
+    io.out(jsonOut({ ...listingJson(run, parentRunId), trajectory: view.trajectory }, io));
     return EXIT.ok;
   }
   const lines = [
     `run          ${runId}`,
+    ...(parentRunId === null
+      ? []
+      : [`parent       ${parentRunId} (sub-agent run of its step ${runId.slice(parentRunId.length + 1)})`]),
     `file         ${run.file}`,
     `state        ${stateLine(view, run.driverPid)}`,
     `steps        ${view.steps} (valid actions ${view.validActions})`,
@@ -197,7 +213,8 @@ async function showCommand(dir: string, runId: string, json: boolean, io: CliIo)
   if (answer !== null) lines.push(`final answer ${clip(oneLine(answer), 300)}`);
   for (const p of view.openRequests) lines.push(...renderPending(p));
   for (const w of run.warnings) lines.push(`note         ${w}`);
-  lines.push('');
+  if (parentRunId !== null) lines.push(...(await replyThrough(dir, runId)));
+  lines.push('', ...childrenLine(view));
   // Each upgrade where it took effect: before the first step run under the new identity.
   const upgrades = upgradeSummaries(view);
   const upgradesBefore = (stepIndex: number): string[] =>
@@ -210,13 +227,23 @@ async function showCommand(dir: string, runId: string, json: boolean, io: CliIo)
   return EXIT.ok;
 }
 
+/** Where a reply to a sub-agent run's request goes: the topmost parent waiting on it (no line if none). */
+async function replyThrough(dir: string, runId: string): Promise<string[]> {
+  const route = await replyRoute(runId, async (id) => (await inspectRun(dir, id))?.view?.openRequests ?? null);
+  if (route === null) return [];
+  return [
+    `note         run ${route.runId} waits on this request: reply to its request ${route.resultId} (it carries the reply here)`,
+  ];
+}
+
 /** `--json` output; on a terminal, what JSON leaves raw and a terminal acts on is shown escaped (the same JSON). */
 function jsonOut(value: unknown, io: CliIo): string {
   const text = `${JSON.stringify(value, null, 2)}\n`;
   return io.outIsTerminal ? escapeRawForTerminal(text) : text;
 }
 
-function listingJson(r: RunListing): Record<string, unknown> {
+/** A run's JSON row; `parentRunId`: the run whose sub-agent it is, when that run is in the directory. */
+function listingJson(r: RunListing, parentRunId: string | null): Record<string, unknown> {
   const derived = r.view
     ? viewJson(r.view, r.driverPid)
     : {
@@ -229,8 +256,9 @@ function listingJson(r: RunListing): Record<string, unknown> {
         driverPid: null,
         steps: null,
         validActions: null,
+        children: [],
       };
   const upgrades = r.view ? upgradeSummaries(r.view) : null;
   const { runId, file, lastWriteAt, error, warnings } = r;
-  return { runId, file, lastWriteAt, ...derived, upgrades, error, warnings };
+  return { runId, parentRunId, file, lastWriteAt, ...derived, upgrades, error, warnings };
 }

@@ -59,6 +59,11 @@ export async function inspectRun(dir: string, runId: string): Promise<RunListing
   return inspectFile(file, runId);
 }
 
+/** Whether `dir` holds a log of `runId` (read-only: the file is not opened). */
+export async function hasRun(dir: string, runId: string): Promise<boolean> {
+  return (await lstat(new FileStore({ dir }).logPath(runId)).catch(() => null)) !== null;
+}
+
 async function inspectFile(file: string, runId: string | null): Promise<RunListing> {
   const lastWriteAt = (await lstat(file).catch(() => null))?.mtime.toISOString() ?? '-';
   const base = { runId, file, lastWriteAt, driverPid: null };

@@ -4,9 +4,10 @@
  * command: text lines go through {@link oneLine} before they reach the terminal.
  * @module
  */
-import { acceptedReplies } from '../core/index.ts';
+import { acceptedReplies, childRunsOf } from '../core/index.ts';
 import { callsInFlight, openCount } from '../viewer/server/calls.ts';
 import type { CallInFlightSummary } from '../viewer/server/calls.ts';
+import { askedIn } from '../viewer/server/run-tree.ts';
 import type { Action, CallsInFlight, InFlightStep, InputRequest, RunLogView, StepRecord } from '../core/index.ts';
 
 /** Where the CLI reads and writes. */
@@ -102,26 +103,52 @@ export function repliesOf(p: InputRequest): readonly string[] {
   return acceptedReplies(p);
 }
 
-/** What a request asks a person, naming the action: `approval of note({"text":"hi"})`, `settle the model call`. */
-export function askedText(p: InputRequest): string {
+/** A request as a log holds it or `pending` shows it: what `askedText` reads. */
+type Asked = Pick<InputRequest, 'kind' | 'target' | 'decision' | 'child'>;
+
+/**
+ * What a request asks a person, naming the action: `approval of note({"text":"hi"})`, `settle the
+ * model call`; a sub-agent's request as what it really asks and where: `approval of note(…) in
+ * sub-agent run p1.s0.action`.
+ */
+export function askedText(request: Asked): string {
+  const { runId, request: p } = askedIn(request);
+  const where = runId === null ? '' : ` in sub-agent run ${runId}`;
   const action = p.decision ? clip(describeAction(p.decision.action), ACTION_CHARS) : null;
-  if (p.kind === 'approval') return `approval of ${action ?? '?'}`;
-  if (p.kind === 'answer') return `an answer to ${action ?? '?'}`;
-  return p.target === 'action' ? `settle ${action ?? '?'} (did it happen?)` : 'settle the model call (was it made?)';
+  if (p.kind === 'approval') return `approval of ${action ?? '?'}${where}`;
+  if (p.kind === 'answer') return `an answer to ${action ?? '?'}${where}`;
+  if (p.kind === 'child') return `a sub-agent's request${where}`;
+  const settle =
+    p.target === 'action' ? `settle ${action ?? '?'} (did it happen?)` : 'settle the model call (was it made?)';
+  return settle + where;
 }
 
-/** The open request as `show` prints it: what is asked, the action and its arguments, the replies. */
-export function renderPending(p: InputRequest): string[] {
+/**
+ * The open request as `show` prints it: what is asked, the action and its arguments, the replies.
+ * A sub-agent's request shows what it really asks, in which run, and the parent's request the
+ * reply names.
+ */
+export function renderPending(request: InputRequest): string[] {
+  const { runId, request: p } = askedIn(request);
   const action = p.decision?.action;
-  const lines = [
-    `pending      ${p.kind} at step ${p.stepIndex} (${p.resultId})` +
-      (p.target === 'model_call' ? ': the model call' : ''),
-  ];
+  const head =
+    runId === null
+      ? `${p.kind} at step ${p.stepIndex} (${p.resultId})`
+      : `${p.kind} at step ${p.stepIndex} of sub-agent run ${runId} (reply to ${request.resultId})`;
+  const lines = [`pending      ${head}${p.target === 'model_call' ? ': the model call' : ''}`];
   if (action?.kind === 'tool_call')
     lines.push(`action       ${action.name}`, `arguments    ${clip(JSON.stringify(action.arguments) ?? '', 600)}`);
   else if (action) lines.push(`action       code: ${clip(action.source, 600)}`);
-  lines.push(`replies      ${repliesOf(p).join(', ')}`);
+  lines.push(`replies      ${repliesOf(request).join(', ')}`);
   return lines;
+}
+
+/** The sub-agent runs a run's log names, as one marker line (none: no line). */
+export function childrenLine(view: RunLogView): string[] {
+  const children = childRunsOf(view);
+  if (children.length === 0) return [];
+  const each = children.map((c) => `${c.runId} (step ${c.stepIndex}, ${c.state.replace('_', ' ')})`);
+  return [`── children: ${each.join(', ')}`];
 }
 
 function describeAction(action: Action): string {
@@ -140,6 +167,8 @@ export function renderInFlight(f: InFlightStep): string[] {
 
 function inFlightLine(f: InFlightStep): string {
   const subject = f.target === 'action' ? `action ${actionText(f)}` : 'the model call';
+  if (f.request && f.resolution === 'await_input' && f.request.request.kind === 'child')
+    return `#${f.stepIndex}  awaiting ${askedText(f.request.request)}  (${f.request.resultId})`;
   if (f.request && f.resolution === 'await_input')
     return `#${f.stepIndex}  awaiting ${f.request.request.kind} of ${subject}  (${f.request.resultId})`;
   if (f.request && f.input)
@@ -179,7 +208,8 @@ export function renderStep(step: StepRecord): string[] {
         (c) =>
           `      ${c.resultId}  ${clip(oneLine(c.actionRepr), ACTION_CHARS)}  [${c.status}]  ` +
           clip(oneLine(c.observation), OBSERVATION_CHARS) +
-          (c.observationIsSynthetic ? ' (synthetic)' : ''),
+          (c.observationIsSynthetic ? ' (synthetic)' : '') +
+          (c.childRunId === undefined ? '' : `  (sub-agent run ${c.childRunId})`),
       ),
     ];
   }
@@ -189,6 +219,7 @@ export function renderStep(step: StepRecord): string[] {
         `${head} ${clip(oneLine(step.actionRepr ?? ''), ACTION_CHARS)}  [${step.actionStatus ?? '?'}]`,
         `      observation: ${clip(oneLine(step.observation ?? ''), OBSERVATION_CHARS)}` +
           (step.observationIsSynthetic ? ' (synthetic)' : ''),
+        ...(step.childRunId === undefined ? [] : [`      sub-agent run: ${step.childRunId}`]),
       ];
     case 'final':
       return [`${head} answer: ${clip(oneLine(step.finalAnswer ?? ''), OBSERVATION_CHARS)}`];
@@ -233,11 +264,18 @@ export function viewJson(view: RunLogView, driverPid: number | null): Record<str
     validActions: view.validActions,
     finalAnswer: view.ended?.finalAnswer ?? null,
     startedAt: view.started?.startedAt ?? null,
+    children: childRunsOf(view),
   };
 }
 
+/**
+ * An open request for `--json`: the request, its action and the replies it accepts; a sub-agent's
+ * request also `asked`, what it really asks (the innermost request, its action, and its run).
+ */
 function requestJson(p: InputRequest): Record<string, unknown> {
-  return { ...p, action: p.decision?.action ?? null, acceptedReplies: repliesOf(p) };
+  const { runId, request: leaf } = askedIn(p);
+  const asked = runId === null ? {} : { asked: { runId, ...leaf, action: leaf.decision?.action ?? null } };
+  return { ...p, action: p.decision?.action ?? null, acceptedReplies: repliesOf(p), ...asked };
 }
 
 /**
