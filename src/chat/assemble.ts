@@ -76,16 +76,22 @@ class MessageBuilder {
         tools.set(chunk.toolCallId, part);
         return void this.parts.push(part as unknown as Part);
       }
-      case 'tool-approval-request':
-        return update(tools.get(chunk.toolCallId), { state: 'approval-requested', approval: { id: chunk.approvalId } });
+      case 'tool-approval-request': {
+        const descriptor = chunk.approvalDescriptor != null ? { descriptor: chunk.approvalDescriptor } : {};
+        const reason = chunk.reason != null ? { requestReason: chunk.reason } : {};
+        const approval = { id: chunk.approvalId, ...descriptor, ...reason };
+        return update(tools.get(chunk.toolCallId), { state: 'approval-requested', approval });
+      }
       case 'tool-approval-response': {
         const part = [...tools.values()].find((t) => approvalIdOfPart(t) === chunk.approvalId);
         const reason = chunk.reason !== undefined ? { reason: chunk.reason } : {};
         const approval = { ...(part?.['approval'] as object), approved: chunk.approved, ...reason };
         return update(part, { state: 'approval-responded', approval });
       }
-      case 'tool-output-available':
-        return update(tools.get(chunk.toolCallId), { state: 'output-available', output: chunk.output });
+      case 'tool-output-available': {
+        const meta = chunk.providerMetadata != null ? { resultProviderMetadata: chunk.providerMetadata } : {};
+        return update(tools.get(chunk.toolCallId), { state: 'output-available', output: chunk.output, ...meta });
+      }
       case 'tool-output-error':
         return update(tools.get(chunk.toolCallId), { state: 'output-error', errorText: chunk.errorText });
       case 'tool-output-denied':

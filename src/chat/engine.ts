@@ -7,6 +7,7 @@
 import {
   acceptedReplies,
   defineAgent,
+  innermostRequest,
   InvalidInputError,
   InvalidRequestError,
   readRunLog,
@@ -134,7 +135,7 @@ class Engine implements ChatEngine {
       const answered = answeredIds(post.parts, runId, (toolCallId) => chunks.requestOfTool(toolCallId));
       if (inputs.length === 0 && answered.some((id) => replied.has(id))) return [];
       if (inputs.length === 0) {
-        const what = open.map((r) => `the ${r.kind} ${r.resultId}`).join(' and ');
+        const what = open.map((r) => `the ${innermostRequest(r).kind} ${r.resultId}`).join(' and ');
         throw new InvalidInputError(runId, `the turn awaits ${what}; the message answers nothing of it`);
       }
       return inputs;
@@ -344,6 +345,7 @@ function checkFits(runId: string, records: readonly LogRecord[], input: InputRep
   }
   const accepted = acceptedReplies(pending);
   if (!accepted.includes(input.kind)) {
-    throw new InvalidInputError(runId, `a ${pending.kind} request accepts ${accepted.join(', ')}, not ${input.kind}`);
+    const { kind } = innermostRequest(pending);
+    throw new InvalidInputError(runId, `a ${kind} request accepts ${accepted.join(', ')}, not ${input.kind}`);
   }
 }

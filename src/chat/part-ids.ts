@@ -15,9 +15,12 @@ export function callKey(stepIndex: number, j: number): string {
   return `s${stepIndex}.a${j}`;
 }
 
-/** The call an input request is about: `s{i}.a{j}` for `s{i}.a{j}.input`, the step's action for `s{i}.input`. */
+/**
+ * The call an input request is about: `s{i}.a{j}` for `s{i}.a{j}.input`, the step's action for
+ * `s{i}.input`; a sub-agent's request (`s{i}.c{n}`, `s{i}.a{j}.c{n}`) is about the call that runs it.
+ */
 export function callOfRequest(resultId: string): string {
-  const call = resultId.replace(/\.(input|settle)$/, '');
+  const call = resultId.replace(/\.(input|settle|c\d+)$/, '');
   return /\.a\d+$/.test(call) ? call : `${call}.action`;
 }
 

@@ -5,7 +5,7 @@
  * carrying `data.reply`.
  * @module
  */
-import { InvalidRequestError } from '../core/index.ts';
+import { innermostRequest, InvalidRequestError } from '../core/index.ts';
 import { inputReplyProblem } from '../core/internal-entry.ts';
 import type { InputReply, InputRequest } from '../core/index.ts';
 import { approvalIdOf, settleIdOf } from './part-ids.ts';
@@ -19,7 +19,8 @@ const isToolPart = (p: Record<string, unknown>): boolean =>
 
 /**
  * The reply the message's parts give to `pending`, or null when they give none. `toolCallId`
- * is the id of the tool part the request is about (for an answer).
+ * is the id of the tool part the request is about (for an answer). A sub-agent's request is
+ * answered as what it really asks, on the parent's parts: the reply goes to the parent's request.
  */
 export function replyOfParts(
   parts: readonly unknown[],
@@ -28,20 +29,21 @@ export function replyOfParts(
   toolCallId: string | null,
 ): InputReply | null {
   const { resultId } = pending;
+  const { kind } = innermostRequest(pending);
   for (const p of parts) {
     if (!isRecord(p)) continue;
-    if (pending.kind === 'approval' && isToolPart(p)) {
+    if (kind === 'approval' && isToolPart(p)) {
       const approval = p['approval'];
       if (!isRecord(approval) || approval['id'] !== approvalIdOf(runId, resultId)) continue;
       if (typeof approval['approved'] !== 'boolean') continue;
       if (approval['approved']) return { kind: 'approve', resultId };
       return { kind: 'deny', resultId, reason: reasonOf(approval['reason']) };
     }
-    if (pending.kind === 'answer' && isToolPart(p) && toolCallId !== null && p['toolCallId'] === toolCallId) {
+    if (kind === 'answer' && isToolPart(p) && toolCallId !== null && p['toolCallId'] === toolCallId) {
       if (p['state'] === 'output-available') return { kind: 'answer', resultId, text: answerText(p['output']) };
       if (p['state'] === 'output-error') return { kind: 'deny', resultId, reason: reasonOf(p['errorText']) };
     }
-    if (pending.kind === 'settle' && p['type'] === 'data-polyloop-settle' && p['id'] === settleIdOf(runId, resultId)) {
+    if (kind === 'settle' && p['type'] === 'data-polyloop-settle' && p['id'] === settleIdOf(runId, resultId)) {
       const reply = isRecord(p['data']) ? p['data']['reply'] : undefined;
       const candidate = isRecord(reply) ? { ...reply, resultId } : undefined;
       if (candidate !== undefined && inputReplyProblem(candidate) === null) return candidate as InputReply;

@@ -7,16 +7,10 @@
  * @module
  */
 import { acceptedReplies } from '../core/index.ts';
-import type {
-  Action,
-  InputReply,
-  InputRequestKind,
-  LogRecord,
-  RunEvent,
-  StepActionStatus,
-  StepRecord,
-} from '../core/index.ts';
+import type { Action, InputReply, LogRecord, RunEvent, StepActionStatus, StepRecord } from '../core/index.ts';
 import type { UIMessageChunk } from 'ai';
+import { askReason, childAskData, childAskOf } from './child-asks.ts';
+import type { AskedRequest } from './child-asks.ts';
 import {
   actionKey,
   approvalIdOf,
@@ -33,17 +27,17 @@ import type { TurnEnding, TurnMetadata } from './turn-ending.ts';
 /** What a tool part of a cancelled turn says. */
 const CANCELLED = 'The turn was cancelled before this tool call ran.';
 
-type Target = 'action' | 'model_call';
-
 type ToolPart = {
   readonly stepIndex: number;
   readonly toolCallId: string;
   readonly toolName: string;
   readonly dynamic: boolean;
-  /** The resultId of the part's approval request, once asked. */
+  /** The resultId of the part's approval request, once asked (a sub-agent may ask again: the latest). */
   approval: string | null;
   /** The person's answer to the part's approval request, null before one. */
   approved: boolean | null;
+  /** The resultId of the latest approval or answer request about the part, once asked. */
+  asked: string | null;
   output: boolean;
 };
 
@@ -81,7 +75,8 @@ export class TurnChunks {
 
   /** The resultId of the answer request about the tool part `toolCallId` (a person fills it in), or null. */
   requestOfTool(toolCallId: string): string | null {
-    for (const [call, tool] of this.#tools) if (tool.toolCallId === toolCallId) return inputRequestOf(call);
+    for (const [call, tool] of this.#tools)
+      if (tool.toolCallId === toolCallId) return tool.asked ?? inputRequestOf(call);
     return null;
   }
 
@@ -97,14 +92,14 @@ export class TurnChunks {
         }
         return;
       case 'call_result':
-        return this.output(rec.resultId, rec.outcome.status, rec.outcome.observation);
+        return this.output(rec.resultId, rec.outcome.status, rec.outcome.observation, rec.childRunId);
       case 'result':
         this.startStep(rec.stepIndex);
         this.reply(rec.stepIndex, { text: rec.reply.text, reasoning: rec.reply.reasoning });
         return;
       case 'input_request':
         this.startStep(rec.stepIndex);
-        this.request(rec.stepIndex, rec.resultId, rec.request.kind, rec.request.target, actionOf(rec.request.decision));
+        this.request(rec.stepIndex, rec.resultId, rec.request);
         return;
       case 'input':
         this.received(rec.stepIndex, rec.resultId, rec.reply);
@@ -134,9 +129,9 @@ export class TurnChunks {
       case 'action_started':
         return this.toolInput(e.stepIndex, e.resultId, e.action);
       case 'action_finished':
-        return this.output(e.resultId, e.outcome.status, e.outcome.observation);
+        return this.output(e.resultId, e.outcome.status, e.outcome.observation, e.childRunId);
       case 'input_requested':
-        return this.request(e.stepIndex, e.resultId, e.request.kind, e.request.target, actionOf(e.request.decision));
+        return this.request(e.stepIndex, e.resultId, e.request);
       case 'input_received':
         return this.received(e.stepIndex, e.resultId, { kind: e.kind });
       case 'step_finished':
@@ -248,6 +243,7 @@ export class TurnChunks {
       dynamic: code,
       approval: null,
       approved: null,
+      asked: null,
       output: false,
     });
     if (!code) this.#emit({ type: 'tool-input-available', toolCallId, toolName, input: action.arguments });
@@ -261,24 +257,40 @@ export class TurnChunks {
       });
   }
 
-  /** An input request: an approval request on the tool part, a tool part to fill, or a settlement data part. */
-  request(stepIndex: number, resultId: string, kind: InputRequestKind, target: Target, action: Action | null): void {
+  /**
+   * An input request: an approval request on the tool part, a tool part to fill, or a settlement
+   * data part. A sub-agent's request (kind `child`) shows what it really asks the same way, on the
+   * tool part of the parent's call, and a `data-polyloop-child` part names the sub-agent's action.
+   */
+  request(stepIndex: number, resultId: string, asked: AskedRequest): void {
     if (this.#asked.has(resultId)) return;
     this.#asked.add(resultId);
     this.startStep(stepIndex);
     const call = callOfRequest(resultId);
+    const action = actionOf(asked.decision);
     if (action !== null) this.toolInput(stepIndex, call, action);
     const tool = this.#tools.get(call);
+    const child = childAskOf(asked);
+    const kind = child?.kind ?? asked.kind;
+    if (tool && (kind === 'approval' || kind === 'answer')) tool.asked = resultId;
     if (kind === 'approval' && tool) {
+      // A sub-agent may ask again about the same call: each request is a new approval on the part.
       tool.approval = resultId;
+      tool.approved = null;
       const approvalId = approvalIdOf(this.#runId, resultId);
-      this.#emit({ type: 'tool-approval-request', approvalId, toolCallId: tool.toolCallId });
+      const about = child === null ? {} : { approvalDescriptor: child, reason: askReason(child) };
+      this.#emit({ type: 'tool-approval-request', approvalId, toolCallId: tool.toolCallId, ...about });
     } else if (kind === 'settle') {
-      const accepts = [...acceptedReplies('settle', target)];
-      const data = { runId: this.#runId, resultId, stepIndex, target, action, accepts };
+      const target = child?.target ?? asked.target;
+      const accepts = [...acceptedReplies(asked)];
+      const data = { runId: this.#runId, resultId, stepIndex, target, action: child?.action ?? action, accepts };
       this.#settles.set(resultId, data);
       this.#emit({ type: 'data-polyloop-settle', id: settleIdOf(this.#runId, resultId), data });
     }
+    if (child === null) return;
+    const where = { runId: this.#runId, resultId, stepIndex };
+    const data = childAskData(where, tool?.toolCallId ?? null, child, asked);
+    this.#emit({ type: 'data-polyloop-child', id: approvalIdOf(this.#runId, resultId), data });
   }
 
   /**
@@ -317,22 +329,27 @@ export class TurnChunks {
   }
 
   /**
-   * A call's tool output, once: `tool-output-available` for an executed action,
-   * `tool-output-denied` for one a person refused at its approval, `tool-output-error` for the
-   * rest (not executed, environment error, refused without an approval request).
+   * A call's tool output, once: `tool-output-denied` for a call whose (latest) approval a person
+   * refused, `tool-output-available` for an executed action, `tool-output-error` for the rest (not
+   * executed, environment error, refused without an approval request). A call that ran a sub-agent
+   * after a person refused the sub-agent's action is `tool-output-denied` too: the AI SDK allows no
+   * output after a refused approval (decision 0071). Its output names the sub-agent's run
+   * (`providerMetadata.polyloop.childRunId`).
    */
-  output(call: string, status: StepActionStatus, observation: string): void {
+  output(call: string, status: StepActionStatus, observation: string, childRunId?: string): void {
     const tool = this.#tools.get(call);
     if (!tool || tool.output) return;
     tool.output = true;
     const { toolCallId } = tool;
     const dynamic = tool.dynamic ? { dynamic: true } : {};
-    if (status === 'executed') {
-      this.#emit({ type: 'tool-output-available', toolCallId, output: observation, ...dynamic });
-      return;
+    if (tool.approved === false) {
+      this.#emit({ type: 'tool-output-denied', toolCallId });
+    } else if (status === 'executed') {
+      const child = childRunId === undefined ? {} : { providerMetadata: { polyloop: { childRunId } } };
+      this.#emit({ type: 'tool-output-available', toolCallId, output: observation, ...dynamic, ...child });
+    } else {
+      this.#emit({ type: 'tool-output-error', toolCallId, errorText: observation, ...dynamic });
     }
-    if (status === 'denied' && tool.approved === false) this.#emit({ type: 'tool-output-denied', toolCallId });
-    else this.#emit({ type: 'tool-output-error', toolCallId, errorText: observation, ...dynamic });
   }
 
   /** A completed step: what nothing before showed of it (text, reasoning, tool output), then `finish-step`. */
@@ -343,8 +360,8 @@ export class TurnChunks {
     else this.reply(i, { text: step.modelText ?? '', reasoning: null });
     this.reasoning(i, step.reasoning);
     if (step.decision === 'action' && step.actionStatus !== null) {
-      if (step.calls) for (const c of step.calls) this.output(c.resultId, c.status, c.observation);
-      else this.output(actionKey(i), step.actionStatus, observation ?? step.observation ?? '');
+      if (step.calls) for (const c of step.calls) this.output(c.resultId, c.status, c.observation, c.childRunId);
+      else this.output(actionKey(i), step.actionStatus, observation ?? step.observation ?? '', step.childRunId);
     }
     if (this.#finished.has(i)) return;
     this.#finished.add(i);
