@@ -1,18 +1,21 @@
 /**
  * The chat examples' agent: a deterministic local model (no network, no API key) that streams
- * its replies word by word, and three tools — `weather` (safe to run again), `ask_user` (the
- * person answers it) and `send_email` (the person approves it; `replayPolicy: 'never'`, so a
- * crash mid-send is settled by the person, never resent). A message naming several addresses
- * gets one `send_email` call per address in one reply: several approvals in one step. The same module runs in the page
- * (`?mode=local`) and in the Node server (examples/node-chat), so both hosts give the same turns.
+ * its replies word by word, and four tools — `weather` (safe to run again), `ask_user` (the
+ * person answers it), `send_email` (the person approves it; `replayPolicy: 'never'`, so a
+ * crash mid-send is settled by the person, never resent) and `helper`, a sub-agent (the same
+ * model with the first three tools) whose own approvals reach the person through the turn. A
+ * message naming several addresses gets one `send_email` call per address in one reply: several
+ * approvals in one step. The same module runs in the page (`?mode=local`) and in the Node server
+ * (examples/node-chat), so both hosts give the same turns.
  *
  * A reply is a pure function of the messages the model is shown: a resumed turn that re-issues
  * a model call gets the same reply, streamed again.
  */
 import { nativeToolInterpreter } from '../../../src/adapters/tool-interpreter.ts';
 import type { ChatTurn } from '../../../src/chat/index.ts';
-import { defineAgent, STANDARD_SYNTHETIC_OBSERVATIONS, ToolRegistry } from '../../../src/core/index.ts';
+import { agentTool, defineAgent, STANDARD_SYNTHETIC_OBSERVATIONS, ToolRegistry } from '../../../src/core/index.ts';
 import type {
+  AgentConfig,
   AgentDefinition,
   EventSink,
   JsonObject,
@@ -50,6 +53,7 @@ const SYSTEM: Message = {
 };
 
 const ADDRESSES = /[\w.+-]+@[\w-]+(?:\.[\w-]+)*/g;
+const HELPER = /^ask (?:the|a) helper to (.+)$/i;
 const CITY = /weather in ([A-Za-z][A-Za-z -]*)/i;
 
 /** Made-up but stable temperatures (no network). */
@@ -102,15 +106,22 @@ function emailEach(addresses: readonly string[], request: string, results: reado
 }
 
 /**
- * The policy. "email someone@example.com" → `send_email` (after approval; one call per address
- * when it names several), "weather in Oslo" → `weather`, "ask me" → `ask_user`; anything else →
- * a reply that repeats the message.
+ * The policy. "ask the helper to …" → `helper`, a sub-agent given the rest as its task; "email
+ * someone@example.com" → `send_email` (after approval; one call per address when it names
+ * several), "weather in Oslo" → `weather`, "ask me" → `ask_user`; anything else → a reply that
+ * repeats the message.
  */
 export function policy(messages: readonly Message[]): Say {
   const { request, results } = turnOf(messages);
   const [result] = results;
   const seen = result === undefined ? 'Nothing ran yet.' : `The tool said "${result}".`;
   const reasoning = `The user wrote "${request}". ${seen}`;
+  const task = HELPER.exec(request.trim())?.[1];
+  if (task !== undefined) {
+    if (result === undefined)
+      return { text: 'I will ask a helper to do that.', reasoning, call: { name: 'helper', args: { task } } };
+    return { text: `The helper says: ${result}`, reasoning };
+  }
   const addresses = request.match(ADDRESSES) ?? [];
   const [to] = addresses;
   if (to !== undefined && /\bmail\b|\bemail\b/i.test(request)) {
@@ -185,14 +196,15 @@ export function localChatModel(world: ChatWorld): ModelCaller {
   };
 }
 
-function tools(world: ChatWorld): ToolRegistry {
-  const text = { type: 'string' } as const;
-  const object = (props: Record<string, JsonObject>): JsonObject => ({
-    type: 'object',
-    properties: props,
-    required: Object.keys(props),
-    additionalProperties: false,
-  });
+const text = { type: 'string' } as const;
+const object = (props: Record<string, JsonObject>): JsonObject => ({
+  type: 'object',
+  properties: props,
+  required: Object.keys(props),
+  additionalProperties: false,
+});
+
+function tools(world: ChatWorld): ToolSpec[] {
   const specs: ToolSpec[] = [
     {
       name: 'weather',
@@ -220,7 +232,36 @@ function tools(world: ChatWorld): ToolRegistry {
       },
     },
   ];
-  return ToolRegistry.of(specs);
+  return specs;
+}
+
+/** What a turn's request and the helper's request share: everything but the run id, tools and context. */
+const REQUEST = {
+  budget: { maxSteps: 8, maxValidActions: 4, maxContextChars: 200_000 },
+  injections: {},
+  modelBinding: {},
+  modelReplayPolicy: 'safe',
+  observationTemplate: '{observation}',
+  toolRenderStyle: 'none',
+  cancelGraceMs: 1000,
+} as const;
+
+/**
+ * `helper`: a sub-agent (the same model with `tools`) whose run sits on `store` beside the
+ * turn's; the approvals it asks for pause the turn and show on the helper's tool part.
+ */
+function helperTool(agent: Omit<AgentConfig, 'defaults'>, tools: ToolRegistry): ToolSpec {
+  const child = defineAgent({
+    ...agent,
+    defaults: { ...REQUEST, executor: tools.executor(), tools, context: { run: [SYSTEM] } },
+  });
+  return agentTool({
+    name: 'helper',
+    description: 'Hand a task to a helper (a sub-agent with the same tools); its final answer is the result.',
+    parameters: object({ task: text }),
+    agent: child,
+    request: (args) => ({ goal: String(args['task']) }),
+  });
 }
 
 /** The chat's agent and the builder of each turn's request, over `store`. */
@@ -230,22 +271,18 @@ export function chatAgent(
   world: ChatWorld,
 ): { agent: AgentDefinition; request: (turn: ChatTurn) => RunRequest } {
   const model = localChatModel(world);
-  const registry = tools(world);
   const interpreter = nativeToolInterpreter('local-chat-tools');
   const syntheticObservations = STANDARD_SYNTHETIC_OBSERVATIONS;
-  const agent = defineAgent({ model, interpreter, store, events, syntheticObservations });
+  const config = { model, interpreter, store, events, syntheticObservations };
+  const agent = defineAgent(config);
+  const own = tools(world);
+  const registry = ToolRegistry.of([...own, helperTool(config, ToolRegistry.of(own))]);
   const request = ({ runId, goal, context }: ChatTurn): RunRequest => ({
     runId,
-    budget: { maxSteps: 8, maxValidActions: 4, maxContextChars: 200_000 },
+    ...REQUEST,
     executor: registry.executor(),
     tools: registry,
     context: { run: [SYSTEM, ...context], goal },
-    injections: {},
-    modelBinding: {},
-    modelReplayPolicy: 'safe',
-    observationTemplate: '{observation}',
-    toolRenderStyle: 'none',
-    cancelGraceMs: 1000,
     // A reply may email several people at once: each call asks its own approval, all in one step.
     parallelToolCalls: 4,
   });

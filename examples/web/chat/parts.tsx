@@ -1,8 +1,9 @@
 /**
  * The parts of a UI message as the chat page shows them: text, reasoning, tool parts with their
- * state (approve / deny on each `approval-requested` part — one reply may ask for several — and an
- * answer box for a tool a person answers, while no turn runs), and the `data-polyloop-settle` part
- * with one button per reply it accepts.
+ * state (approve / deny on each `approval-requested` part — one reply may ask for several, and a
+ * sub-agent's request says which of its actions it is — and an answer box for a tool a person
+ * answers, while no turn runs), and the `data-polyloop-settle` part with one button per reply it
+ * accepts.
  */
 import { getToolName, isToolUIPart } from 'ai';
 import type { DynamicToolUIPart, ToolUIPart, UIMessage } from 'ai';
@@ -37,6 +38,8 @@ function Approval({ part, actions }: ToolProps): JSX.Element | null {
   const id = part.approval.id;
   return (
     <div className="reply">
+      {/* A sub-agent's request: the server names the sub-agent's run and the action it asks to run. */}
+      {part.approval.requestReason && <div className="asks">{part.approval.requestReason}</div>}
       <button className="approve" onClick={() => actions.approve(id, true, '')}>
         Approve
       </button>

@@ -3,8 +3,9 @@
  * `localChatTransport` over IndexedDB and the examples' deterministic model. Text streams in
  * while the model is held mid-reply, tool parts show with their outputs, approve and deny from
  * the page, a reload mid-turn resumes the turn in the new page with nothing shown twice, a reload
- * while the email goes asks the person to settle it — and the outbox (localStorage, outside the
- * run) gets each approved email exactly once.
+ * while the email goes asks the person to settle it, a sub-agent's approval is answered on the
+ * tool part that runs it — and the outbox (localStorage, outside the run) gets each approved
+ * email exactly once.
  */
 import type { Server } from 'node:http';
 import type { Browser, Page } from 'playwright-core';
@@ -120,6 +121,23 @@ describe('useChat in Chromium with the turns in the tab (localChatTransport, Ind
     await untilStatus(page, 'ready');
     expect((await shown(page)).at(-1)?.tools).toEqual(['send_email:output-denied', 'send_email:output-available']);
     expect([await sentTo(page, 'eve@example.com'), await sentTo(page, 'finn@example.com')]).toEqual([0, 1]);
+    await expectRestoredAfterReload(page);
+  });
+
+  it("a sub-agent's approval shows on the helper's tool part; approved from the page, its email goes once", async () => {
+    const page = await open('helper');
+    await say(page, 'ask the helper to email gus@example.com');
+    await page.waitForSelector('.tool[data-tool="helper"][data-state="approval-requested"]');
+    const asks = 'The sub-agent run chat:helper:1.s0.action asks to run send_email.';
+    expect(await page.textContent('.tool[data-tool="helper"] .asks')).toBe(asks);
+    expect(await sentTo(page, 'gus@example.com')).toBe(0);
+    await page.click('button.approve');
+    const done = `The helper says: ${sentOnce('gus@example.com')}`;
+    await untilAssistantText(page, `I will ask a helper to do that.|${done}`);
+    await untilStatus(page, 'ready');
+    expect((await shown(page)).at(-1)?.tools).toEqual(['helper:output-available']);
+    expect(await page.textContent('.tool[data-tool="helper"] .output')).toBe(sentOnce('gus@example.com'));
+    expect(await sentTo(page, 'gus@example.com')).toBe(1);
     await expectRestoredAfterReload(page);
   });
 
