@@ -73,7 +73,7 @@ export class TurnChunks {
     return this.#tools.get(callOfRequest(resultId));
   }
 
-  /** The resultId of the answer request about the tool part `toolCallId` (a person fills it in), or null. */
+  /** The resultId of the latest approval or answer request about the tool part `toolCallId`, or null. */
   requestOfTool(toolCallId: string): string | null {
     for (const [call, tool] of this.#tools)
       if (tool.toolCallId === toolCallId) return tool.asked ?? inputRequestOf(call);
