@@ -2,15 +2,18 @@
  * The crash law as a harness: run an agent once without a crash, then crash it after every one
  * of its writes (the failing write lost, and landed), resume it as a new process would, answer
  * every input request it raises with the same scripted replies, and report every case whose
- * end differs from the uninterrupted run, or that ran a `never` action twice. Users run it over
+ * end differs from the uninterrupted run, or that ran a `never` action twice. A sub-agent's child
+ * run on the same store is part of the run: its writes are crash points too, and its log must end
+ * as the uninterrupted child's (docs/design/laws.md#sub-agents). Users run it over
  * their own agents to prove their approval flows survive a crash at every write point — and,
  * with `upgrade`, that a run their next deploy upgrades mid-way does too (docs/recovery.md).
  * @module
  */
-import { encodeRecord, InMemoryStore } from '../core/index.ts';
+import { childRunsOf, encodeRecord, InMemoryStore, readRunLog } from '../core/index.ts';
 import { checkOptionKeys } from '../core/internal-entry.ts';
 import type {
   LogRecord,
+  RunEndedRecord,
   RunRequestInput,
   RunResult,
   RunStore,
@@ -82,13 +85,21 @@ export type CrashLawReport = {
 const KNOWN: OptionKeys<CrashLawOptions> = { setup: true, reply: true, store: true, landed: true, upgrade: true };
 const KNOWN_UPGRADE: OptionKeys<CrashLawUpgrade> = { setup: true, reason: true, at: true };
 
-/** A story's end with the log it left and what its case remembered. */
-type Outcome = { readonly result: RunResult; readonly log: readonly LogRecord[]; readonly memory: CaseMemory };
+/** A story's end with the log it left, its child runs' logs by run id, and what its case remembered. */
+type Outcome = {
+  readonly result: RunResult;
+  readonly log: readonly LogRecord[];
+  readonly children: ReadonlyMap<string, readonly LogRecord[]>;
+  readonly memory: CaseMemory;
+};
 
 /**
  * Check the crash law over one agent: every case ends like the uninterrupted run (stop reason,
  * final answer, counters, and the trajectory field by field, timestamps aside), and every `never`
- * action ran as many times as in the uninterrupted run, never twice. With `upgrade`, also: the
+ * action ran as many times as in the uninterrupted run, never twice. The sub-agents' child runs the
+ * logs name (on `store`, nested ones too) are the uninterrupted run's: the same runs, each with its
+ * step records (timestamps aside) and its end. Their executors are the child agents' own, out of
+ * the harness's reach: count a child's `never` effects in the test's world. With `upgrade`, also: the
  * run holds one `upgrade` record, the uninterrupted run's (its time aside), and the step records
  * before its `stepIndex` are byte for byte the ones the log held when B took over — and the
  * uninterrupted run's, timestamps aside.
@@ -151,15 +162,58 @@ async function play(
   if (!end.ok && crash !== null) end = await driveStory(story, store, memory, true);
   if (!end.ok) return { error: end.error };
   try {
-    return { result: end.result, log: await store.readLog(story.runId), memory };
+    const log = await store.readLog(story.runId);
+    return { result: end.result, log, children: await childLogs(store, log), memory };
   } catch (error) {
     return { error };
   }
 }
 
+/** The logs of the child runs `log` names, and of theirs, by run id (none for a run without sub-agents). */
+async function childLogs(store: RunStore, log: readonly LogRecord[]): Promise<Map<string, readonly LogRecord[]>> {
+  const logs = new Map<string, readonly LogRecord[]>();
+  const named = (records: readonly LogRecord[]): string[] =>
+    records.length === 0 ? [] : childRunsOf(readRunLog(records)).map((c) => c.runId);
+  const todo = named(log);
+  for (let id = todo.shift(); id !== undefined; id = todo.shift()) {
+    if (logs.has(id)) continue;
+    const child = await store.readLog(id);
+    logs.set(id, child);
+    todo.push(...named(child));
+  }
+  return logs;
+}
+
 /** What breaks the law in `got` against the reference, or null. */
 function lawProblem(ref: Outcome, got: Outcome, upgrading: boolean): string | null {
-  return difference(ref.result, got.result) ?? neverProblem(ref, got) ?? (upgrading ? upgradeProblem(ref, got) : null);
+  return (
+    difference(ref.result, got.result) ??
+    neverProblem(ref, got) ??
+    childProblem(ref, got) ??
+    (upgrading ? upgradeProblem(ref, got) : null)
+  );
+}
+
+/** How a run ended, its time and event deliveries aside; null while it has not. */
+const endOf = (log: readonly LogRecord[]): string | null => {
+  const e = log.find((r): r is RunEndedRecord => r.kind === 'run_ended');
+  return e ? JSON.stringify([e.stopReason, e.finalAnswer, e.steps, e.validActions, e.usage ?? null]) : null;
+};
+
+/** How the child runs differ from the uninterrupted run's: other runs, other steps (timestamps aside), another end. */
+function childProblem(ref: Outcome, got: Outcome): string | null {
+  const want = [...ref.children.keys()].sort();
+  const have = [...got.children.keys()].sort();
+  if (JSON.stringify(want) !== JSON.stringify(have))
+    return `the child runs are ${JSON.stringify(have)}, not ${JSON.stringify(want)}`;
+  for (const id of want) {
+    const a = stepRecords(ref.children.get(id) ?? []).map((r) => r.step);
+    const b = stepRecords(got.children.get(id) ?? []).map((r) => r.step);
+    if (untimed(a) !== untimed(b)) return `the child run ${id}'s steps differ from the uninterrupted one's`;
+    const end = endOf(got.children.get(id) ?? []);
+    if (end !== endOf(ref.children.get(id) ?? [])) return `the child run ${id} ended ${end ?? 'not at all'}`;
+  }
+  return null;
 }
 
 const untimed = (steps: readonly StepRecord[]): string =>
