@@ -2,7 +2,8 @@
  * The laws every store keeps, on PostgresStore over a real Postgres: the crash law with human input
  * (docs/design/laws.md#human-input-across-crashes: crashed at every write, resumed, the same end; a
  * `never` note exactly once), the same law over steps with several calls (each `never` call exactly
- * once), and portability (docs/design/laws.md#portability): a run crashed at every write on
+ * once), the crash law of sub-agents (a parent and its child in one schema, each approved note
+ * exactly once), and portability (docs/design/laws.md#portability): a run crashed at every write on
  * Postgres, exported, imported into memory and finished there — and the other way round — ends as
  * the uninterrupted run, and an imported run exports as the same bytes.
  */
@@ -12,6 +13,8 @@ import type { RunStore } from '../../../src/core/index.ts';
 import { PostgresStore } from '../../../src/platform-postgres/index.ts';
 import { humanInputLaw, lawProblems } from '../../contract/human-input-law.ts';
 import { severalCallsLaw, severalCallsLawProblems } from '../../contract/several-calls-law.ts';
+import { subAgentsWrites } from '../../contract/sub-agents-double-crash.ts';
+import { SCENARIO_NAMES, subAgentsLaw, subAgentsLawProblems } from '../../contract/sub-agents-law.ts';
 import { cutRun, effectsProblem, finishOn, RUN_ID, uninterrupted } from '../../portability/reference.ts';
 import { usePostgres } from '../../postgres/fixture.ts';
 
@@ -40,6 +43,17 @@ describe('the laws on PostgresStore', () => {
     const result = await severalCallsLaw({ newStore });
     expect(severalCallsLawProblems(result)).toEqual([]);
   }, 120_000);
+
+  it.each(SCENARIO_NAMES)(
+    'keeps the crash law of sub-agents in the %s scenario: parent and child in one schema, crashed after every write of either (lost, and landed), resumed, end as the uninterrupted runs, each approved note exactly once',
+    async (scenario) => {
+      const writes = await subAgentsWrites({ scenario });
+      const newStore = await storesAhead(2 * (writes.parent + writes.child) + 1);
+      const result = await subAgentsLaw({ scenario, newStore });
+      expect(subAgentsLawProblems(result)).toEqual([]);
+    },
+    120_000,
+  );
 
   it.each([false, true])(
     'carries a run crashed at every write between Postgres and memory, both ways, to the uninterrupted end (write lands before the crash: %s)',
