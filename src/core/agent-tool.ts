@@ -7,14 +7,14 @@
  * @module
  */
 import { childRunId, endsParent, registerChildRunner } from './child-runs.ts';
-import type { ChildContext, ChildOutcome } from './child-runs.ts';
+import type { ChildAnswer, ChildContext, ChildOutcome } from './child-runs.ts';
 import { describeError, InvalidRequestError, isPolyLoopError } from './errors.ts';
 import { checkOptionKeys } from './options.ts';
 import type { OptionKeys } from './options.ts';
 import type { AgentDefinition, RunRequestInput } from './request.ts';
 import { resume, run } from './run.ts';
 import type { ToolContext, ToolSpec } from './tools.ts';
-import type { InputReply, JsonObject, RunResult } from './types.ts';
+import type { InputRequest, JsonObject, RunResult } from './types.ts';
 
 /** The child's request as `request` returns it: a `RunRequestInput` whose `runId` the library sets. */
 export type ChildRequestInput = Omit<RunRequestInput, 'runId'> & { readonly runId?: string };
@@ -72,7 +72,7 @@ export function agentTool(options: AgentToolOptions): ToolSpec {
   // Called directly (a custom executor that calls handlers), the child runs the same way; a pause
   // cannot reach a person through a string, so it is an error the observation names.
   const handler = async (args: JsonObject, ctx: ToolContext): Promise<string> => {
-    const outcome = await runner(args, { ...ctx, reply: null });
+    const outcome = await runner(args, { ...ctx, answer: null });
     if (outcome.kind === 'ended') return outcome.observation;
     throw new Error(
       `sub-agent run ${JSON.stringify(outcome.child.runId)} awaits input, which only a ToolRegistry's executor ` +
@@ -104,31 +104,65 @@ async function runChild(
           `the request function gave ${JSON.stringify(given.runId)}`,
       );
     }
-    result = await startOrResume(agent, { ...given, runId }, signal, ctx.reply);
+    result = await startOrResume(agent, { ...given, runId }, signal, ctx.answer);
+    if (result.stopReason === 'awaiting_input' && result.pending) {
+      const { pending } = result;
+      if (depthOf(pending) >= MAX_DEPTH)
+        throw new InvalidRequestError(
+          `sub-agents nest deeper than ${MAX_DEPTH} levels below run ${JSON.stringify(runId)}`,
+        );
+      const repeat = (await requestsOf(agent, runId, pending.resultId)) - 1;
+      const child = { runId, request: pending, ...(repeat > 0 ? { repeat } : {}) };
+      return { kind: 'paused', child, usage: result.usage };
+    }
   } catch (e) {
     if (signal.aborted || endsParent(e)) throw e;
     // Like a handler that threw: the parent's model reads what went wrong.
     return { kind: 'ended', runId, observation: describeError(e), usage: { inputTokens: 0, outputTokens: 0 } };
   }
-  if (result.stopReason === 'awaiting_input' && result.pending)
-    return { kind: 'paused', child: { runId, request: result.pending }, usage: result.usage };
   return { kind: 'ended', runId, observation: observationOf(result), usage: result.usage };
+}
+
+/**
+ * How deep sub-agents' requests may nest: each level is a record inside a record, and a log must
+ * stay readable (its decoder and `importRun` bound how deep JSON may nest).
+ */
+const MAX_DEPTH = 32;
+
+function depthOf(request: InputRequest): number {
+  let depth = 0;
+  for (let r = request; r.kind === 'child' && r.child; r = r.child.request) depth++;
+  return depth;
+}
+
+/** How many input requests with `resultId` the child's log holds. */
+async function requestsOf(agent: AgentDefinition, runId: string, resultId: string): Promise<number> {
+  const log = await agent.store.readLog(runId);
+  let n = 0;
+  for (const rec of log) if (rec.kind === 'input_request' && rec.resultId === resultId) n++;
+  return n;
 }
 
 async function startOrResume(
   agent: AgentDefinition,
   req: RunRequestInput,
   signal: AbortSignal,
-  reply: InputReply | null,
+  answer: ChildAnswer | null,
 ): Promise<RunResult> {
   try {
     return await run(agent, req, { signal });
   } catch (e) {
     if (!isPolyLoopError(e, 'run_exists')) throw e;
   }
-  if (reply === null) return resume(agent, req, { signal });
+  if (answer === null) return resume(agent, req, { signal });
+  const { asked } = answer;
+  const input = { ...answer.reply, resultId: asked.request.resultId };
+  // The reply is for the request the parent showed, not a later one of the same id: a settlement
+  // asked again after a crashed retry must be asked again, not answered by the old reply.
+  if ((await requestsOf(agent, req.runId, input.resultId)) !== (asked.repeat ?? 0) + 1)
+    return resume(agent, req, { signal });
   try {
-    return await resume(agent, req, { signal, input: reply });
+    return await resume(agent, req, { signal, input });
   } catch (e) {
     // The reply reached the child before a crash of the parent: the child goes on from its log.
     if (!isPolyLoopError(e, 'invalid_input')) throw e;

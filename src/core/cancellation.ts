@@ -21,6 +21,8 @@ export class Cancellation {
   #graceMs: number;
   readonly #onAbort = new Set<Waiter>();
   readonly #onGraceOver = new Set<Waiter>();
+  /** The signals handed to sub-agents' runs, aborted with this one. */
+  readonly #linked = new Set<AbortController>();
   #graceOver = false;
   #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #listener = (): void => this.#aborted();
@@ -80,8 +82,21 @@ export class Cancellation {
     };
   }
 
+  /**
+   * A signal of its own that aborts with this run (with the same reason), for a sub-agent's run:
+   * each child listens to its own signal, so a run with many children adds no listener to its
+   * caller's signal. `release` forgets it once the child has settled.
+   */
+  linked(): { readonly signal: AbortSignal; readonly release: () => void } {
+    const controller = new AbortController();
+    if (this.signal.aborted) controller.abort(this.signal.reason);
+    else this.#linked.add(controller);
+    return { signal: controller.signal, release: () => void this.#linked.delete(controller) };
+  }
+
   /** Stop listening and clear the timer (the run has settled). */
   dispose(): void {
+    this.#linked.clear();
     this.signal.removeEventListener('abort', this.#listener);
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#onAbort.clear();
@@ -96,6 +111,8 @@ export class Cancellation {
   }
 
   #aborted(): void {
+    for (const c of this.#linked) c.abort(this.signal.reason);
+    this.#linked.clear();
     for (const w of [...this.#onAbort]) w();
     this.#timer = setTimeout(() => {
       this.#graceOver = true;

@@ -14,9 +14,12 @@ export type ChildContext = {
   readonly runId: string;
   readonly stepIndex: number;
   readonly resultId: string;
-  /** A person's reply to the child's request the parent carried (the child's own resultId set), or null. */
-  readonly reply: InputReply | null;
+  /** A person's reply to the parent's request for this child, and what that request showed; or null. */
+  readonly answer: ChildAnswer | null;
 };
+
+/** A reply the parent carries down: given to the parent's request, which showed `asked` (the child's request). */
+export type ChildAnswer = { readonly reply: InputReply; readonly asked: ChildRequest };
 
 /** How a child run stood when its runner returned: ended (its observation and usage) or paused. */
 export type ChildOutcome =

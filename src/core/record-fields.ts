@@ -146,6 +146,7 @@ export function checkChildRequest(q: Obj, where: string, depth = 0): void {
     isObj(child) &&
       typeof child['runId'] === 'string' &&
       child['runId'] !== '' &&
+      (child['repeat'] === undefined || isInt(child['repeat'])) &&
       isObj(inner) &&
       typeof inner['resultId'] === 'string' &&
       isInt(inner['stepIndex']) &&

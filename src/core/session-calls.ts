@@ -22,6 +22,7 @@ import {
 import type { CallState } from './internal/step-calls.ts';
 import { addUsage, NO_USAGE } from './internal/stopping.ts';
 import type { Counters } from './internal/stopping.ts';
+import type { ChildAnswer } from './child-runs.ts';
 import type { RunRequest } from './request.ts';
 import { seal } from './sealed-records.ts';
 import { freezeDeep, plainOutcome } from './seam-values.ts';
@@ -186,11 +187,11 @@ export async function runCalls(
   return finish(run, step, intent, state);
 }
 
-/** The reply a call's sub-agent is to hear (with the child's own resultId), or null. */
-function childReplyOf(c: CallState): InputReply | null {
+/** The reply a call's sub-agent is to hear, with the request the person was shown; or null. */
+function childAnswerOf(c: CallState): ChildAnswer | null {
   const asked = c.child?.request.child;
   if (!childReplyDue(c) || !asked || !c.childReply) return null;
-  return { ...c.childReply.reply, resultId: asked.request.resultId };
+  return { reply: c.childReply.reply, asked };
 }
 
 /** Carry a cancel to every sub-agent of the step that still waits or was answered: each ends `cancelled`. */
@@ -201,8 +202,8 @@ async function cancelChildren(run: CallsRun, intent: ActionsIntentRecord, state:
       const asked = c.child?.request.child;
       if (!asked || c.result !== null) return;
       const plan = intent.calls[j] as CallPlan;
-      const reply: InputReply = { kind: 'cancel', resultId: asked.request.resultId };
-      await executeAction(run.req, run.cancel, callDecision(intent.decision, j), stepIndex, plan.resultId, reply);
+      const answer = { reply: { kind: 'cancel' as const, resultId: c.child?.resultId ?? '' }, asked };
+      await executeAction(run.req, run.cancel, callDecision(intent.decision, j), stepIndex, plan.resultId, answer);
     }),
   );
 }
@@ -294,7 +295,7 @@ async function runAll(
         ...named,
       };
       await inOrder(() => out.emit(started));
-      const executed = await executeAction(req, cancel, d, stepIndex, resultId, childReplyOf(c));
+      const executed = await executeAction(req, cancel, d, stepIndex, resultId, childAnswerOf(c));
       const { child } = executed;
       if (child?.kind === 'paused') {
         // Its sub-agent waits for a person: the call's request is written; the step's other calls go on.

@@ -8,7 +8,7 @@
 import { GRACE_EXPIRED } from './cancellation.ts';
 import type { Cancellation } from './cancellation.ts';
 import { childRunId, endsParent } from './child-runs.ts';
-import type { ChildOutcome } from './child-runs.ts';
+import type { ChildAnswer, ChildOutcome } from './child-runs.ts';
 import { describeError } from './errors.ts';
 import type { History } from './history.ts';
 import {
@@ -32,7 +32,6 @@ import type {
   ActionDecision,
   ActionOutcome,
   Decision,
-  InputReply,
   IntentRecord,
   ModelReply,
   ResultRecord,
@@ -228,7 +227,7 @@ export function childOfAction(req: RunRequest, decision: ActionDecision, resultI
 
 /**
  * Run the action. A custom executor's throw (not abort) or malformed outcome is `env_error`.
- * `reply` is a person's reply to a sub-agent's request, carried to its child.
+ * `answer` is a person's reply to a sub-agent's request, carried to its child.
  */
 export async function executeAction(
   req: RunRequest,
@@ -236,13 +235,13 @@ export async function executeAction(
   decision: ActionDecision,
   stepIndex: number,
   resultId: string,
-  reply: InputReply | null = null,
+  answer: ChildAnswer | null = null,
 ): Promise<Executed> {
   const ex = req.executor;
   const { signal } = cancel;
   const ctx = { runId: req.runId, stepIndex, resultId, signal };
   if (ex instanceof RegistryExecutor && ex.runsChild(decision.action)) {
-    return executeChild(ex, cancel, decision, ctx, reply);
+    return executeChild(ex, cancel, decision, ctx, answer);
   }
   try {
     if (ex instanceof RegistryExecutor) {
@@ -271,11 +270,13 @@ async function executeChild(
   cancel: Cancellation,
   decision: ActionDecision,
   ctx: { readonly runId: string; readonly stepIndex: number; readonly resultId: string; readonly signal: AbortSignal },
-  reply: InputReply | null,
+  answer: ChildAnswer | null,
 ): Promise<Executed> {
   const { signal } = cancel;
+  const linked = cancel.linked();
   try {
-    const tracked = await cancel.bounded(() => ex.executeTracked(decision.action, ctx, reply)).settled;
+    const childCtx = { ...ctx, signal: linked.signal };
+    const tracked = await cancel.bounded(() => ex.executeTracked(decision.action, childCtx, answer)).settled;
     if (tracked === GRACE_EXPIRED) throw signal.reason;
     signal.throwIfAborted();
     return { ...tracked, outcome: freezeOutcome(tracked.outcome) };
@@ -283,5 +284,7 @@ async function executeChild(
     signal.throwIfAborted();
     if (endsParent(e)) throw e;
     return { outcome: plainOutcome('env_error', describeError(e)), completedRun: false };
+  } finally {
+    linked.release();
   }
 }

@@ -260,10 +260,10 @@ export class RunDriver {
     step.actionRepr = decision.trajectoryRepr;
     step.toolCallId = decision.action.kind === 'tool_call' ? (decision.action.id ?? null) : null;
     let replayed = inFlight?.resolution === 'replay_action';
-    // A reply to a sub-agent's request goes to its child, with the child's own resultId.
+    // A reply to a sub-agent's request goes to its child (with the child's own resultId).
     const asked = inFlight?.request?.request.child ?? null;
-    const childReply = reply && asked ? { ...reply, resultId: asked.request.resultId } : null;
-    if (childReply) replayed = true;
+    const childAnswer = reply && asked ? { reply, asked } : null;
+    if (childAnswer) replayed = true;
     else if (!inFlight?.actionIntent) {
       // A reply to this step's gate holds as recorded, whatever an executor's hook says now.
       const answer = inFlight?.approval?.reply ?? null;
@@ -289,8 +289,8 @@ export class RunDriver {
     await this.#out.emit({ type: 'action_started', runId, stepIndex, resultId, action, replayed, ...child });
     // 4: execute; the action result and the step record land as one write.
     const executed: Executed =
-      refusal ?? (await executeAction(this.#req, this.#cancel, decision, stepIndex, resultId, childReply));
-    if (childReply?.kind === 'cancel') return { pause: 'cancelled' };
+      refusal ?? (await executeAction(this.#req, this.#cancel, decision, stepIndex, resultId, childAnswer));
+    if (childAnswer?.reply.kind === 'cancel') return { pause: 'cancelled' };
     if (executed.child?.kind === 'paused') {
       const last = inFlight?.request?.request.kind === 'child' ? inFlight.request.resultId : null;
       const id = nextChildRequestId(`s${stepIndex}`, last);

@@ -373,6 +373,12 @@ export type InputRequest = {
 export type ChildRequest = {
   readonly runId: string;
   readonly request: InputRequest;
+  /**
+   * How many earlier requests of the child bore the same resultId (a settlement is asked again
+   * after a retry that crashed); absent when none. A reply reaches the child only while this very
+   * request is open, never a later one that happens to share its id.
+   */
+  readonly repeat?: number;
 };
 
 /**

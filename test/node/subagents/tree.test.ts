@@ -108,11 +108,32 @@ describe('a child with its own child (depth 3)', () => {
   });
 });
 
+describe('sub-agents nested past the limit', () => {
+  it('a request 33 levels deep is not written: the call that would carry it gets an observation saying so', async () => {
+    const store = new InMemoryStore();
+    const ask: ToolSpec = {
+      name: 'ask',
+      description: 'Asks a person.',
+      parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+      answeredBy: 'human',
+    };
+    let agent = scripted(store, ['{"tool":"ask","args":{"q":"?"}}', '{"final":"leaf"}'], [ask]);
+    for (let level = 0; level < 33; level++)
+      agent = scripted(store, ['{"tool":"down","args":{"task":"t"}}', '{"final":"up"}'], [delegate('down', agent)]);
+    const r = await run(agent, { runId: 'deep', goal: 'go' });
+    expect(r.stopReason).toBe('final_answer');
+    expect(r.trajectory[0]?.observation).toMatch(/sub-agents nest deeper than 32 levels/);
+  });
+});
+
 describe('ten children in one step', () => {
   const final = (text: string): ModelReply => ({ callId: null, text, reasoning: null });
   const questions = Array.from({ length: 10 }, (_, i) => `q${i}?`);
 
   it('run at once, each its own run with its own log, and the step lists every child', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w.name);
+    process.on('warning', onWarning);
     const f = family({
       noteNeedsApproval: false,
       native: { replies: [researchCalls(...questions), final('all ten')], parallelToolCalls: 10 },
@@ -124,6 +145,10 @@ describe('ten children in one step', () => {
     expect(ids).toEqual(questions.map((_, j) => `ten.s0.a${j}`));
     for (const id of ids ?? [])
       expect(readRunLog(await f.store.readLog(id ?? '')).ended?.stopReason).toBe('final_answer');
+    // Each child listens to a signal of its own: ten children add no listener to the parent's.
+    await new Promise((resolve) => setImmediate(resolve));
+    process.off('warning', onWarning);
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
   });
 
   it('cancelling the parent ends all ten children cancelled before the parent settles', async () => {
