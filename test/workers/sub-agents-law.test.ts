@@ -10,7 +10,9 @@ import { SCENARIO_NAMES, subAgentsLaw, subAgentsLawProblems } from '../contract/
 import { storeIn } from './store-in-object.ts';
 
 describe('the crash law of sub-agents over DurableObjectStore (workerd, a fresh object per case)', () => {
-  it.each(SCENARIO_NAMES)(
+  // The richest scenario only (a child that asks twice): every store runs all three in Node and
+  // Chromium, and a fresh object per case makes each case here cost ten times as much.
+  it.each(SCENARIO_NAMES.filter((s) => s === 'twice'))(
     'ends the %s scenario crashed after every write of parent or child (lost, and landed) and resumed with the same replies as the uninterrupted run, both logs; each approved note exactly once',
     async (scenario) => {
       const result = await subAgentsLaw({ scenario, newStore: () => storeIn(env.RUNS.get(env.RUNS.newUniqueId())) });
