@@ -83,7 +83,7 @@ export function demoToolSpecs(pauseMs: number, approve: boolean): ToolSpec[] {
  * fields: its goal and pause. A rejected input throws, which the app answers with 400. On a resume
  * the same input builds the agent again; the run's own fields are read back from its log.
  */
-export function demoSetup(ctx: RunSetupContext<unknown>): RunSetup {
+export function demoSetup(ctx: Omit<RunSetupContext<unknown>, 'childStore'>): RunSetup {
   const parsed = DemoInput.safeParse(ctx.input);
   if (!parsed.success)
     throw new Error(

@@ -4,6 +4,7 @@
  * them from a Worker. Types, the error body, and when an event stream is refused before it starts.
  * @module
  */
+import type { ChildRunRef } from './run-log.ts';
 import type { InputRequest, StepRecord, StopReason } from './types.ts';
 
 /** Every error body: `{ error: { code, message } }` (each server has its own codes). */
@@ -42,6 +43,11 @@ export type RunStatus = {
    * only while a step with several calls waits for them), each answered on its own; empty otherwise.
    */
   readonly openRequests: readonly InputRequest[];
+  /**
+   * The sub-agent runs the run's log names (`childRunsOf`), in step order: each its own run,
+   * `GET /runs/<runId>`; empty for a run that started none.
+   */
+  readonly children: readonly ChildRunRef[];
 };
 
 /** `GET /runs/:id/trajectory` body (docs/http.md#get-runsidtrajectory-and-get-runsidlog). */

@@ -12,7 +12,7 @@ import type { InputOutcome } from './run-input.ts';
 import type { RunPhase } from './run-phase.ts';
 import type { IndexReporter } from './run-report.ts';
 import { clearHalted, failedDrive, markHalted } from './run-row.ts';
-import { agentOf, callLibrary } from './run-setup.ts';
+import { agentOf, callLibrary, setupContext } from './run-setup.ts';
 import type { Logged, RunObjectOptions, RunSetup } from './run-setup.ts';
 import type { RunStorage } from './run-storage.ts';
 
@@ -88,7 +88,7 @@ export class RunObjectDriver<Env> {
     };
     try {
       const stored = (): unknown => JSON.parse(meta.input);
-      const setup = work.setup ?? (await options.setup({ env, runId: meta.runId, input: stored() }));
+      const setup = work.setup ?? (await options.setup(setupContext(options, env, meta.runId, stored())));
       const cancelRequested = (): boolean => storage.meta()?.cancelRequested === true;
       for (;;) {
         const { next, logged } = this.#nextFor(meta.runId, answer);

@@ -4,7 +4,7 @@
  * the body and of `readRunLog`'s view.
  * @module
  */
-import { acceptedReplies, RunIdentityMismatchError } from '../core/index.ts';
+import { acceptedReplies, innermostRequest, RunIdentityMismatchError } from '../core/index.ts';
 import { INPUT_REPLY_TEXT_FIELD, inputReplyProblem } from '../core/internal-entry.ts';
 import type { InputReply, RunLogView } from '../core/index.ts';
 
@@ -89,10 +89,13 @@ export function replyRefusal(
   }
   const accepted = acceptedReplies(request);
   if (!accepted.includes(reply.kind)) {
-    const what =
-      request.kind === 'settle'
-        ? `a settle request of ${request.target === 'action' ? 'an action' : 'a model call'}`
-        : `a ${request.kind} request`;
+    // A sub-agent's request is answered as what its innermost request asks.
+    const leaf = innermostRequest(request);
+    const asked =
+      leaf.kind === 'settle'
+        ? `a settle request of ${leaf.target === 'action' ? 'an action' : 'a model call'}`
+        : `${leaf.kind === 'approval' || leaf.kind === 'answer' ? 'an' : 'a'} ${leaf.kind} request`;
+    const what = leaf === request ? asked : `${asked} of a sub-agent run`;
     return {
       ok: false,
       code: 'bad_request',

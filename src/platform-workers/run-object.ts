@@ -6,6 +6,9 @@
 import { DurableObject } from 'cloudflare:workers';
 import { exportRun, importRun, InMemoryStore } from '../core/index.ts';
 import type { InputReply } from '../core/index.ts';
+import type { LogAppend } from '../core/internal-entry.ts';
+import { childLogRefusal, ChildRunStore, subAgentRefusal } from './child-run-store.ts';
+import type { ChildLogRefusal } from './child-run-store.ts';
 import { cancelReason } from './drive-sink.ts';
 import type { UpgradeRefusal } from './drive-sink.ts';
 import { identityRefusal, isImportRefusal } from './log-import.ts';
@@ -15,9 +18,9 @@ import { RunObjectDriver } from './run-drive.ts';
 import { RunPhase } from './run-phase.ts';
 import type { RunReport } from './run-index.ts';
 import { IndexReporter, reportOf } from './run-report.ts';
-import { insertRunRow, markCancelRequested } from './run-row.ts';
+import { insertChildRow, insertRunRow, markCancelRequested } from './run-row.ts';
 import type { RunRow } from './run-row.ts';
-import { agentOf, checkOptions, prepareRun } from './run-setup.ts';
+import { agentOf, checkOptions, prepareRun, setupContext } from './run-setup.ts';
 import type { RunObjectOptions, StartOutcome } from './run-setup.ts';
 import { haltedStatusOf, readablePrefixView, statusOf, trajectoryOf } from './run-status.ts';
 import type { RunStatus, RunTrajectory, UnreadableLog } from './run-status.ts';
@@ -50,7 +53,9 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     this.#storage = storage;
     const current = (): RunReport | null => {
       const meta = storage.meta();
-      return meta === null ? null : reportOf(meta, storage.readNow(meta.runId), Date.now());
+      // A sub-agent's run is not listed on its own: its parent's status lists it (`children`).
+      if (meta === null || meta.parentRunId !== null) return null;
+      return reportOf(meta, storage.readNow(meta.runId), Date.now());
     };
     this.#reporter = new IndexReporter(() => options.index?.(env), current);
     this.#driver = new RunObjectDriver({ ctx, env, options, storage, phase: this.#phase, reporter: this.#reporter });
@@ -59,7 +64,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   /** Start the run: validate the input with the factory, store it, arm the alarm, then drive. */
   async start(runId: string, input: unknown): Promise<StartOutcome> {
     if (this.#taken()) return conflict(runId);
-    const prepared = await prepareRun(this.#options.setup, { env: this.env, runId, input });
+    const prepared = await prepareRun(this.#options.setup, setupContext(this.#options, this.env, runId, input));
     if (!prepared.ok) return prepared;
     if (this.#taken()) return conflict(runId); // another start won while the factory ran
     this.#storage.createTables();
@@ -81,7 +86,7 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
    */
   async adopt(runId: string, input: unknown, log: string): Promise<StartOutcome> {
     if (this.#taken()) return conflict(runId);
-    const prepared = await prepareRun(this.#options.setup, { env: this.env, runId, input });
+    const prepared = await prepareRun(this.#options.setup, setupContext(this.#options, this.env, runId, input));
     if (!prepared.ok) return prepared;
     const mismatch = identityRefusal(agentOf(prepared.setup, new InMemoryStore()), prepared.request, log);
     if (mismatch !== null) return { ok: false, code: 'bad_request', message: `log rejected: ${mismatch}` };
@@ -183,6 +188,8 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   async cancel(): Promise<CancelOutcome> {
     const meta = this.#storage.meta();
     if (meta === null) return { ok: false, code: 'not_found', message: 'this object holds no run' };
+    if (meta.parentRunId !== null)
+      return { ok: false, code: 'conflict', message: subAgentRefusal(meta.runId, meta.parentRunId, 'cancel') };
     const view = this.#storage.view(meta.runId);
     if (view?.ended) {
       const ended = `run ${JSON.stringify(meta.runId)} has ended (${view.ended.stopReason})`;
@@ -215,6 +222,8 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     for (;;) {
       const meta = this.#storage.meta();
       if (meta === null) return { ok: false, code: 'not_found', message: 'this object holds no run' };
+      if (meta.parentRunId !== null)
+        return { ok: false, code: 'conflict', message: subAgentRefusal(meta.runId, meta.parentRunId, 'input') };
       const reading = await this.#read(meta);
       if ('unreadable' in reading)
         return {
@@ -262,6 +271,8 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   async upgrade(reason: string): Promise<UpgradeOutcome> {
     const meta = this.#storage.meta();
     if (meta === null) return { ok: false, code: 'not_found', message: 'this object holds no run' };
+    if (meta.parentRunId !== null)
+      return { ok: false, code: 'conflict', message: subAgentRefusal(meta.runId, meta.parentRunId, 'upgrade') };
     const reading = await this.#read(meta);
     const run = `run ${JSON.stringify(meta.runId)}`;
     const refuse = (message: string): UpgradeRefusal => ({ ok: false, code: 'conflict', message });
@@ -278,6 +289,40 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     if (refused !== null) return refused;
     await this.#reporter.report();
     return { ok: true, upgraded: (this.#storage.view(meta.runId)?.upgrades.length ?? 0) > upgrades.length };
+  }
+
+  /**
+   * A write of a sub-agent's run, sent by its parent's object (child-run-store.ts): made in this
+   * object's storage as the run's own store makes it, the run row created with the first one.
+   * Resolves once committed; the output gate holds the answer until the write is durable, so the
+   * parent goes on only past a durable write. Refused when this object holds another run, a run
+   * started on its own, or another parent's sub-agent.
+   */
+  async appendChildLog(parentRunId: string, write: LogAppend): Promise<ChildLogRefusal | null> {
+    const meta = this.#storage.meta();
+    if (meta === null) {
+      if (this.#phase.adopting) return { refused: 'its object is importing a log under that id' };
+      this.#storage.createTables();
+      this.#storage.store.discard(write.runId); // records without a run row: an import that never completed
+      insertChildRow(this.ctx.storage.sql, write.runId, parentRunId);
+    } else {
+      const refused = childLogRefusal(meta, parentRunId, write.runId);
+      if (refused !== null) return { refused };
+    }
+    await ChildRunStore.land(this.#storage.store, write);
+    return null;
+  }
+
+  /**
+   * The committed lines of a sub-agent's run, for its parent's object; `[]` before its first
+   * write (a read creates nothing).
+   */
+  async childLogLines(parentRunId: string, runId: string): Promise<readonly string[] | ChildLogRefusal> {
+    const meta = this.#storage.meta();
+    if (meta === null) return [];
+    const refused = childLogRefusal(meta, parentRunId, runId);
+    if (refused !== null) return { refused };
+    return this.#storage.store.readLines(runId).map((l) => l.line);
   }
 
   /**
@@ -302,7 +347,8 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
    */
   override async alarm(): Promise<void> {
     const meta = this.#storage.meta();
-    if (meta === null) return;
+    // A sub-agent's run is driven (and resumed) by its parent's object, never by its own alarm.
+    if (meta === null || meta.parentRunId !== null) return;
     const state = this.#storage.stateOf(meta.runId);
     if (meta.halted !== null || state === 'ended' || (state === 'awaiting_input' && !meta.cancelRequested)) {
       // Nothing to drive; the alarm is still armed only when the run index was not told the run's last status.

@@ -13,6 +13,8 @@ export type RunRow = {
   readonly input: string;
   readonly cancelRequested: boolean;
   readonly halted: string | null;
+  /** A sub-agent's run: the run whose object drives it (docs/decisions/0069-sub-agents-on-workers.md); else null. */
+  readonly parentRunId: string | null;
 };
 
 type Sql = SqlStorage;
@@ -23,6 +25,8 @@ const META = 'polyloop_run';
  * latest one failed (a drive that wrote records made progress).
  */
 const FAILURES = 'polyloop_drive_failures';
+/** A sub-agent's run only: its parent's run id (a table of its own, so objects made before it need no migration). */
+const PARENT = 'polyloop_parent';
 
 /** True when the object's storage holds the run tables. */
 export function hasRunTables(sql: Sql): boolean {
@@ -39,6 +43,7 @@ export function createRunTables(sql: Sql): void {
     `CREATE TABLE IF NOT EXISTS ${FAILURES} ` +
       '(id INTEGER PRIMARY KEY CHECK (id = 1), count INTEGER NOT NULL, at_seq INTEGER NOT NULL)',
   );
+  sql.exec(`CREATE TABLE IF NOT EXISTS ${PARENT} (id INTEGER PRIMARY KEY CHECK (id = 1), run_id TEXT NOT NULL)`);
 }
 
 /** The run row, or null before one was written. The tables must exist. */
@@ -48,14 +53,26 @@ export function readRunRow(sql: Sql): RunRow | null {
       `SELECT run_id, input, cancel_requested, halted FROM ${META} WHERE id = 1`,
     )
     .toArray()[0];
-  return row === undefined
-    ? null
-    : { runId: row.run_id, input: row.input, cancelRequested: row.cancel_requested === 1, halted: row.halted };
+  if (row === undefined) return null;
+  const parent = sql.exec<{ run_id: string }>(`SELECT run_id FROM ${PARENT} WHERE id = 1`).toArray()[0];
+  return {
+    runId: row.run_id,
+    input: row.input,
+    cancelRequested: row.cancel_requested === 1,
+    halted: row.halted,
+    parentRunId: parent?.run_id ?? null,
+  };
 }
 
 /** Write the run row of a new run. */
 export function insertRunRow(sql: Sql, runId: string, storedInput: string): void {
   sql.exec(`INSERT INTO ${META} (id, run_id, input) VALUES (1, ?, ?)`, runId, storedInput);
+}
+
+/** Write the run row of a sub-agent's run: no input of its own (its parent's object builds it), and its parent. */
+export function insertChildRow(sql: Sql, runId: string, parentRunId: string): void {
+  insertRunRow(sql, runId, 'null');
+  sql.exec(`INSERT INTO ${PARENT} (id, run_id) VALUES (1, ?)`, parentRunId);
 }
 
 /** Record that a cancel was asked for (it outlives the instance). */

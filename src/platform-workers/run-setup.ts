@@ -22,6 +22,8 @@ import type {
   SyntheticObservations,
 } from '../core/index.ts';
 import type { OptionKeys } from '../core/internal-entry.ts';
+import { ChildRunStore } from './child-run-store.ts';
+import type { ChildObjects } from './child-run-store.ts';
 import type { RunIndexNamespace } from './run-report.ts';
 
 /**
@@ -50,7 +52,17 @@ export type RunSetup = {
  * What the factory is given: the Worker's env, the run id and the `input` of
  * `POST /runs` as stored (a JSON round trip, the same at start and at every resume).
  */
-export type RunSetupContext<Env> = { readonly env: Env; readonly runId: string; readonly input: unknown };
+export type RunSetupContext<Env> = {
+  readonly env: Env;
+  readonly runId: string;
+  readonly input: unknown;
+  /**
+   * The store of this run's sub-agents: give it to the agent of an `agentTool`
+   * (`defineAgent({ …, store: childStore })`). Each child run then lives in its own run object
+   * (`GET /runs/<child run id>`), driven by this run's object. Needs the `runs` option.
+   */
+  readonly childStore: RunStore;
+};
 
 /** Options of {@link createRunObject}. */
 export type RunObjectOptions<Env> = {
@@ -81,6 +93,12 @@ export type RunObjectOptions<Env> = {
    * is listed by `GET /runs`.
    */
   readonly index?: (env: Env) => RunIndexNamespace;
+  /**
+   * The namespace this very class is bound to (`(env) => env.RUNS`): a sub-agent's run lives in
+   * an object of it, which the parent's object writes through `childStore`. Without it a run
+   * that starts a sub-agent fails (a `StoreError` naming this option).
+   */
+  readonly runs?: (env: Env) => ChildObjects;
 };
 
 /** The outcome of {@link RunObjectBase.start}: ok, or why not (a value, since errors lose their class over RPC). */
@@ -94,6 +112,7 @@ const RUN_OBJECT_OPTIONS: OptionKeys<RunObjectOptions<unknown>> = {
   maxFailedDrives: true,
   keepAliveMs: true,
   index: true,
+  runs: true,
 };
 const SETUP_FIELDS: OptionKeys<RunSetup> = {
   model: true,
@@ -110,7 +129,9 @@ const SETUP_FIELDS: OptionKeys<RunSetup> = {
  */
 export function checkOptions<Env>(options: RunObjectOptions<Env>): void {
   checkOptionKeys(options, RUN_OBJECT_OPTIONS, 'createRunObject');
-  const { resumeAfterMs, maxFailedDrives, keepAliveMs } = options;
+  const { resumeAfterMs, maxFailedDrives, keepAliveMs, runs } = options;
+  if (runs !== undefined && typeof runs !== 'function')
+    throw new TypeError('createRunObject: runs must be a function of env giving the namespace of this class');
   if (resumeAfterMs !== undefined && !(Number.isFinite(resumeAfterMs) && resumeAfterMs > 0)) {
     throw new TypeError(
       `createRunObject: resumeAfterMs must be a positive number of milliseconds, got ${resumeAfterMs}`,
@@ -124,6 +145,16 @@ export function checkOptions<Env>(options: RunObjectOptions<Env>): void {
       `createRunObject: keepAliveMs must be 0 (off) or a positive number of milliseconds, got ${keepAliveMs}`,
     );
   }
+}
+
+/** What the factory of `runId` is given: its env, the stored input and the store of its sub-agents. */
+export function setupContext<Env>(
+  options: RunObjectOptions<Env>,
+  env: Env,
+  runId: string,
+  input: unknown,
+): RunSetupContext<Env> {
+  return { env, runId, input, childStore: new ChildRunStore(runId, options.runs?.(env)) };
 }
 
 /** A new run's input, checked: the factory's setup, the run's complete request, and the input as stored (JSON). */
@@ -207,11 +238,12 @@ function checked(runId: string, setup: RunSetup): RunRequest | string {
 
 /**
  * Call the factory for a new run's input, seen through its stored JSON; `bad_request` when the
- * input is too deep, the factory throws, or the library would refuse what it built.
+ * input is too deep, the factory throws, or the library would refuse what it built. Without a
+ * `childStore` the factory gets one that reaches no object (nothing is written while preparing).
  */
 export async function prepareRun<Env>(
   setup: RunObjectOptions<Env>['setup'],
-  ctx: RunSetupContext<Env>,
+  ctx: Omit<RunSetupContext<Env>, 'childStore'> & { readonly childStore?: RunStore },
 ): Promise<Prepared | Refused> {
   let built: RunSetup;
   let stored: string;
@@ -222,7 +254,7 @@ export async function prepareRun<Env>(
     // The core's nesting limit for stored values (what JSON drops, e.g. Infinity, the round trip already settled).
     const problem = jsonProblem(seen, 'input');
     if (problem !== null) return { ok: false, code: 'bad_request', message: `input rejected: ${problem}` };
-    built = await setup({ ...ctx, input: seen });
+    built = await setup({ ...ctx, input: seen, childStore: ctx.childStore ?? new ChildRunStore(ctx.runId, undefined) });
   } catch (e) {
     return { ok: false, code: 'bad_request', message: `input rejected: ${messageOf(e)}` };
   }

@@ -3,7 +3,7 @@
  * (`readRunLog`, docs/design/run-log.md#one-reader), never a second classification of the records.
  * @module
  */
-import { decodeRecord } from '../core/index.ts';
+import { childRunsOf, decodeRecord } from '../core/index.ts';
 import { readReadablePrefix } from '../core/internal-entry.ts';
 import type { LogRecord, RunLogView, StepRecord, StopReason } from '../core/index.ts';
 import type { RunStatus, RunTrajectory } from '../core/internal-entry.ts';
@@ -20,7 +20,8 @@ export type UnreadableLog = { readonly runId: string; readonly unreadable: strin
 /**
  * The status a view reports: `ended` with the outcome of its `run_ended` record; `awaiting_input`
  * with its open requests; every other state (not started, at a step boundary, in flight — also a
- * reply that landed and is being carried out) is `running`, counted over the steps so far.
+ * reply that landed and is being carried out) is `running`, counted over the steps so far. Each
+ * with the sub-agent runs the log names (`children`).
  */
 export function statusOf(runId: string, view: RunLogView): RunStatus {
   const { steps, validActions } = view;
@@ -40,6 +41,7 @@ export function statusOf(runId: string, view: RunLogView): RunStatus {
         pending: null,
         openRequests: [],
         error,
+        children: childRunsOf(view),
       };
     }
     case 'awaiting_input':
@@ -53,6 +55,7 @@ export function statusOf(runId: string, view: RunLogView): RunStatus {
         pending: view.pending,
         openRequests: view.openRequests,
         error: null,
+        children: childRunsOf(view),
       };
     case 'not_started':
     case 'at_boundary':
@@ -67,6 +70,7 @@ export function statusOf(runId: string, view: RunLogView): RunStatus {
         pending: null,
         openRequests: [],
         error: null,
+        children: childRunsOf(view),
       };
   }
 }
@@ -89,6 +93,7 @@ export function haltedStatusOf(runId: string, view: RunLogView, why: string): Ru
     pending: null,
     openRequests: [],
     error: why,
+    children: childRunsOf(view),
   };
 }
 

@@ -31,6 +31,7 @@ describe('the HTTP app in workerd', () => {
       validActions: 4,
       pending: null,
       openRequests: [],
+      children: [],
       error: null,
     });
     const res = await call(`/runs/${runId}/trajectory`);

@@ -277,6 +277,7 @@ describe('a run whose instance died before its first record (workerd)', () => {
       validActions: 0,
       pending: null,
       openRequests: [],
+      children: [],
       error: null,
     });
     expect(await alarmOf(runId)).not.toBeNull();
@@ -291,6 +292,7 @@ describe('a run whose instance died before its first record (workerd)', () => {
       validActions: 2,
       pending: null,
       openRequests: [],
+      children: [],
       error: null,
     });
   });
@@ -313,6 +315,7 @@ describe('a run whose instance died before its first record (workerd)', () => {
       validActions: 0,
       pending: null,
       openRequests: [],
+      children: [],
       error: null,
     });
     expect(await alarmOf(runId)).toBeNull();

@@ -34,6 +34,7 @@ describe('the Workers status of a run log', () => {
           validActions: ended.validActions,
           pending: null,
           openRequests: [],
+          children: [],
           error: null,
         });
       } else {
@@ -46,6 +47,7 @@ describe('the Workers status of a run log', () => {
           validActions: view.validActions,
           pending: null,
           openRequests: [],
+          children: [],
           error: null,
         });
       }
@@ -72,6 +74,7 @@ describe('the Workers status of a run log', () => {
       validActions: view.validActions,
       pending: null,
       openRequests: [],
+      children: [],
     });
   });
 
@@ -88,6 +91,7 @@ describe('the Workers status of a run log', () => {
       validActions: 0,
       pending: paused.pending,
       openRequests: [paused.pending],
+      children: [],
       error: null,
     });
     expect(paused.pending).toMatchObject({ kind: 'approval', resultId: 's0.input' });
