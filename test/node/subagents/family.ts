@@ -13,6 +13,8 @@ export type Family = {
   readonly store: RunStore;
   /** Every `note` the child's tool wrote, in order (a side effect that must not repeat). */
   readonly notes: string[];
+  /** The same notes as `<child run id>:<text>`. */
+  readonly effects: string[];
   readonly parentSink: CollectingSink;
   readonly childSink: CollectingSink;
 };
@@ -26,6 +28,10 @@ export type FamilyOptions = {
   readonly noteNeedsApproval?: boolean;
   /** The child's usage per model call. */
   readonly childUsage?: { readonly inputTokens: number; readonly outputTokens: number };
+  /** Where the child's notes go (a restarted process shares its case's outside world); default a new array. */
+  readonly notes?: string[];
+  /** Where each note goes as `<child run id>:<text>`; default a new array. */
+  readonly effects?: string[];
   /** A parent that calls tools natively, several a step: its replies, and how many calls may run at once. */
   readonly native?: { readonly replies: readonly ModelReply[]; readonly parallelToolCalls: number };
 };
@@ -45,15 +51,17 @@ export const PARENT_SCRIPT = ['{"tool":"research","args":{"question":"what is it
 
 export function family(opts: FamilyOptions = {}): Family {
   const store = opts.store ?? new InMemoryStore();
-  const notes: string[] = [];
+  const notes: string[] = opts.notes ?? [];
+  const effects: string[] = opts.effects ?? [];
   const note: ToolSpec = {
     name: 'note',
     description: 'Write a note (a side effect that must not repeat).',
     parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
     replayPolicy: 'never',
     needsApproval: opts.noteNeedsApproval ?? true,
-    handler: async (args) => {
+    handler: async (args, ctx) => {
       notes.push(String(args['text']));
+      effects.push(`${ctx.runId}:${String(args['text'])}`);
       return `noted ${String(args['text'])}`;
     },
   };
@@ -95,7 +103,7 @@ export function family(opts: FamilyOptions = {}): Family {
       ...(native ? { parallelToolCalls: native.parallelToolCalls } : {}),
     },
   });
-  return { parent, child, store, notes, parentSink, childSink };
+  return { parent, child, store, notes, effects, parentSink, childSink };
 }
 
 function defaultsFor(tools: ToolRegistry) {
