@@ -4,8 +4,8 @@
  * exits non-zero when a bundle exceeds its budget in `bench/budgets.json`.
  *
  * Options: `--quick` (fewer samples, smaller N: a smoke run, not figures to quote),
- * `--only=overhead,durable,resume,memory,concurrency,chat,several,bundle`, `--markdown` (also print the table
- * in Markdown, for docs/performance.md).
+ * `--only=overhead,durable,resume,memory,concurrency,chat,several,subagents,bundle`, `--markdown` (also
+ * print the table in Markdown, for docs/performance.md).
  * @module
  */
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
@@ -20,9 +20,20 @@ import type { Plan, Row } from './kernel.ts';
 import { memory } from './memory.ts';
 import { resumeTimes } from './resume.ts';
 import { several } from './several.ts';
+import { subagents } from './subagents.ts';
 import { formatMarkdown, formatTable, growthRow } from './report.ts';
 
-const SECTIONS = ['overhead', 'durable', 'resume', 'memory', 'concurrency', 'chat', 'several', 'bundle'] as const;
+const SECTIONS = [
+  'overhead',
+  'durable',
+  'resume',
+  'memory',
+  'concurrency',
+  'chat',
+  'several',
+  'subagents',
+  'bundle',
+] as const;
 type Section = (typeof SECTIONS)[number];
 
 function parseArgs(argv: readonly string[]): { plan: Plan; only: ReadonlySet<Section> } {
@@ -56,6 +67,7 @@ async function main(): Promise<number> {
   if (only.has('concurrency')) log(await concurrency(plan, 1_000, 10));
   if (only.has('chat')) log(await chatBench(plan));
   if (only.has('several')) log(await several(plan));
+  if (only.has('subagents')) log(await subagents(plan));
   let bundles: BundleSize[] = [];
   let failures: string[] = [];
   if (only.has('bundle')) {
