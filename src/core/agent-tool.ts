@@ -6,12 +6,14 @@
  * tool's replay policy is `safe`.
  * @module
  */
-import { childRunId, endsParent, registerChildRunner } from './child-runs.ts';
-import type { ChildAnswer, ChildContext, ChildOutcome } from './child-runs.ts';
+import { childRunId, endsParent, NO_CHILD_CALL, registerChildRunner } from './child-runs.ts';
+import type { ChildContext, ChildOutcome } from './child-runs.ts';
 import { describeError, InvalidRequestError, isPolyLoopError } from './errors.ts';
 import { checkOptionKeys } from './options.ts';
 import type { OptionKeys } from './options.ts';
-import type { AgentDefinition, RunRequestInput } from './request.ts';
+import type { AgentDefinition, ResumeOptions, RunRequestInput } from './request.ts';
+import { readRunLog } from './run-log.ts';
+import { storedResult } from './step-record.ts';
 import { resume, run } from './run.ts';
 import type { ToolContext, ToolSpec } from './tools.ts';
 import type { InputRequest, JsonObject, RunResult } from './types.ts';
@@ -72,7 +74,7 @@ export function agentTool(options: AgentToolOptions): ToolSpec {
   // Called directly (a custom executor that calls handlers), the child runs the same way; a pause
   // cannot reach a person through a string, so it is an error the observation names.
   const handler = async (args: JsonObject, ctx: ToolContext): Promise<string> => {
-    const outcome = await runner(args, { ...ctx, answer: null });
+    const outcome = await runner(args, { ...ctx, ...NO_CHILD_CALL });
     if (outcome.kind === 'ended') return outcome.observation;
     throw new Error(
       `sub-agent run ${JSON.stringify(outcome.child.runId)} awaits input, which only a ToolRegistry's executor ` +
@@ -104,7 +106,7 @@ async function runChild(
           `the request function gave ${JSON.stringify(given.runId)}`,
       );
     }
-    result = await startOrResume(agent, { ...given, runId }, signal, ctx.answer);
+    result = await startOrResume(agent, { ...given, runId }, signal, ctx);
     if (result.stopReason === 'awaiting_input' && result.pending) {
       const { pending } = result;
       if (depthOf(pending) >= MAX_DEPTH)
@@ -147,26 +149,44 @@ async function startOrResume(
   agent: AgentDefinition,
   req: RunRequestInput,
   signal: AbortSignal,
-  answer: ChildAnswer | null,
+  ctx: ChildContext,
 ): Promise<RunResult> {
   try {
     return await run(agent, req, { signal });
   } catch (e) {
     if (!isPolyLoopError(e, 'run_exists')) throw e;
   }
-  if (answer === null) return resume(agent, req, { signal });
+  const { answer } = ctx;
+  // A deploy that upgraded the parent upgrades the child it resumes (an unchanged child writes nothing).
+  const upgrade = ctx.upgrade === null ? {} : { upgrade: ctx.upgrade };
+  const goOn = (): Promise<RunResult> => resumeChild(agent, req, { signal, ...upgrade });
+  if (answer === null) return goOn();
   const { asked } = answer;
   const input = { ...answer.reply, resultId: asked.request.resultId };
   // The reply is for the request the parent showed, not a later one of the same id: a settlement
   // asked again after a crashed retry must be asked again, not answered by the old reply.
-  if ((await requestsOf(agent, req.runId, input.resultId)) !== (asked.repeat ?? 0) + 1)
-    return resume(agent, req, { signal });
+  if ((await requestsOf(agent, req.runId, input.resultId)) !== (asked.repeat ?? 0) + 1) return goOn();
   try {
-    return await resume(agent, req, { signal, input });
+    return await resumeChild(agent, req, { signal, input, ...upgrade });
   } catch (e) {
     // The reply reached the child before a crash of the parent: the child goes on from its log.
     if (!isPolyLoopError(e, 'invalid_input')) throw e;
-    return resume(agent, req, { signal });
+    return goOn();
+  }
+}
+
+/**
+ * Resume a child. One that has ended gives its stored result even if its agent changed since: the
+ * parent only needs its answer, and an ended run is never upgraded.
+ */
+async function resumeChild(agent: AgentDefinition, req: RunRequestInput, opts: ResumeOptions): Promise<RunResult> {
+  try {
+    return await resume(agent, req, opts);
+  } catch (e) {
+    if (!isPolyLoopError(e, 'run_identity_mismatch')) throw e;
+    const view = readRunLog(await agent.store.readLog(req.runId));
+    if (view.ended === null) throw e;
+    return storedResult(req.runId, view);
   }
 }
 

@@ -16,7 +16,15 @@ export type ChildContext = {
   readonly resultId: string;
   /** A person's reply to the parent's request for this child, and what that request showed; or null. */
   readonly answer: ChildAnswer | null;
+  /** The parent was resumed with an upgrade (a deploy): a child whose code changed goes on under it too. */
+  readonly upgrade: { readonly reason: string } | null;
 };
+
+/** What the loop carries to a sub-agent's call besides its context: a person's reply, and a deploy's upgrade. */
+export type ChildCall = Pick<ChildContext, 'answer' | 'upgrade'>;
+
+/** A call with nothing to carry. */
+export const NO_CHILD_CALL: ChildCall = Object.freeze({ answer: null, upgrade: null });
 
 /** A reply the parent carries down: given to the parent's request, which showed `asked` (the child's request). */
 export type ChildAnswer = { readonly reply: InputReply; readonly asked: ChildRequest };

@@ -207,7 +207,7 @@ async function drive(
     if (trusted.ended) return storedResult(runId, trusted);
     const refused = severalCallsRefusal(store, runId, request.parallelToolCalls ?? 1);
     if (refused) throw refused;
-    driver = new RunDriver(agent, request, cancel, lease);
+    driver = new RunDriver(agent, request, cancel, lease, opts.upgrade ?? null);
     if (upgrade) await driver.upgrade(upgrade);
     if (trusted.pending && input === undefined) return storedResult(runId, trusted);
     return await driver.drive(trusted, { snapshot, request: stored }, warnings, input ?? null);

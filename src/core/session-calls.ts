@@ -23,7 +23,7 @@ import type { CallState } from './internal/step-calls.ts';
 import { addUsage, NO_USAGE } from './internal/stopping.ts';
 import type { Counters } from './internal/stopping.ts';
 import type { ChildAnswer } from './child-runs.ts';
-import type { RunRequest } from './request.ts';
+import type { RunRequest, UpgradeOptions } from './request.ts';
 import { seal } from './sealed-records.ts';
 import { freezeDeep, plainOutcome } from './seam-values.ts';
 import { askForChild } from './session-input.ts';
@@ -57,6 +57,8 @@ export type CallsRun = {
   readonly writes: RunWrites;
   readonly cancel: Cancellation;
   readonly counters: Counters;
+  /** The run was resumed with an upgrade: its sub-agents' runs go on under theirs too. */
+  readonly childUpgrade: UpgradeOptions | null;
 };
 
 /**
@@ -203,7 +205,8 @@ async function cancelChildren(run: CallsRun, intent: ActionsIntentRecord, state:
       if (!asked || c.result !== null) return;
       const plan = intent.calls[j] as CallPlan;
       const answer = { reply: { kind: 'cancel' as const, resultId: c.child?.resultId ?? '' }, asked };
-      await executeAction(run.req, run.cancel, callDecision(intent.decision, j), stepIndex, plan.resultId, answer);
+      const call = { answer, upgrade: run.childUpgrade };
+      await executeAction(run.req, run.cancel, callDecision(intent.decision, j), stepIndex, plan.resultId, call);
     }),
   );
 }
@@ -295,7 +298,8 @@ async function runAll(
         ...named,
       };
       await inOrder(() => out.emit(started));
-      const executed = await executeAction(req, cancel, d, stepIndex, resultId, childAnswerOf(c));
+      const call = { answer: childAnswerOf(c), upgrade: run.childUpgrade };
+      const executed = await executeAction(req, cancel, d, stepIndex, resultId, call);
       const { child } = executed;
       if (child?.kind === 'paused') {
         // Its sub-agent waits for a person: the call's request is written; the step's other calls go on.

@@ -7,8 +7,8 @@
  */
 import { GRACE_EXPIRED } from './cancellation.ts';
 import type { Cancellation } from './cancellation.ts';
-import { childRunId, endsParent } from './child-runs.ts';
-import type { ChildAnswer, ChildOutcome } from './child-runs.ts';
+import { childRunId, endsParent, NO_CHILD_CALL } from './child-runs.ts';
+import type { ChildCall, ChildOutcome } from './child-runs.ts';
 import { describeError } from './errors.ts';
 import type { History } from './history.ts';
 import {
@@ -227,7 +227,7 @@ export function childOfAction(req: RunRequest, decision: ActionDecision, resultI
 
 /**
  * Run the action. A custom executor's throw (not abort) or malformed outcome is `env_error`.
- * `answer` is a person's reply to a sub-agent's request, carried to its child.
+ * `call` is what a sub-agent's call carries to its child: a person's reply, a deploy's upgrade.
  */
 export async function executeAction(
   req: RunRequest,
@@ -235,13 +235,13 @@ export async function executeAction(
   decision: ActionDecision,
   stepIndex: number,
   resultId: string,
-  answer: ChildAnswer | null = null,
+  call: ChildCall = NO_CHILD_CALL,
 ): Promise<Executed> {
   const ex = req.executor;
   const { signal } = cancel;
   const ctx = { runId: req.runId, stepIndex, resultId, signal };
   if (ex instanceof RegistryExecutor && ex.runsChild(decision.action)) {
-    return executeChild(ex, cancel, decision, ctx, answer);
+    return executeChild(ex, cancel, decision, ctx, call);
   }
   try {
     if (ex instanceof RegistryExecutor) {
@@ -270,13 +270,13 @@ async function executeChild(
   cancel: Cancellation,
   decision: ActionDecision,
   ctx: { readonly runId: string; readonly stepIndex: number; readonly resultId: string; readonly signal: AbortSignal },
-  answer: ChildAnswer | null,
+  call: ChildCall,
 ): Promise<Executed> {
   const { signal } = cancel;
   const linked = cancel.linked();
   try {
     const childCtx = { ...ctx, signal: linked.signal };
-    const tracked = await cancel.bounded(() => ex.executeTracked(decision.action, childCtx, answer)).settled;
+    const tracked = await cancel.bounded(() => ex.executeTracked(decision.action, childCtx, call)).settled;
     if (tracked === GRACE_EXPIRED) throw signal.reason;
     signal.throwIfAborted();
     return { ...tracked, outcome: freezeOutcome(tracked.outcome) };

@@ -15,7 +15,7 @@ import { assemblePrefix, messagesSize, toolsSize } from './internal/assembly.ts'
 import { addUsage, countStep, NO_USAGE, stopAfterStep, stopBeforeModelCall } from './internal/stopping.ts';
 import type { Counters } from './internal/stopping.ts';
 import type { StoreWarning } from './ports.ts';
-import type { AgentDefinition, RunRequest } from './request.ts';
+import type { AgentDefinition, RunRequest, UpgradeOptions } from './request.ts';
 import { sha256Hex } from './snapshot.ts';
 import type { Lease } from './lease.ts';
 import { freezeDeep, plainOutcome } from './seam-values.ts';
@@ -69,7 +69,17 @@ export class RunDriver {
   /** The model seam: each step's call, its deltas, its reply held for the step's next write. */
   readonly #model: ModelSeam;
 
-  constructor(agent: AgentDefinition, request: RunRequest, cancel: Cancellation, lease: Lease | null) {
+  /** The run was resumed with an upgrade: its sub-agents' runs go on under theirs too. */
+  readonly #childUpgrade: UpgradeOptions | null;
+
+  constructor(
+    agent: AgentDefinition,
+    request: RunRequest,
+    cancel: Cancellation,
+    lease: Lease | null,
+    childUpgrade: UpgradeOptions | null = null,
+  ) {
+    this.#childUpgrade = childUpgrade;
     this.#agent = agent;
     this.#req = request;
     this.#cancel = cancel;
@@ -237,7 +247,13 @@ export class RunDriver {
       this.#signal.throwIfAborted();
     }
     if (decision.kind === 'actions') {
-      const run = { req: this.#req, writes: this.#writes, cancel: this.#cancel, counters: this.#counters };
+      const run = {
+        req: this.#req,
+        writes: this.#writes,
+        cancel: this.#cancel,
+        counters: this.#counters,
+        childUpgrade: this.#childUpgrade,
+      };
       return runCalls(run, step, decision, inFlight);
     }
     return this.#act(step, decision, inFlight, reply);
@@ -289,7 +305,11 @@ export class RunDriver {
     await this.#out.emit({ type: 'action_started', runId, stepIndex, resultId, action, replayed, ...child });
     // 4: execute; the action result and the step record land as one write.
     const executed: Executed =
-      refusal ?? (await executeAction(this.#req, this.#cancel, decision, stepIndex, resultId, childAnswer));
+      refusal ??
+      (await executeAction(this.#req, this.#cancel, decision, stepIndex, resultId, {
+        answer: childAnswer,
+        upgrade: this.#childUpgrade,
+      }));
     if (childAnswer?.reply.kind === 'cancel') return { pause: 'cancelled' };
     if (executed.child?.kind === 'paused') {
       const last = inFlight?.request?.request.kind === 'child' ? inFlight.request.resultId : null;

@@ -5,8 +5,8 @@
  * @module
  */
 import { dereference } from '@cfworker/json-schema';
-import { childRunnerOf } from './child-runs.ts';
-import type { ChildAnswer, ChildOutcome } from './child-runs.ts';
+import { childRunnerOf, NO_CHILD_CALL } from './child-runs.ts';
+import type { ChildCall, ChildOutcome } from './child-runs.ts';
 import { describeError, InvalidRequestError, isPolyLoopError } from './errors.ts';
 import { unknownKeyProblems } from './options.ts';
 import type { OptionKeys } from './options.ts';
@@ -354,10 +354,10 @@ export class RegistryExecutor implements ActionExecutor {
   /**
    * `execute`, also telling whether the action completed the run: a `completesRun` tool whose
    * handler returned normally (a handler that threw is `executed` but completes nothing). A
-   * sub-agent's call also tells how its child stands (`child`); `answer` is a person's reply the
-   * parent carries to that child.
+   * sub-agent's call also tells how its child stands (`child`); `call` is what the parent carries
+   * to that child: a person's reply, a deploy's upgrade.
    */
-  async executeTracked(action: Action, ctx: ExecuteContext, answer: ChildAnswer | null = null): Promise<Tracked> {
+  async executeTracked(action: Action, ctx: ExecuteContext, call: ChildCall = NO_CHILD_CALL): Promise<Tracked> {
     ctx.signal.throwIfAborted();
     if (action.kind !== 'tool_call') {
       return {
@@ -379,7 +379,7 @@ export class RegistryExecutor implements ActionExecutor {
     const runner = childRunnerOf(handler);
     if (runner) {
       const { signal, runId, stepIndex, resultId } = ctx;
-      const child = await runner(action.arguments as JsonObject, { signal, runId, stepIndex, resultId, answer });
+      const child = await runner(action.arguments as JsonObject, { signal, runId, stepIndex, resultId, ...call });
       ctx.signal.throwIfAborted();
       if (child.kind === 'paused')
         return { outcome: notExecuted('The sub-agent awaits input.'), completedRun: false, child };

@@ -32,6 +32,8 @@ export type FamilyOptions = {
   readonly notes?: string[];
   /** Where each note goes as `<child run id>:<text>`; default a new array. */
   readonly effects?: string[];
+  /** A system prompt for the child (a new one is a new deploy of the child's code). */
+  readonly childPrompt?: string;
   /** A parent that calls tools natively, several a step: its replies, and how many calls may run at once. */
   readonly native?: { readonly replies: readonly ModelReply[]; readonly parallelToolCalls: number };
 };
@@ -80,7 +82,16 @@ export function family(opts: FamilyOptions = {}): Family {
     store,
     events: childSink,
     syntheticObservations: SYNTHETIC,
-    defaults: defaultsFor(childTools),
+    defaults: {
+      ...defaultsFor(childTools),
+      ...(opts.childPrompt === undefined
+        ? {}
+        : {
+            context: {
+              run: [{ role: 'system' as const, content: [{ type: 'text' as const, text: opts.childPrompt }] }],
+            },
+          }),
+    },
   });
   const research = agentTool({
     name: 'research',
