@@ -232,7 +232,8 @@ async function replyThrough(dir: string, runId: string): Promise<string[]> {
   const route = await replyRoute(runId, async (id) => (await inspectRun(dir, id))?.view?.openRequests ?? null);
   if (route === null) return [];
   return [
-    `note         run ${route.runId} waits on this request: reply to its request ${route.resultId} (it carries the reply here)`,
+    `note         run ${route.runId} waits on this request: ` +
+      `reply to its request ${route.resultId} (it carries the reply here)`,
   ];
 }
 

@@ -21,6 +21,8 @@ export type ApiRunRow = {
   createdAt: string | null;
   updatedAt: string | null;
   error: string | null;
+  /** The run whose sub-agent this run is, when it is listed too (the list is in tree order). */
+  parentRunId?: string | null;
 };
 export type Pending = {
   resultId: string;
@@ -30,7 +32,22 @@ export type Pending = {
   action: ApiAction | null;
   accepts: string[];
   requestedAt: string | null;
+  /** A sub-agent's request (kind `child`): what it really asks, in which run; null for the run's own. */
+  asked?: ApiAsked | null;
 };
+/** The innermost request of a sub-agent's request, and the sub-agent run that asks it. */
+export type ApiAsked = {
+  runId: string;
+  resultId: string;
+  stepIndex: number;
+  kind: string;
+  target: string;
+  action: ApiAction | null;
+};
+/** A sub-agent run a run's log names: finished (its outcome recorded), or awaited on a request. */
+export type ApiChildRun = { runId: string; stepIndex: number; resultId: string; state: string };
+/** Where a reply to a sub-agent run's request goes: the run waiting on it, and its request. */
+export type ApiReplyRoute = { runId: string; resultId: string };
 export type ApiAction = { kind: 'tool_call'; name: string; arguments: unknown } | { kind: 'code'; source: string };
 /** One call of a step with several, in flight: its action and where it stands (`awaiting approval: …`, …). */
 export type ApiCallInFlight = { resultId: string; action: ApiAction | null; repr: string; status: string };
@@ -69,6 +86,12 @@ export type Summary = ApiRunRow & {
   openRequests: Pending[];
   upgrades: ApiUpgrade[];
   answering: { enabled: boolean; why: string | null };
+  /** The sub-agent runs the log names (absent from a viewer older than sub-agents). */
+  children?: ApiChildRun[];
+  /** A sub-agent's run: its parent, when the viewer has it. */
+  parentRunId?: string | null;
+  /** A sub-agent's run its parent waits on: where a reply to it goes. */
+  replyTo?: ApiReplyRoute | null;
 };
 export type Step = {
   stepIndex: number;
@@ -87,6 +110,8 @@ export type Step = {
   endedAt: string;
   /** A step that ran several calls: each call's outcome, in the provider's order. */
   calls?: ApiCall[];
+  /** A one-call step whose action ran a sub-agent: the child run's id. */
+  childRunId?: string;
 };
 /** One call of a step with several, as its step record lists it. */
 export type ApiCall = {
@@ -96,6 +121,8 @@ export type ApiCall = {
   status: string;
   observation: string;
   observationIsSynthetic: boolean;
+  /** The call ran a sub-agent: the child run's id. */
+  childRunId?: string;
 };
 export type ApiStepRow = {
   step: Step;

@@ -29,7 +29,10 @@ function route(): void {
   } else leave = showList();
 }
 
-/** The run list: status, stop reason, steps, last activity; filtered by status; refreshed every 2 s. */
+/**
+ * The run list: status, stop reason, steps, last activity (a sub-agent's run right under its
+ * parent's); filtered by status; refreshed every 2 s.
+ */
 function showList(): () => void {
   const filter = h(
     'select',
@@ -73,8 +76,14 @@ function showList(): () => void {
       ...shown.map((r) =>
         h(
           'tr',
-          { class: `status-${r.status}` },
-          h('td', {}, h('a', { href: `#/run/${encodeURIComponent(r.runId)}`, class: 'run-link' }, r.runId)),
+          { class: `status-${r.status}${r.parentRunId ? ' child-run' : ''}` },
+          h(
+            'td',
+            {},
+            // A sub-agent's run, listed right under its parent's.
+            r.parentRunId ? h('span', { class: 'tree-mark', title: `sub-agent run of ${r.parentRunId}` }, '└ ') : null,
+            h('a', { href: `#/run/${encodeURIComponent(r.runId)}`, class: 'run-link' }, r.runId),
+          ),
           h('td', {}, h('span', { class: `badge ${r.status}` }, r.status.replace('_', ' '))),
           h(
             'td',

@@ -5,11 +5,14 @@
  * `POST /runs/:id/input`, which the viewer carries out as `resume(…, { input })` would. When the
  * viewer's agent no longer fits the run, the refusal says why and the panel offers an upgrade:
  * a reason, then `POST /runs/:id/upgrade` with the reply, as `resume(…, { upgrade, input })`.
+ * A sub-agent's request shows what it really asks, in which run; its reply is the parent's, which
+ * carries it down — so on a sub-agent run's own page, a reply goes to the run waiting on it.
  * @module
  */
 import { api, ApiError } from './api.ts';
-import type { Pending, Summary } from './api.ts';
+import type { ApiReplyRoute, Pending, Summary } from './api.ts';
 import { h, pretty } from './dom.ts';
+import { runLink } from './tree.ts';
 
 const LABELS: Record<string, string> = {
   approve: 'Approve',
@@ -39,13 +42,22 @@ const AND: Record<string, string> = {
 /**
  * The panel for `p`; `done` is called once a reply was stored. A request of one call of a step with
  * several (`s2.a1.input`) suffixes its elements' ids with the call, so that several panels can stand
- * side by side; every other request's panel keeps the plain ids.
+ * side by side; every other request's panel keeps the plain ids. `route`: the run and request a
+ * reply goes to instead (a sub-agent run its parent waits on).
  */
-export function answerPanel(runId: string, p: Pending, answering: Summary['answering'], done: () => void): HTMLElement {
+export function answerPanel(
+  runId: string,
+  p: Pending,
+  answering: Summary['answering'],
+  done: () => void,
+  route: ApiReplyRoute | null = null,
+): HTMLElement {
   const id = idsOf(p.resultId);
   const status = h('p', { class: 'reply-status', role: 'status', id: id('reply-status') });
   const upgradeSlot = h('div', { class: 'upgrade-slot' });
-  const action = p.action;
+  const asked = p.asked ?? null;
+  const action = asked ? asked.action : p.action;
+  const to = route ?? { runId, resultId: p.resultId };
   const enable = (on: boolean): void => {
     for (const b of panel.querySelectorAll<HTMLButtonElement | HTMLInputElement>('button, input')) b.disabled = !on;
   };
@@ -54,7 +66,7 @@ export function answerPanel(runId: string, p: Pending, answering: Summary['answe
     const kind = reply['kind'] as string;
     enable(false);
     status.textContent = 'Sending…';
-    (reason === null ? api.answer(runId, reply) : api.upgrade(runId, reason, reply)).then(
+    (reason === null ? api.answer(to.runId, reply) : api.upgrade(to.runId, reason, reply)).then(
       () => {
         status.textContent = `${reason === null ? '' : 'Upgraded. '}Reply "${kind}" stored; the run goes on.`;
         upgradeSlot.replaceChildren();
@@ -88,7 +100,7 @@ export function answerPanel(runId: string, p: Pending, answering: Summary['answe
     const form = h('form', { class: 'reply-form' }, input, button);
     form.addEventListener('submit', (e) => {
       e.preventDefault();
-      const reply: Record<string, string> = { kind, resultId: p.resultId };
+      const reply: Record<string, string> = { kind, resultId: to.resultId };
       if (field && input) reply[field[0]] = input.value;
       send(reply, null);
     });
@@ -97,12 +109,24 @@ export function answerPanel(runId: string, p: Pending, answering: Summary['answe
   const panel = h(
     'div',
     { class: 'pending-panel', 'data-result-id': p.resultId },
-    h('h2', {}, `Waiting for a person: ${p.kind} at step #${p.stepIndex}`),
-    h(
-      'p',
-      { class: 'muted' },
-      `${p.resultId}${p.kind === 'settle' ? ' — the run crashed while this was in flight: did it happen?' : ''}`,
-    ),
+    asked
+      ? h(
+          'h2',
+          {},
+          `Waiting for a person: ${asked.kind} at step #${asked.stepIndex} of sub-agent run `,
+          runLink(asked.runId, 'asked-run'),
+        )
+      : h('h2', {}, `Waiting for a person: ${p.kind} at step #${p.stepIndex}`),
+    h('p', { class: 'muted' }, requestNote(p, asked !== null ? asked.kind : p.kind)),
+    route
+      ? h(
+          'p',
+          { class: 'route-note' },
+          'A sub-agent of ',
+          runLink(route.runId),
+          ` waits on this: the reply goes to its request ${route.resultId}, which carries it here.`,
+        )
+      : null,
     action
       ? h('p', {}, 'Action: ', h('strong', { class: 'tool-name' }, action.kind === 'tool_call' ? action.name : 'code'))
       : h('p', {}, 'The model call'),
@@ -125,6 +149,13 @@ export function answerPanel(runId: string, p: Pending, answering: Summary['answe
     upgradeSlot,
   );
   return panel;
+}
+
+/** The request's id(s) and, for a `settle`, what is asked. */
+function requestNote(p: Pending, kind: string): string {
+  const crashed = kind === 'settle' ? ' — the run crashed while this was in flight: did it happen?' : '';
+  const ids = p.asked ? `${p.asked.resultId} of the sub-agent run; the reply is this run's ${p.resultId}` : p.resultId;
+  return ids + crashed;
 }
 
 /** An element id of the panel of request `resultId`: plain, or suffixed with the call for a call's request. */

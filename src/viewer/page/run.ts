@@ -1,8 +1,8 @@
 /**
  * The run page: what the run is and where it stands, each open request with the buttons its kind
  * accepts, the steps on a timeline (a step with several calls, each call), and the chosen step in
- * full. Live: each record that lands (server-sent events) refreshes the summary and the new steps,
- * without a reload.
+ * full; its sub-agent runs (and a sub-agent run's parent) linked. Live: each record that lands
+ * (server-sent events) refreshes the summary and the new steps, without a reload.
  * @module
  */
 import { api, follow } from './api.ts';
@@ -10,12 +10,14 @@ import type { ApiAction, ApiStepRow, ApiUpgrade, Pending, Summary } from './api.
 import { clipText, duration, h, ms, num, pretty, when } from './dom.ts';
 import { answerPanel } from './pending.ts';
 import { stepLabel, stepTags, timeline, upgradeMarker } from './timeline.ts';
+import { renderTree, runLink } from './tree.ts';
 
 /** Show run `runId` in `app`; returns what stops following it. */
 export function showRun(app: HTMLElement, runId: string): () => void {
   const controller = new AbortController();
   const facts = h('dl', { class: 'facts' });
   const banner = h('div', { id: 'log-problems' });
+  const tree = h('section', { id: 'run-tree', hidden: true });
   const pending = h('section', { id: 'pending', 'aria-live': 'polite', hidden: true });
   const detail = h(
     'section',
@@ -35,6 +37,7 @@ export function showRun(app: HTMLElement, runId: string): () => void {
     h('nav', {}, h('a', { href: '#/', id: 'back' }, '← all runs')),
     h('h1', { id: 'run-title' }, runId),
     facts,
+    tree,
     banner,
     pending,
     h('div', { class: 'run-grid' }, h('section', { class: 'steps', 'aria-label': 'Timeline' }, tl.el), detail),
@@ -73,6 +76,7 @@ export function showRun(app: HTMLElement, runId: string): () => void {
         summary = next;
         count = next.steps ?? 0;
         renderFacts(facts, next);
+        renderTree(tree, next);
         renderProblems(banner, next);
         renderPending(next);
         const span = { start: ms(next.span.start), end: Math.max(ms(next.span.end), ms(next.span.start) + 1) };
@@ -120,7 +124,9 @@ export function showRun(app: HTMLElement, runId: string): () => void {
               'none of the step’s calls runs until all are answered.',
           )
         : null;
-    const panels = open.map((p) => shown.get(p.resultId) ?? answerPanel(runId, p, s.answering, () => void refresh()));
+    const panel = (p: Pending): HTMLElement =>
+      answerPanel(runId, p, s.answering, () => void refresh(), s.replyTo ?? null);
+    const panels = open.map((p) => shown.get(p.resultId) ?? panel(p));
     pending.replaceChildren(...(intro ? [intro] : []), ...panels);
   }
 
@@ -228,7 +234,10 @@ function openOf(s: Summary): Pending[] {
 function tailOf(s: Summary | null): { label: string; kind: string } | null {
   if (!s) return null;
   const open = openOf(s);
-  const asked = (p: Pending): string => `${p.kind} of ${actionText(p.action)}`;
+  const asked = (p: Pending): string =>
+    p.asked
+      ? `${p.asked.kind} of ${actionText(p.asked.action)} in sub-agent run ${p.asked.runId}`
+      : `${p.kind} of ${actionText(p.action)}`;
   if (open.length > 1)
     return { label: `waiting for a person: ${open.length} requests (${open.map(asked).join('; ')})`, kind: 'pending' };
   if (open[0]) return { label: `waiting for a person: ${asked(open[0])}`, kind: 'pending' };
@@ -274,7 +283,13 @@ function tailDetail(s: Summary | null): Node[] {
 }
 
 /** One call of a step with several: its resultId, action and status, and its observation once it has one. */
-function callRow(resultId: string, action: string, status: string, observation: Node | null): HTMLElement {
+function callRow(
+  resultId: string,
+  action: string,
+  status: string,
+  observation: Node | null,
+  child: Node | null = null,
+): HTMLElement {
   return h(
     'div',
     { class: 'call-row' },
@@ -282,6 +297,7 @@ function callRow(resultId: string, action: string, status: string, observation: 
     h('strong', { class: 'tool-name' }, action),
     h('span', { class: `tag t-${status.split(/[:\s]/)[0]}` }, status),
     observation,
+    child,
   );
 }
 
@@ -338,6 +354,7 @@ function stepDetail(row: ApiStepRow, loadFull: (() => void) | null): (Node | nul
               c.actionRepr,
               c.status,
               h('pre', { class: `obs${c.observationIsSynthetic ? ' synthetic' : ''}` }, c.observation),
+              c.childRunId === undefined ? null : h('p', {}, 'Sub-agent run: ', runLink(c.childRunId)),
             ),
           ),
           moreButton(row, loadFull),
@@ -347,6 +364,7 @@ function stepDetail(row: ApiStepRow, loadFull: (() => void) | null): (Node | nul
         : s.actionRepr
           ? section('Action', h('pre', { class: 'args' }, s.actionRepr))
           : null,
+    s.childRunId === undefined ? null : section('Sub-agent run', h('p', {}, runLink(s.childRunId, 'child-run-link'))),
     ...row.input.map((i) =>
       section(
         `Asked a person (${i.kind})`,

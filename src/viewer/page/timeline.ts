@@ -60,7 +60,7 @@ function upgradeTag(upgrades: readonly ApiUpgrade[]): HTMLElement | null {
   return h('span', { class: 'tag t-upgrade', title: upgrades.map(upgradeMarker).join('\n') }, 'upgrade');
 }
 
-/** Short marks of a step: synthetic, denied, resumed, asked a person. */
+/** Short marks of a step: synthetic, denied, resumed, asked a person, ran a sub-agent. */
 export function stepTags(row: ApiStepRow): string[] {
   const s = row.step;
   const tags: string[] = [];
@@ -69,6 +69,7 @@ export function stepTags(row: ApiStepRow): string[] {
   if (row.input.some((i) => i.kind !== 'settle'))
     tags.push(`person: ${row.input.map((i) => String(i.reply?.['kind'] ?? '…')).join(', ')}`);
   if (row.resumed) tags.push('resumed');
+  if (s.childRunId !== undefined || s.calls?.some((c) => c.childRunId !== undefined)) tags.push('sub-agent');
   return tags;
 }
 

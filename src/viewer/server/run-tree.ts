@@ -72,7 +72,7 @@ export async function replyRoute(
 
 const CHILD_ID = /^(.+)\.(s\d+\.(?:action|a\d+))$/;
 
-/** The parent's run id that a child run's id starts with (`p1.s0.action` → `p1`), or null for an id of no such shape. */
+/** The parent's run id a child run's id starts with (`p1.s0.action` → `p1`); null for an id of no such shape. */
 export function parentIdOf(runId: string): string | null {
   return CHILD_ID.exec(runId)?.[1] ?? null;
 }

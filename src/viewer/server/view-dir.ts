@@ -16,9 +16,11 @@ import { readRegular } from '../../platform-node/regular-file.ts';
 import { parseRunFileName } from '../../platform-node/run-id.ts';
 import { dirStatus, readLogText, rowOf, stepsPage, summarizeRun } from './view-model.ts';
 import type { LogReading, ViewRunRow } from './view-model.ts';
+import { parentIdOf, replyRoute, treeOrder } from './run-tree.ts';
+import type { ReplyRoute } from './run-tree.ts';
 import { answerWith, checkViewerAgent, upgradeBody, upgradeWith } from './view-reply.ts';
 import type { CarryContext, ViewerAgent } from './view-reply.ts';
-import type { ViewSource } from './view-source.ts';
+import type { ViewAnswer, ViewSource } from './view-source.ts';
 import { eventsAnswer, recordEventStream } from './view-source.ts';
 import { ViewerDrives } from './view-turns.ts';
 
@@ -86,6 +88,18 @@ export async function dirSource(opts: DirSourceOptions): Promise<ViewSource> {
   const carrying = (runId: string): CarryContext => ({ dir: opts.dir, runId, readRun, log, drives });
   const statusOf = async (reading: LogReading, runId: string) =>
     dirStatus(reading, reading.error === null ? await livePid(store.logPath(runId)) : null);
+  /** A sub-agent's run its parent waits on: where a reply to it goes (see run-tree.ts). */
+  const routeOf = (runId: string): Promise<ReplyRoute | null> =>
+    replyRoute(runId, async (id) => (await readRun(id))?.reading.view.openRequests ?? null);
+  /** A reply or upgrade given to a sub-agent's run its parent waits on: refused, naming where it goes. */
+  const throughParent = async (runId: string): Promise<ViewAnswer | null> => {
+    const route = await routeOf(runId);
+    if (route === null) return null;
+    const message =
+      `run ${JSON.stringify(runId)} is a sub-agent's run, and run ${JSON.stringify(route.runId)} waits on this ` +
+      `request: reply to its request ${JSON.stringify(route.resultId)}, which carries the reply here`;
+    return { status: 409, message };
+  };
 
   return {
     describe: { source: 'dir', where: opts.dir, answering },
@@ -99,16 +113,22 @@ export async function dirSource(opts: DirSourceOptions): Promise<ViewSource> {
         if (!got || typeof runId !== 'string') continue;
         rows.push(rowOf(got.reading, runId, await statusOf(got.reading, runId), got.updatedAt));
       }
-      return rows.sort((a, b) => (b.updatedAt ?? '').localeCompare(a.updatedAt ?? ''));
+      rows.sort((a, b) => (b.updatedAt ?? '').localeCompare(a.updatedAt ?? ''));
+      // A sub-agent's run right under its parent's (its id is the parent's and the parent's action).
+      return treeOrder(rows, (r) => r.runId).map((t) => ({ ...t.row, parentRunId: t.parentRunId }));
     },
     async summary(runId) {
       const got = await readRun(runId);
       if (!got) return null;
+      const parent = parentIdOf(runId);
+      const parentRunId = parent !== null && (await readRun(parent)) !== null ? parent : null;
       return summarizeRun(got.reading, {
         runId,
         status: await statusOf(got.reading, runId),
         updatedAt: got.updatedAt,
         answering,
+        parentRunId,
+        replyTo: parentRunId === null ? null : await routeOf(runId),
       });
     },
     async steps(runId, from, limit, full) {
@@ -133,14 +153,14 @@ export async function dirSource(opts: DirSourceOptions): Promise<ViewSource> {
       if (problem !== null) return { status: 400, message: problem };
       if (!opts.agent) return { status: 409, message: NO_AGENT };
       if (!(await readRun(runId))) return { status: 404, message: `no run ${JSON.stringify(runId)}` };
-      return answerWith(opts.agent, carrying(runId), raw as InputReply);
+      return (await throughParent(runId)) ?? answerWith(opts.agent, carrying(runId), raw as InputReply);
     },
     async upgrade(runId, raw) {
       const body = upgradeBody(raw);
       if (typeof body === 'string') return { status: 400, message: body };
       if (!opts.agent) return { status: 409, message: NO_AGENT.replace('carry out a reply', 'upgrade a run') };
       if (!(await readRun(runId))) return { status: 404, message: `no run ${JSON.stringify(runId)}` };
-      return upgradeWith(opts.agent, carrying(runId), body);
+      return (await throughParent(runId)) ?? upgradeWith(opts.agent, carrying(runId), body);
     },
   };
 }

@@ -6,11 +6,12 @@
  * it stopped there.
  * @module
  */
-import { acceptedReplies, decodeRecord } from '../../core/index.ts';
+import { acceptedReplies, childRunsOf, decodeRecord } from '../../core/index.ts';
 import { readReadablePrefix } from '../../core/internal-entry.ts';
 import type { PrefixReading } from '../../core/internal-entry.ts';
 import type {
   Action,
+  ChildRunRef,
   InputRecord,
   InputRequest,
   InputRequestRecord,
@@ -22,6 +23,8 @@ import type {
 import { isCompleteJson } from '../../platform-node/log-text.ts';
 import { callsInFlight } from './calls.ts';
 import type { CallInFlightSummary } from './calls.ts';
+import { askedIn } from './run-tree.ts';
+import type { ReplyRoute } from './run-tree.ts';
 import { upgradeSummaries } from './upgrades.ts';
 import type { UpgradeSummary } from './upgrades.ts';
 
@@ -91,6 +94,8 @@ export type ViewRunRow = {
   readonly createdAt: string | null;
   readonly updatedAt: string | null;
   readonly error: string | null;
+  /** In a run list: the run whose sub-agent this run is, when that run is listed too (rows in tree order). */
+  readonly parentRunId?: string | null;
 };
 
 /** The run page's header and end: state, counters, usage, the in-flight step, the open requests. */
@@ -114,6 +119,15 @@ export type RunSummary = ViewRunRow & {
   readonly upgrades: readonly UpgradeSummary[];
   /** Whether this viewer can carry out a reply, and if not why. */
   readonly answering: { readonly enabled: boolean; readonly why: string | null };
+  /** The sub-agent runs this run's log names (`childRunsOf`), in step order. */
+  readonly children: readonly ChildRunRef[];
+  /** A sub-agent's run: the run whose sub-agent it is, when the viewer has it; else null. */
+  readonly parentRunId: string | null;
+  /**
+   * A sub-agent's run its parent waits on: the run and request a reply to it is given to (the
+   * topmost run waiting on it, which carries the reply down). Null: replies go to this run.
+   */
+  readonly replyTo: ReplyRoute | null;
 };
 
 /** The step in flight (or waiting) at the end of the log. */
@@ -138,10 +152,26 @@ export type PendingSummary = {
   readonly action: unknown;
   readonly accepts: readonly string[];
   readonly requestedAt: string | null;
+  /** A sub-agent's request (kind `child`): what it really asks, in which run; null for the run's own. */
+  readonly asked: AskedSummary | null;
 };
 
-/** Options of {@link summarizeRun}: the summary's fields that come from outside the log. */
-export type SummaryContext = Pick<RunSummary, 'runId' | 'status' | 'updatedAt' | 'answering'>;
+/** The innermost request of a sub-agent's request, and the (sub-agent) run that asks it. */
+export type AskedSummary = {
+  readonly runId: string;
+  readonly resultId: string;
+  readonly stepIndex: number;
+  readonly kind: string;
+  readonly target: string;
+  readonly action: unknown;
+};
+
+/**
+ * Options of {@link summarizeRun}: the summary's fields that come from outside the log (the run's
+ * parent and reply route only a source that reads other runs knows; default null).
+ */
+export type SummaryContext = Pick<RunSummary, 'runId' | 'status' | 'updatedAt' | 'answering'> &
+  Partial<Pick<RunSummary, 'parentRunId' | 'replyTo'>>;
 
 /** The run page's summary of a reading. */
 export function summarizeRun(reading: LogReading, ctx: SummaryContext): RunSummary {
@@ -168,6 +198,9 @@ export function summarizeRun(reading: LogReading, ctx: SummaryContext): RunSumma
     openRequests,
     upgrades: upgradeSummaries(view),
     answering: ctx.answering,
+    children: childRunsOf(view),
+    parentRunId: ctx.parentRunId ?? null,
+    replyTo: ctx.replyTo ?? null,
   };
 }
 
@@ -196,6 +229,8 @@ function pendingOf(reading: LogReading, p: InputRequest): PendingSummary {
   const f = reading.view.inFlight;
   const asked = (f?.calls?.calls ?? []).flatMap((c) => [c.gate, c.settle]).find((r) => r?.resultId === p.resultId);
   const request = asked ?? f?.request;
+  const inner = askedIn(p);
+  const leaf = inner.request;
   return {
     resultId: p.resultId,
     stepIndex: p.stepIndex,
@@ -204,6 +239,17 @@ function pendingOf(reading: LogReading, p: InputRequest): PendingSummary {
     action: p.decision?.action ?? null,
     accepts: acceptedReplies(p),
     requestedAt: request?.requestedAt || null,
+    asked:
+      inner.runId === null
+        ? null
+        : {
+            runId: inner.runId,
+            resultId: leaf.resultId,
+            stepIndex: leaf.stepIndex,
+            kind: leaf.kind,
+            target: leaf.target,
+            action: leaf.decision?.action ?? null,
+          },
   };
 }
 

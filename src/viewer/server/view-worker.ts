@@ -7,6 +7,7 @@
  */
 import { PolyLoopError } from '../../core/index.ts';
 import type { ErrorBody, RunList, RunListItem, RunStatus } from '../../core/internal-entry.ts';
+import { parentIdOf, replyRoute, treeOrder } from './run-tree.ts';
 import { readLogText, stepsPage, summarizeRun } from './view-model.ts';
 import type { LogReading, ViewRunRow, ViewStatus } from './view-model.ts';
 import type { ViewSource } from './view-source.ts';
@@ -128,16 +129,23 @@ export function workerSource(opts: WorkerSourceOptions): ViewSource {
           });
         });
       }
-      return rows;
+      // A sub-agent's run right under its parent's, as the directory viewer lists them.
+      return treeOrder(rows, (r) => r.runId).map((t) => ({ ...t.row, parentRunId: t.parentRunId }));
     },
     async summary(runId) {
       const [s, reading] = await Promise.all([status(runId), readRun(runId)]);
       if (s === null || reading === null) return null;
+      // A sub-agent's run: its parent, and where a reply goes while the parent waits on it.
+      const parent = parentIdOf(runId);
+      const parentRunId = parent !== null && (await readRun(parent)) !== null ? parent : null;
+      const openOf = async (id: string) => (await readRun(id))?.view.openRequests ?? null;
       const sum = summarizeRun(reading, {
         runId,
         status: s.status as ViewStatus,
         updatedAt: null,
         answering: { enabled: true, why: null },
+        parentRunId,
+        replyTo: parentRunId === null ? null : await replyRoute(runId, openOf),
       });
       return s.error === undefined ? sum : { ...sum, error: s.error };
     },

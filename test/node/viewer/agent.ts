@@ -6,13 +6,16 @@
  * (eight lookups and an answer; its second model call waits for the test, see {@link hold}),
  * `never` (a `send` whose replay policy is `never`, no approval), `big` (one lookup returning
  * 5 MB), `long` (50,000 quick steps), `several` (native tool calls, three at once: two `send`s that
- * each need approval and a lookup — of `Big` for a run id ending `-big` —, in one step, then an answer).
+ * each need approval and a lookup — of `Big` for a run id ending `-big` —, in one step, then an answer),
+ * `family` (a parent whose `research` tool runs a sub-agent whose `note` needs approval: the family of
+ * test/node/subagents/family.ts, both runs on the same FileStore).
  */
 import { defineAgent, silentSink, STANDARD_SYNTHETIC_OBSERVATIONS, ToolRegistry } from '../../../src/core/index.ts';
 import type { ModelCall, ModelReply, RunRequest, RunStore, ToolSpec } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { nativeToolInterpreter } from '../../../src/adapters/tool-interpreter.ts';
 import { jsonActionInterpreter, scriptedModel } from '../../../src/testing/index.ts';
+import { family } from '../subagents/family.ts';
 
 /** What the world saw: every email `send` sent, per run. */
 export const SENT: { runId: string; to: string }[] = [];
@@ -120,6 +123,11 @@ function script(runId: string): (call: ModelCall) => ModelReply | Promise<ModelR
 
 /** The agent and request of `runId` over `store` (default: a FileStore on `dir`). */
 export function build(runId: string, store: RunStore): { agent: ReturnType<typeof defineAgent>; request: RunRequest } {
+  if (runId.startsWith('family')) {
+    // The parent's defaults fill the request in, as run and resume do with a partial one.
+    const request = { runId, goal: 'find it' } as unknown as RunRequest;
+    return { agent: family({ store }).parent, request };
+  }
   const sent = ToolRegistry.of(specs(runId));
   const several = runId.startsWith('several');
   const agent = defineAgent({

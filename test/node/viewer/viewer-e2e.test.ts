@@ -11,7 +11,8 @@ import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from '../../../src/core/index.ts';
+import { readRunLog, run } from '../../../src/core/index.ts';
+import { FileStore } from '../../../src/platform-node/index.ts';
 import { dirSource } from '../../../src/viewer/server/view-dir.ts';
 import { startViewer } from '../../../src/viewer/server/viewer.ts';
 import type { RunningViewer } from '../../../src/viewer/server/viewer.ts';
@@ -232,6 +233,48 @@ describe('the run viewer in Chromium', () => {
       expect.stringMatching(/s0\.a1.*send.*denied.*Not Bo\./),
       expect.stringMatching(/s0\.a2.*lookup.*executed.*Oslo/),
     ]);
+    await p.close();
+  }, 45_000);
+
+  it("links a parent run to its sub-agent run, and answers the sub-agent's approval from the parent's page", async () => {
+    await runIn(dir, 'family-e2e');
+    const child = 'family-e2e.s0.action';
+    const p = await page(1280, `#/run/${child}`);
+    // The sub-agent run's own page: its parent, and a reply routed to the parent's request.
+    await p.waitForSelector('#parent-run a');
+    expect(await p.locator('#parent-run a').getAttribute('href')).toBe('#/run/family-e2e');
+    expect(await p.locator('#pending .route-note').textContent()).toContain('its request s0.c0');
+    await p.evaluate(() => (location.hash = '#/run/family-e2e'));
+    await p.waitForSelector(`#children li[data-run-id="${child}"][data-state="awaiting_input"]`);
+    expect(await p.locator('#pending h2').textContent()).toBe(
+      `Waiting for a person: approval at step #0 of sub-agent run ${child}`,
+    );
+    expect(await p.locator('#asked-run').getAttribute('href')).toBe(`#/run/${child}`);
+    expect(await p.locator('#pending-args').textContent()).toContain('found it');
+    expect(
+      await p.locator('#pending button[data-reply]').evaluateAll((bs) => bs.map((b) => b.getAttribute('data-reply'))),
+    ).toEqual(['approve', 'deny', 'cancel']);
+    expect(await p.locator('#tail-row').textContent()).toContain(
+      `approval of note({"text":"found it"}) in sub-agent run ${child}`,
+    );
+    await p.screenshot({ path: join(SHOTS, 'sub-agent-1280.png') });
+    await p.click('#pending button[data-reply="approve"]');
+    await p.waitForSelector('#app[data-status="ended"]', { timeout: 15_000 });
+    await p.waitForSelector(`#children li[data-run-id="${child}"][data-state="finished"]`);
+    await p.click('.row[data-index="0"]');
+    await p.waitForSelector('#detail #child-run-link');
+    expect(await p.locator('.row[data-index="0"] .tag.t-sub-agent').count()).toBe(1);
+    await p.click('#detail #child-run-link');
+    await p.waitForFunction((id) => document.getElementById('run-title')?.textContent === id, child);
+    await p.waitForSelector('#app[data-status="ended"]', { timeout: 15_000 });
+    expect(await p.locator('#steps-count').textContent()).toBe('2');
+    await p.evaluate(() => (location.hash = '#/'));
+    await p.waitForSelector(`tr.child-run a.run-link >> text=${child}`);
+    const listed = await p.locator('a.run-link').allTextContents();
+    expect(listed[listed.indexOf(child) - 1]).toBe('family-e2e');
+    const childLog = readRunLog(await new FileStore({ dir }).readLog(child));
+    expect(childLog.trajectory[0]?.observation).toBe('noted found it');
+    expect(childLog.ended?.finalAnswer).toBe('the answer is 42');
     await p.close();
   }, 45_000);
 
