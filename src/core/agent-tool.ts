@@ -8,7 +8,7 @@
  */
 import { childRunId, endsParent, NO_CHILD_CALL, registerChildRunner } from './child-runs.ts';
 import type { ChildContext, ChildOutcome } from './child-runs.ts';
-import { describeError, InvalidRequestError, isPolyLoopError } from './errors.ts';
+import { describeError, InvalidRequestError, isPolyLoopError, StoreError } from './errors.ts';
 import { checkOptionKeys } from './options.ts';
 import type { OptionKeys } from './options.ts';
 import type { AgentDefinition, ResumeOptions, RunRequestInput } from './request.ts';
@@ -16,7 +16,7 @@ import { readRunLog } from './run-log.ts';
 import { storedResult } from './step-record.ts';
 import { resume, run } from './run.ts';
 import type { ToolContext, ToolSpec } from './tools.ts';
-import type { InputRequest, JsonObject, RunResult } from './types.ts';
+import type { InputRequest, JsonObject, LogRecord, RunResult } from './types.ts';
 
 /** The child's request as `request` returns it: a `RunRequestInput` whose `runId` the library sets. */
 export type ChildRequestInput = Omit<RunRequestInput, 'runId'> & { readonly runId?: string };
@@ -97,6 +97,12 @@ async function runChild(
   const { signal } = ctx;
   let result: RunResult;
   try {
+    const depth = runDepthOf(runId);
+    if (depth > MAX_RUN_DEPTH)
+      throw new InvalidRequestError(
+        `a sub-agent run ${depth} levels below run ${JSON.stringify(topRunOf(runId))} is not started: ` +
+          `sub-agents nest at most ${MAX_RUN_DEPTH} levels deep`,
+      );
     const given = requestOf(args, { runId });
     if (typeof given !== 'object' || given === null)
       throw new InvalidRequestError('the request function of a sub-agent must return a request object');
@@ -137,12 +143,48 @@ function depthOf(request: InputRequest): number {
   return depth;
 }
 
+/**
+ * How deep a chain of sub-agent runs may go: each level waits on the next, so a sub-agent that
+ * delegates to itself (or two that delegate to each other) must end somewhere. Deeper than the
+ * requests that may reach a person ({@link MAX_DEPTH}), so a leaf's request meets that limit first.
+ */
+const MAX_RUN_DEPTH = 64;
+
+/** A child id's suffix: the parent's action (`.s3.action`) or call (`.s3.a1`). */
+const CHILD_SUFFIX = /\.s\d+\.(?:action|a\d+)$/;
+
+/** How many sub-agent levels below its top run `runId` is, read from the id (`p.s0.action.s2.a1` is 2). */
+function runDepthOf(runId: string): number {
+  let depth = 0;
+  for (let id = runId; CHILD_SUFFIX.test(id); id = id.replace(CHILD_SUFFIX, '')) depth++;
+  return depth;
+}
+
+function topRunOf(runId: string): string {
+  let id = runId;
+  while (CHILD_SUFFIX.test(id)) id = id.replace(CHILD_SUFFIX, '');
+  return id;
+}
+
+/** The child's log; a failed read is the child's store failing (it ends the parent, which stays resumable). */
+async function childLog(agent: AgentDefinition, runId: string): Promise<readonly LogRecord[]> {
+  try {
+    return await agent.store.readLog(runId);
+  } catch (e) {
+    if (isPolyLoopError(e)) throw e;
+    throw new StoreError(runId, 'readLog', e);
+  }
+}
+
 /** How many input requests with `resultId` the child's log holds. */
-async function requestsOf(agent: AgentDefinition, runId: string, resultId: string): Promise<number> {
-  const log = await agent.store.readLog(runId);
+function requestsIn(log: readonly LogRecord[], resultId: string): number {
   let n = 0;
   for (const rec of log) if (rec.kind === 'input_request' && rec.resultId === resultId) n++;
   return n;
+}
+
+async function requestsOf(agent: AgentDefinition, runId: string, resultId: string): Promise<number> {
+  return requestsIn(await childLog(agent, runId), resultId);
 }
 
 async function startOrResume(
@@ -151,21 +193,37 @@ async function startOrResume(
   signal: AbortSignal,
   ctx: ChildContext,
 ): Promise<RunResult> {
-  try {
-    return await run(agent, req, { signal });
-  } catch (e) {
-    if (!isPolyLoopError(e, 'run_exists')) throw e;
-  }
   const { answer } = ctx;
   // A deploy that upgraded the parent upgrades the child it resumes (an unchanged child writes nothing).
   const upgrade = ctx.upgrade === null ? {} : { upgrade: ctx.upgrade };
   const goOn = (): Promise<RunResult> => resumeChild(agent, req, { signal, ...upgrade });
-  if (answer === null) return goOn();
+  if (answer === null) {
+    try {
+      return await run(agent, req, { signal });
+    } catch (e) {
+      if (!isPolyLoopError(e, 'run_exists')) throw e;
+    }
+    return goOn();
+  }
   const { asked } = answer;
   const input = { ...answer.reply, resultId: asked.request.resultId };
+  const log = await childLog(agent, req.runId);
+  // The parent holds the child's request, so the child has a log: one that is not there was lost or
+  // left behind (a parent imported without it). Starting the child afresh would run again what it
+  // had done and drop the person's reply; the parent waits, resumable, until the log is back.
+  if (log.length === 0)
+    throw new StoreError(
+      req.runId,
+      'readLog',
+      new Error(
+        `the sub-agent run has no log in its store, though its parent holds its request as ` +
+          `${JSON.stringify(answer.reply.resultId)}: bring the child's log to its store (exportRun, importRun) ` +
+          'and resume the parent',
+      ),
+    );
   // The reply is for the request the parent showed, not a later one of the same id: a settlement
   // asked again after a crashed retry must be asked again, not answered by the old reply.
-  if ((await requestsOf(agent, req.runId, input.resultId)) !== (asked.repeat ?? 0) + 1) return goOn();
+  if (requestsIn(log, input.resultId) !== (asked.repeat ?? 0) + 1) return goOn();
   try {
     return await resumeChild(agent, req, { signal, input, ...upgrade });
   } catch (e) {
@@ -184,7 +242,7 @@ async function resumeChild(agent: AgentDefinition, req: RunRequestInput, opts: R
     return await resume(agent, req, opts);
   } catch (e) {
     if (!isPolyLoopError(e, 'run_identity_mismatch')) throw e;
-    const view = readRunLog(await agent.store.readLog(req.runId));
+    const view = readRunLog(await childLog(agent, req.runId));
     if (view.ended === null) throw e;
     return storedResult(req.runId, view);
   }

@@ -9,10 +9,12 @@
 import { CorruptLogError } from './errors.ts';
 import { jsonProblem, MAX_JSON_DEPTH } from './internal/values.ts';
 import { gateFor, refusalOf, replayPolicyOf } from './action-policy.ts';
+import { callDecision } from './internal/step-calls.ts';
 import type { RunRequest } from './request.ts';
 import { canonicalJson } from './serialization.ts';
 import { sha256Hex } from './snapshot.ts';
-import type { InFlightStep, LogRecord, RunLogView, RunStartedRecord } from './types.ts';
+import { RegistryExecutor } from './tools.ts';
+import type { ActionDecision, InFlightStep, LogRecord, RunLogView, RunStartedRecord } from './types.ts';
 
 /**
  * The deepest nesting a record may have: the values inside it (arguments, provider metadata,
@@ -52,6 +54,7 @@ export function trustInFlight(view: RunLogView, req: RunRequest, log: readonly L
   const f = view.inFlight;
   if (f === null) return view;
   checkGateKind(f, req, log);
+  checkChildRequests(f, req, log);
   if (f.resolution === 'reissue_model' && req.modelReplayPolicy === 'never') return settled(view, f);
   if (f.resolution !== 'replay_action' || f.actionIntent === null) return view;
   const { decision } = f.actionIntent;
@@ -83,6 +86,33 @@ function checkGateKind(f: InFlightStep, req: RunRequest, log: readonly LogRecord
     `${resultId} is ${says} ${tool}, which ${kind === 'answer' ? 'no person answers' : 'a person answers'}`,
     { source: 'run log' },
   );
+}
+
+/**
+ * A sub-agent's request in flight must name an action that runs a sub-agent under the run's own
+ * tools: a reply to it runs that action again, as the way to reach the child. A log that claims a
+ * child where the tool is a plain one would run it again on a person's approval of something
+ * else — a `never` action too, unsettled.
+ */
+function checkChildRequests(f: InFlightStep, req: RunRequest, log: readonly LogRecord[]): void {
+  const asked: { resultId: string; decision: ActionDecision }[] = [];
+  const one = f.request?.request.kind === 'child' ? f.request : null;
+  if (one !== null && f.actionIntent !== null)
+    asked.push({ resultId: one.resultId, decision: f.actionIntent.decision });
+  for (const [j, c] of f.calls?.calls.entries() ?? []) {
+    if (c.child !== null && c.result === null && f.calls)
+      asked.push({ resultId: c.child.resultId, decision: callDecision(f.calls.intent.decision, j) });
+  }
+  const ex = req.executor;
+  for (const { resultId, decision } of asked) {
+    if (ex instanceof RegistryExecutor && ex.runsChild(decision.action)) continue;
+    const line = log.findIndex((r) => r.kind === 'input_request' && r.resultId === resultId) + 1;
+    const what =
+      decision.action.kind === 'tool_call' ? `tool ${JSON.stringify(decision.action.name)}` : 'a code action';
+    throw new CorruptLogError(line, `${resultId} is a sub-agent's request, but ${what} runs no sub-agent`, {
+      source: 'run log',
+    });
+  }
 }
 
 function settled(view: RunLogView, f: InFlightStep): RunLogView {
