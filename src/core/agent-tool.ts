@@ -7,7 +7,7 @@
  * @module
  */
 import { childRunId, endsParent, NO_CHILD_CALL, registerChildRunner } from './child-runs.ts';
-import type { ChildContext, ChildOutcome } from './child-runs.ts';
+import type { ChildAnswer, ChildContext, ChildOutcome } from './child-runs.ts';
 import { describeError, InvalidRequestError, isPolyLoopError, StoreError } from './errors.ts';
 import { checkOptionKeys } from './options.ts';
 import type { OptionKeys } from './options.ts';
@@ -196,15 +196,29 @@ async function startOrResume(
   const { answer } = ctx;
   // A deploy that upgraded the parent upgrades the child it resumes (an unchanged child writes nothing).
   const upgrade = ctx.upgrade === null ? {} : { upgrade: ctx.upgrade };
-  const goOn = (): Promise<RunResult> => resumeChild(agent, req, { signal, ...upgrade });
+  const opts = { signal, ...upgrade };
   if (answer === null) {
     try {
       return await run(agent, req, { signal });
     } catch (e) {
       if (!isPolyLoopError(e, 'run_exists')) throw e;
     }
-    return goOn();
+    return resumeChild(agent, req, opts);
   }
+  const result = await deliver(agent, req, answer, opts);
+  // A person who cancelled meant the child's work, whatever it asks now: a child that had moved on
+  // (answered elsewhere, or asked again) hears the cancel on the question it holds open.
+  if (answer.reply.kind !== 'cancel' || result.stopReason !== 'awaiting_input' || !result.pending) return result;
+  return resumeChild(agent, req, { ...opts, input: { kind: 'cancel', resultId: result.pending.resultId } });
+}
+
+/** Carry the parent's reply to the child's very request, or resume the child without it when that is no longer open. */
+async function deliver(
+  agent: AgentDefinition,
+  req: RunRequestInput,
+  answer: ChildAnswer,
+  opts: ResumeOptions,
+): Promise<RunResult> {
   const { asked } = answer;
   const input = { ...answer.reply, resultId: asked.request.resultId };
   const log = await childLog(agent, req.runId);
@@ -223,13 +237,13 @@ async function startOrResume(
     );
   // The reply is for the request the parent showed, not a later one of the same id: a settlement
   // asked again after a crashed retry must be asked again, not answered by the old reply.
-  if (requestsIn(log, input.resultId) !== (asked.repeat ?? 0) + 1) return goOn();
+  if (requestsIn(log, input.resultId) !== (asked.repeat ?? 0) + 1) return resumeChild(agent, req, opts);
   try {
-    return await resumeChild(agent, req, { signal, input, ...upgrade });
+    return await resumeChild(agent, req, { ...opts, input });
   } catch (e) {
     // The reply reached the child before a crash of the parent: the child goes on from its log.
     if (!isPolyLoopError(e, 'invalid_input')) throw e;
-    return goOn();
+    return resumeChild(agent, req, opts);
   }
 }
 

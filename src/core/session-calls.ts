@@ -149,6 +149,12 @@ export async function runCalls(
   const mayHaveRun = inFlight?.calls?.mayHaveRun === true;
   step.decision = 'action';
   step.actionRepr = decision.calls.map((c) => c.trajectoryRepr).join('\n');
+  // A person cancelled (a gate, a settlement or a sub-agent's request; now, or before a crash): nothing
+  // more runs, every child of the step still out hears it, then the run ends.
+  if (state.some(cancelled)) {
+    await cancelChildren(run, intent, state);
+    return { pause: 'cancelled' };
+  }
   // Every gate the plans ask for, asked; the run waits while any is open.
   for (const [j, plan] of intent.calls.entries()) {
     const c = state[j] as CallState;
@@ -156,11 +162,6 @@ export async function runCalls(
       c.gate = await ask(writes, intent, j, plan.gate, `${plan.resultId}.input`);
   }
   if (blockingRequestsOf(state).length > 0) return pause(writes, openRequestsOf(state));
-  // A person cancelled from a sub-agent's request: every child of the step still out hears it, then the run ends.
-  if (state.some((c) => childReplyDue(c) && c.childReply?.reply.kind === 'cancel')) {
-    await cancelChildren(run, intent, state);
-    return { pause: 'cancelled' };
-  }
   // What may have run without an outcome: run again if safe, else a person settles it. A call whose
   // sub-agent waits for a person stays where it is; one whose sub-agent got its reply goes on.
   const toRun: number[] = [];
@@ -187,6 +188,11 @@ export async function runCalls(
   const open = openRequestsOf(state);
   if (open.length > 0) return pause(writes, open);
   return finish(run, step, intent, state);
+}
+
+/** Whether a person's reply to one of the call's requests is a cancel. */
+function cancelled(c: CallState): boolean {
+  return [c.gateReply, c.settleReply, c.childReply].some((r) => r?.reply.kind === 'cancel');
 }
 
 /** The reply a call's sub-agent is to hear, with the request the person was shown; or null. */

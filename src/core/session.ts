@@ -186,8 +186,10 @@ export class RunDriver {
     const step = draftStep(stepIndex, now());
     await this.#out.emit({ type: 'step_started', runId, stepIndex });
     const reply = inFlight?.resolution === 'apply_input' ? (inFlight.input?.reply ?? null) : null;
-    // A cancel of a sub-agent's request reaches the child first (the step carries it there).
-    if (reply?.kind === 'cancel' && !isChildRequestId(reply.resultId)) return { pause: 'cancelled' };
+    // A cancel of a sub-agent's request reaches the child first (the step carries it there); in a step
+    // with several calls every cancel does, to every child of the step still out.
+    if (reply?.kind === 'cancel' && !inFlight?.calls && !isChildRequestId(reply.resultId))
+      return { pause: 'cancelled' };
     if (inFlight?.resolution === 'settle') {
       return askPerson(this.#writes, stepIndex, 'settle', inFlight.target, inFlight.actionIntent?.decision ?? null);
     }

@@ -17,7 +17,15 @@ import {
   StoreError,
   ToolRegistry,
 } from '../../../src/core/index.ts';
-import type { AgentDefinition, InputRequestRecord, LogRecord, RunStore, ToolSpec } from '../../../src/core/index.ts';
+import type {
+  AgentDefinition,
+  InputRequestRecord,
+  LogRecord,
+  ModelReply,
+  RunStore,
+  ToolSpec,
+} from '../../../src/core/index.ts';
+import { nativeToolInterpreter } from '../../../src/adapters/tool-interpreter.ts';
 import { collectingSink, jsonActionInterpreter, scriptedModel } from '../../../src/testing/index.ts';
 import { family } from './family.ts';
 
@@ -210,5 +218,117 @@ describe("a failed read of the child's log after the child paused", () => {
     const r = await resume(f.parent, 'rd1');
     expect(r.pending?.resultId).toBe('s0.c0');
     expect(r.pending?.child?.request.kind).toBe('approval');
+  });
+});
+
+describe('a cancel through the parent when the child has moved on', () => {
+  it("ends the child cancelled even though someone else answered the child's question in the meantime", async () => {
+    const twice = ['{"tool":"note","args":{"text":"one"}}', '{"tool":"note","args":{"text":"two"}}', '{"final":"x"}'];
+    const f = family({ childScript: twice });
+    const first = await run(f.parent, { runId: 'mo1', goal: 'find it' });
+    expect(first.pending?.child?.request.resultId).toBe('s0.input');
+    // The child is driven directly: its first note is approved there, and it asks about the second.
+    const moved = await resume(f.child, 'mo1.s0.action', { input: { kind: 'approve', resultId: 's0.input' } });
+    expect(moved.pending?.resultId).toBe('s1.input');
+    const r = await resume(f.parent, 'mo1', { input: { kind: 'cancel', resultId: 's0.c0' } });
+    expect(r.stopReason).toBe('cancelled');
+    expect(readRunLog(await f.store.readLog('mo1.s0.action')).ended?.stopReason).toBe('cancelled');
+    expect(f.notes).toEqual(['one']);
+  });
+});
+
+/**
+ * A parent whose one step calls `research` (a sub-agent: the family's child, whose note needs
+ * approval) and `send` (a plain tool, `never`, gated when `sendGated`) at once.
+ */
+function mixedParent(store: RunStore, opts: { readonly sendGated: boolean }) {
+  const f = family({ store });
+  const sent: string[] = [];
+  const send: ToolSpec = {
+    name: 'send',
+    description: 'Send (must not repeat).',
+    parameters: { type: 'object', properties: { to: { type: 'string' } }, required: ['to'] },
+    replayPolicy: 'never',
+    needsApproval: opts.sendGated,
+    handler: async (args) => {
+      sent.push(String(args['to']));
+      return 'sent';
+    },
+  };
+  const research = agentTool({
+    name: 'research',
+    description: 'Research with a sub-agent.',
+    parameters: { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] },
+    agent: f.child,
+    request: (args) => ({ goal: String(args['question']) }),
+  });
+  const tools = ToolRegistry.of([research, send]);
+  const both: ModelReply = {
+    callId: null,
+    text: '',
+    reasoning: null,
+    toolCalls: [
+      { id: 'c0', name: 'research', arguments: { question: 'what?' } },
+      { id: 'c1', name: 'send', arguments: { to: 'ana' } },
+    ],
+  };
+  const parent = defineAgent({
+    model: scriptedModel([both, { callId: null, text: 'done', reasoning: null }]),
+    interpreter: nativeToolInterpreter('test'),
+    store,
+    events: collectingSink(),
+    syntheticObservations: SYNTHETIC,
+    defaults: defaults(tools, { parallelToolCalls: 2 }),
+  });
+  return { parent, sent, notes: f.notes };
+}
+
+describe('a cancel of a gate or a settlement in a step with several calls', () => {
+  it('ends the run cancelled on resume after a crash before its end, running none of the calls', async () => {
+    const inner = new InMemoryStore();
+    const m = mixedParent(inner, { sendGated: true });
+    const first = await run(m.parent, { runId: 'cx1', goal: 'go' });
+    expect(first.pending?.resultId).toBe('s0.a1.input');
+    const lossy = mixedParent(failingOnce(inner, 'runEnded'), { sendGated: true });
+    await expect(
+      resume(lossy.parent, 'cx1', { input: { kind: 'cancel', resultId: 's0.a1.input' } }),
+    ).rejects.toBeInstanceOf(StoreError);
+    const r = await resume(m.parent, 'cx1');
+    expect(r.stopReason).toBe('cancelled');
+    // The research call was not started after the person cancelled.
+    expect(await inner.readLog('cx1.s0.a0')).toEqual([]);
+    expect(m.sent).toEqual([]);
+  });
+
+  it("reaches the step's child that waits with an answered request: it ends cancelled too", async () => {
+    const inner = new InMemoryStore();
+    // The send runs, but its outcome is lost: on resume it is in flight and must be settled.
+    let lose = true;
+    const lossy: RunStore = new Proxy(inner, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver);
+        if (typeof value !== 'function') return value;
+        if (key !== 'callResult') return value.bind(target);
+        return async (runId: string, rec: { resultId: string }) => {
+          if (lose && rec.resultId === 's0.a1') {
+            lose = false;
+            throw new Error('lost');
+          }
+          return value.apply(target, [runId, rec]);
+        };
+      },
+    });
+    const m = mixedParent(lossy, { sendGated: false });
+    await expect(run(m.parent, { runId: 'cx2', goal: 'go' })).rejects.toBeInstanceOf(StoreError);
+    expect(m.sent).toEqual(['ana']);
+    const asked = await resume(m.parent, 'cx2');
+    expect(asked.pending?.resultId).toBe('s0.a0.c0');
+    const settle = await resume(m.parent, 'cx2', { input: { kind: 'approve', resultId: 's0.a0.c0' } });
+    expect(settle.pending?.resultId).toBe('s0.a1.settle');
+    const r = await resume(m.parent, 'cx2', { input: { kind: 'cancel', resultId: 's0.a1.settle' } });
+    expect(r.stopReason).toBe('cancelled');
+    expect(readRunLog(await inner.readLog('cx2.s0.a0')).ended?.stopReason).toBe('cancelled');
+    expect(m.notes).toEqual([]);
+    expect(m.sent).toEqual(['ana']);
   });
 });
