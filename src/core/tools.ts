@@ -8,10 +8,10 @@ import { dereference } from '@cfworker/json-schema';
 import { childRunnerOf, NO_CHILD_CALL } from './child-runs.ts';
 import type { ChildCall, ChildOutcome } from './child-runs.ts';
 import { describeError, InvalidRequestError, isPolyLoopError } from './errors.ts';
-import { unknownKeyProblems } from './options.ts';
-import type { OptionKeys } from './options.ts';
 import { SchemaValidator } from './schema-validator.ts';
 import { MAX_ARGUMENTS_DEPTH, MAX_SCHEMA_DEPTH, plainJsonProblem, schemaProblem } from './tool-schema.ts';
+import { checkSpec, describeKind, freezeSchema } from './tool-spec.ts';
+import type { ToolHandler, ToolSpec } from './tool-spec.ts';
 import type { ActionExecutor, ExecuteContext } from './ports.ts';
 import type {
   Action,
@@ -24,41 +24,7 @@ import type {
   ValidationResult,
 } from './types.ts';
 
-/**
- * A tool's implementation: takes validated arguments, returns observation text only — so it can
- * neither forge environment completion nor dodge budget counting. Throw `ToolEnvironmentError`
- * to say the environment is broken; reject with `signal.reason` when aborted.
- */
-export type ToolHandler = (args: JsonObject, ctx: ToolContext) => Promise<string>;
-
-/**
- * What a handler is told besides its arguments. `resultId` (`s{stepIndex}.action`) is the same
- * every time this action runs, replays included: use it (with `runId`) as an idempotency key, so
- * a `safe` tool whose effect is keyed is safe for real.
- */
-export type ToolContext = {
-  readonly signal: AbortSignal;
-  readonly runId: string;
-  readonly stepIndex: number;
-  readonly resultId: string;
-};
-
-/** One tool. New fields are only ever appended. */
-export type ToolSpec = {
-  readonly name: string;
-  readonly description: string;
-  /** A JSON Schema (draft 2020-12) for the arguments object. */
-  readonly parameters: JsonObject;
-  /** Default `'never'`: an in-flight call is not run again on resume. */
-  readonly replayPolicy?: ReplayPolicy;
-  /** Default false. True: running this tool successfully ends the run (`tool_completed`). */
-  readonly completesRun?: boolean;
-  readonly handler?: ToolHandler;
-  /** Default false. True: a person approves each call before it runs. */
-  readonly needsApproval?: boolean;
-  /** `'human'`: a person answers each call; the tool needs no handler. */
-  readonly answeredBy?: 'human';
-};
+export type { ToolContext, ToolHandler, ToolSpec } from './tool-spec.ts';
 
 type Entry = {
   readonly descriptor: ToolDescriptor;
@@ -103,7 +69,7 @@ export class ToolRegistry implements ToolCatalog {
       const descriptor: ToolDescriptor = Object.freeze({
         name: checked.name,
         description: checked.description,
-        parameters: deepFreeze(structuredClone(checked.parameters)),
+        parameters: freezeSchema(structuredClone(checked.parameters)),
         replayPolicy: checked.replayPolicy ?? 'never',
         completesRun: checked.completesRun ?? false,
         needsApproval: checked.needsApproval ?? false,
@@ -191,95 +157,6 @@ export class ToolRegistry implements ToolCatalog {
   executor(): RegistryExecutor {
     return new RegistryExecutor(this, (name) => this.#entries.get(name)?.handler);
   }
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** Every field of a {@link ToolSpec}: a misspelt `needsAproval` must not leave a tool running unasked. */
-const SPEC_FIELDS: OptionKeys<ToolSpec> = {
-  name: true,
-  description: true,
-  parameters: true,
-  replayPolicy: true,
-  completesRun: true,
-  handler: true,
-  needsApproval: true,
-  answeredBy: true,
-};
-
-/** A spec's fields, each of the kind {@link ToolSpec} declares, or an `InvalidRequestError` naming the tool. */
-function checkSpec(spec: unknown): ToolSpec {
-  if (!isObject(spec)) throw new InvalidRequestError(`a tool spec must be an object, got ${describeKind(spec)}`);
-  const named = typeof spec['name'] === 'string' && spec['name'] !== '';
-  const unknown = unknownKeyProblems(spec, Object.keys(SPEC_FIELDS), 'a ToolSpec', { noun: 'a field' });
-  if (unknown.length > 0) {
-    const source = named ? `tool ${JSON.stringify(spec['name'])}` : 'a tool spec';
-    throw new InvalidRequestError(unknown, { source, subject: 'tool spec' });
-  }
-  if (!named) throw new InvalidRequestError('a tool needs a non-empty name');
-  const refuse = (what: string): never => {
-    throw new InvalidRequestError(`tool ${JSON.stringify(spec['name'])}: ${what}`);
-  };
-  if (typeof spec['description'] !== 'string')
-    refuse(`description must be a string, got ${describeKind(spec['description'])}`);
-  if (!isObject(spec['parameters'])) refuse('parameters must be a JSON Schema object');
-  const { replayPolicy, completesRun, handler, needsApproval, answeredBy } = spec;
-  if (replayPolicy !== undefined && replayPolicy !== 'safe' && replayPolicy !== 'never')
-    refuse('replayPolicy must be "safe" or "never"');
-  if (completesRun !== undefined && typeof completesRun !== 'boolean') refuse('completesRun must be a boolean');
-  if (handler !== undefined && typeof handler !== 'function') refuse('handler must be a function');
-  if (needsApproval !== undefined && typeof needsApproval !== 'boolean') refuse('needsApproval must be a boolean');
-  if (answeredBy !== undefined && answeredBy !== 'human') refuse('answeredBy must be "human" or absent');
-  if (answeredBy === 'human' && handler !== undefined) refuse('a tool answered by a person has no handler');
-  return spec as unknown as ToolSpec;
-}
-
-/**
- * The validator of one tool's parameters, after the checks that make `validate` unable to throw
- * on the schema's account: plain JSON (a descriptor enters the snapshot), every keyword of the
- * right kind, every `$ref` resolving, and a trial run. `$ref`s are checked against the lookup
- * table the validator builds, because an unresolvable `$ref` throws only when arguments reach it.
- */
-function compileSchema(spec: ToolSpec): SchemaValidator {
-  const refuse = (what: string): never => {
-    throw new InvalidRequestError(`tool ${JSON.stringify(spec.name)}: ${what}`);
-  };
-  const problem = plainJsonProblem(spec.parameters, 'parameters', MAX_SCHEMA_DEPTH);
-  if (problem) refuse(problem);
-  const walked = structuredClone(spec.parameters) as Record<string, unknown>;
-  let lookup: Record<string, unknown> = {};
-  try {
-    lookup = dereference(walked);
-  } catch (e) {
-    refuse(`parameters has $id or $ref URIs the validator cannot resolve (${describeError(e)})`);
-  }
-  // `dereference` records each `$ref`'s absolute URI on its schema object, as `validate` reads it.
-  const refResolves = (s: Readonly<Record<string, unknown>>): boolean =>
-    lookup[(s['__absolute_ref__'] as string | undefined) || (s['$ref'] as string)] !== undefined;
-  const shape = schemaProblem(walked, 'parameters', { refResolves });
-  if (shape) refuse(shape);
-  try {
-    // The validator gets its own copy: it annotates the schema object it is given.
-    const validator = new SchemaValidator(structuredClone(spec.parameters) as object);
-    validator.validate({});
-    return validator;
-  } catch (e) {
-    return refuse(`parameters is not a schema the validator can apply (${describeError(e)})`);
-  }
-}
-
-function describeKind(v: unknown): string {
-  if (v === null || v === undefined) return String(v);
-  if (Array.isArray(v)) return 'an array';
-  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    for (const v of Object.values(value)) deepFreeze(v);
-    Object.freeze(value);
-  }
-  return value;
 }
 
 function notExecuted(observation: string): ActionOutcome {
@@ -407,5 +284,39 @@ export class RegistryExecutor implements ActionExecutor {
         return { outcome: outcome('env_error', e.message), completedRun: false };
       return { outcome: outcome('executed', describeError(e)), completedRun: false };
     }
+  }
+}
+
+/**
+ * The validator of one tool's parameters, after the checks that make `validate` unable to throw
+ * on the schema's account: plain JSON (a descriptor enters the snapshot), every keyword of the
+ * right kind, every `$ref` resolving, and a trial run. `$ref`s are checked against the lookup
+ * table the validator builds, because an unresolvable `$ref` throws only when arguments reach it.
+ */
+function compileSchema(spec: ToolSpec): SchemaValidator {
+  const refuse = (what: string): never => {
+    throw new InvalidRequestError(`tool ${JSON.stringify(spec.name)}: ${what}`);
+  };
+  const problem = plainJsonProblem(spec.parameters, 'parameters', MAX_SCHEMA_DEPTH);
+  if (problem) refuse(problem);
+  const walked = structuredClone(spec.parameters) as Record<string, unknown>;
+  let lookup: Record<string, unknown> = {};
+  try {
+    lookup = dereference(walked);
+  } catch (e) {
+    refuse(`parameters has $id or $ref URIs the validator cannot resolve (${describeError(e)})`);
+  }
+  // `dereference` records each `$ref`'s absolute URI on its schema object, as `validate` reads it.
+  const refResolves = (s: Readonly<Record<string, unknown>>): boolean =>
+    lookup[(s['__absolute_ref__'] as string | undefined) || (s['$ref'] as string)] !== undefined;
+  const shape = schemaProblem(walked, 'parameters', { refResolves });
+  if (shape) refuse(shape);
+  try {
+    // The validator gets its own copy: it annotates the schema object it is given.
+    const validator = new SchemaValidator(structuredClone(spec.parameters) as object);
+    validator.validate({});
+    return validator;
+  } catch (e) {
+    return refuse(`parameters is not a schema the validator can apply (${describeError(e)})`);
   }
 }

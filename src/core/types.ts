@@ -7,5 +7,6 @@
 export * from './types/messages.ts';
 export * from './types/decisions.ts';
 export * from './types/records.ts';
+export * from './types/input.ts';
 export * from './types/log-view.ts';
 export * from './types/events.ts';

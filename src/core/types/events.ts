@@ -4,7 +4,8 @@
  * @module
  */
 import type { Action, ActionOutcome } from './decisions.ts';
-import type { EndReason, InputReply, InputRequest, StepDecisionKind, StepRecord } from './records.ts';
+import type { InputReply, InputRequest } from './input.ts';
+import type { EndReason, StepDecisionKind, StepRecord } from './records.ts';
 
 /** One call of a `decision` event that holds several. */
 export type DecisionCall = { readonly resultId: string; readonly action: Action };

@@ -3,14 +3,12 @@
  * Imports only its sibling type modules (docs/design/README.md#dependency-rules, rule 2).
  * @module
  */
+import type { InputRecord, InputRequest, InputRequestRecord } from './input.ts';
 import type { Usage } from './messages.ts';
 import type {
   ActionIntentRecord,
   ActionsIntentRecord,
   CallResultRecord,
-  InputRecord,
-  InputRequest,
-  InputRequestRecord,
   ModelCallIntentRecord,
   ResultRecord,
   RunEndedRecord,
