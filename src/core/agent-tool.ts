@@ -96,6 +96,8 @@ async function runChild(
   const runId = childRunId(ctx.runId, ctx.resultId);
   const { signal } = ctx;
   let result: RunResult;
+  // Whether the child's run was asked for (before that, nothing of it can exist).
+  let reached = false;
   try {
     const depth = runDepthOf(runId);
     if (depth > MAX_RUN_DEPTH)
@@ -112,6 +114,7 @@ async function runChild(
           `the request function gave ${JSON.stringify(given.runId)}`,
       );
     }
+    reached = true;
     result = await startOrResume(agent, { ...given, runId }, signal, ctx);
     if (result.stopReason === 'awaiting_input' && result.pending) {
       const { pending } = result;
@@ -125,8 +128,11 @@ async function runChild(
     }
   } catch (e) {
     if (signal.aborted || endsParent(e)) throw e;
-    // Like a handler that threw: the parent's model reads what went wrong.
-    return { kind: 'ended', runId, observation: describeError(e), usage: { inputTokens: 0, outputTokens: 0 } };
+    // Like a handler that threw: the parent's model reads what went wrong. The records name the
+    // child only when it has a log (a request refused before its first record started none).
+    const ran = reached && (await childLog(agent, runId)).length > 0;
+    const observation = describeError(e);
+    return { kind: 'ended', runId: ran ? runId : null, observation, usage: { inputTokens: 0, outputTokens: 0 } };
   }
   return { kind: 'ended', runId, observation: observationOf(result), usage: result.usage };
 }

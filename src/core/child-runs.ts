@@ -29,9 +29,13 @@ export const NO_CHILD_CALL: ChildCall = Object.freeze({ answer: null, upgrade: n
 /** A reply the parent carries down: given to the parent's request, which showed `asked` (the child's request). */
 export type ChildAnswer = { readonly reply: InputReply; readonly asked: ChildRequest };
 
-/** How a child run stood when its runner returned: ended (its observation and usage) or paused. */
+/**
+ * How a child run stood when its runner returned: ended (its observation and usage) or paused. An
+ * ended call whose `runId` is null started no child run: its request function threw, or the child's
+ * agent refused the request before writing anything; the observation says why.
+ */
 export type ChildOutcome =
-  | { readonly kind: 'ended'; readonly runId: string; readonly observation: string; readonly usage: Usage }
+  | { readonly kind: 'ended'; readonly runId: string | null; readonly observation: string; readonly usage: Usage }
   | { readonly kind: 'paused'; readonly child: ChildRequest; readonly usage: Usage };
 
 /** Runs or resumes one child run, as `agentTool` built it. */

@@ -317,6 +317,9 @@ async function runAll(
         continue;
       }
       const { outcome, completedRun } = executed;
+      // The child as it ran: none when its request was refused before it started.
+      const ran = child?.runId == null ? {} : { childRunId: child.runId };
+      const usage = child?.runId == null ? {} : { usage: child.usage };
       const rec: CallResultRecord = {
         kind: 'call_result',
         v: RECORD_VERSION,
@@ -324,12 +327,13 @@ async function runAll(
         resultId,
         outcome,
         completedRun,
-        ...(child ? { childRunId: child.runId, usage: child.usage } : {}),
+        ...ran,
+        ...usage,
       };
       await inOrder(async () => {
         await out.write(rec);
         c.result = rec;
-        await out.emit({ type: 'action_finished', runId, stepIndex, resultId, outcome, ...named });
+        await out.emit({ type: 'action_finished', runId, stepIndex, resultId, outcome, ...ran });
       });
     }
   };

@@ -219,10 +219,15 @@ export type Executed = {
   readonly child?: ChildOutcome;
 };
 
-/** The run id of the child `decision` runs as `resultId` when its tool is a sub-agent's (`agentTool`), else null. */
+/**
+ * The run id of the child `decision` runs as `resultId` when its tool is a sub-agent's (`agentTool`)
+ * and its arguments are valid (a call refused for them starts no child), else null.
+ */
 export function childOfAction(req: RunRequest, decision: ActionDecision, resultId: string): string | null {
   const ex = req.executor;
-  return ex instanceof RegistryExecutor && ex.runsChild(decision.action) ? childRunId(req.runId, resultId) : null;
+  const { action } = decision;
+  if (!(ex instanceof RegistryExecutor) || !ex.runsChild(action) || !req.tools.validate(action).ok) return null;
+  return childRunId(req.runId, resultId);
 }
 
 /**

@@ -321,9 +321,12 @@ export class RunDriver {
       return { pause: 'awaiting', pending };
     }
     const { outcome, completedRun } = executed;
-    await this.#out.emit({ type: 'action_finished', runId, stepIndex, resultId, outcome, ...child });
+    // The child as it ran: none when its request was refused before it started.
+    const ran = executed.child?.kind === 'ended' ? executed.child.runId : null;
+    const named = ran === null ? {} : { childRunId: ran };
+    await this.#out.emit({ type: 'action_finished', runId, stepIndex, resultId, outcome, ...named });
     if (executed.child) {
-      step.childRunId = executed.child.runId;
+      if (ran !== null) step.childRunId = ran;
       step.usage = addUsage(step.usage ?? NO_USAGE, executed.child.usage);
     }
     return this.#finishAction(step, outcome, completedRun);

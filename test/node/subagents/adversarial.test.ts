@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   agentTool,
+  childRunsOf,
   CorruptLogError,
   defineAgent,
   exportRun,
@@ -243,6 +244,22 @@ describe('a cancel through the parent when the child has moved on', () => {
  */
 function mixedParent(store: RunStore, opts: { readonly sendGated: boolean }) {
   const f = family({ store });
+  const research = agentTool({
+    name: 'research',
+    description: 'Research with a sub-agent.',
+    parameters: { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] },
+    agent: f.child,
+    request: (args) => ({ goal: String(args['question']) }),
+  });
+  return { ...mixedParentWith(store, research, opts), notes: f.notes };
+}
+
+/** The same parent with `research` as given. */
+function mixedParentWith(
+  store: RunStore,
+  research: ToolSpec,
+  opts: { readonly sendGated: boolean } = { sendGated: false },
+) {
   const sent: string[] = [];
   const send: ToolSpec = {
     name: 'send',
@@ -255,13 +272,6 @@ function mixedParent(store: RunStore, opts: { readonly sendGated: boolean }) {
       return 'sent';
     },
   };
-  const research = agentTool({
-    name: 'research',
-    description: 'Research with a sub-agent.',
-    parameters: { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] },
-    agent: f.child,
-    request: (args) => ({ goal: String(args['question']) }),
-  });
   const tools = ToolRegistry.of([research, send]);
   const both: ModelReply = {
     callId: null,
@@ -280,7 +290,7 @@ function mixedParent(store: RunStore, opts: { readonly sendGated: boolean }) {
     syntheticObservations: SYNTHETIC,
     defaults: defaults(tools, { parallelToolCalls: 2 }),
   });
-  return { parent, sent, notes: f.notes };
+  return { parent, sent };
 }
 
 describe('a cancel of a gate or a settlement in a step with several calls', () => {
@@ -330,5 +340,200 @@ describe('a cancel of a gate or a settlement in a step with several calls', () =
     expect(readRunLog(await inner.readLog('cx2.s0.a0')).ended?.stopReason).toBe('cancelled');
     expect(m.notes).toEqual([]);
     expect(m.sent).toEqual(['ana']);
+  });
+});
+
+describe('sub-agents at the edges that hold', () => {
+  it('a child settling its model call: the parent refuses executed and carries retry', async () => {
+    const inner = new InMemoryStore();
+    let lose = true;
+    // The child's first model result is lost: its call (policy never) is in flight.
+    const lossy: RunStore = new Proxy(inner, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver);
+        if (typeof value !== 'function') return value;
+        if (key !== 'result' && key !== 'resultAndIntent') return value.bind(target);
+        return async (runId: string, ...rest: unknown[]) => {
+          if (lose && runId === 'st1.s0.action') {
+            lose = false;
+            throw new Error('lost');
+          }
+          return value.apply(target, [runId, ...rest]);
+        };
+      },
+    });
+    const f = family({ store: lossy, noteNeedsApproval: false });
+    const child = defineAgent({ ...f.child, defaults: { ...f.child.defaults, modelReplayPolicy: 'never' } });
+    const tools = ToolRegistry.of([
+      agentTool({
+        name: 'research',
+        description: 'r',
+        parameters: { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] },
+        agent: child,
+        request: (args) => ({ goal: String(args['question']) }),
+      }),
+    ]);
+    const req = { runId: 'st1', goal: 'x', tools, executor: tools.executor() };
+    await expect(run(f.parent, req)).rejects.toBeInstanceOf(StoreError);
+    const asked = await resume(f.parent, req);
+    expect(asked.pending?.resultId).toBe('s0.c0');
+    expect(asked.pending?.child?.request).toMatchObject({ kind: 'settle', target: 'model_call', decision: null });
+    await expect(
+      resume(f.parent, req, { input: { kind: 'executed', resultId: 's0.c0', observation: 'x' } }),
+    ).rejects.toThrow(/settle request of a model call \(of sub-agent run "st1.s0.action"\) accepts retry, cancel/);
+    const done = await resume(f.parent, req, { input: { kind: 'retry', resultId: 's0.c0' } });
+    expect(done.finalAnswer).toBe('parent done');
+    expect(done.trajectory[0]?.observation).toBe('the answer is 42');
+  });
+
+  it('a gated agentTool asks its approval first (s0.input), then the child its own (s0.c0); events name the child', async () => {
+    const f = family();
+    const tools = ToolRegistry.of([
+      agentTool({
+        name: 'research',
+        description: 'r',
+        parameters: { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] },
+        agent: f.child,
+        request: (args) => ({ goal: String(args['question']) }),
+        needsApproval: true,
+      }),
+    ]);
+    const req = { runId: 'g1', goal: 'x', tools, executor: tools.executor() };
+    const a = await run(f.parent, req);
+    expect(a.pending?.resultId).toBe('s0.input');
+    expect(await f.store.readLog('g1.s0.action')).toEqual([]);
+    const b = await resume(f.parent, req, { input: { kind: 'approve', resultId: 's0.input' } });
+    expect(b.pending?.resultId).toBe('s0.c0');
+    const c = await resume(f.parent, req, { input: { kind: 'approve', resultId: 's0.c0' } });
+    expect(c.finalAnswer).toBe('parent done');
+    expect(f.notes).toEqual(['found it']);
+    const events = f.parentSink.events;
+    const requested = events.filter((e) => e.type === 'input_requested');
+    expect(requested.map((e) => e.type === 'input_requested' && e.request.child?.request.resultId)).toEqual([
+      undefined,
+      's0.input',
+    ]);
+    const started = events.filter((e) => e.type === 'action_started');
+    expect(started.map((e) => e.type === 'action_started' && [e.childRunId, e.replayed])).toEqual([
+      ['g1.s0.action', false],
+      ['g1.s0.action', true],
+    ]);
+    const finished = events.filter((e) => e.type === 'action_finished');
+    expect(finished.map((e) => e.type === 'action_finished' && e.childRunId)).toEqual(['g1.s0.action']);
+  });
+
+  it("the child's tokens count against the parent's token budget", async () => {
+    const f = family({ noteNeedsApproval: false, childUsage: { inputTokens: 50, outputTokens: 50 } });
+    const r = await run(f.parent, {
+      runId: 'tk1',
+      goal: 'x',
+      budget: { maxSteps: 10, maxValidActions: 10, maxContextChars: 100_000, maxTotalTokens: 100 },
+    });
+    expect(r.stopReason).toBe('max_tokens');
+    expect(r.usage.inputTokens + r.usage.outputTokens).toBe(200);
+  });
+
+  it('a second driver of the parent while the first runs its child is refused; the child runs once', async () => {
+    const f = family({ noteNeedsApproval: false });
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let childCalls = 0;
+    const slow = defineAgent({
+      ...f.child,
+      model: scriptedModel(async (call) => {
+        childCalls++;
+        await gate;
+        return { callId: null, text: call.callSeq === 0 ? '{"final":"slow answer"}' : 'x', reasoning: null };
+      }),
+    });
+    const tools = ToolRegistry.of([
+      agentTool({
+        name: 'research',
+        description: 'r',
+        parameters: { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] },
+        agent: slow,
+        request: (args) => ({ goal: String(args['question']) }),
+      }),
+    ]);
+    const req = { runId: 'two', goal: 'x', tools, executor: tools.executor() };
+    const first = run(f.parent, req);
+    while (childCalls === 0) await new Promise((r) => setTimeout(r, 1));
+    await expect(resume(f.parent, req)).rejects.toThrow(/being driven by another/);
+    release();
+    expect((await first).finalAnswer).toBe('parent done');
+    expect(childCalls).toBe(1);
+  });
+
+  it('a child whose model never answers (and ignores the signal): the parent cancelled settles, the child ends cancelled', async () => {
+    const f = family();
+    let called: () => void = () => undefined;
+    const inCall = new Promise<void>((resolve) => {
+      called = resolve;
+    });
+    const stuck = defineAgent({
+      ...f.child,
+      model: scriptedModel(() => {
+        called();
+        return new Promise<never>(() => undefined);
+      }),
+    });
+    const tools = ToolRegistry.of([
+      agentTool({
+        name: 'research',
+        description: 'r',
+        parameters: { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] },
+        agent: stuck,
+        request: (args) => ({ goal: String(args['question']) }),
+      }),
+    ]);
+    const controller = new AbortController();
+    const running = run(
+      f.parent,
+      { runId: 'stk', goal: 'x', tools, executor: tools.executor() },
+      {
+        signal: controller.signal,
+      },
+    );
+    await inCall;
+    controller.abort(new Error('stop now'));
+    await expect(running).rejects.toThrow('stop now');
+    expect(readRunLog(await f.store.readLog('stk.s0.action')).ended?.stopReason).toBe('cancelled');
+    expect(readRunLog(await f.store.readLog('stk')).ended?.stopReason).toBe('cancelled');
+  });
+});
+
+describe('a sub-agent call that starts no child run', () => {
+  it('names no child run in its events when its arguments are invalid', async () => {
+    const f = family({ parentScript: ['{"tool":"research","args":{}}', '{"final":"x"}'] });
+    const r = await run(f.parent, { runId: 'nc1', goal: 'x' });
+    expect(r.trajectory[0]?.actionStatus).toBe('not_executed');
+    const named = f.parentSink.events.filter((e) => 'childRunId' in e);
+    expect(named).toEqual([]);
+  });
+
+  it('names no child run in its step, its call records or action_finished when the request function throws', async () => {
+    const f = family();
+    const throwing = agentTool({
+      name: 'research',
+      description: 'r',
+      parameters: { type: 'object' },
+      agent: f.child,
+      request: () => {
+        throw new Error('no request for that');
+      },
+    });
+    const tools = ToolRegistry.of([throwing]);
+    const r = await run(f.parent, { runId: 'nc2', goal: 'x', tools, executor: tools.executor() });
+    expect(r.trajectory[0]?.observation).toBe('Error: no request for that');
+    expect(r.trajectory[0]?.childRunId).toBeUndefined();
+    expect(childRunsOf(readRunLog(await f.store.readLog('nc2')))).toEqual([]);
+    const finished = f.parentSink.events.filter((e) => e.type === 'action_finished');
+    expect(finished.map((e) => 'childRunId' in e)).toEqual([false]);
+    // In a step with several calls: no childRunId on the call_result or the step's call records.
+    const m = mixedParentWith(new InMemoryStore(), throwing);
+    const r2 = await run(m.parent, { runId: 'nc3', goal: 'x' });
+    expect(r2.trajectory[0]?.calls?.map((c) => c.childRunId)).toEqual([undefined, undefined]);
   });
 });
