@@ -99,23 +99,11 @@ async function runChild(
   // Whether the child's run was asked for (before that, nothing of it can exist).
   let reached = false;
   try {
-    const depth = runDepthOf(runId);
-    if (depth > MAX_RUN_DEPTH)
-      throw new InvalidRequestError(
-        `a sub-agent run ${depth} levels below run ${JSON.stringify(topRunOf(runId))} is not started: ` +
-          `sub-agents nest at most ${MAX_RUN_DEPTH} levels deep`,
-      );
-    const given = requestOf(args, { runId });
-    if (typeof given !== 'object' || given === null)
-      throw new InvalidRequestError('the request function of a sub-agent must return a request object');
-    if (given.runId !== undefined && given.runId !== runId) {
-      throw new InvalidRequestError(
-        `a sub-agent's run id is ${JSON.stringify(runId)} (its parent's run and call); ` +
-          `the request function gave ${JSON.stringify(given.runId)}`,
-      );
-    }
+    const req = childRequest(requestOf, args, runId);
     reached = true;
-    result = await startOrResume(agent, { ...given, runId }, signal, ctx);
+    const found = await startOrResume(agent, req, signal, ctx);
+    if (found === null) return { kind: 'ended', runId: null, observation: 'Cancelled.', usage: NO_TOKENS };
+    result = found;
     if (result.stopReason === 'awaiting_input' && result.pending) {
       const { pending } = result;
       if (depthOf(pending) >= MAX_DEPTH)
@@ -132,10 +120,12 @@ async function runChild(
     // child only when it has a log (a request refused before its first record started none).
     const ran = reached && (await childLog(agent, runId)).length > 0;
     const observation = describeError(e);
-    return { kind: 'ended', runId: ran ? runId : null, observation, usage: { inputTokens: 0, outputTokens: 0 } };
+    return { kind: 'ended', runId: ran ? runId : null, observation, usage: NO_TOKENS };
   }
   return { kind: 'ended', runId, observation: observationOf(result), usage: result.usage };
 }
+
+const NO_TOKENS = Object.freeze({ inputTokens: 0, outputTokens: 0 });
 
 /**
  * How deep sub-agents' requests may nest: each level is a record inside a record, and a log must
@@ -172,6 +162,26 @@ function topRunOf(runId: string): string {
   return id;
 }
 
+/** The child's request for this call, or why there is none (the call's observation). */
+function childRequest(requestOf: AgentToolOptions['request'], args: JsonObject, runId: string): RunRequestInput {
+  const depth = runDepthOf(runId);
+  if (depth > MAX_RUN_DEPTH)
+    throw new InvalidRequestError(
+      `a sub-agent run ${depth} levels below run ${JSON.stringify(topRunOf(runId))} is not started: ` +
+        `sub-agents nest at most ${MAX_RUN_DEPTH} levels deep`,
+    );
+  const given = requestOf(args, { runId });
+  if (typeof given !== 'object' || given === null)
+    throw new InvalidRequestError('the request function of a sub-agent must return a request object');
+  if (given.runId !== undefined && given.runId !== runId) {
+    throw new InvalidRequestError(
+      `a sub-agent's run id is ${JSON.stringify(runId)} (its parent's run and call); ` +
+        `the request function gave ${JSON.stringify(given.runId)}`,
+    );
+  }
+  return { ...given, runId };
+}
+
 /** The child's log; a failed read is the child's store failing (it ends the parent, which stays resumable). */
 async function childLog(agent: AgentDefinition, runId: string): Promise<readonly LogRecord[]> {
   try {
@@ -198,7 +208,7 @@ async function startOrResume(
   req: RunRequestInput,
   signal: AbortSignal,
   ctx: ChildContext,
-): Promise<RunResult> {
+): Promise<RunResult | null> {
   const { answer } = ctx;
   // A deploy that upgraded the parent upgrades the child it resumes (an unchanged child writes nothing).
   const upgrade = ctx.upgrade === null ? {} : { upgrade: ctx.upgrade };
@@ -212,25 +222,31 @@ async function startOrResume(
     return resumeChild(agent, req, opts);
   }
   const result = await deliver(agent, req, answer, opts);
+  if (result === null) return null;
   // A person who cancelled meant the child's work, whatever it asks now: a child that had moved on
   // (answered elsewhere, or asked again) hears the cancel on the question it holds open.
   if (answer.reply.kind !== 'cancel' || result.stopReason !== 'awaiting_input' || !result.pending) return result;
   return resumeChild(agent, req, { ...opts, input: { kind: 'cancel', resultId: result.pending.resultId } });
 }
 
-/** Carry the parent's reply to the child's very request, or resume the child without it when that is no longer open. */
+/**
+ * Carry the parent's reply to the child's very request, or resume the child without it when that is
+ * no longer open. Null for a cancel of a child that has no log here.
+ */
 async function deliver(
   agent: AgentDefinition,
   req: RunRequestInput,
   answer: ChildAnswer,
   opts: ResumeOptions,
-): Promise<RunResult> {
+): Promise<RunResult | null> {
   const { asked } = answer;
   const input = { ...answer.reply, resultId: asked.request.resultId };
   const log = await childLog(agent, req.runId);
   // The parent holds the child's request, so the child has a log: one that is not there was lost or
   // left behind (a parent imported without it). Starting the child afresh would run again what it
-  // had done and drop the person's reply; the parent waits, resumable, until the log is back.
+  // had done and drop the person's reply; the parent waits, resumable, until the log is back. A
+  // cancel needs no child: nothing runs, and the parent ends (null: no child run to report).
+  if (log.length === 0 && answer.reply.kind === 'cancel') return null;
   if (log.length === 0)
     throw new StoreError(
       req.runId,

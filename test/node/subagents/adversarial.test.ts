@@ -131,6 +131,18 @@ describe('a forged child request on an action that runs no sub-agent', () => {
 });
 
 describe('a parent moved to another store without its child', () => {
+  it('can still be cancelled: the parent ends cancelled, and no child run is started to hear it', async () => {
+    const f = family();
+    await run(f.parent, { runId: 'mv2', goal: 'find it' });
+    const elsewhere = new InMemoryStore();
+    await importRun(elsewhere, 'mv2', await exportRun(f.store, 'mv2'));
+    const g = family({ store: elsewhere });
+    const r = await resume(g.parent, 'mv2', { input: { kind: 'cancel', resultId: 's0.c0' } });
+    expect(r.stopReason).toBe('cancelled');
+    expect(await elsewhere.readLog('mv2.s0.action')).toEqual([]);
+    expect(g.childSink.events).toEqual([]);
+  });
+
   it("is refused with a store error naming the child's missing log; the child is not started afresh", async () => {
     const f = family();
     const first = await run(f.parent, { runId: 'mv1', goal: 'find it' });
