@@ -15,6 +15,7 @@ import type { AgentDefinition, ResumeOptions, RunRequestInput } from './request.
 import { readRunLog } from './run-log.ts';
 import { storedResult } from './step-record.ts';
 import { resume, run } from './run.ts';
+import { isThenable } from './seam-values.ts';
 import type { ToolContext, ToolSpec } from './tools.ts';
 import type { InputRequest, JsonObject, LogRecord, RunResult } from './types.ts';
 
@@ -170,16 +171,24 @@ function childRequest(requestOf: AgentToolOptions['request'], args: JsonObject, 
       `a sub-agent run ${depth} levels below run ${JSON.stringify(topRunOf(runId))} is not started: ` +
         `sub-agents nest at most ${MAX_RUN_DEPTH} levels deep`,
     );
-  const given = requestOf(args, { runId });
-  if (typeof given !== 'object' || given === null)
-    throw new InvalidRequestError('the request function of a sub-agent must return a request object');
-  if (given.runId !== undefined && given.runId !== runId) {
+  const given: unknown = requestOf(args, { runId });
+  if (isThenable(given)) {
+    // An async request function: its rejection would go unhandled (and end a Node process).
+    Promise.resolve(given).catch(() => undefined);
     throw new InvalidRequestError(
-      `a sub-agent's run id is ${JSON.stringify(runId)} (its parent's run and call); ` +
-        `the request function gave ${JSON.stringify(given.runId)}`,
+      'the request function of a sub-agent must return a request object, not a promise (it is called on every replay)',
     );
   }
-  return { ...given, runId };
+  if (typeof given !== 'object' || given === null)
+    throw new InvalidRequestError('the request function of a sub-agent must return a request object');
+  const request = given as ChildRequestInput;
+  if (request.runId !== undefined && request.runId !== runId) {
+    throw new InvalidRequestError(
+      `a sub-agent's run id is ${JSON.stringify(runId)} (its parent's run and call); ` +
+        `the request function gave ${JSON.stringify(request.runId)}`,
+    );
+  }
+  return { ...request, runId };
 }
 
 /** The child's log; a failed read is the child's store failing (it ends the parent, which stays resumable). */

@@ -549,3 +549,32 @@ describe('a sub-agent call that starts no child run', () => {
     expect(r2.trajectory[0]?.calls?.map((c) => c.childRunId)).toEqual([undefined, undefined]);
   });
 });
+
+describe('a request function that returns a promise', () => {
+  it('is the observation saying so, and its rejection is not left unhandled', async () => {
+    const f = family();
+    const tools = ToolRegistry.of([
+      agentTool({
+        name: 'research',
+        description: 'r',
+        parameters: { type: 'object' },
+        agent: f.child,
+        request: (async () => {
+          throw new Error('async request failed');
+        }) as never,
+      }),
+    ]);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown): void => void unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const r = await run(f.parent, { runId: 'pr1', goal: 'x', tools, executor: tools.executor() });
+      expect(r.trajectory[0]?.observation).toMatch(/must return a request object, not a promise/);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+    expect(unhandled).toEqual([]);
+    expect(await f.store.readLog('pr1.s0.action')).toEqual([]);
+  });
+});
