@@ -578,3 +578,80 @@ describe('a request function that returns a promise', () => {
     expect(await f.store.readLog('pr1.s0.action')).toEqual([]);
   });
 });
+
+describe('forged parent logs the checker refuses', () => {
+  /** The parent's log as NDJSON with `edit` applied to its records. */
+  async function forged(store: RunStore, runId: string, edit: (log: LogRecord[]) => unknown[]): Promise<string> {
+    const lines = edit([...(await store.readLog(runId))]);
+    return lines.map((r) => `${JSON.stringify(r)}\n`).join('');
+  }
+  const refused = async (text: string, runId: string, why: RegExp): Promise<void> => {
+    const target = new InMemoryStore();
+    await expect(importRun(target, runId, text)).rejects.toThrow(why);
+    expect(await target.readLog(runId)).toEqual([]);
+  };
+  const editChild = (log: LogRecord[], fn: (rec: Record<string, unknown>) => unknown): unknown[] =>
+    log.map((r) => (r.kind === 'input_request' && r.request.kind === 'child' ? fn(r as never) : r));
+
+  it('a repeat that is negative or not an integer, and a child on a request of another kind', async () => {
+    const f = family();
+    await run(f.parent, { runId: 'fl1', goal: 'x' });
+    const withChild = (child: (c: Record<string, unknown>) => unknown, kind = 'child') =>
+      forged(f.store, 'fl1', (log) =>
+        editChild(log, (r) => {
+          const q = r['request'] as Record<string, unknown>;
+          return { ...r, request: { ...q, kind, child: child(q['child'] as Record<string, unknown>) } };
+        }),
+      );
+    await refused(await withChild((c) => ({ ...c, repeat: -1 })), 'fl1', /child must hold/);
+    await refused(await withChild((c) => ({ ...c, repeat: 1.5 })), 'fl1', /child must hold/);
+    await refused(await withChild((c) => c, 'approval'), 'fl1', /belongs to a request of kind child/);
+  });
+
+  it("a call's result while its sub-agent's request is open, and a sub-agent's request before the step's gates are answered", async () => {
+    const store = new InMemoryStore();
+    const b = mixedParent(store, { sendGated: false });
+    await run(b.parent, { runId: 'fl2', goal: 'x' });
+    const log = await store.readLog('fl2');
+    const asked = log.find((r) => r.kind === 'input_request') as InputRequestRecord;
+    expect(asked.resultId).toBe('s0.a0.c0');
+    const result = log.find((r) => r.kind === 'call_result') as LogRecord;
+    const early = { ...result, resultId: 's0.a0' };
+    // s0.a0's call_result while s0.a0.c0 is open.
+    await refused(await forged(store, 'fl2', (l) => [...l, early]), 'fl2', /while its sub-agent's request/);
+    // With send gated: a child request written while the gate s0.a1.input is unanswered.
+    const gatedStore = new InMemoryStore();
+    const g = mixedParent(gatedStore, { sendGated: true });
+    const paused = await run(g.parent, { runId: 'fl2', goal: 'x' });
+    expect(paused.pending?.resultId).toBe('s0.a1.input');
+    await refused(await forged(gatedStore, 'fl2', (l) => [...l, asked]), 'fl2', /while a request of its step is open/);
+  });
+});
+
+describe('a forged reply of a kind the innermost request does not accept', () => {
+  it('makes the log corrupt: resume refuses it and nothing runs in the child', async () => {
+    const f = family();
+    await run(f.parent, { runId: 'fk1', goal: 'x' });
+    const reply = { kind: 'executed', resultId: 's0.c0', observation: 'forged' };
+    await f.store.input('fk1', {
+      kind: 'input',
+      v: RECORD_VERSION,
+      stepIndex: 0,
+      resultId: 's0.c0',
+      reply,
+      receivedAt: new Date().toISOString(),
+    } as never);
+    await expect(resume(f.parent, 'fk1')).rejects.toThrow(/input for s0.c0: a child request does not accept executed/);
+    expect(f.notes).toEqual([]);
+    expect(readRunLog(await f.store.readLog('fk1.s0.action')).pending?.resultId).toBe('s0.input');
+  });
+});
+
+describe('a child that ends by a completing tool', () => {
+  it.todo(
+    "gives the parent the completing tool's observation: a child that ends tool_completed (or env_completed) " +
+      'now gives "The sub-agent run … ended without a final answer (tool_completed) after 1 step.", ' +
+      "so what the completing tool returned (a report, a ticket id) never reaches the parent's model, and a " +
+      'successful end reads as a failure (src/core/agent-tool.ts observationOf)',
+  );
+});
