@@ -208,7 +208,7 @@ function demoDefaults(real: boolean, opts: Options): AgentDefaults {
   return {
     budget: real
       ? { maxSteps: 40, maxValidActions: 40, maxContextChars: 400_000 }
-      : { maxSteps: 200, maxValidActions: 200, maxContextChars: 5_000_000 },
+      : { maxSteps: 400, maxValidActions: 400, maxContextChars: 8_000_000 },
     executor: tools.executor(),
     tools,
     context: { run: [{ role: 'system', content: [{ type: 'text', text: system }] }] },
