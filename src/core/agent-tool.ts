@@ -113,6 +113,7 @@ async function runChild(
         );
       const repeat = (await requestsOf(agent, runId, pending.resultId)) - 1;
       const child = { runId, request: pending, ...(repeat > 0 ? { repeat } : {}) };
+      if (signal.aborted) await cancelPaused(agent, req, pending, ctx);
       return { kind: 'paused', child, usage: result.usage };
     }
   } catch (e) {
@@ -161,6 +162,23 @@ function topRunOf(runId: string): string {
   let id = runId;
   while (CHILD_SUFFIX.test(id)) id = id.replace(CHILD_SUFFIX, '');
   return id;
+}
+
+/**
+ * The parent was cancelled while its child paused (the abort came as the child wrote its question):
+ * no one will be shown that question, so the child hears the cancel and ends too. Then the abort.
+ */
+async function cancelPaused(
+  agent: AgentDefinition,
+  req: RunRequestInput,
+  pending: InputRequest,
+  ctx: ChildContext,
+): Promise<never> {
+  const upgrade = ctx.upgrade === null ? {} : { upgrade: ctx.upgrade };
+  const input = { kind: 'cancel' as const, resultId: pending.resultId };
+  // No signal: the parent has one aborted already, and bounds how long it waits for this.
+  await resumeChild(agent, req, { input, ...upgrade }).catch(() => undefined);
+  throw ctx.signal.reason;
 }
 
 /** The child's request for this call, or why there is none (the call's observation). */

@@ -633,7 +633,7 @@ describe('a forged reply of a kind the innermost request does not accept', () =>
     const f = family();
     await run(f.parent, { runId: 'fk1', goal: 'x' });
     const reply = { kind: 'executed', resultId: 's0.c0', observation: 'forged' };
-    await f.store.input('fk1', {
+    await f.store.input?.('fk1', {
       kind: 'input',
       v: RECORD_VERSION,
       stepIndex: 0,
@@ -654,4 +654,28 @@ describe('a child that ends by a completing tool', () => {
       "so what the completing tool returned (a report, a ticket id) never reaches the parent's model, and a " +
       'successful end reads as a failure (src/core/agent-tool.ts observationOf)',
   );
+});
+
+describe('a parent cancelled while its child writes its question', () => {
+  it('ends the child cancelled too, not waiting for a reply no one can give', async () => {
+    const inner = new InMemoryStore();
+    const controller = new AbortController();
+    // The abort lands while the child's input request is being written: the child pauses all the same.
+    const racing: RunStore = new Proxy(inner, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver);
+        if (typeof value !== 'function') return value;
+        if (key !== 'inputRequest') return value.bind(target);
+        return async (runId: string, ...rest: unknown[]) => {
+          if (runId === 'cw1.s0.action') controller.abort(new Error('stop'));
+          return value.apply(target, [runId, ...rest]);
+        };
+      },
+    });
+    const f = family({ store: racing });
+    await expect(run(f.parent, { runId: 'cw1', goal: 'x' }, { signal: controller.signal })).rejects.toThrow('stop');
+    expect(readRunLog(await inner.readLog('cw1')).ended?.stopReason).toBe('cancelled');
+    expect(readRunLog(await inner.readLog('cw1.s0.action')).ended?.stopReason).toBe('cancelled');
+    expect(f.notes).toEqual([]);
+  });
 });
