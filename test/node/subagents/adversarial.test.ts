@@ -679,3 +679,34 @@ describe('a parent cancelled while its child writes its question', () => {
     expect(f.notes).toEqual([]);
   });
 });
+
+describe('a parent resumed with a reply after its child was driven directly', () => {
+  it("asks the child's new question as its next request; the old reply is not applied to it", async () => {
+    const twice = ['{"tool":"note","args":{"text":"one"}}', '{"tool":"note","args":{"text":"two"}}', '{"final":"x"}'];
+    const f = family({ childScript: twice });
+    await run(f.parent, { runId: 'dd1', goal: 'x' });
+    await resume(f.child, 'dd1.s0.action', { input: { kind: 'approve', resultId: 's0.input' } });
+    const r = await resume(f.parent, 'dd1', { input: { kind: 'approve', resultId: 's0.c0' } });
+    expect(r.pending?.resultId).toBe('s0.c1');
+    expect(r.pending?.child?.request.resultId).toBe('s1.input');
+    expect(f.notes).toEqual(['one']);
+  });
+});
+
+describe('a parent on a store without input methods whose child pauses', () => {
+  it('rejects with a StoreError naming inputRequest, as a gate of its own would; the child keeps its question', async () => {
+    const inner = new InMemoryStore();
+    const legacy: RunStore = new Proxy(inner, {
+      get(target, key, receiver) {
+        if (key === 'inputRequest' || key === 'input') return undefined;
+        const value = Reflect.get(target, key, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const f = family({ store: inner });
+    const parent = defineAgent({ ...f.parent, store: legacy });
+    await expect(run(parent, { runId: 'lg1', goal: 'x' })).rejects.toThrow(/inputRequest/);
+    expect(readRunLog(await inner.readLog('lg1.s0.action')).pending?.resultId).toBe('s0.input');
+    expect(f.notes).toEqual([]);
+  });
+});
