@@ -158,12 +158,6 @@ function runDepthOf(runId: string): number {
   return depth;
 }
 
-function topRunOf(runId: string): string {
-  let id = runId;
-  while (CHILD_SUFFIX.test(id)) id = id.replace(CHILD_SUFFIX, '');
-  return id;
-}
-
 /**
  * The parent was cancelled while its child paused (the abort came as the child wrote its question):
  * no one will be shown that question, so the child hears the cancel and ends too. Then the abort.
@@ -183,22 +177,15 @@ async function cancelPaused(
 
 /** The child's request for this call, or why there is none (the call's observation). */
 function childRequest(requestOf: AgentToolOptions['request'], args: JsonObject, runId: string): RunRequestInput {
-  const depth = runDepthOf(runId);
-  if (depth > MAX_RUN_DEPTH)
-    throw new InvalidRequestError(
-      `a sub-agent run ${depth} levels below run ${JSON.stringify(topRunOf(runId))} is not started: ` +
-        `sub-agents nest at most ${MAX_RUN_DEPTH} levels deep`,
-    );
+  if (runDepthOf(runId) > MAX_RUN_DEPTH)
+    throw new InvalidRequestError(`a sub-agent is not started: sub-agents nest at most ${MAX_RUN_DEPTH} levels deep`);
   const given: unknown = requestOf(args, { runId });
   if (isThenable(given)) {
     // An async request function: its rejection would go unhandled (and end a Node process).
     Promise.resolve(given).catch(() => undefined);
-    throw new InvalidRequestError(
-      'the request function of a sub-agent must return a request object, not a promise (it is called on every replay)',
-    );
+    throw new InvalidRequestError('the request function of a sub-agent must return a request object, not a promise');
   }
-  if (typeof given !== 'object' || given === null)
-    throw new InvalidRequestError('the request function of a sub-agent must return a request object');
+  if (typeof given !== 'object' || given === null) throw new InvalidRequestError(MUST_RETURN);
   const request = given as ChildRequestInput;
   if (request.runId !== undefined && request.runId !== runId) {
     throw new InvalidRequestError(
@@ -279,9 +266,7 @@ async function deliver(
       req.runId,
       'readLog',
       new Error(
-        `the sub-agent run has no log in its store, though its parent holds its request as ` +
-          `${JSON.stringify(answer.reply.resultId)}: bring the child's log to its store (exportRun, importRun) ` +
-          'and resume the parent',
+        `no log, though its parent holds its request ${answer.reply.resultId}: import it, then resume the parent`,
       ),
     );
   // The reply is for the request the parent showed, not a later one of the same id: a settlement
