@@ -14,7 +14,8 @@ import { tempDir } from '../../support/temp-dir.ts';
 const quiet = (): void => undefined;
 
 describe('the crash law of sub-agents over FileStore (a fresh directory per case)', () => {
-  it.each(SCENARIO_NAMES)(
+  // Two of the three scenarios (a child out of steps runs over memory, IndexedDB and Postgres): each case here fsyncs.
+  it.each(SCENARIO_NAMES.filter((s) => s !== 'unfinished'))(
     'ends the %s scenario crashed after every write of parent or child (lost, and landed) and resumed with the same replies as the uninterrupted run, both logs; each approved note exactly once',
     async (scenario) => {
       const tmp = await tempDir('polyloop-sub-law-');
@@ -35,12 +36,12 @@ describe('the crash law of sub-agents over FileStore (a fresh directory per case
     const result = await subAgentsDoubleCrash({
       scenario: 'approval',
       newStore: () => new FileStore({ dir: `${tmp}/case-${dirs++}`, onWarning: quiet }),
-      // Every third write of each run as the first crash, every third of the resume as the second.
-      every: 3,
-      stride: 3,
+      // Every fifth write of each run as the first crash, every fifth of the resume as the second.
+      every: 5,
+      stride: 5,
     });
     expect(result.problems).toEqual([]);
-    expect(result.pairs).toBeGreaterThan(20);
+    expect(result.pairs).toBeGreaterThan(8);
     if (process.env['POLYLOOP_REPORT']) console.log(`${result.pairs} crash pairs, ${result.settled} settlements`);
   }, 120_000);
 });
