@@ -185,7 +185,8 @@ function childRequest(requestOf: AgentToolOptions['request'], args: JsonObject, 
     Promise.resolve(given).catch(() => undefined);
     throw new InvalidRequestError('the request function of a sub-agent must return a request object, not a promise');
   }
-  if (typeof given !== 'object' || given === null) throw new InvalidRequestError(MUST_RETURN);
+  if (typeof given !== 'object' || given === null)
+    throw new InvalidRequestError('the request function of a sub-agent must return a request object');
   const request = given as ChildRequestInput;
   if (request.runId !== undefined && request.runId !== runId) {
     throw new InvalidRequestError(
