@@ -710,3 +710,22 @@ describe('a parent on a store without input methods whose child pauses', () => {
     expect(f.notes).toEqual([]);
   });
 });
+
+describe('a request function that returns no object', () => {
+  it('is the observation saying it must return a request object', async () => {
+    const f = family();
+    const tools = ToolRegistry.of([
+      agentTool({
+        name: 'research',
+        description: 'r',
+        parameters: { type: 'object' },
+        agent: f.child,
+        request: (() => 42) as never,
+      }),
+    ]);
+    const r = await run(f.parent, { runId: 'no1', goal: 'x', tools, executor: tools.executor() });
+    expect(r.trajectory[0]?.observation).toBe(
+      'InvalidRequestError: the request function of a sub-agent must return a request object',
+    );
+  });
+});
