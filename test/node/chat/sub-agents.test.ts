@@ -20,7 +20,9 @@ import {
   SimulatedCrashError,
 } from '../../../src/testing/index.ts';
 import { interceptWrites } from '../../../src/testing/faulty-store.ts';
-import { family } from '../subagents/family.ts';
+import { defaultsFor, family, SYNTHETIC } from '../subagents/family.ts';
+
+const BUDGET = { maxSteps: 10, maxValidActions: 10, maxContextChars: 100_000 };
 import type { Family } from '../subagents/family.ts';
 import { textOf, toolPart, UiChat } from './fixtures.ts';
 
@@ -281,18 +283,8 @@ describe("a sub-agent's settlement and the parts' replies", () => {
 
 /** A parent whose `helper` tool runs a child that asks the person a question (`ask`, answered by a person). */
 function askingFamily(store: RunStore): AgentDefinition {
-  const defaults = (tools: ToolRegistry) => ({
-    tools,
-    executor: tools.executor(),
-    budget: { maxSteps: 10, maxValidActions: 10, maxContextChars: 100_000 },
-    injections: {},
-    modelBinding: {},
-    modelReplayPolicy: 'safe' as const,
-    observationTemplate: '{observation}',
-    toolRenderStyle: 'none' as const,
-    cancelGraceMs: 2_000,
-  });
-  const synthetic = { notExecuted: 'The action was not executed.', envError: 'The environment failed.' };
+  const defaults = (tools: ToolRegistry) => defaultsFor(tools, { budget: BUDGET });
+  const synthetic = SYNTHETIC;
   const ask = {
     name: 'ask',
     description: 'Ask the person.',

@@ -28,24 +28,11 @@ import type {
 } from '../../../src/core/index.ts';
 import { nativeToolInterpreter } from '../../../src/adapters/tool-interpreter.ts';
 import { collectingSink, jsonActionInterpreter, scriptedModel } from '../../../src/testing/index.ts';
-import { family } from './family.ts';
+import { defaultsFor, family, SYNTHETIC } from './family.ts';
 
-const SYNTHETIC = { notExecuted: 'The action was not executed.', envError: 'The environment failed.' } as const;
-
-function defaults(tools: ToolRegistry, extra: Record<string, unknown> = {}) {
-  return {
-    tools,
-    executor: tools.executor(),
-    budget: { maxSteps: 10, maxValidActions: 10, maxContextChars: 100_000 },
-    injections: {},
-    modelBinding: {},
-    modelReplayPolicy: 'safe' as const,
-    observationTemplate: '{observation}',
-    toolRenderStyle: 'none' as const,
-    cancelGraceMs: 2_000,
-    ...extra,
-  };
-}
+const BUDGET = { maxSteps: 10, maxValidActions: 10, maxContextChars: 100_000 };
+const defaults = (tools: ToolRegistry, extra: Record<string, unknown> = {}) =>
+  defaultsFor(tools, { budget: BUDGET, ...extra });
 
 /** A store whose `op` fails once (the write never lands), then works. */
 function failingOnce(inner: RunStore, op: string): RunStore {

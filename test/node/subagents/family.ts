@@ -5,7 +5,7 @@ import type { AgentDefinition, ModelReply, RunStore, ToolCallRequest, ToolSpec }
 import { collectingSink, jsonActionInterpreter, scriptedModel } from '../../../src/testing/index.ts';
 import type { CollectingSink } from '../../../src/testing/index.ts';
 
-const SYNTHETIC = { notExecuted: 'The action was not executed.', envError: 'The environment failed.' } as const;
+export const SYNTHETIC = { notExecuted: 'The action was not executed.', envError: 'The environment failed.' } as const;
 
 export type Family = {
   readonly parent: AgentDefinition;
@@ -117,7 +117,8 @@ export function family(opts: FamilyOptions = {}): Family {
   return { parent, child, store, notes, effects, parentSink, childSink };
 }
 
-function defaultsFor(tools: ToolRegistry) {
+/** The request fields every agent of these tests shares, with `tools` and its executor; `extra` overrides. */
+export function defaultsFor(tools: ToolRegistry, extra: Record<string, unknown> = {}) {
   return {
     tools,
     executor: tools.executor(),
@@ -128,5 +129,6 @@ function defaultsFor(tools: ToolRegistry) {
     observationTemplate: '{observation}',
     toolRenderStyle: 'none' as const,
     cancelGraceMs: 2_000,
+    ...extra,
   };
 }

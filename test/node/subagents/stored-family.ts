@@ -7,6 +7,7 @@
 import { agentTool, defineAgent, ToolRegistry } from '../../../src/core/index.ts';
 import type { AgentDefinition, RunStore, ToolSpec } from '../../../src/core/index.ts';
 import { jsonActionInterpreter, scriptedModel } from '../../../src/testing/index.ts';
+import { defaultsFor, SYNTHETIC } from './family.ts';
 
 export type StoredFamily = { readonly parent: AgentDefinition; readonly child: AgentDefinition };
 
@@ -20,7 +21,7 @@ export type StoredFamilyOptions = {
 /** The child: a note (approved by a person), then its answer. The parent: research, then its answer. */
 const CHILD_SCRIPT = ['{"tool":"note","args":{"text":"found it"}}', '{"final":"the answer is 42"}'];
 const PARENT_SCRIPT = ['{"tool":"research","args":{"question":"what is it?"}}', '{"final":"parent done"}'];
-const SYNTHETIC = { notExecuted: 'The action was not executed.', envError: 'The environment failed.' } as const;
+const BUDGET = { maxSteps: 10, maxValidActions: 10, maxContextChars: 100_000 };
 const SILENT = { params: { sink: 'none' }, deliver: () => undefined };
 
 export function storedFamily(opts: StoredFamilyOptions): StoredFamily {
@@ -39,7 +40,7 @@ export function storedFamily(opts: StoredFamilyOptions): StoredFamily {
     store: opts.childStore,
     events: SILENT,
     syntheticObservations: SYNTHETIC,
-    defaults: defaultsFor(childTools),
+    defaults: defaultsFor(childTools, { cancelGraceMs: 1_000, budget: BUDGET }),
   });
   const research = agentTool({
     name: 'research',
@@ -55,21 +56,7 @@ export function storedFamily(opts: StoredFamilyOptions): StoredFamily {
     store: opts.parentStore,
     events: SILENT,
     syntheticObservations: SYNTHETIC,
-    defaults: defaultsFor(parentTools),
+    defaults: defaultsFor(parentTools, { cancelGraceMs: 1_000, budget: BUDGET }),
   });
   return { parent, child };
-}
-
-function defaultsFor(tools: ToolRegistry) {
-  return {
-    tools,
-    executor: tools.executor(),
-    budget: { maxSteps: 10, maxValidActions: 10, maxContextChars: 100_000 },
-    injections: {},
-    modelBinding: {},
-    modelReplayPolicy: 'safe' as const,
-    observationTemplate: '{observation}',
-    toolRenderStyle: 'none' as const,
-    cancelGraceMs: 1_000,
-  };
 }

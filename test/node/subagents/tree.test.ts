@@ -18,24 +18,9 @@ import {
 } from '../../../src/core/index.ts';
 import type { AgentDefinition, ModelReply, RunStore, ToolSpec } from '../../../src/core/index.ts';
 import { collectingSink, jsonActionInterpreter, scriptedModel } from '../../../src/testing/index.ts';
-import { family, researchCalls } from './family.ts';
+import { defaultsFor, family, researchCalls, SYNTHETIC } from './family.ts';
 
-const SYNTHETIC = { notExecuted: 'The action was not executed.', envError: 'The environment failed.' } as const;
-
-function defaults(tools: ToolRegistry, extra: Record<string, unknown> = {}) {
-  return {
-    tools,
-    executor: tools.executor(),
-    budget: { maxSteps: 10, maxValidActions: 10, maxContextChars: 100_000 },
-    injections: {},
-    modelBinding: {},
-    modelReplayPolicy: 'safe' as const,
-    observationTemplate: '{observation}',
-    toolRenderStyle: 'none' as const,
-    cancelGraceMs: 5_000,
-    ...extra,
-  };
-}
+const BUDGET = { maxSteps: 10, maxValidActions: 10, maxContextChars: 100_000 };
 
 /** An agent on a JSON script whose only tool is `tool`. */
 function scripted(store: RunStore, script: readonly string[], tools: ToolSpec[], delayMs = 0): AgentDefinition {
@@ -46,7 +31,7 @@ function scripted(store: RunStore, script: readonly string[], tools: ToolSpec[],
     store,
     events: collectingSink(),
     syntheticObservations: SYNTHETIC,
-    defaults: defaults(registry),
+    defaults: defaultsFor(registry, { cancelGraceMs: 5_000, budget: BUDGET }),
   });
 }
 
@@ -182,7 +167,7 @@ describe('ten children in one step', () => {
       store: slowEnd,
       events: collectingSink(),
       syntheticObservations: SYNTHETIC,
-      defaults: defaults(ToolRegistry.of([])),
+      defaults: defaultsFor(ToolRegistry.of([]), { cancelGraceMs: 5_000, budget: BUDGET }),
     });
     const tools = ToolRegistry.of([delegate('research', child)]);
     const parent = defineAgent({
@@ -198,7 +183,7 @@ describe('ten children in one step', () => {
       store,
       events: collectingSink(),
       syntheticObservations: SYNTHETIC,
-      defaults: defaults(tools, { parallelToolCalls: 10 }),
+      defaults: defaultsFor(tools, { cancelGraceMs: 5_000, budget: BUDGET, parallelToolCalls: 10 }),
     });
     const controller = new AbortController();
     const running = run(parent, { runId: 'stop10', goal: 'ask ten' }, { signal: controller.signal });
