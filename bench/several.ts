@@ -31,28 +31,13 @@ import { FileStore } from '../src/platform-node/index.ts';
 import { GOAL, nullSink, SYSTEM } from './fixtures.ts';
 import { freshId, row, sampleAll } from './kernel.ts';
 import type { Plan, Row } from './kernel.ts';
+import { sleep } from '../src/testing/scripted-model.ts';
 
 const SYNTHETIC = { notExecuted: 'The action was not executed.', envError: 'The environment failed.' } as const;
 /** How many calls every task makes. */
 const CALLS = 5;
 const MODEL_MS = 20;
 const TOOL_MS = 30;
-
-/** Resolve after `ms` (a real timer), or reject with `signal.reason` when aborted first. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
 
 const readTool: ToolHandler = (args) => Promise.resolve(`read ${String(args['x'])}`);
 const waitTool: ToolHandler = async (args, ctx) => {

@@ -29,6 +29,7 @@ import { FileStore } from '../src/platform-node/index.ts';
 import { nullSink } from './fixtures.ts';
 import { freshId, row, sampleAll } from './kernel.ts';
 import type { Plan, Row } from './kernel.ts';
+import { sleep } from '../src/testing/scripted-model.ts';
 
 const SYNTHETIC = { notExecuted: 'The action was not executed.', envError: 'The environment failed.' } as const;
 /** The child's final answer, and what the plain tool of the floor returns. */
@@ -36,22 +37,6 @@ const ANSWER = 'the answer is 42';
 const CHILD_MS = 20;
 const CHILDREN = 10;
 const SECTION = 'subagents';
-
-/** Resolve after `ms` (a real timer), or reject with `signal.reason` when aborted first. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
 
 /** A stateless model: reply `seq` is `script(seq)`; `delayMs` > 0 waits that long first (honouring its signal). */
 function model(script: (seq: number) => ModelReply, delayMs = 0): ModelCaller {
