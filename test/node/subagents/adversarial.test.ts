@@ -28,7 +28,7 @@ import type {
 } from '../../../src/core/index.ts';
 import { nativeToolInterpreter } from '../../../src/adapters/tool-interpreter.ts';
 import { collectingSink, jsonActionInterpreter, scriptedModel } from '../../../src/testing/index.ts';
-import { defaultsFor, family, SYNTHETIC } from './family.ts';
+import { defaultsFor, family, researchTool, SYNTHETIC } from './family.ts';
 
 const BUDGET = { maxSteps: 10, maxValidActions: 10, maxContextChars: 100_000 };
 const defaults = (tools: ToolRegistry, extra: Record<string, unknown> = {}) =>
@@ -243,13 +243,7 @@ describe('a cancel through the parent when the child has moved on', () => {
  */
 function mixedParent(store: RunStore, opts: { readonly sendGated: boolean }) {
   const f = family({ store });
-  const research = agentTool({
-    name: 'research',
-    description: 'Research with a sub-agent.',
-    parameters: { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] },
-    agent: f.child,
-    request: (args) => ({ goal: String(args['question']) }),
-  });
+  const research = researchTool(f.child);
   return { ...mixedParentWith(store, research, opts), notes: f.notes };
 }
 
@@ -363,15 +357,7 @@ describe('sub-agents at the edges that hold', () => {
     });
     const f = family({ store: lossy, noteNeedsApproval: false });
     const child = defineAgent({ ...f.child, defaults: { ...f.child.defaults, modelReplayPolicy: 'never' } });
-    const tools = ToolRegistry.of([
-      agentTool({
-        name: 'research',
-        description: 'r',
-        parameters: { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] },
-        agent: child,
-        request: (args) => ({ goal: String(args['question']) }),
-      }),
-    ]);
+    const tools = ToolRegistry.of([researchTool(child)]);
     const req = { runId: 'st1', goal: 'x', tools, executor: tools.executor() };
     await expect(run(f.parent, req)).rejects.toBeInstanceOf(StoreError);
     const asked = await resume(f.parent, req);
@@ -447,15 +433,7 @@ describe('sub-agents at the edges that hold', () => {
         return { callId: null, text: call.callSeq === 0 ? '{"final":"slow answer"}' : 'x', reasoning: null };
       }),
     });
-    const tools = ToolRegistry.of([
-      agentTool({
-        name: 'research',
-        description: 'r',
-        parameters: { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] },
-        agent: slow,
-        request: (args) => ({ goal: String(args['question']) }),
-      }),
-    ]);
+    const tools = ToolRegistry.of([researchTool(slow)]);
     const req = { runId: 'two', goal: 'x', tools, executor: tools.executor() };
     const first = run(f.parent, req);
     while (childCalls === 0) await new Promise((r) => setTimeout(r, 1));
@@ -478,15 +456,7 @@ describe('sub-agents at the edges that hold', () => {
         return new Promise<never>(() => undefined);
       }),
     });
-    const tools = ToolRegistry.of([
-      agentTool({
-        name: 'research',
-        description: 'r',
-        parameters: { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] },
-        agent: stuck,
-        request: (args) => ({ goal: String(args['question']) }),
-      }),
-    ]);
+    const tools = ToolRegistry.of([researchTool(stuck)]);
     const controller = new AbortController();
     const running = run(
       f.parent,

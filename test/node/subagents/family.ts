@@ -93,13 +93,7 @@ export function family(opts: FamilyOptions = {}): Family {
           }),
     },
   });
-  const research = agentTool({
-    name: 'research',
-    description: 'Research a question with a sub-agent.',
-    parameters: { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] },
-    agent: child,
-    request: (args) => ({ goal: String(args['question']) }),
-  });
+  const research = researchTool(child);
   const parentTools = ToolRegistry.of([research]);
   const parentSink = collectingSink();
   const native = opts.native;
@@ -115,6 +109,17 @@ export function family(opts: FamilyOptions = {}): Family {
     },
   });
   return { parent, child, store, notes, effects, parentSink, childSink };
+}
+
+/** The parent's `research` tool: runs `agent` as a child whose goal is the question asked. */
+export function researchTool(agent: AgentDefinition): ToolSpec {
+  return agentTool({
+    name: 'research',
+    description: 'Research a question with a sub-agent.',
+    parameters: { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] },
+    agent,
+    request: (args) => ({ goal: String(args['question']) }),
+  });
 }
 
 /** The request fields every agent of these tests shares, with `tools` and its executor; `extra` overrides. */
