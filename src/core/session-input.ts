@@ -81,12 +81,6 @@ export async function askForChild(
   return { rec, pending };
 }
 
-/** The resultId of the next pause of a child in a step, after `last` (the step's latest such request, if any). */
-export function nextChildRequestId(prefix: string, last: string | null): string {
-  const m = last === null ? null : /\.c(\d+)$/.exec(last);
-  return `${prefix}.c${m ? Number(m[1]) + 1 : 0}`;
-}
-
 /** Whether `resultId` names a sub-agent's request (`….c{n}`). */
 export function isChildRequestId(resultId: string): boolean {
   return /\.c\d+$/.test(resultId);

@@ -12,6 +12,7 @@
  */
 import type { Cancellation } from './cancellation.ts';
 import { assemblePrefix, messagesSize, toolsSize } from './internal/assembly.ts';
+import { childIndexOf } from './internal/step-calls.ts';
 import { addUsage, countStep, NO_USAGE, stopAfterStep, stopBeforeModelCall } from './internal/stopping.ts';
 import type { Counters } from './internal/stopping.ts';
 import type { StoreWarning } from './ports.ts';
@@ -26,7 +27,7 @@ import { History } from './history.ts';
 import { Outbox } from './outbox.ts';
 import { gateFor, refusalOf, replayPolicyOf, toolOf } from './action-policy.ts';
 import { normalizeDecision, receiveCallReply, runCalls } from './session-calls.ts';
-import { askForChild, askPerson, isChildRequestId, nextChildRequestId, receiveReply } from './session-input.ts';
+import { askForChild, askPerson, isChildRequestId, receiveReply } from './session-input.ts';
 import type { Pause } from './session-input.ts';
 import { childOfAction, executeAction, interpretReply, ModelSeam } from './session-seams.ts';
 import type { Executed } from './session-seams.ts';
@@ -314,8 +315,8 @@ export class RunDriver {
       }));
     if (childAnswer?.reply.kind === 'cancel') return { pause: 'cancelled' };
     if (executed.child?.kind === 'paused') {
-      const last = inFlight?.request?.request.kind === 'child' ? inFlight.request.resultId : null;
-      const id = nextChildRequestId(`s${stepIndex}`, last);
+      const last = inFlight?.request?.request.kind === 'child' ? inFlight.request : null;
+      const id = `s${stepIndex}.c${childIndexOf(last) + 1}`;
       const { pending } = await askForChild(this.#writes, stepIndex, id, decision, executed.child.child);
       await this.#writes.releaseLease();
       return { pause: 'awaiting', pending };
