@@ -44,6 +44,8 @@ const ERROR_CODES = [
   'viewer_refused',
   'worker_unreachable',
   'missing_directory',
+  'stop_requested',
+  'lease_lost',
 ] as const;
 
 /** Machine-readable error codes. */
@@ -245,6 +247,39 @@ export class InvalidInputError extends PolyLoopError {
   readonly runId: string;
   constructor(runId: string, detail: string) {
     super('invalid_input', `run ${JSON.stringify(runId)}: ${detail}`);
+    this.runId = runId;
+  }
+}
+
+/**
+ * A person or process asked the run to stop (`requestStop`): the reason the run's signal, and every
+ * handler's, aborts with. `run`/`resume` do not reject with it: the run ends `cancelled` and says so
+ * in `run_ended.stopRequest` (docs/design/control.md#a-stop-that-reaches-any-driver).
+ */
+export class StopRequestedError extends PolyLoopError {
+  override readonly name = 'StopRequestedError';
+  readonly runId: string;
+  readonly stop: { readonly reason?: string };
+  constructor(runId: string, stop: { readonly reason?: string } = {}) {
+    const why = stop.reason === undefined ? '' : `: ${stop.reason}`;
+    super('stop_requested', `run ${JSON.stringify(runId)} was asked to stop${why}`);
+    this.runId = runId;
+    this.stop = stop.reason === undefined ? {} : { reason: stop.reason };
+  }
+}
+
+/**
+ * The driver lost the run's lease (it stalled past it, or another driver took the run over): the
+ * step in progress is aborted and this driver writes nothing more to the log.
+ */
+export class LeaseLostError extends PolyLoopError {
+  override readonly name = 'LeaseLostError';
+  readonly runId: string;
+  constructor(runId: string, detail: string) {
+    super(
+      'lease_lost',
+      `run ${JSON.stringify(runId)}: this driver lost the run's lease (${detail}); it wrote nothing more`,
+    );
     this.runId = runId;
   }
 }

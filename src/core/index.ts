@@ -9,12 +9,14 @@ export {
   InvalidInputError,
   InvalidRequestError,
   isPolyLoopError,
+  LeaseLostError,
   PolyLoopError,
   RunExistsError,
   RunIdentityMismatchError,
   RunLockedError,
   RunNotFoundError,
   SchemaVersionError,
+  StopRequestedError,
   StoreError,
   ToolEnvironmentError,
   UpgradeRefusedError,
@@ -23,6 +25,8 @@ export type { PolyLoopErrorCode, RequestProblem } from './errors.ts';
 export { agentTool } from './agent-tool.ts';
 export type { AgentToolOptions, ChildRequestInput } from './agent-tool.ts';
 export { childRunId } from './child-runs.ts';
+export { forkRun, requestStop } from './control.ts';
+export type { ForkOptions } from './control.ts';
 export { acceptedReplies, innermostRequest } from './internal/input.ts';
 export { InMemoryStore } from './memory-store.ts';
 export { jsonActionInterpreter } from './json-interpreter.ts';
@@ -113,6 +117,8 @@ export type {
   RunLogView,
   RunResult,
   RunStartedRecord,
+  StopRequest,
+  ForkOrigin,
   SeamParams,
   SkillEntry,
   StepActionStatus,

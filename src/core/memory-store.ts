@@ -9,11 +9,11 @@
  */
 import { AppendLogStore } from './append-log-store.ts';
 import type { LogAppend } from './append-log-store.ts';
-import { RunLockedError } from './errors.ts';
+import { RunLockedError, StopRequestedError } from './errors.ts';
 import type { ReleaseLease } from './ports.ts';
 import { isSealed } from './sealed-records.ts';
 import { decodeLog, encodeRecord } from './serialization.ts';
-import type { LogRecord } from './types.ts';
+import type { LogRecord, StopRequest } from './types.ts';
 
 /**
  * A {@link RunStore} in memory, for tests, demos and short-lived runs.
@@ -27,8 +27,10 @@ export class InMemoryStore extends AppendLogStore {
    * kept as they are and encoded when the log is first read.
    */
   readonly #logs = new Map<string, (string | LogRecord)[]>();
-  /** The token of the lease each driven run is held by. */
-  readonly #leases = new Map<string, symbol>();
+  /** The lease each driven run is held by: its token, and the signal its holder watches. */
+  readonly #leases = new Map<string, { readonly token: symbol; readonly lost: AbortController }>();
+  /** Stop requests, kept until the run's next driver sees them (an ended run ignores them). */
+  readonly #stops = new Map<string, StopRequest>();
 
   /** Contract: see {@link AppendLogStore.append}; every record encoded (or kept sealed) before any lands. */
   protected append({ runId, records }: LogAppend): Promise<void> {
@@ -59,12 +61,26 @@ export class InMemoryStore extends AppendLogStore {
     if (this.#leases.has(runId))
       return Promise.reject(new RunLockedError(runId, 'another driver in this process holds it'));
     const token = Symbol(runId);
-    this.#leases.set(runId, token);
+    const lost = new AbortController();
+    const stop = this.#stops.get(runId);
+    if (stop) lost.abort(new StopRequestedError(runId, stop));
+    this.#leases.set(runId, { token, lost });
     const release = (): Promise<void> => {
-      if (this.#leases.get(runId) === token) this.#leases.delete(runId);
+      if (this.#leases.get(runId)?.token === token) this.#leases.delete(runId);
       return Promise.resolve();
     };
-    return Promise.resolve(release);
+    return Promise.resolve(Object.assign(release, { lost: lost.signal }));
+  }
+
+  /**
+   * Contract: see {@link RunStore.requestStop}. Kept in this process's memory: the driver holding
+   * the run's lease here sees it at once, the next one at its `acquire`.
+   */
+  requestStop(runId: string, stop: StopRequest): Promise<void> {
+    const kept = stop.reason === undefined ? {} : { reason: stop.reason };
+    this.#stops.set(runId, kept);
+    this.#leases.get(runId)?.lost.abort(new StopRequestedError(runId, kept));
+    return Promise.resolve();
   }
 
   /** Run ids with a log, in first-write order. */

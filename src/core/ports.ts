@@ -24,6 +24,7 @@ import type {
   RunStartedRecord,
   SeamParams,
   StepWriteRecord,
+  StopRequest,
   ToolCatalog,
   UpgradeRecord,
 } from './types.ts';
@@ -155,8 +156,13 @@ export type ReadLogOptions = {
   readonly onWarning?: (warning: StoreWarning) => void;
 };
 
-/** Releases a run lease taken by {@link RunStore.acquire}. */
-export type ReleaseLease = () => Promise<void>;
+/**
+ * Releases a run lease taken by {@link RunStore.acquire}. A store that can lose a lease, or take a
+ * stop request, gives it `lost`: a signal aborted when the lease is lost (reason `LeaseLostError`) or
+ * a stop is requested (reason `StopRequestedError`; already aborted at `acquire` when one was asked
+ * while no driver ran). The loop joins it to the run's cancellation and to every handler's signal.
+ */
+export type ReleaseLease = (() => Promise<void>) & { readonly lost?: AbortSignal };
 
 /**
  * Durable storage for run logs. Every method takes the runId; there is no hidden current run.
@@ -258,6 +264,17 @@ export interface RunStore {
    * idempotent.
    */
   acquire?(runId: string, opts: { readonly signal?: AbortSignal }): Promise<ReleaseLease>;
+  /**
+   * Optional: keep a stop request for the run where whichever process or tab holds its lease sees
+   * it (docs/design/control.md#a-stop-that-reaches-any-driver). Call it through `requestStop`,
+   * which checks the run exists and has not ended.
+   *
+   * Contract: resolves once the request is durable. The lease holder's `lost` signal then aborts
+   * with `StopRequestedError(runId, stop)` within a second, wherever it runs; while no driver holds
+   * the lease, the next `acquire` resolves with `lost` already aborted so. A store with this method
+   * has `acquire`.
+   */
+  requestStop?(runId: string, stop: StopRequest): Promise<void>;
 }
 
 /** Receives run events. */

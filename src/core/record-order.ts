@@ -9,7 +9,7 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export const ORDER: Readonly<Record<string, readonly string[]>> = {
-  run_started: ['kind', 'v', 'runId', 'snapshot', 'snapshotHash', 'request', 'startedAt'],
+  run_started: ['kind', 'v', 'runId', 'snapshot', 'snapshotHash', 'request', 'forkedFrom', 'startedAt'],
   intent: ['kind', 'v', 'intent', 'stepIndex', 'callSeq', 'resultId', 'replayPolicy', 'decision', 'calls'],
   result: ['kind', 'v', 'resultId', 'stepIndex', 'callSeq', 'reply'],
   step: ['kind', 'v', 'step', 'actionResult'],
@@ -22,6 +22,7 @@ export const ORDER: Readonly<Record<string, readonly string[]>> = {
     'validActions',
     'eventDeliveryFailures',
     'usage',
+    'stopRequest',
     'endedAt',
   ],
   input_request: ['kind', 'v', 'stepIndex', 'resultId', 'request', 'requestedAt'],
@@ -34,7 +35,7 @@ export const ORDER: Readonly<Record<string, readonly string[]>> = {
  * `childRunId` (a step whose action ran a sub-agent only).
  */
 const STEP_ORDER: readonly string[] = [...STEP_FIELDS, 'calls', 'childRunId'];
-const INPUT_REPLY_ORDER = ['kind', 'resultId', 'reason', 'text', 'observation'];
+const INPUT_REPLY_ORDER = ['kind', 'resultId', 'arguments', 'reason', 'text', 'observation'];
 const INPUT_REQUEST_ORDER = ['kind', 'target', 'decision', 'child'];
 export const REPLY_ORDER = [
   'callId',

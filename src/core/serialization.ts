@@ -74,6 +74,10 @@ function checkBody(r: Obj): Obj {
         r['request'] === undefined || isStoredRequest(r['request']),
         'run_started.request must hold cancelGraceMs and the defaulted field names',
       );
+      need(
+        r['forkedFrom'] === undefined || isForkOrigin(r['forkedFrom']),
+        'run_started.forkedFrom must hold runId and atStep',
+      );
       return canonicalOrder(r);
     case 'intent':
       need(
@@ -159,6 +163,10 @@ function checkBody(r: Obj): Obj {
       need(
         isUsageOrNull(r['usage']) && (r['finalAnswer'] === undefined || isStrOrNull(r['finalAnswer'])),
         'run_ended.usage or finalAnswer has the wrong type',
+      );
+      need(
+        r['stopRequest'] === undefined || isStopRequest(r['stopRequest']),
+        'run_ended.stopRequest must be {} or hold a string reason',
       );
       return canonicalOrder({
         finalAnswer: null,
@@ -301,4 +309,12 @@ function isCompleteJson(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+function isForkOrigin(v: unknown): boolean {
+  return isObj(v) && typeof v['runId'] === 'string' && isInt(v['atStep']);
+}
+
+function isStopRequest(v: unknown): boolean {
+  return isObj(v) && (v['reason'] === undefined || typeof v['reason'] === 'string');
 }

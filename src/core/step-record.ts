@@ -103,6 +103,7 @@ export function storedResult(runId: string, view: RunLogView): RunResult {
       pending: null,
       usage: ended.usage ?? NO_USAGE,
       error: failureOf(stopReason, trajectory),
+      ...(ended.stopRequest ? { stopRequest: ended.stopRequest } : {}),
     };
   }
   return {

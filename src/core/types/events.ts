@@ -5,7 +5,7 @@
  */
 import type { Action, ActionOutcome } from './decisions.ts';
 import type { InputReply, InputRequest } from './input.ts';
-import type { EndReason, StepDecisionKind, StepRecord } from './records.ts';
+import type { EndReason, StepDecisionKind, StepRecord, StopRequest } from './records.ts';
 
 /** One call of a `decision` event that holds several. */
 export type DecisionCall = { readonly resultId: string; readonly action: Action };
@@ -88,6 +88,8 @@ export type RunEvent =
         readonly finalAnswer: string | null;
         readonly steps: number;
         readonly validActions: number;
+        /** Present when `requestStop` ended the run. */
+        readonly stopRequest?: StopRequest;
       }
     >
   | Ev<'warning', { readonly code: string; readonly message: string; readonly stepIndex?: number }>;

@@ -5,6 +5,7 @@
  * @module
  */
 import type { ActionDecision } from './decisions.ts';
+import type { JsonObject } from './messages.ts';
 
 /**
  * What a person is asked (docs/human-input.md#the-flow); `child`: a sub-agent's run asks, and the
@@ -18,7 +19,16 @@ export type InputRequestKind = 'approval' | 'answer' | 'settle' | 'child';
  * — executed, retry, deny, cancel; settle of a model call — retry, cancel.
  */
 export type InputReply =
-  | { readonly kind: 'approve'; readonly resultId: string }
+  | {
+      readonly kind: 'approve';
+      readonly resultId: string;
+      /**
+       * Approve with these arguments instead of the proposed ones (a tool call of the run's own
+       * tools only): checked against the tool's schema, stored with the reply, and what runs; the
+       * history keeps what the model proposed (docs/human-input.md#edit-on-approval).
+       */
+      readonly arguments?: JsonObject;
+    }
   | { readonly kind: 'deny'; readonly resultId: string; readonly reason: string }
   | { readonly kind: 'answer'; readonly resultId: string; readonly text: string }
   | { readonly kind: 'executed'; readonly resultId: string; readonly observation: string }

@@ -14,6 +14,7 @@ import type {
   RunEndedRecord,
   RunStartedRecord,
   StepRecord,
+  StopRequest,
   StopReason,
   UpgradeRecord,
 } from './records.ts';
@@ -133,4 +134,6 @@ export type RunResult = {
    * Null for every other stop reason. Derived from the trajectory, so not a field of any record.
    */
   readonly error: string | null;
+  /** Present when the run ended `cancelled` because `requestStop` asked it to: the reason given, if any. */
+  readonly stopRequest?: StopRequest;
 };

@@ -172,8 +172,16 @@ export type RunStartedRecord = {
   readonly snapshotHash: string;
   /** Added in 1.2; absent in older logs, which `resume(agent, runId)` cannot rebuild a request from. */
   readonly request?: StoredRequest;
+  /** Added in 1.2: the run is a fork of another (`forkRun`), made at `atStep` of `runId`. */
+  readonly forkedFrom?: ForkOrigin;
   readonly startedAt: string;
 };
+
+/** Where a forked run came from: its source run and the step it was forked at. */
+export type ForkOrigin = { readonly runId: string; readonly atStep: number };
+
+/** A stop asked of a run with `requestStop`, and the reason given, if any. */
+export type StopRequest = { readonly reason?: string };
 
 /**
  * One changed top-level key of the identity snapshot: hashes of its canonical JSON, and the new
@@ -307,6 +315,8 @@ export type RunEndedRecord = {
   readonly eventDeliveryFailures: number;
   /** Tokens of every model call before the end, summed. Absent from 1.0 records: zeros. */
   readonly usage?: Usage;
+  /** Added in 1.2: the run ended `cancelled` because `requestStop` asked it to. */
+  readonly stopRequest?: StopRequest;
   readonly endedAt: string;
 };
 

@@ -1,0 +1,138 @@
+/**
+ * A person in control of a run from outside its driver (docs/design/control.md): `requestStop`
+ * asks whichever process or tab drives a run to end it, and `forkRun` starts a new run from a step
+ * of an existing one without running anything again.
+ * @module
+ */
+import { InvalidRequestError, RunNotFoundError, StoreError, isPolyLoopError } from './errors.ts';
+import { checkOptionKeys } from './options.ts';
+import type { OptionKeys } from './options.ts';
+import type { RunStore } from './ports.ts';
+import { importRun, readRunLog } from './run-log.ts';
+import { encodeRecord } from './serialization.ts';
+import type { LogRecord, RunLogView, RunStartedRecord } from './types.ts';
+
+/** The longest stop reason kept: it is stored in the run's last record and shown to people. */
+export const MAX_STOP_REASON_CHARS = 2_000;
+
+/**
+ * Ask a run to stop, from any process or tab that opens its store. Whoever drives the run sees
+ * the request within a second: its model call, its action's handler and its wait for a person are
+ * aborted (each handler's `signal` aborts with `StopRequestedError`), and `run`/`resume` resolve
+ * with `stopReason: 'cancelled'` and `stopRequest: { reason }` within the run's `cancelGraceMs`
+ * (plus that second). A run no driver holds — one awaiting input, or one whose process died — ends
+ * so at its next `resume`, before any model call or action (input given then is not carried out).
+ *
+ * Does nothing to a run that has ended. Rejects with `RunNotFoundError` for a run without a log,
+ * `InvalidRequestError` for a store that keeps no stop requests (no `requestStop` method) or a
+ * reason that is not a string, `StoreError` when the store fails.
+ *
+ * @example
+ * await requestStop(new FileStore({ dir: './runs' }), 'run-1', 'the customer cancelled the order');
+ */
+export async function requestStop(store: RunStore, runId: string, reason?: string): Promise<void> {
+  if (typeof runId !== 'string' || runId === '')
+    throw new InvalidRequestError('requestStop: the run id must be a non-empty string');
+  if (reason !== undefined && typeof reason !== 'string')
+    throw new InvalidRequestError('requestStop: the reason must be a string when given');
+  if (reason !== undefined && reason.length > MAX_STOP_REASON_CHARS)
+    throw new InvalidRequestError(`requestStop: the reason is longer than ${MAX_STOP_REASON_CHARS} characters`);
+  if (typeof store?.requestStop !== 'function')
+    throw new InvalidRequestError('requestStop: this store keeps no stop requests (it has no requestStop method)');
+  const view = readRunLog(await storeCall(runId, 'readLog', () => store.readLog(runId)));
+  if (view.state === 'not_started') throw new RunNotFoundError(runId);
+  if (view.ended) return;
+  const stop = reason === undefined ? {} : { reason };
+  await storeCall(runId, 'requestStop', () => (store.requestStop as NonNullable<RunStore['requestStop']>)(runId, stop));
+}
+
+/** Options of {@link forkRun}. */
+export type ForkOptions = {
+  /** The first step the fork runs itself: the steps before it are copied, and the model is asked again here. */
+  readonly atStep: number;
+  /** The fork's run id: must have no log in the store it goes to. */
+  readonly newRunId: string;
+  /** Where the fork is written; the source's store when absent. */
+  readonly into?: RunStore;
+};
+
+const FORK_OPTIONS: OptionKeys<ForkOptions> = { atStep: true, newRunId: true, into: true };
+
+/**
+ * Start a new run from a step of an existing one. Its log holds `run_started` (the new id,
+ * `forkedFrom: { runId, atStep }`, the source's identity) and the records of the steps before
+ * `atStep`, so resuming it asks the model again at `atStep` and runs nothing before it again. When
+ * the source awaits a person at `atStep`, the fork holds that step's records too and awaits the
+ * same request: approve in one, deny in the other. The source is only read.
+ *
+ * Refuses, writing nothing: `atStep` past the run's last step (or at a step in flight that awaits
+ * no approval or answer: a settlement, or a sub-agent's question), a `newRunId` with a log
+ * (`RunExistsError`), a target store that cannot hold the records; `RunNotFoundError` for a source
+ * without a log.
+ *
+ * @example
+ * await forkRun(store, 'run-1', { atStep: 3, newRunId: 'run-1-retry' });
+ * await resume(agent, 'run-1-retry');
+ */
+export async function forkRun(store: RunStore, runId: string, opts: ForkOptions): Promise<void> {
+  checkOptionKeys(opts, FORK_OPTIONS, 'forkRun');
+  const { atStep, newRunId } = opts;
+  const into = opts.into ?? store;
+  if (!Number.isSafeInteger(atStep) || atStep < 0)
+    throw new InvalidRequestError('forkRun: atStep must be a non-negative integer');
+  if (typeof newRunId !== 'string' || newRunId === '')
+    throw new InvalidRequestError('forkRun: newRunId must be a non-empty string');
+  if (newRunId === runId && into === store)
+    throw new InvalidRequestError('forkRun: newRunId must differ from the source run in the same store');
+  const records = await storeCall(runId, 'readLog', () => store.readLog(runId));
+  const view = readRunLog(records);
+  if (view.state === 'not_started' || !view.started) throw new RunNotFoundError(runId);
+  const kept = forkedRecords(records, view, atStep);
+  const started: RunStartedRecord = { ...view.started, runId: newRunId, forkedFrom: { runId, atStep } };
+  const ndjson = [started, ...kept].map((r) => `${encodeRecord(r)}\n`).join('');
+  await importRun(into, newRunId, ndjson);
+}
+
+/** The source's records a fork at `atStep` keeps, `run_started` aside. */
+function forkedRecords(records: readonly LogRecord[], view: RunLogView, atStep: number): LogRecord[] {
+  const completed = view.trajectory.length;
+  if (atStep < completed) return records.filter((r) => r.kind !== 'run_started' && !atOrAfter(r, atStep));
+  if (atStep === completed && view.state === 'awaiting_input') {
+    const asked = view.openRequests.find((q) => q.kind !== 'approval' && q.kind !== 'answer');
+    if (asked)
+      throw new InvalidRequestError(
+        `forkRun: step ${atStep} awaits ${asked.kind === 'child' ? "a sub-agent's question" : 'a settlement'} ` +
+          `(${asked.resultId}), which a fork cannot take over; answer it first, or fork at an earlier step`,
+      );
+    return records.filter((r) => r.kind !== 'run_started' && r.kind !== 'run_ended');
+  }
+  const last = completed === 0 ? 'it has no completed step' : `its last completed step is ${completed - 1}`;
+  throw new InvalidRequestError(
+    `forkRun: run ${JSON.stringify(view.runId)} cannot be forked at step ${atStep}: ${last}` +
+      (view.state === 'awaiting_input' || view.state === 'in_flight' ? ` and step ${completed} is not complete` : ''),
+  );
+}
+
+/** Whether a record belongs to step `atStep` or later (or is the run's end). */
+function atOrAfter(r: LogRecord, atStep: number): boolean {
+  switch (r.kind) {
+    case 'run_ended':
+      return true;
+    case 'step':
+      return r.step.stepIndex >= atStep;
+    case 'run_started':
+      return false;
+    default:
+      return r.stepIndex >= atStep;
+  }
+}
+
+/** A store call: a failure becomes `StoreError`, the library's own errors pass through. */
+async function storeCall<T>(runId: string, operation: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (isPolyLoopError(e) && e.code !== 'store_error') throw e;
+    throw e instanceof StoreError ? e : new StoreError(runId, operation, e);
+  }
+}
