@@ -9,6 +9,7 @@
  * cost microseconds, or memory, on every step).
  * @module
  */
+import { isPolyLoopError } from './errors.ts';
 
 /** What {@link Cancellation.bounded} resolves with when the grace period ran out first. */
 export const GRACE_EXPIRED: unique symbol = Symbol('grace_expired');
@@ -17,7 +18,13 @@ type Waiter = () => void;
 
 /** The abort and grace-period bookkeeping of one run. */
 export class Cancellation {
+  /** Aborted by the caller's signal or, once joined, the store's `lost` signal: whichever comes first. */
   readonly signal: AbortSignal;
+  readonly #controller = new AbortController();
+  readonly #caller: AbortSignal;
+  #lost: AbortSignal | null = null;
+  /** The store's lease was lost: this driver may write nothing more. */
+  #leaseLost = false;
   #graceMs: number;
   readonly #onAbort = new Set<Waiter>();
   readonly #onGraceOver = new Set<Waiter>();
@@ -25,17 +32,40 @@ export class Cancellation {
   readonly #linked = new Set<AbortController>();
   #graceOver = false;
   #timer: ReturnType<typeof setTimeout> | undefined;
-  readonly #listener = (): void => this.#aborted();
+  readonly #listener = (): void => this.#abort(this.#caller.reason);
+  readonly #lostListener = (): void => this.#abort((this.#lost as AbortSignal).reason);
 
-  /** False for a run started without a signal: nothing can abort it, so no wait needs a racer. */
-  readonly abortable: boolean;
+  #abortable: boolean;
 
   constructor(signal: AbortSignal, graceMs: number, abortable = true) {
-    this.signal = signal;
-    this.abortable = abortable;
+    this.#caller = signal;
+    this.signal = this.#controller.signal;
+    this.#abortable = abortable;
     this.#graceMs = graceMs;
-    if (signal.aborted) this.#aborted();
+    if (signal.aborted) this.#abort(signal.reason);
     else signal.addEventListener('abort', this.#listener, { once: true });
+  }
+
+  /** False for a run without a signal of its caller's or a lease that can be lost: no wait needs a racer. */
+  get abortable(): boolean {
+    return this.#abortable;
+  }
+
+  /** Whether the run was aborted because the store's lease was lost: nothing more may be written. */
+  get leaseLost(): boolean {
+    return this.#leaseLost;
+  }
+
+  /**
+   * Abort with the store's `lost` signal too (a stop request, a lost lease;
+   * docs/design/control.md#a-stop-that-reaches-any-driver): the run's seams, handlers and
+   * sub-agents see it as they see the caller's abort.
+   */
+  join(lost: AbortSignal): void {
+    this.#abortable = true;
+    this.#lost = lost;
+    if (lost.aborted) this.#lostListener();
+    else lost.addEventListener('abort', this.#lostListener, { once: true });
   }
 
   /** The grace period, known only once a run resumed by id has read its log (nothing is written before). */
@@ -97,7 +127,8 @@ export class Cancellation {
   /** Stop listening and clear the timer (the run has settled). */
   dispose(): void {
     this.#linked.clear();
-    this.signal.removeEventListener('abort', this.#listener);
+    this.#caller.removeEventListener('abort', this.#listener);
+    this.#lost?.removeEventListener('abort', this.#lostListener);
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#onAbort.clear();
     this.#onGraceOver.clear();
@@ -110,8 +141,11 @@ export class Cancellation {
     return w.promise;
   }
 
-  #aborted(): void {
-    for (const c of this.#linked) c.abort(this.signal.reason);
+  #abort(reason: unknown): void {
+    if (this.signal.aborted) return;
+    this.#leaseLost = isPolyLoopError(reason, 'lease_lost');
+    this.#controller.abort(reason);
+    for (const c of this.#linked) c.abort(reason);
     this.#linked.clear();
     for (const w of [...this.#onAbort]) w();
     this.#timer = setTimeout(() => {

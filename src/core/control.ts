@@ -4,13 +4,18 @@
  * of an existing one without running anything again.
  * @module
  */
-import { InvalidRequestError, RunNotFoundError, StoreError, isPolyLoopError } from './errors.ts';
+import type { Cancellation } from './cancellation.ts';
+import { InvalidRequestError, isPolyLoopError, RunNotFoundError, StoreError } from './errors.ts';
+import type { Lease } from './lease.ts';
+import { Outbox } from './outbox.ts';
 import { checkOptionKeys } from './options.ts';
 import type { OptionKeys } from './options.ts';
-import type { RunStore } from './ports.ts';
+import type { RunStore, StoreWarning } from './ports.ts';
+import type { AgentDefinition } from './request.ts';
 import { importRun, readRunLog } from './run-log.ts';
 import { encodeRecord } from './serialization.ts';
-import type { LogRecord, RunLogView, RunStartedRecord } from './types.ts';
+import { RunWrites } from './session-writes.ts';
+import type { LogRecord, RunLogView, RunResult, RunStartedRecord, StopRequest } from './types.ts';
 
 /** The longest stop reason kept: it is stored in the run's last record and shown to people. */
 export const MAX_STOP_REASON_CHARS = 2_000;
@@ -44,6 +49,35 @@ export async function requestStop(store: RunStore, runId: string, reason?: strin
   if (view.ended) return;
   const stop = reason === undefined ? {} : { reason };
   await storeCall(runId, 'requestStop', () => (store.requestStop as NonNullable<RunStore['requestStop']>)(runId, stop));
+}
+
+/**
+ * End a run that was asked to stop while no driver held it: `run_ended` (`cancelled`, with the
+ * request) is its only write — no model call, no action, no reply carried out, whatever the run
+ * awaited and whatever its code is now.
+ */
+export async function endOnStop(
+  agent: AgentDefinition,
+  view: RunLogView,
+  stop: StopRequest,
+  run: {
+    readonly runId: string;
+    readonly cancel: Cancellation;
+    readonly lease: Lease | null;
+    readonly warnings: readonly StoreWarning[];
+  },
+): Promise<RunResult> {
+  const { runId } = run;
+  const out = new Outbox(agent.store, agent.events, runId, run.cancel);
+  const writes = new RunWrites(out, agent.store, runId, run.cancel.signal, run.lease);
+  try {
+    await out.emit({ type: 'run_started', runId, resumed: true, fromStep: view.trajectory.length });
+    for (const w of run.warnings) await out.emit({ type: 'warning', runId, code: w.code, message: w.message });
+    const counters = { steps: view.steps, validActions: view.validActions, usage: view.usage };
+    return await writes.end('cancelled', counters, [...view.trajectory], stop);
+  } finally {
+    out.close();
+  }
 }
 
 /** Options of {@link forkRun}. */

@@ -7,15 +7,19 @@
  */
 import type { Cancellation } from './cancellation.ts';
 import { describeError, isPolyLoopError, StoreError } from './errors.ts';
-import type { EventSink, RunStore } from './ports.ts';
+import type { EventSink, ReleaseLease, RunStore } from './ports.ts';
 import type { RunEvent } from './types.ts';
 
 /** A store's lease, released at most once. */
 export class Lease {
   readonly #release: () => Promise<void>;
   #released = false;
-  constructor(release: () => Promise<void>) {
+  /** The store's signal that the lease is lost or a stop was requested; null for a store without one. */
+  readonly lost: AbortSignal | null;
+  constructor(release: ReleaseLease) {
     this.#release = release;
+    const { lost } = release;
+    this.lost = isSignal(lost) ? lost : null;
   }
   get released(): boolean {
     return this.#released;
@@ -67,7 +71,7 @@ async function deliverQuietly(sink: EventSink, event: RunEvent): Promise<void> {
  * Take the store's lease, giving up when the signal aborts even if the store ignores it; a
  * lease granted after that is handed straight back.
  */
-export async function acquireLease(cancel: Cancellation, runId: string, store: RunStore): Promise<() => Promise<void>> {
+export async function acquireLease(cancel: Cancellation, runId: string, store: RunStore): Promise<ReleaseLease> {
   const pending = Promise.resolve().then(() => store.acquire!(runId, { signal: cancel.signal }));
   try {
     return await guardedRead(runId, 'acquire', () => cancel.seam(() => pending), cancel.signal);
@@ -97,4 +101,11 @@ export async function guardedRead<T>(
     if (isPolyLoopError(e) && e.code !== 'store_error') throw e;
     throw e instanceof StoreError ? e : new StoreError(runId, operation, e);
   }
+}
+
+/** A store's `lost` value that can be listened to (a plain JavaScript store may give anything). */
+function isSignal(v: unknown): v is AbortSignal {
+  if (typeof v !== 'object' || v === null) return false;
+  const s = v as { aborted?: unknown; addEventListener?: unknown };
+  return typeof s.aborted === 'boolean' && typeof s.addEventListener === 'function';
 }

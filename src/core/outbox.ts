@@ -57,6 +57,8 @@ export class Outbox {
    * grace period ends, then abandoned (it may still land) and the run rejects with `signal.reason`.
    */
   write(rec: LogRecord, intent?: ActionIntentRecord | ActionsIntentRecord): Promise<void> {
+    // A driver that lost its lease writes nothing more: another driver may own the log now.
+    if (this.#cancel.leaseLost) return Promise.reject(this.#cancel.signal.reason);
     const operation = operationOf(rec, intent);
     let p: Promise<void>;
     try {

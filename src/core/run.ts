@@ -4,7 +4,15 @@
  * @module
  */
 import { Cancellation } from './cancellation.ts';
-import { InvalidRequestError, RunExistsError, RunIdentityMismatchError, RunNotFoundError } from './errors.ts';
+import { endOnStop } from './control.ts';
+import {
+  InvalidRequestError,
+  isPolyLoopError,
+  RunExistsError,
+  RunIdentityMismatchError,
+  RunNotFoundError,
+  StoreError,
+} from './errors.ts';
 import { diffSnapshots } from './internal/json-compare.ts';
 import { acquireLease, guardedRead, Lease } from './lease.ts';
 import { checkOptionKeys } from './options.ts';
@@ -24,11 +32,11 @@ import { checkAgentConfig, checkRequest } from './request-checks.ts';
 import { readRunLog } from './run-log.ts';
 import { checkSnapshotHash, trustInFlight } from './log-trust.ts';
 import { checkReply } from './seam-values.ts';
-import { RunDriver } from './session.ts';
+import { RunDriver, stopRequestOf } from './session.ts';
 import { identitySnapshot, snapshotInForce } from './snapshot.ts';
 import { storedResult } from './step-record.ts';
 import { severalCallsRefusal } from './store-write.ts';
-import type { ParamSnapshot, RunResult, RunStartedRecord, UpgradeRecord } from './types.ts';
+import type { ParamSnapshot, RunResult, RunStartedRecord, StopRequest, UpgradeRecord } from './types.ts';
 import { checkUpgradeHashes, storedRequestOf, upgradeRecord, upgradeRefusal } from './upgrade.ts';
 
 /**
@@ -109,6 +117,17 @@ const RUN_HINTS = {
   input: 'it answers an open request: pass it to resume',
   upgrade: 'a new run has nothing to upgrade: pass it to resume',
 };
+/**
+ * The stop request a `lost` signal aborted at `acquire` carries; a lease lost before the run was
+ * even read rejects (nothing written).
+ */
+function stopAtStart(lost: AbortSignal, runId: string): StopRequest | null {
+  const stop = stopRequestOf(lost.reason);
+  if (stop) return stop;
+  if (isPolyLoopError(lost.reason, 'lease_lost')) throw lost.reason;
+  throw new StoreError(runId, 'acquire', lost.reason);
+}
+
 /** The grace of a run resumed by id until its log is read: nothing is written before then. */
 const UNREAD_GRACE_MS = 0;
 
@@ -170,6 +189,12 @@ async function drive(
       await checkSnapshotHash(started, 'run log');
       await checkUpgradeHashes(started, view.upgrades, log, 'run log');
     }
+    // A stop asked while no driver held the run: it ends now, before anything else.
+    const stop = lease?.lost?.aborted ? stopAtStart(lease.lost, runId) : null;
+    if (stop && started && !view.ended) {
+      cancel.graceMs = started.request?.cancelGraceMs ?? resolved?.request.cancelGraceMs ?? UNREAD_GRACE_MS;
+      return await endOnStop(agent, view, stop, { runId, cancel, lease, warnings });
+    }
     const inForce = started ? snapshotInForce(started, view.upgrades) : null;
     if (resolved === null) {
       const s = started as RunStartedRecord;
@@ -181,6 +206,8 @@ async function drive(
       cancel.graceMs = resolved.request.cancelGraceMs;
     }
     const { request, defaulted } = resolved;
+    // From here on a stop request or a lost lease aborts the run as the caller's signal would.
+    if (lease?.lost && !lease.lost.aborted) cancel.join(lease.lost);
     const snapshot = identitySnapshot(agent, request);
     const differing = inForce ? diffSnapshots(inForce, snapshot) : [];
     if (differing.length > 0 && (opts.upgrade === undefined || view.ended))

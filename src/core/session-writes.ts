@@ -27,6 +27,7 @@ import type {
   RunEvent,
   RunResult,
   StepRecord,
+  StopRequest,
   StepWriteRecord,
 } from './types.ts';
 
@@ -130,7 +131,12 @@ export class RunWrites {
   }
 
   /** Write `run_ended`, free the lease, announce the end: the run's result. */
-  async end(stopReason: EndReason, counters: Counters, trajectory: StepRecord[]): Promise<RunResult> {
+  async end(
+    stopReason: EndReason,
+    counters: Counters,
+    trajectory: StepRecord[],
+    stopRequest: StopRequest | null = null,
+  ): Promise<RunResult> {
     const out = this.out;
     const runId = this.runId;
     const finalAnswer = stopReason === 'final_answer' ? (trajectory.at(-1)?.finalAnswer ?? null) : null;
@@ -144,12 +150,14 @@ export class RunWrites {
       validActions,
       eventDeliveryFailures: out.deliveryFailures,
       usage,
+      ...(stopRequest ? { stopRequest } : {}),
       endedAt: now(),
     });
     this.#ended = true;
     // The last write landed: free the run before the last event.
     await this.releaseLease();
-    await out.emit({ type: 'run_ended', runId, stopReason, finalAnswer, steps, validActions });
+    const stopped = stopRequest ? { stopRequest } : {};
+    await out.emit({ type: 'run_ended', runId, stopReason, finalAnswer, steps, validActions, ...stopped });
     out.close();
     return {
       runId,
@@ -162,6 +170,7 @@ export class RunWrites {
       pending: null,
       usage,
       error: failureOf(stopReason, trajectory),
+      ...stopped,
     };
   }
 

@@ -11,6 +11,7 @@
  * @module
  */
 import type { Cancellation } from './cancellation.ts';
+import { isPolyLoopError } from './errors.ts';
 import { assemblePrefix, messagesSize, toolsSize } from './internal/assembly.ts';
 import { childIndexOf } from './internal/step-calls.ts';
 import { addUsage, countStep, NO_USAGE, stopAfterStep, stopBeforeModelCall } from './internal/stopping.ts';
@@ -46,6 +47,7 @@ import type {
   RunLogView,
   RunResult,
   StepRecord,
+  StopRequest,
   StoredRequest,
   UpgradeRecord,
 } from './types.ts';
@@ -156,10 +158,13 @@ export class RunDriver {
       if (reason === 'cancelled') throw signal.reason;
       return await this.#end(reason);
     } catch (e) {
-      // Abort wins, but nothing is written after a failed or abandoned write, nor after the end.
+      // Abort wins, but nothing is written after a failed or abandoned write, nor after the end, nor
+      // by a driver that lost its lease. A stop someone requested ends the run, which resolves.
       const out = this.#out;
       if (signal.aborted && !out.writeFailed && out.abandonedWrite === null && !this.#writes.ended) {
-        await this.#end('cancelled').catch(() => undefined);
+        const stop = stopRequestOf(signal.reason);
+        if (stop) return await this.#writes.end('cancelled', this.#counters, this.#trajectory, stop);
+        if (!this.#cancel.leaseLost) await this.#end('cancelled').catch(() => undefined);
       }
       throw signal.aborted ? signal.reason : e;
     } finally {
@@ -363,6 +368,13 @@ export class RunDriver {
   #end(stopReason: EndReason): Promise<RunResult> {
     return this.#writes.end(stopReason, this.#counters, this.#trajectory);
   }
+}
+
+/** The stop request an abort reason carries (`StopRequestedError`), or null for any other abort. */
+export function stopRequestOf(reason: unknown): StopRequest | null {
+  if (!isPolyLoopError(reason, 'stop_requested')) return null;
+  const { stop } = reason as { stop?: { reason?: unknown } };
+  return typeof stop?.reason === 'string' ? { reason: stop.reason } : {};
 }
 
 /** Copy the model's reply into its step. */
