@@ -3,19 +3,21 @@
  * and reported, a lock file per run for a single driver. See docs/reliability.md.
  * @module
  */
-import { fstatSync, lstatSync, writeSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { decodeLog, encodeRecord, StoreError } from '../core/index.ts';
+import { decodeLog, encodeRecord, StopRequestedError, StoreError } from '../core/index.ts';
 import { AppendLogStore, checkOptionKeys } from '../core/internal-entry.ts';
-import type { LogRecord, ReadLogOptions, ReleaseLease, RunStore } from '../core/index.ts';
+import type { LogRecord, ReadLogOptions, ReleaseLease, RunStore, StopRequest } from '../core/index.ts';
 import type { LogAppend, OptionKeys } from '../core/internal-entry.ts';
 import { acquireLock, errCode } from './lock.ts';
 import { fsyncDir, syncNewDirs } from './dir-sync.ts';
 import { decodeLogText, repairTail } from './log-text.ts';
-import { NotRegularFileError, OPEN, openRegular, readRegular } from './regular-file.ts';
+import { isFileAt, writeAll, writeAllSync } from './whole-write.ts';
+import { OPEN, openRegular, readRegular, refused, refusedNow } from './regular-file.ts';
 import { runIdStem, LOG_EXTENSION } from './run-id.ts';
+import { removeStop, stopAtAcquire, watchLease, writeStop } from './stop-file.ts';
+import type { LeaseWatch } from './stop-file.ts';
 
 // Re-exported: the CLI's readers decode log bytes the way the store does.
 export { decodeLogText };
@@ -55,6 +57,8 @@ type Durability = 'fsync' | 'none';
 type Lease = {
   /** The log, opened (no link followed, a regular file) at the first append of the lease; closed at its end. */
   fh: FileHandle | null;
+  /** Its `lost` signal: the stop file and the lock file, polled while the lease is held. */
+  readonly watch: LeaseWatch;
 };
 
 /**
@@ -85,6 +89,9 @@ const SYNC_WRITE_MAX = 64 * 1024;
  * The directory may be shared: a log or lock path holding anything but a regular file (a planted
  * symbolic link, a FIFO, a directory) is never followed or opened; the operation rejects with a
  * `StoreError` naming it.
+ *
+ * `requestStop` writes `<name>.stop` beside the log, which the lease holder watches; anything at
+ * that path is a stop (a damaged file one without its reason; decision 0073).
  *
  * @example
  * const store = new FileStore({ dir: './runs' });
@@ -122,6 +129,11 @@ export class FileStore extends AppendLogStore implements RunStore {
     return join(this.dir, `${runIdStem(runId)}.lock`);
   }
 
+  /** The stop file of a run (`requestStop` writes it; whether or not it exists). */
+  stopPath(runId: string): string {
+    return join(this.dir, `${runIdStem(runId)}.stop`);
+  }
+
   /**
    * Contract: see {@link RunStore.readLog}. Waits for this instance's pending writes to the run;
    * a torn last line is dropped and reported to `onWarning` and `opts.onWarning` (code `torn_tail`;
@@ -154,23 +166,59 @@ export class FileStore extends AppendLogStore implements RunStore {
    * `RunLockedError` (naming pid, host and lock file) while a live process holds it — this one
    * included; removes a lock whose owner pid is dead on this host. Never waits. The first append
    * after it checks the log's tail again, since another driver may have left it torn.
+   *
+   * The release carries `lost`: already aborted with `StopRequestedError` when the run's stop file
+   * is there; while the lease is held, the stop file and the lock file are looked at every 200 ms
+   * (an unref'd timer, ended by the release), and `lost` aborts with `StopRequestedError` once a
+   * stop file appears, or with `LeaseLostError` once the lock file is gone or names another holder.
    */
   async acquire(runId: string, opts: { readonly signal?: AbortSignal } = {}): Promise<ReleaseLease> {
     opts.signal?.throwIfAborted();
     await this.#ensureDir();
-    const unlock = await acquireLock(this.lockPath(runId), runId).catch(refused(runId, 'acquire'));
+    const lock = await acquireLock(this.lockPath(runId), runId).catch(refused(runId, 'acquire'));
+    let initial: StopRequest | null;
+    try {
+      initial = await stopAtAcquire({ stopPath: this.stopPath(runId), logPath: this.logPath(runId), runId });
+    } catch (e) {
+      await lock.unlock();
+      throw refusedNow(runId, 'acquire', e);
+    }
     // Another driver may have written (and torn) the tail since this instance last checked it.
     this.#tailChecked.delete(runId);
     const stale = this.#leases.get(runId);
     if (stale) await this.#serial(runId, () => this.#endLease(runId, stale));
-    const lease: Lease = { fh: null };
+    const watch = watchLease({
+      runId,
+      stopPath: this.stopPath(runId),
+      lockPath: this.lockPath(runId),
+      token: lock.token,
+      initial,
+    });
+    const lease: Lease = { fh: null, watch };
     this.#leases.set(runId, lease);
     let released: Promise<void> | null = null;
-    return () => (released ??= this.#serial(runId, () => this.#endLease(runId, lease)).finally(unlock));
+    const release = (): Promise<void> => {
+      watch.end(); // a stop seen after the run let go of its lease is the next driver's
+      return (released ??= this.#serial(runId, () => this.#endLease(runId, lease)).finally(lock.unlock));
+    };
+    return Object.assign(release, { lost: watch.lost });
   }
 
-  /** Close the lease's log; later writes (without a lease) open it each time again. */
+  /**
+   * Contract: see {@link RunStore.requestStop}. Writes the run's stop file (`stopPath`) durably:
+   * a new file fsynced, renamed over the path (a link planted there is replaced, never followed),
+   * the directory fsynced. The lease holder sees it within 200 ms, in any process; a lease this
+   * instance holds, at once. The file stays after the run ends (an ended run ignores it).
+   */
+  async requestStop(runId: string, stop: StopRequest): Promise<void> {
+    await this.#ensureDir();
+    await writeStop({ path: this.stopPath(runId), dir: this.dir, runId, stop }).catch(refused(runId, 'requestStop'));
+    this.#leases.get(runId)?.watch.abort(new StopRequestedError(runId, stop));
+  }
+
+  /** Close the lease's log and end its watch; later writes (without a lease) open the log each time again. */
   async #endLease(runId: string, lease: Lease): Promise<void> {
+    lease.watch.end();
     if (this.#leases.get(runId) === lease) this.#leases.delete(runId);
     await closeLog(lease);
   }
@@ -251,6 +299,8 @@ export class FileStore extends AppendLogStore implements RunStore {
    * Contract: see {@link AppendLogStore.append}. The records' lines in one append (a step is one
    * line, so all-or-nothing; a joint write two); a barrier resolves after `fsync`, the rest is not
    * fsynced on its own (the next barrier covers it). Waits for this instance's earlier writes to the run.
+   * `runStarted` first removes a stop file left by an earlier run of the same id: a new run must
+   * not end at the stop someone asked of the one before.
    */
   protected append({ runId, records, barrier, method }: LogAppend): Promise<void> {
     let text: string;
@@ -261,6 +311,7 @@ export class FileStore extends AppendLogStore implements RunStore {
     }
     const durability: Durability = barrier ? 'fsync' : 'none';
     return this.#serial(runId, async () => {
+      if (method === 'runStarted') await removeStop(this.stopPath(runId)).catch(refused(runId, method));
       const lease = this.#leases.get(runId);
       if (!lease) return this.#appendAlone(runId, text, durability, method);
       await this.#leasedWrite(runId, lease, text, durability, method);
@@ -338,26 +389,6 @@ export class FileStore extends AppendLogStore implements RunStore {
 
 function noop(): void {}
 
-/** Append all of `text` with `write(2)` (a short write is continued). */
-function writeAllSync(fd: number, text: string): void {
-  const buf = Buffer.from(text, 'utf8');
-  for (let at = 0; at < buf.length; ) at += writeSync(fd, buf, at, buf.length - at);
-}
-
-/** Whether the open file `fd` is the one at `path` (two synchronous stats, a few microseconds). */
-function isFileAt(fd: number, path: string): boolean {
-  const at = lstatSync(path, { throwIfNoEntry: false });
-  if (at === undefined) return false;
-  const open = fstatSync(fd);
-  return at.ino === open.ino && at.dev === open.dev;
-}
-
-/** Append all of `text` (a short write is continued, as `appendFile` does). */
-async function writeAll(fh: FileHandle, text: string): Promise<void> {
-  const buf = Buffer.from(text, 'utf8');
-  for (let at = 0; at < buf.length; ) at += (await fh.write(buf, at, buf.length - at)).bytesWritten;
-}
-
 /** Close the lease's log, if open; the next write of the lease opens it again (tail checked). */
 async function closeLog(lease: Lease): Promise<void> {
   const fh = lease.fh;
@@ -367,11 +398,4 @@ async function closeLog(lease: Lease): Promise<void> {
 
 function defaultWarning(w: FileStoreWarning): void {
   process.emitWarning(w.message, { code: 'POLYLOOP_FILE_STORE' });
-}
-
-/** A `.catch` handler: a planted non-regular file becomes a `StoreError` naming it; anything else passes as is. */
-function refused(runId: string, operation: string): (e: unknown) => never {
-  return (e) => {
-    throw e instanceof NotRegularFileError ? new StoreError(runId, operation, e) : e;
-  };
 }

@@ -19,3 +19,5 @@ export type { FileStoreOptions, FileStoreWarning } from './file-store.ts';
 // isAlive, parseOwner) — reach them through FileStore.acquire.
 // Not exported: regular-file.ts (openRegular, NotRegularFileError)
 // — it reaches users only as the `cause` of a StoreError.
+// Not exported: stop-file.ts (the stop file and the lease's watch) and whole-write.ts — reach them
+// through FileStore.requestStop and the `lost` signal of FileStore.acquire.

@@ -7,10 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import { lstat, readFile, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { OPEN, openRegular, readRegular } from './regular-file.ts';
+import { NotRegularFileError, OPEN, openRegular, readRegular } from './regular-file.ts';
 import { hostname } from 'node:os';
 import { RunLockedError } from '../core/index.ts';
-import type { ReleaseLease } from '../core/index.ts';
 
 /** What a lock file holds. */
 export type LockOwner = {
@@ -26,6 +25,13 @@ export type LockOwner = {
   readonly startTime?: string;
 };
 
+/** A lock this process took: how to release it, and the token that tells it from anyone else's. */
+export type HeldLock = {
+  /** Removes the lock file if it still holds this lock's token; idempotent. */
+  readonly unlock: () => Promise<void>;
+  readonly token: string;
+};
+
 /** A lock file that is empty or unreadable is only treated as stale once it is this old (ms). */
 export const UNREADABLE_LOCK_GRACE_MS = 2_000;
 
@@ -38,7 +44,7 @@ type Inspection =
  * Take the lock at `lockPath` for `runId`, recovering a stale one. Rejects with `RunLockedError`
  * when a live process (or one on another host, which cannot be checked) holds it.
  */
-export async function acquireLock(lockPath: string, runId: string): Promise<ReleaseLease> {
+export async function acquireLock(lockPath: string, runId: string): Promise<HeldLock> {
   const owner: LockOwner = {
     ...(await selfIdentity()),
     hostname: hostname(),
@@ -51,7 +57,7 @@ export async function acquireLock(lockPath: string, runId: string): Promise<Rele
   for (let round = 0; round < 3; round++) {
     if (await tryCreate(lockPath, owner)) {
       heldTokens().add(owner.token);
-      return releaser(lockPath, owner.token);
+      return { unlock: releaser(lockPath, owner.token), token: owner.token };
     }
     const seen = await inspect(lockPath);
     if (seen.state === 'held') throw new RunLockedError(runId, seen.detail);
@@ -134,7 +140,7 @@ async function removeIfUnchanged(path: string, raw: string): Promise<void> {
   if (now !== null && now.toString('utf8') === raw) await unlinkQuiet(path);
 }
 
-function releaser(lockPath: string, token: string): ReleaseLease {
+function releaser(lockPath: string, token: string): () => Promise<void> {
   let released: Promise<void> | null = null;
   return () => {
     released ??= (async () => {
@@ -145,6 +151,30 @@ function releaser(lockPath: string, token: string): ReleaseLease {
     })();
     return released;
   };
+}
+
+/**
+ * Whether the lock file still holds the lock of `token`: `held`; `lost` (with what is there
+ * instead: nothing, another holder, something not a lock) when it was removed or taken over;
+ * `unknown` when it could not be read this time (a transient error such as too many open files).
+ */
+export async function lockState(
+  lockPath: string,
+  token: string,
+): Promise<{ readonly state: 'held' | 'unknown' } | { readonly state: 'lost'; readonly detail: string }> {
+  let raw: Buffer | null;
+  try {
+    raw = await readRegular(lockPath);
+  } catch (e) {
+    if (e instanceof NotRegularFileError)
+      return { state: 'lost', detail: `a ${e.found} replaced the lock file ${lockPath}` };
+    return { state: 'unknown' };
+  }
+  if (raw === null) return { state: 'lost', detail: `its lock file ${lockPath} was removed` };
+  const owner = parseOwner(raw.toString('utf8'));
+  if (owner?.token === token) return { state: 'held' };
+  const who = owner === null ? 'something that is not a complete lock' : `pid ${owner.pid} on ${owner.hostname}`;
+  return { state: 'lost', detail: `its lock file ${lockPath} now holds ${who}` };
 }
 
 /** Parse a lock file's content; null when it is not a complete owner record. */

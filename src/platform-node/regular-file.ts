@@ -10,7 +10,7 @@ import { constants } from 'node:fs';
 import { lstat, open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
-import { PolyLoopError } from '../core/index.ts';
+import { PolyLoopError, StoreError } from '../core/index.ts';
 
 // Windows has neither flag (nor FIFOs, and its links need privileges): there they are 0.
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
@@ -95,4 +95,16 @@ function kindOf(s: Stats): string {
   if (s.isFIFO()) return 'FIFO';
   if (s.isSocket()) return 'socket';
   return 'device';
+}
+
+/** A planted non-regular file becomes a `StoreError` naming it (its `cause`); anything else is as it was. */
+export function refusedNow(runId: string, operation: string, e: unknown): unknown {
+  return e instanceof NotRegularFileError ? new StoreError(runId, operation, e) : e;
+}
+
+/** {@link refusedNow} as a `.catch` handler. */
+export function refused(runId: string, operation: string): (e: unknown) => never {
+  return (e) => {
+    throw refusedNow(runId, operation, e);
+  };
 }
