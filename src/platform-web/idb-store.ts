@@ -5,15 +5,18 @@
  */
 import { openDB } from 'idb';
 import type { IDBPDatabase } from 'idb';
-import { CorruptLogError, decodeLog, encodeRecord, isPolyLoopError, readRunLog, StoreError } from '../core/index.ts';
+import { encodeRecord, isPolyLoopError, StoreError } from '../core/index.ts';
 import { AppendLogStore, checkOptionKeys } from '../core/internal-entry.ts';
-import type { LogRecord, ReleaseLease, RunLogState, RunStore } from '../core/index.ts';
+import type { LogRecord, ReleaseLease, RunStore, StopRequest } from '../core/index.ts';
 import type { LogAppend, OptionKeys } from '../core/internal-entry.ts';
 import { HeldRecords } from './held-records.ts';
+import { decodeStored, runInfo } from './run-info.ts';
+import type { StoredRunInfo } from './run-info.ts';
 import { acquireLocalLease, acquireWebLock, leaseName, webLocks } from './lease.ts';
 import type { LeaseMode } from './lease.ts';
-import { DB_VERSION, upgradeSchema } from './schema.ts';
-import type { PolyLoopDB, StoredRecord } from './schema.ts';
+import { DB_VERSION, stopKey, upgradeSchema } from './schema.ts';
+import type { PolyLoopDB, RunMeta, StoredRecord } from './schema.ts';
+import { announceStop, readStop, runRange, watchedLease, writeStop } from './stops.ts';
 
 /** Options of {@link IndexedDBStore}. */
 export type IndexedDBStoreOptions = {
@@ -34,24 +37,6 @@ export type IndexedDBStoreOptions = {
 const IDB_STORE_OPTIONS: OptionKeys<IndexedDBStoreOptions> = { dbName: true, lease: true, onWarning: true };
 
 /**
- * One run as its log reads (through `readRunLog`, the one reader of a log), for a page that lists
- * runs on reopen.
- */
-export type StoredRunInfo = {
-  readonly runId: string;
-  /** Number of records in its log. */
-  readonly records: number;
-  /** What `readRunLog` says of its log; null when the log cannot be read (see `error`). */
-  readonly state: RunLogState | null;
-  /** `state === 'ended'`: its `run_ended` record landed and the log is sound. */
-  readonly ended: boolean;
-  /** Completed steps (`readRunLog`'s `steps`); 0 when the log cannot be read. */
-  readonly steps: number;
-  /** Why the log cannot be read (the `CorruptLogError` or `SchemaVersionError` message), else null. */
-  readonly error: string | null;
-};
-
-/**
  * A {@link RunStore} over IndexedDB, for agents that run in a browser tab (or a worker) and must
  * survive a reload. A barrier (`isBarrier`: an intent but a safe model-call intent,
  * `resultAndIntent`, `step`, `inputRequest` — a closed tab still shows it on reopen —, `input` — a
@@ -68,6 +53,10 @@ export type StoredRunInfo = {
  * leaves nothing half-written. The open connection closes itself when another tab upgrades or
  * deletes the database, and reopens on the next call.
  *
+ * A stop request (core's `requestStop`) is a row in the database and a BroadcastChannel message:
+ * the lease holder's `lost` aborts at once, or at its next re-read of the row (0.5 s) when the
+ * message was missed; the next `acquire` sees it otherwise (decision 0074).
+ *
  * @example
  * const store = new IndexedDBStore({ dbName: 'my-agent' });
  * const agent = defineAgent({ model, interpreter, store, events, syntheticObservations });
@@ -82,6 +71,8 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
   /** The next sequence number of each run this instance wrote, as of its last commit. */
   readonly #nextSeq = new Map<string, number>();
   readonly #held = new HeldRecords((runId) => void this.#flush(runId).catch(() => undefined));
+  /** Runs whose `run_started` waits for its commit, which deletes an earlier run's stop request. */
+  readonly #starting = new Set<string>();
 
   constructor(options: IndexedDBStoreOptions) {
     super();
@@ -108,14 +99,14 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
       texts = await this.#withDb((db) => {
         // The read transaction and the held snapshot are taken together: a write that took held
         // records opened its transaction before, and this read waits for it.
-        const rows = db.getAll('records', IDBKeyRange.bound([runId, 0], [runId, Infinity]));
+        const rows = db.getAll('records', runRange(runId));
         const held = [...this.#held.peek(runId)];
         return rows.then((r) => [...r.map((row) => row.text), ...held]);
       });
     } catch (e) {
       throw isPolyLoopError(e) ? e : new StoreError(runId, 'readLog', e);
     }
-    return this.#decode(runId, texts);
+    return decodeStored(this.dbName, runId, texts);
   }
 
   /**
@@ -124,10 +115,18 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
    * Contract: resolves with an idempotent release once this caller is the only driver; in
    * `'refuse'` mode rejects with `RunLockedError` when another driver holds it, in `'wait'` mode
    * waits; rejects with `opts.signal.reason` when aborted while waiting. Without Web Locks the
-   * lease only excludes drivers in this page, and `onWarning` is told once.
+   * lease only excludes drivers in this page, and `onWarning` is told once. The release carries
+   * `lost`: aborted with `StopRequestedError` (already, if asked while no one held the run), or
+   * `LeaseLostError` when the Web Lock is stolen (what the run holds in memory is then dropped:
+   * it would land behind the thief's records). `StoreError` (lease freed) if the stop cannot be read.
    */
   acquire(runId: string, opts: { readonly signal?: AbortSignal } = {}): Promise<ReleaseLease> {
-    const req = { name: leaseName(this.dbName, runId), runId, mode: this.#mode, signal: opts.signal };
+    const lost = new AbortController();
+    const onLost = (error: Error): void => {
+      this.#held.take(runId);
+      lost.abort(error);
+    };
+    const req = { name: leaseName(this.dbName, runId), runId, mode: this.#mode, signal: opts.signal, onLost };
     const locks = webLocks();
     if (!locks && !this.#warnedNoLocks) {
       this.#warnedNoLocks = true;
@@ -138,8 +137,31 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
       );
     }
     return (locks ? acquireWebLock(locks, req) : acquireLocalLease(req)).then((release) =>
-      this.#committingRelease(runId, release),
+      watchedLease({
+        dbName: this.dbName,
+        runId,
+        lost,
+        release: this.#committingRelease(runId, release),
+        read: () => this.#withDb((db) => readStop(db, runId)),
+      }),
     );
+  }
+
+  /**
+   * Contract: see {@link RunStore.requestStop}. One strict transaction stores the request under
+   * the run (what this instance holds of the run is committed first, so the run's log is there
+   * before it), then a BroadcastChannel message tells the tab holding the run's lease.
+   * Rejects with `StoreError`; nothing is announced then.
+   */
+  async requestStop(runId: string, stop: StopRequest): Promise<void> {
+    const kept = stop.reason === undefined ? {} : { reason: stop.reason };
+    await this.#flush(runId);
+    try {
+      await this.#withDb((db) => writeStop(db, runId, kept));
+    } catch (e) {
+      throw new StoreError(runId, 'requestStop', e);
+    }
+    announceStop(this.dbName, runId, kept);
   }
 
   /**
@@ -196,7 +218,7 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
     }
     return [...byRun]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([runId, texts]) => this.#runInfo(runId, texts));
+      .map(([runId, texts]) => runInfo(this.dbName, runId, texts));
   }
 
   /**
@@ -214,33 +236,6 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
     if (failed) throw failed.reason;
   }
 
-  #decode(runId: string, texts: readonly string[]): readonly LogRecord[] {
-    const source = `indexeddb:${this.dbName}/${runId}`;
-    const { records, tornLine } = decodeLog(texts, { source });
-    // A transaction lands whole, so a record that is not JSON was damaged, never torn.
-    if (tornLine !== null) throw new CorruptLogError(tornLine, 'not valid JSON', { source });
-    return records;
-  }
-
-  #runInfo(runId: string, texts: readonly string[]): StoredRunInfo {
-    try {
-      const view = readRunLog(this.#decode(runId, texts));
-      return {
-        runId,
-        records: texts.length,
-        state: view.state,
-        ended: view.state === 'ended',
-        steps: view.steps,
-        error: null,
-      };
-    } catch (e) {
-      // One damaged log must not hide the others from a page offering "Resume"; anything that is
-      // not a log error is a bug and propagates.
-      if (!isPolyLoopError(e, 'corrupt_log') && !isPolyLoopError(e, 'schema_version')) throw e;
-      return { runId, records: texts.length, state: null, ended: false, steps: 0, error: e.message };
-    }
-  }
-
   /**
    * Contract: see {@link AppendLogStore.append}. A barrier is one readwrite transaction with
    * `{ durability: 'strict' }` (what the run holds first), resolving on `complete`: all or nothing,
@@ -250,6 +245,7 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
   protected async append({ runId, records, barrier, method }: LogAppend): Promise<void> {
     try {
       const texts = records.map((rec) => encodeRecord(rec));
+      if (method === 'runStarted') this.#starting.add(runId);
       if (!barrier) this.#held.hold(runId, texts);
       else await this.#withDb((db) => this.#commit(db, runId, texts, 'strict'));
     } catch (e) {
@@ -310,11 +306,14 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
     const tx = db.transaction(['records', 'runs'], 'readwrite', { durability });
     const runs = tx.objectStore('runs');
     const records = tx.objectStore('records');
-    const seq = known ?? (await runs.get(runId))?.nextSeq ?? 0;
+    const seq = known ?? ((await runs.get(runId)) as RunMeta | undefined)?.nextSeq ?? 0;
+    // The run's first commit deletes a stop request an earlier run of the same id left behind.
+    const starting = this.#starting.has(runId);
     try {
       await Promise.all([
         ...texts.map((text, i) => records.add({ runId, seq: seq + i, text })),
         runs.put({ runId, nextSeq: seq + texts.length }),
+        ...(starting ? [runs.delete(stopKey(runId))] : []),
         tx.done,
       ]);
     } catch (e) {
@@ -322,6 +321,7 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
       throw e;
     }
     this.#nextSeq.set(runId, seq + texts.length);
+    if (starting) this.#starting.delete(runId);
     return true;
   }
 

@@ -5,7 +5,8 @@
  * @module
  */
 export { IndexedDBStore } from './idb-store.ts';
-export type { IndexedDBStoreOptions, StoredRunInfo } from './idb-store.ts';
+export type { IndexedDBStoreOptions } from './idb-store.ts';
+export type { StoredRunInfo } from './run-info.ts';
 export type { LeaseMode } from './lease.ts';
 // Not exported: leaseName (the Web Locks name of a run's lease) and DB_VERSION (the database's
 // schema version) — IndexedDBStore uses them; they are no API of their own.

@@ -4,7 +4,7 @@
  * this JavaScript realm where it does not (documented in docs/decisions).
  * @module
  */
-import { RunLockedError } from '../core/index.ts';
+import { LeaseLostError, RunLockedError } from '../core/index.ts';
 import type { ReleaseLease } from '../core/index.ts';
 
 /** What a second driver gets: wait until the lease is free, or a `RunLockedError` at once. */
@@ -17,6 +17,11 @@ export type LeaseRequest = {
   readonly runId: string;
   readonly mode: LeaseMode;
   readonly signal?: AbortSignal | undefined;
+  /**
+   * Told once if the lease is lost while held (another context took the Web Lock with `steal`),
+   * never after release.
+   */
+  readonly onLost?: ((error: LeaseLostError) => void) | undefined;
 };
 
 /** The lock name of a run in a database: unambiguous for any dbName and runId. */
@@ -37,13 +42,16 @@ function once(fn: () => Promise<void>): ReleaseLease {
 
 /**
  * Take a lease through Web Locks. The lock is held by a callback whose promise stays pending
- * until release; release resolves once the browser has actually freed the lock.
+ * until release; release resolves once the browser has actually freed the lock. A lock stolen
+ * meanwhile (`steal: true` elsewhere) rejects the request while held: `onLost` is told.
  */
 export function acquireWebLock(locks: LockManager, req: LeaseRequest): Promise<ReleaseLease> {
   const { signal } = req;
   if (signal?.aborted) return Promise.reject(signal.reason);
   return new Promise<ReleaseLease>((resolve, reject) => {
     let settled = false;
+    let granted = false;
+    let released = false;
     let letGo: () => void = () => undefined;
     const held = new Promise<void>((r) => (letGo = r));
     const onAbort = (): void => {
@@ -61,8 +69,10 @@ export function acquireWebLock(locks: LockManager, req: LeaseRequest): Promise<R
         reject(new RunLockedError(req.runId, 'another tab or worker holds its Web Lock'));
         return undefined;
       }
+      granted = true;
       resolve(
         once(async () => {
+          released = true;
           letGo();
           await requested.catch(() => undefined);
         }),
@@ -71,6 +81,7 @@ export function acquireWebLock(locks: LockManager, req: LeaseRequest): Promise<R
     });
     requested.catch((e: unknown) => {
       signal?.removeEventListener('abort', onAbort);
+      if (granted && !released) req.onLost?.(new LeaseLostError(req.runId, 'another tab or worker took its Web Lock'));
       if (settled) return;
       settled = true;
       reject(signal?.aborted ? signal.reason : e);

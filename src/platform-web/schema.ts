@@ -11,6 +11,12 @@
  *   other fact about it) is read from its log by core's `readRunLog`, the one reader of a log
  *   (docs/design/run-log.md#one-reader, decision 0021). Upgrading from 1 or 2 rebuilds `runs`
  *   from the record keys.
+ *
+ * Since version 3, `runs` also holds a run's stop request (decision 0074): the row
+ * `{ runId: ['stop', runId], stop: { reason? } }`. Its key is an array, so it never equals a run's
+ * own row (a string key), and nothing reads `records` differently: a tab of an earlier release
+ * opens the same database and sees the same logs. So no version step: an upgrade would lock such a
+ * tab out (`VersionError`). An upgrade that clears or rebuilds `runs` must keep these rows.
  * @module
  */
 import type { DBSchema, IDBPDatabase, IDBPTransaction } from 'idb';
@@ -24,10 +30,21 @@ export type StoredRecord = { readonly runId: string; readonly seq: number; reado
 /** Per-run bookkeeping (version 3): the next sequence number, so a write needs no cursor scan. */
 export type RunMeta = { readonly runId: string; readonly nextSeq: number };
 
+/** The `runs` key of a run's stop request: an array, so no run id (a string) can equal it. */
+export type StopKey = ['stop', string];
+
+/** A stop request kept for a run (`IndexedDBStore.requestStop`), in `runs` under its {@link StopKey}. */
+export type StopRow = { readonly runId: StopKey; readonly stop: { readonly reason?: string } };
+
+/** The `runs` key of the stop request of `runId`. */
+export function stopKey(runId: string): StopKey {
+  return ['stop', runId];
+}
+
 /** The database shape, for `idb`'s typed API. */
 export interface PolyLoopDB extends DBSchema {
   records: { key: [string, number]; value: StoredRecord };
-  runs: { key: string; value: RunMeta };
+  runs: { key: string | StopKey; value: RunMeta | StopRow };
 }
 
 type UpgradeTx = IDBPTransaction<PolyLoopDB, ('records' | 'runs')[], 'versionchange'>;

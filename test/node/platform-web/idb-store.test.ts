@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { isPolyLoopError } from '../../../src/core/index.ts';
 import { IndexedDBStore } from '../../../src/platform-web/index.ts';
 import { freshDbName, indexedDbStoreCases } from '../../browser/idb-store.cases.ts';
-import { runStoreContract } from '../../contract/run-store.contract.ts';
+import { runStoreContract, started, stepWrite } from '../../contract/run-store.contract.ts';
 
 const quiet = (): void => undefined;
 
@@ -60,5 +60,37 @@ describe('IndexedDBStore without Web Locks', () => {
     await (await a)();
     await (await b)();
     expect(order).toEqual(['a', 'b']);
+  });
+});
+
+describe('IndexedDBStore stop requests without Web Locks', () => {
+  /** A run with a stored log; a lone step is a barrier, so what the run held lands with it. */
+  const storedRun = async (dbName: string): Promise<IndexedDBStore> => {
+    const store = new IndexedDBStore({ dbName, onWarning: quiet });
+    await store.runStarted('r', started('r'));
+    await store.step('r', stepWrite(0));
+    return store;
+  };
+
+  it('gives the next acquire a lost signal already aborted with the stop asked while no one held the run', async () => {
+    const dbName = freshDbName('stop');
+    await storedRun(dbName);
+    // Asked through the store's own method: a lone step is no log readRunLog accepts.
+    await new IndexedDBStore({ dbName, onWarning: quiet }).requestStop('r', { reason: 'enough' });
+    const release = await new IndexedDBStore({ dbName, onWarning: quiet }).acquire('r');
+    expect(release.lost?.aborted).toBe(true);
+    expect(release.lost?.reason).toMatchObject({ code: 'stop_requested', runId: 'r', stop: { reason: 'enough' } });
+    await release();
+  });
+
+  it("aborts the holder's lost signal when another store instance asks the run to stop", async () => {
+    const dbName = freshDbName('stop');
+    const store = await storedRun(dbName);
+    const release = await store.acquire('r');
+    const aborted = new Promise((resolve) => release.lost?.addEventListener('abort', resolve, { once: true }));
+    await new IndexedDBStore({ dbName, onWarning: quiet }).requestStop('r', {});
+    await aborted;
+    expect(release.lost?.reason).toMatchObject({ code: 'stop_requested', runId: 'r', stop: {} });
+    await release();
   });
 });
