@@ -1,5 +1,6 @@
 /**
- * The `polyloop` command: inspect, export and import FileStore run logs from a terminal.
+ * The `polyloop` command: inspect, export and import FileStore run logs from a terminal, stop a
+ * run and fork one from a step.
  * Run by `bin/polyloop.mjs` from `dist/cli/cli.js`; not part of `polyloop/node`.
  * @module
  */
@@ -23,6 +24,7 @@ import {
   viewJson,
 } from './render.ts';
 import type { CliIo } from './render.ts';
+import { forkCommand, stopCommand } from './control-commands.ts';
 import { exportCommand, importCommand, MAX_IMPORT_BYTES } from './transfer.ts';
 import { parentIdOf, replyRoute, treeOrder } from '../viewer/server/run-tree.ts';
 import { upgradeLine, upgradeSummaries } from '../viewer/server/upgrades.ts';
@@ -36,6 +38,11 @@ const USAGE = `usage:
   polyloop export <dir> <runId> [-o <file>] write a run's log as NDJSON to stdout (or to <file>)
   polyloop import <dir> <file>              import an exported log (<file> - reads stdin) under its run id;
                                             at most 16 MiB unless --max-bytes <n> says otherwise
+  polyloop stop <dir> <runId> [reason]      ask the run to stop, wherever it is driven: it ends cancelled
+                                            (with the reason) now, or at its next resume if no process drives it
+  polyloop fork <dir> <runId> <step> <newRunId>
+                                            a new run holding the steps before <step>; resuming it asks the
+                                            model again at <step> (a step awaiting approval: the same request)
   polyloop view <dir> [--agent <module>]    a web page over the runs in <dir> (loopback, prints its URL);
                                             with --agent (a module exporting your agent) its buttons answer
                                             approvals and upgrade runs (docs/viewer.md)
@@ -44,7 +51,8 @@ const USAGE = `usage:
   polyloop help                             this text (also --help, -h)
   (after -- every argument is positional: polyloop show <dir> -- -run-id-with-dash)
 exit codes: 0 ok, 1 missing directory, unknown run or a run that already exists,
-            2 usage error or an import over its size limit, 3 corrupt log or unsupported schema version`;
+            2 usage error (a step a run cannot be forked at, too long a stop reason) or an import over its
+            size limit, 3 corrupt log or unsupported schema version`;
 
 /** Parsed command line: positional arguments and the options every command may take. */
 export type Args = {
@@ -111,15 +119,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return EXIT.usage;
   }
   const [command, dir, arg, ...extra] = args.positional;
-  const known = ['runs', 'show', 'export', 'import'];
-  if (!known.includes(command as string)) return usage(io, `unknown command ${JSON.stringify(command)}`);
-  const arity = command === 'runs' ? arg === undefined : arg !== undefined && extra.length === 0;
-  if (dir === undefined || !arity) return usage(io, `wrong arguments for ${command}`);
+  if (!Object.hasOwn(SYNOPSIS, command as string)) return usage(io, `unknown command ${JSON.stringify(command)}`);
+  if (dir === undefined || !arityFits(command as string, args.positional.length - 1))
+    return usage(io, `wrong arguments for ${command}: ${SYNOPSIS[command as keyof typeof SYNOPSIS]}`);
   if (args.output !== null && command !== 'export') return usage(io, `-o is an option of export only`);
   if (args.maxBytes !== null && command !== 'import') return usage(io, `--max-bytes is an option of import only`);
-  if (args.json && (command === 'export' || command === 'import'))
-    return usage(io, `--json is not an option of ${command}`);
+  if (args.json && command !== 'runs' && command !== 'show') return usage(io, `--json is not an option of ${command}`);
   try {
+    if (command === 'stop') return await stopCommand(dir, arg as string, extra[0], io);
+    if (command === 'fork') return await forkCommand(dir, arg as string, extra[0] as string, extra[1] as string, io);
     if (command === 'runs') return await runsCommand(dir, args.json, io);
     if (command === 'show') return await showCommand(dir, arg as string, args.json, io);
     if (command === 'export') return await exportCommand(dir, arg as string, args.output, io);
@@ -136,6 +144,24 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     }
     throw e;
   }
+}
+
+/** What each command takes, for the line that says its arguments were wrong. */
+const SYNOPSIS = {
+  runs: 'polyloop runs <dir>',
+  show: 'polyloop show <dir> <runId>',
+  export: 'polyloop export <dir> <runId>',
+  import: 'polyloop import <dir> <file>',
+  stop: 'polyloop stop <dir> <runId> [reason]',
+  fork: 'polyloop fork <dir> <runId> <step> <newRunId>',
+} as const;
+
+/** Whether a command has the number of arguments it takes (after the command's name). */
+function arityFits(command: string, n: number): boolean {
+  if (command === 'runs') return n === 1;
+  if (command === 'stop') return n === 2 || n === 3;
+  if (command === 'fork') return n === 4;
+  return n === 2;
 }
 
 function usage(io: CliIo, problem: string): number {
