@@ -6,8 +6,8 @@
  * lease another process took writes nothing. See docs/decisions/0036-postgres-store.md.
  * @module
  */
-import { RunLockedError } from '../core/index.ts';
-import type { ReleaseLease } from '../core/index.ts';
+import { LeaseLostError, RunLockedError, StopRequestedError } from '../core/index.ts';
+import type { ReleaseLease, StopRequest } from '../core/index.ts';
 import type { PgPoolLike } from './pg-types.ts';
 
 /** What the lease needs to know of its store. */
@@ -33,8 +33,68 @@ export function readableId(runId: string): string {
   return runId.replace(LONE_OR_NUL, '\uFFFD');
 }
 
-/** A lease this process holds: its token, and whether it is known lost. */
-export type HeldLease = { readonly token: string; lost: boolean };
+/**
+ * A lease this process holds: its token, whether it is known lost, and the signal its driver
+ * watches (the release's `lost`), aborted when the lease is lost or a stop is requested.
+ */
+export class HeldLease {
+  readonly token: string;
+  /** Known lost: another holder took the run, or the lease may have expired. Its token is then no longer kept. */
+  lost = false;
+  readonly #runId: string;
+  readonly #leaseMs: number;
+  readonly #controller = new AbortController();
+  /** `performance.now()` when the last statement that renewed the lease was sent. */
+  #renewedAt: number;
+
+  constructor(runId: string, token: string, leaseMs: number, sentAt: number) {
+    this.#runId = runId;
+    this.token = token;
+    this.#leaseMs = leaseMs;
+    this.#renewedAt = sentAt;
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /**
+   * A statement sent at `sentAt` (`performance.now()`) renewed the lease. The database set its
+   * expiry `leaseMs` after it ran, which was after it was sent: so the lease lives at least until
+   * `sentAt + leaseMs` by this process's clock, whenever the answer arrives.
+   */
+  renewed(sentAt: number): void {
+    if (sentAt > this.#renewedAt) this.#renewedAt = sentAt;
+  }
+
+  /** How long the lease is certainly still this holder's, in ms (≤ 0: it may have expired). */
+  get remainingMs(): number {
+    return this.#renewedAt + this.#leaseMs - performance.now();
+  }
+
+  /** The lease is gone (or may be): the driver must stop and write nothing more. */
+  lose(detail: string): void {
+    this.lost = true;
+    if (!this.#controller.signal.aborted) this.#controller.abort(new LeaseLostError(this.#runId, detail));
+  }
+
+  /** A stop request was found in the run's row (its `stop_request` text). */
+  stopRequested(stored: unknown): void {
+    if (!this.#controller.signal.aborted)
+      this.#controller.abort(new StopRequestedError(this.#runId, parseStopRequest(stored)));
+  }
+}
+
+/** A `stop_request` column as a stop request: its reason when the text holds one; a stop either way. */
+export function parseStopRequest(stored: unknown): StopRequest {
+  try {
+    const parsed: unknown = JSON.parse(String(stored));
+    const reason = (parsed as { reason?: unknown } | null)?.reason;
+    return typeof reason === 'string' ? { reason } : {};
+  } catch {
+    return {};
+  }
+}
 
 /**
  * Take the lease of a run, or say who holds it. Resolves with the release and the held lease
@@ -55,6 +115,7 @@ export async function takeLease(
   // Rounds in a row whose holder was gone by the time it was asked about.
   let vanished = 0;
   for (;;) {
+    const sentAt = performance.now();
     const got = await ctx.pool.query({
       name: `polyloop-acquire-${ctx.schema}`,
       text:
@@ -64,7 +125,7 @@ export async function takeLease(
              ON CONFLICT (run_key) DO UPDATE SET lease_holder = $3, lease_owner = $4,
                lease_expires_at = now() + $5::float8 * interval '1 millisecond', lease_epoch = r.lease_epoch + 1
              WHERE r.lease_holder IS NULL OR r.lease_expires_at <= now() OR r.lease_holder = $6::text
-             RETURNING 1`,
+             RETURNING r.stop_request`,
       values: [JSON.stringify(runId), readableId(runId), token, ctx.owner, ctx.leaseMs, reclaim],
     });
     if (got.rowCount === 1) {
@@ -73,7 +134,10 @@ export async function takeLease(
         await freeLease(ctx, runId, token).catch(() => undefined);
         throw signal.reason;
       }
-      const held: HeldLease = { token, lost: false };
+      const held = new HeldLease(runId, token, ctx.leaseMs, sentAt);
+      // A stop asked while no driver ran: this driver sees it before it does anything.
+      const stop = got.rows[0]?.['stop_request'];
+      if (stop !== null && stop !== undefined) held.stopRequested(stop);
       return { release: holdLease(ctx, runId, held, onEnd), held };
     }
     const holder = await describeHolder(ctx, runId);
@@ -91,43 +155,73 @@ export async function takeLease(
   }
 }
 
-/** Renew the lease every `heartbeatMs` until released; a renewal that finds another holder marks it lost. */
+/**
+ * Renew the lease every `heartbeatMs` until released. A renewal that finds another holder loses
+ * the lease; one that finds a stop request stops the driver. And the moment the lease may have
+ * expired by this process's clock (no renewal went out and came back for `leaseMs`: the process
+ * stalled, or the database was out of reach), it is lost too: any other driver may take the run
+ * from then on, so this one must not begin anything it cannot take back. That check is a timer due
+ * at the expiry, so after a stall it runs before any timer of the driver's due later.
+ */
 function holdLease(ctx: LeaseContext, runId: string, held: HeldLease, onEnd: () => void): ReleaseLease {
   let beating = false;
+  const stopBeating = (): void => {
+    clearInterval(timer);
+    clearTimeout(deadline);
+  };
   const timer = setInterval(() => {
     if (beating) return;
     beating = true;
+    const sentAt = performance.now();
     renew(ctx, runId, held.token)
-      .then((ok) => {
-        if (ok) return;
-        held.lost = true;
-        clearInterval(timer);
+      .then((row) => {
+        if (row === null) {
+          held.lose('another driver took the run over after its lease expired');
+          stopBeating();
+          return;
+        }
+        held.renewed(sentAt);
+        if (row.stop !== null) held.stopRequested(row.stop);
       })
       // A renewal that failed (the database restarting) is tried again at the next beat; the
-      // lease stays ours until another process takes it after the expiry.
+      // lease stays ours until it expires (the deadline below).
       .catch(() => undefined)
       .finally(() => (beating = false));
   }, ctx.heartbeatMs);
+  let deadline: ReturnType<typeof setTimeout> | undefined;
+  const checkExpiry = (): void => {
+    const left = held.remainingMs;
+    if (left > 0) {
+      deadline = setTimeout(checkExpiry, Math.ceil(left));
+      deadline.unref?.();
+      return;
+    }
+    held.lose(`no renewal of it reached the database for ${ctx.leaseMs} ms, so it may have expired and been taken`);
+    stopBeating();
+  };
+  checkExpiry();
   // The heartbeat alone must not keep a process alive.
   timer.unref?.();
   let released: Promise<void> | null = null;
   return () =>
     (released ??= (async () => {
-      clearInterval(timer);
+      stopBeating();
       onEnd();
       await freeLease(ctx, runId, held.token);
     })());
 }
 
-async function renew(ctx: LeaseContext, runId: string, token: string): Promise<boolean> {
+/** Extend the lease if it is still this token's: null when it is not; else the run's stop request, if any. */
+async function renew(ctx: LeaseContext, runId: string, token: string): Promise<{ readonly stop: unknown } | null> {
   const r = await ctx.pool.query({
     name: `polyloop-renew-${ctx.schema}`,
     text:
       `UPDATE ${ctx.schema}.runs SET lease_expires_at = now() + $3::float8 * interval '1 millisecond' ` +
-      `WHERE run_key = ${RUN_KEY} AND lease_holder = $2`,
+      `WHERE run_key = ${RUN_KEY} AND lease_holder = $2 RETURNING stop_request`,
     values: [JSON.stringify(runId), token, ctx.leaseMs],
   });
-  return r.rowCount === 1;
+  const row = r.rows[0];
+  return row ? { stop: row['stop_request'] ?? null } : null;
 }
 
 /** Free the lease if it is still this token's; never another holder's. */

@@ -11,15 +11,17 @@ import {
   encodeRecord,
   isPolyLoopError,
   RunLockedError,
+  RunNotFoundError,
   StoreError,
 } from '../core/index.ts';
 import { AppendLogStore, checkOptionKeys } from '../core/internal-entry.ts';
-import type { LogRecord, ReleaseLease, RunStore } from '../core/index.ts';
+import type { LogRecord, ReleaseLease, RunStore, StopRequest } from '../core/index.ts';
 import type { LogAppend, OptionKeys } from '../core/internal-entry.ts';
 import { describeHolder, readableId, RUN_KEY, takeLease } from './lease.ts';
 import type { HeldLease, LeaseContext } from './lease.ts';
 import type { PgPoolLike } from './pg-types.ts';
 import { quotedSchema } from './schema.ts';
+import { LeaseWatch } from './watch.ts';
 
 /** Options of {@link PostgresStore}. */
 export type PostgresStoreOptions = {
@@ -94,6 +96,8 @@ export class PostgresStore extends AppendLogStore implements RunStore {
    * takes them over at once. They never leave the instance; forgotten after `leaseMs`.
    */
   readonly #leftBehind = new Map<string, string>();
+  /** Reads the rows of the runs in `#held` every half second: stop requests, leases taken over. */
+  readonly #watch: LeaseWatch;
 
   constructor(options: PostgresStoreOptions) {
     super();
@@ -120,6 +124,7 @@ export class PostgresStore extends AppendLogStore implements RunStore {
       owner,
       mode: options.lease ?? 'refuse',
     };
+    this.#watch = new LeaseWatch(this.#lease, this.#held);
   }
 
   /**
@@ -156,6 +161,12 @@ export class PostgresStore extends AppendLogStore implements RunStore {
    * frees a lease another holder took since. A failed release rejects and the lease expires by
    * itself; until then this instance's next acquire of the run (and only this instance's) takes
    * it over at once (docs/postgres.md, "Lease and fencing").
+   *
+   * The release carries `lost`, aborted with `StopRequestedError` when a stop is requested (at
+   * once when one was stored before this acquire; otherwise within a second, seen by a check of
+   * the run's row every half second, by the heartbeat, or by a write), and with `LeaseLostError`
+   * when the lease is lost: a renewal, a check or a write finds another holder, or no renewal
+   * reached the database for `leaseMs` (so the lease may have expired and been taken).
    */
   async acquire(runId: string, opts: { readonly signal?: AbortSignal } = {}): Promise<ReleaseLease> {
     opts.signal?.throwIfAborted();
@@ -186,13 +197,15 @@ export class PostgresStore extends AppendLogStore implements RunStore {
       );
       if (reclaim !== null && this.#leftBehind.get(runId) === reclaim) this.#leftBehind.delete(runId);
       this.#held.set(runId, held);
+      this.#watch.wake();
       let releasing: Promise<void> | null = null;
       const leaveBehind = (e: unknown): never => {
         if (!held.lost) this.#leaveBehind(runId, held.token);
         throw e;
       };
       // The slot stays taken until the database lease is free too, so the next driver's acquire finds it free.
-      return () => (releasing ??= release().catch(leaveBehind).finally(free));
+      const releaseOnce = (): Promise<void> => (releasing ??= release().catch(leaveBehind).finally(free));
+      return Object.assign(releaseOnce, { lost: held.signal });
     } catch (e) {
       free();
       if (opts.signal?.aborted && e === opts.signal.reason) throw e;
@@ -210,15 +223,44 @@ export class PostgresStore extends AppendLogStore implements RunStore {
   }
 
   /**
+   * Contract: see {@link RunStore.requestStop}. Resolves once the request is committed in the
+   * run's row (`stop_request`, `stop_requested_at`), where the driver holding the lease, in any
+   * process, reads it within a second; a driver of this instance sees it at once, and the next
+   * acquire of a run nobody drives resolves with `lost` already aborted. A second request replaces
+   * the first's reason. Rejects with `RunNotFoundError` when the run has no row, `StoreError` when
+   * the database fails.
+   */
+  async requestStop(runId: string, stop: StopRequest): Promise<void> {
+    const kept: StopRequest = stop.reason === undefined ? {} : { reason: stop.reason };
+    let found: number | null;
+    try {
+      const r = await this.#pool.query({
+        name: `polyloop-stop-${this.#schema}`,
+        text:
+          `UPDATE ${this.#schema}.runs SET stop_request = $2, stop_requested_at = now() ` +
+          `WHERE run_key = ${RUN_KEY}`,
+        values: [JSON.stringify(runId), JSON.stringify(kept)],
+      });
+      found = r.rowCount;
+    } catch (e) {
+      throw new StoreError(runId, 'requestStop', olderSchema(e));
+    }
+    if (found !== 1) throw new RunNotFoundError(runId);
+    this.#held.get(runId)?.stopRequested(JSON.stringify(kept));
+  }
+
+  /**
    * Contract: see {@link AppendLogStore.append}; a barrier or not, the records are committed, in
    * one statement, when it resolves; rejects with `StoreError`. The statement bumps the run's
    * counter by their number and inserts them under the old value on, only if the writer's lease is
    * the run's (or, writing without one, nobody holds a live lease). The counter row's lock orders
-   * concurrent writers of a run.
+   * concurrent writers of a run. It also reads the run's stop request: a writer holding the lease
+   * is stopped by one it finds, and loses the lease when the write is refused.
    */
   protected async append({ runId, records, method }: LogAppend): Promise<void> {
     const held = this.#held.get(runId);
-    let landed: number | null;
+    let row: Record<string, unknown> | undefined;
+    const sentAt = performance.now();
     try {
       const texts = records.map((r) => encodeRecord(r));
       const r = await this.#pool.query({
@@ -230,11 +272,13 @@ export class PostgresStore extends AppendLogStore implements RunStore {
                      ELSE greatest(r.lease_expires_at, now() + $6::float8 * interval '1 millisecond') END
                  WHERE r.lease_holder IS NOT DISTINCT FROM $3::text
                     OR ($3::text IS NULL AND r.lease_expires_at <= now())
-                 RETURNING r.run_key, r.next_seq - $7::int AS first)
-               INSERT INTO ${this.#schema}.records (run_key, seq, run_id, kind, record)
-               SELECT run.run_key, run.first + t.ord::int - 1, $2, t.kind, t.record
-               FROM run, unnest($4::text[], $5::text[]) WITH ORDINALITY AS t (kind, record, ord)
-               RETURNING seq`,
+                 RETURNING r.run_key, r.next_seq - $7::int AS first, r.stop_request),
+               written AS (
+                 INSERT INTO ${this.#schema}.records (run_key, seq, run_id, kind, record)
+                 SELECT run.run_key, run.first + t.ord::int - 1, $2, t.kind, t.record
+                 FROM run, unnest($4::text[], $5::text[]) WITH ORDINALITY AS t (kind, record, ord)
+                 RETURNING seq)
+               SELECT (SELECT count(*) FROM written)::int AS landed, (SELECT stop_request FROM run) AS stop_request`,
         values: [
           JSON.stringify(runId),
           readableId(runId),
@@ -245,20 +289,36 @@ export class PostgresStore extends AppendLogStore implements RunStore {
           records.length,
         ],
       });
-      landed = r.rowCount;
+      row = r.rows[0];
     } catch (e) {
-      throw new StoreError(runId, method, e);
+      throw new StoreError(runId, method, olderSchema(e));
     }
-    if (landed !== records.length) throw new StoreError(runId, method, await this.#refusal(runId, held));
+    if (Number(row?.['landed']) !== records.length)
+      throw new StoreError(runId, method, await this.#refusal(runId, held));
+    if (!held) return;
+    held.renewed(sentAt);
+    const stop = row?.['stop_request'];
+    if (stop !== null && stop !== undefined) held.stopRequested(stop);
   }
 
   /** Why a write was refused: the lease is another holder's (ours was lost), or someone else's live one. */
   async #refusal(runId: string, held: HeldLease | undefined): Promise<RunLockedError> {
-    if (held) held.lost = true;
+    // Lost before the question below goes out: the driver must stop at once, not a round trip later.
+    held?.lose('a write found another holder of its lease');
     const holder = await describeHolder(this.#lease, runId).catch(() => null);
     const lost = held ? 'this writer lost its lease; ' : '';
     return new RunLockedError(runId, `${lost}${holder?.detail ?? 'another holder took its lease'}`);
   }
+}
+
+/** Postgres's "no such column" (42703): the tables predate this library's, so say what to do. */
+function olderSchema(e: unknown): unknown {
+  if ((e as { code?: unknown } | null)?.code !== '42703') return e;
+  return new Error(
+    `${(e as Error).message}: the tables are at an older version than this library's; run migrate() ` +
+      '(docs/postgres.md, "Tables")',
+    { cause: e },
+  );
 }
 
 /** Resolve once `p` settled; reject with `signal.reason` when aborted first. */

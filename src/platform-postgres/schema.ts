@@ -7,6 +7,10 @@
  *   `run_id`, the next sequence number, the lease: holder token, owner, expiry, epoch) and
  *   `records` (`run_key`, `seq` from 0, `run_id`, `kind`, `record` = `encodeRecord` text exactly,
  *   `written_at`); a hash index on `run_id` of each for readers that query by the id.
+ * - 2: `runs.stop_request` (the stop a person asked for, as JSON text `{"reason":…}`, read by the
+ *   lease holder's check, heartbeat and writes) and `runs.stop_requested_at`. Both nullable
+ *   columns added in place: no table is rewritten, the runs of version 1 keep working, and a store
+ *   of a version-1 library goes on working on a version-2 database (it never names them).
  * @module
  */
 import { checkOptionKeys } from '../core/internal-entry.ts';
@@ -14,7 +18,7 @@ import type { OptionKeys } from '../core/internal-entry.ts';
 import type { PgPoolLike } from './pg-types.ts';
 
 /** The schema version this library writes and reads. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** The default Postgres schema (namespace) of the tables. */
 export const DEFAULT_SCHEMA = 'polyloop';
@@ -61,6 +65,7 @@ function migrations(s: string): ReadonlyArray<readonly string[]> {
       `CREATE INDEX runs_run_id ON ${s}.runs USING hash (run_id)`,
       `CREATE INDEX records_run_id ON ${s}.records USING hash (run_id)`,
     ],
+    [`ALTER TABLE ${s}.runs ADD COLUMN stop_request text, ADD COLUMN stop_requested_at timestamptz`],
   ];
 }
 

@@ -1,8 +1,8 @@
 /**
  * Fencing at the level of a run: a driver that stalls inside a `never` action past its lease,
- * while another process takes the run over, is refused at its next write (StoreError, nothing
- * written); the new driver finds the action in doubt, settles it from the world, and finishes —
- * the action ran once.
+ * while another process takes the run over, loses the lease (its run rejects with
+ * `LeaseLostError`, nothing written); the new driver finds the action in doubt, settles it from
+ * the world, and finishes — the action ran once.
  */
 import { describe, expect, it } from 'vitest';
 import { defineAgent, isPolyLoopError, readRunLog, resume, run, ToolRegistry } from '../../../src/core/index.ts';
@@ -55,7 +55,7 @@ function setup(
 }
 
 describe('PostgresStore fencing of a stalled driver', () => {
-  it('refuses the step write of a driver whose lease was taken while it stalled in a never action; the new driver settles it and finishes, the action ran once', async () => {
+  it('ends a driver whose lease was taken while it stalled in a never action with LeaseLostError, writing nothing; the new driver settles it and finishes, the action ran once', async () => {
     const schema = await db.freshSchema();
     const world: string[] = [];
     let unstall: () => void = () => undefined;
@@ -76,11 +76,10 @@ describe('PostgresStore fencing of a stalled driver', () => {
     const second = setup(new PostgresStore({ pool: db.pool(), schema, leaseMs: 5_000 }), world, Promise.resolve());
     const asked = await resume(second.agent, second.request);
     expect(asked.pending?.kind).toBe('settle');
-    // The stalled driver wakes up: its step write is refused, nothing of it lands.
+    // The stalled driver wakes up (its handler ignores its signal): it lost the lease, nothing of it lands.
     unstall();
     const error = await firstRun;
-    expect(isPolyLoopError(error, 'store_error'), String(error)).toBe(true);
-    expect(isPolyLoopError((error as Error & { cause?: unknown }).cause, 'run_locked')).toBe(true);
+    expect(isPolyLoopError(error, 'lease_lost'), String(error)).toBe(true);
     const store = new PostgresStore({ pool: db.pool(), schema });
     expect(readRunLog(await store.readLog('fenced')).state).toBe('awaiting_input');
     const done = await resume(second.agent, second.request, {
