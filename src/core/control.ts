@@ -80,6 +80,13 @@ export async function endOnStop(
   }
 }
 
+/** The stop request an abort reason carries (`StopRequestedError`), or null for any other abort. */
+export function stopRequestOf(reason: unknown): StopRequest | null {
+  if (!isPolyLoopError(reason, 'stop_requested')) return null;
+  const { stop } = reason as { stop?: { reason?: unknown } };
+  return typeof stop?.reason === 'string' ? { reason: stop.reason } : {};
+}
+
 /** Options of {@link forkRun}. */
 export type ForkOptions = {
   /** The first step the fork runs itself: the steps before it are copied, and the model is asked again here. */

@@ -4,7 +4,8 @@
  * @module
  */
 import { Cancellation } from './cancellation.ts';
-import { endOnStop } from './control.ts';
+import { endOnStop, stopRequestOf } from './control.ts';
+import { checkEdit } from './edits.ts';
 import {
   InvalidRequestError,
   isPolyLoopError,
@@ -32,7 +33,7 @@ import { checkAgentConfig, checkRequest } from './request-checks.ts';
 import { readRunLog } from './run-log.ts';
 import { checkSnapshotHash, trustInFlight } from './log-trust.ts';
 import { checkReply } from './seam-values.ts';
-import { RunDriver, stopRequestOf } from './session.ts';
+import { RunDriver } from './session.ts';
 import { identitySnapshot, snapshotInForce } from './snapshot.ts';
 import { storedResult } from './step-record.ts';
 import { severalCallsRefusal } from './store-write.ts';
@@ -219,6 +220,7 @@ async function drive(
     const trusted = trustInFlight(view, request, log);
     const reply = mode === 'resume' ? opts.input : undefined;
     const input = reply === undefined ? undefined : checkReply(runId, reply, trusted);
+    if (input !== undefined) checkEdit(runId, input, trusted, request);
     const stored = { cancelGraceMs: request.cancelGraceMs, defaulted };
     let upgrade: UpgradeRecord | null = null;
     if (differing.length > 0 && inForce && opts.upgrade) {

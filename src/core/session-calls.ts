@@ -7,11 +7,13 @@
  * run is run again when its policy is `safe`, else settled by a person.
  * @module
  */
-import { gateFor, refusalOf, replayPolicyOf, toolOf } from './action-policy.ts';
+import { gateFor, refusalOf, replayPolicyOf } from './action-policy.ts';
 import type { Cancellation } from './cancellation.ts';
+import { callRecord } from './call-record.ts';
 import {
   blankCall,
   blockingRequestsOf,
+  approvedDecision,
   callDecision,
   callRuns,
   childIndexOf,
@@ -25,7 +27,7 @@ import type { Counters } from './internal/stopping.ts';
 import type { ChildAnswer } from './child-runs.ts';
 import type { RunRequest, UpgradeOptions } from './request.ts';
 import { seal } from './sealed-records.ts';
-import { freezeDeep, plainOutcome } from './seam-values.ts';
+import { freezeDeep } from './seam-values.ts';
 import { askForChild } from './session-input.ts';
 import type { Pause } from './session-input.ts';
 import { childOfAction, executeAction } from './session-seams.ts';
@@ -34,12 +36,9 @@ import { now } from './step-record.ts';
 import type { StepDraft } from './step-record.ts';
 import { RECORD_VERSION } from './types.ts';
 import type {
-  ActionDecision,
-  ActionOutcome,
   ActionsDecision,
   ActionsIntentRecord,
   CallPlan,
-  CallRecord,
   CallResultRecord,
   Decision,
   InFlightStep,
@@ -177,7 +176,7 @@ export async function runCalls(
     const settle = c.settleReply?.reply;
     if (settle && settle.kind !== 'retry') continue;
     if (!settle && mayHaveRun && mustSettle(run.req, intent, state, j)) {
-      c.settle = await ask(writes, intent, j, 'settle', `${intent.calls[j]?.resultId}.settle`);
+      c.settle = await ask(writes, intent, j, 'settle', `${intent.calls[j]?.resultId}.settle`, c.gateReply);
       settled = true;
     } else toRun.push(j);
   }
@@ -237,9 +236,14 @@ async function ask(
   j: number,
   kind: 'approval' | 'answer' | 'settle',
   resultId: string,
+  approval: InputRecord | null = null,
 ): Promise<InputRequestRecord> {
   const { stepIndex } = intent;
-  const request = { kind, target: 'action' as const, decision: callDecision(intent.decision, j) };
+  const request = {
+    kind,
+    target: 'action' as const,
+    decision: approvedDecision(callDecision(intent.decision, j), approval),
+  };
   const rec: InputRequestRecord = {
     kind: 'input_request',
     v: RECORD_VERSION,
@@ -287,11 +291,12 @@ async function runAll(
     while (nextIndex < calls.length) {
       cancel.signal.throwIfAborted();
       const j = calls[nextIndex++] as number;
-      const d = callDecision(intent.decision, j);
+      const c = state[j] as CallState;
+      // What runs is what the person approved: the arguments they edited, if they did.
+      const d = approvedDecision(callDecision(intent.decision, j), c.gateReply);
       const resultId = (intent.calls[j] as CallPlan).resultId;
       const { action } = d;
       const again = replayed(j);
-      const c = state[j] as CallState;
       const childRunId = childOfAction(req, d, resultId);
       const named = childRunId === null ? {} : { childRunId };
       const started: RunEvent = {
@@ -367,32 +372,4 @@ async function finish(
   // The tokens of the step's sub-agents count in the step, as its own model call's do.
   for (const c of state) if (c.result?.usage) step.usage = addUsage(step.usage ?? NO_USAGE, c.result.usage);
   return run.writes.finishStep(step, null);
-}
-
-function callRecord(req: RunRequest, intent: ActionsIntentRecord, plan: CallPlan, j: number, c: CallState): CallRecord {
-  const d: ActionDecision = callDecision(intent.decision, j);
-  const record = (status: CallRecord['status'], o: ActionOutcome, toolCompletedRun: boolean): CallRecord => ({
-    resultId: plan.resultId,
-    toolCallId: d.action.kind === 'tool_call' ? (d.action.id ?? null) : null,
-    actionRepr: d.trajectoryRepr,
-    status,
-    observation: o.observation,
-    observationIsSynthetic: o.observationIsSynthetic,
-    envReportedCompletion: o.envReportedCompletion,
-    observationTruncatedChars: o.observationTruncatedChars,
-    toolCompletedRun,
-  });
-  const byPerson = (text: string): CallRecord =>
-    record('executed', plainOutcome('executed', text), toolOf(req, d)?.completesRun === true);
-  const denied = (reason: string): CallRecord => record('denied', plainOutcome('executed', reason), false);
-  if (plan.skip !== null) return record('not_executed', plainOutcome('not_executed', plan.skip, true), false);
-  const gate = c.gateReply?.reply;
-  if (gate?.kind === 'deny') return denied(gate.reason);
-  if (gate?.kind === 'answer') return byPerson(gate.text);
-  const settle = c.settleReply?.reply;
-  if (settle?.kind === 'executed' && c.result === null) return byPerson(settle.observation);
-  if (settle?.kind === 'deny' && c.result === null) return denied(settle.reason);
-  const result = c.result as CallResultRecord;
-  const ran = record(result.outcome.status, result.outcome, result.completedRun);
-  return result.childRunId === undefined ? ran : { ...ran, childRunId: result.childRunId };
 }

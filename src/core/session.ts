@@ -11,9 +11,10 @@
  * @module
  */
 import type { Cancellation } from './cancellation.ts';
-import { isPolyLoopError } from './errors.ts';
+import { editedArguments, editedObservation } from './edits.ts';
+import { stopRequestOf } from './control.ts';
 import { assemblePrefix, messagesSize, toolsSize } from './internal/assembly.ts';
-import { childIndexOf } from './internal/step-calls.ts';
+import { approvedDecision, childIndexOf } from './internal/step-calls.ts';
 import { addUsage, countStep, NO_USAGE, stopAfterStep, stopBeforeModelCall } from './internal/stopping.ts';
 import type { Counters } from './internal/stopping.ts';
 import type { StoreWarning } from './ports.ts';
@@ -41,13 +42,13 @@ import type {
   EndReason,
   InFlightStep,
   InputReply,
+  JsonObject,
   ParamSnapshot,
   ResultRecord,
   RunEvent,
   RunLogView,
   RunResult,
   StepRecord,
-  StopRequest,
   StoredRequest,
   UpgradeRecord,
 } from './types.ts';
@@ -273,12 +274,15 @@ export class RunDriver {
    */
   async #act(
     step: StepDraft,
-    decision: ActionDecision,
+    proposed: ActionDecision,
     inFlight: InFlightStep | null,
     reply: InputReply | null,
   ): Promise<StepRecord | Pause> {
     const { stepIndex } = step;
     const resultId = `s${stepIndex}.action`;
+    // What runs is what the person approved: the arguments they edited, if they did.
+    const decision = approvedDecision(proposed, inFlight?.actionIntent ? null : (inFlight?.approval ?? null));
+    const edit = editedArguments(inFlight?.approval?.reply);
     const refusal = refusalOf(this.#req, decision);
     step.decision = 'action';
     step.actionRepr = decision.trajectoryRepr;
@@ -335,7 +339,7 @@ export class RunDriver {
       if (ran !== null) step.childRunId = ran;
       step.usage = addUsage(step.usage ?? NO_USAGE, executed.child.usage);
     }
-    return this.#finishAction(step, outcome, completedRun);
+    return this.#finishAction(step, outcome, completedRun, edit);
   }
 
   /** Finish a step whose action a person denied: nothing ran. */
@@ -352,8 +356,14 @@ export class RunDriver {
   }
 
   /** Finish an action step with its outcome (the action result lands with the step record). */
-  #finishAction(step: StepDraft, outcome: ActionOutcome, completedRun: boolean): Promise<StepRecord> {
+  #finishAction(
+    step: StepDraft,
+    outcome: ActionOutcome,
+    completedRun: boolean,
+    edit: JsonObject | null = null,
+  ): Promise<StepRecord> {
     setOutcome(step, outcome);
+    if (edit !== null) step.observation = editedObservation(step.observation ?? '', edit);
     step.toolCompletedRun = completedRun;
     return this.#writes.finishStep(step, { resultId: `s${step.stepIndex}.action`, outcome });
   }
@@ -368,13 +378,6 @@ export class RunDriver {
   #end(stopReason: EndReason): Promise<RunResult> {
     return this.#writes.end(stopReason, this.#counters, this.#trajectory);
   }
-}
-
-/** The stop request an abort reason carries (`StopRequestedError`), or null for any other abort. */
-export function stopRequestOf(reason: unknown): StopRequest | null {
-  if (!isPolyLoopError(reason, 'stop_requested')) return null;
-  const { stop } = reason as { stop?: { reason?: unknown } };
-  return typeof stop?.reason === 'string' ? { reason: stop.reason } : {};
 }
 
 /** Copy the model's reply into its step. */

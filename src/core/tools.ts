@@ -93,9 +93,10 @@ export class ToolRegistry implements ToolCatalog {
   /**
    * Whether `action` is a call of a known tool with arguments that match its schema. Never
    * throws: arguments JSON cannot hold (a BigInt, a cycle, nesting past the storable depth) are
-   * a mismatch like any other, and so is whatever else the validator might throw on.
+   * a mismatch like any other, and so is whatever else the validator might throw on. The message
+   * names at most `maxProblems` schema problems (3 unless asked for more).
    */
-  validate(action: Action): ValidationResult {
+  validate(action: Action, maxProblems = MAX_SCHEMA_ERRORS): ValidationResult {
     if (typeof action !== 'object' || action === null || action.kind !== 'tool_call')
       return { ok: false, message: 'the action is not a tool call' };
     const entry = this.#entries.get(action.name);
@@ -127,7 +128,7 @@ export class ToolRegistry implements ToolCatalog {
     const leaves = result.errors.filter(
       (e) => !['properties', 'allOf', 'anyOf', 'oneOf', 'items', '$ref'].includes(e.keyword),
     );
-    const shown = (leaves.length > 0 ? leaves : result.errors).slice(0, MAX_SCHEMA_ERRORS);
+    const shown = (leaves.length > 0 ? leaves : result.errors).slice(0, maxProblems);
     const detail = shown.map((e) => `${e.instanceLocation}: ${e.error}`).join('; ');
     return { ok: false, message: `arguments of ${JSON.stringify(action.name)} do not match its schema: ${detail}` };
   }

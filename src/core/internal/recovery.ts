@@ -5,7 +5,7 @@
  */
 import { CorruptLogError } from '../errors.ts';
 import { sameJson } from './json-compare.ts';
-import { CallsTrack, childReplyDue, openRequestOf } from './step-calls.ts';
+import { approvedDecision, CallsTrack, childReplyDue, openRequestOf } from './step-calls.ts';
 import type {
   ActionIntentRecord,
   ActionsIntentRecord,
@@ -214,8 +214,10 @@ function acceptActionIntent(t: StepTrack, rec: ActionIntentRecord, i: number): v
   } else if (t.gate) {
     if (t.gate.input?.reply.kind !== 'approve')
       throw corrupt(i, `an action intent although ${t.gate.request.resultId} was not approved`);
-    // What runs is what the person approved: a log that swaps the arguments after the approval is forged.
-    if (!sameJson(rec.decision, t.gate.request.request.decision))
+    // What runs is what the person approved (with the arguments they edited, if they did): a log
+    // that swaps the arguments after the approval is forged.
+    const asked = t.gate.request.request.decision;
+    if (!sameJson(rec.decision, asked && approvedDecision(asked, t.gate.input)))
       throw corrupt(
         i,
         `the action intent of step ${rec.stepIndex} is not the decision approved in ${t.gate.request.resultId}`,

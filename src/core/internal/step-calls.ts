@@ -26,6 +26,23 @@ export function callDecision(decision: ActionsDecision, j: number): ActionDecisi
 }
 
 /**
+ * The decision that runs once a person approved it (docs/human-input.md#edit-on-approval): with
+ * the arguments the approval edited, if it did; the decision's history keeps the proposal.
+ */
+export function approvedDecision(decision: ActionDecision, approval: InputRecord | null): ActionDecision {
+  const reply = approval?.reply;
+  const { action } = decision;
+  if (reply?.kind !== 'approve' || reply.arguments === undefined || action.kind !== 'tool_call') return decision;
+  const args = reply.arguments;
+  return {
+    ...decision,
+    action: { ...action, arguments: args },
+    trajectoryRepr: `${action.name}(${JSON.stringify(args)})`,
+    historyText: decision.historyText ?? decision.trajectoryRepr,
+  };
+}
+
+/**
  * The call (its index) and the kind of a per-call resultId of step `stepIndex`:
  * `s{i}.a{j}[.input|.settle|.c{n}]` (`.c{n}`: the n-th pause of the sub-agent the call runs).
  */
@@ -193,7 +210,9 @@ export class CallsTrack {
   #request(rec: InputRequestRecord, j: number, what: string, c: CallState): string | null {
     const plan = this.intent.calls[j];
     const { kind, target, decision } = rec.request;
-    const shown = callDecision(this.intent.decision, j);
+    // A settlement shows the call as it ran: with the arguments its approval edited, if it did.
+    const proposed = callDecision(this.intent.decision, j);
+    const shown = what === 'settle' ? approvedDecision(proposed, c.gateReply) : proposed;
     if (target !== 'action' || decision === null || !sameCall(decision, shown))
       return `${rec.resultId} does not show the call it asks about`;
     if (what === 'input') {
@@ -203,7 +222,9 @@ export class CallsTrack {
       return null;
     }
     if (what !== 'settle' || kind !== 'settle') return `${rec.resultId} is not a request's resultId`;
-    if (!this.gatesAnswered() || this.blocking().length > 0 || (c.child !== null && c.childReply === null))
+    // Every call in doubt is asked about at once: other settlements may be open, nothing else.
+    const open = this.blocking().some((r) => r.request.kind !== 'settle');
+    if (!this.gatesAnswered() || open || (c.child !== null && c.childReply === null))
       return `${rec.resultId}: a settlement while a request of its step is open`;
     if (!callRuns(this.intent, this.calls, j) || c.result !== null)
       return `${rec.resultId}: a settlement of a call that is not in flight`;

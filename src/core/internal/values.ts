@@ -372,5 +372,18 @@ export function inputReplyProblem(reply: unknown): string | null {
     return `reply.kind must be one of ${kinds}, got ${JSON.stringify(kind) ?? kindOf(kind)}`;
   }
   const field = INPUT_REPLY_TEXT_FIELD[kind as InputReply['kind']];
-  return str(reply, 'resultId', 'reply') ?? (field ? str(reply, field, 'reply') : null) ?? jsonProblem(reply, 'reply');
+  return (
+    str(reply, 'resultId', 'reply') ??
+    (field ? str(reply, field, 'reply') : null) ??
+    argumentsProblem(reply, kind) ??
+    jsonProblem(reply, 'reply')
+  );
+}
+
+/** Edited arguments: only on an approval, and a JSON object there. */
+function argumentsProblem(reply: Record<string, unknown>, kind: string): string | null {
+  const args = reply['arguments'];
+  if (args === undefined) return null;
+  if (kind !== 'approve') return `reply.arguments is taken only with kind "approve", not ${JSON.stringify(kind)}`;
+  return isPlainObject(args) ? null : `reply.arguments must be an object of the edited arguments, got ${kindOf(args)}`;
 }
