@@ -2,9 +2,16 @@
  * DurableObjectStore: a run log in a Durable Object's SQLite-backed storage.
  * @module
  */
-import { CorruptLogError, decodeLog, encodeRecord, PolyLoopError } from '../core/index.ts';
+import {
+  CorruptLogError,
+  decodeLog,
+  encodeRecord,
+  PolyLoopError,
+  RunLockedError,
+  StopRequestedError,
+} from '../core/index.ts';
 import { AppendLogStore, checkOptionKeys } from '../core/internal-entry.ts';
-import type { LogRecord, RunStore } from '../core/index.ts';
+import type { LogRecord, ReleaseLease, RunStore, StopRequest } from '../core/index.ts';
 import type { LogAppend, OptionKeys } from '../core/internal-entry.ts';
 
 /** The part of `ctx.storage` the store uses (SQLite-backed Durable Object storage). */
@@ -35,6 +42,8 @@ const PART_CHARS = 256 * 1024;
 const DO_STORE_OPTIONS: OptionKeys<DurableObjectStoreOptions> = { maxRecordChars: true, onAppend: true };
 const DEFAULT_MAX_RECORD_CHARS = 16 * 1024 * 1024;
 const TABLE = 'polyloop_log';
+/** One row per run a stop was asked of: the request as JSON (`{}` or `{ "reason": … }`). */
+const STOPS = 'polyloop_stop';
 
 /** A record was bigger than the store accepts; nothing was written. Code `store_error`. */
 export class RecordTooLargeError extends PolyLoopError {
@@ -92,6 +101,8 @@ export class DurableObjectStore extends AppendLogStore implements RunStore {
   readonly #onAppend: ((runId: string, entry: StoredLine) => void) | undefined;
   /** The next sequence number of each run this instance wrote, as of its last commit. */
   readonly #nextSeq = new Map<string, number>();
+  /** The lease each run driven through this instance is held by: its token, and the signal its holder watches. */
+  readonly #leases = new Map<string, { readonly token: symbol; readonly lost: AbortController }>();
 
   constructor(storage: DurableObjectSqlStorage, opts: DurableObjectStoreOptions = {}) {
     super();
@@ -104,6 +115,66 @@ export class DurableObjectStore extends AppendLogStore implements RunStore {
         '(run_id TEXT NOT NULL, seq INTEGER NOT NULL, part INTEGER NOT NULL, body TEXT NOT NULL, ' +
         'PRIMARY KEY (run_id, seq, part))',
     );
+    storage.sql.exec(`CREATE TABLE IF NOT EXISTS ${STOPS} (run_id TEXT PRIMARY KEY, request TEXT NOT NULL)`);
+  }
+
+  /**
+   * Contract: see {@link RunStore.acquire}. The lease is this instance's: a Durable Object runs in
+   * one instance at a time, so no other driver can hold the run while this one lives. Refuses
+   * (never waits) with `RunLockedError` while another driver of this instance holds it; rejects
+   * with `signal.reason` if already aborted. `lost` is aborted with `StopRequestedError` at once
+   * when a stop is kept for a run with a log, and when {@link requestStop} runs while the lease is
+   * held. Release is idempotent and frees only its own lease.
+   */
+  acquire(runId: string, opts: { readonly signal?: AbortSignal } = {}): Promise<ReleaseLease> {
+    if (opts.signal?.aborted) return Promise.reject(opts.signal.reason);
+    if (this.#leases.has(runId))
+      return Promise.reject(new RunLockedError(runId, 'another driver in this object holds it'));
+    const token = Symbol(runId);
+    const lost = new AbortController();
+    this.#leases.set(runId, { token, lost });
+    if (this.hasLog(runId)) this.#tellHolder(runId);
+    const release = (): Promise<void> => {
+      if (this.#leases.get(runId)?.token === token) this.#leases.delete(runId);
+      return Promise.resolve();
+    };
+    return Promise.resolve(Object.assign(release, { lost: lost.signal }));
+  }
+
+  /**
+   * Contract: see {@link RunStore.requestStop}. Stored in the object's storage and durable when
+   * this resolves; the driver holding the run's lease through this instance sees it at once, the
+   * next one at its `acquire` (after an eviction too). The first stop asked of a run is the one
+   * kept: a second one changes nothing, so the reason the run ends with is the one first given.
+   * A stop of a run with no record yet (the run object keeps one asked between its `POST /runs`
+   * and the run's first write) reaches the driver once `run_started` is written, not before: a
+   * run is stopped only once it has a log to end.
+   */
+  async requestStop(runId: string, stop: StopRequest): Promise<void> {
+    const kept = stop.reason === undefined ? {} : { reason: stop.reason };
+    this.#storage.sql.exec(
+      `INSERT OR IGNORE INTO ${STOPS} (run_id, request) VALUES (?, ?)`,
+      runId,
+      JSON.stringify(kept),
+    );
+    await this.#storage.sync();
+    if (this.hasLog(runId)) this.#tellHolder(runId);
+  }
+
+  /** Abort the `lost` signal of the run's lease held through this instance, if any, with the stop kept for it. */
+  #tellHolder(runId: string): void {
+    const stop = this.stopOf(runId);
+    if (stop !== null) this.#leases.get(runId)?.lost.abort(new StopRequestedError(runId, stop));
+  }
+
+  /** The stop asked of the run and kept for it ({@link requestStop}), or null. Synchronous. */
+  stopOf(runId: string): StopRequest | null {
+    const row = this.#storage.sql
+      .exec<{ request: string }>(`SELECT request FROM ${STOPS} WHERE run_id = ?`, runId)
+      .toArray()[0];
+    if (row === undefined) return null;
+    const { reason } = JSON.parse(row.request) as { reason?: unknown };
+    return typeof reason === 'string' ? { reason } : {};
   }
 
   /**
@@ -115,6 +186,8 @@ export class DurableObjectStore extends AppendLogStore implements RunStore {
   protected async append({ runId, records, barrier, method }: LogAppend): Promise<void> {
     this.#commit(runId, records);
     if (barrier && method !== 'step') await this.#storage.sync();
+    // A stop kept before the run's first record (see requestStop) reaches its driver now.
+    if (method === 'runStarted') this.#tellHolder(runId);
   }
 
   /** Append `recs` in one transaction (every part of each), then tell the observer of each. */
@@ -211,12 +284,16 @@ export class DurableObjectStore extends AppendLogStore implements RunStore {
   }
 
   /**
-   * Delete every record of a run, in one transaction. Not a {@link RunStore} method: to the
-   * library a log is append-only. The run object uses it only to drop an import that never
-   * completed, which no client was told about.
+   * Delete every record of a run, and a stop asked of it, in one transaction. Not a
+   * {@link RunStore} method: to the library a log is append-only. The run object uses it only to
+   * drop an import that never completed, which no client was told about.
    */
   discard(runId: string): void {
-    this.#storage.transactionSync(() => void this.#storage.sql.exec(`DELETE FROM ${TABLE} WHERE run_id = ?`, runId));
+    this.#storage.transactionSync(() => {
+      this.#storage.sql.exec(`DELETE FROM ${TABLE} WHERE run_id = ?`, runId);
+      // A stop asked of the run dropped here must not stop the next run of the same id.
+      this.#storage.sql.exec(`DELETE FROM ${STOPS} WHERE run_id = ?`, runId);
+    });
     this.#nextSeq.delete(runId);
   }
 
