@@ -11,7 +11,9 @@ import { drainBody, exceedsBytes, MAX_BODY_BYTES, MAX_IMPORT_BODY_BYTES, readBod
 import type { InputReply } from '../core/index.ts';
 import type { InputAccepted, OptionKeys, RunCreated, UpgradeAccepted } from '../core/internal-entry.ts';
 import { chatRoutes } from './chat-routes.ts';
+import { type ControlRpc, controlRoutes } from './control-routes.ts';
 import type { ChatNamespaceOf } from './chat-routes.ts';
+import { RUN_ID_PATTERN } from './run-id.ts';
 import type { RunObjectBase } from './run-object.ts';
 import { replyShapeProblem, upgradeBodyProblem } from './run-input.ts';
 import type { CancelOutcome, InputOutcome, UpgradeOutcome } from './run-input.ts';
@@ -66,9 +68,6 @@ export type CorsOptions = {
 const APP_OPTIONS: OptionKeys<AppOptions<unknown>> = { runs: true, token: true, index: true, cors: true, chat: true };
 const CORS_OPTIONS: OptionKeys<CorsOptions> = { origins: true, maxAgeSeconds: true };
 
-/** The run id rule: 1–200 characters of `[A-Za-z0-9._:-]`. */
-export const RUN_ID_PATTERN = /^[A-Za-z0-9._:-]{1,200}$/;
-
 const StartBody = z.strictObject({
   runId: z.optional(
     z.string().check(
@@ -90,9 +89,8 @@ type StartRequest = { readonly runId: string | undefined; readonly input: unknow
  * The run object's RPC methods as the app calls them (spelled
  * out: the inferred RPC types of a stream are too deep for tsc).
  */
-type RunObjectRpc = {
+type RunObjectRpc = ControlRpc & {
   start(runId: string, input: unknown): Promise<StartOutcome>;
-  adopt(runId: string, input: unknown, log: string): Promise<StartOutcome>;
   status(): Promise<RunStatus | null>;
   trajectory(): Promise<RunTrajectory | UnreadableLog | null>;
   log(): Promise<string | UnreadableLog | null>;
@@ -211,8 +209,8 @@ async function readSmallBody<T>(c: Context, problemOf: (raw: unknown) => string 
  * requests: `202` once it is durable; `409` when the run awaits no input or none for its
  * resultId, `400` for a kind the request does not accept), `POST /runs/:id/upgrade` (`{ reason }`:
  * a run whose agent changed goes on under this deployment's, `202 { runId, upgraded }`; `409` for
- * an ended or running run or an upgrade the library refuses); with the `chat` option also `POST /chat`,
- * `GET /chat/:chatId/stream` and `GET /chat/:chatId/messages` (a turn per chat turn object, decision 0057).
+ * an ended or running run or an upgrade the library refuses), `POST /runs/:id/stop` and `/fork` (control-routes.ts);
+ * with `chat` also `POST /chat`, `GET /chat/:chatId/stream`, `GET /chat/:chatId/messages` (decision 0057).
  * Checks run in this order: auth, size, parse, schema (an `input` nested
  * deeper than the core's `MAX_JSON_DEPTH` is a 400). Errors never carry a stack trace; every 401
  * says the same: that a bearer token is expected (a missing token configuration is logged, not
@@ -349,6 +347,7 @@ export function createApp<Env extends object>(options: AppOptions<Env>): Hono<{ 
     return c.json<UpgradeAccepted>({ runId, upgraded: outcome.upgraded }, 202);
   });
 
+  controlRoutes(app, { stubFor, fail, unknownRun });
   if (options.chat !== undefined) chatRoutes(app, options.chat, fail);
 
   app.notFound((c) => fail(c, 404, 'not_found', `no route ${c.req.method} ${new URL(c.req.url).pathname}`));

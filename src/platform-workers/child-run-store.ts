@@ -52,6 +52,10 @@ function descends(runId: string, root: string): boolean {
  * its own object of `objects`. Without `objects` (no `runs` option on `createRunObject`) every
  * call fails with a `StoreError` saying so. A run id that is no descendant of the own run is a
  * `RunLockedError`: this object drives no other run.
+ *
+ * It has no `acquire` and no `requestStop` (so `requestStop` on it is refused as a store that keeps
+ * no stop requests): a child run is driven only inside its parent's drive, which holds the parent's
+ * lease, and a stop of the parent reaches the child through the signal the parent hands its tool.
  */
 export class ChildRunStore extends AppendLogStore implements RunStore {
   readonly #root: string;
@@ -124,15 +128,22 @@ export function childLogRefusal(row: ChildRow, parentRunId: string, runId: strin
 }
 
 /**
- * Why a sub-agent's run refuses to be cancelled, answered or upgraded on its own: its parent's
- * object drives it, so a cancel and a reply go through the parent, which carries them to it.
+ * Why a sub-agent's run refuses to be cancelled, answered, upgraded, stopped or forked on its own:
+ * its parent's object drives it, so a cancel, a reply and a stop go through the parent, which
+ * carries them to it.
  */
-export function subAgentRefusal(runId: string, parentRunId: string, what: 'cancel' | 'input' | 'upgrade'): string {
+export function subAgentRefusal(
+  runId: string,
+  parentRunId: string,
+  what: 'cancel' | 'input' | 'upgrade' | 'stop' | 'fork',
+): string {
   const parent = `/runs/${parentRunId}`;
   const how = {
     cancel: `cancel its parent (POST ${parent}/cancel), which cancels it`,
     input: `answer its parent's open request of kind child (POST ${parent}/input), which carries the reply to it`,
     upgrade: "its parent's object drives it, and a sub-agent's run is not upgraded on its own",
+    stop: `stop its parent (POST ${parent}/stop), which stops it`,
+    fork: `fork its parent (POST ${parent}/fork) at the step that called it; a sub-agent's run is not forked alone`,
   }[what];
   return `run ${JSON.stringify(runId)} is a sub-agent of run ${JSON.stringify(parentRunId)}: ${how}`;
 }

@@ -125,17 +125,19 @@ export class RunObjectDriver<Env> {
   async #settled(runId: string): Promise<void> {
     const { storage, ctx, reporter } = this.#parts;
     const told = await reporter.report();
-    // A cancel that came while the index was being told found this drive still running, and this drive had already
-    // looked for one: the alarm, due now, carries it out (it drives an awaiting run whose cancel was asked for).
-    const cancelWaits = storage.meta()?.cancelRequested === true && storage.stateOf(runId) === 'awaiting_input';
-    if (cancelWaits) await ctx.storage.setAlarm(Date.now());
+    // A cancel or stop that came while the index was being told found this drive still running, and this drive had
+    // already looked for one: the alarm, due now, carries it out (it drives an awaiting run one was asked of).
+    const meta = storage.meta();
+    if (meta !== null && storage.asked(meta) && storage.stateOf(runId) === 'awaiting_input')
+      await ctx.storage.setAlarm(Date.now());
     else if (told) await ctx.storage.deleteAlarm();
   }
 
   /**
    * What the next resume sends — a cancel reply (to the first open request: it ends the run
    * whichever it names), the answer (to any open request; the caller checked it fits one), nothing
-   * (not awaiting), or 'wait' (awaiting, nothing to send) — and what the log keeps.
+   * (not awaiting, or a stop was asked: the resume ends the run so), or 'wait' (awaiting, nothing
+   * to send) — and what the log keeps.
    */
   #nextFor(runId: string, answer: Answer | null): { readonly next: Next; readonly logged: Logged } {
     const { storage } = this.#parts;
@@ -143,15 +145,23 @@ export class RunObjectDriver<Env> {
     const view = 'view' in reading ? reading.view : null;
     const logged = { hasLog: storage.store.hasLog(runId), storedRequest: view?.started?.request !== undefined };
     const pending = view?.pending ?? null;
-    if (pending === null) return { next: null, logged };
+    // A stop asked of a waiting run is honoured by the resume itself (its lease is lost at once), sending nothing.
+    if (pending === null || storage.store.stopOf(runId) !== null) return { next: null, logged };
     if (storage.meta()?.cancelRequested) return { next: cancelReply(pending.resultId), logged };
     return { next: answer?.reply ?? 'wait', logged };
   }
 
   /** Why a reply the drive was given did not land (its sender hears this unless it landed first). */
   #notLanded(): InputOutcome {
-    const cancelled = this.#parts.storage.meta()?.cancelRequested === true;
-    const message = cancelled ? 'the run was cancelled before the reply landed' : 'the run awaits no input';
+    const { storage } = this.#parts;
+    const meta = storage.meta();
+    const stopped = meta !== null && storage.store.stopOf(meta.runId) !== null;
+    const cancelled = meta?.cancelRequested === true;
+    const message = stopped
+      ? 'the run was stopped before the reply landed'
+      : cancelled
+        ? 'the run was cancelled before the reply landed'
+        : 'the run awaits no input';
     return { ok: false, code: 'conflict', message };
   }
 

@@ -12,6 +12,8 @@ import type { ChildLogRefusal } from './child-run-store.ts';
 import { cancelReason } from './drive-sink.ts';
 import type { UpgradeRefusal } from './drive-sink.ts';
 import { identityRefusal, isImportRefusal } from './log-import.ts';
+import { forkSourceOf, stopRun } from './run-control.ts';
+import type { ControlParts, ForkBody, ForkSource, StopOutcome } from './run-control.ts';
 import { replyRefusal } from './run-input.ts';
 import type { CancelOutcome, InputOutcome, UpgradeOutcome } from './run-input.ts';
 import { RunObjectDriver } from './run-drive.ts';
@@ -20,17 +22,13 @@ import type { RunReport } from './run-index.ts';
 import { IndexReporter, reportOf } from './run-report.ts';
 import { insertChildRow, insertRunRow, markCancelRequested } from './run-row.ts';
 import type { RunRow } from './run-row.ts';
-import { agentOf, checkOptions, prepareRun, setupContext } from './run-setup.ts';
+import { agentOf, checkOptions, prepareRun, setupContext, startConflict } from './run-setup.ts';
 import type { RunObjectOptions, StartOutcome } from './run-setup.ts';
 import { haltedStatusOf, readablePrefixView, statusOf, trajectoryOf } from './run-status.ts';
 import type { RunStatus, RunTrajectory, UnreadableLog } from './run-status.ts';
 import { RunStorage } from './run-storage.ts';
 import type { Reading } from './run-storage.ts';
 import { logEventsResponse } from './sse.ts';
-
-function conflict(runId: string): StartOutcome {
-  return { ok: false, code: 'conflict', message: `run ${JSON.stringify(runId)} already exists` };
-}
 
 /**
  * The run Durable Object. Do not instantiate or subclass it directly: export the class returned
@@ -45,6 +43,8 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   readonly #phase = new RunPhase();
   readonly #reporter: IndexReporter;
   readonly #driver: RunObjectDriver<Env>;
+  /** What a stop and a fork work with (run-control.ts). */
+  readonly #control: ControlParts;
 
   constructor(ctx: DurableObjectState, env: Env, options: RunObjectOptions<Env>) {
     super(ctx, env);
@@ -59,14 +59,15 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     };
     this.#reporter = new IndexReporter(() => options.index?.(env), current);
     this.#driver = new RunObjectDriver({ ctx, env, options, storage, phase: this.#phase, reporter: this.#reporter });
+    this.#control = { storage, phase: this.#phase, driver: this.#driver, read: (meta) => this.#read(meta) };
   }
 
   /** Start the run: validate the input with the factory, store it, arm the alarm, then drive. */
   async start(runId: string, input: unknown): Promise<StartOutcome> {
-    if (this.#taken()) return conflict(runId);
+    if (this.#taken()) return startConflict(runId);
     const prepared = await prepareRun(this.#options.setup, setupContext(this.#options, this.env, runId, input));
     if (!prepared.ok) return prepared;
-    if (this.#taken()) return conflict(runId); // another start won while the factory ran
+    if (this.#taken()) return startConflict(runId); // another start won while the factory ran
     this.#storage.createTables();
     this.#storage.store.discard(runId); // records without a run row: an import that never completed
     await this.#accept(runId, prepared.stored);
@@ -85,12 +86,12 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
    * would not resume (identity mismatch).
    */
   async adopt(runId: string, input: unknown, log: string): Promise<StartOutcome> {
-    if (this.#taken()) return conflict(runId);
+    if (this.#taken()) return startConflict(runId);
     const prepared = await prepareRun(this.#options.setup, setupContext(this.#options, this.env, runId, input));
     if (!prepared.ok) return prepared;
     const mismatch = identityRefusal(agentOf(prepared.setup, new InMemoryStore()), prepared.request, log);
     if (mismatch !== null) return { ok: false, code: 'bad_request', message: `log rejected: ${mismatch}` };
-    if (this.#taken()) return conflict(runId);
+    if (this.#taken()) return startConflict(runId);
     // Until the run row exists the run is unknown (404) and has no alarm: a half-done import is never driven.
     this.#phase.adopt();
     try {
@@ -291,6 +292,16 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
     return { ok: true, upgraded: (this.#storage.view(meta.runId)?.upgrades.length ?? 0) > upgrades.length };
   }
 
+  /** Ask the run to stop, durably; the run ends `cancelled` with it (run-control.ts, docs/http.md#post-runsidstop). */
+  requestStop(reason: string | undefined): Promise<StopOutcome> {
+    return stopRun(this.#control, reason);
+  }
+
+  /** The log of a fork of this run, and its input; the run is only read (docs/http.md#post-runsidfork). */
+  forkSource(fork: ForkBody): Promise<ForkSource> {
+    return forkSourceOf(this.#control, fork);
+  }
+
   /**
    * A write of a sub-agent's run, sent by its parent's object (child-run-store.ts): made in this
    * object's storage as the run's own store makes it, the run row created with the first one.
@@ -342,15 +353,15 @@ export class RunObjectBase<Env = unknown> extends DurableObject<Env> {
   }
 
   /**
-   * Heartbeat and recovery: re-arm while the run lives; resume it when no driver runs here. An
-   * awaiting run is left alone and its alarm not re-armed: waiting for a person costs nothing.
+   * Heartbeat and recovery: re-arm while the run lives; resume it when no driver runs here. An awaiting
+   * run is left alone, its alarm not re-armed (waiting costs nothing), unless a cancel or stop was asked.
    */
   override async alarm(): Promise<void> {
     const meta = this.#storage.meta();
     // A sub-agent's run is driven (and resumed) by its parent's object, never by its own alarm.
     if (meta === null || meta.parentRunId !== null) return;
     const state = this.#storage.stateOf(meta.runId);
-    if (meta.halted !== null || state === 'ended' || (state === 'awaiting_input' && !meta.cancelRequested)) {
+    if (meta.halted !== null || state === 'ended' || (state === 'awaiting_input' && !this.#storage.asked(meta))) {
       // Nothing to drive; the alarm is still armed only when the run index was not told the run's last status.
       if (!(await this.#reporter.report())) await this.#driver.rearm();
       return;

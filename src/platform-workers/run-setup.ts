@@ -106,6 +106,11 @@ export type StartOutcome =
   | { readonly ok: true }
   | { readonly ok: false; readonly code: 'conflict' | 'bad_request'; readonly message: string };
 
+/** A start or import refused because the object holds a run already (or is importing one). */
+export function startConflict(runId: string): StartOutcome {
+  return { ok: false, code: 'conflict', message: `run ${JSON.stringify(runId)} already exists` };
+}
+
 const RUN_OBJECT_OPTIONS: OptionKeys<RunObjectOptions<unknown>> = {
   setup: true,
   resumeAfterMs: true,

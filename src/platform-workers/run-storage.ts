@@ -87,6 +87,11 @@ export class RunStorage {
     return this.view(runId)?.state ?? null;
   }
 
+  /** True when a cancel or a stop was asked of the run: a waiting run is then driven to its end. */
+  asked(meta: RunRow): boolean {
+    return meta.cancelRequested || this.store.stopOf(meta.runId) !== null;
+  }
+
   ended(runId: string): boolean {
     return this.stateOf(runId) === 'ended';
   }
