@@ -34,7 +34,8 @@ export function checkEdit(runId: string, reply: InputReply, view: RunLogView, re
     throw new InvalidInputError(
       runId,
       open?.kind === 'child'
-        ? `${reply.resultId} is a sub-agent's approval: it is approved as proposed (arguments cannot be edited through a parent)`
+        ? `${reply.resultId} is a sub-agent's approval: it is approved as proposed ` +
+            '(arguments cannot be edited through a parent)'
         : `${reply.resultId} is not an approval: only an approval takes edited arguments`,
     );
   const action = open.decision?.action;

@@ -10,6 +10,7 @@ import {
   InMemoryStore,
   importRun,
   InvalidInputError,
+  readRunLog,
   resume,
   run,
   ToolRegistry,
@@ -216,8 +217,10 @@ describe('edit on approval in a step with several calls, after a crash', () => {
     );
     const crashed = setup({ script: [final('done')], store: await copy(cut), parallel: 2 });
     const settling = await resume(crashed.agent, crashed.request);
-    const asked = settling.openRequests ?? [];
-    const first = [settling.pending, ...asked].find((q) => q?.resultId === 's0.a0.settle');
+    const { openRequests } = readRunLog(await crashed.store.readLog('edit'));
+    expect(openRequests.map((q) => q.resultId)).toEqual(['s0.a0.settle', 's0.a1.settle']);
+    expect(settling.pending?.resultId).toBe('s0.a0.settle');
+    const first = openRequests[0];
     expect(first?.decision?.action).toMatchObject({ arguments: { amount: 70, to: 'acme' } });
     const again = await crashed.store.readLog('edit');
     await expect(copy(again)).resolves.toBeInstanceOf(InMemoryStore);
