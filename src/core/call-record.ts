@@ -38,22 +38,21 @@ export function callRecord(
     observationTruncatedChars: o.observationTruncatedChars,
     toolCompletedRun,
   });
+  const gate = c.gateReply?.reply;
+  const edit = editedArguments(gate);
+  // A call that ran with the person's arguments says so, whether its outcome was written or a settlement gave it.
+  const told = (o: ActionOutcome): ActionOutcome =>
+    edit === null ? o : { ...o, observation: editedObservation(o.observation, edit) };
   const byPerson = (text: string): CallRecord =>
-    record('executed', plainOutcome('executed', text), toolOf(req, d)?.completesRun === true);
+    record('executed', told(plainOutcome('executed', text)), toolOf(req, d)?.completesRun === true);
   const denied = (reason: string): CallRecord => record('denied', plainOutcome('executed', reason), false);
   if (plan.skip !== null) return record('not_executed', plainOutcome('not_executed', plan.skip, true), false);
-  const gate = c.gateReply?.reply;
   if (gate?.kind === 'deny') return denied(gate.reason);
   if (gate?.kind === 'answer') return byPerson(gate.text);
   const settle = c.settleReply?.reply;
   if (settle?.kind === 'executed' && c.result === null) return byPerson(settle.observation);
   if (settle?.kind === 'deny' && c.result === null) return denied(settle.reason);
   const result = c.result as CallResultRecord;
-  const edit = editedArguments(gate);
-  const o =
-    edit === null
-      ? result.outcome
-      : { ...result.outcome, observation: editedObservation(result.outcome.observation, edit) };
-  const ran = record(result.outcome.status, o, result.completedRun);
+  const ran = record(result.outcome.status, told(result.outcome), result.completedRun);
   return result.childRunId === undefined ? ran : { ...ran, childRunId: result.childRunId };
 }

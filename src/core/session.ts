@@ -305,7 +305,8 @@ export class RunDriver {
       await this.#writes.actionIntent(stepIndex, decision, replayPolicy);
     } else if (reply) {
       // A settlement of the action in flight: what the person says happened is recorded, not run again.
-      if (reply.kind === 'executed') return this.#byPerson(step, decision, reply.observation);
+      // It ran with the person's arguments: its observation says so, as when it is carried out here.
+      if (reply.kind === 'executed') return this.#byPerson(step, decision, reply.observation, edit);
       if (reply.kind === 'deny') return this.#denied(step, reply.reason);
       await this.#writes.actionIntent(stepIndex, decision, inFlight.actionIntent.replayPolicy);
       replayed = true;
@@ -350,9 +351,14 @@ export class RunDriver {
   }
 
   /** Finish a step with what a person says the action gave (an answer, or a settlement): nothing ran here. */
-  #byPerson(step: StepDraft, decision: ActionDecision, observation: string): Promise<StepRecord> {
+  #byPerson(
+    step: StepDraft,
+    decision: ActionDecision,
+    observation: string,
+    edit: JsonObject | null = null,
+  ): Promise<StepRecord> {
     const completedRun = toolOf(this.#req, decision)?.completesRun === true;
-    return this.#finishAction(step, plainOutcome('executed', observation), completedRun);
+    return this.#finishAction(step, plainOutcome('executed', observation), completedRun, edit);
   }
 
   /** Finish an action step with its outcome (the action result lands with the step record). */
