@@ -36,11 +36,18 @@ export class Cancellation {
   readonly #lostListener = (): void => this.#abort((this.#lost as AbortSignal).reason);
 
   #abortable: boolean;
+  /**
+   * Whether the store's writes are raced against the grace period: only when the caller's signal
+   * may abort. A stop or a lost lease waits for a write in flight (the store's own I/O, not code the
+   * run does not control), so the common run pays for no racing of its writes.
+   */
+  readonly writesBounded: boolean;
 
   constructor(signal: AbortSignal, graceMs: number, abortable = true) {
     this.#caller = signal;
     this.signal = this.#controller.signal;
     this.#abortable = abortable;
+    this.writesBounded = abortable;
     this.#graceMs = graceMs;
     if (signal.aborted) this.#abort(signal.reason);
     else signal.addEventListener('abort', this.#listener, { once: true });

@@ -66,8 +66,8 @@ export class Outbox {
     } catch (e) {
       p = Promise.reject(e);
     }
-    // Nothing can abort the run: no racing, just the failure made a StoreError.
-    if (!this.#cancel.abortable) return p.then(undefined, (e: unknown) => this.#failed(operation, e));
+    // The caller cannot abort the run: no racing, just the failure made a StoreError.
+    if (!this.#cancel.writesBounded) return p.then(undefined, (e: unknown) => this.#failed(operation, e));
     return this.#bounded(operation, p);
   }
 
