@@ -30,4 +30,5 @@ export { checkOptionKeys, type OptionHints, type OptionKeys } from './options.ts
 export { type ResolvedRequest, resolveRequest } from './request-input.ts';
 export { type PrefixReading, readReadablePrefix } from './run-log.ts';
 export { canonicalJson } from './serialization.ts';
+export { type AssembledMessage, type MessagePart, type StepMessages, stepMessages } from './step-messages.ts';
 export { STEP_DEFAULTS } from './types.ts';
