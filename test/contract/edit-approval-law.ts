@@ -1,16 +1,17 @@
 /**
  * The crash law of approvals a person edits (docs/design/laws.md#edited-approvals-across-crashes),
- * as one scenario any store runs (Web APIs only). Step 0 is one `never` `note` the model proposes
- * as "draft" and a person approves as "final"; step 1 holds three calls run two at a time — a
- * `never` `pay` of 900 a person approves as 90, a `safe` `read`, a `pay` of 20 approved as
- * proposed; step 2 answers. Crashed after every write (lost, and landed) and resumed with the same
+ * as one scenario any store runs (Web APIs only). A `note` step: one `never` `note` the model
+ * proposes as "draft" and a person approves as "final"; a `pay` step: three calls run two at a time
+ * — a `never` `pay` of 900 a person approves as 90, a `safe` `read`, a `pay` of 20 approved as
+ * proposed; then the answer. `both` runs the two steps, a slow store may run one (`one-call`,
+ * `several-calls`). Crashed after every write (lost, and landed) and resumed with the same
  * replies — a settlement answered from what the case's outside world shows — every case must end as
  * the uninterrupted run, every `never` call must have run exactly once and with the arguments the
  * person gave, and every model call after an edit must see the call as the model proposed it,
  * answered by an observation that opens with the fixed sentence naming the edited arguments.
  */
 import { nativeToolInterpreter } from '../../src/adapters/tool-interpreter.ts';
-import { defineAgent, ToolRegistry } from '../../src/core/index.ts';
+import { defineAgent, InMemoryStore, resume, run, ToolRegistry } from '../../src/core/index.ts';
 import type {
   InputReply,
   InputRequest,
@@ -22,7 +23,7 @@ import type {
   StepRecord,
   ToolSpec,
 } from '../../src/core/index.ts';
-import { collectingSink, crashAtEveryWrite, scriptedModel } from '../../src/testing/index.ts';
+import { collectingSink, crashAtEveryWrite, faultyStore, scriptedModel } from '../../src/testing/index.ts';
 import type { CrashLawReport } from '../../src/testing/index.ts';
 
 const calls = (...c: NonNullable<ModelReply['toolCalls']>): ModelReply => ({
@@ -38,16 +39,23 @@ const EDITS: Readonly<Record<string, { readonly proposed: JsonObject; readonly e
   p1: { proposed: { amount: 900, to: 'acme' }, edited: { amount: 90, to: 'acme' } },
 };
 
-/** A note edited alone in its step; a step of three calls with one of its two payments edited; the answer. */
-export const EDIT_SCRIPT: readonly ModelReply[] = [
-  calls({ id: 'n1', name: 'note', arguments: EDITS['n1']!.proposed }),
-  calls(
-    { id: 'p1', name: 'pay', arguments: EDITS['p1']!.proposed },
-    { id: 'r1', name: 'read', arguments: { x: 'a' } },
-    { id: 'p2', name: 'pay', arguments: { amount: 20, to: 'bolt' } },
-  ),
-  { text: 'done', reasoning: null, callId: null },
-];
+const NOTE_STEP = calls({ id: 'n1', name: 'note', arguments: EDITS['n1']!.proposed });
+const PAY_STEP = calls(
+  { id: 'p1', name: 'pay', arguments: EDITS['p1']!.proposed },
+  { id: 'r1', name: 'read', arguments: { x: 'a' } },
+  { id: 'p2', name: 'pay', arguments: { amount: 20, to: 'bolt' } },
+);
+const ANSWER: ModelReply = { text: 'done', reasoning: null, callId: null };
+
+/** Which steps a run of the law holds before its answer. */
+export type EditScenario = 'both' | 'one-call' | 'several-calls';
+
+/** The model's replies: a note edited alone in its step, a step of three calls with one payment edited, the answer. */
+export const EDIT_SCRIPTS: Readonly<Record<EditScenario, readonly ModelReply[]>> = {
+  both: [NOTE_STEP, PAY_STEP, ANSWER],
+  'one-call': [NOTE_STEP, ANSWER],
+  'several-calls': [PAY_STEP, ANSWER],
+};
 
 /** The sentence an edited call's observation opens with (docs/human-input.md#edit-on-approval). */
 export const EDIT_SENTENCE = 'A person changed the arguments of this call before it ran, to ';
@@ -126,10 +134,11 @@ export function editReply(world: () => readonly string[]): (p: InputRequest) => 
 export function editSetup(
   store: RunStore,
   world: () => string[],
+  scenario: EditScenario = 'both',
   onModel: (calls: readonly ModelCall[]) => void = () => undefined,
 ): { agent: ReturnType<typeof defineAgent>; request: RunRequest } {
   const registry = ToolRegistry.of(editTools(world));
-  const model = scriptedModel(EDIT_SCRIPT);
+  const model = scriptedModel(EDIT_SCRIPTS[scenario]);
   onModel(model.calls);
   return {
     agent: defineAgent({
@@ -160,14 +169,21 @@ export function editSetup(
 export type EditCase = { readonly world: string[]; readonly modelCalls: (readonly ModelCall[])[] };
 
 /** The law's report, and each case (the reference's first). */
-export type EditLawResult = { readonly report: CrashLawReport; readonly cases: readonly EditCase[] };
+export type EditLawResult = {
+  readonly scenario: EditScenario;
+  readonly report: CrashLawReport;
+  readonly cases: readonly EditCase[];
+};
 
 /** Run the scenario through `crashAtEveryWrite` over fresh stores from `newStore` (one per case). */
 export async function editApprovalLaw(opts: {
   readonly newStore: () => RunStore;
+  /** The steps the run holds (default `both`). */
+  readonly scenario?: EditScenario;
   /** Another person (to show the checks can fail); default {@link editReply}. */
   readonly reply?: (world: () => readonly string[]) => (p: InputRequest) => InputReply;
 }): Promise<EditLawResult> {
+  const scenario = opts.scenario ?? 'both';
   const cases: EditCase[] = [];
   const current = (): EditCase => cases.at(-1) as EditCase;
   const report = await crashAtEveryWrite({
@@ -176,36 +192,63 @@ export async function editApprovalLaw(opts: {
       editSetup(
         store,
         () => current().world,
+        scenario,
         (seen) => current().modelCalls.push(seen),
       ),
     reply: (opts.reply ?? editReply)(() => current().world),
   });
-  return { report, cases };
+  return { scenario, report, cases };
 }
 
-/** What ran in every world: each `never` call once, with the person's arguments; the safe read at least once. */
-const NEVER_EFFECTS = ['note:final', 'pay:90:acme', 'pay:20:bolt'];
-const PROPOSED_EFFECTS = ['note:draft', 'pay:900:acme'];
+/** How many writes the uninterrupted run of a scenario makes (a store that needs its cases made ahead counts them). */
+export async function editApprovalWrites(scenario: EditScenario = 'both'): Promise<number> {
+  const world: string[] = [];
+  const store = faultyStore(new InMemoryStore(), { crashAfterWrites: Number.POSITIVE_INFINITY });
+  const person = editReply(() => world);
+  const first = editSetup(store, () => world, scenario);
+  let result = await run(first.agent, first.request);
+  while (result.pending !== null) {
+    const next = editSetup(store, () => world, scenario);
+    result = await resume(next.agent, next.request, { input: person(result.pending) });
+  }
+  return store.writes.length;
+}
+
+/** The step (by model call) at which the model proposed each edited call. */
+const proposedAt = (scenario: EditScenario): Map<string, number> =>
+  new Map(
+    EDIT_SCRIPTS[scenario].flatMap((reply, i) =>
+      (reply.toolCalls ?? []).filter((c) => c.id in EDITS).map((c) => [c.id, i] as const),
+    ),
+  );
+
+/** What must run in every world, once each: the `never` calls with the person's arguments. */
+const NEVER_EFFECTS: Record<string, readonly string[]> = { n1: ['note:final'], p1: ['pay:90:acme', 'pay:20:bolt'] };
+/** What must never run: the proposals a person changed. */
+const PROPOSED_EFFECTS: Record<string, string> = { n1: 'note:draft', p1: 'pay:900:acme' };
 
 /** What every store asserts of the result; empty when the law holds. */
-export function editApprovalLawProblems({ report, cases }: EditLawResult): string[] {
+export function editApprovalLawProblems({ scenario, report, cases }: EditLawResult): string[] {
   const problems = [...report.failures];
-  if (report.writes < 20) problems.push(`only ${report.writes} writes`);
+  const edited = [...proposedAt(scenario).keys()];
+  if (report.writes < 10 * edited.length) problems.push(`only ${report.writes} writes`);
   if (report.cases.length !== report.writes * 2)
     problems.push(`${report.cases.length} cases for ${report.writes} writes`);
   if (cases.length !== report.cases.length + 1)
     problems.push(`${cases.length} worlds for ${report.cases.length} cases`);
-  problems.push(...referenceProblems(report.reference.trajectory));
+  problems.push(...referenceProblems(scenario, report.reference.trajectory));
   cases.forEach((c, i) => {
     const name = i === 0 ? 'the reference' : `case ${i}`;
-    for (const effect of NEVER_EFFECTS) {
+    for (const effect of edited.flatMap((id) => NEVER_EFFECTS[id] ?? [])) {
       const n = c.world.filter((e) => e === effect).length;
       if (n !== 1) problems.push(`${name}: ${effect} happened ${n} times`);
     }
-    for (const effect of PROPOSED_EFFECTS)
+    for (const id of edited) {
+      const effect = PROPOSED_EFFECTS[id] as string;
       if (c.world.includes(effect)) problems.push(`${name}: the proposal ${effect} ran, not the person's edit`);
+    }
     for (const call of c.modelCalls.flat()) {
-      const seen = historyProblem(call);
+      const seen = historyProblem(scenario, call);
       if (seen) problems.push(`${name}, model call ${call.callSeq}: ${seen}`);
     }
   });
@@ -215,30 +258,36 @@ export function editApprovalLawProblems({ report, cases }: EditLawResult): strin
 const opening = (args: JsonObject): string => `${EDIT_SENTENCE}${JSON.stringify(args)}.\n`;
 
 /** The uninterrupted run's steps: the edited calls ran as edited and their observations say so. */
-function referenceProblems(trajectory: readonly StepRecord[]): string[] {
+function referenceProblems(scenario: EditScenario, trajectory: readonly StepRecord[]): string[] {
   const problems: string[] = [];
-  const [note, pays, end] = trajectory;
   const want = (what: string, got: unknown, expected: unknown): void => {
     if (JSON.stringify(got) !== JSON.stringify(expected))
       problems.push(`the reference's ${what} is ${JSON.stringify(got)}, not ${JSON.stringify(expected)}`);
   };
-  want('number of steps', trajectory.length, 3);
-  want('note step', [note?.actionStatus, note?.actionRepr], ['executed', 'note({"text":"final"})']);
-  want('note observation', note?.observation, `${opening(EDITS['n1']!.edited)}${observationOf('note:final')}`);
-  const [p1, r1, p2] = pays?.calls ?? [];
-  want(
-    'calls',
-    pays?.calls?.map((c) => c.status),
-    ['executed', 'executed', 'executed'],
-  );
-  want(
-    'edited payment',
-    [p1?.actionRepr, p1?.observation],
-    ['pay({"amount":90,"to":"acme"})', `${opening(EDITS['p1']!.edited)}${observationOf('pay:90:acme')}`],
-  );
-  want('read', r1?.observation, observationOf('read:a:'));
-  want('payment approved as proposed', p2?.observation, observationOf('pay:20:bolt'));
-  want('last step', end?.decision, 'final');
+  const at = proposedAt(scenario);
+  want('number of steps', trajectory.length, EDIT_SCRIPTS[scenario].length);
+  const note = at.has('n1') ? trajectory[at.get('n1') as number] : undefined;
+  if (note) {
+    want('note step', [note.actionStatus, note.actionRepr], ['executed', 'note({"text":"final"})']);
+    want('note observation', note.observation, `${opening(EDITS['n1']!.edited)}${observationOf('note:final')}`);
+  }
+  const pays = at.has('p1') ? trajectory[at.get('p1') as number] : undefined;
+  if (pays) {
+    const [p1, r1, p2] = pays.calls ?? [];
+    want(
+      'calls',
+      pays.calls?.map((c) => c.status),
+      ['executed', 'executed', 'executed'],
+    );
+    want(
+      'edited payment',
+      [p1?.actionRepr, p1?.observation],
+      ['pay({"amount":90,"to":"acme"})', `${opening(EDITS['p1']!.edited)}${observationOf('pay:90:acme')}`],
+    );
+    want('read', r1?.observation, observationOf('read:a:'));
+    want('payment approved as proposed', p2?.observation, observationOf('pay:20:bolt'));
+  }
+  want('last step', trajectory.at(-1)?.decision, 'final');
   return problems;
 }
 
@@ -246,7 +295,7 @@ function referenceProblems(trajectory: readonly StepRecord[]): string[] {
  * What a model call after an edit must see: each edited call as the model proposed it (and never
  * as edited), answered by an observation opening with the sentence and the edited arguments.
  */
-function historyProblem(call: ModelCall): string | null {
+function historyProblem(scenario: EditScenario, call: ModelCall): string | null {
   const toolCalls: { id?: string; arguments?: unknown }[] = [];
   const results = new Map<string, string>();
   for (const m of call.messages) {
@@ -255,7 +304,7 @@ function historyProblem(call: ModelCall): string | null {
       if (part['type'] === 'tool_result') results.set(String(part['toolCallId']), String(part['text']));
     }
   }
-  const due = call.callSeq === 1 ? ['n1'] : call.callSeq >= 2 ? ['n1', 'p1'] : [];
+  const due = [...proposedAt(scenario)].filter(([, step]) => call.callSeq > step).map(([id]) => id);
   for (const id of due) {
     const edit = EDITS[id]!;
     const shown = toolCalls.filter((c) => c.id === id).map((c) => JSON.stringify(c.arguments));

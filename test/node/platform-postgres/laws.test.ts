@@ -2,15 +2,17 @@
  * The laws every store keeps, on PostgresStore over a real Postgres: the crash law with human input
  * (docs/design/laws.md#human-input-across-crashes: crashed at every write, resumed, the same end; a
  * `never` note exactly once), the same law over steps with several calls (each `never` call exactly
- * once), the crash law of sub-agents (a parent and its child in one schema, each approved note
- * exactly once), and portability (docs/design/laws.md#portability): a run crashed at every write on
- * Postgres, exported, imported into memory and finished there — and the other way round — ends as
- * the uninterrupted run, and an imported run exports as the same bytes.
+ * once) and over one of them a person approves with other arguments (it runs once, as edited), the
+ * crash law of sub-agents (a parent and its child in one schema, each approved note exactly once),
+ * and portability (docs/design/laws.md#portability): a run crashed at every write on Postgres,
+ * exported, imported into memory and finished there — and the other way round — ends as the
+ * uninterrupted run, and an imported run exports as the same bytes.
  */
 import { describe, expect, it } from 'vitest';
 import { exportRun, importRun, InMemoryStore } from '../../../src/core/index.ts';
 import type { RunStore } from '../../../src/core/index.ts';
 import { PostgresStore } from '../../../src/platform-postgres/index.ts';
+import { editApprovalLaw, editApprovalLawProblems, editApprovalWrites } from '../../contract/edit-approval-law.ts';
 import { humanInputLaw, lawProblems } from '../../contract/human-input-law.ts';
 import { severalCallsLaw, severalCallsLawProblems } from '../../contract/several-calls-law.ts';
 import { subAgentsWrites } from '../../contract/sub-agents-double-crash.ts';
@@ -42,6 +44,12 @@ describe('the laws on PostgresStore', () => {
     const newStore = await storesAhead(50);
     const result = await severalCallsLaw({ newStore });
     expect(severalCallsLawProblems(result)).toEqual([]);
+  }, 120_000);
+
+  it('keeps the crash law of edited approvals: one of several calls approved with other arguments, crashed after every write (lost, and landed), resumed, ends as the uninterrupted run, each never call once with the person’s arguments', async () => {
+    const newStore = await storesAhead(2 * (await editApprovalWrites('several-calls')) + 1);
+    const result = await editApprovalLaw({ scenario: 'several-calls', newStore });
+    expect(editApprovalLawProblems(result)).toEqual([]);
   }, 120_000);
 
   it.each(SCENARIO_NAMES)(
