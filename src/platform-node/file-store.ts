@@ -16,8 +16,8 @@ import { decodeLogText, repairTail } from './log-text.ts';
 import { isFileAt, writeAll, writeAllSync } from './whole-write.ts';
 import { OPEN, openRegular, readRegular, refused, refusedNow } from './regular-file.ts';
 import { runIdStem, LOG_EXTENSION } from './run-id.ts';
-import { removeStop, stopAtAcquire, watchLease, writeStop } from './stop-file.ts';
-import type { LeaseWatch } from './stop-file.ts';
+import { removeStop, stopAtAcquire, watchLease, writeStopFile } from './stop-file.ts';
+import type { StopFileWatch } from './stop-file.ts';
 
 // Re-exported: the CLI's readers decode log bytes the way the store does.
 export { decodeLogText };
@@ -58,7 +58,7 @@ type Lease = {
   /** The log, opened (no link followed, a regular file) at the first append of the lease; closed at its end. */
   fh: FileHandle | null;
   /** Its `lost` signal: the stop file and the lock file, polled while the lease is held. */
-  readonly watch: LeaseWatch;
+  readonly watch: StopFileWatch;
 };
 
 /**
@@ -212,7 +212,9 @@ export class FileStore extends AppendLogStore implements RunStore {
    */
   async requestStop(runId: string, stop: StopRequest): Promise<void> {
     await this.#ensureDir();
-    await writeStop({ path: this.stopPath(runId), dir: this.dir, runId, stop }).catch(refused(runId, 'requestStop'));
+    await writeStopFile({ path: this.stopPath(runId), dir: this.dir, runId, stop }).catch(
+      refused(runId, 'requestStop'),
+    );
     this.#leases.get(runId)?.watch.abort(new StopRequestedError(runId, stop));
   }
 

@@ -24,7 +24,7 @@ const MAX_STOP_FILE_BYTES = 64 * 1024;
  * renamed over `path`, then the directory fsynced. A rename replaces whatever name is at `path`
  * (a link planted there is replaced, never followed), so a reader sees no stop or all of it.
  */
-export async function writeStop(opts: {
+export async function writeStopFile(opts: {
   readonly path: string;
   readonly dir: string;
   readonly runId: string;
@@ -57,7 +57,7 @@ export async function writeStop(opts: {
  * a directory or a file it may not read is a stop without a reason — a stop asked for must never
  * be lost to a damaged file, and only a person or process with the directory in hand can put one there.
  */
-export async function readStop(path: string, runId: string): Promise<StopRequest | null> {
+export async function readStopFile(path: string, runId: string): Promise<StopRequest | null> {
   let fh: FileHandle;
   try {
     fh = await openRegular(path, OPEN.read);
@@ -83,7 +83,7 @@ export async function stopAtAcquire(opts: {
   readonly logPath: string;
   readonly runId: string;
 }): Promise<StopRequest | null> {
-  const stop = await readStop(opts.stopPath, opts.runId);
+  const stop = await readStopFile(opts.stopPath, opts.runId);
   if (stop === null) return null;
   const log = await lstat(opts.logPath).catch(() => null);
   if (log !== null && log.size > 0) return stop;
@@ -102,7 +102,7 @@ export async function removeStop(path: string): Promise<void> {
 }
 
 /** What the lease holder watches, and how it ends. */
-export type LeaseWatch = {
+export type StopFileWatch = {
   /** Aborted with `StopRequestedError` on a stop, with `LeaseLostError` when the lock is no longer this lease's. */
   readonly lost: AbortSignal;
   /** Abort `lost` now (a stop this process itself asked for); the watch ends. */
@@ -122,7 +122,7 @@ export function watchLease(opts: {
   readonly lockPath: string;
   readonly token: string;
   readonly initial: StopRequest | null;
-}): LeaseWatch {
+}): StopFileWatch {
   const { runId, stopPath, lockPath, token } = opts;
   const controller = new AbortController();
   let timer: ReturnType<typeof setTimeout> | null = null;
@@ -140,7 +140,7 @@ export function watchLease(opts: {
   const check = async (): Promise<Error | null> => {
     const lock = await lockState(lockPath, token);
     if (lock.state === 'lost') return new LeaseLostError(runId, lock.detail);
-    const stop = await readStop(stopPath, runId);
+    const stop = await readStopFile(stopPath, runId);
     return stop === null ? null : new StopRequestedError(runId, stop);
   };
   const schedule = (): void => {

@@ -21,7 +21,7 @@ import { describeHolder, readableId, RUN_KEY, takeLease } from './lease.ts';
 import type { HeldLease, LeaseContext } from './lease.ts';
 import type { PgPoolLike } from './pg-types.ts';
 import { quotedSchema } from './schema.ts';
-import { LeaseWatch } from './watch.ts';
+import { RunRowWatch } from './watch.ts';
 
 /** Options of {@link PostgresStore}. */
 export type PostgresStoreOptions = {
@@ -97,7 +97,7 @@ export class PostgresStore extends AppendLogStore implements RunStore {
    */
   readonly #leftBehind = new Map<string, string>();
   /** Reads the rows of the runs in `#held` every half second: stop requests, leases taken over. */
-  readonly #watch: LeaseWatch;
+  readonly #watch: RunRowWatch;
 
   constructor(options: PostgresStoreOptions) {
     super();
@@ -124,7 +124,7 @@ export class PostgresStore extends AppendLogStore implements RunStore {
       owner,
       mode: options.lease ?? 'refuse',
     };
-    this.#watch = new LeaseWatch(this.#lease, this.#held);
+    this.#watch = new RunRowWatch(this.#lease, this.#held);
   }
 
   /**

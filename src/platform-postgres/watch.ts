@@ -12,7 +12,7 @@ import type { HeldLease, LeaseContext } from './lease.ts';
 export const STOP_CHECK_MS = 500;
 
 /** Reads the rows of the runs in `held` while there are any. */
-export class LeaseWatch {
+export class RunRowWatch {
   readonly #ctx: Pick<LeaseContext, 'pool' | 'schema'>;
   readonly #held: ReadonlyMap<string, HeldLease>;
   #timer: ReturnType<typeof setInterval> | undefined;

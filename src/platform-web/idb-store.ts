@@ -16,7 +16,7 @@ import { acquireLocalLease, acquireWebLock, leaseName, webLocks } from './lease.
 import type { LeaseMode } from './lease.ts';
 import { DB_VERSION, stopKey, upgradeSchema } from './schema.ts';
 import type { PolyLoopDB, RunMeta, StoredRecord } from './schema.ts';
-import { announceStop, readStop, runRange, watchedLease, writeStop } from './stops.ts';
+import { announceStop, readStopRow, runRange, watchedLease, writeStopRow } from './stops.ts';
 
 /** Options of {@link IndexedDBStore}. */
 export type IndexedDBStoreOptions = {
@@ -142,7 +142,7 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
         runId,
         lost,
         release: this.#committingRelease(runId, release),
-        read: () => this.#withDb((db) => readStop(db, runId)),
+        read: () => this.#withDb((db) => readStopRow(db, runId)),
       }),
     );
   }
@@ -157,7 +157,7 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
     const kept = stop.reason === undefined ? {} : { reason: stop.reason };
     await this.#flush(runId);
     try {
-      await this.#withDb((db) => writeStop(db, runId, kept));
+      await this.#withDb((db) => writeStopRow(db, runId, kept));
     } catch (e) {
       throw new StoreError(runId, 'requestStop', e);
     }

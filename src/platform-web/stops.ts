@@ -24,7 +24,7 @@ export function runRange(runId: string): IDBKeyRange {
 }
 
 /** Store the stop request of a run, durable when it resolves (it overwrites an earlier one). */
-export async function writeStop(db: IDBPDatabase<PolyLoopDB>, runId: string, stop: StopRequest): Promise<void> {
+export async function writeStopRow(db: IDBPDatabase<PolyLoopDB>, runId: string, stop: StopRequest): Promise<void> {
   const tx = db.transaction('runs', 'readwrite', { durability: 'strict' });
   await Promise.all([tx.store.put({ runId: stopKey(runId), stop } satisfies StopRow), tx.done]);
 }
@@ -34,7 +34,7 @@ export async function writeStop(db: IDBPDatabase<PolyLoopDB>, runId: string, sto
  * when its log was removed (a run without a stored log cannot be asked to stop: `requestStop`
  * refuses it, so such a row is stale, and the new run's first commit deletes it).
  */
-export async function readStop(db: IDBPDatabase<PolyLoopDB>, runId: string): Promise<StopRequest | null> {
+export async function readStopRow(db: IDBPDatabase<PolyLoopDB>, runId: string): Promise<StopRequest | null> {
   const tx = db.transaction(['records', 'runs'], 'readonly');
   const [row, first] = await Promise.all([
     tx.objectStore('runs').get(stopKey(runId)),

@@ -22,7 +22,7 @@ export type ControlRpc = {
 type Code = 'bad_request' | 'payload_too_large' | 'not_found' | 'conflict';
 
 /** What the app lends these routes: its run objects, its error answer, its 404 of an unknown run. */
-export type ControlParts<Env extends object> = {
+export type ControlRouteParts<Env extends object> = {
   readonly stubFor: (c: Context<{ Bindings: Env }>, runId: string) => ControlRpc;
   readonly fail: (c: Context, status: 400 | 404 | 409 | 413, code: Code, message: string) => Response;
   readonly unknownRun: (c: Context, runId: string) => Response;
@@ -32,7 +32,7 @@ export type ControlParts<Env extends object> = {
  * The body of a stop: size, UTF-8, JSON and shape checks, in that order. No body (or an empty
  * one) is a stop without a reason: `curl -X POST …/stop` works.
  */
-async function readStopBody(c: Context, fail: ControlParts<object>['fail']): Promise<Response | StopBody> {
+async function readStopBody(c: Context, fail: ControlRouteParts<object>['fail']): Promise<Response | StopBody> {
   if (c.req.raw.body === null) return {};
   let text: string | null;
   try {
@@ -52,7 +52,7 @@ async function readStopBody(c: Context, fail: ControlParts<object>['fail']): Pro
   return problem === null ? (raw as StopBody) : fail(c, 400, 'bad_request', problem);
 }
 
-async function readForkBody(c: Context, fail: ControlParts<object>['fail']): Promise<Response | ForkBody> {
+async function readForkBody(c: Context, fail: ControlRouteParts<object>['fail']): Promise<Response | ForkBody> {
   const body = await readJsonBody(c.req.raw);
   if ('status' in body) return fail(c, body.status, body.code, body.message);
   const problem = forkBodyProblem(body.raw);
@@ -60,7 +60,7 @@ async function readForkBody(c: Context, fail: ControlParts<object>['fail']): Pro
 }
 
 /** Add `POST /runs/:id/stop` and `POST /runs/:id/fork` to `app`. */
-export function controlRoutes<Env extends object>(app: Hono<{ Bindings: Env }>, parts: ControlParts<Env>): void {
+export function controlRoutes<Env extends object>(app: Hono<{ Bindings: Env }>, parts: ControlRouteParts<Env>): void {
   const { stubFor, fail, unknownRun } = parts;
 
   app.post('/runs/:id/stop', async (c) => {
