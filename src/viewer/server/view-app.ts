@@ -34,6 +34,7 @@ export function newAccessKey(): string {
 }
 
 const MAX_STEPS_PAGE = 500;
+const MAX_MESSAGES_PAGE = 500;
 const MAX_REPLY_BYTES = 1024 * 1024;
 const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   // The page's own files only: a log that smuggled markup into the DOM still could not run a script.
@@ -64,6 +65,7 @@ function sameKey(given: string | undefined, key: string): boolean {
 }
 
 type FailStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 500;
+type DoneStatus = 200 | 201 | 202;
 
 function fail(c: Context, status: FailStatus, message: string, code?: string): Response {
   const byStatus: Partial<Record<FailStatus, string>> = { 404: 'not_found', 409: 'conflict', 401: 'unauthorized' };
@@ -99,8 +101,9 @@ function intParam(value: string | undefined, fallback: number, min: number, max:
 /**
  * The viewer's app: `GET /` (the page), `GET /assets/*`, `GET /viewer` (what the page is looking
  * at), `GET /runs`, `GET /runs/:id`, `GET /runs/:id/steps?from=&limit=&full=1`, `GET
- * /runs/:id/log`, `GET /runs/:id/events` (SSE, `Last-Event-ID`), `POST /runs/:id/input`, `POST
- * /runs/:id/upgrade` (`{ reason, input? }`).
+ * /runs/:id/log`, `GET /runs/:id/events` (SSE, `Last-Event-ID`), `GET /runs/:id/steps/:step/messages?from=&limit=`,
+ * `POST /runs/:id/input`, `POST /runs/:id/upgrade` (`{ reason, input? }`), `POST /runs/:id/stop` (`{ reason? }`),
+ * `POST /runs/:id/fork` (`{ atStep, newRunId }`).
  */
 export function createViewApp(opts: ViewAppOptions): Hono {
   const app = new Hono();
@@ -158,6 +161,18 @@ export function createViewApp(opts: ViewAppOptions): Hono {
     return steps === null ? fail(c, 404, `no run ${JSON.stringify(c.req.param('id'))}`) : c.json({ from, steps });
   });
 
+  app.get('/runs/:id/steps/:step/messages', async (c) => {
+    const step = intParam(c.req.param('step'), 0, 0, Number.MAX_SAFE_INTEGER);
+    const from = intParam(c.req.query('from'), 0, 0, Number.MAX_SAFE_INTEGER);
+    const limit = intParam(c.req.query('limit'), 200, 1, MAX_MESSAGES_PAGE);
+    if (step === null || from === null || limit === null)
+      return fail(c, 400, 'the step, from and limit must be non-negative integers');
+    const page = await source.messages(c.req.param('id'), step, from, limit);
+    if (page === null) return fail(c, 404, `no run ${JSON.stringify(c.req.param('id'))}`);
+    if (page === 'no_call') return fail(c, 404, `step ${step} made no model call in this run's log`);
+    return c.json(page);
+  });
+
   app.get('/runs/:id/log', async (c) => {
     const log = await source.log(c.req.param('id'));
     return log === null
@@ -192,6 +207,23 @@ export function createViewApp(opts: ViewAppOptions): Hono {
     if (answer.status === 202) return c.json(answer.body ?? {}, 202);
     return fail(c, answer.status as FailStatus, answer.message, answer.code);
   });
+
+  // A person in control: the body's checks, then the source's answer (the Worker's, over a Worker).
+  for (const [route, what] of [
+    ['stop', 'a stop'],
+    ['fork', 'a fork'],
+  ] as const) {
+    app.post(`/runs/:id/${route}`, async (c) => {
+      const body = await jsonBody(c, what);
+      if (body instanceof Response) return body;
+      const answer = await source[route](c.req.param('id'), body.value);
+      if (answer.status >= 200 && answer.status < 300) {
+        const url = route === 'fork' ? (answer.body as { url?: unknown } | undefined)?.url : undefined;
+        return c.json(answer.body ?? {}, answer.status as DoneStatus, typeof url === 'string' ? { location: url } : {});
+      }
+      return fail(c, answer.status as FailStatus, answer.message, answer.code);
+    });
+  }
 
   app.notFound((c) => fail(c, 404, `no route ${c.req.method} ${new URL(c.req.url).pathname}`));
   app.onError((err, c) => {

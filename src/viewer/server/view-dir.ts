@@ -18,7 +18,10 @@ import { dirStatus, readLogText, rowOf, stepsPage, summarizeRun } from './view-m
 import type { LogReading, ViewRunRow } from './view-model.ts';
 import { parentIdOf, replyRoute, treeOrder } from './run-tree.ts';
 import type { ReplyRoute } from './run-tree.ts';
-import { answerWith, checkViewerAgent, upgradeBody, upgradeWith } from './view-reply.ts';
+import { forkBody, forkInDir, stopBody, stopInDir } from './view-control.ts';
+import type { ControlContext } from './view-control.ts';
+import { messagesPage } from './view-messages.ts';
+import { answerWith, checkViewerAgent, endStoppedWith, upgradeBody, upgradeWith } from './view-reply.ts';
 import type { CarryContext, ViewerAgent } from './view-reply.ts';
 import type { ViewAnswer, ViewSource } from './view-source.ts';
 import { eventsAnswer, recordEventStream } from './view-source.ts';
@@ -101,6 +104,31 @@ export async function dirSource(opts: DirSourceOptions): Promise<ViewSource> {
     return { status: 409, message };
   };
 
+  /**
+   * A stop or fork of run `runId`, or why not: no such run (404), a log that cannot be read
+   * (409), a sub-agent's run (409: its parent carries it, so stop or fork the parent).
+   */
+  const controlOf = async (runId: string, what: string): Promise<ControlContext | ViewAnswer> => {
+    const got = await readRun(runId);
+    const id = JSON.stringify(runId);
+    if (!got) return { status: 404, message: `no run ${id}` };
+    if (got.reading.error !== null) return { status: 409, message: `run ${id} cannot be read: ${got.reading.error}` };
+    const parent = parentIdOf(runId);
+    if (parent !== null && (await readRun(parent)) !== null) {
+      const message = `run ${id} is a sub-agent's run of run ${JSON.stringify(parent)}, which drives it: ${what} the parent`;
+      return { status: 409, message };
+    }
+    const agent = opts.agent;
+    return {
+      dir: opts.dir,
+      runId,
+      store,
+      read: async () => (await readRun(runId))?.reading ?? null,
+      driverPid: () => livePid(store.logPath(runId)),
+      endNow: agent === undefined ? null : () => endStoppedWith(agent, carrying(runId)),
+    };
+  };
+
   return {
     describe: { source: 'dir', where: opts.dir, answering },
     async list() {
@@ -135,6 +163,10 @@ export async function dirSource(opts: DirSourceOptions): Promise<ViewSource> {
       const got = await readRun(runId);
       return got ? stepsPage(got.reading, from, limit, full) : null;
     },
+    async messages(runId, step, from, limit) {
+      const got = await readRun(runId);
+      return got ? (messagesPage(got.reading, step, from, limit) ?? 'no_call') : null;
+    },
     async log(runId) {
       const got = await readRun(runId);
       return got ? got.reading.records.map((r) => `${encodeRecord(r)}\n`).join('') : null;
@@ -161,6 +193,18 @@ export async function dirSource(opts: DirSourceOptions): Promise<ViewSource> {
       if (!opts.agent) return { status: 409, message: NO_AGENT.replace('carry out a reply', 'upgrade a run') };
       if (!(await readRun(runId))) return { status: 404, message: `no run ${JSON.stringify(runId)}` };
       return (await throughParent(runId)) ?? upgradeWith(opts.agent, carrying(runId), body);
+    },
+    async stop(runId, raw) {
+      const body = stopBody(raw);
+      if (typeof body === 'string') return { status: 400, message: body };
+      const ctx = await controlOf(runId, 'stop');
+      return 'status' in ctx ? ctx : stopInDir(ctx, body);
+    },
+    async fork(runId, raw) {
+      const body = forkBody(raw);
+      if (typeof body === 'string') return { status: 400, message: body };
+      const ctx = await controlOf(runId, 'fork');
+      return 'status' in ctx ? ctx : forkInDir(ctx, body);
     },
   };
 }

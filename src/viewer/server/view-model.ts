@@ -14,10 +14,12 @@ import type {
   ChildRunRef,
   InputRecord,
   InputRequest,
+  ForkOrigin,
   InputRequestRecord,
   LogRecord,
   RunLogView,
   StepRecord,
+  StopRequest,
   Usage,
 } from '../../core/index.ts';
 import { isCompleteJson } from '../../platform-node/log-text.ts';
@@ -128,6 +130,10 @@ export type RunSummary = ViewRunRow & {
    * topmost run waiting on it, which carries the reply down). Null: replies go to this run.
    */
   readonly replyTo: ReplyRoute | null;
+  /** A fork (`forkRun`): the run and step it was made from (`run_started.forkedFrom`); else null. */
+  readonly forkedFrom: ForkOrigin | null;
+  /** A run ended by a stop someone asked for: the request, with its reason (`run_ended.stopRequest`); else null. */
+  readonly stopRequest: StopRequest | null;
 };
 
 /** The step in flight (or waiting) at the end of the log. */
@@ -201,6 +207,8 @@ export function summarizeRun(reading: LogReading, ctx: SummaryContext): RunSumma
     children: childRunsOf(view),
     parentRunId: ctx.parentRunId ?? null,
     replyTo: ctx.replyTo ?? null,
+    forkedFrom: view.started?.forkedFrom ?? null,
+    stopRequest: view.ended?.stopRequest ?? null,
   };
 }
 

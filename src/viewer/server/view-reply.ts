@@ -178,9 +178,36 @@ async function answerNow(agent: ViewerAgent, ctx: CarryContext, reply: InputRepl
   const resuming = resumer({ input: reply });
   track(resuming);
   const out = await carry(ctx, resuming, landed);
-  if (!out.landed) return refusal(out.error, ctx, agent);
+  if (!out.landed) return (await stoppedFirst(ctx)) ?? refusal(out.error, ctx, agent);
   const body: InputAccepted = { runId: ctx.runId, resultId: reply.resultId };
   return { status: 202, message: 'the reply is in the log; the run goes on', body };
+}
+
+/** A reply resume did not carry out because a stop ended the run first: 409 saying so, else null. */
+async function stoppedFirst(ctx: CarryContext): Promise<ViewAnswer | null> {
+  const stop = (await ctx.readRun(ctx.runId))?.reading.view.ended?.stopRequest;
+  if (stop === undefined) return null;
+  const why = stop.reason === undefined ? '' : ` (${stop.reason})`;
+  return { status: 409, message: `the run was stopped${why} before the reply landed: it was not carried out` };
+}
+
+/**
+ * With the user's agent, end a run asked to stop that no process drives: a resume finds the stop
+ * at once and writes `run_ended` alone — no model call, no action, whatever the run awaited (and
+ * whatever its code is now). Resolves whether the run ended so; a run another driver took in the
+ * meantime ends by that driver.
+ */
+export async function endStoppedWith(agent: ViewerAgent, ctx: CarryContext): Promise<boolean> {
+  const resumer = await resumerFor(agent, ctx);
+  if (typeof resumer !== 'function') return false;
+  try {
+    const result = await resumer({});
+    return result.stopRequest !== undefined;
+  } catch (e) {
+    if (!isPolyLoopError(e, 'run_locked'))
+      ctx.log(`polyloop view: run ${JSON.stringify(ctx.runId)} was not ended after its stop: ${errorText(e)}`);
+    return false;
+  }
 }
 
 /** An upgrade as the page POSTs it. */
@@ -285,7 +312,8 @@ function refusal(e: unknown, ctx: CarryContext, agent: ViewerAgent): ViewAnswer 
   const message = errorText(e);
   const id = JSON.stringify(ctx.runId);
   if (e === null) return { status: 409, message: 'the run went on without this reply' };
-  if (isPolyLoopError(e, 'invalid_input')) return { status: /accepts/.test(message) ? 400 : 409, message };
+  // A reply of the wrong kind, or edited arguments refused (every problem listed): the reply is wrong, not the moment.
+  if (isPolyLoopError(e, 'invalid_input')) return { status: /accepts|arguments/.test(message) ? 400 : 409, message };
   if (isPolyLoopError(e, 'run_locked')) return { status: 409, message: `another process drives run ${id}: ${message}` };
   if (isPolyLoopError(e, 'upgrade_refused')) return { status: 409, message, code: 'upgrade_refused' };
   if (isPolyLoopError(e, 'run_identity_mismatch')) {

@@ -8,6 +8,7 @@ import { encodeRecord, PolyLoopError } from '../../core/index.ts';
 import { errorBody, eventsRefusal } from '../../core/internal-entry.ts';
 import type { LogRecord } from '../../core/index.ts';
 import type { ErrorBody } from '../../core/internal-entry.ts';
+import type { MessagesPage } from './view-messages.ts';
 import type { ViewRunRow, RunSummary, ViewStepRow } from './view-model.ts';
 
 /**
@@ -36,6 +37,11 @@ export type ViewSource = {
   list(): Promise<readonly ViewRunRow[]>;
   summary(runId: string): Promise<RunSummary | null>;
   steps(runId: string, from: number, limit: number, full: boolean): Promise<readonly ViewStepRow[] | null>;
+  /**
+   * The messages step `step` handed its model, `limit` from `from`: null for no such run, `'no_call'`
+   * for a step that made no model call in the log.
+   */
+  messages(runId: string, step: number, from: number, limit: number): Promise<MessagesPage | 'no_call' | null>;
   /** The run's log as NDJSON (the readable part of a corrupt one). */
   log(runId: string): Promise<string | null>;
   /** Server-sent events, one per record after `afterSeq` (-1: all), as the Worker's `GET /runs/:id/events`. */
@@ -47,6 +53,10 @@ export type ViewSource = {
    * `resume(agent, runId, { upgrade: { reason }, input })`. Absent: this source cannot.
    */
   upgrade?(runId: string, body: unknown): Promise<ViewAnswer>;
+  /** Ask the run to stop, `{ reason? }`, as `requestStop` (docs/viewer.md): 202, or 200 for a run that had ended. */
+  stop(runId: string, body: unknown): Promise<ViewAnswer>;
+  /** Start a new run from a step of the run, `{ atStep, newRunId }`, as `forkRun`: 201 with the new run's URL. */
+  fork(runId: string, body: unknown): Promise<ViewAnswer>;
   /** Stop what the source keeps running (followers, timers). */
   close?(): Promise<void>;
 };

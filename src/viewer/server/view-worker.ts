@@ -8,9 +8,10 @@
 import { PolyLoopError } from '../../core/index.ts';
 import type { ErrorBody, RunList, RunListItem, RunStatus } from '../../core/internal-entry.ts';
 import { parentIdOf, replyRoute, treeOrder } from './run-tree.ts';
+import { messagesPage } from './view-messages.ts';
 import { readLogText, stepsPage, summarizeRun } from './view-model.ts';
 import type { LogReading, ViewRunRow, ViewStatus } from './view-model.ts';
-import type { ViewSource } from './view-source.ts';
+import type { ViewAnswer, ViewSource } from './view-source.ts';
 
 /** Options of {@link workerSource}. */
 export type WorkerSourceOptions = { readonly url: string; readonly token: string; readonly fetch?: typeof fetch };
@@ -173,20 +174,30 @@ export function workerSource(opts: WorkerSourceOptions): ViewSource {
         },
       });
     },
-    async answer(runId, reply) {
-      const res = await call(runPath(runId, '/input'), {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(reply),
-      });
-      logs.delete(runId);
-      const body = (await res.json().catch(() => null)) as MaybeErrorBody;
-      if (res.status === 202) return { status: 202, message: 'accepted', body };
-      const message =
-        res.status === 401
-          ? 'the Worker refused the token'
-          : (body?.error?.message ?? `the Worker answered ${res.status}`);
-      return { status: [400, 404, 409, 413].includes(res.status) ? res.status : 500, message };
+    async messages(runId, step, from, limit) {
+      const reading = await readRun(runId);
+      return reading ? (messagesPage(reading, step, from, limit) ?? 'no_call') : null;
     },
+    answer: (runId, reply) => post(runId, '/input', reply, [202]),
+    // The Worker checks the bodies itself (docs/http.md), as this viewer's directory source does.
+    stop: (runId, body) => post(runId, '/stop', body, [200, 202]),
+    fork: (runId, body) => post(runId, '/fork', body, [201]),
   };
+
+  /** POST `body` to the Worker's route of the run: its answer as it gave it, or its refusal's words. */
+  async function post(runId: string, rest: string, value: unknown, done: readonly number[]): Promise<ViewAnswer> {
+    const res = await call(runPath(runId, rest), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(value),
+    });
+    logs.delete(runId);
+    const body = (await res.json().catch(() => null)) as MaybeErrorBody;
+    if (done.includes(res.status)) return { status: res.status, message: 'accepted', body };
+    const message =
+      res.status === 401
+        ? 'the Worker refused the token'
+        : (body?.error?.message ?? `the Worker answered ${res.status}`);
+    return { status: [400, 404, 409, 413].includes(res.status) ? res.status : 500, message };
+  }
 }
