@@ -5,7 +5,7 @@
  */
 import { describeError, InvalidInputError } from './errors.ts';
 import { replyMismatch } from './internal/input.ts';
-import { inputReplyProblem } from './internal/values.ts';
+import { INPUT_REPLY_TEXT_FIELD, inputReplyProblem } from './internal/values.ts';
 import type {
   ActionOutcome,
   InputReply,
@@ -114,6 +114,18 @@ export function freezeDeep<T>(value: T): T {
 }
 
 /**
+ * A key the reply's kind does not take: refused rather than ignored, so a misspelt `arguments`
+ * cannot approve what the model proposed when the person meant to change it.
+ */
+function unknownReplyKeys(reply: InputReply): string | null {
+  const field = INPUT_REPLY_TEXT_FIELD[reply.kind];
+  const extra = Object.keys(reply).filter(
+    (k) => k !== 'kind' && k !== 'resultId' && k !== field && !(k === 'arguments' && reply.kind === 'approve'),
+  );
+  return extra.length === 0 ? null : `a ${reply.kind} reply takes no ${extra.map((k) => JSON.stringify(k)).join(', ')}`;
+}
+
+/**
  * A plain copy of `input`, read once, that answers the log's open request; else
  * `InvalidInputError` (saying what was expected). The copy is what is checked, stored and
  * carried out, so a getter cannot show one reply to the check and another to the log.
@@ -129,7 +141,7 @@ export function checkReply(runId: string, input: InputReply, view: RunLogView): 
       ? e
       : new InvalidInputError(runId, `the reply could not be read: ${describeError(e)}`);
   }
-  const shape = inputReplyProblem(copy);
+  const shape = inputReplyProblem(copy) ?? unknownReplyKeys(copy as InputReply);
   if (shape !== null) throw new InvalidInputError(runId, shape);
   const reply = freezeDeep(copy as InputReply);
   const open = view.openRequests ?? (view.pending ? [view.pending] : []);

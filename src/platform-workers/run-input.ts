@@ -57,6 +57,7 @@ export function replyShapeProblem(raw: unknown): string | null {
   if (problem !== null) return problem;
   const reply = raw as InputReply;
   const allowed = new Set(['kind', 'resultId', INPUT_REPLY_TEXT_FIELD[reply.kind]]);
+  if (reply.kind === 'approve') allowed.add('arguments');
   const unknown = Object.keys(reply).filter((k) => !allowed.has(k));
   return unknown.length > 0 ? `unknown field(s) for a ${reply.kind} reply: ${unknown.join(', ')}` : null;
 }

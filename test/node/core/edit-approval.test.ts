@@ -226,3 +226,15 @@ describe('edit on approval in a step with several calls, after a crash', () => {
     await expect(copy(again)).resolves.toBeInstanceOf(InMemoryStore);
   });
 });
+
+describe('a reply with a key its kind does not take', () => {
+  it('is refused rather than ignored: a misspelt arguments does not approve what the model proposed', async () => {
+    const s = setup({ script: [PAY(900), final('done')] });
+    await run(s.agent, s.request);
+    const before = await s.store.readLog('edit');
+    const typo = { kind: 'approve', resultId: 's0.input', argumetns: { amount: 90, to: 'acme' } };
+    await expect(resume(s.agent, s.request, { input: typo as never })).rejects.toThrow(/takes no "argumetns"/);
+    expect(await s.store.readLog('edit')).toEqual(before);
+    expect(s.paid).toEqual([]);
+  });
+});

@@ -53,8 +53,8 @@ describe('a hostile reply object', () => {
     const calls: string[] = [];
     const h = await awaitingApproval(calls);
     let reads = 0;
-    const reply = { resultId: 's0.input', observation: 'forged' } as Record<string, unknown>;
-    Object.defineProperty(reply, 'kind', { enumerable: true, get: () => (++reads <= 3 ? 'approve' : 'executed') });
+    const reply = { resultId: 's0.input' } as Record<string, unknown>;
+    Object.defineProperty(reply, 'kind', { enumerable: true, get: () => (++reads <= 3 ? 'approve' : 'cancel') });
     const result = await resume(h.agent, h.request, { input: reply as unknown as InputReply }).catch((x: unknown) => x);
     const log = await h.store.readLog('run-1');
     const stored = log.find((r) => r.kind === 'input');
@@ -64,13 +64,16 @@ describe('a hostile reply object', () => {
     expect(calls).toEqual(['note:hello']);
   });
 
-  it('a frozen reply with an extra field is accepted and the extra field does not change what happens', async () => {
+  it('a frozen reply with a field its kind does not take is refused, and nothing is written or run', async () => {
     const calls: string[] = [];
     const h = await awaitingApproval(calls);
+    const before = await h.store.readLog('run-1');
     const reply = Object.freeze({ kind: 'approve', resultId: 's0.input', observation: 'I did it myself' });
-    const result = await resume(h.agent, h.request, { input: reply as unknown as InputReply });
-    expect(calls).toEqual(['note:hello']);
-    expect(result.trajectory[0]).toMatchObject({ actionStatus: 'executed', observation: 'noted hello' });
+    await expect(resume(h.agent, h.request, { input: reply as unknown as InputReply })).rejects.toThrow(
+      /takes no "observation"/,
+    );
+    expect(calls).toEqual([]);
+    expect(await h.store.readLog('run-1')).toEqual(before);
   });
 });
 
