@@ -144,7 +144,8 @@ export const STEP_FIELDS = /* @__PURE__ */ Object.freeze(
  * - 1.2 — runs that outlive their code: `run_started.request` (what `resume(agent, runId)` needs
  *   beyond the snapshot) and the `upgrade` record. Several calls a step: the `actions` intent, the
  *   `call_result` record, step `calls`. Sub-agents: input requests of kind `child`, step and call
- *   `childRunId`. A run that uses none of them writes records shaped as in 1.1.
+ *   `childRunId`. A person in control: `run_started.forkedFrom`, `run_ended.stopRequest`, an
+ *   approval's `input.reply.arguments`. A run that uses none of them writes records shaped as in 1.1.
  */
 export const RECORD_VERSION = '1.2';
 
