@@ -260,7 +260,7 @@ async function ask(
 
 /** The run waits on the step's open requests: the lease is freed; `pending` is the first in call order. */
 async function pause(writes: RunWrites, open: readonly InputRequestRecord[]): Promise<Pause> {
-  await writes.releaseLease();
+  await writes.pause();
   const pending: InputRequest = freezeDeep(openRequestOf(open[0] as InputRequestRecord));
   return { pause: 'awaiting', pending };
 }

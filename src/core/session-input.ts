@@ -47,7 +47,7 @@ export async function askPerson(
   if (writes.holding) await writes.land(null);
   await out.write({ kind: 'input_request', v: RECORD_VERSION, stepIndex, resultId, request, requestedAt: now() });
   // The run's last write for now: free it before the last event.
-  await writes.releaseLease();
+  await writes.pause();
   const pending: InputRequest = freezeDeep({ resultId, stepIndex, ...request });
   await out.emit({ type: 'input_requested', runId, stepIndex, resultId, request: pending });
   return { pause: 'awaiting', pending };

@@ -6,6 +6,7 @@
  * run's `Outbox`; the loop that decides what to write is `session.ts`.
  * @module
  */
+import { isPolyLoopError } from './errors.ts';
 import type { Counters } from './internal/stopping.ts';
 import { releaseWarning } from './lease.ts';
 import type { Lease } from './lease.ts';
@@ -190,6 +191,16 @@ export class RunWrites {
       usage,
       error: null,
     };
+  }
+
+  /**
+   * The run pauses on a person: its request is written, its lease freed. A stop asked while the
+   * request was being written is not left for a later resume to find: the run ends now, while this
+   * driver still holds the lease (the loop writes `run_ended` with the stop request).
+   */
+  async pause(): Promise<void> {
+    if (this.#signal.aborted && isPolyLoopError(this.#signal.reason, 'stop_requested')) throw this.#signal.reason;
+    await this.releaseLease();
   }
 
   /**

@@ -328,7 +328,7 @@ export class RunDriver {
       const last = inFlight?.request?.request.kind === 'child' ? inFlight.request : null;
       const id = `s${stepIndex}.c${childIndexOf(last) + 1}`;
       const { pending } = await askForChild(this.#writes, stepIndex, id, decision, executed.child.child);
-      await this.#writes.releaseLease();
+      await this.#writes.pause();
       return { pause: 'awaiting', pending };
     }
     const { outcome, completedRun } = executed;

@@ -1,0 +1,141 @@
+/** Adversarial probes of a person in control: stop, fork, edit on approval at their edges. */
+import { describe, expect, it } from 'vitest';
+import { nativeToolInterpreter } from '../../../src/adapters/tool-interpreter.ts';
+import { defineAgent, ToolRegistry, InMemoryStore, readRunLog, requestStop, run } from '../../../src/core/index.ts';
+import type { InputRequestRecord, ModelReply, RunRequest, RunStore, ToolSpec } from '../../../src/core/index.ts';
+import { collectingSink, scriptedModel } from '../../../src/testing/index.ts';
+import { harness, makeTools, SYNTHETIC } from '../core/fixtures.ts';
+import { family } from '../subagents/family.ts';
+
+const final = (text: string): ModelReply => ({ text, reasoning: null, callId: null });
+const toolCalls = (...calls: [string, Record<string, number | string>][]): ModelReply => ({
+  text: '',
+  reasoning: null,
+  callId: null,
+  toolCalls: calls.map(([name, args], i) => ({ id: `c${i}`, name, arguments: args })),
+});
+
+/** `pay` (never, approved by a person) and `read` (safe): each call's arguments are kept in `ran`. */
+function payTools(ran: unknown[]): ToolSpec[] {
+  return [
+    {
+      name: 'pay',
+      description: 'Pay an amount to someone.',
+      parameters: {
+        type: 'object',
+        properties: { amount: { type: 'integer', minimum: 1, maximum: 1000 }, to: { type: 'string' } },
+        required: ['amount', 'to'],
+        additionalProperties: false,
+      },
+      replayPolicy: 'never',
+      needsApproval: true,
+      handler: async (args) => {
+        ran.push(args);
+        return `paid ${String(args['amount'])}`;
+      },
+    },
+  ];
+}
+
+/** An agent on native tool calls over `store`. */
+function nativeAgent(opts: {
+  readonly store: RunStore;
+  readonly script: readonly ModelReply[];
+  readonly tools: ToolSpec[];
+  readonly parallel?: number;
+  readonly runId?: string;
+}) {
+  const model = scriptedModel(opts.script);
+  const registry = ToolRegistry.of(opts.tools);
+  const agent = defineAgent({
+    model,
+    interpreter: nativeToolInterpreter('test'),
+    store: opts.store,
+    events: collectingSink(),
+    syntheticObservations: SYNTHETIC,
+  });
+  const request: RunRequest = {
+    runId: opts.runId ?? 'run-1',
+    budget: { maxSteps: 10, maxValidActions: 10, maxContextChars: 100_000 },
+    executor: registry.executor(),
+    tools: registry,
+    context: { run: [], goal: [{ role: 'user', content: [{ type: 'text', text: 'Pay acme.' }] }] },
+    injections: {},
+    modelBinding: {},
+    modelReplayPolicy: 'safe',
+    observationTemplate: 'Observation: {observation}',
+    toolRenderStyle: 'none',
+    cancelGraceMs: 1_000,
+    ...(opts.parallel === undefined ? {} : { parallelToolCalls: opts.parallel }),
+  };
+  return { agent, request, model };
+}
+
+/** An in-memory store whose input request write (the first `slow` picks) waits until the test lets it land. */
+class SlowAskStore extends InMemoryStore {
+  entered!: Promise<void>;
+  #enter!: () => void;
+  #go!: () => void;
+  #gate: Promise<void>;
+  readonly #slow: (rec: InputRequestRecord) => boolean;
+  constructor(slow: (rec: InputRequestRecord) => boolean = () => true) {
+    super();
+    this.#slow = slow;
+    this.entered = new Promise((r) => (this.#enter = r));
+    this.#gate = new Promise((r) => (this.#go = r));
+  }
+  go(): void {
+    this.#go();
+  }
+  override async inputRequest(runId: string, rec: InputRequestRecord): Promise<void> {
+    if (this.#slow(rec)) {
+      this.#enter();
+      await this.#gate;
+    }
+    return super.inputRequest(runId, rec);
+  }
+}
+
+describe('a stop at every point of a step', () => {
+  it('a stop asked while the run writes its approval request ends the run cancelled with the reason', async () => {
+    const calls: string[] = [];
+    const tools = makeTools(calls).map((t) => (t.name === 'note' ? { ...t, needsApproval: true } : t));
+    const store = new SlowAskStore();
+    const h = harness({ tools, script: ['{"tool":"note","args":{"text":"x"}}', '{"final":"done"}'], calls, store });
+    const running = run(h.agent, h.request);
+    await store.entered;
+    await requestStop(store, 'run-1', 'no longer wanted');
+    store.go();
+    const result = await running;
+    expect(result).toMatchObject({ stopReason: 'cancelled', stopRequest: { reason: 'no longer wanted' } });
+    expect(readRunLog(await store.readLog('run-1')).ended?.stopRequest).toEqual({ reason: 'no longer wanted' });
+  });
+
+  it('a stop asked while a step with several calls writes its approval requests ends the run cancelled', async () => {
+    const ran: unknown[] = [];
+    const store = new SlowAskStore();
+    const script = [toolCalls(['pay', { amount: 1, to: 'a' }], ['pay', { amount: 2, to: 'b' }]), final('done')];
+    const a = nativeAgent({ store, script, tools: payTools(ran), parallel: 2 });
+    const running = run(a.agent, a.request);
+    await store.entered;
+    await requestStop(store, 'run-1', 'stop paying');
+    store.go();
+    const result = await running;
+    expect(result).toMatchObject({ stopReason: 'cancelled', stopRequest: { reason: 'stop paying' } });
+    expect(ran).toEqual([]);
+    expect(readRunLog(await store.readLog('run-1')).ended?.stopRequest).toEqual({ reason: 'stop paying' });
+  });
+
+  it("a stop asked while the parent writes its sub-agent's question ends the parent cancelled with the reason", async () => {
+    const store = new SlowAskStore((rec) => rec.request.kind === 'child');
+    const f = family({ store });
+    const running = run(f.parent, { runId: 'p', goal: 'find it' });
+    await store.entered;
+    await requestStop(store, 'p', 'enough research');
+    store.go();
+    const result = await running;
+    expect(result).toMatchObject({ stopReason: 'cancelled', stopRequest: { reason: 'enough research' } });
+    expect(f.notes).toEqual([]);
+    expect(readRunLog(await store.readLog('p')).ended?.stopRequest).toEqual({ reason: 'enough research' });
+  });
+});
