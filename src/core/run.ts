@@ -238,7 +238,12 @@ async function drive(
     if (refused) throw refused;
     driver = new RunDriver(agent, request, cancel, lease, opts.upgrade ?? null);
     if (upgrade) await driver.upgrade(upgrade);
-    if (trusted.pending && input === undefined) return storedResult(runId, trusted);
+    if (trusted.pending && input === undefined) {
+      // A stop asked while the upgrade was written ends the run now, not at some later resume.
+      const stop = cancel.signal.aborted ? stopRequestOf(cancel.signal.reason) : null;
+      if (stop) return await endOnStop(agent, trusted, stop, { runId, cancel, lease, warnings });
+      return storedResult(runId, trusted);
+    }
     return await driver.drive(trusted, { snapshot, request: stored }, warnings, input ?? null);
   } finally {
     cancel.dispose();

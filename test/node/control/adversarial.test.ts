@@ -1,8 +1,23 @@
 /** Adversarial probes of a person in control: stop, fork, edit on approval at their edges. */
 import { describe, expect, it } from 'vitest';
 import { nativeToolInterpreter } from '../../../src/adapters/tool-interpreter.ts';
-import { defineAgent, ToolRegistry, InMemoryStore, readRunLog, requestStop, run } from '../../../src/core/index.ts';
-import type { InputRequestRecord, ModelReply, RunRequest, RunStore, ToolSpec } from '../../../src/core/index.ts';
+import {
+  defineAgent,
+  InMemoryStore,
+  readRunLog,
+  requestStop,
+  resume,
+  run,
+  ToolRegistry,
+} from '../../../src/core/index.ts';
+import type {
+  InputRequestRecord,
+  ModelReply,
+  RunRequest,
+  RunStore,
+  ToolSpec,
+  UpgradeRecord,
+} from '../../../src/core/index.ts';
 import { collectingSink, scriptedModel } from '../../../src/testing/index.ts';
 import { harness, makeTools, SYNTHETIC } from '../core/fixtures.ts';
 import { family } from '../subagents/family.ts';
@@ -137,5 +152,44 @@ describe('a stop at every point of a step', () => {
     expect(result).toMatchObject({ stopReason: 'cancelled', stopRequest: { reason: 'enough research' } });
     expect(f.notes).toEqual([]);
     expect(readRunLog(await store.readLog('p')).ended?.stopRequest).toEqual({ reason: 'enough research' });
+  });
+});
+
+/** An in-memory store whose `upgrade` write waits until the test lets it land. */
+class SlowUpgradeStore extends InMemoryStore {
+  readonly entered: Promise<void>;
+  #enter!: () => void;
+  #go!: () => void;
+  readonly #gate = new Promise<void>((r) => (this.#go = r));
+  constructor() {
+    super();
+    this.entered = new Promise((r) => (this.#enter = r));
+  }
+  go(): void {
+    this.#go();
+  }
+  override async upgrade(runId: string, rec: UpgradeRecord): Promise<void> {
+    this.#enter();
+    await this.#gate;
+    return super.upgrade(runId, rec);
+  }
+}
+
+describe('a stop during an upgrade', () => {
+  it('a stop asked while a run awaiting approval is upgraded ends it cancelled, not left awaiting', async () => {
+    const calls: string[] = [];
+    const tools = makeTools(calls).map((t) => (t.name === 'note' ? { ...t, needsApproval: true } : t));
+    const store = new SlowUpgradeStore();
+    const h = harness({ tools, script: ['{"tool":"note","args":{"text":"x"}}', '{"final":"done"}'], calls, store });
+    expect((await run(h.agent, h.request)).stopReason).toBe('awaiting_input');
+    const v2 = { ...h.request, modelBinding: { user: 'someone else' } };
+    const upgrading = resume(h.agent, v2, { upgrade: { reason: 'deploy 2' } });
+    await store.entered;
+    await requestStop(store, 'run-1', 'called off');
+    store.go();
+    const result = await upgrading;
+    expect(result).toMatchObject({ stopReason: 'cancelled', stopRequest: { reason: 'called off' } });
+    expect(calls).toEqual([]);
+    expect(readRunLog(await store.readLog('run-1')).ended?.stopRequest).toEqual({ reason: 'called off' });
   });
 });
