@@ -46,5 +46,6 @@ export function checkEdit(runId: string, reply: InputReply, view: RunLogView, re
       `${reply.resultId} approves an action that is no call of the run's tools: its arguments cannot be edited`,
     );
   const valid = request.tools.validate({ ...action, arguments: args }, Number.POSITIVE_INFINITY);
-  if (!valid.ok) throw new InvalidInputError(runId, `the edited arguments are refused: ${valid.message}`);
+  if (!valid.ok)
+    throw new InvalidInputError(runId, `the edited arguments are refused: ${valid.message}`, { field: 'arguments' });
 }

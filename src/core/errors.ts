@@ -245,9 +245,15 @@ export class RunLockedError extends PolyLoopError {
 export class InvalidInputError extends PolyLoopError {
   override readonly name = 'InvalidInputError';
   readonly runId: string;
-  constructor(runId: string, detail: string) {
+  /**
+   * `'arguments'` when the reply fits its request but the arguments it edits are refused (a bad
+   * request, where the rest is a reply that does not fit the run as it stands); else null.
+   */
+  readonly field: 'arguments' | null;
+  constructor(runId: string, detail: string, options: { readonly field?: 'arguments' } = {}) {
     super('invalid_input', `run ${JSON.stringify(runId)}: ${detail}`);
     this.runId = runId;
+    this.field = options.field ?? null;
   }
 }
 

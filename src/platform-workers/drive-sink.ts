@@ -35,7 +35,10 @@ export type Upgrade = {
 export function tellFailure(e: unknown, runId: string, answer: Answer | null, upgrade: Upgrade | null): boolean {
   const code = isPolyLoopError(e) ? e.code : null;
   const message = e instanceof Error ? `${e.name}: ${e.message}${upgradeHint(e, runId)}` : String(e);
-  if (code === 'invalid_input') answer?.done({ ok: false, code: 'conflict', message: (e as Error).message });
+  // Edited arguments the tool refuses are a bad request; any other misfit, a reply the run moved past.
+  const edit = code === 'invalid_input' && (e as { field?: unknown }).field === 'arguments';
+  if (code === 'invalid_input')
+    answer?.done({ ok: false, code: edit ? 'bad_request' : 'conflict', message: (e as Error).message });
   else if (code === 'run_identity_mismatch') answer?.done({ ok: false, code: 'conflict', message });
   else answer?.fail(e);
   if (code === 'upgrade_refused') upgrade?.done({ ok: false, code: 'conflict', message });
