@@ -27,6 +27,16 @@ const PAY = (amount: number, to = 'acme', id = 'c1'): ModelReply => ({
   callId: null,
   toolCalls: [{ id, name: 'pay', arguments: { amount, to } }],
 });
+/** Two payments in one reply, each asking for approval. */
+const TWO: ModelReply = {
+  text: '',
+  reasoning: null,
+  callId: null,
+  toolCalls: [
+    { id: 'c1', name: 'pay', arguments: { amount: 700, to: 'acme' } },
+    { id: 'c2', name: 'pay', arguments: { amount: 20, to: 'bolt' } },
+  ],
+};
 const SENTENCE = 'A person changed the arguments of this call before it ran, to ';
 
 function setup(opts: { script: readonly ModelReply[]; store?: RunStore; parallel?: number }) {
@@ -152,16 +162,7 @@ describe('edit on approval', () => {
   });
 
   it('edits one call of a step with several: that call runs as edited and its observation says so', async () => {
-    const two: ModelReply = {
-      text: '',
-      reasoning: null,
-      callId: null,
-      toolCalls: [
-        { id: 'c1', name: 'pay', arguments: { amount: 700, to: 'acme' } },
-        { id: 'c2', name: 'pay', arguments: { amount: 20, to: 'bolt' } },
-      ],
-    };
-    const s = setup({ script: [two, final('done')], parallel: 2 });
+    const s = setup({ script: [TWO, final('done')], parallel: 2 });
     const paused = await run(s.agent, s.request);
     expect(paused.stopReason).toBe('awaiting_input');
     const edited = { kind: 'approve' as const, resultId: 's0.a0.input', arguments: { amount: 70, to: 'acme' } };
@@ -196,16 +197,7 @@ async function copy(records: readonly LogRecord[]): Promise<InMemoryStore> {
 
 describe('edit on approval in a step with several calls, after a crash', () => {
   it('asks the settlement of an edited call with the call as it ran, and the log reads back', async () => {
-    const two: ModelReply = {
-      text: '',
-      reasoning: null,
-      callId: null,
-      toolCalls: [
-        { id: 'c1', name: 'pay', arguments: { amount: 700, to: 'acme' } },
-        { id: 'c2', name: 'pay', arguments: { amount: 20, to: 'bolt' } },
-      ],
-    };
-    const s = setup({ script: [two, final('done')], parallel: 2 });
+    const s = setup({ script: [TWO, final('done')], parallel: 2 });
     await run(s.agent, s.request);
     const edited = { kind: 'approve' as const, resultId: 's0.a0.input', arguments: { amount: 70, to: 'acme' } };
     await resume(s.agent, s.request, { input: edited });
