@@ -6,7 +6,8 @@
  * crash law of sub-agents (a parent and its child in one schema, each approved note exactly once),
  * and portability (docs/design/laws.md#portability): a run crashed at every write on Postgres,
  * exported, imported into memory and finished there — and the other way round — ends as the
- * uninterrupted run, and an imported run exports as the same bytes.
+ * uninterrupted run, an imported run exports as the same bytes, and a fork at any step, in Postgres
+ * or into memory, runs nothing before its fork point again (docs/design/laws.md#forks).
  */
 import { describe, expect, it } from 'vitest';
 import { exportRun, importRun, InMemoryStore } from '../../../src/core/index.ts';
@@ -17,6 +18,7 @@ import { humanInputLaw, lawProblems } from '../../contract/human-input-law.ts';
 import { severalCallsLaw, severalCallsLawProblems } from '../../contract/several-calls-law.ts';
 import { subAgentsWrites } from '../../contract/sub-agents-double-crash.ts';
 import { SCENARIO_NAMES, subAgentsLaw, subAgentsLawProblems } from '../../contract/sub-agents-law.ts';
+import { forkLaw } from '../../portability/fork-law.ts';
 import { cutRun, effectsProblem, finishOn, RUN_ID, uninterrupted } from '../../portability/reference.ts';
 import { usePostgres } from '../../postgres/fixture.ts';
 
@@ -90,6 +92,11 @@ describe('the laws on PostgresStore', () => {
     },
     120_000,
   );
+
+  it('forks a run in Postgres at every step and at a pending approval, in its schema and into memory: each fork ends as the uninterrupted run with nothing before its fork point run again; the source unchanged', async () => {
+    // Into memory only: a fork into Postgres is an import, which the cases above carry from memory.
+    expect(await forkLaw({ make: () => db.freshStore(), other: () => new InMemoryStore() })).toEqual([]);
+  }, 60_000);
 
   it('exports an imported run cut after any of its writes (waiting for a person among them) as the same bytes as memory does', async () => {
     const memory = new InMemoryStore();
