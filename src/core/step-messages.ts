@@ -52,8 +52,7 @@ const MODEL_CALLER =
   'what its provider does not take, and that is not in the log.';
 const KEY_ORDER =
   "The tools' parameter schemas are shown with their keys in sorted order: the log keeps them as " +
-  'canonical JSON, so the order each tool declared its keys in (which the tool section showed the ' +
-  'model) is lost.';
+  'canonical JSON, so the order each tool declared its keys in, which the model was handed, is lost.';
 const NO_SYNTHETIC =
   'The log does not record the texts the library writes for actions that did not run: history ' + 'shows them empty.';
 

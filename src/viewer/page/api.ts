@@ -92,7 +92,37 @@ export type Summary = ApiRunRow & {
   parentRunId?: string | null;
   /** A sub-agent's run its parent waits on: where a reply to it goes. */
   replyTo?: ApiReplyRoute | null;
+  /** A fork: the run and step it was made from. */
+  forkedFrom?: { runId: string; atStep: number } | null;
+  /** A run ended by a stop someone asked for: the request and its reason. */
+  stopRequest?: { reason?: string } | null;
 };
+/** One message handed to the model: where it comes from, and the characters the page was not sent. */
+export type ApiMessage = {
+  part: 'context' | 'tools' | 'injection' | 'goal' | 'history';
+  step: number | null;
+  message: { role: string; content: ApiBlock[] };
+  clippedChars: number;
+};
+export type ApiBlock =
+  | { type: 'text' | 'reasoning'; text: string }
+  | { type: 'tool_call'; id: string; name: string; arguments: unknown }
+  | { type: 'tool_result'; toolCallId: string; text: string }
+  | { type: 'opaque'; data: unknown };
+/** A page of what a step handed its model, and what the log cannot give back. */
+export type ApiMessages = {
+  stepIndex: number;
+  total: number;
+  from: number;
+  messages: ApiMessage[];
+  tools: { name: string; description: string; parameters: unknown }[];
+  binding: Record<string, string>;
+  limits: string[];
+};
+/** The answer to a stop: kept (and who ends the run, when), or the run had ended. */
+export type ApiStopAnswer = { runId: string; requested: boolean; message?: string };
+/** The answer to a fork: the new run and where it came from. */
+export type ApiForkCreated = { runId: string; url: string; forkedFrom: { runId: string; atStep: number } };
 export type Step = {
   stepIndex: number;
   decision: string;
@@ -203,10 +233,12 @@ async function refusalOf(res: Response): Promise<ApiError> {
   return new ApiError(res.status, body?.error?.message ?? `HTTP ${res.status}`, body?.error?.code ?? null);
 }
 
-async function post(path: string, body: unknown): Promise<void> {
+/** POST `body` as JSON; resolves with the answer's body when its status is one of `done`. */
+async function post<T = unknown>(path: string, body: unknown, done: readonly number[] = [202]): Promise<T> {
   const headers = withKey({ 'content-type': 'application/json' });
   const res = await fetch(path, { method: 'POST', headers, body: JSON.stringify(body) });
-  if (res.status !== 202) throw await refusalOf(res);
+  if (!done.includes(res.status)) throw await refusalOf(res);
+  return (await res.json().catch(() => ({}))) as T;
 }
 
 const runPath = (runId: string, rest = ''): string => `/runs/${encodeURIComponent(runId)}${rest}`;
@@ -224,11 +256,23 @@ export const api = {
     if (!res.ok) throw new ApiError(res.status, await messageOf(res));
     return res.blob();
   },
-  answer: (runId: string, reply: Record<string, string>) => post(runPath(runId, '/input'), reply),
+  answer: (runId: string, reply: Reply) => post(runPath(runId, '/input'), reply),
   /** Move the run onto the viewer's agent as it is now, with `reason`, and carry out `input` (a reply) under it. */
-  upgrade: (runId: string, reason: string, input: Record<string, string> | null) =>
+  upgrade: (runId: string, reason: string, input: Reply | null) =>
     post(runPath(runId, '/upgrade'), input === null ? { reason } : { reason, input }),
+  /** Ask the run to stop (a reason, or none). */
+  stop: (runId: string, reason: string | null) =>
+    post<ApiStopAnswer>(runPath(runId, '/stop'), reason === null ? {} : { reason }, [200, 202]),
+  /** A new run from step `atStep` of the run. */
+  fork: (runId: string, atStep: number, newRunId: string) =>
+    post<ApiForkCreated>(runPath(runId, '/fork'), { atStep, newRunId }, [201]),
+  /** What step `step` handed its model, `limit` messages from `from`. */
+  messages: (runId: string, step: number, from: number, limit: number) =>
+    get<ApiMessages>(runPath(runId, `/steps/${step}/messages?from=${from}&limit=${limit}`)),
 };
+
+/** A reply to a request: its kind, the request's id, its text field, and for an approval edited arguments. */
+export type Reply = Record<string, unknown> & { kind: string; resultId: string };
 
 /**
  * Follow a run's records (server-sent events read with `fetch` and a stream reader rather than

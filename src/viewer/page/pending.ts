@@ -7,10 +7,13 @@
  * a reason, then `POST /runs/:id/upgrade` with the reply, as `resume(…, { upgrade, input })`.
  * A sub-agent's request shows what it really asks, in which run; its reply is the parent's, which
  * carries it down — so on a sub-agent run's own page, a reply goes to the run waiting on it.
+ * An approval of a call of the run's own tools shows the proposed arguments as JSON to edit:
+ * "Approve as edited" sends them with the approval, and the refusal (not JSON, or every problem
+ * the tool's schema finds) is shown as any other.
  * @module
  */
 import { api, ApiError } from './api.ts';
-import type { ApiReplyRoute, Pending, Summary } from './api.ts';
+import type { ApiReplyRoute, Pending, Reply, Summary } from './api.ts';
 import { h, pretty } from './dom.ts';
 import { runLink } from './tree.ts';
 
@@ -59,10 +62,13 @@ export function answerPanel(
   const action = asked ? asked.action : p.action;
   const to = route ?? { runId, resultId: p.resultId };
   const enable = (on: boolean): void => {
-    for (const b of panel.querySelectorAll<HTMLButtonElement | HTMLInputElement>('button, input')) b.disabled = !on;
+    for (const b of panel.querySelectorAll<HTMLButtonElement | HTMLInputElement | HTMLTextAreaElement>(
+      'button, input, textarea',
+    ))
+      b.disabled = !on;
   };
   /** Send `reply` (through an upgrade with `reason` when given); a mismatch offers the upgrade. */
-  const send = (reply: Record<string, string>, reason: string | null): void => {
+  const send = (reply: Reply, reason: string | null): void => {
     const kind = reply['kind'] as string;
     enable(false);
     status.textContent = 'Sending…';
@@ -80,6 +86,10 @@ export function answerPanel(
       },
     );
   };
+  // Only the run's own approval: a sub-agent's call is approved as proposed through its parent.
+  const own = route === null && asked === null && p.kind === 'approval' && p.accepts.includes('approve');
+  const call = own && action?.kind === 'tool_call' ? action : null;
+  const edit = call ? editForm(call.arguments, id, answering.enabled, status, (r) => send(r, null), to) : null;
   const forms = p.accepts.map((kind) => {
     const field = FIELDS[kind];
     const input = field
@@ -100,7 +110,7 @@ export function answerPanel(
     const form = h('form', { class: 'reply-form' }, input, button);
     form.addEventListener('submit', (e) => {
       e.preventDefault();
-      const reply: Record<string, string> = { kind, resultId: to.resultId };
+      const reply: Reply = { kind, resultId: to.resultId };
       if (field && input) reply[field[0]] = input.value;
       send(reply, null);
     });
@@ -130,14 +140,15 @@ export function answerPanel(
     action
       ? h('p', {}, 'Action: ', h('strong', { class: 'tool-name' }, action.kind === 'tool_call' ? action.name : 'code'))
       : h('p', {}, 'The model call'),
-    action
-      ? h(
-          'pre',
-          { class: 'args', id: id('pending-args') },
-          action.kind === 'tool_call' ? pretty(action.arguments) : action.source,
-        )
-      : null,
-    h('div', { class: 'replies' }, ...forms),
+    edit?.textarea ??
+      (action
+        ? h(
+            'pre',
+            { class: 'args', id: id('pending-args') },
+            action.kind === 'tool_call' ? pretty(action.arguments) : action.source,
+          )
+        : null),
+    h('div', { class: 'replies' }, ...forms, edit?.form ?? null),
     answering.enabled
       ? null
       : h(
@@ -164,10 +175,67 @@ function idsOf(resultId: string): (name: string) => string {
   return (name) => (call === undefined ? name : `${name}-${call}`);
 }
 
-/** The offer to move the run onto the viewer's agent with a reason, then carry out `reply` under it. */
-type Send = (reply: Record<string, string>, reason: string) => void;
+/**
+ * The proposed arguments as JSON to edit, and "Approve as edited": the approval with the arguments
+ * as edited — or as proposed when the edit changed nothing, so that the run never says a person
+ * changed them when no one did. Text that is not JSON is refused here, before anything is sent.
+ */
+function editForm(
+  proposed: unknown,
+  id: (name: string) => string,
+  enabled: boolean,
+  status: HTMLElement,
+  send: (reply: Reply) => void,
+  to: ApiReplyRoute,
+): { readonly textarea: HTMLTextAreaElement; readonly form: HTMLElement } {
+  const text = pretty(proposed);
+  const label = 'The arguments to run it with (JSON): edit them, then Approve as edited';
+  const rows = Math.min(16, Math.max(3, text.split('\n').length));
+  const textarea = h('textarea', {
+    class: 'args',
+    id: id('pending-args'),
+    'aria-label': label,
+    spellcheck: 'false',
+    rows,
+    disabled: !enabled,
+  });
+  textarea.value = text;
+  textarea.defaultValue = text;
+  const button = h(
+    'button',
+    { type: 'submit', class: 'reply approve', id: id('approve-edited'), disabled: !enabled },
+    'Approve as edited',
+  );
+  const form = h('form', { class: 'reply-form' }, button);
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    let edited: unknown;
+    try {
+      edited = JSON.parse(textarea.value);
+    } catch (err) {
+      status.textContent = `Refused: the edited arguments are not JSON (${err instanceof Error ? err.message : String(err)})`;
+      return textarea.focus();
+    }
+    const same = JSON.stringify(sorted(edited)) === JSON.stringify(sorted(proposed));
+    send(
+      same ? { kind: 'approve', resultId: to.resultId } : { kind: 'approve', resultId: to.resultId, arguments: edited },
+    );
+  });
+  return { textarea, form };
+}
 
-function upgradeForm(reply: Record<string, string>, send: Send, id: (name: string) => string): HTMLElement {
+/** A JSON value with its object keys sorted, to compare two values whatever the order of their keys. */
+function sorted(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sorted);
+  if (value === null || typeof value !== 'object') return value;
+  const keys = Object.keys(value).sort();
+  return Object.fromEntries(keys.map((k) => [k, sorted((value as Record<string, unknown>)[k])]));
+}
+
+/** The offer to move the run onto the viewer's agent with a reason, then carry out `reply` under it. */
+type Send = (reply: Reply, reason: string) => void;
+
+function upgradeForm(reply: Reply, send: Send, id: (name: string) => string): HTMLElement {
   const label = 'Why the run goes on under the new code';
   const placeholder = 'Why (e.g. deploy 42: search tool added)';
   const reason = h('input', {

@@ -1,13 +1,16 @@
 /**
  * The run page: what the run is and where it stands, each open request with the buttons its kind
  * accepts, the steps on a timeline (a step with several calls, each call), and the chosen step in
- * full; its sub-agent runs (and a sub-agent run's parent) linked. Live: each record that lands
- * (server-sent events) refreshes the summary and the new steps, without a reload.
+ * full, with the messages its model saw and "fork from here"; its sub-agent runs (and a sub-agent
+ * run's parent) linked, a fork's origin, and a stop for a run that has not ended. Live: each record
+ * that lands (server-sent events) refreshes the summary and the new steps, without a reload.
  * @module
  */
 import { api, follow } from './api.ts';
 import type { ApiAction, ApiStepRow, ApiUpgrade, Pending, Summary } from './api.ts';
+import { forkedFromNote, forkForm, stopForm } from './control.ts';
 import { clipText, duration, h, ms, num, pretty, when } from './dom.ts';
+import { messagesSection } from './messages.ts';
 import { answerPanel } from './pending.ts';
 import { stepLabel, stepTags, timeline, upgradeMarker } from './timeline.ts';
 import { renderTree, runLink } from './tree.ts';
@@ -18,6 +21,7 @@ export function showRun(app: HTMLElement, runId: string): () => void {
   const facts = h('dl', { class: 'facts' });
   const banner = h('div', { id: 'log-problems' });
   const tree = h('section', { id: 'run-tree', hidden: true });
+  const control = h('section', { id: 'control' });
   const pending = h('section', { id: 'pending', 'aria-live': 'polite', hidden: true });
   const detail = h(
     'section',
@@ -37,6 +41,7 @@ export function showRun(app: HTMLElement, runId: string): () => void {
     h('nav', {}, h('a', { href: '#/', id: 'back' }, '← all runs')),
     h('h1', { id: 'run-title' }, runId),
     facts,
+    control,
     tree,
     banner,
     pending,
@@ -47,18 +52,52 @@ export function showRun(app: HTMLElement, runId: string): () => void {
   function showDetail(i: number, row: ApiStepRow | null): void {
     const notes = upgradeNotes(upgradesAt(summary, i));
     if (i >= count) {
-      detail.replaceChildren(...notes, ...tailDetail(summary));
+      detail.replaceChildren(...notes, ...tailDetail(summary), ...tailControl(summary));
       return;
     }
     const loading = (): HTMLElement => h('p', { class: 'muted' }, `Loading step #${i}…`);
-    const body = row ? h('div', {}, ...stepDetail(row, () => loadFull(i))) : loading();
+    const body = row ? h('div', {}, ...stepDetail(row, () => loadFull(i)), ...stepControl(i)) : loading();
     detail.replaceChildren(...notes, body);
   }
 
   async function loadFull(i: number): Promise<void> {
     const [row] = await api.steps(runId, i, 1, true);
     if (!row || tl.selected() !== i) return;
-    detail.replaceChildren(...upgradeNotes(upgradesAt(summary, i)), h('div', {}, ...stepDetail(row, null)));
+    const body = h('div', {}, ...stepDetail(row, null), ...stepControl(i));
+    detail.replaceChildren(...upgradeNotes(upgradesAt(summary, i)), body);
+  }
+
+  /**
+   * The element `id` of step `i` already shown (a step shown again as records land keeps its opened
+   * messages and what was typed), else a new one.
+   */
+  function kept(id: string, i: number, make: () => HTMLElement): HTMLElement {
+    const el = detail.querySelector<HTMLElement>(`#${id}`);
+    return el && el.dataset['step'] === String(i) ? el : make();
+  }
+
+  /** A completed step's messages, and a fork from it (not of a sub-agent's run: its parent drives it). */
+  function stepControl(i: number): HTMLElement[] {
+    const fork = summary?.parentRunId ? null : kept('fork', i, () => forkForm(runId, i, false));
+    return [kept('step-messages', i, () => messagesSection(runId, i)), ...(fork ? [fork] : [])];
+  }
+
+  /** The step in flight: its messages once its model was asked, and a fork where it waits for a person. */
+  function tailControl(s: Summary | null): HTMLElement[] {
+    if (!s?.inFlight) return [];
+    const open = openOf(s);
+    const forkable = !s.parentRunId && open.length > 0 && open.every((p) => ['approval', 'answer'].includes(p.kind));
+    const i = s.inFlight.stepIndex;
+    const fork = forkable ? kept('fork', i, () => forkForm(runId, i, true)) : null;
+    return [kept('step-messages', i, () => messagesSection(runId, i)), ...(fork ? [fork] : [])];
+  }
+
+  /** The fork's origin, and the stop form while the run has not ended (kept as it is: what was typed in it too). */
+  function renderControl(s: Summary): void {
+    const note = forkedFromNote(s);
+    const shown = control.querySelector('#stop');
+    const stop = stopForm(s, () => void refresh());
+    control.replaceChildren(...(note ? [note] : []), ...(stop ? [shown ?? stop] : []));
   }
 
   let refreshing: Promise<void> | null = null;
@@ -76,6 +115,7 @@ export function showRun(app: HTMLElement, runId: string): () => void {
         summary = next;
         count = next.steps ?? 0;
         renderFacts(facts, next);
+        renderControl(next);
         renderTree(tree, next);
         renderProblems(banner, next);
         renderPending(next);
@@ -200,6 +240,8 @@ function renderFacts(dl: HTMLElement, s: Summary): void {
       ),
     ],
   ];
+  if (s.stopRequest)
+    pairs.push(['Stopped by a person', h('span', { id: 'stop-request' }, s.stopRequest.reason ?? '(no reason given)')]);
   if (s.finalAnswer !== null)
     pairs.push(['Final answer', h('span', { id: 'final-answer', class: 'pre-line' }, clipText(s.finalAnswer, 2000))]);
   dl.replaceChildren(...pairs.map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, v))));

@@ -200,8 +200,8 @@ describe('the run viewer in Chromium', () => {
     const ids = (): Promise<(string | null)[]> =>
       p.locator('#pending .pending-panel').evaluateAll((ps) => ps.map((x) => x.getAttribute('data-result-id')));
     expect(await ids()).toEqual(['s0.a0.input', 's0.a1.input']);
-    expect(await p.locator(`${panel('s0.a0.input')} pre.args`).textContent()).toContain('ana@example.com');
-    expect(await p.locator(`${panel('s0.a1.input')} pre.args`).textContent()).toContain('bo@example.com');
+    expect(await p.locator(`${panel('s0.a0.input')} .args`).textContent()).toContain('ana@example.com');
+    expect(await p.locator(`${panel('s0.a1.input')} .args`).textContent()).toContain('bo@example.com');
     expect(
       await p
         .locator(`${panel('s0.a1.input')} button[data-reply]`)
