@@ -77,13 +77,12 @@ function call<K extends keyof SubAgentTab>(
   method: K,
   ...args: Parameters<SubAgentTab[K]>
 ): Promise<Awaited<ReturnType<SubAgentTab[K]>>> {
-  return tab.page.evaluate(
-    ([m, a]) => {
-      const api = (globalThis as unknown as { subAgentTab: Record<string, (...x: unknown[]) => unknown> }).subAgentTab;
-      return api[m]?.(...a);
-    },
-    [method, args] as const,
-  ) as Promise<Awaited<ReturnType<SubAgentTab[K]>>>;
+  // The arguments cross as plain JSON; typed loosely here, as a reply's JSON arguments are too deep to infer.
+  const sent: [string, unknown[]] = [method, args];
+  return tab.page.evaluate(([m, a]) => {
+    const api = (globalThis as unknown as { subAgentTab: Record<string, (...x: unknown[]) => unknown> }).subAgentTab;
+    return api[m]?.(...a);
+  }, sent) as Promise<Awaited<ReturnType<SubAgentTab[K]>>>;
 }
 
 const start = (tab: Tab, runId: string): Promise<Summary> => call(tab, 'start', runId);
