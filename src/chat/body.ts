@@ -10,6 +10,9 @@ import { inputReplyProblem } from '../core/internal-entry.ts';
 import type { InputReply, Message, TextBlock } from '../core/index.ts';
 import { checkChatId } from './turn-id.ts';
 
+/** A stop asked for the chat's latest turn: `{ id, stop: { reason? }, runId? }`. */
+export type ChatStopPost = { readonly chatId: string; readonly runId?: string; readonly reason?: string };
+
 /** Most messages a POST may carry (a chat of 5,000 turns). */
 export const MAX_MESSAGES = 10_000;
 
@@ -65,6 +68,28 @@ export function parseChatPost(body: unknown): ChatPost {
   if (last['role'] === 'user') return { kind: 'turn', chatId, turn, goal: userGoal(parts) };
   if (last['role'] === 'assistant') return { kind: 'continue', chatId, turn, parts };
   throw bad('the last message must be a user message (a new turn) or an assistant message (answers to its turn)');
+}
+
+/**
+ * A body that asks to stop the chat's latest turn, `{ id, stop: {} | { reason }, runId? }`
+ * (`runId`, when given, must name that turn), or null for a body without `stop`. Throws
+ * `InvalidRequestError` for a malformed one, or one that also carries messages or an input.
+ */
+export function parseChatStop(body: unknown): ChatStopPost | null {
+  if (!isRecord(body) || body['stop'] === undefined) return null;
+  const chatId = checkChatId(body['id']);
+  const stop = body['stop'];
+  if (body['messages'] !== undefined || body['input'] !== undefined) {
+    throw bad('`stop` goes alone: a body with `stop` carries no `messages` or `input`');
+  }
+  if (!isRecord(stop)) throw bad('`stop` must be an object: {} or { reason }');
+  const unknown = Object.keys(stop).find((k) => k !== 'reason');
+  if (unknown !== undefined) throw bad(`\`stop\` takes only \`reason\`, not ${JSON.stringify(unknown)}`);
+  const { reason } = stop;
+  if (reason !== undefined && typeof reason !== 'string') throw bad('`stop.reason` must be a string');
+  const runId = body['runId'];
+  if (runId !== undefined && typeof runId !== 'string') throw bad('`runId` must be a string');
+  return { chatId, ...(runId === undefined ? {} : { runId }), ...(reason === undefined ? {} : { reason }) };
 }
 
 /** The user message as the turn's goal: its text parts, one text block each. Files cannot be carried. */

@@ -5,17 +5,18 @@
  * @module
  */
 import {
-  acceptedReplies,
   defineAgent,
   innermostRequest,
   InvalidInputError,
   InvalidRequestError,
   readRunLog,
+  requestStop,
   resume,
   run,
   RunLockedError,
 } from '../core/index.ts';
-import { conversationOf } from '../core/internal-entry.ts';
+import { checkEdit, checkOptionKeys, conversationOf } from '../core/internal-entry.ts';
+import type { OptionKeys } from '../core/internal-entry.ts';
 import type { AgentDefinition, InputReply, LogRecord, Message, RunRequest, RunStore } from '../core/index.ts';
 import type { UIMessage, UIMessageChunk } from 'ai';
 import { parseChatPost } from './body.ts';
@@ -23,10 +24,17 @@ import type { ChatPost } from './body.ts';
 import { LiveTurn } from './live-turn.ts';
 import { loadChat, userMessageOf } from './load.ts';
 import { CHAT_ENGINE_KEYS, checkChatOptions } from './options.ts';
-import { answeredIds, replyOfParts } from './replies.ts';
+import { answeredIds, checkFits, replyOfParts } from './replies.ts';
 import { TurnChunks } from './turn-chunks.ts';
 import { assistantMessageId, chatRunId, checkChatId } from './turn-id.ts';
-import type { ChatCallOptions, ChatEngine, ChatEngineOptions, ChatTurn } from './types.ts';
+import type {
+  ChatCallOptions,
+  ChatEngine,
+  ChatEngineOptions,
+  ChatStopOptions,
+  ChatStopResult,
+  ChatTurn,
+} from './types.ts';
 
 /**
  * How a driver starts, or null when the turn needs none (it ended, or waits for a reply it did not
@@ -46,6 +54,7 @@ type ContinuePost = Extract<ChatPost, { kind: 'continue' }>;
 type InputPost = Extract<ChatPost, { kind: 'input' }>;
 
 const refuse = (message: string): InvalidRequestError => new InvalidRequestError(message, { source: 'chat' });
+const STOP_OPTIONS: OptionKeys<ChatStopOptions> = { runId: true, reason: true };
 const chatName = (chatId: string): string => `chat ${JSON.stringify(chatId)}`;
 
 /**
@@ -99,6 +108,47 @@ class Engine implements ChatEngine {
 
   load(chatId: string): Promise<UIMessage[]> {
     return loadChat(this.#store, chatId);
+  }
+
+  /**
+   * Stop the chat's latest turn: the request made durable first, then its driver here awaited,
+   * or — nothing drives it here — the turn driven now, which ends it before anything runs (a
+   * driver in another process holds the turn: it sees the stop itself). Decision 0078.
+   */
+  async stop(chatId: string, options: ChatStopOptions = {}): Promise<ChatStopResult> {
+    checkChatId(chatId);
+    checkOptionKeys(options, STOP_OPTIONS, 'stop');
+    const turn = await this.#latestTurn(chatId);
+    if (turn === 0) throw refuse(`${chatName(chatId)} has no turn to stop`);
+    const runId = chatRunId(chatId, turn);
+    if (options.runId !== undefined && options.runId !== runId) {
+      throw new InvalidInputError(options.runId, `not the latest turn of ${chatName(chatId)} (that is ${runId})`);
+    }
+    // Checks the reason, and does nothing to a turn that has ended.
+    await requestStop(this.#store, runId, options.reason);
+    const ended = async () => readRunLog(await this.#store.readLog(runId)).ended;
+    const before = await ended();
+    if (before !== null) return { runId, state: 'ended' };
+    // Twice at most: a driver here may have paused for a person just before it saw the stop.
+    for (let i = 0; i < 2; i++) {
+      const live = this.#live.get(runId);
+      if (live !== undefined) await live.ready.catch(() => undefined);
+      const driving = live?.driving ?? (await this.#driveToStop(chatId, turn)).driving;
+      await driving;
+      const end = await ended();
+      if (end !== null) return { runId, state: end.stopRequest ? 'stopped' : 'ended' };
+    }
+    return { runId, state: 'requested' };
+  }
+
+  /** Drive a turn nothing drives here, so that it sees the stop asked of it (a turn that ended needs none). */
+  async #driveToStop(chatId: string, turn: number): Promise<LiveTurn> {
+    const runId = chatRunId(chatId, turn);
+    const plan: Planner = async (records) => {
+      if (records.length === 0 || readRunLog(records).state === 'ended') return null;
+      return { mode: 'resume', request: await this.#turnRequest(chatId, turn, records), inputs: [] };
+    };
+    return (await this.#open(runId, plan)).live;
   }
 
   /** A new turn, or a repeated POST of one: the whole turn, from its log, then live. */
@@ -177,7 +227,11 @@ class Engine implements ChatEngine {
       if (records.length === 0) throw refuse(`turn ${turn} of ${chatName(chatId)} has not started`);
       const inputs = replyOf(records);
       for (const input of inputs) checkFits(runId, records, input);
-      return this.#carryOn(chatId, turn, records, inputs);
+      const carried = await this.#carryOn(chatId, turn, records, inputs);
+      // Edited arguments the tool refuses: refused here, before a driver starts and writes anything.
+      const view = readRunLog(records);
+      for (const input of carried?.inputs ?? []) checkEdit(runId, input, view, carried?.request as RunRequest);
+      return carried;
     };
     const opened = await this.#open(runId, plan);
     if (opened.mine || opened.live.driving !== null) return opened.live;
@@ -331,21 +385,5 @@ class Engine implements ChatEngine {
   async #exists(chatId: string, turn: number): Promise<boolean> {
     const runId = chatRunId(chatId, turn);
     return this.#live.has(runId) || (await this.#store.readLog(runId)).length > 0;
-  }
-}
-
-/** A reply that fits none of the open requests is refused before anything is written or streamed. */
-function checkFits(runId: string, records: readonly LogRecord[], input: InputReply): void {
-  const open = readRunLog(records).openRequests;
-  if (open.length === 0) return;
-  const pending = open.find((r) => r.resultId === input.resultId);
-  if (pending === undefined) {
-    const awaited = open.map((r) => r.resultId).join(', ');
-    throw new InvalidInputError(runId, `the turn awaits ${awaited}, not ${input.resultId}`);
-  }
-  const accepted = acceptedReplies(pending);
-  if (!accepted.includes(input.kind)) {
-    const { kind } = innermostRequest(pending);
-    throw new InvalidInputError(runId, `a ${kind} request accepts ${accepted.join(', ')}, not ${input.kind}`);
   }
 }

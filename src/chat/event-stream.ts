@@ -56,7 +56,7 @@ async function pump(events: AsyncIterable<RunEvent>, controller: Controller): Pr
       if (e.type === 'input_requested') paused = true;
       if (e.type === 'step_started') paused = false;
       if (e.type === 'run_ended') {
-        chunks.end(ending(e.stopReason, steps));
+        chunks.end({ ...ending(e.stopReason, steps), stopRequest: e.stopRequest });
         ended = true;
         continue;
       }

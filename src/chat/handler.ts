@@ -6,6 +6,7 @@
 import { isPolyLoopError } from '../core/index.ts';
 import { declaresMoreThan, errorBody, readCapped } from '../core/internal-entry.ts';
 import type { UIMessageChunk } from 'ai';
+import { parseChatStop } from './body.ts';
 import { chatEngine } from './engine.ts';
 import { CHAT_HANDLER_KEYS, checkChatOptions } from './options.ts';
 import type { ChatHandlerOptions } from './types.ts';
@@ -41,7 +42,9 @@ class HttpError extends Error {
  * last); `GET <base>/:chatId/stream` reconnects (`204` when no turn runs). Errors are JSON
  * `{ error: { code, message } }`: `400 bad_request`, `404 not_found`, `405 method_not_allowed`,
  * `409 conflict`, `413 payload_too_large`, `500 internal` (no detail). A client that goes away
- * ends its stream, never the turn: it runs on, and a reconnect follows it.
+ * ends its stream, never the turn: it runs on, and a reconnect follows it. `POST <base>` with
+ * `{ id, stop: { reason? }, runId? }` stops the chat's latest turn (`ChatEngine.stop`) and answers
+ * `200 { runId, state }`.
  *
  * @example
  * const handle = chatHandler({ agent, store: new FileStore({ dir: './chats' }), request });
@@ -56,7 +59,10 @@ export function chatHandler(options: ChatHandlerOptions): (req: Request) => Prom
     try {
       if (req.method === 'POST') {
         const body = await readJson(req, maxBodyBytes);
-        return sse(await engine.post(body, { signal: req.signal }));
+        const stop = parseChatStop(body);
+        if (stop === null) return sse(await engine.post(body, { signal: req.signal }));
+        const { chatId, ...options } = stop;
+        return json(await engine.stop(chatId, options));
       }
       if (req.method === 'GET') {
         const stream = await engine.reconnect(chatIdOfPath(new URL(req.url).pathname), { signal: req.signal });
@@ -113,6 +119,10 @@ function sse(stream: ReadableStream<UIMessageChunk>): Response {
     }),
   );
   return new Response(body, { status: 200, headers: { ...UI_MESSAGE_STREAM_HEADERS } });
+}
+
+function json(body: unknown): Response {
+  return new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
 }
 
 function errorResponse(e: unknown, headers: Record<string, string> = {}): Response {

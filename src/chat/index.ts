@@ -25,6 +25,9 @@ export type {
   ChatEngineOptions,
   ChatHandlerOptions,
   ChatOptions,
+  ChatStopOptions,
+  ChatStopResult,
   ChatTurn,
+  LocalChatTransport,
   LocalChatTransportOptions,
 } from './types.ts';

@@ -31,8 +31,9 @@ export function describeFailure(e: unknown): string {
 export function endingOfLog(records: readonly LogRecord[]): TurnEnding {
   const view = readRunLog(records);
   if (view.ended) {
-    const { stopReason } = view.ended;
-    return { stopReason, usage: view.ended.usage ?? view.usage, error: failureText(stopReason, view.trajectory) };
+    const { stopReason, stopRequest } = view.ended;
+    const error = failureText(stopReason, view.trajectory);
+    return { stopReason, usage: view.ended.usage ?? view.usage, error, stopRequest };
   }
   return { stopReason: 'awaiting_input', usage: view.usage, error: null };
 }
@@ -109,7 +110,10 @@ export class LiveTurn {
     }
     this.driving = run
       .then(
-        (result) => this.chunks.end({ stopReason: result.stopReason, usage: result.usage, error: result.error }),
+        (result) => {
+          const { stopReason, usage, error, stopRequest } = result;
+          this.chunks.end({ stopReason, usage, error, stopRequest });
+        },
         (e: unknown) => this.transcript.push({ type: 'error', errorText: describeFailure(e) }),
       )
       .finally(() => this.transcript.close());

@@ -2,23 +2,24 @@
  * `localChatTransport`: the chat engine as a `ChatTransport`, so a page runs its turns itself.
  * @module
  */
-import type { ChatTransport, UIMessage, UIMessageChunk } from 'ai';
+import type { UIMessageChunk } from 'ai';
 import { chatEngine } from './engine.ts';
 import { checkChatOptions, LOCAL_TRANSPORT_KEYS } from './options.ts';
-import type { LocalChatTransportOptions } from './types.ts';
+import type { LocalChatTransport, LocalChatTransportOptions } from './types.ts';
 
 /**
  * A `ChatTransport` that runs each turn in the page (usually on an `IndexedDBStore`):
  * `sendMessages` posts to the chat engine, `reconnectToStream` continues a turn a reload
  * interrupted (its log replayed, then the turn resumed and followed). Replays start from the
  * turn's beginning (`resumeStreamIsReplay: true`). Errors reject `sendMessages` as the engine
- * throws them (`InvalidRequestError`, `InvalidInputError`, `RunLockedError`).
+ * throws them (`InvalidRequestError`, `InvalidInputError`, `RunLockedError`). `stop(chatId, {
+ * reason })` stops the chat's latest turn (`useChat`'s own `stop()` only stops following it).
  *
  * @example
  * const transport = localChatTransport({ agent, store: new IndexedDBStore({ dbName: 'chat' }), request });
  * const chat = useChat({ id, transport, messages: await loadChat(store, id), resume: true });
  */
-export function localChatTransport(options: LocalChatTransportOptions): ChatTransport<UIMessage> {
+export function localChatTransport(options: LocalChatTransportOptions): LocalChatTransport {
   checkChatOptions(options, LOCAL_TRANSPORT_KEYS, 'localChatTransport');
   const engine = chatEngine(options);
   return {
@@ -32,6 +33,7 @@ export function localChatTransport(options: LocalChatTransportOptions): ChatTran
       const stream = await engine.reconnect(chatId, abortSignal ? { signal: abortSignal } : {});
       return stream === null ? null : copies(stream);
     },
+    stop: (chatId, stopOptions) => engine.stop(chatId, stopOptions),
   };
 }
 

@@ -1,13 +1,20 @@
 /**
  * Human input through the AI SDK's own parts: a reply to a turn's open request, read from the
- * assistant message a page sends back — an approval response (`addToolApprovalResponse`), a tool
- * part the page filled (`addToolOutput`, for `answeredBy: 'human'`), or a settlement data part
- * carrying `data.reply`.
+ * assistant message a page sends back — an approval response (`addToolApprovalResponse`, with
+ * the arguments of a `data-polyloop-edit` part of the same id when the person changed them), a
+ * tool part the page filled (`addToolOutput`, for `answeredBy: 'human'`), or a settlement data
+ * part carrying `data.reply`.
  * @module
  */
-import { innermostRequest, InvalidRequestError } from '../core/index.ts';
+import {
+  acceptedReplies,
+  innermostRequest,
+  InvalidInputError,
+  InvalidRequestError,
+  readRunLog,
+} from '../core/index.ts';
 import { inputReplyProblem } from '../core/internal-entry.ts';
-import type { InputReply, InputRequest } from '../core/index.ts';
+import type { InputReply, InputRequest, LogRecord } from '../core/index.ts';
 import { approvalIdOf, settleIdOf } from './part-ids.ts';
 
 /** The reason a denial carries when the person gave none (it is what the model reads). */
@@ -36,7 +43,13 @@ export function replyOfParts(
       const approval = p['approval'];
       if (!isRecord(approval) || approval['id'] !== approvalIdOf(runId, resultId)) continue;
       if (typeof approval['approved'] !== 'boolean') continue;
-      if (approval['approved']) return { kind: 'approve', resultId };
+      const edit = editOf(parts, runId, resultId);
+      if (approval['approved']) return edit === undefined ? { kind: 'approve', resultId } : edit;
+      if (edit !== undefined) {
+        const why =
+          'is denied in the message, and a data-polyloop-edit part gives it arguments: an edit goes with an approval';
+        throw new InvalidInputError(runId, `${resultId} ${why}`);
+      }
       return { kind: 'deny', resultId, reason: reasonOf(approval['reason']) };
     }
     if (kind === 'answer' && isToolPart(p) && toolCallId !== null && p['toolCallId'] === toolCallId) {
@@ -80,6 +93,26 @@ export function answeredIds(
   return ids;
 }
 
+/**
+ * The approval with other arguments a `data-polyloop-edit` part (`id` = the approval id) gives
+ * the request, or undefined when the message has no such part. A part without `data.arguments`
+ * as a JSON object is `InvalidRequestError`; the arguments' check against the tool's schema is
+ * the run's (the engine makes it before anything is written).
+ */
+function editOf(parts: readonly unknown[], runId: string, resultId: string): InputReply | undefined {
+  const id = approvalIdOf(runId, resultId);
+  const part = parts.find((p) => isRecord(p) && p['type'] === 'data-polyloop-edit' && p['id'] === id);
+  if (!isRecord(part)) return undefined;
+  const args = isRecord(part['data']) ? part['data']['arguments'] : undefined;
+  const reply = { kind: 'approve', resultId, arguments: args };
+  const problem = args === undefined ? 'arguments: required' : inputReplyProblem(reply);
+  if (problem !== null) {
+    const what = `the data-polyloop-edit part ${JSON.stringify(id)} must carry data.arguments, a JSON object`;
+    throw new InvalidRequestError(`${what} (${problem})`, { source: 'chat' });
+  }
+  return reply as InputReply;
+}
+
 function reasonOf(value: unknown): string {
   return typeof value === 'string' && value.trim() !== '' ? value : DEFAULT_DENIAL;
 }
@@ -92,5 +125,21 @@ function answerText(output: unknown): string {
   } catch {
     // Nested past what JSON.stringify can walk: the client's doing, so a 400, not a server failure.
     throw new InvalidRequestError('the tool output is nested too deeply to be written as text', { source: 'chat' });
+  }
+}
+
+/** A reply that fits none of the open requests is refused before anything is written or streamed. */
+export function checkFits(runId: string, records: readonly LogRecord[], input: InputReply): void {
+  const open = readRunLog(records).openRequests;
+  if (open.length === 0) return;
+  const pending = open.find((r) => r.resultId === input.resultId);
+  if (pending === undefined) {
+    const awaited = open.map((r) => r.resultId).join(', ');
+    throw new InvalidInputError(runId, `the turn awaits ${awaited}, not ${input.resultId}`);
+  }
+  const accepted = acceptedReplies(pending);
+  if (!accepted.includes(input.kind)) {
+    const { kind } = innermostRequest(pending);
+    throw new InvalidInputError(runId, `a ${kind} request accepts ${accepted.join(', ')}, not ${input.kind}`);
   }
 }

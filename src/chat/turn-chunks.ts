@@ -7,7 +7,16 @@
  * @module
  */
 import { acceptedReplies } from '../core/index.ts';
-import type { Action, InputReply, LogRecord, RunEvent, StepActionStatus, StepRecord } from '../core/index.ts';
+import type {
+  Action,
+  InputReply,
+  JsonObject,
+  JsonValue,
+  LogRecord,
+  RunEvent,
+  StepActionStatus,
+  StepRecord,
+} from '../core/index.ts';
 import type { UIMessageChunk } from 'ai';
 import { askReason, childAskData, childAskOf } from './child-asks.ts';
 import type { AskedRequest } from './child-asks.ts';
@@ -21,7 +30,7 @@ import {
   settleIdOf,
   textId,
 } from './part-ids.ts';
-import { chunkFinishReason } from './turn-ending.ts';
+import { chunkFinishReason, stoppedText } from './turn-ending.ts';
 import type { TurnEnding, TurnMetadata } from './turn-ending.ts';
 
 /** What a tool part of a cancelled turn says. */
@@ -39,6 +48,10 @@ type ToolPart = {
   /** The resultId of the latest approval or answer request about the part, once asked. */
   asked: string | null;
   output: boolean;
+  /** The part's input: the arguments the model proposed (`{ source }` for code). */
+  readonly input: JsonValue;
+  /** The arguments a person approved the call with instead, once they did. */
+  edited: JsonObject | null;
 };
 
 /** One call of a step, by the resultId its action runs under. */
@@ -46,6 +59,9 @@ type ShownCall = { readonly resultId: string; readonly action: Action };
 
 /** A reply as far as the stream shows it. */
 type ShownReply = { readonly text: string; readonly reasoning: string | null };
+
+/** A person's reply as far as the stream shows it: a live event knows only its kind. */
+type ShownInput = Pick<InputReply, 'kind'> & { readonly reason?: string; readonly arguments?: JsonObject };
 
 /** A turn's chunks, each sent once; `emit` receives them in order. */
 export class TurnChunks {
@@ -236,25 +252,11 @@ export class TurnChunks {
     const toolCallId = (action.kind === 'tool_call' ? action.id : undefined) ?? `${this.#runId}:${own}`;
     const code = action.kind !== 'tool_call';
     const toolName = code ? 'code' : action.name;
-    this.#tools.set(call, {
-      stepIndex,
-      toolCallId,
-      toolName,
-      dynamic: code,
-      approval: null,
-      approved: null,
-      asked: null,
-      output: false,
-    });
-    if (!code) this.#emit({ type: 'tool-input-available', toolCallId, toolName, input: action.arguments });
-    else
-      this.#emit({
-        type: 'tool-input-available',
-        toolCallId,
-        toolName,
-        input: { source: action.source },
-        dynamic: true,
-      });
+    const input = code ? { source: action.source } : action.arguments;
+    const part = { stepIndex, toolCallId, toolName, dynamic: code, input, edited: null };
+    this.#tools.set(call, { ...part, approval: null, approved: null, asked: null, output: false });
+    const dynamic = code ? { dynamic: true } : {};
+    this.#emit({ type: 'tool-input-available', toolCallId, toolName, input, ...dynamic });
   }
 
   /**
@@ -294,22 +296,37 @@ export class TurnChunks {
   }
 
   /**
-   * A reply landed: on an approval, `tool-approval-response`; on a settlement, its data part
-   * again with the reply. A live event knows only the kind: a denial's reason is then not shown.
+   * A reply landed: on an approval, `tool-approval-response` (and, when the person approved other
+   * arguments, a `data-polyloop-edit` part: what the model proposed, what runs); on a settlement,
+   * its data part again with the reply. A live event knows only the kind: a denial's reason is
+   * then not shown.
    */
-  received(stepIndex: number, resultId: string, reply: Pick<InputReply, 'kind'> & { readonly reason?: string }): void {
+  received(stepIndex: number, resultId: string, reply: ShownInput): void {
     const settle = this.#settles.get(resultId);
     const tool = this.#tools.get(callOfRequest(resultId));
+    let edited: ToolPart | null = null;
     if (settle) {
       const data = { ...settle, reply: { ...reply, resultId } };
       this.#emit({ type: 'data-polyloop-settle', id: settleIdOf(this.#runId, resultId), data });
     } else if (tool && tool.approved === null && tool.approval === resultId && reply.kind !== 'answer') {
       const why = reply.kind === 'cancel' ? CANCELLED : reply.kind === 'deny' ? reply.reason : undefined;
       this.#approvalResponse(tool, reply.kind === 'approve', why);
+      if (reply.kind === 'approve' && reply.arguments !== undefined) {
+        tool.edited = reply.arguments;
+        edited = tool;
+      }
     }
     // A cancelled turn never finishes the step: its tool parts end here, every one of them.
-    if (!settle && reply.kind === 'cancel') this.#cancelled(stepIndex);
+    if (!settle && reply.kind === 'cancel') this.#closeOpen(stepIndex, CANCELLED);
     this.#onReply(resultId);
+    // After the reply's mark: the page that sent the edit gets the part back whole (the proposal beside it).
+    if (edited !== null) this.#editPart(edited, resultId);
+  }
+
+  #editPart(tool: ToolPart, resultId: string): void {
+    const { toolCallId, toolName, input: proposed, edited } = tool;
+    const data = { runId: this.#runId, resultId, toolCallId, toolName, proposed, arguments: edited };
+    this.#emit({ type: 'data-polyloop-edit', id: approvalIdOf(this.#runId, resultId), data });
   }
 
   #approvalResponse(tool: ToolPart, approved: boolean, why: string | undefined): void {
@@ -319,12 +336,15 @@ export class TurnChunks {
     this.#emit({ type: 'tool-approval-response', approvalId, approved, ...reason });
   }
 
-  /** End the open tool parts of a step whose turn was cancelled: an approval still asked is refused. */
-  #cancelled(stepIndex: number): void {
+  /**
+   * End the open tool parts of a step (of every step: null) whose turn was cancelled or stopped,
+   * saying `why`: an approval still asked is refused.
+   */
+  #closeOpen(stepIndex: number | null, why: string): void {
     for (const [call, tool] of this.#tools) {
-      if (tool.stepIndex !== stepIndex || tool.output) continue;
-      if (tool.approval !== null && tool.approved === null) this.#approvalResponse(tool, false, CANCELLED);
-      this.output(call, tool.approved === false ? 'denied' : 'not_executed', CANCELLED);
+      if ((stepIndex !== null && tool.stepIndex !== stepIndex) || tool.output) continue;
+      if (tool.approval !== null && tool.approved === null) this.#approvalResponse(tool, false, why);
+      this.output(call, tool.approved === false ? 'denied' : 'not_executed', why);
     }
   }
 
@@ -334,7 +354,8 @@ export class TurnChunks {
    * executed, environment error, refused without an approval request). A call that ran a sub-agent
    * after a person refused the sub-agent's action is `tool-output-denied` too: the AI SDK allows no
    * output after a refused approval (decision 0071). Its output names the sub-agent's run
-   * (`providerMetadata.polyloop.childRunId`).
+   * (`providerMetadata.polyloop.childRunId`), and the arguments a person approved the call with
+   * instead of the model's (`providerMetadata.polyloop.editedArguments`; `input` stays the proposal).
    */
   output(call: string, status: StepActionStatus, observation: string, childRunId?: string): void {
     const tool = this.#tools.get(call);
@@ -342,13 +363,17 @@ export class TurnChunks {
     tool.output = true;
     const { toolCallId } = tool;
     const dynamic = tool.dynamic ? { dynamic: true } : {};
+    const polyloop = {
+      ...(childRunId === undefined ? {} : { childRunId }),
+      ...(tool.edited === null ? {} : { editedArguments: tool.edited }),
+    };
+    const meta = Object.keys(polyloop).length === 0 ? {} : { providerMetadata: { polyloop } };
     if (tool.approved === false) {
       this.#emit({ type: 'tool-output-denied', toolCallId });
     } else if (status === 'executed') {
-      const child = childRunId === undefined ? {} : { providerMetadata: { polyloop: { childRunId } } };
-      this.#emit({ type: 'tool-output-available', toolCallId, output: observation, ...dynamic, ...child });
+      this.#emit({ type: 'tool-output-available', toolCallId, output: observation, ...dynamic, ...meta });
     } else {
-      this.#emit({ type: 'tool-output-error', toolCallId, errorText: observation, ...dynamic });
+      this.#emit({ type: 'tool-output-error', toolCallId, errorText: observation, ...dynamic, ...meta });
     }
   }
 
@@ -368,13 +393,24 @@ export class TurnChunks {
     this.#emit({ type: 'finish-step' });
   }
 
-  /** The end of a stream: `error` with the failure text of a failed run, then `finish`. */
+  /**
+   * The end of a stream: a cancelled or stopped turn's open tool parts ended (saying why), a
+   * stopped turn's `data-polyloop-stop` part (`{ runId, reason? }`), `error` with the failure text
+   * of a failed run, then `finish` (its metadata with the stop request, if any).
+   */
   end(ending: TurnEnding): void {
     for (const [i, state] of this.#reasoning) if (state === 'open') this.#closeReasoning(i);
     for (const [i, state] of this.#text) if (state === 'open') this.closeText(i);
+    const { stopReason, usage, stopRequest } = ending;
+    if (stopReason === 'cancelled') this.#closeOpen(null, stopRequest ? stoppedText(stopRequest) : CANCELLED);
+    if (stopRequest) {
+      const data = { runId: this.#runId, ...stopRequest };
+      this.#emit({ type: 'data-polyloop-stop', id: `${this.#runId}:stop`, data });
+    }
     if (ending.error !== null) this.#emit({ type: 'error', errorText: ending.error });
-    const messageMetadata: TurnMetadata = { runId: this.#runId, stopReason: ending.stopReason, usage: ending.usage };
-    this.#emit({ type: 'finish', finishReason: chunkFinishReason(ending.stopReason), messageMetadata });
+    const stopped = stopRequest ? { stopRequest } : {};
+    const messageMetadata: TurnMetadata = { runId: this.#runId, stopReason, usage, ...stopped };
+    this.#emit({ type: 'finish', finishReason: chunkFinishReason(stopReason), messageMetadata });
   }
 }
 

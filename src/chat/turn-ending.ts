@@ -3,16 +3,29 @@
  * the failure text of a run that failed.
  * @module
  */
-import type { EndReason, StepRecord, StopReason, Usage } from '../core/index.ts';
+import type { EndReason, StepRecord, StopReason, StopRequest, Usage } from '../core/index.ts';
 
 /** What the AI SDK's `finish` chunk says, for each way a turn stops. */
 export type ChunkFinishReason = 'stop' | 'length' | 'error' | 'other' | 'tool-calls';
 
-/** How a turn's stream ends: its stop reason, tokens, and the failure text of a failed run. */
-export type TurnEnding = { readonly stopReason: StopReason; readonly usage: Usage; readonly error: string | null };
+/**
+ * How a turn's stream ends: its stop reason, tokens, the failure text of a failed run, and the
+ * stop request that ended it (`requestStop`), if one did.
+ */
+export type TurnEnding = {
+  readonly stopReason: StopReason;
+  readonly usage: Usage;
+  readonly error: string | null;
+  readonly stopRequest?: StopRequest | undefined;
+};
 
-/** The metadata of a turn's assistant message (`finish.messageMetadata`). */
-export type TurnMetadata = { readonly runId: string; readonly stopReason: StopReason; readonly usage: Usage };
+/** The metadata of a turn's assistant message (`finish.messageMetadata`); `stopRequest` when a stop ended it. */
+export type TurnMetadata = {
+  readonly runId: string;
+  readonly stopReason: StopReason;
+  readonly usage: Usage;
+  readonly stopRequest?: StopRequest;
+};
 
 const FINISH: Readonly<Record<StopReason, ChunkFinishReason>> = {
   final_answer: 'stop',
@@ -39,4 +52,10 @@ export function chunkFinishReason(stopReason: StopReason): ChunkFinishReason {
 export function failureText(stopReason: EndReason, trajectory: readonly StepRecord[]): string | null {
   if (stopReason !== 'model_error' && stopReason !== 'interpreter_error' && stopReason !== 'env_error') return null;
   return trajectory.at(-1)?.observation ?? null;
+}
+
+/** What a tool part left open says when a stop ended its turn: the reason, when one was given. */
+export function stoppedText(stop: StopRequest): string {
+  const what = 'The turn was stopped before this tool call finished';
+  return stop.reason === undefined || stop.reason === '' ? `${what}.` : `${what}: ${stop.reason}`;
 }

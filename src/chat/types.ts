@@ -4,7 +4,7 @@
  * @module
  */
 import type { AgentDefinition, Message, RunRequest, RunStore } from '../core/index.ts';
-import type { UIMessage, UIMessageChunk } from 'ai';
+import type { ChatTransport, UIMessage, UIMessageChunk } from 'ai';
 
 /** One turn of a chat, as {@link ChatOptions.request} receives it. */
 export type ChatTurn = {
@@ -64,6 +64,36 @@ export type ChatHandlerOptions = ChatOptions & {
 /** Options of {@link localChatTransport}. */
 export type LocalChatTransportOptions = ChatOptions;
 
+/** Options of {@link ChatEngine.stop}. */
+export type ChatStopOptions = {
+  /**
+   * The run id of the turn meant (`message.metadata.runId`, or the assistant message's id without
+   * `:assistant`): refused unless it is the chat's latest turn, so a Stop clicked on a page that
+   * fell behind never stops a later turn. Absent: the latest turn.
+   */
+  readonly runId?: string;
+  /** Why (at most 2,000 characters): kept in the turn's log and shown with the stopped turn. */
+  readonly reason?: string;
+};
+
+/** What {@link ChatEngine.stop} did. */
+export type ChatStopResult = {
+  /** The turn's run id. */
+  readonly runId: string;
+  /**
+   * `stopped`: the turn has ended `cancelled` with this stop (it was driven here, or driven now
+   * because nothing drove it); `requested`: another process or tab drives it and ends it within
+   * a second of the request; `ended`: it had ended, nothing was stopped.
+   */
+  readonly state: 'stopped' | 'requested' | 'ended';
+};
+
+/** The `ChatTransport` of {@link localChatTransport}, with the stop of a turn the page runs. */
+export type LocalChatTransport = ChatTransport<UIMessage> & {
+  /** As {@link ChatEngine.stop}: stop the chat's latest turn. */
+  stop(chatId: string, options?: ChatStopOptions): Promise<ChatStopResult>;
+};
+
 /** Options of {@link chatEngine}. */
 export type ChatEngineOptions = ChatOptions & {
   /** As {@link ChatHandlerOptions.waitUntil}. */
@@ -100,4 +130,14 @@ export interface ChatEngine {
   reconnect(chatId: string, opts?: ChatCallOptions): Promise<ReadableStream<UIMessageChunk> | null>;
   /** As {@link loadChat} over the engine's store. */
   load(chatId: string): Promise<UIMessage[]>;
+  /**
+   * Stop the chat's latest turn with `requestStop` (the store must keep stop requests): a turn
+   * this engine drives ends `cancelled` with the stop, and resolves then; one nothing drives
+   * (it waits for a person, or its process died) is driven to that end now, before any model
+   * call or action; one another process drives ends there. Its streams end with `finish`
+   * (`messageMetadata.stopRequest`), its open tool parts closed saying it was stopped. Rejects
+   * with `InvalidRequestError` for a chat without turns or a malformed option, `InvalidInputError`
+   * for a `runId` that is not the latest turn's.
+   */
+  stop(chatId: string, options?: ChatStopOptions): Promise<ChatStopResult>;
 }

@@ -13,6 +13,7 @@
 export * from './append-log-store.ts';
 export * from './capped-body.ts';
 export { conversationOf } from './conversation.ts';
+export { checkEdit } from './edits.ts';
 export * from './http-bodies.ts';
 export { jsonSchemaCheck } from './json-schema-check.ts';
 export {

@@ -34,7 +34,8 @@ export type Say = {
  */
 export type ChatModelOptions = {
   readonly stream?: boolean;
-  readonly gate?: (callSeq: number) => Promise<void>;
+  /** Holds call `callSeq`; `signal` is the call's own (a gate may end with its abort, as a real model call does). */
+  readonly gate?: (callSeq: number, signal: AbortSignal) => Promise<void>;
   readonly holdIn?: 'text' | 'reasoning';
 };
 
@@ -71,7 +72,7 @@ export function chatModel(replies: readonly Say[], opts: ChatModelOptions = {}):
         call.onDelta?.(part.slice(0, 4), kind);
         if (kind === (opts.holdIn ?? 'text')) {
           held = true;
-          await opts.gate?.(k);
+          await opts.gate?.(k, call.signal);
         }
         for (let i = 4; i < part.length; i += 4) call.onDelta?.(part.slice(i, i + 4), kind);
       };
@@ -79,7 +80,7 @@ export function chatModel(replies: readonly Say[], opts: ChatModelOptions = {}):
         await stream(say.reasoning ?? '', 'reasoning');
         await stream(text, 'text');
       }
-      if (!held) await opts.gate?.(k);
+      if (!held) await opts.gate?.(k, call.signal);
       const several = (say.calls ?? []).map((c, j) => ({
         id: c.id ?? `call-${k}-${j}`,
         name: c.name,
@@ -96,8 +97,11 @@ export function chatModel(replies: readonly Say[], opts: ChatModelOptions = {}):
 
 export type Counters = { add: number; charge: number; send: number };
 
-/** The tools: `add` (safe), `send_email` (needs approval, never), `ask_user` (a person answers), `charge` (never). */
-export function chatTools(counters: Counters): ToolRegistry {
+/**
+ * The tools: `add` (safe), `send_email` (needs approval, never), `ask_user` (a person answers),
+ * `charge` (never), and `extra` after them.
+ */
+export function chatTools(counters: Counters, extra: readonly ToolSpec[] = []): ToolRegistry {
   const tool = (name: string, props: Record<string, JsonObject>, rest: Partial<ToolSpec>): ToolSpec => ({
     name,
     description: `The ${name} tool`,
@@ -141,6 +145,7 @@ export function chatTools(counters: Counters): ToolRegistry {
         },
       },
     ),
+    ...extra,
   ]);
 }
 
@@ -158,15 +163,15 @@ export type TestChat = {
 
 /**
  * A chat over `store` (a fresh in-memory one by default), the real `DefaultChatTransport` before
- * `chatHandler`; `parallel` is the turns' `parallelToolCalls`.
+ * `chatHandler`; `parallel` is the turns' `parallelToolCalls`, `tools` more tools beside the four.
  */
 export function testChat(
   model: ChatModel,
-  opts: { readonly store?: RunStore; readonly parallel?: number } = {},
+  opts: { readonly store?: RunStore; readonly parallel?: number; readonly tools?: readonly ToolSpec[] } = {},
 ): TestChat {
   const store = opts.store ?? new InMemoryStore();
   const counters: Counters = { add: 0, charge: 0, send: 0 };
-  const tools = chatTools(counters);
+  const tools = chatTools(counters, opts.tools);
   const interpreter = nativeToolInterpreter('test');
   const events = silentSink();
   const own = new InMemoryStore();

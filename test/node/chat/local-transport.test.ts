@@ -45,6 +45,20 @@ describe('localChatTransport: the turns run in the page', () => {
     expect(textOf(after.last)).toBe('Adding.Three.');
     expect((await loadChat(inner, 'l2'))[1]).toEqual(after.last);
   });
+
+  it('stop() ends a turn the page runs that waits for approval: loadChat shows it stopped, nothing ran', async () => {
+    const chat = testChat(chatModel(SCRIPT));
+    const store = new InMemoryStore();
+    const transport = localChatTransport({ agent: chat.agent, store, request: chat.request });
+    const ui = new UiChat({ id: 'l3', transport });
+    await ui.sendMessage({ text: 'mail a@b' });
+    expect(await transport.stop('l3', { reason: 'not now' })).toEqual({ runId: 'chat:l3:1', state: 'stopped' });
+    const [, assistant] = await loadChat(store, 'l3');
+    expect(assistant?.metadata).toMatchObject({ stopReason: 'cancelled', stopRequest: { reason: 'not now' } });
+    expect(toolPart(assistant as never)).toMatchObject({ state: 'output-denied' });
+    expect(chat.counters.send).toBe(0);
+    expect(await transport.stop('l3')).toEqual({ runId: 'chat:l3:1', state: 'ended' });
+  });
 });
 
 describe("toUIMessageStream: a run's own events as chunks", () => {
