@@ -75,8 +75,15 @@ export type Say = {
   readonly calls?: readonly SayCall[];
 };
 
+/** The sentence a tool result opens with when a person approved the call with other arguments. */
+const CHANGED = /^A person changed the arguments of this call before it ran, to .*\.\n/;
+
+/** A tool result without that sentence: what the tool said. */
+const outcomeOf = (result: string | undefined): string | undefined => result?.replace(CHANGED, '');
+
 /** Whether an email went: `Sent to …` from the tool, `It happened…` from a person who settled a send. */
-const went = (result: string | undefined): boolean => result !== undefined && /^(Sent to |It happened)/.test(result);
+const went = (result: string | undefined): boolean =>
+  result !== undefined && /^(Sent to |It happened)/.test(outcomeOf(result) ?? '');
 
 /** The turn's request (the last user message with text) and the tool results after it. */
 function turnOf(messages: readonly Message[]): { request: string; results: string[] } {
@@ -130,6 +137,11 @@ export function policy(messages: readonly Message[]): Say {
       const args = { to, subject: 'A note from PolyLoop', body: request };
       return { text: `I will email ${to} once you approve.`, reasoning, call: { name: 'send_email', args } };
     }
+    // A person who changed the call before approving it: say where the note really went.
+    const edited =
+      result !== undefined && CHANGED.test(result) ? /^Sent to (.+)\.$/.exec(outcomeOf(result) ?? '') : null;
+    if (edited)
+      return { text: `Done: you changed the call, and the note went to ${edited[1]}, exactly once.`, reasoning };
     if (went(result)) return { text: `Done: the note went to ${to}, and it went exactly once.`, reasoning };
     return { text: `I did not send the email (${result}).`, reasoning };
   }

@@ -2,11 +2,14 @@
  * What the chat page talks to, chosen by its URL: `?mode=local` runs the turns in this tab
  * (`localChatTransport` over IndexedDB), `?api=<base>&token=<t>` sends them to a server
  * (`DefaultChatTransport`, `Authorization: Bearer <t>`). `?chat=<id>` names the conversation
- * (a new id is put into the URL when there is none, so a reload finds the same chat).
+ * (a new id is put into the URL when there is none, so a reload finds the same chat). Both
+ * modes can stop the chat's running turn: the transport's `stop` in the tab, `POST <base>`
+ * with `{ id, stop: { reason } }` on a server.
  */
 import { DefaultChatTransport } from 'ai';
 import type { ChatTransport, UIMessage } from 'ai';
 import { loadChat, localChatTransport } from '../../../src/chat/index.ts';
+import type { ChatStopResult } from '../../../src/chat/index.ts';
 import { silentSink } from '../../../src/core/index.ts';
 import { IndexedDBStore } from '../../../src/platform-web/index.ts';
 import { chatAgent } from './agent.ts';
@@ -26,7 +29,16 @@ export type ChatSetup = {
   readonly initial: UIMessage[];
   /** Where the turns run, for the page's header. */
   readonly where: string;
+  /** Stop the chat's latest turn (`runId`: the one the page shows; refused when a later one exists). */
+  readonly stop: (runId: string | undefined, reason: string) => Promise<ChatStopResult>;
+  /** The conversation as the logs have it now (after a stop that ended a turn no stream followed). */
+  readonly load: () => Promise<UIMessage[]>;
 };
+
+/** Thrown for a request the chat refused (its message is the server's or the engine's): what a person can put right. */
+export class RefusedError extends Error {
+  override readonly name = 'RefusedError';
+}
 
 /** The emails the local mode sent (localStorage: outside the run, like a real outbox). */
 export function outbox(): Email[] {
@@ -58,7 +70,10 @@ function localSetup(url: URL, chatId: string): Promise<ChatSetup> {
   });
   const transport = localChatTransport({ agent, store, request });
   const where = 'this tab (IndexedDB)';
-  return loadChat(store, chatId).then((initial) => ({ mode: 'local', chatId, transport, initial, where }));
+  const stop = (runId: string | undefined, reason: string): Promise<ChatStopResult> =>
+    transport.stop(chatId, { ...(runId === undefined ? {} : { runId }), ...(reason === '' ? {} : { reason }) });
+  const load = (): Promise<UIMessage[]> => loadChat(store, chatId);
+  return load().then((initial) => ({ mode: 'local', chatId, transport, initial, where, stop, load }));
 }
 
 /**
@@ -77,12 +92,31 @@ async function fetchMessages(api: string, chatId: string, headers: Record<string
   }
 }
 
+/** `POST <api>` with `{ id, stop: { reason }, runId }`: chatHandler stops the turn and says how it went. */
+async function postStop(api: string, body: unknown, headers: Record<string, string>): Promise<ChatStopResult> {
+  const res = await fetch(api, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const answer = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
+  if (!res.ok) throw new RefusedError(answer?.error?.message ?? `the stop was refused (${res.status})`);
+  return answer as ChatStopResult;
+}
+
 async function remoteSetup(url: URL, api: string, chatId: string): Promise<ChatSetup> {
   const token = url.searchParams.get('token');
   const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
   // DefaultChatTransport reconnects with GET <api>/<chatId>/stream, the route chatHandler serves.
   const transport = new DefaultChatTransport<UIMessage>({ api, headers });
-  return { mode: 'remote', chatId, transport, initial: await fetchMessages(api, chatId, headers), where: api };
+  const stop = (runId: string | undefined, reason: string): Promise<ChatStopResult> =>
+    postStop(
+      api,
+      { id: chatId, ...(runId === undefined ? {} : { runId }), stop: reason === '' ? {} : { reason } },
+      headers,
+    );
+  const load = (): Promise<UIMessage[]> => fetchMessages(api, chatId, headers);
+  return { mode: 'remote', chatId, transport, initial: await load(), where: api, stop, load };
 }
 
 /** The page's chat, from `location`. */

@@ -4,8 +4,9 @@
  * while the model is held mid-reply, tool parts show with their outputs, approve and deny from
  * the page, a reload mid-turn resumes the turn in the new page with nothing shown twice, a reload
  * while the email goes asks the person to settle it, a sub-agent's approval is answered on the
- * tool part that runs it — and the outbox (localStorage, outside the run) gets each approved
- * email exactly once.
+ * tool part that runs it, an approval with edited arguments sends the edited email, Stop ends a
+ * turn mid-reply — and the outbox (localStorage, outside the run) gets each approved email
+ * exactly once.
  */
 import type { Server } from 'node:http';
 import type { Browser, Page } from 'playwright-core';
@@ -179,5 +180,38 @@ describe('useChat in Chromium with the turns in the tab (localChatTransport, Ind
     expect((await shown(page)).at(-1)?.settles).toEqual(['settled']);
     expect(await sentTo(page, 'dora@example.com')).toBe(1);
     await expectRestoredAfterReload(page);
+  });
+
+  it('edit and approve in the tab: a refused edit is asked again, the edited email goes; Stop ends the next turn', async () => {
+    const page = await open('edit-stop');
+    await say(page, 'email ivy@example.com');
+    await page.waitForSelector('.tool[data-state="approval-requested"]');
+    await page.click('button.edit');
+    await page.fill('textarea.edit-args', JSON.stringify({ to: 'jay@example.com' }));
+    await page.click('button.approve-edited');
+    await page.waitForSelector('#error');
+    expect(await page.textContent('#error')).toContain('the edited arguments are refused');
+    await page.waitForSelector('.tool[data-state="approval-requested"] textarea.edit-args');
+    const edited = { to: 'jay@example.com', subject: 'Changed here', body: 'Hello Jay.' };
+    await page.fill('textarea.edit-args', JSON.stringify(edited));
+    await page.click('button.approve-edited');
+    const then = 'Done: you changed the call, and the note went to jay@example.com, exactly once.';
+    await untilAssistantText(page, emailTurn('ivy@example.com', then));
+    await untilStatus(page, 'ready');
+    expect(JSON.parse((await page.textContent('.tool .ran-with')) ?? '')).toEqual(edited);
+    expect([await sentTo(page, 'jay@example.com'), await sentTo(page, 'ivy@example.com')]).toEqual([1, 0]);
+    await hold(page, 'text');
+    await say(page, 'weather in Cairo');
+    await untilAssistantText(page, 'Let ');
+    await page.fill('#stop-reason', 'too hot');
+    await page.click('#stop');
+    await page.waitForSelector('#messages .stopped');
+    await untilStatus(page, 'ready');
+    expect(await page.textContent('#messages .stopped')).toBe('Stopped: too hot');
+    await release(page, 'text');
+    await page.reload();
+    await untilStatus(page, 'ready');
+    expect(await page.textContent('#messages .stopped')).toBe('Stopped: too hot');
+    expect(JSON.parse((await page.textContent('.tool .ran-with')) ?? '')).toEqual(edited);
   });
 });

@@ -1,9 +1,11 @@
 /**
  * The real `useChat` (the chat page, bundled by esbuild) in Chromium against the Node chat server
  * of examples/node-chat, run as a child process: text streams in while the model is held
- * mid-reply, tool parts show with their outputs, approve and deny from the page, a reload
- * mid-turn continues the turn, a SIGKILLed server is restarted and the page's own reconnect
- * follows the turn to its end — and `send_email`'s line in sent.log is written exactly once.
+ * mid-reply, tool parts show with their outputs, approve and deny from the page, approve with
+ * edited arguments (one the tool refuses first), stop a turn mid-reply and one waiting for
+ * approval, a reload mid-turn continues the turn, a SIGKILLed server is restarted and the page's
+ * own reconnect follows the turn to its end — and `send_email`'s line in sent.log is written
+ * exactly once, for the address that really went.
  */
 import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
@@ -105,6 +107,67 @@ describe('useChat in Chromium against the Node chat server', () => {
     expect(tools).toEqual([[], ['send_email:output-available'], [], ['send_email:output-denied']]);
     expect(await page.textContent('.tool[data-state="output-denied"] .output')).toBe('denied: not on a Sunday');
     expect([await sentTo('ann@example.com'), await sentTo('bert@example.com')]).toEqual([1, 0]);
+    await expectRestoredAfterReload(page);
+  });
+
+  it('edit and approve: a refused edit is asked again, the edited email goes, the part shows proposal and what ran', async () => {
+    const { page } = await open('edit');
+    await say(page, 'email fay@example.com');
+    await page.waitForSelector('.tool[data-tool="send_email"][data-state="approval-requested"]');
+    await page.click('button.edit');
+    // Arguments the tool does not take: the server says why, nothing goes, the approval is asked again.
+    await page.fill('textarea.edit-args', JSON.stringify({ to: 42 }));
+    await page.click('button.approve-edited');
+    await page.waitForSelector('#error');
+    expect(await page.textContent('#error')).toContain('the edited arguments are refused');
+    await page.waitForSelector('.tool[data-state="approval-requested"] textarea.edit-args');
+    expect(await sentTo('fay@example.com')).toBe(0);
+    const edited = { to: 'gil@example.com', subject: 'Changed by a person', body: 'Hello Gil.' };
+    await page.fill('textarea.edit-args', JSON.stringify(edited));
+    await page.click('button.approve-edited');
+    const then = 'Done: you changed the call, and the note went to gil@example.com, exactly once.';
+    await untilAssistantText(page, emailTurn('fay@example.com', then));
+    await untilStatus(page, 'ready');
+    expect(await page.textContent('.tool[data-tool="send_email"] .proposed')).toContain('"to":"fay@example.com"');
+    expect(JSON.parse((await page.textContent('.tool .ran-with')) ?? '')).toEqual(edited);
+    expect([await sentTo('gil@example.com'), await sentTo('fay@example.com')]).toEqual([1, 0]);
+    await expectRestoredAfterReload(page);
+    expect(JSON.parse((await page.textContent('.tool .ran-with')) ?? '')).toEqual(edited);
+  });
+
+  it('Stop mid-reply ends the turn: the page shows it stopped with the reason, so does a reload; the chat goes on', async () => {
+    const { page } = await open('stop-reply');
+    await hold('text');
+    await say(page, 'weather in Oslo');
+    await untilAssistantText(page, 'Let ');
+    await page.fill('#stop-reason', 'changed my mind');
+    await page.click('#stop');
+    await page.waitForSelector('#messages .stopped');
+    await untilStatus(page, 'ready');
+    expect(await page.textContent('#stop-state')).toBe('stopped');
+    expect(await page.textContent('#messages .stopped')).toBe('Stopped: changed my mind');
+    await release('text');
+    await page.reload();
+    await untilStatus(page, 'ready');
+    // The stopped model call never replied: the reloaded turn shows no words of it, only the stop.
+    expect((await shown(page)).at(-1)).toEqual({ role: 'assistant', texts: [], tools: [], settles: [] });
+    expect(await page.textContent('#messages .stopped')).toBe('Stopped: changed my mind');
+    await say(page, 'weather in Lisbon');
+    await untilAssistantText(page, 'Let me look up the weather in Lisbon.|Right now: Lisbon: 19°C.');
+  });
+
+  it('Stop while an approval waits: the turn ends at once, the approval closes refused, nothing is sent', async () => {
+    const { page } = await open('stop-approval');
+    await say(page, 'email hal@example.com');
+    await page.waitForSelector('.tool[data-state="approval-requested"]');
+    await page.fill('#stop-reason', 'wrong person');
+    await page.click('#stop');
+    await page.waitForSelector('.tool[data-tool="send_email"][data-state="output-denied"]');
+    expect(await page.textContent('#messages .stopped')).toBe('Stopped: wrong person');
+    const denied = 'denied: The turn was stopped before this tool call finished: wrong person';
+    expect(await page.textContent('.tool[data-state="output-denied"] .output')).toBe(denied);
+    expect(await page.$('button.approve')).toBeNull();
+    expect(await sentTo('hal@example.com')).toBe(0);
     await expectRestoredAfterReload(page);
   });
 
