@@ -4,17 +4,19 @@
  * of an existing one without running anything again.
  * @module
  */
-import type { Cancellation } from './cancellation.ts';
+import { Cancellation } from './cancellation.ts';
 import { InvalidRequestError, isPolyLoopError, RunNotFoundError, StoreError } from './errors.ts';
 import type { Lease } from './lease.ts';
 import { Outbox } from './outbox.ts';
 import { checkOptionKeys } from './options.ts';
 import type { OptionKeys } from './options.ts';
 import type { RunStore, StoreWarning } from './ports.ts';
-import type { AgentDefinition } from './request.ts';
+import type { AgentDefinition, RunRequest } from './request.ts';
 import { importRun, readRunLog } from './run-log.ts';
 import { encodeRecord } from './serialization.ts';
+import { executeAction } from './session-seams.ts';
 import { RunWrites } from './session-writes.ts';
+import { RegistryExecutor } from './tools.ts';
 import type { LogRecord, RunLogView, RunResult, RunStartedRecord, StopRequest } from './types.ts';
 
 /** The longest stop reason kept: it is stored in the run's last record and shown to people. */
@@ -65,6 +67,8 @@ export async function endOnStop(
     readonly cancel: Cancellation;
     readonly lease: Lease | null;
     readonly warnings: readonly StoreWarning[];
+    /** The run's request, to reach the sub-agents it waits on; null when the log and the agent give none. */
+    readonly request: RunRequest | null;
   },
 ): Promise<RunResult> {
   const { runId } = run;
@@ -73,12 +77,56 @@ export async function endOnStop(
   try {
     await out.emit({ type: 'run_started', runId, resumed: true, fromStep: view.trajectory.length });
     for (const w of run.warnings) await out.emit({ type: 'warning', runId, code: w.code, message: w.message });
+    if (run.request) await cancelWaitingChildren(run.request, view);
     const counters = { steps: view.steps, validActions: view.validActions, usage: view.usage };
     return await writes.end('cancelled', counters, [...view.trajectory], stop);
   } finally {
     out.close();
   }
 }
+
+/**
+ * Carry a cancel to each sub-agent the run waits on, before the run ends on a stop: no child is
+ * left asking a person a question no one will be shown, nor one a person could still approve on
+ * its own. Each child ends `cancelled`, as when a person cancels its request. Best effort, within
+ * the run's grace period: a child that cannot be reached (its code changed, its store fails) stays
+ * as it is, and the run ends all the same.
+ */
+export async function cancelWaitingChildren(req: RunRequest, from: RunLogView | RunStore): Promise<void> {
+  // A driver ending mid-step reads what its step has written: the records, not its own state, say who waits.
+  const view =
+    'openRequests' in from
+      ? from
+      : await from
+          .readLog(req.runId)
+          .then(readRunLog)
+          .catch(() => null);
+  if (view === null) return;
+  const ex = req.executor;
+  const waiting = view.openRequests.filter(
+    (q) =>
+      q.kind === 'child' && q.child && q.decision && ex instanceof RegistryExecutor && ex.runsChild(q.decision.action),
+  );
+  if (waiting.length === 0) return;
+  // The run's own signal has aborted: the children hear the cancel under a signal of their own.
+  const cancel = new Cancellation(AbortSignal.timeout(req.cancelGraceMs), 0);
+  try {
+    await Promise.all(
+      waiting.map(async (q) => {
+        const asked = q.child as NonNullable<typeof q.child>;
+        // The child's run id is the run's id and the action that runs it (`s3.action`, `s3.a1`).
+        const action = asked.runId.slice(req.runId.length + 1);
+        const answer = { reply: { kind: 'cancel' as const, resultId: q.resultId }, asked };
+        const decision = q.decision as NonNullable<typeof q.decision>;
+        await executeAction(req, cancel, decision, q.stepIndex, action, { answer, upgrade: null }).catch(noop);
+      }),
+    );
+  } finally {
+    cancel.dispose();
+  }
+}
+
+function noop(): void {}
 
 /** The stop request an abort reason carries (`StopRequestedError`), or null for any other abort. */
 export function stopRequestOf(reason: unknown): StopRequest | null {

@@ -37,7 +37,7 @@ import { RunDriver } from './session.ts';
 import { identitySnapshot, snapshotInForce } from './snapshot.ts';
 import { storedResult } from './step-record.ts';
 import { severalCallsRefusal } from './store-write.ts';
-import type { ParamSnapshot, RunResult, RunStartedRecord, StopRequest, UpgradeRecord } from './types.ts';
+import type { ParamSnapshot, RunLogView, RunResult, RunStartedRecord, StopRequest, UpgradeRecord } from './types.ts';
 import { checkUpgradeHashes, storedRequestOf, upgradeRecord, upgradeRefusal } from './upgrade.ts';
 
 /**
@@ -129,6 +129,16 @@ function stopAtStart(lost: AbortSignal, runId: string): StopRequest | null {
   throw new StoreError(runId, 'acquire', lost.reason);
 }
 
+/** The request the log and the agent give a run resumed by id, or null when they give none. */
+function requestOrNull(agent: AgentDefinition, runId: string, started: RunStartedRecord, view: RunLogView) {
+  try {
+    const inForce = snapshotInForce(started, view.upgrades);
+    return requestFromLog(agent, runId, inForce, storedRequestOf(started, view.upgrades), started.v).request;
+  } catch {
+    return null;
+  }
+}
+
 /** The grace of a run resumed by id until its log is read: nothing is written before then. */
 const UNREAD_GRACE_MS = 0;
 
@@ -194,7 +204,8 @@ async function drive(
     const stop = lease?.lost?.aborted ? stopAtStart(lease.lost, runId) : null;
     if (stop && started && !view.ended) {
       cancel.graceMs = started.request?.cancelGraceMs ?? resolved?.request.cancelGraceMs ?? UNREAD_GRACE_MS;
-      return await endOnStop(agent, view, stop, { runId, cancel, lease, warnings });
+      const request = resolved?.request ?? requestOrNull(agent, runId, started, view);
+      return await endOnStop(agent, view, stop, { runId, cancel, lease, warnings, request });
     }
     const inForce = started ? snapshotInForce(started, view.upgrades) : null;
     if (resolved === null) {
@@ -241,7 +252,7 @@ async function drive(
     if (trusted.pending && input === undefined) {
       // A stop asked while the upgrade was written ends the run now, not at some later resume.
       const stop = cancel.signal.aborted ? stopRequestOf(cancel.signal.reason) : null;
-      if (stop) return await endOnStop(agent, trusted, stop, { runId, cancel, lease, warnings });
+      if (stop) return await endOnStop(agent, trusted, stop, { runId, cancel, lease, warnings, request });
       return storedResult(runId, trusted);
     }
     return await driver.drive(trusted, { snapshot, request: stored }, warnings, input ?? null);

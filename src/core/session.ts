@@ -12,7 +12,7 @@
  */
 import type { Cancellation } from './cancellation.ts';
 import { editedArguments, editedObservation } from './edits.ts';
-import { stopRequestOf } from './control.ts';
+import { cancelWaitingChildren, stopRequestOf } from './control.ts';
 import { assemblePrefix, messagesSize, toolsSize } from './internal/assembly.ts';
 import { approvedDecision, childIndexOf } from './internal/step-calls.ts';
 import { addUsage, countStep, NO_USAGE, stopAfterStep, stopBeforeModelCall } from './internal/stopping.ts';
@@ -164,7 +164,11 @@ export class RunDriver {
       const out = this.#out;
       if (signal.aborted && !out.writeFailed && out.abandonedWrite === null && !this.#writes.ended) {
         const stop = stopRequestOf(signal.reason);
-        if (stop) return await this.#writes.end('cancelled', this.#counters, this.#trajectory, stop);
+        if (stop) {
+          // A sub-agent of the step that waits for a person hears the cancel first.
+          await cancelWaitingChildren(this.#req, this.#agent.store);
+          return await this.#writes.end('cancelled', this.#counters, this.#trajectory, stop);
+        }
         if (!this.#cancel.leaseLost) await this.#end('cancelled').catch(() => undefined);
       }
       throw signal.aborted ? signal.reason : e;

@@ -20,7 +20,7 @@ import type {
 } from '../../../src/core/index.ts';
 import { collectingSink, scriptedModel } from '../../../src/testing/index.ts';
 import { harness, makeTools, SYNTHETIC } from '../core/fixtures.ts';
-import { family } from '../subagents/family.ts';
+import { family, researchCalls } from '../subagents/family.ts';
 
 const final = (text: string): ModelReply => ({ text, reasoning: null, callId: null });
 const toolCalls = (...calls: [string, Record<string, number | string>][]): ModelReply => ({
@@ -92,8 +92,8 @@ class SlowAskStore extends InMemoryStore {
   #enter!: () => void;
   #go!: () => void;
   #gate: Promise<void>;
-  readonly #slow: (rec: InputRequestRecord) => boolean;
-  constructor(slow: (rec: InputRequestRecord) => boolean = () => true) {
+  readonly #slow: (runId: string, rec: InputRequestRecord) => boolean;
+  constructor(slow: (runId: string, rec: InputRequestRecord) => boolean = () => true) {
     super();
     this.#slow = slow;
     this.entered = new Promise((r) => (this.#enter = r));
@@ -102,12 +102,18 @@ class SlowAskStore extends InMemoryStore {
   go(): void {
     this.#go();
   }
+  readonly #written = new Map<string, () => void>();
+  /** Resolves once run `runId`'s input request `resultId` has landed. */
+  written(runId: string, resultId: string): Promise<void> {
+    return new Promise((r) => this.#written.set(`${runId} ${resultId}`, r));
+  }
   override async inputRequest(runId: string, rec: InputRequestRecord): Promise<void> {
-    if (this.#slow(rec)) {
+    if (this.#slow(runId, rec)) {
       this.#enter();
       await this.#gate;
     }
-    return super.inputRequest(runId, rec);
+    await super.inputRequest(runId, rec);
+    this.#written.get(`${runId} ${rec.resultId}`)?.();
   }
 }
 
@@ -142,7 +148,7 @@ describe('a stop at every point of a step', () => {
   });
 
   it("a stop asked while the parent writes its sub-agent's question ends the parent cancelled with the reason", async () => {
-    const store = new SlowAskStore((rec) => rec.request.kind === 'child');
+    const store = new SlowAskStore((_runId, rec) => rec.request.kind === 'child');
     const f = family({ store });
     const running = run(f.parent, { runId: 'p', goal: 'find it' });
     await store.entered;
@@ -152,6 +158,8 @@ describe('a stop at every point of a step', () => {
     expect(result).toMatchObject({ stopReason: 'cancelled', stopRequest: { reason: 'enough research' } });
     expect(f.notes).toEqual([]);
     expect(readRunLog(await store.readLog('p')).ended?.stopRequest).toEqual({ reason: 'enough research' });
+    // The child's question was written before the stop: no one will be shown it, so the child ends too.
+    expect(readRunLog(await store.readLog('p.s0.action')).ended?.stopReason).toBe('cancelled');
   });
 });
 
@@ -191,5 +199,37 @@ describe('a stop during an upgrade', () => {
     expect(result).toMatchObject({ stopReason: 'cancelled', stopRequest: { reason: 'called off' } });
     expect(calls).toEqual([]);
     expect(readRunLog(await store.readLog('run-1')).ended?.stopRequest).toEqual({ reason: 'called off' });
+  });
+});
+
+describe('a stop of a parent whose sub-agent waits for a person', () => {
+  it('ends the waiting child cancelled too when the stop is found at the next resume', async () => {
+    const f = family();
+    expect((await run(f.parent, { runId: 'p', goal: 'find it' })).pending?.resultId).toBe('s0.c0');
+    await requestStop(f.store, 'p', 'halt');
+    const result = await resume(f.parent, 'p', { input: { kind: 'approve', resultId: 's0.c0' } });
+    expect(result).toMatchObject({ stopReason: 'cancelled', stopRequest: { reason: 'halt' } });
+    expect(readRunLog(await f.store.readLog('p.s0.action')).ended?.stopReason).toBe('cancelled');
+    // Nothing the child asked can be approved on its own afterwards.
+    await resume(f.child, 'p.s0.action', { input: { kind: 'approve', resultId: 's0.input' } }).catch(() => null);
+    expect(f.notes).toEqual([]);
+  });
+
+  it('ends a waiting child of a step with several calls cancelled when the stop lands while another runs', async () => {
+    // The second child's question is written slowly; the stop lands then, while the first child waits.
+    const store = new SlowAskStore((runId) => runId === 'p.s0.a1');
+    const f = family({
+      store,
+      native: { replies: [researchCalls('one?', 'two?'), final('done')], parallelToolCalls: 2 },
+    });
+    const firstAsked = store.written('p', 's0.a0.c0');
+    const running = run(f.parent, { runId: 'p', goal: 'find both' });
+    await Promise.all([store.entered, firstAsked]);
+    await requestStop(store, 'p', 'halt');
+    store.go();
+    expect(await running).toMatchObject({ stopReason: 'cancelled', stopRequest: { reason: 'halt' } });
+    expect(readRunLog(await store.readLog('p.s0.a0')).ended?.stopReason).toBe('cancelled');
+    expect(readRunLog(await store.readLog('p.s0.a1')).ended?.stopReason).toBe('cancelled');
+    expect(f.notes).toEqual([]);
   });
 });
