@@ -174,6 +174,33 @@ describe('edit on approval through the UI message stream', () => {
   });
 });
 
+describe('edit on approval of one call of several', () => {
+  it('edits the second of two emails in one step: each part shows what ran, the first its own proposal', async () => {
+    const two: Say = {
+      calls: [
+        { name: 'send_email', args: { to: 'a@b' }, id: 'm0' },
+        { name: 'send_email', args: { to: 'x@y' }, id: 'm1' },
+      ],
+    };
+    const chat = testChat(chatModel([two, { text: 'Both sent.' }]), { parallel: 2 });
+    const ui = new UiChat({ id: 'e4', transport: chat.transport });
+    await ui.sendMessage({ text: 'mail both' });
+    const [first, second] = ui.last.parts.filter((p) => p.type === 'tool-send_email') as { approval: { id: string } }[];
+    ui.messages = withEdit(ui.messages, second?.approval.id ?? '', { to: 'c@d' });
+    await ui.addToolApprovalResponse({ id: first?.approval.id ?? '', approved: true });
+    await ui.addToolApprovalResponse({ id: second?.approval.id ?? '', approved: true });
+    await ui.sendMessage();
+    const parts = ui.last.parts.filter((p) => p.type === 'tool-send_email');
+    expect(parts[0]).toMatchObject({ input: { to: 'a@b' }, output: 'sent to a@b' });
+    expect(parts[0]).not.toHaveProperty('resultProviderMetadata');
+    expect(parts[1]).toMatchObject({ input: { to: 'x@y' }, output: 'sent to c@d' });
+    expect(parts[1]).toMatchObject({ resultProviderMetadata: { polyloop: { editedArguments: { to: 'c@d' } } } });
+    expect(editPart(ui.last)).toMatchObject({ data: { resultId: 's0.a1.input', proposed: { to: 'x@y' } } });
+    expect(chat.counters.send).toBe(2);
+    expect((await loadChat(chat.store, 'e4'))[1]).toEqual(ui.last);
+  });
+});
+
 function isAsking(p: UIMessage['parts'][number], approvalId: string): boolean {
   return (p as { approval?: { id?: string } }).approval?.id === approvalId;
 }
