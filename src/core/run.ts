@@ -250,7 +250,9 @@ async function drive(
     driver = new RunDriver(agent, request, cancel, lease, opts.upgrade ?? null);
     if (upgrade) await driver.upgrade(upgrade);
     if (trusted.pending && input === undefined) {
-      // A stop asked while the upgrade was written ends the run now, not at some later resume.
+      // A stop asked while the upgrade was written ends the run now, not at some later resume; a
+      // lease lost meanwhile rejects (another driver may own the log).
+      if (cancel.leaseLost) throw cancel.signal.reason;
       const stop = cancel.signal.aborted ? stopRequestOf(cancel.signal.reason) : null;
       if (stop) return await endOnStop(agent, trusted, stop, { runId, cancel, lease, warnings, request });
       return storedResult(runId, trusted);

@@ -196,10 +196,13 @@ export class RunWrites {
   /**
    * The run pauses on a person: its request is written, its lease freed. A stop asked while the
    * request was being written is not left for a later resume to find: the run ends now, while this
-   * driver still holds the lease (the loop writes `run_ended` with the stop request).
+   * driver still holds the lease (the loop writes `run_ended` with the stop request). A lease lost
+   * meanwhile is not a pause either: another driver may own the log, and the run rejects.
    */
   async pause(): Promise<void> {
-    if (this.#signal.aborted && isPolyLoopError(this.#signal.reason, 'stop_requested')) throw this.#signal.reason;
+    const reason: unknown = this.#signal.reason;
+    if (this.#signal.aborted && (isPolyLoopError(reason, 'stop_requested') || isPolyLoopError(reason, 'lease_lost')))
+      throw reason;
     await this.releaseLease();
   }
 

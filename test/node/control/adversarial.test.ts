@@ -4,6 +4,7 @@ import { nativeToolInterpreter } from '../../../src/adapters/tool-interpreter.ts
 import {
   defineAgent,
   InMemoryStore,
+  LeaseLostError,
   readRunLog,
   requestStop,
   resume,
@@ -13,6 +14,7 @@ import {
 import type {
   InputRequestRecord,
   ModelReply,
+  ReleaseLease,
   RunRequest,
   RunStore,
   ToolSpec,
@@ -231,5 +233,49 @@ describe('a stop of a parent whose sub-agent waits for a person', () => {
     expect(readRunLog(await store.readLog('p.s0.a0')).ended?.stopReason).toBe('cancelled');
     expect(readRunLog(await store.readLog('p.s0.a1')).ended?.stopReason).toBe('cancelled');
     expect(f.notes).toEqual([]);
+  });
+});
+
+/** An in-memory store whose lease the test can lose, and whose `op` write loses it as it lands. */
+class LosingStore extends InMemoryStore {
+  readonly #lost = new AbortController();
+  readonly #op: 'inputRequest' | 'upgrade';
+  constructor(op: 'inputRequest' | 'upgrade') {
+    super();
+    this.#op = op;
+  }
+  override async acquire(runId: string, opts: { readonly signal?: AbortSignal } = {}): Promise<ReleaseLease> {
+    const release = await super.acquire(runId, opts);
+    return Object.assign(() => release(), { lost: this.#lost.signal });
+  }
+  #lose(): void {
+    this.#lost.abort(new LeaseLostError('run-1', 'another driver took the run over'));
+  }
+  override async inputRequest(runId: string, rec: InputRequestRecord): Promise<void> {
+    await super.inputRequest(runId, rec);
+    if (this.#op === 'inputRequest') this.#lose();
+  }
+  override async upgrade(runId: string, rec: UpgradeRecord): Promise<void> {
+    await super.upgrade(runId, rec);
+    if (this.#op === 'upgrade') this.#lose();
+  }
+}
+
+describe('a lease lost as the run pauses', () => {
+  it('a lease lost while the run writes its approval request rejects with LeaseLostError, not awaiting input', async () => {
+    const tools = makeTools().map((t) => (t.name === 'note' ? { ...t, needsApproval: true } : t));
+    const store = new LosingStore('inputRequest');
+    const h = harness({ tools, script: ['{"tool":"note","args":{"text":"x"}}', '{"final":"done"}'], store });
+    await expect(run(h.agent, h.request)).rejects.toBeInstanceOf(LeaseLostError);
+    expect(readRunLog(await store.readLog('run-1')).ended).toBeNull();
+  });
+
+  it('a lease lost while a run awaiting approval is upgraded rejects with LeaseLostError', async () => {
+    const tools = makeTools().map((t) => (t.name === 'note' ? { ...t, needsApproval: true } : t));
+    const store = new LosingStore('upgrade');
+    const h = harness({ tools, script: ['{"tool":"note","args":{"text":"x"}}', '{"final":"done"}'], store });
+    expect((await run(h.agent, h.request)).stopReason).toBe('awaiting_input');
+    const v2 = { ...h.request, modelBinding: { user: 'someone else' } };
+    await expect(resume(h.agent, v2, { upgrade: { reason: 'deploy 2' } })).rejects.toBeInstanceOf(LeaseLostError);
   });
 });
