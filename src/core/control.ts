@@ -166,6 +166,7 @@ const FORK_OPTIONS: OptionKeys<ForkOptions> = { atStep: true, newRunId: true, in
 export async function forkRun(store: RunStore, runId: string, opts: ForkOptions): Promise<void> {
   checkOptionKeys(opts, FORK_OPTIONS, 'forkRun');
   const { atStep, newRunId } = opts;
+  if (opts.into !== undefined) checkStore(opts.into);
   const into = opts.into ?? store;
   if (!Number.isSafeInteger(atStep) || atStep < 0)
     throw new InvalidRequestError('forkRun: atStep must be a non-negative integer');
@@ -180,6 +181,19 @@ export async function forkRun(store: RunStore, runId: string, opts: ForkOptions)
   const started: RunStartedRecord = { ...view.started, runId: newRunId, forkedFrom: { runId, atStep } };
   const ndjson = [started, ...kept].map((r) => `${encodeRecord(r)}\n`).join('');
   await importRun(into, newRunId, ndjson);
+}
+
+/** The methods every store has: a fork is written through them. */
+const STORE_METHODS = ['runStarted', 'intent', 'result', 'step', 'readLog', 'runEnded'] as const;
+
+/** Refuse an `into` that is no store, naming what it lacks, before anything is read or written. */
+function checkStore(into: unknown): void {
+  const o = into as Record<string, unknown> | null;
+  const missing = typeof o === 'object' && o !== null ? STORE_METHODS.filter((m) => typeof o[m] !== 'function') : null;
+  if (missing === null || missing.length > 0)
+    throw new InvalidRequestError(
+      `forkRun: into must be a RunStore${missing === null ? '' : `; it has no ${missing.join(', ')}`}`,
+    );
 }
 
 /** The source's records a fork at `atStep` keeps, `run_started` aside. */

@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { nativeToolInterpreter } from '../../../src/adapters/tool-interpreter.ts';
 import {
   defineAgent,
+  forkRun,
   InMemoryStore,
+  InvalidRequestError,
   LeaseLostError,
   readRunLog,
   requestStop,
@@ -277,5 +279,19 @@ describe('a lease lost as the run pauses', () => {
     expect((await run(h.agent, h.request)).stopReason).toBe('awaiting_input');
     const v2 = { ...h.request, modelBinding: { user: 'someone else' } };
     await expect(resume(h.agent, v2, { upgrade: { reason: 'deploy 2' } })).rejects.toBeInstanceOf(LeaseLostError);
+  });
+});
+
+describe('forkRun into a store that is not one', () => {
+  it('refuses an into that lacks the methods of a store, or is null, naming what is missing and writing nothing', async () => {
+    const h = harness({ script: ['{"tool":"add","args":{"a":1,"b":2}}', '{"final":"3"}'] });
+    await run(h.agent, h.request);
+    const readOnly = { readLog: () => Promise.resolve([]) } as unknown as RunStore;
+    const refused = forkRun(h.store, 'run-1', { atStep: 1, newRunId: 'f', into: readOnly });
+    await expect(refused).rejects.toBeInstanceOf(InvalidRequestError);
+    await expect(refused).rejects.toThrow(/runStarted/);
+    const nothing = forkRun(h.store, 'run-1', { atStep: 1, newRunId: 'g', into: null as unknown as RunStore });
+    await expect(nothing).rejects.toBeInstanceOf(InvalidRequestError);
+    expect(await h.store.readLog('g')).toEqual([]);
   });
 });
