@@ -16,8 +16,16 @@ import { NotRegularFileError, OPEN, openRegular } from './regular-file.ts';
 /** How often the lease holder looks at the stop file and its lock file (ms): a stop is seen within this. */
 export const STOP_POLL_MS = 200;
 
-/** A stop file is a line of JSON with a reason of at most 2,000 characters: anything longer is not one we wrote. */
-const MAX_STOP_FILE_BYTES = 64 * 1024;
+/**
+ * A stop file is a line of JSON: the run id, a reason of at most 2,000 characters (6 bytes each at
+ * most, escaped) and a time. Anything longer than that, with room to spare, is not one we wrote.
+ */
+const STOP_FILE_BYTES_BESIDES_ID = 64 * 1024;
+
+/** The most bytes a stop file of `runId` can hold: its id (however long) and the rest. */
+function maxStopFileBytes(runId: string): number {
+  return Buffer.byteLength(JSON.stringify(runId)) + STOP_FILE_BYTES_BESIDES_ID;
+}
 
 /**
  * Write the stop request durably: a new file (`O_EXCL`, no link followed) written and fsynced,
@@ -66,7 +74,7 @@ export async function readStopFile(path: string, runId: string): Promise<StopReq
     return code === 'ENOENT' || code === 'ENOTDIR' ? null : {};
   }
   try {
-    return parseStop(await readCapped(fh), runId);
+    return parseStop(await readCapped(fh, maxStopFileBytes(runId)), runId);
   } catch {
     return {}; // unreadable, yet there: a stop without its reason
   } finally {
@@ -159,9 +167,9 @@ export function watchLease(opts: {
   return { lost: controller.signal, abort, end };
 }
 
-/** The file's first bytes, at most one more than a stop file can hold. */
-async function readCapped(fh: FileHandle): Promise<Buffer> {
-  const buf = Buffer.alloc(MAX_STOP_FILE_BYTES + 1);
+/** The file's first bytes, at most one more than a stop file can hold (`max`). */
+async function readCapped(fh: FileHandle, max: number): Promise<Buffer> {
+  const buf = Buffer.alloc(max + 1);
   let at = 0;
   while (at < buf.length) {
     const { bytesRead } = await fh.read(buf, at, buf.length - at, at);
@@ -173,7 +181,7 @@ async function readCapped(fh: FileHandle): Promise<Buffer> {
 
 /** The reason a stop file this store wrote for `runId` holds; anything else is a stop without one. */
 function parseStop(bytes: Buffer, runId: string): StopRequest {
-  if (bytes.length > MAX_STOP_FILE_BYTES) return {};
+  if (bytes.length > maxStopFileBytes(runId)) return {};
   let o: unknown;
   try {
     o = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));

@@ -1,5 +1,7 @@
 /** Adversarial probes of a person in control: stop, fork, edit on approval at their edges. */
 import { describe, expect, it } from 'vitest';
+import { FileStore } from '../../../src/platform-node/index.ts';
+import { tempDir } from '../../support/temp-dir.ts';
 import { nativeToolInterpreter } from '../../../src/adapters/tool-interpreter.ts';
 import {
   defineAgent,
@@ -293,5 +295,27 @@ describe('forkRun into a store that is not one', () => {
     const nothing = forkRun(h.store, 'run-1', { atStep: 1, newRunId: 'g', into: null as unknown as RunStore });
     await expect(nothing).rejects.toBeInstanceOf(InvalidRequestError);
     expect(await h.store.readLog('g')).toEqual([]);
+  });
+});
+
+describe('a stop of a FileStore run with a long id', () => {
+  it('keeps its reason, lone surrogates and all, however long the run id', async (test) => {
+    const store = new FileStore({ dir: await tempDir('polyloop-long-stop-', test) });
+    const runId = 'r'.repeat(70_000);
+    const calls: string[] = [];
+    const tools = makeTools(calls).map((t) => (t.name === 'note' ? { ...t, needsApproval: true } : t));
+    const h = harness({
+      tools,
+      script: ['{"tool":"note","args":{"text":"x"}}', '{"final":"done"}'],
+      calls,
+      store,
+      runId,
+    });
+    expect((await run(h.agent, h.request)).stopReason).toBe('awaiting_input');
+    const reason = `${'\ud800'.repeat(1_000)}${'z'.repeat(1_000)}`;
+    await requestStop(store, runId, reason);
+    const result = await resume(h.agent, h.request, { input: { kind: 'approve', resultId: 's0.input' } });
+    expect(result.stopRequest?.reason === reason).toBe(true);
+    expect(calls).toEqual([]);
   });
 });
