@@ -103,9 +103,16 @@ export async function guardedRead<T>(
   }
 }
 
-/** A store's `lost` value that can be listened to (a plain JavaScript store may give anything). */
+/**
+ * A store's `lost` value that can be listened to, and stopped listening to when the run settles (a
+ * plain JavaScript store may give anything; one without `removeEventListener` is ignored).
+ */
 function isSignal(v: unknown): v is AbortSignal {
   if (typeof v !== 'object' || v === null) return false;
-  const s = v as { aborted?: unknown; addEventListener?: unknown };
-  return typeof s.aborted === 'boolean' && typeof s.addEventListener === 'function';
+  const s = v as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown };
+  return (
+    typeof s.aborted === 'boolean' &&
+    typeof s.addEventListener === 'function' &&
+    typeof s.removeEventListener === 'function'
+  );
 }

@@ -319,3 +319,23 @@ describe('a stop of a FileStore run with a long id', () => {
     expect(calls).toEqual([]);
   });
 });
+
+describe("a store whose lease's lost is no AbortSignal", () => {
+  it('runs to its end as a store without one: a lost with no way to stop listening is ignored', async () => {
+    const inner = new InMemoryStore();
+    const store = new Proxy(inner, {
+      get(target, key) {
+        if (key === 'acquire')
+          return async (runId: string, opts: { signal?: AbortSignal }) => {
+            const release = await target.acquire(runId, opts);
+            const lost = { aborted: false, addEventListener: () => undefined };
+            return Object.assign(() => release(), { lost }) as unknown as ReleaseLease;
+          };
+        const v = Reflect.get(target, key, target);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const h = harness({ script: ['{"tool":"add","args":{"a":1,"b":2}}', '{"final":"3"}'], store });
+    expect(await run(h.agent, h.request)).toMatchObject({ stopReason: 'final_answer', finalAnswer: '3' });
+  });
+});
