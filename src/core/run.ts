@@ -133,7 +133,15 @@ function stopAtStart(lost: AbortSignal, runId: string): StopRequest | null {
 function requestOrNull(agent: AgentDefinition, runId: string, started: RunStartedRecord, view: RunLogView) {
   try {
     const inForce = snapshotInForce(started, view.upgrades);
-    return requestFromLog(agent, runId, inForce, storedRequestOf(started, view.upgrades), started.v).request;
+    const { request, defaulted } = requestFromLog(
+      agent,
+      runId,
+      inForce,
+      storedRequestOf(started, view.upgrades),
+      started.v,
+    );
+    checkRequest(request, { defaulted });
+    return request;
   } catch {
     return null;
   }
