@@ -3,65 +3,26 @@
  * both in sequence: the records a driver found, then the events it delivers. Every chunk is
  * sent once — a step a resumed driver starts again, a tool whose input the log already showed —
  * so a stream that replays a log and then follows the run assembles what an uninterrupted stream
- * would have. The table is in docs/chat.md.
+ * would have. The tool parts are kept in tool-parts.ts. The table is in docs/chat.md; how a turn
+ * is a run, replayed from its log and then followed: docs/design/README.md#chat.
  * @module
  */
 import { acceptedReplies } from '../core/index.ts';
-import type {
-  Action,
-  InputReply,
-  JsonObject,
-  JsonValue,
-  LogRecord,
-  RunEvent,
-  StepActionStatus,
-  StepRecord,
-} from '../core/index.ts';
+import type { Action, LogRecord, RunEvent, StepActionStatus, StepRecord } from '../core/index.ts';
 import type { UIMessageChunk } from 'ai';
-import { askReason, childAskData, childAskOf } from './child-asks.ts';
+import { childAskData, childAskOf } from './child-asks.ts';
 import type { AskedRequest } from './child-asks.ts';
-import {
-  actionKey,
-  approvalIdOf,
-  callKey,
-  callOfRequest,
-  inputRequestOf,
-  reasoningId,
-  settleIdOf,
-  textId,
-} from './part-ids.ts';
+import { actionKey, approvalIdOf, callKey, callOfRequest, reasoningId, settleIdOf, textId } from './part-ids.ts';
+import { CANCELLED_CALL, ToolParts } from './tool-parts.ts';
+import type { ShownInput } from './tool-parts.ts';
 import { chunkFinishReason, stoppedText } from './turn-ending.ts';
 import type { TurnEnding, TurnMetadata } from './turn-ending.ts';
-
-/** What a tool part of a cancelled turn says. */
-const CANCELLED = 'The turn was cancelled before this tool call ran.';
-
-type ToolPart = {
-  readonly stepIndex: number;
-  readonly toolCallId: string;
-  readonly toolName: string;
-  readonly dynamic: boolean;
-  /** The resultId of the part's approval request, once asked (a sub-agent may ask again: the latest). */
-  approval: string | null;
-  /** The person's answer to the part's approval request, null before one. */
-  approved: boolean | null;
-  /** The resultId of the latest approval or answer request about the part, once asked. */
-  asked: string | null;
-  output: boolean;
-  /** The part's input: the arguments the model proposed (`{ source }` for code). */
-  readonly input: JsonValue;
-  /** The arguments a person approved the call with instead, once they did. */
-  edited: JsonObject | null;
-};
 
 /** One call of a step, by the resultId its action runs under. */
 type ShownCall = { readonly resultId: string; readonly action: Action };
 
 /** A reply as far as the stream shows it. */
 type ShownReply = { readonly text: string; readonly reasoning: string | null };
-
-/** A person's reply as far as the stream shows it: a live event knows only its kind. */
-type ShownInput = Pick<InputReply, 'kind'> & { readonly reason?: string; readonly arguments?: JsonObject };
 
 /** A turn's chunks, each sent once; `emit` receives them in order. */
 export class TurnChunks {
@@ -73,8 +34,7 @@ export class TurnChunks {
   readonly #finished = new Set<number>();
   readonly #text = new Map<number, 'open' | 'closed'>();
   readonly #reasoning = new Map<number, 'open' | 'closed'>();
-  /** The tool parts, by the resultId their call runs under (`s{i}.action`, `s{i}.a{j}`: see part-ids.ts). */
-  readonly #tools = new Map<string, ToolPart>();
+  readonly #tools: ToolParts;
   readonly #settles = new Map<string, Record<string, unknown>>();
   readonly #asked = new Set<string>();
 
@@ -82,18 +42,17 @@ export class TurnChunks {
     this.#runId = runId;
     this.#emit = emit;
     this.#onReply = onReply;
+    this.#tools = new ToolParts(runId, emit);
   }
 
   /** The tool part an input request (`s{i}.input`, `s{i}.a{j}.input`, …) is about, once shown. */
   toolOfRequest(resultId: string): { readonly toolCallId: string; readonly toolName: string } | undefined {
-    return this.#tools.get(callOfRequest(resultId));
+    return this.#tools.ofRequest(resultId);
   }
 
   /** The resultId of the latest approval or answer request about the tool part `toolCallId`, or null. */
   requestOfTool(toolCallId: string): string | null {
-    for (const [call, tool] of this.#tools)
-      if (tool.toolCallId === toolCallId) return tool.asked ?? inputRequestOf(call);
-    return null;
+    return this.#tools.requestOf(toolCallId);
   }
 
   /** One log record, as a replay shows it. `run_started` and `run_ended` show nothing here (see {@link end}). */
@@ -247,16 +206,7 @@ export class TurnChunks {
     if (this.#tools.has(call)) return;
     this.startStep(stepIndex);
     this.closeText(stepIndex);
-    // Without a provider id: the step's (`<runId>:s<i>`) for its one call, the call's own for one of several.
-    const own = call === actionKey(stepIndex) ? `s${stepIndex}` : call;
-    const toolCallId = (action.kind === 'tool_call' ? action.id : undefined) ?? `${this.#runId}:${own}`;
-    const code = action.kind !== 'tool_call';
-    const toolName = code ? 'code' : action.name;
-    const input = code ? { source: action.source } : action.arguments;
-    const part = { stepIndex, toolCallId, toolName, dynamic: code, input, edited: null };
-    this.#tools.set(call, { ...part, approval: null, approved: null, asked: null, output: false });
-    const dynamic = code ? { dynamic: true } : {};
-    this.#emit({ type: 'tool-input-available', toolCallId, toolName, input, ...dynamic });
+    this.#tools.add(stepIndex, call, action);
   }
 
   /**
@@ -271,18 +221,10 @@ export class TurnChunks {
     const call = callOfRequest(resultId);
     const action = actionOf(asked.decision);
     if (action !== null) this.toolInput(stepIndex, call, action);
-    const tool = this.#tools.get(call);
     const child = childAskOf(asked);
     const kind = child?.kind ?? asked.kind;
-    if (tool && (kind === 'approval' || kind === 'answer')) tool.asked = resultId;
-    if (kind === 'approval' && tool) {
-      // A sub-agent may ask again about the same call: each request is a new approval on the part.
-      tool.approval = resultId;
-      tool.approved = null;
-      const approvalId = approvalIdOf(this.#runId, resultId);
-      const about = child === null ? {} : { approvalDescriptor: child, reason: askReason(child) };
-      this.#emit({ type: 'tool-approval-request', approvalId, toolCallId: tool.toolCallId, ...about });
-    } else if (kind === 'settle') {
+    const toolCallId = this.#tools.ask(call, resultId, kind, child);
+    if (kind === 'settle') {
       const target = child?.target ?? asked.target;
       const accepts = [...acceptedReplies(asked)];
       const data = { runId: this.#runId, resultId, stepIndex, target, action: child?.action ?? action, accepts };
@@ -291,7 +233,7 @@ export class TurnChunks {
     }
     if (child === null) return;
     const where = { runId: this.#runId, resultId, stepIndex };
-    const data = childAskData(where, tool?.toolCallId ?? null, child, asked);
+    const data = childAskData(where, toolCallId, child, asked);
     this.#emit({ type: 'data-polyloop-child', id: approvalIdOf(this.#runId, resultId), data });
   }
 
@@ -303,78 +245,23 @@ export class TurnChunks {
    */
   received(stepIndex: number, resultId: string, reply: ShownInput): void {
     const settle = this.#settles.get(resultId);
-    const tool = this.#tools.get(callOfRequest(resultId));
-    let edited: ToolPart | null = null;
+    let edited = false;
     if (settle) {
       const data = { ...settle, reply: { ...reply, resultId } };
       this.#emit({ type: 'data-polyloop-settle', id: settleIdOf(this.#runId, resultId), data });
-    } else if (tool && tool.approved === null && tool.approval === resultId && reply.kind !== 'answer') {
-      const why = reply.kind === 'cancel' ? CANCELLED : reply.kind === 'deny' ? reply.reason : undefined;
-      this.#approvalResponse(tool, reply.kind === 'approve', why);
-      if (reply.kind === 'approve' && reply.arguments !== undefined) {
-        tool.edited = reply.arguments;
-        edited = tool;
-      }
+    } else {
+      edited = this.#tools.answer(resultId, reply);
     }
     // A cancelled turn never finishes the step: its tool parts end here, every one of them.
-    if (!settle && reply.kind === 'cancel') this.#closeOpen(stepIndex, CANCELLED);
+    if (!settle && reply.kind === 'cancel') this.#tools.closeOpen(stepIndex, CANCELLED_CALL);
     this.#onReply(resultId);
     // After the reply's mark: the page that sent the edit gets the part back whole (the proposal beside it).
-    if (edited !== null) this.#editPart(edited, resultId);
+    if (edited) this.#tools.editPart(resultId);
   }
 
-  #editPart(tool: ToolPart, resultId: string): void {
-    const { toolCallId, toolName, input: proposed, edited } = tool;
-    const data = { runId: this.#runId, resultId, toolCallId, toolName, proposed, arguments: edited };
-    this.#emit({ type: 'data-polyloop-edit', id: approvalIdOf(this.#runId, resultId), data });
-  }
-
-  #approvalResponse(tool: ToolPart, approved: boolean, why: string | undefined): void {
-    tool.approved = approved;
-    const reason = typeof why === 'string' ? { reason: why } : {};
-    const approvalId = approvalIdOf(this.#runId, tool.approval ?? '');
-    this.#emit({ type: 'tool-approval-response', approvalId, approved, ...reason });
-  }
-
-  /**
-   * End the open tool parts of a step (of every step: null) whose turn was cancelled or stopped,
-   * saying `why`: an approval still asked is refused.
-   */
-  #closeOpen(stepIndex: number | null, why: string): void {
-    for (const [call, tool] of this.#tools) {
-      if ((stepIndex !== null && tool.stepIndex !== stepIndex) || tool.output) continue;
-      if (tool.approval !== null && tool.approved === null) this.#approvalResponse(tool, false, why);
-      this.output(call, tool.approved === false ? 'denied' : 'not_executed', why);
-    }
-  }
-
-  /**
-   * A call's tool output, once: `tool-output-denied` for a call whose (latest) approval a person
-   * refused, `tool-output-available` for an executed action, `tool-output-error` for the rest (not
-   * executed, environment error, refused without an approval request). A call that ran a sub-agent
-   * after a person refused the sub-agent's action is `tool-output-denied` too: the AI SDK allows no
-   * output after a refused approval (decision 0071). Its output names the sub-agent's run
-   * (`providerMetadata.polyloop.childRunId`), and the arguments a person approved the call with
-   * instead of the model's (`providerMetadata.polyloop.editedArguments`; `input` stays the proposal).
-   */
+  /** A call's tool output, once (see {@link ToolParts.output}). */
   output(call: string, status: StepActionStatus, observation: string, childRunId?: string): void {
-    const tool = this.#tools.get(call);
-    if (!tool || tool.output) return;
-    tool.output = true;
-    const { toolCallId } = tool;
-    const dynamic = tool.dynamic ? { dynamic: true } : {};
-    const polyloop = {
-      ...(childRunId === undefined ? {} : { childRunId }),
-      ...(tool.edited === null ? {} : { editedArguments: tool.edited }),
-    };
-    const meta = Object.keys(polyloop).length === 0 ? {} : { providerMetadata: { polyloop } };
-    if (tool.approved === false) {
-      this.#emit({ type: 'tool-output-denied', toolCallId });
-    } else if (status === 'executed') {
-      this.#emit({ type: 'tool-output-available', toolCallId, output: observation, ...dynamic, ...meta });
-    } else {
-      this.#emit({ type: 'tool-output-error', toolCallId, errorText: observation, ...dynamic, ...meta });
-    }
+    this.#tools.output(call, status, observation, childRunId);
   }
 
   /** A completed step: what nothing before showed of it (text, reasoning, tool output), then `finish-step`. */
@@ -402,7 +289,8 @@ export class TurnChunks {
     for (const [i, state] of this.#reasoning) if (state === 'open') this.#closeReasoning(i);
     for (const [i, state] of this.#text) if (state === 'open') this.closeText(i);
     const { stopReason, usage, stopRequest } = ending;
-    if (stopReason === 'cancelled') this.#closeOpen(null, stopRequest ? stoppedText(stopRequest) : CANCELLED);
+    const why = stopRequest ? stoppedText(stopRequest) : CANCELLED_CALL;
+    if (stopReason === 'cancelled') this.#tools.closeOpen(null, why);
     if (stopRequest) {
       const data = { runId: this.#runId, ...stopRequest };
       this.#emit({ type: 'data-polyloop-stop', id: `${this.#runId}:stop`, data });
