@@ -4,7 +4,7 @@
  * exits non-zero when a bundle exceeds its budget in `bench/budgets.json`.
  *
  * Options: `--quick` (fewer samples, smaller N: a smoke run, not figures to quote),
- * `--only=overhead,durable,resume,memory,concurrency,chat,several,subagents,bundle`, `--markdown` (also
+ * `--only=overhead,durable,resume,memory,concurrency,chat,several,subagents,control,bundle`, `--markdown` (also
  * print the table in Markdown, for docs/performance.md).
  * @module
  */
@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { measureBundles, overBudget, readBudgets } from './bundle.ts';
 import type { BundleSize } from './bundle.ts';
 import { chatBench } from './chat.ts';
+import { control } from './control.ts';
 import { concurrency, durable, overhead } from './kernel.ts';
 import type { Plan, Row } from './kernel.ts';
 import { memory } from './memory.ts';
@@ -32,6 +33,7 @@ const SECTIONS = [
   'chat',
   'several',
   'subagents',
+  'control',
   'bundle',
 ] as const;
 type Section = (typeof SECTIONS)[number];
@@ -68,6 +70,7 @@ async function main(): Promise<number> {
   if (only.has('chat')) log(await chatBench(plan));
   if (only.has('several')) log(await several(plan));
   if (only.has('subagents')) log(await subagents(plan));
+  if (only.has('control')) log(await control(plan));
   let bundles: BundleSize[] = [];
   let failures: string[] = [];
   if (only.has('bundle')) {
