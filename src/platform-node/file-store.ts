@@ -18,25 +18,11 @@ import { OPEN, openRegular, readRegular, refused, refusedNow } from './regular-f
 import { runIdStem, LOG_EXTENSION } from './run-id.ts';
 import { removeStop, stopAtAcquire, watchLease, writeStopFile } from './stop-file.ts';
 import type { StopFileWatch } from './stop-file.ts';
+import { emitFileStoreWarning, tailRepairWarning, tornTailWarning } from './file-store-warnings.ts';
+import type { FileStoreWarning } from './file-store-warnings.ts';
 
 // Re-exported: the CLI's readers decode log bytes the way the store does.
 export { decodeLogText };
-
-/** Something a FileStore noticed and repaired or skipped, never fatal. */
-export type FileStoreWarning = {
-  /**
-   * `torn_tail`: a read found a torn last line (a write cut short by a crash) and ignored it.
-   * `tail_truncated`: before appending, that torn line was cut off so new lines never glue onto it.
-   * `tail_newline_added`: the last record was complete but lacked its newline; one was added.
-   */
-  readonly code: 'torn_tail' | 'tail_truncated' | 'tail_newline_added';
-  readonly runId: string;
-  /** The log file. */
-  readonly file: string;
-  /** 1-based line number of the affected line. */
-  readonly line: number;
-  readonly message: string;
-};
 
 /** Options of {@link FileStore}. */
 export type FileStoreOptions = {
@@ -116,7 +102,7 @@ export class FileStore extends AppendLogStore implements RunStore {
     if (typeof opts?.dir !== 'string' || opts.dir === '')
       throw new TypeError('FileStore: `dir` must be a non-empty path');
     this.dir = resolve(opts.dir);
-    this.#onWarning = opts.onWarning ?? defaultWarning;
+    this.#onWarning = opts.onWarning ?? emitFileStoreWarning;
   }
 
   /** The log file of a run (whether or not it exists). */
@@ -147,13 +133,7 @@ export class FileStore extends AppendLogStore implements RunStore {
       if (bytes === null) return [];
       const { records, tornLine } = decodeLog(decodeLogText(bytes, path), { source: path });
       if (tornLine !== null) {
-        const warning: FileStoreWarning = {
-          code: 'torn_tail',
-          runId,
-          file: path,
-          line: tornLine,
-          message: `ignored a torn last line (line ${tornLine}) of ${path}: a write cut short by a crash`,
-        };
+        const warning = tornTailWarning(runId, path, tornLine);
         this.#warn(warning);
         opts?.onWarning?.(warning);
       }
@@ -358,22 +338,7 @@ export class FileStore extends AppendLogStore implements RunStore {
     }
     try {
       const repair = await repairTail(fh);
-      if (repair?.code === 'tail_truncated')
-        this.#warn({
-          code: repair.code,
-          line: repair.line,
-          runId,
-          file: path,
-          message: `cut off a torn last line (line ${repair.line}, ${repair.bytes} bytes) of ${path} before appending`,
-        });
-      if (repair?.code === 'tail_newline_added')
-        this.#warn({
-          code: repair.code,
-          line: repair.line,
-          runId,
-          file: path,
-          message: `added the missing newline after the complete last record (line ${repair.line}) of ${path}`,
-        });
+      if (repair !== null) this.#warn(tailRepairWarning(runId, path, repair));
     } finally {
       await fh.close();
     }
@@ -396,8 +361,4 @@ async function closeLog(lease: Lease): Promise<void> {
   const fh = lease.fh;
   lease.fh = null;
   await fh?.close();
-}
-
-function defaultWarning(w: FileStoreWarning): void {
-  process.emitWarning(w.message, { code: 'POLYLOOP_FILE_STORE' });
 }

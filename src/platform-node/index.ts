@@ -9,7 +9,8 @@
  * @module
  */
 export { FileStore } from './file-store.ts';
-export type { FileStoreOptions, FileStoreWarning } from './file-store.ts';
+export type { FileStoreOptions } from './file-store.ts';
+export type { FileStoreWarning } from './file-store-warnings.ts';
 // The `polyloop` command lives in src/cli/ (the viewer's server in src/viewer/server/) — it is a
 // program, not an API: `bin/polyloop.mjs` runs dist/cli/cli.js directly, and a program
 // reads a run with `readRunLog(await store.readLog(runId))` from `polyloop`.
