@@ -213,7 +213,8 @@ function editForm(
     try {
       edited = JSON.parse(textarea.value);
     } catch (err) {
-      status.textContent = `Refused: the edited arguments are not JSON (${err instanceof Error ? err.message : String(err)})`;
+      const why = err instanceof Error ? err.message : String(err);
+      status.textContent = `Refused: the edited arguments are not JSON (${why})`;
       return textarea.focus();
     }
     const same = JSON.stringify(sorted(edited)) === JSON.stringify(sorted(proposed));

@@ -115,7 +115,8 @@ export async function dirSource(opts: DirSourceOptions): Promise<ViewSource> {
     if (got.reading.error !== null) return { status: 409, message: `run ${id} cannot be read: ${got.reading.error}` };
     const parent = parentIdOf(runId);
     if (parent !== null && (await readRun(parent)) !== null) {
-      const message = `run ${id} is a sub-agent's run of run ${JSON.stringify(parent)}, which drives it: ${what} the parent`;
+      const parentId = JSON.stringify(parent);
+      const message = `run ${id} is a sub-agent's run of run ${parentId}, which drives it: ${what} the parent`;
       return { status: 409, message };
     }
     const agent = opts.agent;
