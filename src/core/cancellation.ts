@@ -14,8 +14,6 @@ import { isPolyLoopError } from './errors.ts';
 /** What {@link Cancellation.bounded} resolves with when the grace period ran out first. */
 export const GRACE_EXPIRED: unique symbol = Symbol('grace_expired');
 
-type Waiter = () => void;
-
 /** The abort and grace-period bookkeeping of one run. */
 export class Cancellation {
   /** Aborted by the caller's signal or, once joined, the store's `lost` signal: whichever comes first. */
@@ -26,8 +24,10 @@ export class Cancellation {
   /** The store's lease was lost: this driver may write nothing more. */
   #leaseLost = false;
   #graceMs: number;
-  readonly #onAbort = new Set<Waiter>();
-  readonly #onGraceOver = new Set<Waiter>();
+  /** Seams waiting: each gives up (rejects with the abort's reason) when the signal aborts. */
+  readonly #onAbort = new WaitList();
+  /** Writes waiting: each gives up (resolves `GRACE_EXPIRED`) when the grace period is over. */
+  readonly #onGraceOver = new WaitList();
   /** The signals handed to sub-agents' runs, aborted with this one. */
   readonly #linked = new Set<AbortController>();
   #graceOver = false;
@@ -96,7 +96,7 @@ export class Cancellation {
       p.catch(noop);
       return Promise.reject(this.signal.reason);
     }
-    return this.#wait(p, this.#onAbort, () => Promise.reject(this.signal.reason));
+    return this.#onAbort.wait(p);
   }
 
   /**
@@ -114,7 +114,7 @@ export class Cancellation {
       return { settled: Promise.resolve(GRACE_EXPIRED), pending: p };
     }
     return {
-      settled: this.#wait<T | typeof GRACE_EXPIRED>(p, this.#onGraceOver, () => Promise.resolve(GRACE_EXPIRED)),
+      settled: this.#onGraceOver.wait<T | typeof GRACE_EXPIRED>(p),
       pending: p,
     };
   }
@@ -141,55 +141,73 @@ export class Cancellation {
     this.#onGraceOver.clear();
   }
 
-  #wait<R>(p: Promise<R>, waiters: Set<Waiter>, giveUp: () => Promise<R>): Promise<R> {
-    // One waiter object serves the settle handlers and the give-up call (fewer closures a step).
-    const w = new Wait<R>(waiters, giveUp);
-    p.then(w.value, w.error);
-    return w.promise;
-  }
-
   #abort(reason: unknown): void {
     if (this.signal.aborted) return;
     this.#leaseLost = isPolyLoopError(reason, 'lease_lost');
     this.#controller.abort(reason);
     for (const c of this.#linked) c.abort(reason);
     this.#linked.clear();
-    for (const w of [...this.#onAbort]) w();
+    this.#onAbort.giveUp(Promise.reject(reason));
     this.#timer = setTimeout(() => {
       this.#graceOver = true;
-      for (const w of [...this.#onGraceOver]) w();
+      this.#onGraceOver.giveUp(GRACE_EXPIRED);
     }, this.#graceMs);
   }
 }
 
-/** One wait: settles with the awaited promise or with its give-up answer, whichever comes first. */
-class Wait<R> {
-  readonly promise: Promise<R>;
-  #resolve!: (v: R | Promise<R>) => void;
-  #reject!: (e: unknown) => void;
-  readonly #waiters: Set<Waiter>;
-  readonly #giveUp: () => Promise<R>;
-  readonly giveUp: Waiter = () => {
-    this.#waiters.delete(this.giveUp);
-    this.#resolve(this.#giveUp());
-  };
-  readonly value = (v: R): void => {
-    this.#waiters.delete(this.giveUp);
-    this.#resolve(v);
-  };
-  readonly error = (e: unknown): void => {
-    this.#waiters.delete(this.giveUp);
-    this.#reject(e);
-  };
+/** One wait in a {@link WaitList}: linked in while its promise is pending. */
+type Waiting = { prev: Waiting | null; next: Waiting | null; readonly resolve: (v: unknown) => void };
 
-  constructor(waiters: Set<Waiter>, giveUp: () => Promise<R>) {
-    this.#waiters = waiters;
-    this.#giveUp = giveUp;
-    this.promise = new Promise<R>((resolve, reject) => {
-      this.#resolve = resolve;
-      this.#reject = reject;
+/**
+ * The waits one event ends (an abort, the grace period's end), as a doubly linked list: linking
+ * and unlinking cost a few field writes, where a set of per-wait closures cost microseconds a
+ * seam (every step of a run that can be stopped waits on two).
+ */
+class WaitList {
+  #head: Waiting | null = null;
+
+  /** `p`'s outcome, or the give-up answer if the list gives up first. */
+  wait<R>(p: Promise<R>): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      const w: Waiting = { prev: null, next: this.#head, resolve: resolve as (v: unknown) => void };
+      if (this.#head) this.#head.prev = w;
+      this.#head = w;
+      p.then(
+        (v) => {
+          this.#unlink(w);
+          resolve(v);
+        },
+        (e: unknown) => {
+          this.#unlink(w);
+          reject(e);
+        },
+      );
     });
-    waiters.add(this.giveUp);
+  }
+
+  /** Settle every wait with `answer` (a rejected promise rejects them); the list is then empty. */
+  giveUp(answer: unknown): void {
+    if (answer instanceof Promise) answer.catch(noop);
+    let w = this.#head;
+    this.#head = null;
+    while (w !== null) {
+      const next = w.next;
+      w.prev = w.next = null;
+      w.resolve(answer);
+      w = next;
+    }
+  }
+
+  clear(): void {
+    this.#head = null;
+  }
+
+  #unlink(w: Waiting): void {
+    if (w.prev) w.prev.next = w.next;
+    else if (this.#head === w) this.#head = w.next;
+    else return; // already given up on
+    if (w.next) w.next.prev = w.prev;
+    w.prev = w.next = null;
   }
 }
 
