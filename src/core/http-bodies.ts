@@ -5,7 +5,7 @@
  * @module
  */
 import type { ChildRunRef } from './run-log.ts';
-import type { InputRequest, StepRecord, StopReason } from './types.ts';
+import type { InputRequest, StepRecord, StopReason, StopRequest } from './types.ts';
 
 /** Every error body: `{ error: { code, message } }` (each server has its own codes). */
 export type ErrorBody<Code extends string = string> = {
@@ -96,3 +96,24 @@ export function eventsRefusal(
   if (afterSeq > lastSeq) return { status: 400, message: beyond };
   return afterSeq === lastSeq && ended() ? { status: 204 } : null;
 }
+
+/** The body of `POST /runs/:id/stop` (docs/http.md): an optional reason, nothing else. */
+export type StopBody = { readonly reason?: string };
+
+/** The body of `POST /runs/:id/fork`: the first step the fork runs itself, and its run id. */
+export type ForkBody = { readonly atStep: number; readonly newRunId: string };
+
+/**
+ * What `POST /runs/:id/stop` answers: 202 the stop is kept (the viewer says in words who ends the
+ * run, and when), 200 the run had ended and nothing was done.
+ */
+export type StopAnswer =
+  | { readonly runId: string; readonly requested: true; readonly stopRequest: StopRequest; readonly message?: string }
+  | { readonly runId: string; readonly requested: false; readonly stopReason: StopReason; readonly message: string };
+
+/** What `POST /runs/:id/fork` answers (201): the new run, its URL, and where it came from. */
+export type ForkCreated = {
+  readonly runId: string;
+  readonly url: string;
+  readonly forkedFrom: { readonly runId: string; readonly atStep: number };
+};

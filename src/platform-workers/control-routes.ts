@@ -8,7 +8,8 @@
 import type { Context, Hono } from 'hono';
 import { MAX_BODY_BYTES, readBody, readJsonBody } from './body.ts';
 import { forkBodyProblem, stopBodyProblem } from './run-control.ts';
-import type { ForkBody, ForkCreated, ForkSource, StopAnswer, StopBody, StopOutcome } from './run-control.ts';
+import type { ForkBody, ForkCreated, StopAnswer, StopBody } from '../core/internal-entry.ts';
+import type { ForkSource, StopOutcome } from './run-control.ts';
 import { RUN_ID_PATTERN } from './run-id.ts';
 import type { StartOutcome } from './run-setup.ts';
 

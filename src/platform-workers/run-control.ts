@@ -6,6 +6,7 @@
  */
 import { exportRun, forkRun, InMemoryStore, isPolyLoopError, requestStop, RunNotFoundError } from '../core/index.ts';
 import type { RunLogView, StopReason, StopRequest } from '../core/index.ts';
+import type { ForkBody } from '../core/internal-entry.ts';
 import { subAgentRefusal } from './child-run-store.ts';
 import type { DurableObjectStore } from './durable-object-store.ts';
 import type { RunObjectDriver } from './run-drive.ts';
@@ -31,24 +32,6 @@ export type StopOutcome =
 export type ForkSource =
   | { readonly ok: true; readonly log: string; readonly input: unknown }
   | { readonly ok: false; readonly code: 'not_found' | 'conflict'; readonly message: string };
-
-/** The body of `POST /runs/:id/stop`. */
-export type StopBody = { readonly reason?: string };
-
-/** The body of `POST /runs/:id/fork`. */
-export type ForkBody = { readonly atStep: number; readonly newRunId: string };
-
-/** What `POST /runs/:id/stop` answers (200: the run had ended, nothing done; 202: the stop is kept). */
-export type StopAnswer =
-  | { readonly runId: string; readonly requested: true; readonly stopRequest: StopRequest }
-  | { readonly runId: string; readonly requested: false; readonly stopReason: StopReason; readonly message: string };
-
-/** What `POST /runs/:id/fork` answers (201): the new run, where to find it, and where it came from. */
-export type ForkCreated = {
-  readonly runId: string;
-  readonly url: string;
-  readonly forkedFrom: { readonly runId: string; readonly atStep: number };
-};
 
 function unknownKeys(raw: object, known: readonly string[]): string | null {
   const unknown = Object.keys(raw).filter((k) => !known.includes(k));

@@ -6,14 +6,14 @@
 import { DurableObject } from 'cloudflare:workers';
 import { exportRun, importRun, InMemoryStore } from '../core/index.ts';
 import type { InputReply } from '../core/index.ts';
-import type { LogAppend } from '../core/internal-entry.ts';
+import type { ForkBody, LogAppend } from '../core/internal-entry.ts';
 import { childLogRefusal, ChildRunStore, subAgentRefusal } from './child-run-store.ts';
 import type { ChildLogRefusal } from './child-run-store.ts';
 import { cancelReason } from './drive-sink.ts';
 import type { UpgradeRefusal } from './drive-sink.ts';
 import { identityRefusal, isImportRefusal } from './log-import.ts';
 import { forkSourceOf, stopRun } from './run-control.ts';
-import type { ControlParts, ForkBody, ForkSource, StopOutcome } from './run-control.ts';
+import type { ControlParts, ForkSource, StopOutcome } from './run-control.ts';
 import { replyRefusal } from './run-input.ts';
 import type { CancelOutcome, InputOutcome, UpgradeOutcome } from './run-input.ts';
 import { RunObjectDriver } from './run-drive.ts';

@@ -8,35 +8,12 @@
  * @module
  */
 import { forkRun, isPolyLoopError, requestStop } from '../../core/index.ts';
-import type { StopReason, StopRequest } from '../../core/index.ts';
+import type { StopRequest } from '../../core/index.ts';
 import { checkOptionKeys } from '../../core/internal-entry.ts';
+import type { ForkBody, ForkCreated, StopAnswer, StopBody } from '../../core/internal-entry.ts';
 import type { FileStore } from '../../platform-node/file-store.ts';
 import type { LogReading } from './view-model.ts';
 import type { ViewAnswer } from './view-source.ts';
-
-/** A stop as the page POSTs it. */
-export type StopBody = { readonly reason?: string };
-
-/** A fork as the page POSTs it: the first step the fork runs itself, and its run id. */
-export type ForkBody = { readonly atStep: number; readonly newRunId: string };
-
-/** What a stop is answered: 202 the stop is kept (and what becomes of the run), 200 the run had ended. */
-export type StopAnswer =
-  | {
-      readonly runId: string;
-      readonly requested: true;
-      readonly stopRequest: StopRequest;
-      /** What happens now, in words: who ends the run, and when. */
-      readonly message: string;
-    }
-  | { readonly runId: string; readonly requested: false; readonly stopReason: StopReason; readonly message: string };
-
-/** What a fork is answered (201): the new run, its URL, where it came from. */
-export type ForkCreated = {
-  readonly runId: string;
-  readonly url: string;
-  readonly forkedFrom: { readonly runId: string; readonly atStep: number };
-};
 
 /**
  * A new run's id: what a Worker accepts (1–200 of `[A-Za-z0-9._:-]`, not `.` or `..`), so a
