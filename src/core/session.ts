@@ -22,7 +22,7 @@ import type { AgentDefinition, RunRequest, UpgradeOptions } from './request.ts';
 import { sha256Hex } from './snapshot.ts';
 import type { Lease } from './lease.ts';
 import { freezeDeep, plainOutcome } from './seam-values.ts';
-import { draftStep, now, setOutcome, summarize } from './step-record.ts';
+import { draftStep, now, setOutcome, setReply, summarize } from './step-record.ts';
 import type { StepDraft } from './step-record.ts';
 import { canonicalJson } from './serialization.ts';
 import { History } from './history.ts';
@@ -44,7 +44,6 @@ import type {
   InputReply,
   JsonObject,
   ParamSnapshot,
-  ResultRecord,
   RunEvent,
   RunLogView,
   RunResult,
@@ -388,15 +387,6 @@ export class RunDriver {
   #end(stopReason: EndReason): Promise<RunResult> {
     return this.#writes.end(stopReason, this.#counters, this.#trajectory);
   }
-}
-
-/** Copy the model's reply into its step. */
-function setReply(step: StepDraft, r: ResultRecord['reply']): void {
-  step.modelCallId = r.callId;
-  step.modelText = r.text;
-  step.reasoning = r.reasoning;
-  step.usage = r.usage ?? null;
-  step.finishReason = r.finishReason ?? null;
 }
 
 /** The decision an interrupted step recorded (its action intent's, or its input request's), if any. */

@@ -4,7 +4,7 @@
  * @module
  */
 import { NO_USAGE } from './internal/stopping.ts';
-import type { ActionOutcome, Decision, EndReason, RunLogView, RunResult, StepRecord } from './types.ts';
+import type { ActionOutcome, Decision, EndReason, ResultRecord, RunLogView, RunResult, StepRecord } from './types.ts';
 
 /** A step record while its step runs: every field present, in the canonical key order (`STEP_FIELDS`). */
 export type StepDraft = { -readonly [K in keyof StepRecord]: StepRecord[K] };
@@ -118,4 +118,13 @@ export function storedResult(runId: string, view: RunLogView): RunResult {
     usage: view.usage,
     error: null,
   };
+}
+
+/** Copy the model's reply into its step. */
+export function setReply(step: StepDraft, r: ResultRecord['reply']): void {
+  step.modelCallId = r.callId;
+  step.modelText = r.text;
+  step.reasoning = r.reasoning;
+  step.usage = r.usage ?? null;
+  step.finishReason = r.finishReason ?? null;
 }
