@@ -1,50 +1,21 @@
-/**
- * A stop asked from a second Chromium tab reaches the run another tab drives on IndexedDBStore
- * (a durable row and a BroadcastChannel message; the driver holds the run's Web Lock): inside a
- * slow model call, inside a slow tool, or while the run awaits approval, the run ends `cancelled`
- * with the reason in `run_ended.stopRequest`. Asked while no tab drives the run (its tab closed
- * mid-step), the stop is honoured by the next tab that resumes it, before any model call or action.
- * The agent is idb-stop-page.ts; its outside world is localStorage, which the tabs share.
- * Outcomes only: nothing here measures how long anything took.
- */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import type { Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build as esbuild } from 'esbuild';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { readRunLog } from '../../../src/core/index.ts';
 import type { InputReply, LogRecord } from '../../../src/core/index.ts';
-import { launchChromium, serve } from '../e2e-web/harness.ts';
+import { startBundledPage } from '../e2e-web/harness.ts';
+import type { Served } from '../e2e-web/harness.ts';
 import type { Scenario, StopTab, World } from './idb-stop-page.ts';
 
-let dir: string;
-let server: Server;
+let site: Served;
 let origin: string;
 let browser: Browser;
 // A fresh context per test: its own IndexedDB and localStorage, shared by its tabs.
 let context: BrowserContext;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'polyloop-idb-stop-'));
-  await esbuild({
-    entryPoints: [join(import.meta.dirname, 'idb-stop-page.ts')],
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    target: 'es2022',
-    outfile: join(dir, 'page.js'),
-    logLevel: 'warning',
-  });
-  await writeFile(
-    join(dir, 'index.html'),
-    '<!doctype html><meta charset="utf-8"><script type="module" src="/page.js"></script>',
-  );
-  server = await serve(dir);
-  const address = server.address();
-  origin = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  browser = await launchChromium();
+  site = await startBundledPage(join(import.meta.dirname, 'idb-stop-page.ts'), 'polyloop-idb-stop-');
+  ({ origin, browser } = site);
 }, 30_000);
 
 beforeEach(async () => {
@@ -56,9 +27,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  await browser?.close();
-  await new Promise((ok) => server?.close(ok));
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await site?.close();
 });
 
 type Tab = { readonly page: Page; readonly errors: string[] };

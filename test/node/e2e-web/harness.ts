@@ -99,9 +99,36 @@ export async function launchChromium(): Promise<Browser> {
 }
 
 /** Build, serve and launch. */
-export async function startServed(): Promise<Served> {
-  const dir = await mkdtemp(join(tmpdir(), 'polyloop-web-e2e-'));
-  await buildInto(dir);
+export function startServed(): Promise<Served> {
+  return servedFrom('polyloop-web-e2e-', buildInto);
+}
+
+/**
+ * A one-page site for a test's own page module: `entry` bundled with esbuild as `page.js` under an
+ * `index.html` that loads it, served and opened in Chromium (each test's tabs share its context).
+ */
+export function startBundledPage(entry: string, prefix: string): Promise<Served> {
+  return servedFrom(prefix, async (dir) => {
+    await esbuild({
+      entryPoints: [entry],
+      bundle: true,
+      format: 'esm',
+      platform: 'browser',
+      target: 'es2022',
+      outfile: join(dir, 'page.js'),
+      logLevel: 'warning',
+    });
+    await writeFile(
+      join(dir, 'index.html'),
+      '<!doctype html><meta charset="utf-8"><script type="module" src="/page.js"></script>',
+    );
+  });
+}
+
+/** A fresh folder filled by `fill`, served on loopback, and a Chromium; `close` undoes all three. */
+async function servedFrom(prefix: string, fill: (dir: string) => Promise<void>): Promise<Served> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  await fill(dir);
   const server = await serve(dir);
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;

@@ -1,47 +1,21 @@
-/**
- * A sub-agent's approval outlives a closed Chromium tab: a tab runs a parent on IndexedDBStore
- * until its child asks for the approval of a `never` tool, and is closed; a new tab resumes the
- * parent by its id with the approval, and both runs end. Closed again while the approved tool
- * runs, a third tab settles it through the parent. The tool counts its runs in localStorage.
- */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import type { Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build as esbuild } from 'esbuild';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { innermostRequest, readRunLog } from '../../../src/core/index.ts';
 import type { InputReply, InputRequest, LogRecord, RunLogView } from '../../../src/core/index.ts';
-import { launchChromium, serve } from '../e2e-web/harness.ts';
+import { startBundledPage } from '../e2e-web/harness.ts';
+import type { Served } from '../e2e-web/harness.ts';
 import type { SubAgentTab } from './tab-page.ts';
 
-let dir: string;
-let server: Server;
+let site: Served;
 let origin: string;
 let browser: Browser;
 // A fresh context per test: its own IndexedDB and localStorage, shared by its tabs.
 let context: BrowserContext;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'polyloop-sub-agent-tab-'));
-  await esbuild({
-    entryPoints: [join(import.meta.dirname, 'tab-page.ts')],
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    target: 'es2022',
-    outfile: join(dir, 'page.js'),
-    logLevel: 'warning',
-  });
-  await writeFile(
-    join(dir, 'index.html'),
-    '<!doctype html><meta charset="utf-8"><script type="module" src="/page.js"></script>',
-  );
-  server = await serve(dir);
-  const address = server.address();
-  origin = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  browser = await launchChromium();
+  site = await startBundledPage(join(import.meta.dirname, 'tab-page.ts'), 'polyloop-sub-agent-tab-');
+  ({ origin, browser } = site);
 }, 30_000);
 
 beforeEach(async () => {
@@ -53,9 +27,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  await browser?.close();
-  await new Promise((ok) => server?.close(ok));
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await site?.close();
 });
 
 type Summary = Awaited<ReturnType<SubAgentTab['start']>>;
