@@ -5,7 +5,8 @@
  * @module
  */
 import { Cancellation } from './cancellation.ts';
-import { InvalidRequestError, isPolyLoopError, RunNotFoundError, StoreError } from './errors.ts';
+import { InvalidRequestError, isPolyLoopError, RunNotFoundError } from './errors.ts';
+import { guardedRead } from './lease.ts';
 import type { Lease } from './lease.ts';
 import { Outbox } from './outbox.ts';
 import { checkOptionKeys } from './options.ts';
@@ -46,11 +47,13 @@ export async function requestStop(store: RunStore, runId: string, reason?: strin
     throw new InvalidRequestError(`requestStop: the reason is longer than ${MAX_STOP_REASON_CHARS} characters`);
   if (typeof store?.requestStop !== 'function')
     throw new InvalidRequestError('requestStop: this store keeps no stop requests (it has no requestStop method)');
-  const view = readRunLog(await storeCall(runId, 'readLog', () => store.readLog(runId)));
+  const view = readRunLog(await guardedRead(runId, 'readLog', () => store.readLog(runId)));
   if (view.state === 'not_started') throw new RunNotFoundError(runId);
   if (view.ended) return;
   const stop = reason === undefined ? {} : { reason };
-  await storeCall(runId, 'requestStop', () => (store.requestStop as NonNullable<RunStore['requestStop']>)(runId, stop));
+  await guardedRead(runId, 'requestStop', () =>
+    (store.requestStop as NonNullable<RunStore['requestStop']>)(runId, stop),
+  );
 }
 
 /**
@@ -174,7 +177,7 @@ export async function forkRun(store: RunStore, runId: string, opts: ForkOptions)
     throw new InvalidRequestError('forkRun: newRunId must be a non-empty string');
   if (newRunId === runId && into === store)
     throw new InvalidRequestError('forkRun: newRunId must differ from the source run in the same store');
-  const records = await storeCall(runId, 'readLog', () => store.readLog(runId));
+  const records = await guardedRead(runId, 'readLog', () => store.readLog(runId));
   const view = readRunLog(records);
   if (view.state === 'not_started' || !view.started) throw new RunNotFoundError(runId);
   const kept = forkedRecords(records, view, atStep);
@@ -227,15 +230,5 @@ function atOrAfter(r: LogRecord, atStep: number): boolean {
       return false;
     default:
       return r.stepIndex >= atStep;
-  }
-}
-
-/** A store call: a failure becomes `StoreError`, the library's own errors pass through. */
-async function storeCall<T>(runId: string, operation: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (e) {
-    if (isPolyLoopError(e) && e.code !== 'store_error') throw e;
-    throw e instanceof StoreError ? e : new StoreError(runId, operation, e);
   }
 }

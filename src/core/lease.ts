@@ -85,19 +85,19 @@ export async function acquireLease(cancel: Cancellation, runId: string, store: R
 }
 
 /**
- * A read or the lease: a failure becomes `StoreError`, except the library's own errors
- * (decision 0004) and an abort, which pass through as `signal.reason`.
+ * A read, the lease or another store call: a failure becomes `StoreError`, except the library's
+ * own errors (decision 0004) and an abort of `signal`, if given, which pass through as its reason.
  */
 export async function guardedRead<T>(
   runId: string,
   operation: string,
   fn: () => Promise<T>,
-  signal: AbortSignal,
+  signal?: AbortSignal,
 ): Promise<T> {
   try {
     return await fn();
   } catch (e) {
-    if (signal.aborted && e === signal.reason) throw e;
+    if (signal?.aborted && e === signal.reason) throw e;
     if (isPolyLoopError(e) && e.code !== 'store_error') throw e;
     throw e instanceof StoreError ? e : new StoreError(runId, operation, e);
   }
