@@ -38,19 +38,20 @@ describe('PostgresStore lease across processes', () => {
   it('lets another store take the run once a holder that stopped renewing (a killed process) lets its lease expire', async () => {
     const schema = await db.freshSchema();
     const deadPool = db.newPool();
-    const dead = new PostgresStore({ pool: deadPool, schema, leaseMs: 400, heartbeatMs: 100 });
+    // Leases long enough that a loaded machine's pause between two statements cannot expire them.
+    const dead = new PostgresStore({ pool: deadPool, schema, leaseMs: 1_500, heartbeatMs: 100 });
     await dead.acquire('r', {});
     await dead.runStarted('r', started('r'));
     // The holder's process dies: its heartbeat stops with its pool.
     await deadPool.end();
-    const next = new PostgresStore({ pool: db.pool(), schema, leaseMs: 400, heartbeatMs: 100 });
+    const next = new PostgresStore({ pool: db.pool(), schema, leaseMs: 1_500, heartbeatMs: 100 });
     const refused = await next.acquire('r', {}).then(
       () => null,
       (e: unknown) => e,
     );
     expect(isPolyLoopError(refused, 'run_locked'), String(refused)).toBe(true);
     expect(String((refused as Error).message)).toMatch(/held by .* pid \d+, expiring in \d+ ms/);
-    await sleep(500);
+    await sleep(1_600);
     const release = await next.acquire('r', {});
     await next.intent('r', modelIntent(0));
     expect((await next.readLog('r')).map((r) => r.kind)).toEqual(['run_started', 'intent']);
@@ -76,7 +77,7 @@ describe('PostgresStore lease across processes', () => {
 
   it('refuses every write of a holder whose lease another store took after it expired (fencing), and writes nothing of it', async () => {
     const schema = await db.freshSchema();
-    const slow = new PostgresStore({ pool: db.pool(), schema, leaseMs: 300, heartbeatMs: 100 });
+    const slow = new PostgresStore({ pool: db.pool(), schema, leaseMs: 5_000, heartbeatMs: 1_000 });
     const releaseSlow = await slow.acquire('r', {});
     await slow.runStarted('r', started('r'));
     // The holder stalls (its heartbeat cannot reach the table): simulated by expiring the row.
@@ -120,10 +121,13 @@ describe('PostgresStore lease across processes', () => {
 
   it('keeps a held lease alive past leaseMs by its heartbeat', async () => {
     const schema = await db.freshSchema();
-    const holder = new PostgresStore({ pool: db.pool(), schema, leaseMs: 300, heartbeatMs: 80 });
+    // A renewal every 100 ms against a lease of 2 s: only a stall of nearly 2 s (which a loaded CI
+    // machine can cause at 300 ms) loses it, and then rightly so.
+    const lease = { leaseMs: 2_000, heartbeatMs: 100 } as const;
+    const holder = new PostgresStore({ pool: db.pool(), schema, ...lease });
     const release = await holder.acquire('r', {});
-    await sleep(900);
-    const other = new PostgresStore({ pool: db.pool(), schema, leaseMs: 300, heartbeatMs: 80 });
+    await sleep(2_500);
+    const other = new PostgresStore({ pool: db.pool(), schema, ...lease });
     const refused = await other.acquire('r', {}).then(
       () => null,
       (e: unknown) => e,

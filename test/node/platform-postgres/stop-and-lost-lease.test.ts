@@ -179,11 +179,12 @@ describe("PostgresStore lease's lost signal", () => {
     const store = new PostgresStore({
       pool: db.pool(),
       schema: await db.freshSchema(),
-      leaseMs: 600,
+      // Past the lease by far, with room for a loaded machine's slow renewal.
+      leaseMs: 2_000,
       heartbeatMs: 100,
     });
     const release = await startedRun(store, 'r');
-    await new Promise((r) => setTimeout(r, 1_500));
+    await new Promise((r) => setTimeout(r, 2_500));
     expect(release.lost?.aborted).toBe(false);
     await store.intent('r', modelIntent(0));
     await release();
