@@ -20,6 +20,7 @@ import type {
   RunStartedRecord,
   StepWriteRecord,
   UpgradeRecord,
+  ResumedRecord,
 } from './types.ts';
 
 /** The {@link RunStore} method a write came through: the operation a store's errors name. */
@@ -33,7 +34,8 @@ export type StoreWriteMethod =
   | 'inputRequest'
   | 'input'
   | 'upgrade'
-  | 'callResult';
+  | 'callResult'
+  | 'resumed';
 
 /** One write of a {@link RunStore} method, as {@link AppendLogStore.append} is given it. */
 export type LogAppend = {
@@ -120,6 +122,11 @@ export abstract class AppendLogStore implements RunStore {
   /** Contract: see {@link RunStore.callResult}; not a barrier. */
   callResult(runId: string, rec: CallResultRecord): Promise<void> {
     return this.#write(runId, [rec], 'callResult');
+  }
+
+  /** Contract: see {@link RunStore.resumed}; not a barrier. */
+  resumed(runId: string, rec: ResumedRecord): Promise<void> {
+    return this.#write(runId, [rec], 'resumed');
   }
 
   #write(runId: string, records: readonly LogRecord[], method: StoreWriteMethod): Promise<void> {

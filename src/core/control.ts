@@ -78,7 +78,18 @@ export async function endOnStop(
   const out = new Outbox(agent.store, agent.events, runId, run.cancel);
   const writes = new RunWrites(out, agent.store, runId, run.cancel.signal, run.lease);
   try {
-    await out.emit({ type: 'run_started', runId, resumed: true, fromStep: view.trajectory.length });
+    // This driver only ends the run: a sink still hears it started (linked to the first driver's span).
+    const traceparent = view.started?.traceparent;
+    const traced = traceparent === undefined ? {} : { traceparent };
+    const resolution = view.inFlight?.resolution ?? null;
+    await out.emit({
+      type: 'run_started',
+      runId,
+      resumed: true,
+      fromStep: view.trajectory.length,
+      resolution,
+      ...traced,
+    });
     for (const w of run.warnings) await out.emit({ type: 'warning', runId, code: w.code, message: w.message });
     if (run.request) await cancelWaitingChildren(run.request, view);
     const counters = { steps: view.steps, validActions: view.validActions, usage: view.usage };

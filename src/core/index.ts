@@ -136,6 +136,7 @@ export type {
   ToolResultBlock,
   UpgradeChange,
   UpgradeRecord,
+  ResumedRecord,
   Usage,
   ValidationResult,
 } from './types.ts';

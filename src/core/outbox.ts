@@ -10,6 +10,7 @@ import type { Cancellation } from './cancellation.ts';
 import { StoreError } from './errors.ts';
 import type { EventSink, RunStore } from './ports.ts';
 import { isThenable } from './seam-values.ts';
+import { isTraceparent } from './serialization.ts';
 import { callStore, operationOf } from './store-write.ts';
 import type { ActionIntentRecord, ActionsIntentRecord, LogRecord, RunEvent } from './types.ts';
 
@@ -88,6 +89,27 @@ export class Outbox {
     }
     // A sink that returns nothing costs no new promise (awaiting a settled one is the cheapest await).
     return isThenable(delivered) ? this.#awaitDelivery(event, delivered) : DELIVERED;
+  }
+
+  /**
+   * The W3C trace context of the span the sink opened for this run's first driver, if it has the
+   * optional `traceparent` method; null otherwise. A sink that throws, or answers with something
+   * that is not a valid `traceparent`, counts as a failed delivery, and the run goes on untraced.
+   */
+  traceparent(): string | null {
+    const ask = this.#sink.traceparent;
+    if (typeof ask !== 'function') return null;
+    let value: unknown;
+    try {
+      value = ask.call(this.#sink, this.#runId);
+    } catch {
+      this.deliveryFailures++;
+      return null;
+    }
+    if (value === undefined || value === null) return null;
+    if (isTraceparent(value)) return value;
+    this.deliveryFailures++;
+    return null;
   }
 
   #failed(operation: string, e: unknown): never {

@@ -27,6 +27,7 @@ import type {
   StopRequest,
   ToolCatalog,
   UpgradeRecord,
+  ResumedRecord,
 } from './types.ts';
 
 /** One model call, as the library assembled it. */
@@ -256,6 +257,14 @@ export interface RunStore {
    */
   callResult?(runId: string, rec: CallResultRecord): Promise<void>;
   /**
+   * Write a `resumed` record: a driver took the run over from its log (docs/design/run-log.md#where-each-driver-took-over).
+   * Not a barrier, and optional: a store without it runs resumed runs as before, only without the
+   * marks (and `importRun` of a log holding them into it is refused, so nothing is dropped silently).
+   *
+   * Contract: as {@link RunStore.result}.
+   */
+  resumed?(runId: string, rec: ResumedRecord): Promise<void>;
+  /**
    * Optional single-driver lease, for stores several processes or tabs can open.
    *
    * Contract: resolves with a release function once this caller is the only driver of the run;
@@ -291,4 +300,18 @@ export interface EventSink {
    * No event follows `run_ended`.
    */
   deliver(event: RunEvent): void | Promise<void>;
+  /**
+   * Optional, for tracing sinks (`polyloop/otel`): the W3C `traceparent` of the span the sink opens
+   * for the run's first driver. Asked once, synchronously, just before `run_started` is written, which
+   * keeps it; every later driver's `run_started` event carries it back, so the sink can link that
+   * driver's span to the first (docs/design/run-log.md#where-each-driver-took-over). Return undefined
+   * to keep none. A throw or a malformed value counts as a failed delivery; the run goes on untraced.
+   */
+  traceparent?(runId: string): string | undefined;
+  /**
+   * Optional: true when the sink wants each `model_call_started` event to carry `messages`, a
+   * frozen copy of what the model is given (copying costs a tracing sink that captures content;
+   * other sinks leave this out and pay nothing).
+   */
+  readonly withMessages?: boolean;
 }

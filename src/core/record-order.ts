@@ -9,7 +9,7 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export const ORDER: Readonly<Record<string, readonly string[]>> = {
-  run_started: ['kind', 'v', 'runId', 'snapshot', 'snapshotHash', 'request', 'forkedFrom', 'startedAt'],
+  run_started: ['kind', 'v', 'runId', 'snapshot', 'snapshotHash', 'request', 'forkedFrom', 'traceparent', 'startedAt'],
   intent: ['kind', 'v', 'intent', 'stepIndex', 'callSeq', 'resultId', 'replayPolicy', 'decision', 'calls'],
   result: ['kind', 'v', 'resultId', 'stepIndex', 'callSeq', 'reply'],
   step: ['kind', 'v', 'step', 'actionResult'],
@@ -29,6 +29,7 @@ export const ORDER: Readonly<Record<string, readonly string[]>> = {
   input: ['kind', 'v', 'stepIndex', 'resultId', 'reply', 'receivedAt'],
   upgrade: ['kind', 'v', 'stepIndex', 'reason', 'changes', 'snapshotHash', 'request', 'at'],
   call_result: ['kind', 'v', 'stepIndex', 'resultId', 'outcome', 'completedRun', 'childRunId', 'usage'],
+  resumed: ['kind', 'v', 'stepIndex', 'resolution', 'at'],
 };
 /**
  * A step record's keys in order: its fields, then `calls` (a step with several calls only) and

@@ -44,6 +44,7 @@ export function readRunLog(records: readonly LogRecord[]): RunLogView {
     pending: c.pending,
     openRequests: c.openRequests,
     upgrades: c.upgrades,
+    resumes: c.resumes,
     ended: c.ended,
   };
 }
@@ -238,6 +239,11 @@ export async function importRun(
     throw new InvalidRequestError(
       'importRun: the log holds the calls of a step with several, and this store cannot write them ' +
         '(no callResult method)',
+    );
+  if (view.resumes.length > 0 && !store.resumed)
+    throw new InvalidRequestError(
+      'importRun: the log marks where drivers took the run over, and this store cannot write those marks ' +
+        '(no resumed method)',
     );
   const release = store.acquire
     ? await store.acquire(runId, { signal: opts.signal ?? new AbortController().signal })

@@ -7,7 +7,7 @@
 import { CorruptLogError, SchemaVersionError } from './errors.ts';
 import { checkOptionKeys } from './options.ts';
 import { RECORD_VERSION, STEP_DEFAULTS, STEP_FIELDS } from './types.ts';
-import type { JsonValue, LogRecord } from './types.ts';
+import type { InFlightResolution, JsonValue, LogRecord } from './types.ts';
 import { canonicalOrder, isExactly, ORDER, REPLY_ORDER } from './record-order.ts';
 import {
   checkActionsIntent,
@@ -56,6 +56,7 @@ export function isBarrier(rec: LogRecord): boolean {
     case 'run_started':
     case 'result':
     case 'call_result':
+    case 'resumed':
       return false;
     case 'intent':
       return rec.intent !== 'model_call' || rec.replayPolicy !== 'safe';
@@ -77,6 +78,10 @@ function checkBody(r: Obj): Obj {
       need(
         r['forkedFrom'] === undefined || isForkOrigin(r['forkedFrom']),
         'run_started.forkedFrom must hold runId and atStep',
+      );
+      need(
+        r['traceparent'] === undefined || isTraceparent(r['traceparent']),
+        'run_started.traceparent must be a W3C traceparent (00-{32 hex}-{16 hex}-{2 hex})',
       );
       return canonicalOrder(r);
     case 'intent':
@@ -230,6 +235,13 @@ function checkBody(r: Obj): Obj {
         'call_result.childRunId must be a string and usage token counts',
       );
       return canonicalOrder(r);
+    case 'resumed':
+      need(isInt(r['stepIndex']) && typeof r['at'] === 'string', 'resumed.stepIndex and at are required');
+      need(
+        r['resolution'] === null || RESOLUTIONS.has(r['resolution'] as string),
+        'resumed.resolution must be null or how the interrupted step goes on',
+      );
+      return canonicalOrder(r);
     default:
       throw new Shape('unknown kind');
   }
@@ -310,6 +322,28 @@ function isCompleteJson(text: string): boolean {
     return false;
   }
 }
+
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
+
+/**
+ * A W3C trace context header value (`traceparent`): version, trace id, parent span id, flags, in
+ * lower-case hex; version `ff` and all-zero ids are invalid (https://www.w3.org/TR/trace-context/).
+ */
+export function isTraceparent(v: unknown): v is string {
+  if (typeof v !== 'string') return false;
+  const m = TRACEPARENT.exec(v);
+  return m !== null && m[1] !== 'ff' && !/^0+$/.test(m[2] as string) && !/^0+$/.test(m[3] as string);
+}
+
+const RESOLUTIONS: ReadonlySet<string> = new Set([
+  'reissue_model',
+  'reinterpret',
+  'replay_action',
+  'settle',
+  'await_input',
+  'apply_input',
+  'run_calls',
+] satisfies InFlightResolution[]);
 
 function isForkOrigin(v: unknown): boolean {
   return isObj(v) && typeof v['runId'] === 'string' && isInt(v['atStep']);

@@ -294,7 +294,7 @@ async function runAll(
       const c = state[j] as CallState;
       // What runs is what the person approved: the arguments they edited, if they did.
       const d = approvedDecision(callDecision(intent.decision, j), c.gateReply);
-      const resultId = (intent.calls[j] as CallPlan).resultId;
+      const { resultId, replayPolicy } = intent.calls[j] as CallPlan;
       const { action } = d;
       const again = replayed(j);
       const childRunId = childOfAction(req, d, resultId);
@@ -306,6 +306,7 @@ async function runAll(
         resultId,
         action,
         replayed: again,
+        replayPolicy,
         ...named,
       };
       await inOrder(() => out.emit(started));

@@ -69,6 +69,10 @@ export class ModelSeam {
 
   /** What the call says of parallel tool calls: nothing for one call a turn (the call stays as it always was). */
   readonly #parallel: { readonly parallelToolCalls?: number };
+  /** The model's id for `model_call_started`, when its caller reports one. */
+  readonly #model: { readonly model?: string };
+  /** The sink asked for each call's messages in `model_call_started` (a tracing sink capturing content). */
+  readonly #withMessages: boolean;
 
   constructor(agent: AgentDefinition, req: RunRequest, cancel: Cancellation, writes: RunWrites, context: ModelContext) {
     this.#agent = agent;
@@ -82,6 +86,9 @@ export class ModelSeam {
     this.#trajectory = context.trajectory;
     const parallel = req.parallelToolCalls ?? 1;
     this.#parallel = parallel > 1 ? { parallelToolCalls: parallel } : {};
+    const model = agent.model.params['model'];
+    this.#model = typeof model === 'string' ? { model } : {};
+    this.#withMessages = agent.events.withMessages === true;
   }
 
   /** Step `stepIndex`'s call: with its intent record first when `intent`; `replayed` for the event. */
@@ -107,7 +114,21 @@ export class ModelSeam {
       };
       await out.write(seal(intentRecord));
     }
-    await out.emit({ type: 'model_call_started', runId, stepIndex, callSeq, resultId, replayed });
+    const replayPolicy = req.modelReplayPolicy;
+    const started = {
+      type: 'model_call_started',
+      runId,
+      stepIndex,
+      callSeq,
+      resultId,
+      replayed,
+      replayPolicy,
+    } as const;
+    await out.emit(
+      this.#withMessages
+        ? { ...started, ...this.#model, messages: Object.freeze(this.#history.messages.slice()) }
+        : { ...started, ...this.#model },
+    );
     let deltas: Promise<void> = DELIVERED;
     const onDelta = (delta: string, kind?: 'text' | 'reasoning'): void => {
       // An abandoned call may go on streaming: nothing of it reaches the sink after an abort.
@@ -162,7 +183,19 @@ export class ModelSeam {
     const callSeq = stepIndex;
     const reply = freezeReply(copyReply(raw));
     const { callId } = reply;
-    const events: RunEvent[] = [{ type: 'model_call_finished', runId, stepIndex, callSeq, callId, error: null }];
+    const told = reply.usage == null ? {} : { usage: reply.usage };
+    const why = reply.finishReason == null ? {} : { finishReason: reply.finishReason };
+    const finished: RunEvent = {
+      type: 'model_call_finished',
+      runId,
+      stepIndex,
+      callSeq,
+      callId,
+      error: null,
+      ...told,
+      ...why,
+    };
+    const events: RunEvent[] = [finished];
     if (reply.usage === null && this.#req.budget.maxTotalTokens !== undefined && !this.#usageMissingTold) {
       // A token budget cannot see calls that report nothing: say so once, and count them as 0.
       this.#usageMissingTold = true;

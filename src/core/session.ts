@@ -44,6 +44,7 @@ import type {
   InputReply,
   JsonObject,
   ParamSnapshot,
+  ReplayPolicy,
   RunEvent,
   RunLogView,
   RunResult,
@@ -129,7 +130,9 @@ export class RunDriver {
       if (view.state === 'not_started') await this.#start(start.snapshot, start.request);
       else for (const step of view.trajectory) this.#remember(step);
       const resumed = view.state !== 'not_started';
-      await this.#out.emit({ type: 'run_started', runId, resumed, fromStep: this.#trajectory.length });
+      const fromStep = this.#trajectory.length;
+      if (resumed) await this.#resumed(inFlight, fromStep);
+      await this.#out.emit(startedEvent(runId, view, fromStep, inFlight));
       for (const w of warnings) await this.#out.emit({ type: 'warning', runId, code: w.code, message: w.message });
       if (input !== null && inFlight !== null) {
         const receive = inFlight.calls === null ? receiveReply : receiveCallReply;
@@ -176,13 +179,37 @@ export class RunDriver {
     }
   }
 
-  /** The run's first record, `run_started`, with the hash of its snapshot. */
+  /**
+   * The run's first record, `run_started`, with the hash of its snapshot, and the trace context of
+   * the span the sink opened for this first driver, if it opened one.
+   */
   async #start(snapshot: ParamSnapshot, request: StoredRequest): Promise<void> {
     const snapshotHash = await sha256Hex(canonicalJson(snapshot));
-    const startedAt = now();
     const runId = this.#runId;
+    const traceparent = this.#out.traceparent();
+    const traced = traceparent === null ? {} : { traceparent };
     const v = RECORD_VERSION;
-    await this.#out.write({ kind: 'run_started', v, runId, snapshot, snapshotHash, request, startedAt });
+    await this.#out.write({
+      kind: 'run_started',
+      v,
+      runId,
+      snapshot,
+      snapshotHash,
+      request,
+      ...traced,
+      startedAt: now(),
+    });
+  }
+
+  /**
+   * Mark where this driver took the run over (docs/design/run-log.md#where-each-driver-took-over):
+   * not a barrier, and only where the store can write the mark.
+   */
+  async #resumed(inFlight: InFlightStep | null, fromStep: number): Promise<void> {
+    if (typeof this.#agent.store.resumed !== 'function') return;
+    const stepIndex = inFlight?.stepIndex ?? fromStep;
+    const resolution = inFlight?.resolution ?? null;
+    await this.#out.write({ kind: 'resumed', v: RECORD_VERSION, stepIndex, resolution, at: now() });
   }
 
   /**
@@ -291,6 +318,7 @@ export class RunDriver {
     step.actionRepr = decision.trajectoryRepr;
     step.toolCallId = decision.action.kind === 'tool_call' ? (decision.action.id ?? null) : null;
     let replayed = inFlight?.resolution === 'replay_action';
+    let replayPolicy: ReplayPolicy = inFlight?.actionIntent?.replayPolicy ?? 'safe';
     // A reply to a sub-agent's request goes to its child (with the child's own resultId).
     const asked = inFlight?.request?.request.child ?? null;
     const childAnswer = reply && asked ? { reply, asked } : null;
@@ -304,7 +332,7 @@ export class RunDriver {
       } else if (answer.kind === 'deny') return this.#denied(step, answer.reason);
       else if (answer.kind === 'answer') return this.#byPerson(step, decision, answer.text);
       // 3: the action intent, a barrier.
-      const replayPolicy = refusal === null ? replayPolicyOf(this.#req, decision) : 'safe';
+      replayPolicy = refusal === null ? replayPolicyOf(this.#req, decision) : 'safe';
       await this.#writes.actionIntent(stepIndex, decision, replayPolicy);
     } else if (reply) {
       // A settlement of the action in flight: what the person says happened is recorded, not run again.
@@ -318,7 +346,16 @@ export class RunDriver {
     const runId = this.#runId;
     const childRunId = refusal === null ? childOfAction(this.#req, decision, resultId) : null;
     const child = childRunId === null ? {} : { childRunId };
-    await this.#out.emit({ type: 'action_started', runId, stepIndex, resultId, action, replayed, ...child });
+    await this.#out.emit({
+      type: 'action_started',
+      runId,
+      stepIndex,
+      resultId,
+      action,
+      replayed,
+      replayPolicy,
+      ...child,
+    });
     // 4: execute; the action result and the step record land as one write.
     const executed: Executed =
       refusal ??
@@ -395,4 +432,16 @@ function recordedDecision(inFlight: InFlightStep | null): Decision | null {
   if (inFlight.calls) return inFlight.calls.intent.decision;
   const { actionIntent, request } = inFlight;
   return actionIntent?.decision ?? (request?.request.kind === 'settle' ? null : request?.request.decision) ?? null;
+}
+
+/**
+ * The `run_started` event: on a resume, the first driver's trace context from the log and how the
+ * interrupted step goes on (null at a boundary), so a sink can link this driver's span to the first.
+ */
+function startedEvent(runId: string, view: RunLogView, fromStep: number, inFlight: InFlightStep | null): RunEvent {
+  if (view.state === 'not_started') return { type: 'run_started', runId, resumed: false, fromStep };
+  const traceparent = view.started?.traceparent;
+  const traced = traceparent === undefined ? {} : { traceparent };
+  const resolution = inFlight?.resolution ?? null;
+  return { type: 'run_started', runId, resumed: true, fromStep, resolution, ...traced };
 }

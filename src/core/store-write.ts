@@ -20,6 +20,7 @@ const METHOD: { readonly [K in LogRecord['kind']]: string } = {
   input: 'input',
   upgrade: 'upgrade',
   call_result: 'callResult',
+  resumed: 'resumed',
 };
 
 /** The store method (and `StoreError` operation) that writes `rec`; with `intent`, the joint write. */
@@ -74,6 +75,9 @@ export function callStore(
       if (!store.callResult)
         throw new TypeError('this store cannot run several calls a step (it has no callResult method)');
       return store.callResult(runId, rec);
+    case 'resumed':
+      if (!store.resumed) throw new TypeError('this store cannot mark a resumed run (it has no resumed method)');
+      return store.resumed(runId, rec);
     default:
       throw new TypeError(`no store method writes a record of kind ${JSON.stringify((rec as { kind: unknown }).kind)}`);
   }

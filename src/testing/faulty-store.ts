@@ -39,7 +39,7 @@ const KNOWN: OptionKeys<FaultyStoreOptions> = { crashAfterWrites: true, landsBef
  * and the inner store keeps exactly the log a real crash would leave. `landsBeforeThrow: true`
  * makes the first failing write land and then reject — the "settled on disk but the promise never
  * resolved" case. Reads pass through; `acquire`, `resultAndIntent`, `inputRequest`, `input`,
- * `upgrade` and `callResult` are there exactly when the inner store has them (each write counts as
+ * `upgrade`, `callResult` and `resumed` are there exactly when the inner store has them (each write counts as
  * one, like any other).
  */
 export function faultyStore(inner: RunStore, opts: FaultyStoreOptions): FaultyStore {
@@ -91,7 +91,7 @@ export function interceptWrites(inner: RunStore, write: WriteInterceptor): RunSt
     readLog: (runId, o) => inner.readLog(runId, o),
   };
   const optional: { -readonly [M in keyof RunStore]?: RunStore[M] } = {};
-  const { resultAndIntent, inputRequest, input, upgrade, callResult, acquire } = inner;
+  const { resultAndIntent, inputRequest, input, upgrade, callResult, resumed, acquire } = inner;
   if (resultAndIntent)
     optional.resultAndIntent = (runId, result, intent) =>
       write('resultAndIntent', runId, [result, intent], () => resultAndIntent.call(inner, runId, result, intent));
@@ -102,6 +102,7 @@ export function interceptWrites(inner: RunStore, write: WriteInterceptor): RunSt
   if (upgrade) optional.upgrade = (runId, rec) => write('upgrade', runId, [rec], () => upgrade.call(inner, runId, rec));
   if (callResult)
     optional.callResult = (runId, rec) => write('callResult', runId, [rec], () => callResult.call(inner, runId, rec));
+  if (resumed) optional.resumed = (runId, rec) => write('resumed', runId, [rec], () => resumed.call(inner, runId, rec));
   if (acquire) optional.acquire = (runId, o) => acquire.call(inner, runId, o);
   return Object.assign(store, optional);
 }

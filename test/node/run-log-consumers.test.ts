@@ -118,6 +118,7 @@ describe('every consumer reads a log the same way', () => {
         else if (rec.kind === 'input') await store.input('run-1', rec);
         else if (rec.kind === 'upgrade') await store.upgrade?.('run-1', rec);
         else if (rec.kind === 'call_result') await store.callResult?.('run-1', rec);
+        else if (rec.kind === 'resumed') await store.resumed?.('run-1', rec);
         else await store.runEnded('run-1', rec);
       }
     }

@@ -17,6 +17,7 @@ import type {
   LogRecord,
   ModelCallIntentRecord,
   ResultRecord,
+  ResumedRecord,
   RunEndedRecord,
   RunLogState,
   RunStartedRecord,
@@ -33,8 +34,11 @@ export type LogClass = {
   readonly pending: InputRequest | null;
   readonly openRequests: readonly InputRequest[];
   readonly upgrades: readonly UpgradeRecord[];
+  readonly resumes: readonly ResumedRecord[];
   readonly ended: RunEndedRecord | null;
 };
+
+const NO_RESUMES: readonly ResumedRecord[] = Object.freeze([]);
 
 const corrupt = (index: number, reason: string): CorruptLogError =>
   new CorruptLogError(index + 1, reason, { source: 'run log' });
@@ -79,13 +83,14 @@ class StepTrack {
  */
 export function classifyLog(log: readonly LogRecord[]): LogClass {
   if (log.length === 0) {
-    const none = { inFlight: null, pending: null, openRequests: [], upgrades: [], ended: null };
+    const none = { inFlight: null, pending: null, openRequests: [], upgrades: [], resumes: [], ended: null };
     return { state: 'not_started', started: null, steps: [], ...none };
   }
   const first = log[0] as LogRecord;
   if (first.kind !== 'run_started') throw corrupt(0, `first record is ${first.kind}, not run_started`);
   const steps: StepRecord[] = [];
   const upgrades: UpgradeRecord[] = [];
+  const resumes: ResumedRecord[] = [];
   let t = new StepTrack(first.runId);
   for (let i = 1; i < log.length; i++) {
     const rec = log[i] as LogRecord;
@@ -100,6 +105,7 @@ export function classifyLog(log: readonly LogRecord[]): LogClass {
         pending: null,
         openRequests: [],
         upgrades,
+        resumes,
         ended: rec,
       };
     }
@@ -109,6 +115,11 @@ export function classifyLog(log: readonly LogRecord[]): LogClass {
     // An upgrade may come between any two records of a step: resume writes it wherever the run stopped.
     if (rec.kind === 'upgrade') {
       upgrades.push(rec);
+      continue;
+    }
+    // So may a driver's `resumed` mark: it says where the driver took over, and changes nothing.
+    if (rec.kind === 'resumed') {
+      resumes.push(rec);
       continue;
     }
     if (rec.kind !== 'intent' || rec.intent !== 'model_call') {
@@ -169,7 +180,8 @@ export function classifyLog(log: readonly LogRecord[]): LogClass {
         break;
     }
   }
-  return finish(first, steps, upgrades, t);
+  const found = finish(first, steps, upgrades, t);
+  return resumes.length === 0 ? found : { ...found, resumes };
 }
 
 /**
@@ -300,6 +312,7 @@ function finish(
       pending: null,
       openRequests: [],
       upgrades,
+      resumes: NO_RESUMES,
       ended: null,
     };
   if (t.calls) return finishCalls(started, steps, upgrades, t, t.calls);
@@ -335,7 +348,7 @@ function finish(
   const pending: InputRequest | null = open ? openRequestOf(open.request) : null;
   const openRequests = pending ? [pending] : [];
   const state = open ? 'awaiting_input' : 'in_flight';
-  return { state, started, steps, inFlight, pending, openRequests, upgrades, ended: null };
+  return { state, started, steps, inFlight, pending, openRequests, upgrades, resumes: NO_RESUMES, ended: null };
 }
 
 /** An interrupted step with several calls: awaiting its open requests, else running its calls. */
@@ -366,5 +379,5 @@ function finishCalls(
   const openRequests = open.map(openRequestOf);
   const state = waits ? 'awaiting_input' : 'in_flight';
   const pending = waits ? (openRequests[0] ?? null) : null;
-  return { state, started, steps, inFlight, pending, openRequests, upgrades, ended: null };
+  return { state, started, steps, inFlight, pending, openRequests, upgrades, resumes: NO_RESUMES, ended: null };
 }

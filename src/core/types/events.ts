@@ -3,7 +3,9 @@
  * modules (docs/design/README.md#dependency-rules, rule 2).
  * @module
  */
-import type { Action, ActionOutcome } from './decisions.ts';
+import type { Action, ActionOutcome, ReplayPolicy } from './decisions.ts';
+import type { InFlightResolution } from './log-view.ts';
+import type { FinishReason, Message, Usage } from './messages.ts';
 import type { InputReply, InputRequest } from './input.ts';
 import type { EndReason, StepDecisionKind, StepRecord, StopRequest } from './records.ts';
 
@@ -14,7 +16,17 @@ type Ev<T extends string, F> = { readonly type: T; readonly runId: string } & F;
 
 /** Events delivered to an {@link EventSink}, in order, each awaited. */
 export type RunEvent =
-  | Ev<'run_started', { readonly resumed: boolean; readonly fromStep: number }>
+  | Ev<
+      'run_started',
+      {
+        readonly resumed: boolean;
+        readonly fromStep: number;
+        /** A resumed run: how its interrupted step goes on (`readRunLog`'s resolution), null at a boundary. */
+        readonly resolution?: InFlightResolution | null;
+        /** A resumed run whose first driver's sink opened a span: that span's W3C trace context, from the log. */
+        readonly traceparent?: string;
+      }
+    >
   | Ev<'step_started', { readonly stepIndex: number }>
   | Ev<
       'model_call_started',
@@ -23,6 +35,15 @@ export type RunEvent =
         readonly callSeq: number;
         readonly resultId: string;
         readonly replayed: boolean;
+        /** The model call's replay policy (the request's `modelReplayPolicy`). */
+        readonly replayPolicy: ReplayPolicy;
+        /** The model's id, when its caller reports one (`params.model`, as every PolyLoop adapter does). */
+        readonly model?: string;
+        /**
+         * The messages the call is given (a frozen copy): only for a sink that asks for them with
+         * `withMessages` (a tracing sink that captures content); absent for the others, who pay nothing.
+         */
+        readonly messages?: readonly Message[];
       }
     >
   /** A streamed delta of the reply's text, or of its reasoning (`kind: 'reasoning'`; absent for text). */
@@ -42,6 +63,10 @@ export type RunEvent =
         readonly callSeq: number;
         readonly callId: string | null;
         readonly error: string | null;
+        /** Tokens the call used, when the model reported them. */
+        readonly usage?: Usage;
+        /** Why the model stopped, when it said. */
+        readonly finishReason?: FinishReason;
       }
     >
   | Ev<
@@ -65,6 +90,8 @@ export type RunEvent =
         readonly resultId: string;
         readonly action: Action;
         readonly replayed: boolean;
+        /** The action's replay policy, as its intent records it. */
+        readonly replayPolicy: ReplayPolicy;
         /** The action runs a sub-agent: its run's id (absent for every other action). */
         readonly childRunId?: string;
       }

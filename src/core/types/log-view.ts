@@ -9,6 +9,7 @@ import type {
   ActionIntentRecord,
   ActionsIntentRecord,
   CallResultRecord,
+  ResumedRecord,
   ModelCallIntentRecord,
   ResultRecord,
   RunEndedRecord,
@@ -112,6 +113,12 @@ export type RunLogView = {
   readonly openRequests: readonly InputRequest[];
   /** The run's `upgrade` records, in order (empty for a run never upgraded). */
   readonly upgrades: readonly UpgradeRecord[];
+  /**
+   * Where a later driver took the run over, in order: its `resumed` records (empty for a run one
+   * driver carried from start to end, and for logs written before 1.2). The steps from each
+   * record's `stepIndex` on were carried out by that driver, until the next.
+   */
+  readonly resumes: readonly ResumedRecord[];
   readonly ended: RunEndedRecord | null;
 };
 

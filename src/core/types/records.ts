@@ -6,6 +6,7 @@
  */
 import type { ActionDecision, ActionOutcome, ActionsDecision, ReplayPolicy, StepActionStatus } from './decisions.ts';
 import type { InputRecord, InputRequestRecord } from './input.ts';
+import type { InFlightResolution } from './log-view.ts';
 import type { ContentBlock, FinishReason, JsonObject, JsonValue, ToolCallRequest, Usage } from './messages.ts';
 
 /**
@@ -145,7 +146,8 @@ export const STEP_FIELDS = /* @__PURE__ */ Object.freeze(
  *   beyond the snapshot) and the `upgrade` record. Several calls a step: the `actions` intent, the
  *   `call_result` record, step `calls`. Sub-agents: input requests of kind `child`, step and call
  *   `childRunId`. A person in control: `run_started.forkedFrom`, `run_ended.stopRequest`, an
- *   approval's `input.reply.arguments`. A run that uses none of them writes records shaped as in 1.1.
+ *   approval's `input.reply.arguments`. Observability: `run_started.traceparent`, the `resumed` record.
+ *   A run that uses none of them, and is never resumed, writes records shaped as in 1.1.
  */
 export const RECORD_VERSION = '1.2';
 
@@ -175,7 +177,27 @@ export type RunStartedRecord = {
   readonly request?: StoredRequest;
   /** Added in 1.2: the run is a fork of another (`forkRun`), made at `atStep` of `runId`. */
   readonly forkedFrom?: ForkOrigin;
+  /**
+   * Added in 1.2: the W3C trace context (`00-{trace id}-{span id}-{flags}`) of the span that stood
+   * for the run's first driver, when its event sink opened one (an OpenTelemetry sink): every later
+   * driver's span links to it, so a run that crashed and went on elsewhere is one trace.
+   */
+  readonly traceparent?: string;
   readonly startedAt: string;
+};
+
+/**
+ * Not a barrier: a driver took the run over from its log and carries it on (docs/design/run-log.md).
+ * `stepIndex` is the step it carries on (the next one at a boundary); `resolution` how it goes on
+ * with that step's interrupted work, null at a boundary. Readers use it to mark the steps a later
+ * driver carried out; it changes nothing a run does. Added in 1.2.
+ */
+export type ResumedRecord = {
+  readonly kind: 'resumed';
+  readonly v: string;
+  readonly stepIndex: number;
+  readonly resolution: InFlightResolution | null;
+  readonly at: string;
 };
 
 /** Where a forked run came from: its source run and the step it was forked at. */
@@ -331,7 +353,8 @@ export type LogRecord =
   | InputRequestRecord
   | InputRecord
   | UpgradeRecord
-  | CallResultRecord;
+  | CallResultRecord
+  | ResumedRecord;
 
 /** The kinds of record, as a runtime list. */
 export const RECORD_KINDS = [
@@ -344,4 +367,5 @@ export const RECORD_KINDS = [
   'input',
   'upgrade',
   'call_result',
+  'resumed',
 ] as const;

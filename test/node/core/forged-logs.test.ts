@@ -84,6 +84,7 @@ async function plant(store: RunStore, recs: readonly Rec[]): Promise<void> {
     else if (rec.kind === 'step') await store.step('run-1', rec);
     else if (rec.kind === 'upgrade') await store.upgrade?.('run-1', rec);
     else if (rec.kind === 'call_result') await store.callResult?.('run-1', rec);
+    else if (rec.kind === 'resumed') await store.resumed?.('run-1', rec);
     else await store.runEnded('run-1', rec);
   }
 }

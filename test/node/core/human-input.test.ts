@@ -115,7 +115,8 @@ describe('approval', () => {
     const plain = withTools(makeTools());
     expect(timeless(result.trajectory)).toEqual(timeless((await run(plain.agent, plain.request)).trajectory));
     const log = await h.store.readLog('run-1');
-    expect(kinds(log).slice(3, 7)).toEqual(['input_request', 'input', 'intent:action', 'step']);
+    // The resume that carries the reply out marks where it took over, before the reply lands.
+    expect(kinds(log).slice(3, 8)).toEqual(['input_request', 'resumed', 'input', 'intent:action', 'step']);
     expect(h.sink.events.map((e) => e.type)).toContain('input_received');
   });
 
@@ -214,7 +215,7 @@ describe('answers', () => {
     expect(result.trajectory[0]).toMatchObject({ actionStatus: 'executed', observation: 'Blue.' });
     expect(result).toMatchObject({ stopReason: 'final_answer', validActions: 1 });
     const log = await h.store.readLog('run-1');
-    expect(kinds(log).slice(3, 6)).toEqual(['input_request', 'input', 'step']);
+    expect(kinds(log).slice(3, 7)).toEqual(['input_request', 'resumed', 'input', 'step']);
   });
 });
 
@@ -322,11 +323,14 @@ describe('settlement replaces the in_flight_unknown end', () => {
     const r = await resume(d.agent, d.request);
     expect(r).toMatchObject({ stopReason: 'awaiting_input', pending: { kind: 'settle', resultId: 's0.settle' } });
     expect(calls).toHaveLength(2);
+    // Each resume marks where it took over: the settlement it asked for, then the retry's crash.
     expect(kinds(await crashing.inner.readLog('run-1')).slice(3)).toEqual([
       'intent:action',
+      'resumed',
       'input_request',
       'input',
       'intent:action',
+      'resumed',
       'input_request',
     ]);
   });

@@ -65,6 +65,7 @@ describe('internal/recovery: classifyLog', () => {
       pending: null,
       openRequests: [],
       upgrades: [],
+      resumes: [],
       ended: null,
     });
   });
@@ -78,6 +79,7 @@ describe('internal/recovery: classifyLog', () => {
       pending: null,
       openRequests: [],
       upgrades: [],
+      resumes: [],
       ended: null,
     });
   });
@@ -106,6 +108,7 @@ describe('internal/recovery: classifyLog', () => {
       pending: null,
       openRequests: [],
       upgrades: [],
+      resumes: [],
       ended,
     });
   });

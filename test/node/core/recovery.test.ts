@@ -58,7 +58,7 @@ describe('recovery of an action in flight', () => {
     expect(h.model.calls).toHaveLength(0);
     expect(result.steps).toBe(1);
     const log = await store.readLog('run-1');
-    expect(kinds(log).slice(-2)).toEqual(['intent:action', 'input_request']);
+    expect(kinds(log).slice(-3)).toEqual(['intent:action', 'resumed', 'input_request']);
   });
 
   it('executes a safe action in flight again with the same resultId', async () => {
@@ -107,6 +107,7 @@ describe('recovery of a model call in flight', () => {
     expect(kinds(await store.readLog('run-1'))).toEqual([
       'run_started',
       'intent:model_call',
+      'resumed',
       'result',
       'step',
       'run_ended',

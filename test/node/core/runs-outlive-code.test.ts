@@ -329,8 +329,13 @@ describe('upgrades', () => {
       goal: [text('user', 'Add, then note.')],
     });
     expect(after[before.length]).toBe(encodeRecord(upgrade as LogRecord));
-    // The reply lands after the upgrade: the approved step runs under the new identity.
-    expect(JSON.parse(after[before.length + 1] as string).kind).toBe('input');
+    // The reply lands after the upgrade and the new driver's mark: the approved step runs under the new identity.
+    expect(JSON.parse(after[before.length + 1] as string)).toMatchObject({
+      kind: 'resumed',
+      stepIndex: upgrade?.stepIndex,
+      resolution: 'await_input',
+    });
+    expect(JSON.parse(after[before.length + 2] as string).kind).toBe('input');
   });
 
   it('resumes an upgraded run by id under the new identity, and refuses the old code', async () => {
@@ -504,6 +509,7 @@ async function writeRecord(store: RunStore, rec: LogRecord): Promise<void> {
   else if (rec.kind === 'input') await store.input?.('run-1', rec);
   else if (rec.kind === 'upgrade') await store.upgrade?.('run-1', rec);
   else if (rec.kind === 'call_result') await store.callResult?.('run-1', rec);
+  else if (rec.kind === 'resumed') await store.resumed?.('run-1', rec);
   else await store.runEnded('run-1', rec);
 }
 
