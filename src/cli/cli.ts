@@ -27,6 +27,7 @@ import type { CliIo } from './render.ts';
 import { forkCommand, stopCommand } from './control-commands.ts';
 import { exportCommand, importCommand, MAX_IMPORT_BYTES } from './transfer.ts';
 import { parentIdOf, replyRoute, treeOrder } from '../viewer/server/run-tree.ts';
+import { resumeLine, resumeSummaries } from '../viewer/server/resumes.ts';
 import { upgradeLine, upgradeSummaries } from '../viewer/server/upgrades.ts';
 import { viewCommand } from './view-command.ts';
 
@@ -34,7 +35,7 @@ const USAGE = `usage:
   polyloop runs <dir> [--json]              list the runs in a FileStore directory and where each stands
                                             (a sub-agent's run under its parent's, marked └)
   polyloop show <dir> <runId> [--json]      show one run's trajectory step by step (upgrades where they
-                                            took effect) and its state
+                                            took effect, where a later driver took the run over) and its state
   polyloop export <dir> <runId> [-o <file>] write a run's log as NDJSON to stdout (or to <file>)
   polyloop import <dir> <file>              import an exported log (<file> - reads stdin) under its run id;
                                             at most 16 MiB unless --max-bytes <n> says otherwise
@@ -241,12 +242,16 @@ async function showCommand(dir: string, runId: string, json: boolean, io: CliIo)
   for (const w of run.warnings) lines.push(`note         ${w}`);
   if (parentRunId !== null) lines.push(...(await replyThrough(dir, runId)));
   lines.push('', ...childrenLine(view));
-  // Each upgrade where it took effect: before the first step run under the new identity.
+  // Each upgrade where it took effect (before the first step run under the new identity), then
+  // where a later driver took the run over (before the first step it carried out).
   const upgrades = upgradeSummaries(view);
-  const upgradesBefore = (stepIndex: number): string[] =>
-    upgrades.filter((u) => u.stepIndex === stepIndex).map(upgradeLine);
-  for (const step of view.trajectory) lines.push(...upgradesBefore(step.stepIndex), ...renderStep(step));
-  lines.push(...upgrades.filter((u) => u.stepIndex >= view.trajectory.length).map(upgradeLine));
+  const resumes = resumeSummaries(view);
+  const markLines = (at: (stepIndex: number) => boolean): string[] => [
+    ...upgrades.filter((u) => at(u.stepIndex)).map(upgradeLine),
+    ...resumes.filter((r) => at(r.stepIndex)).map(resumeLine),
+  ];
+  for (const step of view.trajectory) lines.push(...markLines((i) => i === step.stepIndex), ...renderStep(step));
+  lines.push(...markLines((i) => i >= view.trajectory.length));
   if (view.inFlight) lines.push(...renderInFlight(view.inFlight));
   // Ids and log contents are data, never terminal commands: every line is made terminal-safe.
   io.out(`${lines.map(oneLine).join('\n')}\n`);
@@ -286,6 +291,7 @@ function listingJson(r: RunListing, parentRunId: string | null): Record<string, 
         children: [],
       };
   const upgrades = r.view ? upgradeSummaries(r.view) : null;
+  const resumes = r.view ? resumeSummaries(r.view) : null;
   const { runId, file, lastWriteAt, error, warnings } = r;
-  return { runId, parentRunId, file, lastWriteAt, ...derived, upgrades, error, warnings };
+  return { runId, parentRunId, file, lastWriteAt, ...derived, upgrades, resumes, error, warnings };
 }
