@@ -16,6 +16,7 @@ import type {
   ResultRecord,
   RunEndedRecord,
   RunStartedRecord,
+  ResumedRecord,
   RunStore,
   StepRecord,
   StepWriteRecord,
@@ -173,6 +174,11 @@ export function callResult(stepIndex: number, j: number, observation = `echoed $
     outcome: executed(observation),
     completedRun: false,
   };
+}
+
+/** The mark of a driver that took the run over at step `stepIndex`, going on as `resolution` says. */
+export function resumedMark(stepIndex: number, resolution: ResumedRecord['resolution'] = null): ResumedRecord {
+  return { kind: 'resumed', v, stepIndex, resolution, at: '2026-01-01T00:00:01.250Z' };
 }
 
 /** An `executed` outcome with `observation`, every flag at its default. */

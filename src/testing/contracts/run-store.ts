@@ -4,9 +4,11 @@
  * for stores with `acquire`, one driver per run, and, for stores with `inputRequest`/`input`,
  * human input written and read back like any record, so crafted logs imported into it are
  * settled or refused as on any store, and, for stores with `callResult`, the outcome of each call
- * of a step with several. Web APIs only, so one suite serves a store in Node, workerd and a
- * browser. The log cases are here; the human-input cases are `run-store-input.ts`, the calls
- * cases `run-store-calls.ts`, the lease cases `run-store-lease.ts`, the crafted logs `forged-logs.ts`.
+ * of a step with several, and, for stores with `resumed`, the marks drivers leave where they took
+ * a run over. Web APIs only, so one suite serves a store in Node, workerd and a browser. The log
+ * cases are here; the human-input cases are `run-store-input.ts`, the calls cases
+ * `run-store-calls.ts`, the marks `run-store-resumed.ts`, the lease cases `run-store-lease.ts`,
+ * the crafted logs `forged-logs.ts`.
  * @module
  */
 import { checkOptionKeys } from '../../core/internal-entry.ts';
@@ -26,6 +28,7 @@ import { actionIntent, modelIntent, modelResult, started, stepRecord, stepWrite,
 import { callResultCases } from './run-store-calls.ts';
 import { inputCases } from './run-store-input.ts';
 import { leaseCases } from './run-store-lease.ts';
+import { resumedCases } from './run-store-resumed.ts';
 
 /** Options of {@link runStoreContract}. */
 export type RunStoreContractOptions = {
@@ -261,6 +264,7 @@ export function runStoreContract(options: RunStoreContractOptions): ContractSuit
     ...appendCases(make),
     ...inputCases(make),
     ...callResultCases(make),
+    ...resumedCases(make),
     ...forgedLogCases(make),
   ];
   if (lease !== 'none') {
