@@ -35,7 +35,7 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/core/' },
       to: {
-        path: '^(node:|cloudflare:)|^src/(platform-|adapters/|zod/|testing/|mcp/)',
+        path: '^(node:|cloudflare:)|^src/(platform-|adapters/|zod/|testing/|mcp/|otel/)',
         dependencyTypesNot: ['type-only'],
       },
     },
@@ -51,7 +51,7 @@ module.exports = {
       comment: 'Rule 1 also for type-only imports.',
       severity: 'error',
       from: { path: '^src/core/' },
-      to: { path: '^src/(platform-|adapters/|zod/|testing/|mcp/)' },
+      to: { path: '^src/(platform-|adapters/|zod/|testing/|mcp/|otel/)' },
     },
     {
       name: 'types-imports-nothing',
@@ -115,7 +115,7 @@ module.exports = {
       comment:
         'Platforms, adapters, chat, MCP, zod and testing import core only through its two entries: src/core/index.ts (polyloop) and src/core/internal-entry.ts (polyloop/internal, the unstable plumbing).',
       severity: 'error',
-      from: { path: '^src/(platform-[^/]+|adapters|zod|testing|mcp|chat)/' },
+      from: { path: '^src/(platform-[^/]+|adapters|zod|testing|mcp|chat|otel)/' },
       to: { path: '^src/core/', pathNot: '^src/core/(index|internal-entry)\\.ts$' },
     },
     ...webStandardOnly(
@@ -133,6 +133,20 @@ module.exports = {
         dependencyTypes: NPM,
         dependencyTypesNot: ['type-only'],
       },
+    },
+    ...webStandardOnly(
+      'otel',
+      'otel',
+      'polyloop/otel runs in a tab, a Worker and Node: no platform, adapter, test kit or other room, no node:* or cloudflare:*, no Node core module.',
+      'platform-|adapters/|zod/|testing/|mcp/|chat/|cli/|viewer/',
+    ),
+    {
+      name: 'otel-api-only',
+      comment:
+        'polyloop/otel is built on @opentelemetry/api alone (an optional peer): no SDK, no semantic-conventions package, no other npm package.',
+      severity: 'error',
+      from: { path: '^src/otel/' },
+      to: { dependencyTypes: NPM, pathNot: '(^|/)node_modules/@opentelemetry/api/' },
     },
     {
       name: 'postgres-brings-no-driver',

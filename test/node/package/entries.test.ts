@@ -36,6 +36,7 @@ const SOURCES: Record<string, string> = {
   './mcp': 'src/mcp/index.ts',
   './chat': 'src/chat/index.ts',
   './zod': 'src/zod/index.ts',
+  './otel': 'src/otel/index.ts',
   './testing': 'src/testing/index.ts',
 };
 const NODE_LOADABLE = Object.keys(SOURCES).filter((s) => s !== './workers');
@@ -115,6 +116,7 @@ describe('the built package', () => {
       for (const [entry, names] of Object.entries(report.imports)) expect(names, entry).not.toBe(0);
       expect(report.imports['polyloop/workers']).toBe('resolved');
       expect(report.imports['polyloop/mcp']).toBe('resolved');
+      expect(report.imports['polyloop/otel']).toBe('resolved');
       expect(report).toMatchObject({ stopReason: 'final_answer', finalAnswer: '42' });
     } finally {
       rmSync(project, { recursive: true, force: true });

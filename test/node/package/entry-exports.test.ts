@@ -183,6 +183,7 @@ const EXPECTED: Readonly<Record<string, Listing>> = {
       'RequestProblem',
       'ResultRecord',
       'ResumeOptions',
+      'ResumedRecord',
       'Role',
       'RunEndedRecord',
       'RunEvent',
@@ -368,6 +369,10 @@ const EXPECTED: Readonly<Record<string, Listing>> = {
       'LocalChatTransportOptions',
       'ToUIMessageStreamOptions',
     ],
+  },
+  './otel': {
+    runtime: ['otelSink'],
+    types: ['OtelSinkOptions'],
   },
   './testing': {
     runtime: [

@@ -1,6 +1,7 @@
 // A first agent in a project that installed polyloop from its tarball: every subpath imports
-// (polyloop/workers needs workerd's `cloudflare:workers`, and polyloop/mcp its optional peer
-// @modelcontextprotocol/client, not installed here, so those two are only resolved), then one run.
+// (polyloop/workers needs workerd's `cloudflare:workers`, polyloop/mcp its optional peer
+// @modelcontextprotocol/client and polyloop/otel its optional peer @opentelemetry/api, not installed
+// here, so those three are only resolved), then one run.
 
 const out = {};
 for (const s of [
@@ -22,6 +23,7 @@ out['polyloop/workers'] = import.meta.resolve('polyloop/workers').endsWith('/dis
   ? 'resolved'
   : 'wrong';
 out['polyloop/mcp'] = import.meta.resolve('polyloop/mcp').endsWith('/dist/mcp/index.js') ? 'resolved' : 'wrong';
+out['polyloop/otel'] = import.meta.resolve('polyloop/otel').endsWith('/dist/otel/index.js') ? 'resolved' : 'wrong';
 
 const { defineAgent, InMemoryStore, run, ToolRegistry } = await import('polyloop');
 const { jsonActionInterpreter, scriptedModel } = await import('polyloop/testing');
