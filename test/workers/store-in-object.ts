@@ -17,6 +17,7 @@ export function storeIn(stub: DurableObjectStub): RunStore {
     input: (id, rec) => inObject((s) => s.input(id, rec)),
     upgrade: (id, rec) => inObject((s) => s.upgrade(id, rec)),
     callResult: (id, rec) => inObject((s) => s.callResult(id, rec)),
+    resumed: (id, rec) => inObject((s) => s.resumed(id, rec)),
     readLog: (id) => inObject((s) => s.readLog(id)),
   };
 }
