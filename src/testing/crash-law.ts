@@ -102,7 +102,10 @@ type Outcome = {
  * the harness's reach: count a child's `never` effects in the test's world. With `upgrade`, also: the
  * run holds one `upgrade` record, the uninterrupted run's (its time aside), and the step records
  * before its `stepIndex` are byte for byte the ones the log held when B took over — and the
- * uninterrupted run's, timestamps aside.
+ * uninterrupted run's, timestamps aside. And every driver marks where it took the run over: one
+ * `resumed` record, first, at the step it carries on and with `readRunLog`'s resolution, from each
+ * that carries the run on, none from one that carries nothing on — so a crash and resume adds one
+ * mark unless the resume continued nothing, and the trajectory is the same as without them.
  *
  * @example
  * const report = await crashAtEveryWrite({
@@ -157,7 +160,7 @@ async function play(
   store: RunStore,
   crash: { crashAfterWrites: number; landsBeforeThrow: boolean } | null,
 ): Promise<Outcome | { readonly error: unknown }> {
-  const memory: CaseMemory = { executions: new Map(), stepsAtTakeover: null };
+  const memory: CaseMemory = { executions: new Map(), stepsAtTakeover: null, takeovers: [] };
   let end = await driveStory(story, crash === null ? store : faultyStore(store, crash), memory, false);
   if (!end.ok && crash !== null) end = await driveStory(story, store, memory, true);
   if (!end.ok) return { error: end.error };
@@ -190,7 +193,9 @@ function lawProblem(ref: Outcome, got: Outcome, upgrading: boolean): string | nu
     difference(ref.result, got.result) ??
     neverProblem(ref, got) ??
     childProblem(ref, got) ??
-    (upgrading ? upgradeProblem(ref, got) : null)
+    (upgrading ? upgradeProblem(ref, got) : null) ??
+    got.memory.takeovers[0] ??
+    null
   );
 }
 

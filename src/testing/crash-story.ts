@@ -20,6 +20,7 @@ import type {
   RunStore,
   StepWriteRecord,
 } from '../core/index.ts';
+import { watchTakeover } from './crash-marks.ts';
 import { interceptWrites } from './faulty-store.ts';
 
 /** Builds an agent and its request over a store, as a (re)started process would. */
@@ -53,6 +54,8 @@ export type StoryUpgrade = {
 export type CaseMemory = {
   readonly executions: Map<string, number>;
   stepsAtTakeover: readonly StepWriteRecord[] | null;
+  /** What was wrong with the `resumed` marks each driver left (crash-marks.ts); empty when the law holds. */
+  readonly takeovers: string[];
 };
 
 /** How a story ended: its result, or the failure (returned, not thrown). */
@@ -133,8 +136,11 @@ async function oldCode(
   });
   const call = (input?: InputReply): Promise<RunResult> => {
     const a = counted(story.setup(stopping), memory);
-    if (input !== undefined) return resume(a.agent, a.request, { input });
-    return found.length > 0 ? resume(a.agent, a.request) : run(a.agent, a.request);
+    const mode = input !== undefined || found.length > 0 ? 'resume' : 'run';
+    return watchTakeover(store, story.runId, { mode, input }, memory.takeovers, () => {
+      if (input !== undefined) return resume(a.agent, a.request, { input });
+      return mode === 'resume' ? resume(a.agent, a.request) : run(a.agent, a.request);
+    });
   };
   try {
     let result = await call();
@@ -160,7 +166,9 @@ async function newCode(story: Story, store: RunStore, memory: CaseMemory): Promi
   const ask = { upgrade: { reason: upgrade.reason } };
   const call = (input?: InputReply): Promise<RunResult> => {
     const b = counted(upgrade.setup(store), memory);
-    return resume(b.agent, b.request, input === undefined ? ask : { ...ask, input });
+    return watchTakeover(store, story.runId, { mode: 'resume', input }, memory.takeovers, () =>
+      resume(b.agent, b.request, input === undefined ? ask : { ...ask, input }),
+    );
   };
   let result = await call();
   for (let n = 0; result.pending !== null; n++) {

@@ -7,7 +7,7 @@
  * and every `never` call run at most once, exactly once where it ran.
  */
 import { nativeToolInterpreter } from '../../src/adapters/tool-interpreter.ts';
-import { defineAgent, ToolRegistry } from '../../src/core/index.ts';
+import { defineAgent, InMemoryStore, resume, run, ToolRegistry } from '../../src/core/index.ts';
 import type {
   InputReply,
   InputRequest,
@@ -17,7 +17,7 @@ import type {
   ToolCallRequest,
   ToolSpec,
 } from '../../src/core/index.ts';
-import { collectingSink, crashAtEveryWrite, scriptedModel } from '../../src/testing/index.ts';
+import { collectingSink, crashAtEveryWrite, faultyStore, scriptedModel } from '../../src/testing/index.ts';
 import type { CrashLawReport } from '../../src/testing/index.ts';
 
 type Call = ToolCallRequest;
@@ -126,6 +126,20 @@ export async function severalCallsLaw(opts: { readonly newStore: () => RunStore 
     reply: severalCallsReply(world),
   });
   return { report, worlds };
+}
+
+/** How many writes the uninterrupted run makes (each resume that carries it on marks where it took over). */
+export async function severalCallsWrites(): Promise<number> {
+  const world: string[] = [];
+  const store = faultyStore(new InMemoryStore(), { crashAfterWrites: Number.POSITIVE_INFINITY });
+  const person = severalCallsReply(() => world);
+  const first = severalCallsSetup(store, () => world);
+  let result = await run(first.agent, first.request);
+  while (result.pending !== null) {
+    const next = severalCallsSetup(store, () => world);
+    result = await resume(next.agent, next.request, { input: person(result.pending) });
+  }
+  return store.writes.length;
 }
 
 const NEVER_EFFECTS = ['send:b', 'pay:d'];

@@ -15,7 +15,7 @@ import type { RunStore } from '../../../src/core/index.ts';
 import { PostgresStore } from '../../../src/platform-postgres/index.ts';
 import { editApprovalLaw, editApprovalLawProblems, editApprovalWrites } from '../../contract/edit-approval-law.ts';
 import { humanInputLaw, lawProblems } from '../../contract/human-input-law.ts';
-import { severalCallsLaw, severalCallsLawProblems } from '../../contract/several-calls-law.ts';
+import { severalCallsLaw, severalCallsLawProblems, severalCallsWrites } from '../../contract/several-calls-law.ts';
 import { subAgentsWrites } from '../../contract/sub-agents-double-crash.ts';
 import { SCENARIO_NAMES, subAgentsLaw, subAgentsLawProblems } from '../../contract/sub-agents-law.ts';
 import { forkLaw } from '../../portability/fork-law.ts';
@@ -43,7 +43,7 @@ describe('the laws on PostgresStore', () => {
   }, 120_000);
 
   it('keeps the crash law of several calls a step: crashed after every write (lost, and landed), resumed, ends as the uninterrupted run, each never call exactly once', async () => {
-    const newStore = await storesAhead(50);
+    const newStore = await storesAhead(2 * (await severalCallsWrites()) + 1);
     const result = await severalCallsLaw({ newStore });
     expect(severalCallsLawProblems(result)).toEqual([]);
   }, 120_000);
