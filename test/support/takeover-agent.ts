@@ -78,7 +78,7 @@ const request: RunRequest = {
   budget: { maxSteps: 10, maxValidActions: 10, maxContextChars: 100_000 },
   executor: tools.executor(),
   tools,
-  context: { goal: [{ role: 'user', content: [{ type: 'text', text: 'Do every part.' }] }] },
+  context: { run: [], goal: [{ role: 'user', content: [{ type: 'text', text: 'Do every part.' }] }] },
   injections: {},
   modelBinding: {},
   modelReplayPolicy: 'safe',

@@ -71,6 +71,11 @@ export type ApiUpgrade = {
   tools: { added: string[]; removed: string[] };
   snapshotHash: string;
 };
+/**
+ * Where a later driver took the run over: the step it carried on, how (`replay_action`, …; null at
+ * a step boundary), when, and its driver session (2 for the first that took over; 1 started the run).
+ */
+export type ApiResume = { stepIndex: number; resolution: string | null; at: string; driver: number };
 export type Summary = ApiRunRow & {
   state: string;
   finalAnswer: string | null;
@@ -85,6 +90,8 @@ export type Summary = ApiRunRow & {
   /** Every open request, in call order (several while a step with several calls waits for them). */
   openRequests: Pending[];
   upgrades: ApiUpgrade[];
+  /** Where later drivers took the run over, in order (absent from a viewer older than the marks). */
+  resumes?: ApiResume[];
   answering: { enabled: boolean; why: string | null };
   /** The sub-agent runs the log names (absent from a viewer older than sub-agents). */
   children?: ApiChildRun[];
@@ -165,6 +172,8 @@ export type ApiStepRow = {
     receivedAt: string | null;
   }[];
   resumed: string | null;
+  /** The driver session that carried the step out (1 started the run); absent from a viewer older than the marks. */
+  driver?: number;
   observationClippedChars: number;
 };
 export type Described = {

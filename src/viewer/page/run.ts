@@ -8,13 +8,13 @@
  * @module
  */
 import { api, follow } from './api.ts';
-import type { ApiStepRow, ApiUpgrade, Pending, Summary } from './api.ts';
+import type { ApiResume, ApiStepRow, ApiUpgrade, Pending, Summary } from './api.ts';
 import { forkedFromNote, forkForm, stopForm } from './control.ts';
 import { clipText, h, ms, num, when } from './dom.ts';
 import { messagesSection } from './messages.ts';
 import { answerPanel } from './pending.ts';
 import { openOf, stepDetail, tailDetail, tailOf } from './step-detail.ts';
-import { timeline, upgradeMarker } from './timeline.ts';
+import { resumeMarker, timeline, upgradeMarker } from './timeline.ts';
 import { renderTree } from './tree.ts';
 
 /** Show run `runId` in `app`; returns what stops following it. */
@@ -38,6 +38,7 @@ export function showRun(app: HTMLElement, runId: string): () => void {
     select: (i, row) => showDetail(i, row),
     tail: () => tailOf(summary),
     upgradesAt: (i) => upgradesAt(summary, i),
+    resumesAt: (i) => resumesAt(summary, i),
   });
   app.replaceChildren(
     h('nav', {}, h('a', { href: '#/', id: 'back' }, '← all runs')),
@@ -52,21 +53,22 @@ export function showRun(app: HTMLElement, runId: string): () => void {
   app.dataset['state'] = 'run-loading';
 
   function showDetail(i: number, row: ApiStepRow | null): void {
-    const notes = upgradeNotes(upgradesAt(summary, i));
+    const notes = markNotes(summary, i);
     if (i >= count) {
       detail.replaceChildren(...notes, ...tailDetail(summary), ...tailControl(summary));
       return;
     }
     const loading = (): HTMLElement => h('p', { class: 'muted' }, `Loading step #${i}…`);
-    const body = row ? h('div', {}, ...stepDetail(row, () => loadFull(i)), ...stepControl(i)) : loading();
+    const resumes = summary?.resumes ?? [];
+    const body = row ? h('div', {}, ...stepDetail(row, () => loadFull(i), resumes), ...stepControl(i)) : loading();
     detail.replaceChildren(...notes, body);
   }
 
   async function loadFull(i: number): Promise<void> {
     const [row] = await api.steps(runId, i, 1, true);
     if (!row || tl.selected() !== i) return;
-    const body = h('div', {}, ...stepDetail(row, null), ...stepControl(i));
-    detail.replaceChildren(...upgradeNotes(upgradesAt(summary, i)), body);
+    const body = h('div', {}, ...stepDetail(row, null, summary?.resumes ?? []), ...stepControl(i));
+    detail.replaceChildren(...markNotes(summary, i), body);
   }
 
   /**
@@ -192,9 +194,17 @@ function upgradesAt(s: Summary | null, i: number): readonly ApiUpgrade[] {
   return (s?.upgrades ?? []).filter((u) => u.stepIndex === i);
 }
 
-/** Each upgrade's marker line, above the step it took effect at. */
-function upgradeNotes(upgrades: readonly ApiUpgrade[]): HTMLElement[] {
-  return upgrades.map((u) => h('p', { class: 'upgrade-note' }, upgradeMarker(u)));
+/** Where later drivers took the run over at step `i` (a viewer older than the marks gives none). */
+function resumesAt(s: Summary | null, i: number): readonly ApiResume[] {
+  return (s?.resumes ?? []).filter((r) => r.stepIndex === i);
+}
+
+/** Above step `i`: each upgrade's marker line where it took effect, then each later driver's where it took over. */
+function markNotes(s: Summary | null, i: number): HTMLElement[] {
+  return [
+    ...upgradesAt(s, i).map((u) => h('p', { class: 'upgrade-note' }, upgradeMarker(u))),
+    ...resumesAt(s, i).map((r) => h('p', { class: 'resume-note' }, resumeMarker(r))),
+  ];
 }
 
 /**

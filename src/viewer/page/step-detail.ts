@@ -6,7 +6,7 @@
  * `inFlight`. What a step writes and why: docs/design/step.md; what the page shows: docs/viewer.md.
  * @module
  */
-import type { ApiAction, ApiStepRow, Pending, Summary } from './api.ts';
+import type { ApiAction, ApiResume, ApiStepRow, Pending, Summary } from './api.ts';
 import { clipText, duration, h, ms, num, pretty, when } from './dom.ts';
 import { stepLabel, stepTags } from './timeline.ts';
 import { runLink } from './tree.ts';
@@ -123,11 +123,40 @@ function moreButton(row: ApiStepRow, loadFull: (() => void) | null): HTMLElement
   );
 }
 
-/** A completed step in full; `loadFull` fetches its observations whole when a page of steps clipped them. */
-export function stepDetail(row: ApiStepRow, loadFull: (() => void) | null): (Node | null)[] {
+/**
+ * Which driver session carried the step out, in a run later drivers took over (null for a run one
+ * driver carried): `driver 1 of 3: the one that started the run`, or the later driver and where it took over.
+ */
+export function driverLine(
+  stepIndex: number,
+  driver: number | undefined,
+  resumes: readonly ApiResume[],
+): string | null {
+  if (resumes.length === 0) return null;
+  const n = driver ?? 1 + resumes.filter((r) => r.stepIndex <= stepIndex).length;
+  const of = `Carried out by driver ${n} of ${resumes.length + 1}`;
+  const took = resumes[n - 2];
+  if (!took) return `${of}: the one that started the run.`;
+  const how = took.resolution === null ? 'at a step boundary' : `in flight: ${took.resolution}`;
+  return `${of}: a later driver, which took the run over at step ${took.stepIndex} (${how}) at ${when(took.at)}.`;
+}
+
+/**
+ * A completed step in full; `loadFull` fetches its observations whole when a page of steps clipped
+ * them; `resumes`: where later drivers took the run over (the summary's), to say which one ran it.
+ */
+export function stepDetail(
+  row: ApiStepRow,
+  loadFull: (() => void) | null,
+  resumes: readonly ApiResume[] = [],
+): (Node | null)[] {
   const s = row.step;
   const took = ms(s.endedAt) - ms(s.startedAt);
-  const marks = stepTags(row);
+  const marks = stepTags(
+    row,
+    resumes.some((r) => r.stepIndex === s.stepIndex),
+  );
+  const driver = driverLine(s.stepIndex, row.driver, resumes);
   const obs = s.observation;
   return [
     h('h2', {}, `Step #${s.stepIndex} — ${s.decision}`),
@@ -138,6 +167,7 @@ export function stepDetail(row: ApiStepRow, loadFull: (() => void) | null): (Nod
     ),
     marks.length > 0 ? h('p', {}, ...marks.map((m) => h('span', { class: `tag t-${m.split(/[:\s]/)[0]}` }, m))) : null,
     row.resumed ? h('p', { class: 'resumed-note' }, row.resumed) : null,
+    driver ? h('p', { class: 'muted driver-note' }, driver) : null,
     s.modelText !== null ? collapsed('Model reply', s.modelText) : null,
     s.reasoning ? collapsed('Reasoning', s.reasoning) : null,
     s.calls

@@ -4,7 +4,7 @@
  * opens as fast as one of five. Each row carries a bar placed on the run's time span.
  * @module
  */
-import type { ApiStepRow, ApiUpgrade } from './api.ts';
+import type { ApiResume, ApiStepRow, ApiUpgrade } from './api.ts';
 import { clipText, duration, h, ms, when } from './dom.ts';
 
 export const ROW_HEIGHT = 40;
@@ -21,6 +21,8 @@ export type TimelineHost = {
   readonly tail: () => { readonly label: string; readonly kind: string } | null;
   /** The upgrades that took effect at step `index` (the run went on under new code from it). */
   readonly upgradesAt: (index: number) => readonly ApiUpgrade[];
+  /** Where a later driver took the run over at step `index` (it carried that step out). */
+  readonly resumesAt: (index: number) => readonly ApiResume[];
 };
 
 /** The list element and what drives it. */
@@ -60,15 +62,33 @@ function upgradeTag(upgrades: readonly ApiUpgrade[]): HTMLElement | null {
   return h('span', { class: 'tag t-upgrade', title: upgrades.map(upgradeMarker).join('\n') }, 'upgrade');
 }
 
-/** Short marks of a step: synthetic, denied, resumed, asked a person, ran a sub-agent. */
-export function stepTags(row: ApiStepRow): string[] {
+/**
+ * Where a later driver took the run over, as `polyloop show` prints it (the time in the reader's
+ * zone): `── resumed by a later driver (driver 2) at step 3 (replay_action) at <time>`.
+ */
+export function resumeMarker(r: ApiResume): string {
+  const how = r.resolution ?? 'at a step boundary';
+  return `── resumed by a later driver (driver ${r.driver}) at step ${r.stepIndex} (${how}) at ${when(r.at)}`;
+}
+
+/** The mark of a row a later driver took the run over at (its markers, with how it went on, as the tooltip), or null. */
+function resumeTag(resumes: readonly ApiResume[]): HTMLElement | null {
+  if (resumes.length === 0) return null;
+  return h('span', { class: 'tag t-resumed t-takeover', title: resumes.map(resumeMarker).join('\n') }, 'resumed');
+}
+
+/**
+ * Short marks of a step: synthetic, denied, resumed, asked a person, ran a sub-agent. `takenOver`:
+ * a later driver's mark is on the step, which says `resumed` itself (with how, in its tooltip).
+ */
+export function stepTags(row: ApiStepRow, takenOver = false): string[] {
   const s = row.step;
   const tags: string[] = [];
   if (s.actionStatus && s.actionStatus !== 'executed') tags.push(s.actionStatus.replace('_', ' '));
   if (s.observationIsSynthetic) tags.push('synthetic');
   if (row.input.some((i) => i.kind !== 'settle'))
     tags.push(`person: ${row.input.map((i) => String(i.reply?.['kind'] ?? '…')).join(', ')}`);
-  if (row.resumed) tags.push('resumed');
+  if (row.resumed && !takenOver) tags.push('resumed');
   if (s.childRunId !== undefined || s.calls?.some((c) => c.childRunId !== undefined)) tags.push('sub-agent');
   return tags;
 }
@@ -128,9 +148,11 @@ export function timeline(host: TimelineHost): Timeline {
     const scale = Math.max(1, span.end - span.start);
     const left = Number.isFinite(start) ? ((start - span.start) / scale) * 100 : 0;
     const width = Number.isFinite(start) && Number.isFinite(end) ? Math.max(0.3, ((end - start) / scale) * 100) : 0;
-    const tags = row ? stepTags(row) : [];
+    const resumes = host.resumesAt(i);
+    const tags = row ? stepTags(row, resumes.length > 0) : [];
     const upgrades = host.upgradesAt(i);
-    const marks = `${i === chosen ? ' selected' : ''}${s ? ` d-${s.decision}` : ''}${row?.resumed ? ' resumed' : ''}`;
+    const resumed = row?.resumed || resumes.length > 0 ? ' resumed' : '';
+    const marks = `${i === chosen ? ' selected' : ''}${s ? ` d-${s.decision}` : ''}${resumed}`;
     const attrs = {
       class: `row${marks}${upgrades.length > 0 ? ' upgraded' : ''}`,
       role: 'option',
@@ -145,6 +167,7 @@ export function timeline(host: TimelineHost): Timeline {
       h('span', { class: 'idx' }, `#${i}`),
       h('span', { class: 'label' }, row ? clipText(stepLabel(row), 200) : '…'),
       upgradeTag(upgrades),
+      resumeTag(resumes),
       ...tags.map((t) => h('span', { class: `tag t-${t.split(/[:\s]/)[0]}` }, t)),
       h('span', { class: 'dur' }, s ? duration(end - start) : ''),
       h(
@@ -172,7 +195,8 @@ export function timeline(host: TimelineHost): Timeline {
       onclick: () => api.select(i),
     };
     const label = h('span', { class: 'label' }, t?.label ?? '');
-    return h('div', attrs, h('span', { class: 'idx' }, `#${i}`), label, upgradeTag(upgrades));
+    const taken = resumeTag(host.resumesAt(i));
+    return h('div', attrs, h('span', { class: 'idx' }, `#${i}`), label, upgradeTag(upgrades), taken);
   }
 
   el.addEventListener('scroll', schedule, { passive: true });

@@ -27,6 +27,8 @@ import { callsInFlight } from './calls.ts';
 import type { CallInFlightSummary } from './calls.ts';
 import { askedIn } from './run-tree.ts';
 import type { ReplyRoute } from './run-tree.ts';
+import { driverOf, resumeSummaries } from './resumes.ts';
+import type { ResumeSummary } from './resumes.ts';
 import { upgradeSummaries } from './upgrades.ts';
 import type { UpgradeSummary } from './upgrades.ts';
 
@@ -119,6 +121,11 @@ export type RunSummary = ViewRunRow & {
   readonly openRequests: readonly PendingSummary[];
   /** Where the run went on under new code (its `upgrade` records), in order. */
   readonly upgrades: readonly UpgradeSummary[];
+  /**
+   * Where a later driver took the run over (its `resumed` records), in order, each with its driver
+   * session: the steps from a mark's `stepIndex` on were carried out by that driver, until the next.
+   */
+  readonly resumes: readonly ResumeSummary[];
   /** Whether this viewer can carry out a reply, and if not why. */
   readonly answering: { readonly enabled: boolean; readonly why: string | null };
   /** The sub-agent runs this run's log names (`childRunsOf`), in step order. */
@@ -203,6 +210,7 @@ export function summarizeRun(reading: LogReading, ctx: SummaryContext): RunSumma
     pending: openRequests[0] ?? null,
     openRequests,
     upgrades: upgradeSummaries(view),
+    resumes: resumeSummaries(view),
     answering: ctx.answering,
     children: childRunsOf(view),
     parentRunId: ctx.parentRunId ?? null,
@@ -275,6 +283,11 @@ export type ViewStepRow = {
   }[];
   /** Set when the log shows the step was carried on after a crash (a settlement), else null. */
   readonly resumed: string | null;
+  /**
+   * The driver session that carried the step out: 1 for the one that started the run, 2 for the
+   * first that took it over (the summary's `resumes`), … A step taken over in flight counts to the later driver.
+   */
+  readonly driver: number;
   /** Characters of the observation left out of this answer (ask for the step alone to get them). */
   readonly observationClippedChars: number;
 };
@@ -285,12 +298,13 @@ export const OBSERVATION_PAGE_CHARS = 20_000;
 /** Steps `from` … `from + limit - 1` of a reading; `full` leaves observations whole. */
 export function stepsPage(reading: LogReading, from: number, limit: number, full = false): readonly ViewStepRow[] {
   const extras = extrasOf(reading);
+  const { resumes } = reading.view;
   return reading.view.trajectory
     .slice(from, from + limit)
-    .map((step) => stepRow(step, extras.get(step.stepIndex), full));
+    .map((step) => stepRow(step, extras.get(step.stepIndex), driverOf(resumes, step.stepIndex), full));
 }
 
-function stepRow(step: StepRecord, extra: StepExtras | undefined, full: boolean): ViewStepRow {
+function stepRow(step: StepRecord, extra: StepExtras | undefined, driver: number, full: boolean): ViewStepRow {
   const observation = step.observation ?? '';
   const over = (text: string): number => (full ? 0 : Math.max(0, text.length - OBSERVATION_PAGE_CHARS));
   // A step with several calls: each call's observation is clipped the same way, the characters left out summed.
@@ -315,6 +329,7 @@ function stepRow(step: StepRecord, extra: StepExtras | undefined, full: boolean)
     action: extra?.action ?? null,
     input,
     resumed: resumedNote(extra),
+    driver,
     observationClippedChars: clipped,
   };
 }
@@ -322,8 +337,8 @@ function stepRow(step: StepRecord, extra: StepExtras | undefined, full: boolean)
 /**
  * What the log proves about a step carried on after a crash: a settlement (a `never` operation
  * found in flight, settled by a person), and an operation announced twice (a settled retry).
- * A `safe` operation replayed by resume leaves no mark by design (the log reads the same after
- * a second crash), so it is not claimed here; the timeline shows the gap before such a step.
+ * Where any later driver took over (a `safe` operation replayed, a reply carried out) is the
+ * `resumed` record's to say, since record version 1.2: the summary's `resumes`, the row's `driver`.
  */
 function resumedNote(extra: StepExtras | undefined): string | null {
   const settle = extra?.requests.find((r) => r.request.kind === 'settle');
