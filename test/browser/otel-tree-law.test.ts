@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { IndexedDBStore } from '../../src/platform-web/index.ts';
-import { EXPECTED, otelTrees } from '../portability/otel-tree.ts';
+import { EXPECTED } from '../portability/otel-tree-expected.ts';
+import { otelTrees } from '../portability/otel-tree.ts';
 import { freshDbName } from './idb-store.cases.ts';
 
 const stores: IndexedDBStore[] = [];
@@ -16,7 +17,7 @@ const idb = (): IndexedDBStore => {
 };
 
 describe('the span tree of a run in Chromium (IndexedDBStore)', () => {
-  it('a three-step run, the run crashed and carried on by its sink, and the run resumed by a new process make the expected trees: one trace, the later driver under the first and linked to it', async () => {
+  it('a three-step run (without and with content), the run crashed and carried on by its sink, and the run resumed by a new process make the expected trees: one trace, the later driver under the first and linked to it', async () => {
     try {
       expect(await otelTrees({ make: idb })).toEqual({ ...EXPECTED, problems: [] });
     } finally {

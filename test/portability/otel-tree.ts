@@ -1,12 +1,13 @@
 /**
  * The span tree `polyloop/otel` makes, the same in every runtime (docs/observability.md), in Web
  * APIs only so Node, workerd and Chromium run it: a three-step run (a scripted model reporting
- * usage and finish reasons, a lookup, a deploy that fails with `env_error`, the answer) traced by
- * `otelSink` into the real OpenTelemetry SDK (`BasicTracerProvider`, `SimpleSpanProcessor`,
- * `InMemorySpanExporter`), normalised to what does not depend on the runtime or the clock (names,
- * kinds, nesting, attributes, statuses, links) and compared with one tree written out below; then
- * the same run crashed on its store after the deploy ran and resumed by the same sink: one trace,
- * the second driver's `invoke_agent` under the first and linked to it.
+ * usage and finish reasons, a lookup, a reply cut off at the token limit, a deploy that fails with
+ * `env_error`) traced by `otelSink` into the real OpenTelemetry SDK (`BasicTracerProvider`,
+ * `SimpleSpanProcessor`, `InMemorySpanExporter`), normalised to what does not depend on the runtime
+ * or the clock (names, kinds, nesting, attributes, statuses, links), without and with content;
+ * then the same run crashed on its store after the deploy ran and carried on by the same sink (one
+ * trace, the second driver's `invoke_agent` under the first and linked to it), and resumed by a new
+ * process. The trees every runtime must make are written out in otel-tree-expected.ts.
  */
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { AttributeValue, Tracer } from '@opentelemetry/api';
@@ -33,8 +34,9 @@ export type SpanShape = {
   readonly children: readonly SpanShape[];
 };
 
-const RUN_ID = 'otel-tree-1';
-const MODEL = 'weather-model';
+/** The run's id, and the model's (its chat spans are named after it). */
+export const RUN_ID = 'otel-tree-1';
+export const MODEL = 'weather-model';
 
 /**
  * Three steps: a lookup; a reply cut off at the token limit (an invalid step: no action); a deploy
@@ -129,22 +131,26 @@ export function inMemoryTracing(exporter = new InMemorySpanExporter()): {
 }
 
 /** What the law traces with: `otelSink`, or (to show the law can fail) a stand-in. */
-export type MakeSink = (tracer: Tracer) => EventSink;
+export type MakeSink = (tracer: Tracer, captureContent: boolean) => EventSink;
+
+const realSink: MakeSink = (tracer, captureContent) => otelSink({ tracer, captureContent });
 
 /** What {@link otelTrees} runs over. */
 export type OtelTreeOptions = {
   /** A fresh store of the runtime's kind. */
   readonly make: MakeStore;
-  /** Default `otelSink({ tracer })`. */
+  /** Default `otelSink({ tracer, captureContent })`. */
   readonly sink?: MakeSink;
 };
 
 /**
- * The trees of the three runs (uninterrupted; crashed and carried on by the same sink; crashed and
- * resumed by a new process), and every problem found beside them (empty when the law holds).
+ * The trees of the runs (uninterrupted, without and with content; crashed and carried on by the
+ * same sink; crashed and resumed by a new process), and every problem found beside them (empty
+ * when the law holds).
  */
 export type OtelTrees = {
   readonly plain: readonly SpanShape[];
+  readonly content: readonly SpanShape[];
   readonly crashed: readonly SpanShape[];
   readonly killed: readonly SpanShape[];
   readonly problems: string[];
@@ -203,14 +209,38 @@ export function spanTree(spans: readonly ReadableSpan[], problems: string[]): Sp
 }
 
 /** Where a span whose parent was never exported hangs (its `name` says which). */
-const NOT_EXPORTED: SpanShape = { name: '', kind: '', status: { code: '' }, attributes: {}, links: [], children: [] };
+export const NOT_EXPORTED: SpanShape = {
+  name: '',
+  kind: '',
+  status: { code: '' },
+  attributes: {},
+  links: [],
+  children: [],
+};
 
 const messageOf = (s: ReadableSpan): { message?: string } =>
   s.status.message === undefined || s.status.message === '' ? {} : { message: s.status.message };
 
-/** The span's attributes, keys in order (so a tree prints the same whatever order they were set in). */
-const sortedAttributes = (s: ReadableSpan): Record<string, AttributeValue | undefined> =>
-  Object.fromEntries(Object.entries(s.attributes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+/**
+ * The span's attributes, keys in order (so a tree prints the same whatever order they were set in);
+ * `gen_ai.input.messages` as one line per message, its role and its parts (the whole prompt,
+ * tool descriptions included, is core's to render, not the sink's).
+ */
+function sortedAttributes(s: ReadableSpan): Record<string, AttributeValue | undefined> {
+  const entries = Object.entries(s.attributes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return Object.fromEntries(entries.map(([k, v]) => [k, k === 'gen_ai.input.messages' ? messageLines(v) : v]));
+}
+
+type InputMessage = { role: string; parts: { type: string; id?: string; content?: string }[] };
+
+/** `user: text "Weather in Paris."`, `system: text (371 chars)`, `assistant: tool_call call-lookup`. */
+function messageLines(value: AttributeValue | undefined): string[] {
+  const messages = JSON.parse(String(value)) as InputMessage[];
+  const text = (t: string): string => (t.length > 60 ? `(${t.length} chars)` : JSON.stringify(t));
+  const part = (p: InputMessage['parts'][number]): string =>
+    p.id !== undefined ? `${p.type} ${p.id}` : `${p.type} ${text(p.content ?? '')}`;
+  return messages.map((m) => `${m.role}: ${m.parts.map(part).join(', ')}`);
+}
 
 /**
  * The clock's part, which the tree leaves out: each span ended, not before it started, and a span
@@ -226,13 +256,17 @@ function timeProblem(s: ReadableSpan, ids: ReadonlyMap<string, ReadableSpan>, pr
     problems.push(`${s.name} (step ${String(s.attributes['polyloop.step.index'])}) is not within its invoke_agent`);
 }
 
-/** The run traced from start to end on a fresh store: its tree, its result, the store methods it wrote with. */
+/**
+ * The run traced from start to end on a fresh store, content captured or not: its tree, its
+ * result, the store methods it wrote with.
+ */
 async function plainRun(
   opts: OtelTreeOptions,
+  captureContent: boolean,
   problems: string[],
 ): Promise<{ tree: SpanShape[]; result: RunResult; writes: readonly string[] }> {
   const { tracer, exporter } = inMemoryTracing();
-  const sink = (opts.sink ?? ((t) => otelSink({ tracer: t })))(tracer);
+  const sink = (opts.sink ?? realSink)(tracer, captureContent);
   const counting = faultyStore(await opts.make(), { crashAfterWrites: Number.POSITIVE_INFINITY });
   const { agent, request } = weatherAgent(counting, sink, []);
   const result = await run(agent, request);
@@ -256,9 +290,9 @@ async function crashedRun(
   same: boolean,
   problems: string[],
 ): Promise<SpanShape[]> {
-  const makeSink = opts.sink ?? ((t) => otelSink({ tracer: t }));
+  const makeSink = opts.sink ?? realSink;
   const { tracer, exporter } = inMemoryTracing();
-  const sink = makeSink(tracer);
+  const sink = makeSink(tracer, false);
   const store = await opts.make();
   const effects: string[] = [];
   const faulty = faultyStore(store, { crashAfterWrites: want.writes.lastIndexOf('step') });
@@ -269,7 +303,7 @@ async function crashedRun(
   );
   if (!crashed || effects.join() !== 'lookup:Paris,deploy:forecast')
     problems.push(`the run did not crash after the deploy ran: it ran ${JSON.stringify(effects)}`);
-  const second = weatherAgent(store, same ? sink : makeSink(inMemoryTracing(exporter).tracer), effects);
+  const second = weatherAgent(store, same ? sink : makeSink(inMemoryTracing(exporter).tracer, false), effects);
   const result = await resume(second.agent, second.request);
   if (JSON.stringify(timeless(result.trajectory)) !== JSON.stringify(timeless(want.result.trajectory)))
     problems.push('the resumed run ended with another trajectory than the uninterrupted one');
@@ -277,124 +311,12 @@ async function crashedRun(
   return spanTree(exporter.getFinishedSpans(), problems);
 }
 
-/** The three runs on fresh stores of one kind: their trees, to compare with {@link EXPECTED}. */
+/** The runs on fresh stores of one kind: their trees, to compare with `EXPECTED` (otel-tree-expected.ts). */
 export async function otelTrees(opts: OtelTreeOptions): Promise<OtelTrees> {
   const problems: string[] = [];
-  const plain = await plainRun(opts, problems);
+  const plain = await plainRun(opts, false, problems);
+  const content = await plainRun(opts, true, problems);
   const crashed = await crashedRun(opts, plain, true, problems);
   const killed = await crashedRun(opts, plain, false, problems);
-  return { plain: plain.tree, crashed, killed, problems };
+  return { plain: plain.tree, content: content.tree, crashed, killed, problems };
 }
-
-// The expected trees, written out: what the sink must make of these runs in every runtime.
-
-const RUN = { 'gen_ai.conversation.id': RUN_ID } as const;
-const UNSET = { code: 'UNSET' } as const;
-const ERROR = { code: 'ERROR' } as const;
-
-/** A model call's span: step, tokens in and out, why the model stopped, its response id. */
-function chat(step: number, tokens: readonly [number, number], finish: string): SpanShape {
-  const attributes = {
-    ...RUN,
-    'gen_ai.operation.name': 'chat',
-    'gen_ai.request.model': MODEL,
-    'gen_ai.response.finish_reasons': [finish],
-    'gen_ai.response.id': `resp-${step}`,
-    'gen_ai.usage.input_tokens': tokens[0],
-    'gen_ai.usage.output_tokens': tokens[1],
-    'polyloop.replay_policy': 'safe',
-    'polyloop.replayed': false,
-    'polyloop.step.index': step,
-  };
-  return { name: `chat ${MODEL}`, kind: 'CLIENT', status: UNSET, attributes, links: [], children: [] };
-}
-
-/** A tool's span: the lookup that worked, or the deploy that failed (`env_error`), run again when `replayed`. */
-function tool(name: 'lookup' | 'deploy', step: number, replayed = false): SpanShape {
-  const failed = name === 'deploy';
-  const attributes = {
-    ...(failed ? { 'error.type': 'env_error' } : {}),
-    ...RUN,
-    'gen_ai.operation.name': 'execute_tool',
-    'gen_ai.tool.call.id': `call-${name}`,
-    'gen_ai.tool.name': name,
-    'polyloop.action.status': failed ? 'env_error' : 'executed',
-    'polyloop.replay_policy': 'safe',
-    'polyloop.replayed': replayed,
-    'polyloop.step.index': step,
-  };
-  const status = failed ? ERROR : UNSET;
-  return { name: `execute_tool ${name}`, kind: 'INTERNAL', status, attributes, links: [], children: [] };
-}
-
-/** What the first driver did before the crash, and the uninterrupted run alike: three steps, one span each call. */
-const FIRST_DRIVER: readonly SpanShape[] = [
-  chat(0, [120, 12], 'tool_calls'),
-  tool('lookup', 0),
-  chat(1, [150, 8], 'length'),
-  chat(2, [210, 15], 'tool_calls'),
-  tool('deploy', 2),
-];
-
-const AGENT = { ...RUN, 'gen_ai.operation.name': 'invoke_agent' } as const;
-
-/** The run that ended under the driver that resumed it: from step 2, the deploy replayed and failed again. */
-const resumedAgent = (link: string): SpanShape => ({
-  name: 'invoke_agent',
-  kind: 'INTERNAL',
-  status: ERROR,
-  attributes: {
-    'error.type': 'env_error',
-    ...AGENT,
-    'polyloop.run.from_step': 2,
-    'polyloop.run.resolution': 'replay_action',
-    'polyloop.run.resumed': true,
-    'polyloop.run.steps': 3,
-    'polyloop.run.stop_reason': 'env_error',
-  },
-  links: [link],
-  children: [tool('deploy', 2, true)],
-});
-
-/** The three trees every runtime must make (see {@link otelTrees}). */
-export const EXPECTED: Omit<OtelTrees, 'problems'> = {
-  plain: [
-    {
-      name: 'invoke_agent',
-      kind: 'INTERNAL',
-      status: ERROR,
-      attributes: {
-        'error.type': 'env_error',
-        ...AGENT,
-        'gen_ai.usage.input_tokens': 480,
-        'gen_ai.usage.output_tokens': 35,
-        'polyloop.run.from_step': 0,
-        'polyloop.run.resumed': false,
-        'polyloop.run.steps': 3,
-        'polyloop.run.stop_reason': 'env_error',
-      },
-      links: [],
-      children: FIRST_DRIVER,
-    },
-  ],
-  // The first driver's span, left open by the crash, is ended by the sink when the run is taken over.
-  crashed: [
-    {
-      name: 'invoke_agent',
-      kind: 'INTERNAL',
-      status: UNSET,
-      attributes: {
-        ...AGENT,
-        'gen_ai.usage.input_tokens': 480,
-        'gen_ai.usage.output_tokens': 35,
-        'polyloop.interrupted': true,
-        'polyloop.run.from_step': 0,
-        'polyloop.run.resumed': false,
-      },
-      links: [],
-      children: [...FIRST_DRIVER, resumedAgent('invoke_agent #1')],
-    },
-  ],
-  // The dead process never ended its invoke_agent: its calls and the new driver's span hang under it all the same.
-  killed: [{ ...NOT_EXPORTED, name: 'not exported #1', children: [...FIRST_DRIVER, resumedAgent('not exported #1')] }],
-};

@@ -7,13 +7,14 @@
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import type { RunStore } from '../../src/core/index.ts';
-import { EXPECTED, otelTrees } from '../portability/otel-tree.ts';
+import { EXPECTED } from '../portability/otel-tree-expected.ts';
+import { otelTrees } from '../portability/otel-tree.ts';
 import { storeIn } from './store-in-object.ts';
 
 const object = (): RunStore => storeIn(env.RUNS.get(env.RUNS.newUniqueId()));
 
 describe('the span tree of a run in workerd (DurableObjectStore)', () => {
-  it('a three-step run, the run crashed and carried on by its sink, and the run resumed by a new process make the expected trees: one trace, the later driver under the first and linked to it', async () => {
+  it('a three-step run (without and with content), the run crashed and carried on by its sink, and the run resumed by a new process make the expected trees: one trace, the later driver under the first and linked to it', async () => {
     expect(await otelTrees({ make: object })).toEqual({ ...EXPECTED, problems: [] });
   });
 });
