@@ -2,8 +2,9 @@
  * One table of logs through every consumer — core's `readRunLog`, the CLI's listing over a
  * FileStore directory, the Workers status, the IndexedDB store's run list — and they agree on the
  * state, the counters and the open request. The table is every prefix of a real run that mixes
- * steps, an approval, a never action and an answer, plus a log that breaks the write protocol,
- * which every consumer must refuse.
+ * steps, an approval, a never action and an answer (each reply carried out by a later driver, whose
+ * `resumed` mark the log holds), plus a log that breaks the write protocol, which every consumer
+ * must refuse.
  */
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
@@ -57,6 +58,8 @@ const ndjson = (records: readonly LogRecord[]): string => records.map((r) => `${
 describe('every consumer reads a log the same way', () => {
   it('core, the CLI listing, the Workers status and the IndexedDB run list agree on every prefix of a real log', async () => {
     const log = await referenceLog();
+    // Every reply was carried out by a later driver: the marks are in the table, between the steps.
+    expect(readRunLog(log).resumes.map((r) => r.resolution)).toEqual(['await_input', 'await_input']);
     const dir = await tempDir('polyloop-consumers-');
     const idb = new IndexedDBStore({ dbName: `consumers-${Date.now()}` });
     const states = new Set<string>();

@@ -6,7 +6,16 @@
 import { runInDurableObject } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
-import { defineAgent, exportRun, importRun, InMemoryStore, resume, run } from '../../src/core/index.ts';
+import {
+  decodeLog,
+  defineAgent,
+  exportRun,
+  importRun,
+  InMemoryStore,
+  readRunLog,
+  resume,
+  run,
+} from '../../src/core/index.ts';
 import type { RunStore, StepRecord } from '../../src/core/index.ts';
 import { DurableObjectStore } from '../../src/platform-workers/index.ts';
 import { MAX_BODY_BYTES } from '../../src/platform-workers/body.ts';
@@ -19,8 +28,8 @@ const uid = (p: string): string => `${p}-${crypto.randomUUID()}`;
 const timeless = (steps: readonly StepRecord[]): Omit<StepRecord, 'startedAt' | 'endedAt'>[] =>
   steps.map(({ startedAt: _s, endedAt: _e, ...rest }) => rest);
 
-/** Run the demo agent of the Worker (the same factory, same input) on `store`, here in the test. */
-function runHere(store: RunStore, runId: string, goal = GOAL): Promise<unknown> {
+/** Run the demo agent of the Worker (the same factory, same input) on `store`, here in the test; or resume it. */
+function runHere(store: RunStore, runId: string, goal = GOAL, go: typeof run | typeof resume = run): Promise<unknown> {
   const { model, interpreter, syntheticObservations, defaults, request } = demoSetup({ env: {}, runId, input: goal });
   const agent = defineAgent({
     model,
@@ -30,7 +39,7 @@ function runHere(store: RunStore, runId: string, goal = GOAL): Promise<unknown> 
     store,
     events: { params: { sink: 'test' }, deliver: () => undefined },
   });
-  return run(agent, { ...request, runId });
+  return go(agent, { ...request, runId });
 }
 
 async function errorOf(res: Response, statusCode: number, code: string): Promise<string> {
@@ -316,6 +325,24 @@ describe('POST /runs with a log (workerd)', () => {
       expect(exported.split('\n').filter((l) => l.includes('"kind":"run_started"'))).toHaveLength(1);
       if (how === 'import') expect(exported.startsWith(log)).toBe(true);
     }
+  });
+
+  it('imports a log that marks where a driver took it over elsewhere, finishes it, and keeps the mark before its own', async () => {
+    const runId = uid('marked');
+    // Interrupted, taken over by a second driver, interrupted again: the log holds that driver's mark.
+    const inner = new InMemoryStore();
+    await runHere(faultyStore(inner, { crashAfterWrites: 4 }), runId).catch(() => undefined);
+    await runHere(faultyStore(inner, { crashAfterWrites: 3 }), runId, GOAL, resume).catch(() => undefined);
+    const log = await exportRun(inner, runId);
+    expect(readRunLog(decodeLog(log).records).resumes).toHaveLength(1);
+    expect((await post({ runId, input: GOAL, log })).status).toBe(201);
+    expect(await waitFor(runId, (s) => s.status !== 'running')).toMatchObject({
+      status: 'ended',
+      finalAnswer: 'eno owt',
+    });
+    const after = await (await call(`/runs/${runId}/log`)).text();
+    expect(after.startsWith(log)).toBe(true);
+    expect(readRunLog(decodeLog(after).records).resumes).toHaveLength(2);
   });
 
   it('reports an imported run before it ends like any run: running, then ended with the imported steps counted', async () => {

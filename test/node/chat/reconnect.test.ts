@@ -97,6 +97,16 @@ describe('reconnect: the turn so far from its log, then live', () => {
     expect(await reconnect(restarted, 'r3')).toBeNull();
   });
 
+  it('a turn a later driver took over reads back whole after the reload: its log marks the takeover, the page shows none', async () => {
+    const { inner } = await crashedTurn(ADD_THEN_ANSWER, 'r3b', 3);
+    const restarted = testChat(chatModel(ADD_THEN_ANSWER.slice(1), { stream: true }), { store: inner });
+    await assemble((await reconnect(restarted, 'r3b')) ?? []);
+    const log = await inner.readLog('chat:r3b:1');
+    expect(readRunLog(log).resumes).toMatchObject([{ stepIndex: 0, resolution: 'replay_action' }]);
+    const messages = await loadChat(inner, 'r3b');
+    expect(messages[1]).toEqual(await uninterrupted(ADD_THEN_ANSWER, 'r3b'));
+  });
+
   it('a `never` tool in flight at a crash is settled through its data part, never run again', async () => {
     const script: Say[] = [{ text: 'Charging.', call: { name: 'charge', args: { cents: 500 } } }, { text: 'Charged.' }];
     const { inner, crashed } = await crashedTurn(script, 'r4', 3);
