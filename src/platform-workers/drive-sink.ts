@@ -2,7 +2,8 @@
  * What one drive of the run object tells the callers waiting on it: its event sink aborts a drive
  * a cancel was asked for before the library was called, tells the sender of a reply once the
  * reply is durable (and the asker of an upgrade once the run restarts), and passes every event on
- * to the user's own sink; {@link tellFailure} tells them why a drive failed.
+ * to the user's own sink (and its tracing hooks, `traceparent` and `withMessages`); {@link tellFailure}
+ * tells them why a drive failed.
  * @module
  */
 import { isPolyLoopError } from '../core/index.ts';
@@ -69,8 +70,16 @@ export function cancelReason(): Error {
 /** The sink of one drive (see the module). */
 export function driveSink(opts: DriveSinkOptions): EventSink {
   const { extra, controller, answer, cancelling, cancelRequested, started } = opts;
+  // A tracing sink's hooks go through too: its trace context lands in run_started, so every later
+  // drive of the run joins the first drive's trace (docs/observability.md#one-trace-across-crashes).
+  const traceparent = extra?.traceparent;
+  const hooks = {
+    ...(traceparent ? { traceparent: (runId: string) => traceparent.call(extra, runId) } : {}),
+    ...(extra?.withMessages === true ? { withMessages: true } : {}),
+  };
   return {
     params: extra?.params ?? { sink: 'run-object' },
+    ...hooks,
     deliver: async (event: RunEvent) => {
       if (event.type === 'run_started') started?.();
       if (event.type === 'run_started' && !cancelling && cancelRequested()) controller.abort(cancelReason());
