@@ -247,7 +247,8 @@ describe('POST /runs/:id/input (workerd)', () => {
     expect((await call(`/runs/${runId}/cancel`, { method: 'POST' })).status).toBe(202);
     const done = await waitFor(runId, (s) => s.status === 'ended');
     expect(done).toMatchObject({ stopReason: 'cancelled', steps: 0, pending: null });
-    expect((await logKinds(runId)).slice(-3)).toEqual(['input_request', 'input', 'run_ended']);
+    // The driver that carries the cancel out marks where it took over, before the reply.
+    expect((await logKinds(runId)).slice(-4)).toEqual(['input_request', 'resumed', 'input', 'run_ended']);
     const log = await (await call(`/runs/${runId}/log`)).text();
     expect(JSON.parse(log.trim().split('\n').at(-2) ?? '{}')).toMatchObject({
       kind: 'input',
@@ -286,7 +287,9 @@ describe('POST /runs/:id/input (workerd)', () => {
     expect((await reply(runId, { kind: 'approve', resultId: 's0.input' })).status).toBe(202);
     await waitFor(runId, (s) => s.status === 'ended');
     const rest = await readEvents(await call(`/runs/${runId}/events`, { headers: { 'last-event-id': '3' } }));
-    expect(rest[0]).toMatchObject({ id: 4, event: 'input' });
+    // The driver that carries the approval out marks where it took over, then the reply lands.
+    expect(rest[0]).toMatchObject({ id: 4, event: 'resumed' });
+    expect(rest[1]).toMatchObject({ id: 5, event: 'input' });
     expect(rest.map((e) => e.event)).toContain('step');
     expect(rest.at(-1)?.event).toBe('run_ended');
   });

@@ -145,7 +145,8 @@ describe("a sub-agent's request in a chat turn", () => {
     await ui.sendMessage();
     expect(before.notes).toEqual([]);
     const parent = await store.readLog('chat:sa7:1');
-    expect(parent.map((r) => r.kind).slice(-2)).toEqual(['input_request', 'input']);
+    // The driver that took the reply marked where it took over, then the reply landed.
+    expect(parent.map((r) => r.kind).slice(-3)).toEqual(['input_request', 'resumed', 'input']);
     const after = family({ store });
     const reloaded = new UiChat({ id: 'sa7', transport: chatOf(after), messages: await loadChat(store, 'sa7') });
     await reloaded.resumeStream();
