@@ -61,6 +61,7 @@ export type {
   ReadLogOptions,
   ReleaseLease,
   RunStore,
+  SettledRun,
   StoreWarning,
 } from './ports.ts';
 export { decodeLog, decodeRecord, encodeRecord, isBarrier, RECORD_MAJOR } from './serialization.ts';

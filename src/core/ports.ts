@@ -21,6 +21,7 @@ import type {
   ResultRecord,
   RunEndedRecord,
   RunEvent,
+  RunResult,
   RunStartedRecord,
   SeamParams,
   StepWriteRecord,
@@ -314,4 +315,15 @@ export interface EventSink {
    * other sinks leave this out and pay nothing).
    */
   readonly withMessages?: boolean;
+  /**
+   * Optional: told once when `run` or `resume` settles, after the run's last event, for every driver
+   * session the sink heard of (its `run_started` was delivered or its `traceparent` asked): with the
+   * result (a pause for input included: `stopReason: 'awaiting_input'`), or with what it rejected
+   * with (a store failure, a lost lease, the caller's abort). A tracing sink ends the session's span
+   * here. Synchronous; a throw is ignored (the run has settled).
+   */
+  settled?(runId: string, outcome: SettledRun): void;
 }
+
+/** How a driver session ended, as {@link EventSink.settled} is told: its result, or the error it rejected with. */
+export type SettledRun = { readonly result: RunResult } | { readonly error: unknown };

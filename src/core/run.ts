@@ -18,7 +18,7 @@ import { diffSnapshots } from './internal/json-compare.ts';
 import { acquireLease, guardedRead, Lease } from './lease.ts';
 import { checkOptionKeys } from './options.ts';
 import type { OptionKeys } from './options.ts';
-import type { StoreWarning } from './ports.ts';
+import type { EventSink, SettledRun, StoreWarning } from './ports.ts';
 import type {
   AgentConfig,
   AgentDefinition,
@@ -164,11 +164,43 @@ function checkOptions(opts: ResumeOptions, mode: 'run' | 'resume'): void {
   }
 }
 
+/** A driver session the sink heard of (its `run_started`, or its `traceparent` hook): it is told how it settled. */
+type Session = { runId: string | null };
+
 async function drive(
   agent: AgentDefinition,
   given: RunRequestInput | string,
   opts: ResumeOptions,
   mode: 'run' | 'resume',
+): Promise<RunResult> {
+  const session: Session = { runId: null };
+  let result: RunResult;
+  try {
+    result = await driveOnce(agent, given, opts, mode, session);
+  } catch (e) {
+    if (session.runId !== null) tellSettled(agent.events, session.runId, { error: e });
+    throw e;
+  }
+  if (session.runId !== null) tellSettled(agent.events, session.runId, { result });
+  return result;
+}
+
+/** The sink's optional `settled`, after the run's last event; what it throws is its own affair. */
+function tellSettled(sink: EventSink, runId: string, outcome: SettledRun): void {
+  if (typeof sink.settled !== 'function') return;
+  try {
+    sink.settled(runId, Object.freeze(outcome));
+  } catch {
+    // The run has settled: there is nothing left to count a failure against.
+  }
+}
+
+async function driveOnce(
+  agent: AgentDefinition,
+  given: RunRequestInput | string,
+  opts: ResumeOptions,
+  mode: 'run' | 'resume',
+  session: Session,
 ): Promise<RunResult> {
   checkOptions(opts, mode);
   const byId = typeof given === 'string';
@@ -213,6 +245,7 @@ async function drive(
     if (stop && started && !view.ended) {
       cancel.graceMs = started.request?.cancelGraceMs ?? resolved?.request.cancelGraceMs ?? UNREAD_GRACE_MS;
       const request = resolved?.request ?? requestOrNull(agent, runId, started, view);
+      session.runId = runId;
       return await endOnStop(agent, view, stop, { runId, cancel, lease, warnings, request });
     }
     const inForce = started ? snapshotInForce(started, view.upgrades) : null;
@@ -256,6 +289,7 @@ async function drive(
     const refused = severalCallsRefusal(store, runId, request.parallelToolCalls ?? 1);
     if (refused) throw refused;
     driver = new RunDriver(agent, request, cancel, lease, opts.upgrade ?? null);
+    session.runId = runId;
     if (upgrade) await driver.upgrade(upgrade);
     if (trusted.pending && input === undefined) {
       // A stop asked while the upgrade was written ends the run now, not at some later resume; a

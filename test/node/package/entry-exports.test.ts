@@ -197,6 +197,7 @@ const EXPECTED: Readonly<Record<string, Listing>> = {
       'RunStartedRecord',
       'RunStore',
       'SeamParams',
+      'SettledRun',
       'SkillEntry',
       'StepActionStatus',
       'StepDecisionKind',
