@@ -60,8 +60,8 @@ describe('the web demo agent over IndexedDB in Chromium', () => {
     expect(ref.finalAnswer).toBe('Cairo is the warmest at 31°C; the report went to ana@example.com.');
     // run_started, 8 × (model intent, step), 5 results landing with their action intent (resultAndIntent), 3 results alone
     // (the final answer, ask_user's step, the approval's step before its request), the approved action's intent alone,
-    // 2 × (input_request, input), run_ended.
-    expect(report.writes).toBe(1 + 8 * 2 + 5 + 3 + 1 + 2 * 2 + 1);
+    // 2 × (input_request, the mark of the resume that carries the reply out, input), run_ended.
+    expect(report.writes).toBe(1 + 8 * 2 + 5 + 3 + 1 + 2 * 3 + 1);
     expect(report.cases).toHaveLength(report.writes * 2);
     const [baseline, ...crashed] = worlds;
     expect(baseline!.outbox).toHaveLength(1);
