@@ -55,7 +55,11 @@ export class TurnChunks {
     return this.#tools.requestOf(toolCallId);
   }
 
-  /** One log record, as a replay shows it. `run_started` and `run_ended` show nothing here (see {@link end}). */
+  /**
+   * One log record, as a replay shows it. `run_started` and `run_ended` show nothing here (see
+   * {@link end}); nor do `upgrade` and `resumed`: a turn shows the conversation, not the code or the
+   * driver that carried it on.
+   */
   record(rec: LogRecord): void {
     switch (rec.kind) {
       case 'intent':
