@@ -17,7 +17,7 @@ const idb = (): IndexedDBStore => {
 };
 
 describe('the span tree of a run in Chromium (IndexedDBStore)', () => {
-  it('a three-step run (without and with content), the run crashed and carried on by its sink, and the run resumed by a new process make the expected trees: one trace, the later driver under the first and linked to it', async () => {
+  it('a three-step run (without and with content), the run crashed and carried on by its sink, the run resumed by a new process, and the run paused for an approval and approved make the expected trees: one trace, each later driver under the first and linked to it', async () => {
     try {
       expect(await otelTrees({ make: idb })).toEqual({ ...EXPECTED, problems: [] });
     } finally {

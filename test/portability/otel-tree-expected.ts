@@ -104,8 +104,12 @@ const WITH_CONTENT: readonly SpanShape[] = [
 
 const AGENT = { ...RUN, 'gen_ai.operation.name': 'invoke_agent' } as const;
 
-/** The run that ended under the driver that resumed it: from step 2, the deploy replayed and failed again. */
-const resumedAgent = (link: string): SpanShape => ({
+/**
+ * The run ended under the driver that took it over at step 2 and linked to the first: after a
+ * crash the deploy is replayed (`replay_action`) and fails again; after the approval it awaited
+ * (`await_input`) it runs for the first time and fails.
+ */
+const resumedAgent = (link: string, resolution: 'replay_action' | 'await_input' = 'replay_action'): SpanShape => ({
   name: 'invoke_agent',
   kind: 'INTERNAL',
   status: ERROR,
@@ -113,13 +117,13 @@ const resumedAgent = (link: string): SpanShape => ({
     'error.type': 'env_error',
     ...AGENT,
     'polyloop.run.from_step': 2,
-    'polyloop.run.resolution': 'replay_action',
+    'polyloop.run.resolution': resolution,
     'polyloop.run.resumed': true,
     'polyloop.run.steps': 3,
     'polyloop.run.stop_reason': 'env_error',
   },
   links: [link],
-  children: [tool('deploy', 2, true)],
+  children: [tool('deploy', 2, resolution === 'replay_action')],
 });
 
 /** The run that ended under its first driver: env_error after three steps, its tokens summed. */
@@ -165,4 +169,22 @@ export const EXPECTED: Omit<OtelTrees, 'problems'> = {
   ],
   // The dead process never ended its invoke_agent: its calls and the new driver's span hang under it all the same.
   killed: [{ ...NOT_EXPORTED, name: 'not exported #1', children: [...FIRST_DRIVER, resumedAgent('not exported #1')] }],
+  // The first driver's span ends when the run pauses, naming what it waits for; the approver's is under it.
+  paused: [
+    {
+      name: 'invoke_agent',
+      kind: 'INTERNAL',
+      status: UNSET,
+      attributes: {
+        ...AGENT,
+        'gen_ai.usage.input_tokens': 480,
+        'gen_ai.usage.output_tokens': 35,
+        'polyloop.run.from_step': 0,
+        'polyloop.run.pending_input': 'approval',
+        'polyloop.run.resumed': false,
+      },
+      links: [],
+      children: [...FIRST_DRIVER.slice(0, 4), resumedAgent('invoke_agent #1', 'await_input')],
+    },
+  ],
 };

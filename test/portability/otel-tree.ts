@@ -7,7 +7,8 @@
  * or the clock (names, kinds, nesting, attributes, statuses, links), without and with content;
  * then the same run crashed on its store after the deploy ran and carried on by the same sink (one
  * trace, the second driver's `invoke_agent` under the first and linked to it), and resumed by a new
- * process. The trees every runtime must make are written out in otel-tree-expected.ts.
+ * process; and the run paused for an approval of the deploy and approved by a second driver. The
+ * trees every runtime must make are written out in otel-tree-expected.ts.
  */
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { AttributeValue, Tracer } from '@opentelemetry/api';
@@ -71,8 +72,8 @@ const SCRIPT: ModelReply[] = [
 /** The deploy's failure, as its observation and its span's status message say. */
 const DEPLOY_DOWN = 'the deploy service is down';
 
-/** The agent on `store` with `events`, and its request; tool executions go to `effects`. */
-function weatherAgent(store: RunStore, events: EventSink, effects: string[]) {
+/** The agent on `store` with `events`, and its request; tool executions go to `effects`; `approval`: the deploy waits for a person. */
+function weatherAgent(store: RunStore, events: EventSink, effects: string[], approval = false) {
   const registry = ToolRegistry.of([
     {
       name: 'lookup',
@@ -89,6 +90,7 @@ function weatherAgent(store: RunStore, events: EventSink, effects: string[]) {
       description: 'Deploy a service.',
       parameters: { type: 'object', properties: { service: { type: 'string' } }, required: ['service'] },
       replayPolicy: 'safe',
+      ...(approval ? { needsApproval: true } : {}),
       handler: async (args) => {
         effects.push(`deploy:${String(args['service'])}`);
         throw new ToolEnvironmentError(DEPLOY_DOWN);
@@ -145,14 +147,15 @@ export type OtelTreeOptions = {
 
 /**
  * The trees of the runs (uninterrupted, without and with content; crashed and carried on by the
- * same sink; crashed and resumed by a new process), and every problem found beside them (empty
- * when the law holds).
+ * same sink; crashed and resumed by a new process; paused for an approval and carried on), and
+ * every problem found beside them (empty when the law holds).
  */
 export type OtelTrees = {
   readonly plain: readonly SpanShape[];
   readonly content: readonly SpanShape[];
   readonly crashed: readonly SpanShape[];
   readonly killed: readonly SpanShape[];
+  readonly paused: readonly SpanShape[];
   readonly problems: string[];
 };
 
@@ -311,6 +314,27 @@ async function crashedRun(
   return spanTree(exporter.getFinishedSpans(), problems);
 }
 
+/**
+ * The run paused for a person's approval of the deploy (its first driver's span ends there, naming
+ * what the run waits for), then approved by a second driver: the deploy runs and fails.
+ */
+async function pausedRun(opts: OtelTreeOptions, problems: string[]): Promise<SpanShape[]> {
+  const { tracer, exporter } = inMemoryTracing();
+  const sink = (opts.sink ?? realSink)(tracer, false);
+  const store = await opts.make();
+  const first = weatherAgent(store, sink, [], true);
+  const paused = await run(first.agent, first.request);
+  if (paused.pending?.kind !== 'approval') {
+    problems.push(`the run ended ${paused.stopReason}, awaiting no approval`);
+    return spanTree(exporter.getFinishedSpans(), problems);
+  }
+  const second = weatherAgent(store, sink, [], true);
+  const input = { kind: 'approve', resultId: paused.pending.resultId } as const;
+  const result = await resume(second.agent, second.request, { input });
+  if (result.stopReason !== 'env_error') problems.push(`the approved run ended ${result.stopReason}`);
+  return spanTree(exporter.getFinishedSpans(), problems);
+}
+
 /** The runs on fresh stores of one kind: their trees, to compare with `EXPECTED` (otel-tree-expected.ts). */
 export async function otelTrees(opts: OtelTreeOptions): Promise<OtelTrees> {
   const problems: string[] = [];
@@ -318,5 +342,6 @@ export async function otelTrees(opts: OtelTreeOptions): Promise<OtelTrees> {
   const content = await plainRun(opts, true, problems);
   const crashed = await crashedRun(opts, plain, true, problems);
   const killed = await crashedRun(opts, plain, false, problems);
-  return { plain: plain.tree, content: content.tree, crashed, killed, problems };
+  const paused = await pausedRun(opts, problems);
+  return { plain: plain.tree, content: content.tree, crashed, killed, paused, problems };
 }

@@ -14,7 +14,7 @@ import { storeIn } from './store-in-object.ts';
 const object = (): RunStore => storeIn(env.RUNS.get(env.RUNS.newUniqueId()));
 
 describe('the span tree of a run in workerd (DurableObjectStore)', () => {
-  it('a three-step run (without and with content), the run crashed and carried on by its sink, and the run resumed by a new process make the expected trees: one trace, the later driver under the first and linked to it', async () => {
+  it('a three-step run (without and with content), the run crashed and carried on by its sink, the run resumed by a new process, and the run paused for an approval and approved make the expected trees: one trace, each later driver under the first and linked to it', async () => {
     expect(await otelTrees({ make: object })).toEqual({ ...EXPECTED, problems: [] });
   });
 });

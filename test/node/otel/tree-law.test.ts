@@ -16,7 +16,7 @@ import { freshStore, removeTempDirs } from '../portability/stores.ts';
 afterAll(removeTempDirs);
 
 describe('the span tree of a run in Node (FileStore)', () => {
-  it('a three-step run (without and with content), the run crashed and carried on by its sink, and the run resumed by a new process make the expected trees: one trace, the later driver under the first and linked to it', async () => {
+  it('a three-step run (without and with content), the run crashed and carried on by its sink, the run resumed by a new process, and the run paused for an approval and approved make the expected trees: one trace, each later driver under the first and linked to it', async () => {
     expect(await otelTrees({ make: () => freshStore('file') })).toEqual({ ...EXPECTED, problems: [] });
   });
 
@@ -36,7 +36,9 @@ describe('the span tree of a run in Node (FileStore)', () => {
     const trees = await otelTrees({ make: () => freshStore('memory'), sink: forgetful });
     expect(trees.plain).toEqual(EXPECTED.plain);
     expect(trees.crashed).not.toEqual(EXPECTED.crashed);
-    expect(trees.problems).toEqual(['the spans are in 2 traces, not one', 'the spans are in 2 traces, not one']);
+    expect(trees.paused).not.toEqual(EXPECTED.paused);
+    // The crashed run carried on, the one resumed by a new process, the approved one: each in two traces.
+    expect(trees.problems).toEqual(Array(3).fill('the spans are in 2 traces, not one'));
   });
 
   it('the law can fail: model-call spans timed by another clock, an hour behind, lie outside their invoke_agent', async () => {
