@@ -111,9 +111,10 @@ describe('the portability law among Node stores (memory, file, IndexedDB over fa
     const approval = await reference$('approval');
     expect(approval.answered).toEqual(['approval:approve']);
     expect(approval.outcome).toEqual(plain.outcome);
-    // Two more records (the request and the reply), and one more write: the gated step's model
-    // result lands before the request, not with its action intent (decision 0040).
-    expect(approval.writes).toBe(plain.writes + 3);
+    // Three more records (the request, the mark of the resume that carries the reply out, the
+    // reply), and one more write: the gated step's model result lands before the request, not with
+    // its action intent (decision 0040).
+    expect(approval.writes).toBe(plain.writes + 4);
   });
 
   const cases = VARIANTS.flatMap((variant) =>
