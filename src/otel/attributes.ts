@@ -19,7 +19,6 @@ export const REASONING_TOKENS = 'gen_ai.usage.reasoning.output_tokens';
 export const FINISH_REASONS = 'gen_ai.response.finish_reasons';
 export const TOOL_NAME = 'gen_ai.tool.name';
 export const TOOL_CALL_ID = 'gen_ai.tool.call.id';
-export const TOOL_TYPE = 'gen_ai.tool.type';
 export const ERROR_TYPE = 'error.type';
 
 /** Content: recorded only with `captureContent: true`, each a JSON string. */

@@ -54,12 +54,15 @@ export function otelSink(opts: OtelSinkOptions): EventSink {
   checkOptionKeys(opts, KNOWN, 'otelSink');
   const { tracer } = opts;
   if (typeof (tracer as Partial<Tracer> | null | undefined)?.startSpan !== 'function')
-    throw new InvalidRequestError([
-      { path: 'tracer', message: "must be an @opentelemetry/api Tracer (trace.getTracer('my-app'))" },
-    ]);
+    throw new InvalidRequestError(
+      [{ path: 'tracer', message: "must be an @opentelemetry/api Tracer (trace.getTracer('my-app'))" }],
+      { source: 'otelSink' },
+    );
   const captureContent = opts.captureContent ?? false;
   if (typeof captureContent !== 'boolean')
-    throw new InvalidRequestError([{ path: 'captureContent', message: 'must be true or false' }]);
+    throw new InvalidRequestError([{ path: 'captureContent', message: 'must be true or false' }], {
+      source: 'otelSink',
+    });
   const sessions = new Map<string, DriverSpans>();
   const paused = new Map<string, DriverSpans>();
   const children = new Map<string, Context>();
