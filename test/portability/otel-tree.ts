@@ -13,7 +13,7 @@
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { AttributeValue, Tracer } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { nativeToolInterpreter } from '../../src/adapters/tool-interpreter.ts';
 import { defineAgent, resume, run, ToolEnvironmentError, ToolRegistry } from '../../src/core/index.ts';
 import type { EventSink, ModelReply, RunRequest, RunResult, RunStore } from '../../src/core/index.ts';
@@ -124,13 +124,19 @@ function weatherAgent(store: RunStore, events: EventSink, effects: string[], app
 }
 
 /** The real SDK, exporting every ended span to memory at once. */
-export function inMemoryTracing(exporter = new InMemorySpanExporter()): {
-  tracer: Tracer;
-  exporter: InMemorySpanExporter;
-} {
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  return { tracer: provider.getTracer('polyloop-otel-tree'), exporter };
+export function inMemoryTracing(): { tracer: Tracer; exporter: InMemorySpanExporter } {
+  const exporter = new InMemorySpanExporter();
+  return { tracer: tracerTo(exporter), exporter };
 }
+
+const tracerTo = (exporter: SpanExporter): Tracer =>
+  new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).getTracer('polyloop-otel-tree');
+
+/** What reaches `exporter` from a process until `dead()`: a killed process exports nothing more. */
+const untilDead = (exporter: SpanExporter, dead: () => boolean): SpanExporter => ({
+  export: (spans, done) => (dead() ? done({ code: 0 }) : exporter.export(spans, done)),
+  shutdown: () => exporter.shutdown(),
+});
 
 /** What the law traces with: `otelSink`, or (to show the law can fail) a stand-in. */
 export type MakeSink = (tracer: Tracer, captureContent: boolean) => EventSink;
@@ -294,11 +300,12 @@ async function crashedRun(
   problems: string[],
 ): Promise<SpanShape[]> {
   const makeSink = opts.sink ?? realSink;
-  const { tracer, exporter } = inMemoryTracing();
-  const sink = makeSink(tracer, false);
   const store = await opts.make();
   const effects: string[] = [];
   const faulty = faultyStore(store, { crashAfterWrites: want.writes.lastIndexOf('step') });
+  const exporter = new InMemorySpanExporter();
+  // A killed process's spans stop at the failed write: whatever its sink does after it never leaves it.
+  const sink = makeSink(tracerTo(same ? exporter : untilDead(exporter, () => faulty.crashed)), false);
   const first = weatherAgent(faulty, sink, effects);
   const crashed = await run(first.agent, first.request).then(
     () => false,
@@ -306,7 +313,7 @@ async function crashedRun(
   );
   if (!crashed || effects.join() !== 'lookup:Paris,deploy:forecast')
     problems.push(`the run did not crash after the deploy ran: it ran ${JSON.stringify(effects)}`);
-  const second = weatherAgent(store, same ? sink : makeSink(inMemoryTracing(exporter).tracer, false), effects);
+  const second = weatherAgent(store, same ? sink : makeSink(tracerTo(exporter), false), effects);
   const result = await resume(second.agent, second.request);
   if (JSON.stringify(timeless(result.trajectory)) !== JSON.stringify(timeless(want.result.trajectory)))
     problems.push('the resumed run ended with another trajectory than the uninterrupted one');
