@@ -4,6 +4,7 @@
  * @module
  */
 import { readRunLog } from '../core/index.ts';
+import { sinkHooks } from '../core/internal-entry.ts';
 import type {
   EventSink,
   InputReply,
@@ -137,6 +138,8 @@ export class LiveTurn {
   #sink(inner: EventSink): EventSink {
     return {
       params: inner.params,
+      // A tracing sink's hooks go through: a chat turn's runs stay one trace across requests.
+      ...sinkHooks(inner),
       deliver: (e: RunEvent) => {
         try {
           this.#event(e);

@@ -31,5 +31,6 @@ export { checkOptionKeys, type OptionHints, type OptionKeys } from './options.ts
 export { type ResolvedRequest, resolveRequest } from './request-input.ts';
 export { type PrefixReading, readReadablePrefix } from './run-log.ts';
 export { canonicalJson } from './serialization.ts';
+export { type SinkHooks, sinkHooks } from './sinks.ts';
 export { type AssembledMessage, type MessagePart, type StepMessages, stepMessages } from './step-messages.ts';
 export { STEP_DEFAULTS } from './types.ts';

@@ -108,3 +108,21 @@ function clip(text: string, max: number): string {
 }
 
 const plural = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
+/** The optional hooks of an {@link EventSink} besides `deliver`: what a sink that wraps another must pass on. */
+export type SinkHooks = Pick<EventSink, 'traceparent' | 'withMessages' | 'settled'>;
+
+/**
+ * The optional hooks of `inner` (a tracing sink's `traceparent`, `withMessages` and `settled`), bound
+ * to it, for a sink that wraps another and delivers each event on to it: without them a wrapped
+ * OpenTelemetry sink would lose its trace across drivers and never end a paused run's span.
+ */
+export function sinkHooks(inner: EventSink | undefined): SinkHooks {
+  if (inner === undefined) return {};
+  const { traceparent, settled } = inner;
+  return {
+    ...(typeof traceparent === 'function' ? { traceparent: (runId: string) => traceparent.call(inner, runId) } : {}),
+    ...(inner.withMessages === true ? { withMessages: true } : {}),
+    ...(typeof settled === 'function' ? { settled: (runId, outcome) => settled.call(inner, runId, outcome) } : {}),
+  } satisfies SinkHooks;
+}

@@ -7,6 +7,7 @@
  * @module
  */
 import { isPolyLoopError } from '../core/index.ts';
+import { sinkHooks } from '../core/internal-entry.ts';
 import type { EventSink, InputReply, RunEvent } from '../core/index.ts';
 import { upgradeHint } from './run-input.ts';
 import type { InputOutcome, UpgradeOutcome } from './run-input.ts';
@@ -72,14 +73,9 @@ export function driveSink(opts: DriveSinkOptions): EventSink {
   const { extra, controller, answer, cancelling, cancelRequested, started } = opts;
   // A tracing sink's hooks go through too: its trace context lands in run_started, so every later
   // drive of the run joins the first drive's trace (docs/observability.md#one-trace-across-crashes).
-  const traceparent = extra?.traceparent;
-  const hooks = {
-    ...(traceparent ? { traceparent: (runId: string) => traceparent.call(extra, runId) } : {}),
-    ...(extra?.withMessages === true ? { withMessages: true } : {}),
-  };
   return {
     params: extra?.params ?? { sink: 'run-object' },
-    ...hooks,
+    ...sinkHooks(extra),
     deliver: async (event: RunEvent) => {
       if (event.type === 'run_started') started?.();
       if (event.type === 'run_started' && !cancelling && cancelRequested()) controller.abort(cancelReason());

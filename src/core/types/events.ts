@@ -4,10 +4,9 @@
  * @module
  */
 import type { Action, ActionOutcome, ReplayPolicy } from './decisions.ts';
-import type { InFlightResolution } from './log-view.ts';
 import type { FinishReason, Message, Usage } from './messages.ts';
 import type { InputReply, InputRequest } from './input.ts';
-import type { EndReason, StepDecisionKind, StepRecord, StopRequest } from './records.ts';
+import type { EndReason, InFlightResolution, StepDecisionKind, StepRecord, StopRequest } from './records.ts';
 
 /** One call of a `decision` event that holds several. */
 export type DecisionCall = { readonly resultId: string; readonly action: Action };

@@ -9,6 +9,7 @@ import type {
   ActionIntentRecord,
   ActionsIntentRecord,
   CallResultRecord,
+  InFlightResolution,
   ResumedRecord,
   ModelCallIntentRecord,
   ResultRecord,
@@ -22,23 +23,6 @@ import type {
 
 /** Where a log says its run is (docs/design/records-and-recovery.md#log-states). */
 export type RunLogState = 'not_started' | 'at_boundary' | 'in_flight' | 'awaiting_input' | 'ended';
-
-/**
- * How resume carries on an interrupted step (docs/design/records-and-recovery.md#the-interrupted-step): call
- * the model again with the same resultId (`reissue_model`), interpret the stored reply (`reinterpret`),
- * execute the recorded action again (`replay_action`), ask a person to settle an operation whose replay
- * policy is `never` (`settle`), wait for the reply to an open request (`await_input`), or carry out a reply
- * that landed (`apply_input`). A step with several calls whose requests are all answered goes on with
- * `run_calls`: each call as its own records say (docs/design/step.md#several-calls-a-step).
- */
-export type InFlightResolution =
-  | 'reissue_model'
-  | 'reinterpret'
-  | 'replay_action'
-  | 'settle'
-  | 'await_input'
-  | 'apply_input'
-  | 'run_calls';
 
 /** One call of an interrupted step with several: what its records say so far. */
 export type CallInFlight = {

@@ -6,7 +6,6 @@
  */
 import type { ActionDecision, ActionOutcome, ActionsDecision, ReplayPolicy, StepActionStatus } from './decisions.ts';
 import type { InputRecord, InputRequestRecord } from './input.ts';
-import type { InFlightResolution } from './log-view.ts';
 import type { ContentBlock, FinishReason, JsonObject, JsonValue, ToolCallRequest, Usage } from './messages.ts';
 
 /**
@@ -185,6 +184,23 @@ export type RunStartedRecord = {
   readonly traceparent?: string;
   readonly startedAt: string;
 };
+
+/**
+ * How resume carries on an interrupted step (docs/design/records-and-recovery.md#the-interrupted-step): call
+ * the model again with the same resultId (`reissue_model`), interpret the stored reply (`reinterpret`),
+ * execute the recorded action again (`replay_action`), ask a person to settle an operation whose replay
+ * policy is `never` (`settle`), wait for the reply to an open request (`await_input`), or carry out a reply
+ * that landed (`apply_input`). A step with several calls whose requests are all answered goes on with
+ * `run_calls`: each call as its own records say (docs/design/step.md#several-calls-a-step).
+ */
+export type InFlightResolution =
+  | 'reissue_model'
+  | 'reinterpret'
+  | 'replay_action'
+  | 'settle'
+  | 'await_input'
+  | 'apply_input'
+  | 'run_calls';
 
 /**
  * Not a barrier: a driver took the run over from its log and carries it on (docs/design/run-log.md).
