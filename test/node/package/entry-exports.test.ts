@@ -250,6 +250,7 @@ const EXPECTED: Readonly<Record<string, Listing>> = {
       'readCapped',
       'readReadablePrefix',
       'resolveRequest',
+      'sinkHooks',
       'stepMessages',
     ],
     types: [
@@ -271,6 +272,7 @@ const EXPECTED: Readonly<Record<string, Listing>> = {
       'RunPage',
       'RunStatus',
       'RunTrajectory',
+      'SinkHooks',
       'StepMessages',
       'StopAnswer',
       'StopBody',
