@@ -18,8 +18,11 @@ const setup = (store: RunStore) => {
 };
 const reply = (p: InputRequest) => ({ kind: 'approve', resultId: p.resultId }) as const;
 
+/** What a driver standing in for the real one writes instead of the mark it was given. */
+type Change = (rec: ResumedRecord) => readonly ResumedRecord[];
+
 /** An InMemoryStore whose `resumed` writes `change(rec)` instead (each record it returns, in order). */
-function markingStore(change: (rec: ResumedRecord) => readonly ResumedRecord[]): () => RunStore {
+function markingStore(change: Change): () => RunStore {
   return () => {
     const store = new InMemoryStore();
     return Object.assign(store, {
@@ -51,20 +54,21 @@ describe('the crash law checks where each driver took the run over', () => {
     expect((await crashAtEveryWrite({ setup, reply, store: without })).failures).toEqual([]);
   });
 
-  it.each([
-    ['writes its mark twice', (r: ResumedRecord) => [r, r], /wrote 2 resumed records, not one/],
+  const drivers: [string, Change, RegExp][] = [
+    ['writes its mark twice', (r) => [r, r], /wrote 2 resumed records, not one/],
     [
       'marks the wrong resolution',
-      (r: ResumedRecord) => [{ ...r, resolution: r.resolution === null ? 'settle' : null }],
+      (r) => [{ ...r, resolution: r.resolution === null ? 'settle' : null }],
       /marked step \d+, \w+, not step \d+, \w+/,
     ],
     ['marks no step at all', () => [], /wrote input before its resumed record/],
     [
       'marks a step past the one it carries on',
-      (r: ResumedRecord) => [{ ...r, stepIndex: r.stepIndex + 1 }],
+      (r) => [{ ...r, stepIndex: r.stepIndex + 1 }],
       /resumed for step 1 while step 0 is next/,
     ],
-  ] as const)('fails a driver that %s', async (_what, change, failure) => {
+  ];
+  it.each(drivers)('fails a driver that %s', async (_what, change, failure) => {
     // A mark the log cannot hold fails the uninterrupted run already: the law rejects.
     const failures = await crashAtEveryWrite({ setup, reply, store: markingStore(change) }).then(
       (report) => report.failures.join('\n'),
