@@ -13,7 +13,14 @@ import { chatHandler } from '../../../src/chat/index.ts';
 import type { ChatTurn } from '../../../src/chat/index.ts';
 import { defineAgent, InMemoryStore, silentSink, ToolRegistry } from '../../../src/core/index.ts';
 import { STANDARD_SYNTHETIC_OBSERVATIONS as SYNTHETIC } from '../../../src/core/index.ts';
-import type { AgentDefinition, JsonObject, Message, ModelCall, ModelCaller } from '../../../src/core/index.ts';
+import type {
+  AgentDefinition,
+  EventSink,
+  JsonObject,
+  Message,
+  ModelCall,
+  ModelCaller,
+} from '../../../src/core/index.ts';
 import type { ModelReply } from '../../../src/core/index.ts';
 import type { RunRequest, RunStore, ToolCallRequest, ToolSpec } from '../../../src/core/index.ts';
 
@@ -161,19 +168,25 @@ export type TestChat = {
   readonly transport: DefaultChatTransport<UIMessage>;
 };
 
+/** Options of {@link testChat}. */
+export type TestChatOptions = {
+  readonly store?: RunStore;
+  readonly parallel?: number;
+  readonly tools?: readonly ToolSpec[];
+  /** The agent's own event sink (`silentSink()` when absent). */
+  readonly events?: EventSink;
+};
+
 /**
  * A chat over `store` (a fresh in-memory one by default), the real `DefaultChatTransport` before
  * `chatHandler`; `parallel` is the turns' `parallelToolCalls`, `tools` more tools beside the four.
  */
-export function testChat(
-  model: ChatModel,
-  opts: { readonly store?: RunStore; readonly parallel?: number; readonly tools?: readonly ToolSpec[] } = {},
-): TestChat {
+export function testChat(model: ChatModel, opts: TestChatOptions = {}): TestChat {
   const store = opts.store ?? new InMemoryStore();
   const counters: Counters = { add: 0, charge: 0, send: 0 };
   const tools = chatTools(counters, opts.tools);
   const interpreter = nativeToolInterpreter('test');
-  const events = silentSink();
+  const events = opts.events ?? silentSink();
   const own = new InMemoryStore();
   const agent = defineAgent({ model, interpreter, store: own, events, syntheticObservations: SYNTHETIC });
   const request = ({ runId, goal, context }: ChatTurn): RunRequest => ({
