@@ -1,14 +1,15 @@
 /**
  * The spans of one driver session of one run: its `invoke_agent` span, the `chat` span of the model
  * call in flight, the `execute_tool` span of each action running (docs/decisions/0079-otel-sink.md).
- * Every span is given its start and end time (a `Date`): a chat span that waits for its step's reply
- * ends later than its call did, and its duration must not mix two clocks.
+ * Every span is given its start and end time from the session's clock (clock.ts): a chat span that
+ * waits for its step's reply ends later than its call did.
  * @module
  */
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import type { Attributes, Context, Link, Span, SpanContext, Tracer } from '@opentelemetry/api';
+import type { Attributes, Context, HrTime, Link, Span, SpanContext, Tracer } from '@opentelemetry/api';
 import type { Action, EndReason, RunEvent } from '../core/index.ts';
 import * as A from './attributes.ts';
+import { driverClock } from './clock.ts';
 import { argumentsJson, inputMessagesJson, outputMessagesJson } from './content.ts';
 
 type EventOf<T extends RunEvent['type']> = Extract<RunEvent, { type: T }>;
@@ -30,7 +31,7 @@ export type DriverStart = {
 const FAILED: ReadonlySet<EndReason> = new Set(['model_error', 'interpreter_error', 'env_error', 'in_flight_unknown']);
 
 /** A chat span whose call finished, held open until its step records the reply (content capture only). */
-type Held = { readonly span: Span; readonly at: Date };
+type Held = { readonly span: Span; readonly at: HrTime };
 
 export class DriverSpans {
   readonly runId: string;
@@ -40,6 +41,7 @@ export class DriverSpans {
   /** run_started has been delivered (a fresh run's span opens in the `traceparent` hook, just before). */
   started = false;
   readonly #start: DriverStart;
+  readonly #now = driverClock();
   #chat: Span | null = null;
   readonly #held = new Map<number, Held>();
   readonly #tools = new Map<string, { readonly span: Span; readonly childRunId?: string }>();
@@ -54,7 +56,7 @@ export class DriverSpans {
     this.runId = start.runId;
     const links: Link[] = start.first === null ? [] : [{ context: start.first }];
     const attributes: Attributes = { [A.OPERATION]: 'invoke_agent', [A.CONVERSATION_ID]: start.runId };
-    const options = { kind: SpanKind.INTERNAL, attributes, links, startTime: new Date() };
+    const options = { kind: SpanKind.INTERNAL, attributes, links, startTime: this.#now() };
     this.agent = start.tracer.startSpan('invoke_agent', options, start.parent);
     this.context = trace.setSpan(start.parent, this.agent);
   }
@@ -85,7 +87,7 @@ export class DriverSpans {
       ...input,
     };
     const name = e.model === undefined ? 'chat' : `chat ${e.model}`;
-    const options = { kind: SpanKind.CLIENT, attributes, startTime: new Date() };
+    const options = { kind: SpanKind.CLIENT, attributes, startTime: this.#now() };
     this.#chat = this.#start.tracer.startSpan(name, options, this.context);
   }
 
@@ -93,7 +95,7 @@ export class DriverSpans {
     const span = this.#chat;
     if (span === null) return;
     this.#chat = null;
-    const at = new Date();
+    const at = this.#now();
     if (e.callId !== null) span.setAttribute(A.RESPONSE_ID, e.callId);
     if (e.usage) {
       this.#usage = true;
@@ -127,7 +129,7 @@ export class DriverSpans {
       ...child,
       ...args,
     };
-    const options = { kind: SpanKind.INTERNAL, attributes, startTime: new Date() };
+    const options = { kind: SpanKind.INTERNAL, attributes, startTime: this.#now() };
     const span = this.#start.tracer.startSpan(`execute_tool ${name}`, options, this.context);
     this.#closeTool(e.resultId, { [A.INTERRUPTED]: true });
     this.#tools.set(e.resultId, e.childRunId === undefined ? { span } : { span, childRunId: e.childRunId });
@@ -205,7 +207,7 @@ export class DriverSpans {
 
   /** End every span still open (those that did not finish get `leftOpen`), then the run's. */
   #close(leftOpen: Attributes): void {
-    const at = new Date();
+    const at = this.#now();
     for (const step of [...this.#held.keys()]) this.#closeHeld(step);
     if (this.#chat !== null) {
       this.#chat.setAttributes(leftOpen);
@@ -232,7 +234,7 @@ export class DriverSpans {
     this.#tools.delete(resultId);
     if (tool.childRunId !== undefined) this.#start.children.delete(tool.childRunId);
     tool.span.setAttributes(attributes);
-    tool.span.end(new Date());
+    tool.span.end(this.#now());
   }
 }
 

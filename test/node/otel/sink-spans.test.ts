@@ -4,7 +4,7 @@
  * recorded only when asked for.
  */
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { defineAgent, run, ToolEnvironmentError } from '../../../src/core/index.ts';
 import type { ModelReply, ToolSpec } from '../../../src/core/index.ts';
 import { otelSink } from '../../../src/otel/index.ts';
@@ -249,5 +249,32 @@ describe('otelSink: content', () => {
     const ms = (time: readonly [number, number]): number => time[0] * 1e3 + time[1] / 1e6;
     expect(chat.attributes['gen_ai.output.messages']).toBeDefined();
     expect(ms(chat.endTime)).toBeLessThanOrEqual(ms(tool.startTime));
+  });
+
+  it('times spans by a clock that runs forward while the wall clock is set back during the run', async () => {
+    const t = tracing();
+    const slow: ToolSpec = {
+      name: 'slow',
+      description: 'Takes a few milliseconds.',
+      parameters: { type: 'object', properties: {} },
+      replayPolicy: 'safe',
+      handler: () => new Promise((resolve) => setTimeout(() => resolve('done'), 5)),
+    };
+    const script = ['{"tool":"slow","args":{}}', '{"final":"ok"}'];
+    const { agent, request } = tracedAgent(otelSink({ tracer: t.tracer, captureContent: true }), {
+      script,
+      tools: [slow],
+    });
+    let wall = Date.now();
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => (wall -= 60_000));
+    try {
+      await run(agent, request);
+    } finally {
+      clock.mockRestore();
+    }
+    const tool = only(t.spans(), 'execute_tool slow');
+    // A span timed by the wall clock would end before it started (the SDK then makes it last 0).
+    expect(tool.duration[0] * 1e9 + tool.duration[1]).toBeGreaterThan(0);
+    for (const s of t.spans()) expect(s.duration[0], s.name).toBeGreaterThanOrEqual(0);
   });
 });
