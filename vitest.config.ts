@@ -35,6 +35,7 @@ export default defineConfig({
               durableObjects: {
                 PROBES: { className: 'ProbeRunObject', useSQLite: true },
                 CHAT_PROBES: { className: 'ChatProbeObject', useSQLite: true },
+                TRACED_CHAT: { className: 'TracedChatObject', useSQLite: true },
                 FAMILY: { className: 'FamilyRunObject', useSQLite: true },
               },
             },

@@ -8,6 +8,9 @@ declare namespace Cloudflare {
     CHAT_PROBES: DurableObjectNamespace<
       import('../../src/platform-workers/chat-turn-object.ts').ChatTurnObjectBase<Env>
     >;
+    TRACED_CHAT: DurableObjectNamespace<
+      import('../../src/platform-workers/chat-turn-object.ts').ChatTurnObjectBase<Env>
+    >;
     FAMILY: DurableObjectNamespace<import('../../src/platform-workers/run-object.ts').RunObjectBase<Env>>;
   }
   interface Exports {
