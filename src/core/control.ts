@@ -17,6 +17,7 @@ import { importRun, readRunLog } from './run-log.ts';
 import { encodeRecord } from './serialization.ts';
 import { executeAction } from './session-seams.ts';
 import { RunWrites } from './session-writes.ts';
+import { startedEvent } from './takeover.ts';
 import { RegistryExecutor } from './tools.ts';
 import type { LogRecord, RunLogView, RunResult, RunStartedRecord, StopRequest } from './types.ts';
 
@@ -78,18 +79,8 @@ export async function endOnStop(
   const out = new Outbox(agent.store, agent.events, runId, run.cancel);
   const writes = new RunWrites(out, agent.store, runId, run.cancel.signal, run.lease);
   try {
-    // This driver only ends the run: a sink still hears it started (linked to the first driver's span).
-    const traceparent = view.started?.traceparent;
-    const traced = traceparent === undefined ? {} : { traceparent };
-    const resolution = view.inFlight?.resolution ?? null;
-    await out.emit({
-      type: 'run_started',
-      runId,
-      resumed: true,
-      fromStep: view.trajectory.length,
-      resolution,
-      ...traced,
-    });
+    // This driver only ends the run (no resumed mark): its sink still hears it started, as any later driver's.
+    await out.emit(startedEvent(view, runId, view.trajectory.length));
     for (const w of run.warnings) await out.emit({ type: 'warning', runId, code: w.code, message: w.message });
     if (run.request) await cancelWaitingChildren(run.request, view);
     const counters = { steps: view.steps, validActions: view.validActions, usage: view.usage };

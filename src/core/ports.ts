@@ -258,9 +258,10 @@ export interface RunStore {
    */
   callResult?(runId: string, rec: CallResultRecord): Promise<void>;
   /**
-   * Write a `resumed` record: a driver took the run over from its log (docs/design/run-log.md#where-each-driver-took-over).
-   * Not a barrier, and optional: a store without it runs resumed runs as before, only without the
-   * marks (and `importRun` of a log holding them into it is refused, so nothing is dropped silently).
+   * Write a `resumed` record: a driver took the run over from its log
+   * (docs/design/run-log.md#where-each-driver-took-over). Not a barrier, and optional: a store
+   * without it runs resumed runs as before, only without the marks (and `importRun` of a log
+   * holding them into it is refused, so nothing is dropped silently).
    *
    * Contract: as {@link RunStore.result}.
    */

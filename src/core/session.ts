@@ -19,12 +19,10 @@ import { addUsage, countStep, NO_USAGE, stopAfterStep, stopBeforeModelCall } fro
 import type { Counters } from './internal/stopping.ts';
 import type { StoreWarning } from './ports.ts';
 import type { AgentDefinition, RunRequest, UpgradeOptions } from './request.ts';
-import { sha256Hex } from './snapshot.ts';
 import type { Lease } from './lease.ts';
 import { freezeDeep, plainOutcome } from './seam-values.ts';
 import { draftStep, now, setOutcome, setReply, summarize } from './step-record.ts';
 import type { StepDraft } from './step-record.ts';
-import { canonicalJson } from './serialization.ts';
 import { History } from './history.ts';
 import { Outbox } from './outbox.ts';
 import { gateFor, refusalOf, replayPolicyOf, toolOf } from './action-policy.ts';
@@ -34,7 +32,7 @@ import type { Pause } from './session-input.ts';
 import { childOfAction, executeAction, interpretReply, ModelSeam } from './session-seams.ts';
 import type { Executed } from './session-seams.ts';
 import { RunWrites } from './session-writes.ts';
-import { RECORD_VERSION } from './types.ts';
+import { resumedMark, startedEvent, startedRecord } from './takeover.ts';
 import type {
   ActionDecision,
   ActionOutcome,
@@ -127,12 +125,16 @@ export class RunDriver {
     try {
       // The interrupted step, entered where it stopped; null for a fresh step.
       let inFlight: InFlightStep | null = view.inFlight;
-      if (view.state === 'not_started') await this.#start(start.snapshot, start.request);
+      const fresh = view.state === 'not_started';
+      // The first driver's sink may open a span for the run: its trace context lands in run_started.
+      if (fresh) await this.#out.write(await startedRecord(runId, start.snapshot, start.request, this.#traceparent));
       else for (const step of view.trajectory) this.#remember(step);
-      const resumed = view.state !== 'not_started';
       const fromStep = this.#trajectory.length;
-      if (resumed) await this.#resumed(inFlight, fromStep);
-      await this.#out.emit(startedEvent(runId, view, fromStep, inFlight));
+      // A later driver marks where it took over (docs/log-format.md), where the store can write the mark.
+      if (!fresh && typeof this.#agent.store.resumed === 'function') {
+        await this.#out.write(resumedMark(inFlight, fromStep));
+      }
+      await this.#out.emit(startedEvent(view, runId, fromStep));
       for (const w of warnings) await this.#out.emit({ type: 'warning', runId, code: w.code, message: w.message });
       if (input !== null && inFlight !== null) {
         const receive = inFlight.calls === null ? receiveReply : receiveCallReply;
@@ -179,38 +181,8 @@ export class RunDriver {
     }
   }
 
-  /**
-   * The run's first record, `run_started`, with the hash of its snapshot, and the trace context of
-   * the span the sink opened for this first driver, if it opened one.
-   */
-  async #start(snapshot: ParamSnapshot, request: StoredRequest): Promise<void> {
-    const snapshotHash = await sha256Hex(canonicalJson(snapshot));
-    const runId = this.#runId;
-    const traceparent = this.#out.traceparent();
-    const traced = traceparent === null ? {} : { traceparent };
-    const v = RECORD_VERSION;
-    await this.#out.write({
-      kind: 'run_started',
-      v,
-      runId,
-      snapshot,
-      snapshotHash,
-      request,
-      ...traced,
-      startedAt: now(),
-    });
-  }
-
-  /**
-   * Mark where this driver took the run over (docs/design/run-log.md#where-each-driver-took-over):
-   * not a barrier, and only where the store can write the mark.
-   */
-  async #resumed(inFlight: InFlightStep | null, fromStep: number): Promise<void> {
-    if (typeof this.#agent.store.resumed !== 'function') return;
-    const stepIndex = inFlight?.stepIndex ?? fromStep;
-    const resolution = inFlight?.resolution ?? null;
-    await this.#out.write({ kind: 'resumed', v: RECORD_VERSION, stepIndex, resolution, at: now() });
-  }
+  /** The sink's trace context for this run's first driver, asked once, just before run_started is written. */
+  readonly #traceparent = (): string | null => this.#out.traceparent();
 
   /**
    * One step, in the order of its writes: (1) model-call intent, (2) model result, interpretation,
@@ -346,16 +318,8 @@ export class RunDriver {
     const runId = this.#runId;
     const childRunId = refusal === null ? childOfAction(this.#req, decision, resultId) : null;
     const child = childRunId === null ? {} : { childRunId };
-    await this.#out.emit({
-      type: 'action_started',
-      runId,
-      stepIndex,
-      resultId,
-      action,
-      replayed,
-      replayPolicy,
-      ...child,
-    });
+    const started = { type: 'action_started', runId, stepIndex, resultId, action, replayed, replayPolicy } as const;
+    await this.#out.emit({ ...started, ...child });
     // 4: execute; the action result and the step record land as one write.
     const executed: Executed =
       refusal ??
@@ -432,16 +396,4 @@ function recordedDecision(inFlight: InFlightStep | null): Decision | null {
   if (inFlight.calls) return inFlight.calls.intent.decision;
   const { actionIntent, request } = inFlight;
   return actionIntent?.decision ?? (request?.request.kind === 'settle' ? null : request?.request.decision) ?? null;
-}
-
-/**
- * The `run_started` event: on a resume, the first driver's trace context from the log and how the
- * interrupted step goes on (null at a boundary), so a sink can link this driver's span to the first.
- */
-function startedEvent(runId: string, view: RunLogView, fromStep: number, inFlight: InFlightStep | null): RunEvent {
-  if (view.state === 'not_started') return { type: 'run_started', runId, resumed: false, fromStep };
-  const traceparent = view.started?.traceparent;
-  const traced = traceparent === undefined ? {} : { traceparent };
-  const resolution = inFlight?.resolution ?? null;
-  return { type: 'run_started', runId, resumed: true, fromStep, resolution, ...traced };
 }
