@@ -4,8 +4,9 @@
  * state machine with its `DefaultChatTransport`. A turn that asks for an approval (one request)
  * and the approval carried out (the next request, a new driver) make one trace: the second
  * `invoke_agent` under the first and linked to it — from the same server, and from another one
- * reading the same FileStore. With content captured, the turn's chat span holds the user's message.
- * The chat's own sink wraps the agent's: these fail if it drops the tracing hooks.
+ * reading the same FileStore. With content captured, the turn's chat span holds the user's message;
+ * the agent's sink is told how each request's driver settled. The chat's own sink wraps the agent's:
+ * these fail if it drops the tracing hooks.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,7 +16,8 @@ import { DefaultChatTransport } from 'ai';
 import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { readRunLog } from '../../../src/core/index.ts';
-import type { EventSink, RunStore } from '../../../src/core/index.ts';
+import { InMemoryStore } from '../../../src/core/index.ts';
+import type { EventSink, RunStore, SettledRun } from '../../../src/core/index.ts';
 import { otelSink } from '../../../src/otel/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { tempDir } from '../../support/temp-dir.ts';
@@ -147,6 +149,25 @@ describe('tracing a chat served over HTTP (otelSink as the agent’s sink)', () 
       { role: 'user', parts: [{ type: 'text', content: 'say hello to Ada' }] },
     ]);
     expect(chat?.attributes['gen_ai.output.messages']).toContain('Hello there.');
+    await h.close();
+  });
+
+  it('the agent’s own sink is told how each request’s driver settled: paused for the approval, then answered', async () => {
+    const told: [string, string][] = [];
+    const events: EventSink = {
+      params: { sink: 'settling' },
+      deliver: () => undefined,
+      settled: (runId: string, o: SettledRun) => void told.push([runId, 'result' in o ? o.result.stopReason : 'error']),
+    };
+    const h = await serve(chatModel([SEND, { text: 'Sent.' }]), events, new InMemoryStore());
+    const ui = new UiChat({ id: 't4', transport: h.transport });
+    await ui.sendMessage({ text: 'mail a@b' });
+    expect(told).toEqual([['chat:t4:1', 'awaiting_input']]);
+    await approve(ui);
+    expect(told).toEqual([
+      ['chat:t4:1', 'awaiting_input'],
+      ['chat:t4:1', 'final_answer'],
+    ]);
     await h.close();
   });
 });
