@@ -207,18 +207,21 @@ export class DriverSpans {
 
   /** End every span still open (those that did not finish get `leftOpen`), then the run's. */
   #close(leftOpen: Attributes): void {
-    const at = this.#now();
     for (const step of [...this.#held.keys()]) this.#closeHeld(step);
-    if (this.#chat !== null) {
-      this.#chat.setAttributes(leftOpen);
-      this.#chat.end(at);
-      this.#chat = null;
-    }
+    this.#closeChat(leftOpen);
     for (const resultId of [...this.#tools.keys()]) this.#closeTool(resultId, leftOpen);
     if (this.#usage)
       this.agent.setAttributes({ [A.INPUT_TOKENS]: this.#inputTokens, [A.OUTPUT_TOKENS]: this.#outputTokens });
     this.#ended = true;
-    this.agent.end(at);
+    this.agent.end(this.#now());
+  }
+
+  /** End the chat span of a call whose end was never announced (`leftOpen` says why). */
+  #closeChat(leftOpen: Attributes): void {
+    if (this.#chat === null) return;
+    this.#chat.setAttributes(leftOpen);
+    this.#chat.end(this.#now());
+    this.#chat = null;
   }
 
   #closeHeld(stepIndex: number): void {

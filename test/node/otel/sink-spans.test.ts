@@ -61,6 +61,49 @@ describe('otelSink: the spans of one driver', () => {
     expect(root.status.code).toBe(SpanStatusCode.UNSET);
   });
 
+  it('ends every span within its parent, also when the run pauses or is cancelled with spans open', async () => {
+    const ns = (time: readonly [number, number]): bigint => BigInt(time[0]) * 1_000_000_000n + BigInt(time[1]);
+    const within = (spans: ReturnType<ReturnType<typeof tracing>['spans']>): void => {
+      for (const s of spans) {
+        const parent = parentOf(spans, s);
+        if (parent === null) continue;
+        expect(ns(s.startTime) >= ns(parent.startTime), `${s.name} starts in ${parent.name}`).toBe(true);
+        expect(ns(s.endTime) <= ns(parent.endTime), `${s.name} ends in ${parent.name}`).toBe(true);
+      }
+    };
+    for (const captureContent of [false, true]) {
+      const t = tracing();
+      const { agent, request } = tracedAgent(otelSink({ tracer: t.tracer, captureContent }), { script: THREE_STEPS });
+      await run(agent, request);
+      within(t.spans());
+    }
+    const t = tracing();
+    const controller = new AbortController();
+    const hang: ToolSpec = {
+      name: 'hang',
+      description: 'Never returns.',
+      parameters: { type: 'object', properties: {} },
+      replayPolicy: 'safe',
+      handler: () => {
+        controller.abort(new Error('enough'));
+        return new Promise(() => undefined);
+      },
+    };
+    const { agent, request } = tracedAgent(otelSink({ tracer: t.tracer, captureContent: true }), {
+      script: ['{"tool":"hang","args":{}}'],
+      tools: [hang],
+      request: { cancelGraceMs: 50 },
+    });
+    await expect(run(agent, request, { signal: controller.signal })).rejects.toThrow('enough');
+    expect(
+      t
+        .spans()
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(['chat scripted', 'execute_tool hang', 'invoke_agent']);
+    within(t.spans());
+  });
+
   it('gives each chat span its model, step, replay policy, usage, finish reasons and response id', async () => {
     const t = tracing();
     const { agent, request } = tracedAgent(otelSink({ tracer: t.tracer }), { script: THREE_STEPS });
