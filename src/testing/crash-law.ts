@@ -22,6 +22,7 @@ import type {
   UpgradeRecord,
 } from '../core/index.ts';
 import type { OptionKeys } from '../core/internal-entry.ts';
+import { misplacedMark } from './crash-marks.ts';
 import { driveStory, stepRecords } from './crash-story.ts';
 import type { CaseMemory, Story, StoryReply, StorySetup, UpgradePoint } from './crash-story.ts';
 import { faultyStore } from './faulty-store.ts';
@@ -105,7 +106,9 @@ type Outcome = {
  * uninterrupted run's, timestamps aside. And every driver marks where it took the run over: one
  * `resumed` record, first, at the step it carries on and with `readRunLog`'s resolution, from each
  * that carries the run on, none from one that carries nothing on — so a crash and resume adds one
- * mark unless the resume continued nothing, and the trajectory is the same as without them.
+ * mark unless the resume continued nothing, and the trajectory is the same as without them; a
+ * child run's marks, written by drivers its parent's actions start, each say what its log before
+ * them does.
  *
  * @example
  * const report = await crashAtEveryWrite({
@@ -217,6 +220,8 @@ function childProblem(ref: Outcome, got: Outcome): string | null {
     if (untimed(a) !== untimed(b)) return `the child run ${id}'s steps differ from the uninterrupted one's`;
     const end = endOf(got.children.get(id) ?? []);
     if (end !== endOf(ref.children.get(id) ?? [])) return `the child run ${id} ended ${end ?? 'not at all'}`;
+    const marks = misplacedMark(got.children.get(id) ?? []);
+    if (marks !== null) return `the child run ${id}'s ${marks}`;
   }
   return null;
 }

@@ -48,6 +48,25 @@ function takeoverProblem(
 }
 
 /**
+ * What is wrong with the marks of a log no watched driver wrote (a sub-agent's child run, driven by
+ * its parent's action), or null: each must say what `readRunLog` of the records before it says — the
+ * step a driver would carry on and how.
+ */
+export function misplacedMark(log: readonly LogRecord[]): string | null {
+  for (const [i, rec] of log.entries()) {
+    if (rec.kind !== 'resumed') continue;
+    const view = readRunLog(log.slice(0, i));
+    const stepIndex = view.inFlight?.stepIndex ?? view.trajectory.length;
+    const resolution = view.inFlight?.resolution ?? null;
+    if (rec.stepIndex !== stepIndex || rec.resolution !== resolution) {
+      const got = `step ${rec.stepIndex}, ${rec.resolution ?? 'null'}`;
+      return `record ${i + 1} marks ${got}, not step ${stepIndex}, ${resolution ?? 'null'}`;
+    }
+  }
+  return null;
+}
+
+/**
  * Start one driver with `call` and check the marks it left, pushing what is wrong to `problems`.
  * The log is read before and after through `store` (whatever wrapper it is, reads pass through);
  * the driver's result or failure is passed on unchanged.

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { InMemoryStore, resume, run } from '../../../src/core/index.ts';
 import type { InputRequest, ResumedRecord, RunStore } from '../../../src/core/index.ts';
 import { crashAtEveryWrite, faultyStore } from '../../../src/testing/index.ts';
+import { CHILD_RUN, subAgentsLaw } from '../../contract/sub-agents-law.ts';
 import { harness, makeTools } from '../core/fixtures.ts';
 
 const SCRIPT = ['{"tool":"add","args":{"a":1,"b":2}}', '{"final":"3"}'];
@@ -75,5 +76,21 @@ describe('the crash law checks where each driver took the run over', () => {
       (e: unknown) => String(e),
     );
     expect(failures).toMatch(failure);
+  });
+
+  it("fails a sub-agent's driver whose mark in the child run says the wrong resolution", async () => {
+    const wrong = (r: ResumedRecord): ResumedRecord => ({ ...r, resolution: r.resolution === null ? 'settle' : null });
+    const newStore = (): RunStore => {
+      const store = new InMemoryStore();
+      return Object.assign(store, {
+        resumed(runId: string, rec: ResumedRecord): Promise<void> {
+          return InMemoryStore.prototype.resumed.call(store, runId, runId === CHILD_RUN ? wrong(rec) : rec);
+        },
+      });
+    };
+    const { report } = await subAgentsLaw({ scenario: 'approval', newStore });
+    expect(report.failures).toContainEqual(
+      expect.stringMatching(/the child run sub-law\.s0\.action's record \d+ marks step 0, \w+, not step 0, \w+$/),
+    );
   });
 });
