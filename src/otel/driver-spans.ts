@@ -7,7 +7,7 @@
  */
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Attributes, Context, HrTime, Link, Span, SpanContext, Tracer } from '@opentelemetry/api';
-import type { Action, EndReason, RunEvent } from '../core/index.ts';
+import type { Action, EndReason, RunEvent, SettledRun } from '../core/index.ts';
 import * as A from './attributes.ts';
 import { driverClock } from './clock.ts';
 import { argumentsJson, inputMessagesJson, outputMessagesJson } from './content.ts';
@@ -48,7 +48,6 @@ export class DriverSpans {
   #inputTokens = 0;
   #outputTokens = 0;
   #usage = false;
-  #pending: string | null = null;
   #ended = false;
 
   constructor(start: DriverStart) {
@@ -148,7 +147,6 @@ export class DriverSpans {
       tool.span.setStatus({ code: SpanStatusCode.ERROR, ...message });
     }
     this.#closeTool(e.resultId, {});
-    this.#idle();
   }
 
   /** `step_finished`: a chat span held for its reply records it and ends. */
@@ -160,19 +158,12 @@ export class DriverSpans {
     this.#closeHeld(e.stepIndex);
   }
 
-  /**
-   * `input_requested`: the driver will leave the run waiting for a person (every request it asks
-   * stays open until a later driver carries out its reply). A sub-agent's request closes the action
-   * that ran it; the session ends as soon as no action of it is still running.
-   */
+  /** `input_requested` of a sub-agent: the action that ran it is over (its child waits for a person). */
   onInputRequested(e: EventOf<'input_requested'>): void {
-    this.#pending ??= e.request.kind;
     const child = e.request.kind === 'child' ? e.request.child : undefined;
-    if (child) {
-      for (const [resultId, tool] of this.#tools)
-        if (tool.childRunId === child.runId) this.#closeTool(resultId, { [A.PENDING_INPUT]: child.request.kind });
-    }
-    this.#idle();
+    if (!child) return;
+    for (const [resultId, tool] of this.#tools)
+      if (tool.childRunId === child.runId) this.#closeTool(resultId, { [A.PENDING_INPUT]: child.request.kind });
   }
 
   /** `run_ended`: every span of the session ends, the run's with its stop reason. */
@@ -183,25 +174,27 @@ export class DriverSpans {
       this.agent.setAttribute(A.ERROR_TYPE, e.stopReason);
       this.agent.setStatus({ code: SpanStatusCode.ERROR });
     }
-    this.#pending = null;
     this.#close({ [A.INTERRUPTED]: true });
   }
 
-  /** A later driver took the run over while this one was still open (it died without ending the run). */
+  /**
+   * The driver's `run` or `resume` settled (the sink's `settled` hook, after its last event): a run
+   * left waiting for a person ends its span with the request's kind; a driver that rejected (a store
+   * failure, a lost lease) ends it with status ERROR. A run that ended has ended its span already.
+   */
+  onSettled(outcome: SettledRun): void {
+    if (this.#ended) return;
+    if ('error' in outcome) {
+      this.agent.setAttribute(A.ERROR_TYPE, errorClass(outcome.error));
+      this.agent.setStatus({ code: SpanStatusCode.ERROR, message: describe(outcome.error) });
+    } else if (outcome.result.pending) this.agent.setAttribute(A.RUN_PENDING_INPUT, outcome.result.pending.kind);
+    this.#close({ [A.INTERRUPTED]: true });
+  }
+
+  /** A later driver took the run over while this one was still open (it was never told it settled). */
   interrupt(): void {
-    if (this.#ended) {
-      // Actions that started after the session paused (the other calls of a step whose sub-agent paused).
-      for (const resultId of [...this.#tools.keys()]) this.#closeTool(resultId, { [A.INTERRUPTED]: true });
-      return;
-    }
+    if (this.#ended) return;
     this.agent.setAttribute(A.INTERRUPTED, true);
-    this.#close({ [A.INTERRUPTED]: true });
-  }
-
-  /** A session asked for input ends once nothing of it is running: the driver pauses. */
-  #idle(): void {
-    if (this.#pending === null || this.#ended || this.#tools.size > 0 || this.#chat !== null) return;
-    this.agent.setAttribute(A.RUN_PENDING_INPUT, this.#pending);
     this.#close({ [A.INTERRUPTED]: true });
   }
 
@@ -250,4 +243,25 @@ function toolName(action: Action): string {
 function errorType(error: string): string {
   const m = /^([A-Za-z_$][\w$.]*):/.exec(error);
   return m ? (m[1] as string) : '_OTHER';
+}
+
+/** `error.type` of what a driver rejected with: its class (`StoreError`, `LeaseLostError`), else `_OTHER`. */
+function errorClass(e: unknown): string {
+  try {
+    if (!(e instanceof Error)) return '_OTHER';
+    const ctor = (e as { constructor?: { name?: unknown } }).constructor?.name;
+    const name = e.name === 'Error' && typeof ctor === 'string' && ctor !== '' ? ctor : e.name;
+    return typeof name === 'string' && name !== '' ? name : '_OTHER';
+  } catch {
+    return '_OTHER';
+  }
+}
+
+/** The status message of a driver that rejected: `Name: message`, whatever was thrown. */
+function describe(e: unknown): string {
+  try {
+    return e instanceof Error ? `${errorClass(e)}: ${e.message}` : String(e);
+  } catch {
+    return '(a thrown value that cannot be described)';
+  }
 }

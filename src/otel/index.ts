@@ -10,9 +10,10 @@
 import { context, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import type { Context, SpanContext, Tracer } from '@opentelemetry/api';
 import { InvalidRequestError } from '../core/index.ts';
-import type { EventSink, RunEvent } from '../core/index.ts';
+import type { EventSink, RunEvent, SettledRun } from '../core/index.ts';
 import { checkOptionKeys } from '../core/internal-entry.ts';
 import type { OptionKeys } from '../core/internal-entry.ts';
+import { RUN_FROM_STEP, RUN_RESUMED } from './attributes.ts';
 import { DriverSpans } from './driver-spans.ts';
 import { formatTraceparent, parseTraceparent } from './traceparent.ts';
 
@@ -30,12 +31,6 @@ export type OtelSinkOptions = {
 };
 
 const KNOWN: OptionKeys<OtelSinkOptions> = { tracer: true, captureContent: true };
-
-/**
- * How many sessions that paused for a person are kept after their span ended, for the events a
- * step with several calls may still deliver (its other calls, after one's sub-agent paused).
- */
-const PAUSED_KEPT = 64;
 
 /**
  * An {@link EventSink} that records each run as OpenTelemetry spans (params
@@ -64,7 +59,6 @@ export function otelSink(opts: OtelSinkOptions): EventSink {
       source: 'otelSink',
     });
   const sessions = new Map<string, DriverSpans>();
-  const paused = new Map<string, DriverSpans>();
   const children = new Map<string, Context>();
 
   /** Open a driver session's `invoke_agent` span; a session of the run still open was left by a driver that died. */
@@ -80,27 +74,17 @@ export function otelSink(opts: OtelSinkOptions): EventSink {
   function forget(runId: string): void {
     sessions.get(runId)?.interrupt();
     sessions.delete(runId);
-    paused.get(runId)?.interrupt();
-    paused.delete(runId);
-  }
-
-  /** A session whose span ended on a pause is kept a while for late events; one that ended the run is not. */
-  function settle(session: DriverSpans, event: RunEvent): void {
-    if (event.type === 'run_ended') return forget(session.runId);
-    if (!session.ended || paused.has(session.runId)) return;
-    sessions.delete(session.runId);
-    paused.set(session.runId, session);
-    if (paused.size > PAUSED_KEPT) {
-      const [oldest] = paused.keys();
-      if (oldest !== undefined) forget(oldest);
-    }
   }
 
   return {
     params: Object.freeze({ sink: 'otel', captureContent }),
     withMessages: captureContent,
     traceparent(runId: string): string | undefined {
-      return formatTraceparent(open(runId, null).agent.spanContext());
+      // Asked for fresh runs only, before run_started is written: a write that fails there still
+      // leaves a span that says which driver it was.
+      const { agent } = open(runId, null);
+      agent.setAttributes({ [RUN_RESUMED]: false, [RUN_FROM_STEP]: 0 });
+      return formatTraceparent(agent.spanContext());
     },
     deliver(event: RunEvent): void {
       if (event.type === 'run_started') {
@@ -110,10 +94,14 @@ export function otelSink(opts: OtelSinkOptions): EventSink {
         session.onStarted(event);
         return;
       }
-      const session = sessions.get(event.runId) ?? paused.get(event.runId);
+      const session = sessions.get(event.runId);
       if (!session) return;
       deliverTo(session, event);
-      settle(session, event);
+      if (session.ended) sessions.delete(event.runId);
+    },
+    settled(runId: string, outcome: SettledRun): void {
+      sessions.get(runId)?.onSettled(outcome);
+      sessions.delete(runId);
     },
   };
 }
@@ -133,7 +121,7 @@ function deliverTo(session: DriverSpans, event: RunEvent): void {
     case 'input_requested':
       return session.onInputRequested(event);
     case 'run_ended':
-      return session.ended ? session.interrupt() : session.onEnded(event);
+      return session.onEnded(event);
     default:
       return;
   }

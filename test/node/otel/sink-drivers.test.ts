@@ -7,12 +7,12 @@
 import { context, ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRunLog, requestStop, resume, run } from '../../../src/core/index.ts';
-import type { ToolSpec } from '../../../src/core/index.ts';
+import type { EventSink, ToolSpec } from '../../../src/core/index.ts';
 import { otelSink } from '../../../src/otel/index.ts';
 import { faultyStore } from '../../../src/testing/index.ts';
 import { InMemoryStore } from '../../../src/core/index.ts';
 import { makeTools } from '../core/fixtures.ts';
-import { installContextManager, tracedAgent, tracing, treeOf } from './sink-fixtures.ts';
+import { installContextManager, only, tracedAgent, tracing, treeOf } from './sink-fixtures.ts';
 
 const NOTE_THEN_FINAL = ['{"tool":"note","args":{"text":"hello"}}', '{"final":"done"}'];
 const approvalTools = (): ToolSpec[] => makeTools().map((t) => (t.name === 'note' ? { ...t, needsApproval: true } : t));
@@ -141,18 +141,63 @@ describe('otelSink: a run stopped', () => {
 });
 
 describe('otelSink: a driver that died', () => {
-  it('ends the spans a crashed driver left open, marked interrupted, when the next driver takes the run over', async () => {
+  const SCRIPT = ['{"tool":"add","args":{"a":1,"b":2}}', '{"final":"3"}'];
+
+  it('ends the spans of a driver whose store failed with status ERROR as its run call rejects', async () => {
     const t = tracing();
     const sink = otelSink({ tracer: t.tracer });
     const inner = new InMemoryStore();
-    const script = ['{"tool":"add","args":{"a":1,"b":2}}', '{"final":"3"}'];
     // The run's third write (the model's reply and the action's intent) fails: the driver stops with
     // its invoke_agent and chat spans open (the call's end is announced once its reply is written).
-    const crashing = tracedAgent(sink, { script, store: faultyStore(inner, { crashAfterWrites: 2 }) });
+    const crashing = tracedAgent(sink, { script: SCRIPT, store: faultyStore(inner, { crashAfterWrites: 2 }) });
+    const failure = (await run(crashing.agent, crashing.request).then(
+      () => new Error('the run did not fail'),
+      (e: unknown) => e,
+    )) as Error;
+    expect(treeOf(t.spans())).toEqual(['invoke_agent', '  chat scripted']);
+    const first = only(t.spans(), 'invoke_agent');
+    expect(first.status).toEqual({ code: SpanStatusCode.ERROR, message: `${failure.name}: ${failure.message}` });
+    expect(first.attributes['error.type']).toBe(failure.name);
+    expect(only(t.spans(), 'chat scripted').attributes['polyloop.interrupted']).toBe(true);
+
+    const again = tracedAgent(sink, { script: SCRIPT, store: inner });
+    expect((await resume(again.agent, again.request)).stopReason).toBe('final_answer');
+    const second = t.spans().filter((s) => s.name === 'invoke_agent')[1];
+    expect(second?.attributes).toMatchObject({
+      'polyloop.run.resumed': true,
+      'polyloop.run.stop_reason': 'final_answer',
+    });
+    expect(second?.parentSpanContext?.spanId).toBe(first.spanContext().spanId);
+    expect(second?.status.code).toBe(SpanStatusCode.UNSET);
+  });
+
+  it("ends a first driver's span whose run_started write failed, saying which driver it was", async () => {
+    const t = tracing();
+    const crashing = tracedAgent(otelSink({ tracer: t.tracer }), {
+      script: SCRIPT,
+      store: faultyStore(new InMemoryStore(), { crashAfterWrites: 0 }),
+    });
+    await expect(run(crashing.agent, crashing.request)).rejects.toThrow();
+    const span = only(t.spans(), 'invoke_agent');
+    expect(span.status.code).toBe(SpanStatusCode.ERROR);
+    expect(span.attributes).toMatchObject({ 'polyloop.run.resumed': false, 'polyloop.run.from_step': 0 });
+  });
+
+  it('ends the spans a driver left open, marked interrupted, when the next one starts, if its sink was never told it settled', async () => {
+    const t = tracing();
+    const otel = otelSink({ tracer: t.tracer });
+    // A sink that wraps the otelSink and passes its trace context on, but not its settled hook.
+    const wrapper: EventSink = {
+      params: otel.params,
+      deliver: (e) => otel.deliver(e),
+      traceparent: (runId) => otel.traceparent?.(runId),
+    };
+    const inner = new InMemoryStore();
+    const crashing = tracedAgent(wrapper, { script: SCRIPT, store: faultyStore(inner, { crashAfterWrites: 2 }) });
     await expect(run(crashing.agent, crashing.request)).rejects.toThrow();
     expect(t.spans()).toEqual([]);
 
-    const again = tracedAgent(sink, { script, store: inner });
+    const again = tracedAgent(wrapper, { script: SCRIPT, store: inner });
     expect((await resume(again.agent, again.request)).stopReason).toBe('final_answer');
     expect(treeOf(t.spans())).toEqual([
       'invoke_agent',
@@ -164,13 +209,7 @@ describe('otelSink: a driver that died', () => {
     ]);
     const [first, second] = t.spans().filter((s) => s.name === 'invoke_agent');
     expect(first?.attributes['polyloop.interrupted']).toBe(true);
-    expect(t.spans().find((s) => s.name === 'chat scripted')?.attributes['polyloop.interrupted']).toBe(true);
     expect(first?.attributes['polyloop.run.stop_reason']).toBeUndefined();
-    expect(second?.attributes).toMatchObject({
-      'polyloop.run.resumed': true,
-      'polyloop.run.stop_reason': 'final_answer',
-    });
-    expect(second?.parentSpanContext?.spanId).toBe(first?.spanContext().spanId);
     expect(second?.attributes['polyloop.interrupted']).toBeUndefined();
   });
 });
