@@ -149,17 +149,20 @@ const ENDED_RUN: SpanShape = {
 export const EXPECTED: Omit<OtelTrees, 'problems'> = {
   plain: [{ ...ENDED_RUN, children: FIRST_DRIVER }],
   content: [{ ...ENDED_RUN, children: WITH_CONTENT }],
-  // The first driver's span, left open by the crash, is ended by the sink when the run is taken over.
+  // The first driver's run rejected on the store's failure: the sink, told so when run settled, ends its span ERROR.
   crashed: [
     {
       name: 'invoke_agent',
       kind: 'INTERNAL',
-      status: UNSET,
+      status: {
+        code: 'ERROR',
+        message: `StoreError: store step failed for run "${RUN_ID}": SimulatedCrashError: simulated crash before step (after 9 writes)`,
+      },
       attributes: {
+        'error.type': 'StoreError',
         ...AGENT,
         'gen_ai.usage.input_tokens': 480,
         'gen_ai.usage.output_tokens': 35,
-        'polyloop.interrupted': true,
         'polyloop.run.from_step': 0,
         'polyloop.run.resumed': false,
       },
