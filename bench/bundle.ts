@@ -1,7 +1,7 @@
 /**
  * Section 6: bundle sizes (esbuild, minified, then gzipped) of the browser builds of `polyloop`
- * and `polyloop` + `polyloop/web`, of the Worker bundle, of `polyloop/adapters/ai-sdk` and of `polyloop/mcp`
- * (with the MCP SDK client it pulls in), checked against
+ * and `polyloop` + `polyloop/web`, of the Worker bundle, of `polyloop/adapters/ai-sdk`, of `polyloop/mcp`
+ * (with the MCP SDK client it pulls in) and of `polyloop/otel` (without `@opentelemetry/api`), checked against
  * `bench/budgets.json`. Sizes are deterministic, so the size test runs this in `npm test`.
  * @module
  */
@@ -16,7 +16,14 @@ import type { BuildOptions, Metafile } from 'esbuild';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The bundles measured, by the name used in `bench/budgets.json`. */
-export const BUNDLES = ['polyloop', 'polyloop+web', 'worker', 'polyloop/adapters/ai-sdk', 'polyloop/mcp'] as const;
+export const BUNDLES = [
+  'polyloop',
+  'polyloop+web',
+  'worker',
+  'polyloop/adapters/ai-sdk',
+  'polyloop/mcp',
+  'polyloop/otel',
+] as const;
 /** A bundle's name. */
 export type BundleName = (typeof BUNDLES)[number];
 
@@ -61,6 +68,7 @@ function options(name: BundleName): BuildOptions | null {
   const worker = join(ROOT, 'examples/workers/worker.ts');
   const aiSdk = join(ROOT, 'src/adapters/ai-sdk.ts');
   const mcp = join(ROOT, 'src/mcp/index.ts');
+  const otel = join(ROOT, 'src/otel/index.ts');
   switch (name) {
     case 'polyloop':
       return { ...BROWSER, entryPoints: [core] };
@@ -84,6 +92,10 @@ function options(name: BundleName): BuildOptions | null {
       // What a page that uses MCP tools ships: the entry, the core it needs, and the SDK's client
       // (its browser build, which validates with @cfworker/json-schema, not ajv).
       return existsSync(mcp) ? { ...BROWSER, entryPoints: [mcp] } : null;
+    case 'polyloop/otel':
+      // The sink with the core it needs; the OpenTelemetry API is the user's (a peer dependency they
+      // already ship with their SDK), never bundled here.
+      return existsSync(otel) ? { ...BROWSER, entryPoints: [otel], external: ['@opentelemetry/api'] } : null;
   }
 }
 

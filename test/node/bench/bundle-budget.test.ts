@@ -27,6 +27,14 @@ describe('bundle size budgets (bench/budgets.json)', () => {
     expect(own.every((p) => p.startsWith('src/core/'))).toBe(true);
   });
 
+  it('measures polyloop/otel without the OpenTelemetry API, which the user ships', () => {
+    const otel = sizes.find((s) => s.name === 'polyloop/otel');
+    expect(otel).toBeDefined();
+    expect(otel?.inputs.some((p) => p.startsWith('src/otel/'))).toBe(true);
+    expect(otel?.inputs.filter((p) => p.includes('@opentelemetry/'))).toEqual([]);
+    expect(otel?.thirdParty).toBe(0);
+  });
+
   it('reports a bundle over its budget as a failure naming the bundle and both sizes', () => {
     const size: BundleSize = {
       name: 'polyloop',
