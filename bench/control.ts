@@ -40,7 +40,7 @@ const REASON = 'a person stopped it';
 /** Elapsed time, ms. */
 const wallMs = (): number => performance.now();
 /** CPU time of the process, ms (user + system): the work done, which a loaded machine stretches less. */
-function cpuMs(): number {
+export function cpuMs(): number {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1000;
 }
@@ -184,7 +184,7 @@ async function usPerStep(store: RunStore, n: number, runs: number, signal = fals
  * Like `sampleAll`, the order turning each round (whichever goes first after the garbage
  * collection is not always the same): a difference of a few µs a step needs every edge removed.
  */
-async function sampleRotated(fns: readonly (() => Promise<number>)[], plan: Plan): Promise<number[][]> {
+export async function sampleRotated(fns: readonly (() => Promise<number>)[], plan: Plan): Promise<number[][]> {
   for (let i = 0; i < plan.warmup; i++) for (const fn of fns) await fn();
   const out = fns.map(() => [] as number[]);
   for (let round = 0; round < plan.runs; round++) {

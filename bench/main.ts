@@ -4,7 +4,7 @@
  * exits non-zero when a bundle exceeds its budget in `bench/budgets.json`.
  *
  * Options: `--quick` (fewer samples, smaller N: a smoke run, not figures to quote),
- * `--only=overhead,durable,resume,memory,concurrency,chat,several,subagents,control,bundle`, `--markdown` (also
+ * `--only=overhead,durable,resume,memory,concurrency,chat,several,subagents,control,otel,bundle`, `--markdown` (also
  * print the table in Markdown, for docs/performance.md).
  * @module
  */
@@ -19,6 +19,7 @@ import { control } from './control.ts';
 import { concurrency, durable, overhead } from './kernel.ts';
 import type { Plan, Row } from './kernel.ts';
 import { memory } from './memory.ts';
+import { otel } from './otel.ts';
 import { resumeTimes } from './resume.ts';
 import { several } from './several.ts';
 import { subagents } from './subagents.ts';
@@ -34,6 +35,7 @@ const SECTIONS = [
   'several',
   'subagents',
   'control',
+  'otel',
   'bundle',
 ] as const;
 type Section = (typeof SECTIONS)[number];
@@ -71,6 +73,7 @@ async function main(): Promise<number> {
   if (only.has('several')) log(await several(plan));
   if (only.has('subagents')) log(await subagents(plan));
   if (only.has('control')) log(await control(plan));
+  if (only.has('otel')) log(await otel(plan));
   let bundles: BundleSize[] = [];
   let failures: string[] = [];
   if (only.has('bundle')) {

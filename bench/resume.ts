@@ -16,7 +16,7 @@ import { freshId, row, samplePair } from './kernel.ts';
 import type { Plan, Row } from './kernel.ts';
 
 /** Replay decoded records into a store through its write methods (to copy a crashed log). */
-async function replay(store: RunStore, runId: string, records: readonly LogRecord[]): Promise<void> {
+export async function replay(store: RunStore, runId: string, records: readonly LogRecord[]): Promise<void> {
   for (const rec of records) {
     if (rec.kind === 'run_started') await store.runStarted(runId, rec);
     else if (rec.kind === 'intent') await store.intent(runId, rec);
@@ -32,7 +32,7 @@ async function replay(store: RunStore, runId: string, records: readonly LogRecor
  * `run_started`, then three per action step (model intent, result + action intent, step;
  * decision 0040), then step `n`'s model intent.
  */
-async function crashedLog(n: number): Promise<readonly LogRecord[]> {
+export async function crashedLog(n: number): Promise<readonly LogRecord[]> {
   const inner = new InMemoryStore();
   const store = faultyStore(inner, { crashAfterWrites: 1 + 3 * n + 1 });
   await run(benchAgent(store, n + 2), benchRequest('crashed', n + 2)).then(
@@ -64,7 +64,7 @@ async function resumeMs(prepare: () => Promise<RunStore>, n: number): Promise<nu
 }
 
 /** The floor of a resume: `JSON.parse` every line of the log (read from `path` first, if given). */
-async function parseFloorMs(lines: readonly string[] | null, path: string | null): Promise<number> {
+export async function parseFloorMs(lines: readonly string[] | null, path: string | null): Promise<number> {
   const t0 = performance.now();
   const all = path ? (await readFile(path, 'utf8')).split('\n') : (lines ?? []);
   let count = 0;
