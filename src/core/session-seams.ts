@@ -23,6 +23,7 @@ import type { DecisionInterpreter, ModelCall } from './ports.ts';
 import type { AgentDefinition, RunRequest } from './request.ts';
 import { toolOf } from './action-policy.ts';
 import { seal } from './sealed-records.ts';
+import { readSinkHook } from './sinks.ts';
 import { copyReply, freezeOutcome, freezeReply, plainOutcome, toModelReply } from './seam-values.ts';
 import type { RunWrites } from './session-writes.ts';
 import { RegistryExecutor } from './tools.ts';
@@ -38,6 +39,9 @@ import type {
   RunEvent,
   StepRecord,
 } from './types.ts';
+
+type EventOf<T extends RunEvent['type']> = Extract<RunEvent, { type: T }>;
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
  * What the model is handed, and what rebuilds it when a caller changed it: the run's tool schemas,
@@ -70,7 +74,7 @@ export class ModelSeam {
   /** What the call says of parallel tool calls: nothing for one call a turn (the call stays as it always was). */
   readonly #parallel: { readonly parallelToolCalls?: number };
   /** The model's id for `model_call_started`, when its caller reports one. */
-  readonly #model: { readonly model?: string };
+  readonly #model: string | undefined;
   /** The sink asked for each call's messages in `model_call_started` (a tracing sink capturing content). */
   readonly #withMessages: boolean;
 
@@ -87,8 +91,8 @@ export class ModelSeam {
     const parallel = req.parallelToolCalls ?? 1;
     this.#parallel = parallel > 1 ? { parallelToolCalls: parallel } : {};
     const model = agent.model.params['model'];
-    this.#model = typeof model === 'string' ? { model } : {};
-    this.#withMessages = agent.events.withMessages === true;
+    this.#model = typeof model === 'string' ? model : undefined;
+    this.#withMessages = readSinkHook(agent.events, 'withMessages') === true;
   }
 
   /** Step `stepIndex`'s call: with its intent record first when `intent`; `replayed` for the event. */
@@ -114,8 +118,9 @@ export class ModelSeam {
       };
       await out.write(seal(intentRecord));
     }
+    // A literal with its optional fields set after, not spreads: this event goes out every step.
     const replayPolicy = req.modelReplayPolicy;
-    const started = {
+    const started: Mutable<EventOf<'model_call_started'>> = {
       type: 'model_call_started',
       runId,
       stepIndex,
@@ -123,12 +128,10 @@ export class ModelSeam {
       resultId,
       replayed,
       replayPolicy,
-    } as const;
-    await out.emit(
-      this.#withMessages
-        ? { ...started, ...this.#model, messages: Object.freeze(this.#history.messages.slice()) }
-        : { ...started, ...this.#model },
-    );
+    };
+    if (this.#model !== undefined) started.model = this.#model;
+    if (this.#withMessages) started.messages = Object.freeze(this.#history.messages.slice());
+    await out.emit(started);
     let deltas: Promise<void> = DELIVERED;
     const onDelta = (delta: string, kind?: 'text' | 'reasoning'): void => {
       // An abandoned call may go on streaming: nothing of it reaches the sink after an abort.
@@ -183,18 +186,16 @@ export class ModelSeam {
     const callSeq = stepIndex;
     const reply = freezeReply(copyReply(raw));
     const { callId } = reply;
-    const told = reply.usage == null ? {} : { usage: reply.usage };
-    const why = reply.finishReason == null ? {} : { finishReason: reply.finishReason };
-    const finished: RunEvent = {
+    const finished: Mutable<EventOf<'model_call_finished'>> = {
       type: 'model_call_finished',
       runId,
       stepIndex,
       callSeq,
       callId,
       error: null,
-      ...told,
-      ...why,
     };
+    if (reply.usage != null) finished.usage = reply.usage;
+    if (reply.finishReason != null) finished.finishReason = reply.finishReason;
     const events: RunEvent[] = [finished];
     if (reply.usage === null && this.#req.budget.maxTotalTokens !== undefined && !this.#usageMissingTold) {
       // A token budget cannot see calls that report nothing: say so once, and count them as 0.
