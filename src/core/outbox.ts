@@ -97,10 +97,11 @@ export class Outbox {
    * that is not a valid `traceparent`, counts as a failed delivery, and the run goes on untraced.
    */
   traceparent(): string | null {
-    const ask = this.#sink.traceparent;
-    if (typeof ask !== 'function') return null;
     let value: unknown;
     try {
+      // Read inside the try: a sink's hook may be a getter that throws.
+      const ask = this.#sink.traceparent;
+      if (typeof ask !== 'function') return null;
       value = ask.call(this.#sink, this.#runId);
     } catch {
       this.deliveryFailures++;

@@ -32,7 +32,8 @@ import type { ResolvedRequest } from './request-input.ts';
 import { checkAgentConfig, checkRequest } from './request-checks.ts';
 import { readRunLog } from './run-log.ts';
 import { checkSnapshotHash, trustInFlight } from './log-trust.ts';
-import { checkReply } from './seam-values.ts';
+import { checkReply, isThenable } from './seam-values.ts';
+import { readSinkHook } from './sinks.ts';
 import { RunDriver } from './session.ts';
 import { identitySnapshot, snapshotInForce } from './snapshot.ts';
 import { storedResult } from './step-record.ts';
@@ -187,9 +188,12 @@ async function drive(
 
 /** The sink's optional `settled`, after the run's last event; what it throws is its own affair. */
 function tellSettled(sink: EventSink, runId: string, outcome: SettledRun): void {
-  if (typeof sink.settled !== 'function') return;
+  const settled = readSinkHook(sink, 'settled');
+  if (typeof settled !== 'function') return;
   try {
-    sink.settled(runId, Object.freeze(outcome));
+    const answer: unknown = settled.call(sink, runId, Object.freeze(outcome));
+    // Not awaited (it is synchronous by contract), but a promise it returns must not reject unhandled.
+    if (isThenable(answer)) Promise.resolve(answer).catch(() => undefined);
   } catch {
     // The run has settled: there is nothing left to count a failure against.
   }

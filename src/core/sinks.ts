@@ -119,10 +119,20 @@ export type SinkHooks = Pick<EventSink, 'traceparent' | 'withMessages' | 'settle
  */
 export function sinkHooks(inner: EventSink | undefined): SinkHooks {
   if (inner === undefined) return {};
-  const { traceparent, settled } = inner;
+  const traceparent = readSinkHook(inner, 'traceparent');
+  const settled = readSinkHook(inner, 'settled');
   return {
     ...(typeof traceparent === 'function' ? { traceparent: (runId: string) => traceparent.call(inner, runId) } : {}),
-    ...(inner.withMessages === true ? { withMessages: true } : {}),
+    ...(readSinkHook(inner, 'withMessages') === true ? { withMessages: true } : {}),
     ...(typeof settled === 'function' ? { settled: (runId, outcome) => settled.call(inner, runId, outcome) } : {}),
   } satisfies SinkHooks;
+}
+
+/** One of a sink's optional hooks as the run reads it: a getter that throws reads as no hook (the sink's affair). */
+export function readSinkHook<K extends keyof SinkHooks>(sink: EventSink, key: K): EventSink[K] | undefined {
+  try {
+    return sink[key];
+  } catch {
+    return undefined;
+  }
 }
