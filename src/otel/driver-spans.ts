@@ -11,6 +11,7 @@ import type { Action, EndReason, RunEvent, SettledRun } from '../core/index.ts';
 import * as A from './attributes.ts';
 import { driverClock } from './clock.ts';
 import { argumentsJson, inputMessagesJson, outputMessagesJson } from './content.ts';
+import { startSpan } from './guarded-span.ts';
 
 type EventOf<T extends RunEvent['type']> = Extract<RunEvent, { type: T }>;
 
@@ -56,7 +57,7 @@ export class DriverSpans {
     const links: Link[] = start.first === null ? [] : [{ context: start.first }];
     const attributes: Attributes = { [A.OPERATION]: 'invoke_agent', [A.CONVERSATION_ID]: start.runId };
     const options = { kind: SpanKind.INTERNAL, attributes, links, startTime: this.#now() };
-    this.agent = start.tracer.startSpan('invoke_agent', options, start.parent);
+    this.agent = startSpan(start.tracer, 'invoke_agent', options, start.parent);
     this.context = trace.setSpan(start.parent, this.agent);
   }
 
@@ -87,7 +88,7 @@ export class DriverSpans {
     };
     const name = e.model === undefined ? 'chat' : `chat ${e.model}`;
     const options = { kind: SpanKind.CLIENT, attributes, startTime: this.#now() };
-    this.#chat = this.#start.tracer.startSpan(name, options, this.context);
+    this.#chat = startSpan(this.#start.tracer, name, options, this.context);
   }
 
   onModelFinished(e: EventOf<'model_call_finished'>): void {
@@ -129,7 +130,7 @@ export class DriverSpans {
       ...args,
     };
     const options = { kind: SpanKind.INTERNAL, attributes, startTime: this.#now() };
-    const span = this.#start.tracer.startSpan(`execute_tool ${name}`, options, this.context);
+    const span = startSpan(this.#start.tracer, `execute_tool ${name}`, options, this.context);
     this.#closeTool(e.resultId, { [A.INTERRUPTED]: true });
     this.#tools.set(e.resultId, e.childRunId === undefined ? { span } : { span, childRunId: e.childRunId });
     if (e.childRunId !== undefined) this.#start.children.set(e.childRunId, trace.setSpan(this.context, span));

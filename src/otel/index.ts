@@ -100,8 +100,12 @@ export function otelSink(opts: OtelSinkOptions): EventSink {
       if (session.ended) sessions.delete(event.runId);
     },
     settled(runId: string, outcome: SettledRun): void {
-      sessions.get(runId)?.onSettled(outcome);
-      sessions.delete(runId);
+      try {
+        sessions.get(runId)?.onSettled(outcome);
+      } finally {
+        // Whatever failed while closing, the sink keeps nothing of a driver that settled.
+        sessions.delete(runId);
+      }
     },
   };
 }
