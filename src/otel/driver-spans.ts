@@ -108,7 +108,8 @@ export class DriverSpans {
     if (e.finishReason !== undefined) span.setAttribute(A.FINISH_REASONS, [e.finishReason]);
     if (e.error !== null) {
       span.setAttribute(A.ERROR_TYPE, errorType(e.error));
-      span.setStatus({ code: SpanStatusCode.ERROR, message: e.error });
+      // A provider's error often quotes the prompt or the reply: its message is content.
+      span.setStatus({ code: SpanStatusCode.ERROR, ...this.#message(e.error) });
       span.end(at);
     } else if (this.#start.captureContent) this.#held.set(e.stepIndex, { span, at });
     else span.end(at);
@@ -144,8 +145,7 @@ export class DriverSpans {
     tool.span.setAttributes({ [A.ACTION_STATUS]: status, ...result });
     if (status === 'env_error') {
       tool.span.setAttribute(A.ERROR_TYPE, 'env_error');
-      const message = this.#start.captureContent ? { message: observation } : {};
-      tool.span.setStatus({ code: SpanStatusCode.ERROR, ...message });
+      tool.span.setStatus({ code: SpanStatusCode.ERROR, ...this.#message(observation) });
     }
     this.#closeTool(e.resultId, {});
   }
@@ -187,7 +187,9 @@ export class DriverSpans {
     if (this.#ended) return;
     if ('error' in outcome) {
       this.agent.setAttribute(A.ERROR_TYPE, errorClass(outcome.error));
-      this.agent.setStatus({ code: SpanStatusCode.ERROR, message: describe(outcome.error) });
+      // A store's failure may quote the record it could not write: its message is content too.
+      const message = this.#start.captureContent ? { message: describe(outcome.error) } : {};
+      this.agent.setStatus({ code: SpanStatusCode.ERROR, ...message });
     } else if (outcome.result.pending) this.agent.setAttribute(A.RUN_PENDING_INPUT, outcome.result.pending.kind);
     this.#close({ [A.INTERRUPTED]: true });
   }
@@ -197,6 +199,11 @@ export class DriverSpans {
     if (this.#ended) return;
     this.agent.setAttribute(A.INTERRUPTED, true);
     this.#close({ [A.INTERRUPTED]: true });
+  }
+
+  /** A status message from what a seam said: only when content is captured (`error.type` is always set). */
+  #message(text: string): { message?: string } {
+    return this.#start.captureContent ? { message: text } : {};
   }
 
   /** End every span still open (those that did not finish get `leftOpen`), then the run's. */

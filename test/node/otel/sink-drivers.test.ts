@@ -156,7 +156,8 @@ describe('otelSink: a driver that died', () => {
     )) as Error;
     expect(treeOf(t.spans())).toEqual(['invoke_agent', '  chat scripted']);
     const first = only(t.spans(), 'invoke_agent');
-    expect(first.status).toEqual({ code: SpanStatusCode.ERROR, message: `${failure.name}: ${failure.message}` });
+    // Content is off: the failure's message (it may quote a record) stays out of the span.
+    expect(first.status).toEqual({ code: SpanStatusCode.ERROR });
     expect(first.attributes['error.type']).toBe(failure.name);
     expect(only(t.spans(), 'chat scripted').attributes['polyloop.interrupted']).toBe(true);
 
