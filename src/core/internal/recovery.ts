@@ -119,6 +119,9 @@ export function classifyLog(log: readonly LogRecord[]): LogClass {
     }
     // So may a driver's `resumed` mark: it says where the driver took over, and changes nothing.
     if (rec.kind === 'resumed') {
+      // Its driver wrote it right after the log it read: its resolution is that log's (O(1) per mark).
+      const fits = finish(first, steps, upgrades, t).inFlight?.resolution ?? null;
+      if (rec.resolution !== fits) throw corrupt(i, `a resumed mark says ${rec.resolution}, its log ${fits}`);
       resumes.push(rec);
       continue;
     }

@@ -328,8 +328,22 @@ describe('marks in exports, imports and the decoder', () => {
     const target = new InMemoryStore();
     await expect(importRun(target, 'run-1', ndjson)).rejects.toBeInstanceOf(CorruptLogError);
     expect(await target.readLog('run-1')).toEqual([]);
-    // The mark at the right step is accepted.
-    expect(readRunLog([...log.slice(0, -1), { ...mark, stepIndex: 1 } as ResumedRecord]).resumes).toHaveLength(1);
+    // The mark at the right step, with the resolution its log gives, is accepted.
+    const resolution = readRunLog(log.slice(0, -1)).inFlight?.resolution ?? null;
+    const right = { ...mark, stepIndex: 1, resolution } as ResumedRecord;
+    expect(readRunLog([...log.slice(0, -1), right]).resumes).toHaveLength(1);
+  });
+
+  it.each([
+    ['settle at a step boundary', 4, 'settle', null],
+    ['no resolution for a step in flight', 5, null, 'reissue_model'],
+    ['replay_action for a model call to reissue', 5, 'replay_action', 'reissue_model'],
+  ])('refuses a mark whose resolution does not fit the log before it (%s)', async (_what, writes, bad, good) => {
+    const store = await crashAfter(writes, plain(ADD_THEN_FINAL));
+    const before = await store.readLog('run-1');
+    const withMark = (resolution: string | null) => [...before, { ...mark, resolution } as ResumedRecord];
+    expect(() => readRunLog(withMark(bad))).toThrow(CorruptLogError);
+    expect(readRunLog(withMark(good)).resumes).toHaveLength(1);
   });
 
   it('refuses a mark after run_ended as corrupt', async () => {
