@@ -27,7 +27,7 @@ import type { CliIo } from './render.ts';
 import { forkCommand, stopCommand } from './control-commands.ts';
 import { exportCommand, importCommand, MAX_IMPORT_BYTES } from './transfer.ts';
 import { parentIdOf, replyRoute, treeOrder } from '../viewer/server/run-tree.ts';
-import { resumeLine, resumeSummaries } from '../viewer/server/resumes.ts';
+import { resumeLines, resumeSummaries } from '../viewer/server/resumes.ts';
 import { upgradeLine, upgradeSummaries } from '../viewer/server/upgrades.ts';
 import { viewCommand } from './view-command.ts';
 
@@ -248,7 +248,7 @@ async function showCommand(dir: string, runId: string, json: boolean, io: CliIo)
   const resumes = resumeSummaries(view);
   const markLines = (at: (stepIndex: number) => boolean): string[] => [
     ...upgrades.filter((u) => at(u.stepIndex)).map(upgradeLine),
-    ...resumes.filter((r) => at(r.stepIndex)).map(resumeLine),
+    ...resumeLines(resumes.filter((r) => at(r.stepIndex))),
   ];
   for (const step of view.trajectory) lines.push(...markLines((i) => i === step.stepIndex), ...renderStep(step));
   lines.push(...markLines((i) => i >= view.trajectory.length));

@@ -43,3 +43,29 @@ export function resumeHow(resolution: string | null): string {
 export function resumeLine(r: ResumeSummary): string {
   return `── resumed by a later driver at step ${r.stepIndex} (${resumeHow(r.resolution)}) at ${r.at}`;
 }
+
+/**
+ * The lines `polyloop show` prints for the marks at one place: one per mark, but a row of marks
+ * alike (same step, same resolution: a crash loop resumed again and again) folded into one line that
+ * says how many, and the first and last time, so a run resumed ten thousand times stays a screen.
+ */
+export function resumeLines(marks: readonly ResumeSummary[]): string[] {
+  const lines: string[] = [];
+  for (let i = 0; i < marks.length; ) {
+    const first = marks[i] as ResumeSummary;
+    let j = i + 1;
+    while (j < marks.length && alike(marks[j] as ResumeSummary, first)) j++;
+    const last = marks[j - 1] as ResumeSummary;
+    lines.push(
+      j - i === 1
+        ? resumeLine(first)
+        : `── resumed by ${j - i} later drivers in a row at step ${first.stepIndex} ` +
+            `(${resumeHow(first.resolution)}), the first at ${first.at}, the last at ${last.at}`,
+    );
+    i = j;
+  }
+  return lines;
+}
+
+const alike = (a: ResumeSummary, b: ResumeSummary): boolean =>
+  a.stepIndex === b.stepIndex && a.resolution === b.resolution;
