@@ -32,7 +32,7 @@ import type { Pause } from './session-input.ts';
 import { childOfAction, executeAction, interpretReply, ModelSeam } from './session-seams.ts';
 import type { Executed } from './session-seams.ts';
 import { RunWrites } from './session-writes.ts';
-import { resumedMark, startedEvent, startedRecord } from './takeover.ts';
+import { startedEvent, startedRecord, takeoverMark } from './takeover.ts';
 import type {
   ActionDecision,
   ActionOutcome,
@@ -132,7 +132,7 @@ export class RunDriver {
       const fromStep = this.#trajectory.length;
       // A later driver marks where it took over (docs/log-format.md), where the store can write the mark.
       if (!fresh && typeof this.#agent.store.resumed === 'function') {
-        await this.#out.write(resumedMark(inFlight, fromStep));
+        await this.#out.write(takeoverMark(inFlight, fromStep));
       }
       await this.#out.emit(startedEvent(view, runId, fromStep));
       for (const w of warnings) await this.#out.emit({ type: 'warning', runId, code: w.code, message: w.message });

@@ -47,7 +47,7 @@ export async function startedRecord(
  * The mark of a driver that carries a run on: the step it carries on (the next one at a boundary)
  * and how that step's interrupted work goes on (`readRunLog`'s resolution; null at a boundary).
  */
-export function resumedMark(inFlight: InFlightStep | null, fromStep: number): ResumedRecord {
+export function takeoverMark(inFlight: InFlightStep | null, fromStep: number): ResumedRecord {
   const stepIndex = inFlight?.stepIndex ?? fromStep;
   return { kind: 'resumed', v: RECORD_VERSION, stepIndex, resolution: inFlight?.resolution ?? null, at: now() };
 }

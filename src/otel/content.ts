@@ -19,6 +19,8 @@ function partOf(block: ContentBlock): Part {
     case 'tool_call':
       return { type: 'tool_call', id: block.id, name: block.name, arguments: block.arguments };
     case 'tool_result':
+      // `response`, as the conventions' JSON schema requires; some of their examples once said `result`
+      // (fixed upstream: open-telemetry/semantic-conventions-genai#323).
       return { type: 'tool_call_response', id: block.toolCallId, response: block.text };
     case 'opaque':
       return { type: 'opaque', provider: block.provider };
@@ -43,12 +45,12 @@ export function outputMessagesJson(step: StepRecord): string | null {
     if (step.modelText !== null) parts.push({ type: 'text', content: step.modelText });
   }
   if (parts.length === 0) return null;
-  const message: OutputMessage = { role: 'assistant', parts, finish_reason: finishReasonOf(step.finishReason) };
+  const message: OutputMessage = { role: 'assistant', parts, finish_reason: outputFinishReason(step.finishReason) };
   return JSON.stringify([message]);
 }
 
 /** The conventions' finish reasons name a tool call `tool_call`; PolyLoop's `tool_calls`. */
-export function finishReasonOf(reason: FinishReason | null | undefined): string {
+export function outputFinishReason(reason: FinishReason | null | undefined): string {
   if (reason === 'tool_calls') return 'tool_call';
   return reason ?? 'stop';
 }

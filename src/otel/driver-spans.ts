@@ -105,7 +105,7 @@ export class DriverSpans {
       if (e.usage.cachedInputTokens !== undefined) span.setAttribute(A.CACHE_READ_TOKENS, e.usage.cachedInputTokens);
       if (e.usage.reasoningTokens !== undefined) span.setAttribute(A.REASONING_TOKENS, e.usage.reasoningTokens);
     }
-    if (e.finishReason !== undefined) span.setAttribute(A.FINISH_REASONS, [e.finishReason]);
+    if (e.finishReason !== undefined) span.setAttribute(A.RESPONSE_FINISH_REASONS, [e.finishReason]);
     if (e.error !== null) {
       span.setAttribute(A.ERROR_TYPE, errorType(e.error));
       // A provider's error often quotes the prompt or the reply: its message is content.

@@ -71,7 +71,7 @@ export function resumeMarker(r: ApiResume): string {
   return `── resumed by a later driver (driver ${r.driver}) at step ${r.stepIndex} (${how}) at ${when(r.at)}`;
 }
 
-/** The mark of a row a later driver took the run over at (its markers, with how it went on, as the tooltip), or null. */
+/** The mark of a row a later driver took the run over at (its markers, how it went on as the tooltip), or null. */
 function resumeTag(resumes: readonly ApiResume[]): HTMLElement | null {
   if (resumes.length === 0) return null;
   return h('span', { class: 'tag t-resumed t-takeover', title: resumes.map(resumeMarker).join('\n') }, 'resumed');
