@@ -16,7 +16,12 @@ import { only, parentOf, tracedAgent, tracing, treeOf } from './sink-fixtures.ts
 import type { Tracing } from './sink-fixtures.ts';
 
 /** A parent whose `research` tool runs a child agent; both agents' events go to `events`. */
-function family(events: EventSink, noteNeedsApproval: boolean, store: RunStore = new InMemoryStore()) {
+function family(
+  events: EventSink,
+  noteNeedsApproval: boolean,
+  store: RunStore = new InMemoryStore(),
+  childEvents: EventSink = events,
+) {
   const note: ToolSpec = {
     name: 'note',
     description: 'Write a note.',
@@ -25,16 +30,16 @@ function family(events: EventSink, noteNeedsApproval: boolean, store: RunStore =
     needsApproval: noteNeedsApproval,
     handler: async (args) => `noted ${String(args['text'])}`,
   };
-  const agent = (script: readonly string[], tools: ToolRegistry): AgentDefinition =>
+  const agent = (script: readonly string[], tools: ToolRegistry, sink = events): AgentDefinition =>
     defineAgent({
       model: scriptedModel(script),
       interpreter: jsonActionInterpreter(),
       store,
-      events,
+      events: sink,
       syntheticObservations: SYNTHETIC,
       defaults: defaultsFor(tools),
     });
-  const child = agent(CHILD_SCRIPT, ToolRegistry.of([note]));
+  const child = agent(CHILD_SCRIPT, ToolRegistry.of([note]), childEvents);
   return { parent: agent(PARENT_SCRIPT, ToolRegistry.of([researchTool(child)])), store };
 }
 
@@ -62,6 +67,27 @@ describe('otelSink: sub-agents', () => {
     expect(typeof childRunId).toBe('string');
     const [childRoot] = idOf(t, 'invoke_agent', String(childRunId));
     expect(parentOf(t.spans(), childRoot as never)).toBe(research);
+  });
+
+  it("starts a sub-agent whose agent has another sink in a trace of its own, named by the parent's action", async () => {
+    const t = tracing();
+    const { parent } = family(otelSink({ tracer: t.tracer }), false, undefined, otelSink({ tracer: t.tracer }));
+    expect((await run(parent, { runId: 'p', goal: 'find it' })).stopReason).toBe('final_answer');
+    const research = only(t.spans(), 'execute_tool research');
+    const childRunId = String(research.attributes['polyloop.child_run.id']);
+    const [childRoot] = idOf(t, 'invoke_agent', childRunId);
+    expect(childRoot?.parentSpanContext).toBeUndefined();
+    expect(childRoot?.spanContext().traceId).not.toBe(research.spanContext().traceId);
+    expect(treeOf(t.spans())).toEqual([
+      'invoke_agent',
+      '  chat scripted',
+      '  execute_tool research',
+      '  chat scripted',
+      'invoke_agent',
+      '  chat scripted',
+      '  execute_tool note',
+      '  chat scripted',
+    ]);
   });
 
   it('carries a sub-agent that waits for a person on under the action of the driver that resumes it', async () => {
