@@ -122,3 +122,30 @@ describe('a sink given the messages', () => {
     expect(started[0]?.messages?.length).toBeLessThan(started[1]?.messages?.length ?? 0);
   });
 });
+
+describe('a sink that changes what its events hold', () => {
+  it("cannot change an action's arguments, a step's record or what the model is given next", async () => {
+    const calls: string[] = [];
+    const tamper = (e: RunEvent): void => {
+      const set = (o: unknown, k: string, v: unknown): void => {
+        if (typeof o === 'object' && o !== null) Reflect.set(o, k, v);
+      };
+      if (e.type === 'action_started' && e.action.kind === 'tool_call') set(e.action.arguments, 'a', 1000);
+      if (e.type === 'decision') set(e, 'summary', 'tampered');
+      if (e.type === 'step_finished') {
+        set(e.step, 'modelText', 'tampered');
+        set(e.step, 'observation', 'tampered');
+        set(e.step.action, 'name', 'tampered');
+        if (e.step.action?.kind === 'tool_call') set(e.step.action.arguments, 'b', 1000);
+      }
+    };
+    const sink = { ...collectingSink(), deliver: tamper };
+    const h = withSink(harness({ script: SCRIPT, calls }), sink);
+    const clean = harness({ script: SCRIPT });
+    await run(h.agent, h.request);
+    await run(clean.agent, clean.request);
+    expect(calls).toEqual(['add:{"a":1,"b":2}']);
+    expect(h.model.calls.map((c) => c.messages)).toEqual(clean.model.calls.map((c) => c.messages));
+    expect(JSON.stringify(await h.store.readLog('run-1'))).not.toContain('tampered');
+  });
+});

@@ -126,6 +126,7 @@ describe('otelSink: drivers of one run and crowds on one sink', () => {
     const first = run(agent, request);
     await inTool;
     await expect(resume(agent, request)).rejects.toMatchObject({ name: 'RunLockedError' });
+    await expect(run(agent, request)).rejects.toMatchObject({ name: 'RunLockedError' });
     expect(t.spans().map((s) => s.name)).toEqual(['chat scripted']);
     release();
     expect((await first).stopReason).toBe('final_answer');
