@@ -135,8 +135,8 @@ describe('a sink that changes what its events hold', () => {
       if (e.type === 'step_finished') {
         set(e.step, 'modelText', 'tampered');
         set(e.step, 'observation', 'tampered');
-        set(e.step.action, 'name', 'tampered');
-        if (e.step.action?.kind === 'tool_call') set(e.step.action.arguments, 'b', 1000);
+        set(e.step, 'actionRepr', 'tampered');
+        set(e.step.usage, 'inputTokens', 1_000_000);
       }
     };
     const sink = { ...collectingSink(), deliver: tamper };
