@@ -317,9 +317,9 @@ export class RunDriver {
     const { action } = decision;
     const runId = this.#runId;
     const childRunId = refusal === null ? childOfAction(this.#req, decision, resultId) : null;
-    const child = childRunId === null ? {} : { childRunId };
-    const started = { type: 'action_started', runId, stepIndex, resultId, action, replayed, replayPolicy } as const;
-    await this.#out.emit({ ...started, ...child });
+    // One literal and a small spread, not an event copied from another: this goes out for every action.
+    const policy = childRunId === null ? { replayPolicy } : { replayPolicy, childRunId };
+    await this.#out.emit({ type: 'action_started', runId, stepIndex, resultId, action, replayed, ...policy });
     // 4: execute; the action result and the step record land as one write.
     const executed: Executed =
       refusal ??
