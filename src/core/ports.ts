@@ -36,10 +36,11 @@ export type ModelCall = {
   /**
    * The assembled context: run context, tools, injections, goal, history. Valid for the
    * duration of the call: the library appends the next turns to this same array after the call
-   * settles (no O(history) copy per step), so a caller that keeps messages must copy them. The
-   * messages themselves are frozen; a caller that changes the array anyway (shifts the system
-   * message out, empties or freezes it, replaces its first or last message) changes nothing the
-   * run relies on: the loop rebuilds its history from the trajectory.
+   * settles (no O(history) copy per step), and under a `historyWindow` removes the oldest step's,
+   * so a caller that keeps messages must copy them. The messages themselves are frozen; a caller
+   * that changes the array anyway (shifts the system message out, empties or freezes it, replaces
+   * its first or last message) changes nothing the run relies on: the loop rebuilds its history
+   * from the steps it keeps.
    */
   readonly messages: readonly Message[];
   /** 0, 1, 2 … within this run. */

@@ -81,6 +81,7 @@ const REQUEST_FIELDS: OptionKeys<RunRequest> = {
   toolRenderStyle: true,
   cancelGraceMs: true,
   parallelToolCalls: true,
+  historyWindow: true,
 };
 // A run id is per run: never a default.
 const { runId: _runId, ...DEFAULT_REQUEST_FIELDS } = REQUEST_FIELDS;
@@ -92,6 +93,7 @@ const BUDGET_FIELDS: OptionKeys<RunRequest['budget']> = {
   maxTotalTokens: true,
 };
 const CONTEXT_FIELDS: OptionKeys<RunRequest['context']> = { run: true, goal: true };
+const WINDOW_FIELDS: OptionKeys<NonNullable<RunRequest['historyWindow']>> = { steps: true };
 const ENTRY_FIELDS: OptionKeys<SkillEntry> = { name: true, text: true };
 const kind = (v: unknown): string =>
   v === null || v === undefined ? String(v) : Array.isArray(v) ? 'an array' : `a ${typeof v}`;
@@ -246,10 +248,25 @@ export function checkRequest(
     !(Number.isSafeInteger(parallel) && (parallel as number) >= 1 && (parallel as number) <= 64)
   )
     add('request.parallelToolCalls', `must be an integer from 1 to 64, got ${String(parallel)}`);
+  checkWindow(problems, req.historyWindow);
   problems.blameDefaults(opts.defaulted ?? []);
   problems.throwIfAny(
     opts.source === undefined ? { subject: 'run request' } : { subject: 'run request', source: opts.source },
   );
+}
+
+/** At least one step: the step that ends a run is kept, since its result (answer, error) is read from it. */
+function checkWindow(problems: Problems, window: RunRequest['historyWindow']): void {
+  if (window === undefined) return;
+  const path = 'request.historyWindow';
+  if (!isRecord(window)) return problems.add(path, `${path} must be { steps } or absent, got ${kind(window)}`);
+  problems.addUnknown(window, WINDOW_FIELDS, path, `${path}.`);
+  const steps: unknown = window.steps;
+  if (!Number.isSafeInteger(steps) || (steps as number) < 1)
+    problems.add(
+      `${path}.steps`,
+      `${path}.steps must be a positive integer, got ${JSON.stringify(steps) ?? 'undefined'}`,
+    );
 }
 
 function checkBudget(problems: Problems, budget: RunRequest['budget']): void {

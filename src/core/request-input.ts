@@ -26,6 +26,7 @@ const WHOLE_FIELDS = [
   'toolRenderStyle',
   'cancelGraceMs',
   'parallelToolCalls',
+  'historyWindow',
 ] as const;
 
 /** A string goal is one user text message. */
@@ -150,6 +151,7 @@ export function requestFromLog(
     ),
     cancelGraceMs: pick('cancelGraceMs', stored.cancelGraceMs, d.cancelGraceMs),
     ...parallelOf(pick('parallelToolCalls', snapshot['parallelToolCalls'] as number | undefined, d.parallelToolCalls)),
+    ...windowOf(pick('historyWindow', snapshot['historyWindow'] as RunRequest['historyWindow'], d.historyWindow)),
   };
   return { request, defaulted: stored.defaulted };
 }
@@ -157,4 +159,9 @@ export function requestFromLog(
 /** `{ parallelToolCalls }` when the run has it (the snapshot holds it only above 1), else nothing. */
 function parallelOf(n: number | undefined): { readonly parallelToolCalls?: number } {
   return n === undefined ? {} : { parallelToolCalls: n };
+}
+
+/** `{ historyWindow }` when the run has one (the snapshot holds it only when given), else nothing. */
+function windowOf(w: RunRequest['historyWindow']): Pick<RunRequest, 'historyWindow'> {
+  return w === undefined ? {} : { historyWindow: w };
 }

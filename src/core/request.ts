@@ -48,8 +48,8 @@ export type AgentParams = {
 export type AgentDefinition = AgentConfig & { readonly params: AgentParams };
 
 /**
- * One run's request. Every field but `parallelToolCalls` is required and has no default. Cheap to build:
- * no I/O, no hashing.
+ * One run's request. Every field but `parallelToolCalls` and `historyWindow` is required and has no
+ * default. Cheap to build: no I/O, no hashing.
  */
 export type RunRequest = {
   readonly runId: string;
@@ -69,6 +69,14 @@ export type RunRequest = {
    * the reply, this many at a time. In the run's identity when above 1.
    */
   readonly parallelToolCalls?: number;
+  /**
+   * Keep a long run's prompt and memory bounded (docs/design/conversation.md#the-history-window):
+   * each model call is handed the prefix (run context, tools, injections, goal) and the turns of the
+   * last `steps` completed steps only, and the run keeps only those steps in memory, so
+   * `RunResult.trajectory` holds the last `steps` (the log keeps every step). Absent: every step's
+   * turns, every step kept. In the run's identity when given.
+   */
+  readonly historyWindow?: { readonly steps: number };
 };
 
 /**

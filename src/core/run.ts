@@ -6,6 +6,7 @@
 import { Cancellation } from './cancellation.ts';
 import { endOnStop, stopRequestOf } from './control.ts';
 import { checkEdit } from './edits.ts';
+import { keptSteps, windowOf } from './history.ts';
 import {
   InvalidRequestError,
   isPolyLoopError,
@@ -250,7 +251,8 @@ async function driveOnce(
       cancel.graceMs = started.request?.cancelGraceMs ?? resolved?.request.cancelGraceMs ?? UNREAD_GRACE_MS;
       const request = resolved?.request ?? requestOrNull(agent, runId, started, view);
       session.runId = runId;
-      return await endOnStop(agent, view, stop, { runId, cancel, lease, warnings, request });
+      const ended = await endOnStop(agent, view, stop, { runId, cancel, lease, warnings, request });
+      return windowed(ended, windowOf(snapshotInForce(started, view.upgrades)));
     }
     const inForce = started ? snapshotInForce(started, view.upgrades) : null;
     if (resolved === null) {
@@ -263,6 +265,8 @@ async function driveOnce(
       cancel.graceMs = resolved.request.cancelGraceMs;
     }
     const { request, defaulted } = resolved;
+    // The steps a result keeps: what an ended run's identity (checked below) or the upgraded one says.
+    const window = request.historyWindow?.steps ?? null;
     // From here on a stop request or a lost lease aborts the run as the caller's signal would.
     if (lease?.lost && !lease.lost.aborted) cancel.join(lease.lost);
     const snapshot = identitySnapshot(agent, request);
@@ -289,7 +293,7 @@ async function driveOnce(
     }
     // An ended run, or one awaiting input that got none: the stored
     // result; nothing delivered, nothing written but an upgrade asked for.
-    if (trusted.ended) return storedResult(runId, trusted);
+    if (trusted.ended) return windowed(storedResult(runId, trusted), window);
     const refused = severalCallsRefusal(store, runId, request.parallelToolCalls ?? 1);
     if (refused) throw refused;
     driver = new RunDriver(agent, request, cancel, lease, opts.upgrade ?? null);
@@ -300,12 +304,21 @@ async function driveOnce(
       // lease lost meanwhile rejects (another driver may own the log).
       if (cancel.leaseLost) throw cancel.signal.reason;
       const stop = cancel.signal.aborted ? stopRequestOf(cancel.signal.reason) : null;
-      if (stop) return await endOnStop(agent, trusted, stop, { runId, cancel, lease, warnings, request });
-      return storedResult(runId, trusted);
+      if (stop)
+        return windowed(await endOnStop(agent, trusted, stop, { runId, cancel, lease, warnings, request }), window);
+      return windowed(storedResult(runId, trusted), window);
     }
     return await driver.drive(trusted, { snapshot, request: stored }, warnings, input ?? null);
   } finally {
     cancel.dispose();
     await lease?.settle(driver?.abandonedWrite ?? null, agent.events, runId);
   }
+}
+
+/**
+ * A result read from the log holds the steps a driver would have kept (decision 0084): the same
+ * whichever driver returns it, a crash or a later `resume` of an ended run.
+ */
+function windowed(result: RunResult, window: number | null): RunResult {
+  return window === null ? result : { ...result, trajectory: keptSteps(result.trajectory, window) };
 }

@@ -37,7 +37,6 @@ import type {
   ModelReply,
   ResultRecord,
   RunEvent,
-  StepRecord,
 } from './types.ts';
 
 type EventOf<T extends RunEvent['type']> = Extract<RunEvent, { type: T }>;
@@ -45,12 +44,11 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
  * What the model is handed, and what rebuilds it when a caller changed it: the run's tool schemas,
- * and its history and trajectory (the driver's, read here).
+ * and its history with the steps it keeps (the driver's, read here).
  */
 export type ModelContext = {
   readonly tools: ModelCall['tools'];
   readonly history: History;
-  readonly trajectory: readonly StepRecord[];
 };
 
 /**
@@ -67,7 +65,6 @@ export class ModelSeam {
   readonly #writes: RunWrites;
   readonly #tools: ModelCall['tools'];
   readonly #history: History;
-  readonly #trajectory: readonly StepRecord[];
   /** A reply without usage under a token budget was reported once (`usage_missing`). */
   #usageMissingTold = false;
 
@@ -87,7 +84,6 @@ export class ModelSeam {
     this.#writes = writes;
     this.#tools = context.tools;
     this.#history = context.history;
-    this.#trajectory = context.trajectory;
     const parallel = req.parallelToolCalls ?? 1;
     this.#parallel = parallel > 1 ? { parallelToolCalls: parallel } : {};
     const model = agent.model.params['model'];
@@ -162,7 +158,7 @@ export class ModelSeam {
           }),
         );
       } finally {
-        this.#history.keep(expected, this.#trajectory);
+        this.#history.keep(expected);
       }
       const problem = modelReplyProblem(raw);
       if (problem !== null) throw new TypeError(`the model caller returned a malformed reply: ${problem}`);

@@ -58,8 +58,7 @@ export class RunDriver {
   readonly #signal: AbortSignal;
   readonly #cancel: Cancellation;
   readonly #runId: string;
-  readonly #trajectory: StepRecord[] = [];
-  /** Prefix then history, append-only: handed to the model as is, never copied per step. */
+  /** Prefix then the kept steps' turns, handed to the model as is (never copied per step), and the kept steps. */
   readonly #history: History;
   /** Characters of the prefix and the tool schemas: the part of the context that never grows. */
   readonly #fixedSize: number;
@@ -97,9 +96,10 @@ export class RunDriver {
       injections: request.injections,
       goalContext: request.context.goal,
     });
-    this.#history = new History(prefix, request.observationTemplate, agent.syntheticObservations);
+    const window = request.historyWindow?.steps ?? null;
+    this.#history = new History(prefix, request.observationTemplate, agent.syntheticObservations, window);
     this.#fixedSize = messagesSize(prefix) + toolsSize(tools);
-    const context = { tools, history: this.#history, trajectory: this.#trajectory };
+    const context = { tools, history: this.#history };
     this.#model = new ModelSeam(agent, request, cancel, this.#writes, context);
   }
 
@@ -128,8 +128,12 @@ export class RunDriver {
       const fresh = view.state === 'not_started';
       // The first driver's sink may open a span for the run: its trace context lands in run_started.
       if (fresh) await this.#out.write(await startedRecord(runId, start.snapshot, start.request, this.#traceparent));
-      else for (const step of view.trajectory) this.#remember(step);
-      const fromStep = this.#trajectory.length;
+      else {
+        // The log's counters count every step; history keeps the steps the window keeps.
+        this.#counters = { steps: view.steps, validActions: view.validActions, usage: view.usage };
+        this.#history.resumeFrom(view.trajectory);
+      }
+      const fromStep = this.#counters.steps;
       // A later driver marks where it took over (docs/log-format.md), where the store can write the mark.
       if (!fresh && typeof this.#agent.store.resumed === 'function') {
         await this.#out.write(takeoverMark(inFlight, fromStep));
@@ -140,7 +144,7 @@ export class RunDriver {
         const receive = inFlight.calls === null ? receiveReply : receiveCallReply;
         inFlight = await receive(this.#writes, inFlight, input);
       }
-      const last = this.#trajectory.at(-1) ?? null;
+      const last = this.#history.lastStep;
       let reason: EndReason | null = null;
       if (inFlight === null) {
         reason = stopAfterStep({ cancelled: signal.aborted, step: last, counters: this.#counters, budget });
@@ -151,12 +155,13 @@ export class RunDriver {
           reason = stopBeforeModelCall({ cancelled: signal.aborted, contextSize, budget });
           if (reason !== null) break;
         }
-        const step = await this.#step(this.#trajectory.length, inFlight);
+        const step = await this.#step(this.#counters.steps, inFlight);
         if ('pause' in step) {
-          if (step.pause === 'awaiting') return this.#writes.paused(step.pending, this.#counters, this.#trajectory);
+          if (step.pause === 'awaiting') return this.#writes.paused(step.pending, this.#counters, this.#history.steps);
           return await this.#end(step.pause);
         }
-        this.#remember(step);
+        this.#counters = countStep(this.#counters, step);
+        this.#history.add(step);
         inFlight = null;
         reason = stopAfterStep({ cancelled: signal.aborted, step, counters: this.#counters, budget });
       }
@@ -171,7 +176,7 @@ export class RunDriver {
         if (stop) {
           // A sub-agent of the step that waits for a person hears the cancel first.
           await cancelWaitingChildren(this.#req, this.#agent.store);
-          return await this.#writes.end('cancelled', this.#counters, this.#trajectory, stop);
+          return await this.#writes.end('cancelled', this.#counters, this.#history.steps, stop);
         }
         if (!this.#cancel.leaseLost) await this.#end('cancelled').catch(() => undefined);
       }
@@ -378,15 +383,8 @@ export class RunDriver {
     return this.#writes.finishStep(step, { resultId: `s${step.stepIndex}.action`, outcome });
   }
 
-  /** Add a completed step to the trajectory, the counters and the history (incrementally). */
-  #remember(step: StepRecord): void {
-    this.#trajectory.push(step);
-    this.#counters = countStep(this.#counters, step);
-    this.#history.add(step);
-  }
-
   #end(stopReason: EndReason): Promise<RunResult> {
-    return this.#writes.end(stopReason, this.#counters, this.#trajectory);
+    return this.#writes.end(stopReason, this.#counters, this.#history.steps);
   }
 }
 

@@ -62,7 +62,8 @@ export function applyUpgrade(snapshot: Record<string, JsonValue>, u: UpgradeReco
  * The parameter snapshot: model, interpreter and executor params (and the executor's
  * replay policy when it declares one), synthetic texts, and
  * the request's budget, tools, context, injections, binding, replay policy, template and render
- * style, and `parallelToolCalls` above 1. Not in it: runId, cancelGraceMs, the store, the event sink.
+ * style, `parallelToolCalls` above 1 and `historyWindow` when given. Not in it: runId,
+ * cancelGraceMs, the store, the event sink.
  */
 export function buildSnapshot(agent: AgentDefinition, req: RunRequest): Record<string, unknown> {
   // The copies `defineAgent` froze, not the seams' live params: changing a seam's params after
@@ -91,6 +92,8 @@ export function buildSnapshot(agent: AgentDefinition, req: RunRequest): Record<s
     toolRenderStyle: req.toolRenderStyle,
     // Only above 1: a run of one call a turn keeps the identity it had before the key existed.
     ...((req.parallelToolCalls ?? 1) > 1 ? { parallelToolCalls: req.parallelToolCalls } : {}),
+    // Only when given: what the model is handed changes with it, and a run without one keeps its identity.
+    ...(req.historyWindow === undefined ? {} : { historyWindow: { steps: req.historyWindow.steps } }),
   };
 }
 

@@ -1,10 +1,12 @@
 /**
  * The messages a run handed its model at one step, rebuilt from its log: the run context, the
  * tool section, the injections and the goal as the identity snapshot in force at that model call
- * keeps them, then the history of the steps before it, as the loop assembles it
- * (docs/design/conversation.md#assembly). What a viewer shows as "what the model saw". Pure.
+ * keeps them, then the history of the steps before it (the last ones, under a history window), as
+ * the loop assembles it (docs/design/conversation.md#assembly). What a viewer shows as "what the
+ * model saw". Pure.
  * @module
  */
+import { windowOf } from './history.ts';
 import { renderInjections, renderToolSection, stepHistory } from './internal/assembly.ts';
 import type { SyntheticTexts } from './internal/assembly.ts';
 import { readRunLog } from './run-log.ts';
@@ -92,7 +94,10 @@ export function stepMessages(
   add('goal', null, messagesOf(context['goal']));
   const template = typeof snapshot['observationTemplate'] === 'string' ? snapshot['observationTemplate'] : '';
   const synthetic = syntheticOf(snapshot['syntheticObservations']);
-  for (const step of view.trajectory.slice(0, stepIndex))
+  // Under a history window the call was handed the turns of the last steps only (decision 0084).
+  const window = windowOf(snapshot);
+  const from = window === null ? 0 : Math.max(0, stepIndex - window);
+  for (const step of view.trajectory.slice(from, stepIndex))
     add('history', step.stepIndex, stepHistory(step, template, synthetic ?? { notExecuted: '', envError: '' }));
   const limits = [MODEL_CALLER];
   if (section !== null || tools.length > 0) limits.push(KEY_ORDER);

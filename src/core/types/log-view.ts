@@ -114,6 +114,11 @@ export type RunResult = {
   readonly steps: number;
   readonly validActions: number;
   readonly eventDeliveryFailures: number;
+  /**
+   * One record per step, in order — under a `historyWindow` of N steps only the last N (the run
+   * keeps no more in memory; its log keeps every step). `steps`, `validActions` and `usage` count
+   * the whole run either way.
+   */
   readonly trajectory: readonly StepRecord[];
   /** The open input request, exactly when `stopReason` is `awaiting_input`; null otherwise. */
   readonly pending: InputRequest | null;
