@@ -6,14 +6,15 @@
 import { mkdir } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { decodeLog, encodeRecord, StopRequestedError, StoreError } from '../core/index.ts';
+import { decodeLog, StopRequestedError, StoreError } from '../core/index.ts';
 import { AppendLogStore, checkOptionKeys } from '../core/internal-entry.ts';
 import type { LogRecord, ReadLogOptions, ReleaseLease, RunStore, StopRequest } from '../core/index.ts';
 import type { LogAppend, OptionKeys } from '../core/internal-entry.ts';
 import { acquireLock, errCode } from './lock.ts';
 import { fsyncDir, syncNewDirs } from './dir-sync.ts';
 import { decodeLogText, repairTail } from './log-text.ts';
-import { isFileAt, writeAll, writeAllSync } from './whole-write.ts';
+import { identityOf, isFileAt, writeAll, writeAllSync } from './whole-write.ts';
+import type { FileIdentity } from './whole-write.ts';
 import { OPEN, openRegular, readRegular, refused, refusedNow } from './regular-file.ts';
 import { runIdStem, LOG_EXTENSION } from './run-id.ts';
 import { removeStop, stopAtAcquire, watchLease, writeStopFile } from './stop-file.ts';
@@ -41,8 +42,12 @@ type Durability = 'fsync' | 'none';
 
 /** What an instance keeps for a run while it holds the run's lease (decision 0041). */
 type Lease = {
+  /** The log's path, computed once a lease rather than at every write. */
+  readonly path: string;
   /** The log, opened (no link followed, a regular file) at the first append of the lease; closed at its end. */
   fh: FileHandle | null;
+  /** What `fh` is on its device, taken when it was opened: each write compares the path with it (decision 0047). */
+  opened: FileIdentity | null;
   /** Its `lost` signal: the stop file and the lock file, polled while the lease is held. */
   readonly watch: StopFileWatch;
 };
@@ -128,6 +133,8 @@ export class FileStore extends AppendLogStore implements RunStore {
    */
   readLog(runId: string, opts?: ReadLogOptions): Promise<readonly LogRecord[]> {
     return this.#serial(runId, async () => {
+      // Another driver may have written since this store's codec followed the log.
+      this.forgetWrites(runId);
       const path = this.logPath(runId);
       const bytes = await readRegular(path).catch(refused(runId, 'readLog'));
       if (bytes === null) return [];
@@ -174,7 +181,7 @@ export class FileStore extends AppendLogStore implements RunStore {
       token: lock.token,
       initial,
     });
-    const lease: Lease = { fh: null, watch };
+    const lease: Lease = { path: this.logPath(runId), fh: null, opened: null, watch };
     this.#leases.set(runId, lease);
     let released: Promise<void> | null = null;
     const release = (): Promise<void> => {
@@ -205,24 +212,30 @@ export class FileStore extends AppendLogStore implements RunStore {
     await closeLog(lease);
   }
 
-  /** Append `text` through the lease's open log (opening it first, tail checked); fsync when asked. */
+  /**
+   * Append `text` through the lease's open log (opening it first, tail checked); fsync when asked.
+   * On the way of a step's record nothing else happens: one `write`, its `fsync` if a barrier, and
+   * one `lstat` of the path (decision 0047) — no open, close, `fstat` or path computed again.
+   */
   async #leasedWrite(runId: string, lease: Lease, text: string, durability: Durability, method: string): Promise<void> {
     try {
-      lease.fh ??= await this.#openForAppend(runId, this.logPath(runId)).catch(refused(runId, method));
+      if (lease.fh === null) {
+        lease.fh = await this.#openForAppend(runId, lease.path).catch(refused(runId, method));
+        lease.opened = identityOf(lease.fh.fd);
+      }
       // Synchronous: one system call into the page cache, cheaper than a thread-pool round trip.
       if (text.length <= SYNC_WRITE_MAX) writeAllSync(lease.fh.fd, text);
       else await writeAll(lease.fh, text);
       if (durability === 'fsync') await lease.fh.sync();
       // Another process may have deleted, moved or replaced the log since the lease opened it:
       // then the record is in no file at the log path, and its promise must not resolve (decision 0047).
-      const path = this.logPath(runId);
-      if (!isFileAt(lease.fh.fd, path))
+      if (lease.opened === null || !isFileAt(lease.opened, lease.path))
         throw new StoreError(
           runId,
           method,
           new Error(
-            `the log this lease opened is no longer at ${path} (deleted, moved or replaced by another process); ` +
-              "the record was not written to the run's log",
+            `the log this lease opened is no longer at ${lease.path} ` +
+              "(deleted, moved or replaced by another process); the record was not written to the run's log",
           ),
         );
     } catch (e) {
@@ -284,11 +297,13 @@ export class FileStore extends AppendLogStore implements RunStore {
    * `runStarted` first removes a stop file left by an earlier run of the same id: a new run must
    * not end at the stop someone asked of the one before.
    */
-  protected append({ runId, records, barrier, method }: LogAppend): Promise<void> {
+  protected append(write: LogAppend): Promise<void> {
+    const { runId, barrier, method } = write;
     let text: string;
     try {
-      text = records.map((r) => `${encodeRecord(r)}\n`).join('');
+      text = `${this.encodeWrite(write).join('\n')}\n`;
     } catch (e) {
+      this.forgetWrites(runId);
       return Promise.reject(e); // a promise-returning method never throws synchronously
     }
     const durability: Durability = barrier ? 'fsync' : 'none';
@@ -299,6 +314,9 @@ export class FileStore extends AppendLogStore implements RunStore {
       await this.#leasedWrite(runId, lease, text, durability, method);
       // The run's last record: nothing more to write through this handle.
       if (method === 'runEnded') await closeLog(lease);
+    }).catch((e: unknown) => {
+      this.forgetWrites(runId); // it may not have landed: write the step in flight in full from here
+      throw e;
     });
   }
 
@@ -360,5 +378,6 @@ function noop(): void {}
 async function closeLog(lease: Lease): Promise<void> {
   const fh = lease.fh;
   lease.fh = null;
+  lease.opened = null;
   await fh?.close();
 }

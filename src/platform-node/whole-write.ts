@@ -18,10 +18,20 @@ export async function writeAll(fh: FileHandle, text: string): Promise<void> {
   for (let at = 0; at < buf.length; ) at += (await fh.write(buf, at, buf.length - at)).bytesWritten;
 }
 
-/** Whether the open file `fd` is the one at `path` (two synchronous stats, a few microseconds). */
-export function isFileAt(fd: number, path: string): boolean {
+/** What names a file on its device: an open log is compared with what is at its path by these. */
+export type FileIdentity = { readonly ino: number; readonly dev: number };
+
+/** The identity of the open file `fd` (one `fstat`: taken once, when the lease opens the log). */
+export function identityOf(fd: number): FileIdentity {
+  const { ino, dev } = fstatSync(fd);
+  return { ino, dev };
+}
+
+/**
+ * Whether the file at `path` is `open` (one synchronous `lstat`, a microsecond or two): an open
+ * descriptor's identity never changes, so only the path is looked at again on each write.
+ */
+export function isFileAt(open: FileIdentity, path: string): boolean {
   const at = lstatSync(path, { throwIfNoEntry: false });
-  if (at === undefined) return false;
-  const open = fstatSync(fd);
-  return at.ino === open.ino && at.dev === open.dev;
+  return at !== undefined && at.ino === open.ino && at.dev === open.dev;
 }
