@@ -4,7 +4,7 @@
  * exits non-zero when a bundle exceeds its budget in `bench/budgets.json`.
  *
  * Options: `--quick` (fewer samples, smaller N: a smoke run, not figures to quote),
- * `--only=overhead,durable,resume,memory,concurrency,chat,several,subagents,control,otel,bundle`, `--markdown` (also
+ * `--only=overhead,durable,resume,memory,concurrency,chat,several,subagents,control,otel,capacity,bundle`, `--markdown` (also
  * print the table in Markdown, for docs/performance.md).
  * @module
  */
@@ -14,6 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { measureBundles, overBudget, readBudgets } from './bundle.ts';
 import type { BundleSize } from './bundle.ts';
+import { capacity } from './capacity.ts';
 import { chatBench } from './chat.ts';
 import { control } from './control.ts';
 import { concurrency, durable, overhead } from './kernel.ts';
@@ -36,6 +37,7 @@ const SECTIONS = [
   'subagents',
   'control',
   'otel',
+  'capacity',
   'bundle',
 ] as const;
 type Section = (typeof SECTIONS)[number];
@@ -74,6 +76,7 @@ async function main(): Promise<number> {
   if (only.has('subagents')) log(await subagents(plan));
   if (only.has('control')) log(await control(plan));
   if (only.has('otel')) log(await otel(plan));
+  if (only.has('capacity')) log(await capacity(plan));
   let bundles: BundleSize[] = [];
   let failures: string[] = [];
   if (only.has('bundle')) {
