@@ -1,7 +1,8 @@
 /**
  * Section 6: bundle sizes (esbuild, minified, then gzipped) of the browser builds of `polyloop`
  * and `polyloop` + `polyloop/web`, of the Worker bundle, of `polyloop/adapters/ai-sdk`, of `polyloop/mcp`
- * (with the MCP SDK client it pulls in) and of `polyloop/otel` (without `@opentelemetry/api`), checked against
+ * (with the MCP SDK client it pulls in), of `polyloop/otel` (without `@opentelemetry/api`) and of a tab app
+ * (`bench/tab-app.ts`: an agent with a zod tool on IndexedDB, zod left out), checked against
  * `bench/budgets.json`. Sizes are deterministic, so the size test runs this in `npm test`.
  * @module
  */
@@ -23,6 +24,7 @@ export const BUNDLES = [
   'polyloop/adapters/ai-sdk',
   'polyloop/mcp',
   'polyloop/otel',
+  'tab',
 ] as const;
 /** A bundle's name. */
 export type BundleName = (typeof BUNDLES)[number];
@@ -38,6 +40,8 @@ export type BundleSize = {
   readonly thirdParty: number;
   /** The files that went in, relative to the repository root. */
   readonly inputs: readonly string[];
+  /** What each file with code in the output imports (bundled files only), by the same paths. */
+  readonly imports: Readonly<Record<string, readonly string[]>>;
 };
 
 /** `bench/budgets.json`: the highest gzipped size allowed per bundle, in bytes. */
@@ -69,6 +73,7 @@ function options(name: BundleName): BuildOptions | null {
   const aiSdk = join(ROOT, 'src/adapters/ai-sdk.ts');
   const mcp = join(ROOT, 'src/mcp/index.ts');
   const otel = join(ROOT, 'src/otel/index.ts');
+  const tab = join(ROOT, 'bench/tab-app.ts');
   switch (name) {
     case 'polyloop':
       return { ...BROWSER, entryPoints: [core] };
@@ -96,6 +101,10 @@ function options(name: BundleName): BuildOptions | null {
       // The sink with the core it needs; the OpenTelemetry API is the user's (a peer dependency they
       // already ship with their SDK), never bundled here.
       return existsSync(otel) ? { ...BROWSER, entryPoints: [otel], external: ['@opentelemetry/api'] } : null;
+    case 'tab':
+      // A tab app (agent, run/resume, registry, JSON interpreter, IndexedDB, a zod tool) as it
+      // ships: zod is the app's own and not counted.
+      return existsSync(tab) ? { ...BROWSER, entryPoints: [tab], external: ['zod', 'zod/*'] } : null;
   }
 }
 
@@ -117,15 +126,22 @@ export async function measureBundles(): Promise<BundleSize[]> {
     const result = await build(opts);
     const file = result.outputFiles?.[0];
     if (!file || !result.metafile) throw new Error(`esbuild produced no output for ${name}`);
-    const inputs = Object.keys(result.metafile.inputs)
-      .map((p) => relative(ROOT, join(ROOT, p)))
-      .sort();
+    const rel = (p: string): string => relative(ROOT, join(ROOT, p));
+    const inputs = Object.keys(result.metafile.inputs).map(rel).sort();
+    // A file tree-shaking emptied is in the metafile still, with its imports: those pulled nothing in.
+    const kept = new Set<string>();
+    for (const out of Object.values(result.metafile.outputs))
+      for (const [path, info] of Object.entries(out.inputs)) if (info.bytesInOutput > 0) kept.add(path);
+    const imports: Record<string, string[]> = {};
+    for (const [path, info] of Object.entries(result.metafile.inputs))
+      if (kept.has(path)) imports[rel(path)] = info.imports.filter((i) => !i.external).map((i) => rel(i.path));
     sizes.push({
       name,
       minified: file.contents.byteLength,
       gzipped: gzipSync(file.contents, { level: 9 }).byteLength,
       thirdParty: thirdPartyBytes(result.metafile),
       inputs,
+      imports,
     });
   }
   return sizes;

@@ -67,7 +67,7 @@ export type {
 export { decodeLog, decodeRecord, encodeRecord, isBarrier, RECORD_MAJOR } from './serialization.ts';
 export type { DecodedLog } from './serialization.ts';
 export { RegistryExecutor, ToolRegistry } from './tools.ts';
-export type { ToolContext, ToolHandler, ToolSpec } from './tools.ts';
+export type { StandardResult, StandardSchemaV1, ToolContext, ToolHandler, ToolSpec } from './tools.ts';
 export { RECORD_KINDS, RECORD_VERSION, STOP_REASONS } from './types.ts';
 export type {
   Action,

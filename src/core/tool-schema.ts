@@ -3,9 +3,10 @@
  * cannot throw: a structural check of a tool's JSON Schema (draft 2020-12), made once at
  * registration so that a schema the validator would misread or throw on (`properties: 5`,
  * `type: 'banana'`, a `pattern` that is no regular expression, a `$ref` that points nowhere) is
- * refused with its path instead of failing in the middle of a run; and a plain-JSON check of
- * schemas and arguments. Pure and synchronous; no `eval`, so it runs in workerd. Imports only the
- * pattern matcher: `tools.ts` may not import `internal/*`, so this is its own leaf.
+ * refused with its path instead of failing in the middle of a run (the plain-JSON check of
+ * schemas and arguments is `plain-json.ts`). Pure and synchronous; no `eval`, so it runs in
+ * workerd. Imports only the pattern matcher: `tools.ts` may not import `internal/*`, so this is
+ * its own leaf.
  *
  * Why not the official meta-schema: it is written with `$dynamicRef`, which the validator we use
  * (`@cfworker/json-schema`) does not implement, and it would be one more large file to ship. This
@@ -15,69 +16,9 @@
  */
 import { compilePattern } from './linear-pattern.ts';
 
-/**
- * The deepest nesting a tool's parameter schema may have: the record depth limit
- * (`MAX_JSON_DEPTH` in `internal/values.ts`, 100) less the four levels above a descriptor's
- * `parameters` in the `run_started` record (record, snapshot, tools, descriptor). A test keeps
- * the two numbers in step.
- */
-export const MAX_SCHEMA_DEPTH = 96;
-
-/** The deepest nesting of tool-call arguments the registry accepts: the record depth limit. */
-export const MAX_ARGUMENTS_DEPTH = 100;
-
-/**
- * The first reason `value` is not plain JSON (undefined, a function, a BigInt, a non-finite
- * number, a non-plain object, a cycle, nesting deeper than `maxDepth`), naming its path; null
- * when it is. The same rules and sentences as `jsonProblem` in `internal/values.ts`, which this
- * module may not import.
- */
-export function plainJsonProblem(value: unknown, path: string, maxDepth: number): string | null {
-  // Arguments are checked at every step: the walk below, which names paths, runs only for a problem.
-  if (plainEnough(value, maxDepth)) return null;
-  const seen = new Set<object>();
-  const walk = (v: unknown, p: string, depth: number): string | null => {
-    if (typeof v === 'string' || typeof v === 'boolean' || v === null) return null;
-    if (typeof v === 'number') return Number.isFinite(v) ? null : `${p} is ${String(v)}, which JSON cannot hold`;
-    if (typeof v !== 'object')
-      return `${p} is ${v === undefined ? 'undefined' : `a ${typeof v}`}, which JSON cannot hold`;
-    if (depth >= maxDepth) return `${p} is nested more than ${maxDepth} levels deep`;
-    if (seen.has(v)) return `${p} refers back to itself (a cycle)`;
-    const proto = Object.getPrototypeOf(v) as unknown;
-    if (!Array.isArray(v) && proto !== Object.prototype && proto !== null) {
-      return `${p} is a ${(v as object).constructor?.name ?? 'non-plain'} object, not plain JSON`;
-    }
-    seen.add(v);
-    const items: [string, unknown][] = Array.isArray(v)
-      ? v.map((item, i) => [`${p}[${i}]`, item])
-      : Object.entries(v).map(([k, item]) => [`${p}.${k}`, item]);
-    for (const [itemPath, item] of items) {
-      const problem = walk(item, itemPath, depth + 1);
-      if (problem) return problem;
-    }
-    seen.delete(v);
-    return null;
-  };
-  return walk(value, path, 0);
-}
-
-/** Whether `root` is plain JSON within `maxDepth` levels; builds nothing (a cycle runs into the depth). */
-function plainEnough(root: unknown, maxDepth: number): boolean {
-  const ok = (v: unknown, depth: number): boolean => {
-    if (typeof v === 'string' || typeof v === 'boolean' || v === null) return true;
-    if (typeof v === 'number') return Number.isFinite(v);
-    if (typeof v !== 'object' || depth >= maxDepth) return false;
-    if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) if (!ok(v[i], depth + 1)) return false;
-      return true;
-    }
-    const proto = Object.getPrototypeOf(v) as unknown;
-    if (proto !== Object.prototype && proto !== null) return false;
-    for (const key of Object.keys(v)) if (!ok((v as Record<string, unknown>)[key], depth + 1)) return false;
-    return true;
-  };
-  return ok(root, 0);
-}
+// The plain-JSON checks live in their own module, so that a registry whose tools bring their own
+// validator ships without the schema walk below; re-exported for this module's callers.
+export { hasPattern, MAX_ARGUMENTS_DEPTH, MAX_SCHEMA_DEPTH, plainJsonProblem } from './plain-json.ts';
 
 /** Options of {@link schemaProblem}. */
 export type SchemaCheckOptions = {

@@ -43,6 +43,36 @@ export type ToolSpec = {
   readonly needsApproval?: boolean;
   /** `'human'`: a person answers each call; the tool needs no handler. */
   readonly answeredBy?: 'human';
+  /**
+   * The tool's own validator of its arguments, a Standard Schema (zod, Valibot, ArkType…; what
+   * `polyloop/zod`'s `defineTool` sets): it checks the arguments in place of `parameters`, which
+   * is then only what the model is shown, and the JSON Schema validator is not needed for this
+   * tool — unless `parameters` holds a `pattern`, which is matched in linear time first
+   * (docs/decisions/0081-tools-with-their-own-validator.md).
+   */
+  readonly argumentsSchema?: StandardSchemaV1;
+};
+
+/**
+ * The part of the Standard Schema interface (version 1, standardschema.dev) a registry calls: a
+ * validator it can use without knowing the library that made it.
+ */
+export type StandardSchemaV1 = {
+  readonly '~standard': {
+    readonly version: 1;
+    readonly vendor: string;
+    /** Its verdict on `value`: `issues` when it does not fit; a promise when it can only answer later. */
+    readonly validate: (value: unknown) => StandardResult | Promise<StandardResult>;
+  };
+};
+
+/** A Standard Schema's verdict: `issues` present means the value does not fit. */
+export type StandardResult = {
+  readonly value?: unknown;
+  readonly issues?: readonly {
+    readonly message: string;
+    readonly path?: readonly (PropertyKey | { readonly key: PropertyKey })[] | undefined;
+  }[];
 };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -57,6 +87,7 @@ const SPEC_FIELDS: OptionKeys<ToolSpec> = {
   handler: true,
   needsApproval: true,
   answeredBy: true,
+  argumentsSchema: true,
 };
 
 /** A spec's fields, each of the kind {@link ToolSpec} declares, or an `InvalidRequestError` naming the tool. */
@@ -83,6 +114,9 @@ export function checkSpec(spec: unknown): ToolSpec {
   if (needsApproval !== undefined && typeof needsApproval !== 'boolean') refuse('needsApproval must be a boolean');
   if (answeredBy !== undefined && answeredBy !== 'human') refuse('answeredBy must be "human" or absent');
   if (answeredBy === 'human' && handler !== undefined) refuse('a tool answered by a person has no handler');
+  const own = spec['argumentsSchema'];
+  if (own !== undefined && typeof (own as StandardSchemaV1)?.['~standard']?.validate !== 'function')
+    refuse('argumentsSchema must be a Standard Schema (an object with ["~standard"].validate)');
   return spec as unknown as ToolSpec;
 }
 

@@ -1,17 +1,18 @@
 /**
  * Tools: specs with their handlers, an immutable registry, and the executor derived from it.
- * Argument validation uses `@cfworker/json-schema` (draft 2020-12), which runs in workerd
- * without `eval`, with its regular expressions matched in linear time (`schema-validator.ts`).
+ * Arguments are checked by the tool's own validator (a Standard Schema, `argumentsSchema`) or
+ * against its JSON Schema `parameters` (`json-schema-tools.ts`: `@cfworker/json-schema`, draft
+ * 2020-12, which runs in workerd without `eval`, its regular expressions matched in linear time).
  * @module
  */
-import { dereference } from '@cfworker/json-schema';
 import { childRunnerOf, NO_CHILD_CALL } from './child-runs.ts';
 import type { ChildCall, ChildOutcome } from './child-runs.ts';
 import { describeError, InvalidRequestError, isPolyLoopError } from './errors.ts';
-import { SchemaValidator } from './schema-validator.ts';
-import { MAX_ARGUMENTS_DEPTH, MAX_SCHEMA_DEPTH, plainJsonProblem, schemaProblem } from './tool-schema.ts';
+import { jsonSchemaArgumentsCheck } from './json-schema-tools.ts';
+import type { ArgumentsCheck } from './json-schema-tools.ts';
+import { hasPattern, MAX_ARGUMENTS_DEPTH, MAX_SCHEMA_DEPTH, plainJsonProblem } from './plain-json.ts';
 import { checkSpec, describeKind, freezeSchema } from './tool-spec.ts';
-import type { ToolHandler, ToolSpec } from './tool-spec.ts';
+import type { StandardResult, ToolHandler, ToolSpec } from './tool-spec.ts';
 import type { ActionExecutor, ExecuteContext } from './ports.ts';
 import type {
   Action,
@@ -24,12 +25,12 @@ import type {
   ValidationResult,
 } from './types.ts';
 
-export type { ToolContext, ToolHandler, ToolSpec } from './tool-spec.ts';
+export type { StandardResult, StandardSchemaV1, ToolContext, ToolHandler, ToolSpec } from './tool-spec.ts';
 
 type Entry = {
   readonly descriptor: ToolDescriptor;
   readonly handler: ToolHandler | undefined;
-  readonly validator: SchemaValidator;
+  readonly check: ArgumentsCheck;
 };
 
 const MAX_SCHEMA_ERRORS = 3;
@@ -65,7 +66,7 @@ export class ToolRegistry implements ToolCatalog {
       if (entries.has(checked.name))
         throw new InvalidRequestError(`duplicate tool name ${JSON.stringify(checked.name)}`);
       // First: the schema check also refuses what would make the copy below recurse forever (a cycle).
-      const validator = compileSchema(checked);
+      const check = argumentsCheckOf(checked);
       const descriptor: ToolDescriptor = Object.freeze({
         name: checked.name,
         description: checked.description,
@@ -75,7 +76,7 @@ export class ToolRegistry implements ToolCatalog {
         needsApproval: checked.needsApproval ?? false,
         answeredBy: checked.answeredBy ?? null,
       });
-      entries.set(checked.name, { descriptor, handler: checked.handler, validator });
+      entries.set(checked.name, { descriptor, handler: checked.handler, check });
     }
     return new ToolRegistry(entries);
   }
@@ -112,9 +113,9 @@ export class ToolRegistry implements ToolCatalog {
     const problem = plainJsonProblem(args, 'arguments', MAX_ARGUMENTS_DEPTH);
     if (problem)
       return { ok: false, message: `arguments of ${JSON.stringify(action.name)} are not plain JSON: ${problem}` };
-    let result: ReturnType<SchemaValidator['validate']>;
+    let detail: string | null;
     try {
-      result = entry.validator.validate(args);
+      detail = entry.check(args, maxProblems);
     } catch (e) {
       return {
         ok: false,
@@ -123,13 +124,7 @@ export class ToolRegistry implements ToolCatalog {
           `(${describeError(e)})`,
       };
     }
-    if (result.valid) return VALID;
-    // Wrapper keywords only say "a sub-schema failed"; the leaves say which and why.
-    const leaves = result.errors.filter(
-      (e) => !['properties', 'allOf', 'anyOf', 'oneOf', 'items', '$ref'].includes(e.keyword),
-    );
-    const shown = (leaves.length > 0 ? leaves : result.errors).slice(0, maxProblems);
-    const detail = shown.map((e) => `${e.instanceLocation}: ${e.error}`).join('; ');
+    if (detail === null) return VALID;
     return { ok: false, message: `arguments of ${JSON.stringify(action.name)} do not match its schema: ${detail}` };
   }
 
@@ -289,35 +284,49 @@ export class RegistryExecutor implements ActionExecutor {
 }
 
 /**
- * The validator of one tool's parameters, after the checks that make `validate` unable to throw
- * on the schema's account: plain JSON (a descriptor enters the snapshot), every keyword of the
- * right kind, every `$ref` resolving, and a trial run. `$ref`s are checked against the lookup
- * table the validator builds, because an unresolvable `$ref` throws only when arguments reach it.
+ * The check of one tool's arguments. `parameters` must be plain JSON whatever checks them (a
+ * descriptor enters the snapshot). A tool with its own validator needs the JSON Schema one only
+ * for a `pattern`: matched first in linear time, so no string the model chose meets the own
+ * validator's backtracking engine unmatched (docs/decisions/0051-linear-time-patterns.md).
  */
-function compileSchema(spec: ToolSpec): SchemaValidator {
-  const refuse = (what: string): never => {
-    throw new InvalidRequestError(`tool ${JSON.stringify(spec.name)}: ${what}`);
-  };
+function argumentsCheckOf(spec: ToolSpec): ArgumentsCheck {
   const problem = plainJsonProblem(spec.parameters, 'parameters', MAX_SCHEMA_DEPTH);
-  if (problem) refuse(problem);
-  const walked = structuredClone(spec.parameters) as Record<string, unknown>;
-  let lookup: Record<string, unknown> = {};
-  try {
-    lookup = dereference(walked);
-  } catch (e) {
-    refuse(`parameters has $id or $ref URIs the validator cannot resolve (${describeError(e)})`);
-  }
-  // `dereference` records each `$ref`'s absolute URI on its schema object, as `validate` reads it.
-  const refResolves = (s: Readonly<Record<string, unknown>>): boolean =>
-    lookup[(s['__absolute_ref__'] as string | undefined) || (s['$ref'] as string)] !== undefined;
-  const shape = schemaProblem(walked, 'parameters', { refResolves });
-  if (shape) refuse(shape);
-  try {
-    // The validator gets its own copy: it annotates the schema object it is given.
-    const validator = new SchemaValidator(structuredClone(spec.parameters) as object);
-    validator.validate({});
-    return validator;
-  } catch (e) {
-    return refuse(`parameters is not a schema the validator can apply (${describeError(e)})`);
-  }
+  if (problem) throw new InvalidRequestError(`tool ${JSON.stringify(spec.name)}: ${problem}`);
+  const own = spec.argumentsSchema;
+  if (own === undefined) return jsonSchemaArgumentsCheck(spec.name, spec.parameters);
+  const patterns = hasPattern(spec.parameters) ? jsonSchemaArgumentsCheck(spec.name, spec.parameters) : null;
+  let later: ArgumentsCheck | null = patterns;
+  return (args, maxProblems) => {
+    const mismatch = patterns?.(args, maxProblems) ?? null;
+    if (mismatch !== null) return mismatch;
+    const verdict = own['~standard'].validate(args);
+    if (!isPromise(verdict)) return issuesOf(verdict, maxProblems);
+    // Only a later answer (an async refinement): the JSON Schema decides here, as for a tool
+    // without its own validator, and the handler's own parse (defineTool's) has the last word;
+    // this answer is not waited for, so its failure is nobody's to report.
+    verdict.catch(() => undefined);
+    later ??= jsonSchemaArgumentsCheck(spec.name, spec.parameters);
+    return later(args, maxProblems);
+  };
+}
+
+const isPromise = (v: unknown): v is Promise<unknown> => typeof (v as { then?: unknown } | null)?.then === 'function';
+
+type Issue = NonNullable<StandardResult['issues']>[number];
+
+/** A JSON pointer to what an issue is about, as the JSON Schema check writes locations (`#/a/0`). */
+function pointerOf(issue: Issue): string {
+  const keys = (issue.path ?? []).map((k) => String(typeof k === 'object' && k !== null ? k.key : k));
+  return `#${keys.map((k) => `/${k.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('')}`;
+}
+
+/** A Standard Schema verdict as a `location: problem` list, or null when it fits. */
+function issuesOf(verdict: StandardResult, maxProblems: number): string | null {
+  const issues = verdict.issues;
+  if (issues === undefined) return null;
+  if (issues.length === 0) return '#: the arguments do not fit';
+  return issues
+    .slice(0, maxProblems)
+    .map((i) => `${pointerOf(i)}: ${i.message}`)
+    .join('; ');
 }

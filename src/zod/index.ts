@@ -13,7 +13,7 @@ import { checkOptionKeys } from '../core/internal-entry.ts';
 import type { JsonObject, ReplayPolicy, ToolSpec } from '../core/index.ts';
 import type { OptionKeys } from '../core/internal-entry.ts';
 
-/** The arguments passed the JSON Schema check but not zod's own (a refinement, a transform). Code `tool_arguments`. */
+/** The arguments passed the registry's check but not zod's own parse (an async refinement). Code `tool_arguments`. */
 export class ToolArgumentsError extends PolyLoopError {
   override readonly name = 'ToolArgumentsError';
   /** The tool whose arguments failed. */
@@ -87,11 +87,16 @@ function checkDefinition(def: unknown): void {
 
 /**
  * Define a tool with a zod schema. Returns a plain {@link ToolSpec} for `ToolRegistry.of`, with
- * every field of the definition but `schema` (which becomes `parameters`) passed through.
+ * every field of the definition but `schema` passed through: `schema` becomes `parameters` (its
+ * JSON Schema, for the model) and `argumentsSchema` (the registry validates arguments with zod
+ * itself, through Standard Schema, so a registry of zod tools loads no JSON Schema validator
+ * unless a schema has a `.regex()`, which is matched in linear time first).
  * Throws `InvalidRequestError` at once for an option it does not know (naming the nearest one),
  * a schema that is not a zod object, or one with no JSON Schema form (e.g. `z.date()`).
- * A handler whose arguments fail zod's parse (after the registry's JSON Schema check passed:
- * refinements) throws {@link ToolArgumentsError}, which the executor reports as an observation.
+ * Arguments zod refuses, refinements included, are refused by the registry (`not_executed`) before
+ * the handler runs. A handler whose arguments fail zod's parse all the same (an async refinement,
+ * which the registry's synchronous check cannot wait for) throws {@link ToolArgumentsError}, which
+ * the executor reports as an observation.
  *
  * @example
  * const add = defineTool({
@@ -104,7 +109,14 @@ function checkDefinition(def: unknown): void {
 export function defineTool<S extends z.$ZodObject>(def: ZodToolDefinition<S>): ToolSpec {
   checkDefinition(def);
   const parameters = parametersOf(def.name, def.schema);
-  const spec: Record<string, unknown> = { name: def.name, description: def.description, parameters };
+  // The zod schema is the tool's own validator: the registry checks arguments with it, and needs
+  // the JSON Schema validator only for a pattern (docs/decisions/0081-tools-with-their-own-validator.md).
+  const spec: Record<string, unknown> = {
+    name: def.name,
+    description: def.description,
+    parameters,
+    argumentsSchema: def.schema,
+  };
   for (const key of PASSED_THROUGH) if (def[key] !== undefined) spec[key] = def[key];
   return withHandler(spec as ToolSpec, def);
 }

@@ -35,6 +35,28 @@ describe('bundle size budgets (bench/budgets.json)', () => {
     expect(otel?.thirdParty).toBe(0);
   });
 
+  it('measures the tab app with its IndexedDB store and zod tool, zod itself left out (the app ships it)', () => {
+    const tab = sizes.find((s) => s.name === 'tab');
+    expect(tab).toBeDefined();
+    expect(tab?.inputs).toEqual(
+      expect.arrayContaining(['bench/tab-app.ts', 'src/platform-web/idb-store.ts', 'src/zod/index.ts']),
+    );
+    expect(tab?.inputs.filter((p) => p.includes('node_modules/zod/'))).toEqual([]);
+  });
+
+  it('reaches the JSON Schema validator in the tab app only through json-schema-tools.ts, the one call to cut off', () => {
+    // The validator's modules: what a dynamic import of json-schema-tools.ts would move out of the
+    // tab's bundle (docs/decisions/0081-tools-with-their-own-validator.md).
+    const validator = (p: string): boolean =>
+      p.includes('@cfworker/json-schema') ||
+      /^src\/core\/(json-schema-tools|schema-validator|schema-validate|tool-schema|linear-pattern.*)\.ts$/.test(p);
+    const imports = sizes.find((s) => s.name === 'tab')?.imports ?? {};
+    const intoValidator = Object.entries(imports).flatMap(([from, to]) =>
+      validator(from) ? [] : to.filter(validator).map((t) => `${from} -> ${t}`),
+    );
+    expect(intoValidator).toEqual(['src/core/tools.ts -> src/core/json-schema-tools.ts']);
+  });
+
   it('reports a bundle over its budget as a failure naming the bundle and both sizes', () => {
     const size: BundleSize = {
       name: 'polyloop',
@@ -42,6 +64,7 @@ describe('bundle size budgets (bench/budgets.json)', () => {
       gzipped: budgets.gzipBytes.polyloop + 1,
       thirdParty: 0,
       inputs: [],
+      imports: {},
     };
     expect(overBudget([size], budgets)).toEqual([
       `polyloop: ${budgets.gzipBytes.polyloop + 1} bytes gzipped exceeds its budget of ${budgets.gzipBytes.polyloop} bytes (bench/budgets.json)`,

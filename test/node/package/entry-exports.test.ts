@@ -199,6 +199,8 @@ const EXPECTED: Readonly<Record<string, Listing>> = {
       'SeamParams',
       'SettledRun',
       'SkillEntry',
+      'StandardResult',
+      'StandardSchemaV1',
       'StepActionStatus',
       'StepDecisionKind',
       'StepRecord',

@@ -69,22 +69,63 @@ describe('defineTool', () => {
     expect(ran).toBe(false);
   });
 
-  it('reports a failed zod refinement as a ToolArgumentsError observation', async () => {
+  it("refuses arguments that fail a zod refinement before the handler runs, with zod's message", async () => {
+    let ran = false;
     const spec = defineTool({
       name: 'range',
       description: 'd',
       schema: z
         .object({ from: z.number(), to: z.number() })
         .refine((v) => v.from <= v.to, { message: 'from must not exceed to' }),
-      handler: async () => 'ok',
+      handler: async () => ((ran = true), 'ok'),
     });
     const outcome = await ToolRegistry.of([spec])
+      .executor()
+      .execute({ kind: 'tool_call', name: 'range', arguments: { from: 5, to: 1 } }, ctx);
+    expect(outcome).toMatchObject({
+      status: 'not_executed',
+      observation: 'Not executed: arguments of "range" do not match its schema: #: from must not exceed to.',
+    });
+    expect(ran).toBe(false);
+  });
+
+  it('reports a failed async zod refinement, which the registry cannot wait for, as a ToolArgumentsError observation', async () => {
+    const spec = defineTool({
+      name: 'range',
+      description: 'd',
+      schema: z
+        .object({ from: z.number(), to: z.number() })
+        .refine(async (v) => v.from <= v.to, { message: 'from must not exceed to' }),
+      handler: async () => 'ok',
+    });
+    const tools = ToolRegistry.of([spec]);
+    expect(tools.validate({ kind: 'tool_call', name: 'range', arguments: { from: 5, to: 1 } })).toEqual({ ok: true });
+    expect(tools.validate({ kind: 'tool_call', name: 'range', arguments: { from: '5', to: 1 } })).toMatchObject({
+      ok: false,
+    });
+    const outcome = await tools
       .executor()
       .execute({ kind: 'tool_call', name: 'range', arguments: { from: 5, to: 1 } }, ctx);
     expect(outcome.status).toBe('executed');
     expect(outcome.observation).toContain('ToolArgumentsError');
     expect(outcome.observation).toContain('from must not exceed to');
     expect(new ToolArgumentsError('t', 'm').name).toBe('ToolArgumentsError');
+  });
+
+  it("validates with zod's own issues, located as JSON pointers", () => {
+    const tools = ToolRegistry.of([
+      defineTool({ name: 'forecast', description: 'd', schema, handler: async () => 'x' }),
+    ]);
+    const valid = tools.validate({ kind: 'tool_call', name: 'forecast', arguments: { city: '', units: 'kelvin' } });
+    expect(valid).toMatchObject({ ok: false });
+    const message = valid.ok ? '' : valid.message;
+    expect(message).toMatch(/^arguments of "forecast" do not match its schema: #\/city: .+; #\/units: .+/);
+    expect(message).not.toContain('Instance');
+  });
+
+  it('gives the spec the zod schema as its own validator (argumentsSchema)', () => {
+    const spec = defineTool({ name: 'forecast', description: 'd', schema });
+    expect(spec.argumentsSchema).toBe(schema);
   });
 
   it('throws at once for a schema with no JSON Schema form', () => {
