@@ -1,6 +1,6 @@
 /**
- * IndexedDBStore: run logs in the browser's IndexedDB (via `idb`), one transaction per write,
- * with a Web Locks run lease.
+ * IndexedDBStore: run logs in the browser's IndexedDB (via `idb`), one row in one transaction per
+ * barrier, with a Web Locks run lease.
  * @module
  */
 import { openDB } from 'idb';
@@ -14,8 +14,8 @@ import { decodeStored, runInfo } from './run-info.ts';
 import type { StoredRunInfo } from './run-info.ts';
 import { acquireLocalLease, acquireWebLock, leaseName, webLocks } from './lease.ts';
 import type { LeaseMode } from './lease.ts';
-import { DB_VERSION, stopKey, upgradeSchema } from './schema.ts';
-import type { PolyLoopDB, RunMeta, StoredRecord } from './schema.ts';
+import { DB_VERSION, rowTexts, stopKey, upgradeSchema } from './schema.ts';
+import type { LegacyRow, PolyLoopDB, StoredRow } from './schema.ts';
 import { announceStop, readStopRow, runRange, watchedLease, writeStopRow } from './stops.ts';
 
 /** Options of {@link IndexedDBStore}. */
@@ -46,7 +46,8 @@ const IDB_STORE_OPTIONS: OptionKeys<IndexedDBStoreOptions> = { dbName: true, lea
  * transaction, or on their own (`relaxed`) after 50 ms without one, at the lease's release, or at
  * `close` (decision 0043): a tab or OS crash may lose them, never out of order, which leaves the
  * run at its last barrier. `readLog` and `listRuns` of the same instance include them. An action
- * step is two strict transactions and nothing else, whether it holds one call or several.
+ * step is two strict transactions of one request each, whether it holds one call or several: a
+ * transaction writes one row holding its records (decision 0082).
  * Records are stored as `encodeRecord` text and decoded with the core decoder, so a record of a
  * foreign schema major is refused with `SchemaVersionError`. Write failures (a full quota among
  * them) reject with `StoreError` whose `cause` is the browser's error; the aborted transaction
@@ -68,7 +69,7 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
   readonly #warn: (message: string) => void;
   #conn: Promise<IDBPDatabase<PolyLoopDB>> | null = null;
   #warnedNoLocks = false;
-  /** The next sequence number of each run this instance wrote, as of its last commit. */
+  /** The next row number of each run this instance wrote, as of its last commit. */
   readonly #nextSeq = new Map<string, number>();
   readonly #held = new HeldRecords((runId) => void this.#flush(runId).catch(() => undefined));
   /** Runs whose `run_started` waits for its commit, which deletes an earlier run's stop request. */
@@ -101,7 +102,7 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
         // records opened its transaction before, and this read waits for it.
         const rows = db.getAll('records', runRange(runId));
         const held = [...this.#held.peek(runId)];
-        return rows.then((r) => [...r.map((row) => row.text), ...held]);
+        return rows.then((r) => [...r.flatMap(rowTexts), ...held]);
       });
     } catch (e) {
       throw isPolyLoopError(e) ? e : new StoreError(runId, 'readLog', e);
@@ -192,7 +193,7 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
    * with its `error`; rejects with `StoreError` only when the database cannot be read at all.
    */
   async listRuns(): Promise<readonly StoredRunInfo[]> {
-    let rows: StoredRecord[];
+    let rows: (StoredRow | LegacyRow)[];
     let held: [string, string[]][] = [];
     try {
       rows = await this.#withDb((db) => {
@@ -208,8 +209,8 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
     const byRun = new Map<string, string[]>();
     for (const row of rows) {
       const texts = byRun.get(row.runId);
-      if (texts) texts.push(row.text);
-      else byRun.set(row.runId, [row.text]);
+      if (texts) texts.push(...rowTexts(row));
+      else byRun.set(row.runId, [...rowTexts(row)]);
     }
     for (const [runId, texts] of held) {
       const stored = byRun.get(runId);
@@ -288,13 +289,13 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
   }
 
   /**
-   * Append `texts` to the run in one transaction. With the sequence this instance last wrote
-   * (`known`) every request goes out at once, without reading the run's row first: that saves a
-   * round trip to the storage process per write. Sequence numbers are contiguous, so if another
-   * connection appended meanwhile the slot `known` is taken, the add fails with ConstraintError
-   * and the transaction aborts (nothing written); false is returned, for a retry that reads the
-   * sequence first. A database deleted or upgraded by another tab drops the connection, and with
-   * it every remembered sequence.
+   * Append `texts` to the run as one row in one transaction: one request, whatever the number of
+   * records (decision 0082). With the row number this instance last wrote (`known`) the row goes
+   * out at once, without reading the run's last key first: that saves a round trip to the storage
+   * process per write. Row numbers are contiguous, so if another connection appended meanwhile the
+   * slot `known` is taken, the add fails with ConstraintError and the transaction aborts (nothing
+   * written); false is returned, for a retry that reads the last key first. A database deleted or
+   * upgraded by another tab drops the connection, and with it every remembered row number.
    */
   async #write(
     db: IDBPDatabase<PolyLoopDB>,
@@ -303,24 +304,27 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
     durability: 'strict' | 'relaxed',
     known: number | undefined,
   ): Promise<boolean> {
-    const tx = db.transaction(['records', 'runs'], 'readwrite', { durability });
-    const runs = tx.objectStore('runs');
-    const records = tx.objectStore('records');
-    const seq = known ?? ((await runs.get(runId)) as RunMeta | undefined)?.nextSeq ?? 0;
     // The run's first commit deletes a stop request an earlier run of the same id left behind.
     const starting = this.#starting.has(runId);
+    const scope: ('records' | 'runs')[] = starting ? ['records', 'runs'] : ['records'];
+    const tx = db.transaction(scope, 'readwrite', { durability });
+    const records = tx.objectStore('records');
+    const seq = known ?? ((await records.openKeyCursor(runRange(runId), 'prev'))?.key[1] ?? -1) + 1;
     try {
-      await Promise.all([
-        ...texts.map((text, i) => records.add({ runId, seq: seq + i, text })),
-        runs.put({ runId, nextSeq: seq + texts.length }),
-        ...(starting ? [runs.delete(stopKey(runId))] : []),
+      const done = Promise.all([
+        records.add({ runId, seq, texts }),
+        ...(starting ? [tx.objectStore('runs').delete(stopKey(runId))] : []),
         tx.done,
       ]);
+      // Nothing more goes in: saying so lets the browser commit without first telling this page
+      // that the add succeeded and waiting to see whether it adds more.
+      tx.commit();
+      await done;
     } catch (e) {
       if (known !== undefined && e instanceof DOMException && e.name === 'ConstraintError') return false;
       throw e;
     }
-    this.#nextSeq.set(runId, seq + texts.length);
+    this.#nextSeq.set(runId, seq + 1);
     if (starting) this.#starting.delete(runId);
     return true;
   }

@@ -7,7 +7,8 @@ import { openDB } from 'idb';
 import { describe, expect, it } from 'vitest';
 import type { LogRecord } from '../../src/core/index.ts';
 import { IndexedDBStore } from '../../src/platform-web/index.ts';
-import { DB_VERSION } from '../../src/platform-web/schema.ts';
+import { DB_VERSION, rowTexts } from '../../src/platform-web/schema.ts';
+import type { LegacyRow, StoredRow } from '../../src/platform-web/schema.ts';
 import { started, stepWrite } from '../contract/run-store.contract.ts';
 import { freshDbName } from './idb-store.cases.ts';
 
@@ -58,10 +59,10 @@ describe('IndexedDBStore with several connections on one database (Chromium)', (
     );
     const newer = await openDB(dbName, DB_VERSION + 1);
     const landed = (await Promise.all(writes)).filter((i) => i >= 0);
-    const rows = await newer.getAll('records');
+    const rows: (StoredRow | LegacyRow)[] = await newer.getAll('records');
     newer.close();
-    const stored = rows.flatMap((row: { text: string }) => {
-      const rec = JSON.parse(row.text) as { kind: string; step?: { stepIndex: number } };
+    const stored = rows.flatMap(rowTexts).flatMap((text) => {
+      const rec = JSON.parse(text) as { kind: string; step?: { stepIndex: number } };
       return rec.kind === 'step' ? [rec.step?.stepIndex] : [];
     });
     for (const i of landed) expect(stored).toContain(i);

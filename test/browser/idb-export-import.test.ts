@@ -4,7 +4,9 @@
  * InMemoryStore; a log InMemoryStore wrote in this page, cut at any of its writes, imports into
  * IndexedDB and resumes to the uninterrupted trajectory (its log the uninterrupted one but for the
  * resuming driver's mark); a hostile import writes nothing; an import
- * holds the run's Web Lock against a second driver. The clock is frozen so two runs of the demo
+ * holds the run's Web Lock against a second driver. A database the previous schema version (3)
+ * wrote, cut at any of its writes, exports the same bytes when this version opens it, and resumes
+ * to the uninterrupted trajectory. The clock is frozen so two runs of the demo
  * agent write identical timestamps.
  */
 import { openDB } from 'idb';
@@ -14,7 +16,7 @@ import type { PolyLoopErrorCode, RunStore, StepRecord } from '../../src/core/ind
 import { IndexedDBStore } from '../../src/platform-web/index.ts';
 import { collectingSink, faultyStore } from '../../src/testing/index.ts';
 import { demoAgent, demoRequest } from '../../examples/web/agent.ts';
-import { freshDbName } from './idb-store.cases.ts';
+import { createVersion3, freshDbName } from './idb-store.cases.ts';
 
 const PACE = { thinkMs: 0, toolMs: 0 };
 
@@ -89,6 +91,32 @@ describe('exportRun from IndexedDBStore (Chromium)', () => {
       // Each write added one record, or two (a model result with its action intent).
       expect(fromIdb.split('\n').length - 1).toBeGreaterThanOrEqual(k);
       await idb.close();
+    }
+  });
+});
+
+describe('A database the previous schema version wrote, opened by this one (Chromium)', () => {
+  it('exports each run cut at each of its writes as the same bytes, and resumes it to the uninterrupted trajectory and log', async () => {
+    for (let k = 1; k <= reference.writes; k++) {
+      const memory = new InMemoryStore();
+      await runCut(memory, k);
+      const found = await exportRun(memory, 'r');
+      // As version 3 stored it: a row per record, each run's next sequence number, a stale stop.
+      const dbName = freshDbName('version3');
+      await createVersion3(dbName, { r: await memory.readLog('r') }, { gone: { reason: 'its log was removed' } });
+      const idb = new IndexedDBStore({ dbName });
+      expect(await exportRun(idb, 'r'), `cut after ${k} writes`).toBe(found);
+      expect(await drive(idb, 'resume'), `cut after ${k} writes`).toEqual(reference.trajectory);
+      const resumed = await exportRun(idb, 'r');
+      expectResumed(resumed, found, `cut after ${k} writes`);
+      await idb.close();
+      // A reloaded page reads the rows of both versions as one log.
+      const reloaded = new IndexedDBStore({ dbName });
+      expect(await exportRun(reloaded, 'r'), `cut after ${k} writes`).toBe(resumed);
+      await reloaded.close();
+      expect((await rawRows(dbName)).runs, `cut after ${k} writes`).toEqual([
+        { runId: ['stop', 'gone'], stop: { reason: 'its log was removed' } },
+      ]);
     }
   });
 });

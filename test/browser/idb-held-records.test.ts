@@ -4,7 +4,6 @@
  * real Chromium: how many transactions a step costs, what readLog of the same and of another
  * instance sees, the timer, release and close, and a write that fails.
  */
-import { openDB } from 'idb';
 import { describe, expect, it } from 'vitest';
 import { isPolyLoopError, RECORD_VERSION } from '../../src/core/index.ts';
 import type {
@@ -60,12 +59,20 @@ async function transactions(fn: () => Promise<unknown>): Promise<string[]> {
   return seen;
 }
 
-/** Put a raw row at `seq` of run `runId`, so the store's next add there fails with ConstraintError. */
-async function blockSeq(dbName: string, runId: string, seq: number, block: boolean): Promise<void> {
-  const db = await openDB(dbName);
-  if (block) await db.put('records', { runId, seq, text: '{}' });
-  else await db.delete('records', [runId, seq]);
-  db.close();
+/**
+ * Make the store's writes fail until the returned function is called: each add to `records`
+ * aborts its own transaction, as a full quota does, so that transaction writes nothing.
+ */
+function failWrites(): () => void {
+  const original = IDBObjectStore.prototype.add;
+  IDBObjectStore.prototype.add = function (this: IDBObjectStore, ...args: Parameters<IDBObjectStore['add']>) {
+    const request = original.apply(this, args);
+    if (this.name === 'records') this.transaction.abort();
+    return request;
+  };
+  return () => {
+    IDBObjectStore.prototype.add = original;
+  };
 }
 
 describe('IndexedDBStore holds non-barrier records until the next write (Chromium)', () => {
@@ -155,13 +162,13 @@ describe('IndexedDBStore holds non-barrier records until the next write (Chromiu
     await a.runStarted('r', started('r'));
     await a.intent('r', neverIntent(0));
     await a.intent('r', modelIntent(1));
-    await blockSeq(dbName, 'r', 2, true);
+    const restore = failWrites();
     const failed = await a.resultAndIntent('r', modelResult(1), action(1)).then(
       () => null,
       (e: unknown) => e,
     );
+    restore();
     expect(isPolyLoopError(failed, 'store_error')).toBe(true);
-    await blockSeq(dbName, 'r', 2, false);
     await a.resultAndIntent('r', modelResult(1), action(1));
     const b = new IndexedDBStore({ dbName });
     expect(kinds(await b.readLog('r'))).toEqual([
@@ -196,9 +203,13 @@ describe('IndexedDBStore holds non-barrier records until the next write (Chromiu
     await a.runStarted('r', started('r'));
     await a.intent('r', neverIntent(0));
     await a.intent('r', modelIntent(1));
-    await blockSeq(dbName, 'r', 2, true);
-    await expect(release()).rejects.toSatisfy((e: unknown) => isPolyLoopError(e, 'store_error'));
-    await blockSeq(dbName, 'r', 2, false);
+    const restore = failWrites();
+    const failed = await release().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    restore();
+    expect(isPolyLoopError(failed, 'store_error')).toBe(true);
     const b = new IndexedDBStore({ dbName, lease: 'refuse' });
     const next = await b.acquire('r');
     await b.step('r', stepWrite(0));

@@ -53,6 +53,33 @@ async function createVersion2(
   db.close();
 }
 
+/**
+ * Write raw rows the way version 3 of the schema stored them: a row per record, a `runs` row with
+ * each run's next sequence number, and stop requests under `['stop', runId]`.
+ */
+export async function createVersion3(
+  dbName: string,
+  logs: Readonly<Record<string, readonly LogRecord[]>>,
+  stops: Readonly<Record<string, { reason?: string }>>,
+): Promise<void> {
+  const db = await openDB(dbName, 3, {
+    upgrade(d) {
+      d.createObjectStore('records', { keyPath: ['runId', 'seq'] });
+      d.createObjectStore('runs', { keyPath: 'runId' });
+    },
+  });
+  const tx = db.transaction(['records', 'runs'], 'readwrite');
+  await Promise.all([
+    ...Object.entries(logs).flatMap(([runId, log]) => [
+      ...rowsOf(runId, log).map((r) => tx.objectStore('records').put(r)),
+      tx.objectStore('runs').put({ runId, nextSeq: log.length }),
+    ]),
+    ...Object.entries(stops).map(([runId, stop]) => tx.objectStore('runs').put({ runId: ['stop', runId], stop })),
+    tx.done,
+  ]);
+  db.close();
+}
+
 function rowsOf(runId: string, recs: readonly LogRecord[]): StoredRow[] {
   return recs.map((rec, seq) => ({ runId, seq, text: encodeRecord(rec) }));
 }
@@ -75,10 +102,8 @@ export function indexedDbStoreCases(label: string): void {
       await store.close();
       const raw = await openDB(dbName);
       expect(raw.version).toBe(DB_VERSION);
-      expect(await raw.getAll('runs')).toEqual([
-        { runId: 'done', nextSeq: 6 },
-        { runId: 'open', nextSeq: 3 },
-      ]);
+      expect(await raw.get('records', ['open', 2])).toEqual({ runId: 'open', seq: 2, texts: [expect.any(String)] });
+      expect(await raw.getAll('runs')).toEqual([]);
       raw.close();
       await deleteDB(dbName);
     });
@@ -97,8 +122,47 @@ export function indexedDbStoreCases(label: string): void {
       await store.close();
       const raw = await openDB(dbName);
       expect(raw.version).toBe(DB_VERSION);
-      expect(await raw.getAll('runs')).toEqual([{ runId: 'open', nextSeq: 3 }]);
+      expect(await raw.getAllKeys('records')).toEqual([
+        ['open', 0],
+        ['open', 1],
+        ['open', 2],
+      ]);
+      expect(await raw.getAll('runs')).toEqual([]);
       raw.close();
+      await deleteDB(dbName);
+    });
+
+    it('upgrades a version-3 database in place: its rows stay as written, the counters go, a stop stays, new rows continue its keys', async () => {
+      const dbName = freshDbName('upgrade3');
+      const open = [started('open'), modelIntent(0)];
+      const done = [started('done'), modelIntent(0), modelResult(0), actionIntent(0), stepWrite(0), ended(1)];
+      await createVersion3(dbName, { open, done }, { open: { reason: 'enough' } });
+      const store = new IndexedDBStore({ dbName, onWarning: () => undefined });
+      expect(await store.readLog('done')).toEqual(done);
+      expect(await store.listRuns()).toEqual([
+        { runId: 'done', records: 6, state: 'ended', ended: true, steps: 1, error: null },
+        { runId: 'open', records: 2, state: 'in_flight', ended: false, steps: 0, error: null },
+      ]);
+      const release = await store.acquire('open');
+      expect(release.lost?.aborted).toBe(true);
+      expect(release.lost?.reason).toMatchObject({ name: 'StopRequestedError', stop: { reason: 'enough' } });
+      // A result alone is held; the step's transaction carries it, both in one row after the old ones.
+      await store.result('open', 's0.model', modelResult(0));
+      await store.step('open', stepWrite(0));
+      await release();
+      await store.close();
+      const raw = await openDB(dbName);
+      expect(raw.version).toBe(DB_VERSION);
+      expect(await raw.getAll('records', IDBKeyRange.bound(['open', 0], ['open', 9]))).toEqual([
+        ...rowsOf('open', open),
+        { runId: 'open', seq: 2, texts: [expect.any(String), expect.any(String)] },
+      ]);
+      expect(await raw.getAll('records', IDBKeyRange.bound(['done', 0], ['done', 9]))).toEqual(rowsOf('done', done));
+      expect(await raw.getAll('runs')).toEqual([{ runId: ['stop', 'open'], stop: { reason: 'enough' } }]);
+      raw.close();
+      const reopened = new IndexedDBStore({ dbName });
+      expect(await reopened.readLog('open')).toEqual([...open, modelResult(0), stepWrite(0)]);
+      await reopened.close();
       await deleteDB(dbName);
     });
 
