@@ -102,6 +102,7 @@ async function idbTally(n: number, obsChars: number, delayMs: number): Promise<T
   const store = new IndexedDBStore({ dbName, onWarning: () => undefined });
   const ops = await countingTransactions(() => runOn(store, 'i', n, obsChars, delayMs));
   await store.close();
+  let rows = 0;
   const texts = await new Promise<string[]>((done, fail) => {
     const open = indexedDB.open(dbName);
     open.onerror = () => fail(open.error);
@@ -109,12 +110,14 @@ async function idbTally(n: number, obsChars: number, delayMs: number): Promise<T
       const req = open.result.transaction('records').objectStore('records').getAll();
       req.onerror = () => fail(req.error);
       req.onsuccess = () => {
-        done((req.result as { text: string }[]).map((r) => r.text));
+        // A row holds one record's text (schema 3) or the texts of one transaction (schema 4).
+        rows = req.result.length;
+        done((req.result as { text?: string; texts?: string[] }[]).flatMap((r) => r.texts ?? [r.text ?? '']));
         open.result.close();
       };
     };
   });
-  return { records: texts.length, bytes: texts.reduce((a, t) => a + bytesOf(t), 0), ops };
+  return { records: texts.length, bytes: texts.reduce((a, t) => a + bytesOf(t), 0), ops: { ...ops, rows } };
 }
 
 /** Heap held, per step, by a whole `n`-step log read as a resume reads it: lines, records, reading. */
@@ -194,7 +197,10 @@ export async function capacity(plan: Plan): Promise<Row[]> {
     const i = perStep(await idbTally(a, 0, delay), await idbTally(b, 0, delay), b - a);
     const model = delay ? 'model answering after 60 ms' : 'instant model';
     const idbNote = `${model}; (run of ${b} − run of ${a}) / ${b - a}`;
-    if (delay === 0) rows.push(countRow('IndexedDBStore: bytes stored', 'bytes/step', i.bytes, null, idbNote));
+    if (delay === 0) {
+      rows.push(countRow('IndexedDBStore: bytes stored', 'bytes/step', i.bytes, null, idbNote));
+      rows.push(countRow('IndexedDBStore: rows of `records`', 'rows/step', i.ops['rows'] ?? 0, null, idbNote));
+    }
     rows.push(countRow('IndexedDBStore: strict transactions', 'tx/step', i.ops['strict'] ?? 0, 2, idbNote));
     rows.push(countRow('IndexedDBStore: relaxed transactions', 'tx/step', i.ops['relaxed'] ?? 0, null, idbNote));
   }
