@@ -4,15 +4,16 @@
  * so that machine load hits both alike.
  * @module
  */
+import { statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InMemoryStore, run } from '../src/core/index.ts';
 import type { EventSink, RunStore } from '../src/core/index.ts';
 import { FileStore } from '../src/platform-node/index.ts';
-import { benchAgent, benchRequest, instantModel } from './fixtures.ts';
-import { floorLoop, openFloorLog } from './floors.ts';
-import type { StepTimer } from './floors.ts';
+import { benchAgent, benchRequest, instantModel, noopTool } from './fixtures.ts';
+import { durableFloorRunUs, durableFloorSteps, floorLoop, noopToolWith, openFloorLog } from './floors.ts';
+import type { StepBytes } from './floors.ts';
 import { allocatedBytes, collectGarbage, median, PeakHeap } from './stats.ts';
 
 /** One figure next to its floor. */
@@ -173,14 +174,33 @@ async function allocation(plan: Plan, n: number, runs: number): Promise<Row> {
   );
 }
 
-/** Times each step of a kernel run from its `step_started` to its `step_finished` event (sent once the step is durable). */
-function stepTimingSink(onStep: StepTimer): EventSink {
+/** Bytes of a kernel log at each step's start, and at each tool call (its action intent durable by then). */
+type LogSizes = { readonly atStart: number[]; readonly atTool: number[] };
+const sizeOf = (path: string): number => statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+
+/** What the kernel wrote at each action step's two barriers: up to its tool call, and the step record after. */
+function stepBytes(s: LogSizes): StepBytes[] {
+  return s.atTool.map((tool, i) => ({ first: tool - (s.atStart[i] ?? 0), second: (s.atStart[i + 1] ?? tool) - tool }));
+}
+
+/**
+ * Times each step of a kernel run from its `step_started` to its `step_finished` event (sent once
+ * the step is durable), less `aside()` (time the step spent on the floor's step run inside its
+ * tool); notes the log's size at each step's start (before the clock starts) into `sizes`.
+ */
+function stepTimingSink(path: string, sizes: LogSizes, into: StepTimes, aside = (): number => 0): EventSink {
   let t0 = 0;
   return {
     params: Object.freeze({ sink: 'step-timer' }),
     deliver(e): void {
-      if (e.type === 'step_started') t0 = performance.now();
-      else if (e.type === 'step_finished') onStep(performance.now() - t0, e.step.decision === 'final');
+      if (e.type === 'step_started') {
+        sizes.atStart.push(sizeOf(path));
+        t0 = performance.now();
+      } else if (e.type === 'step_finished') {
+        const us = (performance.now() - t0 - aside()) * 1000;
+        (e.step.decision === 'final' ? into.final : into.action).push(us);
+        if (e.step.decision === 'final') sizes.atStart.push(sizeOf(path));
+      }
     },
   };
 }
@@ -188,78 +208,146 @@ function stepTimingSink(onStep: StepTimer): EventSink {
 /** Step times (µs) of one sample, split into action steps and final answers. */
 type StepTimes = { action: number[]; final: number[] };
 const stepTimes = (): StepTimes => ({ action: [], final: [] });
-const timer =
-  (into: StepTimes): StepTimer =>
-  (ms, final) =>
-    void (final ? into.final : into.action).push(ms * 1000);
 
 /**
- * Section 2: per-step cost on FileStore next to the floor of decision 0040 (one fd; an action
- * step two append+fsync pairs, a final answer one). Each sample is one run of `n` steps plus
- * `finals` two-step runs (an action, then the final answer timed: a run's first barrier also
- * fsyncs the directory, which is no step's cost); step times come from the step events.
+ * The action steps of one kernel run of `n` steps on FileStore, each beside a floor step: the
+ * kernel's tool runs step `i` of the durable floor (its own model call, two append+fsync pairs
+ * and tool call, on its own log) and the kernel's step is timed without that time — so a burst of
+ * machine load hits the two in the same millisecond, not in two samples seconds apart. The floor
+ * runs while the kernel's log is clean (its action intent fsynced), and writes `bytes` (the
+ * kernel's at the same step, from the previous sample), so the same bytes reach the disk.
+ */
+async function pairedActionSteps(dir: string, n: number, bytes: readonly StepBytes[]) {
+  const store = new FileStore({ dir: join(dir, freshId('fs')) });
+  const runId = freshId('d');
+  const path = store.logPath(runId);
+  const floorLog = await openFloorLog(join(dir, `${freshId('floor')}.jsonl`));
+  const floorStep = durableFloorSteps(instantModel(n), floorLog);
+  const sizes: LogSizes = { atStart: [], atTool: [] };
+  const kernel = stepTimes();
+  const floor: number[] = [];
+  let aside = 0;
+  const tools = noopToolWith(async (args) => {
+    const t0 = performance.now();
+    sizes.atTool.push(sizeOf(path));
+    const seq = Number(args.i);
+    const t1 = performance.now();
+    await floorStep(seq, bytes[seq]);
+    const t2 = performance.now();
+    floor.push((t2 - t1) * 1000);
+    aside = t2 - t0;
+    return noopTool(args);
+  });
+  const events = stepTimingSink(path, sizes, kernel, () => aside);
+  const r = await run(benchAgent(store, n, undefined, events), {
+    ...benchRequest(runId, n),
+    tools,
+    executor: tools.executor(),
+  });
+  await floorLog.close();
+  if (r.stopReason !== 'final_answer' || r.steps !== n) throw new Error(`bench run ended ${r.stopReason}`);
+  return { kernel: kernel.action, floor, bytes: stepBytes(sizes) };
+}
+
+/** µs per step of a whole kernel run of `n` steps on FileStore (run start and end included). */
+async function kernelRunUs(dir: string, n: number): Promise<number> {
+  const store = new FileStore({ dir: join(dir, freshId('fs')) });
+  const t0 = performance.now();
+  const r = await run(benchAgent(store, n), benchRequest(freshId('d'), n));
+  if (r.stopReason !== 'final_answer' || r.steps !== n) throw new Error(`bench run ended ${r.stopReason}`);
+  return ((performance.now() - t0) * 1000) / n;
+}
+
+/**
+ * The final steps of `runs` two-step runs (an action, then the final answer timed: a run's first
+ * barrier also fsyncs the directory, which is no step's cost), the kernel's and the floor's taking
+ * turns run by run; each floor run has a log of its own, as each kernel run has, and writes what
+ * the kernel run before it wrote.
+ */
+async function finalSteps(dir: string, runs: number, bytes: readonly StepBytes[]) {
+  const kernel = stepTimes();
+  const floor = stepTimes();
+  let last: number | undefined;
+  for (let i = 0; i < runs; i++) {
+    const store = new FileStore({ dir: join(dir, freshId('fs')) });
+    const runId = freshId('f');
+    const sizes: LogSizes = { atStart: [], atTool: [] };
+    await run(
+      benchAgent(store, 2, undefined, stepTimingSink(store.logPath(runId), sizes, kernel)),
+      benchRequest(runId, 2),
+    );
+    last = (sizes.atStart[2] ?? 0) - (sizes.atStart[1] ?? 0);
+    const log = await openFloorLog(join(dir, `${freshId('floor')}.jsonl`));
+    const step = durableFloorSteps(instantModel(2), log);
+    await step(0, bytes[0]);
+    const t0 = performance.now();
+    await step(1, last);
+    floor.final.push((performance.now() - t0) * 1000);
+    await log.close();
+  }
+  return { kernel: kernel.final, floor: floor.final, last };
+}
+
+/**
+ * Section 2: per-step cost on FileStore next to the floor of decision 0040 — one fd, opened with
+ * FileStore's flags and written its way (a synchronous write, an asynchronous fsync); an action
+ * step two append+fsync pairs, a final answer one; the same bytes as the kernel's log. Every
+ * sample: one run of `n` steps with the floor's steps paired inside it (the action step row), a
+ * kernel run and a floor run of `n` steps (the whole-run row), then `finals` two-step runs of each.
+ * Step times come from the step events; each ratio's spread over the samples goes in its note.
  */
 export async function durable(plan: Plan, n: number, finals = 20): Promise<Row[]> {
   const dir = await mkdtemp(join(tmpdir(), 'polyloop-bench-'));
-  const kernelSteps: number[][] = [];
-  const kernelFinals: number[][] = [];
-  const floorSteps: number[][] = [];
-  const floorFinals: number[][] = [];
+  const action = { a: [] as number[], b: [] as number[], ratios: [] as number[] };
+  const final = { a: [] as number[], b: [] as number[], ratios: [] as number[] };
+  const whole = { a: [] as number[], b: [] as number[] };
+  const add = (into: typeof action, k: readonly number[], f: readonly number[]): void => {
+    into.a.push(...k);
+    into.b.push(...f);
+    into.ratios.push(median(k) / median(f));
+  };
+  let bytes: StepBytes[] = [];
   try {
-    const kernel = async (): Promise<number> => {
-      const times = stepTimes();
-      const store = new FileStore({ dir: join(dir, freshId('fs')) });
-      const events = stepTimingSink(timer(times));
-      const t0 = performance.now();
-      const r = await run(benchAgent(store, n, undefined, events), benchRequest(freshId('d'), n));
-      const us = ((performance.now() - t0) * 1000) / n;
-      if (r.stopReason !== 'final_answer' || r.steps !== n)
-        throw new Error(`bench run ended ${r.stopReason} after ${r.steps} steps`);
-      const short = stepTimes();
-      const shortEvents = stepTimingSink(timer(short));
-      for (let i = 0; i < finals; i++)
-        await run(benchAgent(store, 2, undefined, shortEvents), benchRequest(freshId('f'), 2));
-      kernelSteps.push(times.action);
-      kernelFinals.push(short.final);
-      return us;
-    };
-    const floor = async (): Promise<number> => {
-      const times = stepTimes();
-      const log = await openFloorLog(join(dir, `${freshId('floor')}.jsonl`));
-      const t0 = performance.now();
-      await floorLoop(instantModel(n), n, log, timer(times));
-      const us = ((performance.now() - t0) * 1000) / n;
-      const short = stepTimes();
-      for (let i = 0; i < finals; i++) await floorLoop(instantModel(2), 2, log, timer(short));
-      await log.close();
-      floorSteps.push(times.action);
-      floorFinals.push(short.final);
-      return us;
-    };
-    const [k = [], f = []] = await sampleAll([kernel, floor], plan);
-    // Medians of each sample's step times; warm-up samples dropped.
-    const per = (samples: number[][]): number[] => samples.slice(-plan.runs).map(median);
+    for (let i = 0; i < plan.warmup + plan.runs; i++) {
+      collectGarbage();
+      const paired = await pairedActionSteps(dir, n, bytes);
+      bytes = paired.bytes;
+      const finalSample = await finalSteps(dir, finals, bytes);
+      const kernelRun = await kernelRunUs(dir, n);
+      const floorRun = await durableFloorRunUs(join(dir, `${freshId('floor')}.jsonl`), n, bytes, finalSample.last);
+      if (i < plan.warmup) continue;
+      add(action, paired.kernel, paired.floor);
+      add(final, finalSample.kernel, finalSample.floor);
+      whole.a.push(kernelRun);
+      whole.b.push(floorRun);
+    }
+    // Step rows: medians of every step of every sample; the note gives each sample's ratio of medians.
+    const spread = (r: readonly number[]): string => `per-sample ratios ${fixed2([...r].sort((x, y) => x - y))}`;
+    const wholeRatios = whole.a.map((k, i) => k / (whole.b[i] ?? Number.NaN));
+    const pairs = 'floor: 2 append+fsync pairs per action step';
     return [
       row(
         'durable',
         `per step, FileStore, N=${n}`,
         'µs/step',
-        { a: k, b: f },
-        'whole run / N (run start and end included); floor: 2 append+fsync pairs per action step',
+        whole,
+        `whole run / N; ${pairs}; ${spread(wholeRatios)}`,
       ),
       row(
         'durable',
-        `action step, FileStore (modelReplayPolicy safe)`,
+        'action step, FileStore (modelReplayPolicy safe)',
         'µs',
-        { a: per(kernelSteps), b: per(floorSteps) },
-        'step_started → step_finished (durable); floor: 2 append+fsync pairs + tool',
+        action,
+        `step_started → step_finished (durable), each beside a floor step (2 append+fsync pairs + tool); ` +
+          spread(action.ratios),
       ),
       row(
         'durable',
-        `final-answer step, FileStore`,
+        'final-answer step, FileStore',
         'µs',
-        { a: per(kernelFinals), b: per(floorFinals) },
-        `the final steps of ${finals} two-step runs per sample; floor: 1 append+fsync pair`,
+        final,
+        `the final steps of ${finals} two-step runs per sample, in turn with the floor's (1 append+fsync pair); ` +
+          spread(final.ratios),
       ),
     ];
   } finally {
@@ -307,3 +395,4 @@ export async function concurrency(plan: Plan, runs: number, steps: number): Prom
 }
 
 const mib = (bytes: number): number => bytes / 2 ** 20;
+const fixed2 = (xs: readonly number[]): string => xs.map((x) => x.toFixed(2)).join(', ');
