@@ -4,8 +4,9 @@
  * exits non-zero when a bundle exceeds its budget in `bench/budgets.json`.
  *
  * Options: `--quick` (fewer samples, smaller N: a smoke run, not figures to quote),
- * `--only=overhead,durable,resume,memory,concurrency,chat,several,subagents,control,otel,capacity,bundle`, `--markdown` (also
- * print the table in Markdown, for docs/performance.md).
+ * `--only=overhead,durable,resume,memory,concurrency,chat,several,subagents,control,otel,capacity,long,bundle`, `--markdown` (also
+ * print the table in Markdown, for docs/performance.md). `long` is left out of a run without `--only`
+ * (a 100,000-step run and its resumes take minutes); `--long-n=` makes its N smaller.
  * @module
  */
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
@@ -19,6 +20,7 @@ import { chatBench } from './chat.ts';
 import { control } from './control.ts';
 import { concurrency, durable, overhead } from './kernel.ts';
 import type { Plan, Row } from './kernel.ts';
+import { longFileStore } from './long.ts';
 import { memory } from './memory.ts';
 import { otel } from './otel.ts';
 import { resumeTimes } from './resume.ts';
@@ -38,6 +40,7 @@ const SECTIONS = [
   'control',
   'otel',
   'capacity',
+  'long',
   'bundle',
 ] as const;
 type Section = (typeof SECTIONS)[number];
@@ -46,7 +49,7 @@ function parseArgs(argv: readonly string[]): { plan: Plan; only: ReadonlySet<Sec
   const quick = argv.includes('--quick');
   const onlyArg = argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
   const only = new Set<Section>();
-  for (const name of onlyArg ? onlyArg.split(',') : SECTIONS) {
+  for (const name of onlyArg ? onlyArg.split(',') : SECTIONS.filter((s) => s !== 'long')) {
     if (!(SECTIONS as readonly string[]).includes(name))
       throw new Error(`unknown section ${name}; sections: ${SECTIONS.join(', ')}`);
     only.add(name as Section);
@@ -77,6 +80,12 @@ async function main(): Promise<number> {
   if (only.has('control')) log(await control(plan));
   if (only.has('otel')) log(await otel(plan));
   if (only.has('capacity')) log(await capacity(plan));
+  if (only.has('long')) {
+    const n = Number(process.argv.find((a) => a.startsWith('--long-n='))?.slice('--long-n='.length) ?? 100_000);
+    const long = await longFileStore(plan.quick ? { ...plan, runs: 1 } : { ...plan, runs: 3 }, n);
+    log(long.rows);
+    console.log(long.text);
+  }
   let bundles: BundleSize[] = [];
   let failures: string[] = [];
   if (only.has('bundle')) {
