@@ -6,7 +6,7 @@
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { encodeRecord, InMemoryStore, resume, run } from '../src/core/index.ts';
+import { encodeLog, InMemoryStore, resume, run } from '../src/core/index.ts';
 import type { LogRecord, RunStore } from '../src/core/index.ts';
 import { FileStore } from '../src/platform-node/index.ts';
 import { faultyStore } from '../src/testing/index.ts';
@@ -80,9 +80,9 @@ export async function resumeTimes(plan: Plan, sizes: readonly number[]): Promise
   try {
     for (const n of sizes) {
       const records = await crashedLog(n);
-      // The JSONL a FileStore writes (one encoded record per line), written in one go: replaying
-      // 4N fsynced appends would take minutes. readLog below proves FileStore reads it back whole.
-      const lines = records.map(encodeRecord);
+      // The JSONL a FileStore writes (the lean form, one record per line), written in one go:
+      // replaying 4N fsynced appends would take minutes. readLog below proves FileStore reads it back whole.
+      const lines = encodeLog(records).trimEnd().split('\n');
       const fileSource = new FileStore({ dir: join(dir, `source-${n}`) });
       const path = fileSource.logPath('crashed');
       await mkdir(fileSource.dir, { recursive: true });

@@ -6,7 +6,7 @@
  * @module
  */
 import type { ReadLogOptions, RunStore } from './ports.ts';
-import { isBarrier } from './serialization.ts';
+import { isBarrier, LogCodec } from './serialization.ts';
 import type {
   ActionIntentRecord,
   ActionsIntentRecord,
@@ -22,6 +22,9 @@ import type {
   UpgradeRecord,
   ResumedRecord,
 } from './types.ts';
+
+/** How many runs' codecs a store keeps (a few bytes each): enough for every run a process drives at once. */
+const MAX_CODECS = 4096;
 
 /** The {@link RunStore} method a write came through: the operation a store's errors name. */
 export type StoreWriteMethod =
@@ -57,6 +60,38 @@ export type LogAppend = {
  * implements `append` and `readLog` (and `acquire`, if it has a lease).
  */
 export abstract class AppendLogStore implements RunStore {
+  /**
+   * The codec of each run this store writes, following its log since the store's last read of it
+   * (docs/design/run-log.md#the-lean-form). At most {@link MAX_CODECS}: a run whose codec was
+   * dropped writes its step in flight in full, which is only longer.
+   */
+  readonly #codecs = new Map<string, LogCodec>();
+
+  /**
+   * The lines (no newline) `write.records` are appended as: the lean form, as the run's codec
+   * writes them. Call it once per write, in the order the writes land.
+   */
+  protected encodeWrite(write: LogAppend): string[] {
+    const { runId } = write;
+    let codec = this.#codecs.get(runId);
+    if (!codec) {
+      if (this.#codecs.size >= MAX_CODECS) this.#codecs.delete(this.#codecs.keys().next().value as string);
+      this.#codecs.set(runId, (codec = new LogCodec()));
+    }
+    const lines = write.records.map((rec) => (codec as LogCodec).encode(rec));
+    if (write.records.at(-1)?.kind === 'run_ended') this.#codecs.delete(runId);
+    return lines;
+  }
+
+  /**
+   * Forget what the run's codec followed: when the store reads the log (another driver may have
+   * written since), and when a write fails (it may not have landed). Its next lines are written in
+   * full until its next step record.
+   */
+  protected forgetWrites(runId: string): void {
+    this.#codecs.delete(runId);
+  }
+
   /** Append `write.records` to the run's log as one write (see {@link LogAppend}). */
   protected abstract append(write: LogAppend): Promise<void>;
 

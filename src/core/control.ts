@@ -14,7 +14,7 @@ import type { OptionKeys } from './options.ts';
 import type { RunStore, StoreWarning } from './ports.ts';
 import type { AgentDefinition, RunRequest } from './request.ts';
 import { importRun, readRunLog } from './run-log.ts';
-import { encodeRecord } from './serialization.ts';
+import { encodeLog } from './serialization.ts';
 import { executeAction } from './session-seams.ts';
 import { RunWrites } from './session-writes.ts';
 import { startedEvent } from './takeover.ts';
@@ -184,7 +184,7 @@ export async function forkRun(store: RunStore, runId: string, opts: ForkOptions)
   if (view.state === 'not_started' || !view.started) throw new RunNotFoundError(runId);
   const kept = forkedRecords(records, view, atStep);
   const started: RunStartedRecord = { ...view.started, runId: newRunId, forkedFrom: { runId, atStep } };
-  const ndjson = [started, ...kept].map((r) => `${encodeRecord(r)}\n`).join('');
+  const ndjson = encodeLog([started, ...kept]);
   await importRun(into, newRunId, ndjson);
 }
 

@@ -64,7 +64,15 @@ export type {
   SettledRun,
   StoreWarning,
 } from './ports.ts';
-export { decodeLog, decodeRecord, encodeRecord, isBarrier, RECORD_MAJOR } from './serialization.ts';
+export {
+  decodeLog,
+  decodeRecord,
+  encodeLog,
+  encodeRecord,
+  isBarrier,
+  LogCodec,
+  RECORD_MAJOR,
+} from './serialization.ts';
 export type { DecodedLog } from './serialization.ts';
 export { RegistryExecutor, ToolRegistry } from './tools.ts';
 export type { StandardResult, StandardSchemaV1, ToolContext, ToolHandler, ToolSpec } from './tools.ts';

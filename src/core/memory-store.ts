@@ -3,8 +3,8 @@
  * is choosing that. It has an in-process `acquire`: two `run`/`resume` calls on one id in this
  * process are two drivers too, and without a lease both would write (two `run_started`, a
  * `never` action run twice). What comes back has made the same round trip through
- * `encodeRecord`/`decodeRecord` as with a durable store; records the loop sealed are encoded
- * when first read rather than at write (decision 0042).
+ * the same encoding (a {@link LogCodec}'s) as with a durable store; records the loop sealed are
+ * encoded when first read rather than at write (decision 0042).
  * @module
  */
 import { AppendLogStore } from './append-log-store.ts';
@@ -12,7 +12,7 @@ import type { LogAppend } from './append-log-store.ts';
 import { RunLockedError, StopRequestedError } from './errors.ts';
 import type { ReleaseLease } from './ports.ts';
 import { isSealed } from './sealed-records.ts';
-import { decodeLog, encodeRecord } from './serialization.ts';
+import { decodeLog, LogCodec } from './serialization.ts';
 import type { LogRecord, StopRequest } from './types.ts';
 
 /**
@@ -23,10 +23,14 @@ import type { LogRecord, StopRequest } from './types.ts';
  */
 export class InMemoryStore extends AppendLogStore {
   /**
-   * Each run's log: encoded lines, or records the loop sealed (frozen, checked; decision 0042),
-   * kept as they are and encoded when the log is first read.
+   * Each run's log: encoded lines, then records the loop sealed (frozen, checked; decision 0042),
+   * kept as they are and encoded, in order, when the log is next read or a record that is not
+   * sealed is written; and the codec that encodes them, which has seen every line before.
    */
-  readonly #logs = new Map<string, (string | LogRecord)[]>();
+  readonly #logs = new Map<
+    string,
+    { readonly lines: string[]; readonly held: LogRecord[]; readonly codec: LogCodec }
+  >();
   /** The lease each driven run is held by: its token, and the signal its holder watches. */
   readonly #leases = new Map<string, { readonly token: symbol; readonly lost: AbortController }>();
   /** Stop requests, kept until the run's next driver sees them (an ended run ignores them). */
@@ -34,21 +38,26 @@ export class InMemoryStore extends AppendLogStore {
 
   /** Contract: see {@link AppendLogStore.append}; every record encoded (or kept sealed) before any lands. */
   protected append({ runId, records }: LogAppend): Promise<void> {
-    const entries = records.map((rec) => (isSealed(rec) ? rec : encodeRecord(rec)));
     let log = this.#logs.get(runId);
-    if (!log) this.#logs.set(runId, (log = []));
-    log.push(...entries);
+    if (!log) this.#logs.set(runId, (log = { lines: [], held: [], codec: new LogCodec() }));
+    if (records.every(isSealed)) {
+      log.held.push(...records);
+      return Promise.resolve();
+    }
+    // A record the caller built may change after this call: encode it now, after what is held.
+    const lines = [...log.held, ...records].map((rec) => log.codec.encode(rec));
+    log.held.length = 0;
+    log.lines.push(...lines);
     return Promise.resolve();
   }
 
   async readLog(runId: string): Promise<readonly LogRecord[]> {
-    const log = this.#logs.get(runId) ?? [];
+    const log = this.#logs.get(runId);
+    if (!log) return [];
     // Encode what the loop sealed, once: every read then makes the round trip a durable store makes.
-    for (let i = 0; i < log.length; i++) {
-      const entry = log[i] as string | LogRecord;
-      if (typeof entry !== 'string') log[i] = encodeRecord(entry);
-    }
-    return decodeLog(log as string[]).records;
+    for (const rec of log.held) log.lines.push(log.codec.encode(rec));
+    log.held.length = 0;
+    return decodeLog(log.lines).records;
   }
 
   /**

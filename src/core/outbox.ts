@@ -10,7 +10,7 @@ import type { Cancellation } from './cancellation.ts';
 import { StoreError } from './errors.ts';
 import type { EventSink, RunStore } from './ports.ts';
 import { isThenable } from './seam-values.ts';
-import { isTraceparent } from './serialization.ts';
+import { isTraceparent } from './record-fields.ts';
 import { callStore, operationOf } from './store-write.ts';
 import type { ActionIntentRecord, ActionsIntentRecord, LogRecord, RunEvent } from './types.ts';
 

@@ -5,6 +5,7 @@
  * @module
  */
 import { RECORD_KINDS, STOP_REASONS } from './types.ts';
+import type { InFlightResolution } from './types.ts';
 
 export type Obj = Record<string, unknown>;
 export const KINDS: ReadonlySet<string> = new Set(RECORD_KINDS);
@@ -175,4 +176,34 @@ export function isChange(v: unknown): boolean {
     isStrOrNull(v['after']) &&
     (v['after'] === null) === (v['value'] === undefined)
   );
+}
+
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
+
+/**
+ * A W3C trace context header value (`traceparent`): version, trace id, parent span id, flags, in
+ * lower-case hex; version `ff` and all-zero ids are invalid (https://www.w3.org/TR/trace-context/).
+ */
+export function isTraceparent(v: unknown): v is string {
+  if (typeof v !== 'string') return false;
+  const m = TRACEPARENT.exec(v);
+  return m !== null && m[1] !== 'ff' && !/^0+$/.test(m[2] as string) && !/^0+$/.test(m[3] as string);
+}
+
+export const RESOLUTIONS: ReadonlySet<string> = new Set([
+  'reissue_model',
+  'reinterpret',
+  'replay_action',
+  'settle',
+  'await_input',
+  'apply_input',
+  'run_calls',
+] satisfies InFlightResolution[]);
+
+export function isForkOrigin(v: unknown): boolean {
+  return isObj(v) && typeof v['runId'] === 'string' && isInt(v['atStep']);
+}
+
+export function isStopRequest(v: unknown): boolean {
+  return isObj(v) && (v['reason'] === undefined || typeof v['reason'] === 'string');
 }

@@ -12,7 +12,7 @@ import { countSteps } from './internal/stopping.ts';
 import type { Counters } from './internal/stopping.ts';
 import type { RunStore } from './ports.ts';
 import { checkOptionKeys } from './options.ts';
-import { decodeLog, encodeRecord } from './serialization.ts';
+import { decodeLog, encodeLog } from './serialization.ts';
 import { callStore } from './store-write.ts';
 import { checkRecordDepth, checkSnapshotHash } from './log-trust.ts';
 import { checkUpgradeHashes } from './upgrade.ts';
@@ -172,9 +172,10 @@ function checkReplies(records: readonly LogRecord[]): void {
 }
 
 /**
- * A run's log as NDJSON: each record as `encodeRecord` writes it, one per line, each line ending
- * in `\n`. Every store exports the same run as the same bytes. A torn last line the store
- * dropped is not exported. Rejects with `RunNotFoundError` for an empty log.
+ * A run's log as NDJSON: one record per line, each line ending in `\n`, as `encodeLog` writes
+ * them (the lean form of record version 1.2; records of 1.0 and 1.1 as they were written).
+ * Every store exports the same run as the same bytes. A torn last line the store dropped is not
+ * exported. Rejects with `RunNotFoundError` for an empty log.
  *
  * @example
  * const ndjson = await exportRun(new FileStore({ dir: './runs' }), 'run-1');
@@ -183,7 +184,7 @@ export async function exportRun(store: RunStore, runId: string): Promise<string>
   const records = await store.readLog(runId);
   if (records.length === 0) throw new RunNotFoundError(runId);
   readRunLog(records);
-  return records.map((r) => `${encodeRecord(r)}\n`).join('');
+  return encodeLog(records);
 }
 
 const IMPORT_OPTIONS = { signal: true } as const;

@@ -7,7 +7,7 @@
 import { CorruptLogError, SchemaVersionError } from './errors.ts';
 import { checkOptionKeys } from './options.ts';
 import { RECORD_VERSION, STEP_DEFAULTS, STEP_FIELDS } from './types.ts';
-import type { InFlightResolution, JsonValue, LogRecord } from './types.ts';
+import type { JsonValue, LogRecord } from './types.ts';
 import { canonicalOrder, isExactly, ORDER, REPLY_ORDER } from './record-order.ts';
 import {
   checkActionsIntent,
@@ -17,18 +17,23 @@ import {
   checkStepFields,
   isBool,
   isChange,
+  isForkOrigin,
   isInt,
   isObj,
+  isStopRequest,
   isStoredRequest,
   isStrOrNull,
+  isTraceparent,
   isUsageOrNull,
   KINDS,
   need,
   REASONS,
+  RESOLUTIONS,
   Shape,
   VERSION,
 } from './record-fields.ts';
 import type { Obj } from './record-fields.ts';
+import { inflate, leanOf, NO_CONTEXT, StepContext } from './lean-records.ts';
 
 export { canonicalJson } from './record-order.ts';
 
@@ -41,6 +46,60 @@ export const RECORD_MAJOR = 1;
  */
 export function encodeRecord(rec: LogRecord): string {
   return JSON.stringify(isObj(rec) && typeof rec['kind'] === 'string' ? canonicalOrder(rec as unknown as Obj) : rec);
+}
+
+/**
+ * Encodes and decodes the records of one run log in the log's order: the lean form of record
+ * version 1.2 (docs/log-format.md#the-lean-form), in which a record leaves out what the records of
+ * its step before it already hold — the model's reply is written once, in its `result` record.
+ * Records of older versions are written as `encodeRecord` writes them, byte for byte.
+ * One codec follows one log: encode or decode each record once, in order. A codec that joins a log
+ * part way (a store that did not write its earlier records) writes fields out in full until the
+ * next step record; that is always correct, only longer.
+ *
+ * @example
+ * const codec = new LogCodec();
+ * const lines = records.map((r) => codec.encode(r));
+ * const back = new LogCodec();
+ * const same = lines.map((l) => back.decode(l));
+ */
+export class LogCodec {
+  readonly #ctx = new StepContext();
+
+  /** `rec` as the next line of this codec's log (no trailing newline). */
+  encode(rec: LogRecord): string {
+    if (!isObj(rec) || rec.v !== RECORD_VERSION) return encodeRecord(rec);
+    const text = JSON.stringify(leanOf(canonicalOrder(rec as unknown as Obj), this.#ctx));
+    this.#ctx.note(rec);
+    return text;
+  }
+
+  /** The next line of this codec's log, decoded (as `decodeRecord`, its left-out fields filled back in). */
+  decode(text: string): LogRecord {
+    return this.#read(text, 1, undefined);
+  }
+
+  /** Decode the line `line` of `source`: what `decodeLog` reads each line with. */
+  static lineOf(codec: LogCodec, text: string, line: number, source: string | undefined): LogRecord {
+    return codec.#read(text, line, source);
+  }
+
+  #read(text: string, line: number, source: string | undefined): LogRecord {
+    const rec = decodeAt(text, line, source, this.#ctx);
+    this.#ctx.note(rec);
+    return rec;
+  }
+}
+
+/**
+ * Records of one run log as NDJSON, in order, each line as {@link LogCodec} writes it (the lean form
+ * of 1.2), each ending in `\n`: what `exportRun` returns.
+ */
+export function encodeLog(records: readonly LogRecord[]): string {
+  const codec = new LogCodec();
+  let out = '';
+  for (const rec of records) out += `${codec.encode(rec)}\n`;
+  return out;
 }
 
 /**
@@ -248,15 +307,17 @@ function checkBody(r: Obj): Obj {
 }
 
 /**
- * Decode one record. Throws `SchemaVersionError` for a missing or foreign `v` major and
+ * Decode one record on its own. Throws `SchemaVersionError` for a missing or foreign `v` major and
  * `CorruptLogError` (line 1) for text that is not a record. Unknown extra fields are kept;
- * missing optional fields take their defaults.
+ * missing optional fields take their defaults. A 1.2 step record or action intent written in the
+ * lean form refers to the records of its step before it: read a log with `decodeLog` or a
+ * {@link LogCodec}, which fill those fields in; read alone, they take their defaults.
  */
 export function decodeRecord(text: string): LogRecord {
-  return decodeAt(text, 1, undefined);
+  return decodeAt(text, 1, undefined, NO_CONTEXT);
 }
 
-function decodeAt(text: string, line: number, source: string | undefined): LogRecord {
+function decodeAt(text: string, line: number, source: string | undefined, ctx: StepContext): LogRecord {
   const opts = source === undefined ? {} : { source };
   let parsed: JsonValue;
   try {
@@ -274,7 +335,7 @@ function decodeAt(text: string, line: number, source: string | undefined): LogRe
     throw new CorruptLogError(line, `unknown record kind ${JSON.stringify(parsed['kind'] ?? null)}`, opts);
   }
   try {
-    return checkBody(parsed) as LogRecord;
+    return checkBody(v === RECORD_VERSION ? inflate(parsed, ctx) : parsed) as LogRecord;
   } catch (e) {
     if (e instanceof Shape) throw new CorruptLogError(line, e.message, opts);
     throw e;
@@ -301,6 +362,7 @@ export function decodeLog(input: string | readonly string[], opts?: { readonly s
   const lines = typeof input === 'string' ? input.split('\n') : [...input];
   if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
   const records: LogRecord[] = [];
+  const codec = new LogCodec();
   let tornLine: number | null = null;
   for (let i = 0; i < lines.length; i++) {
     const text = lines[i] as string;
@@ -309,7 +371,7 @@ export function decodeLog(input: string | readonly string[], opts?: { readonly s
       tornLine = i + 1;
       break;
     }
-    records.push(decodeAt(text, i + 1, opts?.source));
+    records.push(LogCodec.lineOf(codec, text, i + 1, opts?.source));
   }
   return { records, tornLine };
 }
@@ -321,34 +383,4 @@ function isCompleteJson(text: string): boolean {
   } catch {
     return false;
   }
-}
-
-const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
-
-/**
- * A W3C trace context header value (`traceparent`): version, trace id, parent span id, flags, in
- * lower-case hex; version `ff` and all-zero ids are invalid (https://www.w3.org/TR/trace-context/).
- */
-export function isTraceparent(v: unknown): v is string {
-  if (typeof v !== 'string') return false;
-  const m = TRACEPARENT.exec(v);
-  return m !== null && m[1] !== 'ff' && !/^0+$/.test(m[2] as string) && !/^0+$/.test(m[3] as string);
-}
-
-const RESOLUTIONS: ReadonlySet<string> = new Set([
-  'reissue_model',
-  'reinterpret',
-  'replay_action',
-  'settle',
-  'await_input',
-  'apply_input',
-  'run_calls',
-] satisfies InFlightResolution[]);
-
-function isForkOrigin(v: unknown): boolean {
-  return isObj(v) && typeof v['runId'] === 'string' && isInt(v['atStep']);
-}
-
-function isStopRequest(v: unknown): boolean {
-  return isObj(v) && (v['reason'] === undefined || typeof v['reason'] === 'string');
 }

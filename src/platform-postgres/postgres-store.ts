@@ -8,7 +8,6 @@ import { hostname } from 'node:os';
 import {
   CorruptLogError,
   decodeLog,
-  encodeRecord,
   isPolyLoopError,
   RunLockedError,
   RunNotFoundError,
@@ -58,7 +57,7 @@ const POSTGRES_STORE_OPTIONS: OptionKeys<PostgresStoreOptions> = {
 /**
  * A durable {@link RunStore} in Postgres, for Node services that run agents on several
  * machines. One row per record in `<schema>.records`, keyed by run and sequence number, holding
- * the record exactly as `encodeRecord` writes it (so exports are byte-equal to other stores'),
+ * the record exactly as the run's `LogCodec` writes it (so exports are byte-equal to other stores'),
  * and one row per run in `<schema>.runs` with its sequence counter and lease. Create the tables
  * with {@link migrate} first.
  *
@@ -134,6 +133,8 @@ export class PostgresStore extends AppendLogStore implements RunStore {
    * anything else `StoreError`.
    */
   async readLog(runId: string): Promise<readonly LogRecord[]> {
+    // Another driver may have written since this store's codec followed the log.
+    this.forgetWrites(runId);
     let texts: string[];
     try {
       const r = await this.#pool.query({
@@ -257,12 +258,22 @@ export class PostgresStore extends AppendLogStore implements RunStore {
    * concurrent writers of a run. It also reads the run's stop request: a writer holding the lease
    * is stopped by one it finds, and loses the lease when the write is refused.
    */
-  protected async append({ runId, records, method }: LogAppend): Promise<void> {
+  protected async append(write: LogAppend): Promise<void> {
+    try {
+      await this.#append(write);
+    } catch (e) {
+      this.forgetWrites(write.runId); // it may not have landed: write the step in flight in full from here
+      throw e;
+    }
+  }
+
+  async #append(write: LogAppend): Promise<void> {
+    const { runId, records, method } = write;
     const held = this.#held.get(runId);
     let row: Record<string, unknown> | undefined;
     const sentAt = performance.now();
     try {
-      const texts = records.map((r) => encodeRecord(r));
+      const texts = this.encodeWrite(write);
       const r = await this.#pool.query({
         name: `polyloop-append-${this.#schema}`,
         text: `WITH run AS (

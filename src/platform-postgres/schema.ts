@@ -5,8 +5,8 @@
  * at all; concurrent `migrate()` calls are serialized by a transaction-level advisory lock):
  * - 1: `runs` (one row per run: `run_key` = sha256 of the run id's JSON text, the readable
  *   `run_id`, the next sequence number, the lease: holder token, owner, expiry, epoch) and
- *   `records` (`run_key`, `seq` from 0, `run_id`, `kind`, `record` = `encodeRecord` text exactly,
- *   `written_at`); a hash index on `run_id` of each for readers that query by the id.
+ *   `records` (`run_key`, `seq` from 0, `run_id`, `kind`, `record` = the line exactly as the run's
+ *   `LogCodec` writes it, `written_at`); a hash index on `run_id` of each for readers that query by the id.
  * - 2: `runs.stop_request` (the stop a person asked for, as JSON text `{"reason":…}`, read by the
  *   lease holder's check, heartbeat and writes) and `runs.stop_requested_at`. Both nullable
  *   columns added in place: no table is rewritten, the runs of version 1 keep working, and a store

@@ -5,7 +5,7 @@
  */
 import { openDB } from 'idb';
 import type { IDBPDatabase } from 'idb';
-import { encodeRecord, isPolyLoopError, StoreError } from '../core/index.ts';
+import { isPolyLoopError, StoreError } from '../core/index.ts';
 import { AppendLogStore, checkOptionKeys } from '../core/internal-entry.ts';
 import type { LogRecord, ReleaseLease, RunStore, StopRequest } from '../core/index.ts';
 import type { LogAppend, OptionKeys } from '../core/internal-entry.ts';
@@ -48,9 +48,9 @@ const IDB_STORE_OPTIONS: OptionKeys<IndexedDBStoreOptions> = { dbName: true, lea
  * run at its last barrier. `readLog` and `listRuns` of the same instance include them. An action
  * step is two strict transactions of one request each, whether it holds one call or several: a
  * transaction writes one row holding its records (decision 0082).
- * Records are stored as `encodeRecord` text and decoded with the core decoder, so a record of a
- * foreign schema major is refused with `SchemaVersionError`. Write failures (a full quota among
- * them) reject with `StoreError` whose `cause` is the browser's error; the aborted transaction
+ * Records are stored as the run's `LogCodec` writes them and decoded with the core decoder, so a
+ * record of a foreign schema major is refused with `SchemaVersionError`. Write failures (a full
+ * quota among them) reject with `StoreError` whose `cause` is the browser's error; the aborted transaction
  * leaves nothing half-written. The open connection closes itself when another tab upgrades or
  * deletes the database, and reopens on the next call.
  *
@@ -95,6 +95,8 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
    * `CorruptLogError`/`SchemaVersionError` for a bad record, `StoreError` for other failures.
    */
   async readLog(runId: string): Promise<readonly LogRecord[]> {
+    // Another driver may have written since this store's codec followed the log.
+    this.forgetWrites(runId);
     let texts: string[];
     try {
       texts = await this.#withDb((db) => {
@@ -243,13 +245,15 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
    * durable when it resolves. Anything else is held for the run's next transaction (see above).
    * Rejects with `StoreError`.
    */
-  protected async append({ runId, records, barrier, method }: LogAppend): Promise<void> {
+  protected async append(write: LogAppend): Promise<void> {
+    const { runId, barrier, method } = write;
     try {
-      const texts = records.map((rec) => encodeRecord(rec));
+      const texts = this.encodeWrite(write);
       if (method === 'runStarted') this.#starting.add(runId);
       if (!barrier) this.#held.hold(runId, texts);
       else await this.#withDb((db) => this.#commit(db, runId, texts, 'strict'));
     } catch (e) {
+      this.forgetWrites(runId); // it may not have landed: write the step in flight in full from here
       throw new StoreError(runId, method, e);
     }
   }

@@ -6,6 +6,7 @@ import {
   CorruptLogError,
   decodeLog,
   encodeRecord,
+  LogCodec,
   PolyLoopError,
   RunLockedError,
   StopRequestedError,
@@ -183,24 +184,33 @@ export class DurableObjectStore extends AppendLogStore implements RunStore {
    * commit like a non-barrier (decision 0007): the output gate holds whatever leaves the object
    * until it is durable. Rejects on storage failure or {@link RecordTooLargeError}.
    */
-  protected async append({ runId, records, barrier, method }: LogAppend): Promise<void> {
-    this.#commit(runId, records);
+  protected async append(write: LogAppend): Promise<void> {
+    const { runId, barrier, method } = write;
+    try {
+      this.#commit(write);
+    } catch (e) {
+      this.forgetWrites(runId); // it did not land: write the step in flight in full from here
+      throw e;
+    }
     if (barrier && method !== 'step') await this.#storage.sync();
     // A stop kept before the run's first record (see requestStop) reaches its driver now.
     if (method === 'runStarted') this.#tellHolder(runId);
   }
 
-  /** Append `recs` in one transaction (every part of each), then tell the observer of each. */
-  #commit(runId: string, recs: readonly LogRecord[]): void {
-    const lines = recs.map((rec) => {
-      const line = encodeRecord(rec);
+  /**
+   * Append the write's records in one transaction (every part of each), then tell the observer of
+   * each, as `encodeRecord` writes it (every field out: readable on its own, unlike the stored line).
+   */
+  #commit(write: LogAppend): void {
+    const { runId, records } = write;
+    const lines = this.encodeWrite(write);
+    for (const line of lines)
       if (line.length > this.#maxRecordChars) throw new RecordTooLargeError(runId, line.length, this.#maxRecordChars);
-      return line;
-    });
     const first = this.#insert(runId, lines);
-    lines.forEach((line, k) => {
+    if (!this.#onAppend) return;
+    records.forEach((rec, k) => {
       try {
-        this.#onAppend?.(runId, { seq: first + k, line });
+        this.#onAppend?.(runId, { seq: first + k, line: encodeRecord(rec) });
       } catch (e) {
         // The record is committed; a failing observer must not turn that into a failed write.
         console.error('polyloop: DurableObjectStore onAppend listener threw:', e);
@@ -247,6 +257,8 @@ export class DurableObjectStore extends AppendLogStore implements RunStore {
    * it (no append can slip in between). Throws `CorruptLogError` or `SchemaVersionError` as `readLog` rejects.
    */
   readLogSync(runId: string): readonly LogRecord[] {
+    // Another driver may have written since this store's codec followed the log.
+    this.forgetWrites(runId);
     const lines = this.readLines(runId);
     const decoded = decodeLog(
       lines.map((l) => l.line),
@@ -271,6 +283,30 @@ export class DurableObjectStore extends AppendLogStore implements RunStore {
       const last = out[out.length - 1];
       if (last && last.seq === row.seq) last.line += row.body;
       else out.push({ seq: row.seq, line: row.body });
+    }
+    return out;
+  }
+
+  /**
+   * {@link readLines}, each record as `encodeRecord` writes it (every field out), for a reader that
+   * takes lines one at a time (the event stream): a stored line may leave out what the records of
+   * its step before it hold (docs/log-format.md#the-lean-form). The log is read from its start to
+   * fill those in; a line that does not decode, and every line after it, is given as stored.
+   */
+  readRecordLines(runId: string, afterSeq = -1): StoredLine[] {
+    const codec = new LogCodec();
+    const out: StoredLine[] = [];
+    let readable = true;
+    for (const entry of this.readLines(runId)) {
+      let line = entry.line;
+      if (readable) {
+        try {
+          line = encodeRecord(codec.decode(entry.line));
+        } catch {
+          readable = false;
+        }
+      }
+      if (entry.seq > afterSeq) out.push({ seq: entry.seq, line });
     }
     return out;
   }

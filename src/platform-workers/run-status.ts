@@ -3,7 +3,7 @@
  * (`readRunLog`, docs/design/run-log.md#one-reader), never a second classification of the records.
  * @module
  */
-import { childRunsOf, decodeRecord } from '../core/index.ts';
+import { childRunsOf, LogCodec } from '../core/index.ts';
 import { readReadablePrefix } from '../core/internal-entry.ts';
 import type { LogRecord, RunLogView, StepRecord, StopReason } from '../core/index.ts';
 import type { RunStatus, RunTrajectory } from '../core/internal-entry.ts';
@@ -108,9 +108,10 @@ export function trajectoryOf(runId: string, view: RunLogView): RunTrajectory {
  */
 export function readablePrefixView(lines: readonly string[]): RunLogView {
   const records: LogRecord[] = [];
+  const codec = new LogCodec();
   for (const line of lines) {
     try {
-      records.push(decodeRecord(line));
+      records.push(codec.decode(line));
     } catch {
       break;
     }

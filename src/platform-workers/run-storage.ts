@@ -99,7 +99,7 @@ export class RunStorage {
   /** The log's committed lines and its appends as they land, for the event stream. */
   feed(runId: string): LogFeed {
     return {
-      readLines: (after: number) => this.store.readLines(runId, after),
+      readLines: (after: number) => this.store.readRecordLines(runId, after),
       subscribe: (listener: (entry: StoredLine) => void) => {
         this.#listeners.add(listener);
         return () => void this.#listeners.delete(listener);

@@ -6,7 +6,7 @@
  * it stopped there.
  * @module
  */
-import { acceptedReplies, childRunsOf, decodeRecord } from '../../core/index.ts';
+import { acceptedReplies, childRunsOf, LogCodec } from '../../core/index.ts';
 import { readReadablePrefix } from '../../core/internal-entry.ts';
 import type { PrefixReading } from '../../core/internal-entry.ts';
 import type {
@@ -64,9 +64,11 @@ export function readLogText(text: string, source: string): LogReading {
   const records: LogRecord[] = [];
   const warnings: string[] = [];
   let error: string | null = null;
+  // In order, through one codec: a record may refer to the records of its step before it.
+  const codec = new LogCodec();
   for (let i = 0; i < lines.length; i++) {
     try {
-      records.push(decodeRecord(lines[i] as string));
+      records.push(codec.decode(lines[i] as string));
     } catch (e) {
       if (i === lines.length - 1 && !isCompleteJson(lines[i] as string))
         warnings.push(`ignored a torn last line (line ${i + 1}): a write cut short by a crash`);

@@ -10,6 +10,7 @@ import {
   CorruptLogError,
   decodeLog,
   decodeRecord,
+  encodeRecord,
   exportRun,
   importRun,
   InMemoryStore,
@@ -28,11 +29,8 @@ const approvalTools = (calls: string[]): ToolSpec[] =>
   makeTools(calls).map((t) => (t.name === 'note' ? { ...t, needsApproval: true } : t));
 
 type Rec = Record<string, unknown> & { kind: string };
-const toLines = (ndjson: string): Rec[] =>
-  ndjson
-    .trimEnd()
-    .split('\n')
-    .map((l) => JSON.parse(l) as Rec);
+/** The log's records with every field out (an export leaves out what a reader derives), to forge. */
+const toLines = (ndjson: string): Rec[] => decodeLog(ndjson).records.map((r) => JSON.parse(encodeRecord(r)) as Rec);
 const toNdjson = (recs: readonly Rec[]): string => recs.map((r) => `${JSON.stringify(r)}\n`).join('');
 
 /** The exported log of a run that stopped at the approval of `note({ text: 'hello' })`. */
@@ -257,13 +255,15 @@ describe('the end record and the step records are checked against the log', () =
     expect(() => decodeLog(toNdjson(forged))).toThrow(new RegExp(`line ${i + 1}.*${field}|${field}.*`));
   });
 
-  it('an action result whose outcome has no status is corrupt', async () => {
+  it.each([
+    ['no status (a 1.1 record: the default of the lean form is 1.2’s)', '1.1', { observation: 'x' }],
+    ['a status of null', '1.2', { status: null, observation: 'x' }],
+    ['a status that is no status', '1.2', { status: 'done', observation: 'x' }],
+  ])('an action result whose outcome has %s is corrupt', async (_label, v, outcome) => {
     const lines = await finishedNoteRun();
     const i = lines.findIndex((r) => r.kind === 'step' && r['actionResult'] !== null);
     const step = lines[i] as Rec;
-    const forged = lines.map((r, j) =>
-      j === i ? { ...step, actionResult: { resultId: 's0.action', outcome: { observation: 'x' } } } : r,
-    );
+    const forged = lines.map((r, j) => (j === i ? { ...step, v, actionResult: { resultId: 's0.action', outcome } } : r));
     expect(() => decodeLog(toNdjson(forged))).toThrow(CorruptLogError);
   });
 });

@@ -2,6 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   CorruptLogError,
+  decodeLog,
+  encodeLog,
   encodeRecord,
   exportRun,
   importRun,
@@ -88,7 +90,7 @@ describe('readReadablePrefix', () => {
 });
 
 describe('exportRun / importRun', () => {
-  it('exports a run as NDJSON of encodeRecord lines, and an import into another store resumes to the same trajectory', async () => {
+  it('exports a run as NDJSON of encodeLog lines, and an import into another store resumes to the same trajectory', async () => {
     const inner = new InMemoryStore();
     const crashing = harness({
       store: faultyStore(inner, { crashAfterWrites: 9 }),
@@ -97,7 +99,8 @@ describe('exportRun / importRun', () => {
     await expect(run(crashing.agent, crashing.request)).rejects.toThrow();
     const ndjson = await exportRun(inner, 'run-1');
     const records = await inner.readLog('run-1');
-    expect(ndjson).toBe(records.map((r) => `${encodeRecord(r)}\n`).join(''));
+    expect(ndjson).toBe(encodeLog(records));
+    expect(decodeLog(ndjson).records).toEqual(records);
     const target = new InMemoryStore();
     await importRun(target, 'run-1', ndjson);
     expect(await exportRun(target, 'run-1')).toBe(ndjson);

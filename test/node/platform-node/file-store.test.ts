@@ -2,7 +2,7 @@
 import { appendFile, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CorruptLogError, encodeRecord, isPolyLoopError } from '../../../src/core/index.ts';
+import { CorruptLogError, encodeLog, encodeRecord, isPolyLoopError } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { parseRunFileName, runIdFileName } from '../../../src/platform-node/run-id.ts';
 import type { FileStoreWarning } from '../../../src/platform-node/index.ts';
@@ -89,7 +89,7 @@ describe('FileStore logs on disk', () => {
     const written = await writeFullRun(store, 'r');
     const lines = (await readFile(store.logPath('r'), 'utf8')).split('\n');
     expect(lines.pop()).toBe('');
-    expect(lines).toEqual(written.map((rec) => encodeRecord(rec)));
+    expect(lines).toEqual(encodeLog(written).trimEnd().split('\n'));
   });
 
   it('serializes concurrent writes to one run in call order', async () => {

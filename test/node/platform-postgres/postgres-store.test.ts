@@ -4,7 +4,7 @@
  * its lease, the heartbeat keeping a slow holder's lease, migrate(), and rows as other programs see them.
  */
 import { describe, expect, it } from 'vitest';
-import { encodeRecord, isPolyLoopError } from '../../../src/core/index.ts';
+import { encodeLog, isPolyLoopError } from '../../../src/core/index.ts';
 import { migrate, PostgresStore } from '../../../src/platform-postgres/index.ts';
 import { SCHEMA_VERSION } from '../../../src/platform-postgres/schema.ts';
 import type { PgQuery, PgResult } from '../../../src/platform-postgres/index.ts';
@@ -256,7 +256,7 @@ describe('PostgresStore resultAndIntent', () => {
 });
 
 describe('PostgresStore tables', () => {
-  it('holds each record as encodeRecord text in write order, with its kind and readable run id, for other programs to query', async () => {
+  it('holds each record as the lean line encodeLog writes, in write order, with its kind and readable run id, for other programs to query', async () => {
     const schema = await db.freshSchema();
     const store = new PostgresStore({ pool: db.pool(), schema });
     const written = await writeFullRun(store, 'run-7');
@@ -264,7 +264,7 @@ describe('PostgresStore tables', () => {
       .pool()
       .query(`SELECT seq, run_id, kind, record FROM ${schema}.records WHERE run_id = $1 ORDER BY seq`, ['run-7']);
     expect(rows.rows.map((r) => r.seq)).toEqual(written.map((_, i) => i));
-    expect(rows.rows.map((r) => r.record)).toEqual(written.map((r) => encodeRecord(r)));
+    expect(rows.rows.map((r) => r.record)).toEqual(encodeLog(written).trimEnd().split('\n'));
     expect(rows.rows.map((r) => r.kind)).toEqual(written.map((r) => r.kind));
     const steps = await db
       .pool()
