@@ -159,7 +159,8 @@ async function concurrentRuns(mf: Miniflare, dir: string): Promise<void> {
   clearInterval(sampler);
   const after = await workerdMemory();
   const bad = list.filter((r) => r.status !== 'ended' || r.stopReason !== 'final_answer');
-  for (const r of bad.slice(0, 20)) failures.push(`${r.runId}: ${r.status} ${r.stopReason}`);
+  const outcomes: Record<string, number> = {};
+  for (const r of bad) outcomes[`${r.status} ${r.stopReason}`] = (outcomes[`${r.status} ${r.stopReason}`] ?? 0) + 1;
   const disk = await duSize(dir);
   const report = {
     runs: RUNS,
@@ -170,6 +171,7 @@ async function concurrentRuns(mf: Miniflare, dir: string): Promise<void> {
     allEndedMs: Math.round(allMs),
     listed: list.length,
     notFinalAnswer: bad.length,
+    notFinalAnswerBy: outcomes,
     failures: failures.length,
     workerdRssBefore: before?.rss ?? null,
     workerdPeakRss: peak.rss,
@@ -189,7 +191,7 @@ async function concurrentRuns(mf: Miniflare, dir: string): Promise<void> {
     `  workerd RSS ${mib(before?.rss)} MiB before, peak ${mib(peak.rss)} MiB sampled, high-water ${mib(after?.hwm)} MiB`,
   );
   console.log(`  storage on disk ${mib(disk.bytes)} MiB in ${disk.files} files`);
-  console.log(`  failures ${failures.length}; runs not ended with a final answer ${bad.length}`);
+  console.log(`  POSTs failed ${failures.length}; runs not ended with a final answer ${bad.length}`, outcomes);
   for (const f of failures.slice(0, 10)) console.log(`    ${f}`);
   console.log(`CAPACITY RUNS ${JSON.stringify(report)}`);
 }
