@@ -321,8 +321,11 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
         tx.done,
       ]);
       // Nothing more goes in: saying so lets the browser commit without first telling this page
-      // that the add succeeded and waiting to see whether it adds more.
-      tx.commit();
+      // that the add succeeded and waiting to see whether it adds more. commit() throws only if
+      // the transaction already ended (a request aborted it); `done` then rejects with why.
+      try {
+        tx.commit();
+      } catch {}
       await done;
     } catch (e) {
       if (known !== undefined && e instanceof DOMException && e.name === 'ConstraintError') return false;
