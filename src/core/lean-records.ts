@@ -10,9 +10,9 @@
  * write them) writes the field out, and a field written out is read as written.
  * @module
  */
-import { sameJson } from './internal/json-compare.ts';
 import { isObj } from './record-fields.ts';
 import type { Obj } from './record-fields.ts';
+import { STEP_DEFAULTS } from './types.ts';
 import type { ActionDecision, LogRecord, ResultRecord } from './types.ts';
 
 type Reply = ResultRecord['reply'];
@@ -88,6 +88,9 @@ const OUTCOME_DEFAULTS: Obj = {
   envReportedCompletion: false,
   observationTruncatedChars: 0,
 };
+/** The order a reader puts an outcome's left-out fields back in, and a decision's. */
+const OUTCOME_ORDER = ['status', 'observation', ...Object.keys(OUTCOME_DEFAULTS).slice(1)];
+const DECISION_ORDER = ['kind', 'action', 'trajectoryRepr', 'historyText'];
 const REPLY_NULLS: ReadonlySet<string> = new Set(['reasoning', 'content', 'finishReason', 'usage', 'providerMetadata']);
 
 /** A field the writer cannot derive (it does not know the step's earlier records): always written. */
@@ -104,7 +107,35 @@ function put(out: Obj, key: string, value: unknown): void {
 function same(value: unknown, derived: unknown): boolean {
   if (derived === UNKNOWN) return false;
   const v = value === undefined ? null : value;
-  return v === derived || (typeof v === 'object' && v !== null && sameJson(v, derived));
+  return v === derived || sameInOrder(v, derived, 0);
+}
+
+/**
+ * Whether two plain JSON values are equal with their keys in the same order: what a reader derives
+ * is the derived value's JSON, so keys in another order are another record. Anything but plain
+ * objects and arrays (a Date, a class instance) is never the same: its JSON is not its keys.
+ */
+function sameInOrder(a: unknown, b: unknown, depth: number): boolean {
+  if (a === b) return typeof a !== 'object' || a === null || depth > 0 || plain(a);
+  if (!plain(a) || !plain(b) || Array.isArray(a) !== Array.isArray(b) || depth > 200) return false;
+  const x = Object.keys(a as Obj);
+  const y = Object.keys(b as Obj);
+  return (
+    x.length === y.length &&
+    x.every((k, i) => k === y[i] && sameInOrder((a as Obj)[k], (b as Obj)[k], depth + 1) && (a as Obj)[k] !== undefined)
+  );
+}
+
+function plain(v: unknown): boolean {
+  if (typeof v !== 'object' || v === null) return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === Array.prototype || proto === null;
+}
+
+/** Whether `obj`'s first keys are `keys`, in that order: where a reader puts back what was left out. */
+function startsWith(obj: Obj, keys: readonly string[]): boolean {
+  const own = Object.keys(obj);
+  return keys.every((k, i) => own[i] === k);
 }
 
 /** `obj` without the keys `drop` says to leave out, the others in their order. */
@@ -182,11 +213,12 @@ export function leanOf(rec: Obj, ctx: StepContext): Obj {
       const intent = rec['intent'];
       if (intent !== 'model_call' && intent !== 'action') return rec;
       const own = ownResultId(stepIndex, intent === 'action' ? 'action' : 'model');
+      // An action intent's reader puts no callSeq back: one it holds is written.
       const lean = without(rec, (key, value) =>
-        key === 'resultId' ? value === own : key === 'callSeq' && value === stepIndex,
+        key === 'resultId' ? value === own : key === 'callSeq' && value === stepIndex && intent === 'model_call',
       );
       const d = lean['decision'];
-      if (intent !== 'action' || !isObj(d)) return lean;
+      if (intent !== 'action' || !isObj(d) || !startsWith(d, DECISION_ORDER)) return lean;
       const text = ctx.replyOf(stepIndex)?.text;
       const repr = reprOf(d['action']);
       lean['decision'] = without(
@@ -217,16 +249,23 @@ export function leanOf(rec: Obj, ctx: StepContext): Obj {
         s,
         (key, value) => key !== 'stepIndex' && Object.hasOwn(derived, key) && same(value, derived[key]),
       );
+      // A field the step lacks is read alone as its default: a reader must not derive another value.
+      for (const key of Object.keys(derived)) {
+        if (key === 'stepIndex' || s[key] !== undefined) continue;
+        const fallback = key === 'callSeq' ? s['stepIndex'] : key === 'decision' ? null : (STEP_DEFAULTS as Obj)[key];
+        if (derived[key] !== fallback) put(step, key, fallback);
+      }
       const lean = without(rec, (key) => key === 'actionResult');
       lean['step'] = step;
       if (isObj(ar)) {
         const own = ownResultId(s['stepIndex'], 'action');
-        const kept = without(ar, (key, value) => key === 'resultId' && value === own);
+        const kept = startsWith(ar, ['resultId'])
+          ? without(ar, (key, value) => key === 'resultId' && value === own)
+          : ar;
         if (outcome)
-          kept['outcome'] = without(
-            outcome,
-            (key, value) => Object.hasOwn(OUTCOME_DEFAULTS, key) && value === OUTCOME_DEFAULTS[key],
-          );
+          kept['outcome'] = startsWith(outcome, OUTCOME_ORDER)
+            ? without(outcome, (key, value) => Object.hasOwn(OUTCOME_DEFAULTS, key) && value === OUTCOME_DEFAULTS[key])
+            : outcome;
         lean['actionResult'] = kept;
       } else if (ar !== null && ar !== undefined) lean['actionResult'] = ar;
       return lean;
@@ -318,7 +357,8 @@ export function inflate(r: Obj, ctx: StepContext): Obj {
       let actionResult = ar === undefined ? null : ar;
       if (isObj(ar)) {
         const o = ar['outcome'];
-        if (isObj(o))
+        if (isObj(o) && Object.keys(OUTCOME_DEFAULTS).every((key) => Object.hasOwn(o, key))) outcome = o;
+        else if (isObj(o))
           outcome = rest(
             {
               status: or(o['status'], 'executed'),
@@ -329,10 +369,10 @@ export function inflate(r: Obj, ctx: StepContext): Obj {
             },
             o,
           );
-        actionResult = rest(
-          { resultId: or(ar['resultId'], ownResultId(s['stepIndex'], 'action')), outcome: or(outcome, o) },
-          ar,
-        );
+        const full: Obj = Object.hasOwn(ar, 'resultId') ? {} : { resultId: ownResultId(s['stepIndex'], 'action') };
+        for (const key of Object.keys(ar)) put(full, key, key === 'outcome' ? or(outcome, o) : ar[key]);
+        if (!Object.hasOwn(full, 'outcome')) full['outcome'] = o;
+        actionResult = full;
       }
       const step = derivedStep(s, outcome, ctx, false);
       for (const key of Object.keys(s)) put(step, key, s[key]);
@@ -345,6 +385,7 @@ export function inflate(r: Obj, ctx: StepContext): Obj {
 
 /** An action decision with what the lean form left out filled back in: its history text and trajectory form. */
 function fullDecision(d: Obj, text: string | undefined): Obj {
+  if (Object.hasOwn(d, 'trajectoryRepr') && Object.hasOwn(d, 'historyText')) return d;
   const full: Obj = { kind: d['kind'], action: d['action'] };
   const repr = or(d['trajectoryRepr'], reprOf(d['action']));
   const historyText = or(d['historyText'], text);

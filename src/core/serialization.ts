@@ -68,7 +68,12 @@ export class LogCodec {
 
   /** `rec` as the next line of this codec's log (no trailing newline). */
   encode(rec: LogRecord): string {
-    if (!isObj(rec) || rec.v !== RECORD_VERSION) return encodeRecord(rec);
+    if (!isObj(rec) || rec.v !== RECORD_VERSION) {
+      const text = encodeRecord(rec);
+      // A reader follows every record of the log, whatever its version: so does the writer.
+      if (isObj(rec)) this.#ctx.note(rec);
+      return text;
+    }
     const text = JSON.stringify(leanOf(canonicalOrder(rec as unknown as Obj), this.#ctx));
     this.#ctx.note(rec);
     return text;
