@@ -263,7 +263,9 @@ describe('the end record and the step records are checked against the log', () =
     const lines = await finishedNoteRun();
     const i = lines.findIndex((r) => r.kind === 'step' && r['actionResult'] !== null);
     const step = lines[i] as Rec;
-    const forged = lines.map((r, j) => (j === i ? { ...step, v, actionResult: { resultId: 's0.action', outcome } } : r));
+    const forged = lines.map((r, j) =>
+      j === i ? { ...step, v, actionResult: { resultId: 's0.action', outcome } } : r,
+    );
     expect(() => decodeLog(toNdjson(forged))).toThrow(CorruptLogError);
   });
 });
