@@ -27,10 +27,7 @@ export class InMemoryStore extends AppendLogStore {
    * kept as they are and encoded, in order, when the log is next read or a record that is not
    * sealed is written; and the codec that encodes them, which has seen every line before.
    */
-  readonly #logs = new Map<
-    string,
-    { readonly lines: string[]; readonly held: LogRecord[]; readonly codec: LogCodec }
-  >();
+  readonly #logs = new Map<string, { readonly lines: string[]; readonly held: LogRecord[]; codec: LogCodec }>();
   /** The lease each driven run is held by: its token, and the signal its holder watches. */
   readonly #leases = new Map<string, { readonly token: symbol; readonly lost: AbortController }>();
   /** Stop requests, kept until the run's next driver sees them (an ended run ignores them). */
@@ -45,7 +42,14 @@ export class InMemoryStore extends AppendLogStore {
       return Promise.resolve();
     }
     // A record the caller built may change after this call: encode it now, after what is held.
-    const lines = [...log.held, ...records].map((rec) => log.codec.encode(rec));
+    let lines: string[];
+    try {
+      lines = [...log.held, ...records].map((rec) => (log as { codec: LogCodec }).codec.encode(rec));
+    } catch (e) {
+      // Nothing landed, but the codec followed part of it: a fresh one writes the step in flight in full.
+      log.codec = new LogCodec();
+      return Promise.reject(e);
+    }
     log.held.length = 0;
     log.lines.push(...lines);
     return Promise.resolve();

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { decodeLog, decodeRecord, encodeLog, encodeRecord, InMemoryStore, run } from '../../../src/core/index.ts';
-import type { LogRecord } from '../../../src/core/index.ts';
+import type { ActionIntentRecord, LogRecord } from '../../../src/core/index.ts';
 import { harness } from './fixtures.ts';
 
 type Obj = Record<string, unknown>;
@@ -113,5 +113,32 @@ describe('the lean form with hostile records', () => {
     const started = recs.findIndex((r) => r['kind'] === 'run_started');
     expect(started).toBeLessThan(i);
     await roundTrips(recs);
+  });
+});
+
+describe('a write that fails part way', () => {
+  it('leaves an InMemoryStore writing what it then reads back, and rejects rather than throws', async () => {
+    const recs = (await actionLog()) as unknown as LogRecord[];
+    const store = new InMemoryStore();
+    const result = recs.find((r) => r.kind === 'result') as LogRecord & { kind: 'result' };
+    const intent = recs.find((r) => r.kind === 'intent' && r.intent === 'action') as ActionIntentRecord;
+    const step = recs.find((r) => r.kind === 'step') as LogRecord & { kind: 'step' };
+    const started = recs.find((r) => r.kind === 'run_started') as LogRecord & { kind: 'run_started' };
+    await store.runStarted('x', started);
+    const unwritable = { ...intent, decision: { ...intent.decision, action: { kind: 'code', source: 1n } } };
+    let outcome: unknown;
+    try {
+      outcome = await store.resultAndIntent('x', result, unwritable as unknown as typeof intent).then(
+        () => 'resolved',
+        () => 'rejected',
+      );
+    } catch {
+      outcome = 'threw';
+    }
+    expect(outcome).toBe('rejected');
+    // Neither record landed: the step that follows is read back as given, not from the lost reply.
+    await store.step('x', step);
+    const back = (await store.readLog('x')).map((r) => JSON.stringify(r));
+    expect(back).toEqual([started, step].map(plain));
   });
 });
