@@ -259,9 +259,9 @@ export function leanOf(rec: Obj, ctx: StepContext): Obj {
       lean['step'] = step;
       if (isObj(ar)) {
         const own = ownResultId(s['stepIndex'], 'action');
-        const kept = startsWith(ar, ['resultId'])
-          ? without(ar, (key, value) => key === 'resultId' && value === own)
-          : ar;
+        // A copy always: `outcome` is set on it, and `ar` is the caller's.
+        const dropId = startsWith(ar, ['resultId']);
+        const kept = without(ar, (key, value) => dropId && key === 'resultId' && value === own);
         if (outcome)
           kept['outcome'] = startsWith(outcome, OUTCOME_ORDER)
             ? without(outcome, (key, value) => Object.hasOwn(OUTCOME_DEFAULTS, key) && value === OUTCOME_DEFAULTS[key])

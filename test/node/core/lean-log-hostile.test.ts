@@ -87,6 +87,17 @@ describe('the lean form with hostile records', () => {
     await roundTrips(recs);
   });
 
+  it('leaves the action result of a record it writes as it was given, its outcome in order', async () => {
+    const recs = await actionLog();
+    const step = firstOf(recs, 'step');
+    const ar = step['actionResult'] as Obj;
+    const outcome = Object.freeze({ ...(ar['outcome'] as Obj) });
+    step['actionResult'] = Object.freeze({ outcome, resultId: ar['resultId'] });
+    expect(() => encodeLog(recs as unknown as LogRecord[])).not.toThrow();
+    expect((step['actionResult'] as Obj)['outcome']).toBe(outcome);
+    await roundTrips(recs);
+  });
+
   it('keeps the callSeq of an action intent that holds one', async () => {
     const recs = await actionLog();
     const intent = firstOf(recs, 'intent', 'action');
