@@ -111,9 +111,8 @@ function same(value: unknown, derived: unknown): boolean {
 }
 
 /**
- * Whether two plain JSON values are equal with their keys in the same order: what a reader derives
- * is the derived value's JSON, so keys in another order are another record. Anything but plain
- * objects and arrays (a Date, a class instance) is never the same: its JSON is not its keys.
+ * Whether two plain JSON values are equal, keys in the same order (a reader derives the JSON: another order is
+ * another record). Anything but plain objects and arrays (a Date) is never the same: its JSON is not its keys.
  */
 function sameInOrder(a: unknown, b: unknown, depth: number): boolean {
   if (a === b) return typeof a !== 'object' || a === null || depth > 0 || plain(a);
@@ -126,16 +125,19 @@ function sameInOrder(a: unknown, b: unknown, depth: number): boolean {
   );
 }
 
-function plain(v: unknown): boolean {
-  if (typeof v !== 'object' || v === null) return false;
-  const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === Array.prototype || proto === null;
-}
+const PLAIN: ReadonlySet<unknown> = new Set([Object.prototype, Array.prototype, null]);
+const plain = (v: unknown): boolean => typeof v === 'object' && v !== null && PLAIN.has(Object.getPrototypeOf(v));
 
 /** Whether `obj`'s first keys are `keys`, in that order: where a reader puts back what was left out. */
 function startsWith(obj: Obj, keys: readonly string[]): boolean {
   const own = Object.keys(obj);
   return keys.every((k, i) => own[i] === k);
+}
+
+/** `out` with null for each of `keys` `obj` lacks: a reader fills it in, read alone it is refused, as null is. */
+function holes(out: Obj, obj: Obj, keys: readonly string[]): Obj {
+  for (const key of keys) if (obj[key] === undefined) put(out, key, null);
+  return out;
 }
 
 /** `obj` without the keys `drop` says to leave out, the others in their order. */
@@ -217,6 +219,7 @@ export function leanOf(rec: Obj, ctx: StepContext): Obj {
       const lean = without(rec, (key, value) =>
         key === 'resultId' ? value === own : key === 'callSeq' && value === stepIndex && intent === 'model_call',
       );
+      holes(lean, rec, intent === 'model_call' ? ['resultId', 'callSeq'] : ['resultId']);
       const d = lean['decision'];
       if (intent !== 'action' || !isObj(d) || !startsWith(d, DECISION_ORDER)) return lean;
       const text = ctx.replyOf(stepIndex)?.text;
@@ -232,6 +235,7 @@ export function leanOf(rec: Obj, ctx: StepContext): Obj {
       const lean = without(rec, (key, value) =>
         key === 'resultId' ? value === own : key === 'callSeq' && value === stepIndex,
       );
+      holes(lean, rec, ['resultId', 'callSeq']);
       const reply = lean['reply'];
       if (isObj(reply))
         lean['reply'] = without(reply, (key, value) =>
@@ -260,12 +264,12 @@ export function leanOf(rec: Obj, ctx: StepContext): Obj {
       if (isObj(ar)) {
         const own = ownResultId(s['stepIndex'], 'action');
         // A copy always: `outcome` is set on it, and `ar` is the caller's.
-        const dropId = startsWith(ar, ['resultId']);
-        const kept = without(ar, (key, value) => dropId && key === 'resultId' && value === own);
+        const kept = without(ar, (k, v) => k === 'resultId' && v === own && startsWith(ar, ['resultId']));
+        holes(kept, ar, ['resultId']);
         if (outcome)
           kept['outcome'] = startsWith(outcome, OUTCOME_ORDER)
             ? without(outcome, (key, value) => Object.hasOwn(OUTCOME_DEFAULTS, key) && value === OUTCOME_DEFAULTS[key])
-            : outcome;
+            : holes({ ...outcome }, outcome, OUTCOME_ORDER);
         lean['actionResult'] = kept;
       } else if (ar !== null && ar !== undefined) lean['actionResult'] = ar;
       return lean;

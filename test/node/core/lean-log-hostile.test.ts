@@ -127,6 +127,28 @@ describe('the lean form with hostile records', () => {
   });
 });
 
+describe('a record that lacks a field its reader would fill in', () => {
+  it.each([
+    ['a result without callSeq', (recs: Obj[]) => delete firstOf(recs, 'result')['callSeq']],
+    ['a model-call intent without resultId', (recs: Obj[]) => delete firstOf(recs, 'intent', 'model_call')['resultId']],
+    ['an action intent without resultId', (recs: Obj[]) => delete firstOf(recs, 'intent', 'action')['resultId']],
+    [
+      'an action result without resultId',
+      (recs: Obj[]) => delete (firstOf(recs, 'step')['actionResult'] as Obj)['resultId'],
+    ],
+    [
+      'an outcome without status',
+      (recs: Obj[]) => delete ((firstOf(recs, 'step')['actionResult'] as Obj)['outcome'] as Obj)['status'],
+    ],
+  ] as const)('is refused by the reader as it is read alone: %s', async (_label, forge) => {
+    const recs = await actionLog();
+    forge(recs);
+    const full = (recs as unknown as LogRecord[]).map((r) => encodeRecord({ ...r, v: '1.1' } as LogRecord));
+    expect(() => decodeLog(full)).toThrow(/line/);
+    expect(() => decodeLog(encodeLog(recs as unknown as LogRecord[]))).toThrow(/line/);
+  });
+});
+
 describe('a write that fails part way', () => {
   it('leaves an InMemoryStore writing what it then reads back, and rejects rather than throws', async () => {
     const recs = (await actionLog()) as unknown as LogRecord[];
