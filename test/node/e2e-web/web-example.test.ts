@@ -14,6 +14,11 @@ import { startServed, trackPage } from './harness.ts';
 import type { PageLog, Served } from './harness.ts';
 
 const PACE = 'think=150&tool=250';
+/**
+ * Slower, for reloads meant to land inside a step: a loaded machine may take a second to reload
+ * the page, while the run, at `PACE`, goes on to the next request meanwhile.
+ */
+const RELOAD_PACE = 'think=700&tool=1000';
 const FINISH_MS = 30_000;
 let served: Served;
 let baseline: unknown[];
@@ -23,11 +28,11 @@ type ExamplePage = {
 };
 type Tab = { readonly page: Page; readonly log: PageLog };
 
-async function open(context: BrowserContext, runId: string, extra = ''): Promise<Tab> {
+async function open(context: BrowserContext, runId: string, extra = '', pace = PACE): Promise<Tab> {
   const page = await context.newPage();
   page.on('pageerror', (e) => console.log(`[${runId}] page error: ${e.message}`));
   const log = await trackPage(page);
-  await page.goto(`${served.origin}/?run=${runId}&${PACE}${extra}`);
+  await page.goto(`${served.origin}/?run=${runId}&${pace}${extra}`);
   return { page, log };
 }
 
@@ -97,7 +102,7 @@ describe('the web example in real Chromium', () => {
 
   it('resumes after reloads mid-model-call, mid-action, as a step starts and twice in a row, ending with the uninterrupted trajectory; reopened after the end it executes nothing', async () => {
     const context = await served.browser.newContext();
-    const tab = await open(context, 'reloaded');
+    const tab = await open(context, 'reloaded', '', RELOAD_PACE);
     await tab.page.click('#start');
     await mkdir('test-artifacts', { recursive: true });
     let since = 0;
