@@ -35,6 +35,8 @@ type Entry = {
 
 const MAX_SCHEMA_ERRORS = 3;
 
+const READY: Promise<void> = Promise.resolve();
+
 /** The answer for arguments that validate (one frozen object: this runs every step). */
 const VALID: ValidationResult = Object.freeze({ ok: true });
 
@@ -79,6 +81,14 @@ export class ToolRegistry implements ToolCatalog {
       entries.set(checked.name, { descriptor, handler: checked.handler, check });
     }
     return new ToolRegistry(entries);
+  }
+
+  /**
+   * Resolves when every tool's arguments can be checked. Contract: rejects with the
+   * `InvalidRequestError` `of` refuses a schema with; never settles differently twice.
+   */
+  loaded(): Promise<void> {
+    return READY;
   }
 
   /** Tool names in registration order. */

@@ -53,6 +53,13 @@ export interface ToolCatalog {
   get(name: string): ToolDescriptor | undefined;
   validate(action: Action): ValidationResult;
   modelSchemas(): readonly ModelToolSchema[];
+  /**
+   * Resolves when every tool's arguments can be checked (a registry's JSON Schema validator loads
+   * on demand: docs/decisions/0081-tools-with-their-own-validator.md). Optional: a catalog without
+   * it is taken as ready. Contract: rejects with the error a tool that cannot be checked is refused
+   * with; a run awaits it before its first `validate`, and its abort wins over the wait.
+   */
+  loaded?(): Promise<void>;
 }
 
 type DecisionHistory = { readonly historyText: string; readonly historyContent?: readonly ContentBlock[] };
