@@ -229,6 +229,9 @@ async function driveOnce(
   let lease: Lease | null = null;
   let driver: RunDriver | null = null;
   try {
+    // The tools' validator may still be loading (decision 0081): nothing is checked before it is.
+    const tools = resolved?.request.tools;
+    if (tools) await cancel.seam(() => tools.loaded());
     if (store.acquire) lease = new Lease(await acquireLease(cancel, runId, store));
     const warnings: StoreWarning[] = [];
     const log = await guardedRead(
@@ -263,6 +266,8 @@ async function driveOnce(
         source: 'resume (the request rebuilt from the log and the agent)',
       });
       cancel.graceMs = resolved.request.cancelGraceMs;
+      const { tools } = resolved.request;
+      await cancel.seam(() => tools.loaded());
     }
     const { request, defaulted } = resolved;
     // The steps a result keeps: what an ended run's identity (checked below) or the upgraded one says.
