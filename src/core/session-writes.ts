@@ -25,6 +25,7 @@ import type {
   InputRequest,
   ReplayPolicy,
   ResultRecord,
+  RunEndedRecord,
   RunEvent,
   RunResult,
   StepRecord,
@@ -142,18 +143,23 @@ export class RunWrites {
     const runId = this.runId;
     const finalAnswer = stopReason === 'final_answer' ? (trajectory.at(-1)?.finalAnswer ?? null) : null;
     const { steps, validActions, usage } = counters;
-    await out.write({
-      kind: 'run_ended',
-      v: RECORD_VERSION,
-      stopReason,
-      finalAnswer,
-      steps,
-      validActions,
-      eventDeliveryFailures: out.deliveryFailures,
-      usage,
-      ...(stopRequest ? { stopRequest } : {}),
-      endedAt: now(),
-    });
+    // Sealed like the step's records, so a store that keeps them (InMemoryStore) need encode none
+    // of the run's records until its log is read: its nested values are frozen copies, not the
+    // result's `usage` a caller may change.
+    await out.write(
+      seal<RunEndedRecord>({
+        kind: 'run_ended',
+        v: RECORD_VERSION,
+        stopReason,
+        finalAnswer,
+        steps,
+        validActions,
+        eventDeliveryFailures: out.deliveryFailures,
+        usage: Object.freeze({ ...usage }),
+        ...(stopRequest ? { stopRequest: Object.freeze({ ...stopRequest }) } : {}),
+        endedAt: now(),
+      }),
+    );
     this.#ended = true;
     // The last write landed: free the run before the last event.
     await this.releaseLease();

@@ -208,3 +208,24 @@ describe('the messages array is handed over as is while nobody changes it', () =
     expect(lasts.join('\n')).not.toContain('forged');
   });
 });
+
+describe('a result the caller changes after the run does not change the run log', () => {
+  it("changing the result's usage after the run leaves run_ended's usage in an InMemoryStore log as the run wrote it", async () => {
+    const h = harness();
+    const inner = h.agent.model;
+    // A model that reports usage: the run's usage is then summed, not the frozen zero it starts from.
+    const model: ModelCaller = {
+      params: inner.params,
+      call: async (c) => ({ ...(await inner.call(c)), usage: { inputTokens: 3, outputTokens: 2 } }),
+    };
+    const agent = defineAgent({ ...h.agent, model });
+    const result = await run(agent, h.request);
+    const written = { ...result.usage };
+    expect(written.inputTokens).toBeGreaterThan(0);
+    (result.usage as { inputTokens: number }).inputTokens = written.inputTokens + 999;
+    const log = await agent.store.readLog(h.request.runId);
+    const ended = log.at(-1);
+    expect(ended?.kind).toBe('run_ended');
+    expect(ended?.kind === 'run_ended' ? ended.usage : null).toEqual(written);
+  });
+});
