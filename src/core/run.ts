@@ -39,7 +39,15 @@ import { RunDriver } from './session.ts';
 import { identitySnapshot, snapshotInForce } from './snapshot.ts';
 import { storedResult } from './step-record.ts';
 import { severalCallsRefusal } from './store-write.ts';
-import type { ParamSnapshot, RunLogView, RunResult, RunStartedRecord, StopRequest, UpgradeRecord } from './types.ts';
+import type {
+  LogRecord,
+  ParamSnapshot,
+  RunLogView,
+  RunResult,
+  RunStartedRecord,
+  StopRequest,
+  UpgradeRecord,
+} from './types.ts';
 import { checkUpgradeHashes, storedRequestOf, upgradeRecord, upgradeRefusal } from './upgrade.ts';
 
 /**
@@ -234,13 +242,13 @@ async function driveOnce(
     if (tools) await cancel.seam(() => tools.loaded());
     if (store.acquire) lease = new Lease(await acquireLease(cancel, runId, store));
     const warnings: StoreWarning[] = [];
-    const log = await guardedRead(
+    let log: readonly LogRecord[] | null = await guardedRead(
       runId,
       'readLog',
       () => cancel.seam(() => store.readLog(runId, { onWarning: (w) => void warnings.push(w) })),
       signal,
     );
-    const view = readRunLog(log);
+    let view: RunLogView | null = readRunLog(log);
     if (mode === 'run' && view.state !== 'not_started') throw new RunExistsError(runId);
     if (mode === 'resume' && view.state === 'not_started') throw new RunNotFoundError(runId);
     const started = view.started;
@@ -282,7 +290,7 @@ async function driveOnce(
     const refusal = differing.length > 0 && inForce ? upgradeRefusal(runId, view, inForce, request) : null;
     if (refusal) throw refusal;
     // The interrupted step goes on as the run's own tools allow, not as the log claims.
-    const trusted = trustInFlight(view, request, log);
+    let trusted: RunLogView | null = trustInFlight(view, request, log);
     const reply = mode === 'resume' ? opts.input : undefined;
     const input = reply === undefined ? undefined : checkReply(runId, reply, trusted);
     if (input !== undefined) checkEdit(runId, input, trusted, request);
@@ -313,7 +321,11 @@ async function driveOnce(
         return windowed(await endOnStop(agent, trusted, stop, { runId, cancel, lease, warnings, request }), window);
       return windowed(storedResult(runId, trusted), window);
     }
-    return await driver.drive(trusted, { snapshot, request: stored }, warnings, input ?? null);
+    const driving = driver.drive(trusted, { snapshot, request: stored }, warnings, input ?? null);
+    // A frame keeps its locals alive across every await: let go of what was read (every record, every
+    // step), so that a windowed run keeps only its window. The driver took what it needs.
+    log = view = trusted = null;
+    return await driving;
   } finally {
     cancel.dispose();
     await lease?.settle(driver?.abandonedWrite ?? null, agent.events, runId);

@@ -32,7 +32,7 @@ import type { Pause } from './session-input.ts';
 import { childOfAction, executeAction, interpretReply, ModelSeam } from './session-seams.ts';
 import type { Executed } from './session-seams.ts';
 import { RunWrites } from './session-writes.ts';
-import { startedEvent, startedRecord, takeoverMark } from './takeover.ts';
+import { recordedDecision, startedEvent, startedRecord, takeoverMark } from './takeover.ts';
 import type {
   ActionDecision,
   ActionOutcome,
@@ -50,6 +50,9 @@ import type {
   StoredRequest,
   UpgradeRecord,
 } from './types.ts';
+
+/** What a fresh run's run_started holds. */
+type Start = { readonly snapshot: ParamSnapshot; readonly request: StoredRequest };
 
 /** One run, driven from its log's state to its end or its next pause: the one loop. */
 export class RunDriver {
@@ -113,37 +116,43 @@ export class RunDriver {
     return this.#out.write(rec);
   }
 
-  async drive(
-    view: RunLogView,
-    start: { readonly snapshot: ParamSnapshot; readonly request: StoredRequest },
-    warnings: readonly StoreWarning[],
-    input: InputReply | null,
-  ): Promise<RunResult> {
-    const { budget } = this.#req;
+  /** From `view` to the run's end or next pause; entered apart, as a frame keeps its arguments (every step read). */
+  drive(view: RunLogView, start: Start, warned: readonly StoreWarning[], input: InputReply | null): Promise<RunResult> {
+    return this.#loop(this.#enter(view, start, warned, input));
+  }
+
+  /** Write run_started or take the log's counters and history over, announce the start: the interrupted step. */
+  async #enter(view: RunLogView, start: Start, warned: readonly StoreWarning[], input: InputReply | null) {
     const runId = this.#runId;
+    // The interrupted step, entered where it stopped; null for a fresh step.
+    let inFlight: InFlightStep | null = view.inFlight;
+    const fresh = view.state === 'not_started';
+    // The first driver's sink may open a span for the run: its trace context lands in run_started.
+    if (fresh) await this.#out.write(await startedRecord(runId, start.snapshot, start.request, this.#traceparent));
+    else {
+      // The log's counters count every step; history keeps the steps the window keeps.
+      this.#counters = { steps: view.steps, validActions: view.validActions, usage: view.usage };
+      this.#history.resumeFrom(view.trajectory);
+    }
+    const fromStep = this.#counters.steps;
+    // A later driver marks where it took over (docs/log-format.md), where the store can write the mark.
+    if (!fresh && typeof this.#agent.store.resumed === 'function') {
+      await this.#out.write(takeoverMark(inFlight, fromStep));
+    }
+    await this.#out.emit(startedEvent(view, runId, fromStep));
+    for (const w of warned) await this.#out.emit({ type: 'warning', runId, code: w.code, message: w.message });
+    if (input !== null && inFlight !== null) {
+      const receive = inFlight.calls === null ? receiveReply : receiveCallReply;
+      inFlight = await receive(this.#writes, inFlight, input);
+    }
+    return inFlight;
+  }
+
+  async #loop(entered: Promise<InFlightStep | null>): Promise<RunResult> {
+    const { budget } = this.#req;
     const signal = this.#signal;
     try {
-      // The interrupted step, entered where it stopped; null for a fresh step.
-      let inFlight: InFlightStep | null = view.inFlight;
-      const fresh = view.state === 'not_started';
-      // The first driver's sink may open a span for the run: its trace context lands in run_started.
-      if (fresh) await this.#out.write(await startedRecord(runId, start.snapshot, start.request, this.#traceparent));
-      else {
-        // The log's counters count every step; history keeps the steps the window keeps.
-        this.#counters = { steps: view.steps, validActions: view.validActions, usage: view.usage };
-        this.#history.resumeFrom(view.trajectory);
-      }
-      const fromStep = this.#counters.steps;
-      // A later driver marks where it took over (docs/log-format.md), where the store can write the mark.
-      if (!fresh && typeof this.#agent.store.resumed === 'function') {
-        await this.#out.write(takeoverMark(inFlight, fromStep));
-      }
-      await this.#out.emit(startedEvent(view, runId, fromStep));
-      for (const w of warnings) await this.#out.emit({ type: 'warning', runId, code: w.code, message: w.message });
-      if (input !== null && inFlight !== null) {
-        const receive = inFlight.calls === null ? receiveReply : receiveCallReply;
-        inFlight = await receive(this.#writes, inFlight, input);
-      }
+      let inFlight = await entered;
       const last = this.#history.lastStep;
       let reason: EndReason | null = null;
       if (inFlight === null) {
@@ -386,12 +395,4 @@ export class RunDriver {
   #end(stopReason: EndReason): Promise<RunResult> {
     return this.#writes.end(stopReason, this.#counters, this.#history.steps);
   }
-}
-
-/** The decision an interrupted step recorded (its action intent's, or its input request's), if any. */
-function recordedDecision(inFlight: InFlightStep | null): Decision | null {
-  if (inFlight === null) return null;
-  if (inFlight.calls) return inFlight.calls.intent.decision;
-  const { actionIntent, request } = inFlight;
-  return actionIntent?.decision ?? (request?.request.kind === 'settle' ? null : request?.request.decision) ?? null;
 }

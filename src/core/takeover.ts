@@ -9,6 +9,7 @@ import { sha256Hex } from './snapshot.ts';
 import { now } from './step-record.ts';
 import { RECORD_VERSION } from './types.ts';
 import type {
+  Decision,
   InFlightStep,
   ParamSnapshot,
   ResumedRecord,
@@ -62,4 +63,12 @@ export function startedEvent(view: RunLogView, runId: string, fromStep: number):
   const traced = traceparent === undefined ? {} : { traceparent };
   const resolution = view.inFlight?.resolution ?? null;
   return { type: 'run_started', runId, resumed: true, fromStep, resolution, ...traced };
+}
+
+/** The decision an interrupted step recorded (its action intent's, or its input request's), if any. */
+export function recordedDecision(inFlight: InFlightStep | null): Decision | null {
+  if (inFlight === null) return null;
+  if (inFlight.calls) return inFlight.calls.intent.decision;
+  const { actionIntent, request } = inFlight;
+  return actionIntent?.decision ?? (request?.request.kind === 'settle' ? null : request?.request.decision) ?? null;
 }

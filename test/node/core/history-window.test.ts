@@ -3,6 +3,8 @@
  * handed the prefix and the last N steps' turns, the run keeps only those steps, a resumed run hands
  * the model what the uninterrupted one did, and a run without it is the run it always was.
  */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { defineAgent, InMemoryStore, readRunLog, resume, run, validateRunRequest } from '../../../src/core/index.ts';
 import { stepMessages } from '../../../src/core/internal-entry.ts';
@@ -253,5 +255,65 @@ describe('historyWindow: checks', () => {
         defaults: { historyWindow: { steps: -1 } },
       });
     expect(define).toThrow(/defaults\.historyWindow\.steps must be a positive integer, got -1/);
+  });
+});
+
+describe('historyWindow: what a resumed run holds', () => {
+  it('a resumed windowed run lets go of the records it read and of the steps outside its window while it runs', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    let read: WeakRef<readonly LogRecord[]> | null = null;
+    let firstStep: WeakRef<object> | null = null;
+    class Watched extends InMemoryStore {
+      watch = false;
+      override async readLog(runId: string): Promise<readonly LogRecord[]> {
+        const records = await super.readLog(runId);
+        if (this.watch) {
+          read = new WeakRef(records);
+          const step = records.find((r) => r.kind === 'step');
+          firstStep = step?.kind === 'step' ? new WeakRef(step.step) : null;
+        }
+        return records;
+      }
+    }
+    const inner = new Watched();
+    const budget = { maxSteps: 30, maxValidActions: 30, maxContextChars: 1e6 };
+    const request = { historyWindow: { steps: 2 }, budget } satisfies Partial<RunRequest>;
+    const crashing = harness({
+      script: ADDING,
+      tools: safeTools(),
+      store: faultyStore(inner, { crashAfterWrites: 45 }),
+      request,
+    });
+    await expect(run(crashing.agent, crashing.request)).rejects.toThrow(/simulated crash/);
+    inner.watch = true;
+    const resumed = harness({ script: ADDING, tools: safeTools(), store: inner, request });
+    // The model's second call after the resume waits: the run is then mid-way, its log read long before.
+    let reached = (): void => undefined;
+    const atCall = new Promise<void>((r) => (reached = r));
+    let go = (): void => undefined;
+    const gate = new Promise<void>((r) => (go = r));
+    let calls = 0;
+    const model = {
+      params: resumed.agent.model.params,
+      call: async (c: ModelCall) => {
+        calls += 1;
+        if (calls === 2) {
+          reached();
+          await gate;
+        }
+        return resumed.agent.model.call(c);
+      },
+    };
+    const running = resume(defineAgent({ ...resumed.agent, model }), resumed.request);
+    await atCall;
+    await new Promise((r) => setTimeout(r, 0));
+    gc();
+    expect(firstStep).not.toBeNull();
+    expect((read as WeakRef<object> | null)?.deref()).toBeUndefined();
+    expect((firstStep as WeakRef<object> | null)?.deref()).toBeUndefined();
+    go();
+    const result = await running;
+    expect(result).toMatchObject({ steps: 30, validActions: 30, stopReason: 'max_valid_actions' });
   });
 });
