@@ -10,7 +10,8 @@ const CHROMIUM = findBrowser()?.path ?? DEBIAN_CHROMIUM;
 process.env['CHROMIUM_PATH'] = CHROMIUM;
 
 // One config, one project per runtime (test/README.md says which runtime runs what): `node`,
-// `workers` and `browser`.
+// `workers` and `browser`. Each loads the JSON Schema validator before its tests (the setup file says why).
+const SETUP = ['./test/support/json-schema-loaded.ts'];
 export default defineConfig({
   test: {
     // Vitest's default is one worker fewer than the cores: on the 2-core machine that is one, and the
@@ -23,6 +24,7 @@ export default defineConfig({
           include: ['test/node/**/*.test.ts'],
           environment: 'node',
           testTimeout: 30_000,
+          setupFiles: SETUP,
         },
       },
       {
@@ -46,6 +48,7 @@ export default defineConfig({
           name: 'workers',
           include: ['test/workers/**/*.test.ts'],
           testTimeout: 30_000,
+          setupFiles: SETUP,
           globalSetup: ['./test/fixtures/mcp/global-setup.ts'],
         },
       },
@@ -55,6 +58,7 @@ export default defineConfig({
           name: 'browser',
           include: ['test/browser/**/*.test.ts'],
           testTimeout: 30_000,
+          setupFiles: SETUP,
           // The MCP fixture server (Node, loopback) the browser tests call: test/fixtures/mcp/.
           globalSetup: ['./test/fixtures/mcp/global-setup.ts'],
           browser: {

@@ -230,6 +230,8 @@ class Engine implements ChatEngine {
       const carried = await this.#carryOn(chatId, turn, records, inputs);
       // Edited arguments the tool refuses: refused here, before a driver starts and writes anything.
       const view = readRunLog(records);
+      // Checked once the tools' validator has loaded (it loads on demand: decision 0081), as a run would.
+      if (carried && carried.inputs.length > 0) await carried.request.tools.loaded();
       for (const input of carried?.inputs ?? []) checkEdit(runId, input, view, carried?.request as RunRequest);
       return carried;
     };

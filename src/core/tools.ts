@@ -8,7 +8,6 @@
 import { childRunnerOf, NO_CHILD_CALL } from './child-runs.ts';
 import type { ChildCall, ChildOutcome } from './child-runs.ts';
 import { describeError, InvalidRequestError, isPolyLoopError } from './errors.ts';
-import { jsonSchemaArgumentsCheck } from './json-schema-tools.ts';
 import type { ArgumentsCheck } from './json-schema-tools.ts';
 import { hasPattern, MAX_ARGUMENTS_DEPTH, MAX_SCHEMA_DEPTH, plainJsonProblem } from './plain-json.ts';
 import { checkSpec, describeKind, freezeSchema } from './tool-spec.ts';
@@ -37,6 +36,35 @@ const MAX_SCHEMA_ERRORS = 3;
 
 const READY: Promise<void> = Promise.resolve();
 
+type JsonSchemaTools = typeof import('./json-schema-tools.ts');
+
+/**
+ * The JSON Schema module once it has arrived: loaded on demand, by the first registry with a tool
+ * that needs it (docs/decisions/0081-tools-with-their-own-validator.md).
+ */
+let jsonSchema: JsonSchemaTools | null = null;
+let arriving: Promise<JsonSchemaTools> | null = null;
+
+function loadJsonSchema(): Promise<JsonSchemaTools> {
+  arriving ??= import('./json-schema-tools.ts').then(
+    (m) => (jsonSchema = m),
+    (e: unknown) => {
+      // A chunk that failed to load (a network error in a page) is asked for again next time.
+      arriving = null;
+      throw e;
+    },
+  );
+  return arriving;
+}
+
+/** What validate throws (so answers "could not be checked") for a JSON Schema check still on its way. */
+function notLoaded(): never {
+  throw new Error("the JSON Schema validator has not loaded yet (await the registry's loaded())");
+}
+
+/** Compiles one tool's JSON Schema check once the module has arrived; throws as `of` would have. */
+type Compile = (m: JsonSchemaTools) => void;
+
 /** The answer for arguments that validate (one frozen object: this runs every step). */
 const VALID: ValidationResult = Object.freeze({ ok: true });
 
@@ -50,25 +78,30 @@ const VALID: ValidationResult = Object.freeze({ ok: true });
  */
 export class ToolRegistry implements ToolCatalog {
   readonly #entries: ReadonlyMap<string, Entry>;
+  readonly #loaded: Promise<void>;
 
-  private constructor(entries: ReadonlyMap<string, Entry>) {
+  private constructor(entries: ReadonlyMap<string, Entry>, loaded: Promise<void>) {
     this.#entries = entries;
+    this.#loaded = loaded;
   }
 
   /**
    * Build a registry. Throws `InvalidRequestError`, naming the tool, on a duplicate or empty name,
    * a field of the wrong kind, or a parameter schema the validator could not apply:
-   * refused here rather than failing in the middle of a run.
+   * refused here rather than failing in the middle of a run. The JSON Schema validator loads on
+   * demand: until it has arrived, a schema it must check is refused by {@link loaded} (and so by
+   * the run's start) instead, and its tool's arguments cannot be checked.
    */
   static of(specs: readonly ToolSpec[]): ToolRegistry {
     if (!Array.isArray(specs)) throw new InvalidRequestError('ToolRegistry.of needs an array of tool specs');
     const entries = new Map<string, Entry>();
+    const later: Compile[] = [];
     for (const spec of specs as readonly unknown[]) {
       const checked = checkSpec(spec);
       if (entries.has(checked.name))
         throw new InvalidRequestError(`duplicate tool name ${JSON.stringify(checked.name)}`);
       // First: the schema check also refuses what would make the copy below recurse forever (a cycle).
-      const check = argumentsCheckOf(checked);
+      const check = argumentsCheckOf(checked, later);
       const descriptor: ToolDescriptor = Object.freeze({
         name: checked.name,
         description: checked.description,
@@ -80,15 +113,22 @@ export class ToolRegistry implements ToolCatalog {
       });
       entries.set(checked.name, { descriptor, handler: checked.handler, check });
     }
-    return new ToolRegistry(entries);
+    if (later.length === 0) return new ToolRegistry(entries, READY);
+    const loaded = loadJsonSchema().then((m) => {
+      for (const compile of later) compile(m);
+    });
+    // Kept for loaded() and the run that awaits it; a registry nobody runs must not report it unhandled.
+    loaded.catch(() => undefined);
+    return new ToolRegistry(entries, loaded);
   }
 
   /**
-   * Resolves when every tool's arguments can be checked. Contract: rejects with the
-   * `InvalidRequestError` `of` refuses a schema with; never settles differently twice.
+   * Resolves when every tool's arguments can be checked: at once unless `of` ran before the JSON
+   * Schema validator arrived. Contract: rejects with the `InvalidRequestError` `of` refuses a schema
+   * with once it has loaded (or the module's load error); `run` and `resume` await it first.
    */
   loaded(): Promise<void> {
-    return READY;
+    return this.#loaded;
   }
 
   /** Tool names in registration order. */
@@ -153,7 +193,7 @@ export class ToolRegistry implements ToolCatalog {
     for (const name of wanted) {
       if (!this.#entries.has(name)) throw new InvalidRequestError(`restrictTo: unknown tool ${JSON.stringify(name)}`);
     }
-    return new ToolRegistry(new Map([...this.#entries].filter(([name]) => wanted.has(name))));
+    return new ToolRegistry(new Map([...this.#entries].filter(([name]) => wanted.has(name))), this.#loaded);
   }
 
   /**
@@ -299,13 +339,13 @@ export class RegistryExecutor implements ActionExecutor {
  * for a `pattern`: matched first in linear time, so no string the model chose meets the own
  * validator's backtracking engine unmatched (docs/decisions/0051-linear-time-patterns.md).
  */
-function argumentsCheckOf(spec: ToolSpec): ArgumentsCheck {
+function argumentsCheckOf(spec: ToolSpec, later: Compile[]): ArgumentsCheck {
   const problem = plainJsonProblem(spec.parameters, 'parameters', MAX_SCHEMA_DEPTH);
   if (problem) throw new InvalidRequestError(`tool ${JSON.stringify(spec.name)}: ${problem}`);
   const own = spec.argumentsSchema;
-  if (own === undefined) return jsonSchemaArgumentsCheck(spec.name, spec.parameters);
-  const patterns = hasPattern(spec.parameters) ? jsonSchemaArgumentsCheck(spec.name, spec.parameters) : null;
-  let later: ArgumentsCheck | null = patterns;
+  if (own === undefined) return jsonSchemaCheckOf(spec, later);
+  const patterns = hasPattern(spec.parameters) ? jsonSchemaCheckOf(spec, later) : null;
+  let fallback: ArgumentsCheck | null = patterns;
   return (args, maxProblems) => {
     const mismatch = patterns?.(args, maxProblems) ?? null;
     if (mismatch !== null) return mismatch;
@@ -315,9 +355,26 @@ function argumentsCheckOf(spec: ToolSpec): ArgumentsCheck {
     // without its own validator, and the handler's own parse (defineTool's) has the last word;
     // this answer is not waited for, so its failure is nobody's to report.
     verdict.catch(() => undefined);
-    later ??= jsonSchemaArgumentsCheck(spec.name, spec.parameters);
-    return later(args, maxProblems);
+    // Before the JSON Schema module arrives nothing can decide this call: it cannot be checked
+    // (a failed load is tried again at the next such call, or by the next registry that needs it).
+    if (!jsonSchema) loadJsonSchema().catch(() => undefined);
+    fallback ??= jsonSchema?.jsonSchemaArgumentsCheck(spec.name, spec.parameters) ?? null;
+    return (fallback ?? notLoaded())(args, maxProblems);
   };
+}
+
+/**
+ * The JSON Schema check of `spec`'s arguments: compiled now when the module is here (every check
+ * `of` has made, refused at once), else on its arrival, from a copy of `parameters` as `of` saw it.
+ */
+function jsonSchemaCheckOf(spec: ToolSpec, later: Compile[]): ArgumentsCheck {
+  if (jsonSchema) return jsonSchema.jsonSchemaArgumentsCheck(spec.name, spec.parameters);
+  const [name, parameters] = [spec.name, structuredClone(spec.parameters)];
+  let compiled: ArgumentsCheck | null = null;
+  later.push((m) => {
+    compiled = m.jsonSchemaArgumentsCheck(name, parameters);
+  });
+  return (args, maxProblems) => (compiled ?? notLoaded())(args, maxProblems);
 }
 
 const isPromise = (v: unknown): v is Promise<unknown> => typeof (v as { then?: unknown } | null)?.then === 'function';

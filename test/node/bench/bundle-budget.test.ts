@@ -6,6 +6,11 @@ import type { BundleSize } from '../../../bench/bundle.ts';
 const sizes = await measureBundles();
 const budgets = await readBudgets();
 
+/** The JSON Schema validator's modules: json-schema-tools.ts and what only it reaches. */
+const validator = (p: string): boolean =>
+  p.includes('@cfworker/json-schema') ||
+  /^src\/core\/(json-schema-tools|schema-validator|schema-validate|tool-schema|linear-pattern.*)\.ts$/.test(p);
+
 describe('bundle size budgets (bench/budgets.json)', () => {
   it('gives every bundle a positive budget', () => {
     for (const name of BUNDLES) expect(budgets.gzipBytes[name], name).toBeGreaterThan(0);
@@ -45,16 +50,23 @@ describe('bundle size budgets (bench/budgets.json)', () => {
   });
 
   it('reaches the JSON Schema validator in the tab app only through json-schema-tools.ts, the one call to cut off', () => {
-    // The validator's modules: what a dynamic import of json-schema-tools.ts would move out of the
-    // tab's bundle (docs/decisions/0081-tools-with-their-own-validator.md).
-    const validator = (p: string): boolean =>
-      p.includes('@cfworker/json-schema') ||
-      /^src\/core\/(json-schema-tools|schema-validator|schema-validate|tool-schema|linear-pattern.*)\.ts$/.test(p);
+    // The validator's modules: what the dynamic import of json-schema-tools.ts moves out of what the
+    // tab loads first (docs/decisions/0081-tools-with-their-own-validator.md).
     const imports = sizes.find((s) => s.name === 'tab')?.imports ?? {};
     const intoValidator = Object.entries(imports).flatMap(([from, to]) =>
       validator(from) ? [] : to.filter(validator).map((t) => `${from} -> ${t}`),
     );
     expect(intoValidator).toEqual(['src/core/tools.ts -> src/core/json-schema-tools.ts']);
+  });
+
+  it('loads the JSON Schema validator in the tab app on demand, in chunks of its own, none of it at first', () => {
+    const tab = sizes.find((s) => s.name === 'tab');
+    const lazy = tab?.lazy?.inputs ?? [];
+    expect(lazy).toEqual(expect.arrayContaining(['src/core/json-schema-tools.ts', 'src/core/schema-validate.ts']));
+    expect(lazy.filter((p) => !validator(p))).toEqual([]);
+    expect(tab?.lazy?.gzipped).toBeGreaterThan(0);
+    const whole = sizes.filter((s) => s.name !== 'tab').map((s) => s.lazy);
+    expect(whole.every((l) => l === null)).toBe(true);
   });
 
   it('reports a bundle over its budget as a failure naming the bundle and both sizes', () => {
@@ -65,6 +77,7 @@ describe('bundle size budgets (bench/budgets.json)', () => {
       thirdParty: 0,
       inputs: [],
       imports: {},
+      lazy: null,
     };
     expect(overBudget([size], budgets)).toEqual([
       `polyloop: ${budgets.gzipBytes.polyloop + 1} bytes gzipped exceeds its budget of ${budgets.gzipBytes.polyloop} bytes (bench/budgets.json)`,

@@ -17,6 +17,12 @@ import { ADVERSARIAL, ADVERSARIAL_LONG, patternRegistry, patternVerdicts } from 
 const ctx = { runId: 'r', stepIndex: 0, resultId: 's0.action', signal: new AbortController().signal };
 const REDOS = { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } }, required: ['s'] } as const;
 
+// Scenarios check a registry on the line after `of`, as the vitest setup lets every test do
+// (test/support/json-schema-loaded.ts): the JSON Schema validator is loaded first, once.
+await ToolRegistry.of([
+  { name: 'probe', description: 'Loads the validator.', parameters: { type: 'object' } },
+]).loaded();
+
 /** The outcome of calling `name` with `args` through the registry's executor. */
 const execute = (tools: ToolRegistry, name: string, args: JsonObject): Promise<ActionOutcome> =>
   tools.executor().execute({ kind: 'tool_call', name, arguments: args }, ctx);

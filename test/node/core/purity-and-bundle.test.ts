@@ -176,6 +176,7 @@ let evalRefused = false;
 try { new Function('return 1')(); } catch (e) { evalRefused = e instanceof EvalError; }
 const schema = { type: 'object', $defs: { n: { type: 'integer' } }, properties: { a: { $ref: '#/$defs/n' }, b: { $ref: '#/$defs/n' } }, required: ['a', 'b'] };
 const tools = ToolRegistry.of([{ name: 'add', description: 'Add.', parameters: schema, replayPolicy: 'safe', handler: async ({ a, b }) => String(a + b) }]);
+await tools.loaded();
 const valid = tools.validate({ kind: 'tool_call', name: 'add', arguments: { a: 2, b: 3 } });
 const invalidOk = tools.validate({ kind: 'tool_call', name: 'add', arguments: { a: 'x' } }).ok;
 const replies = ['{"tool":"add","args":{"a":2,"b":3}}', '{"final":"5"}'];
