@@ -7,7 +7,6 @@
  * @module
  */
 import { dereference } from '@cfworker/json-schema';
-import { describeError, InvalidRequestError } from './errors.ts';
 import { SchemaValidator } from './schema-validator.ts';
 import { schemaProblem } from './tool-schema.ts';
 
@@ -17,26 +16,29 @@ import { schemaProblem } from './tool-schema.ts';
  */
 export type ArgumentsCheck = (args: object, maxProblems: number) => string | null;
 
+/**
+ * Throws the registry's refusal of a schema: `what` is wrong, because of `cause` when given. The
+ * registry passes it in, so this module (a chunk loaded on demand) imports nothing of the kernel's.
+ */
+export type Refuse = (what: string, cause?: { readonly error: unknown }) => never;
+
 /** Wrapper keywords only say "a sub-schema failed"; the leaves say which and why. */
 const WRAPPERS = new Set(['properties', 'allOf', 'anyOf', 'oneOf', 'items', '$ref']);
 
 /**
- * The JSON Schema check of tool `name`'s `parameters` (plain JSON, already checked), after the
+ * The JSON Schema check of a tool's `parameters` (plain JSON, already checked), after the
  * checks that make it unable to throw on the schema's account: every keyword of the right kind,
  * every `$ref` resolving, and a trial run. `$ref`s are checked against the lookup table the
  * validator builds, because an unresolvable `$ref` throws only when arguments reach it. Throws
- * `InvalidRequestError` naming the tool.
+ * what `refuse` throws.
  */
-export function jsonSchemaArgumentsCheck(name: string, parameters: object): ArgumentsCheck {
-  const refuse = (what: string): never => {
-    throw new InvalidRequestError(`tool ${JSON.stringify(name)}: ${what}`);
-  };
+export function jsonSchemaArgumentsCheck(parameters: object, refuse: Refuse): ArgumentsCheck {
   const walked = structuredClone(parameters) as Record<string, unknown>;
   let lookup: Record<string, unknown> = {};
   try {
     lookup = dereference(walked);
   } catch (e) {
-    refuse(`parameters has $id or $ref URIs the validator cannot resolve (${describeError(e)})`);
+    refuse('parameters has $id or $ref URIs the validator cannot resolve', { error: e });
   }
   // `dereference` records each `$ref`'s absolute URI on its schema object, as `validate` reads it.
   const refResolves = (s: Readonly<Record<string, unknown>>): boolean =>
@@ -49,7 +51,7 @@ export function jsonSchemaArgumentsCheck(name: string, parameters: object): Argu
     validator = new SchemaValidator(structuredClone(parameters));
     validator.validate({});
   } catch (e) {
-    return refuse(`parameters is not a schema the validator can apply (${describeError(e)})`);
+    return refuse('parameters is not a schema the validator can apply', { error: e });
   }
   return (args, maxProblems) => {
     const result = validator.validate(args);

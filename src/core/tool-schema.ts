@@ -16,10 +16,6 @@
  */
 import { compilePattern } from './linear-pattern.ts';
 
-// The plain-JSON checks live in their own module, so that a registry whose tools bring their own
-// validator ships without the schema walk below; re-exported for this module's callers.
-export { hasPattern, MAX_ARGUMENTS_DEPTH, MAX_SCHEMA_DEPTH, plainJsonProblem } from './plain-json.ts';
-
 /** Options of {@link schemaProblem}. */
 export type SchemaCheckOptions = {
   /** Whether a subschema's `$ref` resolves; the caller knows the validator's lookup table. */

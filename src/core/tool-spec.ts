@@ -133,3 +133,22 @@ export function freezeSchema<T>(value: T): T {
   }
   return value;
 }
+
+type Issue = NonNullable<StandardResult['issues']>[number];
+
+/** A JSON pointer to what an issue is about, as the JSON Schema check writes locations (`#/a/0`). */
+function pointerOf(issue: Issue): string {
+  const keys = (issue.path ?? []).map((k) => String(typeof k === 'object' && k !== null ? k.key : k));
+  return `#${keys.map((k) => `/${k.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('')}`;
+}
+
+/** A Standard Schema verdict as a `location: problem` list, or null when it fits. */
+export function standardIssuesOf(verdict: StandardResult, maxProblems: number): string | null {
+  const issues = verdict.issues;
+  if (issues === undefined) return null;
+  if (issues.length === 0) return '#: the arguments do not fit';
+  return issues
+    .slice(0, maxProblems)
+    .map((i) => `${pointerOf(i)}: ${i.message}`)
+    .join('; ');
+}

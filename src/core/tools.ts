@@ -8,10 +8,10 @@
 import { childRunnerOf, NO_CHILD_CALL } from './child-runs.ts';
 import type { ChildCall, ChildOutcome } from './child-runs.ts';
 import { describeError, InvalidRequestError, isPolyLoopError } from './errors.ts';
-import type { ArgumentsCheck } from './json-schema-tools.ts';
+import type { ArgumentsCheck, Refuse } from './json-schema-tools.ts';
 import { hasPattern, MAX_ARGUMENTS_DEPTH, MAX_SCHEMA_DEPTH, plainJsonProblem } from './plain-json.ts';
-import { checkSpec, describeKind, freezeSchema } from './tool-spec.ts';
-import type { StandardResult, ToolHandler, ToolSpec } from './tool-spec.ts';
+import { checkSpec, describeKind, freezeSchema, standardIssuesOf } from './tool-spec.ts';
+import type { ToolHandler, ToolSpec } from './tool-spec.ts';
 import type { ActionExecutor, ExecuteContext } from './ports.ts';
 import type {
   Action,
@@ -350,7 +350,7 @@ function argumentsCheckOf(spec: ToolSpec, later: Compile[]): ArgumentsCheck {
     const mismatch = patterns?.(args, maxProblems) ?? null;
     if (mismatch !== null) return mismatch;
     const verdict = own['~standard'].validate(args);
-    if (!isPromise(verdict)) return issuesOf(verdict, maxProblems);
+    if (!isPromise(verdict)) return standardIssuesOf(verdict, maxProblems);
     // Only a later answer (an async refinement): the JSON Schema decides here, as for a tool
     // without its own validator, and the handler's own parse (defineTool's) has the last word;
     // this answer is not waited for, so its failure is nobody's to report.
@@ -358,7 +358,7 @@ function argumentsCheckOf(spec: ToolSpec, later: Compile[]): ArgumentsCheck {
     // Before the JSON Schema module arrives nothing can decide this call: it cannot be checked
     // (a failed load is tried again at the next such call, or by the next registry that needs it).
     if (!jsonSchema) loadJsonSchema().catch(() => undefined);
-    fallback ??= jsonSchema?.jsonSchemaArgumentsCheck(spec.name, spec.parameters) ?? null;
+    fallback ??= jsonSchema?.jsonSchemaArgumentsCheck(spec.parameters, refuserOf(spec.name)) ?? null;
     return (fallback ?? notLoaded())(args, maxProblems);
   };
 }
@@ -368,32 +368,21 @@ function argumentsCheckOf(spec: ToolSpec, later: Compile[]): ArgumentsCheck {
  * `of` has made, refused at once), else on its arrival, from a copy of `parameters` as `of` saw it.
  */
 function jsonSchemaCheckOf(spec: ToolSpec, later: Compile[]): ArgumentsCheck {
-  if (jsonSchema) return jsonSchema.jsonSchemaArgumentsCheck(spec.name, spec.parameters);
-  const [name, parameters] = [spec.name, structuredClone(spec.parameters)];
+  if (jsonSchema) return jsonSchema.jsonSchemaArgumentsCheck(spec.parameters, refuserOf(spec.name));
+  const [parameters, refuse] = [structuredClone(spec.parameters), refuserOf(spec.name)];
   let compiled: ArgumentsCheck | null = null;
   later.push((m) => {
-    compiled = m.jsonSchemaArgumentsCheck(name, parameters);
+    compiled = m.jsonSchemaArgumentsCheck(parameters, refuse);
   });
   return (args, maxProblems) => (compiled ?? notLoaded())(args, maxProblems);
 }
 
+/** A schema of tool `name` refused, as `of` refuses it (passed in: the module loaded on demand imports no errors). */
+const refuserOf =
+  (name: string): Refuse =>
+  (what, cause) => {
+    const because = cause ? ` (${describeError(cause.error)})` : '';
+    throw new InvalidRequestError(`tool ${JSON.stringify(name)}: ${what}${because}`);
+  };
+
 const isPromise = (v: unknown): v is Promise<unknown> => typeof (v as { then?: unknown } | null)?.then === 'function';
-
-type Issue = NonNullable<StandardResult['issues']>[number];
-
-/** A JSON pointer to what an issue is about, as the JSON Schema check writes locations (`#/a/0`). */
-function pointerOf(issue: Issue): string {
-  const keys = (issue.path ?? []).map((k) => String(typeof k === 'object' && k !== null ? k.key : k));
-  return `#${keys.map((k) => `/${k.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('')}`;
-}
-
-/** A Standard Schema verdict as a `location: problem` list, or null when it fits. */
-function issuesOf(verdict: StandardResult, maxProblems: number): string | null {
-  const issues = verdict.issues;
-  if (issues === undefined) return null;
-  if (issues.length === 0) return '#: the arguments do not fit';
-  return issues
-    .slice(0, maxProblems)
-    .map((i) => `${pointerOf(i)}: ${i.message}`)
-    .join('; ');
-}

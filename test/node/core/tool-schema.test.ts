@@ -1,13 +1,8 @@
 /** The checks behind tools.ts (tool-schema.ts): parameter schemas and plain JSON, table-driven. */
 import { describe, expect, it } from 'vitest';
 import { jsonProblem, MAX_JSON_DEPTH } from '../../../src/core/internal/values.ts';
-import {
-  MAX_ARGUMENTS_DEPTH,
-  MAX_SCHEMA_DEPTH,
-  plainJsonProblem,
-  regexProblem,
-  schemaProblem,
-} from '../../../src/core/tool-schema.ts';
+import { MAX_ARGUMENTS_DEPTH, MAX_SCHEMA_DEPTH, plainJsonProblem } from '../../../src/core/plain-json.ts';
+import { regexProblem, schemaProblem } from '../../../src/core/tool-schema.ts';
 
 describe('schemaProblem', () => {
   it.each([
