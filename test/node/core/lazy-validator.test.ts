@@ -5,7 +5,8 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as loadedCore from '../../../src/core/index.ts';
-import type { JsonObject, ModelReply, RunRequest, ToolSpec } from '../../../src/core/index.ts';
+import type { JsonObject, ModelCaller, ModelReply, RunRequest, RunStore, ToolSpec } from '../../../src/core/index.ts';
+import * as loadedTesting from '../../../src/testing/index.ts';
 
 const MODULE = '../../../src/core/json-schema-tools.ts';
 
@@ -80,6 +81,39 @@ function setup(f: Fresh, specs: readonly ToolSpec[], script: readonly string[]) 
   return { agent, request, store, tools };
 }
 
+/** An agent whose defaults hold the whole request but its id and goal (so `resume` by id can rebuild it). */
+function agentOn(
+  core: Fresh['core'],
+  testing: Fresh['testing'],
+  store: RunStore,
+  specs: readonly ToolSpec[],
+  script: readonly string[],
+) {
+  const model: ModelCaller = {
+    params: { model: 'lazy' },
+    call: async ({ callSeq }) => ({ callId: `c${callSeq}`, text: script[callSeq] ?? '{"final":"?"}', reasoning: null }),
+  };
+  const tools = core.ToolRegistry.of(specs);
+  return core.defineAgent({
+    model,
+    interpreter: testing.jsonActionInterpreter(),
+    store,
+    events: { params: { sink: 'none' }, deliver: () => {} },
+    syntheticObservations: { notExecuted: 'Not run.', envError: 'Failed.' },
+    defaults: {
+      tools,
+      executor: tools.executor(),
+      budget: { maxSteps: 5, maxValidActions: 5, maxContextChars: 100_000 },
+      injections: {},
+      modelBinding: {},
+      modelReplayPolicy: 'safe',
+      observationTemplate: '{observation}',
+      toolRenderStyle: 'none',
+      cancelGraceMs: 1000,
+    },
+  });
+}
+
 describe('the JSON Schema validator loads only when a tool needs it', () => {
   it('answers "could not be checked", never valid, for a call validated before the validator arrives', async () => {
     const f = await fresh();
@@ -107,6 +141,26 @@ describe('the JSON Schema validator loads only when a tool needs it', () => {
     expect(refused?.observation).toContain('arguments of "sum" do not match its schema: #/b:');
     expect(ran?.actionStatus).toBe('executed');
     expect(ran?.observation).toBe('3');
+  });
+
+  it('makes a resume by run id wait for it too, so the approved call it carries out is checked and runs', async () => {
+    const store = new loadedCore.InMemoryStore();
+    const approved: ToolSpec = { ...sum, needsApproval: true };
+    const script = ['{"tool":"sum","args":{"a":1,"b":2}}', '{"final":"3"}'];
+    const asked = await loadedCore.run(agentOn(loadedCore, loadedTesting, store, [approved], script), {
+      runId: 'lazy',
+      goal: 'Add 1 and 2.',
+    });
+    expect(asked.stopReason).toBe('awaiting_input');
+    const resultId = asked.pending?.resultId ?? '';
+    const f = await fresh();
+    const agent = agentOn(f.core, f.testing, store, [approved], script);
+    const pending = f.core.resume(agent, 'lazy', { input: { kind: 'approve', resultId } });
+    f.arrive();
+    const result = await pending;
+    expect(f.imports()).toBe(1);
+    expect(result.stopReason).toBe('final_answer');
+    expect(result.trajectory[0]).toMatchObject({ actionStatus: 'executed', observation: '3' });
   });
 
   it('refuses a bad schema by loaded() and by the run, with the error ToolRegistry.of gives once it has loaded', async () => {
