@@ -13,10 +13,14 @@ const served = await startBundledPage(resolve(import.meta.dirname, 'long-page.ts
 try {
   const page = await served.browser.newPage();
   const cdp = await page.context().newCDPSession(page);
+  let readings = 0;
   await page.exposeFunction('longHeap', async () => {
     await cdp.send('HeapProfiler.collectGarbage');
     await cdp.send('HeapProfiler.collectGarbage');
-    return (await cdp.send('Runtime.getHeapUsage')).usedSize;
+    const used = (await cdp.send('Runtime.getHeapUsage')).usedSize;
+    // Progress on stderr: a 100,000-step run takes minutes, and its rate tells whether it will finish.
+    console.error(`${new Date().toISOString()} reading ${++readings}: heap ${(used / 2 ** 20).toFixed(1)} MiB`);
+    return used;
   });
   page.setDefaultTimeout(0);
   await page.goto(`${served.origin}/`);

@@ -30,8 +30,14 @@ pool.on('error', (e) => console.warn('idle Postgres connection lost:', e.message
 try {
   await migrate(pool);
   let seen = -1;
+  let readings = 0;
   const probe: LongProbe = {
-    heap: () => Promise.resolve(heapAfterGc()),
+    heap() {
+      const used = heapAfterGc();
+      // Progress on stderr: a 100,000-step run takes minutes, and its rate tells whether it will finish.
+      console.error(`${new Date().toISOString()} reading ${++readings}: heap ${(used / 2 ** 20).toFixed(1)} MiB`);
+      return Promise.resolve(used);
+    },
     async storedSince() {
       const { rows } = await pool.query<{ bytes: string | null; last: number | null }>(
         'SELECT sum(octet_length(record)) AS bytes, max(seq) AS last FROM polyloop.records ' +

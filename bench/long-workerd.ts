@@ -74,7 +74,13 @@ const mf = new Miniflare({
         rss.push(await workerdRss());
         if (!cdp) return Response.json({ heap: null });
         const usage = await cdp('Runtime.getHeapUsage');
-        return Response.json({ heap: usage['usedSize'] ?? null });
+        const used = usage['usedSize'] as number | undefined;
+        // Progress on stderr: a 100,000-step run takes minutes, and its rate tells whether it will finish.
+        const mib = (b: number | undefined): string => ((b ?? 0) / 2 ** 20).toFixed(0);
+        console.error(
+          `${new Date().toISOString()} reading ${rss.length}: heap ${mib(used)} MiB, rss ${mib(rss.at(-1))} MiB`,
+        );
+        return Response.json({ heap: used ?? null });
       } catch (e) {
         console.error('the heap probe failed:', e);
         return Response.json({ heap: null });
