@@ -127,7 +127,8 @@ export class ModelSeam {
     };
     if (this.#model !== undefined) started.model = this.#model;
     if (this.#withMessages) started.messages = Object.freeze(this.#history.messages.slice());
-    await out.emit(started);
+    const sent = out.emit(started);
+    if (sent !== DELIVERED) await sent;
     let deltas: Promise<void> = DELIVERED;
     const onDelta = (delta: string, kind?: 'text' | 'reasoning'): void => {
       // An abandoned call may go on streaming: nothing of it reaches the sink after an abort.
@@ -169,7 +170,7 @@ export class ModelSeam {
       await out.emit({ type: 'model_call_finished', runId, stepIndex, callSeq, callId: null, error: failure });
       return { failure };
     }
-    await deltas;
+    if (deltas !== DELIVERED) await deltas;
     return { reply: this.#hold(stepIndex, resultId, raw as ModelReply) };
   }
 

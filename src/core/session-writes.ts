@@ -10,6 +10,7 @@ import { isPolyLoopError } from './errors.ts';
 import type { Counters } from './internal/stopping.ts';
 import { releaseWarning } from './lease.ts';
 import type { Lease } from './lease.ts';
+import { DELIVERED } from './outbox.ts';
 import type { Outbox } from './outbox.ts';
 import type { RunStore } from './ports.ts';
 import { seal } from './sealed-records.ts';
@@ -92,13 +93,17 @@ export class RunWrites {
       await this.out.write(rec);
       if (intent !== null) await this.out.write(intent);
     }
-    for (const event of unwritten.events) await this.out.emit(event);
+    for (const event of unwritten.events) {
+      const sent = this.out.emit(event);
+      if (sent !== DELIVERED) await sent;
+    }
   }
 
   /** Deliver `event` once the step's model result is written (at once if it is). */
-  async emitAfterResult(event: RunEvent): Promise<void> {
-    if (this.#unwritten === null) await this.out.emit(event);
-    else this.#unwritten.events.push(event);
+  emitAfterResult(event: RunEvent): Promise<void> {
+    if (this.#unwritten === null) return this.out.emit(event);
+    this.#unwritten.events.push(event);
+    return DELIVERED;
   }
 
   /** The action intent (3), a barrier: nothing runs after an abort. */
@@ -128,7 +133,8 @@ export class RunWrites {
     const step: StepRecord = Object.freeze(draft);
     const result = actionResult && Object.freeze(actionResult);
     await this.out.write(seal<StepWriteRecord>({ kind: 'step', v: RECORD_VERSION, step, actionResult: result }));
-    await this.out.emit({ type: 'step_finished', runId: this.runId, stepIndex: step.stepIndex, step });
+    const sent = this.out.emit({ type: 'step_finished', runId: this.runId, stepIndex: step.stepIndex, step });
+    if (sent !== DELIVERED) await sent;
     return step;
   }
 

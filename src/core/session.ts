@@ -24,7 +24,7 @@ import { freezeDeep, plainOutcome } from './seam-values.ts';
 import { draftStep, now, setOutcome, setReply, summarize } from './step-record.ts';
 import type { StepDraft } from './step-record.ts';
 import { History } from './history.ts';
-import { Outbox } from './outbox.ts';
+import { DELIVERED, Outbox } from './outbox.ts';
 import { gateFor, refusalOf, replayPolicyOf, toolOf } from './action-policy.ts';
 import { normalizeDecision, receiveCallReply, runCalls } from './session-calls.ts';
 import { askForChild, askPerson, isChildRequestId, receiveReply } from './session-input.ts';
@@ -207,7 +207,8 @@ export class RunDriver {
   async #step(stepIndex: number, inFlight: InFlightStep | null): Promise<StepRecord | Pause> {
     const runId = this.#runId;
     const step = draftStep(stepIndex, now());
-    await this.#out.emit({ type: 'step_started', runId, stepIndex });
+    const started = this.#out.emit({ type: 'step_started', runId, stepIndex });
+    if (started !== DELIVERED) await started;
     const reply = inFlight?.resolution === 'apply_input' ? (inFlight.input?.reply ?? null) : null;
     // A cancel of a sub-agent's request reaches the child first (the step carries it there); in a step
     // with several calls every cancel does, to every child of the step still out.
@@ -252,7 +253,15 @@ export class RunDriver {
         decision.kind === 'actions'
           ? { calls: decision.calls.map((c, j) => ({ resultId: `s${stepIndex}.a${j}`, action: c.action })) }
           : {};
-      await this.#writes.emitAfterResult({ type: 'decision', runId, stepIndex, decision: kind, summary, ...calls });
+      const told = this.#writes.emitAfterResult({
+        type: 'decision',
+        runId,
+        stepIndex,
+        decision: kind,
+        summary,
+        ...calls,
+      });
+      if (told !== DELIVERED) await told;
     }
     step.historyText = decision.historyText;
     step.historyContent = decision.historyContent ?? null;
@@ -333,7 +342,8 @@ export class RunDriver {
     const childRunId = refusal === null ? childOfAction(this.#req, decision, resultId) : null;
     // One literal and a small spread, not an event copied from another: this goes out for every action.
     const policy = childRunId === null ? { replayPolicy } : { replayPolicy, childRunId };
-    await this.#out.emit({ type: 'action_started', runId, stepIndex, resultId, action, replayed, ...policy });
+    const started = this.#out.emit({ type: 'action_started', runId, stepIndex, resultId, action, replayed, ...policy });
+    if (started !== DELIVERED) await started;
     // 4: execute; the action result and the step record land as one write.
     const executed: Executed =
       refusal ??
@@ -353,7 +363,8 @@ export class RunDriver {
     // The child as it ran: none when its request was refused before it started.
     const ran = executed.child?.kind === 'ended' ? executed.child.runId : null;
     const named = ran === null ? {} : { childRunId: ran };
-    await this.#out.emit({ type: 'action_finished', runId, stepIndex, resultId, outcome, ...named });
+    const finished = this.#out.emit({ type: 'action_finished', runId, stepIndex, resultId, outcome, ...named });
+    if (finished !== DELIVERED) await finished;
     if (executed.child) {
       if (ran !== null) step.childRunId = ran;
       step.usage = addUsage(step.usage ?? NO_USAGE, executed.child.usage);
