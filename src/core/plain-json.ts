@@ -51,22 +51,25 @@ export function plainJsonProblem(value: unknown, path: string, maxDepth: number)
   return walk(value, path, 0);
 }
 
-/** Whether `root` is plain JSON within `maxDepth` levels; builds nothing (a cycle runs into the depth). */
-function plainEnough(root: unknown, maxDepth: number): boolean {
-  const ok = (v: unknown, depth: number): boolean => {
-    if (typeof v === 'string' || typeof v === 'boolean' || v === null) return true;
-    if (typeof v === 'number') return Number.isFinite(v);
-    if (typeof v !== 'object' || depth >= maxDepth) return false;
-    if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) if (!ok(v[i], depth + 1)) return false;
-      return true;
-    }
-    const proto = Object.getPrototypeOf(v) as unknown;
-    if (proto !== Object.prototype && proto !== null) return false;
-    for (const key of Object.keys(v)) if (!ok((v as Record<string, unknown>)[key], depth + 1)) return false;
+/**
+ * Whether `v` is plain JSON within `maxDepth` levels, `depth` levels down already; builds nothing (a
+ * cycle runs into the depth). A function of its own, not a closure: arguments are checked every step,
+ * and a named closure made at each check costs half a microsecond where code runs through esbuild's
+ * `keepNames` (tsx, as the bench runs it).
+ */
+function plainEnough(v: unknown, maxDepth: number, depth = 0): boolean {
+  if (typeof v === 'string' || typeof v === 'boolean' || v === null) return true;
+  if (typeof v === 'number') return Number.isFinite(v);
+  if (typeof v !== 'object' || depth >= maxDepth) return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (!plainEnough(v[i], maxDepth, depth + 1)) return false;
     return true;
-  };
-  return ok(root, 0);
+  }
+  const proto = Object.getPrototypeOf(v) as unknown;
+  if (proto !== Object.prototype && proto !== null) return false;
+  for (const key of Object.keys(v))
+    if (!plainEnough((v as Record<string, unknown>)[key], maxDepth, depth + 1)) return false;
+  return true;
 }
 
 /**
