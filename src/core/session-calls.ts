@@ -142,7 +142,6 @@ export async function runCalls(
     const resultId = `s${stepIndex}.actions`;
     intent = { kind: 'intent', v: RECORD_VERSION, intent: 'actions', stepIndex, resultId, decision, calls };
     await writes.land(seal(intent));
-    run.cancel.signal.throwIfAborted();
   }
   const state: CallState[] = inFlight?.calls?.calls.map((c) => ({ ...c })) ?? intent.calls.map(blankCall);
   const mayHaveRun = inFlight?.calls?.mayHaveRun === true;

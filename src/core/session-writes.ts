@@ -77,12 +77,16 @@ export class RunWrites {
   /**
    * Write the step's model result if it is not written yet — with `intent` as one write where
    * the store has `resultAndIntent` — then `intent` (if any), then deliver the events that waited
-   * for the result. Every write of a step after its model call goes through here.
+   * for the result. Every write of a step after its model call goes through here. An intent is a
+   * barrier: after an abort it throws `signal.reason` once written, and nothing runs.
    */
   async land(intent: ActionIntentRecord | ActionsIntentRecord | null): Promise<void> {
     const unwritten = this.#unwritten;
     if (unwritten === null) {
-      if (intent !== null) await this.out.write(intent);
+      if (intent !== null) {
+        await this.out.write(intent);
+        this.#signal.throwIfAborted();
+      }
       return;
     }
     this.#unwritten = null;
@@ -97,6 +101,7 @@ export class RunWrites {
       const sent = this.out.emit(event);
       if (sent !== DELIVERED) await sent;
     }
+    if (intent !== null) this.#signal.throwIfAborted();
   }
 
   /** Deliver `event` once the step's model result is written (at once if it is). */
@@ -106,8 +111,11 @@ export class RunWrites {
     return DELIVERED;
   }
 
-  /** The action intent (3), a barrier: nothing runs after an abort. */
-  async actionIntent(stepIndex: number, decision: ActionDecision, replayPolicy: ReplayPolicy): Promise<void> {
+  /**
+   * The action intent (3), a barrier: nothing runs after an abort. Not an async function of its own
+   * (`land` checks the signal): every action step writes one, and an async layer costs an await.
+   */
+  actionIntent(stepIndex: number, decision: ActionDecision, replayPolicy: ReplayPolicy): Promise<void> {
     const resultId = `s${stepIndex}.action`;
     const rec: ActionIntentRecord = {
       kind: 'intent',
@@ -118,8 +126,7 @@ export class RunWrites {
       replayPolicy,
       decision,
     };
-    await this.land(seal(rec));
-    this.#signal.throwIfAborted();
+    return this.land(seal(rec));
   }
 
   /** Build the step record, write it (atomically with the action result), announce it. */
