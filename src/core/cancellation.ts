@@ -43,6 +43,7 @@ export class Cancellation {
    */
   readonly writesBounded: boolean;
 
+  /** `abortable` false: `signal` can never abort (nobody holds its controller); only a joined signal may. */
   constructor(signal: AbortSignal, graceMs: number, abortable = true) {
     this.#caller = signal;
     this.signal = this.#controller.signal;
@@ -50,7 +51,9 @@ export class Cancellation {
     this.writesBounded = abortable;
     this.#graceMs = graceMs;
     if (signal.aborted) this.#abort(signal.reason);
-    else signal.addEventListener('abort', this.#listener, { once: true });
+    // A signal nobody can abort (a run without its caller's) is not listened to: a listener added
+    // and removed costs some 20 µs a run in Node, a fifth of a microsecond a step at N = 100.
+    else if (abortable) signal.addEventListener('abort', this.#listener, { once: true });
   }
 
   /** False for a run without a signal of its caller's or a lease that can be lost: no wait needs a racer. */
@@ -134,7 +137,8 @@ export class Cancellation {
   /** Stop listening and clear the timer (the run has settled). */
   dispose(): void {
     this.#linked.clear();
-    this.#caller.removeEventListener('abort', this.#listener);
+    // Where none was added, none is removed: that costs as much as the adding.
+    if (this.writesBounded) this.#caller.removeEventListener('abort', this.#listener);
     this.#lost?.removeEventListener('abort', this.#lostListener);
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#onAbort.clear();
