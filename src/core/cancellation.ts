@@ -93,7 +93,15 @@ export class Cancellation {
    * is abandoned: whatever it does later changes nothing). A synchronous throw rejects.
    */
   seam<T>(fn: () => T | Promise<T>): Promise<T> {
-    const p = start(fn);
+    return this.abandoning(start(fn));
+  }
+
+  /**
+   * {@link seam} of a call already made, inside the caller's own `try` (a synchronous throw is its
+   * to catch): no closure is built, for the two seams every step calls, the model and the action.
+   */
+  abandoning<T>(called: T | Promise<T>): Promise<T> {
+    const p = Promise.resolve(called);
     if (!this.abortable) return p;
     if (this.signal.aborted) {
       p.catch(noop);
