@@ -85,9 +85,18 @@ export function assemblePrefix(input: {
   ];
 }
 
-/** Replace every `{observation}` in the template. */
+const SLOT = '{observation}';
+
+/**
+ * Replace every `{observation}` in the template, the observation taken as it is (no `$` patterns).
+ * A template with one slot, the usual, is cut at it: no closure and no replace a step.
+ */
 export function wrapObservation(template: string, observation: string): string {
-  return template.replaceAll('{observation}', () => observation);
+  const at = template.indexOf(SLOT);
+  if (at === -1) return template;
+  if (template.indexOf(SLOT, at + SLOT.length) === -1)
+    return template.slice(0, at) + observation + template.slice(at + SLOT.length);
+  return template.replaceAll(SLOT, () => observation);
 }
 
 /** The observation text history shows for a step's action: synthetic for not_executed / env_error. */
@@ -133,6 +142,10 @@ function callsHistory(
   ];
 }
 
+type ToolCallBlock = Extract<ContentBlock, { type: 'tool_call' }>;
+const isToolCall = (b: ContentBlock): b is ToolCallBlock => b.type === 'tool_call';
+const NO_CALLS: readonly ToolCallBlock[] = Object.freeze([]);
+
 /**
  * The messages a completed step adds to history: the assistant turn, then the user turn with the
  * wrapped observation (action) or the explanation verbatim (invalid). Native tool calls in the
@@ -149,9 +162,8 @@ export function stepHistory(step: StepRecord, template: string, synthetic: Synth
     step.decision === 'action'
       ? wrapObservation(template, historyObservation(step, synthetic))
       : (step.explanation ?? '');
-  const calls = assistantContent.filter(
-    (b): b is Extract<ContentBlock, { type: 'tool_call' }> => b.type === 'tool_call',
-  );
+  // Most turns hold no native tool call: then no list of them is built.
+  const calls = assistantContent.some(isToolCall) ? assistantContent.filter(isToolCall) : NO_CALLS;
   let userContent: ContentBlock[];
   if (calls.length === 0) {
     userContent = [{ type: 'text', text: answer }];
