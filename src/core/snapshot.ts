@@ -97,10 +97,20 @@ export function buildSnapshot(agent: AgentDefinition, req: RunRequest): Record<s
   };
 }
 
+/**
+ * The last text hashed and its hash. A process runs many runs of one agent and request shape, whose
+ * snapshots are the same text: `crypto.subtle` costs some 50–100 µs a hash in Node, most of a short
+ * run's fixed cost (a microsecond a step at N = 100).
+ */
+let lastHashed: { readonly text: string; readonly hash: string } | null = null;
+
 /** Hex SHA-256 of a string, via `crypto.subtle`. */
 export async function sha256Hex(text: string): Promise<string> {
+  if (lastHashed?.text === text) return lastHashed.hash;
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
+  const hash = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
+  lastHashed = { text, hash };
+  return hash;
 }
 
 /**
