@@ -21,7 +21,7 @@ import type { StoreWarning } from './ports.ts';
 import type { AgentDefinition, RunRequest, UpgradeOptions } from './request.ts';
 import type { Lease } from './lease.ts';
 import { freezeDeep, plainOutcome } from './seam-values.ts';
-import { draftStep, now, setOutcome, setReply, summarize } from './step-record.ts';
+import { decisionEvent, draftStep, now, setOutcome, setReply } from './step-record.ts';
 import type { StepDraft } from './step-record.ts';
 import { History } from './history.ts';
 import { DELIVERED, Outbox } from './outbox.ts';
@@ -247,20 +247,7 @@ export class RunDriver {
         return this.#writes.finishStep(step, null);
       }
       decision = normalizeDecision(interpreted.decision, parallel);
-      const summary = summarize(decision);
-      const kind = decision.kind === 'actions' ? 'action' : decision.kind;
-      const calls =
-        decision.kind === 'actions'
-          ? { calls: decision.calls.map((c, j) => ({ resultId: `s${stepIndex}.a${j}`, action: c.action })) }
-          : {};
-      const told = this.#writes.emitAfterResult({
-        type: 'decision',
-        runId,
-        stepIndex,
-        decision: kind,
-        summary,
-        ...calls,
-      });
+      const told = this.#writes.emitAfterResult(decisionEvent(runId, stepIndex, decision));
       if (told !== DELIVERED) await told;
     }
     step.historyText = decision.historyText;

@@ -4,7 +4,16 @@
  * @module
  */
 import { NO_USAGE } from './internal/stopping.ts';
-import type { ActionOutcome, Decision, EndReason, ResultRecord, RunLogView, RunResult, StepRecord } from './types.ts';
+import type {
+  ActionOutcome,
+  Decision,
+  EndReason,
+  ResultRecord,
+  RunEvent,
+  RunLogView,
+  RunResult,
+  StepRecord,
+} from './types.ts';
 
 /** A step record while its step runs: every field present, in the canonical key order (`STEP_FIELDS`). */
 export type StepDraft = { -readonly [K in keyof StepRecord]: StepRecord[K] };
@@ -61,6 +70,20 @@ export function setOutcome(step: StepDraft, o: ActionOutcome): void {
 export function failureOf(stopReason: EndReason, trajectory: readonly StepRecord[]): string | null {
   if (stopReason !== 'model_error' && stopReason !== 'interpreter_error' && stopReason !== 'env_error') return null;
   return trajectory.at(-1)?.observation ?? null;
+}
+
+/**
+ * The `decision` event of a step's fresh decision: its kind (`action` for several calls too), its
+ * line, and for several calls each call's result id and action.
+ */
+export function decisionEvent(runId: string, stepIndex: number, decision: Decision): RunEvent {
+  const summary = summarize(decision);
+  const kind = decision.kind === 'actions' ? 'action' : decision.kind;
+  const calls =
+    decision.kind === 'actions'
+      ? { calls: decision.calls.map((c, j) => ({ resultId: `s${stepIndex}.a${j}`, action: c.action })) }
+      : {};
+  return { type: 'decision', runId, stepIndex, decision: kind, summary, ...calls };
 }
 
 /** A decision in one line, for the `decision` event. */
