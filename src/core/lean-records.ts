@@ -200,9 +200,7 @@ function reprOf(action: unknown): string | undefined {
 }
 
 /** A model or action intent's own resultId: `s{i}.model`, `s{i}.action`. */
-function ownResultId(stepIndex: unknown, what: 'model' | 'action'): string {
-  return `s${String(stepIndex)}.${what}`;
-}
+const ownResultId = (stepIndex: unknown, what: 'model' | 'action'): string => `s${String(stepIndex)}.${what}`;
 
 /**
  * `rec` (in canonical key order, record version 1.2) as its lean form says to write it, at `ctx`
@@ -221,6 +219,11 @@ export function leanOf(rec: Obj, ctx: StepContext): Obj {
       );
       holes(lean, rec, intent === 'model_call' ? ['resultId', 'callSeq'] : ['resultId']);
       const d = lean['decision'];
+      // A reader fills both in: a decision lacking one (the type and the loop forbid it) cannot be written lean.
+      for (const key of intent === 'action' && isObj(d) ? DECISION_ORDER.slice(2) : []) {
+        if (typeof (d as Obj)[key] !== 'string')
+          throw new TypeError(`an action intent's decision.${key} must be a string (record version 1.2)`);
+      }
       if (intent !== 'action' || !isObj(d) || !startsWith(d, DECISION_ORDER)) return lean;
       const text = ctx.replyOf(stepIndex)?.text;
       const repr = reprOf(d['action']);
@@ -280,9 +283,7 @@ export function leanOf(rec: Obj, ctx: StepContext): Obj {
 }
 
 /** `value`, or `fallback` when it is absent (`null` written out is kept: checking it is the decoder's). */
-function or(value: unknown, fallback: unknown): unknown {
-  return value === undefined ? fallback : value;
-}
+const or = (value: unknown, fallback: unknown): unknown => (value === undefined ? fallback : value);
 
 /** Copy `from`'s keys that `to` lacks onto `to`, in their order: unknown keys are kept. */
 function rest(to: Obj, from: Obj): Obj {

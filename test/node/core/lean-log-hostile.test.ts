@@ -175,3 +175,23 @@ describe('a write that fails part way', () => {
     expect(back).toEqual([started, step].map(plain));
   });
 });
+
+describe('an action decision the lean form cannot say', () => {
+  it.each(['historyText', 'trajectoryRepr'])(
+    'refuses to write an action intent whose decision lacks its %s, which a reader would fill in, and an InMemoryStore write of it rejects',
+    async (key) => {
+      const recs = await actionLog();
+      delete (firstOf(recs, 'intent', 'action')['decision'] as Obj)[key];
+      const given = recs as unknown as LogRecord[];
+      expect(() => encodeLog(given)).toThrow(new RegExp(`decision\\.${key} must be a string`));
+      const store = new InMemoryStore();
+      const started = given.find((r) => r.kind === 'run_started') as LogRecord & { kind: 'run_started' };
+      const result = given.find((r) => r.kind === 'result') as LogRecord & { kind: 'result' };
+      const intent = given.find((r) => r.kind === 'intent' && r.intent === 'action') as ActionIntentRecord;
+      await store.runStarted('x', started);
+      await expect(store.resultAndIntent('x', result, intent)).rejects.toThrow(new RegExp(key));
+      // Nothing of the refused write landed.
+      expect((await store.readLog('x')).map((r) => r.kind)).toEqual(['run_started']);
+    },
+  );
+});
