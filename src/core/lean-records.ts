@@ -88,9 +88,10 @@ const OUTCOME_DEFAULTS: Obj = {
   envReportedCompletion: false,
   observationTruncatedChars: 0,
 };
-/** The order a reader puts an outcome's left-out fields back in, and a decision's. */
+/** The order a reader puts an outcome's left-out fields back in, and a decision's (`FILLED`: what it fills in). */
 const OUTCOME_ORDER = ['status', 'observation', ...Object.keys(OUTCOME_DEFAULTS).slice(1)];
-const DECISION_ORDER = ['kind', 'action', 'trajectoryRepr', 'historyText'];
+const FILLED = ['trajectoryRepr', 'historyText'];
+const DECISION_ORDER = ['kind', 'action', ...FILLED];
 const REPLY_NULLS: ReadonlySet<string> = new Set(['reasoning', 'content', 'finishReason', 'usage', 'providerMetadata']);
 
 /** A field the writer cannot derive (it does not know the step's earlier records): always written. */
@@ -219,12 +220,11 @@ export function leanOf(rec: Obj, ctx: StepContext): Obj {
       );
       holes(lean, rec, intent === 'model_call' ? ['resultId', 'callSeq'] : ['resultId']);
       const d = lean['decision'];
-      // A reader fills both in: a decision lacking one (the type and the loop forbid it) cannot be written lean.
-      for (const key of intent === 'action' && isObj(d) ? DECISION_ORDER.slice(2) : []) {
-        if (typeof (d as Obj)[key] !== 'string')
-          throw new TypeError(`an action intent's decision.${key} must be a string (record version 1.2)`);
-      }
-      if (intent !== 'action' || !isObj(d) || !startsWith(d, DECISION_ORDER)) return lean;
+      if (intent !== 'action' || !isObj(d)) return lean;
+      for (const key of FILLED)
+        if (typeof d[key] !== 'string')
+          throw new TypeError(`an action intent's decision.${key} must be a string: a lean reader would fill it in`);
+      if (!startsWith(d, DECISION_ORDER)) return lean;
       const text = ctx.replyOf(stepIndex)?.text;
       const repr = reprOf(d['action']);
       lean['decision'] = without(
