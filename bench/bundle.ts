@@ -76,7 +76,7 @@ const WORKER: BuildOptions = {
 const SPLIT: BuildOptions = { splitting: true, outdir: join(ROOT, 'bundle-out'), absWorkingDir: ROOT };
 
 /** The build of each bundle; null when its entry does not exist in this checkout. */
-function options(name: BundleName): BuildOptions | null {
+export function bundleOptions(name: BundleName): BuildOptions | null {
   const core = join(ROOT, 'src/core/index.ts');
   const web = join(ROOT, 'src/platform-web/index.ts');
   const worker = join(ROOT, 'examples/workers/worker.ts');
@@ -132,7 +132,7 @@ function thirdPartyBytes(outputs: readonly Output[]): number {
 }
 
 /** The chunks a page loads first: the entry, and every chunk reached from it by static imports. */
-function firstLoad(meta: Metafile): Set<string> {
+export function firstLoad(meta: Metafile): Set<string> {
   const entry = Object.keys(meta.outputs).find((k) => meta.outputs[k]?.entryPoint !== undefined);
   const first = new Set<string>();
   const visit = (key: string): void => {
@@ -167,7 +167,7 @@ function bytesOf(files: readonly Uint8Array[]): { minified: number; gzipped: num
 export async function measureBundles(): Promise<BundleSize[]> {
   const sizes: BundleSize[] = [];
   for (const name of BUNDLES) {
-    const opts = options(name);
+    const opts = bundleOptions(name);
     if (!opts) continue;
     const result = await build(opts);
     const meta = result.metafile;
