@@ -146,7 +146,8 @@ const visit = (name: string): void => {
 };
 for (const c of chunks) if (c.isEntry) visit(c.fileName);
 const loaded = chunks.filter((c) => first.has(c.fileName));
-const sum = (cs: readonly Rollup.OutputChunk[], f: (c: Rollup.OutputChunk) => number): number => cs.reduce((n, c) => n + f(c), 0);
+const sum = (cs: readonly Rollup.OutputChunk[], f: (c: Rollup.OutputChunk) => number): number =>
+  cs.reduce((n, c) => n + f(c), 0);
 console.log(
   `\nvite first load: ${loaded.length} chunk(s), ${sum(loaded, (c) => Buffer.byteLength(c.code))} B minified,` +
     ` ${sum(loaded, (c) => gz(c.code))} B gzipped chunk by chunk (${gz(loaded.map((c) => c.code).join('\n'))} B as one file);` +
