@@ -7,6 +7,7 @@
 import { CorruptLogError, InvalidRequestError, RunExistsError, RunNotFoundError } from './errors.ts';
 import { acceptedReplies } from './internal/input.ts';
 import { classifyLog } from './internal/recovery.ts';
+import type { LogClass } from './internal/recovery.ts';
 import { inputReplyProblem } from './internal/values.ts';
 import { countSteps } from './internal/stopping.ts';
 import type { Counters } from './internal/stopping.ts';
@@ -29,9 +30,15 @@ import type { InputRequestRecord, LogRecord, RunEndedRecord, RunLogView, StepRec
  */
 export function readRunLog(records: readonly LogRecord[]): RunLogView {
   const c = classifyLog(records);
-  checkReplies(records);
+  const replies = new ReplyCheck();
+  for (let i = 0; i < records.length; i++) replies.accept(records[i] as LogRecord, i);
+  return viewOf(c, records.length);
+}
+
+/** The view of a classified log of `length` records whose replies were checked: counted, its end checked. */
+export function viewOf(c: LogClass, length: number): RunLogView {
   const { steps, validActions, usage } = countSteps(c.steps);
-  if (c.ended) checkEnd(c.ended, c.steps, { steps, validActions, usage }, records.length);
+  if (c.ended) checkEnd(c.ended, c.steps, { steps, validActions, usage }, length);
   return {
     state: c.state,
     runId: c.started?.runId ?? null,
@@ -152,16 +159,17 @@ function sameOptional(stated: Usage, counted: Usage): boolean {
 
 /**
  * Each stored reply is carried out as its kind says, so only a well-formed reply its request
- * accepts may stand in a log: else `CorruptLogError` naming the record. Runs after
- * `classifyLog`, which has tied every `input` to the latest `input_request` of its resultId.
+ * accepts may stand in a log: else `CorruptLogError` naming the record. Fed after
+ * `classifyLog` has seen each record, which ties every `input` to the latest `input_request` of
+ * its resultId.
  */
-function checkReplies(records: readonly LogRecord[]): void {
-  const requests = new Map<string, InputRequestRecord>();
-  for (let i = 0; i < records.length; i++) {
-    const rec = records[i] as LogRecord;
-    if (rec.kind === 'input_request') requests.set(rec.resultId, rec);
-    const request = rec.kind === 'input' ? requests.get(rec.resultId)?.request : undefined;
-    if (rec.kind !== 'input' || !request) continue;
+export class ReplyCheck {
+  readonly #requests = new Map<string, InputRequestRecord>();
+
+  accept(rec: LogRecord, i: number): void {
+    if (rec.kind === 'input_request') this.#requests.set(rec.resultId, rec);
+    const request = rec.kind === 'input' ? this.#requests.get(rec.resultId)?.request : undefined;
+    if (rec.kind !== 'input' || !request) return;
     const fault =
       inputReplyProblem(rec.reply) ??
       (acceptedReplies(request).includes(rec.reply.kind)
@@ -221,7 +229,7 @@ export async function importRun(
   const view = readRunLog(records);
   if (view.started) {
     await checkSnapshotHash(view.started, 'imported log');
-    await checkUpgradeHashes(view.started, view.upgrades, records, 'imported log');
+    await checkUpgradeHashes(view.started, view.upgrades, (pred) => records.findIndex(pred) + 1, 'imported log');
   }
   if (view.runId !== runId)
     throw new InvalidRequestError(

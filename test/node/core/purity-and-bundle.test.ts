@@ -16,7 +16,7 @@ import * as core from '../../../src/core/index.ts';
 import { tempDir } from '../../support/temp-dir.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
-const INTERNAL = ['assembly', 'stopping', 'recovery', 'values'].map((m) => `src/core/internal/${m}.ts`);
+const INTERNAL = ['assembly', 'stopping', 'recovery', 'step-track', 'values'].map((m) => `src/core/internal/${m}.ts`);
 
 /** What a pure module must not mention: async, clock, randomness, I/O, timers. */
 const FORBIDDEN_IDENTIFIERS = [
