@@ -6,7 +6,8 @@
  * @module
  */
 import type { ReadLogOptions, RunStore } from './ports.ts';
-import { isBarrier, LogCodec } from './serialization.ts';
+import { LogCodec } from './serialization.ts';
+import { isBarrier } from './store-write.ts';
 import type {
   ActionIntentRecord,
   ActionsIntentRecord,

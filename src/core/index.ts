@@ -59,6 +59,7 @@ export type {
   ModelCall,
   ModelCaller,
   ReadLogOptions,
+  StoredLines,
   ReleaseLease,
   RunStore,
   SettledRun,
@@ -69,11 +70,11 @@ export {
   decodeRecord,
   encodeLog,
   encodeRecord,
-  isBarrier,
   LogCodec,
   RECORD_MAJOR,
 } from './serialization.ts';
 export type { DecodedLog } from './serialization.ts';
+export { isBarrier } from './store-write.ts';
 export { RegistryExecutor, ToolRegistry } from './tools.ts';
 export type { StandardResult, StandardSchemaV1, ToolContext, ToolHandler, ToolSpec } from './tools.ts';
 export { RECORD_KINDS, RECORD_VERSION, STOP_REASONS } from './types.ts';

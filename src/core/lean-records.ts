@@ -89,7 +89,7 @@ const OUTCOME_DEFAULTS: Obj = {
   observationTruncatedChars: 0,
 };
 /** The order a reader puts an outcome's left-out fields back in, and a decision's (`FILLED`: what it fills in). */
-const OUTCOME_ORDER = ['status', 'observation', ...Object.keys(OUTCOME_DEFAULTS).slice(1)];
+export const OUTCOME_ORDER = ['status', 'observation', ...Object.keys(OUTCOME_DEFAULTS).slice(1)];
 const FILLED = ['trajectoryRepr', 'historyText'];
 const DECISION_ORDER = ['kind', 'action', ...FILLED];
 const REPLY_NULLS: ReadonlySet<string> = new Set(['reasoning', 'content', 'finishReason', 'usage', 'providerMetadata']);
@@ -156,7 +156,7 @@ function without(obj: Obj, drop: (key: string, value: unknown) => boolean): Obj 
  * reply, its action decision and its `outcome`; the rest are the step defaults. Writing
  * (`writing`), a field from a reply or decision the context may not have seen is {@link UNKNOWN}.
  */
-function derivedStep(s: Obj, outcome: Obj | null, ctx: StepContext, writing: boolean): Obj {
+export function derivedStep(s: Obj, outcome: Obj | null, ctx: StepContext, writing: boolean): Obj {
   const i = s['stepIndex'];
   const reply = ctx.replyOf(i);
   const d = ctx.decisionOf(i);
@@ -195,7 +195,7 @@ function derivedStep(s: Obj, outcome: Obj | null, ctx: StepContext, writing: boo
  * How a tool call reads in a trajectory when its interpreter says nothing else: `name(arguments)`,
  * the arguments as JSON (what every PolyLoop interpreter writes). Undefined for other actions.
  */
-function reprOf(action: unknown): string | undefined {
+export function reprOf(action: unknown): string | undefined {
   if (!isObj(action) || action['kind'] !== 'tool_call' || typeof action['name'] !== 'string') return undefined;
   return `${action['name']}(${JSON.stringify(action['arguments'])})`;
 }

@@ -69,7 +69,7 @@ export function isExactly(obj: Obj, order: readonly string[]): boolean {
 }
 
 /** Whether `obj`'s keys already come in `order` (a subsequence of it, nothing else): then it need not be rebuilt. */
-function inOrder(obj: Obj, order: readonly string[]): boolean {
+export function inOrder(obj: Obj, order: readonly string[]): boolean {
   let i = 0;
   for (const key in obj) {
     while (i < order.length && order[i] !== key) i++;

@@ -82,3 +82,25 @@ export function callStore(
       throw new TypeError(`no store method writes a record of kind ${JSON.stringify((rec as { kind: unknown }).kind)}`);
   }
 }
+
+/**
+ * Whether a store must make `rec` durable before its write resolves
+ * (docs/design/step.md#writes-and-barriers, decision 0040): intents (but a model-call intent whose
+ * replay policy is `'safe'`), input requests and replies, step records (a `step_finished` event
+ * follows only a durable step) and `run_ended`. `run_started`, `result` and a safe model-call
+ * intent may wait for the next barrier: losing them leaves the run where recovery re-issues or
+ * re-interprets, as it would anyway.
+ */
+export function isBarrier(rec: LogRecord): boolean {
+  switch (rec.kind) {
+    case 'run_started':
+    case 'result':
+    case 'call_result':
+    case 'resumed':
+      return false;
+    case 'intent':
+      return rec.intent !== 'model_call' || rec.replayPolicy !== 'safe';
+    default:
+      return true;
+  }
+}
