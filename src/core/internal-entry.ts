@@ -27,6 +27,7 @@ export {
   modelReplyProblem,
   outcomeProblem,
 } from './internal/values.ts';
+export { committedLines, type ResumeReading, readRunLogLines } from './log-lines.ts';
 export { checkOptionKeys, type OptionHints, type OptionKeys } from './options.ts';
 export { type ResolvedRequest, resolveRequest } from './request-input.ts';
 export { type PrefixReading, readReadablePrefix } from './run-log.ts';

@@ -10,6 +10,7 @@ import { CorruptLogError } from './errors.ts';
 import { jsonProblem, MAX_JSON_DEPTH } from './internal/values.ts';
 import { gateFor, refusalOf, replayPolicyOf } from './action-policy.ts';
 import { callDecision } from './internal/step-calls.ts';
+import type { FindLine } from './internal/recovery.ts';
 import type { RunRequest } from './request.ts';
 import { canonicalJson } from './serialization.ts';
 import { sha256Hex } from './snapshot.ts';
@@ -50,11 +51,11 @@ export function checkRecordDepth(records: readonly LogRecord[], source: string):
  * log's word and the tools' wins), and an action of a tool that needs a person runs only behind
  * an `approve` record of its step. Otherwise a person settles it: asked, never run.
  */
-export function trustInFlight(view: RunLogView, req: RunRequest, log: readonly LogRecord[]): RunLogView {
+export function trustInFlight(view: RunLogView, req: RunRequest, findLine: FindLine): RunLogView {
   const f = view.inFlight;
   if (f === null) return view;
-  checkGateKind(f, req, log);
-  checkChildRequests(f, req, log);
+  checkGateKind(f, req, findLine);
+  checkChildRequests(f, req, findLine);
   if (f.resolution === 'reissue_model' && req.modelReplayPolicy === 'never') return settled(view, f);
   if (f.resolution !== 'replay_action' || f.actionIntent === null) return view;
   const { decision } = f.actionIntent;
@@ -71,14 +72,14 @@ export function trustInFlight(view: RunLogView, req: RunRequest, log: readonly L
  * of its identity): an approval of a tool a person answers would hand the executor an action that
  * no executor may run, and an answer to any other tool would record a person's text as its result.
  */
-function checkGateKind(f: InFlightStep, req: RunRequest, log: readonly LogRecord[]): void {
+function checkGateKind(f: InFlightStep, req: RunRequest, findLine: FindLine): void {
   const asked = f.request?.request.kind;
   const shown = f.request !== null && (asked === 'approval' || asked === 'answer') ? f.request.request : null;
   const kind = shown?.kind ?? (f.approval?.reply.kind === 'approve' ? 'approval' : null);
   const decision = shown?.decision ?? f.actionIntent?.decision ?? null;
   if (kind === null || decision === null || (kind === 'answer') === (gateFor(req, decision) === 'answer')) return;
   const resultId = `s${f.stepIndex}.input`;
-  const line = log.findIndex((r) => r.kind === 'input_request' && r.resultId === resultId) + 1;
+  const line = findLine((r) => r.kind === 'input_request' && r.resultId === resultId);
   const tool = decision.action.kind === 'tool_call' ? `tool ${JSON.stringify(decision.action.name)}` : 'a code action';
   const says = kind === 'answer' ? 'an answer request for' : 'an approval of';
   throw new CorruptLogError(
@@ -94,7 +95,7 @@ function checkGateKind(f: InFlightStep, req: RunRequest, log: readonly LogRecord
  * child where the tool is a plain one would run it again on a person's approval of something
  * else — a `never` action too, unsettled.
  */
-function checkChildRequests(f: InFlightStep, req: RunRequest, log: readonly LogRecord[]): void {
+function checkChildRequests(f: InFlightStep, req: RunRequest, findLine: FindLine): void {
   const asked: { resultId: string; decision: ActionDecision }[] = [];
   const one = f.request?.request.kind === 'child' ? f.request : null;
   if (one !== null && f.actionIntent !== null)
@@ -106,7 +107,7 @@ function checkChildRequests(f: InFlightStep, req: RunRequest, log: readonly LogR
   const ex = req.executor;
   for (const { resultId, decision } of asked) {
     if (ex instanceof RegistryExecutor && ex.runsChild(decision.action)) continue;
-    const line = log.findIndex((r) => r.kind === 'input_request' && r.resultId === resultId) + 1;
+    const line = findLine((r) => r.kind === 'input_request' && r.resultId === resultId);
     const what =
       decision.action.kind === 'tool_call' ? `tool ${JSON.stringify(decision.action.name)}` : 'a code action';
     throw new CorruptLogError(line, `${resultId} is a sub-agent's request, but ${what} runs no sub-agent`, {

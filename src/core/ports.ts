@@ -159,6 +159,9 @@ export type ReadLogOptions = {
   readonly onWarning?: (warning: StoreWarning) => void;
 };
 
+/** What {@link RunStore.readLogLines} resolves to. */
+export type StoredLines = { readonly lines: readonly string[]; readonly source: string };
+
 /**
  * Releases a run lease taken by {@link RunStore.acquire}. A store that can lose a lease, or take a
  * stop request, gives it `lost`: a signal aborted when the lease is lost (reason `LeaseLostError`) or
@@ -222,6 +225,16 @@ export interface RunStore {
    * rejects with `CorruptLogError`; other failures reject (the library wraps them in `StoreError`).
    */
   readLog(runId: string, opts?: ReadLogOptions): Promise<readonly LogRecord[]>;
+  /**
+   * Optional: a run's log as the lines the store holds, each the text its `LogCodec` wrote for one
+   * record (the lean form), for a reader that does not need every record built (`resume`: see
+   * docs/design/run-log.md#reading-a-log-fast). A store that keeps its log as text has it at hand.
+   *
+   * Contract: as {@link RunStore.readLog} — every line in write order, from the log's first; a torn
+   * last line dropped and reported to `opts.onWarning`; `lines: []` for a run never written.
+   * `source` names the log in a `CorruptLogError` (a path).
+   */
+  readLogLines?(runId: string, opts?: ReadLogOptions): Promise<StoredLines>;
   /**
    * Write the last record of a run.
    *

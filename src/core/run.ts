@@ -31,7 +31,8 @@ import type {
 import { requestFromLog, resolveRequest } from './request-input.ts';
 import type { ResolvedRequest } from './request-input.ts';
 import { checkAgentConfig, checkRequest } from './request-checks.ts';
-import { readRunLog } from './run-log.ts';
+import { readStoredLog } from './log-lines.ts';
+import type { ResumeReading } from './log-lines.ts';
 import { checkSnapshotHash, trustInFlight } from './log-trust.ts';
 import { checkReply, isThenable } from './seam-values.ts';
 import { readSinkHook } from './sinks.ts';
@@ -39,15 +40,7 @@ import { RunDriver } from './session.ts';
 import { identitySnapshot, snapshotInForce } from './snapshot.ts';
 import { storedResult } from './step-record.ts';
 import { severalCallsRefusal } from './store-write.ts';
-import type {
-  LogRecord,
-  ParamSnapshot,
-  RunLogView,
-  RunResult,
-  RunStartedRecord,
-  StopRequest,
-  UpgradeRecord,
-} from './types.ts';
+import type { ParamSnapshot, RunLogView, RunResult, RunStartedRecord, StopRequest, UpgradeRecord } from './types.ts';
 import { checkUpgradeHashes, storedRequestOf, upgradeRecord, upgradeRefusal } from './upgrade.ts';
 
 /**
@@ -242,19 +235,17 @@ async function driveOnce(
     if (tools) await cancel.seam(() => tools.loaded());
     if (store.acquire) lease = new Lease(await acquireLease(cancel, runId, store));
     const warnings: StoreWarning[] = [];
-    let log: readonly LogRecord[] | null = await guardedRead(
-      runId,
-      'readLog',
-      () => cancel.seam(() => store.readLog(runId, { onWarning: (w) => void warnings.push(w) })),
-      signal,
-    );
-    let view: RunLogView | null = readRunLog(log);
+    const onWarning = (w: StoreWarning): void => void warnings.push(w);
+    const guard = <T>(fn: () => Promise<T>): Promise<T> => guardedRead(runId, 'readLog', () => cancel.seam(fn), signal);
+    // Not destructured: `findLine` may hold every record read, let go of below with `reading`.
+    let reading: ResumeReading | null = await readStoredLog(store, runId, { onWarning }, guard);
+    let view: RunLogView | null = reading.view;
     if (mode === 'run' && view.state !== 'not_started') throw new RunExistsError(runId);
     if (mode === 'resume' && view.state === 'not_started') throw new RunNotFoundError(runId);
     const started = view.started;
     if (started) {
       await checkSnapshotHash(started, 'run log');
-      await checkUpgradeHashes(started, view.upgrades, log, 'run log');
+      await checkUpgradeHashes(started, view.upgrades, reading.findLine, 'run log');
     }
     // A stop asked while no driver held the run: it ends now, before anything else.
     const stop = lease?.lost?.aborted ? stopAtStart(lease.lost, runId) : null;
@@ -290,7 +281,7 @@ async function driveOnce(
     const refusal = differing.length > 0 && inForce ? upgradeRefusal(runId, view, inForce, request) : null;
     if (refusal) throw refusal;
     // The interrupted step goes on as the run's own tools allow, not as the log claims.
-    let trusted: RunLogView | null = trustInFlight(view, request, log);
+    let trusted: RunLogView | null = trustInFlight(view, request, reading.findLine);
     const reply = mode === 'resume' ? opts.input : undefined;
     const input = reply === undefined ? undefined : checkReply(runId, reply, trusted);
     if (input !== undefined) checkEdit(runId, input, trusted, request);
@@ -324,7 +315,7 @@ async function driveOnce(
     const driving = driver.drive(trusted, { snapshot, request: stored }, warnings, input ?? null);
     // A frame keeps its locals alive across every await: let go of what was read (every record, every
     // step), so that a windowed run keeps only its window. The driver took what it needs.
-    log = view = trusted = null;
+    reading = view = trusted = null;
     return await driving;
   } finally {
     cancel.dispose();

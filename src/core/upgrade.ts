@@ -6,6 +6,7 @@
  */
 import { CorruptLogError, UpgradeRefusedError } from './errors.ts';
 import { callDecision } from './internal/step-calls.ts';
+import type { FindLine } from './internal/recovery.ts';
 import type { RunRequest } from './request.ts';
 import { canonicalJson } from './serialization.ts';
 import { applyUpgrade, sha256Hex } from './snapshot.ts';
@@ -40,7 +41,7 @@ export function storedRequestOf(started: RunStartedRecord, upgrades: Upgrades): 
 export async function checkUpgradeHashes(
   started: RunStartedRecord,
   upgrades: Upgrades,
-  log: readonly unknown[],
+  findLine: FindLine,
   source: string,
 ): Promise<void> {
   const snapshot: Record<string, JsonValue> = { ...started.snapshot };
@@ -48,7 +49,7 @@ export async function checkUpgradeHashes(
     applyUpgrade(snapshot, u);
     if ((await sha256Hex(canonicalJson(snapshot))) !== u.snapshotHash) {
       throw new CorruptLogError(
-        log.indexOf(u) + 1,
+        findLine((r) => r === u),
         `the upgrade of step ${u.stepIndex} holds a snapshotHash ` +
           'that is not the hash of the snapshot it leaves in force',
         { source },

@@ -8,11 +8,11 @@ import type { FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { decodeLog, StopRequestedError, StoreError } from '../core/index.ts';
 import { AppendLogStore, checkOptionKeys } from '../core/internal-entry.ts';
-import type { LogRecord, ReadLogOptions, ReleaseLease, RunStore, StopRequest } from '../core/index.ts';
+import type { LogRecord, ReadLogOptions, ReleaseLease, RunStore, StopRequest, StoredLines } from '../core/index.ts';
 import type { LogAppend, OptionKeys } from '../core/internal-entry.ts';
 import { acquireLock, errCode } from './lock.ts';
 import { fsyncDir, syncNewDirs } from './dir-sync.ts';
-import { decodeLogText, repairTail } from './log-text.ts';
+import { decodeLogText, isCompleteJson, repairTail } from './log-text.ts';
 import { identityOf, isFileAt, writeAll, writeAllSync } from './whole-write.ts';
 import type { FileIdentity } from './whole-write.ts';
 import { OPEN, openRegular, readRegular, refused, refusedNow } from './regular-file.ts';
@@ -131,20 +131,31 @@ export class FileStore extends AppendLogStore implements RunStore {
    * `run`/`resume` turn the latter into a `warning` event); a bad line
    * elsewhere rejects with `CorruptLogError` naming the file and line.
    */
-  readLog(runId: string, opts?: ReadLogOptions): Promise<readonly LogRecord[]> {
+  async readLog(runId: string, opts?: ReadLogOptions): Promise<readonly LogRecord[]> {
+    const { lines, source } = await this.readLogLines(runId, opts);
+    return decodeLog(lines, { source }).records;
+  }
+
+  /**
+   * Contract: see {@link RunStore.readLogLines}: the lines {@link readLog} decodes, as this store
+   * wrote them (what `resume` reads a long log from). Reads, refuses and warns as `readLog` does.
+   */
+  readLogLines(runId: string, opts?: ReadLogOptions): Promise<StoredLines> {
     return this.#serial(runId, async () => {
-      // Another driver may have written since this store's codec followed the log.
       this.forgetWrites(runId);
       const path = this.logPath(runId);
       const bytes = await readRegular(path).catch(refused(runId, 'readLog'));
-      if (bytes === null) return [];
-      const { records, tornLine } = decodeLog(decodeLogText(bytes, path), { source: path });
-      if (tornLine !== null) {
-        const warning = tornTailWarning(runId, path, tornLine);
+      if (bytes === null) return { lines: [], source: path };
+      const lines = decodeLogText(bytes, path).split('\n');
+      if (lines.at(-1) === '') lines.pop();
+      // A last line that is not complete JSON is a torn write, dropped as `readLog` drops it.
+      if (lines.length > 0 && !isCompleteJson(lines.at(-1) as string)) {
+        lines.pop();
+        const warning = tornTailWarning(runId, path, lines.length + 1);
         this.#warn(warning);
         opts?.onWarning?.(warning);
       }
-      return records;
+      return { lines, source: path };
     });
   }
 

@@ -5,16 +5,9 @@
  * @module
  */
 import { hostname } from 'node:os';
-import {
-  CorruptLogError,
-  decodeLog,
-  isPolyLoopError,
-  RunLockedError,
-  RunNotFoundError,
-  StoreError,
-} from '../core/index.ts';
-import { AppendLogStore, checkOptionKeys } from '../core/internal-entry.ts';
-import type { LogRecord, ReleaseLease, RunStore, StopRequest } from '../core/index.ts';
+import { decodeLog, isPolyLoopError, RunLockedError, RunNotFoundError, StoreError } from '../core/index.ts';
+import { AppendLogStore, checkOptionKeys, committedLines } from '../core/internal-entry.ts';
+import type { LogRecord, ReleaseLease, RunStore, StopRequest, StoredLines } from '../core/index.ts';
 import type { LogAppend, OptionKeys } from '../core/internal-entry.ts';
 import { describeHolder, readableId, RUN_KEY, takeLease } from './lease.ts';
 import type { HeldLease, LeaseContext } from './lease.ts';
@@ -133,6 +126,12 @@ export class PostgresStore extends AppendLogStore implements RunStore {
    * anything else `StoreError`.
    */
   async readLog(runId: string): Promise<readonly LogRecord[]> {
+    const { lines, source } = await this.readLogLines(runId);
+    return decodeLog(lines, { source }).records;
+  }
+
+  /** Contract: see {@link RunStore.readLogLines}; the rows {@link readLog} decodes, refused as it refuses them. */
+  async readLogLines(runId: string): Promise<StoredLines> {
     // Another driver may have written since this store's codec followed the log.
     this.forgetWrites(runId);
     let texts: string[];
@@ -146,10 +145,7 @@ export class PostgresStore extends AppendLogStore implements RunStore {
     } catch (e) {
       throw new StoreError(runId, 'readLog', e);
     }
-    const source = `postgres:${this.#schema}.records/${runId}`;
-    const { records, tornLine } = decodeLog(texts, { source });
-    if (tornLine !== null) throw new CorruptLogError(tornLine, 'not valid JSON', { source });
-    return records;
+    return committedLines(texts, `postgres:${this.#schema}.records/${runId}`, 'not valid JSON');
   }
 
   /**

@@ -5,12 +5,12 @@
  */
 import { openDB } from 'idb';
 import type { IDBPDatabase } from 'idb';
-import { isPolyLoopError, StoreError } from '../core/index.ts';
-import { AppendLogStore, checkOptionKeys } from '../core/internal-entry.ts';
-import type { LogRecord, ReleaseLease, RunStore, StopRequest } from '../core/index.ts';
+import { decodeLog, isPolyLoopError, StoreError } from '../core/index.ts';
+import { AppendLogStore, checkOptionKeys, committedLines } from '../core/internal-entry.ts';
+import type { LogRecord, ReleaseLease, RunStore, StopRequest, StoredLines } from '../core/index.ts';
 import type { LogAppend, OptionKeys } from '../core/internal-entry.ts';
 import { HeldRecords } from './held-records.ts';
-import { decodeStored, runInfo } from './run-info.ts';
+import { runInfo, storedSource } from './run-info.ts';
 import type { StoredRunInfo } from './run-info.ts';
 import { acquireLocalLease, acquireWebLock, leaseName, webLocks } from './lease.ts';
 import type { LeaseMode } from './lease.ts';
@@ -95,6 +95,12 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
    * `CorruptLogError`/`SchemaVersionError` for a bad record, `StoreError` for other failures.
    */
   async readLog(runId: string): Promise<readonly LogRecord[]> {
+    const { lines, source } = await this.readLogLines(runId);
+    return decodeLog(lines, { source }).records;
+  }
+
+  /** Contract: see {@link RunStore.readLogLines}; the texts {@link readLog} decodes, refused as it refuses them. */
+  async readLogLines(runId: string): Promise<StoredLines> {
     // Another driver may have written since this store's codec followed the log.
     this.forgetWrites(runId);
     let texts: string[];
@@ -109,7 +115,7 @@ export class IndexedDBStore extends AppendLogStore implements RunStore {
     } catch (e) {
       throw isPolyLoopError(e) ? e : new StoreError(runId, 'readLog', e);
     }
-    return decodeStored(this.dbName, runId, texts);
+    return committedLines(texts, storedSource(this.dbName, runId), 'not valid JSON');
   }
 
   /**

@@ -24,12 +24,15 @@ export type StoredRunInfo = {
   readonly error: string | null;
 };
 
+/** How a `CorruptLogError` names a run's log in a database. */
+export const storedSource = (dbName: string, runId: string): string => `indexeddb:${dbName}/${runId}`;
+
 /**
  * A run's stored record texts decoded by the core decoder. A transaction lands whole, so a record
  * that is not JSON was damaged, never torn: `CorruptLogError`, wherever it sits.
  */
 export function decodeStored(dbName: string, runId: string, texts: readonly string[]): readonly LogRecord[] {
-  const source = `indexeddb:${dbName}/${runId}`;
+  const source = storedSource(dbName, runId);
   const { records, tornLine } = decodeLog(texts, { source });
   if (tornLine !== null) throw new CorruptLogError(tornLine, 'not valid JSON', { source });
   return records;

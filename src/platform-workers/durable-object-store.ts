@@ -2,17 +2,9 @@
  * DurableObjectStore: a run log in a Durable Object's SQLite-backed storage.
  * @module
  */
-import {
-  CorruptLogError,
-  decodeLog,
-  encodeRecord,
-  LogCodec,
-  PolyLoopError,
-  RunLockedError,
-  StopRequestedError,
-} from '../core/index.ts';
-import { AppendLogStore, checkOptionKeys } from '../core/internal-entry.ts';
-import type { LogRecord, ReleaseLease, RunStore, StopRequest } from '../core/index.ts';
+import { decodeLog, encodeRecord, LogCodec, PolyLoopError, RunLockedError, StopRequestedError } from '../core/index.ts';
+import { AppendLogStore, checkOptionKeys, committedLines } from '../core/internal-entry.ts';
+import type { LogRecord, ReleaseLease, RunStore, StopRequest, StoredLines } from '../core/index.ts';
 import type { LogAppend, OptionKeys } from '../core/internal-entry.ts';
 
 /** The part of `ctx.storage` the store uses (SQLite-backed Durable Object storage). */
@@ -257,15 +249,20 @@ export class DurableObjectStore extends AppendLogStore implements RunStore {
    * it (no append can slip in between). Throws `CorruptLogError` or `SchemaVersionError` as `readLog` rejects.
    */
   readLogSync(runId: string): readonly LogRecord[] {
+    const { lines, source } = this.#lines(runId);
+    return decodeLog(lines, { source }).records;
+  }
+
+  /** Contract: see {@link RunStore.readLogLines}; the lines {@link readLog} decodes, refused as it refuses them. */
+  async readLogLines(runId: string): Promise<StoredLines> {
+    return this.#lines(runId);
+  }
+
+  #lines(runId: string): StoredLines {
     // Another driver may have written since this store's codec followed the log.
     this.forgetWrites(runId);
-    const lines = this.readLines(runId);
-    const decoded = decodeLog(
-      lines.map((l) => l.line),
-      { source: `durable-object:${runId.slice(0, 200)}` },
-    );
-    if (decoded.tornLine !== null) throw new CorruptLogError(decoded.tornLine, 'a committed record is not valid JSON');
-    return decoded.records;
+    const lines = this.readLines(runId).map((l) => l.line);
+    return committedLines(lines, `durable-object:${runId.slice(0, 200)}`, 'a committed record is not valid JSON');
   }
 
   /**

@@ -11,7 +11,8 @@
  * the crafted logs `forged-logs.ts`.
  * @module
  */
-import { checkOptionKeys } from '../../core/internal-entry.ts';
+import { decodeLog, readRunLog } from '../../core/index.ts';
+import { checkOptionKeys, readRunLogLines } from '../../core/internal-entry.ts';
 import type {
   ActionIntentRecord,
   IntentRecord,
@@ -80,6 +81,21 @@ function logCases(make: Make): ContractCase[] {
         const store = await make();
         const written = await writeFullRun(store, 'run-1');
         equal(await store.readLog('run-1'), written, 'readLog after a full run');
+      },
+    },
+    {
+      name: 'gives with readLogLines the log readLog gives, line for record (stores with readLogLines)',
+      run: async () => {
+        const store = await make();
+        const { readLogLines } = store;
+        if (readLogLines === undefined) return;
+        check(typeof readLogLines === 'function', `the store's readLogLines is a ${typeof readLogLines}, not a method`);
+        equal((await readLogLines.call(store, 'never-written')).lines, [], 'readLogLines of an unwritten run');
+        const written = await writeFullRun(store, 'run-1');
+        const { lines, source } = await readLogLines.call(store, 'run-1');
+        check(typeof source === 'string', 'readLogLines names no source');
+        equal(decodeLog(lines).records, written, 'the lines of a full run, decoded');
+        equal(readRunLogLines(lines, source).view, readRunLog(written), 'the view read from the lines');
       },
     },
     {

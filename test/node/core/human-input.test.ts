@@ -44,7 +44,7 @@ function failingStore(method: keyof RunStore, nth: number, lands: boolean): RunS
   const inner = new InMemoryStore();
   let count = 0;
   const wrap =
-    (m: keyof RunStore) =>
+    (m: keyof RunStore & keyof InMemoryStore) =>
     async (...args: unknown[]): Promise<void> => {
       const call = (inner[m] as (...a: unknown[]) => Promise<void>).bind(inner);
       if (m === method && ++count === nth) {
