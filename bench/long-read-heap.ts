@@ -10,6 +10,7 @@
  * enforce that limit, so the run itself passing there does not show it.
  */
 import { decodeLog, exportRun, InMemoryStore, readRunLog, run } from '../src/core/index.ts';
+import { readRunLogLines } from '../src/core/internal-entry.ts';
 import { capacityAgent, capacityRequest } from './capacity-workload.ts';
 import { crashedLongRun } from './long-workload.ts';
 import { heapAfterGc } from './stats.ts';
@@ -27,9 +28,9 @@ const lines = text.split('\n').map((l) => ` ${l}`.slice(1));
 lines.pop();
 text = null;
 const withLines = heapAfterGc();
-const decoded = decodeLog(lines);
+let decoded: ReturnType<typeof decodeLog> | null = decodeLog(lines);
 const withRecords = heapAfterGc();
-const view = readRunLog(decoded.records);
+let view: ReturnType<typeof readRunLog> | null = readRunLog(decoded.records);
 const withView = heapAfterGc();
 if (view.steps !== N) throw new Error(`the reading saw ${view.steps} steps, not ${N}`);
 const perStep = (bytes: number): string => (bytes / N).toFixed(0);
@@ -40,4 +41,18 @@ console.log(
     `bytes a step: lines ${perStep(withLines - before)}, + records ${perStep(withRecords - withLines)}, ` +
     `+ reading ${perStep(withView - withRecords)}; most held at once ${perStep(peak)} ` +
     `(${(peak / 2 ** 20).toFixed(1)} MiB); 128 MB ÷ this = ${Math.round(128e6 / (peak / N)).toLocaleString('en-US')} steps`,
+);
+// What a resume holds reading the lines (the stores' readLogLines): the lines, and the view it builds
+// from them, no record but each step's; read after a forced GC, like the figures above.
+const records = decoded.records.length;
+decoded = view = null;
+const linesOnly = heapAfterGc();
+const reading = readRunLogLines(lines, 'long');
+const withReading = heapAfterGc();
+if (reading.view.steps !== N) throw new Error(`the line reading saw ${reading.view.steps} steps, not ${N}`);
+const held = withReading - before;
+console.log(
+  `read from its lines (${records.toLocaleString('en-US')} lines), bytes a step: lines ${perStep(linesOnly - before)}, ` +
+    `+ view ${perStep(withReading - linesOnly)}; held ${perStep(held)} (${(held / 2 ** 20).toFixed(1)} MiB); ` +
+    `128 MB ÷ this = ${Math.round(128e6 / (held / N)).toLocaleString('en-US')} steps`,
 );
