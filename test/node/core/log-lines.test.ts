@@ -252,3 +252,33 @@ describe('FileStore.readLogLines', () => {
     await expect(resume(benchAgent(store, 6), benchRequest('g', 6))).rejects.toThrow(expected.slice(17));
   });
 });
+
+describe('a store’s readLogLines that misbehaves', () => {
+  const wrapped = (inner: InMemoryStore, readLogLines: () => Promise<unknown>): RunStore => ({
+    runStarted: (id, r) => inner.runStarted(id, r),
+    intent: (id, r) => inner.intent(id, r),
+    result: (id, rid, r) => inner.result(id, rid, r),
+    step: (id, r) => inner.step(id, r),
+    runEnded: (id, r) => inner.runEnded(id, r),
+    readLog: (id) => inner.readLog(id),
+    readLogLines: readLogLines as RunStore['readLogLines'],
+  });
+
+  it('fails a resume with StoreError, writing nothing, when it resolves to anything but { lines, source }', async () => {
+    const inner = new InMemoryStore();
+    await run(benchAgent(faultyStore(inner, { crashAfterWrites: 6 }), 4), benchRequest('h', 4)).catch(() => null);
+    const before = await inner.readLog('h');
+    for (const answer of [null, [], { lines: 'x', source: 's' }, { lines: [1], source: 's' }, { lines: [] }]) {
+      const store = wrapped(inner, async () => answer);
+      await expect(resume(benchAgent(store, 4), benchRequest('h', 4))).rejects.toMatchObject({
+        name: 'StoreError',
+        operation: 'readLog',
+      });
+    }
+    const store = wrapped(inner, async () => {
+      throw new Error('disk gone');
+    });
+    await expect(resume(benchAgent(store, 4), benchRequest('h', 4))).rejects.toMatchObject({ name: 'StoreError' });
+    expect(await inner.readLog('h')).toEqual(before);
+  });
+});
