@@ -249,16 +249,17 @@ export class DurableObjectStore extends AppendLogStore implements RunStore {
    * it (no append can slip in between). Throws `CorruptLogError` or `SchemaVersionError` as `readLog` rejects.
    */
   readLogSync(runId: string): readonly LogRecord[] {
-    const { lines, source } = this.#lines(runId);
+    const { lines, source } = this.readLogLinesSync(runId);
     return decodeLog(lines, { source }).records;
   }
 
   /** Contract: see {@link RunStore.readLogLines}; the lines {@link readLog} decodes, refused as it refuses them. */
   async readLogLines(runId: string): Promise<StoredLines> {
-    return this.#lines(runId);
+    return this.readLogLinesSync(runId);
   }
 
-  #lines(runId: string): StoredLines {
+  /** {@link readLogLines}, synchronously, as {@link readLogSync} is. */
+  readLogLinesSync(runId: string): StoredLines {
     // Another driver may have written since this store's codec followed the log.
     this.forgetWrites(runId);
     const lines = this.readLines(runId).map((l) => l.line);

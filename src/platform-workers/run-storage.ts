@@ -4,7 +4,8 @@
  * {@link RunStorage.readNow}, the one reading (`readRunLog`).
  * @module
  */
-import { isPolyLoopError, readRunLog } from '../core/index.ts';
+import { isPolyLoopError } from '../core/index.ts';
+import { readRunLogLines } from '../core/internal-entry.ts';
 import type { RunLogState, RunLogView } from '../core/index.ts';
 import { DurableObjectStore } from './durable-object-store.ts';
 import type { StoredLine } from './durable-object-store.ts';
@@ -59,10 +60,15 @@ export class RunStorage {
     return readRunRow(this.#storage.sql);
   }
 
-  /** The log read through `readRunLog` in this turn, or why it is refused. Store failures still throw. */
+  /**
+   * The log read through `readRunLog` in this turn, or why it is refused. Store failures still throw.
+   * Read from its lines, building no record but each step's: a status read of a long run fits in the
+   * object's memory as its resume does (docs/design/run-log.md#reading-a-log-fast).
+   */
   readNow(runId: string): Reading {
     try {
-      return { view: readRunLog(this.store.readLogSync(runId)) };
+      const { lines, source } = this.store.readLogLinesSync(runId);
+      return { view: readRunLogLines(lines, source).view };
     } catch (e) {
       if (!isPolyLoopError(e) || (e.code !== 'corrupt_log' && e.code !== 'schema_version')) throw e;
       return { unreadable: `${e.name}: ${e.message}` };

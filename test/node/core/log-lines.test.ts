@@ -261,7 +261,7 @@ describe('a store’s readLogLines that misbehaves', () => {
     step: (id, r) => inner.step(id, r),
     runEnded: (id, r) => inner.runEnded(id, r),
     readLog: (id) => inner.readLog(id),
-    readLogLines: readLogLines as RunStore['readLogLines'],
+    readLogLines: readLogLines as NonNullable<RunStore['readLogLines']>,
   });
 
   it('fails a resume with StoreError, writing nothing, when it resolves to anything but { lines, source }', async () => {
