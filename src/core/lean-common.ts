@@ -14,7 +14,7 @@
 import { inOrder, isExactly, REPLY_ORDER } from './record-order.ts';
 import { checkOutcome, checkStepFields, isInt, isObj, isStrOrNull, isUsageOrNull } from './record-fields.ts';
 import type { Obj } from './record-fields.ts';
-import { derivedStep, OUTCOME_ORDER, reprOf, StepContext } from './lean-records.ts';
+import { derivedStep, fullOutcome, fullReply, OUTCOME_ORDER, reprOf, StepContext } from './lean-records.ts';
 import type { ActionDecision, ResultRecord, StepRecord } from './types.ts';
 
 const MODEL_INTENT = ['kind', 'v', 'intent', 'stepIndex', 'replayPolicy'];
@@ -26,9 +26,6 @@ const LEAN_STEP = ['stepIndex', 'startedAt', 'endedAt'];
 const ACTION_RESULT = ['outcome'];
 
 const isPolicy = (v: unknown): boolean => v === 'safe' || v === 'never';
-
-/** `value`, or `fallback` when it is absent (a `null` written out is kept, as the general reader keeps it). */
-const or = (value: unknown, fallback: unknown): unknown => (value === undefined ? fallback : value);
 
 /**
  * The full record a 1.2 lean record `p` (just parsed) stands for at `ctx`, when it is one of the
@@ -145,18 +142,9 @@ function decisionOf(p: Obj, text: string): Obj | null {
 function replyOf(p: Obj): Obj | null {
   const rp = p['reply'];
   if (!isExactly(p, RESULT) || !isInt(p['stepIndex']) || !isObj(rp) || !inOrder(rp, REPLY_ORDER)) return null;
-  const usage = or(rp['usage'], null);
-  if (typeof rp['text'] !== 'string' || !isStrOrNull(rp['callId']) || !isUsageOrNull(usage)) return null;
-  return {
-    callId: rp['callId'],
-    text: rp['text'],
-    reasoning: or(rp['reasoning'], null),
-    toolCalls: or(rp['toolCalls'], []),
-    content: or(rp['content'], null),
-    finishReason: or(rp['finishReason'], null),
-    usage,
-    providerMetadata: or(rp['providerMetadata'], null),
-  };
+  const reply = fullReply(rp);
+  if (typeof reply['text'] !== 'string' || !isStrOrNull(reply['callId']) || !isUsageOrNull(reply['usage'])) return null;
+  return reply;
 }
 
 /** The full `step` of a common step record `p` at `ctx`, its outcome and index; or null. */
@@ -167,13 +155,7 @@ function stepOf(p: Obj, ctx: StepContext): Obj | null {
   if (!isObj(ar) || !isExactly(ar, ACTION_RESULT)) return null;
   const o = ar['outcome'];
   if (!isObj(o) || !inOrder(o, OUTCOME_ORDER)) return null;
-  const outcome: Obj = {
-    status: or(o['status'], 'executed'),
-    observation: o['observation'],
-    observationIsSynthetic: or(o['observationIsSynthetic'], false),
-    envReportedCompletion: or(o['envReportedCompletion'], false),
-    observationTruncatedChars: or(o['observationTruncatedChars'], 0),
-  };
+  const outcome = fullOutcome(o);
   const step = derivedStep(s, outcome, ctx, false);
   step['startedAt'] = s['startedAt'];
   step['endedAt'] = s['endedAt'];

@@ -329,21 +329,7 @@ export function inflate(r: Obj, ctx: StepContext): Obj {
     }
     case 'result': {
       const rp = r['reply'];
-      const reply = isObj(rp)
-        ? rest(
-            {
-              callId: rp['callId'],
-              text: rp['text'],
-              reasoning: or(rp['reasoning'], null),
-              toolCalls: or(rp['toolCalls'], []),
-              content: or(rp['content'], null),
-              finishReason: or(rp['finishReason'], null),
-              usage: or(rp['usage'], null),
-              providerMetadata: or(rp['providerMetadata'], null),
-            },
-            rp,
-          )
-        : rp;
+      const reply = isObj(rp) ? rest(fullReply(rp), rp) : rp;
       const full: Obj = {
         kind: 'result',
         v: r['v'],
@@ -363,17 +349,7 @@ export function inflate(r: Obj, ctx: StepContext): Obj {
       if (isObj(ar)) {
         const o = ar['outcome'];
         if (isObj(o) && Object.keys(OUTCOME_DEFAULTS).every((key) => Object.hasOwn(o, key))) outcome = o;
-        else if (isObj(o))
-          outcome = rest(
-            {
-              status: or(o['status'], 'executed'),
-              observation: o['observation'],
-              observationIsSynthetic: or(o['observationIsSynthetic'], false),
-              envReportedCompletion: or(o['envReportedCompletion'], false),
-              observationTruncatedChars: or(o['observationTruncatedChars'], 0),
-            },
-            o,
-          );
+        else if (isObj(o)) outcome = rest(fullOutcome(o), o);
         const full: Obj = Object.hasOwn(ar, 'resultId') ? {} : { resultId: ownResultId(s['stepIndex'], 'action') };
         for (const key of Object.keys(ar)) put(full, key, key === 'outcome' ? or(outcome, o) : ar[key]);
         if (!Object.hasOwn(full, 'outcome')) full['outcome'] = o;
@@ -386,6 +362,30 @@ export function inflate(r: Obj, ctx: StepContext): Obj {
     default:
       return r;
   }
+}
+
+/** A reply's known fields, each left out filled back in (its unknown ones are the caller's to copy). */
+export function fullReply(rp: Obj): Obj {
+  return {
+    callId: rp['callId'],
+    text: rp['text'],
+    reasoning: or(rp['reasoning'], null),
+    toolCalls: or(rp['toolCalls'], []),
+    content: or(rp['content'], null),
+    finishReason: or(rp['finishReason'], null),
+    usage: or(rp['usage'], null),
+    providerMetadata: or(rp['providerMetadata'], null),
+  };
+}
+/** An outcome's known fields, each left out filled back in (as {@link fullReply}). */
+export function fullOutcome(o: Obj): Obj {
+  return {
+    status: or(o['status'], 'executed'),
+    observation: o['observation'],
+    observationIsSynthetic: or(o['observationIsSynthetic'], false),
+    envReportedCompletion: or(o['envReportedCompletion'], false),
+    observationTruncatedChars: or(o['observationTruncatedChars'], 0),
+  };
 }
 
 /** An action decision with what the lean form left out filled back in: its history text and trajectory form. */
