@@ -1,12 +1,14 @@
 /**
  * The JSON Schema check of a tool's arguments: the registration checks of its `parameters`
  * (every `$ref` resolving, every keyword of the right kind, a trial run) and the validation by
- * `SchemaValidator` (`@cfworker/json-schema` with linear-time patterns). Its own module so that
+ * `SchemaValidator` (`@cfworker/json-schema` with linear-time patterns), with the quick check of a
+ * flat schema in front (`flat-schema.ts`). Its own module so that
  * a registry of tools that bring their own validator never reaches it (the validator and its
  * pattern matcher are most of the registry's weight): docs/decisions/0081-tools-with-their-own-validator.md.
  * @module
  */
 import { dereference } from '@cfworker/json-schema';
+import { flatSchemaCheck } from './flat-schema.ts';
 import { SchemaValidator } from './schema-validator.ts';
 import { schemaProblem } from './tool-schema.ts';
 
@@ -53,7 +55,11 @@ export function jsonSchemaArgumentsCheck(parameters: object, refuse: Refuse): Ar
   } catch (e) {
     return refuse('parameters is not a schema the validator can apply', { error: e });
   }
+  // Built from the copy the checks above accepted (cfworker's marks on it are not enumerable), so
+  // a schema they refuse never reaches it; a schema it cannot state has none.
+  const quick = flatSchemaCheck(walked);
   return (args, maxProblems) => {
+    if (quick?.(args)) return null;
     const result = validator.validate(args);
     if (result.valid) return null;
     const leaves = result.errors.filter((e) => !WRAPPERS.has(e.keyword));
