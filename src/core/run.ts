@@ -37,7 +37,7 @@ import { checkSnapshotHash, trustInFlight } from './log-trust.ts';
 import { checkReply, isThenable } from './seam-values.ts';
 import { readSinkHook } from './sinks.ts';
 import { RunDriver } from './session.ts';
-import { identitySnapshot, snapshotInForce } from './snapshot.ts';
+import { snapshotInForce, snapshotText as identityText } from './snapshot.ts';
 import { storedResult } from './step-record.ts';
 import { severalCallsRefusal } from './store-write.ts';
 import type { ParamSnapshot, RunLogView, RunResult, RunStartedRecord, StopRequest, UpgradeRecord } from './types.ts';
@@ -153,6 +153,13 @@ function requestOrNull(agent: AgentDefinition, runId: string, started: RunStarte
 /** The grace of a run resumed by id until its log is read: nothing is written before then. */
 const UNREAD_GRACE_MS = 0;
 
+/**
+ * The signal of every run without one of its caller's: nobody holds its controller and nothing
+ * listens to it (`Cancellation` adds no listener to a signal that cannot abort), so one serves
+ * them all, and a short run does not build an `AbortController` it never uses.
+ */
+let unabortable: AbortSignal | null = null;
+
 function checkOptions(opts: ResumeOptions, mode: 'run' | 'resume'): void {
   if (mode === 'run') return checkOptionKeys(opts, RUN_OPTIONS, 'run', { hints: RUN_HINTS });
   checkOptionKeys(opts, RESUME_OPTIONS, 'resume');
@@ -218,7 +225,7 @@ async function driveOnce(
   let resolved = byId ? null : resolveRequest(given, agent.defaults);
   if (resolved) checkRequest(resolved.request, { defaulted: resolved.defaulted });
   const runId = byId ? given : (resolved as ResolvedRequest).request.runId;
-  const signal = opts.signal ?? new AbortController().signal;
+  const signal = opts.signal ?? (unabortable ??= new AbortController().signal);
   signal.throwIfAborted();
   const { store } = agent;
   // Without a signal of the caller's, nothing can abort this run: its waits need no racing.
@@ -273,7 +280,8 @@ async function driveOnce(
     const window = request.historyWindow?.steps ?? null;
     // From here on a stop request or a lost lease aborts the run as the caller's signal would.
     if (lease?.lost && !lease.lost.aborted) cancel.join(lease.lost);
-    const snapshot = identitySnapshot(agent, request);
+    const snapshotText = identityText(agent, request);
+    const snapshot = JSON.parse(snapshotText) as ParamSnapshot;
     const differing = inForce ? diffSnapshots(inForce, snapshot) : [];
     if (differing.length > 0 && (opts.upgrade === undefined || view.ended))
       throw new RunIdentityMismatchError(runId, differing, { ended: view.ended !== null });
@@ -312,7 +320,7 @@ async function driveOnce(
         return windowed(await endOnStop(agent, trusted, stop, { runId, cancel, lease, warnings, request }), window);
       return windowed(storedResult(runId, trusted), window);
     }
-    const driving = driver.drive(trusted, { snapshot, request: stored }, warnings, input ?? null);
+    const driving = driver.drive(trusted, { snapshot, snapshotText, request: stored }, warnings, input ?? null);
     // A frame keeps its locals alive across every await: let go of what was read (every record, every
     // step), so that a windowed run keeps only its window. The driver took what it needs.
     reading = view = trusted = null;

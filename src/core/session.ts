@@ -51,8 +51,8 @@ import type {
   UpgradeRecord,
 } from './types.ts';
 
-/** What a fresh run's run_started holds. */
-type Start = { readonly snapshot: ParamSnapshot; readonly request: StoredRequest };
+/** What a fresh run's run_started holds, and the snapshot's canonical text, which its hash is taken of. */
+type Start = { readonly snapshot: ParamSnapshot; readonly snapshotText: string; readonly request: StoredRequest };
 
 /** One run, driven from its log's state to its end or its next pause: the one loop. */
 export class RunDriver {
@@ -128,7 +128,7 @@ export class RunDriver {
     let inFlight: InFlightStep | null = view.inFlight;
     const fresh = view.state === 'not_started';
     // The first driver's sink may open a span for the run: its trace context lands in run_started.
-    if (fresh) await this.#out.write(await startedRecord(runId, start.snapshot, start.request, this.#traceparent));
+    if (fresh) await this.#out.write(await startedRecord(runId, start, this.#traceparent));
     else {
       // The log's counters count every step; history keeps the steps the window keeps.
       this.#counters = { steps: view.steps, validActions: view.validActions, usage: view.usage };

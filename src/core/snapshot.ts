@@ -12,7 +12,15 @@ import type { JsonValue, ParamSnapshot, RunStartedRecord, ToolDescriptor, Upgrad
 
 /** The snapshot of `agent` and `request` in stored form (canonical JSON, parsed back): what `run_started` records. */
 export function identitySnapshot(agent: AgentDefinition, request: RunRequest): ParamSnapshot {
-  return JSON.parse(canonicalJson(buildSnapshot(agent, request))) as ParamSnapshot;
+  return JSON.parse(snapshotText(agent, request)) as ParamSnapshot;
+}
+
+/**
+ * The canonical text {@link identitySnapshot} parses: `canonicalJson` of the snapshot gives it
+ * back (sorting sorted keys changes nothing), so a fresh run hashes it without a second walk.
+ */
+export function snapshotText(agent: AgentDefinition, request: RunRequest): string {
+  return canonicalJson(buildSnapshot(agent, request));
 }
 
 /**

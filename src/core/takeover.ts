@@ -4,7 +4,6 @@
  * where it took the run over; and the `run_started` event either gives its sink.
  * @module
  */
-import { canonicalJson } from './serialization.ts';
 import { sha256Hex } from './snapshot.ts';
 import { now } from './step-record.ts';
 import { RECORD_VERSION } from './types.ts';
@@ -20,16 +19,17 @@ import type {
 } from './types.ts';
 
 /**
- * The run's first record, with the hash of its snapshot and the trace context `traceparent()`
- * gives (asked once, after the hash, just before the record is written), if it gives one.
+ * The run's first record, with the hash of its snapshot (of `snapshotText`, the snapshot's canonical
+ * JSON) and the trace context `traceparent()` gives (asked once, after the hash, just before the
+ * record is written), if it gives one.
  */
 export async function startedRecord(
   runId: string,
-  snapshot: ParamSnapshot,
-  request: StoredRequest,
+  start: { readonly snapshot: ParamSnapshot; readonly snapshotText: string; readonly request: StoredRequest },
   traceparent: () => string | null,
 ): Promise<RunStartedRecord> {
-  const snapshotHash = await sha256Hex(canonicalJson(snapshot));
+  const { snapshot, request } = start;
+  const snapshotHash = await sha256Hex(start.snapshotText);
   const tp = traceparent();
   const traced = tp === null ? {} : { traceparent: tp };
   return {
