@@ -33,6 +33,7 @@ export class Outbox {
   deliveryFailures = 0;
   /** A write the grace period gave up on; it may still land. */
   abandonedWrite: Promise<unknown> | null = null;
+  readonly #handlers: Record<string, (e: unknown) => never> = Object.create(null);
 
   constructor(store: RunStore, sink: EventSink, runId: string, cancel: Cancellation) {
     this.#store = store;
@@ -72,7 +73,7 @@ export class Outbox {
       p = Promise.reject(e);
     }
     // The caller cannot abort the run: no racing, just the failure made a StoreError.
-    if (!this.#cancel.writesBounded) return p.then(undefined, (e: unknown) => this.#failed(operation, e));
+    if (!this.#cancel.writesBounded) return p.then(undefined, this.#failure(operation));
     return this.#bounded(operation, p);
   }
 
@@ -115,6 +116,15 @@ export class Outbox {
     if (isTraceparent(value)) return value;
     this.deliveryFailures++;
     return null;
+  }
+
+  /**
+   * The rejection handler of `operation`'s writes, made once a run for each store method: three
+   * writes a step would otherwise each build a closure that is almost never called.
+   */
+  #failure(operation: string): (e: unknown) => never {
+    this.#handlers[operation] ??= (e: unknown) => this.#failed(operation, e);
+    return this.#handlers[operation];
   }
 
   #failed(operation: string, e: unknown): never {
