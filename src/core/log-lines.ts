@@ -131,8 +131,14 @@ export function readRunLogLines(lines: readonly string[], source: string): Resum
   return { view, findLine };
 }
 
-/** The line as JSON, or null when it is not (the general reader then says why). */
+const OF_THIS_VERSION = `"v":"${RECORD_VERSION}"`;
+
+/**
+ * The line as JSON when it may be a record of this version, else null (the general reader then
+ * reads it, and says why it cannot): a log of an older version is not parsed twice.
+ */
 function parsed(text: string): Obj | null {
+  if (!text.includes(OF_THIS_VERSION)) return null;
   try {
     const p: unknown = JSON.parse(text);
     return isObj(p) && p['v'] === RECORD_VERSION ? p : null;
