@@ -16,6 +16,7 @@ import type { PgPoolLike, PgQuery } from '../../src/platform-postgres/index.ts';
 import { weatherAgent, weatherGoal } from '../../examples/node-workers/agent.ts';
 import type { RunJob } from '../../examples/node-workers/agent.ts';
 import { startPostgres } from './server.ts';
+import { random } from '../support/random.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const CITIES = ['Paris', 'Oslo', 'Lima', 'Cairo'];
@@ -54,18 +55,6 @@ export type TrialReport = {
   /** Every broken property, one line each; empty when the trial holds. */
   readonly problems: readonly string[];
 };
-
-/** A deterministic generator (mulberry32), so a seed replays the same kill schedule. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const timeless = (steps: readonly StepRecord[]): unknown[] =>
   steps.map(({ startedAt: _s, endedAt: _e, ...rest }) => rest);

@@ -7,6 +7,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { LogRecord, StepRecord } from '../../../src/core/index.ts';
 import { killBrowser, launchBrowser, makeProfile, removeProfile } from './kill-harness.ts';
 import type { Browser, KillServer, Message } from './kill-harness.ts';
+import { random as seeded } from '../../support/random.ts';
 
 const BOOT_MS = 30_000;
 const END_MS = 40_000;
@@ -378,18 +379,6 @@ export async function runTrial(
     if (browser) await killBrowser(browser);
     await removeProfile(profile);
   }
-}
-
-/** A small seeded generator (mulberry32): the same seed plans the same kill delays. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**

@@ -9,18 +9,7 @@ import type { JsonObject, ToolSpec } from '../../../src/core/index.ts';
 import { flatSchemaCheck } from '../../../src/core/flat-schema.ts';
 import { jsonSchemaArgumentsCheck } from '../../../src/core/json-schema-tools.ts';
 import { SchemaValidator } from '../../../src/core/schema-validator.ts';
-
-/** A small seeded generator (mulberry32): the same cases at every run, and a failing seed can be replayed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { random } from '../../support/random.ts';
 
 type Pick = <T>(xs: readonly T[]) => T;
 

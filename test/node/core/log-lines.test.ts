@@ -19,6 +19,7 @@ import { FileStore } from '../../../src/platform-node/index.ts';
 import { faultyStore } from '../../../src/testing/index.ts';
 import { tempDir } from '../../support/temp-dir.ts';
 import { harness, NATIVE_SCRIPT, nativeInterpreter } from './fixtures.ts';
+import { random } from '../../support/random.ts';
 
 const SOURCE = 'the log';
 const PORTABLE = join(import.meta.dirname, '../../fixtures/portability');
@@ -82,17 +83,6 @@ const portable = (): string[][] =>
   readdirSync(PORTABLE)
     .filter((f) => f.endsWith('.ndjson'))
     .map((f) => readFileSync(join(PORTABLE, f), 'utf8').trimEnd().split('\n'));
-
-/** A seeded generator (mulberry32): the same damage every run. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ODD_VALUES: readonly unknown[] = [null, -1, 1.5, 0, 7, '', 'x', 's0.model', true, [], {}, { a: 1 }, 'never'];
 

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { canonicalJson } from '../../../../src/core/internal-entry.ts';
 import type { RunResult, StepRecord } from '../../../../src/core/index.ts';
+import { random as prng } from '../../../support/random.ts';
 
 const AGENT_SOURCE = resolve(import.meta.dirname, 'crash-agent.ts');
 
@@ -296,18 +297,6 @@ function checkResult(ref: Reference, result: RunResult, side: readonly string[])
       `side effects ${JSON.stringify(side)} differ from the reference ${JSON.stringify(ref.side)} (each never action exactly once)`,
     );
   return problems;
-}
-
-/** A seeded PRNG (mulberry32), so a failing plan can be replayed from its seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**
