@@ -8,7 +8,7 @@
  * This module only ever says "the record is this", or declines. It declines at the first thing it
  * does not expect, and the general reader then reads the record — so every refusal, and every
  * message, stays the general reader's. What it returns is the very record the general reader
- * returns, key order included; `test/node/core/lean-common.test.ts` holds the two to that.
+ * returns, key order included; `test/node/core/log-lines.test.ts` holds the two to that.
  * @module
  */
 import { inOrder, isExactly, REPLY_ORDER } from './record-order.ts';
