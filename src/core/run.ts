@@ -153,13 +153,6 @@ function requestOrNull(agent: AgentDefinition, runId: string, started: RunStarte
 /** The grace of a run resumed by id until its log is read: nothing is written before then. */
 const UNREAD_GRACE_MS = 0;
 
-/**
- * The signal of every run without one of its caller's: nobody holds its controller and nothing
- * listens to it (`Cancellation` adds no listener to a signal that cannot abort), so one serves
- * them all, and a short run does not build an `AbortController` it never uses.
- */
-let unabortable: AbortSignal | null = null;
-
 function checkOptions(opts: ResumeOptions, mode: 'run' | 'resume'): void {
   if (mode === 'run') return checkOptionKeys(opts, RUN_OPTIONS, 'run', { hints: RUN_HINTS });
   checkOptionKeys(opts, RESUME_OPTIONS, 'resume');
@@ -225,7 +218,9 @@ async function driveOnce(
   let resolved = byId ? null : resolveRequest(given, agent.defaults);
   if (resolved) checkRequest(resolved.request, { defaulted: resolved.defaulted });
   const runId = byId ? given : (resolved as ResolvedRequest).request.runId;
-  const signal = opts.signal ?? (unabortable ??= new AbortController().signal);
+  // A signal of its own for each run, never one shared: in workerd a signal belongs to the Durable
+  // Object that made it, and another object touching it throws.
+  const signal = opts.signal ?? new AbortController().signal;
   signal.throwIfAborted();
   const { store } = agent;
   // Without a signal of the caller's, nothing can abort this run: its waits need no racing.
