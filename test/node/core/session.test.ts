@@ -275,6 +275,8 @@ describe('cancellation', () => {
 
   it('aborts during a tool handler: the handler sees the signal, the step gets no record, its intent stays', async () => {
     let handlerSawAbort = false;
+    let entered!: () => void;
+    const inHandler = new Promise<void>((ok) => (entered = ok));
     const tools = ToolRegistry.of([
       {
         name: 'slow',
@@ -282,6 +284,7 @@ describe('cancellation', () => {
         parameters: { type: 'object' },
         replayPolicy: 'never',
         handler: async (_a, { signal }) => {
+          entered();
           try {
             await sleep(10_000, signal);
           } catch (e) {
@@ -295,7 +298,8 @@ describe('cancellation', () => {
     const h = harness({ script: ['{"tool":"slow","args":{}}'], request: { tools, executor: tools.executor() } });
     const ac = new AbortController();
     const pending = run(h.agent, h.request, { signal: ac.signal });
-    await sleep(30);
+    // Aborted once the handler runs, not after a fixed delay a loaded machine may not meet.
+    await inHandler;
     ac.abort();
     const e = await pending.catch((x: unknown) => x);
     expect((e as DOMException).name).toBe('AbortError');
