@@ -3,8 +3,9 @@
  * the run as `listRuns` lists it.
  * @module
  */
-import { CorruptLogError, decodeLog, isPolyLoopError, readRunLog } from '../core/index.ts';
-import type { LogRecord, RunLogState } from '../core/index.ts';
+import { isPolyLoopError } from '../core/index.ts';
+import type { RunLogState } from '../core/index.ts';
+import { committedLines, readRunLogLines } from '../core/internal-entry.ts';
 
 /**
  * One run as its log reads (through `readRunLog`, the one reader of a log), for a page that lists
@@ -28,20 +29,14 @@ export type StoredRunInfo = {
 export const storedSource = (dbName: string, runId: string): string => `indexeddb:${dbName}/${runId}`;
 
 /**
- * A run's stored record texts decoded by the core decoder. A transaction lands whole, so a record
- * that is not JSON was damaged, never torn: `CorruptLogError`, wherever it sits.
+ * A run as `listRuns` lists it: what `readRunLog` reads of its log, or why it cannot. Its texts are
+ * read as `IndexedDBStore.readLogLines` gives them: a transaction lands whole, so a last one that is
+ * not JSON was damaged, never torn.
  */
-export function decodeStored(dbName: string, runId: string, texts: readonly string[]): readonly LogRecord[] {
-  const source = storedSource(dbName, runId);
-  const { records, tornLine } = decodeLog(texts, { source });
-  if (tornLine !== null) throw new CorruptLogError(tornLine, 'not valid JSON', { source });
-  return records;
-}
-
-/** A run as `listRuns` lists it: what `readRunLog` reads of its log, or why it cannot. */
 export function runInfo(dbName: string, runId: string, texts: readonly string[]): StoredRunInfo {
   try {
-    const view = readRunLog(decodeStored(dbName, runId, texts));
+    const { lines, source } = committedLines(texts, storedSource(dbName, runId), 'not valid JSON');
+    const { view } = readRunLogLines(lines, source);
     return {
       runId,
       records: texts.length,
