@@ -15,8 +15,9 @@ import type { PageLog, Served } from './harness.ts';
 
 const PACE = 'think=150&tool=250';
 /**
- * Slower, for reloads meant to land inside a step: a loaded machine may take a second to reload
- * the page, while the run, at `PACE`, goes on to the next request meanwhile.
+ * Slower, for a page opened or reloaded that must land while the run is still mid-way: a loaded
+ * machine may take a second or more to load a page, while the run, at `PACE`, reaches the question
+ * at step 5 in under two seconds (a second tab then finds it awaiting, never waiting on a driver).
  */
 const RELOAD_PACE = 'think=700&tool=1000';
 const FINISH_MS = 30_000;
@@ -137,10 +138,10 @@ describe('the web example in real Chromium', () => {
 
   it('with two tabs on one run, only one drives it while the other waits and watches', async () => {
     const context = await served.browser.newContext();
-    const first = await open(context, 'two-tabs');
+    const first = await open(context, 'two-tabs', '', RELOAD_PACE);
     await first.page.click('#start');
     await first.log.until('phase=action:1');
-    const second = await open(context, 'two-tabs');
+    const second = await open(context, 'two-tabs', '', RELOAD_PACE);
     await second.log.until('state=waiting');
     // Both tabs show the question; the person answers in the first, and the second follows.
     await second.log.until('phase=answer:5');
@@ -158,9 +159,9 @@ describe('the web example in real Chromium', () => {
 
   it('hands the run over when the driving tab closes, and the waiting tab finishes it', async () => {
     const context = await served.browser.newContext();
-    const first = await open(context, 'handover');
+    const first = await open(context, 'handover', '', RELOAD_PACE);
     await first.page.click('#start');
-    const second = await open(context, 'handover');
+    const second = await open(context, 'handover', '', RELOAD_PACE);
     await second.log.until('state=waiting');
     await first.log.until('phase=action:2');
     expect(await executions(second)).toBe(0);
