@@ -83,24 +83,56 @@ export type TailRepair = {
   readonly bytes: number;
 };
 
+/** What {@link repairTail} reads first from a log's end: a last line is rarely longer. */
+const TAIL_CHUNK = 64 * 1024;
+
 /**
  * Make the log behind `fh` end at a line boundary, so the next line never glues onto garbage:
  * cut a torn last line off, or add the newline a complete last record lacks (fsynced). Works
- * through `fh`, never by path.
+ * through `fh`, never by path. Reads only the last line (from the end, in growing chunks): a
+ * resumed run's first append must not read a long log a second time. The whole file is read only
+ * to number the line of a repair.
  */
 export async function repairTail(fh: FileHandle): Promise<TailRepair | null> {
-  const buf = await fh.readFile();
-  if (buf.length === 0) return null;
+  const { size } = await fh.stat();
+  if (size === 0) return null;
+  let from = size;
+  let buf: Buffer;
+  let start: number;
+  for (let chunk = TAIL_CHUNK; ; chunk *= 4) {
+    from = Math.max(0, size - chunk);
+    buf = await readAt(fh, from, size - from);
+    start = lastLineStart(buf);
+    // A line break before the last line is in the chunk, or the chunk is the whole file.
+    if (start > 0 || from === 0) break;
+  }
   // The last line as readers see it (core drops it unless it is complete JSON), newline or not.
-  const start = lastLineStart(buf);
   const hasNewline = buf[buf.length - 1] === NEWLINE;
-  const line = countLines(buf, start) + 1;
   if (!isCompleteJson(buf.subarray(start, hasNewline ? buf.length - 1 : buf.length).toString('utf8'))) {
-    await fh.truncate(start);
-    return { code: 'tail_truncated', line, bytes: buf.length - start };
+    const line = await lineNumberAt(fh, from + start);
+    await fh.truncate(from + start);
+    return { code: 'tail_truncated', line, bytes: size - from - start };
   }
   if (hasNewline) return null;
-  await fh.write('\n', buf.length, 'utf8');
+  const line = await lineNumberAt(fh, from + start);
+  await fh.write('\n', size, 'utf8');
   await fh.sync();
   return { code: 'tail_newline_added', line, bytes: 1 };
+}
+
+/** The 1-based number of the line that starts at byte `offset` of the file behind `fh`. */
+async function lineNumberAt(fh: FileHandle, offset: number): Promise<number> {
+  return offset === 0 ? 1 : countLines(await readAt(fh, 0, offset), offset) + 1;
+}
+
+/** `length` bytes of the file behind `fh` from byte `position` (positioned reads: the handle's offset stays). */
+async function readAt(fh: FileHandle, position: number, length: number): Promise<Buffer> {
+  const buf = Buffer.allocUnsafe(length);
+  let got = 0;
+  while (got < length) {
+    const { bytesRead } = await fh.read(buf, got, length - got, position + got);
+    if (bytesRead === 0) break; // the file shrank meanwhile: what is there is what there is
+    got += bytesRead;
+  }
+  return got === length ? buf : buf.subarray(0, got);
 }

@@ -143,6 +143,39 @@ describe('FileStore logs on disk', () => {
     expect(warnings.map((w) => w.code)).toEqual(['tail_newline_added']);
   });
 
+  it('repairs a last line longer than what it reads from the end first, naming the line and the bytes', async () => {
+    const dir = (await freshStore()).dir;
+    const path = new FileStore({ dir }).logPath('r');
+    const head = [started('r'), modelIntent(0), modelResult(0, 'y'.repeat(90_000))]
+      .map((r) => `${encodeRecord(r)}\n`)
+      .join('');
+    const long = encodeRecord(modelIntent(1)).replace('"v":', `"pad":"${'z'.repeat(300_000)}","v":`);
+    const cases = [
+      { text: head + long.slice(0, 250_000), code: 'tail_truncated', bytes: 250_000, kept: head },
+      { text: long.slice(0, 250_000), code: 'tail_truncated', bytes: 250_000, kept: '' },
+      { text: head + encodeRecord(modelIntent(1)), code: 'tail_newline_added', bytes: 1 },
+    ];
+    for (const c of cases) {
+      const warnings: FileStoreWarning[] = [];
+      await writeFile(path, c.text);
+      const store = new FileStore({ dir, onWarning: (w) => warnings.push(w) });
+      await store.intent('r', modelIntent(7));
+      const line = c.kept === '' ? 1 : 4;
+      expect(warnings).toEqual([
+        expect.objectContaining({
+          code: c.code,
+          line,
+          message: expect.stringContaining(c.bytes > 1 ? `line ${line}, ${c.bytes} bytes` : `line ${line})`),
+        }),
+      ]);
+      const after = await readFile(path, 'utf8');
+      const kept = c.kept ?? `${c.text}\n`;
+      // What was kept, then the new record on a line of its own (the store writes its lean form).
+      expect(after.startsWith(kept)).toBe(true);
+      expect(after.slice(kept.length)).toMatch(/^\{"kind":"intent"[^\n]*"stepIndex":7[^\n]*\}\n$/);
+    }
+  });
+
   it('rejects a corrupt line in the middle with CorruptLogError naming file and line, leaving other runs readable', async () => {
     const store = await freshStore();
     await writeFullRun(store, 'good');
