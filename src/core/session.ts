@@ -291,7 +291,7 @@ export class RunDriver {
     reply: InputReply | null,
   ): Promise<StepRecord | Pause> {
     const { stepIndex } = step;
-    const resultId = `s${stepIndex}.action`;
+    const resultId = this.#writes.actionResultId(stepIndex);
     // What runs is what the person approved: the arguments they edited, if they did.
     const decision = approvedDecision(proposed, inFlight?.actionIntent ? null : (inFlight?.approval ?? null));
     const edit = editedArguments(inFlight?.approval?.reply);
@@ -387,7 +387,7 @@ export class RunDriver {
     setOutcome(step, outcome);
     if (edit !== null) step.observation = editedObservation(step.observation ?? '', edit);
     step.toolCompletedRun = completedRun;
-    return this.#writes.finishStep(step, { resultId: `s${step.stepIndex}.action`, outcome });
+    return this.#writes.finishStep(step, { resultId: this.#writes.actionResultId(step.stepIndex), outcome });
   }
 
   #end(stopReason: EndReason): Promise<RunResult> {
