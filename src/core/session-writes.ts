@@ -100,8 +100,10 @@ export class RunWrites {
       await this.out.write(rec);
       if (intent !== null) await this.out.write(intent);
     }
-    for (const event of unwritten.events) {
-      const sent = this.out.emit(event);
+    // Indexed, not for…of: every step lands its model result here, and the iterator was allocated each time.
+    const { events } = unwritten;
+    for (let i = 0; i < events.length; i++) {
+      const sent = this.out.emit(events[i] as RunEvent);
       if (sent !== DELIVERED) await sent;
     }
     if (intent !== null) this.#signal.throwIfAborted();

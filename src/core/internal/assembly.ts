@@ -36,7 +36,11 @@ export function blockSize(block: ContentBlock): number {
 /** Size of messages: the sum of their blocks' sizes. */
 export function messagesSize(messages: readonly Message[]): number {
   let total = 0;
-  for (const m of messages) for (const b of m.content) total += blockSize(b);
+  // Indexed, not for…of: a run sizes each step's turns, and the iterators were allocated every step.
+  for (let i = 0; i < messages.length; i++) {
+    const { content } = messages[i] as Message;
+    for (let j = 0; j < content.length; j++) total += blockSize(content[j] as Message['content'][number]);
+  }
   return total;
 }
 
