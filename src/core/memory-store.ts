@@ -38,7 +38,8 @@ export class InMemoryStore extends AppendLogStore {
     let log = this.#logs.get(runId);
     if (!log) this.#logs.set(runId, (log = { lines: [], held: [], codec: new LogCodec() }));
     if (records.every(isSealed)) {
-      log.held.push(...records);
+      // One push a record, not a spread: a spread call allocates its arguments at every write.
+      for (let i = 0; i < records.length; i++) log.held.push(records[i] as LogRecord);
       return Promise.resolve();
     }
     // A record the caller built may change after this call: encode it now, after what is held.

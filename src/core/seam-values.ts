@@ -21,12 +21,18 @@ export function isThenable(v: unknown): v is Promise<void> {
   return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
 }
 
+/**
+ * The tool calls of a reply that made none, shared: frozen and empty, so no run can tell it from
+ * a copy of its own, and a run that keeps its records keeps one array less a step.
+ */
+const NO_TOOL_CALLS: ResultRecord['reply']['toolCalls'] = Object.freeze([]);
+
 /** A checked reply, copied into plain stored form: later changes by the caller reach nothing. */
 export function copyReply(raw: ModelReply): ResultRecord['reply'] {
   const toolCalls =
     raw.toolCalls && raw.toolCalls.length > 0
       ? (JSON.parse(JSON.stringify(raw.toolCalls)) as ResultRecord['reply']['toolCalls'])
-      : [];
+      : NO_TOOL_CALLS;
   const content = raw.content ? (JSON.parse(JSON.stringify(raw.content)) as ResultRecord['reply']['content']) : null;
   const usage = raw.usage ? copyUsage(raw.usage) : null;
   const providerMetadata = raw.providerMetadata

@@ -50,6 +50,9 @@ export class RunWrites {
   #unwritten: { readonly rec: ResultRecord; readonly events: RunEvent[] } | null = null;
   /** The `run_ended` record landed: the run is over, whatever happens next. */
   #ended = false;
+  /** The last step's action resultId, built once: its intent and its result hold the same string. */
+  #actionStep = -1;
+  #actionId = '';
 
   constructor(out: Outbox, store: RunStore, runId: string, signal: AbortSignal, lease: Lease | null) {
     this.out = out;
@@ -97,8 +100,10 @@ export class RunWrites {
       await this.out.write(rec);
       if (intent !== null) await this.out.write(intent);
     }
-    for (const event of unwritten.events) {
-      const sent = this.out.emit(event);
+    // Indexed, not for…of: every step lands its model result here, and the iterator was allocated each time.
+    const { events } = unwritten;
+    for (let i = 0; i < events.length; i++) {
+      const sent = this.out.emit(events[i] as RunEvent);
       if (sent !== DELIVERED) await sent;
     }
     if (intent !== null) this.#signal.throwIfAborted();
@@ -112,11 +117,23 @@ export class RunWrites {
   }
 
   /**
+   * The resultId of step `stepIndex`'s action (`s{stepIndex}.action`), one string a step: a run keeps
+   * its records, and the intent and the result holding one copy is a string less held a step.
+   */
+  actionResultId(stepIndex: number): string {
+    if (this.#actionStep !== stepIndex) {
+      this.#actionStep = stepIndex;
+      this.#actionId = `s${stepIndex}.action`;
+    }
+    return this.#actionId;
+  }
+
+  /**
    * The action intent (3), a barrier: nothing runs after an abort. Not an async function of its own
    * (`land` checks the signal): every action step writes one, and an async layer costs an await.
    */
   actionIntent(stepIndex: number, decision: ActionDecision, replayPolicy: ReplayPolicy): Promise<void> {
-    const resultId = `s${stepIndex}.action`;
+    const resultId = this.actionResultId(stepIndex);
     const rec: ActionIntentRecord = {
       kind: 'intent',
       v: RECORD_VERSION,

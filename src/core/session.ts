@@ -12,6 +12,7 @@
  */
 import type { Cancellation } from './cancellation.ts';
 import { editedArguments, editedObservation } from './edits.ts';
+import { NO_CHILD_CALL } from './child-runs.ts';
 import { cancelWaitingChildren, stopRequestOf } from './control.ts';
 import { assemblePrefix, messagesSize, toolsSize } from './internal/assembly.ts';
 import { approvedDecision, childIndexOf } from './internal/step-calls.ts';
@@ -291,7 +292,7 @@ export class RunDriver {
     reply: InputReply | null,
   ): Promise<StepRecord | Pause> {
     const { stepIndex } = step;
-    const resultId = `s${stepIndex}.action`;
+    const resultId = this.#writes.actionResultId(stepIndex);
     // What runs is what the person approved: the arguments they edited, if they did.
     const decision = approvedDecision(proposed, inFlight?.actionIntent ? null : (inFlight?.approval ?? null));
     const edit = editedArguments(inFlight?.approval?.reply);
@@ -327,17 +328,17 @@ export class RunDriver {
     const { action } = decision;
     const runId = this.#runId;
     const childRunId = refusal === null ? childOfAction(this.#req, decision, resultId) : null;
-    // One literal and a small spread, not an event copied from another: this goes out for every action.
-    const policy = childRunId === null ? { replayPolicy } : { replayPolicy, childRunId };
-    const started = this.#out.emit({ type: 'action_started', runId, stepIndex, resultId, action, replayed, ...policy });
+    const started = this.#out.emit(
+      childRunId === null
+        ? { type: 'action_started', runId, stepIndex, resultId, action, replayed, replayPolicy }
+        : { type: 'action_started', runId, stepIndex, resultId, action, replayed, replayPolicy, childRunId },
+    );
     if (started !== DELIVERED) await started;
     // 4: execute; the action result and the step record land as one write.
+    const call =
+      childAnswer || this.#childUpgrade ? { answer: childAnswer, upgrade: this.#childUpgrade } : NO_CHILD_CALL;
     const executed: Executed =
-      refusal ??
-      (await executeAction(this.#req, this.#cancel, decision, stepIndex, resultId, {
-        answer: childAnswer,
-        upgrade: this.#childUpgrade,
-      }));
+      refusal ?? (await executeAction(this.#req, this.#cancel, decision, stepIndex, resultId, call));
     if (childAnswer?.reply.kind === 'cancel') return { pause: 'cancelled' };
     if (executed.child?.kind === 'paused') {
       const last = inFlight?.request?.request.kind === 'child' ? inFlight.request : null;
@@ -349,8 +350,11 @@ export class RunDriver {
     const { outcome, completedRun } = executed;
     // The child as it ran: none when its request was refused before it started.
     const ran = executed.child?.kind === 'ended' ? executed.child.runId : null;
-    const named = ran === null ? {} : { childRunId: ran };
-    const finished = this.#out.emit({ type: 'action_finished', runId, stepIndex, resultId, outcome, ...named });
+    const finished = this.#out.emit(
+      ran === null
+        ? { type: 'action_finished', runId, stepIndex, resultId, outcome }
+        : { type: 'action_finished', runId, stepIndex, resultId, outcome, childRunId: ran },
+    );
     if (finished !== DELIVERED) await finished;
     if (executed.child) {
       if (ran !== null) step.childRunId = ran;
@@ -387,7 +391,7 @@ export class RunDriver {
     setOutcome(step, outcome);
     if (edit !== null) step.observation = editedObservation(step.observation ?? '', edit);
     step.toolCompletedRun = completedRun;
-    return this.#writes.finishStep(step, { resultId: `s${step.stepIndex}.action`, outcome });
+    return this.#writes.finishStep(step, { resultId: this.#writes.actionResultId(step.stepIndex), outcome });
   }
 
   #end(stopReason: EndReason): Promise<RunResult> {

@@ -36,7 +36,11 @@ export function blockSize(block: ContentBlock): number {
 /** Size of messages: the sum of their blocks' sizes. */
 export function messagesSize(messages: readonly Message[]): number {
   let total = 0;
-  for (const m of messages) for (const b of m.content) total += blockSize(b);
+  // Indexed, not for…of: a run sizes each step's turns, and the iterators were allocated every step.
+  for (let i = 0; i < messages.length; i++) {
+    const { content } = messages[i] as Message;
+    for (let j = 0; j < content.length; j++) total += blockSize(content[j] as Message['content'][number]);
+  }
   return total;
 }
 
@@ -88,14 +92,25 @@ export function assemblePrefix(input: {
 const SLOT = '{observation}';
 
 /**
+ * The last one-slot template cut at its slot. A run wraps every step's observation in one template:
+ * its text before the slot is cut once and shared by every observation a run keeps (a cut made each
+ * step was one more string a step, held as long as the run). What a call returns depends on its
+ * arguments only.
+ */
+let cut: { readonly template: string; readonly before: string; readonly after: string } | null = null;
+
+/**
  * Replace every `{observation}` in the template, the observation taken as it is (no `$` patterns).
  * A template with one slot, the usual, is cut at it: no closure and no replace a step.
  */
 export function wrapObservation(template: string, observation: string): string {
+  if (cut?.template === template) return cut.before + observation + cut.after;
   const at = template.indexOf(SLOT);
   if (at === -1) return template;
-  if (template.indexOf(SLOT, at + SLOT.length) === -1)
-    return template.slice(0, at) + observation + template.slice(at + SLOT.length);
+  if (template.indexOf(SLOT, at + SLOT.length) === -1) {
+    cut = { template, before: template.slice(0, at), after: template.slice(at + SLOT.length) };
+    return cut.before + observation + cut.after;
+  }
   return template.replaceAll(SLOT, () => observation);
 }
 
