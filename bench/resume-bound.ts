@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { encodeLog, resume } from '../src/core/index.ts';
 import { History } from '../src/core/history.ts';
 import { readRunLogLines } from '../src/core/internal-entry.ts';
+import { draftStep } from '../src/core/step-record.ts';
 import type { StepRecord } from '../src/core/types.ts';
 import { FileStore } from '../src/platform-node/index.ts';
 import { benchAgent, benchRequest } from './fixtures.ts';
@@ -92,30 +93,20 @@ function unchecked(lines: readonly string[]): StepRecord[] {
       const s = r['step'] as Obj;
       const o = (r['actionResult'] as Obj | undefined)?.['outcome'] as Obj | undefined;
       const action = decision['action'] as Obj;
-      out.push({
-        stepIndex: s['stepIndex'],
-        callSeq: s['stepIndex'],
-        modelCallId: reply['callId'],
-        modelText: reply['text'],
-        reasoning: reply['reasoning'] ?? null,
-        decision: 'action',
-        actionRepr: `${String(action['name'])}(${JSON.stringify(action['arguments'])})`,
-        historyText: reply['text'],
-        historyContent: null,
-        observation: o?.['observation'] ?? null,
-        observationIsSynthetic: false,
-        actionStatus: o?.['status'] ?? 'executed',
-        envReportedCompletion: false,
-        observationTruncatedChars: 0,
-        finalAnswer: null,
-        explanation: null,
-        toolCallId: null,
-        toolCompletedRun: false,
-        usage: reply['usage'] ?? null,
-        finishReason: reply['finishReason'] ?? null,
-        startedAt: s['startedAt'],
-        endedAt: s['endedAt'],
-      } as StepRecord);
+      // Built as the loop builds a step (one literal of every field, then filled in).
+      const step = draftStep(s['stepIndex'] as number, s['startedAt'] as string) as Record<string, unknown>;
+      step['modelCallId'] = reply['callId'];
+      step['modelText'] = reply['text'];
+      step['reasoning'] = reply['reasoning'] ?? null;
+      step['decision'] = 'action';
+      step['actionRepr'] = `${String(action['name'])}(${JSON.stringify(action['arguments'])})`;
+      step['historyText'] = reply['text'];
+      step['observation'] = o?.['observation'] ?? null;
+      step['actionStatus'] = o?.['status'] ?? 'executed';
+      step['usage'] = reply['usage'] ?? null;
+      step['finishReason'] = reply['finishReason'] ?? null;
+      step['endedAt'] = s['endedAt'];
+      out.push(step as StepRecord);
     }
   }
   return out;
