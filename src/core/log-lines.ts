@@ -73,6 +73,13 @@ function parsedJson(text: string): unknown {
   }
 }
 
+/**
+ * The held step's reply and decision: one for every read, since a read is synchronous and `hold`
+ * starts afresh. With a new one a read, V8 threw away its optimized code for the step checks after
+ * every read, and each read ran them cold (docs/performance.md#what-a-resume-spends-its-time-on).
+ */
+const SCRATCH = new HeldStep();
+
 /** The kinds whose records an error may name by line (a gate's request, an upgrade), or a reply check reads. */
 const KEPT: ReadonlySet<string> = new Set(['input_request', 'input', 'upgrade']);
 
@@ -92,7 +99,7 @@ export function readRunLogLines(lines: readonly string[], source: string): Resum
   const held: Obj[] = [];
   let n = 0;
   let broken: unknown = null;
-  const scratch = new HeldStep();
+  const scratch = SCRATCH;
   const general = (i: number): void => {
     const rec = LogCodec.lineOf(codec, lines[i] as string, i + 1, source);
     if (KEPT.has(rec.kind)) kept.push([rec, i]);
