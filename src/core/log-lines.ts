@@ -99,7 +99,6 @@ export function readRunLogLines(lines: readonly string[], source: string): Resum
   const held: Obj[] = [];
   let n = 0;
   let broken: unknown = null;
-  const scratch = SCRATCH;
   const general = (i: number): void => {
     const rec = LogCodec.lineOf(codec, lines[i] as string, i + 1, source);
     if (KEPT.has(rec.kind)) kept.push([rec, i]);
@@ -118,7 +117,7 @@ export function readRunLogLines(lines: readonly string[], source: string): Resum
   };
   for (let i = 0; i < lines.length; i++) {
     const p = broken === null ? parsed(lines[i] as string) : null;
-    const step = p === null ? null : take(p, held, n, c, scratch);
+    const step = p === null ? null : take(p, held, n, c, SCRATCH);
     if (step === 'held') {
       held[n++] = p as Obj;
       continue;

@@ -96,7 +96,7 @@ const TAIL_CHUNK = 64 * 1024;
 export async function repairTail(fh: FileHandle): Promise<TailRepair | null> {
   const { size } = await fh.stat();
   if (size === 0) return null;
-  let from = size;
+  let from: number;
   let buf: Buffer;
   let start: number;
   for (let chunk = TAIL_CHUNK; ; chunk *= 4) {
@@ -134,5 +134,5 @@ async function readAt(fh: FileHandle, position: number, length: number): Promise
     if (bytesRead === 0) break; // the file shrank meanwhile: what is there is what there is
     got += bytesRead;
   }
-  return got === length ? buf : buf.subarray(0, got);
+  return buf.subarray(0, got);
 }
