@@ -111,6 +111,9 @@ describe('the polyloop entry bundle', () => {
       platform: 'neutral',
       format: 'esm',
       mainFields: ['module', 'main'],
+      // A checkout whose node_modules is a link (a git worktree sharing one install) keeps its
+      // inputs named from this root, not from wherever the link points.
+      preserveSymlinks: true,
       metafile: true,
       write: false,
       logLevel: 'silent',
