@@ -185,6 +185,26 @@ describe('repairTail', () => {
     expect(() => new TextDecoder('utf-8', { fatal: true }).decode(got.after)).not.toThrow();
   });
 
+  it('takes no proper prefix of a record for complete JSON: each is cut off, the whole record kept', async () => {
+    const record = utf8(encodeRecord(modelResult(3, 'naïve € 🚀 "quoted" {braces}')));
+    const head = utf8(`${encodeRecord(started('r'))}\n`);
+    const path = join(await tempDir(), 'log.jsonl');
+    const codes: string[] = [];
+    for (let n = 1; n <= record.length; n++) {
+      await writeFile(path, Buffer.concat([head, record.subarray(0, n)]));
+      const fh = await open(path, 'r+');
+      try {
+        const repair = await repairTail(fh);
+        codes.push(`${n}:${repair?.code}:${repair?.line}`);
+      } finally {
+        await fh.close();
+      }
+      const after = await readFile(path);
+      expect(after.equals(n < record.length ? head : Buffer.concat([head, record, utf8('\n')]))).toBe(true);
+    }
+    expect(codes.filter((c) => !c.endsWith(':tail_truncated:2'))).toEqual([`${record.length}:tail_newline_added:2`]);
+  });
+
   it('keeps exactly the lines a read keeps, and the next append lands on a line of its own', async () => {
     const dir = await tempDir();
     const path = new FileStore({ dir }).logPath('r');
