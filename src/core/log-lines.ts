@@ -41,11 +41,14 @@ export async function readStoredLog(
   if (typeof readLines !== 'function') return readingOf(await read(() => store.readLog(runId, opts)));
   const stored = await read(async () => {
     const got: unknown = await readLines.call(store, runId, opts);
-    const lines = isObj(got) ? got['lines'] : undefined;
+    const given = isObj(got) ? got['lines'] : undefined;
+    // Copied once, then checked: the reader reads the strings that were checked, and no code of the
+    // store's (a proxy, a getter) runs in the middle of a read.
+    const lines: unknown[] | null = Array.isArray(given) ? Array.from(given as unknown[]) : null;
     const source = isObj(got) ? got['source'] : undefined;
-    if (!Array.isArray(lines) || !lines.every((l) => typeof l === 'string') || typeof source !== 'string')
+    if (lines === null || !lines.every((l) => typeof l === 'string') || typeof source !== 'string')
       throw new TypeError('readLogLines must resolve to { lines: string[], source: string }');
-    return { lines: lines as readonly string[], source };
+    return { lines: lines as string[], source };
   });
   return readRunLogLines(stored.lines, stored.source);
 }
@@ -75,8 +78,10 @@ function parsedJson(text: string): unknown {
 
 /**
  * The held step's reply and decision: one for every read, since a read is synchronous and `hold`
- * starts afresh. With a new one a read, V8 threw away its optimized code for the step checks after
- * every read, and each read ran them cold (a fifth of a read's CPU time on a 10,000-step log).
+ * starts afresh. It is live only from `hold` to `heldStep`, with no caller's code between: a read
+ * entered again from a getter of another read's `lines` leaves that read nothing to see. With a
+ * new one a read, V8 threw away its optimized code for the step checks after every read, and each
+ * read ran them cold (a fifth of a read's CPU time on a 10,000-step log).
  */
 const SCRATCH = /* @__PURE__ */ new HeldStep();
 

@@ -7,7 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { decodeLog, StopRequestedError, StoreError } from '../core/index.ts';
-import { AppendLogStore, checkOptionKeys } from '../core/internal-entry.ts';
+import { AppendLogStore, checkOptionKeys, committedLines } from '../core/internal-entry.ts';
 import type { LogRecord, ReadLogOptions, ReleaseLease, RunStore, StopRequest, StoredLines } from '../core/index.ts';
 import type { LogAppend, OptionKeys } from '../core/internal-entry.ts';
 import { acquireLock, errCode } from './lock.ts';
@@ -133,7 +133,8 @@ export class FileStore extends AppendLogStore implements RunStore {
    */
   async readLog(runId: string, opts?: ReadLogOptions): Promise<readonly LogRecord[]> {
     const { lines, source } = await this.readLogLines(runId, opts);
-    return decodeLog(lines, { source }).records;
+    // The torn last line is dropped already: a last line that is not JSON now is damage (resume refuses it too).
+    return decodeLog(committedLines(lines, source, 'not valid JSON').lines, { source }).records;
   }
 
   /**

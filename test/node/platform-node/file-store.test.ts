@@ -119,6 +119,23 @@ describe('FileStore logs on disk', () => {
     ]);
   });
 
+  it('refuses a line that is not JSON before a torn last line, as a resume does, instead of dropping it too', async () => {
+    const store = await freshStore(() => undefined);
+    await store.runStarted('r', started('r'));
+    // A damaged line (its start zeros), then a torn one: what one torn write never leaves.
+    const damaged = `${'\0'.repeat(30)}${encodeRecord(modelIntent(0)).slice(30)}`;
+    await appendFile(store.logPath('r'), `${damaged}\n${encodeRecord(modelResult(0, 'y')).slice(0, 30)}`);
+    const err = await store.readLog('r').then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(CorruptLogError);
+    expect((err as CorruptLogError).line).toBe(2);
+    expect((err as Error).message).toBe(`corrupt run log at ${store.logPath('r')}:2: not valid JSON`);
+    // readLogLines gives the damaged line, which every reader of those lines refuses.
+    expect((await store.readLogLines('r')).lines).toHaveLength(2);
+  });
+
   it('cuts a torn tail off before the next append, so the new line stands on its own', async () => {
     const warnings: FileStoreWarning[] = [];
     const dir = (await freshStore()).dir;
