@@ -13,6 +13,8 @@ import {
   ToolRegistry,
 } from '../../../src/core/index.ts';
 import type {
+  ActionExecutor,
+  ActionOutcome,
   AgentDefinition,
   ContentBlock,
   Decision,
@@ -108,7 +110,7 @@ export const jsonObject: fc.Arbitrary<JsonObject> = fc.oneof(
 );
 
 /** The run's tools, and names no tool has, some named like object members. */
-type ToolName = 'echo' | 'boom' | 'ask' | 'human' | 'missing' | 'toString' | '__proto__' | 'constructor' | '';
+type ToolName = 'echo' | 'once' | 'boom' | 'ask' | 'human' | 'missing' | 'toString' | '__proto__' | 'constructor' | '';
 const UNKNOWN: readonly ToolName[] = ['missing', 'toString', '__proto__', 'constructor', ''];
 
 /** What the model does in one step. */
@@ -161,7 +163,7 @@ const plan: fc.Arbitrary<StepPlan> = fc.oneof(
     weight: 6,
     arbitrary: fc.record({
       kind: fc.constant('call' as const),
-      tool: fc.oneof(fc.constantFrom<ToolName>('echo', 'echo', 'boom', 'ask', 'human'), fc.constantFrom(...UNKNOWN)),
+      tool: fc.oneof(fc.constantFrom<ToolName>('echo', 'once', 'boom', 'ask', 'human'), fc.constantFrom(...UNKNOWN)),
       // Mostly objects; a model may send any JSON (the executor refuses what its schema does not take).
       args: fc.oneof({ weight: 5, arbitrary: jsonObject }, jsonValue),
     }),
@@ -181,12 +183,31 @@ const person: fc.Arbitrary<PersonPlan> = fc.oneof(
   fc.record({ kind: fc.constant('deny' as const), reason: anyString }),
 );
 
+/** What an executor of its own reports instead of the registry's outcome (null: the registry's as it is). */
+export type OutcomePlan = {
+  readonly status: ActionOutcome['status'];
+  readonly observationIsSynthetic: boolean;
+  readonly envReportedCompletion: boolean;
+  readonly observationTruncatedChars: number;
+} | null;
+
+const outcome: fc.Arbitrary<OutcomePlan> = fc.option(
+  fc.record({
+    status: fc.constantFrom<ActionOutcome['status']>('executed', 'executed', 'not_executed', 'env_error'),
+    observationIsSynthetic: fc.boolean(),
+    envReportedCompletion: fc.boolean(),
+    observationTruncatedChars: fc.constantFrom(0, 1, 7, Number.MAX_SAFE_INTEGER),
+  }),
+  { nil: null },
+);
+
 /** One step: what the model does, the rest of its reply, what the tool answers and what a person says. */
 export type StepSpec = {
   readonly plan: StepPlan;
   readonly extras: ReplyExtras;
   readonly observation: string;
   readonly person: PersonPlan;
+  readonly outcome: OutcomePlan;
 };
 
 /** A whole scripted run; `several`: how the interpreter reads a reply with more than one call. */
@@ -195,13 +216,15 @@ export type RunPlan = {
   readonly final: ReplyExtras;
   readonly repr: 'canonical' | 'own';
   readonly several: 'invalid' | 'actions';
+  readonly modelReplayPolicy: 'safe' | 'never';
 };
 
 export const runPlan: fc.Arbitrary<RunPlan> = fc.record({
-  steps: fc.array(fc.record({ plan, extras, observation: anyString, person }), { minLength: 1, maxLength: 4 }),
+  steps: fc.array(fc.record({ plan, extras, observation: anyString, person, outcome }), { minLength: 1, maxLength: 4 }),
   final: extras.map((e) => ({ ...e, text: e.text === '' ? 'done' : e.text })),
   repr: fc.constantFrom('canonical' as const, 'own' as const),
   several: fc.constantFrom('invalid' as const, 'actions' as const),
+  modelReplayPolicy: fc.constantFrom('safe' as const, 'never' as const),
 });
 
 function replyOf(e: ReplyExtras, text: string, calls: ModelReply['toolCalls']): ModelReply {
@@ -275,7 +298,7 @@ function interpreter({ repr, several }: RunPlan): DecisionInterpreter {
   };
 }
 
-/** Tools: echo answers the step's planned observation, boom rejects (an env error), ask needs an approval, human is answered by a person. */
+/** Tools: echo (and once, never replayed) answers the step's planned observation, boom rejects (an env error), ask needs an approval, human is answered by a person. */
 function tools(p: RunPlan): ToolSpec[] {
   const observation = (stepIndex: number): string => p.steps[stepIndex]?.observation ?? '';
   return [
@@ -284,6 +307,13 @@ function tools(p: RunPlan): ToolSpec[] {
       description: 'Answers the planned observation.',
       parameters: { type: 'object' },
       replayPolicy: 'safe',
+      handler: async (_args, ctx) => observation(ctx.stepIndex),
+    },
+    {
+      name: 'once',
+      description: 'Answers the planned observation; not run again after a crash.',
+      parameters: { type: 'object' },
+      replayPolicy: 'never',
       handler: async (_args, ctx) => observation(ctx.stepIndex),
     },
     {
@@ -307,6 +337,19 @@ function tools(p: RunPlan): ToolSpec[] {
   ];
 }
 
+/** The registry's executor, with each step's outcome overridden as its plan says (by an executor of its own). */
+function overriding(p: RunPlan, inner: ActionExecutor): ActionExecutor {
+  return {
+    params: Object.freeze({ executor: 'overriding' }),
+    replayPolicy: 'safe',
+    async execute(action, ctx) {
+      const got = await inner.execute(action, ctx);
+      const plan = p.steps[ctx.stepIndex]?.outcome;
+      return plan ? { ...got, ...plan } : got;
+    },
+  };
+}
+
 export type PlanHarness = { agent: AgentDefinition; model: ScriptedModel; request: RunRequest };
 
 /** An agent and request that run `p` on `store`. */
@@ -323,12 +366,12 @@ export function planHarness(p: RunPlan, store: RunStore = new InMemoryStore()): 
   const request: RunRequest = {
     runId: 'fuzz-1',
     budget: { maxSteps: 20, maxValidActions: 20, maxContextChars: 10_000_000 },
-    executor: registry.executor(),
+    executor: p.steps.some((st) => st.outcome) ? overriding(p, registry.executor()) : registry.executor(),
     tools: registry,
     context: { run: [text('system', 'Be exact.')], goal: [text('user', 'Echo.')] },
     injections: {},
     modelBinding: {},
-    modelReplayPolicy: 'safe',
+    modelReplayPolicy: p.modelReplayPolicy,
     observationTemplate: 'Observation:\n{observation}',
     toolRenderStyle: 'none',
     cancelGraceMs: 1000,
@@ -369,10 +412,19 @@ export function recording(inner: RunStore): { store: RunStore; written: LogRecor
   return { store, written };
 }
 
-/** The planned reply of a person to `pending`: the plan of its step (an answer's text is a denial's reason). */
+/**
+ * The planned reply of a person to `pending`, by the plan of its step: an answer's text is a
+ * denial's reason; a settlement is `executed` (with that reason) for a denial, `cancel` for an
+ * approval with arguments, else `retry`.
+ */
 export function replyTo(p: RunPlan, pending: InputRequest): InputReply {
   const plan = p.steps[pending.stepIndex]?.person ?? { kind: 'approve', args: null };
   const resultId = pending.resultId;
+  if (pending.kind === 'settle') {
+    if (plan.kind === 'deny' && pending.target === 'action')
+      return { kind: 'executed', resultId, observation: plan.reason };
+    return plan.kind === 'approve' && plan.args ? { kind: 'cancel', resultId } : { kind: 'retry', resultId };
+  }
   if (pending.kind === 'answer') return { kind: 'answer', resultId, text: plan.kind === 'deny' ? plan.reason : 'yes' };
   if (plan.kind === 'deny') return { kind: 'deny', resultId, reason: plan.reason };
   return plan.args ? { kind: 'approve', resultId, arguments: plan.args } : { kind: 'approve', resultId };
@@ -387,4 +439,28 @@ export async function drive(p: RunPlan, h: PlanHarness, store: RunStore): Promis
   let result = started ? await resume(h.agent, h.request) : await run(h.agent, h.request);
   while (result.pending) result = await resume(h.agent, h.request, { input: replyTo(p, result.pending) });
   return result;
+}
+
+/**
+ * The first place `got` differs from `want`, or null: own keys in the same order, the same
+ * prototypes, `Object.is` on every leaf (so `-0`, `undefined` and a missing key count). Vitest's
+ * `toStrictEqual` cannot say it for data with an own `constructor` key: it compares those as types.
+ */
+export function firstDifference(got: unknown, want: unknown, path = '$'): string | null {
+  if (typeof got !== 'object' || got === null || typeof want !== 'object' || want === null)
+    return Object.is(got, want) ? null : `${path}: ${String(got)} is not ${String(want)}`;
+  if (Object.getPrototypeOf(got) !== Object.getPrototypeOf(want)) return `${path}: another prototype`;
+  const gk = Reflect.ownKeys(got);
+  const wk = Reflect.ownKeys(want);
+  if (gk.join('\u0001') !== wk.join('\u0001'))
+    return `${path}: keys ${JSON.stringify(gk)} are not ${JSON.stringify(wk)}`;
+  for (const k of wk) {
+    const d = firstDifference(
+      (got as Record<PropertyKey, unknown>)[k],
+      (want as Record<PropertyKey, unknown>)[k],
+      `${path}.${String(k)}`,
+    );
+    if (d) return d;
+  }
+  return null;
 }

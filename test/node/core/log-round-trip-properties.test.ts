@@ -13,7 +13,7 @@ import { exportRun, importRun, InMemoryStore, readRunLog, resume } from '../../.
 import type { LogRecord, ModelCall, RunStore } from '../../../src/core/index.ts';
 import { FileStore } from '../../../src/platform-node/index.ts';
 import { faultyStore } from '../../../src/testing/index.ts';
-import { drive, planHarness, recording, runPlan } from './log-arbitraries.ts';
+import { drive, firstDifference, planHarness, recording, runPlan } from './log-arbitraries.ts';
 import { timeless } from './fixtures.ts';
 
 let dir = '';
@@ -24,30 +24,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
-
-/**
- * The first place `got` differs from `want`, or null: own keys in the same order, the same
- * prototypes, `Object.is` on every leaf (so `-0`, `undefined` and a missing key count). Vitest's
- * `toStrictEqual` cannot say it for data with an own `constructor` key: it compares those as types.
- */
-export function firstDifference(got: unknown, want: unknown, path = '$'): string | null {
-  if (typeof got !== 'object' || got === null || typeof want !== 'object' || want === null)
-    return Object.is(got, want) ? null : `${path}: ${String(got)} is not ${String(want)}`;
-  if (Object.getPrototypeOf(got) !== Object.getPrototypeOf(want)) return `${path}: another prototype`;
-  const gk = Reflect.ownKeys(got);
-  const wk = Reflect.ownKeys(want);
-  if (gk.join('\u0001') !== wk.join('\u0001'))
-    return `${path}: keys ${JSON.stringify(gk)} are not ${JSON.stringify(wk)}`;
-  for (const k of wk) {
-    const d = firstDifference(
-      (got as Record<PropertyKey, unknown>)[k],
-      (want as Record<PropertyKey, unknown>)[k],
-      `${path}.${String(k)}`,
-    );
-    if (d) return d;
-  }
-  return null;
-}
 
 /** Equal field for field, in the same key order, and as JSON text (what a wire or a file carries). */
 function sameRecords(got: readonly LogRecord[], want: readonly LogRecord[], where: string): void {
@@ -129,6 +105,7 @@ describe('a run log written through a store', () => {
 
 describe('a run that crashes at any write and is resumed', () => {
   it('ends with the uninterrupted trajectory, its log read back as written, and the model shown byte-identical messages', async () => {
+    let settledRuns = 0;
     await fc.assert(
       fc.asyncProperty(
         runPlan,
@@ -152,10 +129,18 @@ describe('a run that crashes at any write and is resumed', () => {
           const result = await drive(plan, second, store);
 
           const where = `crash at write ${k}${landsBeforeThrow ? ' (landed)' : ''}`;
-          expect(firstDifference(timeless(result.trajectory), timeless(refResult.trajectory)), where).toBeNull();
-          for (const call of [...first.model.calls, ...second.model.calls])
-            expect(messagesOf(call), `${where}, model call ${call.callSeq}`).toBe(expected[call.callSeq]);
           const read = await inner.readLog('fuzz-1');
+          // A settlement other than retry changes what happened (the person's observation, or the
+          // end): the law then holds for the log alone.
+          const settled = read.some(
+            (r) => r.kind === 'input' && (r.reply.kind === 'executed' || r.reply.kind === 'cancel'),
+          );
+          if (settled) settledRuns++;
+          else {
+            expect(firstDifference(timeless(result.trajectory), timeless(refResult.trajectory)), where).toBeNull();
+            for (const call of [...first.model.calls, ...second.model.calls])
+              expect(messagesOf(call), `${where}, model call ${call.callSeq}`).toBe(expected[call.callSeq]);
+          }
           sameRecords(read, written, where);
           expect(firstDifference(readRunLog(read).trajectory, result.trajectory), where).toBeNull();
           const copy = new InMemoryStore();
@@ -163,7 +148,8 @@ describe('a run that crashes at any write and is resumed', () => {
           sameRecords(await copy.readLog('fuzz-1'), written, `${where}, imported`);
         },
       ),
-      { seed: 92_002, numRuns: 40 },
+      { seed: 92_002, numRuns: 50 },
     );
+    expect(settledRuns).toBeGreaterThan(0);
   });
 });
