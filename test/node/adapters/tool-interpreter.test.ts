@@ -157,7 +157,7 @@ describe('parseArguments', () => {
     'keeps arguments with %s raw, so the interpreter refuses the call instead of core refusing the whole reply',
     (_label, raw) => {
       expect(parseArguments(raw)).toBe(raw);
-      const r = reply({ toolCalls: [call('c1', parseArguments(raw))] });
+      const r = reply({ toolCalls: [call('c1', parseArguments(raw) as string)] });
       const decision = openAIToolInterpreter().interpret(r, { tools });
       expect(decision.kind).toBe('invalid');
       expect(decision.kind === 'invalid' && decision.explanation).toContain('are not a valid JSON object');

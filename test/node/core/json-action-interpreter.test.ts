@@ -4,8 +4,10 @@
  * invalid reply the model can correct, not an interpreter error that ends the run.
  */
 import { describe, expect, it } from 'vitest';
-import { InMemoryStore, jsonActionInterpreter, readRunLog, run } from '../../../src/core/index.ts';
+import { InMemoryStore, jsonActionInterpreter, readRunLog, run, ToolRegistry } from '../../../src/core/index.ts';
 import { harness } from './fixtures.ts';
+
+const ctx = { tools: ToolRegistry.of([]) };
 
 const nestedArgs = (depth: number): string =>
   `{"tool":"note","args":{"text":"a","d":${'['.repeat(depth)}${']'.repeat(depth)}}}`;
@@ -16,7 +18,7 @@ describe('jsonActionInterpreter with args a run cannot store', () => {
     ['a negative one (-1e400)', '{"tool":"note","args":{"text":"a","n":[-1e400]}}'],
     ['args nested past the limit', nestedArgs(98)],
   ])('reads %s as an invalid reply, and the run goes on to its final answer', async (_label, text) => {
-    const decision = jsonActionInterpreter().interpret({ callId: null, text, reasoning: null });
+    const decision = jsonActionInterpreter().interpret({ callId: null, text, reasoning: null }, ctx);
     expect(decision.kind).toBe('invalid');
     expect(decision.kind === 'invalid' && decision.explanation).toMatch(/^Your reply's args\.(n|d)/);
     const store = new InMemoryStore();
@@ -28,7 +30,7 @@ describe('jsonActionInterpreter with args a run cannot store', () => {
   });
 
   it('still reads args nested as deep as a decision may hold them as an action', () => {
-    const decision = jsonActionInterpreter().interpret({ callId: null, text: nestedArgs(97), reasoning: null });
+    const decision = jsonActionInterpreter().interpret({ callId: null, text: nestedArgs(97), reasoning: null }, ctx);
     expect(decision.kind).toBe('action');
   });
 });
