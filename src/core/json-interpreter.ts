@@ -69,13 +69,7 @@ export function jsonActionInterpreter(): DecisionInterpreter {
         // Valid JSON text may still parse to what a run cannot store (1e400 is Infinity; nesting past
         // the limit, two levels of which the decision itself takes): the model can correct that.
         const problem = jsonProblem(args, 'args', MAX_JSON_DEPTH - 2);
-        if (problem) {
-          return {
-            kind: 'invalid',
-            explanation: `Your reply's ${problem}. Reply with {"tool": name, "args": {...}} holding plain values.`,
-            historyText,
-          };
-        }
+        if (problem) return { kind: 'invalid', explanation: `Your reply's ${problem}.`, historyText };
         return {
           kind: 'action',
           action: { kind: 'tool_call', name: obj['tool'], arguments: args },
