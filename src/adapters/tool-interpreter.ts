@@ -16,6 +16,7 @@ import type {
   ToolCallRequest,
   ToolCatalog,
 } from '../core/index.ts';
+import { jsonProblem, MAX_JSON_DEPTH } from '../core/internal-entry.ts';
 
 const RAW_PREVIEW_CHARS = 200;
 
@@ -28,17 +29,26 @@ function tryParse(text: string): JsonValue | undefined {
 }
 
 /**
+ * Valid JSON text may parse to what a run cannot store: a number past the double range is Infinity,
+ * and arguments sit two levels down in a reply (`toolCalls[i].arguments`), which may nest at most
+ * MAX_JSON_DEPTH. Core would refuse the whole reply; kept raw, the one call is refused, with a reason.
+ */
+function storable(v: JsonValue): boolean {
+  return jsonProblem(v, '', MAX_JSON_DEPTH - 2) === null;
+}
+
+/**
  * Parse a call's JSON `arguments`. `''` means no arguments; an object encoded twice (a JSON string
- * holding JSON, which some models emit) is unwrapped; unparsable text is kept raw, as a string, so
- * the interpreter can quote it.
+ * holding JSON, which some models emit) is unwrapped; unparsable text, and text that parses to what
+ * a run cannot store ({@link storable}), is kept raw, as a string, so the interpreter can quote it.
  */
 export function parseArguments(raw: string): JsonValue {
   if (raw.trim() === '') return {};
   const parsed = tryParse(raw);
-  if (parsed === undefined) return raw;
+  if (parsed === undefined || !storable(parsed)) return raw;
   if (typeof parsed === 'string') {
     const inner = tryParse(parsed);
-    if (typeof inner === 'object' && inner !== null && !Array.isArray(inner)) return inner;
+    if (typeof inner === 'object' && inner !== null && !Array.isArray(inner) && storable(inner)) return inner;
   }
   return parsed;
 }

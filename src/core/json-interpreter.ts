@@ -3,6 +3,7 @@
  * scripted models, tests, demos.
  * @module
  */
+import { jsonProblem, MAX_JSON_DEPTH } from './internal/values.ts';
 import type { DecisionInterpreter } from './ports.ts';
 import type { Decision, JsonValue, ModelReply } from './types.ts';
 
@@ -65,6 +66,10 @@ export function jsonActionInterpreter(): DecisionInterpreter {
       if (typeof obj['final'] === 'string') return { kind: 'final', answer: obj['final'], historyText };
       if (typeof obj['tool'] === 'string') {
         const args = (obj['args'] ?? {}) as JsonValue;
+        // Valid JSON text may still parse to what a run cannot store (1e400 is Infinity; nesting past
+        // the limit, two levels of which the decision itself takes): the model can correct that.
+        const problem = jsonProblem(args, 'args', MAX_JSON_DEPTH - 2);
+        if (problem) return { kind: 'invalid', explanation: `Your reply's ${problem}.`, historyText };
         return {
           kind: 'action',
           action: { kind: 'tool_call', name: obj['tool'], arguments: args },

@@ -148,4 +148,24 @@ describe('parseArguments', () => {
   ])('reads %j as %j', (raw, expected) => {
     expect(parseArguments(raw)).toEqual(expected);
   });
+
+  it.each([
+    ['a number past the double range', '{"a":1e400}'],
+    ['a negative one inside an array', '{"a":[-1e400]}'],
+    ['nesting past what a reply may hold', `{"a":${'['.repeat(98)}${']'.repeat(98)}}`],
+  ])(
+    'keeps arguments with %s raw, so the interpreter refuses the call instead of core refusing the whole reply',
+    (_label, raw) => {
+      expect(parseArguments(raw)).toBe(raw);
+      const r = reply({ toolCalls: [call('c1', parseArguments(raw) as string)] });
+      const decision = openAIToolInterpreter().interpret(r, { tools });
+      expect(decision.kind).toBe('invalid');
+      expect(decision.kind === 'invalid' && decision.explanation).toContain('are not a valid JSON object');
+    },
+  );
+
+  it('still parses arguments nested as deep as a reply may hold them', () => {
+    const raw = `{"a":${'['.repeat(97)}${']'.repeat(97)}}`;
+    expect(parseArguments(raw)).toEqual(JSON.parse(raw));
+  });
 });
