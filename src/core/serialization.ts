@@ -46,8 +46,21 @@ export const RECORD_MAJOR = 1;
  * order of its kind: one record has one encoding, whoever built the object.
  */
 export function encodeRecord(rec: LogRecord): string {
-  return JSON.stringify(isObj(rec) && typeof rec['kind'] === 'string' ? canonicalOrder(rec as unknown as Obj) : rec);
+  if (!isObj(rec) || typeof rec['kind'] !== 'string') return JSON.stringify(rec);
+  const r = canonicalOrder(rec as unknown as Obj);
+  if (r['v'] !== '1.0') return JSON.stringify(r);
+  // A 1.0 writer wrote none of the fields 1.1 added: leave out the defaults decoding filled in, so an
+  // old log exports as the bytes it was (docs/log-format.md#versions).
+  return JSON.stringify(r, function (this: unknown, k: string, v: unknown) {
+    const added = this === r ? k === 'usage' && isZero(v) : v === null && (this === r['reply'] || this === r['step']);
+    return added && ADDED_IN_11.has(k) ? undefined : v;
+  });
 }
+
+const isZero = (u: unknown): boolean =>
+  isObj(u) && u['inputTokens'] === 0 && u['outputTokens'] === 0 && Object.keys(u).length === 2;
+
+const ADDED_IN_11: ReadonlySet<string> = new Set(['finishReason', 'usage', 'providerMetadata']);
 
 /**
  * Encodes and decodes the records of one run log in the log's order: the lean form of record

@@ -90,7 +90,7 @@ describe('the portability law in Chromium (IndexedDBStore)', () => {
   );
 
   it.skipIf(WRITE_FIXTURES).each(RUNTIMES)(
-    'IndexedDB exports each imported %s log as the same bytes (1.1), or the same records once decoded (1.0-era)',
+    'IndexedDB exports each imported %s log, 1.1 or 1.0-era, as the same bytes',
     async (runtime) => {
       for (const cut of CUTS) {
         const store = idb();
@@ -101,7 +101,7 @@ describe('the portability law in Chromium (IndexedDBStore)', () => {
         const ndjson = file(v10FixtureName(runtime, cut));
         const store = idb();
         await importRun(store, RUN_ID, ndjson);
-        expect(decodeLog(await exportRun(store, RUN_ID)).records, `1.0 ${cut}`).toEqual(decodeLog(ndjson).records);
+        expect(await exportRun(store, RUN_ID), `1.0 ${cut}`).toBe(ndjson);
       }
     },
   );

@@ -123,7 +123,7 @@ describe('the portability law in workerd (DurableObjectStore)', () => {
   );
 
   it.each(RUNTIMES)(
-    'a Durable Object exports each imported %s log as the same bytes (1.1), or the same records once decoded (1.0-era)',
+    'a Durable Object exports each imported %s log, 1.1 or 1.0-era, as the same bytes',
     async (runtime) => {
       const roundTrip = (ndjson: string): Promise<string> =>
         inFreshObject(async (store) => {
@@ -133,7 +133,7 @@ describe('the portability law in workerd (DurableObjectStore)', () => {
       for (const cut of CUTS) expect(await roundTrip(fixture(runtime, cut)), cut).toBe(fixture(runtime, cut));
       for (const cut of V10_CUTS) {
         const ndjson = file(v10FixtureName(runtime, cut));
-        expect(decodeLog(await roundTrip(ndjson)).records, `1.0 ${cut}`).toEqual(decodeLog(ndjson).records);
+        expect(await roundTrip(ndjson), `1.0 ${cut}`).toBe(ndjson);
       }
     },
   );

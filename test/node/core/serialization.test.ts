@@ -1,4 +1,7 @@
 /** Record encoding and decoding (docs/design/records-and-recovery.md#records). */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
   CorruptLogError,
@@ -317,6 +320,36 @@ describe('decodeRecord: compatible additions', () => {
       usage: { inputTokens: 0, outputTokens: 0 },
       endedAt: '',
     });
+  });
+});
+
+describe('a 1.0 record encoded again', () => {
+  const fixtures = fileURLToPath(new URL('../../fixtures/portability/', import.meta.url));
+  const lines = readdirSync(fixtures)
+    .filter((name) => name.includes('-v1.0-'))
+    .flatMap((name) => readFileSync(join(fixtures, name), 'utf8').split('\n').filter((l) => l !== ''));
+
+  it('is the line a 1.0 writer wrote, for every line of the checked-in 1.0 logs', () => {
+    expect(lines.length).toBeGreaterThan(100);
+    for (const text of lines) expect(encodeRecord(decodeRecord(text))).toBe(text);
+  });
+
+  it('leaves out the 1.1 fields only while they hold the defaults decoding filled in', () => {
+    const reply = { callId: null, text: 'hi', reasoning: null, toolCalls: [], content: null };
+    const result = { kind: 'result', v: '1.0', resultId: 's0.model', stepIndex: 0, callSeq: 0, reply };
+    expect(encodeRecord(decodeRecord(line(result)))).toBe(line(result));
+    const usage = { inputTokens: 3, outputTokens: 4 };
+    const given = { ...result, reply: { ...reply, finishReason: 'stop', usage, providerMetadata: null } };
+    expect(JSON.parse(encodeRecord(decodeRecord(line(given)))).reply).toEqual({ ...reply, finishReason: 'stop', usage });
+    const ended = { kind: 'run_ended', v: '1.0', stopReason: 'max_steps', finalAnswer: null, steps: 5, validActions: 3 };
+    const zero = { ...ended, eventDeliveryFailures: 0, endedAt: '' };
+    expect(encodeRecord(decodeRecord(line(ended)))).toBe(line(zero));
+    const counted = { ...zero, usage };
+    expect(JSON.parse(encodeRecord(decodeRecord(line(counted))))).toEqual(counted);
+    const nulled = { ...zero, usage: null };
+    expect(JSON.parse(encodeRecord(decodeRecord(line(nulled))))).toEqual(nulled);
+    // A 1.1 record keeps every field it holds.
+    expect(JSON.parse(encodeRecord(decodeRecord(line({ ...ended, v: '1.1' }))))).toHaveProperty('usage');
   });
 });
 

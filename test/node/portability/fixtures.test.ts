@@ -164,18 +164,14 @@ describe.skipIf(WRITE_FIXTURES)('the checked-in fixtures, from Node', () => {
   });
 
   it.each(NODE_STORES)(
-    '%s exports each imported 1.0-era log as the same records once decoded (decoding fills the 1.1 fields), and that export as itself',
+    '%s exports each imported 1.0-era log as the same bytes, though decoding fills the 1.1 fields in',
     async (kind) => {
       for (const runtime of RUNTIMES) {
         for (const cut of V10_CUTS) {
           const ndjson = readV10Fixture(runtime, cut);
           const store = freshStore(kind);
           await importRun(store, RUN_ID, ndjson);
-          const exported = await exportRun(store, RUN_ID);
-          expect(decodeLog(exported).records, `${runtime} ${cut}`).toEqual(decodeLog(ndjson).records);
-          const again = freshStore(kind);
-          await importRun(again, RUN_ID, exported);
-          expect(await exportRun(again, RUN_ID), `${runtime} ${cut}`).toBe(exported);
+          expect(await exportRun(store, RUN_ID), `${runtime} ${cut}`).toBe(ndjson);
         }
       }
     },
