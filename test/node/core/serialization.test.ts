@@ -327,7 +327,11 @@ describe('a 1.0 record encoded again', () => {
   const fixtures = fileURLToPath(new URL('../../fixtures/portability/', import.meta.url));
   const lines = readdirSync(fixtures)
     .filter((name) => name.includes('-v1.0-'))
-    .flatMap((name) => readFileSync(join(fixtures, name), 'utf8').split('\n').filter((l) => l !== ''));
+    .flatMap((name) =>
+      readFileSync(join(fixtures, name), 'utf8')
+        .split('\n')
+        .filter((l) => l !== ''),
+    );
 
   it('is the line a 1.0 writer wrote, for every line of the checked-in 1.0 logs', () => {
     expect(lines.length).toBeGreaterThan(100);
@@ -340,8 +344,19 @@ describe('a 1.0 record encoded again', () => {
     expect(encodeRecord(decodeRecord(line(result)))).toBe(line(result));
     const usage = { inputTokens: 3, outputTokens: 4 };
     const given = { ...result, reply: { ...reply, finishReason: 'stop', usage, providerMetadata: null } };
-    expect(JSON.parse(encodeRecord(decodeRecord(line(given)))).reply).toEqual({ ...reply, finishReason: 'stop', usage });
-    const ended = { kind: 'run_ended', v: '1.0', stopReason: 'max_steps', finalAnswer: null, steps: 5, validActions: 3 };
+    expect(JSON.parse(encodeRecord(decodeRecord(line(given)))).reply).toEqual({
+      ...reply,
+      finishReason: 'stop',
+      usage,
+    });
+    const ended = {
+      kind: 'run_ended',
+      v: '1.0',
+      stopReason: 'max_steps',
+      finalAnswer: null,
+      steps: 5,
+      validActions: 3,
+    };
     const zero = { ...ended, eventDeliveryFailures: 0, endedAt: '' };
     expect(encodeRecord(decodeRecord(line(ended)))).toBe(line(zero));
     const counted = { ...zero, usage };
