@@ -5,6 +5,7 @@
  */
 import type { ContentBlock, JsonObject, JsonValue, Message, ModelCall, ModelReply } from '../core/index.ts';
 import { isRecord, tokenCount } from './http.ts';
+import { storableArguments } from './tool-interpreter.ts';
 import { countAt, finishReasonReader, modelReply, usageFromCounts } from './model-reply.ts';
 import type { ReplyParts } from './model-reply.ts';
 
@@ -175,7 +176,12 @@ export function replyBlock(raw: unknown): ReplyBlock | null {
         : null;
     case 'tool_use':
       return typeof raw['id'] === 'string' && typeof raw['name'] === 'string'
-        ? { type: 'tool_use', id: raw['id'], name: raw['name'], input: (raw['input'] ?? {}) as JsonValue }
+        ? {
+            type: 'tool_use',
+            id: raw['id'],
+            name: raw['name'],
+            input: storableArguments((raw['input'] ?? {}) as JsonValue),
+          }
         : null;
     case 'redacted_thinking':
       return typeof raw['data'] === 'string' ? { type: 'redacted_thinking', raw: raw as JsonObject } : null;

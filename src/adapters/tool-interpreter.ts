@@ -53,6 +53,18 @@ export function parseArguments(raw: string): JsonValue {
   return parsed;
 }
 
+/**
+ * Arguments that arrive parsed (Anthropic's `tool_use.input`, read with the whole body) and hold
+ * what a run cannot store ({@link storable}): as text, as {@link parseArguments} keeps such raw text,
+ * so the interpreter refuses the one call instead of core refusing the whole reply. A non-finite
+ * number is shown by its name, since the text it was parsed from is gone.
+ */
+export function storableArguments(v: JsonValue): JsonValue {
+  if (storable(v)) return v;
+  const text = JSON.stringify(v, (_k, x: unknown) => (typeof x === 'number' && !Number.isFinite(x) ? `\0${x}` : x));
+  return text.replace(/"\\u0000(-?Infinity|NaN)"/g, '$1');
+}
+
 /** A `tool_call` action's one-line trajectory form: `name({"a":1})`. */
 export function toolCallRepr(call: ToolCallRequest): string {
   return `${call.name}(${typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments)})`;

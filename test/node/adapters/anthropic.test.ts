@@ -182,6 +182,29 @@ describe('anthropicModel errors', () => {
     expect(await rejection(model().call(modelCall()))).toMatchObject({ kind: 'malformed_response' });
   });
 
+  it.each([
+    ['a number past the double range', '{"a":1e400,"b":2}', '{"a":Infinity,"b":2}'],
+    ['nesting past what a reply may hold', `{"a":${'['.repeat(98)}${']'.repeat(98)}}`, null],
+  ])(
+    'refuses only the call whose input holds %s, read from a whole body, as a streamed one is refused',
+    async (_label, input, shown) => {
+      const content = `[{"type":"text","text":"Adding."},{"type":"tool_use","id":"toolu_9","name":"add","input":${input}}]`;
+      fake.turns.push({
+        kind: 'raw',
+        status: 200,
+        body: `{"id":"msg_big","type":"message","role":"assistant","content":${content},"stop_reason":"tool_use"}`,
+      });
+      const reply = await model().call(modelCall());
+      expect(reply.text).toBe('Adding.');
+      const args = reply.toolCalls?.[0]?.arguments;
+      expect(typeof args).toBe('string');
+      expect(args).toBe(shown ?? input);
+      const decision = anthropicToolInterpreter().interpret(reply, { tools: ToolRegistry.of([{ ...ADD_TOOL }]) });
+      expect(decision.kind).toBe('invalid');
+      expect(decision.kind === 'invalid' && decision.explanation).toContain('are not a valid JSON object');
+    },
+  );
+
   it('rejects with the signal reason when aborted mid-call', async () => {
     fake.turns.push({ kind: 'hang' });
     const ac = new AbortController();
