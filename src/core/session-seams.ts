@@ -28,7 +28,7 @@ import { readSinkHook } from './sinks.ts';
 import { copyReply, freezeOutcome, freezeReply, plainOutcome, toModelReply } from './seam-values.ts';
 import type { RunWrites } from './session-writes.ts';
 import { RegistryExecutor } from './tools.ts';
-import type { ToolRegistry } from './tools.ts';
+import type { ToolRegistry, Tracked } from './tools.ts';
 import { RECORD_VERSION } from './types.ts';
 import type {
   ActionDecision,
@@ -300,8 +300,7 @@ export async function executeAction(
   }
   try {
     if (ex instanceof RegistryExecutor) {
-      const tracked = await cancel.abandoning(ex.executeTracked(decision.action, ctx));
-      return { outcome: freezeOutcome(tracked.outcome), completedRun: tracked.completedRun };
+      return trackedExecuted(await cancel.abandoning(ex.executeTracked(decision.action, ctx)));
     }
     const raw: unknown = await cancel.seam(() => ex.execute(decision.action, ctx));
     const problem = outcomeProblem(raw);
@@ -310,9 +309,41 @@ export async function executeAction(
     const completedRun = outcome.status === 'executed' && toolOf(req, decision)?.completesRun === true;
     return { outcome, completedRun };
   } catch (e) {
-    signal.throwIfAborted();
-    return { outcome: plainOutcome('env_error', describeError(e)), completedRun: false };
+    return failedExecution(signal, e);
   }
+}
+
+/**
+ * {@link executeAction}'s call of a registry's own tool (not a sub-agent's), started: what the
+ * loop awaits itself, every step, rather than through a layer of its own. Null for any other
+ * action. A throw of the executor's rejects, for {@link failedExecution}.
+ */
+export function startToolCall(
+  req: RunRequest,
+  cancel: Cancellation,
+  decision: ActionDecision,
+  stepIndex: number,
+  resultId: string,
+): Promise<Tracked> | null {
+  const ex = req.executor;
+  if (!(ex instanceof RegistryExecutor) || ex.runsChild(decision.action)) return null;
+  try {
+    const ctx = { runId: req.runId, stepIndex, resultId, signal: cancel.signal };
+    return cancel.abandoning(ex.executeTracked(decision.action, ctx));
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+/** What a registry's call gave, as the run keeps it: its outcome copied and frozen. */
+export function trackedExecuted(tracked: Tracked): Executed {
+  return { outcome: freezeOutcome(tracked.outcome), completedRun: tracked.completedRun };
+}
+
+/** An action that threw or failed its check: `env_error`, unless the run was aborted (then its reason throws). */
+export function failedExecution(signal: AbortSignal, e: unknown): Executed {
+  signal.throwIfAborted();
+  return { outcome: plainOutcome('env_error', describeError(e)), completedRun: false };
 }
 
 /**

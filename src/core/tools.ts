@@ -226,7 +226,11 @@ function outcome(status: 'executed' | 'env_error', observation: string): ActionO
 }
 
 /** What an executed action gave, and whether it completed the run; a sub-agent's call also how its child stands. */
-type Tracked = { readonly outcome: ActionOutcome; readonly completedRun: boolean; readonly child?: ChildOutcome };
+export type Tracked = {
+  readonly outcome: ActionOutcome;
+  readonly completedRun: boolean;
+  readonly child?: ChildOutcome;
+};
 
 /** The executor derived from a {@link ToolRegistry} (a class, so `instanceof` works). */
 export class RegistryExecutor implements ActionExecutor {
