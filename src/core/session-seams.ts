@@ -69,8 +69,8 @@ export class ModelSeam {
   /** A reply without usage under a token budget was reported once (`usage_missing`). */
   #usageMissingTold = false;
 
-  /** What the call says of parallel tool calls: nothing for one call a turn (the call stays as it always was). */
-  readonly #parallel: { readonly parallelToolCalls?: number };
+  /** What the call says of parallel tool calls: nothing (0) for one call a turn (the call stays as it always was). */
+  readonly #parallel: number;
   /** The model's id for `model_call_started`, when its caller reports one. */
   readonly #model: string | undefined;
   /** The sink asked for each call's messages in `model_call_started` (a tracing sink capturing content). */
@@ -86,7 +86,7 @@ export class ModelSeam {
     this.#tools = context.tools;
     this.#history = context.history;
     const parallel = req.parallelToolCalls ?? 1;
-    this.#parallel = parallel > 1 ? { parallelToolCalls: parallel } : {};
+    this.#parallel = parallel > 1 ? parallel : 0;
     const model = agent.model.params['model'];
     this.#model = typeof model === 'string' ? model : undefined;
     this.#withMessages = readSinkHook(agent.events, 'withMessages') === true;
@@ -137,19 +137,19 @@ export class ModelSeam {
       const expected = this.#history.messages.length;
       // Called here, not in a closure handed to `seam`: a synchronous throw lands in the catch below.
       try {
-        raw = await this.#cancel.abandoning(
-          this.#agent.model.call({
-            messages: this.#history.messages,
-            callSeq,
-            runId: this.#runId,
-            resultId,
-            binding: req.modelBinding,
-            tools: this.#tools,
-            signal: this.#signal,
-            onDelta,
-            ...this.#parallel,
-          }),
-        );
+        // Its optional field set after, not spread in: a spread, even of an empty object, allocates.
+        const modelCall: Mutable<ModelCall> = {
+          messages: this.#history.messages,
+          callSeq,
+          runId: this.#runId,
+          resultId,
+          binding: req.modelBinding,
+          tools: this.#tools,
+          signal: this.#signal,
+          onDelta,
+        };
+        if (this.#parallel > 0) modelCall.parallelToolCalls = this.#parallel;
+        raw = await this.#cancel.abandoning(this.#agent.model.call(modelCall));
       } finally {
         this.#history.keep(expected);
       }
@@ -185,15 +185,14 @@ export class ModelSeam {
     };
     if (reply.usage != null) finished.usage = reply.usage;
     if (reply.finishReason != null) finished.finishReason = reply.finishReason;
-    const events: RunEvent[] = [finished];
+    const rec = seal<ResultRecord>({ kind: 'result', v: RECORD_VERSION, resultId, stepIndex, callSeq, reply });
+    this.#writes.hold(rec, finished);
     if (reply.usage === null && this.#req.budget.maxTotalTokens !== undefined && !this.#usageMissingTold) {
       // A token budget cannot see calls that report nothing: say so once, and count them as 0.
       this.#usageMissingTold = true;
       const message = 'the model reported no token usage; budget.maxTotalTokens counts such calls as 0 tokens';
-      events.push({ type: 'warning', runId, stepIndex, code: 'usage_missing', message });
+      this.#writes.emitAfterResult({ type: 'warning', runId, stepIndex, code: 'usage_missing', message });
     }
-    const rec = seal<ResultRecord>({ kind: 'result', v: RECORD_VERSION, resultId, stepIndex, callSeq, reply });
-    this.#writes.hold(rec, events);
     return reply;
   }
 }

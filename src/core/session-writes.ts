@@ -47,7 +47,13 @@ export class RunWrites {
    * write: it lands with the step's next record (with the action intent as one write where the
    * store can), so an action step costs two barriers, not three.
    */
-  #unwritten: { readonly rec: ResultRecord; readonly events: RunEvent[] } | null = null;
+  #unwritten: ResultRecord | null = null;
+  /**
+   * The events that follow the model result's write, the first `#heldCount` of one array a run
+   * (a fresh array a step, grown by its second event, allocated some 200 bytes).
+   */
+  readonly #held: RunEvent[] = [];
+  #heldCount = 0;
   /** The `run_ended` record landed: the run is over, whatever happens next. */
   #ended = false;
   /** The last step's action resultId, built once: its intent and its result hold the same string. */
@@ -72,9 +78,11 @@ export class RunWrites {
     return this.#unwritten !== null;
   }
 
-  /** Hold the step's model result and the events that follow it until the step's next write. */
-  hold(rec: ResultRecord, events: RunEvent[]): void {
-    this.#unwritten = { rec, events };
+  /** Hold the step's model result and the event that follows it until the step's next write. */
+  hold(rec: ResultRecord, event: RunEvent): void {
+    this.#unwritten = rec;
+    this.#held[0] = event;
+    this.#heldCount = 1;
   }
 
   /**
@@ -91,12 +99,8 @@ export class RunWrites {
     const unwritten = this.#unwritten;
     if (unwritten === null || intent === null || !this.store.resultAndIntent) return this.#landApart(intent);
     this.#unwritten = null;
-    this.#landing = unwritten.events;
-    return this.out.write(unwritten.rec, intent).then(this.#landed);
+    return this.out.write(unwritten, intent).then(this.#landed);
   }
-
-  /** The events that wait for the model result's write in flight. */
-  #landing: RunEvent[] = [];
 
   /** After the joint write: its events, then the intent's barrier. */
   readonly #landed = (): Promise<void> | undefined => this.#deliverHeld(true);
@@ -106,8 +110,7 @@ export class RunWrites {
     const unwritten = this.#unwritten;
     if (unwritten !== null) {
       this.#unwritten = null;
-      await this.out.write(unwritten.rec);
-      this.#landing = unwritten.events;
+      await this.out.write(unwritten);
     }
     if (intent !== null) await this.out.write(intent);
     if (unwritten !== null) await this.#deliverHeld(intent !== null);
@@ -119,8 +122,8 @@ export class RunWrites {
    * one, and the iterator was allocated each time); after an intent, nothing runs once aborted.
    */
   #deliverHeld(barrier: boolean, from = 0): Promise<void> | undefined {
-    const events = this.#landing;
-    for (let i = from; i < events.length; i++) {
+    const events = this.#held;
+    for (let i = from; i < this.#heldCount; i++) {
       const sent = this.out.emit(events[i] as RunEvent);
       if (sent !== DELIVERED) return sent.then(() => this.#deliverHeld(barrier, i + 1));
     }
@@ -131,7 +134,7 @@ export class RunWrites {
   /** Deliver `event` once the step's model result is written (at once if it is). */
   emitAfterResult(event: RunEvent): Promise<void> {
     if (this.#unwritten === null) return this.out.emit(event);
-    this.#unwritten.events.push(event);
+    this.#held[this.#heldCount++] = event;
     return DELIVERED;
   }
 
