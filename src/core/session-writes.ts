@@ -99,7 +99,7 @@ export class RunWrites {
     const unwritten = this.#unwritten;
     if (unwritten === null || intent === null || !this.store.resultAndIntent) return this.#landApart(intent);
     this.#unwritten = null;
-    return this.out.write(unwritten, intent).then(this.#landed);
+    return this.out.writeThen(unwritten, intent, this.#landed);
   }
 
   /** After the joint write: its events, then the intent's barrier. */
@@ -180,9 +180,8 @@ export class RunWrites {
     const step: StepRecord = Object.freeze(draft);
     const result = actionResult && Object.freeze(actionResult);
     this.#finishing = step;
-    return this.out
-      .write(seal<StepWriteRecord>({ kind: 'step', v: RECORD_VERSION, step, actionResult: result }))
-      .then(this.#finished);
+    const rec = seal<StepWriteRecord>({ kind: 'step', v: RECORD_VERSION, step, actionResult: result });
+    return this.out.writeThen(rec, undefined, this.#finished);
   }
 
   /** The step record in flight. */
