@@ -168,7 +168,23 @@ export class Cancellation {
 }
 
 /** One wait in a {@link WaitList}: linked in while its promise is pending. */
-type Waiting = { prev: Waiting | null; next: Waiting | null; readonly resolve: (v: unknown) => void };
+type Waiting = {
+  prev: Waiting | null;
+  next: Waiting | null;
+  readonly resolve: (v: unknown) => void;
+  readonly reject: (e: unknown) => void;
+};
+
+/**
+ * The resolving functions of the promise `new Promise(capture)` has just made, read at once: one
+ * executor for every wait, where a closure of its own would be built (with its context) for each.
+ */
+let capturedResolve: (v: unknown) => void = noop;
+let capturedReject: (e: unknown) => void = noop;
+function capture(resolve: (v: unknown) => void, reject: (e: unknown) => void): void {
+  capturedResolve = resolve;
+  capturedReject = reject;
+}
 
 /**
  * The waits one event ends (an abort, the grace period's end), as a doubly linked list: linking
@@ -180,21 +196,26 @@ class WaitList {
 
   /** `p`'s outcome, or the give-up answer if the list gives up first. */
   wait<R>(p: Promise<R>): Promise<R> {
-    return new Promise<R>((resolve, reject) => {
-      const w: Waiting = { prev: null, next: this.#head, resolve: resolve as (v: unknown) => void };
-      if (this.#head) this.#head.prev = w;
-      this.#head = w;
+    const outer = new Promise<unknown>(capture) as Promise<R>;
+    const w: Waiting = { prev: null, next: this.#head, resolve: capturedResolve, reject: capturedReject };
+    if (this.#head) this.#head.prev = w;
+    this.#head = w;
+    try {
       p.then(
         (v) => {
           this.#unlink(w);
-          resolve(v);
+          w.resolve(v);
         },
         (e: unknown) => {
           this.#unlink(w);
-          reject(e);
+          w.reject(e);
         },
       );
-    });
+    } catch (e) {
+      // A promise whose own `then` throws: the wait rejects with it, as an executor's throw would.
+      w.reject(e);
+    }
+    return outer;
   }
 
   /** Settle every wait with `answer` (a rejected promise rejects them); the list is then empty. */

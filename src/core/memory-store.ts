@@ -13,7 +13,18 @@ import { RunLockedError, StopRequestedError } from './errors.ts';
 import type { ReleaseLease } from './ports.ts';
 import { isSealed } from './sealed-records.ts';
 import { decodeLog, LogCodec } from './serialization.ts';
-import type { LogRecord, StopRequest } from './types.ts';
+import type {
+  ActionIntentRecord,
+  ActionsIntentRecord,
+  IntentRecord,
+  LogRecord,
+  ResultRecord,
+  StepWriteRecord,
+  StopRequest,
+} from './types.ts';
+
+/** Whether `rec` is an object the loop sealed (anything else, a `null` say, is `append`'s to refuse). */
+const isSealedRecord = (rec: unknown): boolean => typeof rec === 'object' && rec !== null && isSealed(rec);
 
 /**
  * A {@link RunStore} in memory, for tests, demos and short-lived runs.
@@ -32,6 +43,37 @@ export class InMemoryStore extends AppendLogStore {
   readonly #leases = new Map<string, { readonly token: symbol; readonly lost: AbortController }>();
   /** Stop requests, kept until the run's next driver sees them (an ended run ignores them). */
   readonly #stops = new Map<string, StopRequest>();
+
+  /**
+   * The three writes of a step, a sealed record each (two for `resultAndIntent`), kept at once
+   * where this class's own `append` would keep them: without the array and the write's description
+   * `append` is handed (some 110 bytes a write). A subclass's `append` still sees every write.
+   */
+  override intent(runId: string, rec: IntentRecord): Promise<void> {
+    return this.#keep(runId, rec, null) ?? super.intent(runId, rec);
+  }
+
+  override resultAndIntent(
+    runId: string,
+    result: ResultRecord,
+    intent: ActionIntentRecord | ActionsIntentRecord,
+  ): Promise<void> {
+    return this.#keep(runId, result, intent) ?? super.resultAndIntent(runId, result, intent);
+  }
+
+  override step(runId: string, rec: StepWriteRecord): Promise<void> {
+    return this.#keep(runId, rec, null) ?? super.step(runId, rec);
+  }
+
+  /** `rec` (and `next`) held as `append` holds sealed records, or null where `append` must decide. */
+  #keep(runId: string, rec: LogRecord, next: LogRecord | null): Promise<void> | null {
+    const log = this.#logs.get(runId);
+    if (log === undefined || this.append !== InMemoryStore.prototype.append) return null;
+    if (!isSealedRecord(rec) || (next !== null && !isSealedRecord(next))) return null;
+    log.held.push(rec);
+    if (next !== null) log.held.push(next);
+    return Promise.resolve();
+  }
 
   /** Contract: see {@link AppendLogStore.append}; every record encoded (or kept sealed) before any lands. */
   protected append({ runId, records }: LogAppend): Promise<void> {

@@ -63,6 +63,18 @@ export class Outbox {
    * grace period ends, then abandoned (it may still land) and the run rejects with `signal.reason`.
    */
   write(rec: LogRecord, intent?: ActionIntentRecord | ActionsIntentRecord): Promise<void> {
+    return this.writeThen(rec, intent, undefined);
+  }
+
+  /**
+   * {@link write}, then `next` once the write landed, in the write's own `then` (a step's joint
+   * write and its step record go on this way: a `then` of their own costs a promise more each).
+   */
+  writeThen<T>(
+    rec: LogRecord,
+    intent: ActionIntentRecord | ActionsIntentRecord | undefined,
+    next: (() => T) | undefined,
+  ): Promise<Awaited<T>> {
     // A driver that lost its lease writes nothing more: another driver may own the log now.
     if (this.#cancel.leaseLost) return Promise.reject(this.#cancel.signal.reason);
     const operation = operationOf(rec, intent);
@@ -73,8 +85,8 @@ export class Outbox {
       p = Promise.reject(e);
     }
     // The caller cannot abort the run: no racing, just the failure made a StoreError.
-    if (!this.#cancel.writesBounded) return p.then(undefined, this.#failure(operation));
-    return this.#bounded(operation, p);
+    if (!this.#cancel.writesBounded) return p.then(next, this.#failure(operation)) as Promise<Awaited<T>>;
+    return this.#bounded(operation, p).then(next) as Promise<Awaited<T>>;
   }
 
   /**

@@ -28,7 +28,7 @@ import { readSinkHook } from './sinks.ts';
 import { copyReply, freezeOutcome, freezeReply, plainOutcome, toModelReply } from './seam-values.ts';
 import type { RunWrites } from './session-writes.ts';
 import { RegistryExecutor } from './tools.ts';
-import type { ToolRegistry } from './tools.ts';
+import type { ToolRegistry, Tracked } from './tools.ts';
 import { RECORD_VERSION } from './types.ts';
 import type {
   ActionDecision,
@@ -69,8 +69,8 @@ export class ModelSeam {
   /** A reply without usage under a token budget was reported once (`usage_missing`). */
   #usageMissingTold = false;
 
-  /** What the call says of parallel tool calls: nothing for one call a turn (the call stays as it always was). */
-  readonly #parallel: { readonly parallelToolCalls?: number };
+  /** What the call says of parallel tool calls: nothing (0) for one call a turn (the call stays as it always was). */
+  readonly #parallel: number;
   /** The model's id for `model_call_started`, when its caller reports one. */
   readonly #model: string | undefined;
   /** The sink asked for each call's messages in `model_call_started` (a tracing sink capturing content). */
@@ -86,7 +86,7 @@ export class ModelSeam {
     this.#tools = context.tools;
     this.#history = context.history;
     const parallel = req.parallelToolCalls ?? 1;
-    this.#parallel = parallel > 1 ? { parallelToolCalls: parallel } : {};
+    this.#parallel = parallel > 1 ? parallel : 0;
     const model = agent.model.params['model'];
     this.#model = typeof model === 'string' ? model : undefined;
     this.#withMessages = readSinkHook(agent.events, 'withMessages') === true;
@@ -137,19 +137,19 @@ export class ModelSeam {
       const expected = this.#history.messages.length;
       // Called here, not in a closure handed to `seam`: a synchronous throw lands in the catch below.
       try {
-        raw = await this.#cancel.abandoning(
-          this.#agent.model.call({
-            messages: this.#history.messages,
-            callSeq,
-            runId: this.#runId,
-            resultId,
-            binding: req.modelBinding,
-            tools: this.#tools,
-            signal: this.#signal,
-            onDelta,
-            ...this.#parallel,
-          }),
-        );
+        // Its optional field set after, not spread in: a spread, even of an empty object, allocates.
+        const modelCall: Mutable<ModelCall> = {
+          messages: this.#history.messages,
+          callSeq,
+          runId: this.#runId,
+          resultId,
+          binding: req.modelBinding,
+          tools: this.#tools,
+          signal: this.#signal,
+          onDelta,
+        };
+        if (this.#parallel > 0) modelCall.parallelToolCalls = this.#parallel;
+        raw = await this.#cancel.abandoning(this.#agent.model.call(modelCall));
       } finally {
         this.#history.keep(expected);
       }
@@ -185,15 +185,14 @@ export class ModelSeam {
     };
     if (reply.usage != null) finished.usage = reply.usage;
     if (reply.finishReason != null) finished.finishReason = reply.finishReason;
-    const events: RunEvent[] = [finished];
+    const rec = seal<ResultRecord>({ kind: 'result', v: RECORD_VERSION, resultId, stepIndex, callSeq, reply });
+    this.#writes.hold(rec, finished);
     if (reply.usage === null && this.#req.budget.maxTotalTokens !== undefined && !this.#usageMissingTold) {
       // A token budget cannot see calls that report nothing: say so once, and count them as 0.
       this.#usageMissingTold = true;
       const message = 'the model reported no token usage; budget.maxTotalTokens counts such calls as 0 tokens';
-      events.push({ type: 'warning', runId, stepIndex, code: 'usage_missing', message });
+      this.#writes.emitAfterResult({ type: 'warning', runId, stepIndex, code: 'usage_missing', message });
     }
-    const rec = seal<ResultRecord>({ kind: 'result', v: RECORD_VERSION, resultId, stepIndex, callSeq, reply });
-    this.#writes.hold(rec, events);
     return reply;
   }
 }
@@ -300,8 +299,7 @@ export async function executeAction(
   }
   try {
     if (ex instanceof RegistryExecutor) {
-      const tracked = await cancel.abandoning(ex.executeTracked(decision.action, ctx));
-      return { outcome: freezeOutcome(tracked.outcome), completedRun: tracked.completedRun };
+      return trackedExecuted(await cancel.abandoning(ex.executeTracked(decision.action, ctx)));
     }
     const raw: unknown = await cancel.seam(() => ex.execute(decision.action, ctx));
     const problem = outcomeProblem(raw);
@@ -310,9 +308,41 @@ export async function executeAction(
     const completedRun = outcome.status === 'executed' && toolOf(req, decision)?.completesRun === true;
     return { outcome, completedRun };
   } catch (e) {
-    signal.throwIfAborted();
-    return { outcome: plainOutcome('env_error', describeError(e)), completedRun: false };
+    return failedExecution(signal, e);
   }
+}
+
+/**
+ * {@link executeAction}'s call of a registry's own tool (not a sub-agent's), started: what the
+ * loop awaits itself, every step, rather than through a layer of its own. Null for any other
+ * action. A throw of the executor's rejects, for {@link failedExecution}.
+ */
+export function startToolCall(
+  req: RunRequest,
+  cancel: Cancellation,
+  decision: ActionDecision,
+  stepIndex: number,
+  resultId: string,
+): Promise<Tracked> | null {
+  const ex = req.executor;
+  if (!(ex instanceof RegistryExecutor) || ex.runsChild(decision.action)) return null;
+  try {
+    const ctx = { runId: req.runId, stepIndex, resultId, signal: cancel.signal };
+    return cancel.abandoning(ex.executeTracked(decision.action, ctx));
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+/** What a registry's call gave, as the run keeps it: its outcome copied and frozen. */
+export function trackedExecuted(tracked: Tracked): Executed {
+  return { outcome: freezeOutcome(tracked.outcome), completedRun: tracked.completedRun };
+}
+
+/** An action that threw or failed its check: `env_error`, unless the run was aborted (then its reason throws). */
+export function failedExecution(signal: AbortSignal, e: unknown): Executed {
+  signal.throwIfAborted();
+  return { outcome: plainOutcome('env_error', describeError(e)), completedRun: false };
 }
 
 /**

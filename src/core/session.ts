@@ -30,7 +30,15 @@ import { gateFor, refusalOf, replayPolicyOf, toolOf } from './action-policy.ts';
 import { normalizeDecision, receiveCallReply, runCalls } from './session-calls.ts';
 import { askForChild, askPerson, isChildRequestId, receiveReply } from './session-input.ts';
 import type { Pause } from './session-input.ts';
-import { childOfAction, executeAction, interpretReply, ModelSeam } from './session-seams.ts';
+import {
+  childOfAction,
+  executeAction,
+  failedExecution,
+  interpretReply,
+  ModelSeam,
+  startToolCall,
+  trackedExecuted,
+} from './session-seams.ts';
 import type { Executed } from './session-seams.ts';
 import { RunWrites } from './session-writes.ts';
 import { recordedDecision, startedEvent, startedRecord, takeoverMark } from './takeover.ts';
@@ -337,8 +345,19 @@ export class RunDriver {
     // 4: execute; the action result and the step record land as one write.
     const call =
       childAnswer || this.#childUpgrade ? { answer: childAnswer, upgrade: this.#childUpgrade } : NO_CHILD_CALL;
-    const executed: Executed =
-      refusal ?? (await executeAction(this.#req, this.#cancel, decision, stepIndex, resultId, call));
+    // A registry's own tool, every step's, is awaited here rather than through `executeAction`: an
+    // async layer less a step.
+    const tool = refusal === null ? startToolCall(this.#req, this.#cancel, decision, stepIndex, resultId) : null;
+    let executed: Executed;
+    if (tool === null)
+      executed = refusal ?? (await executeAction(this.#req, this.#cancel, decision, stepIndex, resultId, call));
+    else {
+      try {
+        executed = trackedExecuted(await tool);
+      } catch (e) {
+        executed = failedExecution(this.#signal, e);
+      }
+    }
     if (childAnswer?.reply.kind === 'cancel') return { pause: 'cancelled' };
     if (executed.child?.kind === 'paused') {
       const last = inFlight?.request?.request.kind === 'child' ? inFlight.request : null;

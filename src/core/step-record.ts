@@ -78,12 +78,9 @@ export function failureOf(stopReason: EndReason, trajectory: readonly StepRecord
  */
 export function decisionEvent(runId: string, stepIndex: number, decision: Decision): RunEvent {
   const summary = summarize(decision);
-  const kind = decision.kind === 'actions' ? 'action' : decision.kind;
-  const calls =
-    decision.kind === 'actions'
-      ? { calls: decision.calls.map((c, j) => ({ resultId: `s${stepIndex}.a${j}`, action: c.action })) }
-      : {};
-  return { type: 'decision', runId, stepIndex, decision: kind, summary, ...calls };
+  if (decision.kind !== 'actions') return { type: 'decision', runId, stepIndex, decision: decision.kind, summary };
+  const calls = decision.calls.map((c, j) => ({ resultId: `s${stepIndex}.a${j}`, action: c.action }));
+  return { type: 'decision', runId, stepIndex, decision: 'action', summary, calls };
 }
 
 /** A decision in one line, for the `decision` event. */

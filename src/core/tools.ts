@@ -38,6 +38,9 @@ const READY: Promise<void> = Promise.resolve();
 
 type JsonSchemaTools = typeof import('./json-schema-tools.ts');
 
+/** An action that calls a tool. */
+type ToolCallAction = Extract<Action, { readonly kind: 'tool_call' }>;
+
 /**
  * The JSON Schema module once it has arrived: loaded on demand, by the first registry with a tool
  * that needs it (docs/decisions/0081-tools-with-their-own-validator.md).
@@ -226,7 +229,11 @@ function outcome(status: 'executed' | 'env_error', observation: string): ActionO
 }
 
 /** What an executed action gave, and whether it completed the run; a sub-agent's call also how its child stands. */
-type Tracked = { readonly outcome: ActionOutcome; readonly completedRun: boolean; readonly child?: ChildOutcome };
+export type Tracked = {
+  readonly outcome: ActionOutcome;
+  readonly completedRun: boolean;
+  readonly child?: ChildOutcome;
+};
 
 /** The executor derived from a {@link ToolRegistry} (a class, so `instanceof` works). */
 export class RegistryExecutor implements ActionExecutor {
@@ -280,42 +287,75 @@ export class RegistryExecutor implements ActionExecutor {
    * sub-agent's call also tells how its child stands (`child`); `call` is what the parent carries
    * to that child: a person's reply, a deploy's upgrade.
    */
-  async executeTracked(action: Action, ctx: ExecuteContext, call: ChildCall = NO_CHILD_CALL): Promise<Tracked> {
-    ctx.signal.throwIfAborted();
-    if (action.kind !== 'tool_call') {
-      return {
-        outcome: notExecuted('Not executed: this executor runs tool calls only, and the action is not a tool call.'),
-        completedRun: false,
-      };
-    }
-    const valid = this.registry.validate(action);
-    // A validator's message may end a sentence of its own: one full stop, not two.
-    if (!valid.ok)
-      return { outcome: notExecuted(`Not executed: ${valid.message.replace(/\.$/, '')}.`), completedRun: false };
-    const handler = this.#handlers.get(action.name);
-    // The loop asks a person instead; reached only when this executor is called directly.
-    if (!handler)
-      return {
-        outcome: notExecuted(`Not executed: ${JSON.stringify(action.name)} is answered by a person, not run.`),
-        completedRun: false,
-      };
-    const runner = childRunnerOf(handler);
-    if (runner) {
-      const { signal, runId, stepIndex, resultId } = ctx;
-      const child = await runner(action.arguments as JsonObject, { signal, runId, stepIndex, resultId, ...call });
-      ctx.signal.throwIfAborted();
-      if (child.kind === 'paused')
-        return { outcome: notExecuted('The sub-agent awaits input.'), completedRun: false, child };
-      const completedRun = this.registry.get(action.name)?.completesRun === true;
-      return { outcome: outcome('executed', child.observation), completedRun, child };
-    }
+  executeTracked(action: Action, ctx: ExecuteContext, call: ChildCall = NO_CHILD_CALL): Promise<Tracked> {
+    // Not an async function: the handler's answer goes on in its promise's `then`, a suspended
+    // async layer less every step (a thrown error rejects as an async function's would).
     try {
-      const text: unknown = await handler(action.arguments as JsonObject, {
-        signal: ctx.signal,
-        runId: ctx.runId,
-        stepIndex: ctx.stepIndex,
-        resultId: ctx.resultId,
-      });
+      ctx.signal.throwIfAborted();
+      if (action.kind !== 'tool_call') {
+        return Promise.resolve({
+          outcome: notExecuted('Not executed: this executor runs tool calls only, and the action is not a tool call.'),
+          completedRun: false,
+        });
+      }
+      const valid = this.registry.validate(action);
+      // A validator's message may end a sentence of its own: one full stop, not two.
+      if (!valid.ok)
+        return Promise.resolve({
+          outcome: notExecuted(`Not executed: ${valid.message.replace(/\.$/, '')}.`),
+          completedRun: false,
+        });
+      const handler = this.#handlers.get(action.name);
+      // The loop asks a person instead; reached only when this executor is called directly.
+      if (!handler)
+        return Promise.resolve({
+          outcome: notExecuted(`Not executed: ${JSON.stringify(action.name)} is answered by a person, not run.`),
+          completedRun: false,
+        });
+      const runner = childRunnerOf(handler);
+      if (runner) return this.#runChild(runner, action, ctx, call);
+      let answer: Promise<unknown>;
+      try {
+        // `Promise.resolve` inside the try: what the handler returned is read here, as `await` reads it.
+        answer = Promise.resolve(
+          handler(action.arguments as JsonObject, {
+            signal: ctx.signal,
+            runId: ctx.runId,
+            stepIndex: ctx.stepIndex,
+            resultId: ctx.resultId,
+          }),
+        );
+      } catch (e) {
+        return Promise.resolve(this.#threw(ctx, e));
+      }
+      return answer.then(
+        (text) => this.#returned(action, ctx, text),
+        (e: unknown) => this.#threw(ctx, e),
+      );
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /** A sub-agent's call: its child run, and how it stands. */
+  async #runChild(
+    runner: NonNullable<ReturnType<typeof childRunnerOf>>,
+    action: ToolCallAction,
+    ctx: ExecuteContext,
+    call: ChildCall,
+  ): Promise<Tracked> {
+    const { signal, runId, stepIndex, resultId } = ctx;
+    const child = await runner(action.arguments as JsonObject, { signal, runId, stepIndex, resultId, ...call });
+    ctx.signal.throwIfAborted();
+    if (child.kind === 'paused')
+      return { outcome: notExecuted('The sub-agent awaits input.'), completedRun: false, child };
+    const completedRun = this.registry.get(action.name)?.completesRun === true;
+    return { outcome: outcome('executed', child.observation), completedRun, child };
+  }
+
+  /** What a handler returned: a string, or it broke its contract and counts as having thrown. */
+  #returned(action: ToolCallAction, ctx: ExecuteContext, text: unknown): Tracked {
+    try {
       ctx.signal.throwIfAborted();
       // A handler that broke its contract is treated as one that threw: the
       // model learns what happened, and a completesRun tool completes nothing.
@@ -324,12 +364,17 @@ export class RegistryExecutor implements ActionExecutor {
       const completedRun = this.registry.get(action.name)?.completesRun === true;
       return { outcome: outcome('executed', text), completedRun };
     } catch (e) {
-      ctx.signal.throwIfAborted();
-      // By code, not instanceof: a handler may come from another bundle of this library.
-      if (isPolyLoopError(e, 'tool_environment'))
-        return { outcome: outcome('env_error', e.message), completedRun: false };
-      return { outcome: outcome('executed', describeError(e)), completedRun: false };
+      return this.#threw(ctx, e);
     }
+  }
+
+  /** A handler that threw (or rejected): its error is the observation; an abort throws on. */
+  #threw(ctx: ExecuteContext, e: unknown): Tracked {
+    ctx.signal.throwIfAborted();
+    // By code, not instanceof: a handler may come from another bundle of this library.
+    if (isPolyLoopError(e, 'tool_environment'))
+      return { outcome: outcome('env_error', e.message), completedRun: false };
+    return { outcome: outcome('executed', describeError(e)), completedRun: false };
   }
 }
 
