@@ -299,7 +299,7 @@ export async function executeAction(
   }
   try {
     if (ex instanceof RegistryExecutor) {
-      return trackedExecuted(await cancel.abandoning(ex.executeTracked(decision.action, ctx)));
+      return toolRan(await cancel.abandoning(ex.executeTracked(decision.action, ctx)));
     }
     const raw: unknown = await cancel.seam(() => ex.execute(decision.action, ctx));
     const problem = outcomeProblem(raw);
@@ -308,16 +308,16 @@ export async function executeAction(
     const completedRun = outcome.status === 'executed' && toolOf(req, decision)?.completesRun === true;
     return { outcome, completedRun };
   } catch (e) {
-    return failedExecution(signal, e);
+    return toolFailed(signal, e);
   }
 }
 
 /**
  * {@link executeAction}'s call of a registry's own tool (not a sub-agent's), started: what the
- * loop awaits itself, every step, rather than through a layer of its own. Null for any other
- * action. A throw of the executor's rejects, for {@link failedExecution}.
+ * loop awaits itself, every step, rather than through a layer of its own (then {@link toolRan} or,
+ * for a rejection, {@link toolFailed}). Null for any other action.
  */
-export function startToolCall(
+export function startTool(
   req: RunRequest,
   cancel: Cancellation,
   decision: ActionDecision,
@@ -335,12 +335,12 @@ export function startToolCall(
 }
 
 /** What a registry's call gave, as the run keeps it: its outcome copied and frozen. */
-export function trackedExecuted(tracked: Tracked): Executed {
+export function toolRan(tracked: Tracked): Executed {
   return { outcome: freezeOutcome(tracked.outcome), completedRun: tracked.completedRun };
 }
 
 /** An action that threw or failed its check: `env_error`, unless the run was aborted (then its reason throws). */
-export function failedExecution(signal: AbortSignal, e: unknown): Executed {
+export function toolFailed(signal: AbortSignal, e: unknown): Executed {
   signal.throwIfAborted();
   return { outcome: plainOutcome('env_error', describeError(e)), completedRun: false };
 }

@@ -14,7 +14,8 @@ import { DELIVERED } from './outbox.ts';
 import type { Outbox } from './outbox.ts';
 import type { RunStore } from './ports.ts';
 import { seal } from './sealed-records.ts';
-import { failureOf, now } from './step-record.ts';
+import { editedObservation } from './edits.ts';
+import { failureOf, now, setOutcome } from './step-record.ts';
 import type { StepDraft } from './step-record.ts';
 import { RECORD_VERSION } from './types.ts';
 import type {
@@ -24,6 +25,7 @@ import type {
   ActionsIntentRecord,
   EndReason,
   InputRequest,
+  JsonObject,
   ReplayPolicy,
   ResultRecord,
   RunEndedRecord,
@@ -166,6 +168,26 @@ export class RunWrites {
       decision,
     };
     return this.land(seal(rec));
+  }
+
+  /** Finish a step whose action a person denied: nothing ran. */
+  denied(step: StepDraft, reason: string): Promise<StepRecord> {
+    step.observation = reason;
+    step.actionStatus = 'denied';
+    return this.finishStep(step, null);
+  }
+
+  /** Finish an action step with its outcome (the action result lands with the step record). */
+  finishAction(
+    step: StepDraft,
+    outcome: ActionOutcome,
+    completedRun: boolean,
+    edit: JsonObject | null,
+  ): Promise<StepRecord> {
+    setOutcome(step, outcome);
+    if (edit !== null) step.observation = editedObservation(step.observation ?? '', edit);
+    step.toolCompletedRun = completedRun;
+    return this.finishStep(step, { resultId: this.actionResultId(step.stepIndex), outcome });
   }
 
   /**

@@ -11,7 +11,7 @@
  * @module
  */
 import type { Cancellation } from './cancellation.ts';
-import { editedArguments, editedObservation } from './edits.ts';
+import { editedArguments } from './edits.ts';
 import { NO_CHILD_CALL } from './child-runs.ts';
 import { cancelWaitingChildren, stopRequestOf } from './control.ts';
 import { assemblePrefix, messagesSize, toolsSize } from './internal/assembly.ts';
@@ -22,7 +22,7 @@ import type { StoreWarning } from './ports.ts';
 import type { AgentDefinition, RunRequest, UpgradeOptions } from './request.ts';
 import type { Lease } from './lease.ts';
 import { freezeDeep, plainOutcome } from './seam-values.ts';
-import { decisionEvent, draftStep, now, setOutcome, setReply } from './step-record.ts';
+import { decisionEvent, draftStep, now, setReply } from './step-record.ts';
 import type { StepDraft } from './step-record.ts';
 import { History } from './history.ts';
 import { DELIVERED, Outbox } from './outbox.ts';
@@ -33,18 +33,17 @@ import type { Pause } from './session-input.ts';
 import {
   childOfAction,
   executeAction,
-  failedExecution,
   interpretReply,
   ModelSeam,
-  startToolCall,
-  trackedExecuted,
+  startTool,
+  toolFailed,
+  toolRan,
 } from './session-seams.ts';
 import type { Executed } from './session-seams.ts';
 import { RunWrites } from './session-writes.ts';
 import { recordedDecision, startedEvent, startedRecord, takeoverMark } from './takeover.ts';
 import type {
   ActionDecision,
-  ActionOutcome,
   Decision,
   EndReason,
   InFlightStep,
@@ -226,8 +225,7 @@ export class RunDriver {
     if (inFlight?.resolution === 'settle') {
       return askPerson(this.#writes, stepIndex, 'settle', inFlight.target, inFlight.actionIntent?.decision ?? null);
     }
-    // 1–2: call the model (again, with the same resultId, for `reissue_model` or a settled retry),
-    // or use the stored reply.
+    // 1–2: call the model (again, same resultId, for `reissue_model` or a settled retry), or use the stored reply.
     const retryModel = reply?.kind === 'retry' && inFlight?.request?.request.target === 'model_call';
     const called = inFlight?.result
       ? { reply: freezeDeep(inFlight.result.reply) }
@@ -238,8 +236,7 @@ export class RunDriver {
     }
     const r = called.reply;
     setReply(step, r);
-    // The decision: the one recorded (action intent or input request; never re-interpreted), or a
-    // fresh interpretation.
+    // The decision: the one recorded (action intent or input request; never re-interpreted), or a fresh one.
     let decision: Decision;
     const recorded = recordedDecision(inFlight);
     if (recorded) {
@@ -320,7 +317,7 @@ export class RunDriver {
       if (answer === null) {
         const gate = refusal === null ? gateFor(this.#req, decision) : null;
         if (gate) return askPerson(this.#writes, stepIndex, gate, 'action', decision);
-      } else if (answer.kind === 'deny') return this.#denied(step, answer.reason);
+      } else if (answer.kind === 'deny') return this.#writes.denied(step, answer.reason);
       else if (answer.kind === 'answer') return this.#byPerson(step, decision, answer.text);
       // 3: the action intent, a barrier.
       replayPolicy = refusal === null ? replayPolicyOf(this.#req, decision) : 'safe';
@@ -329,7 +326,7 @@ export class RunDriver {
       // A settlement of the action in flight: what the person says happened is recorded, not run again.
       // It ran with the person's arguments: its observation says so, as when it is carried out here.
       if (reply.kind === 'executed') return this.#byPerson(step, decision, reply.observation, edit);
-      if (reply.kind === 'deny') return this.#denied(step, reply.reason);
+      if (reply.kind === 'deny') return this.#writes.denied(step, reply.reason);
       await this.#writes.actionIntent(stepIndex, decision, inFlight.actionIntent.replayPolicy);
       replayed = true;
     }
@@ -345,18 +342,18 @@ export class RunDriver {
     // 4: execute; the action result and the step record land as one write.
     const call =
       childAnswer || this.#childUpgrade ? { answer: childAnswer, upgrade: this.#childUpgrade } : NO_CHILD_CALL;
-    // A registry's own tool, every step's, is awaited here rather than through `executeAction`: an
-    // async layer less a step.
-    const tool = refusal === null ? startToolCall(this.#req, this.#cancel, decision, stepIndex, resultId) : null;
+    // A registry's own tool (every step's) is awaited here: `executeAction`'s async layer costs a step.
+    const tool = refusal === null ? startTool(this.#req, this.#cancel, decision, stepIndex, resultId) : null;
     let executed: Executed;
-    if (tool === null)
-      executed = refusal ?? (await executeAction(this.#req, this.#cancel, decision, stepIndex, resultId, call));
-    else {
-      try {
-        executed = trackedExecuted(await tool);
-      } catch (e) {
-        executed = failedExecution(this.#signal, e);
-      }
+    try {
+      executed =
+        refusal ??
+        (tool
+          ? toolRan(await tool)
+          : await executeAction(this.#req, this.#cancel, decision, stepIndex, resultId, call));
+    } catch (e) {
+      if (tool === null) throw e;
+      executed = toolFailed(this.#signal, e);
     }
     if (childAnswer?.reply.kind === 'cancel') return { pause: 'cancelled' };
     if (executed.child?.kind === 'paused') {
@@ -379,14 +376,7 @@ export class RunDriver {
       if (ran !== null) step.childRunId = ran;
       step.usage = addUsage(step.usage ?? NO_USAGE, executed.child.usage);
     }
-    return this.#finishAction(step, outcome, completedRun, edit);
-  }
-
-  /** Finish a step whose action a person denied: nothing ran. */
-  #denied(step: StepDraft, reason: string): Promise<StepRecord> {
-    step.observation = reason;
-    step.actionStatus = 'denied';
-    return this.#writes.finishStep(step, null);
+    return this.#writes.finishAction(step, outcome, completedRun, edit);
   }
 
   /** Finish a step with what a person says the action gave (an answer, or a settlement): nothing ran here. */
@@ -397,20 +387,7 @@ export class RunDriver {
     edit: JsonObject | null = null,
   ): Promise<StepRecord> {
     const completedRun = toolOf(this.#req, decision)?.completesRun === true;
-    return this.#finishAction(step, plainOutcome('executed', observation), completedRun, edit);
-  }
-
-  /** Finish an action step with its outcome (the action result lands with the step record). */
-  #finishAction(
-    step: StepDraft,
-    outcome: ActionOutcome,
-    completedRun: boolean,
-    edit: JsonObject | null = null,
-  ): Promise<StepRecord> {
-    setOutcome(step, outcome);
-    if (edit !== null) step.observation = editedObservation(step.observation ?? '', edit);
-    step.toolCompletedRun = completedRun;
-    return this.#writes.finishStep(step, { resultId: this.#writes.actionResultId(step.stepIndex), outcome });
+    return this.#writes.finishAction(step, plainOutcome('executed', observation), completedRun, edit);
   }
 
   #end(stopReason: EndReason): Promise<RunResult> {

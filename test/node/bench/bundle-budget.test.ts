@@ -56,7 +56,7 @@ describe('bundle size budgets (bench/budgets.json)', () => {
     const intoValidator = Object.entries(imports).flatMap(([from, to]) =>
       validator(from) ? [] : to.filter(validator).map((t) => `${from} -> ${t}`),
     );
-    expect(intoValidator).toEqual(['src/core/tools.ts -> src/core/json-schema-tools.ts']);
+    expect(intoValidator).toEqual(['src/core/tool-arguments.ts -> src/core/json-schema-tools.ts']);
   });
 
   it('loads the JSON Schema validator in the tab app on demand, in chunks of its own, none of it at first', () => {
