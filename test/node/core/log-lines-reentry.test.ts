@@ -6,24 +6,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { benchAgent, benchRequest } from '../../../bench/fixtures.ts';
-import { decodeLog, encodeLog, InMemoryStore, readRunLog, resume, run } from '../../../src/core/index.ts';
+import { encodeLog, InMemoryStore, resume, run } from '../../../src/core/index.ts';
 import type { RunStore } from '../../../src/core/index.ts';
-import { readRunLogLines } from '../../../src/core/log-lines.ts';
 import { faultyStore } from '../../../src/testing/index.ts';
-
-const SOURCE = 'the log';
-
-/** The view (as JSON) or the error (its class and message) a reading gives. */
-function outcome(read: () => unknown): string {
-  try {
-    return `view ${JSON.stringify(read())}`;
-  } catch (e) {
-    return `${(e as Error).name}: ${(e as Error).message}`;
-  }
-}
-
-const general = (lines: readonly string[]) => outcome(() => readRunLog(decodeLog(lines, { source: SOURCE }).records));
-const byLines = (lines: readonly string[]) => outcome(() => readRunLogLines(lines, SOURCE).view);
+import { byLines, general } from './log-readings.ts';
 
 async function logOf(steps: number, crashAfterWrites?: number): Promise<string[]> {
   const inner = new InMemoryStore();

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { benchAgent, benchRequest } from '../../../bench/fixtures.ts';
-import { decodeLog, encodeLog, InMemoryStore, readRunLog, resume, run } from '../../../src/core/index.ts';
+import { decodeLog, encodeLog, InMemoryStore, resume, run } from '../../../src/core/index.ts';
 import type { LogRecord, RunStore } from '../../../src/core/index.ts';
 import { readCommon } from '../../../src/core/lean-common.ts';
 import { StepContext } from '../../../src/core/lean-records.ts';
@@ -20,8 +20,8 @@ import { faultyStore } from '../../../src/testing/index.ts';
 import { tempDir } from '../../support/temp-dir.ts';
 import { harness, NATIVE_SCRIPT, nativeInterpreter } from './fixtures.ts';
 import { random } from '../../support/random.ts';
+import { byLines, general, SOURCE } from './log-readings.ts';
 
-const SOURCE = 'the log';
 const PORTABLE = join(import.meta.dirname, '../../fixtures/portability');
 
 /** What a store hands a reader: a last line that is not JSON is a torn write, dropped. */
@@ -37,18 +37,6 @@ function stored(lines: readonly string[]): string[] {
   }
   return out;
 }
-
-/** The view (as JSON) or the error (its class and message) a reading gives. */
-function outcome(read: () => unknown): string {
-  try {
-    return `view ${JSON.stringify(read())}`;
-  } catch (e) {
-    return `${(e as Error).name}: ${(e as Error).message}`;
-  }
-}
-
-const general = (lines: readonly string[]) => outcome(() => readRunLog(decodeLog(lines, { source: SOURCE }).records));
-const byLines = (lines: readonly string[]) => outcome(() => readRunLogLines(lines, SOURCE).view);
 
 /** The log of a run, as a store holds it. */
 async function linesOf(store: RunStore, runId: string): Promise<string[]> {
