@@ -9,7 +9,7 @@ import { benchAgent, benchRequest } from '../../../bench/fixtures.ts';
 import { encodeLog, InMemoryStore, resume, run } from '../../../src/core/index.ts';
 import type { RunStore } from '../../../src/core/index.ts';
 import { faultyStore } from '../../../src/testing/index.ts';
-import { byLines, general } from './log-readings.ts';
+import { byLines, general, withReadLogLines } from './log-readings.ts';
 
 async function logOf(steps: number, crashAfterWrites?: number): Promise<string[]> {
   const inner = new InMemoryStore();
@@ -108,15 +108,8 @@ describe('the held step shared by every read', () => {
 });
 
 describe('a store’s readLogLines whose lines are not a plain array', () => {
-  const wrapped = (inner: InMemoryStore, lines: () => readonly string[]): RunStore => ({
-    runStarted: (id, r) => inner.runStarted(id, r),
-    intent: (id, r) => inner.intent(id, r),
-    result: (id, rid, r) => inner.result(id, rid, r),
-    step: (id, r) => inner.step(id, r),
-    runEnded: (id, r) => inner.runEnded(id, r),
-    readLog: (id) => inner.readLog(id),
-    readLogLines: async () => ({ lines: lines(), source: 'hostile' }),
-  });
+  const wrapped = (inner: InMemoryStore, lines: () => readonly string[]): RunStore =>
+    withReadLogLines(inner, async () => ({ lines: lines(), source: 'hostile' }));
 
   async function crashedStore(): Promise<{ inner: InMemoryStore; lines: string[] }> {
     const inner = new InMemoryStore();

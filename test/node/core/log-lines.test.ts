@@ -20,7 +20,7 @@ import { faultyStore } from '../../../src/testing/index.ts';
 import { tempDir } from '../../support/temp-dir.ts';
 import { harness, NATIVE_SCRIPT, nativeInterpreter } from './fixtures.ts';
 import { random } from '../../support/random.ts';
-import { byLines, general, SOURCE } from './log-readings.ts';
+import { byLines, general, SOURCE, withReadLogLines } from './log-readings.ts';
 
 const PORTABLE = join(import.meta.dirname, '../../fixtures/portability');
 
@@ -232,15 +232,7 @@ describe('FileStore.readLogLines', () => {
 });
 
 describe('a store’s readLogLines that misbehaves', () => {
-  const wrapped = (inner: InMemoryStore, readLogLines: () => Promise<unknown>): RunStore => ({
-    runStarted: (id, r) => inner.runStarted(id, r),
-    intent: (id, r) => inner.intent(id, r),
-    result: (id, rid, r) => inner.result(id, rid, r),
-    step: (id, r) => inner.step(id, r),
-    runEnded: (id, r) => inner.runEnded(id, r),
-    readLog: (id) => inner.readLog(id),
-    readLogLines: readLogLines as NonNullable<RunStore['readLogLines']>,
-  });
+  const wrapped = withReadLogLines;
 
   it('fails a resume with StoreError, writing nothing, when it resolves to anything but { lines, source }', async () => {
     const inner = new InMemoryStore();
