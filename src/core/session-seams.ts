@@ -298,9 +298,8 @@ export async function executeAction(
     return executeChild(ex, cancel, decision, ctx, call);
   }
   try {
-    if (ex instanceof RegistryExecutor) {
-      return toolRan(await cancel.abandoning(ex.executeTracked(decision.action, ctx)));
-    }
+    const tool = startTool(req, cancel, decision, stepIndex, resultId);
+    if (tool !== null) return toolRan(await tool);
     const raw: unknown = await cancel.seam(() => ex.execute(decision.action, ctx));
     const problem = outcomeProblem(raw);
     if (problem !== null) throw new TypeError(`the executor returned a malformed outcome: ${problem}`);
