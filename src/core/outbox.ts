@@ -86,7 +86,9 @@ export class Outbox {
     }
     // The caller cannot abort the run: no racing, just the failure made a StoreError.
     if (!this.#cancel.writesBounded) return p.then(next, this.#failure(operation)) as Promise<Awaited<T>>;
-    return this.#bounded(operation, p).then(next) as Promise<Awaited<T>>;
+    // A plain write gets no `then` of its own: the bounded promise is what it waits for.
+    const bounded = this.#bounded(operation, p);
+    return (next === undefined ? bounded : bounded.then(next)) as Promise<Awaited<T>>;
   }
 
   /**
