@@ -21,7 +21,9 @@ async function freshStore(onWarning?: (w: FileStoreWarning) => void): Promise<Fi
   return new FileStore(onWarning ? { dir, onWarning } : { dir });
 }
 
-runStoreContract('FileStore', () => freshStore(() => undefined), { lease: 'refuses' });
+// A refusal reads the lock file and looks up its pid: on a loaded 2-core machine that took over the
+// default 50 ms once, so the wait is watched longer; a store that waited instead still fails.
+runStoreContract('FileStore', () => freshStore(() => undefined), { lease: 'refuses', waitProbeMs: 1000 });
 
 const HOSTILE = [
   '../../etc/passwd',
